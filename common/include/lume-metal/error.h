@@ -1,0 +1,53 @@
+/* lume-metal: error codes and the last error's message.
+ *
+ * Every fallible function returns 0 (LM_OK) or a negative lm_error_code and leaves a readable
+ * message, for the calling thread, that lm_error_last() returns. The message says what was wrong
+ * and, where it can, what to do about it.
+ */
+#ifndef LUME_METAL_ERROR_H
+#define LUME_METAL_ERROR_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+	LM_OK = 0,
+	LM_ERROR = -1,        /* generic failure */
+	LM_EINVALID = -2,     /* bad input: a profile, a name, an option, a file's contents */
+	LM_ENOTFOUND = -3,    /* a VM, a file, a key that does not exist */
+	LM_EIO = -4,          /* reading or writing a local file failed */
+	LM_ECONFLICT = -5,    /* somebody else changed what we were about to restore */
+	LM_EMANAGED = -6,     /* a configuration profile forces the preference */
+	LM_ETIMEOUT = -7,     /* something did not happen in time */
+	LM_ENETWORK = -8,     /* HTTP or TCP failure */
+	LM_EHOSTKEY = -9,     /* the guest's SSH host key is unknown (strict) or changed */
+	LM_EAUTH = -10,       /* SSH authentication failed */
+	LM_EREMOTE = -11,     /* a guest command failed */
+	LM_EUNSUPPORTED = -12,/* the guest or host cannot do what was asked */
+	LM_ECORRUPT = -13,    /* a state or preference file we own is damaged */
+	LM_ENOMEM = -14,      /* out of memory */
+	LM_ELOCKED = -15      /* a lock could not be taken in time */
+} lm_error_code;
+
+typedef struct {
+	int code;             /* one of lm_error_code */
+	const char *message;  /* never NULL; "" when there is no error */
+} lm_error;
+
+/* The last error of the calling thread. Valid until the next lume-metal call on this thread. */
+const lm_error *lm_error_last(void);
+
+/* Forget the last error of the calling thread. */
+void lm_error_clear(void);
+
+/* A short, stable name for a code ("invalid", "timeout", ...), for JSON output. */
+const char *lm_error_name(int code);
+
+/* Free a string that a lume-metal function returned. NULL is fine. */
+void lm_free(void *ptr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,40 @@
+/* lume-metal: the capability report — what one guest process saw of its Metal device.
+ *
+ * The guest probe prints it as flat `key=value` lines (docs/report-format.md); the host parses
+ * them, stores the JSON form, and compares stock against shimmed against a profile.
+ */
+#ifndef LUME_METAL_REPORT_H
+#define LUME_METAL_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lm_report lm_report;
+
+/* Parse the probe's line format. Errors name the line number and what was wrong. */
+int lm_report_parse_lines(lm_report **out, const char *text, size_t len);
+
+/* Parse / produce the JSON form (docs/report-format.md). *out is freed with lm_free(). */
+int lm_report_from_json(lm_report **out, const char *json, size_t len);
+int lm_report_to_json(const lm_report *report, char **out);
+
+void lm_report_free(lm_report *report);
+
+const char *lm_report_device(const lm_report *report);
+/* *supported = 1 or 0; LM_ENOTFOUND when the report does not carry that family. */
+int lm_report_family(const lm_report *report, int family_value, int *supported);
+/* Highest Apple family answered true (0 when none): 1009 -> Apple9. */
+int lm_report_apple_family(const lm_report *report);
+uint64_t lm_report_max_threadgroup_memory(const lm_report *report);
+uint64_t lm_report_recommended_working_set_size(const lm_report *report);
+int lm_report_unified_memory(const lm_report *report);
+int lm_report_shim_active(const lm_report *report);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,92 @@
+#include "error_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Thread-local, as in libgit2: each thread sees its own last error; nothing else is global. */
+static _Thread_local char lm_error_buf[2048];
+static _Thread_local lm_error lm_error_current = {0, ""};
+
+const lm_error *lm_error_last(void)
+{
+	if (lm_error_current.message == NULL)
+		lm_error_current.message = "";
+	return &lm_error_current;
+}
+
+void lm_error_clear(void)
+{
+	lm_error_buf[0] = '\0';
+	lm_error_current.code = LM_OK;
+	lm_error_current.message = "";
+}
+
+int lm_error_set(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(lm_error_buf, sizeof(lm_error_buf), fmt, ap);
+	va_end(ap);
+	lm_error_current.code = code;
+	lm_error_current.message = lm_error_buf;
+	return code;
+}
+
+int lm_error_prefix(const char *fmt, ...)
+{
+	char prefix[512];
+	char old[sizeof(lm_error_buf)];
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	memcpy(old, lm_error_buf, sizeof(old));
+	n = strlen(prefix);
+	if (n >= sizeof(lm_error_buf))
+		n = sizeof(lm_error_buf) - 1;
+	memcpy(lm_error_buf, prefix, n);
+	/* The old message follows, cut to what fits. */
+	strncpy(lm_error_buf + n, old, sizeof(lm_error_buf) - n - 1);
+	lm_error_buf[sizeof(lm_error_buf) - 1] = '\0';
+	lm_error_current.message = lm_error_buf;
+	if (lm_error_current.code == LM_OK)
+		lm_error_current.code = LM_ERROR;
+	return lm_error_current.code;
+}
+
+int lm_error_nomem(void)
+{
+	return lm_error_set(LM_ENOMEM, "out of memory");
+}
+
+const char *lm_error_name(int code)
+{
+	switch (code) {
+	case LM_OK: return "ok";
+	case LM_EINVALID: return "invalid";
+	case LM_ENOTFOUND: return "not-found";
+	case LM_EIO: return "io";
+	case LM_ECONFLICT: return "conflict";
+	case LM_EMANAGED: return "managed";
+	case LM_ETIMEOUT: return "timeout";
+	case LM_ENETWORK: return "network";
+	case LM_EHOSTKEY: return "host-key";
+	case LM_EAUTH: return "auth";
+	case LM_EREMOTE: return "remote";
+	case LM_EUNSUPPORTED: return "unsupported";
+	case LM_ECORRUPT: return "corrupt";
+	case LM_ENOMEM: return "no-memory";
+	case LM_ELOCKED: return "locked";
+	default: return "error";
+	}
+}
+
+void lm_free(void *ptr)
+{
+	free(ptr);
+}

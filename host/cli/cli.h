@@ -1,0 +1,60 @@
+/* The lume-metal tool: a thin layer over the host library (curl's lib/ vs src/ split).
+ * main.c dispatches, options.c knows every option, output.c prints text or JSON, and each
+ * command lives in its own cmd_*.c file that uses only the public library API. */
+#ifndef LM_CLI_H
+#define LM_CLI_H
+
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "lume-metal.h"
+
+/* Documented exit codes (docs/lume-metal.md); `run` returns the guest command's own code. */
+enum {
+	LM_EXIT_OK = 0,
+	LM_EXIT_FAILURE = 1,
+	LM_EXIT_USAGE = 2,
+	LM_EXIT_PARTIAL = 3,          /* some VMs of a fleet failed */
+	LM_EXIT_GUEST_UNSUPPORTED = 4 /* the shim does not activate in this guest; stock kept */
+};
+
+typedef struct {
+	lm_options lib;          /* what the library needs; strings point into argv/environ */
+	int json;                /* --format json */
+	const char *profile;     /* --profile NAME|FILE */
+	int all;                 /* --all */
+	int jobs;                /* --jobs N */
+	int no_restart;          /* --no-restart */
+	int verbose;             /* --verbose */
+	const char *host;        /* --host CHIP: the host's own family for `profile lint` */
+	int argc;                /* positional arguments after the command word(s) */
+	char **argv;
+	int cmd_argc;            /* for `run`: what follows "--" */
+	char **cmd_argv;
+	const char *command;     /* "enable", "profile", ... */
+} lm_cli;
+
+/* options.c */
+int lm_cli_parse(lm_cli *cli, int argc, char **argv); /* LM_EXIT_USAGE on error (message printed) */
+void lm_cli_usage(FILE *out);
+void lm_cli_man(FILE *out);
+
+/* output.c: one JSON document on stdout in JSON mode; text lines otherwise. */
+int lm_cli_fail(const lm_cli *cli, int exit_code);               /* prints lm_error_last() */
+int lm_cli_usage_error(const lm_cli *cli, const char *fmt, ...);  /* LM_EXIT_USAGE */
+void lm_cli_print_json(cJSON *doc);                               /* prints and frees */
+void lm_cli_log(void *data, lm_log_level level, const char *line);/* lm_options.log for the CLI */
+int lm_cli_context(lm_cli *cli, lm_context **out);                /* context from the options */
+
+/* One function per command, in cmd_<name>.c. */
+int lm_cmd_profile(lm_cli *cli);
+int lm_cmd_host(lm_cli *cli);
+int lm_cmd_enable(lm_cli *cli);
+int lm_cmd_status(lm_cli *cli);
+int lm_cmd_probe(lm_cli *cli);
+int lm_cmd_run(lm_cli *cli);
+int lm_cmd_rollback(lm_cli *cli);
+int lm_cmd_forget_host(lm_cli *cli);
+
+#endif

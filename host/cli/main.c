@@ -1,0 +1,33 @@
+/* lume-metal: entry point. Parses options, then hands over to one command. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+	const char *name;
+	int (*run)(lm_cli *cli);
+} commands[] = {
+	{"enable", lm_cmd_enable},
+	{"status", lm_cmd_status},
+	{"probe", lm_cmd_probe},
+	{"run", lm_cmd_run},
+	{"rollback", lm_cmd_rollback},
+	{"profile", lm_cmd_profile},
+	{"host", lm_cmd_host},
+	{"forget-host", lm_cmd_forget_host},
+};
+
+int main(int argc, char **argv)
+{
+	lm_cli cli;
+	size_t i;
+	int rc;
+
+	if ((rc = lm_cli_parse(&cli, argc, argv)) != LM_EXIT_OK)
+		return rc == -1 ? LM_EXIT_OK : rc; /* -1: --help or --version already printed */
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(cli.command, commands[i].name) == 0)
+			return commands[i].run(&cli);
+	return lm_cli_usage_error(&cli, "unknown command '%s' (see lume-metal --help)", cli.command);
+}

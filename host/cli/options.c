@@ -1,0 +1,307 @@
+/* Every command-line option, in one table: parsing, --help and the man page all come from it. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum opt_id {
+	OPT_HELP = 'h', OPT_VERSION = 'V',
+	OPT_FORMAT = 256, OPT_DRY_RUN, OPT_FORCE, OPT_STATE_DIR, OPT_PREFS_DIR, OPT_LUME_URL,
+	OPT_VM_MANAGER, OPT_LUME, OPT_HOST_KEY_POLICY, OPT_SSH_USER, OPT_SSH_KEY, OPT_SSH_PASSWORD_FILE,
+	OPT_BUNDLE, OPT_PROFILE, OPT_ALL, OPT_JOBS, OPT_NO_RESTART, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT,
+	OPT_VERBOSE, OPT_HOST, OPT_MAN
+};
+
+static const struct option_doc {
+	const char *name;
+	int has_arg;
+	int id;
+	const char *arg;   /* placeholder shown in help */
+	const char *env;   /* environment variable that sets the same, or NULL */
+	const char *help;
+} options[] = {
+	{"format", required_argument, OPT_FORMAT, "text|json", NULL,
+	 "Output format. json prints one document with a versioned schema (docs/json-output.md)."},
+	{"dry-run", no_argument, OPT_DRY_RUN, NULL, NULL, "Print the plan and change nothing."},
+	{"force", no_argument, OPT_FORCE, NULL, NULL,
+	 "host disable/rollback: restore the preference even if someone else changed it since."},
+	{"profile", required_argument, OPT_PROFILE, "NAME|FILE", NULL,
+	 "Capability profile: a built-in name (lume-metal profile list) or a JSON file."},
+	{"all", no_argument, OPT_ALL, NULL, NULL, "rollback: every VM the state knows."},
+	{"jobs", required_argument, OPT_JOBS, "N", NULL, "enable: VMs handled at once (default 1)."},
+	{"no-restart", no_argument, OPT_NO_RESTART, NULL, NULL,
+	 "rollback: do not restart running VMs that still carry the unlocked level."},
+	{"state-dir", required_argument, OPT_STATE_DIR, "DIR", "LUME_METAL_STATE_DIR",
+	 "State directory (journal, known_hosts). Default: $XDG_STATE_HOME/lume-metal or "
+	 "~/.local/state/lume-metal; ~/Library/Application Support/lume-metal on macOS."},
+	{"prefs-dir", required_argument, OPT_PREFS_DIR, "DIR", "LUME_METAL_PREFS_DIR",
+	 "Use plist files DIR/<domain>.plist instead of CFPreferences (the default off macOS is "
+	 "~/Library/Preferences)."},
+	{"lume-url", required_argument, OPT_LUME_URL, "URL", "LUME_METAL_LUME_URL",
+	 "Lume HTTP API base URL. Default: http://127.0.0.1:7777."},
+	{"vm-manager", required_argument, OPT_VM_MANAGER, "lume-api|lume-cli", "LUME_METAL_VM_MANAGER",
+	 "Force the Lume HTTP API or the lume CLI. Default: the API when `lume serve` answers, else the CLI."},
+	{"lume", required_argument, OPT_LUME, "PATH", "LUME_METAL_LUME",
+	 "The lume program for the CLI backend. Default: lume on PATH."},
+	{"host-key-policy", required_argument, OPT_HOST_KEY_POLICY, "strict|accept-new", NULL,
+	 "Unknown guest host keys: refuse (strict) or record on first contact (accept-new, default). "
+	 "A changed key is always refused."},
+	{"ssh-user", required_argument, OPT_SSH_USER, "USER", "LUME_METAL_SSH_USER", "Guest account. Default: lume."},
+	{"ssh-key", required_argument, OPT_SSH_KEY, "FILE", "LUME_METAL_SSH_KEY",
+	 "ed25519 or ECDSA private key (OpenSSH format). Tried after the SSH agent."},
+	{"ssh-password-file", required_argument, OPT_SSH_PASSWORD_FILE, "FILE", NULL,
+	 "File holding the guest password (or set LUME_METAL_SSH_PASSWORD). Never pass a password in argv."},
+	{"bundle", required_argument, OPT_BUNDLE, "DIR", "LUME_METAL_BUNDLE",
+	 "Guest bundle to install. Default: the installed bundle for the guest's OS."},
+	{"timeout", required_argument, OPT_TIMEOUT, "SECONDS", NULL,
+	 "How long to wait for a VM to become ready (default 300)."},
+	{"connect-timeout", required_argument, OPT_CONNECT_TIMEOUT, "SECONDS", NULL,
+	 "SSH connect and authentication timeout (default 10)."},
+	{"host", required_argument, OPT_HOST, "FAMILY", NULL,
+	 "profile lint: the host's own Apple family (e.g. Apple7 for M1) to check the ceiling against."},
+	{"verbose", no_argument, OPT_VERBOSE, NULL, NULL, "Show debug lines."},
+	{"man", no_argument, OPT_MAN, NULL, NULL, "Print the man page (roff) and exit."},
+	{"help", no_argument, OPT_HELP, NULL, NULL, "Show this help and exit."},
+	{"version", no_argument, OPT_VERSION, NULL, NULL, "Show the version and exit."},
+};
+#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+static const char *const command_help[] = {
+	"enable VM... [--profile P]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
+	"status [VM...]", "Host preference and, per VM, state, bundle, restart pending, last probe.",
+	"probe VM", "Stock vs shimmed capability table.",
+	"run VM -- CMD...", "Run one guest command with the shim; its exit code is returned.",
+	"rollback VM...|--all", "Remove the guest files; restore the host preference when no VM is left.",
+	"profile list|show NAME|FILE|lint FILE", "Built-in profiles, a profile's effect and warnings.",
+	"host enable|disable|status", "The host preference alone.",
+	"forget-host VM", "Forget a guest's recorded SSH host key.",
+	NULL,
+};
+
+static const char *const exit_help[] = {
+	"0", "success", "1", "failure", "2", "usage error", "3", "some VMs of a fleet failed",
+	"4", "guest unsupported: the shim does not activate there, stock kept", NULL,
+};
+
+static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
+{
+	char *end;
+	double d;
+	long l;
+
+	switch (id) {
+	case OPT_FORMAT:
+		if (strcmp(arg, "json") == 0)
+			cli->json = 1;
+		else if (strcmp(arg, "text") == 0)
+			cli->json = 0;
+		else
+			return lm_cli_usage_error(cli, "%s: expected text or json, found '%s'", source, arg);
+		return 0;
+	case OPT_DRY_RUN: cli->lib.dry_run = 1; return 0;
+	case OPT_FORCE: cli->lib.force = 1; return 0;
+	case OPT_PROFILE: cli->profile = arg; return 0;
+	case OPT_ALL: cli->all = 1; return 0;
+	case OPT_NO_RESTART: cli->no_restart = 1; return 0;
+	case OPT_VERBOSE: cli->verbose = 1; return 0;
+	case OPT_HOST: cli->host = arg; return 0;
+	case OPT_STATE_DIR: cli->lib.state_dir = arg; return 0;
+	case OPT_PREFS_DIR: cli->lib.prefs_dir = arg; return 0;
+	case OPT_LUME_URL: cli->lib.lume_url = arg; return 0;
+	case OPT_LUME: cli->lib.lume_program = arg; return 0;
+	case OPT_SSH_USER: cli->lib.ssh_user = arg; return 0;
+	case OPT_SSH_KEY: cli->lib.ssh_key = arg; return 0;
+	case OPT_SSH_PASSWORD_FILE: cli->lib.ssh_password_file = arg; return 0;
+	case OPT_BUNDLE: cli->lib.bundle_dir = arg; return 0;
+	case OPT_VM_MANAGER:
+		if (strcmp(arg, "lume-api") == 0)
+			cli->lib.vm_manager = LM_VM_MANAGER_LUME_API;
+		else if (strcmp(arg, "lume-cli") == 0)
+			cli->lib.vm_manager = LM_VM_MANAGER_LUME_CLI;
+		else
+			return lm_cli_usage_error(cli, "%s: expected lume-api or lume-cli, found '%s'", source, arg);
+		return 0;
+	case OPT_HOST_KEY_POLICY:
+		if (strcmp(arg, "strict") == 0)
+			cli->lib.host_key_policy = LM_HOST_KEY_STRICT;
+		else if (strcmp(arg, "accept-new") == 0)
+			cli->lib.host_key_policy = LM_HOST_KEY_ACCEPT_NEW;
+		else
+			return lm_cli_usage_error(cli, "%s: expected strict or accept-new, found '%s'", source, arg);
+		return 0;
+	case OPT_JOBS:
+		errno = 0;
+		l = strtol(arg, &end, 10);
+		if (errno != 0 || *end != '\0' || end == arg || l < 1 || l > 64)
+			return lm_cli_usage_error(cli, "%s: expected a number of jobs in 1..64, found '%s'", source, arg);
+		cli->jobs = (int)l;
+		return 0;
+	case OPT_TIMEOUT:
+	case OPT_CONNECT_TIMEOUT:
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno != 0 || *end != '\0' || end == arg || !(d > 0 && d <= 86400))
+			return lm_cli_usage_error(cli, "%s: expected seconds in (0, 86400], found '%s'", source, arg);
+		if (id == OPT_TIMEOUT)
+			cli->lib.ready_timeout = d;
+		else
+			cli->lib.connect_timeout = d;
+		return 0;
+	default:
+		return lm_cli_usage_error(cli, "%s: unexpected option", source);
+	}
+}
+
+void lm_cli_usage(FILE *out)
+{
+	size_t i;
+	char left[64];
+
+	fprintf(out, "usage: lume-metal COMMAND [ARGS] [OPTIONS]\n\nCommands:\n");
+	for (i = 0; command_help[i] != NULL; i += 2)
+		fprintf(out, "  %-38s %s\n", command_help[i], command_help[i + 1]);
+	fprintf(out, "\nOptions:\n");
+	for (i = 0; i < N_OPTIONS; i++) {
+		snprintf(left, sizeof(left), "--%s%s%s", options[i].name, options[i].arg ? " " : "",
+		    options[i].arg ? options[i].arg : "");
+		fprintf(out, "  %-38s %s", left, options[i].help);
+		if (options[i].env != NULL)
+			fprintf(out, " [env %s]", options[i].env);
+		fputc('\n', out);
+	}
+	fprintf(out, "\nExit codes:\n");
+	for (i = 0; exit_help[i] != NULL; i += 2)
+		fprintf(out, "  %s  %s\n", exit_help[i], exit_help[i + 1]);
+	fprintf(out, "  run returns the guest command's own exit code.\n");
+}
+
+/* roff-safe: a leading '.' or '\'' and backslashes would be read as requests. */
+static void roff_text(FILE *out, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s == '\\')
+			fputs("\\e", out);
+		else if (*s == '-')
+			fputs("\\-", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+void lm_cli_man(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, ".TH LUME-METAL 1 \"\" \"lume-metal %s\" \"User Commands\"\n", LUME_METAL_VERSION);
+	fprintf(out, ".SH NAME\nlume\\-metal \\- unlock Metal capabilities in macOS VMs\n");
+	fprintf(out, ".SH SYNOPSIS\n.B lume\\-metal\n\\fICOMMAND\\fR [\\fIARGS\\fR] [\\fIOPTIONS\\fR]\n");
+	fprintf(out, ".SH COMMANDS\n");
+	for (i = 0; command_help[i] != NULL; i += 2) {
+		fprintf(out, ".TP\n.B ");
+		roff_text(out, command_help[i]);
+		fputc('\n', out);
+		roff_text(out, command_help[i + 1]);
+		fputc('\n', out);
+	}
+	fprintf(out, ".SH OPTIONS\n");
+	for (i = 0; i < N_OPTIONS; i++) {
+		fprintf(out, ".TP\n.B \\-\\-");
+		roff_text(out, options[i].name);
+		if (options[i].arg != NULL) {
+			fputs(" \\fI", out);
+			roff_text(out, options[i].arg);
+			fputs("\\fR", out);
+		}
+		fputc('\n', out);
+		roff_text(out, options[i].help);
+		if (options[i].env != NULL) {
+			fputs(" Environment: ", out);
+			roff_text(out, options[i].env);
+			fputc('.', out);
+		}
+		fputc('\n', out);
+	}
+	fprintf(out, ".SH ENVIRONMENT\n.TP\n.B LUME_METAL_SSH_PASSWORD\nGuest password (never in argv).\n");
+	fprintf(out, ".TP\n.B NO_COLOR\nNo colour in text output.\n");
+	fprintf(out, ".SH EXIT STATUS\n");
+	for (i = 0; exit_help[i] != NULL; i += 2)
+		fprintf(out, ".TP\n.B %s\n%s\n", exit_help[i], exit_help[i + 1]);
+}
+
+int lm_cli_parse(lm_cli *cli, int argc, char **argv)
+{
+	static const lm_options init = LM_OPTIONS_INIT;
+	struct option longopts[N_OPTIONS + 1];
+	const char *val;
+	int i, c, rc, dashdash = argc;
+	size_t k;
+
+	memset(cli, 0, sizeof(*cli));
+	cli->lib = init;
+	cli->lib.log = lm_cli_log;
+	cli->lib.log_data = cli;
+	cli->jobs = 1;
+	cli->command = "";
+
+	/* Environment first, so that options override it. */
+	for (k = 0; k < N_OPTIONS; k++) {
+		if (options[k].env == NULL || (val = getenv(options[k].env)) == NULL || val[0] == '\0')
+			continue;
+		if ((rc = set_option(cli, options[k].id, val, options[k].env)) != 0)
+			return rc;
+	}
+
+	/* `run VM -- CMD...`: everything after the first "--" belongs to the guest command. */
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			dashdash = i;
+			cli->cmd_argv = argv + i + 1;
+			cli->cmd_argc = argc - i - 1;
+			break;
+		}
+	}
+
+	for (k = 0; k < N_OPTIONS; k++) {
+		longopts[k].name = options[k].name;
+		longopts[k].has_arg = options[k].has_arg;
+		longopts[k].flag = NULL;
+		longopts[k].val = options[k].id;
+	}
+	memset(&longopts[N_OPTIONS], 0, sizeof(longopts[N_OPTIONS]));
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(dashdash, argv, ":hV", longopts, NULL)) != -1) {
+		if (c == OPT_HELP) {
+			lm_cli_usage(stdout);
+			return -1;
+		}
+		if (c == OPT_VERSION) {
+			printf("lume-metal %s\n", LUME_METAL_VERSION);
+			return -1;
+		}
+		if (c == OPT_MAN) {
+			lm_cli_man(stdout);
+			return -1;
+		}
+		if (c == '?')
+			return lm_cli_usage_error(cli, "unknown option '%s' (see lume-metal --help)", argv[optind - 1]);
+		if (c == ':')
+			return lm_cli_usage_error(cli, "option '%s' needs a value (see lume-metal --help)", argv[optind - 1]);
+		for (k = 0; k < N_OPTIONS; k++)
+			if (options[k].id == c)
+				break;
+		if ((rc = set_option(cli, c, optarg, k < N_OPTIONS ? options[k].name : "option")) != 0)
+			return rc;
+	}
+	if (optind >= dashdash) {
+		lm_cli_usage(stderr);
+		return LM_EXIT_USAGE;
+	}
+	cli->command = argv[optind];
+	cli->argv = argv + optind + 1;
+	cli->argc = dashdash - optind - 1;
+	return 0;
+}

@@ -1,0 +1,92 @@
+#include "lume-metal/context.h"
+#include "context_internal.h"
+#include "error_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int dup_opt(const char **dst, const char *src)
+{
+	*dst = NULL;
+	if (src == NULL)
+		return 0;
+	if ((*dst = strdup(src)) == NULL)
+		return lm_error_nomem();
+	return 0;
+}
+
+int lm_context_new(lm_context **out, const lm_options *opts)
+{
+	lm_context *ctx;
+	int rc = 0;
+
+	*out = NULL;
+	if (opts == NULL || opts->version != LM_OPTIONS_VERSION)
+		return lm_error_set(LM_EINVALID, "lm_context_new: options missing or of another version (expected %d)",
+		    LM_OPTIONS_VERSION);
+	if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
+		return lm_error_nomem();
+	ctx->opts = *opts;
+	if ((rc = dup_opt(&ctx->opts.state_dir, opts->state_dir)) < 0 ||
+	    (rc = dup_opt(&ctx->opts.prefs_dir, opts->prefs_dir)) < 0 ||
+	    (rc = dup_opt(&ctx->opts.lume_url, opts->lume_url)) < 0 ||
+	    (rc = dup_opt(&ctx->opts.lume_program, opts->lume_program)) < 0 ||
+	    (rc = dup_opt(&ctx->opts.ssh_user, opts->ssh_user)) < 0 ||
+	    (rc = dup_opt(&ctx->opts.ssh_key, opts->ssh_key)) < 0 ||
+	    (rc = dup_opt(&ctx->opts.ssh_password_file, opts->ssh_password_file)) < 0 ||
+	    (rc = dup_opt(&ctx->opts.bundle_dir, opts->bundle_dir)) < 0) {
+		lm_context_free(ctx);
+		return rc;
+	}
+	if (ctx->opts.connect_timeout <= 0)
+		ctx->opts.connect_timeout = 10;
+	if (ctx->opts.ready_timeout <= 0)
+		ctx->opts.ready_timeout = 300;
+	if (ctx->opts.command_timeout <= 0)
+		ctx->opts.command_timeout = 120;
+	if ((rc = lm_paths_state_dir(&ctx->state_dir, ctx->opts.state_dir)) < 0) {
+		lm_context_free(ctx);
+		return rc;
+	}
+	*out = ctx;
+	return 0;
+}
+
+void lm_context_free(lm_context *ctx)
+{
+	if (ctx == NULL)
+		return;
+	free((void *)ctx->opts.state_dir);
+	free((void *)ctx->opts.prefs_dir);
+	free((void *)ctx->opts.lume_url);
+	free((void *)ctx->opts.lume_program);
+	free((void *)ctx->opts.ssh_user);
+	free((void *)ctx->opts.ssh_key);
+	free((void *)ctx->opts.ssh_password_file);
+	free((void *)ctx->opts.bundle_dir);
+	free(ctx->state_dir);
+	free(ctx);
+}
+
+const lm_options *lm_context_options(const lm_context *ctx)
+{
+	return &ctx->opts;
+}
+
+const char *lm_context_state_dir(const lm_context *ctx)
+{
+	return ctx->state_dir;
+}
+
+void lm_log(const lm_context *ctx, lm_log_level level, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	if (ctx == NULL || ctx->opts.log == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	ctx->opts.log(ctx->opts.log_data, level, line);
+}

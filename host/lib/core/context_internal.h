@@ -1,0 +1,26 @@
+/* Internal: the context's layout, logging, and the per-user paths. */
+#ifndef LM_CONTEXT_INTERNAL_H
+#define LM_CONTEXT_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "lume-metal/context.h"
+#include "error_internal.h"
+
+struct lm_context {
+	lm_options opts;  /* strings owned by the context */
+	char *state_dir;  /* resolved */
+};
+
+void lm_log(const lm_context *ctx, lm_log_level level, const char *fmt, ...) LM_PRINTF(3, 4);
+
+/* Resolve the state directory: explicit, else $LUME_METAL_STATE_DIR is the CLI's business, else
+ * $XDG_STATE_HOME/lume-metal or ~/.local/state/lume-metal (Linux),
+ * ~/Library/Application Support/lume-metal (macOS). Does not create it. */
+int lm_paths_state_dir(char **out, const char *explicit_dir);
+
+/* $HOME, or the password database's home; LM_ENOTFOUND when neither is known. */
+int lm_paths_home(const char **out);
+
+#endif

@@ -1,0 +1,53 @@
+#include "context_internal.h"
+
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int lm_paths_home(const char **out)
+{
+	const char *home = getenv("HOME");
+	struct passwd *pw;
+
+	if (home == NULL || home[0] == '\0') {
+		pw = getpwuid(getuid());
+		home = pw != NULL ? pw->pw_dir : NULL;
+	}
+	if (home == NULL || home[0] != '/')
+		return lm_error_set(LM_ENOTFOUND, "cannot tell the home directory: set HOME, or pass --state-dir DIR");
+	*out = home;
+	return 0;
+}
+
+static int join(char **out, const char *a, const char *b)
+{
+	size_t n = strlen(a) + strlen(b) + 2;
+
+	if ((*out = malloc(n)) == NULL)
+		return lm_error_nomem();
+	snprintf(*out, n, "%s/%s", a, b);
+	return 0;
+}
+
+int lm_paths_state_dir(char **out, const char *explicit_dir)
+{
+	const char *home, *xdg;
+	int rc;
+
+	*out = NULL;
+	if (explicit_dir != NULL && explicit_dir[0] != '\0')
+		return (*out = strdup(explicit_dir)) == NULL ? lm_error_nomem() : 0;
+#ifdef __APPLE__
+	if ((rc = lm_paths_home(&home)) < 0)
+		return rc;
+	return join(out, home, "Library/Application Support/lume-metal");
+#else
+	xdg = getenv("XDG_STATE_HOME");
+	if (xdg != NULL && xdg[0] == '/')
+		return join(out, xdg, "lume-metal");
+	if ((rc = lm_paths_home(&home)) < 0)
+		return rc;
+	return join(out, home, ".local/state/lume-metal");
+#endif
+}
