@@ -15,5 +15,8 @@
 #include "lume-metal/workload.h"
 #include "lume-metal/profile.h"
 #include "lume-metal/context.h"
+#include "lume-metal/prefs.h"
+#include "lume-metal/vm.h"
+#include "lume-metal/ssh.h"
 
 #endif

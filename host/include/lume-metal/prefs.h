@@ -1,0 +1,47 @@
+/* lume-metal: the host preference (com.apple.gpusw.ParavirtualizedGraphics by default).
+ *
+ * One interface over two stores: CoreFoundation's CFPreferences (macOS) and plist files
+ * DIR/<domain>.plist written with libplist (elsewhere, and whenever a prefs dir is given).
+ * The first change records the exact previous state in the state journal; restore brings it back.
+ */
+#ifndef LUME_METAL_PREFS_H
+#define LUME_METAL_PREFS_H
+
+#include "lume-metal/context.h"
+#include "lume-metal/profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+	char store[1100];        /* "cfpreferences" or "plist:/path/to/<domain>.plist" */
+	char domain[256];
+	char key[256];
+	int present;             /* the key exists */
+	char value[512];         /* "true (bool)", "1 (integer)", "YES (string)"; "" when absent */
+	int matches;             /* the current value equals the wanted one */
+	int managed;             /* forced by a configuration profile (CFPreferences only) */
+	int recorded;            /* an original state is recorded (a change of ours is in effect) */
+	char original[512];      /* "absent file", "absent key", "false (bool)", ...; "" when not recorded */
+	double changed_at;       /* epoch seconds of our change; 0 when none is in effect */
+	int changed;             /* out of enable/disable: 1 when this call changed the store */
+} lm_host_pref_info;
+
+/* Set the preference to `want` (the profile's), recording the previous state the first time.
+ * Refuses with LM_EMANAGED when a configuration profile forces the key.
+ * With ctx's dry_run set, computes `info` and changes nothing. */
+int lm_host_pref_enable(lm_context *ctx, const lm_pref_setting *want, lm_host_pref_info *info);
+
+/* Restore the recorded previous state exactly. LM_ECONFLICT when the key no longer holds the
+ * value we wrote (someone else changed it) unless ctx's force is set. No record: no-op, changed=0. */
+int lm_host_pref_disable(lm_context *ctx, lm_host_pref_info *info);
+
+/* Current value, store, managed or not, recorded original and when it changed. `want` may be
+ * NULL (the default profile's preference is used). */
+int lm_host_pref_status(lm_context *ctx, const lm_pref_setting *want, lm_host_pref_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

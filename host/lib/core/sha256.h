@@ -1,0 +1,23 @@
+/* Internal: SHA-256 (FIPS 180-4), for verifying uploads and bundle manifests. */
+#ifndef LM_SHA256_H
+#define LM_SHA256_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+	uint32_t h[8];
+	uint64_t length;   /* bytes hashed so far */
+	uint8_t block[64];
+	size_t used;
+} lm_sha256_ctx;
+
+void lm_sha256_init(lm_sha256_ctx *c);
+void lm_sha256_update(lm_sha256_ctx *c, const void *data, size_t len);
+void lm_sha256_final(lm_sha256_ctx *c, uint8_t digest[32]);
+void lm_sha256(const void *data, size_t len, uint8_t digest[32]);
+void lm_sha256_hex(const uint8_t digest[32], char hex[65]);
+/* SHA-256 of a local file; LM_EIO with the file's name on failure. */
+int lm_sha256_file(const char *path, uint8_t digest[32]);
+
+#endif

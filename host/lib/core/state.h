@@ -1,0 +1,41 @@
+/* Internal: the state journal (docs/state-format.md).
+ *
+ * One JSON document in the state directory (0700), changed only under an exclusive flock and
+ * written atomically. Layout (schema 1):
+ *   { "schema": 1,
+ *     "preference": { ...recorded original, when changed... } | absent,
+ *     "vms": { "<name>": { ...what was done to that VM (flow module)... } } }
+ * Modules other than prefs/state read and change their own parts through cJSON.
+ */
+#ifndef LM_STATE_H
+#define LM_STATE_H
+
+#include <cjson/cJSON.h>
+
+#include "lume-metal/context.h"
+
+typedef struct lm_state lm_state;
+
+/* Take the exclusive lock (waiting at most a few seconds, else LM_ELOCKED) and load the journal,
+ * creating the directory 0700 and an empty document when there is none. A corrupt journal is
+ * LM_ECORRUPT: the file is kept, a timestamped copy is made, and the message says how to recover. */
+int lm_state_open(lm_state **out, lm_context *ctx);
+
+/* The document; modify in place, then lm_state_save(). Never NULL after a successful open. */
+cJSON *lm_state_doc(lm_state *st);
+
+/* The "vms" object, created when missing; and one VM's entry (created when `create`). */
+cJSON *lm_state_vms(lm_state *st);
+cJSON *lm_state_vm(lm_state *st, const char *name, int create);
+
+/* Write atomically (temp file in the same directory, fsync, rename, directory fsync). The lock is
+ * kept until lm_state_close(). */
+int lm_state_save(lm_state *st);
+
+/* Release the lock and free. NULL is fine. Unsaved changes are dropped. */
+void lm_state_close(lm_state *st);
+
+/* Path of a file inside the state directory (e.g. "known_hosts"); creates the directory 0700. */
+int lm_state_path(lm_context *ctx, const char *file, char **out);
+
+#endif
