@@ -18,5 +18,6 @@
 #include "lume-metal/prefs.h"
 #include "lume-metal/vm.h"
 #include "lume-metal/ssh.h"
+#include "lume-metal/flow.h"
 
 #endif

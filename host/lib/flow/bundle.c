@@ -1,0 +1,241 @@
+/* A guest bundle on the host: its manifest, and its files checked against it before upload. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifdef __APPLE__
+#include <mach-o/dyld.h>
+#endif
+
+#include "flow_internal.h"
+#include "sha256.h"
+
+#define LM_MANIFEST_MAX (256 * 1024)
+#define LM_BUNDLE_FILE_MAX (64 * 1024 * 1024)
+
+static int read_all(const char *path, size_t max, char **out, size_t *len)
+{
+	FILE *f;
+	char *buf;
+	size_t n;
+	struct stat sb;
+
+	*out = NULL;
+	if ((f = fopen(path, "rb")) == NULL)
+		return lm_error_set(errno == ENOENT ? LM_ENOTFOUND : LM_EIO, "%s: %s", path, strerror(errno));
+	if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > max) {
+		fclose(f);
+		return lm_error_set(LM_EINVALID, "%s: not a regular file of at most %zu bytes", path, max);
+	}
+	if ((buf = malloc((size_t)sb.st_size + 1)) == NULL) {
+		fclose(f);
+		return lm_error_nomem();
+	}
+	n = fread(buf, 1, (size_t)sb.st_size, f);
+	fclose(f);
+	if (n != (size_t)sb.st_size) {
+		free(buf);
+		return lm_error_set(LM_EIO, "%s: short read", path);
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* The directory holding the running executable, to find share/ next to bin/. */
+static int exe_dir(char *out, size_t outlen)
+{
+	char path[PATH_MAX];
+	char *slash;
+#ifdef __APPLE__
+	uint32_t size = sizeof(path);
+
+	if (_NSGetExecutablePath(path, &size) != 0)
+		return lm_error_set(LM_ENOTFOUND, "cannot find the lume-metal executable: pass --bundle DIR");
+#else
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+	if (n <= 0)
+		return lm_error_set(LM_ENOTFOUND, "cannot find the lume-metal executable: pass --bundle DIR");
+	path[n] = '\0';
+#endif
+	if ((slash = strrchr(path, '/')) == NULL)
+		return lm_error_set(LM_ENOTFOUND, "cannot find the lume-metal executable: pass --bundle DIR");
+	*slash = '\0';
+	if (strlen(path) >= outlen)
+		return lm_error_set(LM_EINVALID, "executable path too long: pass --bundle DIR");
+	memcpy(out, path, strlen(path) + 1);
+	return 0;
+}
+
+static const char *platform_for(const lm_guest_facts *facts, char *buf, size_t len)
+{
+	if (strcmp(facts->os, "Darwin") == 0)
+		return "darwin-universal"; /* one universal bundle serves arm64 and x86_64 guests */
+	snprintf(buf, len, "%s-%s", strcmp(facts->os, "Linux") == 0 ? "linux" : facts->os, facts->arch);
+	return buf;
+}
+
+/* A manifest file name must stay inside the bundle and inside the guest's directory. */
+static int safe_name(const char *name)
+{
+	const char *p;
+
+	if (name[0] == '\0' || name[0] == '/' || strlen(name) >= 256)
+		return 0;
+	for (p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    *p == '.' || *p == '_' || *p == '-' || *p == '/'))
+			return 0;
+	return strstr(name, "..") == NULL && strstr(name, "//") == NULL;
+}
+
+static int copy_field(const cJSON *obj, const char *key, char *out, size_t len, const char *path)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!cJSON_IsString(v) || v->valuestring[0] == '\0' || strlen(v->valuestring) >= len)
+		return lm_error_set(LM_EINVALID, "%s: $.%s: expected a non-empty string", path, key);
+	memcpy(out, v->valuestring, strlen(v->valuestring) + 1);
+	return 0;
+}
+
+static int parse_manifest(lm_bundle *b, const char *path)
+{
+	cJSON *doc = cJSON_ParseWithLength(b->manifest, b->manifest_len);
+	const cJSON *files, *f, *v;
+	int rc = 0;
+	size_t i = 0;
+
+	if (doc == NULL || !cJSON_IsObject(doc)) {
+		cJSON_Delete(doc);
+		return lm_error_set(LM_EINVALID, "%s: not a JSON object: rebuild the bundle", path);
+	}
+	v = cJSON_GetObjectItemCaseSensitive(doc, "format");
+	if (!cJSON_IsString(v) || strcmp(v->valuestring, "lume-metal-bundle") != 0 ||
+	    !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(doc, "version")) ||
+	    cJSON_GetObjectItemCaseSensitive(doc, "version")->valueint != 1) {
+		cJSON_Delete(doc);
+		return lm_error_set(LM_EINVALID, "%s: not a lume-metal bundle manifest of version 1", path);
+	}
+	if ((rc = copy_field(doc, "bundle_id", b->id, sizeof(b->id), path)) < 0 ||
+	    (rc = copy_field(doc, "platform", b->platform, sizeof(b->platform), path)) < 0 ||
+	    (rc = copy_field(doc, "os", b->os, sizeof(b->os), path)) < 0 ||
+	    (rc = copy_field(doc, "injection_variable", b->injection, sizeof(b->injection), path)) < 0 ||
+	    (rc = copy_field(doc, "shim", b->shim, sizeof(b->shim), path)) < 0 ||
+	    (rc = copy_field(doc, "probe", b->probe, sizeof(b->probe), path)) < 0)
+		goto out;
+	if (!safe_name(b->id) || strchr(b->id, '/') != NULL) {
+		rc = lm_error_set(LM_EINVALID, "%s: $.bundle_id: unsafe directory name '%s'", path, b->id);
+		goto out;
+	}
+	files = cJSON_GetObjectItemCaseSensitive(doc, "files");
+	if (!cJSON_IsArray(files)) {
+		rc = lm_error_set(LM_EINVALID, "%s: $.files: expected an array", path);
+		goto out;
+	}
+	cJSON_ArrayForEach(f, files) {
+		lm_bundle_file *bf;
+		const cJSON *hash = cJSON_GetObjectItemCaseSensitive(f, "sha256");
+		const cJSON *size = cJSON_GetObjectItemCaseSensitive(f, "size");
+		const cJSON *mode = cJSON_GetObjectItemCaseSensitive(f, "mode");
+
+		if (i >= LM_BUNDLE_MAX_FILES) {
+			rc = lm_error_set(LM_EINVALID, "%s: $.files: more than %d files", path, LM_BUNDLE_MAX_FILES);
+			goto out;
+		}
+		bf = &b->files[i];
+		if ((rc = copy_field(f, "name", bf->name, sizeof(bf->name), path)) < 0)
+			goto out;
+		if (!safe_name(bf->name)) {
+			rc = lm_error_set(LM_EINVALID, "%s: $.files[%zu].name: unsafe file name '%s'", path, i, bf->name);
+			goto out;
+		}
+		if (!cJSON_IsString(hash) || strlen(hash->valuestring) != 64 ||
+		    strspn(hash->valuestring, "0123456789abcdef") != 64 || !cJSON_IsNumber(size) ||
+		    size->valuedouble < 0 || !cJSON_IsString(mode)) {
+			rc = lm_error_set(LM_EINVALID, "%s: $.files[%zu]: expected sha256 (64 hex), size and mode", path, i);
+			goto out;
+		}
+		memcpy(bf->sha256, hash->valuestring, 65);
+		bf->size = (uint64_t)size->valuedouble;
+		bf->mode = (int)strtol(mode->valuestring, NULL, 8) & 0755; /* owner-writable only */
+		i++;
+	}
+	b->nfiles = i;
+out:
+	cJSON_Delete(doc);
+	return rc;
+}
+
+int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts)
+{
+	const char *given = lm_context_options(ctx)->bundle_dir;
+	char platform[96], bin[PATH_MAX], path[PATH_MAX + 32];
+	lm_bundle *b;
+	int rc;
+
+	*out = NULL;
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return lm_error_nomem();
+	if (given != NULL) {
+		snprintf(b->dir, sizeof(b->dir), "%s", given);
+	} else {
+		if ((rc = exe_dir(bin, sizeof(bin))) < 0)
+			goto fail;
+		snprintf(b->dir, sizeof(b->dir), "%s/../share/lume-metal/bundles/%s", bin,
+		    platform_for(facts, platform, sizeof(platform)));
+	}
+	snprintf(path, sizeof(path), "%s/manifest.json", b->dir);
+	if ((rc = read_all(path, LM_MANIFEST_MAX, &b->manifest, &b->manifest_len)) < 0) {
+		if (rc == LM_ENOTFOUND)
+			rc = lm_error_set(LM_ENOTFOUND, "no guest bundle for %s %s at %s: build it (cmake --build) "
+			    "or pass --bundle DIR", facts->os, facts->arch, b->dir);
+		goto fail;
+	}
+	if ((rc = parse_manifest(b, path)) < 0)
+		goto fail;
+	if (facts->os[0] != '\0' && strcmp(b->os, facts->os) != 0) {
+		rc = lm_error_set(LM_EINVALID, "bundle %s is for %s guests, but this guest runs %s: pass the "
+		    "bundle for %s", b->dir, b->os, facts->os, facts->os);
+		goto fail;
+	}
+	*out = b;
+	return 0;
+fail:
+	lm_bundle_free(b);
+	return rc;
+}
+
+int lm_bundle_read(const lm_bundle *b, const lm_bundle_file *f, void **data, size_t *len)
+{
+	char path[PATH_MAX + 300], hex[65];
+	uint8_t digest[32];
+	char *buf;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", b->dir, f->name);
+	if ((rc = read_all(path, LM_BUNDLE_FILE_MAX, &buf, len)) < 0)
+		return rc;
+	lm_sha256(buf, *len, digest);
+	lm_sha256_hex(digest, hex);
+	if (strcmp(hex, f->sha256) != 0 || *len != f->size) {
+		free(buf);
+		return lm_error_set(LM_ECORRUPT, "bundle file %s does not match its manifest (SHA-256 %s, "
+		    "manifest says %s): the bundle is damaged or was modified; rebuild or reinstall it",
+		    path, hex, f->sha256);
+	}
+	*data = buf;
+	return 0;
+}
+
+void lm_bundle_free(lm_bundle *b)
+{
+	if (b == NULL)
+		return;
+	free(b->manifest);
+	free(b);
+}

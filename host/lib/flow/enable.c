@@ -1,0 +1,388 @@
+/* lume-metal enable: the host preference, the VM at the right level, the bundle, the proof. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow_internal.h"
+#include "prefs_internal.h"
+
+/* Everything enable_one() learns and may need to undo. */
+typedef struct {
+	lm_context *ctx;
+	lm_vm_manager *vmm;
+	const lm_profile *profile;
+	lm_flow_result *res;
+	lm_vm_outcome *o;
+	lm_ssh *ssh;
+	lm_bundle *bundle;
+	lm_guest_facts facts;
+	char current[128];
+	int was_enabled;    /* the VM was enabled before this run: its install is left alone */
+	int touched_guest;  /* this run created or changed guest files */
+} enable_run;
+
+static int wait_ready(enable_run *r, const char *what)
+{
+	const lm_options *opts = lm_context_options(r->ctx);
+	double t = lm_now();
+	int rc;
+
+	if ((rc = lm_vm_wait_ready(r->vmm, r->o->vm, opts->ready_timeout, &r->o->info)) < 0)
+		return rc;
+	lm_step_add(r->o, "ready", t, "%s at %s, SSH reachable", what, r->o->info.ip);
+	return 0;
+}
+
+static int connect_guest(enable_run *r)
+{
+	double t = lm_now();
+	int rc;
+
+	lm_ssh_free(r->ssh);
+	r->ssh = NULL;
+	if ((rc = lm_flow_connect(r->ctx, r->o->vm, &r->o->info, &r->ssh)) < 0)
+		return rc;
+	if ((rc = lm_guest_facts_read(r->ssh, &r->facts, r->current, sizeof(r->current))) < 0)
+		return rc;
+	r->o->guest = r->facts;
+	lm_step_add(r->o, "guest", t, "%s %s %s, booted at %lld", r->facts.os, r->facts.os_version,
+	    r->facts.arch, r->facts.boot_time);
+	return 0;
+}
+
+/* Step 1: the host preference, under the journal lock, with the VM marked "enabling" so that a
+ * crash from here on is something the next enable or rollback knows to finish. */
+static int step_preference(enable_run *r)
+{
+	lm_context *ctx = r->ctx;
+	lm_state *st = NULL;
+	cJSON *vm;
+	const char *status;
+	char *profile_json = NULL;
+	double t = lm_now();
+	int rc;
+
+	if ((rc = lm_state_open(&st, ctx)) < 0)
+		return rc;
+	vm = lm_state_vm(st, r->o->vm, 0);
+	status = vm != NULL ? lm_journal_string(vm, "status") : NULL;
+	r->was_enabled = status != NULL && strcmp(status, "enabled") == 0;
+	if ((rc = lm_host_pref_enable_locked(st, ctx, lm_profile_host_preference(r->profile), &r->res->pref)) < 0)
+		goto out;
+	if (r->res->pref.changed)
+		r->res->pref_changed = 1;
+	if (!lm_context_options(ctx)->dry_run) {
+		if ((rc = lm_profile_to_json(r->profile, &profile_json)) < 0)
+			goto out;
+		vm = lm_state_vm(st, r->o->vm, 1);
+		if (!r->was_enabled)
+			lm_journal_set_string(vm, "status", "enabling");
+		lm_journal_set_string(vm, "profile", lm_profile_name(r->profile));
+		cJSON_DeleteItemFromObjectCaseSensitive(vm, "profile_json");
+		cJSON_AddStringToObject(vm, "profile_json", profile_json);
+		if ((rc = lm_state_save(st)) < 0)
+			goto out;
+	}
+	lm_step_add(r->o, "host-preference", t, "%s %s %s: %s", r->res->pref.domain, r->res->pref.key,
+	    r->res->pref.changed ? "set" : "already set",
+	    r->res->pref.original[0] ? r->res->pref.original : r->res->pref.value);
+out:
+	lm_free(profile_json);
+	lm_state_close(st);
+	return rc;
+}
+
+/* Step 2: running, ready, and booted after the preference took effect. */
+static int step_vm_level(enable_run *r)
+{
+	const lm_host_pref_info *pref = &r->res->pref;
+	int dry = lm_context_options(r->ctx)->dry_run;
+	double t = lm_now();
+	int rc;
+
+	if ((rc = lm_vm_get(r->vmm, r->o->vm, &r->o->info)) < 0)
+		return rc;
+	if (strcmp(r->o->info.status, "running") != 0) {
+		if (dry) {
+			lm_step_add(r->o, "start", t, "would start the VM (now %s)", r->o->info.status);
+			return 0;
+		}
+		/* A stopped VM boots at the new level: no restart needed afterwards. */
+		if ((rc = lm_vm_start(r->vmm, r->o->vm)) < 0)
+			return rc;
+		r->o->started = 1;
+		lm_step_add(r->o, "start", t, "started (was %s)", r->o->info.status);
+		lm_flow_test_kill_point("after-start");
+		if ((rc = wait_ready(r, "booted")) < 0)
+			return rc;
+		return connect_guest(r);
+	}
+	if ((rc = wait_ready(r, "running")) < 0 || (rc = connect_guest(r)) < 0)
+		return rc;
+	if (!(pref->recorded && pref->changed_at > 0 && r->facts.boot_time > 0 &&
+	    (double)r->facts.boot_time + LM_BOOT_TOLERANCE < pref->changed_at))
+		return 0;
+	t = lm_now();
+	if (dry) {
+		lm_step_add(r->o, "restart", t, "would restart: the guest booted before the preference changed");
+		return 0;
+	}
+	lm_ssh_free(r->ssh);
+	r->ssh = NULL;
+	if ((rc = lm_vm_stop(r->vmm, r->o->vm)) < 0)
+		return rc;
+	lm_flow_test_kill_point("after-stop");
+	if ((rc = lm_vm_start(r->vmm, r->o->vm)) < 0)
+		return rc;
+	r->o->restarted = 1;
+	lm_step_add(r->o, "restart", t, "restarted: the guest had booted before the preference took effect");
+	if ((rc = wait_ready(r, "rebooted")) < 0)
+		return rc;
+	return connect_guest(r);
+}
+
+/* Step 3: the bundle for this guest, verified in place or installed atomically. */
+static int step_bundle(enable_run *r)
+{
+	double t = lm_now();
+	int ok = 0, rc;
+
+	if ((rc = lm_bundle_open(&r->bundle, r->ctx, &r->facts)) < 0)
+		return rc;
+	snprintf(r->o->bundle_id, sizeof(r->o->bundle_id), "%s", r->bundle->id);
+	if (strcmp(r->current, r->bundle->id) == 0 &&
+	    (rc = lm_guest_bundle_verify(r->ssh, &r->facts, r->bundle, &ok)) < 0)
+		return rc;
+	if (ok) {
+		r->o->bundle_verified = 1;
+		lm_step_add(r->o, "bundle", t, "%s installed and verified (%zu files), nothing uploaded",
+		    r->bundle->id, r->bundle->nfiles + 1);
+		return 0;
+	}
+	if (lm_context_options(r->ctx)->dry_run) {
+		lm_step_add(r->o, "bundle", t, "would install %s (%zu files)%s", r->bundle->id,
+		    r->bundle->nfiles + 1, r->current[0] ? ", replacing the installed one" : "");
+		return 0;
+	}
+	r->touched_guest = 1;
+	if ((rc = lm_guest_bundle_install(r->ssh, &r->facts, r->bundle, &r->o->files_uploaded)) < 0)
+		return rc;
+	r->o->bundle_verified = 1;
+	lm_step_add(r->o, "install", t, "%s: %d files uploaded and verified by SHA-256", r->bundle->id,
+	    r->o->files_uploaded);
+	lm_flow_test_kill_point("after-install");
+	return 0;
+}
+
+/* Step 4: the probe, stock and shimmed, against the profile's expectations. */
+static int step_probe(enable_run *r)
+{
+	lm_shim_env se;
+	char diag[512];
+	double t = lm_now();
+	int rc;
+
+	if (!r->o->bundle_verified)
+		return 0; /* dry run before installation: nothing to probe yet */
+	if ((rc = lm_shim_env_make(&se, &r->facts, r->bundle->injection, r->bundle->shim, r->bundle->probe,
+	    r->profile)) < 0)
+		return rc;
+	if ((rc = lm_guest_probe(r->ssh, r->ctx, &se, 0, &r->o->stock, NULL, 0)) < 0 ||
+	    (rc = lm_guest_probe(r->ssh, r->ctx, &se, 1, &r->o->shimmed, diag, sizeof(diag))) < 0)
+		return rc;
+	lm_workload_derive(r->o->stock, &r->o->stock_flags);
+	lm_workload_derive(r->o->shimmed, &r->o->shimmed_flags);
+	if (!lm_report_shim_active(r->o->shimmed))
+		return lm_error_set(LM_EUNSUPPORTED, "guest unsupported, stock kept: the shim did not activate in "
+		    "this guest (%s %s)%s%s. Its Metal no longer has what the shim hooks (a new macOS release "
+		    "may have removed the private device class); no process is changed. Report the guest "
+		    "version with `lume-metal probe`'s output.", r->facts.os, r->facts.os_version,
+		    diag[0] ? ": " : "", diag);
+	if ((rc = lm_profile_check(r->profile, r->o->stock, r->o->shimmed)) < 0)
+		return lm_error_prefix("the probe does not confirm profile %s: ", lm_profile_name(r->profile));
+	lm_step_add(r->o, "probe", t, "stock Apple%d, %llu bytes; shimmed Apple%d, %llu bytes",
+	    lm_report_apple_family(r->o->stock) - 1000,
+	    (unsigned long long)lm_report_max_threadgroup_memory(r->o->stock),
+	    lm_report_apple_family(r->o->shimmed) - 1000,
+	    (unsigned long long)lm_report_max_threadgroup_memory(r->o->shimmed));
+	return 0;
+}
+
+/* Step 5: the journal says the VM is enabled, with what was installed and what the probe saw. */
+static int step_record(enable_run *r)
+{
+	lm_state *st = NULL;
+	cJSON *vm, *bundle, *probe;
+	double t = lm_now();
+	int rc;
+
+	if (lm_context_options(r->ctx)->dry_run)
+		return 0;
+	if ((rc = lm_state_open(&st, r->ctx)) < 0)
+		return rc;
+	vm = lm_state_vm(st, r->o->vm, 1);
+	lm_journal_set_string(vm, "status", "enabled");
+	if (lm_journal_number(vm, "enabled_at") == 0)
+		lm_journal_set_number(vm, "enabled_at", lm_now());
+	lm_journal_set_string(vm, "address", r->o->info.ip);
+	lm_journal_store_facts(vm, &r->facts);
+	cJSON_DeleteItemFromObjectCaseSensitive(vm, "bundle");
+	bundle = cJSON_AddObjectToObject(vm, "bundle");
+	cJSON_AddStringToObject(bundle, "id", r->bundle->id);
+	cJSON_AddStringToObject(bundle, "platform", r->bundle->platform);
+	cJSON_AddStringToObject(bundle, "injection_variable", r->bundle->injection);
+	cJSON_AddStringToObject(bundle, "shim", r->bundle->shim);
+	cJSON_AddStringToObject(bundle, "probe", r->bundle->probe);
+	cJSON_DeleteItemFromObjectCaseSensitive(vm, "last_probe");
+	probe = cJSON_AddObjectToObject(vm, "last_probe");
+	cJSON_AddNumberToObject(probe, "at", lm_now());
+	if ((rc = lm_journal_store_report(probe, "stock", r->o->stock)) < 0 ||
+	    (rc = lm_journal_store_report(probe, "shimmed", r->o->shimmed)) < 0)
+		goto out;
+	rc = lm_state_save(st);
+	lm_step_add(r->o, "record", t, "state journal updated");
+out:
+	lm_state_close(st);
+	return rc;
+}
+
+/* A failed enable leaves no half-installed guest, and gives back a preference that no enabled
+ * VM needs any more. The message says what was left. */
+static void undo(enable_run *r)
+{
+	lm_state *st = NULL;
+	cJSON *vm;
+	char left[512] = "";
+	size_t n = 0;
+	lm_host_pref_info restored;
+
+	if (lm_context_options(r->ctx)->dry_run)
+		return;
+	if (!r->was_enabled && r->touched_guest && r->ssh != NULL) {
+		if (lm_guest_remove_all(r->ssh, &r->facts) == 0)
+			n += (size_t)snprintf(left + n, sizeof(left) - n, "; guest files removed");
+		else
+			n += (size_t)snprintf(left + n, sizeof(left) - n, "; guest files could NOT be removed (%s): "
+			    "run `lume-metal rollback %s`", lm_error_last()->message, r->o->vm);
+	} else if (r->was_enabled) {
+		n += (size_t)snprintf(left + n, sizeof(left) - n, "; the previous installation is kept");
+	}
+	if (lm_state_open(&st, r->ctx) == 0) {
+		vm = lm_state_vm(st, r->o->vm, 0);
+		if (vm != NULL && !r->was_enabled)
+			cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), r->o->vm);
+		if (lm_journal_live_vms(st) == 0 && r->res->pref.recorded) {
+			if (lm_host_pref_disable_locked(st, r->ctx, &restored) == 0) {
+				r->res->pref = restored;
+				n += (size_t)snprintf(left + n, sizeof(left) - n, "; host preference restored (%s)",
+				    restored.original[0] ? restored.original : "as it was");
+			} else {
+				n += (size_t)snprintf(left + n, sizeof(left) - n, "; host preference NOT restored (%s)",
+				    lm_error_last()->message);
+			}
+		} else if (r->res->pref.recorded) {
+			n += (size_t)snprintf(left + n, sizeof(left) - n, "; host preference kept (other VMs are enabled)");
+		}
+		if (lm_state_save(st) < 0)
+			n += (size_t)snprintf(left + n, sizeof(left) - n, "; state not saved (%s)", lm_error_last()->message);
+		lm_state_close(st);
+	}
+	if (left[0] != '\0') {
+		size_t m = strlen(r->o->message);
+		snprintf(r->o->message + m, sizeof(r->o->message) - m, "%s", left);
+	}
+}
+
+static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *profile, lm_flow_result *res,
+    lm_vm_outcome *o)
+{
+	enable_run r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.ctx = ctx;
+	r.vmm = vmm;
+	r.profile = profile;
+	r.res = res;
+	r.o = o;
+	snprintf(o->profile, sizeof(o->profile), "%s", lm_profile_name(profile));
+	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0) {
+		lm_outcome_fail(o, rc);
+		goto out;
+	}
+	if ((rc = step_preference(&r)) < 0) {
+		lm_outcome_fail(o, rc);
+		goto out;
+	}
+	lm_flow_test_kill_point("after-preference");
+	if ((rc = step_vm_level(&r)) < 0 || (r.ssh != NULL && (rc = step_bundle(&r)) < 0) ||
+	    (r.ssh != NULL && (rc = step_probe(&r)) < 0) || (r.ssh != NULL && (rc = step_record(&r)) < 0)) {
+		lm_outcome_fail(o, rc);
+		undo(&r);
+		goto out;
+	}
+	o->already_enabled = r.was_enabled && !o->restarted && !o->started && o->files_uploaded == 0 &&
+	    !res->pref_changed;
+	snprintf(o->message, sizeof(o->message), "%s: %s", o->vm,
+	    lm_context_options(ctx)->dry_run ? "plan ready (dry run: nothing changed)" :
+	    o->already_enabled ? "already enabled, verified" : "enabled");
+out:
+	lm_bundle_free(r.bundle);
+	lm_ssh_free(r.ssh);
+	return rc;
+}
+
+int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t n)
+{
+	size_t i;
+
+	memset(result, 0, sizeof(*result));
+	if (n == 0)
+		return 0;
+	if ((result->vms = calloc(n, sizeof(*result->vms))) == NULL)
+		return lm_error_nomem();
+	result->count = n;
+	for (i = 0; i < n; i++) {
+		char name[LM_VM_NAME_MAX];
+		if (lm_vm_name_normalize(vms[i], name) < 0) {
+			lm_flow_result_free(result);
+			return lm_error_prefix("VM name '%s': ", vms[i]);
+		}
+		snprintf(result->vms[i].vm, sizeof(result->vms[i].vm), "%s", name);
+	}
+	return 0;
+}
+
+int lm_flow_summary_rc(const lm_flow_result *result)
+{
+	size_t i;
+
+	for (i = 0; i < result->count; i++)
+		if (result->vms[i].rc < 0)
+			return lm_error_set(result->vms[i].rc, "%s", result->vms[i].message);
+	return 0;
+}
+
+int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_profile *profile,
+    int jobs, lm_flow_result *result)
+{
+	lm_vm_manager *vmm = NULL;
+	double t = lm_now();
+	size_t i;
+	int rc;
+
+	(void)jobs;
+	if ((rc = lm_flow_open_outcomes(result, vms, n)) < 0)
+		return rc;
+	if (n == 0)
+		return lm_error_set(LM_EINVALID, "enable: name at least one VM");
+	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0)
+		return rc;
+	for (i = 0; i < n; i++)
+		(void)enable_one(ctx, vmm, profile, result, &result->vms[i]);
+	lm_vm_manager_free(vmm);
+	if (lm_host_pref_status(ctx, lm_profile_host_preference(profile), &result->pref) < 0)
+		lm_log(ctx, LM_LOG_WARN, "could not read the host preference back: %s", lm_error_last()->message);
+	result->seconds = lm_now() - t;
+	return lm_flow_summary_rc(result);
+}

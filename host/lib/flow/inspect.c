@@ -1,0 +1,269 @@
+/* lume-metal status, probe and run: reading an enabled VM, and running one workload in it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flow_internal.h"
+
+/* What the journal says about an enabled VM, enough to reach its installed bundle. */
+typedef struct {
+	int known;
+	char status[32];
+	char profile_name[128];
+	lm_profile *profile;
+	char injection[64], shim[256], probe[256], bundle_id[96];
+	lm_guest_facts facts;
+	lm_report *stock, *shimmed;
+} vm_record;
+
+static void record_free(vm_record *r)
+{
+	lm_profile_free(r->profile);
+	lm_report_free(r->stock);
+	lm_report_free(r->shimmed);
+	memset(r, 0, sizeof(*r));
+}
+
+static void copy_json_string(const cJSON *obj, const char *key, char *out, size_t len)
+{
+	const char *s = lm_journal_string(obj, key);
+
+	snprintf(out, len, "%s", s != NULL ? s : "");
+}
+
+static int record_load(lm_context *ctx, const char *name, vm_record *r)
+{
+	lm_state *st = NULL;
+	const cJSON *vm, *bundle, *probe;
+	const char *pj;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if ((rc = lm_state_open(&st, ctx)) < 0)
+		return rc;
+	if ((vm = lm_state_vm(st, name, 0)) == NULL)
+		goto out;
+	r->known = 1;
+	copy_json_string(vm, "status", r->status, sizeof(r->status));
+	copy_json_string(vm, "profile", r->profile_name, sizeof(r->profile_name));
+	if ((pj = lm_journal_string(vm, "profile_json")) != NULL &&
+	    (rc = lm_profile_parse(&r->profile, pj, strlen(pj), "state journal")) < 0)
+		goto out;
+	bundle = cJSON_GetObjectItemCaseSensitive(vm, "bundle");
+	copy_json_string(bundle, "injection_variable", r->injection, sizeof(r->injection));
+	copy_json_string(bundle, "shim", r->shim, sizeof(r->shim));
+	copy_json_string(bundle, "probe", r->probe, sizeof(r->probe));
+	copy_json_string(bundle, "id", r->bundle_id, sizeof(r->bundle_id));
+	lm_journal_load_facts(vm, &r->facts);
+	probe = cJSON_GetObjectItemCaseSensitive(vm, "last_probe");
+	(void)lm_journal_load_report(probe, "stock", &r->stock);
+	(void)lm_journal_load_report(probe, "shimmed", &r->shimmed);
+	rc = 0;
+out:
+	lm_state_close(st);
+	if (rc < 0)
+		record_free(r);
+	return rc;
+}
+
+/* An enabled VM, running, reached over SSH, with its shim environment. */
+static int open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, vm_record *r, lm_ssh **ssh,
+    lm_shim_env *se)
+{
+	char current[128];
+	int rc;
+
+	if ((rc = record_load(ctx, o->vm, r)) < 0)
+		return rc;
+	if (!r->known || strcmp(r->status, "enabled") != 0 || r->profile == NULL)
+		return lm_error_set(LM_ENOTFOUND, "%s is not enabled: run `lume-metal enable %s` first", o->vm, o->vm);
+	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0)
+		return rc;
+	if (strcmp(o->info.status, "running") != 0)
+		return lm_error_set(LM_EUNSUPPORTED, "%s is %s: start it (or run `lume-metal enable %s`)", o->vm,
+		    o->info.status, o->vm);
+	if ((rc = lm_flow_connect(ctx, o->vm, &o->info, ssh)) < 0 ||
+	    (rc = lm_guest_facts_read(*ssh, &o->guest, current, sizeof(current))) < 0)
+		return rc;
+	if (strcmp(current, r->bundle_id) != 0)
+		return lm_error_set(LM_ECORRUPT, "%s: the installed bundle is %s, the state says %s: run `lume-metal "
+		    "enable %s` to repair it", o->vm, current[0] ? current : "missing", r->bundle_id, o->vm);
+	return lm_shim_env_make(se, &o->guest, r->injection, r->shim, r->probe, r->profile);
+}
+
+static int manager(lm_context *ctx, lm_vm_manager **vmm)
+{
+	return lm_vm_manager_open(vmm, ctx);
+}
+
+int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result)
+{
+	lm_vm_manager *vmm = NULL;
+	lm_ssh *ssh = NULL;
+	lm_state *st = NULL;
+	lm_shim_env se;
+	vm_record r;
+	lm_vm_outcome *o;
+	cJSON *entry, *probe;
+	double t = lm_now();
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	if ((rc = lm_flow_open_outcomes(result, &vm, 1)) < 0)
+		return rc;
+	o = &result->vms[0];
+	if ((rc = manager(ctx, &vmm)) < 0 || (rc = open_enabled(ctx, vmm, o, &r, &ssh, &se)) < 0 ||
+	    (rc = lm_guest_probe(ssh, ctx, &se, 0, &o->stock, NULL, 0)) < 0 ||
+	    (rc = lm_guest_probe(ssh, ctx, &se, 1, &o->shimmed, NULL, 0)) < 0) {
+		lm_outcome_fail(o, rc);
+		goto out;
+	}
+	snprintf(o->profile, sizeof(o->profile), "%s", r.profile_name);
+	lm_workload_derive(o->stock, &o->stock_flags);
+	lm_workload_derive(o->shimmed, &o->shimmed_flags);
+	lm_step_add(o, "probe", t, "stock and shimmed reports");
+	if (lm_state_open(&st, ctx) == 0) {
+		if ((entry = lm_state_vm(st, o->vm, 0)) != NULL) {
+			cJSON_DeleteItemFromObjectCaseSensitive(entry, "last_probe");
+			probe = cJSON_AddObjectToObject(entry, "last_probe");
+			cJSON_AddNumberToObject(probe, "at", lm_now());
+			if (lm_journal_store_report(probe, "stock", o->stock) == 0 &&
+			    lm_journal_store_report(probe, "shimmed", o->shimmed) == 0)
+				(void)lm_state_save(st);
+		}
+		lm_state_close(st);
+	}
+out:
+	record_free(&r);
+	lm_ssh_free(ssh);
+	lm_vm_manager_free(vmm);
+	return rc;
+}
+
+static void stream_out(void *data, int stream, const char *bytes, size_t len)
+{
+	(void)data;
+	while (len > 0) {
+		ssize_t n = write(stream == 2 ? STDERR_FILENO : STDOUT_FILENO, bytes, len);
+		if (n <= 0)
+			return;
+		bytes += n;
+		len -= (size_t)n;
+	}
+}
+
+int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t argc, int *exit_status)
+{
+	lm_vm_manager *vmm = NULL;
+	lm_ssh *ssh = NULL;
+	lm_flow_result result;
+	lm_shim_env se;
+	vm_record r;
+	char *cmd = NULL;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	*exit_status = 255;
+	if (argc == 0)
+		return lm_error_set(LM_EINVALID, "run: give the command after --, e.g. lume-metal run VM -- llama-bench -m model.gguf");
+	if ((rc = lm_flow_open_outcomes(&result, &vm, 1)) < 0)
+		return rc;
+	if ((rc = manager(ctx, &vmm)) < 0 || (rc = open_enabled(ctx, vmm, &result.vms[0], &r, &ssh, &se)) < 0 ||
+	    (rc = lm_shim_command(&se, 1, argv, argc, &cmd)) < 0)
+		goto out;
+	rc = lm_ssh_exec(ssh, cmd, stream_out, NULL, exit_status);
+out:
+	free(cmd);
+	record_free(&r);
+	lm_ssh_free(ssh);
+	lm_vm_manager_free(vmm);
+	lm_flow_result_free(&result);
+	return rc;
+}
+
+static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_info *pref, lm_vm_outcome *o)
+{
+	lm_ssh *ssh = NULL;
+	lm_bundle *b = NULL;
+	vm_record r;
+	char current[128];
+	int ok = 0, rc;
+
+	if ((rc = record_load(ctx, o->vm, &r)) < 0)
+		return lm_outcome_fail(o, rc);
+	snprintf(o->profile, sizeof(o->profile), "%s", r.profile_name);
+	snprintf(o->bundle_id, sizeof(o->bundle_id), "%s", r.bundle_id);
+	o->already_enabled = r.known && strcmp(r.status, "enabled") == 0;
+	o->stock = r.stock;
+	o->shimmed = r.shimmed;
+	r.stock = r.shimmed = NULL;
+	if (o->stock != NULL)
+		lm_workload_derive(o->stock, &o->stock_flags);
+	if (o->shimmed != NULL)
+		lm_workload_derive(o->shimmed, &o->shimmed_flags);
+	o->guest = r.facts;
+	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0) {
+		record_free(&r);
+		return lm_outcome_fail(o, rc);
+	}
+	snprintf(o->message, sizeof(o->message), "%s: %s", o->vm,
+	    !r.known ? "not enabled" : r.status);
+	if (strcmp(o->info.status, "running") == 0 && o->info.ip[0] != '\0' && o->info.ssh_available) {
+		if (lm_flow_connect(ctx, o->vm, &o->info, &ssh) == 0 &&
+		    lm_guest_facts_read(ssh, &o->guest, current, sizeof(current)) == 0) {
+			o->restart_pending = pref->recorded && pref->changed_at > 0 && o->guest.boot_time > 0 &&
+			    (double)o->guest.boot_time + LM_BOOT_TOLERANCE < pref->changed_at;
+			if (r.known && strcmp(current, r.bundle_id) == 0 && lm_bundle_open(&b, ctx, &o->guest) == 0 &&
+			    strcmp(b->id, r.bundle_id) == 0 && lm_guest_bundle_verify(ssh, &o->guest, b, &ok) == 0)
+				o->bundle_verified = ok;
+		} else {
+			size_t m = strlen(o->message);
+			snprintf(o->message + m, sizeof(o->message) - m, "; guest unreachable: %s", lm_error_last()->message);
+		}
+	}
+	lm_bundle_free(b);
+	lm_ssh_free(ssh);
+	record_free(&r);
+	return 0;
+}
+
+int lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result *result)
+{
+	lm_vm_manager *vmm = NULL;
+	lm_state *st = NULL;
+	const cJSON *vm;
+	const char **names = NULL;
+	size_t i = 0, count;
+	int rc;
+
+	memset(result, 0, sizeof(*result));
+	if ((rc = lm_host_pref_status(ctx, NULL, &result->pref)) < 0)
+		return rc;
+	if (n > 0) {
+		rc = lm_flow_open_outcomes(result, vms, n);
+	} else {
+		if ((rc = lm_state_open(&st, ctx)) < 0)
+			return rc;
+		count = (size_t)cJSON_GetArraySize(lm_state_vms(st));
+		if ((names = calloc(count + 1, sizeof(*names))) == NULL) {
+			lm_state_close(st);
+			return lm_error_nomem();
+		}
+		cJSON_ArrayForEach(vm, lm_state_vms(st))
+			names[i++] = strdup(vm->string);
+		lm_state_close(st);
+		rc = lm_flow_open_outcomes(result, names, count);
+		for (i = 0; i < count; i++)
+			free((void *)names[i]);
+		free(names);
+	}
+	if (rc < 0 || result->count == 0)
+		return rc;
+	if ((rc = manager(ctx, &vmm)) < 0)
+		return rc;
+	for (i = 0; i < result->count; i++)
+		(void)status_one(ctx, vmm, &result->pref, &result->vms[i]);
+	lm_vm_manager_free(vmm);
+	return 0;
+}

@@ -1,0 +1,177 @@
+/* Per-VM entries in the state journal (docs/state-format.md, "vms"). */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flow_internal.h"
+
+int lm_journal_live_vms(lm_state *st)
+{
+	const cJSON *vm;
+	const char *status;
+	int n = 0;
+
+	cJSON_ArrayForEach(vm, lm_state_vms(st)) {
+		status = lm_journal_string(vm, "status");
+		if (status != NULL && (strcmp(status, "enabled") == 0 || strcmp(status, "enabling") == 0))
+			n++;
+	}
+	return n;
+}
+
+void lm_journal_set_string(cJSON *obj, const char *key, const char *value)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	cJSON_AddStringToObject(obj, key, value != NULL ? value : "");
+}
+
+void lm_journal_set_number(cJSON *obj, const char *key, double value)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	cJSON_AddNumberToObject(obj, key, value);
+}
+
+const char *lm_journal_string(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+double lm_journal_number(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+int lm_journal_store_report(cJSON *vm, const char *key, const lm_report *report)
+{
+	char *json = NULL;
+	cJSON *parsed;
+	int rc;
+
+	cJSON_DeleteItemFromObjectCaseSensitive(vm, key);
+	if (report == NULL)
+		return 0;
+	if ((rc = lm_report_to_json(report, &json)) < 0)
+		return rc;
+	parsed = cJSON_Parse(json);
+	lm_free(json);
+	if (parsed == NULL)
+		return lm_error_nomem();
+	cJSON_AddItemToObject(vm, key, parsed);
+	return 0;
+}
+
+int lm_journal_load_report(const cJSON *vm, const char *key, lm_report **out)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(vm, key);
+	char *json;
+	int rc;
+
+	*out = NULL;
+	if (!cJSON_IsObject(item))
+		return LM_ENOTFOUND;
+	if ((json = cJSON_PrintUnformatted(item)) == NULL)
+		return lm_error_nomem();
+	rc = lm_report_from_json(out, json, strlen(json));
+	free(json);
+	return rc;
+}
+
+void lm_journal_store_facts(cJSON *vm, const lm_guest_facts *f)
+{
+	cJSON *g;
+
+	cJSON_DeleteItemFromObjectCaseSensitive(vm, "guest");
+	g = cJSON_AddObjectToObject(vm, "guest");
+	cJSON_AddStringToObject(g, "os", f->os);
+	cJSON_AddStringToObject(g, "arch", f->arch);
+	cJSON_AddStringToObject(g, "os_version", f->os_version);
+	cJSON_AddNumberToObject(g, "boot_time", (double)f->boot_time);
+	cJSON_AddStringToObject(g, "home", f->home);
+}
+
+void lm_journal_load_facts(const cJSON *vm, lm_guest_facts *f)
+{
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(vm, "guest");
+	const char *s;
+
+	memset(f, 0, sizeof(*f));
+	if (!cJSON_IsObject(g))
+		return;
+	if ((s = lm_journal_string(g, "os")) != NULL)
+		snprintf(f->os, sizeof(f->os), "%s", s);
+	if ((s = lm_journal_string(g, "arch")) != NULL)
+		snprintf(f->arch, sizeof(f->arch), "%s", s);
+	if ((s = lm_journal_string(g, "os_version")) != NULL)
+		snprintf(f->os_version, sizeof(f->os_version), "%s", s);
+	if ((s = lm_journal_string(g, "home")) != NULL)
+		snprintf(f->home, sizeof(f->home), "%s", s);
+	f->boot_time = (long long)lm_journal_number(g, "boot_time");
+}
+
+double lm_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void lm_step_add(lm_vm_outcome *o, const char *name, double started, const char *fmt, ...)
+{
+	lm_flow_step *s;
+	va_list ap;
+
+	if (o->nsteps >= LM_FLOW_MAX_STEPS)
+		return;
+	s = &o->steps[o->nsteps++];
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->seconds = lm_now() - started;
+	va_start(ap, fmt);
+	vsnprintf(s->detail, sizeof(s->detail), fmt, ap);
+	va_end(ap);
+}
+
+int lm_outcome_fail(lm_vm_outcome *o, int rc)
+{
+	o->rc = rc;
+	snprintf(o->message, sizeof(o->message), "%s: %s", o->vm, lm_error_last()->message);
+	return rc;
+}
+
+void lm_flow_test_kill_point(const char *step)
+{
+	const char *at = getenv("LUME_METAL_TEST_KILL_AT");
+
+	if (at != NULL && strcmp(at, step) == 0)
+		kill(getpid(), SIGKILL);
+}
+
+void lm_flow_result_free(lm_flow_result *result)
+{
+	size_t i;
+
+	if (result == NULL)
+		return;
+	for (i = 0; i < result->count; i++) {
+		lm_report_free(result->vms[i].stock);
+		lm_report_free(result->vms[i].shimmed);
+	}
+	free(result->vms);
+	result->vms = NULL;
+	result->count = 0;
+}
+
+int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_ssh **out)
+{
+	if (info->ip[0] == '\0')
+		return lm_error_set(LM_EUNSUPPORTED, "%s has no IP address (is it running?)", vm);
+	return lm_ssh_connect(out, ctx, vm, info->ip, 22);
+}
