@@ -47,6 +47,14 @@ void lm_cli_print_json(cJSON *doc);                               /* prints and 
 void lm_cli_log(void *data, lm_log_level level, const char *line);/* lm_options.log for the CLI */
 int lm_cli_context(lm_cli *cli, lm_context **out);                /* context from the options */
 
+/* output_flow.c: flow results. */
+cJSON *lm_cli_pref_json(const lm_host_pref_info *pref);
+cJSON *lm_cli_outcome_json(const lm_vm_outcome *outcome);
+const char *lm_cli_outcome_word(const lm_vm_outcome *outcome);
+int lm_cli_flow_exit(const lm_flow_result *result);
+void lm_cli_flow_print(const lm_cli *cli, const lm_flow_result *result, int exit_code);
+void lm_cli_flags_line(const lm_workload_flags *flags, char *buf, size_t len);
+
 /* One function per command, in cmd_<name>.c. */
 int lm_cmd_profile(lm_cli *cli);
 int lm_cmd_host(lm_cli *cli);

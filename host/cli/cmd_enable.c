@@ -1,6 +1,33 @@
+/* lume-metal enable VM... [--profile NAME|FILE] */
 #include "cli.h"
 
 int lm_cmd_enable(lm_cli *cli)
 {
-	return lm_cli_usage_error(cli, "'%s' is not available in this build yet", cli->command);
+	lm_context *ctx = NULL;
+	lm_profile *profile = NULL;
+	lm_flow_result result;
+	int rc, exit_code;
+
+	if (cli->argc == 0)
+		return lm_cli_usage_error(cli, "enable: name at least one VM (lume-metal enable VM... [--profile P])");
+	/* The profile is validated before anything is touched. */
+	if (lm_profile_resolve(&profile, cli->profile != NULL ? cli->profile : lm_profile_default_name()) < 0)
+		return lm_cli_fail(cli, LM_EXIT_FAILURE);
+	if ((rc = lm_cli_context(cli, &ctx)) != 0) {
+		lm_profile_free(profile);
+		return rc;
+	}
+	rc = lm_flow_enable(ctx, (const char *const *)cli->argv, (size_t)cli->argc, profile, cli->jobs, &result);
+	if (rc < 0 && result.count == 0) {
+		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
+	} else {
+		exit_code = lm_cli_flow_exit(&result);
+		lm_cli_flow_print(cli, &result, exit_code);
+		if (exit_code != LM_EXIT_OK && !cli->json)
+			fprintf(stderr, "lume-metal: enable: %s\n", lm_error_last()->message);
+	}
+	lm_flow_result_free(&result);
+	lm_context_free(ctx);
+	lm_profile_free(profile);
+	return exit_code;
 }

@@ -1,6 +1,68 @@
+/* lume-metal probe VM: the stock vs shimmed table. */
 #include "cli.h"
+
+static const char *yn(int v)
+{
+	return v ? "yes" : "no";
+}
+
+static void print_table(const lm_vm_outcome *o)
+{
+	const lm_family *fam;
+	size_t n, i;
+	int a, b;
+
+	printf("%s: %s (%s)\n", o->vm, lm_report_device(o->stock), o->guest.os_version);
+	printf("  %-30s %-10s %-10s\n", "", "stock", "shimmed");
+	fam = lm_family_table(&n);
+	for (i = 0; i < n; i++) {
+		if (lm_report_family(o->stock, fam[i].value, &a) < 0 || lm_report_family(o->shimmed, fam[i].value, &b) < 0)
+			continue;
+		printf("  %-30s %-10s %-10s%s\n", fam[i].name, yn(a), yn(b), a != b ? "  *" : "");
+	}
+	printf("  %-30s %-10llu %-10llu\n", "max threadgroup memory",
+	    (unsigned long long)lm_report_max_threadgroup_memory(o->stock),
+	    (unsigned long long)lm_report_max_threadgroup_memory(o->shimmed));
+	printf("  %-30s %-10llu %-10llu\n", "recommended working set",
+	    (unsigned long long)lm_report_recommended_working_set_size(o->stock),
+	    (unsigned long long)lm_report_recommended_working_set_size(o->shimmed));
+	printf("  %-30s %-10s %-10s\n", "unified memory", yn(lm_report_unified_memory(o->stock)),
+	    yn(lm_report_unified_memory(o->shimmed)));
+	printf("  %-30s %-10s %-10s\n", "shim active", yn(lm_report_shim_active(o->stock)),
+	    yn(lm_report_shim_active(o->shimmed)));
+	printf("  %-30s %-10s %-10s\n", "llama.cpp simdgroup reduction", yn(o->stock_flags.llama_simdgroup_reduction),
+	    yn(o->shimmed_flags.llama_simdgroup_reduction));
+	printf("  %-30s %-10s %-10s\n", "llama.cpp simdgroup matmul", yn(o->stock_flags.llama_simdgroup_mm),
+	    yn(o->shimmed_flags.llama_simdgroup_mm));
+	printf("  %-30s %-10s %-10s\n", "llama.cpp bfloat16", yn(o->stock_flags.llama_bfloat16),
+	    yn(o->shimmed_flags.llama_bfloat16));
+	printf("  %-30s %-10s %-10s\n", "llama.cpp tensor API", yn(o->stock_flags.llama_tensor),
+	    yn(o->shimmed_flags.llama_tensor));
+	printf("  %-30s %-10s %-10s\n", "MLX residency-set risk", yn(o->stock_flags.mlx_residency_risk),
+	    yn(o->shimmed_flags.mlx_residency_risk));
+}
 
 int lm_cmd_probe(lm_cli *cli)
 {
-	return lm_cli_usage_error(cli, "'%s' is not available in this build yet", cli->command);
+	lm_context *ctx = NULL;
+	lm_flow_result result;
+	int rc, exit_code;
+
+	if (cli->argc != 1)
+		return lm_cli_usage_error(cli, "probe: name exactly one VM (lume-metal probe VM)");
+	if ((rc = lm_cli_context(cli, &ctx)) != 0)
+		return rc;
+	rc = lm_flow_probe(ctx, cli->argv[0], &result);
+	if (rc < 0 && result.count == 0) {
+		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
+	} else {
+		exit_code = lm_cli_flow_exit(&result);
+		if (cli->json || rc < 0)
+			lm_cli_flow_print(cli, &result, exit_code);
+		else
+			print_table(&result.vms[0]);
+	}
+	lm_flow_result_free(&result);
+	lm_context_free(ctx);
+	return exit_code;
 }

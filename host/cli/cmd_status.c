@@ -1,6 +1,60 @@
+/* lume-metal status [VM...] */
 #include "cli.h"
+
+static void print_text(const lm_flow_result *r)
+{
+	const lm_host_pref_info *p = &r->pref;
+	char flags[160];
+	size_t i;
+
+	printf("host preference %s %s: %s (%s%s)\n", p->domain, p->key, p->present ? p->value : "absent",
+	    p->store, p->managed ? ", managed by a configuration profile" : "");
+	if (p->recorded)
+		printf("  changed by lume-metal; original: %s\n", p->original);
+	if (r->count == 0)
+		printf("no VM is enabled\n");
+	for (i = 0; i < r->count; i++) {
+		const lm_vm_outcome *o = &r->vms[i];
+
+		printf("%s: %s\n", o->vm, o->rc < 0 ? o->message : o->already_enabled ? "enabled" : "not enabled");
+		if (o->rc < 0)
+			continue;
+		printf("  state %s, ip %s\n", o->info.status[0] ? o->info.status : "unknown",
+		    o->info.ip[0] ? o->info.ip : "-");
+		if (o->already_enabled) {
+			printf("  profile %s, bundle %s: %s\n", o->profile, o->bundle_id,
+			    o->bundle_verified ? "verified" : "not verified (VM not running, or files differ)");
+			printf("  restart pending: %s\n", o->restart_pending ? "yes (booted before the preference changed)" : "no");
+		}
+		if (o->shimmed != NULL) {
+			lm_cli_flags_line(&o->shimmed_flags, flags, sizeof(flags));
+			printf("  last probe: shim %s, Apple%d, %llu bytes threadgroup memory; llama.cpp %s\n",
+			    lm_report_shim_active(o->shimmed) ? "active" : "inactive",
+			    lm_report_apple_family(o->shimmed) - 1000,
+			    (unsigned long long)lm_report_max_threadgroup_memory(o->shimmed), flags);
+		}
+	}
+}
 
 int lm_cmd_status(lm_cli *cli)
 {
-	return lm_cli_usage_error(cli, "'%s' is not available in this build yet", cli->command);
+	lm_context *ctx = NULL;
+	lm_flow_result result;
+	int rc, exit_code;
+
+	if ((rc = lm_cli_context(cli, &ctx)) != 0)
+		return rc;
+	rc = lm_flow_status(ctx, (const char *const *)cli->argv, (size_t)cli->argc, &result);
+	if (rc < 0) {
+		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
+	} else {
+		exit_code = lm_cli_flow_exit(&result);
+		if (cli->json)
+			lm_cli_flow_print(cli, &result, exit_code);
+		else
+			print_text(&result);
+	}
+	lm_flow_result_free(&result);
+	lm_context_free(ctx);
+	return exit_code;
 }
