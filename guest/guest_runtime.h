@@ -1,0 +1,64 @@
+/* lume-metal guest: the few runtime, dyld and libc functions the shim and the probe use.
+ *
+ * Declared here rather than taken from system headers so that one source builds three ways:
+ * natively on macOS (Apple Objective-C runtime), cross-built from Linux with no Apple SDK, and on
+ * Linux against the GNU Objective-C runtime for the tests. Every function below exists under the
+ * same name and C signature in both runtimes; only object_getClass differs (an inline function in
+ * the GNU runtime's header, a real function in Apple's).
+ */
+#ifndef LUME_METAL_GUEST_RUNTIME_H
+#define LUME_METAL_GUEST_RUNTIME_H
+
+/* The guest code runs on LP64 only (arm64/x86_64 macOS, x86_64/arm64 Linux). */
+_Static_assert(sizeof(long) == 8 && sizeof(void *) == 8, "lume-metal guest code needs LP64");
+
+typedef unsigned long lm_size;
+typedef unsigned long long lm_u64;
+
+/* Objective-C runtime: opaque pointers, identical in size and passing on both runtimes. */
+typedef struct objc_object *id;
+typedef struct objc_class *Class;
+typedef const struct objc_selector *SEL;
+typedef struct objc_method *Method;
+typedef void (*IMP)(void);
+
+Class objc_lookUpClass(const char *name);
+SEL sel_registerName(const char *name);
+const char *class_getName(Class cls);
+Class class_getSuperclass(Class cls);
+Method class_getInstanceMethod(Class cls, SEL sel);
+IMP class_getMethodImplementation(Class cls, SEL sel);
+unsigned char class_addMethod(Class cls, SEL sel, IMP imp, const char *types);
+unsigned char class_respondsToSelector(Class cls, SEL sel);
+IMP method_getImplementation(Method m);
+IMP method_setImplementation(Method m, IMP imp);
+const char *method_getTypeEncoding(Method m);
+
+#if defined(__APPLE__)
+Class object_getClass(id obj);
+#else
+/* GNU runtime: the class pointer is the object's first word (its header inlines the same). */
+static inline Class object_getClass(id obj) { return obj ? *(Class *)(void *)obj : (Class)0; }
+/* Called by the GNU runtime for every class it loads, including from a later dlopen. */
+extern void (*_objc_load_callback)(Class cls, void *category);
+#endif
+
+/* libc / dyld */
+char *getenv(const char *name);
+long write(int fd, const void *buf, lm_size len);
+int sched_yield(void);
+void *dlsym(void *handle, const char *name);
+
+#if defined(__APPLE__)
+#define LM_RTLD_NEXT ((void *)-1)
+#define LM_RTLD_DEFAULT ((void *)-2)
+#else
+#define LM_RTLD_NEXT ((void *)-1)
+#define LM_RTLD_DEFAULT ((void *)0)
+#endif
+
+/* Metal's two C entry points (Metal.framework on macOS, libMetal.so in the Linux tests). */
+id MTLCreateSystemDefaultDevice(void);
+id MTLCopyAllDevices(void);
+
+#endif

@@ -1,0 +1,253 @@
+/* metal-capabilities: what this process's Metal device answers.
+ *
+ *   metal-capabilities [FAMILY]   the published four lines (FAMILY defaults to 1009, Apple9):
+ *                                 device=, family=, supports_family=, max_threadgroup_memory=
+ *   metal-capabilities --report   the full capability report (docs/report-format.md)
+ *
+ * Exit 0; 1 when no Metal device is available; 2 for a bad argument. Run it plainly for the stock
+ * answers and with the shim injected for the widened ones. Like the shim it uses no library beyond
+ * the Objective-C runtime and Metal, so the same source builds for macOS guests and for the tests.
+ */
+#include "../guest_runtime.h"
+#include "lume-metal/family_list.h"
+
+#ifndef LM_PROBE_VERSION
+#error "LM_PROBE_VERSION must be defined by the build"
+#endif
+
+/* ---- output: one buffer, flushed with write(2) ------------------------------------------ */
+
+struct out {
+	int fd;
+	int failed;
+	lm_size len;
+	char buf[4096];
+};
+
+static void out_flush(struct out *o)
+{
+	lm_size done = 0;
+
+	while (done < o->len) {
+		long n = write(o->fd, o->buf + done, o->len - done);
+		if (n <= 0) {
+			o->failed = 1;
+			break;
+		}
+		done += (lm_size)n;
+	}
+	o->len = 0;
+}
+
+static void out_byte(struct out *o, char c)
+{
+	if (o->len == sizeof(o->buf))
+		out_flush(o);
+	o->buf[o->len++] = c;
+}
+
+static void out_str(struct out *o, const char *s)
+{
+	while (*s != '\0')
+		out_byte(o, *s++);
+}
+
+static void out_u64(struct out *o, lm_u64 v)
+{
+	char d[20];
+	int n = 0;
+
+	do {
+		d[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	while (n > 0)
+		out_byte(o, d[--n]);
+}
+
+/* Report value escaping: \ \n \r \t spelled out, other control bytes as \xHH, the rest verbatim. */
+static void out_escaped(struct out *o, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '\\') {
+			out_str(o, "\\\\");
+		} else if (c == '\n') {
+			out_str(o, "\\n");
+		} else if (c == '\r') {
+			out_str(o, "\\r");
+		} else if (c == '\t') {
+			out_str(o, "\\t");
+		} else if (c < 0x20 || c == 0x7f) {
+			out_str(o, "\\x");
+			out_byte(o, hex[c >> 4]);
+			out_byte(o, hex[c & 0xf]);
+		} else {
+			out_byte(o, (char)c);
+		}
+	}
+}
+
+/* ---- asking the device --------------------------------------------------------------- */
+
+static IMP method_for(id obj, const char *name, SEL *sel)
+{
+	Class cls = object_getClass(obj);
+
+	*sel = sel_registerName(name);
+	return class_respondsToSelector(cls, *sel) ? class_getMethodImplementation(cls, *sel) : 0;
+}
+
+static const char *device_name(id device)
+{
+	SEL sel;
+	IMP imp = method_for(device, "name", &sel);
+	id name;
+	const char *s;
+
+	if (imp == 0 || (name = ((id (*)(id, SEL))imp)(device, sel)) == 0)
+		return "";
+	imp = method_for(name, "UTF8String", &sel);
+	if (imp == 0 || (s = ((const char *(*)(id, SEL))imp)(name, sel)) == 0)
+		return "";
+	return s;
+}
+
+static int supports_family(id device, long family)
+{
+	SEL sel;
+	IMP imp = method_for(device, "supportsFamily:", &sel);
+
+	return imp != 0 && ((unsigned char (*)(id, SEL, long))imp)(device, sel, family) != 0;
+}
+
+static lm_u64 unsigned_property(id device, const char *name)
+{
+	SEL sel;
+	IMP imp = method_for(device, name, &sel);
+
+	return imp != 0 ? ((lm_u64 (*)(id, SEL))imp)(device, sel) : 0;
+}
+
+static int bool_property(id device, const char *name)
+{
+	SEL sel;
+	IMP imp = method_for(device, name, &sel);
+
+	return imp != 0 && ((unsigned char (*)(id, SEL))imp)(device, sel) != 0;
+}
+
+/* The shim exports lume_metal_shim_active when it is loaded into this process. */
+static int shim_active(void)
+{
+	int (*active)(void) = (int (*)(void))dlsym(LM_RTLD_DEFAULT, "lume_metal_shim_active");
+
+	return active != 0 && active() != 0;
+}
+
+/* ---- commands ------------------------------------------------------------------------ */
+
+static void print_report(struct out *o, id device)
+{
+	out_str(o, "format=lume-metal-report/1\ndevice=");
+	out_escaped(o, device_name(device));
+	out_byte(o, '\n');
+#define LM_PRINT_FAMILY(name, value)                                  \
+	out_str(o, "family." #name "=");                                \
+	out_str(o, supports_family(device, value) ? "1\n" : "0\n");
+	LM_FAMILY_LIST(LM_PRINT_FAMILY)
+#undef LM_PRINT_FAMILY
+	out_str(o, "max_threadgroup_memory=");
+	out_u64(o, unsigned_property(device, "maxThreadgroupMemoryLength"));
+	out_str(o, "\nrecommended_max_working_set_size=");
+	out_u64(o, unsigned_property(device, "recommendedMaxWorkingSetSize"));
+	out_str(o, "\nhas_unified_memory=");
+	out_str(o, bool_property(device, "hasUnifiedMemory") ? "1" : "0");
+	out_str(o, "\nshim_active=");
+	out_str(o, shim_active() ? "1" : "0");
+	out_str(o, "\nprobe_version=");
+	out_escaped(o, LM_PROBE_VERSION);
+	out_str(o, "\nend=1\n");
+}
+
+static void print_family(struct out *o, id device, long family)
+{
+	out_str(o, "device=");
+	out_str(o, device_name(device));
+	out_str(o, "\nfamily=");
+	out_u64(o, (lm_u64)family);
+	out_str(o, "\nsupports_family=");
+	out_str(o, supports_family(device, family) ? "true" : "false");
+	out_str(o, "\nmax_threadgroup_memory=");
+	out_u64(o, unsigned_property(device, "maxThreadgroupMemoryLength"));
+	out_byte(o, '\n');
+}
+
+/* A family is a plain decimal number, 1..99999: no sign, no space, no leading zero. */
+static int parse_family(const char *s, long *family)
+{
+	long v = 0;
+	int n = 0;
+
+	if (*s < '1' || *s > '9')
+		return -1;
+	for (; *s != '\0'; s++, n++) {
+		if (*s < '0' || *s > '9' || n == 5)
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	*family = v;
+	return 0;
+}
+
+static int str_is_report(const char *s)
+{
+	const char *want = "--report";
+
+	while (*s != '\0' && *s == *want) {
+		s++;
+		want++;
+	}
+	return *s == *want;
+}
+
+static int fail(const char *what, const char *arg)
+{
+	static struct out err = { .fd = 2 };
+
+	out_str(&err, what);
+	if (arg != 0)
+		out_escaped(&err, arg);
+	out_byte(&err, '\n');
+	out_flush(&err);
+	return arg != 0 ? 2 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	static struct out o = { .fd = 1 };
+	long family = 1009;
+	int report = 0;
+	id device;
+
+	if (argc > 2)
+		return fail("invalid family: ", argv[2]);
+	if (argc == 2) {
+		if (str_is_report(argv[1]))
+			report = 1;
+		else if (parse_family(argv[1], &family) != 0)
+			return fail("invalid family: ", argv[1]);
+	}
+	device = MTLCreateSystemDefaultDevice();
+	if (device == 0)
+		return fail("Metal device unavailable", 0);
+	if (report)
+		print_report(&o, device);
+	else
+		print_family(&o, device, family);
+	out_flush(&o);
+	return o.failed ? 1 : 0;
+}

@@ -1,0 +1,497 @@
+/* Guest tests: the real shim preloaded (LD_PRELOAD) into the real probe and test clients, on the
+ * fake Metal (GNU Objective-C runtime). Every child gets a clean environment built here, so the
+ * results do not depend on the caller's environment or current directory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "lume-metal/family_list.h"
+
+#define STOCK_WSS "11453251584"
+
+struct result {
+	int status; /* exit code, or 128 + signal */
+	char out[8192];
+	char err[4096];
+	size_t out_len, err_len;
+};
+
+static const char *metal_dir(const char *variant)
+{
+	static char buf[4][1024];
+	static int next;
+	char *b = buf[next++ % 4];
+
+	snprintf(b, sizeof(buf[0]), "%s/%s", LM_METAL_ROOT, variant);
+	return b;
+}
+
+/* Run argv with exactly the environment envp (NULL-terminated), capture stdout and stderr. */
+static void run(struct result *r, char *const argv[], char *const envp[])
+{
+	int out[2], err[2];
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int status;
+	struct pollfd p[2];
+	time_t deadline = time(NULL) + 20;
+
+	memset(r, 0, sizeof(*r));
+	assert_int_equal(pipe(out), 0);
+	assert_int_equal(pipe(err), 0);
+	for (int i = 0; i < 2; i++) {
+		fcntl(out[i], F_SETFD, FD_CLOEXEC);
+		fcntl(err[i], F_SETFD, FD_CLOEXEC);
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+	assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, envp), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(out[1]);
+	close(err[1]);
+	p[0] = (struct pollfd){ .fd = out[0], .events = POLLIN };
+	p[1] = (struct pollfd){ .fd = err[0], .events = POLLIN };
+	while (p[0].fd >= 0 || p[1].fd >= 0) {
+		int n = poll(p, 2, 1000);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (time(NULL) > deadline) {
+			kill(pid, SIGKILL);
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			char *buf = i == 0 ? r->out : r->err;
+			size_t cap = (i == 0 ? sizeof(r->out) : sizeof(r->err)) - 1;
+			size_t *len = i == 0 ? &r->out_len : &r->err_len;
+			ssize_t got;
+
+			if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			got = read(p[i].fd, buf + *len, cap - *len);
+			if (got <= 0) {
+				close(p[i].fd);
+				p[i].fd = -1;
+			} else {
+				*len += (size_t)got;
+			}
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (p[i].fd >= 0)
+			close(p[i].fd);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	r->out[r->out_len] = '\0';
+	r->err[r->err_len] = '\0';
+}
+
+/* Environment: LD_LIBRARY_PATH=<variant dir>, LD_PRELOAD=<shim> when preload, then extra
+ * "NAME=value" strings (NULL-terminated). */
+static void run_env(struct result *r, const char *variant, int preload, char *const argv[], ...)
+{
+	static char lib[1100], pre[1100];
+	char *envp[32];
+	size_t n = 0;
+	va_list ap;
+	char *s;
+
+	snprintf(lib, sizeof(lib), "LD_LIBRARY_PATH=%s", metal_dir(variant));
+	envp[n++] = lib;
+	if (preload) {
+		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", LM_SHIM);
+		envp[n++] = pre;
+	}
+	va_start(ap, argv);
+	while ((s = va_arg(ap, char *)) != NULL && n < 31)
+		envp[n++] = s;
+	va_end(ap);
+	envp[n] = NULL;
+	run(r, argv, envp);
+}
+
+/* The report the probe must print for the fake paravirtual device. ceiling 0: stock families. */
+static void expected_report(char *buf, size_t cap, long ceiling, const char *tg, const char *wss, int active)
+{
+	size_t n = 0;
+
+	n += (size_t)snprintf(buf + n, cap - n, "format=lume-metal-report/1\ndevice=Apple Paravirtual device\n");
+#define FAMILY_LINE(name, value)                                                                   \
+	{                                                                                          \
+		int stock = (value >= 1001 && value <= 1005) || value == 2002 ||                   \
+		    (value >= 3001 && value <= 3003);                                              \
+		int on = stock || (value >= 1001 && value <= ceiling);                             \
+		n += (size_t)snprintf(buf + n, cap - n, "family." #name "=%d\n", on);              \
+	}
+	LM_FAMILY_LIST(FAMILY_LINE)
+#undef FAMILY_LINE
+	snprintf(buf + n, cap - n,
+	    "max_threadgroup_memory=%s\nrecommended_max_working_set_size=%s\nhas_unified_memory=1\n"
+	    "shim_active=%d\nprobe_version=%s\nend=1\n", tg, wss, active, LM_VERSION);
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s != '\0'; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* ---- the environment table ----------------------------------------------------------- */
+
+struct env_case {
+	const char *family;   /* LUME_METAL_APPLE_FAMILY_MAX, NULL = absent */
+	const char *tg;       /* LUME_METAL_MAX_THREADGROUP_MEMORY, NULL = absent */
+	const char *wss;      /* LUME_METAL_RECOMMENDED_WORKING_SET_SIZE, NULL = absent */
+	long ceiling;         /* expected: 0 = the process stays stock */
+	const char *want_tg;
+	const char *want_wss;
+};
+
+#define STOCK(f, t, w) { f, t, w, 0, "32768", STOCK_WSS }
+static const struct env_case env_cases[] = {
+	{ "1009", NULL, NULL, 1009, "65536", STOCK_WSS },
+	{ "1007", NULL, NULL, 1007, "65536", STOCK_WSS },
+	{ "1001", NULL, NULL, 1001, "65536", STOCK_WSS },
+	{ "1010", NULL, NULL, 1010, "65536", STOCK_WSS },
+	{ "1999", NULL, NULL, 1999, "65536", STOCK_WSS },
+	STOCK(NULL, NULL, NULL),
+	STOCK("", NULL, NULL),
+	STOCK("0", NULL, NULL),
+	STOCK("1000", NULL, NULL),
+	STOCK("2000", NULL, NULL),
+	STOCK("1009abc", NULL, NULL),
+	STOCK(" 1009", NULL, NULL),
+	STOCK("1009 ", NULL, NULL),
+	STOCK("+1009", NULL, NULL),
+	STOCK("-1009", NULL, NULL),
+	STOCK("0x3F1", NULL, NULL),
+	STOCK("01009", NULL, NULL),
+	STOCK("1009.0", NULL, NULL),
+	STOCK("1009\n", NULL, NULL),
+	STOCK("99999999999999999999999999", NULL, NULL),
+	STOCK("18446744073709552625", NULL, NULL), /* 2^64 + 1009: wraps to 1009 if unchecked */
+	STOCK(NULL, "65536", NULL),                /* floor alone does nothing */
+	{ "1009", "32768", NULL, 1009, "32768", STOCK_WSS },
+	{ "1009", "16384", NULL, 1009, "32768", STOCK_WSS }, /* only ever raised */
+	{ "1009", "131072", NULL, 1009, "131072", STOCK_WSS },
+	{ "1009", "18446744073709551615", NULL, 1009, "18446744073709551615", STOCK_WSS },
+	STOCK("1009", "", NULL),
+	STOCK("1009", "0", NULL),
+	STOCK("1009", "abc", NULL),
+	STOCK("1009", "-1", NULL),
+	STOCK("1009", "64k", NULL),
+	STOCK("1009", "18446744073709551616", NULL),
+	{ "1009", NULL, "20000000000", 1009, "65536", "20000000000" },
+	{ "1009", NULL, "1000", 1009, "65536", STOCK_WSS },
+	{ "1009", "131072", "20000000000", 1009, "131072", "20000000000" },
+	STOCK("1009", NULL, ""),
+	STOCK("1009", NULL, "12GB"),
+	STOCK("1009", NULL, " 1"),
+	STOCK("1009", NULL, "0"),
+	STOCK("1009", NULL, "99999999999999999999"),
+};
+
+static void test_env_table(void **state)
+{
+	static char *argv[] = { LM_PROBE, "--report", NULL };
+	size_t count = sizeof(env_cases) / sizeof(env_cases[0]);
+
+	assert_true(count >= 25);
+	for (size_t i = 0; i < count; i++) {
+		const struct env_case *c = &env_cases[i];
+		char f[128], t[128], w[128];
+		char *extra[4] = { NULL, NULL, NULL, NULL };
+		size_t e = 0;
+		char want[4096];
+		struct result r;
+
+		if (c->family)
+			snprintf(f, sizeof(f), "LUME_METAL_APPLE_FAMILY_MAX=%s", c->family), extra[e++] = f;
+		if (c->tg)
+			snprintf(t, sizeof(t), "LUME_METAL_MAX_THREADGROUP_MEMORY=%s", c->tg), extra[e++] = t;
+		if (c->wss)
+			snprintf(w, sizeof(w), "LUME_METAL_RECOMMENDED_WORKING_SET_SIZE=%s", c->wss), extra[e++] = w;
+		expected_report(want, sizeof(want), c->ceiling, c->want_tg, c->want_wss, c->ceiling != 0);
+
+		/* Silent without LUME_METAL_LOG. */
+		run_env(&r, "stock", 1, argv, extra[0], extra[1], extra[2], NULL);
+		if (strcmp(r.out, want) != 0 || r.status != 0 || r.err_len != 0)
+			fail_msg("case %zu (family=%s tg=%s wss=%s): status %d\n--- got\n%s--- want\n%s--- stderr\n%s",
+			    i, c->family ? c->family : "(absent)", c->tg ? c->tg : "(absent)",
+			    c->wss ? c->wss : "(absent)", r.status, r.out, want, r.err);
+
+		/* With LUME_METAL_LOG=1: same answers, and one line on stderr exactly when stock. */
+		run_env(&r, "stock", 1, argv, "LUME_METAL_LOG=1", extra[0], extra[1], extra[2], NULL);
+		assert_string_equal(r.out, want);
+		if (c->ceiling == 0) {
+			assert_int_equal(count_lines(r.err), 1);
+			assert_non_null(strstr(r.err, "lume-metal-shim: stock: LUME_METAL_"));
+		} else {
+			assert_int_equal(r.err_len, 0);
+		}
+	}
+}
+
+/* ---- the published probe interface ---------------------------------------------------- */
+
+static void test_published_lines(void **state)
+{
+	static char *plain[] = { LM_PROBE, NULL };
+	static char *fam1007[] = { LM_PROBE, "1007", NULL };
+	static char *metal3[] = { LM_PROBE, "5001", NULL };
+	struct result r;
+
+	run_env(&r, "stock", 0, plain, NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "device=Apple Paravirtual device\nfamily=1009\nsupports_family=false\n"
+	    "max_threadgroup_memory=32768\n");
+	assert_int_equal(r.err_len, 0);
+
+	run_env(&r, "stock", 1, plain, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "device=Apple Paravirtual device\nfamily=1009\nsupports_family=true\n"
+	    "max_threadgroup_memory=65536\n");
+
+	run_env(&r, "stock", 1, fam1007, "LUME_METAL_APPLE_FAMILY_MAX=1007", NULL);
+	assert_string_equal(r.out, "device=Apple Paravirtual device\nfamily=1007\nsupports_family=true\n"
+	    "max_threadgroup_memory=65536\n");
+
+	run_env(&r, "stock", 1, metal3, "LUME_METAL_APPLE_FAMILY_MAX=1999", NULL);
+	assert_string_equal(r.out, "device=Apple Paravirtual device\nfamily=5001\nsupports_family=false\n"
+	    "max_threadgroup_memory=65536\n");
+}
+
+static void test_probe_bad_arguments(void **state)
+{
+	static const char *bad[] = { "abc", "-1", "+1009", "1009x", "", "0", "0x3F1", "123456", " 1009" };
+	struct result r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[] = { LM_PROBE, (char *)bad[i], NULL };
+		char want[128];
+
+		run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
+		snprintf(want, sizeof(want), "invalid family: %s\n", bad[i]);
+		assert_int_equal(r.status, 2);
+		assert_string_equal(r.err, want);
+		assert_int_equal(r.out_len, 0);
+	}
+	{
+		char *argv[] = { LM_PROBE, "1009", "1007", NULL };
+		run_env(&r, "stock", 0, argv, NULL);
+		assert_int_equal(r.status, 2);
+		assert_string_equal(r.err, "invalid family: 1007\n");
+	}
+}
+
+static void test_probe_no_device(void **state)
+{
+	static char *plain[] = { LM_PROBE, NULL };
+	static char *report[] = { LM_PROBE, "--report", NULL };
+	struct result r;
+
+	run_env(&r, "stock", 1, plain, "LM_FAKE_METAL_NO_DEVICE=1", "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.err, "Metal device unavailable\n");
+	assert_int_equal(r.out_len, 0);
+	run_env(&r, "stock", 0, report, "LM_FAKE_METAL_NO_DEVICE=1", NULL);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.err, "Metal device unavailable\n");
+}
+
+/* ---- finding the device ---------------------------------------------------------------- */
+
+#define WIDE_1009 "class=AppleParavirtDevice name=Apple Paravirtual device Apple5=1 Apple6=1 Apple7=1 " \
+	"Apple9=1 Apple10=0 Mac1=0 Mac2=1 Common1=1 Common3=1 Metal3=0 Metal4=0 Unknown9999=0 "
+#define STOCK_LINE "class=AppleParavirtDevice name=Apple Paravirtual device Apple5=1 Apple6=0 Apple7=0 " \
+	"Apple9=0 Apple10=0 Mac1=0 Mac2=1 Common1=1 Common3=1 Metal3=0 Metal4=0 Unknown9999=0 "
+
+static void test_default_device_and_super(void **state)
+{
+	static char *argv[] = { LM_DEVICES, "default", NULL };
+	struct result r;
+
+	/* The concrete class overrides supportsFamily: and calls super; the base keeps its stock answer. */
+	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, WIDE_1009 "tg=65536 wss=" STOCK_WSS " base.Apple9=0\n");
+
+	run_env(&r, "stock", 0, argv, NULL);
+	assert_string_equal(r.out, STOCK_LINE "tg=32768 wss=" STOCK_WSS " base.Apple9=0\n");
+}
+
+static void test_copy_all_devices(void **state)
+{
+	static char *argv[] = { LM_DEVICES, "all", NULL };
+	struct result r;
+
+	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009",
+	    "LUME_METAL_RECOMMENDED_WORKING_SET_SIZE=20000000000", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "count=1\n" WIDE_1009 "tg=65536 wss=20000000000 base.Apple9=0\n");
+
+	/* Private class missing: the interposed MTLCopyAllDevices finds the device. */
+	run_env(&r, "noprivate", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "count=1\n" WIDE_1009 "tg=65536 wss=" STOCK_WSS " base.Apple9=-\n");
+}
+
+static void test_dlopen_after_start(void **state)
+{
+	char path[1200];
+	char *argv[] = { LM_DEVICES_DLOPEN, path, "default", NULL };
+	struct result r;
+
+	/* Metal loaded with dlopen(RTLD_LOCAL) after start and called through its own handle: only the
+	 * runtime's class-load callback can see it; -[_MTLDevice initGPUFamilySupport] does the rest. */
+	snprintf(path, sizeof(path), "%s/libMetal.so", metal_dir("stock"));
+	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, WIDE_1009 "tg=65536 wss=" STOCK_WSS " base.Apple9=0\n");
+
+	/* Without the private class nothing can reach such a device: it stays stock, no crash. */
+	snprintf(path, sizeof(path), "%s/libMetal.so", metal_dir("noprivate"));
+	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, STOCK_LINE "tg=32768 wss=" STOCK_WSS " base.Apple9=-\n");
+}
+
+static void test_private_class_missing(void **state)
+{
+	static char *argv[] = { LM_PROBE, "--report", NULL };
+	char want[4096];
+	struct result r;
+
+	expected_report(want, sizeof(want), 1009, "65536", STOCK_WSS, 1);
+	run_env(&r, "noprivate", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LUME_METAL_LOG=1", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, want);
+	assert_int_equal(r.err_len, 0);
+}
+
+static void test_init_method_missing(void **state)
+{
+	static char *report[] = { LM_PROBE, "--report", NULL };
+	static char *devices[] = { LM_DEVICES, "default", NULL };
+	char want[4096];
+	struct result r;
+
+	expected_report(want, sizeof(want), 1008, "65536", STOCK_WSS, 1);
+	run_env(&r, "noinit", 1, report, "LUME_METAL_APPLE_FAMILY_MAX=1008", "LUME_METAL_LOG=1", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, want);
+	assert_int_equal(r.err_len, 0);
+
+	run_env(&r, "noinit", 1, devices, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
+	assert_string_equal(r.out, WIDE_1009 "tg=65536 wss=" STOCK_WSS " base.Apple9=0\n");
+}
+
+static void test_unsupported_metal_stays_stock(void **state)
+{
+	static char *report[] = { LM_PROBE, "--report", NULL };
+	static char *plain[] = { LM_PROBE, NULL };
+	char want[4096];
+	struct result r;
+
+	expected_report(want, sizeof(want), 0, "32768", STOCK_WSS, 0);
+	run_env(&r, "unsupported", 1, report, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, want);
+	assert_int_equal(r.err_len, 0);
+
+	run_env(&r, "unsupported", 1, plain, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LUME_METAL_LOG=1", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "device=Apple Paravirtual device\nfamily=1009\nsupports_family=false\n"
+	    "max_threadgroup_memory=32768\n");
+	assert_int_equal(count_lines(r.err), 1);
+	assert_non_null(strstr(r.err, "lume-metal-shim: stock: AppleParavirtDevice has an unexpected signature for supportsFamily:"));
+}
+
+static void test_other_answers_unchanged(void **state)
+{
+	static char *argv[] = { LM_DEVICES, "default", NULL };
+	struct result r;
+
+	/* The highest ceiling: Apple families all true; Mac, Common, Metal3, Metal4, unknown and the
+	 * name stay the device's own. */
+	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1999", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "class=AppleParavirtDevice name=Apple Paravirtual device Apple5=1 Apple6=1 "
+	    "Apple7=1 Apple9=1 Apple10=1 Mac1=0 Mac2=1 Common1=1 Common3=1 Metal3=0 Metal4=0 Unknown9999=0 "
+	    "tg=65536 wss=" STOCK_WSS " base.Apple9=0\n");
+}
+
+static void test_threads_preloaded(void **state)
+{
+	static char *wide[] = { LM_DEVICES, "threads", "1", NULL };
+	static char *stock[] = { LM_DEVICES, "threads", "0", NULL };
+	struct result r;
+
+	run_env(&r, "stock", 1, wide, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "threads=16 devices=1024 mismatches=0\n");
+
+	run_env(&r, "noprivate", 1, wide, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "threads=16 devices=1024 mismatches=0\n");
+
+	run_env(&r, "stock", 1, stock, "LUME_METAL_APPLE_FAMILY_MAX=1009x", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "threads=16 devices=1024 mismatches=0\n");
+}
+
+static void test_report_escaping(void **state)
+{
+	static char *argv[] = { LM_PROBE, "--report", NULL };
+	struct result r;
+
+	/* One line per key whatever the device name holds: \ \n \r \t spelled out, other control
+	 * bytes as \xHH, everything else (UTF-8 included) verbatim. */
+	static const char want[] = "format=lume-metal-report/1\ndevice=a\\\\b\\tc\\nd\\re\\x01f\\x7fg\xc3\xa9=h\n"
+	    "family.Apple1=1\n";
+
+	run_env(&r, "stock", 1, argv, "LM_FAKE_METAL_NAME=a\\b\tc\nd\re\x01" "f\x7f" "g\xc3\xa9=h",
+	    "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_lines(r.out), 2 + 17 + 6);
+	assert_memory_equal(r.out, want, sizeof(want) - 1);
+	assert_non_null(strstr(r.out, "\nshim_active=1\nprobe_version=" LM_VERSION "\nend=1\n"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_env_table),
+		cmocka_unit_test(test_published_lines),
+		cmocka_unit_test(test_probe_bad_arguments),
+		cmocka_unit_test(test_probe_no_device),
+		cmocka_unit_test(test_default_device_and_super),
+		cmocka_unit_test(test_copy_all_devices),
+		cmocka_unit_test(test_dlopen_after_start),
+		cmocka_unit_test(test_private_class_missing),
+		cmocka_unit_test(test_init_method_missing),
+		cmocka_unit_test(test_unsupported_metal_stays_stock),
+		cmocka_unit_test(test_other_answers_unchanged),
+		cmocka_unit_test(test_threads_preloaded),
+		cmocka_unit_test(test_report_escaping),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
