@@ -1,0 +1,95 @@
+# Shared by the end-to-end scenarios: a Lume simulator with real sshd guests, and lume-metal
+# pointed at it with its own state, preferences and home. Everything lives under one temporary
+# directory and every process started here is stopped by PID on exit, even when a check fails.
+set -euo pipefail
+
+: "${LM_BIN:?LM_BIN: the lume-metal binary}"
+: "${LM_SIM:?LM_SIM: the lume-sim binary}"
+: "${LM_FAKE_METAL:?LM_FAKE_METAL: the fake Metal directory}"
+
+E2E_DIR=$(mktemp -d "${TMPDIR:-/tmp}/lm-e2e.XXXXXX")
+SIM_PID=
+export HOME="$E2E_DIR/home"
+export LUME_METAL_STATE_DIR="$E2E_DIR/state"
+export LUME_METAL_PREFS_DIR="$E2E_DIR/prefs"
+export NO_COLOR=1
+unset SSH_AUTH_SOCK LUME_METAL_SSH_PASSWORD LUME_METAL_BUNDLE || true
+mkdir -p "$HOME" "$LUME_METAL_PREFS_DIR"
+PLIST="$LUME_METAL_PREFS_DIR/com.apple.gpusw.ParavirtualizedGraphics.plist"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+note() { echo "--- $*"; }
+
+e2e_cleanup() {
+  local rc=$?
+  if [ -n "$SIM_PID" ] && kill -0 "$SIM_PID" 2>/dev/null; then
+    kill -TERM "$SIM_PID" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$SIM_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$SIM_PID" 2>/dev/null || true
+  fi
+  if [ $rc -ne 0 ] && [ -f "$E2E_DIR/sim.out" ]; then
+    echo "--- simulator output:" >&2; tail -n 30 "$E2E_DIR/sim.out" >&2 || true
+  fi
+  rm -rf "$E2E_DIR"
+  exit $rc
+}
+trap e2e_cleanup EXIT INT TERM
+
+# sim_start [lume-sim options...]: start the simulator on a free port, wait for its info file.
+sim_start() {
+  "$LM_SIM" --port 0 --dir "$E2E_DIR/sim" --info "$E2E_DIR/sim.json" --boot-delay 0.2 --stop-delay 0.1 \
+    --metal-dir "$LM_FAKE_METAL" --exit-with-parent "$@" >"$E2E_DIR/sim.out" 2>&1 &
+  SIM_PID=$!
+  for _ in $(seq 1 200); do
+    [ -s "$E2E_DIR/sim.json" ] && break
+    kill -0 "$SIM_PID" 2>/dev/null || fail "the simulator exited: $(cat "$E2E_DIR/sim.out")"
+    sleep 0.05
+  done
+  [ -s "$E2E_DIR/sim.json" ] || fail "the simulator did not start"
+  export LUME_METAL_LUME_URL; LUME_METAL_LUME_URL=$(jq -r .url "$E2E_DIR/sim.json")
+  SIM_LOG=$(jq -r .log "$E2E_DIR/sim.json")
+}
+
+vm_dir() { jq -r --arg n "$1" '.vms[] | select(.name == $n) | .dir' "$E2E_DIR/sim.json"; }
+
+# vm_run NAME: start a VM through the API (as a user would) and wait until SSH answers.
+vm_run() {
+  curl -fsS -X POST -d '{"noDisplay":true}' "$LUME_METAL_LUME_URL/lume/vms/$1/run" >/dev/null
+  for _ in $(seq 1 200); do
+    if curl -fsS "$LUME_METAL_LUME_URL/lume/vms/$1" | jq -e '.sshAvailable == true' >/dev/null; then return 0; fi
+    sleep 0.05
+  done
+  fail "$1 did not become ready"
+}
+
+vm_status() { curl -fsS "$LUME_METAL_LUME_URL/lume/vms/$1" | jq -r .status; }
+
+# Count of requests in the simulator's log matching METHOD and a path suffix, since line N.
+log_lines() { wc -l <"$SIM_LOG"; }
+count_requests() { # METHOD SUFFIX [FROM_LINE]
+  tail -n +"$(( ${3:-0} + 1 ))" "$SIM_LOG" | jq -c --arg m "$1" --arg s "$2" \
+    'select(.method == $m and (.path | endswith($s)))' | wc -l
+}
+
+lm() { "$LM_BIN" "$@"; }
+
+# lm_json OUTFILE ARGS...: run lume-metal with --format json, keep its exit code in LM_RC.
+lm_json() {
+  local out=$1; shift
+  set +e
+  "$LM_BIN" "$@" --format json >"$out" 2>"$out.err"
+  LM_RC=$?
+  set -e
+  jq -e . "$out" >/dev/null || fail "lume-metal $* printed no JSON document: $(cat "$out" "$out.err")"
+}
+
+expect_rc() { [ "$LM_RC" -eq "$1" ] || fail "expected exit $1, got $LM_RC: $(cat "$2" "$2.err")"; }
+jq_is() { # FILE FILTER EXPECTED
+  local got; got=$(jq -r "$2" "$1")
+  [ "$got" = "$3" ] || fail "$2: expected '$3', found '$got' in $(cat "$1")"
+}
+
+# plist_xml: the preference file as an independent reader (plistutil) sees it; "absent" if none.
+plist_xml() { if [ -f "$PLIST" ]; then plistutil -i "$PLIST" -o - -f xml 2>/dev/null || plistutil -i "$PLIST" -o -; else echo absent; fi; }
+
+guest_home() { echo "$(vm_dir "$1")/home"; }
