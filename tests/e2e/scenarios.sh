@@ -30,9 +30,7 @@ scenario_enable_probe_run() {
   lm probe vm1 >"$E2E_DIR/probe.txt"
   grep -Eq '^  Apple9 +no +yes' "$E2E_DIR/probe.txt" || fail "probe table: $(cat "$E2E_DIR/probe.txt")"
 
-  set +e; out=$(lm run vm1 -- metal-capabilities 1009); rc=$?; set -e
-  [ $rc -eq 127 ] || true  # the probe is not on the guest's PATH: use its installed path instead
-  out=$(lm run vm1 -- "/Users/lume/.local/share/lume-metal/current/metal-capabilities" 1009)
+  out=$(lm run vm1 -- metal-capabilities 1009)
   echo "$out" | grep -qx 'supports_family=true' || fail "run: $out"
   echo "$out" | grep -qx 'max_threadgroup_memory=65536' || fail "run: $out"
   set +e; lm run vm1 -- sh -c 'echo out; echo err >&2; exit 7' >"$E2E_DIR/run.out" 2>"$E2E_DIR/run.err"; rc=$?; set -e

@@ -298,6 +298,14 @@ int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *arg
 			cl_arg(&c, assign);
 		}
 	}
+	if (with_shim) {
+		/* The bundle's own tools (metal-capabilities) by name; the guest's PATH after them. */
+		snprintf(assign, sizeof(assign), "PATH=%.*s:", (int)(strrchr(se->probe_path, '/') - se->probe_path),
+		    se->probe_path);
+		cl_raw(&c, " ");
+		cl_arg(&c, assign);
+		cl_raw(&c, "\"$PATH\"");
+	}
 	for (i = 0; i < argc; i++) {
 		cl_raw(&c, " ");
 		cl_arg(&c, argv[i]);
