@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The main job, end to end: enable a VM, show its status, run the probe with the shim, roll back.
+#
+#   examples/demo.sh [VM]        (after `cmake --preset default && cmake --build --preset default`)
+#
+# With real Lume (macOS, `lume serve` answering or `lume` on PATH) it works on your VM (default
+# "my-vm"). Without Lume it starts the bundled Lume simulator with one VM — a real OpenSSH guest
+# on 127.0.0.2 — and points lume-metal at it with its own state and preference directories, so
+# nothing of this machine's is touched; the simulator is stopped at the end.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${LUME_METAL_BUILD_DIR:-$root/build}
+bin=$build/bin
+[ -x "$bin/lume-metal" ] || { echo "demo: build first: cmake --preset default && cmake --build --preset default" >&2; exit 1; }
+export PATH="$bin:$PATH"
+step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+
+real_lume=0
+if [ "$(uname -s)" = Darwin ] && { curl -fsS -m 2 "${LUME_METAL_LUME_URL:-http://127.0.0.1:7777}/lume/host/status" >/dev/null 2>&1 || command -v lume >/dev/null; }; then
+  real_lume=1
+fi
+
+if [ $real_lume -eq 1 ]; then
+  vm=${1:-my-vm}
+else
+  vm=${1:-demo-vm}
+  work=$(mktemp -d "${TMPDIR:-/tmp}/lume-metal-demo.XXXXXX")
+  sim_pid=
+  cleanup() {
+    [ -n "$sim_pid" ] && kill -TERM "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null || true
+    rm -rf "$work"
+  }
+  trap cleanup EXIT INT TERM
+  metal=$(sed -n 's/^LUME_METAL_FAKE_METAL_DIR:INTERNAL=//p' "$build/CMakeCache.txt")
+  echo "No Lume here: starting the Lume simulator with one VM ($vm), a real sshd guest."
+  "$bin/lume-sim" --port 0 --vm "$vm" --dir "$work/sim" --info "$work/sim.json" --boot-delay 1 \
+    --stop-delay 1 --metal-dir "$metal" --exit-with-parent >"$work/sim.log" 2>&1 &
+  sim_pid=$!
+  for _ in $(seq 1 100); do [ -s "$work/sim.json" ] && break; sleep 0.1; done
+  [ -s "$work/sim.json" ] || { cat "$work/sim.log" >&2; exit 1; }
+  cat "$work/sim.log"
+  url=$(sed -n 's/.*"url": *"\([^"]*\)".*/\1/p' "$work/sim.json" | head -n 1)
+  export LUME_METAL_LUME_URL=$url
+  export LUME_METAL_STATE_DIR=$work/state LUME_METAL_PREFS_DIR=$work/prefs
+  mkdir -p "$work/prefs"
+fi
+
+step lume-metal enable "$vm"
+step lume-metal status "$vm"
+step lume-metal run "$vm" -- metal-capabilities 1009
+step lume-metal probe "$vm"
+step lume-metal enable "$vm"          # again: nothing to do, well under a second
+step lume-metal rollback "$vm"
+echo
+echo "demo: done — $vm is back exactly as it was."
