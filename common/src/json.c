@@ -78,8 +78,13 @@ const char *lm_json_describe(const cJSON *item, char *buf, size_t size)
 	else if (cJSON_IsString(item)) {
 		lm_text_quote(q, sizeof(q), item->valuestring, strlen(item->valuestring), 60);
 		snprintf(buf, size, "\"%s\"", q);
-	} else if (cJSON_IsArray(item))
-		snprintf(buf, size, "an array");
+	} else if (cJSON_IsArray(item)) {
+		int n = cJSON_GetArraySize(item);
+		if (n == 0)
+			snprintf(buf, size, "an empty array");
+		else
+			snprintf(buf, size, "an array of %d element%s", n, n == 1 ? "" : "s");
+	}
 	else if (cJSON_IsObject(item))
 		snprintf(buf, size, "an object");
 	else
@@ -365,7 +370,7 @@ int lm_json_check_members(const cJSON *obj, const char *source, const lm_json_pa
 		best_d = 3;
 		for (i = 0; known[i] != NULL; i++) {
 			d = lm_text_distance(c->string, known[i], 2);
-			if (d < best_d && d * 3 <= strlen(known[i])) {
+			if (d < best_d && d <= (strlen(known[i]) >= 5 ? 2u : 1u)) {
 				best_d = d;
 				best = known[i];
 			}

@@ -355,7 +355,7 @@ static int parse_validated(lm_profile *p, const cJSON *arr, const char *src, con
 	n = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : -1;
 	if (n < 0 || n > VALIDATIONS_MAX)
 		return lm_json_fail(src, path, "expected an array of at most %d validations, found %s",
-		    VALIDATIONS_MAX, n < 0 ? lm_json_describe(arr, found, sizeof(found)) : "more");
+		    VALIDATIONS_MAX, lm_json_describe(arr, found, sizeof(found)));
 	if (n == 0)
 		return 0;
 	if ((p->validated = calloc((size_t)n, sizeof(*p->validated))) == NULL)
