@@ -154,7 +154,7 @@ static int parse_bool(line_parser *p, const char *key, const char *v, size_t n, 
 		*out = v[0] - '0';
 		return 0;
 	}
-	lm_text_quote(shown, sizeof(shown), p->value, p->value_len, 40);
+	lm_text_quote(shown, sizeof(shown), v, n, 40);
 	return line_fail(p, "the value of '%s' must be 0 or 1, found '%s'", key, shown);
 }
 
@@ -164,7 +164,7 @@ static int parse_number(line_parser *p, const char *key, const char *v, size_t n
 
 	if (lm_text_parse_u64(v, n, LM_JSON_INT_MAX, out) == 0)
 		return 0;
-	lm_text_quote(shown, sizeof(shown), p->value, p->value_len, 40);
+	lm_text_quote(shown, sizeof(shown), v, n, 40);
 	return line_fail(p, "the value of '%s' must be a decimal number in 0..9007199254740991, found '%s'",
 	    key, shown);
 }
@@ -186,18 +186,13 @@ static int store_string(line_parser *p, const char *key, char **dst)
 	return 0;
 }
 
-static int check_format_line(line_parser *p, const char *key, size_t kn, const char *v, size_t vn)
+static int check_format_line(line_parser *p, const char *v, size_t vn)
 {
 	const char *prefix = FORMAT_NAME "/";
 	size_t pl = strlen(prefix), i, dot;
 	uint64_t major, minor;
 	char shown[96];
 
-	if (kn != 6 || memcmp(key, "format", 6) != 0) {
-		lm_text_quote(shown, sizeof(shown), key, kn, 40);
-		return line_fail(p, "missing version line: expected format=" FORMAT_NAME "/1 first, found key '%s'",
-		    shown);
-	}
 	lm_text_quote(shown, sizeof(shown), v, vn, 60);
 	if (vn <= pl || memcmp(v, prefix, pl) != 0)
 		return line_fail(p, "expected format=" FORMAT_NAME "/1, found format=%s", shown);
@@ -224,6 +219,12 @@ static int handle_line(line_parser *p, const char *line, size_t n, int *ended)
 	size_t kn, vn, i;
 	int idx, b = 0, rc;
 
+	if (n > 0 && line[n - 1] == '\r')
+		return line_fail(p, "ends with a carriage return; report lines end with \\n only");
+	if (p->line_no == 1 && (eq == NULL || (size_t)(eq - line) != 6 || memcmp(line, "format", 6) != 0)) {
+		lm_text_quote(shown, sizeof(shown), line, n, 60);
+		return line_fail(p, "missing version line: expected format=" FORMAT_NAME "/1 first, found '%s'", shown);
+	}
 	if (eq == NULL) {
 		lm_text_quote(shown, sizeof(shown), line, n, 40);
 		return line_fail(p, "expected KEY=VALUE, found '%s'", shown);
@@ -236,7 +237,7 @@ static int handle_line(line_parser *p, const char *line, size_t n, int *ended)
 		return line_fail(p, "invalid key '%s' (keys are letters, digits, '_' and '.')", shown);
 	}
 	if (p->line_no == 1)
-		return check_format_line(p, line, kn, v, vn);
+		return check_format_line(p, v, vn);
 	memcpy(key, line, kn);
 	key[kn] = '\0';
 	if ((rc = decode_value(p, key, v, vn)) != 0)
@@ -245,7 +246,7 @@ static int handle_line(line_parser *p, const char *line, size_t n, int *ended)
 		return line_fail(p, "duplicate key '%s'", key);
 	if (strcmp(key, "end") == 0) {
 		if (vn != 1 || v[0] != '1') {
-			lm_text_quote(shown, sizeof(shown), p->value, p->value_len, 40);
+			lm_text_quote(shown, sizeof(shown), v, vn, 40);
 			return line_fail(p, "the value of 'end' must be 1, found '%s'", shown);
 		}
 		*ended = 1;
