@@ -37,7 +37,8 @@ int lm_report_shim_active(const lm_report *report);
 const char *lm_report_probe_version(const lm_report *report);
 const char *lm_report_shim_version(const lm_report *report);
 
-/* The line format again (escaped values, families in report order); *out freed with lm_free(). */
+/* The line format again (escaped values, families in report order); *out freed with lm_free().
+ * Families the report does not carry (possible in the JSON form) are left out. */
 int lm_report_to_lines(const lm_report *report, char **out);
 
 /* What a stock paravirtual device answers (reference/metal.md): "Apple Paravirtual device",
