@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "lume-metal/report.h"
+#include "lume-metal/workload.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -72,6 +73,62 @@ int lm_profile_render_env(const lm_profile *profile, lm_env_entry out[LM_PROFILE
 /* Check the profile's expectations against the stock and shimmed reports. 0 when all hold;
  * otherwise LM_EUNSUPPORTED with a message listing every expectation that failed. */
 int lm_profile_check(const lm_profile *profile, const lm_report *stock, const lm_report *shimmed);
+/* A NULL report is not checked (e.g. before the shimmed probe has run). */
+
+/* The largest profile accepted, from memory or from a file. */
+#define LM_PROFILE_MAX_BYTES (1024 * 1024)
+
+/* What the probe must confirm, one expectation at a time (stock side first, then shimmed; inside
+ * a side: families in report order, then the minimums, then shim_active). */
+typedef enum {
+	LM_EXPECT_FAMILY,                  /* family answered `value` (1 or 0) */
+	LM_EXPECT_MIN_THREADGROUP_MEMORY,  /* max_threadgroup_memory >= value */
+	LM_EXPECT_MIN_WORKING_SET_SIZE,    /* recommended_max_working_set_size >= value */
+	LM_EXPECT_SHIM_ACTIVE              /* shim_active == value (1 or 0) */
+} lm_expectation_kind;
+typedef struct {
+	int shimmed;              /* 0: applies to the stock report; 1: to the shimmed report */
+	lm_expectation_kind kind;
+	int family;               /* LM_EXPECT_FAMILY: the MTLGPUFamily value */
+	uint64_t value;
+} lm_profile_expectation;
+size_t lm_profile_expectation_count(const lm_profile *profile);
+int lm_profile_expectation_get(const lm_profile *profile, size_t index, lm_profile_expectation *out);
+
+/* Where the profile was validated (validated_on). Strings belong to the profile. */
+typedef struct {
+	const char *chip;      /* "M1 Ultra" */
+	const char *host_os;   /* "macOS 26.6.1" */
+	const char *guest_os;  /* "macOS 26.5.2" */
+	const char *const *workloads;
+	size_t workload_count;
+	const char *evidence;
+} lm_profile_validation;
+size_t lm_profile_validation_count(const lm_profile *profile);
+int lm_profile_validation_get(const lm_profile *profile, size_t index, lm_profile_validation *out);
+
+/* What the shim would answer with this profile on top of `stock` (Apple families 1001..ceiling
+ * answered true, the limits raised to the floors, shim_active set; the device name and the
+ * families outside the Apple range unchanged). Free with lm_report_free(). */
+int lm_profile_apply(const lm_profile *profile, const lm_report *stock, lm_report **out);
+
+/* The linter: a profile's effect on the stock paravirtual answers and what to be careful about.
+ * host_family is the host's own Apple family value (1007 for an M1), or 0 when unknown. */
+typedef enum { LM_LINT_NOTE, LM_LINT_WARNING } lm_lint_level;
+typedef struct {
+	lm_lint_level level;
+	const char *code;     /* stable id: "threadgroup-memory-beyond-families", "not-validated", ... */
+	char message[384];
+} lm_lint_item;
+#define LM_LINT_MAX 24
+typedef struct {
+	lm_workload_flags stock;   /* the stock paravirtual device */
+	lm_workload_flags shimmed; /* the same device with this profile */
+	size_t count;
+	size_t warnings;
+	lm_lint_item items[LM_LINT_MAX];
+} lm_profile_lint_result;
+int lm_profile_lint(const lm_profile *profile, int host_family, lm_profile_lint_result *out);
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,18 @@ uint64_t lm_report_max_threadgroup_memory(const lm_report *report);
 uint64_t lm_report_recommended_working_set_size(const lm_report *report);
 int lm_report_unified_memory(const lm_report *report);
 int lm_report_shim_active(const lm_report *report);
+/* Optional lines the probe may print; NULL when absent. */
+const char *lm_report_probe_version(const lm_report *report);
+const char *lm_report_shim_version(const lm_report *report);
+
+/* The line format again (escaped values, families in report order); *out freed with lm_free().
+ * Families the report does not carry (possible in the JSON form) are left out. */
+int lm_report_to_lines(const lm_report *report, char **out);
+
+/* What a stock paravirtual device answers (reference/metal.md): "Apple Paravirtual device",
+ * Apple1..Apple5 true, every other family false, 32768 bytes of threadgroup memory, unified
+ * memory, shim inactive, working-set size 0 (unknown). The baseline `profile lint` starts from. */
+int lm_report_stock_paravirtual(lm_report **out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,387 @@
+#include "json.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error_internal.h"
+#include "text.h"
+
+static int is_plain_key(const char *k)
+{
+	size_t i;
+
+	if (!((k[0] >= 'A' && k[0] <= 'Z') || (k[0] >= 'a' && k[0] <= 'z') || k[0] == '_'))
+		return 0;
+	for (i = 1; k[i] != '\0'; i++)
+		if (!((k[i] >= 'A' && k[i] <= 'Z') || (k[i] >= 'a' && k[i] <= 'z') ||
+		    (k[i] >= '0' && k[i] <= '9') || k[i] == '_'))
+			return 0;
+	return i <= 64;
+}
+
+static size_t path_render(const lm_json_path *p, char *buf, size_t size, size_t depth)
+{
+	size_t o;
+	char q[160];
+
+	if (p == NULL || depth > 64)
+		return (size_t)snprintf(buf, size, "$");
+	o = path_render(p->parent, buf, size, depth + 1);
+	if (o >= size)
+		return o;
+	if (p->key == NULL)
+		return o + (size_t)snprintf(buf + o, size - o, "[%d]", p->index);
+	if (is_plain_key(p->key))
+		return o + (size_t)snprintf(buf + o, size - o, ".%s", p->key);
+	lm_text_quote(q, sizeof(q), p->key, strlen(p->key), 40);
+	return o + (size_t)snprintf(buf + o, size - o, "[\"%s\"]", q);
+}
+
+void lm_json_path_format(const lm_json_path *path, char *buf, size_t size)
+{
+	if (size == 0)
+		return;
+	path_render(path, buf, size, 0);
+	buf[size - 1] = '\0';
+}
+
+static void format_number(double d, char *buf, size_t size)
+{
+	double back = 0;
+
+	if (isnan(d) || isinf(d)) {
+		snprintf(buf, size, "%s", isnan(d) ? "NaN" : d > 0 ? "a number too large" : "a number too small");
+		return;
+	}
+	snprintf(buf, size, "%1.15g", d);
+	if (sscanf(buf, "%lg", &back) != 1 || back != d)
+		snprintf(buf, size, "%1.17g", d);
+}
+
+const char *lm_json_describe(const cJSON *item, char *buf, size_t size)
+{
+	char q[160];
+
+	if (item == NULL)
+		snprintf(buf, size, "nothing");
+	else if (cJSON_IsTrue(item))
+		snprintf(buf, size, "true");
+	else if (cJSON_IsFalse(item))
+		snprintf(buf, size, "false");
+	else if (cJSON_IsNull(item))
+		snprintf(buf, size, "null");
+	else if (cJSON_IsNumber(item))
+		format_number(item->valuedouble, buf, size);
+	else if (cJSON_IsString(item)) {
+		lm_text_quote(q, sizeof(q), item->valuestring, strlen(item->valuestring), 60);
+		snprintf(buf, size, "\"%s\"", q);
+	} else if (cJSON_IsArray(item)) {
+		int n = cJSON_GetArraySize(item);
+		if (n == 0)
+			snprintf(buf, size, "an empty array");
+		else
+			snprintf(buf, size, "an array of %d element%s", n, n == 1 ? "" : "s");
+	}
+	else if (cJSON_IsObject(item))
+		snprintf(buf, size, "an object");
+	else
+		snprintf(buf, size, "an unknown value");
+	return buf;
+}
+
+int lm_json_fail(const char *source, const lm_json_path *path, const char *fmt, ...)
+{
+	char where[512], what[1024];
+	va_list ap;
+
+	lm_json_path_format(path, where, sizeof(where));
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return lm_error_set(LM_EINVALID, "%s: %s: %s", source, where, what);
+}
+
+static void line_column(const char *text, size_t off, size_t *line, size_t *col)
+{
+	size_t i;
+
+	*line = 1;
+	*col = 1;
+	for (i = 0; i < off; i++) {
+		if (text[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else if (((unsigned char)text[i] & 0xc0) != 0x80) {
+			(*col)++; /* columns count characters, not UTF-8 continuation bytes */
+		}
+	}
+}
+
+static int is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The first key (in document order) that appears twice in obj, or NULL. */
+static const char *duplicate_key(const cJSON *obj, int *oom)
+{
+	const cJSON *a, *b;
+	const char **keys, *dup = NULL;
+	size_t n = 0, i;
+
+	for (a = obj->child; a != NULL; a = a->next)
+		n++;
+	if (n < 2)
+		return NULL;
+	if (n <= 64) {
+		for (a = obj->child; a != NULL; a = a->next)
+			for (b = a->next; b != NULL; b = b->next)
+				if (strcmp(a->string, b->string) == 0)
+					return a->string;
+		return NULL;
+	}
+	/* Large objects (hostile input): sort a copy of the keys, O(n log n). */
+	if ((keys = malloc(n * sizeof(*keys))) == NULL) {
+		*oom = 1;
+		return NULL;
+	}
+	for (i = 0, a = obj->child; a != NULL; a = a->next)
+		keys[i++] = a->string;
+	qsort(keys, n, sizeof(*keys), key_cmp);
+	for (i = 1; i < n && dup == NULL; i++)
+		if (strcmp(keys[i - 1], keys[i]) == 0)
+			dup = keys[i];
+	free(keys);
+	if (dup == NULL)
+		return NULL;
+	/* Report it in document order: the first member carrying a duplicated key. */
+	for (a = obj->child; a != NULL; a = a->next)
+		for (b = a->next; b != NULL; b = b->next)
+			if (strcmp(a->string, b->string) == 0)
+				return a->string;
+	return dup;
+}
+
+static int check_duplicates(const cJSON *item, const char *source, const lm_json_path *path)
+{
+	const cJSON *c;
+	const char *dup;
+	char q[160];
+	int oom = 0, i = 0, rc;
+
+	if (cJSON_IsObject(item)) {
+		if ((dup = duplicate_key(item, &oom)) != NULL) {
+			lm_text_quote(q, sizeof(q), dup, strlen(dup), 60);
+			return lm_json_fail(source, path, "duplicate key \"%s\"; each key may appear once", q);
+		}
+		if (oom)
+			return lm_error_nomem();
+		for (c = item->child; c != NULL; c = c->next) {
+			lm_json_path sub = LM_JSON_PATH_KEY(path, c->string);
+			if ((rc = check_duplicates(c, source, &sub)) != 0)
+				return rc;
+		}
+	} else if (cJSON_IsArray(item)) {
+		for (c = item->child; c != NULL; c = c->next, i++) {
+			lm_json_path sub = LM_JSON_PATH_INDEX(path, i);
+			if ((rc = check_duplicates(c, source, &sub)) != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int lm_json_parse_object(cJSON **out, const char *text, size_t len, const char *source, size_t max_len)
+{
+	const char *end = NULL, *nul;
+	cJSON *root;
+	size_t off, bad, line, col;
+	char found[64];
+	int rc;
+
+	*out = NULL;
+	if (text == NULL)
+		len = 0;
+	if (len > max_len)
+		return lm_error_set(LM_EINVALID, "%s: the input is %zu bytes; at most %zu bytes are accepted",
+		    source, len, max_len);
+	off = 0;
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		off = 3; /* a UTF-8 byte order mark carries no meaning; skip it */
+	while (off < len && is_ws(text[off]))
+		off++;
+	if (off == len)
+		return lm_error_set(LM_EINVALID, "%s: the input is empty; expected a JSON object", source);
+	if ((nul = memchr(text, '\0', len)) != NULL)
+		return lm_error_set(LM_EINVALID, "%s: byte %zu: NUL byte; the input must be UTF-8 text",
+		    source, (size_t)(nul - text));
+	if (lm_utf8_check(text, len, &bad) != 0)
+		return lm_error_set(LM_EINVALID, "%s: byte %zu: invalid UTF-8 (0x%02x); save the file as UTF-8",
+		    source, bad, (unsigned)(unsigned char)text[bad]);
+	root = cJSON_ParseWithLengthOpts(text + off, len - off, &end, 0);
+	if (root == NULL) {
+		off = (end != NULL && end >= text && end <= text + len) ? (size_t)(end - text) : off;
+		line_column(text, off, &line, &col);
+		return lm_error_set(LM_EINVALID, "%s: line %zu, column %zu (byte %zu): invalid JSON; check the "
+		    "quotes, commas and brackets near there", source, line, col, off);
+	}
+	off = (size_t)(end - text);
+	while (off < len && is_ws(text[off]))
+		off++;
+	if (off < len) {
+		cJSON_Delete(root);
+		line_column(text, off, &line, &col);
+		return lm_error_set(LM_EINVALID, "%s: line %zu, column %zu (byte %zu): unexpected data after "
+		    "the JSON value", source, line, col, off);
+	}
+	if (!cJSON_IsObject(root)) {
+		rc = lm_json_fail(source, NULL, "expected an object, found %s",
+		    lm_json_describe(root, found, sizeof(found)));
+		cJSON_Delete(root);
+		return rc;
+	}
+	if ((rc = check_duplicates(root, source, NULL)) != 0) {
+		cJSON_Delete(root);
+		return rc;
+	}
+	*out = root;
+	return 0;
+}
+
+static void print_quoted(lm_buf *b, const char *s)
+{
+	cJSON *ref = cJSON_CreateStringReference(s);
+	char *q = ref ? cJSON_PrintUnformatted(ref) : NULL;
+
+	if (q == NULL)
+		b->oom = 1;
+	else
+		lm_buf_puts(b, q);
+	free(q);
+	cJSON_Delete(ref);
+}
+
+static void indent(lm_buf *b, int depth)
+{
+	int i;
+
+	for (i = 0; i < depth; i++)
+		lm_buf_put(b, "  ", 2);
+}
+
+static void print_value(lm_buf *b, const cJSON *item, int depth)
+{
+	const cJSON *c;
+	char *leaf;
+	int is_obj = cJSON_IsObject(item);
+
+	if (is_obj || cJSON_IsArray(item)) {
+		if (item->child == NULL) {
+			lm_buf_puts(b, is_obj ? "{}" : "[]");
+			return;
+		}
+		lm_buf_puts(b, is_obj ? "{\n" : "[\n");
+		for (c = item->child; c != NULL; c = c->next) {
+			indent(b, depth + 1);
+			if (is_obj) {
+				print_quoted(b, c->string);
+				lm_buf_puts(b, ": ");
+			}
+			print_value(b, c, depth + 1);
+			lm_buf_puts(b, c->next ? ",\n" : "\n");
+		}
+		indent(b, depth);
+		lm_buf_puts(b, is_obj ? "}" : "]");
+		return;
+	}
+	if ((leaf = cJSON_PrintUnformatted(item)) == NULL) {
+		b->oom = 1;
+		return;
+	}
+	lm_buf_puts(b, leaf);
+	free(leaf);
+}
+
+char *lm_json_print_canonical(const cJSON *item)
+{
+	lm_buf b = {0};
+
+	print_value(&b, item, 0);
+	lm_buf_puts(&b, "\n");
+	if (b.oom) {
+		free(b.data);
+		return NULL;
+	}
+	return lm_buf_finish(&b);
+}
+
+int lm_json_get_uint(const cJSON *item, const char *source, const lm_json_path *path,
+    uint64_t min, uint64_t max, uint64_t *out)
+{
+	char found[96];
+	double d;
+
+	if (cJSON_IsNumber(item)) {
+		d = item->valuedouble;
+		if (d == floor(d) && d >= (double)min && d <= (double)max && d <= (double)LM_JSON_INT_MAX) {
+			*out = (uint64_t)d;
+			return 0;
+		}
+	}
+	return lm_json_fail(source, path, "expected an integer in %llu..%llu, found %s",
+	    (unsigned long long)min, (unsigned long long)max, lm_json_describe(item, found, sizeof(found)));
+}
+
+int lm_json_get_bool(const cJSON *item, const char *source, const lm_json_path *path, int *out)
+{
+	char found[96];
+
+	if (!cJSON_IsBool(item))
+		return lm_json_fail(source, path, "expected true or false, found %s",
+		    lm_json_describe(item, found, sizeof(found)));
+	*out = cJSON_IsTrue(item) ? 1 : 0;
+	return 0;
+}
+
+int lm_json_check_members(const cJSON *obj, const char *source, const lm_json_path *path,
+    const char *const known[])
+{
+	const cJSON *c;
+	const char *best;
+	char list[512];
+	size_t i, d, best_d, o;
+
+	for (c = obj->child; c != NULL; c = c->next) {
+		for (i = 0; known[i] != NULL; i++)
+			if (strcmp(c->string, known[i]) == 0)
+				break;
+		if (known[i] != NULL)
+			continue;
+		lm_json_path sub = LM_JSON_PATH_KEY(path, c->string);
+		best = NULL;
+		best_d = 3;
+		for (i = 0; known[i] != NULL; i++) {
+			d = lm_text_distance(c->string, known[i], 2);
+			if (d < best_d && d <= (strlen(known[i]) >= 5 ? 2u : 1u)) {
+				best_d = d;
+				best = known[i];
+			}
+		}
+		if (best != NULL)
+			return lm_json_fail(source, &sub, "unknown field; did you mean \"%s\"?", best);
+		o = 0;
+		list[0] = '\0';
+		for (i = 0; known[i] != NULL && o < sizeof(list); i++)
+			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "", known[i]);
+		return lm_json_fail(source, &sub, "unknown field (known fields: %s)", list);
+	}
+	return 0;
+}

@@ -1,0 +1,26 @@
+/* Internal: the report's fields, for the profile module (applying a profile to answers). */
+#ifndef LM_REPORT_INTERNAL_H
+#define LM_REPORT_INTERNAL_H
+
+#include "family_internal.h"
+#include "lume-metal/report.h"
+
+#define LM_REPORT_MAX_BYTES (1024 * 1024)
+#define LM_REPORT_MAX_LINE 4096
+#define LM_REPORT_MAX_UNKNOWN 256
+
+struct lm_report {
+	char *device;
+	signed char family[LM_FAMILY_COUNT]; /* 1, 0, or -1 when the report does not carry it */
+	uint64_t max_threadgroup_memory;
+	uint64_t recommended_max_working_set_size;
+	int has_unified_memory;
+	int shim_active;
+	char *probe_version; /* NULL when absent */
+	char *shim_version;  /* NULL when absent */
+};
+
+/* An empty report (no family carried, device ""). */
+lm_report *lm_report_alloc(void);
+
+#endif

@@ -1,0 +1,66 @@
+/* Internal: bounds-checked text helpers shared by the profile and report parsers.
+ *
+ * Every parse of untrusted bytes goes through these few functions (OpenSSH's sshbuf idea):
+ * a cursor that never reads past its length, a strict UTF-8 check, and small string tools. */
+#ifndef LM_TEXT_H
+#define LM_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest integer a JSON number holds exactly (2^53 - 1); report and profile integers stay below. */
+#define LM_JSON_INT_MAX 9007199254740991ULL
+
+/* A read-only cursor over len bytes. */
+typedef struct {
+	const char *data;
+	size_t len;
+	size_t off;
+} lm_scan;
+
+void lm_scan_init(lm_scan *s, const char *data, size_t len);
+size_t lm_scan_left(const lm_scan *s);
+
+/* The next line, without its "\n". Returns 1 and sets *line and *n when a complete line was read,
+ * 2 when the remaining bytes have no newline (the incomplete tail is returned, cursor at end),
+ * 0 at the end of the data. */
+int lm_scan_line(lm_scan *s, const char **line, size_t *n);
+
+/* 0 when buf[0..len) is well-formed UTF-8 (no overlong forms, no surrogates, <= U+10FFFF);
+ * otherwise -1 with *bad set to the offset of the first byte of the bad sequence. */
+int lm_utf8_check(const char *buf, size_t len, size_t *bad);
+
+/* Levenshtein distance, capped: returns cap + 1 as soon as the distance exceeds cap. */
+size_t lm_text_distance(const char *a, const char *b, size_t cap);
+
+/* Write s into out (size bytes, always terminated) with control bytes, '"' and '\\' escaped and
+ * at most max_chars input bytes shown ("..." appended when cut). For messages. */
+void lm_text_quote(char *out, size_t size, const char *s, size_t len, size_t max_chars);
+
+/* Parse an unsigned decimal [0-9]+ of n bytes into *out; -1 on anything else or above max. */
+int lm_text_parse_u64(const char *s, size_t n, uint64_t max, uint64_t *out);
+
+/* strdup that returns NULL only on allocation failure. */
+char *lm_text_dup(const char *s);
+
+
+
+/* A growing output buffer; after an allocation failure every call is a no-op and oom is set. */
+typedef struct {
+	char *data;
+	size_t len;
+	size_t cap;
+	int oom;
+} lm_buf;
+
+void lm_buf_put(lm_buf *b, const char *data, size_t n);
+void lm_buf_puts(lm_buf *b, const char *s);
+void lm_buf_printf(lm_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* The terminated string (caller frees), or NULL after an allocation failure (buffer freed). */
+char *lm_buf_finish(lm_buf *b);
+
+#endif

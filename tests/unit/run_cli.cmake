@@ -1,0 +1,28 @@
+# Runs the lume-metal CLI once and checks its exit code and output (a CTest helper, no shell):
+#   cmake -DCLI=<path> -DARGS=<a|b|c> -DEXPECT_EXIT=<n> [-DEXPECT_OUT=<regex>] [-DEXPECT_ERR=<regex>]
+#         [-DEXPECT_JSON_OK=ON|OFF] -P run_cli.cmake
+# ARGS uses '|' between arguments because ';' would split the add_test() command line.
+string(REPLACE "|" ";" args "${ARGS}")
+execute_process(COMMAND ${CLI} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+  TIMEOUT 30)
+set(ctx "lume-metal ${args}\n--- exit ${rc}\n--- stdout\n${out}--- stderr\n${err}")
+if(NOT rc STREQUAL "${EXPECT_EXIT}")
+  message(FATAL_ERROR "expected exit ${EXPECT_EXIT}\n${ctx}")
+endif()
+if(DEFINED EXPECT_OUT AND NOT out MATCHES "${EXPECT_OUT}")
+  message(FATAL_ERROR "stdout does not match '${EXPECT_OUT}'\n${ctx}")
+endif()
+if(DEFINED EXPECT_ERR AND NOT err MATCHES "${EXPECT_ERR}")
+  message(FATAL_ERROR "stderr does not match '${EXPECT_ERR}'\n${ctx}")
+endif()
+if(DEFINED EXPECT_JSON_OK)
+  string(JSON ok ERROR_VARIABLE json_err GET "${out}" ok)
+  if(json_err)
+    message(FATAL_ERROR "stdout is not one JSON document with \"ok\": ${json_err}\n${ctx}")
+  endif()
+  string(JSON schema GET "${out}" schema)
+  string(JSON command GET "${out}" command)
+  if(NOT ok STREQUAL "${EXPECT_JSON_OK}" OR NOT schema EQUAL 1 OR NOT command STREQUAL "profile")
+    message(FATAL_ERROR "expected ok=${EXPECT_JSON_OK}, schema=1, command=profile\n${ctx}")
+  endif()
+endif()
