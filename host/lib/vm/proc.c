@@ -18,6 +18,20 @@ extern char **environ;
 
 #define LM_PROC_OUTPUT_MAX (16u * 1024u * 1024u)
 
+/* Children start with no blocked signals and default SIGPIPE, whatever the host application
+ * blocks or ignores. */
+static void child_signals(posix_spawnattr_t *attr, short extra_flags)
+{
+	sigset_t none, defaults;
+
+	sigemptyset(&none);
+	sigemptyset(&defaults);
+	sigaddset(&defaults, SIGPIPE);
+	posix_spawnattr_setsigmask(attr, &none);
+	posix_spawnattr_setsigdefault(attr, &defaults);
+	posix_spawnattr_setflags(attr, (short)(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | extra_flags));
+}
+
 double lm_vm_now(void)
 {
 	struct timespec ts;
@@ -190,6 +204,7 @@ static int exit_code_of(int status)
 int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_result *res)
 {
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1};
 	lm_proc_buf bo = {0}, be = {0};
 	int out_open = 1, err_open = 1, exited = 0, status = 0, rc = 0, e;
@@ -210,7 +225,10 @@ int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_r
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
-	e = posix_spawn(&pid, argv[0], &fa, NULL, argv, env);
+	posix_spawnattr_init(&attr);
+	child_signals(&attr, 0);
+	e = posix_spawn(&pid, argv[0], &fa, &attr, argv, env);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	close(outp[1]);
 	close(errp[1]);
@@ -316,9 +334,9 @@ int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid)
 	posix_spawnattr_init(&attr);
 #ifdef POSIX_SPAWN_SETSID
 	/* Its own session: a terminal's ^C or hang-up on ours must not stop the VM. */
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+	child_signals(&attr, POSIX_SPAWN_SETSID);
 #else
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	child_signals(&attr, POSIX_SPAWN_SETPGROUP);
 	posix_spawnattr_setpgroup(&attr, 0);
 #endif
 	e = posix_spawn(pid, argv[0], &fa, &attr, argv, env);
