@@ -59,6 +59,7 @@ typedef struct {
 	pthread_mutex_t lock;   /* VM states, fault, log writes */
 	pthread_cond_t wake;    /* the supervisor's sleep */
 	int stopping;
+	pid_t parent;           /* --exit-with-parent: stop when this process is gone */
 	int active;             /* connections being served */
 	pthread_cond_t idle;    /* active dropped to 0 */
 } sim;

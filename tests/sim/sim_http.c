@@ -320,9 +320,10 @@ static void *serve(void *arg)
 		snprintf(hdr, sizeof(hdr),
 		    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", r.status,
 		    reason(r.status), r.type, r.body != NULL ? strlen(r.body) : 0);
+		/* Logged before answering: a client that reads the log after its answer finds it. */
+		log_request(s, method, path, body, r.status);
 		if (send_all(c->fd, hdr, strlen(hdr)) == 0 && r.body != NULL)
 			send_all(c->fd, r.body, strlen(r.body));
-		log_request(s, method, path, body, r.status);
 	}
 	free(r.body);
 	free(head);

@@ -56,6 +56,7 @@ static void usage(FILE *out)
 	    "  --lume-cli PROGRAM       the built lume stand-in to install as DIR/bin/lume\n"
 	    "  --info FILE              write the summary as JSON to FILE once listening\n"
 	    "  --keep                   leave DIR's contents at exit\n"
+	    "  --exit-with-parent       stop (as on SIGTERM) when the process that started it exits\n"
 	    "Stops on SIGTERM/SIGINT: stops every guest and removes what it created.\n");
 }
 
@@ -293,7 +294,7 @@ static int valid_vm_name(const char *n)
 
 enum {
 	O_PORT = 256, O_VMS, O_VM, O_DIR, O_BOOT, O_STOP, O_MAXRUN, O_ADDR, O_METAL, O_UNSUP_VM, O_UNSUP_DIR,
-	O_NEVER, O_OSV, O_HOME, O_FAULT, O_CLIV, O_GUEST, O_CLI, O_INFO, O_KEEP, O_HELP
+	O_NEVER, O_OSV, O_HOME, O_FAULT, O_CLIV, O_GUEST, O_CLI, O_INFO, O_KEEP, O_PARENT, O_HELP
 };
 
 int main(int argc, char **argv)
@@ -309,7 +310,7 @@ int main(int argc, char **argv)
 		{"home-size", required_argument, NULL, O_HOME}, {"fault", required_argument, NULL, O_FAULT},
 		{"cli-version", required_argument, NULL, O_CLIV}, {"guest", required_argument, NULL, O_GUEST},
 		{"lume-cli", required_argument, NULL, O_CLI}, {"info", required_argument, NULL, O_INFO},
-		{"keep", no_argument, NULL, O_KEEP}, {"help", no_argument, NULL, O_HELP}, {NULL, 0, NULL, 0}};
+		{"keep", no_argument, NULL, O_KEEP}, {"exit-with-parent", no_argument, NULL, O_PARENT}, {"help", no_argument, NULL, O_HELP}, {NULL, 0, NULL, 0}};
 	sim s;
 	name_list names = {{0}, 0}, unsupported = {{0}, 0}, never = {{0}, 0};
 	const char *address_base = "127.0.0.2", *metal_dir = NULL, *unsupported_dir = NULL, *dir_opt = NULL;
@@ -383,6 +384,7 @@ int main(int argc, char **argv)
 		case O_CLI: s.cli_program = optarg; break;
 		case O_INFO: s.info_file = optarg; break;
 		case O_KEEP: s.keep = 1; break;
+		case O_PARENT: s.parent = getppid(); break;
 		case O_HELP: usage(stdout); return 0;
 		default: usage(stderr); return 64;
 		}

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,11 @@ void *sim_supervisor(void *arg)
 			pthread_mutex_unlock(&s->lock);
 			boot(s, vm, gen);
 			pthread_mutex_lock(&s->lock);
+		}
+		if (s->parent > 0 && getppid() != s->parent) {
+			/* the test that started us is gone: stop as on SIGTERM, once */
+			s->parent = 0;
+			kill(getpid(), SIGTERM);
 		}
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += 20 * 1000 * 1000;
