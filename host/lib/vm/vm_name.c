@@ -36,7 +36,7 @@ int lm_vm_name_normalize(const char *in, char out[LM_VM_NAME_MAX])
 			continue;
 		}
 		if (!name_char_ok(c)) {
-			if (c > 0x20 && c < 0x7f)
+			if (c >= 0x20 && c < 0x7f)
 				snprintf(shown, sizeof(shown), "'%c'", c);
 			else
 				snprintf(shown, sizeof(shown), "\\x%02x", c);
