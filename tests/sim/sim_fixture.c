@@ -174,10 +174,10 @@ static int rm_tree(const char *path)
 	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-void sim_fixture_stop(sim_fixture *f)
+int sim_fixture_stop(sim_fixture *f)
 {
 	double waited;
-	int status;
+	int status = 0, rc = 0;
 
 	if (f->pid > 0) {
 		kill(f->pid, SIGTERM);
@@ -191,12 +191,17 @@ void sim_fixture_stop(sim_fixture *f)
 			kill(f->pid, SIGKILL);
 			waitpid(f->pid, &status, 0);
 		}
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			fprintf(stderr, "fixture: lume-sim did not exit cleanly (status %d)\n", status);
+			rc = -1;
+		}
 		remember(0, f->pid);
 		f->pid = 0;
 	}
 	if (f->dir[0] != '\0')
 		rm_tree(f->dir);
 	f->dir[0] = '\0';
+	return rc;
 }
 
 int sim_fixture_count(const sim_fixture *f, const char *const needles[])

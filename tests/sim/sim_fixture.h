@@ -22,7 +22,8 @@ typedef struct {
 /* Start lume-sim with `args` (NULL-terminated, besides --port/--dir/--info which are added) and
  * wait until it listens. 0 or -1 with a message on stderr. */
 int sim_fixture_start(sim_fixture *f, const char *tag, const char *const args[]);
-void sim_fixture_stop(sim_fixture *f);
+/* SIGTERM, then SIGKILL after 15 s; -1 when it did not exit with status 0. */
+int sim_fixture_stop(sim_fixture *f);
 /* Lines of the request log that contain every one of the NULL-terminated needles. */
 int sim_fixture_count(const sim_fixture *f, const char *const needles[]);
 /* One raw HTTP request to the simulator; *body (malloc'ed) and the status. */

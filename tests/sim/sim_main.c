@@ -403,7 +403,7 @@ int main(int argc, char **argv)
 	}
 	if (names.n == 0)
 		for (i = 0; i < (size_t)nvms; i++) {
-			snprintf(numbered[i], sizeof(numbered[i]), "vm%zu", i + 1);
+			snprintf(numbered[i], sizeof(numbered[i]), "vm%d", (int)i + 1);
 			names.names[names.n++] = numbered[i];
 		}
 

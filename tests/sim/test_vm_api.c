@@ -18,8 +18,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	sim_fixture_stop(&env.sim);
-	return 0;
+	return sim_fixture_stop(&env.sim);
 }
 
 static lm_vm_manager *open_api(lm_context **ctx, double ready_timeout)
