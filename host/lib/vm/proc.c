@@ -1,0 +1,348 @@
+/* Child processes for the Lume CLI backend: posix_spawn only, output captured through pipes,
+ * a deadline after which the child is killed. */
+#include "vm_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define LM_PROC_OUTPUT_MAX (16u * 1024u * 1024u)
+
+/* Children start with no blocked signals and default SIGPIPE, whatever the host application
+ * blocks or ignores. */
+static void child_signals(posix_spawnattr_t *attr, short extra_flags)
+{
+	sigset_t none, defaults;
+
+	sigemptyset(&none);
+	sigemptyset(&defaults);
+	sigaddset(&defaults, SIGPIPE);
+	posix_spawnattr_setsigmask(attr, &none);
+	posix_spawnattr_setsigdefault(attr, &defaults);
+	posix_spawnattr_setflags(attr, (short)(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | extra_flags));
+}
+
+double lm_vm_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void lm_vm_sleep(double seconds)
+{
+	struct timespec ts;
+
+	if (seconds <= 0)
+		return;
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static int is_executable_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+int lm_proc_find_program(const char *name, char **out)
+{
+	const char *path = getenv("PATH");
+	const char *p, *end;
+	size_t n;
+	char *cand;
+
+	*out = NULL;
+	if (name == NULL || name[0] == '\0')
+		return lm_error_set(LM_EINVALID, "empty program name");
+	if (strchr(name, '/') != NULL) {
+		if (!is_executable_file(name))
+			return lm_error_set(LM_ENOTFOUND, "%s: no such executable file", name);
+		return (*out = strdup(name)) == NULL ? lm_error_nomem() : 0;
+	}
+	if (path == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path;; p = end + 1) {
+		end = strchr(p, ':');
+		if (end == NULL)
+			end = p + strlen(p);
+		n = (size_t)(end - p);
+		if (n > 0) {
+			if ((cand = malloc(n + strlen(name) + 2)) == NULL)
+				return lm_error_nomem();
+			memcpy(cand, p, n);
+			cand[n] = '/';
+			strcpy(cand + n + 1, name);
+			if (is_executable_file(cand)) {
+				*out = cand;
+				return 0;
+			}
+			free(cand);
+		}
+		if (*end == '\0')
+			break;
+	}
+	return lm_error_set(LM_ENOTFOUND, "%s: not found on PATH", name);
+}
+
+char **lm_proc_env_with(const char *name, const char *value)
+{
+	size_t n = 0, i, j = 0, nlen = strlen(name);
+	char **env;
+
+	while (environ != NULL && environ[n] != NULL)
+		n++;
+	if ((env = calloc(n + 2, sizeof(*env))) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (strncmp(environ[i], name, nlen) == 0 && environ[i][nlen] == '=')
+			continue;
+		if ((env[j++] = strdup(environ[i])) == NULL)
+			goto fail;
+	}
+	if ((env[j] = malloc(nlen + strlen(value) + 2)) == NULL)
+		goto fail;
+	sprintf(env[j], "%s=%s", name, value);
+	return env;
+fail:
+	lm_proc_env_free(env);
+	return NULL;
+}
+
+void lm_proc_env_free(char **env)
+{
+	size_t i;
+
+	if (env == NULL)
+		return;
+	for (i = 0; env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
+}
+
+void lm_proc_result_free(lm_proc_result *res)
+{
+	if (res == NULL)
+		return;
+	free(res->out);
+	free(res->err);
+	memset(res, 0, sizeof(*res));
+}
+
+static int make_pipe(int fds[2])
+{
+	if (pipe(fds) < 0)
+		return -1;
+	if (fcntl(fds[0], F_SETFD, FD_CLOEXEC) < 0 || fcntl(fds[1], F_SETFD, FD_CLOEXEC) < 0 ||
+	    fcntl(fds[0], F_SETFL, O_NONBLOCK) < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	return 0;
+}
+
+typedef struct {
+	char *data;
+	size_t len;
+	size_t cap;
+} lm_proc_buf;
+
+/* Read what is available; returns 1 at EOF, 0 when more may come, <0 on error. */
+static int drain(int fd, lm_proc_buf *b)
+{
+	char chunk[4096];
+	ssize_t r;
+	char *nd;
+
+	for (;;) {
+		r = read(fd, chunk, sizeof(chunk));
+		if (r == 0)
+			return 1;
+		if (r < 0)
+			return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
+		if (b->len + (size_t)r > LM_PROC_OUTPUT_MAX)
+			continue; /* keep reading so the child never blocks, but stop storing */
+		if (b->len + (size_t)r + 1 > b->cap) {
+			size_t ncap = b->cap ? b->cap * 2 : 8192;
+			while (ncap < b->len + (size_t)r + 1)
+				ncap *= 2;
+			if ((nd = realloc(b->data, ncap)) == NULL)
+				return -1;
+			b->data = nd;
+			b->cap = ncap;
+		}
+		memcpy(b->data + b->len, chunk, (size_t)r);
+		b->len += (size_t)r;
+		b->data[b->len] = '\0';
+	}
+}
+
+static int exit_code_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 255;
+}
+
+int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_result *res)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	int outp[2] = {-1, -1}, errp[2] = {-1, -1};
+	lm_proc_buf bo = {0}, be = {0};
+	int out_open = 1, err_open = 1, exited = 0, status = 0, rc = 0, e;
+	pid_t pid;
+	double deadline = lm_vm_now() + timeout, left;
+	struct pollfd pfd[2];
+
+	memset(res, 0, sizeof(*res));
+	if (make_pipe(outp) < 0 || make_pipe(errp) < 0) {
+		e = errno;
+		if (outp[0] >= 0) {
+			close(outp[0]);
+			close(outp[1]);
+		}
+		return lm_error_set(LM_ERROR, "%s: cannot create a pipe: %s", argv[0], strerror(e));
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+	posix_spawnattr_init(&attr);
+	child_signals(&attr, 0);
+	e = posix_spawn(&pid, argv[0], &fa, &attr, argv, env);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	close(outp[1]);
+	close(errp[1]);
+	if (e != 0) {
+		close(outp[0]);
+		close(errp[0]);
+		return lm_error_set(e == ENOENT ? LM_ENOTFOUND : LM_ERROR, "%s: cannot start: %s", argv[0], strerror(e));
+	}
+	/* Read until the child has exited and both pipes are drained. A child that leaves a
+	 * grandchild holding the pipes open must not keep us waiting: once the child has exited,
+	 * only what is already buffered is read. */
+	while (!exited || out_open || err_open) {
+		int n = 0, wait_ms;
+
+		if (!exited) {
+			pid_t w = waitpid(pid, &status, WNOHANG);
+			if (w == pid)
+				exited = 1;
+		}
+		if (exited) {
+			if (out_open && drain(outp[0], &bo) != 0)
+				out_open = 0;
+			if (err_open && drain(errp[0], &be) != 0)
+				err_open = 0;
+			/* one last look at what is buffered, then stop */
+			out_open = err_open = 0;
+			break;
+		}
+		left = deadline - lm_vm_now();
+		if (left <= 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			res->timed_out = 1;
+			exited = 1;
+			drain(outp[0], &bo);
+			drain(errp[0], &be);
+			break;
+		}
+		wait_ms = left > 0.05 ? 50 : (int)(left * 1000) + 1;
+		if (out_open) {
+			pfd[n].fd = outp[0];
+			pfd[n++].events = POLLIN;
+		}
+		if (err_open) {
+			pfd[n].fd = errp[0];
+			pfd[n++].events = POLLIN;
+		}
+		if (n == 0) {
+			lm_vm_sleep((double)wait_ms / 1000.0);
+			continue;
+		}
+		if (poll(pfd, (nfds_t)n, wait_ms) < 0 && errno != EINTR) {
+			rc = lm_error_set(LM_ERROR, "%s: poll: %s", argv[0], strerror(errno));
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			break;
+		}
+		if (out_open && (e = drain(outp[0], &bo)) != 0) {
+			if (e < 0)
+				rc = lm_error_nomem();
+			out_open = 0;
+		}
+		if (err_open && (e = drain(errp[0], &be)) != 0) {
+			if (e < 0)
+				rc = lm_error_nomem();
+			err_open = 0;
+		}
+		if (rc < 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			break;
+		}
+	}
+	close(outp[0]);
+	close(errp[0]);
+	res->exit_code = exit_code_of(status);
+	if (rc == 0 && ((bo.data == NULL && (bo.data = calloc(1, 1)) == NULL) ||
+	    (be.data == NULL && (be.data = calloc(1, 1)) == NULL)))
+		rc = lm_error_nomem();
+	if (rc < 0) {
+		free(bo.data);
+		free(be.data);
+		memset(res, 0, sizeof(*res));
+		return rc;
+	}
+	res->out = bo.data;
+	res->out_len = bo.len;
+	res->err = be.data;
+	res->err_len = be.len;
+	return rc;
+}
+
+int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	int e;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	posix_spawnattr_init(&attr);
+#ifdef POSIX_SPAWN_SETSID
+	/* Its own session: a terminal's ^C or hang-up on ours must not stop the VM. */
+	child_signals(&attr, POSIX_SPAWN_SETSID);
+#else
+	child_signals(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&attr, 0);
+#endif
+	e = posix_spawn(pid, argv[0], &fa, &attr, argv, env);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	if (e != 0)
+		return lm_error_set(e == ENOENT ? LM_ENOTFOUND : LM_ERROR, "%s: cannot start: %s", argv[0], strerror(e));
+	return 0;
+}

@@ -1,0 +1,211 @@
+/* The VM manager: choosing a backend, and the rules every backend follows (never start a VM
+ * that is already running, stop only a running one, readiness only by polling). */
+#include "vm_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LM_LUME_URL_DEFAULT "http://127.0.0.1:7777"
+#define LM_LUME_PROBE_TIMEOUT 2.0
+
+static lm_vm_manager *manager_new(lm_context *ctx)
+{
+	const lm_options *o = lm_context_options(ctx);
+	lm_vm_manager *vmm = calloc(1, sizeof(*vmm));
+
+	if (vmm == NULL)
+		return NULL;
+	vmm->ctx = ctx;
+	vmm->connect_timeout = o->connect_timeout > 0 ? o->connect_timeout : 10;
+	vmm->command_timeout = o->command_timeout > 0 ? o->command_timeout : 120;
+	vmm->ready_timeout = o->ready_timeout > 0 ? o->ready_timeout : 300;
+	vmm->old_lume = -1;
+	return vmm;
+}
+
+int lm_vm_manager_open(lm_vm_manager **out, lm_context *ctx)
+{
+	const lm_options *o;
+	const char *url, *program;
+	lm_vm_manager *vmm;
+	char *found = NULL;
+	char api_why[512];
+	int rc;
+
+	*out = NULL;
+	if (ctx == NULL)
+		return lm_error_set(LM_EINVALID, "lm_vm_manager_open: no context");
+	o = lm_context_options(ctx);
+	url = (o->lume_url != NULL && o->lume_url[0] != '\0') ? o->lume_url : LM_LUME_URL_DEFAULT;
+	program = (o->lume_program != NULL && o->lume_program[0] != '\0') ? o->lume_program : "lume";
+	if ((vmm = manager_new(ctx)) == NULL)
+		return lm_error_nomem();
+
+	switch (o->vm_manager) {
+	case LM_VM_MANAGER_LUME_API:
+		rc = lm_vm_api_init(vmm, url);
+		break;
+	case LM_VM_MANAGER_LUME_CLI:
+		rc = lm_vm_cli_init(vmm, program);
+		break;
+	default:
+		if ((rc = lm_vm_api_probe(url, LM_LUME_PROBE_TIMEOUT)) == 0) {
+			lm_log(ctx, LM_LOG_DEBUG, "Lume API answers at %s", url);
+			rc = lm_vm_api_init(vmm, url);
+			break;
+		}
+		snprintf(api_why, sizeof(api_why), "%s", lm_error_last()->message);
+		if (lm_proc_find_program(program, &found) == 0) {
+			free(found);
+			lm_log(ctx, LM_LOG_DEBUG, "Lume API does not answer (%s); using the lume CLI", api_why);
+			rc = lm_vm_cli_init(vmm, program);
+			break;
+		}
+		rc = lm_error_set(LM_ENOTFOUND,
+		    "no Lume found: the Lume API does not answer (%s) and the lume program was not found (%s). "
+		    "Start the API with `lume serve` (or pass --lume-url URL), or install Lume and put `lume` on "
+		    "PATH (or pass --lume PATH)",
+		    api_why, program);
+		break;
+	}
+	if (rc < 0) {
+		lm_vm_manager_free(vmm);
+		return rc;
+	}
+	*out = vmm;
+	return 0;
+}
+
+void lm_vm_manager_free(lm_vm_manager *vmm)
+{
+	if (vmm == NULL)
+		return;
+	if (vmm->backend != NULL && vmm->backend->release != NULL)
+		vmm->backend->release(vmm);
+	free(vmm->url);
+	free(vmm->program);
+	free(vmm);
+}
+
+const char *lm_vm_manager_name(const lm_vm_manager *vmm)
+{
+	return (vmm != NULL && vmm->backend != NULL) ? vmm->backend->name : "none";
+}
+
+int lm_vm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
+{
+	*out = NULL;
+	*count = 0;
+	return vmm->backend->list(vmm, out, count);
+}
+
+int lm_vm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
+{
+	char vm[LM_VM_NAME_MAX];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = lm_vm_name_normalize(name, vm)) < 0)
+		return rc;
+	return vmm->backend->get(vmm, vm, out);
+}
+
+int lm_vm_start(lm_vm_manager *vmm, const char *name)
+{
+	char vm[LM_VM_NAME_MAX];
+	lm_vm_info info;
+	int rc;
+
+	if ((rc = lm_vm_name_normalize(name, vm)) < 0)
+		return rc;
+	/* Lume answers 202 to every start and rewrites the configuration of a VM that is already
+	 * running: look first. */
+	if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
+		return rc;
+	if (strcmp(info.status, "running") == 0) {
+		lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: already running, not started again", vm);
+		return 0;
+	}
+	if (strncmp(info.status, "provisioning", 12) == 0 || strcmp(info.status, "pulling") == 0)
+		return lm_error_set(LM_EUNSUPPORTED, "%s: cannot start a VM that is %s; wait until Lume has finished", vm,
+		    info.status);
+	lm_log(vmm->ctx, LM_LOG_INFO, "%s: starting (%s)", vm, vmm->backend->name);
+	return vmm->backend->start(vmm, vm);
+}
+
+int lm_vm_stop(lm_vm_manager *vmm, const char *name)
+{
+	char vm[LM_VM_NAME_MAX];
+	lm_vm_info info;
+	double deadline;
+	int rc;
+
+	if ((rc = lm_vm_name_normalize(name, vm)) < 0)
+		return rc;
+	if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
+		return rc;
+	if (strcmp(info.status, "running") != 0) {
+		lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: %s, nothing to stop", vm, info.status);
+		return 0;
+	}
+	lm_log(vmm->ctx, LM_LOG_INFO, "%s: stopping (%s)", vm, vmm->backend->name);
+	if ((rc = vmm->backend->stop(vmm, vm)) < 0)
+		return rc;
+	/* Both of Lume's stops block until the VM is down; confirm it anyway. */
+	deadline = lm_vm_now() + vmm->connect_timeout;
+	for (;;) {
+		if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
+			return rc;
+		if (strcmp(info.status, "running") != 0)
+			return 0;
+		if (lm_vm_now() >= deadline)
+			return lm_error_set(LM_ETIMEOUT, "%s: still running %g s after Lume said it stopped it", vm,
+			    vmm->connect_timeout);
+		lm_vm_sleep(0.2);
+	}
+}
+
+/* What is missing, for the timeout message. */
+static void describe_not_ready(const lm_vm_info *info, char *buf, size_t cap)
+{
+	if (strcmp(info->status, "running") != 0)
+		snprintf(buf, cap, "%s", info->status[0] ? info->status : "no status");
+	else if (info->ip[0] == '\0')
+		snprintf(buf, cap, "running, no IP address yet");
+	else
+		snprintf(buf, cap, "running at %s, SSH (port 22) not reachable yet", info->ip);
+}
+
+int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm_info *out)
+{
+	char vm[LM_VM_NAME_MAX], why[160];
+	lm_vm_info info;
+	double start, deadline, delay = 0.1, left;
+	int rc;
+
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	if ((rc = lm_vm_name_normalize(name, vm)) < 0)
+		return rc;
+	if (timeout <= 0)
+		timeout = vmm->ready_timeout;
+	start = lm_vm_now();
+	deadline = start + timeout;
+	for (;;) {
+		if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
+			return rc;
+		if (strcmp(info.status, "running") == 0 && info.ip[0] != '\0' && info.ssh_available) {
+			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: ready at %s after %.1f s", vm, info.ip, lm_vm_now() - start);
+			if (out != NULL)
+				*out = info;
+			return 0;
+		}
+		describe_not_ready(&info, why, sizeof(why));
+		left = deadline - lm_vm_now();
+		if (left <= 0)
+			return lm_error_set(LM_ETIMEOUT, "%s: not ready after %g s: %s", vm, timeout, why);
+		lm_vm_sleep(delay < left ? delay : left);
+		delay = delay * 1.5 > 2.0 ? 2.0 : delay * 1.5;
+	}
+}

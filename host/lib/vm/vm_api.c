@@ -1,0 +1,295 @@
+/* The Lume HTTP API backend (`lume serve`), with libcurl.
+ *
+ * Lume's quirks that shape this file (reference: docs/vm-managers.md): almost every failure is a
+ * 400 with {"message": ...}; an unknown route is a 404 with a text body; `run` answers 202 to
+ * anything; `stop` blocks until the VM is down and then sleeps a fixed 5 s. */
+#include "vm_internal.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LM_API_BODY_MAX (8u * 1024u * 1024u)
+#define LM_API_GET_TIMEOUT 30.0   /* sshAvailable costs Lume up to 2 s per running VM */
+#define LM_API_STOP_MIN 60.0      /* a stop blocks until the VM is down, then 5 s more */
+
+typedef struct {
+	char *data;
+	size_t len;
+	int overflow;
+} api_body;
+
+typedef struct {
+	long status;
+	char content_type[64];
+	api_body body;
+} api_response;
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	api_body *b = userdata;
+	size_t n = size * nmemb;
+	char *nd;
+
+	if (b->len + n > LM_API_BODY_MAX) {
+		b->overflow = 1;
+		return 0;
+	}
+	if ((nd = realloc(b->data, b->len + n + 1)) == NULL)
+		return 0;
+	b->data = nd;
+	memcpy(b->data + b->len, ptr, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return n;
+}
+
+static void response_free(api_response *r)
+{
+	free(r->body.data);
+	memset(r, 0, sizeof(*r));
+}
+
+/* One request. 0 with r filled when an HTTP answer came back, whatever its status. */
+static int api_request(CURL *curl, const char *url, const char *method, const char *json_body,
+    double connect_timeout, double timeout, api_response *r)
+{
+	struct curl_slist *headers = NULL;
+	char errbuf[CURL_ERROR_SIZE] = "";
+	const char *ct = NULL;
+	CURLcode cc;
+
+	memset(r, 0, sizeof(*r));
+	curl_easy_reset(curl);
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_NOPROXY, "*"); /* Lume listens on this host: never via a proxy */
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(connect_timeout * 1000));
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r->body);
+	if (strcmp(method, "POST") == 0) {
+		headers = curl_slist_append(headers, "Content-Type: application/json");
+		curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json_body != NULL ? json_body : "");
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)(json_body != NULL ? strlen(json_body) : 0));
+	}
+	cc = curl_easy_perform(curl);
+	curl_slist_free_all(headers);
+	if (cc != CURLE_OK) {
+		int code = cc == CURLE_OPERATION_TIMEDOUT ? LM_ETIMEOUT : LM_ENETWORK;
+		int overflow = r->body.overflow;
+		response_free(r);
+		if (overflow)
+			return lm_error_set(LM_ERROR, "lume: the answer to %s %s is larger than %u bytes", method, url,
+			    LM_API_BODY_MAX);
+		return lm_error_set(code, "lume: %s %s failed: %s", method, url, errbuf[0] ? errbuf : curl_easy_strerror(cc));
+	}
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
+	if (curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != NULL)
+		snprintf(r->content_type, sizeof(r->content_type), "%s", ct);
+	if (r->body.data == NULL && (r->body.data = calloc(1, 1)) == NULL)
+		return lm_error_nomem();
+	return 0;
+}
+
+/* A non-2xx answer as a readable error: "lume: Virtual machine not found: my-vm (HTTP 400)". */
+static int api_error(const api_response *r, const char *method, const char *path)
+{
+	char excerpt[120];
+	cJSON *doc = cJSON_Parse(r->body.data);
+	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(doc, "message");
+	int code = LM_ERROR;
+
+	if (cJSON_IsString(msg)) {
+		if (r->status == 400 && strncmp(msg->valuestring, "Virtual machine not found", 25) == 0)
+			code = LM_ENOTFOUND;
+		lm_vm_excerpt(msg->valuestring, excerpt, sizeof(excerpt));
+		cJSON_Delete(doc);
+		return lm_error_set(code, "lume: %s (HTTP %ld)", excerpt, r->status);
+	}
+	cJSON_Delete(doc);
+	lm_vm_excerpt(r->body.data, excerpt, sizeof(excerpt));
+	if (r->status == 404)
+		return lm_error_set(LM_ERROR,
+		    "lume: %s %s: no such route (HTTP 404%s%s): is the URL the Lume API (lume serve)?", method, path,
+		    excerpt[0] ? ", " : "", excerpt);
+	return lm_error_set(LM_ERROR, "lume: %s %s failed (HTTP %ld)%s%s", method, path, r->status,
+	    excerpt[0] ? ": " : "", excerpt);
+}
+
+/* method + path, expecting a JSON document of want_type (or none when want_type is 0). */
+static int api_call(lm_vm_manager *vmm, const char *method, const char *path, const char *json_body, double timeout,
+    int want_type, cJSON **out)
+{
+	api_response r;
+	char *url, excerpt[120];
+	cJSON *doc;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if ((url = malloc(strlen(vmm->url) + strlen(path) + 1)) == NULL)
+		return lm_error_nomem();
+	sprintf(url, "%s%s", vmm->url, path);
+	rc = api_request(vmm->curl, url, method, json_body, vmm->connect_timeout, timeout, &r);
+	free(url);
+	if (rc < 0)
+		return rc;
+	if (r.status < 200 || r.status > 299) {
+		rc = api_error(&r, method, path);
+		response_free(&r);
+		return rc;
+	}
+	if (want_type == 0) {
+		response_free(&r);
+		return 0;
+	}
+	doc = cJSON_Parse(r.body.data);
+	if (doc == NULL || (doc->type & 0xff) != want_type) {
+		lm_vm_excerpt(r.body.data, excerpt, sizeof(excerpt));
+		cJSON_Delete(doc);
+		rc = lm_error_set(LM_ERROR, "lume: %s %s: expected a JSON %s, got %s'%s' (HTTP %ld)", method, path,
+		    want_type == cJSON_Array ? "array" : "object", doc == NULL ? "something that is not JSON: " : "",
+		    excerpt, r.status);
+		response_free(&r);
+		return rc;
+	}
+	response_free(&r);
+	*out = doc;
+	return 0;
+}
+
+static int api_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
+{
+	cJSON *doc;
+	int rc;
+
+	if ((rc = api_call(vmm, "GET", "/lume/vms", NULL, LM_API_GET_TIMEOUT, cJSON_Array, &doc)) < 0)
+		return rc;
+	rc = lm_vm_info_array_from_json(doc, out, count, "lume: GET /lume/vms");
+	cJSON_Delete(doc);
+	return rc;
+}
+
+static int api_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
+{
+	char path[LM_VM_NAME_MAX + 32], what[LM_VM_NAME_MAX + 48];
+	cJSON *doc;
+	int rc;
+
+	snprintf(path, sizeof(path), "/lume/vms/%s", name);
+	if ((rc = api_call(vmm, "GET", path, NULL, LM_API_GET_TIMEOUT, cJSON_Object, &doc)) < 0)
+		return rc;
+	snprintf(what, sizeof(what), "lume: GET %s", path);
+	rc = lm_vm_info_from_json(doc, out, what);
+	cJSON_Delete(doc);
+	return rc;
+}
+
+static int api_start(lm_vm_manager *vmm, const char *name)
+{
+	char path[LM_VM_NAME_MAX + 32];
+
+	snprintf(path, sizeof(path), "/lume/vms/%s/run", name);
+	/* noDisplay: without it `lume serve` opens a VNC viewer on the host's desktop. The 202 says
+	 * nothing about the outcome: lm_vm_wait_ready() finds out. */
+	return api_call(vmm, "POST", path, "{\"noDisplay\":true}", LM_API_GET_TIMEOUT, 0, NULL);
+}
+
+static int api_stop(lm_vm_manager *vmm, const char *name)
+{
+	char path[LM_VM_NAME_MAX + 32];
+	double timeout = vmm->command_timeout > LM_API_STOP_MIN ? vmm->command_timeout : LM_API_STOP_MIN;
+
+	snprintf(path, sizeof(path), "/lume/vms/%s/stop", name);
+	return api_call(vmm, "POST", path, NULL, timeout, 0, NULL);
+}
+
+static void api_release(lm_vm_manager *vmm)
+{
+	if (vmm->curl != NULL)
+		curl_easy_cleanup(vmm->curl);
+	vmm->curl = NULL;
+	if (vmm->curl_global)
+		curl_global_cleanup();
+	vmm->curl_global = 0;
+}
+
+const lm_vm_backend lm_vm_backend_api = {"lume-api", api_list, api_get, api_start, api_stop, api_release};
+
+static int check_url(const char *url)
+{
+	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
+		return lm_error_set(LM_EINVALID, "Lume URL '%s': expected http://HOST:PORT (default http://127.0.0.1:7777)",
+		    url);
+	if (strchr(url, '?') != NULL || strchr(url, '#') != NULL)
+		return lm_error_set(LM_EINVALID, "Lume URL '%s': no query or fragment please (Lume routes the raw path)",
+		    url);
+	return 0;
+}
+
+static char *trimmed_url(const char *url)
+{
+	char *u = strdup(url);
+	size_t n;
+
+	if (u == NULL)
+		return NULL;
+	n = strlen(u);
+	while (n > 0 && u[n - 1] == '/')
+		u[--n] = '\0';
+	return u;
+}
+
+int lm_vm_api_probe(const char *url, double timeout)
+{
+	lm_vm_manager probe;
+	cJSON *doc;
+	const cJSON *status;
+	int rc;
+
+	if ((rc = check_url(url)) < 0)
+		return rc;
+	memset(&probe, 0, sizeof(probe));
+	probe.connect_timeout = timeout;
+	if ((probe.url = trimmed_url(url)) == NULL)
+		return lm_error_nomem();
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		free(probe.url);
+		return lm_error_set(LM_ERROR, "libcurl could not be initialised");
+	}
+	if ((probe.curl = curl_easy_init()) == NULL)
+		rc = lm_error_set(LM_ERROR, "libcurl could not be initialised");
+	else if ((rc = api_call(&probe, "GET", "/lume/host/status", NULL, timeout, cJSON_Object, &doc)) == 0) {
+		status = cJSON_GetObjectItemCaseSensitive(doc, "status");
+		if (!cJSON_IsString(status))
+			rc = lm_error_set(LM_ERROR, "%s/lume/host/status does not answer as Lume does", probe.url);
+		cJSON_Delete(doc);
+	}
+	if (probe.curl != NULL)
+		curl_easy_cleanup(probe.curl);
+	curl_global_cleanup();
+	free(probe.url);
+	return rc;
+}
+
+int lm_vm_api_init(lm_vm_manager *vmm, const char *url)
+{
+	int rc;
+
+	if ((rc = check_url(url)) < 0)
+		return rc;
+	if ((vmm->url = trimmed_url(url)) == NULL)
+		return lm_error_nomem();
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return lm_error_set(LM_ERROR, "libcurl could not be initialised");
+	vmm->curl_global = 1;
+	vmm->backend = &lm_vm_backend_api;
+	if ((vmm->curl = curl_easy_init()) == NULL)
+		return lm_error_set(LM_ERROR, "libcurl could not be initialised");
+	return 0;
+}

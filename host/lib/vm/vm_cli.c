@@ -1,0 +1,270 @@
+/* The Lume CLI backend: `lume` run with posix_spawn (never a shell), LUME_LOG_LEVEL=error in its
+ * environment, its JSON found among the log lines it prints on stdout. */
+#include "vm_internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#define LM_CLI_QUERY_TIMEOUT 60.0 /* ls/get: Lume probes SSH of running VMs (2 s each) */
+#define LM_CLI_STOP_MIN 60.0
+
+/* Reap detached `lume run` children that have finished (they are ours until they exit). */
+static void reap_children(lm_vm_manager *vmm)
+{
+	size_t i;
+	int status;
+
+	for (i = 0; i < LM_VM_MAX_CHILDREN; i++)
+		if (vmm->children[i] > 0 && waitpid(vmm->children[i], &status, WNOHANG) != 0)
+			vmm->children[i] = 0;
+}
+
+/* Run `lume ARGS...`; argv excludes the program. */
+static int cli_run(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
+{
+	const char *argv[12];
+	char **env;
+	size_t n = 0, i;
+	int rc;
+
+	argv[n++] = vmm->program;
+	for (i = 0; args[i] != NULL && n < 11; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	if ((env = lm_proc_env_with("LUME_LOG_LEVEL", "error")) == NULL)
+		return lm_error_nomem();
+	reap_children(vmm);
+	rc = lm_proc_run((char *const *)argv, env, timeout, res);
+	lm_proc_env_free(env);
+	if (rc < 0)
+		return lm_error_prefix("lume: ");
+	return 0;
+}
+
+/* The most useful line of a failed command: the last non-empty line of stderr, else of stdout. */
+static void failure_line(const lm_proc_result *res, char *buf, size_t cap)
+{
+	const char *texts[2] = {res->err, res->out};
+	size_t t;
+
+	buf[0] = '\0';
+	for (t = 0; t < 2 && buf[0] == '\0'; t++) {
+		const char *s = texts[t], *last = NULL, *p;
+		if (s == NULL)
+			continue;
+		for (p = s; *p != '\0';) {
+			const char *q = p;
+			while (*q == ' ' || *q == '\t' || *q == '\r')
+				q++;
+			if (*q != '\n' && *q != '\0')
+				last = p;
+			p = strchr(p, '\n');
+			if (p == NULL)
+				break;
+			p++;
+		}
+		if (last != NULL)
+			lm_vm_excerpt(last, buf, cap);
+	}
+}
+
+static int contains(const lm_proc_result *res, const char *needle)
+{
+	return (res->out != NULL && strstr(res->out, needle) != NULL) ||
+	    (res->err != NULL && strstr(res->err, needle) != NULL);
+}
+
+/* A failed command as an error: "lume get my-vm: Virtual machine not found: my-vm (exit 1)". */
+static int cli_error(const lm_proc_result *res, const char *what)
+{
+	char line[200];
+
+	if (res->timed_out)
+		return lm_error_set(LM_ETIMEOUT, "lume %s: no answer in time; the lume process was killed", what);
+	failure_line(res, line, sizeof(line));
+	return lm_error_set(contains(res, "not found") ? LM_ENOTFOUND : LM_ERROR, "lume %s: %s (exit %d)", what,
+	    line[0] ? line : "failed without a message", res->exit_code);
+}
+
+static int cli_json(lm_vm_manager *vmm, const char *const args[], const char *what, cJSON **doc)
+{
+	lm_proc_result res;
+	char excerpt[120];
+	int rc;
+
+	if ((rc = cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res)) < 0)
+		return rc;
+	if (res.exit_code != 0 || res.timed_out) {
+		rc = cli_error(&res, what);
+	} else if (lm_vm_json_find(res.out, cJSON_Array, doc) < 0) {
+		lm_vm_excerpt(res.out, excerpt, sizeof(excerpt));
+		rc = lm_error_set(LM_ERROR, "lume %s: expected a JSON array on its output, found %s%s%s", what,
+		    excerpt[0] ? "'" : "nothing", excerpt, excerpt[0] ? "'" : "");
+	}
+	lm_proc_result_free(&res);
+	return rc;
+}
+
+static int cli_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
+{
+	const char *args[] = {"ls", "--format", "json", NULL};
+	cJSON *doc;
+	int rc;
+
+	if ((rc = cli_json(vmm, args, "ls", &doc)) < 0)
+		return rc;
+	rc = lm_vm_info_array_from_json(doc, out, count, "lume ls");
+	cJSON_Delete(doc);
+	return rc;
+}
+
+static int cli_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
+{
+	const char *args[] = {"get", name, "--format", "json", NULL};
+	char what[LM_VM_NAME_MAX + 8];
+	cJSON *doc;
+	int rc;
+
+	snprintf(what, sizeof(what), "get %s", name);
+	if ((rc = cli_json(vmm, args, what, &doc)) < 0)
+		return rc;
+	/* `lume get` prints a one-element array. */
+	if (cJSON_GetArraySize(doc) != 1)
+		rc = lm_error_set(LM_ERROR, "lume %s: expected one VM, found %d", what, cJSON_GetArraySize(doc));
+	else
+		rc = lm_vm_info_from_json(cJSON_GetArrayItem(doc, 0), out, "lume get");
+	cJSON_Delete(doc);
+	if (rc == 0 && strcmp(out->name, name) != 0)
+		rc = lm_error_set(LM_ERROR, "lume %s: answered about another VM ('%s')", what, out->name);
+	return rc;
+}
+
+/* Is this `lume` older than 0.5.0 (no `run --detach`)? Asks `lume --version` once. */
+static int cli_is_old(lm_vm_manager *vmm)
+{
+	const char *args[] = {"--version", NULL};
+	lm_proc_result res;
+	const char *p;
+	int major = 0, minor = 0;
+
+	if (vmm->old_lume >= 0)
+		return vmm->old_lume;
+	if (cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res) < 0)
+		return 0;
+	for (p = res.out; *p != '\0' && (*p < '0' || *p > '9'); p++)
+		;
+	if (res.exit_code == 0 && sscanf(p, "%d.%d", &major, &minor) == 2)
+		vmm->old_lume = (major == 0 && minor < 5) ? 1 : 0;
+	lm_proc_result_free(&res);
+	return vmm->old_lume == 1;
+}
+
+/* Lume < 0.5.0: `lume run NAME --no-display` blocks while the VM runs, so it becomes a detached
+ * child in its own session. A child that fails at once is reported. */
+static int cli_start_child(lm_vm_manager *vmm, const char *name)
+{
+	char *argv[] = {vmm->program, "run", (char *)name, "--no-display", NULL};
+	char **env;
+	pid_t pid;
+	double deadline;
+	int status, rc;
+	size_t i;
+
+	if ((env = lm_proc_env_with("LUME_LOG_LEVEL", "error")) == NULL)
+		return lm_error_nomem();
+	reap_children(vmm);
+	rc = lm_proc_spawn_detached(argv, env, &pid);
+	lm_proc_env_free(env);
+	if (rc < 0)
+		return lm_error_prefix("lume run %s: ", name);
+	lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: `lume run --no-display` running as PID %ld", name, (long)pid);
+	deadline = lm_vm_now() + 0.5;
+	while (lm_vm_now() < deadline) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				return 0;
+			return lm_error_set(LM_ERROR, "lume run %s --no-display: exited at once (status %d); try it by hand",
+			    name, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		}
+		lm_vm_sleep(0.05);
+	}
+	for (i = 0; i < LM_VM_MAX_CHILDREN; i++)
+		if (vmm->children[i] == 0) {
+			vmm->children[i] = pid;
+			break;
+		}
+	return 0;
+}
+
+static int cli_start(lm_vm_manager *vmm, const char *name)
+{
+	const char *args[] = {"run", name, "--detach", NULL};
+	lm_proc_result res;
+	char what[LM_VM_NAME_MAX + 16];
+	int rc;
+
+	if (vmm->old_lume == 1)
+		return cli_start_child(vmm, name);
+	snprintf(what, sizeof(what), "run %s --detach", name);
+	if ((rc = cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res)) < 0)
+		return rc;
+	if (res.exit_code == 0 && !res.timed_out) {
+		vmm->old_lume = 0;
+		lm_proc_result_free(&res);
+		return 0;
+	}
+	/* Lume < 0.5.0 refuses the unknown option (exit 64, bad arguments). */
+	if (!res.timed_out && (res.exit_code == 64 || contains(&res, "--detach")) && cli_is_old(vmm)) {
+		lm_proc_result_free(&res);
+		lm_log(vmm->ctx, LM_LOG_INFO, "%s: this lume has no `run --detach` (older than 0.5.0); running it in the "
+		    "background instead", name);
+		return cli_start_child(vmm, name);
+	}
+	rc = cli_error(&res, what);
+	lm_proc_result_free(&res);
+	return rc;
+}
+
+static int cli_stop(lm_vm_manager *vmm, const char *name)
+{
+	const char *args[] = {"stop", name, NULL};
+	double timeout = vmm->command_timeout > LM_CLI_STOP_MIN ? vmm->command_timeout : LM_CLI_STOP_MIN;
+	char what[LM_VM_NAME_MAX + 8];
+	lm_proc_result res;
+	int rc;
+
+	snprintf(what, sizeof(what), "stop %s", name);
+	if ((rc = cli_run(vmm, args, timeout, &res)) < 0)
+		return rc;
+	if (res.exit_code != 0 || res.timed_out)
+		rc = cli_error(&res, what);
+	lm_proc_result_free(&res);
+	reap_children(vmm);
+	return rc;
+}
+
+static void cli_release(lm_vm_manager *vmm)
+{
+	reap_children(vmm); /* those still running keep the VM up; init reaps them later */
+}
+
+const lm_vm_backend lm_vm_backend_cli = {"lume-cli", cli_list, cli_get, cli_start, cli_stop, cli_release};
+
+int lm_vm_cli_init(lm_vm_manager *vmm, const char *program)
+{
+	char why[512];
+
+	if (lm_proc_find_program(program, &vmm->program) < 0) {
+		snprintf(why, sizeof(why), "%s", lm_error_last()->message);
+		return lm_error_set(LM_ENOTFOUND,
+		    "the lume program was not found (%s): install Lume (https://github.com/trycua/cua, libs/lume) and "
+		    "put `lume` on PATH, pass --lume PATH, or start `lume serve` and use --vm-manager lume-api",
+		    why);
+	}
+	vmm->backend = &lm_vm_backend_cli;
+	return 0;
+}

@@ -1,0 +1,90 @@
+/* Internal: the VM manager's layout, its backends, and the helpers they share. */
+#ifndef LM_VM_INTERNAL_H
+#define LM_VM_INTERNAL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+
+#include "lume-metal/vm.h"
+#include "context_internal.h"
+
+/* What a backend does; lm_vm_* in vm.c validate names and add the rules shared by both
+ * (never start a running VM, stop only a running one, readiness by polling get). */
+typedef struct {
+	const char *name; /* "lume-api", "lume-cli" */
+	int (*list)(lm_vm_manager *vmm, lm_vm_info **out, size_t *count);
+	int (*get)(lm_vm_manager *vmm, const char *name, lm_vm_info *out);
+	int (*start)(lm_vm_manager *vmm, const char *name);
+	int (*stop)(lm_vm_manager *vmm, const char *name);
+	void (*release)(lm_vm_manager *vmm);
+} lm_vm_backend;
+
+#define LM_VM_MAX_CHILDREN 16
+
+struct lm_vm_manager {
+	const lm_vm_backend *backend;
+	lm_context *ctx;
+	double connect_timeout;
+	double command_timeout;
+	double ready_timeout;
+	/* lume-api */
+	char *url;          /* base URL without a trailing '/' */
+	void *curl;         /* CURL *, reused for every request */
+	int curl_global;    /* curl_global_init() done, to undo at free */
+	/* lume-cli */
+	char *program;      /* absolute or relative path of `lume` */
+	int old_lume;       /* -1 unknown, 0 has `run --detach`, 1 older than 0.5.0 */
+	pid_t children[LM_VM_MAX_CHILDREN]; /* detached `lume run` children, reaped when done */
+};
+
+extern const lm_vm_backend lm_vm_backend_api;
+extern const lm_vm_backend lm_vm_backend_cli;
+
+/* lume-api: does GET <url>/lume/host/status answer as Lume does within `timeout` seconds? */
+int lm_vm_api_probe(const char *url, double timeout);
+/* Backend set-up on a manager whose ctx and timeouts are filled. */
+int lm_vm_api_init(lm_vm_manager *vmm, const char *url);
+int lm_vm_cli_init(lm_vm_manager *vmm, const char *program);
+
+/* VM objects (Lume's JSON) -> lm_vm_info. `what` names the source for messages. */
+int lm_vm_info_from_json(const cJSON *obj, lm_vm_info *out, const char *what);
+int lm_vm_info_array_from_json(const cJSON *array, lm_vm_info **out, size_t *count, const char *what);
+
+/* Find the first JSON document of the wanted type (cJSON_Array or cJSON_Object) that starts a
+ * line of `text`, skipping log lines before and after it. LM_EINVALID when there is none. */
+int lm_vm_json_find(const char *text, int want_type, cJSON **out);
+
+/* One short excerpt of untrusted text for an error message: first line, printable, at most
+ * `cap - 1` bytes ("..." when cut). */
+void lm_vm_excerpt(const char *text, char *buf, size_t cap);
+
+/* Seconds from a monotonic clock. */
+double lm_vm_now(void);
+void lm_vm_sleep(double seconds);
+
+/* Child processes, always through posix_spawn, never a shell. */
+typedef struct {
+	char *out;       /* stdout, NUL-terminated */
+	size_t out_len;
+	char *err;       /* stderr, NUL-terminated */
+	size_t err_len;
+	int exit_code;   /* exit status, or 128 + signal */
+	int timed_out;   /* killed after the timeout */
+} lm_proc_result;
+
+/* Find `name` on PATH (or check it when it contains '/'); *out is malloc'ed. LM_ENOTFOUND. */
+int lm_proc_find_program(const char *name, char **out);
+/* environ with NAME=VALUE set (replaced when present); free with lm_proc_env_free(). */
+char **lm_proc_env_with(const char *name, const char *value);
+void lm_proc_env_free(char **env);
+/* Run argv[0] (a path) with env, stdin from /dev/null, capture stdout and stderr; kill it after
+ * `timeout` seconds. Returns 0 when the program ran (whatever its exit code), <0 when it could
+ * not be started or read. */
+int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_result *res);
+void lm_proc_result_free(lm_proc_result *res);
+/* Start argv[0] in its own session, stdio on /dev/null, and return without waiting. */
+int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid);
+
+#endif

@@ -1,0 +1,56 @@
+/* The one validator for VM names: what Lume accepts and what is safe in a URL path segment, a
+ * command line argument and a file name. */
+#include "vm_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int name_char_ok(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	    c == '.' || c == '_' || c == '-';
+}
+
+int lm_vm_name_normalize(const char *in, char out[LM_VM_NAME_MAX])
+{
+	const char *colon;
+	size_t len, i;
+	char shown[8];
+
+	out[0] = '\0';
+	if (in == NULL || in[0] == '\0')
+		return lm_error_set(LM_EINVALID, "VM name is empty: give the name Lume shows (lume ls)");
+	len = strlen(in);
+	if (len >= LM_VM_NAME_MAX)
+		return lm_error_set(LM_EINVALID, "VM name '%.40s...' is too long (%zu bytes; at most %d)", in, len,
+		    LM_VM_NAME_MAX - 1);
+	colon = strchr(in, ':');
+	if (colon != NULL && (colon == in || colon[1] == '\0' || strchr(colon + 1, ':') != NULL))
+		return lm_error_set(LM_EINVALID, "VM name '%s': expected NAME or NAME:TAG", in);
+	if (in[0] == '-')
+		return lm_error_set(LM_EINVALID, "VM name '%s' must not start with '-'", in);
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)in[i];
+		if (c == ':') {
+			out[i] = '_'; /* Lume stores NAME:TAG as NAME_TAG */
+			continue;
+		}
+		if (!name_char_ok(c)) {
+			if (c >= 0x20 && c < 0x7f)
+				snprintf(shown, sizeof(shown), "'%c'", c);
+			else
+				snprintf(shown, sizeof(shown), "\\x%02x", c);
+			out[0] = '\0';
+			return lm_error_set(LM_EINVALID,
+			    "VM name '%s': character %s at position %zu is not allowed (use letters, digits, '.', '_', '-')",
+			    in, shown, i + 1);
+		}
+		out[i] = (char)c;
+	}
+	out[len] = '\0';
+	if (strcmp(out, ".") == 0 || strcmp(out, "..") == 0) {
+		out[0] = '\0';
+		return lm_error_set(LM_EINVALID, "VM name '%s' is not allowed", in);
+	}
+	return 0;
+}

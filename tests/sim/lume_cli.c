@@ -1,0 +1,511 @@
+/* The `lume` CLI stand-in of lume-sim: installed as DIR/bin/lume, it reads DIR/bin/lume-sim.json
+ * (the simulator's URL and request log), talks to the simulator over Lume's HTTP API and
+ * behaves like Lume's CLI: JSON with log lines mixed into stdout, `get` as a one-element array,
+ * `run` blocking unless --detach, exit codes 0/1/64. */
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 64
+
+typedef struct {
+	char url[256];
+	char log[PATH_MAX];
+	char logs_dir[PATH_MAX];
+	char version[32];
+	int level; /* 0 debug, 1 info, 2 warn, 3 error */
+} config;
+
+typedef struct {
+	long status; /* 0: no answer */
+	char *body;
+	size_t len;
+} answer;
+
+static void log_line(const config *c, int level, const char *fmt, ...)
+{
+	static const char *names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
+	char when[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	va_list ap;
+
+	if (level < c->level)
+		return;
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	printf("[%s] %s: ", when, names[level]);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static int version_below_0_5(const config *c)
+{
+	int major = 0, minor = 0;
+
+	return sscanf(c->version, "%d.%d", &major, &minor) == 2 && major == 0 && minor < 5;
+}
+
+static int load_config(config *c)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 32], *slash, *text = NULL;
+	const char *env;
+	cJSON *doc;
+	ssize_t n;
+	FILE *f;
+	long len;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->version, sizeof(c->version), "0.5.3");
+	c->level = 1;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')) != NULL)
+			*slash = '\0';
+		snprintf(path, sizeof(path), "%s/lume-sim.json", exe);
+		if ((f = fopen(path, "r")) != NULL) {
+			fseek(f, 0, SEEK_END);
+			len = ftell(f);
+			fseek(f, 0, SEEK_SET);
+			if (len > 0 && len < 65536 && (text = calloc(1, (size_t)len + 1)) != NULL &&
+			    fread(text, 1, (size_t)len, f) != (size_t)len) {
+				free(text);
+				text = NULL;
+			}
+			fclose(f);
+		}
+	}
+	if (text != NULL && (doc = cJSON_Parse(text)) != NULL) {
+		const cJSON *u = cJSON_GetObjectItemCaseSensitive(doc, "url");
+		const cJSON *l = cJSON_GetObjectItemCaseSensitive(doc, "log");
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(doc, "logs_dir");
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "version");
+		if (cJSON_IsString(u))
+			snprintf(c->url, sizeof(c->url), "%s", u->valuestring);
+		if (cJSON_IsString(l))
+			snprintf(c->log, sizeof(c->log), "%s", l->valuestring);
+		if (cJSON_IsString(d))
+			snprintf(c->logs_dir, sizeof(c->logs_dir), "%s", d->valuestring);
+		if (cJSON_IsString(v))
+			snprintf(c->version, sizeof(c->version), "%s", v->valuestring);
+		cJSON_Delete(doc);
+	}
+	free(text);
+	if ((env = getenv("LUME_SIM_URL")) != NULL && env[0] != '\0')
+		snprintf(c->url, sizeof(c->url), "%s", env);
+	if ((env = getenv("LUME_SIM_VERSION")) != NULL && env[0] != '\0')
+		snprintf(c->version, sizeof(c->version), "%s", env);
+	if ((env = getenv("LUME_LOG_LEVEL")) != NULL) {
+		if (strcmp(env, "debug") == 0)
+			c->level = 0;
+		else if (strcmp(env, "warn") == 0 || strcmp(env, "warning") == 0)
+			c->level = 2;
+		else if (strcmp(env, "error") == 0)
+			c->level = 3;
+	}
+	if (c->url[0] == '\0') {
+		fprintf(stderr, "lume (lume-sim stand-in): no simulator configured: lume-sim.json missing next to "
+		    "this program and LUME_SIM_URL unset\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* One line in the simulator's request log, so tests can see what the CLI was asked. */
+static void record(const config *c, int argc, char **argv, int code, const char *note)
+{
+	cJSON *o, *a;
+	struct timespec now;
+	char *text;
+	int fd, i;
+
+	if (c->log[0] == '\0')
+		return;
+	o = cJSON_CreateObject();
+	clock_gettime(CLOCK_REALTIME, &now);
+	cJSON_AddNumberToObject(o, "time", (double)now.tv_sec + (double)now.tv_nsec / 1e9);
+	cJSON_AddStringToObject(o, "source", "lume-cli");
+	a = cJSON_AddArrayToObject(o, "argv");
+	for (i = 1; i < argc; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]));
+	cJSON_AddNumberToObject(o, "exit", code);
+	cJSON_AddNumberToObject(o, "pid", (double)getpid());
+	if (note != NULL)
+		cJSON_AddStringToObject(o, "note", note);
+	text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (text == NULL)
+		return;
+	if ((fd = open(c->log, O_WRONLY | O_APPEND | O_CLOEXEC)) >= 0) {
+		size_t n = strlen(text);
+		text[n] = '\n'; /* replaces the NUL: one write per line */
+		if (write(fd, text, n + 1) < 0)
+			fprintf(stderr, "lume: cannot write %s: %s\n", c->log, strerror(errno));
+		text[n] = '\0';
+		close(fd);
+	}
+	free(text);
+}
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	answer *a = userdata;
+	size_t n = size * nmemb;
+	char *nb = realloc(a->body, a->len + n + 1);
+
+	if (nb == NULL)
+		return 0;
+	a->body = nb;
+	memcpy(a->body + a->len, ptr, n);
+	a->len += n;
+	a->body[a->len] = '\0';
+	return n;
+}
+
+static int http(const config *c, const char *method, const char *path, const char *body, double timeout, answer *a)
+{
+	char url[512];
+	CURL *h = curl_easy_init();
+	struct curl_slist *hdr = NULL;
+	CURLcode cc;
+
+	memset(a, 0, sizeof(*a));
+	if (h == NULL)
+		return -1;
+	snprintf(url, sizeof(url), "%s%s", c->url, path);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, a);
+	if (strcmp(method, "POST") == 0) {
+		hdr = curl_slist_append(hdr, "Content-Type: application/json");
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body != NULL ? body : "");
+	}
+	cc = curl_easy_perform(h);
+	if (cc == CURLE_OK)
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(h);
+	if (a->body == NULL)
+		a->body = calloc(1, 1);
+	if (cc != CURLE_OK) {
+		fprintf(stderr, "Error: cannot reach lume-sim at %s: %s\n", c->url, curl_easy_strerror(cc));
+		return -1;
+	}
+	return 0;
+}
+
+/* The server's {"message"} on stderr, as Lume's CLI reports its errors. */
+static int report_failure(const answer *a)
+{
+	cJSON *doc = cJSON_Parse(a->body);
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "message");
+
+	if (cJSON_IsString(m))
+		fprintf(stderr, "Error: %s\n", m->valuestring);
+	else
+		fprintf(stderr, "Error: unexpected answer from the VM store (HTTP %ld)\n", a->status);
+	cJSON_Delete(doc);
+	return 1;
+}
+
+static void normalize(const char *in, char *out, size_t cap)
+{
+	size_t i;
+
+	snprintf(out, cap, "%s", in);
+	for (i = 0; out[i] != '\0'; i++)
+		if (out[i] == ':')
+			out[i] = '_';
+}
+
+static void print_table(cJSON *array)
+{
+	const cJSON *vm;
+
+	printf("%-24s %-8s %-10s %-16s\n", "name", "os", "status", "ip");
+	cJSON_ArrayForEach(vm, array) {
+		const cJSON *ip = cJSON_GetObjectItemCaseSensitive(vm, "ipAddress");
+		printf("%-24s %-8s %-10s %-16s\n", cJSON_GetObjectItemCaseSensitive(vm, "name")->valuestring,
+		    cJSON_GetObjectItemCaseSensitive(vm, "os")->valuestring,
+		    cJSON_GetObjectItemCaseSensitive(vm, "status")->valuestring, cJSON_IsString(ip) ? ip->valuestring : "-");
+	}
+}
+
+/* GET path; print the JSON (wrapped in an array when `wrap`) among log lines. */
+static int cmd_show(const config *c, const char *path, int wrap, int json, const char *what)
+{
+	answer a;
+	cJSON *doc, *out;
+	char *text;
+
+	log_line(c, 1, "%s", what);
+	if (http(c, "GET", path, NULL, 30, &a) < 0)
+		return 1;
+	if (a.status != 200) {
+		report_failure(&a);
+		free(a.body);
+		return 1;
+	}
+	if ((doc = cJSON_Parse(a.body)) == NULL) {
+		fprintf(stderr, "Error: the VM store answered something that is not JSON\n");
+		free(a.body);
+		return 1;
+	}
+	free(a.body);
+	if (wrap) {
+		out = cJSON_CreateArray();
+		cJSON_AddItemToArray(out, doc);
+	} else
+		out = doc;
+	/* Printed at every log level: real Lume lets some lines through LUME_LOG_LEVEL=error too,
+	 * and clients must cope. */
+	printf("[lume-sim] notice: %s\n", what);
+	if (json) {
+		text = cJSON_Print(out);
+		printf("%s\n", text);
+		free(text);
+	} else
+		print_table(out);
+	log_line(c, 1, "done");
+	cJSON_Delete(out);
+	return 0;
+}
+
+static int vm_status(const config *c, const char *name, char *status, size_t cap)
+{
+	char path[300];
+	answer a;
+	cJSON *doc;
+	const cJSON *st;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "/lume/vms/%s", name);
+	if (http(c, "GET", path, NULL, 30, &a) < 0)
+		return -2;
+	if (a.status == 200 && (doc = cJSON_Parse(a.body)) != NULL) {
+		st = cJSON_GetObjectItemCaseSensitive(doc, "status");
+		if (cJSON_IsString(st)) {
+			snprintf(status, cap, "%s", st->valuestring);
+			rc = 0;
+		}
+		cJSON_Delete(doc);
+	} else if (a.status == 400)
+		report_failure(&a);
+	free(a.body);
+	return rc;
+}
+
+/* `lume run NAME`: start, then stay until the VM stops (or we are interrupted: stop it). */
+static int run_blocking(const config *c, const char *name)
+{
+	char path[300], status[64];
+	sigset_t sigs;
+	struct timespec wait = {0, 200 * 1000 * 1000};
+	answer a;
+	int seen_running = 0, rc;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	snprintf(path, sizeof(path), "/lume/vms/%s/run", name);
+	if (http(c, "POST", path, "{\"noDisplay\":true}", 30, &a) < 0)
+		return 1;
+	free(a.body);
+	if (a.status != 202)
+		return 1;
+	log_line(c, 1, "VM %s started; running until it stops", name);
+	for (;;) {
+		if (sigtimedwait(&sigs, NULL, &wait) > 0) {
+			log_line(c, 1, "interrupted: stopping %s", name);
+			snprintf(path, sizeof(path), "/lume/vms/%s/stop", name);
+			if (http(c, "POST", path, NULL, 120, &a) == 0)
+				free(a.body);
+			return 0;
+		}
+		if ((rc = vm_status(c, name, status, sizeof(status))) == -2)
+			return 1; /* the simulator is gone */
+		if (rc < 0)
+			return 1;
+		if (strcmp(status, "running") == 0)
+			seen_running = 1;
+		else {
+			if (!seen_running)
+				fprintf(stderr, "Error: Failed to start VM %s\n", name);
+			return seen_running ? 0 : 1;
+		}
+	}
+}
+
+static int cmd_run(const config *c, const char *name, int detach, int argc, char **argv)
+{
+	char status[64], logpath[PATH_MAX + 300];
+	pid_t pid;
+	int fd;
+
+	if (vm_status(c, name, status, sizeof(status)) < 0)
+		return 1;
+	if (strcmp(status, "running") == 0) {
+		/* What real Lume does here rewrites the VM's config.json: record it loudly. */
+		log_line(c, 2, "VM %s appears to be running: performing emergency lock cleanup", name);
+		record(c, argc, argv, -1, "emergency lock cleanup: config.json rewritten");
+	}
+	if (!detach)
+		return run_blocking(c, name);
+	snprintf(logpath, sizeof(logpath), "%s/%s.log", c->logs_dir[0] ? c->logs_dir : "/tmp", name);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "Error: cannot start in the background: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		int code;
+		setsid();
+		if ((fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+			close(fd);
+		}
+		if ((fd = open("/dev/null", O_RDONLY)) >= 0) {
+			dup2(fd, 0);
+			close(fd);
+		}
+		code = run_blocking(c, name);
+		fflush(stdout);
+		record(c, argc, argv, code, "detached child finished");
+		_exit(code);
+	}
+	printf("Started '%s' in the background (PID %ld).\n", name, (long)pid);
+	printf("Logs: %s\n", logpath);
+	return 0;
+}
+
+static int cmd_stop(const config *c, const char *name)
+{
+	char path[300];
+	answer a;
+
+	log_line(c, 1, "Stopping VM %s", name);
+	snprintf(path, sizeof(path), "/lume/vms/%s/stop", name);
+	if (http(c, "POST", path, NULL, 120, &a) < 0)
+		return 1;
+	if (a.status != 200) {
+		report_failure(&a);
+		free(a.body);
+		return 1;
+	}
+	free(a.body);
+	log_line(c, 1, "VM %s stopped", name);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "OVERVIEW: lume (lume-sim stand-in)\n\n"
+	           "USAGE: lume <subcommand>\n\n"
+	           "SUBCOMMANDS:\n  ls       List virtual machines\n  get      Get VM details\n"
+	           "  run      Run a virtual machine\n  stop     Stop a virtual machine\n");
+}
+
+static int usage_error(const char *msg, const char *arg)
+{
+	if (arg != NULL)
+		fprintf(stderr, "Error: %s '%s'\n", msg, arg);
+	else
+		fprintf(stderr, "Error: %s\n", msg);
+	usage(stderr);
+	return EXIT_USAGE;
+}
+
+static int dispatch(const config *c, int argc, char **argv)
+{
+	const char *cmd, *name = NULL;
+	char vm[256];
+	int i, json = 0, detach = 0;
+
+	if (argc < 2)
+		return usage_error("Missing expected subcommand", NULL);
+	cmd = argv[1];
+	if (strcmp(cmd, "--version") == 0) {
+		printf("%s\n", c->version);
+		return 0;
+	}
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "ls") != 0 && strcmp(cmd, "list") != 0 && strcmp(cmd, "get") != 0 && strcmp(cmd, "run") != 0 &&
+	    strcmp(cmd, "stop") != 0)
+		return usage_error("Unknown subcommand", cmd);
+	for (i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--format") == 0 || strcmp(a, "-f") == 0) {
+			if (++i == argc)
+				return usage_error("Missing value for", a);
+			if (strcmp(argv[i], "json") != 0 && strcmp(argv[i], "text") != 0)
+				return usage_error("Invalid value for '--format <format>':", argv[i]);
+			json = strcmp(argv[i], "json") == 0;
+		} else if (strcmp(cmd, "run") == 0 && strcmp(a, "--detach") == 0 && !version_below_0_5(c)) {
+			detach = 1;
+		} else if (strcmp(cmd, "run") == 0 && strcmp(a, "--no-display") == 0) {
+			continue;
+		} else if ((strcmp(cmd, "run") == 0 && strcmp(a, "--display") == 0) || strcmp(a, "--storage") == 0) {
+			if (++i == argc)
+				return usage_error("Missing value for", a);
+		} else if (a[0] == '-') {
+			return usage_error("Unknown option", a);
+		} else if (name == NULL && strcmp(cmd, "ls") != 0 && strcmp(cmd, "list") != 0) {
+			name = a;
+		} else {
+			return usage_error("Unexpected argument", a);
+		}
+	}
+	if (strcmp(cmd, "ls") == 0 || strcmp(cmd, "list") == 0)
+		return cmd_show(c, "/lume/vms", 0, json, "Listing VMs");
+	if (name == NULL)
+		return usage_error("Missing expected argument '<name>'", NULL);
+	normalize(name, vm, sizeof(vm));
+	if (strcmp(cmd, "get") == 0) {
+		char path[300];
+		snprintf(path, sizeof(path), "/lume/vms/%s", vm);
+		return cmd_show(c, path, 1, json, "Getting VM details");
+	}
+	if (strcmp(cmd, "run") == 0)
+		return cmd_run(c, vm, detach, argc, argv);
+	return cmd_stop(c, vm);
+}
+
+int main(int argc, char **argv)
+{
+	config c;
+	int rc;
+
+	if (load_config(&c) < 0)
+		return 1;
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	rc = dispatch(&c, argc, argv);
+	fflush(stdout);
+	record(&c, argc, argv, rc, NULL);
+	curl_global_cleanup();
+	return rc;
+}

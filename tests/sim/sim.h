@@ -1,0 +1,94 @@
+/* lume-sim: a Lume-compatible simulator whose VMs are real OpenSSH servers (see
+ * docs/simulator.md). Internal to the simulator. */
+#ifndef LUME_SIM_H
+#define LUME_SIM_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define SIM_NAME_MAX 128
+#define SIM_VERSION "0.5.3"
+#define SIM_DIR_MAX 3072 /* leaves room for what goes below it */
+
+typedef enum { SIM_FAULT_NONE = 0, SIM_FAULT_500, SIM_FAULT_GARBAGE } sim_fault;
+
+typedef struct {
+	char name[SIM_NAME_MAX];
+	char address[16];       /* 127.0.0.N */
+	char dir[PATH_MAX];     /* the guest fixture's directory */
+	const char *metal_dir;  /* NULL: none */
+	int never_ready;        /* runs but never gets an address */
+	/* under sim.lock */
+	int running;            /* Lume's "running": set at once by run */
+	int booted;             /* the guest is up: ipAddress filled */
+	double boot_at;         /* when the boot delay ends (monotonic) */
+	unsigned generation;    /* bumped by every run and stop */
+	/* under op_lock: the guest's sshd */
+	pthread_mutex_t op_lock;
+	int sshd_up;
+} sim_vm;
+
+typedef struct {
+	/* options */
+	int port;
+	char dir[SIM_DIR_MAX];
+	int dir_created;        /* we made dir: remove it all at exit */
+	int keep;
+	double boot_delay;
+	double stop_delay;
+	int max_running;
+	const char *guest;      /* tests/support/guest-sshd */
+	const char *cli_program;/* the built lume stand-in */
+	const char *os_version;
+	const char *home_size;
+	const char *info_file;
+	const char *cli_version;
+	sim_fault fault;        /* from --fault; changed by POST /_sim/fault */
+	int fault_count;        /* -1: until changed */
+	/* derived */
+	char log_path[PATH_MAX];
+	char bin_dir[SIM_DIR_MAX + 8];
+	char lume_path[PATH_MAX];
+	char url[64];
+	int listen_fd;
+	int log_fd;
+	sim_vm *vms;
+	size_t nvms;
+	pthread_mutex_t lock;   /* VM states, fault, log writes */
+	pthread_cond_t wake;    /* the supervisor's sleep */
+	int stopping;
+	pid_t parent;           /* --exit-with-parent: stop when this process is gone */
+	int active;             /* connections being served */
+	pthread_cond_t idle;    /* active dropped to 0 */
+} sim;
+
+/* sim_vm.c */
+sim_vm *sim_vm_find(sim *s, const char *name);
+void *sim_supervisor(void *arg);           /* boots VMs whose boot delay is over */
+void sim_vm_run(sim *s, sim_vm *vm);       /* Lume's background start: no answer */
+int sim_vm_stop(sim *s, sim_vm *vm);       /* blocks until the guest is down */
+void sim_vm_stop_all(sim *s);
+int sim_vm_rekey(sim *s, sim_vm *vm);
+int sim_tcp_probe(const char *address, int port, double timeout);
+/* A VM object as Lume renders it (every key present). Caller holds no lock. */
+char *sim_vm_json(sim *s, sim_vm *vm);
+char *sim_vms_json(sim *s);
+
+/* sim_http.c */
+void *sim_accept_loop(void *arg);
+
+/* sim_util.c */
+double sim_now(void);       /* monotonic */
+double sim_epoch(void);     /* wall clock */
+void sim_sleep(double seconds);
+void sim_log_json(sim *s, const char *json_line); /* one line to the request log */
+void sim_log_event(sim *s, const char *event, const char *vm, const char *detail);
+/* posix_spawn argv, wait up to timeout, stdout into out (may be NULL). Returns the exit status
+ * or -1. */
+int sim_spawn_wait(char *const argv[], double timeout, char *out, size_t outcap, char *err, size_t errcap);
+int sim_rm_rf(const char *path);
+int sim_mkdir_p(const char *path, unsigned mode);
+
+#endif

@@ -1,0 +1,375 @@
+/* lume-sim: the HTTP server. Lume's routes, bodies, status codes and quirks (docs/simulator.md):
+ * run answers 202 to anything, stop blocks then sleeps, failures are 400 {"message"}, an
+ * unknown route is 404 text/plain "Not found", paths are routed raw (no percent-decoding, no
+ * query splitting). Routes under /_sim/ are the simulator's own test hooks, not Lume's. */
+#include "sim.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define SIM_HEAD_MAX (64 * 1024)
+#define SIM_BODY_MAX (1024 * 1024)
+
+typedef struct {
+	sim *s;
+	int fd;
+} conn;
+
+typedef struct {
+	int status;
+	const char *type;
+	char *body; /* malloc'ed */
+} reply;
+
+static const char *reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 202: return "Accepted";
+	case 400: return "Bad Request";
+	case 404: return "Not Found";
+	default: return "Internal Server Error";
+	}
+}
+
+static void set_reply(reply *r, int status, const char *type, const char *body)
+{
+	r->status = status;
+	r->type = type;
+	r->body = strdup(body);
+}
+
+/* {"message": text + arg} */
+static void set_message(reply *r, int status, const char *text, const char *arg)
+{
+	cJSON *o = cJSON_CreateObject();
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "%s%s", text, arg != NULL ? arg : "");
+	cJSON_AddStringToObject(o, "message", msg);
+	r->status = status;
+	r->type = "application/json";
+	r->body = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+}
+
+static void set_json(reply *r, int status, char *json)
+{
+	r->status = status;
+	r->type = "application/json";
+	r->body = json;
+}
+
+/* "/lume/vms/NAME" + suffix ("" or "/run"...): NAME into name, 1 on a match. */
+static int match_vm(const char *path, const char *suffix, char *name, size_t cap)
+{
+	const char *p = path + strlen("/lume/vms/"), *slash;
+	size_t n;
+
+	if (strncmp(path, "/lume/vms/", 10) != 0)
+		return 0;
+	slash = strchr(p, '/');
+	n = slash != NULL ? (size_t)(slash - p) : strlen(p);
+	if (n == 0 || n >= cap)
+		return 0;
+	if (strcmp(slash != NULL ? slash : "", suffix) != 0)
+		return 0;
+	memcpy(name, p, n);
+	name[n] = '\0';
+	return 1;
+}
+
+static void route_fault(sim *s, const char *body, reply *r)
+{
+	cJSON *doc = cJSON_Parse(body);
+	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(doc, "mode");
+	const cJSON *count = cJSON_GetObjectItemCaseSensitive(doc, "count");
+	sim_fault f;
+
+	if (!cJSON_IsString(mode)) {
+		cJSON_Delete(doc);
+		set_message(r, 400, "expected {\"mode\": \"500\"|\"garbage\"|\"none\", \"count\": N}", NULL);
+		return;
+	}
+	if (strcmp(mode->valuestring, "500") == 0)
+		f = SIM_FAULT_500;
+	else if (strcmp(mode->valuestring, "garbage") == 0)
+		f = SIM_FAULT_GARBAGE;
+	else if (strcmp(mode->valuestring, "none") == 0)
+		f = SIM_FAULT_NONE;
+	else {
+		set_message(r, 400, "unknown fault mode: ", mode->valuestring);
+		cJSON_Delete(doc);
+		return;
+	}
+	pthread_mutex_lock(&s->lock);
+	s->fault = f;
+	s->fault_count = cJSON_IsNumber(count) ? count->valueint : -1;
+	pthread_mutex_unlock(&s->lock);
+	cJSON_Delete(doc);
+	set_message(r, 200, "fault set", NULL);
+}
+
+/* A fault injected by --fault or POST /_sim/fault, for Lume's routes only. */
+static int take_fault(sim *s, const char *path, reply *r)
+{
+	sim_fault f = SIM_FAULT_NONE;
+
+	if (strncmp(path, "/lume/", 6) != 0)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	if (s->fault != SIM_FAULT_NONE && s->fault_count != 0) {
+		f = s->fault;
+		if (s->fault_count > 0 && --s->fault_count == 0)
+			s->fault = SIM_FAULT_NONE;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (f == SIM_FAULT_500)
+		set_message(r, 500, "The operation couldn't be completed. (lume-sim injected failure)", NULL);
+	else if (f == SIM_FAULT_GARBAGE)
+		set_reply(r, 200, "application/json", "<html>lume-sim: this is not JSON {\"");
+	return f != SIM_FAULT_NONE;
+}
+
+static void route(sim *s, const char *method, const char *path, const char *body, reply *r)
+{
+	char name[SIM_NAME_MAX + 64];
+	sim_vm *vm;
+	int get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
+
+	if (take_fault(s, path, r))
+		return;
+	if (get && strcmp(path, "/lume/vms") == 0) {
+		set_json(r, 200, sim_vms_json(s));
+	} else if (get && match_vm(path, "", name, sizeof(name))) {
+		if ((vm = sim_vm_find(s, name)) == NULL)
+			set_message(r, 400, "Virtual machine not found: ", name);
+		else
+			set_json(r, 200, sim_vm_json(s, vm));
+	} else if (post && match_vm(path, "/run", name, sizeof(name))) {
+		cJSON *doc = NULL, *o;
+		if (body[0] != '\0' && (doc = cJSON_Parse(body)) == NULL) {
+			set_message(r, 400, "Invalid request body", NULL);
+			return;
+		}
+		cJSON_Delete(doc);
+		/* Lume starts the VM in the background and answers at once, whatever happens. */
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "message", "VM start initiated");
+		cJSON_AddStringToObject(o, "name", name);
+		cJSON_AddStringToObject(o, "status", "pending");
+		set_json(r, 202, cJSON_PrintUnformatted(o));
+		cJSON_Delete(o);
+		if ((vm = sim_vm_find(s, name)) == NULL)
+			sim_log_event(s, "start-failed", name, "Virtual machine not found");
+		else
+			sim_vm_run(s, vm);
+	} else if (post && match_vm(path, "/stop", name, sizeof(name))) {
+		if ((vm = sim_vm_find(s, name)) == NULL) {
+			set_message(r, 400, "Virtual machine not found: ", name);
+		} else if (sim_vm_stop(s, vm) < 0) {
+			set_message(r, 400, "Virtual machine not running: ", name);
+		} else {
+			sim_sleep(s->stop_delay); /* Lume's fixed delay after the VM is down */
+			set_message(r, 200, "VM stopped successfully", NULL);
+		}
+	} else if (get && strcmp(path, "/lume/host/status") == 0) {
+		cJSON *o = cJSON_CreateObject();
+		size_t i;
+		int running = 0;
+		pthread_mutex_lock(&s->lock);
+		for (i = 0; i < s->nvms; i++)
+			running += s->vms[i].running;
+		pthread_mutex_unlock(&s->lock);
+		cJSON_AddStringToObject(o, "status", "healthy");
+		cJSON_AddNumberToObject(o, "vm_count", running);
+		cJSON_AddNumberToObject(o, "max_vms", s->max_running);
+		cJSON_AddNumberToObject(o, "available_slots", running < s->max_running ? s->max_running - running : 0);
+		cJSON_AddStringToObject(o, "version", SIM_VERSION);
+		set_json(r, 200, cJSON_PrintUnformatted(o));
+		cJSON_Delete(o);
+	} else if (post && strcmp(path, "/_sim/fault") == 0) {
+		route_fault(s, body, r);
+	} else if (post && strncmp(path, "/_sim/vms/", 10) == 0 && strlen(path) > 16 &&
+	    strcmp(path + strlen(path) - 6, "/rekey") == 0 && strlen(path) - 16 < SIM_NAME_MAX) {
+		snprintf(name, sizeof(name), "%.*s", (int)(strlen(path) - 16), path + 10);
+		if ((vm = sim_vm_find(s, name)) == NULL)
+			set_message(r, 400, "Virtual machine not found: ", name);
+		else if (sim_vm_rekey(s, vm) < 0)
+			set_message(r, 500, "guest-sshd rekey failed for ", name);
+		else
+			set_message(r, 200, "host keys replaced", NULL);
+	} else {
+		set_reply(r, 404, "text/plain", "Not found");
+	}
+}
+
+static int send_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = send(fd, buf, len, MSG_NOSIGNAL);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static void log_request(sim *s, const char *method, const char *path, const char *body, int status)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *text;
+
+	cJSON_AddNumberToObject(o, "time", sim_epoch());
+	cJSON_AddStringToObject(o, "source", "http");
+	cJSON_AddStringToObject(o, "method", method);
+	cJSON_AddStringToObject(o, "path", path);
+	cJSON_AddNumberToObject(o, "status", status);
+	if (body != NULL && body[0] != '\0')
+		cJSON_AddStringToObject(o, "body", body);
+	if ((text = cJSON_PrintUnformatted(o)) != NULL)
+		sim_log_json(s, text);
+	free(text);
+	cJSON_Delete(o);
+}
+
+/* Read one request: head up to the blank line, then Content-Length bytes of body. */
+static int read_request(int fd, char **head_out, char **body_out)
+{
+	char *buf = malloc(SIM_HEAD_MAX + 1), *end = NULL, *cl, *body;
+	size_t len = 0, head_len, body_len = 0, have;
+	ssize_t r;
+
+	if (buf == NULL)
+		return -1;
+	while (end == NULL) {
+		if (len == SIM_HEAD_MAX)
+			goto fail;
+		r = recv(fd, buf + len, SIM_HEAD_MAX - len, 0);
+		if (r <= 0) {
+			if (r < 0 && errno == EINTR)
+				continue;
+			goto fail;
+		}
+		len += (size_t)r;
+		buf[len] = '\0';
+		end = strstr(buf, "\r\n\r\n");
+	}
+	head_len = (size_t)(end - buf) + 4;
+	for (cl = buf; (cl = strchr(cl, '\n')) != NULL && cl < end;) {
+		cl++;
+		if (strncasecmp(cl, "Content-Length:", 15) == 0) {
+			body_len = strtoul(cl + 15, NULL, 10);
+			break;
+		}
+	}
+	if (body_len > SIM_BODY_MAX || (body = malloc(body_len + 1)) == NULL)
+		goto fail;
+	have = len - head_len < body_len ? len - head_len : body_len;
+	memcpy(body, buf + head_len, have);
+	while (have < body_len) {
+		r = recv(fd, body + have, body_len - have, 0);
+		if (r <= 0) {
+			if (r < 0 && errno == EINTR)
+				continue;
+			free(body);
+			goto fail;
+		}
+		have += (size_t)r;
+	}
+	body[body_len] = '\0';
+	buf[head_len - 4] = '\0';
+	*head_out = buf;
+	*body_out = body;
+	return 0;
+fail:
+	free(buf);
+	return -1;
+}
+
+static void *serve(void *arg)
+{
+	conn *c = arg;
+	sim *s = c->s;
+	char *head = NULL, *body = NULL, method[16], path[2048], hdr[256];
+	reply r = {0, NULL, NULL};
+	struct timeval tv = {10, 0};
+
+	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (read_request(c->fd, &head, &body) == 0) {
+		if (sscanf(head, "%15s %2047s HTTP/", method, path) != 2) {
+			set_reply(&r, 400, "text/plain", "Bad request");
+			snprintf(method, sizeof(method), "?");
+			snprintf(path, sizeof(path), "?");
+		} else {
+			route(s, method, path, body, &r);
+		}
+		if (r.body == NULL)
+			set_reply(&r, 500, "application/json", "{\"message\":\"lume-sim: out of memory\"}");
+		snprintf(hdr, sizeof(hdr),
+		    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", r.status,
+		    reason(r.status), r.type, r.body != NULL ? strlen(r.body) : 0);
+		/* Logged before answering: a client that reads the log after its answer finds it. */
+		log_request(s, method, path, body, r.status);
+		if (send_all(c->fd, hdr, strlen(hdr)) == 0 && r.body != NULL)
+			send_all(c->fd, r.body, strlen(r.body));
+	}
+	free(r.body);
+	free(head);
+	free(body);
+	close(c->fd);
+	free(c);
+	pthread_mutex_lock(&s->lock);
+	if (--s->active == 0)
+		pthread_cond_broadcast(&s->idle);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+void *sim_accept_loop(void *arg)
+{
+	sim *s = arg;
+	pthread_attr_t attr;
+	pthread_t t;
+	conn *c;
+	int fd;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	for (;;) {
+		fd = accept(s->listen_fd, NULL, NULL);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			break; /* shut down */
+		}
+		pthread_mutex_lock(&s->lock);
+		if (s->stopping) {
+			pthread_mutex_unlock(&s->lock);
+			close(fd);
+			break;
+		}
+		s->active++;
+		pthread_mutex_unlock(&s->lock);
+		if ((c = malloc(sizeof(*c))) == NULL || (c->s = s, c->fd = fd, pthread_create(&t, &attr, serve, c)) != 0) {
+			free(c);
+			close(fd);
+			pthread_mutex_lock(&s->lock);
+			s->active--;
+			pthread_mutex_unlock(&s->lock);
+		}
+	}
+	pthread_attr_destroy(&attr);
+	return NULL;
+}

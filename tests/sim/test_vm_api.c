@@ -1,0 +1,303 @@
+/* The Lume HTTP API backend against lume-sim (real sshd guests), and the simulator's own
+ * faithfulness to reference/lume.md. */
+#include "test_common.h"
+
+#include <cjson/cJSON.h>
+#include <time.h>
+
+static test_env env;
+
+static int group_setup(void **state)
+{
+	static const char *const args[] = {"--vm", "vm1", "--vm", "vm2", "--vm", "never", "--never-ready", "never",
+		"--boot-delay", "0.2", "--stop-delay", "0.1", "--address-base", "127.0.61.2", NULL};
+
+	(void)state;
+	return sim_fixture_start(&env.sim, "vm-api", args);
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	return sim_fixture_stop(&env.sim);
+}
+
+static lm_vm_manager *open_api(lm_context **ctx, double ready_timeout)
+{
+	lm_vm_manager *vmm = NULL;
+
+	*ctx = test_context(&env, LM_VM_MANAGER_AUTO, env.sim.url, "/nonexistent/lume", ready_timeout);
+	assert_int_equal(lm_vm_manager_open(&vmm, *ctx), 0);
+	assert_string_equal(lm_vm_manager_name(vmm), "lume-api");
+	return vmm;
+}
+
+static int count(const char *a, const char *b)
+{
+	const char *const needles[] = {a, b, NULL};
+	return sim_fixture_count(&env.sim, needles);
+}
+
+static void test_list_and_get(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_api(&ctx, 10);
+	lm_vm_info *vms = NULL, info;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(lm_vm_list(vmm, &vms, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(vms[0].name, "vm1");
+	assert_string_equal(vms[2].name, "never");
+	assert_string_equal(vms[1].status, "stopped");
+	assert_string_equal(vms[1].os, "macOS");
+	lm_free(vms);
+	assert_int_equal(lm_vm_get(vmm, "vm2", &info), 0);
+	assert_string_equal(info.name, "vm2");
+	assert_string_equal(info.status, "stopped");
+	assert_string_equal(info.ip, "");
+	assert_int_equal(info.ssh_available, 0);
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_get_unknown_vm(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_api(&ctx, 10);
+	lm_vm_info info;
+
+	(void)state;
+	assert_int_equal(lm_vm_get(vmm, "my-vm", &info), LM_ENOTFOUND);
+	assert_string_equal(lm_error_last()->message, "lume: Virtual machine not found: my-vm (HTTP 400)");
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_start_ready_stop(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_api(&ctx, 20);
+	const char *address = sim_fixture_address(&env.sim, "vm1");
+	lm_vm_info info;
+
+	(void)state;
+	assert_int_equal(lm_vm_start(vmm, "vm1"), 0);
+	assert_int_equal(count("\"POST\"", "/lume/vms/vm1/run\""), 1);
+	assert_int_equal(count("/lume/vms/vm1/run\"", "\"body\":\"{\\\"noDisplay\\\":true}\""), 1);
+	assert_int_equal(lm_vm_wait_ready(vmm, "vm1", 0, &info), 0);
+	assert_string_equal(info.status, "running");
+	assert_string_equal(info.ip, address);
+	assert_int_equal(info.ssh_available, 1);
+	assert_real_sshd(address);
+
+	/* Already running: nothing is sent (Lume would rewrite the VM's configuration). */
+	assert_int_equal(lm_vm_start(vmm, "vm1"), 0);
+	assert_int_equal(count("\"POST\"", "/lume/vms/vm1/run\""), 1);
+
+	assert_int_equal(lm_vm_stop(vmm, "vm1"), 0);
+	assert_int_equal(lm_vm_get(vmm, "vm1", &info), 0);
+	assert_string_equal(info.status, "stopped");
+	assert_true(port22_closed(address));
+	/* Stopped already: nothing is sent. */
+	assert_int_equal(lm_vm_stop(vmm, "vm1"), 0);
+	assert_int_equal(count("\"POST\"", "/lume/vms/vm1/stop\""), 1);
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_start_unknown_vm(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_api(&ctx, 10);
+	lm_vm_info info;
+
+	(void)state;
+	assert_int_equal(lm_vm_start(vmm, "ghost"), LM_ENOTFOUND);
+	assert_error_mentions("Virtual machine not found: ghost");
+	/* The wait says so at once instead of using up its timeout. */
+	assert_int_equal(lm_vm_wait_ready(vmm, "ghost", 30, &info), LM_ENOTFOUND);
+	assert_error_mentions("ghost");
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_never_ready_times_out(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_api(&ctx, 10);
+	lm_vm_info info;
+
+	(void)state;
+	assert_int_equal(lm_vm_start(vmm, "never"), 0);
+	assert_int_equal(lm_vm_wait_ready(vmm, "never", 1, &info), LM_ETIMEOUT);
+	assert_string_equal(lm_error_last()->message, "never: not ready after 1 s: running, no IP address yet");
+	assert_int_equal(lm_vm_stop(vmm, "never"), 0);
+	/* A VM nobody started: the message says it is stopped. */
+	assert_int_equal(lm_vm_wait_ready(vmm, "vm2", 0.3, &info), LM_ETIMEOUT);
+	assert_string_equal(lm_error_last()->message, "vm2: not ready after 0.3 s: stopped");
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void set_fault(const char *json)
+{
+	long status;
+	char *body;
+
+	assert_int_equal(sim_fixture_http(&env.sim, "POST", "/_sim/fault", json, &status, &body, NULL, 0), 0);
+	free(body);
+	assert_int_equal(status, 200);
+}
+
+static void test_server_errors(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_api(&ctx, 10);
+	lm_vm_info info, *vms;
+	size_t n;
+
+	(void)state;
+	set_fault("{\"mode\":\"500\",\"count\":1}");
+	assert_int_equal(lm_vm_get(vmm, "vm2", &info), LM_ERROR);
+	assert_error_mentions("(HTTP 500)");
+	assert_error_mentions("lume-sim injected failure");
+	assert_int_equal(lm_vm_get(vmm, "vm2", &info), 0); /* the fault was for one request */
+
+	set_fault("{\"mode\":\"garbage\"}");
+	assert_int_equal(lm_vm_list(vmm, &vms, &n), LM_ERROR);
+	assert_error_mentions("not JSON");
+	assert_error_mentions("GET /lume/vms");
+	assert_int_equal(lm_vm_start(vmm, "vm2"), LM_ERROR);
+	assert_error_mentions("not JSON");
+	set_fault("{\"mode\":\"none\"}");
+	assert_int_equal(count("\"POST\"", "/lume/vms/vm2/run\""), 0);
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_invalid_names_send_nothing(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_api(&ctx, 10);
+	lm_vm_info info;
+
+	(void)state;
+	assert_int_equal(lm_vm_get(vmm, "../etc", &info), LM_EINVALID);
+	assert_int_equal(lm_vm_start(vmm, "a b"), LM_EINVALID);
+	assert_int_equal(count("a b", NULL), 0);
+	assert_int_equal(count("../etc", NULL), 0);
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_unreachable_api(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = NULL;
+	lm_vm_info *vms;
+	size_t n;
+
+	(void)state;
+	/* Forced API, nothing listening: a clear network error naming the URL. */
+	ctx = test_context(&env, LM_VM_MANAGER_LUME_API, "http://127.0.0.1:1", NULL, 10);
+	assert_int_equal(lm_vm_manager_open(&vmm, ctx), 0);
+	assert_int_equal(lm_vm_list(vmm, &vms, &n), LM_ENETWORK);
+	assert_error_mentions("http://127.0.0.1:1/lume/vms");
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+
+	/* Automatic choice with neither the API nor `lume`: says what to do. */
+	ctx = test_context(&env, LM_VM_MANAGER_AUTO, "http://127.0.0.1:1", "/nonexistent/lume", 10);
+	assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_ENOTFOUND);
+	assert_null(vmm);
+	assert_error_mentions("lume serve");
+	assert_error_mentions("/nonexistent/lume");
+	lm_context_free(ctx);
+
+	/* A URL that is not one. */
+	ctx = test_context(&env, LM_VM_MANAGER_LUME_API, "127.0.0.1:7777", NULL, 10);
+	assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_EINVALID);
+	lm_context_free(ctx);
+}
+
+/* The simulator itself, as reference/lume.md describes Lume. */
+static void expect(const char *method, const char *path, const char *data, long status, const char *type,
+    const char *body_has)
+{
+	long got;
+	char *body, ct[64] = "";
+
+	assert_int_equal(sim_fixture_http(&env.sim, method, path, data, &got, &body, ct, sizeof(ct)), 0);
+	if (got != status || strstr(body, body_has) == NULL || strncmp(ct, type, strlen(type)) != 0)
+		fail_msg("%s %s: HTTP %ld %s '%s'; expected %ld %s with '%s'", method, path, got, ct, body, status, type,
+		    body_has);
+	free(body);
+}
+
+static void test_simulator_quirks(void **state)
+{
+	static const char *const keys[] = {"name", "os", "status", "cpuCount", "memorySize", "diskSize", "display",
+		"provisioningOperation", "vncUrl", "ipAddress", "sshAvailable", "locationName", "sharedDirectories",
+		"networkMode", "downloadProgress"};
+	long status;
+	char *body;
+	cJSON *doc;
+	size_t i;
+
+	(void)state;
+	expect("POST", "/lume/vms/nobody/run", "", 202, "application/json",
+	    "{\"message\":\"VM start initiated\",\"name\":\"nobody\",\"status\":\"pending\"}");
+	expect("GET", "/lume/nothing", NULL, 404, "text/plain", "Not found");
+	expect("GET", "/lume/vms?all=1", NULL, 404, "text/plain", "Not found");
+	expect("GET", "/lume/vms/vm%32", NULL, 400, "application/json", "Virtual machine not found: vm%32");
+	expect("POST", "/lume/vms/vm2/stop", "", 400, "application/json", "not running: vm2");
+	expect("GET", "/lume/host/status", NULL, 200, "application/json", "\"status\":\"healthy\"");
+	expect("GET", "/lume/host/status", NULL, 200, "application/json", "\"max_vms\":2");
+
+	/* Running at once, no address until booted. */
+	expect("POST", "/lume/vms/vm2/run", "{\"noDisplay\":true}", 202, "application/json", "pending");
+	assert_int_equal(sim_fixture_http(&env.sim, "GET", "/lume/vms/vm2", NULL, &status, &body, NULL, 0), 0);
+	assert_int_equal(status, 200);
+	doc = cJSON_Parse(body);
+	free(body);
+	assert_non_null(doc);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!cJSON_HasObjectItem(doc, keys[i]))
+			fail_msg("VM object without \"%s\"", keys[i]);
+	assert_string_equal(cJSON_GetObjectItem(doc, "status")->valuestring, "running");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(doc, "ipAddress")));
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(doc, "sshAvailable")));
+	cJSON_Delete(doc);
+	/* The stop blocks until the guest is down, then sleeps the fixed delay (0.1 s here). */
+	{
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		expect("POST", "/lume/vms/vm2/stop", "", 200, "application/json", "VM stopped successfully");
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		assert_true((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9 >= 0.1);
+	}
+
+	/* The simulator's own hooks (not Lume's): new host keys for a guest. */
+	expect("POST", "/_sim/vms/vm2/rekey", "", 200, "application/json", "host keys replaced");
+	expect("POST", "/_sim/vms/ghost/rekey", "", 400, "application/json", "Virtual machine not found: ghost");
+	expect("POST", "/_sim/fault", "{\"mode\":\"sometimes\"}", 400, "application/json", "unknown fault mode");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_list_and_get),
+		cmocka_unit_test(test_get_unknown_vm),
+		cmocka_unit_test(test_start_ready_stop),
+		cmocka_unit_test(test_start_unknown_vm),
+		cmocka_unit_test(test_never_ready_times_out),
+		cmocka_unit_test(test_server_errors),
+		cmocka_unit_test(test_invalid_names_send_nothing),
+		cmocka_unit_test(test_unreachable_api),
+		cmocka_unit_test(test_simulator_quirks),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

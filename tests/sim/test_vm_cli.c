@@ -1,0 +1,233 @@
+/* The Lume CLI backend against lume-sim's `lume` stand-in (real sshd guests). */
+#include "test_common.h"
+
+#include <sys/stat.h>
+
+static test_env env;
+
+static int group_setup(void **state)
+{
+	static const char *const args[] = {"--vm", "vm1", "--vm", "old", "--vm", "img_latest", "--vm", "never",
+		"--never-ready", "never", "--boot-delay", "0.2", "--stop-delay", "0.1", "--address-base", "127.0.62.2",
+		NULL};
+
+	(void)state;
+	return sim_fixture_start(&env.sim, "vm-cli", args);
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	return sim_fixture_stop(&env.sim);
+}
+
+static lm_vm_manager *open_cli(lm_context **ctx)
+{
+	lm_vm_manager *vmm = NULL;
+
+	*ctx = test_context(&env, LM_VM_MANAGER_LUME_CLI, NULL, env.sim.lume, 20);
+	assert_int_equal(lm_vm_manager_open(&vmm, *ctx), 0);
+	assert_string_equal(lm_vm_manager_name(vmm), "lume-cli");
+	return vmm;
+}
+
+/* Log lines of the stand-in whose argv starts like this. */
+static int cli_calls(const char *argv_json)
+{
+	const char *const needles[] = {"\"source\":\"lume-cli\"", argv_json, NULL};
+	return sim_fixture_count(&env.sim, needles);
+}
+
+static int http_calls(const char *method, const char *path)
+{
+	const char *const needles[] = {method, path, NULL};
+	return sim_fixture_count(&env.sim, needles);
+}
+
+static void test_auto_picks_cli_without_api(void **state)
+{
+	lm_context *ctx = test_context(&env, LM_VM_MANAGER_AUTO, "http://127.0.0.1:1", env.sim.lume, 10);
+	lm_vm_manager *vmm = NULL;
+
+	(void)state;
+	assert_int_equal(lm_vm_manager_open(&vmm, ctx), 0);
+	assert_string_equal(lm_vm_manager_name(vmm), "lume-cli");
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_list_and_get(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_cli(&ctx);
+	lm_vm_info *vms = NULL, info;
+	size_t n = 0;
+
+	(void)state;
+	/* The stand-in prints log lines around its JSON even with LUME_LOG_LEVEL=error. */
+	assert_int_equal(lm_vm_list(vmm, &vms, &n), 0);
+	assert_int_equal(n, 4);
+	assert_string_equal(vms[0].name, "vm1");
+	assert_string_equal(vms[0].status, "stopped");
+	lm_free(vms);
+	assert_int_equal(cli_calls("\"argv\":[\"ls\",\"--format\",\"json\"]"), 1);
+	assert_int_equal(lm_vm_get(vmm, "vm1", &info), 0);
+	assert_string_equal(info.name, "vm1");
+	assert_string_equal(info.os, "macOS");
+	assert_int_equal(cli_calls("\"argv\":[\"get\",\"vm1\",\"--format\",\"json\"]"), 1);
+	/* NAME:TAG is Lume's NAME_TAG. */
+	assert_int_equal(lm_vm_get(vmm, "img:latest", &info), 0);
+	assert_string_equal(info.name, "img_latest");
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_get_unknown_vm(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_cli(&ctx);
+	lm_vm_info info;
+
+	(void)state;
+	assert_int_equal(lm_vm_get(vmm, "my-vm", &info), LM_ENOTFOUND);
+	assert_string_equal(lm_error_last()->message, "lume get my-vm: Error: Virtual machine not found: my-vm (exit 1)");
+	assert_int_equal(lm_vm_start(vmm, "my-vm"), LM_ENOTFOUND);
+	assert_error_mentions("my-vm");
+	assert_int_equal(cli_calls("\"argv\":[\"run\""), 0);
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_start_ready_stop(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_cli(&ctx);
+	const char *address = sim_fixture_address(&env.sim, "vm1");
+	lm_vm_info info;
+
+	(void)state;
+	assert_int_equal(lm_vm_start(vmm, "vm1"), 0);
+	assert_int_equal(cli_calls("\"argv\":[\"run\",\"vm1\",\"--detach\"],\"exit\":0"), 1);
+	assert_int_equal(lm_vm_wait_ready(vmm, "vm1", 0, &info), 0);
+	assert_string_equal(info.ip, address);
+	assert_int_equal(info.ssh_available, 1);
+	assert_real_sshd(address);
+	assert_int_equal(lm_vm_start(vmm, "vm1"), 0); /* running: not started again */
+	assert_int_equal(cli_calls("\"argv\":[\"run\",\"vm1\""), 1);
+	assert_int_equal(http_calls("\"POST\"", "/lume/vms/vm1/run\""), 1);
+
+	assert_int_equal(lm_vm_stop(vmm, "vm1"), 0);
+	assert_int_equal(cli_calls("\"argv\":[\"stop\",\"vm1\"],\"exit\":0"), 1);
+	assert_int_equal(lm_vm_get(vmm, "vm1", &info), 0);
+	assert_string_equal(info.status, "stopped");
+	assert_true(port22_closed(address));
+	assert_int_equal(lm_vm_stop(vmm, "vm1"), 0); /* stopped: nothing to do */
+	assert_int_equal(cli_calls("\"argv\":[\"stop\""), 1);
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_old_lume_without_detach(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm;
+	lm_vm_info info;
+
+	(void)state;
+	setenv("LUME_SIM_VERSION", "0.4.2", 1); /* the stand-in behaves like Lume 0.4 */
+	vmm = open_cli(&ctx);
+	assert_int_equal(lm_vm_start(vmm, "old"), 0);
+	assert_int_equal(cli_calls("\"argv\":[\"run\",\"old\",\"--detach\"],\"exit\":64"), 1);
+	assert_int_equal(cli_calls("\"argv\":[\"--version\"]"), 1);
+	assert_int_equal(lm_vm_wait_ready(vmm, "old", 0, &info), 0);
+	assert_string_equal(info.status, "running");
+	assert_real_sshd(info.ip);
+	assert_int_equal(lm_vm_stop(vmm, "old"), 0);
+	assert_int_equal(lm_vm_get(vmm, "old", &info), 0);
+	assert_string_equal(info.status, "stopped");
+	/* Lume's own run --no-display child was started exactly once. */
+	assert_int_equal(http_calls("\"POST\"", "/lume/vms/old/run\""), 1);
+	unsetenv("LUME_SIM_VERSION");
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_never_ready_times_out(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_cli(&ctx);
+	lm_vm_info info;
+
+	(void)state;
+	assert_int_equal(lm_vm_start(vmm, "never"), 0);
+	assert_int_equal(lm_vm_wait_ready(vmm, "never", 1, &info), LM_ETIMEOUT);
+	assert_string_equal(lm_error_last()->message, "never: not ready after 1 s: running, no IP address yet");
+	assert_int_equal(lm_vm_stop(vmm, "never"), 0);
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_server_error_through_cli(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_cli(&ctx);
+	lm_vm_info info;
+	long status;
+	char *body;
+
+	(void)state;
+	assert_int_equal(sim_fixture_http(&env.sim, "POST", "/_sim/fault", "{\"mode\":\"500\",\"count\":1}", &status,
+	                     &body, NULL, 0),
+	    0);
+	free(body);
+	assert_int_equal(lm_vm_get(vmm, "vm1", &info), LM_ERROR);
+	assert_error_mentions("lume get vm1: ");
+	assert_error_mentions("lume-sim injected failure");
+	assert_error_mentions("(exit 1)");
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_lume_missing(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = NULL;
+	char *path = getenv("PATH") != NULL ? strdup(getenv("PATH")) : NULL;
+	char empty[PATH_MAX + 16];
+
+	(void)state;
+	ctx = test_context(&env, LM_VM_MANAGER_LUME_CLI, NULL, "/nonexistent/lume", 10);
+	assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_ENOTFOUND);
+	assert_null(vmm);
+	assert_error_mentions("/nonexistent/lume");
+	assert_error_mentions("install Lume");
+	lm_context_free(ctx);
+
+	/* `lume` looked up on a PATH that does not have it. */
+	snprintf(empty, sizeof(empty), "%s/empty-bin", env.sim.dir);
+	mkdir(empty, 0755);
+	setenv("PATH", empty, 1);
+	ctx = test_context(&env, LM_VM_MANAGER_LUME_CLI, NULL, NULL, 10);
+	assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_ENOTFOUND);
+	assert_error_mentions("lume: not found on PATH");
+	lm_context_free(ctx);
+	if (path != NULL)
+		setenv("PATH", path, 1);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_auto_picks_cli_without_api),
+		cmocka_unit_test(test_list_and_get),
+		cmocka_unit_test(test_get_unknown_vm),
+		cmocka_unit_test(test_start_ready_stop),
+		cmocka_unit_test(test_old_lume_without_detach),
+		cmocka_unit_test(test_never_ready_times_out),
+		cmocka_unit_test(test_server_error_through_cli),
+		cmocka_unit_test(test_lume_missing),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,194 @@
+/* VM manager internals without a simulator: the name validator, the JSON reader that copes with
+ * `lume`'s log lines, VM objects, and child processes with a deadline. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lume-metal.h"
+#include "vm_internal.h"
+
+static void test_name_valid(void **state)
+{
+	char out[LM_VM_NAME_MAX];
+
+	(void)state;
+	assert_int_equal(lm_vm_name_normalize("my-vm", out), 0);
+	assert_string_equal(out, "my-vm");
+	assert_int_equal(lm_vm_name_normalize("macos-sequoia-cua:latest", out), 0);
+	assert_string_equal(out, "macos-sequoia-cua_latest");
+	assert_int_equal(lm_vm_name_normalize("A.b_C-9", out), 0);
+	assert_string_equal(out, "A.b_C-9");
+	assert_int_equal(lm_vm_name_normalize("..x", out), 0);
+}
+
+static void check_invalid(const char *name, const char *mention)
+{
+	char out[LM_VM_NAME_MAX];
+
+	assert_int_equal(lm_vm_name_normalize(name, out), LM_EINVALID);
+	assert_string_equal(out, "");
+	if (strstr(lm_error_last()->message, mention) == NULL)
+		fail_msg("'%s': message \"%s\" does not mention \"%s\"", name, lm_error_last()->message, mention);
+}
+
+static void test_name_invalid(void **state)
+{
+	char long_name[LM_VM_NAME_MAX + 8];
+
+	(void)state;
+	check_invalid("", "empty");
+	check_invalid(NULL, "empty");
+	check_invalid(".", "not allowed");
+	check_invalid("..", "not allowed");
+	check_invalid("a/b", "character '/' at position 2");
+	check_invalid("a b", "character ' ' at position 2");
+	check_invalid("vm;rm -rf", "character ';'");
+	check_invalid("vm$(x)", "character '$'");
+	check_invalid("vm\n", "character \\x0a");
+	check_invalid("caf\xc3\xa9", "character \\xc3");
+	check_invalid("vm%20x", "character '%'");
+	check_invalid("-rf", "must not start with '-'");
+	check_invalid(":tag", "NAME:TAG");
+	check_invalid("name:", "NAME:TAG");
+	check_invalid("a:b:c", "NAME:TAG");
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	check_invalid(long_name, "too long");
+	long_name[LM_VM_NAME_MAX - 1] = '\0'; /* 127 bytes: the longest allowed */
+	{
+		char out[LM_VM_NAME_MAX];
+		assert_int_equal(lm_vm_name_normalize(long_name, out), 0);
+	}
+}
+
+static void test_json_among_log_lines(void **state)
+{
+	const char *out =
+	    "[2026-08-01T10:00:00Z] INFO: Listing VMs\n"
+	    "[lume] notice: something\n"
+	    "[{\n  \"name\": \"a\", \"status\": \"running\", \"os\": \"macOS\",\n"
+	    "  \"ipAddress\": \"192.168.64.5\", \"sshAvailable\": true }]\n"
+	    "[2026-08-01T10:00:01Z] INFO: done\n";
+	cJSON *doc;
+	lm_vm_info *vms;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(lm_vm_json_find(out, cJSON_Array, &doc), 0);
+	assert_int_equal(lm_vm_info_array_from_json(doc, &vms, &n, "test"), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(vms[0].name, "a");
+	assert_string_equal(vms[0].ip, "192.168.64.5");
+	assert_int_equal(vms[0].ssh_available, 1);
+	lm_free(vms);
+	cJSON_Delete(doc);
+
+	assert_int_equal(lm_vm_json_find("[]\n", cJSON_Array, &doc), 0);
+	assert_int_equal(cJSON_GetArraySize(doc), 0);
+	cJSON_Delete(doc);
+	assert_int_equal(lm_vm_json_find("INFO: no json here\n[broken\n", cJSON_Array, &doc), LM_EINVALID);
+	assert_null(doc);
+	assert_int_equal(lm_vm_json_find("", cJSON_Array, &doc), LM_EINVALID);
+	assert_int_equal(lm_vm_json_find("{\"a\":1}\n", cJSON_Array, &doc), LM_EINVALID);
+	assert_int_equal(lm_vm_json_find("log\n  {\"a\":1}\n", cJSON_Object, &doc), 0);
+	cJSON_Delete(doc);
+}
+
+static void test_vm_objects(void **state)
+{
+	cJSON *doc;
+	lm_vm_info info;
+
+	(void)state;
+	/* Every key null but name and status, as Lume sends for a stopped VM. */
+	doc = cJSON_Parse("{\"name\":\"v\",\"status\":\"stopped\",\"os\":null,\"ipAddress\":null,\"sshAvailable\":null}");
+	assert_int_equal(lm_vm_info_from_json(doc, &info, "t"), 0);
+	assert_string_equal(info.os, "");
+	assert_string_equal(info.ip, "");
+	assert_int_equal(info.ssh_available, 0);
+	cJSON_Delete(doc);
+	doc = cJSON_Parse("{\"name\":\"v\"}");
+	assert_int_equal(lm_vm_info_from_json(doc, &info, "t"), LM_ERROR);
+	cJSON_Delete(doc);
+	doc = cJSON_Parse("{\"name\":\"v\",\"status\":\"running\",\"ipAddress\":5}");
+	assert_int_equal(lm_vm_info_from_json(doc, &info, "t"), LM_ERROR);
+	cJSON_Delete(doc);
+	doc = cJSON_Parse("[1]");
+	assert_int_equal(lm_vm_info_from_json(doc, &info, "t"), LM_ERROR);
+	cJSON_Delete(doc);
+}
+
+static void test_excerpt(void **state)
+{
+	char buf[12];
+
+	(void)state;
+	lm_vm_excerpt("\n  hello\nworld", buf, sizeof(buf));
+	assert_string_equal(buf, "hello");
+	lm_vm_excerpt("a\x01z", buf, sizeof(buf));
+	assert_string_equal(buf, "a?z");
+	lm_vm_excerpt("0123456789abcdef", buf, sizeof(buf));
+	assert_string_equal(buf, "01234567...");
+}
+
+static void test_proc_run_and_timeout(void **state)
+{
+	char *echo[] = {"/bin/sh", "-c", "echo out; echo err >&2; echo $LUME_LOG_LEVEL; exit 3", NULL};
+	char *sleeper[] = {"/bin/sleep", "10", NULL};
+	char *missing[] = {"/nonexistent/lume", NULL};
+	char **env = lm_proc_env_with("LUME_LOG_LEVEL", "error");
+	lm_proc_result res;
+	double t0;
+
+	(void)state;
+	assert_non_null(env);
+	assert_int_equal(lm_proc_run(echo, env, 10, &res), 0);
+	assert_string_equal(res.out, "out\nerror\n");
+	assert_string_equal(res.err, "err\n");
+	assert_int_equal(res.exit_code, 3);
+	assert_int_equal(res.timed_out, 0);
+	lm_proc_result_free(&res);
+
+	t0 = lm_vm_now();
+	assert_int_equal(lm_proc_run(sleeper, env, 0.3, &res), 0);
+	assert_int_equal(res.timed_out, 1);
+	assert_true(lm_vm_now() - t0 < 5);
+	lm_proc_result_free(&res);
+
+	assert_int_equal(lm_proc_run(missing, env, 1, &res), LM_ENOTFOUND);
+	lm_proc_env_free(env);
+}
+
+static void test_find_program(void **state)
+{
+	char *p = NULL;
+
+	(void)state;
+	assert_int_equal(lm_proc_find_program("sh", &p), 0);
+	assert_non_null(strstr(p, "/sh"));
+	free(p);
+	assert_int_equal(lm_proc_find_program("/bin/sh", &p), 0);
+	free(p);
+	assert_int_equal(lm_proc_find_program("lume-metal-no-such-program", &p), LM_ENOTFOUND);
+	assert_int_equal(lm_proc_find_program("/etc", &p), LM_ENOTFOUND);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_name_valid),
+		cmocka_unit_test(test_name_invalid),
+		cmocka_unit_test(test_json_among_log_lines),
+		cmocka_unit_test(test_vm_objects),
+		cmocka_unit_test(test_excerpt),
+		cmocka_unit_test(test_proc_run_and_timeout),
+		cmocka_unit_test(test_find_program),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
