@@ -30,11 +30,11 @@ void lm_host_pref_default(lm_pref_setting *out)
 
 typedef enum { ORIG_ABSENT_FILE, ORIG_ABSENT_KEY, ORIG_VALUE } orig_kind;
 
-/* The journal's "preference" object, decoded. Strings point into the journal document. */
+/* The journal's "preference" object, decoded; owns copies (the document may change under it). */
 typedef struct {
-	const char *store;
-	const char *domain;
-	const char *key;
+	char *store;
+	char *domain;
+	char *key;
 	orig_kind kind;
 	plist_t original; /* ORIG_VALUE */
 	plist_t written;
@@ -44,6 +44,10 @@ typedef struct {
 
 static void record_clear(pref_record *rec)
 {
+	free(rec->store);
+	free(rec->domain);
+	free(rec->key);
+	cJSON_Delete(rec->created_dirs);
 	plist_free(rec->original);
 	plist_free(rec->written);
 	memset(rec, 0, sizeof(*rec));
@@ -83,12 +87,16 @@ static int record_load(lm_state *st, pref_record *rec, int *have)
 		why = "\"preference\" is not an object";
 		goto bad;
 	}
-	rec->store = json_string(pref, "store");
-	rec->domain = json_string(pref, "domain");
-	rec->key = json_string(pref, "key");
-	if (rec->store == NULL || rec->domain == NULL || rec->key == NULL) {
+	if (json_string(pref, "store") == NULL || json_string(pref, "domain") == NULL ||
+	    json_string(pref, "key") == NULL) {
 		why = "\"preference\" lacks \"store\", \"domain\" or \"key\"";
 		goto bad;
+	}
+	if ((rec->store = strdup(json_string(pref, "store"))) == NULL ||
+	    (rec->domain = strdup(json_string(pref, "domain"))) == NULL ||
+	    (rec->key = strdup(json_string(pref, "key"))) == NULL) {
+		record_clear(rec);
+		return lm_error_nomem();
 	}
 	orig = cJSON_GetObjectItemCaseSensitive(pref, "original");
 	state = json_string(orig, "state");
@@ -128,7 +136,10 @@ static int record_load(lm_state *st, pref_record *rec, int *have)
 				goto bad;
 			}
 		}
-		rec->created_dirs = (cJSON *)dirs;
+		if ((rec->created_dirs = cJSON_Duplicate(dirs, 1)) == NULL) {
+			record_clear(rec);
+			return lm_error_nomem();
+		}
 	}
 	*have = 1;
 	return 0;
