@@ -22,8 +22,9 @@ typedef struct lm_state lm_state;
 int lm_state_open(lm_state **out, lm_context *ctx);
 
 /* lm_state_open() with flags and a lock timeout in seconds (<= 0: the default, 10 s).
- * LM_STATE_READONLY: no lock, nothing created, lm_state_save() refused; a missing directory or
- * file reads as the empty document (readers need no lock: the file is only replaced by rename).
+ * LM_STATE_READONLY: a shared lock (so that what is read with it is one consistent snapshot),
+ * nothing created but the lock file, lm_state_save() refused; a missing directory or file reads as
+ * the empty document.
  * A corrupt journal opened read-only is LM_ECORRUPT without the copy. */
 #define LM_STATE_READONLY 1u
 int lm_state_open_ex(lm_state **out, lm_context *ctx, unsigned flags, double lock_timeout);

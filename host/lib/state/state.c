@@ -75,7 +75,7 @@ static double now_monotonic(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int take_lock(lm_state *st, double timeout)
+static int take_lock(lm_state *st, int how, double timeout)
 {
 	char *lock_path = join(st->dir, LOCK_FILE);
 	double deadline = now_monotonic() + timeout;
@@ -90,7 +90,7 @@ static int take_lock(lm_state *st, double timeout)
 		goto out;
 	}
 	/* Poll rather than block, so that a stuck holder becomes a clear error, not a hang. */
-	while (flock(st->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+	while (flock(st->lock_fd, how | LOCK_NB) != 0) {
 		if (errno != EWOULDBLOCK && errno != EINTR) {
 			rc = lm_error_set(LM_EIO, "%s: cannot lock: %s", lock_path, strerror(errno));
 			goto out;
@@ -265,7 +265,7 @@ int lm_state_open_ex(lm_state **out, lm_context *ctx, unsigned flags, double loc
 		goto fail;
 	}
 	if (st->readonly) {
-		/* Readers need no lock: the journal is only ever replaced by rename. */
+		/* No directory: nothing was ever recorded, and a read-only open creates nothing. */
 		if (stat(dir, &sb) != 0 && errno == ENOENT) {
 			st->doc = cJSON_CreateObject();
 			if (st->doc == NULL || cJSON_AddNumberToObject(st->doc, "schema", STATE_SCHEMA) == NULL ||
@@ -276,11 +276,13 @@ int lm_state_open_ex(lm_state **out, lm_context *ctx, unsigned flags, double loc
 			*out = st;
 			return 0;
 		}
-		if ((rc = check_dir(dir)) < 0)
+		/* A shared lock: the journal and the preference are read as one consistent snapshot. */
+		if ((rc = check_dir(dir)) < 0 ||
+		    (rc = take_lock(st, LOCK_SH, lock_timeout > 0 ? lock_timeout : LOCK_TIMEOUT_DEFAULT)) < 0)
 			goto fail;
 	} else {
 		if ((rc = lm_fs_mkdir_private(dir)) < 0 || (rc = check_dir(dir)) < 0 ||
-		    (rc = take_lock(st, lock_timeout > 0 ? lock_timeout : LOCK_TIMEOUT_DEFAULT)) < 0)
+		    (rc = take_lock(st, LOCK_EX, lock_timeout > 0 ? lock_timeout : LOCK_TIMEOUT_DEFAULT)) < 0)
 			goto fail;
 		lm_fs_remove_stale_temps(st->path);
 	}
