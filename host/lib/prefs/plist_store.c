@@ -37,8 +37,8 @@ static int load_dict(const char *path, int *present, plist_t *dict)
 		    "truncated, %zu bytes); nothing was written. Check it with `plutil -lint` (macOS) or "
 		    "`plistutil -i` and fix or remove it", path, len);
 	if (plist_get_node_type(root) != PLIST_DICT) {
-		rc = lm_error_set(LM_ECORRUPT, "preferences file %s holds a %s, not a dictionary; nothing was "
-		    "written. Fix or remove it", path, lm_pref_plist_type(root));
+		rc = lm_error_set(LM_ECORRUPT, "preferences file %s has a root of type %s, not a dictionary; "
+		    "nothing was written. Fix or remove it", path, lm_pref_plist_type(root));
 		plist_free(root);
 		return rc;
 	}
