@@ -4,6 +4,7 @@
  * type keeps its exact form. */
 #ifdef __APPLE__
 #include <CoreFoundation/CoreFoundation.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
