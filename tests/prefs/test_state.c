@@ -113,6 +113,12 @@ static void test_lock_is_exclusive(void **state)
 	/* flock locks belong to the open file description: a second open waits like another process. */
 	assert_int_equal(lm_state_open_ex(&b, f->ctx, 0, 0.2), LM_ELOCKED);
 	assert_non_null(strstr(lm_error_last()->message, "state.lock"));
+	/* Readers take it shared: they wait for a writer too, and do not block each other. */
+	assert_int_equal(lm_state_open_ex(&b, f->ctx, LM_STATE_READONLY, 0.2), LM_ELOCKED);
+	lm_state_close(a);
+	assert_int_equal(lm_state_open_ex(&a, f->ctx, LM_STATE_READONLY, 0.2), 0);
+	assert_int_equal(lm_state_open_ex(&b, f->ctx, LM_STATE_READONLY, 0.2), 0);
+	lm_state_close(b);
 	lm_state_close(a);
 	assert_int_equal(lm_state_open_ex(&b, f->ctx, 0, 0.2), 0);
 	lm_state_close(b);

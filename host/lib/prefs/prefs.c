@@ -409,6 +409,7 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 	info->changed = 1;
 	if (is_dry_run(st)) {
 		if (!have) {
+			copy_str(info->written, sizeof(info->written), wantdesc);
 			if (o.value != NULL)
 				copy_str(info->original, sizeof(info->original), info->value);
 			else
