@@ -1,6 +1,181 @@
+/* lume-metal host enable|disable|status: the host preference alone (docs/preferences.md). */
+#include <string.h>
+#include <time.h>
+
 #include "cli.h"
+
+static void iso_time(double t, char *buf, size_t size)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void add_string_or_null(cJSON *doc, const char *name, const char *value)
+{
+	if (value != NULL && value[0] != '\0')
+		cJSON_AddStringToObject(doc, name, value);
+	else
+		cJSON_AddNullToObject(doc, name);
+}
+
+static void add_info(cJSON *doc, const lm_host_pref_info *info)
+{
+	char when[32];
+
+	cJSON_AddStringToObject(doc, "store", info->store);
+	cJSON_AddStringToObject(doc, "domain", info->domain);
+	cJSON_AddStringToObject(doc, "key", info->key);
+	cJSON_AddBoolToObject(doc, "file_present", info->file_present);
+	cJSON_AddBoolToObject(doc, "present", info->present);
+	add_string_or_null(doc, "value", info->value);
+	cJSON_AddBoolToObject(doc, "matches", info->matches);
+	cJSON_AddBoolToObject(doc, "managed", info->managed);
+	add_string_or_null(doc, "managed_value", info->managed_value);
+	cJSON_AddBoolToObject(doc, "recorded", info->recorded);
+	add_string_or_null(doc, "original", info->original);
+	add_string_or_null(doc, "written", info->written);
+	if (info->changed_at > 0) {
+		cJSON_AddNumberToObject(doc, "changed_at", info->changed_at);
+		iso_time(info->changed_at, when, sizeof(when));
+		cJSON_AddStringToObject(doc, "changed_at_iso", when);
+	} else {
+		cJSON_AddNullToObject(doc, "changed_at");
+		cJSON_AddNullToObject(doc, "changed_at_iso");
+	}
+	cJSON_AddBoolToObject(doc, "changed", info->changed);
+}
+
+static cJSON *new_doc(const lm_cli *cli, const char *action, int ok)
+{
+	cJSON *doc = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(doc, "schema", 1);
+	cJSON_AddStringToObject(doc, "command", "host");
+	cJSON_AddStringToObject(doc, "action", action);
+	cJSON_AddBoolToObject(doc, "ok", ok);
+	cJSON_AddBoolToObject(doc, "dry_run", cli->lib.dry_run);
+	return doc;
+}
+
+/* A failure: one JSON document with the error and what was observed, or a line on stderr. */
+static int fail(const lm_cli *cli, const char *action, const lm_host_pref_info *info)
+{
+	const lm_error *e = lm_error_last();
+	const char *message = e->message[0] != '\0' ? e->message : "failed";
+	cJSON *doc, *err;
+
+	if (cli->json) {
+		doc = new_doc(cli, action, 0);
+		err = cJSON_AddObjectToObject(doc, "error");
+		cJSON_AddStringToObject(err, "code", lm_error_name(e->code));
+		cJSON_AddStringToObject(err, "message", message);
+		cJSON_AddNumberToObject(doc, "exit_code", LM_EXIT_FAILURE);
+		if (info->domain[0] != '\0')
+			add_info(doc, info);
+		lm_cli_print_json(doc);
+	}
+	fprintf(stderr, "lume-metal: %s\n", message);
+	return LM_EXIT_FAILURE;
+}
+
+static const char *or_absent(const lm_host_pref_info *info)
+{
+	if (info->present)
+		return info->value;
+	return info->file_present ? "absent (no such key)" : "absent (no such file)";
+}
+
+static void print_status(const lm_host_pref_info *info)
+{
+	char when[32];
+
+	printf("host preference %s %s\n", info->domain, info->key);
+	printf("  store:    %s\n", info->store);
+	printf("  value:    %s%s\n", or_absent(info), info->matches ? " (unlocked)" : "");
+	if (info->managed)
+		printf("  managed:  yes, forced to %s by a configuration profile\n", info->managed_value);
+	else
+		printf("  managed:  no\n");
+	if (info->recorded) {
+		iso_time(info->changed_at, when, sizeof(when));
+		printf("  original: %s (recorded; lume-metal set %s at %s)\n", info->original, info->written, when);
+	} else {
+		printf("  original: nothing recorded (no change of lume-metal's is in effect)\n");
+	}
+}
+
+static void print_result(const lm_cli *cli, const char *action, const lm_host_pref_info *info)
+{
+	int dry = cli->lib.dry_run;
+
+	if (strcmp(action, "status") == 0) {
+		print_status(info);
+		return;
+	}
+	if (strcmp(action, "enable") == 0) {
+		if (!info->changed)
+			printf("already enabled: %s %s is %s in %s; nothing changed\n", info->domain, info->key,
+			    info->value, info->store);
+		else if (dry)
+			printf("dry run: would set %s %s to %s in %s (now %s; the original would be recorded)\n",
+			    info->domain, info->key, info->written[0] ? info->written : "the wanted value",
+			    info->store, or_absent(info));
+		else
+			printf("enabled: %s %s is now %s in %s (original: %s, recorded for restore)\n", info->domain,
+			    info->key, info->value, info->store, info->original);
+		return;
+	}
+	if (!info->changed && !info->recorded)
+		printf("nothing to restore: no change of lume-metal's is in effect (%s %s is %s)\n", info->domain,
+		    info->key, or_absent(info));
+	else if (dry)
+		printf("dry run: would restore %s %s in %s to %s (now %s)\n", info->domain, info->key, info->store,
+		    info->original, or_absent(info));
+	else
+		printf("restored: %s %s in %s is back to %s\n", info->domain, info->key, info->store,
+		    info->present ? info->value : (info->file_present ? "absent key" : "absent file"));
+}
 
 int lm_cmd_host(lm_cli *cli)
 {
-	return lm_cli_usage_error(cli, "'%s' is not available in this build yet", cli->command);
+	lm_host_pref_info info;
+	lm_pref_setting want;
+	lm_context *ctx;
+	const char *action;
+	cJSON *doc;
+	int rc;
+
+	if (cli->argc != 1)
+		return lm_cli_usage_error(cli, "usage: lume-metal host enable|disable|status [--format text|json] "
+		    "[--dry-run] [--force]");
+	action = cli->argv[0];
+	if (strcmp(action, "enable") != 0 && strcmp(action, "disable") != 0 && strcmp(action, "status") != 0)
+		return lm_cli_usage_error(cli, "host: unknown action '%s' (expected enable, disable or status)", action);
+	if (cli->profile != NULL)
+		return lm_cli_usage_error(cli, "host: --profile is not accepted; `host` manages the default "
+		    "preference (com.apple.gpusw.ParavirtualizedGraphics ForceUnrestrictedDeviceFeatureLevel = true)");
+	lm_host_pref_default(&want);
+	memset(&info, 0, sizeof(info));
+	if ((rc = lm_cli_context(cli, &ctx)) != 0)
+		return rc;
+	if (strcmp(action, "enable") == 0)
+		rc = lm_host_pref_enable(ctx, &want, &info);
+	else if (strcmp(action, "disable") == 0)
+		rc = lm_host_pref_disable(ctx, &info);
+	else
+		rc = lm_host_pref_status(ctx, &want, &info);
+	lm_context_free(ctx);
+	if (rc < 0)
+		return fail(cli, action, &info);
+	if (cli->json) {
+		doc = new_doc(cli, action, 1);
+		add_info(doc, &info);
+		lm_cli_print_json(doc);
+	} else {
+		print_result(cli, action, &info);
+	}
+	return LM_EXIT_OK;
 }

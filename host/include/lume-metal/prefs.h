@@ -25,8 +25,17 @@ typedef struct {
 	int recorded;            /* an original state is recorded (a change of ours is in effect) */
 	char original[512];      /* "absent file", "absent key", "false (bool)", ...; "" when not recorded */
 	double changed_at;       /* epoch seconds of our change; 0 when none is in effect */
-	int changed;             /* out of enable/disable: 1 when this call changed the store */
+	int changed;             /* out of enable/disable: 1 when this call changed the store
+	                            (with dry_run: 1 when it would) */
+	int file_present;        /* the domain's plist file exists (CFPreferences: the domain has keys) */
+	char written[512];       /* the value lume-metal wrote, "" when not recorded */
+	char managed_value[512]; /* the forced value when managed, else "" */
 } lm_host_pref_info;
+
+/* The documented default setting (the default profile's): domain
+ * com.apple.gpusw.ParavirtualizedGraphics, key ForceUnrestrictedDeviceFeatureLevel, bool true.
+ * The strings are static. */
+void lm_host_pref_default(lm_pref_setting *out);
 
 /* Set the preference to `want` (the profile's), recording the previous state the first time.
  * Refuses with LM_EMANAGED when a configuration profile forces the key.

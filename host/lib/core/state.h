@@ -21,6 +21,23 @@ typedef struct lm_state lm_state;
  * LM_ECORRUPT: the file is kept, a timestamped copy is made, and the message says how to recover. */
 int lm_state_open(lm_state **out, lm_context *ctx);
 
+/* lm_state_open() with flags and a lock timeout in seconds (<= 0: the default, 10 s).
+ * LM_STATE_READONLY: a shared lock (so that what is read with it is one consistent snapshot),
+ * nothing created but the lock file, lm_state_save() refused; a missing directory or file reads as
+ * the empty document.
+ * A corrupt journal opened read-only is LM_ECORRUPT without the copy. */
+#define LM_STATE_READONLY 1u
+int lm_state_open_ex(lm_state **out, lm_context *ctx, unsigned flags, double lock_timeout);
+
+/* The journal's path (DIR/state.json), its context, and whether it was opened read-only. */
+const char *lm_state_file(const lm_state *st);
+lm_context *lm_state_context(const lm_state *st);
+int lm_state_is_readonly(const lm_state *st);
+
+/* A module found its part of the journal damaged (`why` says where): keep the file, make the
+ * timestamped copy (not when read-only) and return LM_ECORRUPT with the recovery advice. */
+int lm_state_corrupt(lm_state *st, const char *why);
+
 /* The document; modify in place, then lm_state_save(). Never NULL after a successful open. */
 cJSON *lm_state_doc(lm_state *st);
 

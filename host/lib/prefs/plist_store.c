@@ -1,0 +1,150 @@
+/* The plist-file store: DIR/<domain>.plist read in XML or binary with libplist, written in binary
+ * (as macOS writes preferences) through the atomic-write helper, every other key kept. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "error_internal.h"
+#include "fs.h"
+#include "prefs_internal.h"
+
+/* Far above any real preferences file; keeps a damaged size field from exhausting memory. */
+#define PLIST_FILE_MAX (16u * 1024u * 1024u)
+
+/* The file's root dictionary (*dict NULL and *present 0 when the file does not exist). */
+static int load_dict(const char *path, int *present, plist_t *dict)
+{
+	char *data = NULL;
+	size_t len = 0;
+	plist_t root;
+	int rc;
+
+	*present = 0;
+	*dict = NULL;
+	rc = lm_fs_read_file(path, PLIST_FILE_MAX, &data, &len);
+	if (rc == LM_ENOTFOUND) {
+		lm_error_clear();
+		return 0;
+	}
+	if (rc < 0)
+		return lm_error_prefix("preferences file: ");
+	*present = 1;
+	root = lm_pref_plist_parse(data, len);
+	free(data);
+	if (root == NULL)
+		return lm_error_set(LM_ECORRUPT, "preferences file %s is not a valid property list (damaged or "
+		    "truncated, %zu bytes); nothing was written. Check it with `plutil -lint` (macOS) or "
+		    "`plistutil -i` and fix or remove it", path, len);
+	if (plist_get_node_type(root) != PLIST_DICT) {
+		rc = lm_error_set(LM_ECORRUPT, "preferences file %s has a root of type %s, not a dictionary; "
+		    "nothing was written. Fix or remove it", path, lm_pref_plist_type(root));
+		plist_free(root);
+		return rc;
+	}
+	*dict = root;
+	return 0;
+}
+
+static int write_dict(lm_prefs_store *store, plist_t dict)
+{
+	char *bin = NULL;
+	uint32_t len = 0;
+	struct stat sb;
+	mode_t mode = 0600;
+	char *dir, *slash;
+	int rc;
+
+	plist_to_bin(dict, &bin, &len);
+	if (bin == NULL)
+		return lm_error_set(LM_EIO, "%s: cannot serialise the preferences", store->path);
+	/* Keep the mode of an existing file; new ones are private, as macOS makes them. */
+	if (stat(store->path, &sb) == 0)
+		mode = sb.st_mode & 07777;
+	if ((dir = strdup(store->path)) == NULL) {
+		plist_to_bin_free(bin);
+		return lm_error_nomem();
+	}
+	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+		*slash = '\0';
+		rc = lm_fs_mkdir_p(dir, 0700, NULL);
+	} else {
+		rc = 0;
+	}
+	free(dir);
+	if (rc == 0)
+		rc = lm_fs_write_atomic(store->path, bin, len, mode);
+	plist_to_bin_free(bin);
+	return rc;
+}
+
+static int plist_read(lm_prefs_store *store, const char *key, int *file_present, plist_t *value)
+{
+	plist_t dict, item;
+	int rc;
+
+	if ((rc = load_dict(store->path, file_present, &dict)) < 0 || dict == NULL)
+		return rc;
+	item = plist_dict_get_item(dict, key);
+	if (item != NULL && (*value = plist_copy(item)) == NULL)
+		rc = lm_error_nomem();
+	plist_free(dict);
+	return rc;
+}
+
+static int plist_set(lm_prefs_store *store, const char *key, plist_t value)
+{
+	plist_t dict, copy;
+	int present, rc;
+
+	if ((rc = load_dict(store->path, &present, &dict)) < 0)
+		return rc;
+	if (dict == NULL && (dict = plist_new_dict()) == NULL)
+		return lm_error_nomem();
+	if ((copy = plist_copy(value)) == NULL) {
+		plist_free(dict);
+		return lm_error_nomem();
+	}
+	plist_dict_set_item(dict, key, copy);
+	rc = write_dict(store, dict);
+	plist_free(dict);
+	return rc;
+}
+
+static int plist_del(lm_prefs_store *store, const char *key, int remove_empty_file)
+{
+	plist_t dict;
+	int present, had, rc;
+
+	if ((rc = load_dict(store->path, &present, &dict)) < 0 || dict == NULL)
+		return rc;
+	had = plist_dict_get_item(dict, key) != NULL;
+	if (had)
+		plist_dict_remove_item(dict, key);
+	if (remove_empty_file && plist_dict_get_size(dict) == 0)
+		rc = lm_fs_remove(store->path);
+	else if (had)
+		rc = write_dict(store, dict);
+	plist_free(dict);
+	return rc;
+}
+
+static int plist_managed(lm_prefs_store *store, const char *key, int *managed, plist_t *forced)
+{
+	plist_t dict, item;
+	int present, rc;
+
+	if ((rc = load_dict(store->managed_path, &present, &dict)) < 0 || dict == NULL)
+		return rc;
+	if ((item = plist_dict_get_item(dict, key)) != NULL) {
+		*managed = 1;
+		if ((*forced = plist_copy(item)) == NULL)
+			rc = lm_error_nomem();
+	}
+	plist_free(dict);
+	return rc;
+}
+
+const struct lm_prefs_store_ops lm_plist_store_ops = {
+	plist_read, plist_set, plist_del, plist_managed, NULL,
+};

@@ -1,0 +1,195 @@
+/* The preference store: which back-end a context selects, and the calls every back-end answers. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "context_internal.h"
+#include "error_internal.h"
+#include "fs.h"
+#include "prefs_internal.h"
+
+int lm_prefs_validate_domain(const char *domain)
+{
+	size_t i, n = domain != NULL ? strlen(domain) : 0;
+
+	if (n == 0 || n > 200 || domain[0] == '.')
+		goto bad;
+	for (i = 0; i < n; i++) {
+		char c = domain[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+		      c == '-' || c == '_'))
+			goto bad;
+	}
+	return 0;
+bad:
+	return lm_error_set(LM_EINVALID, "preference domain '%s' is not valid: expected a reverse-DNS name "
+	    "such as com.apple.gpusw.ParavirtualizedGraphics ([A-Za-z0-9._-], at most 200 characters)",
+	    domain != NULL ? domain : "");
+}
+
+static char *str_printf(const char *fmt, ...) LM_PRINTF(1, 2);
+static char *str_printf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (s = malloc((size_t)n + 1)) == NULL)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+int lm_prefs_store_open_plist(lm_prefs_store **out, const char *dir, const char *domain)
+{
+	lm_prefs_store *store;
+	char cwd[4096], *absdir = NULL;
+	size_t n;
+	int rc;
+
+	*out = NULL;
+	if ((rc = lm_prefs_validate_domain(domain)) < 0)
+		return rc;
+	if (dir == NULL || dir[0] == '\0')
+		return lm_error_set(LM_EINVALID, "no preferences directory given");
+	/* The journal records where the change was made; a relative directory would be ambiguous. */
+	if (dir[0] != '/') {
+		if (getcwd(cwd, sizeof(cwd)) == NULL)
+			return lm_error_set(LM_EIO, "cannot tell the current directory to resolve '%s'", dir);
+		absdir = str_printf("%s/%s", cwd, dir);
+	} else {
+		absdir = strdup(dir);
+	}
+	if (absdir == NULL)
+		return lm_error_nomem();
+	/* Drop trailing slashes so that the same directory always gives the same identity. */
+	for (n = strlen(absdir); n > 1 && absdir[n - 1] == '/'; n--)
+		absdir[n - 1] = '\0';
+	if ((store = calloc(1, sizeof(*store))) == NULL) {
+		free(absdir);
+		return lm_error_nomem();
+	}
+	store->ops = &lm_plist_store_ops;
+	store->domain = strdup(domain);
+	store->path = str_printf("%s/%s.plist", absdir, domain);
+	store->managed_path = str_printf("%s/managed/%s.plist", absdir, domain);
+	free(absdir);
+	if (store->domain == NULL || store->path == NULL || store->managed_path == NULL ||
+	    (store->id = str_printf("plist:%s", store->path)) == NULL) {
+		lm_prefs_store_free(store);
+		return lm_error_nomem();
+	}
+	*out = store;
+	return 0;
+}
+
+int lm_prefs_store_open(lm_prefs_store **out, const lm_context *ctx, const char *domain)
+{
+	const lm_options *opts = lm_context_options(ctx);
+	int rc;
+
+	*out = NULL;
+	if (opts->prefs_dir != NULL && opts->prefs_dir[0] != '\0')
+		return lm_prefs_store_open_plist(out, opts->prefs_dir, domain);
+#ifdef __APPLE__
+	{
+		lm_prefs_store *store;
+
+		if ((rc = lm_prefs_validate_domain(domain)) < 0)
+			return rc;
+		if ((store = calloc(1, sizeof(*store))) == NULL)
+			return lm_error_nomem();
+		if ((store->domain = strdup(domain)) == NULL || (store->id = strdup("cfpreferences")) == NULL) {
+			lm_prefs_store_free(store);
+			return lm_error_nomem();
+		}
+		if ((rc = lm_cf_store_init(store)) < 0) {
+			lm_prefs_store_free(store);
+			return rc;
+		}
+		*out = store;
+		return 0;
+	}
+#else
+	/* Off macOS there is no preferences daemon: the file lives where macOS would keep it. */
+	const char *home;
+	char *dir;
+
+	if ((rc = lm_paths_home(&home)) < 0)
+		return rc;
+	if ((dir = str_printf("%s/Library/Preferences", home)) == NULL)
+		return lm_error_nomem();
+	rc = lm_prefs_store_open_plist(out, dir, domain);
+	free(dir);
+	return rc;
+#endif
+}
+
+void lm_prefs_store_free(lm_prefs_store *store)
+{
+	if (store == NULL)
+		return;
+	if (store->ops != NULL && store->ops->free != NULL)
+		store->ops->free(store);
+	free(store->domain);
+	free(store->id);
+	free(store->path);
+	free(store->managed_path);
+	free(store);
+}
+
+const char *lm_prefs_store_id(const lm_prefs_store *store)
+{
+	return store->id;
+}
+
+const char *lm_prefs_store_path(const lm_prefs_store *store)
+{
+	return store->path;
+}
+
+int lm_prefs_store_read(lm_prefs_store *store, const char *key, int *file_present, plist_t *value)
+{
+	*file_present = 0;
+	*value = NULL;
+	return store->ops->read(store, key, file_present, value);
+}
+
+int lm_prefs_store_set(lm_prefs_store *store, const char *key, plist_t value)
+{
+	return store->ops->set(store, key, value);
+}
+
+int lm_prefs_store_delete(lm_prefs_store *store, const char *key, int remove_empty_file)
+{
+	return store->ops->del(store, key, remove_empty_file);
+}
+
+int lm_prefs_store_managed(lm_prefs_store *store, const char *key, int *managed, plist_t *forced)
+{
+	*managed = 0;
+	*forced = NULL;
+	return store->ops->managed(store, key, managed, forced);
+}
+
+int lm_prefs_store_missing_dirs(lm_prefs_store *store, char ***missing)
+{
+	*missing = NULL;
+	if (store->path == NULL)
+		return 0;
+	return lm_fs_missing_dirs(store->path, missing);
+}
+
+void lm_prefs_store_cleanup(lm_prefs_store *store)
+{
+	if (store->path != NULL)
+		lm_fs_remove_stale_temps(store->path);
+}

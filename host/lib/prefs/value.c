@@ -1,0 +1,309 @@
+/* Preference values as libplist nodes: conversion, description, comparison, journal encoding. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "error_internal.h"
+#include "prefs_internal.h"
+
+/* Seconds between the Unix epoch and the plist epoch (2001-01-01T00:00:00Z). */
+#define PLIST_EPOCH 978307200LL
+
+plist_t lm_pref_value_to_plist(const lm_pref_value *v)
+{
+	switch (v->type) {
+	case LM_PREF_BOOL: return plist_new_bool(v->boolean ? 1 : 0);
+	/* Binary plists store 8-byte integers as signed: the bit pattern is the value. */
+	case LM_PREF_INTEGER: return plist_new_uint((uint64_t)v->integer);
+	case LM_PREF_STRING: return v->string != NULL ? plist_new_string(v->string) : NULL;
+	}
+	return NULL;
+}
+
+const char *lm_pref_plist_type(plist_t v)
+{
+	switch (plist_get_node_type(v)) {
+	case PLIST_BOOLEAN: return "bool";
+	case PLIST_UINT: return "integer";
+	case PLIST_REAL: return "real";
+	case PLIST_STRING: return "string";
+	case PLIST_DATE: return "date";
+	case PLIST_DATA: return "data";
+	case PLIST_ARRAY: return "array";
+	case PLIST_DICT: return "dict";
+	case PLIST_UID: return "uid";
+	default: return "unknown";
+	}
+}
+
+int lm_pref_plist_is_flag_type(plist_t v)
+{
+	plist_type t = plist_get_node_type(v);
+
+	return t == PLIST_BOOLEAN || t == PLIST_UINT || t == PLIST_STRING;
+}
+
+void lm_pref_plist_describe(plist_t v, char *buf, size_t size)
+{
+	const char *type = lm_pref_plist_type(v);
+	char text[256], *s = NULL;
+	uint8_t b = 0;
+	uint64_t u = 0;
+	double d = 0;
+	int32_t sec = 0, usec = 0;
+	uint64_t len = 0;
+	time_t t;
+	struct tm tm;
+	size_t i;
+
+	if (v == NULL) {
+		if (size > 0)
+			buf[0] = '\0';
+		return;
+	}
+	switch (plist_get_node_type(v)) {
+	case PLIST_BOOLEAN:
+		plist_get_bool_val(v, &b);
+		snprintf(text, sizeof(text), "%s", b ? "true" : "false");
+		break;
+	case PLIST_UINT:
+		plist_get_uint_val(v, &u);
+		snprintf(text, sizeof(text), "%" PRId64, (int64_t)u);
+		break;
+	case PLIST_UID:
+		plist_get_uid_val(v, &u);
+		snprintf(text, sizeof(text), "%" PRIu64, u);
+		break;
+	case PLIST_REAL:
+		plist_get_real_val(v, &d);
+		snprintf(text, sizeof(text), "%.17g", d);
+		break;
+	case PLIST_STRING:
+		plist_get_string_val(v, &s);
+		if (s == NULL) {
+			text[0] = '\0';
+			break;
+		}
+		/* Shown on one line, cut to fit; control characters would break the output. */
+		snprintf(text, sizeof(text), "%s%s", s, strlen(s) > 200 ? "..." : "");
+		if (strlen(s) > 200)
+			memcpy(text + 200, "...", 4);
+		for (i = 0; text[i] != '\0'; i++)
+			if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+				text[i] = '?';
+		free(s);
+		break;
+	case PLIST_DATE:
+		plist_get_date_val(v, &sec, &usec);
+		t = (time_t)(PLIST_EPOCH + sec);
+		gmtime_r(&t, &tm);
+		strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		break;
+	case PLIST_DATA:
+		plist_get_data_val(v, &s, &len);
+		free(s);
+		snprintf(text, sizeof(text), "<%" PRIu64 " bytes>", len);
+		break;
+	case PLIST_ARRAY:
+		snprintf(text, sizeof(text), "[%u items]", plist_array_get_size(v));
+		break;
+	case PLIST_DICT:
+		snprintf(text, sizeof(text), "{%u keys}", plist_dict_get_size(v));
+		break;
+	default:
+		snprintf(text, sizeof(text), "?");
+		break;
+	}
+	snprintf(buf, size, "%s (%s)", text, type);
+}
+
+static int dict_equal(plist_t a, plist_t b)
+{
+	plist_dict_iter it = NULL;
+	plist_t va = NULL;
+	char *key = NULL;
+	int eq = 1;
+
+	if (plist_dict_get_size(a) != plist_dict_get_size(b))
+		return 0;
+	plist_dict_new_iter(a, &it);
+	for (;;) {
+		key = NULL;
+		va = NULL;
+		plist_dict_next_item(a, it, &key, &va);
+		if (va == NULL) {
+			free(key);
+			break;
+		}
+		if (key == NULL || !lm_pref_plist_equal(va, plist_dict_get_item(b, key)))
+			eq = 0;
+		free(key);
+		if (!eq)
+			break;
+	}
+	free(it);
+	return eq;
+}
+
+int lm_pref_plist_equal(plist_t a, plist_t b)
+{
+	uint32_t i, n;
+	char *sa = NULL, *sb = NULL;
+	uint64_t la = 0, lb = 0;
+	int eq;
+
+	if (a == NULL || b == NULL)
+		return a == b;
+	if (plist_get_node_type(a) != plist_get_node_type(b))
+		return 0;
+	switch (plist_get_node_type(a)) {
+	case PLIST_ARRAY:
+		n = plist_array_get_size(a);
+		if (n != plist_array_get_size(b))
+			return 0;
+		for (i = 0; i < n; i++)
+			if (!lm_pref_plist_equal(plist_array_get_item(a, i), plist_array_get_item(b, i)))
+				return 0;
+		return 1;
+	case PLIST_DICT:
+		return dict_equal(a, b);
+	case PLIST_DATA:
+		plist_get_data_val(a, &sa, &la);
+		plist_get_data_val(b, &sb, &lb);
+		eq = la == lb && (la == 0 || (sa != NULL && sb != NULL && memcmp(sa, sb, (size_t)la) == 0));
+		free(sa);
+		free(sb);
+		return eq;
+	case PLIST_STRING:
+		plist_get_string_val(a, &sa);
+		plist_get_string_val(b, &sb);
+		eq = sa != NULL && sb != NULL && strcmp(sa, sb) == 0;
+		free(sa);
+		free(sb);
+		return eq;
+	default:
+		return plist_compare_node_value(a, b) ? 1 : 0;
+	}
+}
+
+static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static char *base64_encode(const unsigned char *in, size_t len)
+{
+	size_t i, o = 0, n = (len + 2) / 3 * 4;
+	char *out = malloc(n + 1);
+	uint32_t w;
+
+	if (out == NULL)
+		return NULL;
+	for (i = 0; i + 2 < len; i += 3) {
+		w = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		out[o++] = b64chars[w >> 18 & 63];
+		out[o++] = b64chars[w >> 12 & 63];
+		out[o++] = b64chars[w >> 6 & 63];
+		out[o++] = b64chars[w & 63];
+	}
+	if (i < len) {
+		w = (uint32_t)in[i] << 16 | (i + 1 < len ? (uint32_t)in[i + 1] << 8 : 0);
+		out[o++] = b64chars[w >> 18 & 63];
+		out[o++] = b64chars[w >> 12 & 63];
+		out[o++] = i + 1 < len ? b64chars[w >> 6 & 63] : '=';
+		out[o++] = '=';
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static int b64value(char c)
+{
+	const char *p = c != '\0' ? strchr(b64chars, c) : NULL;
+
+	return p != NULL ? (int)(p - b64chars) : -1;
+}
+
+/* Strict: length a multiple of 4, padding only at the end. NULL on anything else. */
+static unsigned char *base64_decode(const char *in, size_t *outlen)
+{
+	size_t len = strlen(in), i, o = 0, pad = 0;
+	unsigned char *out;
+	int v[4], k;
+
+	if (len == 0 || len % 4 != 0)
+		return NULL;
+	if (in[len - 1] == '=')
+		pad++;
+	if (in[len - 2] == '=')
+		pad++;
+	if ((out = malloc(len / 4 * 3)) == NULL)
+		return NULL;
+	for (i = 0; i < len; i += 4) {
+		for (k = 0; k < 4; k++) {
+			if (i + 4 == len && k >= 4 - (int)pad && in[i + (size_t)k] == '=')
+				v[k] = 0;
+			else if ((v[k] = b64value(in[i + (size_t)k])) < 0) {
+				free(out);
+				return NULL;
+			}
+		}
+		out[o++] = (unsigned char)(v[0] << 2 | v[1] >> 4);
+		out[o++] = (unsigned char)((v[1] & 15) << 4 | v[2] >> 2);
+		out[o++] = (unsigned char)((v[2] & 3) << 6 | v[3]);
+	}
+	*outlen = o - pad;
+	return out;
+}
+
+int lm_pref_plist_encode(plist_t v, char **out)
+{
+	plist_t arr;
+	char *bin = NULL;
+	uint32_t len = 0;
+
+	*out = NULL;
+	if (v == NULL || (arr = plist_new_array()) == NULL)
+		return lm_error_nomem();
+	plist_array_append_item(arr, plist_copy(v));
+	plist_to_bin(arr, &bin, &len);
+	plist_free(arr);
+	if (bin == NULL)
+		return lm_error_set(LM_EINVALID, "cannot serialise a %s value", lm_pref_plist_type(v));
+	*out = base64_encode((const unsigned char *)bin, len);
+	plist_to_bin_free(bin);
+	return *out != NULL ? 0 : lm_error_nomem();
+}
+
+int lm_pref_plist_decode(const char *text, plist_t *out)
+{
+	unsigned char *bin;
+	size_t len = 0;
+	plist_t arr = NULL;
+
+	*out = NULL;
+	if (text == NULL || (bin = base64_decode(text, &len)) == NULL)
+		return lm_error_set(LM_EINVALID, "not base64");
+	if (len >= 8 && len <= UINT32_MAX && memcmp(bin, "bplist00", 8) == 0)
+		plist_from_bin((const char *)bin, (uint32_t)len, &arr);
+	free(bin);
+	if (arr == NULL || plist_get_node_type(arr) != PLIST_ARRAY || plist_array_get_size(arr) != 1) {
+		plist_free(arr);
+		return lm_error_set(LM_EINVALID, "not a one-value binary property list");
+	}
+	*out = plist_copy(plist_array_get_item(arr, 0));
+	plist_free(arr);
+	return *out != NULL ? 0 : lm_error_nomem();
+}
+
+plist_t lm_pref_plist_parse(const char *data, size_t len)
+{
+	plist_t p = NULL;
+
+	if (data == NULL || len == 0 || len > UINT32_MAX)
+		return NULL;
+	if (len >= 8 && memcmp(data, "bplist00", 8) == 0)
+		plist_from_bin(data, (uint32_t)len, &p);
+	else
+		plist_from_xml(data, (uint32_t)len, &p);
+	return p;
+}

@@ -1,0 +1,373 @@
+/* Atomic file writes and private directories (fs.h). */
+#include "fs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error_internal.h"
+
+/* Split "dir/name" into its directory ("." when none) and base name. */
+static int split_path(const char *path, char **dir, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL) {
+		*dir = strdup(".");
+		*base = path;
+	} else if (slash == path) {
+		*dir = strdup("/");
+		*base = slash + 1;
+	} else {
+		*dir = strndup(path, (size_t)(slash - path));
+		*base = slash + 1;
+	}
+	if (*dir == NULL)
+		return lm_error_nomem();
+	if ((*base)[0] == '\0') {
+		free(*dir);
+		*dir = NULL;
+		return lm_error_set(LM_EINVALID, "%s: expected a file name, found a directory path", path);
+	}
+	return 0;
+}
+
+static int sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = 0;
+
+	if (fd < 0)
+		return lm_error_set(LM_EIO, "%s: cannot open the directory to sync it: %s", dir, strerror(errno));
+	if (fsync(fd) != 0 && errno != EINVAL)
+		rc = lm_error_set(LM_EIO, "%s: cannot sync the directory: %s", dir, strerror(errno));
+	close(fd);
+	return rc;
+}
+
+int lm_fs_sync_parent(const char *path)
+{
+	const char *base;
+	char *dir;
+	int rc;
+
+	if ((rc = split_path(path, &dir, &base)) < 0)
+		return rc;
+	rc = sync_dir(dir);
+	free(dir);
+	return rc;
+}
+
+/* Test-only delay (see fs.h); 0 when unset or malformed. */
+static useconds_t test_delay(void)
+{
+	const char *s = getenv("LUME_METAL_TEST_WRITE_DELAY_US");
+	char *end;
+	unsigned long v;
+
+	if (s == NULL || s[0] == '\0')
+		return 0;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v > 10000000UL)
+		return 0;
+	return (useconds_t)v;
+}
+
+static void sleep_us(useconds_t us)
+{
+	struct timespec ts;
+
+	if (us == 0)
+		return;
+	ts.tv_sec = (time_t)(us / 1000000);
+	ts.tv_nsec = (long)(us % 1000000) * 1000;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int lm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+	const char *base;
+	char *dir = NULL, *tmp = NULL;
+	size_t n, half = len / 2;
+	useconds_t delay = test_delay();
+	int fd = -1, rc;
+
+	if ((rc = split_path(path, &dir, &base)) < 0)
+		return rc;
+	n = strlen(dir) + strlen(base) + 16;
+	if ((tmp = malloc(n)) == NULL) {
+		rc = lm_error_nomem();
+		goto out;
+	}
+	snprintf(tmp, n, "%s/.%s.tmp-XXXXXX", dir, base);
+	if ((fd = mkstemp(tmp)) < 0) {
+		rc = lm_error_set(LM_EIO, "%s: cannot create a temporary file in %s: %s", path, dir, strerror(errno));
+		goto out;
+	}
+	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if (write_all(fd, data, half) != 0)
+		goto io_error;
+	sleep_us(delay);
+	if (write_all(fd, (const char *)data + half, len - half) != 0 || fchmod(fd, mode) != 0 || fsync(fd) != 0)
+		goto io_error;
+	if (close(fd) != 0) {
+		fd = -1;
+		goto io_error;
+	}
+	fd = -1;
+	sleep_us(delay);
+	if (rename(tmp, path) != 0)
+		goto io_error;
+	rc = sync_dir(dir);
+	goto out;
+
+io_error:
+	rc = lm_error_set(LM_EIO, "%s: cannot write: %s (the file is unchanged)", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+	unlink(tmp);
+out:
+	free(tmp);
+	free(dir);
+	return rc;
+}
+
+void lm_fs_free_list(char **list)
+{
+	size_t i;
+
+	if (list == NULL)
+		return;
+	for (i = 0; list[i] != NULL; i++)
+		free(list[i]);
+	free(list);
+}
+
+/* Every missing ancestor of `path` including `path` itself, outermost first. */
+static int missing_including(const char *path, char ***out)
+{
+	char *copy, **list = NULL, **grown;
+	size_t count = 0, i;
+	struct stat sb;
+	char *p;
+	int rc = 0;
+
+	*out = NULL;
+	if ((copy = strdup(path)) == NULL)
+		return lm_error_nomem();
+	/* Walk up from the full path until an existing ancestor is found. */
+	for (;;) {
+		while ((p = strrchr(copy, '/')) != NULL && p != copy && p[1] == '\0')
+			*p = '\0';
+		if (copy[0] == '\0' || stat(copy, &sb) == 0)
+			break;
+		if (errno != ENOENT) {
+			rc = lm_error_set(LM_EIO, "%s: %s", copy, strerror(errno));
+			goto fail;
+		}
+		if ((grown = realloc(list, (count + 2) * sizeof(*list))) == NULL) {
+			rc = lm_error_nomem();
+			goto fail;
+		}
+		list = grown;
+		list[count + 1] = NULL;
+		if ((list[count] = strdup(copy)) == NULL) {
+			rc = lm_error_nomem();
+			goto fail;
+		}
+		count++;
+		if ((p = strrchr(copy, '/')) == NULL)
+			break;
+		if (p == copy) {
+			p[1] = '\0';
+			continue;
+		}
+		*p = '\0';
+	}
+	free(copy);
+	/* Reverse: outermost first. */
+	for (i = 0; i < count / 2; i++) {
+		p = list[i];
+		list[i] = list[count - 1 - i];
+		list[count - 1 - i] = p;
+	}
+	*out = list;
+	return 0;
+fail:
+	free(copy);
+	if (list != NULL)
+		list[count] = NULL;
+	lm_fs_free_list(list);
+	return rc;
+}
+
+int lm_fs_missing_dirs(const char *path, char ***missing)
+{
+	const char *base;
+	char *dir;
+	int rc;
+
+	*missing = NULL;
+	if ((rc = split_path(path, &dir, &base)) < 0)
+		return rc;
+	rc = missing_including(dir, missing);
+	free(dir);
+	return rc;
+}
+
+int lm_fs_mkdir_p(const char *path, mode_t mode, char ***created)
+{
+	char **missing = NULL;
+	struct stat sb;
+	size_t i;
+	int rc;
+
+	if (created != NULL)
+		*created = NULL;
+	if ((rc = missing_including(path, &missing)) < 0)
+		return rc;
+	for (i = 0; missing != NULL && missing[i] != NULL; i++) {
+		if (mkdir(missing[i], mode) != 0 && errno != EEXIST) {
+			rc = lm_error_set(LM_EIO, "%s: cannot create the directory: %s", missing[i], strerror(errno));
+			break;
+		}
+	}
+	if (rc == 0 && (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)))
+		rc = lm_error_set(LM_EIO, "%s: exists and is not a directory", path);
+	if (rc == 0 && created != NULL) {
+		*created = missing;
+		missing = NULL;
+	}
+	lm_fs_free_list(missing);
+	return rc;
+}
+
+int lm_fs_mkdir_private(const char *path)
+{
+	return lm_fs_mkdir_p(path, 0700, NULL);
+}
+
+int lm_fs_read_file(const char *path, size_t max, char **data, size_t *len)
+{
+	struct stat sb;
+	char *buf = NULL;
+	size_t used = 0;
+	ssize_t n;
+	int fd, rc = 0;
+
+	*data = NULL;
+	*len = 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
+		if (errno == ENOENT)
+			return lm_error_set(LM_ENOTFOUND, "%s: no such file", path);
+		return lm_error_set(LM_EIO, "%s: cannot open: %s", path, strerror(errno));
+	}
+	if (fstat(fd, &sb) != 0) {
+		rc = lm_error_set(LM_EIO, "%s: cannot stat: %s", path, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		rc = lm_error_set(LM_EIO, "%s: not a regular file", path);
+		goto out;
+	}
+	if ((size_t)sb.st_size > max) {
+		rc = lm_error_set(LM_EINVALID, "%s: too large (%lld bytes, at most %zu expected)", path,
+		    (long long)sb.st_size, max);
+		goto out;
+	}
+	if ((buf = malloc(max + 1)) == NULL) {
+		rc = lm_error_nomem();
+		goto out;
+	}
+	for (;;) {
+		n = read(fd, buf + used, max + 1 - used);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = lm_error_set(LM_EIO, "%s: cannot read: %s", path, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+		if (used > max) {
+			rc = lm_error_set(LM_EINVALID, "%s: too large (more than %zu bytes)", path, max);
+			goto out;
+		}
+	}
+	buf[used] = '\0';
+	*data = buf;
+	*len = used;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+int lm_fs_remove(const char *path)
+{
+	if (unlink(path) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		return lm_error_set(LM_EIO, "%s: cannot remove: %s", path, strerror(errno));
+	}
+	return lm_fs_sync_parent(path);
+}
+
+void lm_fs_remove_stale_temps(const char *path)
+{
+	const char *base;
+	char *dir, *prefix, full[PATH_MAX];
+	struct dirent *de;
+	size_t plen;
+	DIR *d;
+
+	if (split_path(path, &dir, &base) < 0)
+		return;
+	plen = strlen(base) + 7;
+	if ((prefix = malloc(plen)) == NULL) {
+		free(dir);
+		return;
+	}
+	snprintf(prefix, plen, ".%s.tmp-", base);
+	if ((d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			/* mkstemp's suffix is exactly six characters. */
+			if (strncmp(de->d_name, prefix, plen - 1) != 0 || strlen(de->d_name) != plen - 1 + 6)
+				continue;
+			if ((size_t)snprintf(full, sizeof(full), "%s/%s", dir, de->d_name) < sizeof(full))
+				unlink(full);
+		}
+		closedir(d);
+	}
+	free(prefix);
+	free(dir);
+}

@@ -1,0 +1,400 @@
+/* The state journal (state.h, docs/state-format.md): one JSON document, changed under an
+ * exclusive flock on a separate lock file and replaced atomically. */
+#include "state.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "context_internal.h"
+#include "error_internal.h"
+#include "fs.h"
+
+#define STATE_FILE "state.json"
+#define LOCK_FILE "state.lock"
+#define STATE_MAX (16u * 1024u * 1024u)
+#define STATE_SCHEMA 1
+#define LOCK_TIMEOUT_DEFAULT 10.0
+
+struct lm_state {
+	lm_context *ctx;
+	char *dir;
+	char *path;
+	int lock_fd;
+	int readonly;
+	cJSON *doc;
+};
+
+static char *join(const char *a, const char *b)
+{
+	size_t n = strlen(a) + strlen(b) + 2;
+	char *s = malloc(n);
+
+	if (s != NULL)
+		snprintf(s, n, "%s/%s", a, b);
+	return s;
+}
+
+/* The state directory must be ours and not writable by anyone else (OpenSSH's rule for ~/.ssh). */
+static int check_dir(const char *dir)
+{
+	struct stat sb;
+
+	if (stat(dir, &sb) != 0)
+		return lm_error_set(LM_EIO, "state directory %s: %s", dir, strerror(errno));
+	if (!S_ISDIR(sb.st_mode))
+		return lm_error_set(LM_EIO, "state directory %s: not a directory; pass --state-dir DIR", dir);
+	if (sb.st_uid != geteuid() && sb.st_uid != 0)
+		return lm_error_set(LM_EINVALID, "state directory %s belongs to another user (uid %u); "
+		    "pass --state-dir DIR with a directory of your own", dir, (unsigned)sb.st_uid);
+	if ((sb.st_mode & 022) != 0)
+		return lm_error_set(LM_EINVALID, "state directory %s is writable by other users (mode %03o); "
+		    "run: chmod 700 '%s'", dir, (unsigned)(sb.st_mode & 0777), dir);
+	return 0;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static double now_monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int take_lock(lm_state *st, int how, double timeout)
+{
+	char *lock_path = join(st->dir, LOCK_FILE);
+	double deadline = now_monotonic() + timeout;
+	long wait_ms = 1;
+	int rc = 0;
+
+	if (lock_path == NULL)
+		return lm_error_nomem();
+	st->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (st->lock_fd < 0) {
+		rc = lm_error_set(LM_EIO, "%s: cannot open the lock file: %s", lock_path, strerror(errno));
+		goto out;
+	}
+	/* Poll rather than block, so that a stuck holder becomes a clear error, not a hang. */
+	while (flock(st->lock_fd, how | LOCK_NB) != 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			rc = lm_error_set(LM_EIO, "%s: cannot lock: %s", lock_path, strerror(errno));
+			goto out;
+		}
+		if (now_monotonic() >= deadline) {
+			rc = lm_error_set(LM_ELOCKED, "%s: another lume-metal process has held the state lock for "
+			    "more than %.0f s; wait for it to finish and try again", lock_path, timeout);
+			goto out;
+		}
+		sleep_ms(wait_ms);
+		if (wait_ms < 20)
+			wait_ms *= 2;
+	}
+out:
+	if (rc < 0 && st->lock_fd >= 0) {
+		close(st->lock_fd);
+		st->lock_fd = -1;
+	}
+	free(lock_path);
+	return rc;
+}
+
+/* An existing copy in the state directory holding exactly `data`, if any (so that repeated runs
+ * on the same damaged file do not pile up copies). */
+static char *find_identical_copy(const lm_state *st, const char *data, size_t len)
+{
+	static const char prefix[] = STATE_FILE ".corrupt-";
+	struct dirent *de;
+	char *full, *buf, *found = NULL;
+	size_t blen;
+	DIR *d;
+
+	if ((d = opendir(st->dir)) == NULL)
+		return NULL;
+	while (found == NULL && (de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, prefix, sizeof(prefix) - 1) != 0)
+			continue;
+		if ((full = join(st->dir, de->d_name)) == NULL)
+			break;
+		if (lm_fs_read_file(full, STATE_MAX, &buf, &blen) == 0) {
+			if (blen == len && memcmp(buf, data, len) == 0)
+				found = full;
+			free(buf);
+		}
+		if (found == NULL)
+			free(full);
+	}
+	closedir(d);
+	lm_error_clear();
+	return found;
+}
+
+static int corrupt(lm_state *st, const char *data, size_t len, const char *why)
+{
+	char stamp[32], *copy = NULL, name[64];
+	struct tm tm;
+	time_t now = time(NULL);
+	int rc;
+
+	if (!st->readonly && (copy = find_identical_copy(st, data, len)) == NULL) {
+		gmtime_r(&now, &tm);
+		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+		snprintf(name, sizeof(name), STATE_FILE ".corrupt-%s", stamp);
+		if ((copy = join(st->dir, name)) == NULL)
+			return lm_error_nomem();
+		if (lm_fs_write_atomic(copy, data, len, 0600) < 0) {
+			rc = lm_error_set(LM_ECORRUPT, "%s: the state file is damaged (%s) and could not be copied "
+			    "aside either (%s); it was left as it is. Fix it by hand (docs/state-format.md) or move "
+			    "it away and check the host preference with `lume-metal host status`",
+			    st->path, why, lm_error_last()->message);
+			free(copy);
+			return rc;
+		}
+	}
+	if (copy != NULL)
+		rc = lm_error_set(LM_ECORRUPT, "%s: the state file is damaged (%s). It was left as it is; a copy "
+		    "is in %s. To recover, fix it by hand (docs/state-format.md), or move it away "
+		    "(mv '%s' '%s.bad') to start afresh: lume-metal then no longer knows the host preference's "
+		    "original value, so check it with `lume-metal host status` and set it back by hand if needed",
+		    st->path, why, copy, st->path, st->path);
+	else
+		rc = lm_error_set(LM_ECORRUPT, "%s: the state file is damaged (%s); nothing was changed. Run the "
+		    "command without --dry-run to keep a copy, then fix the file by hand (docs/state-format.md) "
+		    "or move it away", st->path, why);
+	free(copy);
+	return rc;
+}
+
+static int load(lm_state *st)
+{
+	const char *end = NULL;
+	cJSON *schema, *vms, *pref;
+	char *data = NULL, why[160];
+	size_t len;
+	int rc;
+
+	rc = lm_fs_read_file(st->path, STATE_MAX, &data, &len);
+	if (rc == LM_ENOTFOUND) {
+		lm_error_clear();
+		if ((st->doc = cJSON_CreateObject()) == NULL ||
+		    cJSON_AddNumberToObject(st->doc, "schema", STATE_SCHEMA) == NULL ||
+		    cJSON_AddObjectToObject(st->doc, "vms") == NULL)
+			return lm_error_nomem();
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	/* len + 1: cJSON's length-bounded parser wants the terminating NUL inside the length. */
+	st->doc = cJSON_ParseWithLengthOpts(data, len + 1, &end, 1);
+	if (st->doc == NULL) {
+		snprintf(why, sizeof(why), "not valid JSON near byte %ld",
+		    end != NULL && end >= data ? (long)(end - data) : 0L);
+		rc = corrupt(st, data, len, why);
+		goto out;
+	}
+	schema = cJSON_GetObjectItemCaseSensitive(st->doc, "schema");
+	if (!cJSON_IsObject(st->doc) || !cJSON_IsNumber(schema) || schema->valuedouble < 1 ||
+	    schema->valuedouble != (double)(int)schema->valuedouble) {
+		rc = corrupt(st, data, len, "not a lume-metal state document: no \"schema\" number");
+		goto out;
+	}
+	if (schema->valueint > STATE_SCHEMA) {
+		rc = lm_error_set(LM_EUNSUPPORTED, "%s: written by a newer lume-metal (schema %d, this one knows %d); "
+		    "use that version or a newer one", st->path, schema->valueint, STATE_SCHEMA);
+		goto out;
+	}
+	vms = cJSON_GetObjectItemCaseSensitive(st->doc, "vms");
+	pref = cJSON_GetObjectItemCaseSensitive(st->doc, "preference");
+	if ((vms != NULL && !cJSON_IsObject(vms)) || (pref != NULL && !cJSON_IsObject(pref))) {
+		rc = corrupt(st, data, len, "\"vms\" and \"preference\" must be objects");
+		goto out;
+	}
+out:
+	if (rc < 0) {
+		cJSON_Delete(st->doc);
+		st->doc = NULL;
+	}
+	free(data);
+	return rc;
+}
+
+int lm_state_corrupt(lm_state *st, const char *why)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int rc;
+
+	if ((rc = lm_fs_read_file(st->path, STATE_MAX, &data, &len)) < 0)
+		return rc;
+	rc = corrupt(st, data, len, why);
+	free(data);
+	return rc;
+}
+
+int lm_state_open_ex(lm_state **out, lm_context *ctx, unsigned flags, double lock_timeout)
+{
+	const char *dir = lm_context_state_dir(ctx);
+	struct stat sb;
+	lm_state *st;
+	int rc;
+
+	*out = NULL;
+	if (dir == NULL || dir[0] == '\0')
+		return lm_error_set(LM_EINVALID, "no state directory: pass --state-dir DIR");
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return lm_error_nomem();
+	st->ctx = ctx;
+	st->lock_fd = -1;
+	st->readonly = (flags & LM_STATE_READONLY) != 0;
+	if ((st->dir = strdup(dir)) == NULL || (st->path = join(dir, STATE_FILE)) == NULL) {
+		rc = lm_error_nomem();
+		goto fail;
+	}
+	if (st->readonly) {
+		/* No directory: nothing was ever recorded, and a read-only open creates nothing. */
+		if (stat(dir, &sb) != 0 && errno == ENOENT) {
+			st->doc = cJSON_CreateObject();
+			if (st->doc == NULL || cJSON_AddNumberToObject(st->doc, "schema", STATE_SCHEMA) == NULL ||
+			    cJSON_AddObjectToObject(st->doc, "vms") == NULL) {
+				rc = lm_error_nomem();
+				goto fail;
+			}
+			*out = st;
+			return 0;
+		}
+		/* A shared lock: the journal and the preference are read as one consistent snapshot. */
+		if ((rc = check_dir(dir)) < 0 ||
+		    (rc = take_lock(st, LOCK_SH, lock_timeout > 0 ? lock_timeout : LOCK_TIMEOUT_DEFAULT)) < 0)
+			goto fail;
+	} else {
+		if ((rc = lm_fs_mkdir_private(dir)) < 0 || (rc = check_dir(dir)) < 0 ||
+		    (rc = take_lock(st, LOCK_EX, lock_timeout > 0 ? lock_timeout : LOCK_TIMEOUT_DEFAULT)) < 0)
+			goto fail;
+		lm_fs_remove_stale_temps(st->path);
+	}
+	if ((rc = load(st)) < 0)
+		goto fail;
+	*out = st;
+	return 0;
+fail:
+	lm_state_close(st);
+	return rc;
+}
+
+int lm_state_open(lm_state **out, lm_context *ctx)
+{
+	return lm_state_open_ex(out, ctx, 0, 0);
+}
+
+cJSON *lm_state_doc(lm_state *st)
+{
+	return st->doc;
+}
+
+const char *lm_state_file(const lm_state *st)
+{
+	return st->path;
+}
+
+lm_context *lm_state_context(const lm_state *st)
+{
+	return st->ctx;
+}
+
+int lm_state_is_readonly(const lm_state *st)
+{
+	return st->readonly;
+}
+
+cJSON *lm_state_vms(lm_state *st)
+{
+	cJSON *vms = cJSON_GetObjectItemCaseSensitive(st->doc, "vms");
+
+	if (vms == NULL)
+		vms = cJSON_AddObjectToObject(st->doc, "vms");
+	return vms;
+}
+
+cJSON *lm_state_vm(lm_state *st, const char *name, int create)
+{
+	cJSON *vms = lm_state_vms(st), *vm;
+
+	if (vms == NULL)
+		return NULL;
+	vm = cJSON_GetObjectItemCaseSensitive(vms, name);
+	if (vm == NULL && create)
+		vm = cJSON_AddObjectToObject(vms, name);
+	return vm;
+}
+
+int lm_state_save(lm_state *st)
+{
+	char *text;
+	size_t len;
+	int rc;
+
+	if (st->readonly)
+		return lm_error_set(LM_EINVALID, "%s: opened read-only; nothing may be saved", st->path);
+	if ((text = cJSON_Print(st->doc)) == NULL)
+		return lm_error_nomem();
+	len = strlen(text);
+	/* cJSON_Print has no trailing newline; files we write end with one. */
+	{
+		char *withnl = realloc(text, len + 2);
+
+		if (withnl == NULL) {
+			free(text);
+			return lm_error_nomem();
+		}
+		text = withnl;
+		text[len++] = '\n';
+		text[len] = '\0';
+	}
+	rc = lm_fs_write_atomic(st->path, text, len, 0600);
+	free(text);
+	return rc;
+}
+
+void lm_state_close(lm_state *st)
+{
+	if (st == NULL)
+		return;
+	if (st->lock_fd >= 0)
+		close(st->lock_fd); /* releases the flock */
+	cJSON_Delete(st->doc);
+	free(st->path);
+	free(st->dir);
+	free(st);
+}
+
+int lm_state_path(lm_context *ctx, const char *file, char **out)
+{
+	const char *dir = lm_context_state_dir(ctx);
+	int rc;
+
+	*out = NULL;
+	if (file == NULL || file[0] == '\0' || strchr(file, '/') != NULL || strcmp(file, ".") == 0 ||
+	    strcmp(file, "..") == 0)
+		return lm_error_set(LM_EINVALID, "lm_state_path: '%s' is not a plain file name", file ? file : "");
+	if (dir == NULL || dir[0] == '\0')
+		return lm_error_set(LM_EINVALID, "no state directory: pass --state-dir DIR");
+	if ((rc = lm_fs_mkdir_private(dir)) < 0 || (rc = check_dir(dir)) < 0)
+		return rc;
+	if ((*out = join(dir, file)) == NULL)
+		return lm_error_nomem();
+	return 0;
+}

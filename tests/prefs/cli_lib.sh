@@ -1,0 +1,61 @@
+# Shared by the cli_*.sh tests: the real lume-metal binary, plistutil as the independent reader,
+# one private temporary directory removed on exit whatever happens.
+# usage (from a test): source cli_lib.sh LUME_METAL PLISTUTIL
+set -euo pipefail
+LM=$1
+PLISTUTIL=$2
+DOMAIN=com.apple.gpusw.ParavirtualizedGraphics
+KEY=ForceUnrestrictedDeviceFeatureLevel
+T=$(mktemp -d "${TMPDIR:-/tmp}/lm-prefs-cli.XXXXXX")
+cleanup() {
+  chmod -R u+rwX "$T" 2>/dev/null || true
+  rm -rf "$T"
+}
+trap cleanup EXIT
+unset LUME_METAL_PREFS_DIR LUME_METAL_STATE_DIR LUME_METAL_TEST_WRITE_DELAY_US
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# The plist as XML according to plistutil, or "ABSENT" / "UNREADABLE". plistutil exits 0 even when it cannot
+# read its input, so its output is checked instead.
+xml_of() {
+  local out
+  if [ ! -e "$1" ]; then echo ABSENT; return; fi
+  # Through binary and back, so that XML and binary inputs print the same canonical XML.
+  local canon
+  canon=$(mktemp "$T/.canon.XXXXXX")
+  "$PLISTUTIL" -i "$1" -o "$canon" -f bin >/dev/null 2>&1 || true
+  out=$("$PLISTUTIL" -i "$canon" -o - -f xml 2>/dev/null) || true
+  rm -f "$canon"
+  case "$out" in
+    *"<plist"*) printf '%s\n' "$out" ;;
+    *) echo "UNREADABLE" ;;
+  esac
+}
+
+# An XML plist (on stdin) written as a binary file, by plistutil.
+make_bin() {
+  cat > "$T/.src.xml"
+  "$PLISTUTIL" -i "$T/.src.xml" -o "$1" -f bin
+  rm -f "$T/.src.xml"
+  [ "$(head -c 8 "$1")" = bplist00 ] || fail "plistutil did not write a binary plist to $1"
+}
+
+plist_xml() { # the body of a <dict> -> a whole XML plist on stdout
+  printf '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n<plist version="1.0">\n<dict>\n%s\n</dict>\n</plist>\n' "$1"
+}
+
+# Every plist type among the other keys.
+EVERY_TYPE='<key>aDict</key><dict><key>inner</key><string>x</string><key>n</key><integer>-5</integer></dict>
+<key>anArray</key><array><integer>1</integer><string>two</string><false/><dict/></array>
+<key>someData</key><data>AAECAwT/</data>
+<key>aDate</key><date>2024-02-29T12:34:56Z</date>
+<key>aReal</key><real>3.25</real>
+<key>anInteger</key><integer>9007199254740993</integer>
+<key>aString</key><string>caf&#233; &amp; more</string>
+<key>aBool</key><true/>'
+
+# One JSON field of a lume-metal --format json document (cJSON's layout: "name":<tab>value).
+json_field() {
+  printf '%s\n' "$1" | sed -n "s/^[[:space:]]*\"$2\":[[:space:]]*\(.*\)$/\1/p" | head -n 1 | sed 's/,$//'
+}

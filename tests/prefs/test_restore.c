@@ -1,0 +1,394 @@
+/* The preference manager (lm_host_pref_*): record once, restore exactly, conflicts, crashes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "error_internal.h"
+#include "prefs_internal.h"
+#include "test_util.h"
+
+#define DOMAIN "com.apple.gpusw.ParavirtualizedGraphics"
+#define KEY "ForceUnrestrictedDeviceFeatureLevel"
+
+typedef struct {
+	char *tmp;
+	char *prefs;  /* tmp/prefs (not created) */
+	char *file;
+	char *state;  /* tmp/state */
+	lm_context *ctx;
+	lm_prefs_store *store;
+	lm_pref_setting want;
+} fixture;
+
+static lm_context *new_ctx(fixture *f, int dry_run, int force)
+{
+	lm_options opts = LM_OPTIONS_INIT;
+	lm_context *ctx;
+
+	opts.prefs_dir = f->prefs;
+	opts.state_dir = f->state;
+	opts.dry_run = dry_run;
+	opts.force = force;
+	assert_int_equal(lm_context_new(&ctx, &opts), 0);
+	return ctx;
+}
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+
+	f->tmp = lm_test_tmpdir();
+	f->prefs = lm_test_join(f->tmp, "prefs");
+	f->file = lm_test_join(f->prefs, DOMAIN ".plist");
+	f->state = lm_test_join(f->tmp, "state");
+	f->ctx = new_ctx(f, 0, 0);
+	assert_int_equal(lm_prefs_store_open_plist(&f->store, f->prefs, DOMAIN), 0);
+	lm_host_pref_default(&f->want);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+
+	lm_prefs_store_free(f->store);
+	lm_context_free(f->ctx);
+	lm_test_rmtree(f->tmp);
+	free(f->state);
+	free(f->file);
+	free(f->prefs);
+	free(f->tmp);
+	free(f);
+	return 0;
+}
+
+/* The whole file as a dictionary (NULL when absent). */
+static plist_t file_dict(fixture *f)
+{
+	size_t len;
+	char *data = lm_test_slurp(f->file, &len);
+	plist_t p;
+
+	if (data == NULL)
+		return NULL;
+	p = lm_pref_plist_parse(data, len);
+	free(data);
+	assert_non_null(p);
+	return p;
+}
+
+static void put_file(fixture *f, plist_t dict)
+{
+	char *bin = NULL;
+	uint32_t len = 0;
+
+	mkdir(f->prefs, 0700);
+	plist_to_bin(dict, &bin, &len);
+	lm_test_write(f->file, bin, len);
+	plist_to_bin_free(bin);
+}
+
+/* enable then disable from `prior` (NULL dict: no file; dir_too: no directory either). */
+static void round_trip(fixture *f, plist_t prior, int dir_too)
+{
+	lm_host_pref_info info;
+	plist_t after, t = plist_new_bool(1);
+
+	if (prior != NULL)
+		put_file(f, prior);
+	else if (!dir_too)
+		assert_int_equal(mkdir(f->prefs, 0700), 0);
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	assert_int_equal(info.changed, 1);
+	assert_int_equal(info.recorded, 1);
+	assert_int_equal(info.matches, 1);
+	assert_string_equal(info.value, "true (bool)");
+	after = file_dict(f);
+	assert_non_null(after);
+	assert_true(lm_pref_plist_equal(plist_dict_get_item(after, KEY), t));
+	plist_free(after);
+	/* A second enable confirms and changes nothing. */
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	assert_int_equal(info.changed, 0);
+	assert_int_equal(info.recorded, 1);
+
+	assert_int_equal(lm_host_pref_disable(f->ctx, &info), 0);
+	assert_int_equal(info.changed, 1);
+	assert_int_equal(info.recorded, 0);
+	after = file_dict(f);
+	if (prior == NULL) {
+		assert_null(after);
+		assert_int_equal(lm_test_exists(f->prefs), !dir_too);
+	} else {
+		assert_true(lm_pref_plist_equal(prior, after));
+	}
+	plist_free(after);
+	/* A second disable has nothing to do. */
+	assert_int_equal(lm_host_pref_disable(f->ctx, &info), 0);
+	assert_int_equal(info.changed, 0);
+	plist_free(t);
+}
+
+static void test_every_prior_state_is_restored(void **state)
+{
+	fixture *f = *state;
+	plist_t d;
+
+	round_trip(f, NULL, 1);
+	round_trip(f, NULL, 0);
+	d = plist_new_dict();
+	plist_dict_set_item(d, "Other", plist_new_string("kept"));
+	round_trip(f, d, 0); /* file without the key */
+	plist_dict_set_item(d, KEY, plist_new_bool(0));
+	round_trip(f, d, 0); /* key false */
+	plist_dict_set_item(d, KEY, plist_new_uint(1));
+	round_trip(f, d, 0); /* key integer 1 */
+	plist_dict_set_item(d, KEY, plist_new_string("YES"));
+	round_trip(f, d, 0); /* key string "YES" */
+	plist_free(d);
+}
+
+static void test_already_true_is_left_unrecorded(void **state)
+{
+	fixture *f = *state;
+	lm_host_pref_info info;
+	plist_t d = plist_new_dict();
+
+	plist_dict_set_item(d, KEY, plist_new_bool(1));
+	put_file(f, d);
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	assert_int_equal(info.changed, 0);
+	assert_int_equal(info.recorded, 0);
+	assert_int_equal(info.matches, 1);
+	assert_int_equal(lm_host_pref_disable(f->ctx, &info), 0);
+	assert_int_equal(info.changed, 0);
+	plist_free(d);
+	d = file_dict(f);
+	assert_non_null(plist_dict_get_item(d, KEY));
+	plist_free(d);
+}
+
+static void test_someone_else_changed_it(void **state)
+{
+	fixture *f = *state;
+	lm_host_pref_info info;
+	lm_context *forced;
+	plist_t d = plist_new_dict(), now, mine = plist_new_bool(0);
+
+	plist_dict_set_item(d, KEY, plist_new_uint(1));
+	put_file(f, d);
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	assert_int_equal(lm_prefs_store_set(f->store, KEY, mine), 0);
+	assert_int_equal(lm_host_pref_disable(f->ctx, &info), LM_ECONFLICT);
+	assert_non_null(strstr(lm_error_last()->message, "false (bool)"));
+	assert_non_null(strstr(lm_error_last()->message, "true (bool)"));
+	assert_non_null(strstr(lm_error_last()->message, "1 (integer)"));
+	assert_non_null(strstr(lm_error_last()->message, "--force"));
+	now = file_dict(f);
+	assert_true(lm_pref_plist_equal(plist_dict_get_item(now, KEY), mine));
+	plist_free(now);
+	/* Their value stays, the record stays; --force restores the original. */
+	assert_int_equal(lm_host_pref_status(f->ctx, NULL, &info), 0);
+	assert_int_equal(info.recorded, 1);
+	forced = new_ctx(f, 0, 1);
+	assert_int_equal(lm_host_pref_disable(forced, &info), 0);
+	assert_int_equal(info.changed, 1);
+	lm_context_free(forced);
+	now = file_dict(f);
+	assert_true(lm_pref_plist_equal(now, d));
+	plist_free(now);
+	plist_free(mine);
+	plist_free(d);
+}
+
+static void test_crash_between_record_and_write_converges(void **state)
+{
+	fixture *f = *state;
+	lm_host_pref_info info;
+	lm_state *st;
+	plist_t d = plist_new_dict(), orig = plist_new_bool(0), now;
+
+	plist_dict_set_item(d, KEY, plist_copy(orig));
+	put_file(f, d);
+	/* A run recorded the original and was killed before writing the preference. */
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	assert_int_equal(lm_prefs_store_set(f->store, KEY, orig), 0);
+	/* The next disable sees the original in place and just drops the record. */
+	assert_int_equal(lm_host_pref_disable(f->ctx, &info), 0);
+	assert_int_equal(info.recorded, 0);
+	assert_int_equal(lm_state_open(&st, f->ctx), 0);
+	assert_false(lm_host_pref_recorded(st));
+	lm_state_close(st);
+	/* Same crash, then the next enable writes and keeps the first record. */
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	assert_int_equal(lm_prefs_store_set(f->store, KEY, orig), 0);
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	assert_int_equal(info.changed, 1);
+	assert_string_equal(info.original, "false (bool)");
+	assert_int_equal(lm_host_pref_disable(f->ctx, &info), 0);
+	now = file_dict(f);
+	assert_true(lm_pref_plist_equal(now, d));
+	plist_free(now);
+	plist_free(orig);
+	plist_free(d);
+}
+
+static void test_managed_preference_is_not_fought(void **state)
+{
+	fixture *f = *state;
+	lm_host_pref_info info;
+	char *mdir = lm_test_join(f->prefs, "managed"), *mfile = lm_test_join(mdir, DOMAIN ".plist");
+	plist_t d = plist_new_dict();
+	char *bin = NULL;
+	uint32_t len = 0;
+
+	assert_int_equal(mkdir(f->prefs, 0700), 0);
+	assert_int_equal(mkdir(mdir, 0700), 0);
+	plist_dict_set_item(d, KEY, plist_new_bool(0));
+	plist_to_bin(d, &bin, &len);
+	lm_test_write(mfile, bin, len);
+	plist_to_bin_free(bin);
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), LM_EMANAGED);
+	assert_int_equal(info.managed, 1);
+	assert_string_equal(info.managed_value, "false (bool)");
+	assert_non_null(strstr(lm_error_last()->message, "configuration profile"));
+	assert_false(lm_test_exists(f->file));
+	assert_int_equal(lm_host_pref_status(f->ctx, NULL, &info), 0);
+	assert_int_equal(info.managed, 1);
+	/* Forced to what we want: nothing to fight. */
+	plist_dict_set_item(d, KEY, plist_new_bool(1));
+	bin = NULL; /* plist_to_bin() refuses a non-NULL output pointer */
+	plist_to_bin(d, &bin, &len);
+	lm_test_write(mfile, bin, len);
+	plist_to_bin_free(bin);
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	plist_free(d);
+	free(mfile);
+	free(mdir);
+}
+
+static void test_unexpected_type_changes_nothing(void **state)
+{
+	fixture *f = *state;
+	lm_host_pref_info info;
+	plist_t d = plist_new_dict(), now;
+
+	plist_dict_set_item(d, KEY, plist_new_date(100, 0));
+	put_file(f, d);
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), LM_EINVALID);
+	assert_non_null(strstr(lm_error_last()->message, f->file));
+	assert_non_null(strstr(lm_error_last()->message, "(date)"));
+	now = file_dict(f);
+	assert_true(lm_pref_plist_equal(now, d));
+	plist_free(now);
+	plist_free(d);
+	/* Nothing was recorded either. */
+	assert_int_equal(lm_host_pref_status(f->ctx, NULL, &info), 0);
+	assert_int_equal(info.recorded, 0);
+	assert_string_equal(info.value, "2001-01-01T00:01:40Z (date)");
+}
+
+static void test_dry_run_changes_nothing(void **state)
+{
+	fixture *f = *state;
+	lm_context *dry = new_ctx(f, 1, 0);
+	lm_host_pref_info info;
+
+	assert_int_equal(lm_host_pref_enable(dry, &f->want, &info), 0);
+	assert_int_equal(info.changed, 1);
+	assert_string_equal(info.original, "absent file");
+	assert_false(lm_test_exists(f->prefs));
+	assert_false(lm_test_exists(f->state));
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	assert_int_equal(lm_host_pref_disable(dry, &info), 0);
+	assert_int_equal(info.changed, 1);
+	assert_true(lm_test_exists(f->file));
+	assert_int_equal(lm_host_pref_status(f->ctx, NULL, &info), 0);
+	assert_int_equal(info.recorded, 1);
+	lm_context_free(dry);
+}
+
+static void test_damaged_record_is_an_error(void **state)
+{
+	fixture *f = *state;
+	lm_host_pref_info info;
+	char *path = lm_test_join(f->state, "state.json"), *before, *after;
+	static const char bad[] = "{\"schema\": 1, \"vms\": {}, \"preference\": {\"store\": \"plist:/x\", "
+	    "\"domain\": \"d\", \"key\": \"k\", \"original\": {\"state\": \"maybe\"}}}";
+
+	assert_int_equal(mkdir(f->state, 0700), 0);
+	lm_test_write(path, bad, strlen(bad));
+	before = lm_test_slurp(path, NULL);
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), LM_ECORRUPT);
+	assert_int_equal(lm_host_pref_disable(f->ctx, &info), LM_ECORRUPT);
+	assert_int_equal(lm_host_pref_status(f->ctx, NULL, &info), LM_ECORRUPT);
+	after = lm_test_slurp(path, NULL);
+	assert_string_equal(before, after);
+	assert_false(lm_test_exists(f->prefs));
+	free(before);
+	free(after);
+	free(path);
+}
+
+static void test_other_preference_recorded_is_a_conflict(void **state)
+{
+	fixture *f = *state;
+	lm_host_pref_info info;
+	lm_pref_setting other = f->want;
+
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	other.key = "SomethingElse";
+	assert_int_equal(lm_host_pref_enable(f->ctx, &other, &info), LM_ECONFLICT);
+	assert_non_null(strstr(lm_error_last()->message, "host disable"));
+	other.key = "";
+	assert_int_equal(lm_host_pref_enable(f->ctx, &other, &info), LM_EINVALID);
+}
+
+/* The enable flow's way: one journal lock around the preference and its own VM records. */
+static void test_locked_variant_shares_the_journal(void **state)
+{
+	fixture *f = *state;
+	lm_host_pref_info info;
+	lm_state *st;
+
+	assert_int_equal(lm_state_open(&st, f->ctx), 0);
+	assert_int_equal(lm_host_pref_enable_locked(st, &f->want, &info), 0);
+	assert_int_equal(info.changed, 1);
+	cJSON_AddStringToObject(lm_state_vm(st, "vm1", 1), "step", "preference");
+	assert_int_equal(lm_state_save(st), 0);
+	assert_true(lm_host_pref_recorded(st));
+	lm_state_close(st);
+	assert_int_equal(lm_state_open(&st, f->ctx), 0);
+	assert_non_null(lm_state_vm(st, "vm1", 0));
+	assert_true(lm_host_pref_recorded(st));
+	assert_int_equal(lm_host_pref_status_locked(st, NULL, &info), 0);
+	assert_int_equal(info.recorded, 1);
+	assert_int_equal(lm_host_pref_disable_locked(st, &info), 0);
+	assert_false(lm_host_pref_recorded(st));
+	assert_non_null(lm_state_vm(st, "vm1", 0));
+	lm_state_close(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_every_prior_state_is_restored, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_already_true_is_left_unrecorded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_someone_else_changed_it, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_crash_between_record_and_write_converges, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_managed_preference_is_not_fought, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unexpected_type_changes_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dry_run_changes_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_record_is_an_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_preference_recorded_is_a_conflict, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_locked_variant_shares_the_journal, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

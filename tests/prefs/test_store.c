@@ -1,0 +1,340 @@
+/* The plist-file store and preference values (host/lib/prefs/prefs_internal.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "error_internal.h"
+#include "prefs_internal.h"
+#include "test_util.h"
+
+#define DOMAIN "com.apple.gpusw.ParavirtualizedGraphics"
+#define KEY "ForceUnrestrictedDeviceFeatureLevel"
+
+/* Other keys of every plist type, as a user's real preferences file might hold. */
+static const char every_type_xml[] =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n"
+    "<plist version=\"1.0\"><dict>\n"
+    "<key>aDict</key><dict><key>inner</key><string>x</string><key>n</key><integer>-5</integer></dict>\n"
+    "<key>anArray</key><array><integer>1</integer><string>two</string><false/></array>\n"
+    "<key>someData</key><data>AAECAwT/</data>\n"
+    "<key>aDate</key><date>2024-02-29T12:34:56Z</date>\n"
+    "<key>aReal</key><real>3.25</real>\n"
+    "<key>anInteger</key><integer>9007199254740993</integer>\n"
+    "<key>aString</key><string>h\xc3\xa9llo</string>\n"
+    "<key>aBool</key><true/>\n"
+    "</dict></plist>\n";
+
+typedef struct {
+	char *dir;
+	char *prefs;  /* dir/prefs (not created) */
+	char *file;   /* dir/prefs/DOMAIN.plist */
+	lm_prefs_store *store;
+} fixture;
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+
+	f->dir = lm_test_tmpdir();
+	f->prefs = lm_test_join(f->dir, "prefs");
+	f->file = lm_test_join(f->prefs, DOMAIN ".plist");
+	assert_int_equal(lm_prefs_store_open_plist(&f->store, f->prefs, DOMAIN), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+
+	lm_prefs_store_free(f->store);
+	lm_test_rmtree(f->dir);
+	free(f->file);
+	free(f->prefs);
+	free(f->dir);
+	free(f);
+	return 0;
+}
+
+static plist_t parse_file(const char *path)
+{
+	size_t len;
+	char *data = lm_test_slurp(path, &len);
+	plist_t p;
+
+	assert_non_null(data);
+	p = lm_pref_plist_parse(data, len);
+	free(data);
+	return p;
+}
+
+static void test_absent_directory_reads_as_absent_file(void **state)
+{
+	fixture *f = *state;
+	plist_t v = NULL;
+	int present = 1;
+
+	assert_int_equal(lm_prefs_store_read(f->store, KEY, &present, &v), 0);
+	assert_int_equal(present, 0);
+	assert_null(v);
+	assert_non_null(strstr(lm_prefs_store_id(f->store), "plist:/"));
+	assert_string_equal(lm_prefs_store_path(f->store), f->file);
+}
+
+static void test_set_writes_binary_and_keeps_every_other_key(void **state)
+{
+	fixture *f = *state;
+	plist_t before, after, v = NULL, t = plist_new_bool(1);
+	char *data;
+	int present;
+
+	assert_int_equal(mkdir(f->prefs, 0700), 0);
+	lm_test_write(f->file, every_type_xml, strlen(every_type_xml));
+	before = parse_file(f->file);
+	assert_non_null(before);
+	assert_int_equal(lm_prefs_store_set(f->store, KEY, t), 0);
+	data = lm_test_slurp(f->file, NULL);
+	assert_memory_equal(data, "bplist00", 8);
+	free(data);
+	assert_int_equal(lm_prefs_store_read(f->store, KEY, &present, &v), 0);
+	assert_int_equal(present, 1);
+	assert_true(lm_pref_plist_equal(v, t));
+	plist_free(v);
+	/* Remove our key again: exactly the original dictionary, every type intact. */
+	assert_int_equal(lm_prefs_store_delete(f->store, KEY, 1), 0);
+	after = parse_file(f->file);
+	assert_true(lm_pref_plist_equal(before, after));
+	plist_free(before);
+	plist_free(after);
+	plist_free(t);
+}
+
+static void test_delete_removes_file_only_when_empty(void **state)
+{
+	fixture *f = *state;
+	plist_t t = plist_new_bool(1), o = plist_new_string("other");
+
+	assert_int_equal(lm_prefs_store_set(f->store, KEY, t), 0);
+	assert_true(lm_test_exists(f->file));
+	assert_int_equal(lm_prefs_store_delete(f->store, KEY, 1), 0);
+	assert_false(lm_test_exists(f->file));
+	assert_int_equal(lm_prefs_store_set(f->store, KEY, t), 0);
+	assert_int_equal(lm_prefs_store_set(f->store, "Other", o), 0);
+	assert_int_equal(lm_prefs_store_delete(f->store, KEY, 1), 0);
+	assert_true(lm_test_exists(f->file));
+	/* Deleting an absent key leaves the file alone. */
+	assert_int_equal(lm_prefs_store_delete(f->store, KEY, 0), 0);
+	assert_true(lm_test_exists(f->file));
+	plist_free(t);
+	plist_free(o);
+}
+
+/* A damaged file is an error naming it, and no call writes anything. */
+static void check_malformed(fixture *f, const void *content, size_t len, int code)
+{
+	plist_t v = NULL, t = plist_new_bool(1);
+	char *after;
+	size_t alen;
+	int present;
+
+	lm_test_write(f->file, content, len);
+	assert_int_equal(lm_prefs_store_read(f->store, KEY, &present, &v), code);
+	assert_non_null(strstr(lm_error_last()->message, f->file));
+	assert_int_equal(lm_prefs_store_set(f->store, KEY, t), code);
+	assert_int_equal(lm_prefs_store_delete(f->store, KEY, 1), code);
+	after = lm_test_slurp(f->file, &alen);
+	assert_int_equal(alen, len);
+	assert_memory_equal(after, content, len);
+	free(after);
+	plist_free(t);
+}
+
+static void test_malformed_files(void **state)
+{
+	static const char array_root[] = "<?xml version=\"1.0\"?><plist version=\"1.0\"><array><true/></array></plist>";
+	static const char string_root[] = "<?xml version=\"1.0\"?><plist version=\"1.0\"><string>x</string></plist>";
+	fixture *f = *state;
+	plist_t d = plist_new_dict();
+	char *bin = NULL;
+	uint32_t blen = 0;
+	size_t xlen = strlen(every_type_xml);
+
+	assert_int_equal(mkdir(f->prefs, 0700), 0);
+	check_malformed(f, "this is not a plist at all", 26, LM_ECORRUPT);
+	check_malformed(f, "", 0, LM_ECORRUPT);
+	check_malformed(f, every_type_xml, xlen / 2, LM_ECORRUPT);
+	check_malformed(f, array_root, strlen(array_root), LM_ECORRUPT);
+	check_malformed(f, string_root, strlen(string_root), LM_ECORRUPT);
+	plist_dict_set_item(d, KEY, plist_new_bool(0));
+	plist_dict_set_item(d, "other", plist_new_string("some longer string value"));
+	plist_to_bin(d, &bin, &blen);
+	check_malformed(f, bin, blen - 10, LM_ECORRUPT); /* truncated binary */
+	check_malformed(f, bin, 12, LM_ECORRUPT);
+	plist_to_bin_free(bin);
+	plist_free(d);
+}
+
+static void test_unreadable_locations(void **state)
+{
+	fixture *f = *state;
+	lm_prefs_store *s = NULL;
+	char *asfile = lm_test_join(f->dir, "a-file");
+	plist_t v = NULL;
+	int present;
+
+	/* The prefs "directory" is a regular file. */
+	lm_test_write(asfile, "x", 1);
+	assert_int_equal(lm_prefs_store_open_plist(&s, asfile, DOMAIN), 0);
+	assert_true(lm_prefs_store_read(s, KEY, &present, &v) < 0);
+	assert_non_null(strstr(lm_error_last()->message, asfile));
+	lm_prefs_store_free(s);
+	/* The plist "file" is a directory. */
+	assert_int_equal(mkdir(f->prefs, 0700), 0);
+	assert_int_equal(mkdir(f->file, 0700), 0);
+	assert_true(lm_prefs_store_read(f->store, KEY, &present, &v) < 0);
+	assert_non_null(strstr(lm_error_last()->message, f->file));
+	free(asfile);
+}
+
+static void test_managed_file_simulates_configuration_profile(void **state)
+{
+	fixture *f = *state;
+	char *mdir = lm_test_join(f->prefs, "managed"), *mfile = lm_test_join(mdir, DOMAIN ".plist");
+	plist_t d = plist_new_dict(), forced = NULL;
+	char *bin = NULL;
+	uint32_t blen = 0;
+	int managed = 1;
+
+	assert_int_equal(lm_prefs_store_managed(f->store, KEY, &managed, &forced), 0);
+	assert_int_equal(managed, 0);
+	assert_null(forced);
+	assert_int_equal(mkdir(f->prefs, 0700), 0);
+	assert_int_equal(mkdir(mdir, 0700), 0);
+	plist_dict_set_item(d, KEY, plist_new_bool(0));
+	plist_to_bin(d, &bin, &blen);
+	lm_test_write(mfile, bin, blen);
+	assert_int_equal(lm_prefs_store_managed(f->store, KEY, &managed, &forced), 0);
+	assert_int_equal(managed, 1);
+	assert_int_equal(plist_get_node_type(forced), PLIST_BOOLEAN);
+	plist_free(forced);
+	assert_int_equal(lm_prefs_store_managed(f->store, "OtherKey", &managed, &forced), 0);
+	assert_int_equal(managed, 0);
+	assert_null(forced);
+	plist_to_bin_free(bin);
+	plist_free(d);
+	free(mfile);
+	free(mdir);
+}
+
+static void test_domain_validation(void **state)
+{
+	lm_prefs_store *s = NULL;
+
+	(void)state;
+	assert_int_equal(lm_prefs_store_open_plist(&s, "/tmp", "../etc/passwd"), LM_EINVALID);
+	assert_int_equal(lm_prefs_store_open_plist(&s, "/tmp", ".hidden"), LM_EINVALID);
+	assert_int_equal(lm_prefs_store_open_plist(&s, "/tmp", "a/b"), LM_EINVALID);
+	assert_int_equal(lm_prefs_store_open_plist(&s, "/tmp", ""), LM_EINVALID);
+	assert_null(s);
+	assert_int_equal(lm_prefs_store_open_plist(&s, "/tmp/", "com.example.x-y_z"), 0);
+	assert_string_equal(lm_prefs_store_path(s), "/tmp/com.example.x-y_z.plist");
+	lm_prefs_store_free(s);
+	lm_prefs_store_free(NULL);
+}
+
+/* Every type survives the journal's text form exactly, and describes itself with its type. */
+static void test_value_encoding_round_trips_every_type(void **state)
+{
+	plist_t all = lm_pref_plist_parse(every_type_xml, strlen(every_type_xml)), back = NULL, item;
+	plist_dict_iter it = NULL;
+	char *key = NULL, *text = NULL, desc[512];
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(all);
+	plist_dict_new_iter(all, &it);
+	for (;;) {
+		item = NULL;
+		plist_dict_next_item(all, it, &key, &item);
+		if (item == NULL)
+			break;
+		assert_int_equal(lm_pref_plist_encode(item, &text), 0);
+		assert_int_equal(lm_pref_plist_decode(text, &back), 0);
+		assert_true(lm_pref_plist_equal(item, back));
+		lm_pref_plist_describe(item, desc, sizeof(desc));
+		assert_non_null(strstr(desc, lm_pref_plist_type(item)));
+		plist_free(back);
+		free(text);
+		free(key);
+		n++;
+	}
+	free(it);
+	assert_int_equal(n, 8);
+	/* The whole dictionary too. */
+	assert_int_equal(lm_pref_plist_encode(all, &text), 0);
+	assert_int_equal(lm_pref_plist_decode(text, &back), 0);
+	assert_true(lm_pref_plist_equal(all, back));
+	plist_free(back);
+	free(text);
+	plist_free(all);
+
+	assert_int_equal(lm_pref_plist_decode("not base64!", &back), LM_EINVALID);
+	assert_int_equal(lm_pref_plist_decode("aGVsbG8=", &back), LM_EINVALID); /* "hello" */
+	assert_int_equal(lm_pref_plist_decode("", &back), LM_EINVALID);
+	assert_null(back);
+}
+
+static void test_value_description_and_equality(void **state)
+{
+	lm_pref_value bv = {LM_PREF_BOOL, 1, 0, NULL}, iv = {LM_PREF_INTEGER, 0, -3, NULL};
+	lm_pref_value sv = {LM_PREF_STRING, 0, 0, "YES"};
+	plist_t b = lm_pref_value_to_plist(&bv), i = lm_pref_value_to_plist(&iv), s = lm_pref_value_to_plist(&sv);
+	plist_t one = plist_new_uint(1), r = plist_new_real(1.0);
+	char desc[512];
+
+	(void)state;
+	lm_pref_plist_describe(b, desc, sizeof(desc));
+	assert_string_equal(desc, "true (bool)");
+	lm_pref_plist_describe(i, desc, sizeof(desc));
+	assert_string_equal(desc, "-3 (integer)");
+	lm_pref_plist_describe(s, desc, sizeof(desc));
+	assert_string_equal(desc, "YES (string)");
+	lm_pref_plist_describe(NULL, desc, sizeof(desc));
+	assert_string_equal(desc, "");
+	/* Equality is by type and value: integer 1 and "YES" are not bool true. */
+	assert_false(lm_pref_plist_equal(b, one));
+	assert_false(lm_pref_plist_equal(b, s));
+	assert_false(lm_pref_plist_equal(one, r));
+	assert_true(lm_pref_plist_equal(NULL, NULL));
+	assert_false(lm_pref_plist_equal(b, NULL));
+	assert_true(lm_pref_plist_is_flag_type(b) && lm_pref_plist_is_flag_type(one) && lm_pref_plist_is_flag_type(s));
+	assert_false(lm_pref_plist_is_flag_type(r));
+	plist_free(b);
+	plist_free(i);
+	plist_free(s);
+	plist_free(one);
+	plist_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_absent_directory_reads_as_absent_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_writes_binary_and_keeps_every_other_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_delete_removes_file_only_when_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unreadable_locations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_managed_file_simulates_configuration_profile, setup, teardown),
+		cmocka_unit_test(test_domain_validation),
+		cmocka_unit_test(test_value_encoding_round_trips_every_type),
+		cmocka_unit_test(test_value_description_and_equality),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
