@@ -144,6 +144,7 @@ int lm_cmd_host(lm_cli *cli)
 	lm_host_pref_info info;
 	lm_pref_setting want;
 	lm_context *ctx;
+	lm_profile *profile = NULL;
 	const char *action;
 	cJSON *doc;
 	int rc;
@@ -154,13 +155,18 @@ int lm_cmd_host(lm_cli *cli)
 	action = cli->argv[0];
 	if (strcmp(action, "enable") != 0 && strcmp(action, "disable") != 0 && strcmp(action, "status") != 0)
 		return lm_cli_usage_error(cli, "host: unknown action '%s' (expected enable, disable or status)", action);
-	if (cli->profile != NULL)
-		return lm_cli_usage_error(cli, "host: --profile is not accepted; `host` manages the default "
-		    "preference (com.apple.gpusw.ParavirtualizedGraphics ForceUnrestrictedDeviceFeatureLevel = true)");
+	/* The preference a profile needs (domain, key, value); the default profile's otherwise. */
 	lm_host_pref_default(&want);
+	if (cli->profile != NULL) {
+		if (lm_profile_resolve(&profile, cli->profile) < 0)
+			return lm_cli_fail(cli, LM_EXIT_FAILURE);
+		want = *lm_profile_host_preference(profile);
+	}
 	memset(&info, 0, sizeof(info));
-	if ((rc = lm_cli_context(cli, &ctx)) != 0)
+	if ((rc = lm_cli_context(cli, &ctx)) != 0) {
+		lm_profile_free(profile);
 		return rc;
+	}
 	if (strcmp(action, "enable") == 0)
 		rc = lm_host_pref_enable(ctx, &want, &info);
 	else if (strcmp(action, "disable") == 0)
@@ -168,6 +174,7 @@ int lm_cmd_host(lm_cli *cli)
 	else
 		rc = lm_host_pref_status(ctx, &want, &info);
 	lm_context_free(ctx);
+	lm_profile_free(profile); /* want's strings are not used past this point */
 	if (rc < 0)
 		return fail(cli, action, &info);
 	if (cli->json) {

@@ -67,7 +67,7 @@ static int step_preference(enable_run *r)
 	vm = lm_state_vm(st, r->o->vm, 0);
 	status = vm != NULL ? lm_journal_string(vm, "status") : NULL;
 	r->was_enabled = status != NULL && strcmp(status, "enabled") == 0;
-	if ((rc = lm_host_pref_enable_locked(st, ctx, lm_profile_host_preference(r->profile), &r->res->pref)) < 0)
+	if ((rc = lm_host_pref_enable_locked(st, lm_profile_host_preference(r->profile), &r->res->pref)) < 0)
 		goto out;
 	if (r->res->pref.changed)
 		r->res->pref_changed = 1;
@@ -272,7 +272,7 @@ static void undo(enable_run *r)
 		if (vm != NULL && !r->was_enabled)
 			cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), r->o->vm);
 		if (lm_journal_live_vms(st) == 0 && r->res->pref.recorded) {
-			if (lm_host_pref_disable_locked(st, r->ctx, &restored) == 0) {
+			if (lm_host_pref_disable_locked(st, &restored) == 0) {
 				r->res->pref = restored;
 				n += (size_t)snprintf(left + n, sizeof(left) - n, "; host preference restored (%s)",
 				    restored.original[0] ? restored.original : "as it was");

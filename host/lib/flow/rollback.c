@@ -77,8 +77,8 @@ static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res
 		cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), o->vm);
 	if (lm_journal_live_vms(st) == 0 || (opts->dry_run && lm_journal_live_vms(st) <= 1)) {
 		lm_host_pref_info before;
-		if ((rc = lm_host_pref_status(ctx, NULL, &before)) == 0 && before.recorded) {
-			if ((rc = lm_host_pref_disable_locked(st, ctx, &restored)) < 0) {
+		if ((rc = lm_host_pref_status_locked(st, NULL, &before)) == 0 && before.recorded) {
+			if ((rc = lm_host_pref_disable_locked(st, &restored)) < 0) {
 				lm_state_close(st);
 				return lm_outcome_fail(o, rc);
 			}
@@ -189,9 +189,9 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 	if (all && result->count == 0) {
 		/* Nothing enabled, but a recorded preference (e.g. left by a crash) still goes back. */
 		lm_host_pref_info before;
-		if (lm_host_pref_status(ctx, NULL, &before) == 0 && before.recorded &&
-		    lm_state_open(&st, ctx) == 0) {
-			if (lm_journal_live_vms(st) == 0 && lm_host_pref_disable_locked(st, ctx, &result->pref) == 0) {
+		if (lm_state_open(&st, ctx) == 0) {
+			if (lm_host_pref_status_locked(st, NULL, &before) == 0 && before.recorded &&
+			    lm_journal_live_vms(st) == 0 && lm_host_pref_disable_locked(st, &result->pref) == 0) {
 				result->pref_restored = 1;
 				result->pref.changed_at = before.changed_at;
 			}
