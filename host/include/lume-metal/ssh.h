@@ -19,6 +19,11 @@ typedef struct lm_ssh lm_ssh;
 int lm_ssh_connect(lm_ssh **out, lm_context *ctx, const char *vm_name, const char *address, int port);
 void lm_ssh_free(lm_ssh *ssh); /* disconnects */
 
+/* The command timeout of this session in seconds (0: no limit), replacing the context's
+ * command_timeout: a command (lm_ssh_exec) must finish within it, and every SFTP request must be
+ * answered within it. Long workloads (`run`) can lift it. */
+int lm_ssh_set_command_timeout(lm_ssh *ssh, double seconds);
+
 /* Streamed output: stream 1 = stdout, 2 = stderr. */
 typedef void (*lm_ssh_output_fn)(void *data, int stream, const char *bytes, size_t len);
 
@@ -40,7 +45,8 @@ int lm_ssh_remove(lm_ssh *ssh, const char *remote_path); /* absent is fine */
 typedef struct { int exists; int is_dir; int is_link; uint64_t size; int mode; } lm_ssh_stat_info;
 int lm_ssh_stat(lm_ssh *ssh, const char *remote_path, lm_ssh_stat_info *out);
 
-/* Forget the recorded host key(s) of a VM. */
+/* Forget the recorded host key(s) of a VM. Returns how many keys were forgotten (0: none were
+ * recorded), or a negative error. */
 int lm_ssh_forget_host(lm_context *ctx, const char *vm_name);
 
 /* POSIX sh quoting: one argument, and an argv joined with spaces. Free with lm_free(). */

@@ -1,0 +1,188 @@
+/* Remote commands. The channel is driven non-blocking so that stdout and stderr are read as they
+ * arrive (a command that fills one stream while we wait on the other cannot stall), and so that
+ * the command timeout is one deadline for the whole command. */
+#include "ssh_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define READ_CHUNK 32768
+
+/* Run one non-blocking libssh2 call until it stops saying EAGAIN; werr gets our own error code
+ * when waiting failed (deadline, socket), rc the call's last libssh2 result. */
+#define RETRY(ssh, deadline, what, call, rc, werr)                          \
+	do {                                                                \
+		(werr) = 0;                                                 \
+		while (((rc) = (call)) == LIBSSH2_ERROR_EAGAIN) {           \
+			if (((werr) = lm_ssh_wait((ssh), (deadline), (what))) < 0) \
+				break;                                      \
+		}                                                           \
+	} while (0)
+
+static int run(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *data, int *exit_status)
+{
+	LIBSSH2_CHANNEL *ch = NULL;
+	char *buf = NULL, *signal_name = NULL;
+	double deadline = ssh->command_timeout > 0 ? lm_ssh_now() + ssh->command_timeout : 0;
+	int rc = 0, werr, progressed, stream;
+	ssize_t n;
+
+	if ((buf = malloc(READ_CHUNK)) == NULL)
+		return lm_error_nomem();
+	libssh2_session_set_blocking(ssh->session, 0);
+	for (;;) {
+		ch = libssh2_channel_open_session(ssh->session);
+		if (ch != NULL)
+			break;
+		if ((rc = libssh2_session_last_errno(ssh->session)) != LIBSSH2_ERROR_EAGAIN) {
+			rc = lm_ssh_fail(ssh, rc, "opening a session channel");
+			goto out;
+		}
+		if ((rc = lm_ssh_wait(ssh, deadline, "opening a channel")) < 0)
+			goto out;
+	}
+	RETRY(ssh, deadline, "starting the command", libssh2_channel_exec(ch, command), rc, werr);
+	if (werr < 0) {
+		rc = werr;
+		goto out;
+	}
+	if (rc != 0) {
+		rc = lm_ssh_fail(ssh, rc, "starting a command");
+		goto out;
+	}
+	for (;;) {
+		progressed = 0;
+		for (stream = 1; stream <= 2; stream++) {
+			n = libssh2_channel_read_ex(ch, stream == 1 ? 0 : SSH_EXTENDED_DATA_STDERR, buf, READ_CHUNK);
+			if (n > 0) {
+				progressed = 1;
+				if (out != NULL)
+					out(data, stream, buf, (size_t)n);
+			} else if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
+				rc = lm_ssh_fail(ssh, (int)n, "reading the command's output");
+				goto out;
+			}
+		}
+		if (progressed)
+			continue;
+		if (libssh2_channel_eof(ch))
+			break;
+		if ((rc = lm_ssh_wait(ssh, deadline, "the remote command")) < 0)
+			goto out;
+	}
+	RETRY(ssh, deadline, "closing the channel", libssh2_channel_close(ch), rc, werr);
+	if (werr == 0 && rc == 0)
+		RETRY(ssh, deadline, "closing the channel", libssh2_channel_wait_closed(ch), rc, werr);
+	if (werr < 0) {
+		rc = werr;
+		goto out;
+	}
+	if (rc != 0) {
+		rc = lm_ssh_fail(ssh, rc, "closing the channel");
+		goto out;
+	}
+	*exit_status = libssh2_channel_get_exit_status(ch);
+	if (libssh2_channel_get_exit_signal(ch, &signal_name, NULL, NULL, NULL, NULL, NULL) == 0 && signal_name != NULL) {
+		lm_log(ssh->ctx, LM_LOG_DEBUG, "ssh: VM '%s': the command was killed by signal %s", ssh->vm, signal_name);
+		*exit_status = 255;
+		libssh2_free(ssh->session, signal_name);
+	}
+	rc = 0;
+out:
+	/* Back to blocking; freeing the channel waits briefly at most (never clobbering the error). */
+	libssh2_session_set_blocking(ssh->session, 1);
+	if (ch != NULL) {
+		libssh2_session_set_timeout(ssh->session, ssh->broken ? 200 : 2000);
+		libssh2_channel_free(ch);
+	}
+	lm_ssh_set_blocking_timeout(ssh, ssh->command_timeout);
+	free(buf);
+	return rc;
+}
+
+int lm_ssh_exec(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *data, int *exit_status)
+{
+	int rc, status = -1;
+
+	if ((rc = lm_ssh_check_usable(ssh)) < 0)
+		return rc;
+	if (command == NULL || exit_status == NULL)
+		return lm_error_set(LM_EINVALID, "lm_ssh_exec: a command and an exit_status are required");
+	*exit_status = -1;
+	lm_log(ssh->ctx, LM_LOG_DEBUG, "ssh: VM '%s': %s", ssh->vm, command);
+	if ((rc = run(ssh, command, out, data, &status)) < 0)
+		return rc;
+	*exit_status = status;
+	return 0;
+}
+
+typedef struct {
+	char *buf[2];
+	size_t len[2];
+	size_t cap[2];
+	size_t max;
+	int nomem;
+} capture;
+
+static void capture_out(void *data, int stream, const char *bytes, size_t len)
+{
+	capture *c = data;
+	int i = stream == 1 ? 0 : 1;
+	size_t room = c->max - c->len[i], want, cap;
+	char *p;
+
+	if (len > room)
+		len = room; /* beyond max: read and dropped, so that the command is never blocked */
+	if (len == 0 || c->nomem)
+		return;
+	want = c->len[i] + len + 1;
+	if (want > c->cap[i]) {
+		cap = c->cap[i] ? c->cap[i] : 4096;
+		while (cap < want)
+			cap *= 2;
+		if ((p = realloc(c->buf[i], cap)) == NULL) {
+			c->nomem = 1;
+			return;
+		}
+		c->buf[i] = p;
+		c->cap[i] = cap;
+	}
+	memcpy(c->buf[i] + c->len[i], bytes, len);
+	c->len[i] += len;
+	c->buf[i][c->len[i]] = '\0';
+}
+
+int lm_ssh_exec_capture(lm_ssh *ssh, const char *command, size_t max, char **out_stdout, char **out_stderr,
+    int *exit_status)
+{
+	capture c;
+	int rc, i;
+
+	memset(&c, 0, sizeof(c));
+	c.max = max;
+	if (out_stdout != NULL)
+		*out_stdout = NULL;
+	if (out_stderr != NULL)
+		*out_stderr = NULL;
+	if ((rc = lm_ssh_exec(ssh, command, capture_out, &c, exit_status)) < 0 || c.nomem) {
+		free(c.buf[0]);
+		free(c.buf[1]);
+		return rc < 0 ? rc : lm_error_nomem();
+	}
+	for (i = 0; i < 2; i++) {
+		char **dst = i == 0 ? out_stdout : out_stderr;
+
+		if (c.buf[i] == NULL && dst != NULL && (c.buf[i] = calloc(1, 1)) == NULL) {
+			free(c.buf[0]);
+			free(c.buf[1]);
+			return lm_error_nomem();
+		}
+		if (dst != NULL) {
+			*dst = c.buf[i];
+			c.buf[i] = NULL;
+		}
+	}
+	free(c.buf[0]);
+	free(c.buf[1]);
+	return 0;
+}

@@ -1,0 +1,288 @@
+/* The SSH session: TCP connection, handshake, host-key check, authentication, errors, timeouts. */
+#include "ssh_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+double lm_ssh_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void lm_ssh_scrub(void *p, size_t n)
+{
+	volatile unsigned char *v = p;
+
+	while (n-- > 0)
+		*v++ = 0;
+}
+
+static int is_transport_error(int rc)
+{
+	return rc == LIBSSH2_ERROR_SOCKET_SEND || rc == LIBSSH2_ERROR_SOCKET_RECV ||
+	    rc == LIBSSH2_ERROR_SOCKET_DISCONNECT || rc == LIBSSH2_ERROR_SOCKET_TIMEOUT ||
+	    rc == LIBSSH2_ERROR_TIMEOUT || rc == LIBSSH2_ERROR_SOCKET_NONE || rc == LIBSSH2_ERROR_BANNER_RECV ||
+	    rc == LIBSSH2_ERROR_BANNER_SEND || rc == LIBSSH2_ERROR_KEX_FAILURE || rc == LIBSSH2_ERROR_DECRYPT ||
+	    rc == LIBSSH2_ERROR_PROTO || rc == LIBSSH2_ERROR_CHANNEL_CLOSED;
+}
+
+int lm_ssh_fail(lm_ssh *ssh, int libssh2_rc, const char *what)
+{
+	char *msg = NULL;
+	int code;
+
+	if (ssh->session != NULL)
+		libssh2_session_last_error(ssh->session, &msg, NULL, 0);
+	if (libssh2_rc == LIBSSH2_ERROR_TIMEOUT || libssh2_rc == LIBSSH2_ERROR_SOCKET_TIMEOUT) {
+		ssh->broken = 1;
+		return lm_error_set(LM_ETIMEOUT,
+		    "VM '%s' (%s:%d): %s: no answer from the SSH server within %.0f s; the VM may be hung "
+		    "or unreachable (raise --command-timeout for slow guests)",
+		    ssh->vm, ssh->address, ssh->port, what, ssh->command_timeout > 0 ? ssh->command_timeout : ssh->connect_timeout);
+	}
+	code = LM_EREMOTE;
+	if (is_transport_error(libssh2_rc)) {
+		ssh->broken = 1;
+		code = LM_ENETWORK;
+	}
+	return lm_error_set(code, "VM '%s' (%s:%d): %s: %s%s", ssh->vm, ssh->address, ssh->port, what,
+	    msg != NULL && msg[0] ? msg : "SSH error",
+	    code == LM_ENETWORK ? " (the connection to the guest was lost)" : "");
+}
+
+int lm_ssh_check_usable(lm_ssh *ssh)
+{
+	if (ssh == NULL)
+		return lm_error_set(LM_EINVALID, "no SSH session (lm_ssh_connect failed or was not called)");
+	if (ssh->broken)
+		return lm_error_set(LM_ENETWORK,
+		    "VM '%s' (%s:%d): the SSH connection was lost earlier in this operation; connect again",
+		    ssh->vm, ssh->address, ssh->port);
+	return 0;
+}
+
+void lm_ssh_set_blocking_timeout(lm_ssh *ssh, double seconds)
+{
+	long ms = seconds > 0 ? (long)(seconds * 1000.0) : 0;
+
+	libssh2_session_set_timeout(ssh->session, ms);
+}
+
+int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what)
+{
+	struct pollfd pfd;
+	int dirs, timeout_ms, rc;
+	double left;
+
+	for (;;) {
+		pfd.fd = ssh->fd;
+		pfd.events = 0;
+		pfd.revents = 0;
+		dirs = libssh2_session_block_directions(ssh->session);
+		if (dirs & LIBSSH2_SESSION_BLOCK_INBOUND)
+			pfd.events |= POLLIN;
+		if (dirs & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+			pfd.events |= POLLOUT;
+		if (pfd.events == 0)
+			pfd.events = POLLIN;
+		timeout_ms = -1;
+		if (deadline > 0) {
+			left = deadline - lm_ssh_now();
+			if (left <= 0) {
+				ssh->broken = 1;
+				return lm_error_set(LM_ETIMEOUT,
+				    "VM '%s' (%s:%d): %s did not finish within %.0f s (command timeout); the guest may "
+				    "be hung (raise --command-timeout for long commands)",
+				    ssh->vm, ssh->address, ssh->port, what, ssh->command_timeout);
+			}
+			timeout_ms = (int)(left * 1000.0) + 1;
+		}
+		rc = poll(&pfd, 1, timeout_ms);
+		if (rc > 0)
+			return 0;
+		if (rc < 0 && errno != EINTR) {
+			ssh->broken = 1;
+			return lm_error_set(LM_ENETWORK, "VM '%s' (%s:%d): %s: waiting for the connection failed: %s",
+			    ssh->vm, ssh->address, ssh->port, what, strerror(errno));
+		}
+	}
+}
+
+/* TCP connect with a deadline (non-blocking connect + poll), trying every address given. */
+static int tcp_connect(lm_ssh *ssh)
+{
+	struct addrinfo hints, *res = NULL, *ai;
+	char port[16];
+	int fd = -1, rc, err = 0, flags, timed_out = 0;
+	double deadline = lm_ssh_now() + ssh->connect_timeout;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	snprintf(port, sizeof(port), "%d", ssh->port);
+	if ((rc = getaddrinfo(ssh->address, port, &hints, &res)) != 0)
+		return lm_error_set(LM_ENETWORK, "VM '%s': cannot resolve its address '%s': %s", ssh->vm, ssh->address,
+		    gai_strerror(rc));
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		struct pollfd pfd;
+		socklen_t len = sizeof(err);
+		double left;
+
+		if ((fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol)) < 0) {
+			err = errno;
+			continue;
+		}
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+#ifdef SO_NOSIGPIPE
+		{
+			int one = 1;
+			setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof(one));
+		}
+#endif
+		flags = fcntl(fd, F_GETFL);
+		fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+			break;
+		err = errno;
+		if (err == EINPROGRESS) {
+			do {
+				left = deadline - lm_ssh_now();
+				pfd.fd = fd;
+				pfd.events = POLLOUT;
+				pfd.revents = 0;
+				rc = left > 0 ? poll(&pfd, 1, (int)(left * 1000.0) + 1) : 0;
+			} while (rc < 0 && errno == EINTR);
+			if (rc == 0) {
+				timed_out = 1;
+				err = ETIMEDOUT;
+			} else if (rc > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
+				break;
+			} else if (rc < 0) {
+				err = errno;
+			}
+		}
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		if (timed_out)
+			return lm_error_set(LM_ETIMEOUT,
+			    "VM '%s' (%s:%d): no TCP connection to its SSH server within %.0f s (connect timeout); "
+			    "is the VM running and its SSH server (Remote Login) on?",
+			    ssh->vm, ssh->address, ssh->port, ssh->connect_timeout);
+		return lm_error_set(LM_ENETWORK, "VM '%s' (%s:%d): cannot connect to its SSH server: %s", ssh->vm,
+		    ssh->address, ssh->port, strerror(err));
+	}
+	ssh->fd = fd;
+	return 0;
+}
+
+int lm_ssh_connect(lm_ssh **out, lm_context *ctx, const char *vm_name, const char *address, int port)
+{
+	const lm_options *opts;
+	lm_ssh *ssh;
+	char prefs[256];
+	int rc;
+
+	if (out == NULL)
+		return lm_error_set(LM_EINVALID, "lm_ssh_connect: out is NULL");
+	*out = NULL;
+	if (ctx == NULL || address == NULL || address[0] == '\0')
+		return lm_error_set(LM_EINVALID, "lm_ssh_connect: a context and an address are required");
+	if ((rc = lm_ssh_check_vm_name(vm_name)) < 0)
+		return rc;
+	if (port <= 0 || port > 65535)
+		return lm_error_set(LM_EINVALID, "VM '%s': SSH port %d is out of range (1-65535)", vm_name, port);
+	opts = lm_context_options(ctx);
+	if ((rc = lm_ssh_check_key_option(ctx)) < 0)
+		return rc;
+	if ((ssh = calloc(1, sizeof(*ssh))) == NULL)
+		return lm_error_nomem();
+	ssh->fd = -1;
+	ssh->ctx = ctx;
+	ssh->port = port;
+	ssh->connect_timeout = opts->connect_timeout > 0 ? opts->connect_timeout : 10;
+	ssh->command_timeout = opts->command_timeout > 0 ? opts->command_timeout : 120;
+	if ((ssh->vm = strdup(vm_name)) == NULL || (ssh->address = strdup(address)) == NULL) {
+		lm_ssh_free(ssh);
+		return lm_error_nomem();
+	}
+	if ((rc = tcp_connect(ssh)) < 0)
+		goto fail;
+	if ((ssh->session = libssh2_session_init()) == NULL) {
+		rc = lm_error_set(LM_ENOMEM, "VM '%s': cannot create an SSH session (libssh2)", vm_name);
+		goto fail;
+	}
+	libssh2_session_set_blocking(ssh->session, 1);
+	lm_ssh_set_blocking_timeout(ssh, ssh->connect_timeout);
+	if ((rc = lm_ssh_hostkey_prefs(ssh, prefs, sizeof(prefs))) < 0)
+		goto fail;
+	if (libssh2_session_method_pref(ssh->session, LIBSSH2_METHOD_HOSTKEY, prefs) != 0) {
+		rc = lm_ssh_fail(ssh, LIBSSH2_ERROR_METHOD_NOT_SUPPORTED, "choosing host-key algorithms");
+		goto fail;
+	}
+	if ((rc = libssh2_session_handshake(ssh->session, ssh->fd)) != 0) {
+		if (rc == LIBSSH2_ERROR_TIMEOUT || rc == LIBSSH2_ERROR_SOCKET_TIMEOUT)
+			rc = lm_error_set(LM_ETIMEOUT,
+			    "VM '%s' (%s:%d): its SSH server accepted the connection but did not complete the SSH "
+			    "handshake within %.0f s (connect timeout); the guest may be hung or still booting",
+			    vm_name, address, port, ssh->connect_timeout);
+		else
+			rc = lm_ssh_fail(ssh, rc, "SSH handshake");
+		goto fail;
+	}
+	if ((rc = lm_ssh_verify_host_key(ssh)) < 0)
+		goto fail;
+	if ((rc = lm_ssh_authenticate(ssh)) < 0)
+		goto fail;
+	lm_ssh_set_blocking_timeout(ssh, ssh->command_timeout);
+	lm_log(ctx, LM_LOG_DEBUG, "ssh: connected to VM '%s' (%s:%d)", vm_name, address, port);
+	*out = ssh;
+	return 0;
+fail:
+	lm_ssh_free(ssh);
+	return rc;
+}
+
+int lm_ssh_set_command_timeout(lm_ssh *ssh, double seconds)
+{
+	if (ssh == NULL || seconds < 0)
+		return lm_error_set(LM_EINVALID, "lm_ssh_set_command_timeout: a session and a non-negative timeout are required");
+	ssh->command_timeout = seconds;
+	lm_ssh_set_blocking_timeout(ssh, seconds);
+	return 0;
+}
+
+void lm_ssh_free(lm_ssh *ssh)
+{
+	if (ssh == NULL)
+		return;
+	if (ssh->session != NULL) {
+		/* A short, bounded goodbye: never hang on a dead guest while disconnecting. */
+		libssh2_session_set_blocking(ssh->session, 1);
+		libssh2_session_set_timeout(ssh->session, ssh->broken ? 200 : 2000);
+		if (ssh->sftp != NULL)
+			libssh2_sftp_shutdown(ssh->sftp);
+		if (!ssh->broken)
+			libssh2_session_disconnect(ssh->session, "lume-metal done");
+		libssh2_session_free(ssh->session);
+	}
+	if (ssh->fd >= 0)
+		close(ssh->fd);
+	free(ssh->vm);
+	free(ssh->address);
+	free(ssh);
+}

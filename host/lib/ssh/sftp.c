@@ -1,0 +1,298 @@
+/* Files on the guest over SFTP: verified upload, hash, remove, stat.
+ *
+ * An upload never leaves a partial or unverified file at its final name: the bytes go to a
+ * temporary name in the same directory (created exclusively, owner-only), are read back and
+ * compared by SHA-256, get their mode, and only then take the final name. SFTP version 3 (what
+ * OpenSSH speaks and libssh2 1.10 uses) cannot rename over an existing file and libssh2 1.10 has
+ * no posix-rename extension, so an existing file is removed just before the rename. */
+#include "ssh_internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sha256.h"
+
+#define IO_CHUNK 65536
+
+static int sftp_open_session(lm_ssh *ssh)
+{
+	int rc;
+
+	if ((rc = lm_ssh_check_usable(ssh)) < 0)
+		return rc;
+	if (ssh->sftp != NULL)
+		return 0;
+	if ((ssh->sftp = libssh2_sftp_init(ssh->session)) == NULL)
+		return lm_ssh_fail(ssh, libssh2_session_last_errno(ssh->session),
+		    "starting SFTP (is the sftp subsystem enabled in the guest's sshd?)");
+	return 0;
+}
+
+/* Error from the last SFTP call: the server's status when it gave one, else the session's. */
+static int sftp_fail(lm_ssh *ssh, const char *what, const char *path)
+{
+	char full[1200];
+	int rc = libssh2_session_last_errno(ssh->session);
+	unsigned long status;
+
+	snprintf(full, sizeof(full), "%s %s", what, path);
+	if (rc == LIBSSH2_ERROR_SFTP_PROTOCOL) {
+		status = libssh2_sftp_last_error(ssh->sftp);
+		switch (status) {
+		case LIBSSH2_FX_NO_SUCH_FILE:
+		case LIBSSH2_FX_NO_SUCH_PATH:
+			return lm_error_set(LM_ENOTFOUND, "VM '%s': %s: no such file or directory", ssh->vm, full);
+		case LIBSSH2_FX_PERMISSION_DENIED:
+			return lm_error_set(LM_EREMOTE, "VM '%s': %s: permission denied", ssh->vm, full);
+		case LIBSSH2_FX_NO_SPACE_ON_FILESYSTEM:
+		case LIBSSH2_FX_QUOTA_EXCEEDED:
+			return lm_error_set(LM_EREMOTE, "VM '%s': %s: the guest's disk is full", ssh->vm, full);
+		case LIBSSH2_FX_FILE_ALREADY_EXISTS:
+			return lm_error_set(LM_EREMOTE, "VM '%s': %s: the file already exists", ssh->vm, full);
+		default:
+			return lm_error_set(LM_EREMOTE, "VM '%s': %s: the SFTP server answered status %lu", ssh->vm, full, status);
+		}
+	}
+	return lm_ssh_fail(ssh, rc, full);
+}
+
+static int is_not_found(lm_ssh *ssh)
+{
+	unsigned long status;
+
+	if (libssh2_session_last_errno(ssh->session) != LIBSSH2_ERROR_SFTP_PROTOCOL)
+		return 0;
+	status = libssh2_sftp_last_error(ssh->sftp);
+	return status == LIBSSH2_FX_NO_SUCH_FILE || status == LIBSSH2_FX_NO_SUCH_PATH;
+}
+
+static int hash_remote(lm_ssh *ssh, const char *path, uint8_t digest[32], uint64_t *size)
+{
+	LIBSSH2_SFTP_HANDLE *h;
+	lm_sha256_ctx c;
+	char *buf;
+	ssize_t n;
+	uint64_t total = 0;
+	int rc = 0;
+
+	if ((h = libssh2_sftp_open(ssh->sftp, path, LIBSSH2_FXF_READ, 0)) == NULL)
+		return sftp_fail(ssh, "opening", path);
+	if ((buf = malloc(IO_CHUNK)) == NULL) {
+		libssh2_sftp_close(h);
+		return lm_error_nomem();
+	}
+	lm_sha256_init(&c);
+	while ((n = libssh2_sftp_read(h, buf, IO_CHUNK)) > 0) {
+		lm_sha256_update(&c, buf, (size_t)n);
+		total += (uint64_t)n;
+	}
+	if (n < 0)
+		rc = sftp_fail(ssh, "reading", path);
+	libssh2_sftp_close(h);
+	free(buf);
+	if (rc == 0) {
+		lm_sha256_final(&c, digest);
+		if (size != NULL)
+			*size = total;
+	}
+	return rc;
+}
+
+int lm_ssh_sha256(lm_ssh *ssh, const char *remote_path, uint8_t digest[32])
+{
+	int rc;
+
+	if (remote_path == NULL || remote_path[0] == '\0' || digest == NULL)
+		return lm_error_set(LM_EINVALID, "lm_ssh_sha256: a remote path and a digest buffer are required");
+	if ((rc = sftp_open_session(ssh)) < 0)
+		return rc;
+	return hash_remote(ssh, remote_path, digest, NULL);
+}
+
+static int remove_path(lm_ssh *ssh, const char *path)
+{
+	LIBSSH2_SFTP_ATTRIBUTES attrs;
+
+	if (libssh2_sftp_unlink(ssh->sftp, path) == 0)
+		return 0;
+	if (is_not_found(ssh))
+		return 0;
+	/* A directory: rmdir (empty ones only, as `rmdir` would). */
+	if (libssh2_sftp_lstat(ssh->sftp, path, &attrs) == 0 && (attrs.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) &&
+	    LIBSSH2_SFTP_S_ISDIR(attrs.permissions)) {
+		if (libssh2_sftp_rmdir(ssh->sftp, path) == 0)
+			return 0;
+		return sftp_fail(ssh, "removing the directory (it must be empty)", path);
+	}
+	return sftp_fail(ssh, "removing", path);
+}
+
+int lm_ssh_remove(lm_ssh *ssh, const char *remote_path)
+{
+	int rc;
+
+	if (remote_path == NULL || remote_path[0] == '\0')
+		return lm_error_set(LM_EINVALID, "lm_ssh_remove: a remote path is required");
+	if ((rc = sftp_open_session(ssh)) < 0)
+		return rc;
+	return remove_path(ssh, remote_path);
+}
+
+int lm_ssh_stat(lm_ssh *ssh, const char *remote_path, lm_ssh_stat_info *out)
+{
+	LIBSSH2_SFTP_ATTRIBUTES attrs;
+	int rc;
+
+	if (remote_path == NULL || remote_path[0] == '\0' || out == NULL)
+		return lm_error_set(LM_EINVALID, "lm_ssh_stat: a remote path and an output are required");
+	memset(out, 0, sizeof(*out));
+	if ((rc = sftp_open_session(ssh)) < 0)
+		return rc;
+	if (libssh2_sftp_lstat(ssh->sftp, remote_path, &attrs) != 0)
+		return is_not_found(ssh) ? 0 : sftp_fail(ssh, "looking at", remote_path);
+	out->exists = 1;
+	if (attrs.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) {
+		out->is_dir = LIBSSH2_SFTP_S_ISDIR(attrs.permissions);
+		out->is_link = LIBSSH2_SFTP_S_ISLNK(attrs.permissions);
+		out->mode = (int)(attrs.permissions & 07777);
+	}
+	if (attrs.flags & LIBSSH2_SFTP_ATTR_SIZE)
+		out->size = attrs.filesize;
+	return 0;
+}
+
+/* "<dir>/.<base>.lm-<16 hex>": hidden, in the same directory (so that rename stays on one
+ * filesystem), unique enough with random bytes (the open is exclusive anyway). */
+static int temp_name(const char *final_path, char **out)
+{
+	const char *slash = strrchr(final_path, '/');
+	const char *base = slash != NULL ? slash + 1 : final_path;
+	size_t dir_len = slash != NULL ? (size_t)(slash - final_path) + 1 : 0, n;
+	unsigned char rnd[8];
+	char hex[17];
+	int fd, i;
+
+	if (base[0] == '\0')
+		return lm_error_set(LM_EINVALID, "upload target '%s' names a directory, not a file", final_path);
+	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) < 0 || read(fd, rnd, sizeof(rnd)) != (ssize_t)sizeof(rnd)) {
+		if (fd >= 0)
+			close(fd);
+		return lm_error_set(LM_EIO, "cannot read /dev/urandom for a temporary name");
+	}
+	close(fd);
+	for (i = 0; i < 8; i++)
+		snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+	n = dir_len + 1 + strlen(base) + 4 + 16 + 1;
+	if ((*out = malloc(n)) == NULL)
+		return lm_error_nomem();
+	snprintf(*out, n, "%.*s.%s.lm-%s", (int)dir_len, final_path, base, hex);
+	return 0;
+}
+
+static int write_all(lm_ssh *ssh, LIBSSH2_SFTP_HANDLE *h, const char *tmp, const uint8_t *bytes, size_t len)
+{
+	size_t done = 0, chunk;
+	ssize_t n;
+
+	while (done < len) {
+		chunk = len - done < IO_CHUNK * 4 ? len - done : IO_CHUNK * 4;
+		n = libssh2_sftp_write(h, (const char *)bytes + done, chunk);
+		if (n < 0)
+			return sftp_fail(ssh, "writing", tmp);
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int lm_ssh_upload(lm_ssh *ssh, const void *bytes, size_t len, const char *remote_path, int mode)
+{
+	LIBSSH2_SFTP_HANDLE *h = NULL;
+	LIBSSH2_SFTP_ATTRIBUTES attrs;
+	uint8_t want[32], got[32];
+	char *tmp = NULL, want_hex[65], got_hex[65];
+	uint64_t size = 0;
+	int rc, created = 0;
+
+	if (remote_path == NULL || remote_path[0] == '\0' || (bytes == NULL && len > 0))
+		return lm_error_set(LM_EINVALID, "lm_ssh_upload: bytes and a remote path are required");
+	if (mode < 0 || mode > 07777)
+		return lm_error_set(LM_EINVALID, "lm_ssh_upload: mode %o is not a file mode", (unsigned)mode);
+	if ((rc = sftp_open_session(ssh)) < 0)
+		return rc;
+	if ((rc = temp_name(remote_path, &tmp)) < 0)
+		return rc;
+	lm_sha256(bytes, len, want);
+
+	h = libssh2_sftp_open(ssh->sftp, tmp, LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_EXCL, 0600);
+	if (h == NULL) {
+		rc = sftp_fail(ssh, "creating", tmp);
+		goto fail;
+	}
+	created = 1;
+	if ((rc = write_all(ssh, h, tmp, bytes, len)) < 0)
+		goto fail;
+	/* fsync@openssh.com: the bytes are on the guest's disk before they take the final name. */
+	if (libssh2_sftp_fsync(h) != 0 && libssh2_session_last_errno(ssh->session) != LIBSSH2_ERROR_SFTP_PROTOCOL) {
+		rc = sftp_fail(ssh, "flushing", tmp);
+		goto fail;
+	}
+	if (libssh2_sftp_close(h) != 0) {
+		h = NULL;
+		rc = sftp_fail(ssh, "closing", tmp);
+		goto fail;
+	}
+	h = NULL;
+
+	if ((rc = hash_remote(ssh, tmp, got, &size)) < 0)
+		goto fail;
+	if (size != len || memcmp(want, got, sizeof(got)) != 0) {
+		lm_sha256_hex(want, want_hex);
+		lm_sha256_hex(got, got_hex);
+		rc = lm_error_set(LM_EREMOTE,
+		    "VM '%s': %s was not stored intact (sent %zu bytes, SHA-256 %s; read back %llu bytes, SHA-256 %s); "
+		    "check the guest's disk", ssh->vm, remote_path, len, want_hex, (unsigned long long)size, got_hex);
+		goto fail;
+	}
+	memset(&attrs, 0, sizeof(attrs));
+	attrs.flags = LIBSSH2_SFTP_ATTR_PERMISSIONS;
+	attrs.permissions = (unsigned long)mode;
+	if (libssh2_sftp_setstat(ssh->sftp, tmp, &attrs) != 0) {
+		rc = sftp_fail(ssh, "setting the mode of", tmp);
+		goto fail;
+	}
+	if (libssh2_sftp_rename_ex(ssh->sftp, tmp, (unsigned int)strlen(tmp), remote_path,
+	        (unsigned int)strlen(remote_path), LIBSSH2_SFTP_RENAME_OVERWRITE | LIBSSH2_SFTP_RENAME_ATOMIC |
+	        LIBSSH2_SFTP_RENAME_NATIVE) != 0) {
+		if (ssh->broken || libssh2_session_last_errno(ssh->session) != LIBSSH2_ERROR_SFTP_PROTOCOL) {
+			rc = sftp_fail(ssh, "renaming into place", remote_path);
+			goto fail;
+		}
+		/* SFTP v3 refuses to rename over an existing file: remove it, then rename. */
+		if ((rc = remove_path(ssh, remote_path)) < 0)
+			goto fail;
+		if (libssh2_sftp_rename_ex(ssh->sftp, tmp, (unsigned int)strlen(tmp), remote_path,
+		        (unsigned int)strlen(remote_path), LIBSSH2_SFTP_RENAME_OVERWRITE | LIBSSH2_SFTP_RENAME_ATOMIC |
+		        LIBSSH2_SFTP_RENAME_NATIVE) != 0) {
+			rc = sftp_fail(ssh, "renaming into place", remote_path);
+			goto fail;
+		}
+	}
+	lm_log(ssh->ctx, LM_LOG_DEBUG, "ssh: VM '%s': uploaded %s (%zu bytes, mode %o, SHA-256 verified)", ssh->vm,
+	    remote_path, len, (unsigned)mode);
+	free(tmp);
+	return 0;
+fail:
+	if (h != NULL) {
+		libssh2_session_set_timeout(ssh->session, ssh->broken ? 200 : 2000);
+		libssh2_sftp_close(h);
+	}
+	if (created && !ssh->broken)
+		libssh2_sftp_unlink(ssh->sftp, tmp); /* best effort; the error above is what matters */
+	lm_ssh_set_blocking_timeout(ssh, ssh->command_timeout);
+	lm_error_prefix("upload of %s failed (nothing was left at that name): ", remote_path);
+	free(tmp);
+	return rc;
+}

@@ -1,0 +1,82 @@
+/* Internal: the SSH transport's session and helpers shared by its files.
+ *
+ *   session.c      TCP connect, handshake, timeouts, errors, lm_ssh_connect/free
+ *   known_hosts.c  our own known_hosts (keyed by VM name), lm_ssh_forget_host
+ *   auth.c         agent, key files, password
+ *   exec.c         remote commands (non-blocking, both streams at once)
+ *   sftp.c         upload with verification, sha256, remove, stat
+ *   quote.c        the one POSIX sh quoting function
+ *   b64.c          base64 (fingerprints, key files)
+ */
+#ifndef LM_SSH_INTERNAL_H
+#define LM_SSH_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libssh2.h>
+#include <libssh2_sftp.h>
+
+#include "lume-metal/ssh.h"
+#include "context_internal.h"
+#include "error_internal.h"
+
+struct lm_ssh {
+	lm_context *ctx;
+	char *vm;               /* the VM's name: the key in known_hosts, and in every message */
+	char *address;
+	int port;
+	int fd;
+	LIBSSH2_SESSION *session;
+	LIBSSH2_SFTP *sftp;     /* opened on first use, kept for the session */
+	double connect_timeout; /* seconds */
+	double command_timeout; /* seconds; 0: no limit */
+	int broken;             /* the transport failed: every later call fails fast */
+};
+
+/* Monotonic clock in seconds. */
+double lm_ssh_now(void);
+
+/* Set the last error from the session's own error ("VM 'x' (addr:port): <what>: <libssh2's
+ * message>"); transport failures mark the session broken. Returns the lm_error_code. */
+int lm_ssh_fail(lm_ssh *ssh, int libssh2_rc, const char *what);
+
+/* Fail fast when an earlier call lost the connection. */
+int lm_ssh_check_usable(lm_ssh *ssh);
+
+/* Non-blocking helper: wait until the socket is ready in the directions libssh2 is blocked on,
+ * or until `deadline` (lm_ssh_now() based; 0: none). LM_ETIMEOUT (message naming the VM and
+ * `what`) when the deadline passes. */
+int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what);
+
+/* Blocking libssh2 calls time out after this many seconds of silence from the server. */
+void lm_ssh_set_blocking_timeout(lm_ssh *ssh, double seconds);
+
+/* known_hosts.c */
+/* VM names key the known hosts: [A-Za-z0-9._-] only (nothing OpenSSH reads as a pattern). */
+int lm_ssh_check_vm_name(const char *name);
+/* Host-key algorithms to offer, the VM's recorded key types first (as OpenSSH does). */
+int lm_ssh_hostkey_prefs(lm_ssh *ssh, char *buf, size_t size);
+/* After the handshake: match, record (accept-new) or refuse. */
+int lm_ssh_verify_host_key(lm_ssh *ssh);
+
+/* auth.c */
+/* Check an explicitly given key before any connection (missing file, RSA). */
+int lm_ssh_check_key_option(const lm_context *ctx);
+int lm_ssh_authenticate(lm_ssh *ssh);
+
+/* Overwrite a secret in memory in a way the compiler keeps. */
+void lm_ssh_scrub(void *p, size_t n);
+
+/* b64.c: standard alphabet. encode writes a NUL-terminated string (padding optional) into out
+ * of at least 4*((n+2)/3)+1 bytes. decode skips whitespace; returns the length or -1 when the
+ * text is not base64 or does not fit. */
+void lm_b64_encode(const uint8_t *in, size_t n, char *out, int pad);
+long lm_b64_decode(const char *in, size_t n, uint8_t *out, size_t out_size);
+
+/* OpenSSH-style fingerprint of a key blob: "SHA256:" + base64 without padding (51 bytes + NUL). */
+void lm_ssh_fingerprint(const uint8_t *blob, size_t len, char out[64]);
+/* The algorithm name at the start of a key blob ("ssh-ed25519"), into out; "" when malformed. */
+void lm_ssh_blob_type(const uint8_t *blob, size_t len, char *out, size_t size);
+
+#endif
