@@ -25,6 +25,7 @@ if [ $real_lume -eq 1 ]; then
 else
   vm=${1:-demo-vm}
   work=$(mktemp -d "${TMPDIR:-/tmp}/lume-metal-demo.XXXXXX")
+  chmod 755 "$work"   # the guest account reaches its stand-ins below it
   sim_pid=
   cleanup() {
     [ -n "$sim_pid" ] && kill -TERM "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null || true
@@ -39,7 +40,7 @@ else
   for _ in $(seq 1 100); do [ -s "$work/sim.json" ] && break; sleep 0.1; done
   [ -s "$work/sim.json" ] || { cat "$work/sim.log" >&2; exit 1; }
   cat "$work/sim.log"
-  url=$(sed -n 's/.*"url": *"\([^"]*\)".*/\1/p' "$work/sim.json" | head -n 1)
+  url=$(sed -n 's/.*Lume API at \(http[^ ]*\).*/\1/p' "$work/sim.log" | head -n 1)
   export LUME_METAL_LUME_URL=$url
   export LUME_METAL_STATE_DIR=$work/state LUME_METAL_PREFS_DIR=$work/prefs
   mkdir -p "$work/prefs"

@@ -8,6 +8,7 @@ set -euo pipefail
 : "${LM_FAKE_METAL:?LM_FAKE_METAL: the fake Metal directory}"
 
 E2E_DIR=$(mktemp -d "${TMPDIR:-/tmp}/lm-e2e.XXXXXX")
+chmod 755 "$E2E_DIR"   # the guests' account reaches its stand-ins below it
 SIM_PID=
 export HOME="$E2E_DIR/home"
 export LUME_METAL_STATE_DIR="$E2E_DIR/state"

@@ -336,7 +336,8 @@ int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t
 {
 	size_t i;
 
-	memset(result, 0, sizeof(*result));
+	result->vms = NULL;
+	result->count = 0;
 	if (n == 0)
 		return 0;
 	if ((result->vms = calloc(n, sizeof(*result->vms))) == NULL)
@@ -351,6 +352,15 @@ int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t
 		snprintf(result->vms[i].vm, sizeof(result->vms[i].vm), "%s", name);
 	}
 	return 0;
+}
+
+int lm_flow_fail_all(lm_flow_result *result, int rc)
+{
+	size_t i;
+
+	for (i = 0; i < result->count; i++)
+		lm_outcome_fail(&result->vms[i], rc);
+	return rc;
 }
 
 int lm_flow_summary_rc(const lm_flow_result *result)
@@ -372,12 +382,13 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	int rc;
 
 	(void)jobs;
+	memset(result, 0, sizeof(*result));
 	if ((rc = lm_flow_open_outcomes(result, vms, n)) < 0)
 		return rc;
 	if (n == 0)
 		return lm_error_set(LM_EINVALID, "enable: name at least one VM");
 	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0)
-		return rc;
+		return lm_flow_fail_all(result, rc);
 	for (i = 0; i < n; i++)
 		(void)enable_one(ctx, vmm, profile, result, &result->vms[i]);
 	lm_vm_manager_free(vmm);

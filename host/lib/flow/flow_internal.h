@@ -103,6 +103,8 @@ int lm_outcome_fail(lm_vm_outcome *o, int rc);
 
 /* Allocate one outcome per named VM (names validated and normalised). */
 int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t n);
+/* Every VM failed for the same reason (the last error), before any was handled. */
+int lm_flow_fail_all(lm_flow_result *result, int rc);
 /* 0 when every VM succeeded; else the first failure's code and message. */
 int lm_flow_summary_rc(const lm_flow_result *result);
 

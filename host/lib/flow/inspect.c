@@ -110,6 +110,7 @@ int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result)
 	int rc;
 
 	memset(&r, 0, sizeof(r));
+	memset(result, 0, sizeof(*result));
 	if ((rc = lm_flow_open_outcomes(result, &vm, 1)) < 0)
 		return rc;
 	o = &result->vms[0];
@@ -167,6 +168,7 @@ int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t
 	*exit_status = 255;
 	if (argc == 0)
 		return lm_error_set(LM_EINVALID, "run: give the command after --, e.g. lume-metal run VM -- llama-bench -m model.gguf");
+	memset(&result, 0, sizeof(result));
 	if ((rc = lm_flow_open_outcomes(&result, &vm, 1)) < 0)
 		return rc;
 	if ((rc = manager(ctx, &vmm)) < 0 || (rc = open_enabled(ctx, vmm, &result.vms[0], &r, &ssh, &se)) < 0 ||
@@ -261,7 +263,7 @@ int lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_re
 	if (rc < 0 || result->count == 0)
 		return rc;
 	if ((rc = manager(ctx, &vmm)) < 0)
-		return rc;
+		return lm_flow_fail_all(result, rc);
 	for (i = 0; i < result->count; i++)
 		(void)status_one(ctx, vmm, &result->pref, &result->vms[i]);
 	lm_vm_manager_free(vmm);

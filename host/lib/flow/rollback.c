@@ -183,7 +183,7 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 	if (rc < 0)
 		return rc;
 	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0)
-		return rc;
+		return lm_flow_fail_all(result, rc);
 	for (i = 0; i < result->count; i++)
 		(void)rollback_one(ctx, vmm, result, &result->vms[i]);
 	if (all && result->count == 0) {
