@@ -48,7 +48,7 @@ int lm_ssh_fail(lm_ssh *ssh, int libssh2_rc, const char *what)
 		ssh->broken = 1;
 		return lm_error_set(LM_ETIMEOUT,
 		    "VM '%s' (%s:%d): %s: no answer from the SSH server within %.0f s; the VM may be hung "
-		    "or unreachable (raise --command-timeout for slow guests)",
+		    "or unreachable",
 		    ssh->vm, ssh->address, ssh->port, what, ssh->command_timeout > 0 ? ssh->command_timeout : ssh->connect_timeout);
 	}
 	code = LM_EREMOTE;
@@ -102,8 +102,8 @@ int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what)
 			if (left <= 0) {
 				ssh->broken = 1;
 				return lm_error_set(LM_ETIMEOUT,
-				    "VM '%s' (%s:%d): %s did not finish within %.0f s (command timeout); the guest may "
-				    "be hung (raise --command-timeout for long commands)",
+				    "VM '%s' (%s:%d): %s did not finish within the command timeout (%.0f s); the "
+				    "guest may be hung",
 				    ssh->vm, ssh->address, ssh->port, what, ssh->command_timeout);
 			}
 			timeout_ms = (int)(left * 1000.0) + 1;
