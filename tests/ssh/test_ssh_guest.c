@@ -930,7 +930,7 @@ static void test_changed_host_refused_then_forgotten(void **state)
 {
 	lm_context *ctx = context_for("hk");
 	lm_ssh *ssh = NULL;
-	char old_fp[128], new_fp[128], path[1200], *before, *after, out[1024], state_arg[1200];
+	char old_fp[128], new_fp[128], path[1200], *before, *after, out[1024], state_arg[1200], other_line[2048];
 	const char *msg;
 
 	guest_fingerprint(&guest_a, old_fp);
@@ -952,6 +952,24 @@ static void test_changed_host_refused_then_forgotten(void **state)
 	assert_string_equal(before, after); /* a changed key is never recorded */
 	free(before);
 	free(after);
+	/* Another VM's entry (with its comment) must survive forgetting this one. */
+	{
+		char pub[1200], *key, line[2048], *sp;
+		FILE *f;
+
+		snprintf(pub, sizeof(pub), "%s/hostkeys/ssh_host_ecdsa_key.pub", guest_a.dir);
+		key = read_file(pub, NULL);
+		assert_non_null(key);
+		sp = strchr(strchr(key, ' ') + 1, ' '); /* "type base64 comment" -> "type base64" */
+		*sp = '\0';
+		snprintf(line, sizeof(line), "other-vm %s kept comment\n", key);
+		free(key);
+		f = fopen(path, "a");
+		assert_non_null(f);
+		fputs(line, f);
+		fclose(f);
+		snprintf(other_line, sizeof(other_line), "%s", line);
+	}
 	/* Forget through the tool, in JSON, then connect again: the new key is recorded. */
 	snprintf(state_arg, sizeof(state_arg), "%s", lm_context_state_dir(ctx));
 	{
@@ -970,9 +988,13 @@ static void test_changed_host_refused_then_forgotten(void **state)
 	lm_ssh_free(ssh);
 	after = read_file(path, NULL);
 	assert_true(contains(after, "guest-a ssh-ed25519 "));
+	assert_true(contains(after, other_line));
 	free(after);
 	assert_int_equal(lm_ssh_forget_host(ctx, "guest-a"), 1);
 	assert_int_equal(lm_ssh_forget_host(ctx, "guest-a"), 0);
+	after = read_file(path, NULL);
+	assert_string_equal(after, other_line);
+	free(after);
 	lm_context_free(ctx);
 }
 
