@@ -24,9 +24,10 @@
 typedef enum { KEY_UNKNOWN, KEY_ED25519, KEY_ECDSA, KEY_RSA, KEY_DSA, KEY_NOT_A_KEY } key_kind;
 
 static const char *const rsa_explanation =
-    "is an RSA key, which lume-metal cannot use: libssh2 1.10 signs only with the old ssh-rsa (SHA-1) "
-    "algorithm, and current OpenSSH servers, macOS's included, refuse it. Use an ed25519 or ECDSA key "
-    "instead (ssh-keygen -t ed25519, then add its .pub to ~/.ssh/authorized_keys in the guest)";
+    "is an RSA key, which lume-metal cannot use: libssh2 1.10 cannot sign with rsa-sha2-256/512, only "
+    "with the old ssh-rsa (SHA-1) algorithm, which current OpenSSH servers, macOS's included, refuse. "
+    "Use an ed25519 or ECDSA key instead (ssh-keygen -t ed25519, then add its .pub to "
+    "~/.ssh/authorized_keys in the guest)";
 
 static uint32_t be32(const uint8_t *p)
 {

@@ -37,6 +37,15 @@ static int is_transport_error(int rc)
 	    rc == LIBSSH2_ERROR_PROTO || rc == LIBSSH2_ERROR_CHANNEL_CLOSED;
 }
 
+void lm_ssh_mark_broken(lm_ssh *ssh)
+{
+	/* The transport is unusable (hung or gone): shut the socket so that libssh2 sees it closed and
+	 * frees channels and the session without waiting for a peer that will not answer. */
+	ssh->broken = 1;
+	if (ssh->fd >= 0)
+		shutdown(ssh->fd, SHUT_RDWR);
+}
+
 int lm_ssh_fail(lm_ssh *ssh, int libssh2_rc, const char *what)
 {
 	char *msg = NULL;
@@ -45,15 +54,15 @@ int lm_ssh_fail(lm_ssh *ssh, int libssh2_rc, const char *what)
 	if (ssh->session != NULL)
 		libssh2_session_last_error(ssh->session, &msg, NULL, 0);
 	if (libssh2_rc == LIBSSH2_ERROR_TIMEOUT || libssh2_rc == LIBSSH2_ERROR_SOCKET_TIMEOUT) {
-		ssh->broken = 1;
+		lm_ssh_mark_broken(ssh);
 		return lm_error_set(LM_ETIMEOUT,
 		    "VM '%s' (%s:%d): %s: no answer from the SSH server within %.0f s; the VM may be hung "
-		    "or unreachable (raise --command-timeout for slow guests)",
+		    "or unreachable",
 		    ssh->vm, ssh->address, ssh->port, what, ssh->command_timeout > 0 ? ssh->command_timeout : ssh->connect_timeout);
 	}
 	code = LM_EREMOTE;
 	if (is_transport_error(libssh2_rc)) {
-		ssh->broken = 1;
+		lm_ssh_mark_broken(ssh);
 		code = LM_ENETWORK;
 	}
 	return lm_error_set(code, "VM '%s' (%s:%d): %s: %s%s", ssh->vm, ssh->address, ssh->port, what,
@@ -100,10 +109,10 @@ int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what)
 		if (deadline > 0) {
 			left = deadline - lm_ssh_now();
 			if (left <= 0) {
-				ssh->broken = 1;
+				lm_ssh_mark_broken(ssh);
 				return lm_error_set(LM_ETIMEOUT,
-				    "VM '%s' (%s:%d): %s did not finish within %.0f s (command timeout); the guest may "
-				    "be hung (raise --command-timeout for long commands)",
+				    "VM '%s' (%s:%d): %s did not finish within the command timeout (%.0f s); the "
+				    "guest may be hung",
 				    ssh->vm, ssh->address, ssh->port, what, ssh->command_timeout);
 			}
 			timeout_ms = (int)(left * 1000.0) + 1;
@@ -112,7 +121,7 @@ int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what)
 		if (rc > 0)
 			return 0;
 		if (rc < 0 && errno != EINTR) {
-			ssh->broken = 1;
+			lm_ssh_mark_broken(ssh);
 			return lm_error_set(LM_ENETWORK, "VM '%s' (%s:%d): %s: waiting for the connection failed: %s",
 			    ssh->vm, ssh->address, ssh->port, what, strerror(errno));
 		}

@@ -52,8 +52,12 @@ static int sftp_fail(lm_ssh *ssh, const char *what, const char *path)
 			return lm_error_set(LM_EREMOTE, "VM '%s': %s: the guest's disk is full", ssh->vm, full);
 		case LIBSSH2_FX_FILE_ALREADY_EXISTS:
 			return lm_error_set(LM_EREMOTE, "VM '%s': %s: the file already exists", ssh->vm, full);
+		case LIBSSH2_FX_FAILURE:
+			return lm_error_set(LM_EREMOTE, "VM '%s': %s: the guest's SFTP server reported a failure (SSH_FX_FAILURE)",
+			    ssh->vm, full);
 		default:
-			return lm_error_set(LM_EREMOTE, "VM '%s': %s: the SFTP server answered status %lu", ssh->vm, full, status);
+			return lm_error_set(LM_EREMOTE, "VM '%s': %s: the guest's SFTP server answered status %lu", ssh->vm, full,
+			    status);
 		}
 	}
 	return lm_ssh_fail(ssh, rc, full);
@@ -192,6 +196,24 @@ static int temp_name(const char *final_path, char **out)
 	return 0;
 }
 
+/* SFTP version 3 reports a full disk as a plain failure; statvfs@openssh.com tells them apart. */
+static int write_failed(lm_ssh *ssh, LIBSSH2_SFTP_HANDLE *h, const char *tmp, size_t left)
+{
+	LIBSSH2_SFTP_STATVFS vfs;
+	unsigned long long avail;
+	int protocol = libssh2_session_last_errno(ssh->session) == LIBSSH2_ERROR_SFTP_PROTOCOL &&
+	    libssh2_sftp_last_error(ssh->sftp) == LIBSSH2_FX_FAILURE;
+	int rc = sftp_fail(ssh, "writing", tmp);
+
+	if (protocol && libssh2_sftp_fstatvfs(h, &vfs) == 0) {
+		avail = (unsigned long long)vfs.f_bavail * (unsigned long long)vfs.f_frsize;
+		if (avail < left)
+			return lm_error_set(LM_EREMOTE, "VM '%s': writing %s: the guest's disk is full (%llu bytes free, "
+			    "%zu more needed); free some space in the guest", ssh->vm, tmp, avail, left);
+	}
+	return rc;
+}
+
 static int write_all(lm_ssh *ssh, LIBSSH2_SFTP_HANDLE *h, const char *tmp, const uint8_t *bytes, size_t len)
 {
 	size_t done = 0, chunk;
@@ -201,7 +223,7 @@ static int write_all(lm_ssh *ssh, LIBSSH2_SFTP_HANDLE *h, const char *tmp, const
 		chunk = len - done < IO_CHUNK * 4 ? len - done : IO_CHUNK * 4;
 		n = libssh2_sftp_write(h, (const char *)bytes + done, chunk);
 		if (n < 0)
-			return sftp_fail(ssh, "writing", tmp);
+			return write_failed(ssh, h, tmp, len - done);
 		done += (size_t)n;
 	}
 	return 0;

@@ -41,6 +41,9 @@ double lm_ssh_now(void);
  * message>"); transport failures mark the session broken. Returns the lm_error_code. */
 int lm_ssh_fail(lm_ssh *ssh, int libssh2_rc, const char *what);
 
+/* The transport failed: later calls fail fast, and freeing does not wait for the peer. */
+void lm_ssh_mark_broken(lm_ssh *ssh);
+
 /* Fail fast when an earlier call lost the connection. */
 int lm_ssh_check_usable(lm_ssh *ssh);
 

@@ -1,0 +1,1024 @@
+/* The SSH transport against real OpenSSH servers: simulated guests from tests/support/guest-sshd
+ * on their own loopback addresses, on ports this test picks. Every guest is stopped by PID in the
+ * group teardown, and again by the ssh_guests cleanup fixture if this program dies. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "lume-metal/ssh.h"
+#include "sha256.h"
+
+extern char **environ;
+
+#define GUEST_PASSWORD_B "b-s3cret-Pw"
+
+typedef struct {
+	const char *name;    /* VM name */
+	const char *address;
+	char dir[1024];
+	int port;
+	const char *password; /* NULL: lume */
+	const char *home_size;
+} guest;
+
+static guest guest_a = {"guest-a", "127.83.0.1", "", 0, NULL, NULL};
+static guest guest_b = {"guest-b", "127.83.0.2", "", 0, GUEST_PASSWORD_B, "1M"};
+
+/* ---- small helpers ---------------------------------------------------------------------- */
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Run a program (no shell); returns its exit status; stdout into out (may be NULL). */
+static int run(char *const argv[], char *const extra_env[], char *out, size_t out_size)
+{
+	posix_spawn_file_actions_t fa;
+	char *envp[256];
+	int pipefd[2], status, i, n = 0;
+	size_t used = 0;
+	ssize_t r;
+	pid_t pid;
+
+	for (i = 0; environ[i] != NULL && n < 200; i++)
+		envp[n++] = environ[i];
+	for (i = 0; extra_env != NULL && extra_env[i] != NULL; i++)
+		envp[n++] = extra_env[i];
+	envp[n] = NULL;
+	assert_int_equal(pipe(pipefd), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+	posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+	assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, envp), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	char sink[4096];
+	while ((r = read(pipefd[0], out != NULL && used < out_size - 1 ? out + used : sink,
+	            out != NULL && used < out_size - 1 ? out_size - 1 - used : sizeof(sink))) > 0)
+		if (out != NULL && used < out_size - 1)
+			used += (size_t)r;
+	close(pipefd[0]);
+	if (out != NULL)
+		out[used] = '\0';
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int pick_port(const char *address)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	inet_pton(AF_INET, address, &sa.sin_addr);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+static void guest_start(guest *g)
+{
+	char port[16], env_pw[128];
+	char *argv[16];
+	char *env[] = {env_pw, NULL};
+	int n = 0;
+
+	g->port = pick_port(g->address);
+	snprintf(port, sizeof(port), "%d", g->port);
+	snprintf(env_pw, sizeof(env_pw), "GUEST_SSHD_PASSWORD=%s", g->password != NULL ? g->password : "lume");
+	argv[n++] = GUEST_SSHD;
+	argv[n++] = "start";
+	argv[n++] = "--dir";
+	argv[n++] = g->dir;
+	argv[n++] = "--address";
+	argv[n++] = (char *)g->address;
+	argv[n++] = "--port";
+	argv[n++] = port;
+	argv[n++] = "--boot-time";
+	argv[n++] = "1796000000";
+	if (g->home_size != NULL) {
+		argv[n++] = "--home-size";
+		argv[n++] = (char *)g->home_size;
+	}
+	argv[n] = NULL;
+	assert_int_equal(run(argv, env, NULL, 0), 0);
+}
+
+static void guest_cmd(guest *g, const char *cmd)
+{
+	char *argv[] = {GUEST_SSHD, (char *)cmd, "--dir", g->dir, NULL};
+
+	assert_int_equal(run(argv, NULL, NULL, 0), 0);
+}
+
+static void guest_stop(guest *g)
+{
+	char *argv[] = {GUEST_SSHD, "stop", "--dir", g->dir, NULL};
+
+	run(argv, NULL, NULL, 0); /* idempotent; also used in teardown */
+}
+
+static pid_t guest_pid(guest *g)
+{
+	char path[1100], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/sshd.pid", g->dir);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) == NULL)
+		buf[0] = '\0';
+	fclose(f);
+	return (pid_t)atoi(buf);
+}
+
+/* "SHA256:..." of the guest's ed25519 host key, from ssh-keygen (an independent computation). */
+static void guest_fingerprint(guest *g, char fp[128])
+{
+	char pub[1100], out[512], *sp, *end;
+	char *argv[] = {"/usr/bin/ssh-keygen", "-l", "-f", pub, NULL};
+
+	snprintf(pub, sizeof(pub), "%s/hostkeys/ssh_host_ed25519_key.pub", g->dir);
+	assert_int_equal(run(argv, NULL, out, sizeof(out)), 0);
+	sp = strchr(out, ' ');
+	assert_non_null(sp);
+	end = strchr(sp + 1, ' ');
+	assert_non_null(end);
+	*end = '\0';
+	snprintf(fp, 128, "%s", sp + 1);
+	assert_true(strncmp(fp, "SHA256:", 7) == 0);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (f == NULL)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	if (len != NULL)
+		*len = (size_t)n;
+	return buf;
+}
+
+static void write_file(const char *path, const char *text, int mode)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	chmod(path, (mode_t)mode);
+}
+
+/* Log lines of the library, kept to check that no secret ever appears in them. */
+static char log_text[65536];
+static void capture_log(void *data, lm_log_level level, const char *line)
+{
+	size_t used = strlen(log_text);
+
+	snprintf(log_text + used, sizeof(log_text) - used, "%s\n", line);
+}
+
+static lm_context *context_with(const char *state, lm_host_key_policy policy, const char *key,
+    const char *password_file, double command_timeout)
+{
+	char dir[1100];
+	lm_options o = LM_OPTIONS_INIT;
+	lm_context *ctx = NULL;
+
+	snprintf(dir, sizeof(dir), "%s/state-%s", GUEST_WORK, state);
+	o.state_dir = dir;
+	o.host_key_policy = policy;
+	o.ssh_key = key;
+	o.ssh_password_file = password_file;
+	o.connect_timeout = 3;
+	o.command_timeout = command_timeout > 0 ? command_timeout : 30;
+	o.log = capture_log;
+	assert_int_equal(lm_context_new(&ctx, &o), 0);
+	return ctx;
+}
+
+static lm_context *context_for(const char *state)
+{
+	return context_with(state, LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, 0);
+}
+
+static lm_ssh *connect_ok(lm_context *ctx, guest *g)
+{
+	lm_ssh *ssh = NULL;
+	int rc = lm_ssh_connect(&ssh, ctx, g->name, g->address, g->port);
+
+	if (rc != 0)
+		fail_msg("connect to %s failed: %s", g->name, lm_error_last()->message);
+	return ssh;
+}
+
+static int contains(const char *hay, const char *needle)
+{
+	return hay != NULL && strstr(hay, needle) != NULL;
+}
+
+/* ---- setup ----------------------------------------------------------------------------- */
+
+static int group_setup(void **state)
+{
+	char home[1100], cmd[1200];
+
+	snprintf(guest_a.dir, sizeof(guest_a.dir), "%s/a", GUEST_WORK);
+	snprintf(guest_b.dir, sizeof(guest_b.dir), "%s/b", GUEST_WORK);
+	/* A clean work area: state dirs and keys from an earlier run must not decide anything. */
+	guest_stop(&guest_a);
+	guest_stop(&guest_b);
+	{
+		char *argv[] = {"/bin/rm", "-rf", GUEST_WORK, NULL};
+		run(argv, NULL, NULL, 0);
+	}
+	mkdir(GUEST_WORK, 0755);
+	snprintf(home, sizeof(home), "%s/home", GUEST_WORK);
+	mkdir(home, 0700);
+	/* Our own HOME, no agent, no password in the environment: nothing of the machine's user. */
+	setenv("HOME", home, 1);
+	unsetenv("SSH_AUTH_SOCK");
+	unsetenv("LUME_METAL_SSH_PASSWORD");
+	unsetenv("XDG_STATE_HOME");
+	snprintf(cmd, sizeof(cmd), "%s/.ssh", home);
+	mkdir(cmd, 0700);
+	guest_start(&guest_a);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	guest_stop(&guest_a);
+	guest_stop(&guest_b);
+	return 0;
+}
+
+/* ---- host keys ------------------------------------------------------------------------- */
+
+static void test_new_host_recorded(void **state)
+{
+	lm_context *ctx = context_for("hk");
+	lm_ssh *ssh = connect_ok(ctx, &guest_a);
+	char path[1200], line_start[64], fp[128];
+	struct stat st;
+	char *text;
+
+	lm_ssh_free(ssh);
+	snprintf(path, sizeof(path), "%s/known_hosts", lm_context_state_dir(ctx));
+	text = read_file(path, NULL);
+	assert_non_null(text);
+	/* Keyed by the VM's name, ed25519 preferred, the address kept in the comment. */
+	snprintf(line_start, sizeof(line_start), "%s ssh-ed25519 ", guest_a.name);
+	assert_true(strncmp(text, line_start, strlen(line_start)) == 0);
+	assert_true(contains(text, guest_a.address));
+	free(text);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(stat(lm_context_state_dir(ctx), &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	guest_fingerprint(&guest_a, fp);
+	assert_true(contains(log_text, fp)); /* "first contact, recorded ... SHA256:..." */
+	lm_context_free(ctx);
+}
+
+static void test_known_host_accepted(void **state)
+{
+	lm_context *ctx = context_for("hk");
+	char path[1200], *before, *after;
+	lm_ssh *ssh;
+
+	snprintf(path, sizeof(path), "%s/known_hosts", lm_context_state_dir(ctx));
+	before = read_file(path, NULL);
+	ssh = connect_ok(ctx, &guest_a);
+	lm_ssh_free(ssh);
+	after = read_file(path, NULL);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+	/* Strict policy accepts a key that is already known. */
+	lm_context_free(ctx);
+	ctx = context_with("hk", LM_HOST_KEY_STRICT, NULL, NULL, 0);
+	ssh = connect_ok(ctx, &guest_a);
+	lm_ssh_free(ssh);
+	lm_context_free(ctx);
+}
+
+static void test_strict_unknown_refused(void **state)
+{
+	lm_context *ctx = context_with("strict", LM_HOST_KEY_STRICT, NULL, NULL, 0);
+	lm_ssh *ssh = NULL;
+	char fp[128], path[1200];
+
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_EHOSTKEY);
+	assert_null(ssh);
+	guest_fingerprint(&guest_a, fp);
+	assert_true(contains(lm_error_last()->message, fp));
+	assert_true(contains(lm_error_last()->message, "strict"));
+	assert_true(contains(lm_error_last()->message, guest_a.name));
+	snprintf(path, sizeof(path), "%s/known_hosts", lm_context_state_dir(ctx));
+	assert_int_equal(access(path, F_OK), -1); /* nothing recorded */
+	lm_context_free(ctx);
+}
+
+static void test_invalid_vm_name(void **state)
+{
+	lm_context *ctx = context_for("hk");
+	lm_ssh *ssh = NULL;
+
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, "bad name\n", guest_a.address, guest_a.port), LM_EINVALID);
+	assert_int_equal(lm_ssh_forget_host(ctx, "a*b"), LM_EINVALID);
+	lm_context_free(ctx);
+}
+
+/* ---- exec ------------------------------------------------------------------------------ */
+
+typedef struct {
+	size_t n[3];
+	char first[3][64];
+	int interleaved_ok;
+} stream_count;
+
+static void count_out(void *data, int stream, const char *bytes, size_t len)
+{
+	stream_count *c = data;
+	size_t i;
+
+	assert_true(stream == 1 || stream == 2);
+	if (c->n[stream] < sizeof(c->first[0]) - 1) {
+		size_t k = len < sizeof(c->first[0]) - 1 - c->n[stream] ? len : sizeof(c->first[0]) - 1 - c->n[stream];
+		memcpy(c->first[stream] + c->n[stream], bytes, k);
+	}
+	for (i = 0; i < len; i++)
+		if (bytes[i] != (stream == 1 ? 'O' : 'E') && bytes[i] != '\n')
+			c->interleaved_ok = 0;
+	c->n[stream] += len;
+}
+
+static void test_exec_status_and_streams(void **state)
+{
+	lm_context *ctx = context_for("hk");
+	lm_ssh *ssh = connect_ok(ctx, &guest_a);
+	char *out = NULL, *err = NULL;
+	int status = -1;
+
+	/* One session serves every command. */
+	assert_int_equal(lm_ssh_exec_capture(ssh, "true", 1024, &out, &err, &status), 0);
+	assert_int_equal(status, 0);
+	assert_string_equal(out, "");
+	lm_free(out);
+	lm_free(err);
+	assert_int_equal(lm_ssh_exec_capture(ssh, "exit 3", 1024, &out, &err, &status), 0);
+	assert_int_equal(status, 3);
+	lm_free(out);
+	lm_free(err);
+	assert_int_equal(lm_ssh_exec_capture(ssh, "printf out; printf err >&2; exit 42", 1024, &out, &err, &status), 0);
+	assert_int_equal(status, 42);
+	assert_string_equal(out, "out");
+	assert_string_equal(err, "err");
+	lm_free(out);
+	lm_free(err);
+	assert_int_equal(lm_ssh_exec_capture(ssh, "kill -KILL $$", 1024, &out, &err, &status), 0);
+	assert_int_equal(status, 255); /* killed by a signal */
+	lm_free(out);
+	lm_free(err);
+	assert_int_equal(lm_ssh_exec_capture(ssh, "id -un; echo $HOME; pwd", 1024, &out, NULL, &status), 0);
+	assert_string_equal(out, "lume\n/Users/lume\n/Users/lume\n");
+	lm_free(out);
+	lm_ssh_free(ssh);
+	lm_context_free(ctx);
+}
+
+static void test_exec_large_streams(void **state)
+{
+	lm_context *ctx = context_for("hk");
+	lm_ssh *ssh = connect_ok(ctx, &guest_a);
+	stream_count c;
+	int status = -1;
+	char *out = NULL, *err = NULL;
+
+	/* 6 MB on each stream at once: far more than one SSH window, read as it arrives. */
+	memset(&c, 0, sizeof(c));
+	c.interleaved_ok = 1;
+	assert_int_equal(lm_ssh_exec(ssh,
+	                     "(yes E | head -c 6000000 >&2) & yes O | head -c 6000000; wait; exit 7",
+	                     count_out, &c, &status), 0);
+	assert_int_equal(status, 7);
+	assert_int_equal(c.n[1], 6000000);
+	assert_int_equal(c.n[2], 6000000);
+	assert_true(c.interleaved_ok); /* stdout never got stderr's bytes, nor the reverse */
+	/* Capture keeps at most max bytes of each and still drains the rest. */
+	assert_int_equal(lm_ssh_exec_capture(ssh, "yes | head -c 100000; yes e | head -c 100000 >&2", 10, &out, &err,
+	                     &status), 0);
+	assert_int_equal(status, 0);
+	assert_string_equal(out, "y\ny\ny\ny\ny\n");
+	assert_string_equal(err, "e\ne\ne\ne\ne\n");
+	lm_free(out);
+	lm_free(err);
+	lm_ssh_free(ssh);
+	lm_context_free(ctx);
+}
+
+static void test_quote_round_trip_remote(void **state)
+{
+	static const char *const cases[] = {
+		"", "plain", "a b", "$HOME", "${PATH}", "`id`", "$(id)", "it's", "'", "\"'\"", "a\nb\n", "tab\tx",
+		"x=1", "~", "~lume", "#c", "*", "?", "[a]", "a;b|c&d>e<f", "\\", "\\n",
+		"caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80", "-n", "--", "!x", "%s%d",
+	};
+	lm_context *ctx = context_for("hk");
+	lm_ssh *ssh = connect_ok(ctx, &guest_a);
+	char *cmd, *inner, *out, *err, want[256];
+	int status;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[] = {"printf", "%s\\n", cases[i]};
+		const char *sh_argv[] = {"sh", "-c", NULL};
+
+		/* Directly through the login shell, ... */
+		assert_int_equal(lm_shell_quote_argv(argv, 3, &cmd), 0);
+		assert_int_equal(lm_ssh_exec_capture(ssh, cmd, 4096, &out, &err, &status), 0);
+		snprintf(want, sizeof(want), "%s\n", cases[i]);
+		assert_int_equal(status, 0);
+		assert_string_equal(out, want);
+		lm_free(out);
+		lm_free(err);
+		/* ... and quoted twice, through a real remote `sh -c`. */
+		inner = cmd;
+		sh_argv[2] = inner;
+		assert_int_equal(lm_shell_quote_argv(sh_argv, 3, &cmd), 0);
+		assert_int_equal(lm_ssh_exec_capture(ssh, cmd, 4096, &out, &err, &status), 0);
+		assert_int_equal(status, 0);
+		assert_string_equal(out, want);
+		lm_free(out);
+		lm_free(err);
+		lm_free(cmd);
+		lm_free(inner);
+	}
+	lm_ssh_free(ssh);
+	lm_context_free(ctx);
+}
+
+static void test_guest_standins(void **state)
+{
+	lm_context *ctx = context_for("hk");
+	lm_ssh *ssh = connect_ok(ctx, &guest_a);
+	char *out = NULL, path[1200], *calls;
+	int status;
+
+	assert_int_equal(lm_ssh_exec_capture(ssh, "sw_vers -productVersion; sysctl -n kern.boottime; uname -s", 4096,
+	                     &out, NULL, &status), 0);
+	assert_int_equal(status, 0);
+	assert_true(strncmp(out, "26.5.2\n{ sec = 1796000000, usec = 0 } ", 38) == 0);
+	assert_true(contains(out, "2026\nLinux\n"));
+	lm_free(out);
+	assert_int_equal(lm_ssh_exec_capture(ssh, "launchctl bootstrap gui/$(id -u) '/Users/lume/a b.plist'", 4096, &out,
+	                     NULL, &status), 0);
+	assert_int_equal(status, 0);
+	lm_free(out);
+	snprintf(path, sizeof(path), "%s/calls.log", guest_a.dir);
+	calls = read_file(path, NULL);
+	assert_true(contains(calls, "sw_vers -productVersion\nsysctl -n kern.boottime\n"));
+	assert_true(contains(calls, "launchctl bootstrap gui/501 /Users/lume/a\\ b.plist\n"));
+	free(calls);
+	lm_ssh_free(ssh);
+	lm_context_free(ctx);
+}
+
+/* ---- SFTP ------------------------------------------------------------------------------ */
+
+static uint8_t *random_bytes(size_t n)
+{
+	uint8_t *b = malloc(n);
+	size_t i;
+	uint32_t x = 2463534242u;
+
+	assert_non_null(b);
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		b[i] = (uint8_t)x;
+	}
+	return b;
+}
+
+/* No temporary files left in a directory of the guest's home (seen from the host side). */
+static int leftovers(guest *g, const char *subdir)
+{
+	char path[1200];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/home/%s", g->dir, subdir);
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+		if (strstr(e->d_name, ".lm-") != NULL)
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void test_upload_verified(void **state)
+{
+	lm_context *ctx = context_for("hk");
+	lm_ssh *ssh = connect_ok(ctx, &guest_a);
+	const size_t n = 1 << 20;
+	uint8_t *bytes = random_bytes(n), want[32], got[32];
+	char path[1200], *host_copy;
+	lm_ssh_stat_info st;
+	struct stat hst;
+	size_t len;
+	int status;
+	char *out;
+
+	assert_int_equal(lm_ssh_exec_capture(ssh, "mkdir -p /Users/lume/.local/share/lume/metal-capabilities", 1024, &out,
+	                     NULL, &status), 0);
+	assert_int_equal(status, 0);
+	lm_free(out);
+	assert_int_equal(lm_ssh_upload(ssh, bytes, n, "/Users/lume/.local/share/lume/metal-capabilities/probe", 0755), 0);
+	/* Bytes and mode, seen on the guest's side (its home is a directory of ours). */
+	snprintf(path, sizeof(path), "%s/home/.local/share/lume/metal-capabilities/probe", guest_a.dir);
+	host_copy = read_file(path, &len);
+	assert_non_null(host_copy);
+	assert_int_equal(len, n);
+	assert_memory_equal(host_copy, bytes, n);
+	free(host_copy);
+	assert_int_equal(stat(path, &hst), 0);
+	assert_int_equal(hst.st_mode & 07777, 0755);
+	assert_int_equal(leftovers(&guest_a, ".local/share/lume/metal-capabilities"), 0);
+	/* Hash and stat over SFTP. */
+	lm_sha256(bytes, n, want);
+	assert_int_equal(lm_ssh_sha256(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe", got), 0);
+	assert_memory_equal(want, got, 32);
+	assert_int_equal(lm_ssh_stat(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe", &st), 0);
+	assert_true(st.exists && !st.is_dir && !st.is_link);
+	assert_int_equal(st.size, n);
+	assert_int_equal(st.mode, 0755);
+	assert_int_equal(lm_ssh_stat(ssh, "/Users/lume/.local/share/lume", &st), 0);
+	assert_true(st.exists && st.is_dir);
+	/* Replacing an existing file (relative paths are the home's), with another mode. */
+	assert_int_equal(lm_ssh_upload(ssh, "second\n", 7, ".local/share/lume/metal-capabilities/probe", 0644), 0);
+	host_copy = read_file(path, &len);
+	assert_string_equal(host_copy, "second\n");
+	free(host_copy);
+	assert_int_equal(stat(path, &hst), 0);
+	assert_int_equal(hst.st_mode & 07777, 0644);
+	/* An empty file is a file too. */
+	assert_int_equal(lm_ssh_upload(ssh, "", 0, "empty", 0600), 0);
+	assert_int_equal(lm_ssh_stat(ssh, "empty", &st), 0);
+	assert_true(st.exists && st.size == 0 && st.mode == 0600);
+	/* Remove; removing what is absent is fine; hashing it is LM_ENOTFOUND. */
+	assert_int_equal(lm_ssh_remove(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe"), 0);
+	assert_int_equal(lm_ssh_remove(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe"), 0);
+	assert_int_equal(lm_ssh_stat(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe", &st), 0);
+	assert_false(st.exists);
+	assert_int_equal(lm_ssh_sha256(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe", got), LM_ENOTFOUND);
+	assert_int_equal(lm_ssh_remove(ssh, "/Users/lume/.local/share/lume/metal-capabilities"), 0); /* empty dir */
+	assert_int_equal(lm_ssh_stat(ssh, "/Users/lume/.local/share/lume/metal-capabilities", &st), 0);
+	assert_false(st.exists);
+	/* Into a directory that does not exist: a clear error, nothing anywhere. */
+	assert_int_equal(lm_ssh_upload(ssh, bytes, 100, "/Users/lume/no/such/dir/f", 0644), LM_ENOTFOUND);
+	assert_true(contains(lm_error_last()->message, "/Users/lume/no/such/dir/f"));
+	free(bytes);
+	lm_ssh_free(ssh);
+	lm_context_free(ctx);
+}
+
+/* ---- authentication -------------------------------------------------------------------- */
+
+static void keygen(const char *type, const char *path)
+{
+	char *argv[] = {"/usr/bin/ssh-keygen", "-q", "-t", (char *)type, "-N", "", "-C", "test", "-f", (char *)path, NULL};
+
+	unlink(path);
+	assert_int_equal(run(argv, NULL, NULL, 0), 0);
+}
+
+static void authorize(guest *g, const char *pub_path)
+{
+	char dir[1200], path[1300], *pub;
+
+	snprintf(dir, sizeof(dir), "%s/home/.ssh", g->dir);
+	mkdir(dir, 0700);
+	assert_int_equal(chown(dir, 501, 501), 0);
+	snprintf(path, sizeof(path), "%s/authorized_keys", dir);
+	pub = read_file(pub_path, NULL);
+	assert_non_null(pub);
+	write_file(path, pub, 0600);
+	assert_int_equal(chown(path, 501, 501), 0);
+	free(pub);
+}
+
+static size_t count_in_file(const char *path, const char *needle)
+{
+	char *text = read_file(path, NULL);
+	size_t n = 0;
+	const char *p = text;
+
+	while (p != NULL && (p = strstr(p, needle)) != NULL) {
+		n++;
+		p++;
+	}
+	free(text);
+	return n;
+}
+
+static void test_ed25519_key_file(void **state)
+{
+	char key[1200], pub[1300], def[1200], log[1200];
+	lm_context *ctx;
+	lm_ssh *ssh;
+	size_t before;
+
+	snprintf(key, sizeof(key), "%s/id_test_ed25519", GUEST_WORK);
+	snprintf(pub, sizeof(pub), "%s.pub", key);
+	snprintf(log, sizeof(log), "%s/sshd.log", guest_a.dir);
+	keygen("ed25519", key);
+	authorize(&guest_a, pub);
+	before = count_in_file(log, "Accepted publickey for lume");
+	ctx = context_with("hk", LM_HOST_KEY_ACCEPT_NEW, key, NULL, 0);
+	ssh = connect_ok(ctx, &guest_a);
+	lm_ssh_free(ssh);
+	lm_context_free(ctx);
+	assert_int_equal(count_in_file(log, "Accepted publickey for lume"), before + 1);
+	/* The default ~/.ssh/id_ed25519 is found without --ssh-key. */
+	snprintf(def, sizeof(def), "%s/.ssh/id_ed25519", getenv("HOME"));
+	assert_int_equal(rename(key, def), 0);
+	ctx = context_for("hk");
+	ssh = connect_ok(ctx, &guest_a);
+	lm_ssh_free(ssh);
+	lm_context_free(ctx);
+	assert_int_equal(count_in_file(log, "Accepted publickey for lume"), before + 2);
+	unlink(def);
+	/* --ssh-key naming something that is not a key, or nothing. */
+	ctx = context_with("hk", LM_HOST_KEY_ACCEPT_NEW, pub, NULL, 0);
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_EINVALID);
+	assert_true(contains(lm_error_last()->message, ".pub"));
+	lm_context_free(ctx);
+	ctx = context_with("hk", LM_HOST_KEY_ACCEPT_NEW, "/nonexistent/key", NULL, 0);
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_ENOTFOUND);
+	lm_context_free(ctx);
+}
+
+static void test_rsa_key_refused(void **state)
+{
+	char key[1200];
+	lm_context *ctx;
+	lm_ssh *ssh = NULL;
+	const char *msg;
+
+	snprintf(key, sizeof(key), "%s/id_test_rsa", GUEST_WORK);
+	keygen("rsa", key);
+	ctx = context_with("hk", LM_HOST_KEY_ACCEPT_NEW, key, NULL, 0);
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_EUNSUPPORTED);
+	assert_null(ssh);
+	msg = lm_error_last()->message;
+	assert_true(contains(msg, key));
+	assert_true(contains(msg, "RSA"));
+	assert_true(contains(msg, "libssh2 1.10"));
+	assert_true(contains(msg, "rsa-sha2"));
+	assert_true(contains(msg, "ed25519"));
+	lm_context_free(ctx);
+}
+
+static void test_passwords(void **state)
+{
+	char pwfile[1200];
+	lm_context *ctx;
+	lm_ssh *ssh = NULL;
+	const char *msg;
+
+	guest_start(&guest_b);
+	log_text[0] = '\0';
+	/* Wrong password from the environment, then Lume's default: both refused. */
+	setenv("LUME_METAL_SSH_PASSWORD", "wrong-Pw-123", 1);
+	ctx = context_for("pw");
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_b.name, guest_b.address, guest_b.port), LM_EAUTH);
+	assert_null(ssh);
+	msg = lm_error_last()->message;
+	assert_true(contains(msg, guest_b.name));
+	assert_true(contains(msg, "LUME_METAL_SSH_PASSWORD"));
+	assert_true(contains(msg, "Lume's default password"));
+	assert_false(contains(msg, "wrong-Pw-123"));
+	/* The right one from the environment. */
+	setenv("LUME_METAL_SSH_PASSWORD", GUEST_PASSWORD_B, 1);
+	ssh = connect_ok(ctx, &guest_b);
+	lm_ssh_free(ssh);
+	unsetenv("LUME_METAL_SSH_PASSWORD");
+	lm_context_free(ctx);
+	/* From a file (first line; trailing newline ignored). */
+	snprintf(pwfile, sizeof(pwfile), "%s/pw", GUEST_WORK);
+	write_file(pwfile, GUEST_PASSWORD_B "\n", 0600);
+	ctx = context_with("pw", LM_HOST_KEY_ACCEPT_NEW, NULL, pwfile, 0);
+	ssh = connect_ok(ctx, &guest_b);
+	lm_ssh_free(ssh);
+	lm_context_free(ctx);
+	write_file(pwfile, "not-it\n", 0600);
+	ctx = context_with("pw", LM_HOST_KEY_ACCEPT_NEW, NULL, pwfile, 0);
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_b.name, guest_b.address, guest_b.port), LM_EAUTH);
+	assert_true(contains(lm_error_last()->message, "--ssh-password-file"));
+	assert_false(contains(lm_error_last()->message, "not-it"));
+	lm_context_free(ctx);
+	/* No secret in any log line. */
+	assert_false(contains(log_text, GUEST_PASSWORD_B));
+	assert_false(contains(log_text, "wrong-Pw-123"));
+	assert_false(contains(log_text, "not-it"));
+	unlink(pwfile);
+}
+
+static void test_disk_full(void **state)
+{
+	lm_context *ctx;
+	lm_ssh *ssh;
+	lm_ssh_stat_info st;
+	uint8_t *bytes = random_bytes(3 << 20);
+	char *out = NULL;
+	int status;
+
+	setenv("LUME_METAL_SSH_PASSWORD", GUEST_PASSWORD_B, 1);
+	ctx = context_for("pw");
+	ssh = connect_ok(ctx, &guest_b);
+	unsetenv("LUME_METAL_SSH_PASSWORD");
+	/* guest_b's home is a 1 MiB tmpfs. */
+	assert_int_equal(lm_ssh_upload(ssh, bytes, 3 << 20, "/Users/lume/big", 0644), LM_EREMOTE);
+	assert_true(contains(lm_error_last()->message, "disk is full"));
+	assert_true(contains(lm_error_last()->message, "/Users/lume/big"));
+	assert_int_equal(lm_ssh_stat(ssh, "/Users/lume/big", &st), 0);
+	assert_false(st.exists);
+	assert_int_equal(lm_ssh_exec_capture(ssh, "ls -A /Users/lume", 4096, &out, NULL, &status), 0);
+	assert_string_equal(out, ""); /* the temporary file is gone too */
+	lm_free(out);
+	lm_ssh_free(ssh);
+	lm_context_free(ctx);
+	free(bytes);
+	guest_stop(&guest_b);
+}
+
+/* ---- timeouts and failures ------------------------------------------------------------- */
+
+static void test_command_timeout(void **state)
+{
+	lm_context *ctx = context_with("hk", LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, 1);
+	lm_ssh *ssh = connect_ok(ctx, &guest_a);
+	double t0 = mono_now();
+	int status;
+	char *out;
+
+	assert_int_equal(lm_ssh_exec_capture(ssh, "sleep 10", 1024, &out, NULL, &status), LM_ETIMEOUT);
+	assert_true(mono_now() - t0 < 4);
+	assert_true(contains(lm_error_last()->message, guest_a.name));
+	assert_true(contains(lm_error_last()->message, "timeout"));
+	/* The session is not reused after that. */
+	assert_int_equal(lm_ssh_exec_capture(ssh, "true", 1024, &out, NULL, &status), LM_ENETWORK);
+	lm_ssh_free(ssh);
+	/* Lifting the limit for one session. */
+	ssh = connect_ok(ctx, &guest_a);
+	assert_int_equal(lm_ssh_set_command_timeout(ssh, 0), 0);
+	assert_int_equal(lm_ssh_exec_capture(ssh, "sleep 1.5; echo done", 1024, &out, NULL, &status), 0);
+	assert_string_equal(out, "done\n");
+	lm_free(out);
+	lm_ssh_free(ssh);
+	lm_context_free(ctx);
+}
+
+static void test_hung_server_times_out(void **state)
+{
+	lm_context *ctx = context_with("hk", LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, 2);
+	lm_ssh *ssh = NULL;
+	pid_t pid = guest_pid(&guest_a);
+	double t0;
+
+	/* A stopped sshd: the kernel still accepts TCP, but no SSH banner ever comes. */
+	assert_true(pid > 0);
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	t0 = mono_now();
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_ETIMEOUT);
+	kill(pid, SIGCONT);
+	assert_true(mono_now() - t0 < 6);
+	assert_true(contains(lm_error_last()->message, guest_a.name));
+	assert_true(contains(lm_error_last()->message, "handshake"));
+	lm_context_free(ctx);
+}
+
+static void test_connection_refused(void **state)
+{
+	lm_context *ctx = context_for("hk");
+	lm_ssh *ssh = NULL;
+	int port = pick_port("127.83.0.3");
+
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, "guest-c", "127.83.0.3", port), LM_ENETWORK);
+	assert_true(contains(lm_error_last()->message, "guest-c"));
+	assert_true(contains(lm_error_last()->message, "refused"));
+	lm_context_free(ctx);
+}
+
+typedef struct {
+	lm_ssh *ssh;
+	const uint8_t *bytes;
+	size_t len;
+	int rc;
+	char message[2048];
+} upload_job;
+
+static void *upload_thread(void *arg)
+{
+	upload_job *job = arg;
+
+	job->rc = lm_ssh_upload(job->ssh, job->bytes, job->len, "/Users/lume/big.bin", 0644);
+	snprintf(job->message, sizeof(job->message), "%s", lm_error_last()->message);
+	return NULL;
+}
+
+static void test_server_dies_during_upload(void **state)
+{
+	lm_context *ctx = context_for("hk");
+	upload_job job;
+	pthread_t th;
+	char final_path[1200], dir[1200];
+	struct timespec ts = {0, 5 * 1000 * 1000};
+	int seen_partial = 0, i;
+
+	memset(&job, 0, sizeof(job));
+	job.ssh = connect_ok(ctx, &guest_a);
+	job.len = 64u << 20;
+	job.bytes = random_bytes(job.len);
+	snprintf(final_path, sizeof(final_path), "%s/home/big.bin", guest_a.dir);
+	snprintf(dir, sizeof(dir), "%s/home", guest_a.dir);
+	assert_int_equal(pthread_create(&th, NULL, upload_thread, &job), 0);
+	/* Wait until the temporary file holds some bytes, then power the guest off. */
+	for (i = 0; i < 2000 && !seen_partial; i++) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+
+		while (d != NULL && (e = readdir(d)) != NULL) {
+			if (strncmp(e->d_name, ".big.bin.lm-", 12) == 0) {
+				char p[1500];
+				struct stat st;
+
+				snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+				if (stat(p, &st) == 0 && st.st_size > (1 << 20))
+					seen_partial = 1;
+			}
+		}
+		if (d != NULL)
+			closedir(d);
+		nanosleep(&ts, NULL);
+	}
+	assert_true(seen_partial);
+	guest_stop(&guest_a);
+	pthread_join(th, NULL);
+	assert_true(job.rc == LM_ENETWORK || job.rc == LM_EREMOTE);
+	assert_true(contains(job.message, "/Users/lume/big.bin"));
+	assert_true(contains(job.message, guest_a.name));
+	assert_int_equal(access(final_path, F_OK), -1); /* nothing at the final name */
+	lm_ssh_free(job.ssh);
+	free((void *)job.bytes);
+	lm_context_free(ctx);
+	/* The guest comes back (same host keys) and a later upload works. */
+	guest_start(&guest_a);
+	ctx = context_for("hk");
+	job.ssh = connect_ok(ctx, &guest_a);
+	assert_int_equal(lm_ssh_upload(job.ssh, "ok", 2, "/Users/lume/big.bin", 0644), 0);
+	assert_int_equal(access(final_path, F_OK), 0);
+	lm_ssh_free(job.ssh);
+	lm_context_free(ctx);
+}
+
+static void test_changed_host_refused_then_forgotten(void **state)
+{
+	lm_context *ctx = context_for("hk");
+	lm_ssh *ssh = NULL;
+	char old_fp[128], new_fp[128], path[1200], *before, *after, out[1024], state_arg[1200], other_line[2048];
+	const char *msg;
+
+	guest_fingerprint(&guest_a, old_fp);
+	guest_stop(&guest_a);
+	guest_cmd(&guest_a, "rekey");
+	guest_start(&guest_a);
+	guest_fingerprint(&guest_a, new_fp);
+	assert_string_not_equal(old_fp, new_fp);
+	snprintf(path, sizeof(path), "%s/known_hosts", lm_context_state_dir(ctx));
+	before = read_file(path, NULL);
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_EHOSTKEY);
+	assert_null(ssh);
+	msg = lm_error_last()->message;
+	assert_true(contains(msg, "CHANGED"));
+	assert_true(contains(msg, old_fp));
+	assert_true(contains(msg, new_fp));
+	assert_true(contains(msg, "lume-metal forget-host guest-a"));
+	after = read_file(path, NULL);
+	assert_string_equal(before, after); /* a changed key is never recorded */
+	free(before);
+	free(after);
+	/* Another VM's entry (with its comment) must survive forgetting this one. */
+	{
+		char pub[1200], *key, line[2048], *sp;
+		FILE *f;
+
+		snprintf(pub, sizeof(pub), "%s/hostkeys/ssh_host_ecdsa_key.pub", guest_a.dir);
+		key = read_file(pub, NULL);
+		assert_non_null(key);
+		sp = strchr(strchr(key, ' ') + 1, ' '); /* "type base64 comment" -> "type base64" */
+		*sp = '\0';
+		snprintf(line, sizeof(line), "other-vm %s kept comment\n", key);
+		free(key);
+		f = fopen(path, "a");
+		assert_non_null(f);
+		fputs(line, f);
+		fclose(f);
+		snprintf(other_line, sizeof(other_line), "%s", line);
+	}
+	/* Forget through the tool, in JSON, then connect again: the new key is recorded. */
+	snprintf(state_arg, sizeof(state_arg), "%s", lm_context_state_dir(ctx));
+	{
+		char *argv[] = {LM_CLI, "forget-host", "guest-a", "--state-dir", state_arg, "--format", "json", NULL};
+		assert_int_equal(run(argv, NULL, out, sizeof(out)), 0);
+		assert_true(contains(out, "\"forgotten\":\t1"));
+		assert_int_equal(run(argv, NULL, out, sizeof(out)), 0);
+		assert_true(contains(out, "\"forgotten\":\t0"));
+	}
+	{
+		char *argv[] = {LM_CLI, "forget-host", "guest-a", "--state-dir", state_arg, NULL};
+		assert_int_equal(run(argv, NULL, out, sizeof(out)), 0);
+		assert_true(contains(out, "nothing to forget"));
+	}
+	ssh = connect_ok(ctx, &guest_a);
+	lm_ssh_free(ssh);
+	after = read_file(path, NULL);
+	assert_true(contains(after, "guest-a ssh-ed25519 "));
+	assert_true(contains(after, other_line));
+	free(after);
+	assert_int_equal(lm_ssh_forget_host(ctx, "guest-a"), 1);
+	assert_int_equal(lm_ssh_forget_host(ctx, "guest-a"), 0);
+	after = read_file(path, NULL);
+	assert_string_equal(after, other_line);
+	free(after);
+	lm_context_free(ctx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_new_host_recorded),
+		cmocka_unit_test(test_known_host_accepted),
+		cmocka_unit_test(test_strict_unknown_refused),
+		cmocka_unit_test(test_invalid_vm_name),
+		cmocka_unit_test(test_exec_status_and_streams),
+		cmocka_unit_test(test_exec_large_streams),
+		cmocka_unit_test(test_quote_round_trip_remote),
+		cmocka_unit_test(test_guest_standins),
+		cmocka_unit_test(test_upload_verified),
+		cmocka_unit_test(test_ed25519_key_file),
+		cmocka_unit_test(test_rsa_key_refused),
+		cmocka_unit_test(test_passwords),
+		cmocka_unit_test(test_disk_full),
+		cmocka_unit_test(test_command_timeout),
+		cmocka_unit_test(test_hung_server_times_out),
+		cmocka_unit_test(test_connection_refused),
+		cmocka_unit_test(test_server_dies_during_upload),
+		cmocka_unit_test(test_changed_host_refused_then_forgotten),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
