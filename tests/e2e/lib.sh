@@ -39,7 +39,7 @@ trap e2e_cleanup EXIT INT TERM
 # sim_start [lume-sim options...]: start the simulator on a free port, wait for its info file.
 sim_start() {
   "$LM_SIM" --port 0 --dir "$E2E_DIR/sim" --info "$E2E_DIR/sim.json" --boot-delay 0.2 --stop-delay 0.1 \
-    --metal-dir "$LM_FAKE_METAL" --exit-with-parent "$@" >"$E2E_DIR/sim.out" 2>&1 &
+    --metal-dir "$LM_FAKE_METAL" --address-base "${LM_ADDRESS_BASE:-127.0.99.2}" --exit-with-parent "$@" >"$E2E_DIR/sim.out" 2>&1 &
   SIM_PID=$!
   for _ in $(seq 1 200); do
     [ -s "$E2E_DIR/sim.json" ] && break
