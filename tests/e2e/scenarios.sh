@@ -100,7 +100,7 @@ XML
 # Two VMs enabled; rolling back one keeps the preference, the other restores it exactly.
 scenario_two_vms() {
   sim_start --vm vm1 --vm vm2
-  lm_json "$E2E_DIR/e.json" enable vm1 vm2
+  lm_json "$E2E_DIR/e.json" enable vm1 vm2 --jobs 2
   expect_rc 0 "$E2E_DIR/e.json"
   jq_is "$E2E_DIR/e.json" '[.vms[] | .ok] | all' true
   lm_json "$E2E_DIR/r1.json" rollback vm1 --no-restart

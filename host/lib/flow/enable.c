@@ -1,4 +1,5 @@
 /* lume-metal enable: the host preference, the VM at the right level, the bundle, the proof. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,9 +84,13 @@ static int step_preference(enable_run *r)
 		if ((rc = lm_state_save(st)) < 0)
 			goto out;
 	}
-	lm_step_add(r->o, "host-preference", t, "%s %s %s: %s", r->res->pref.domain, r->res->pref.key,
-	    r->res->pref.changed ? "set" : "already set",
-	    r->res->pref.original[0] ? r->res->pref.original : r->res->pref.value);
+	if (r->res->pref.changed)
+		lm_step_add(r->o, "host-preference", t, "%s %s %s to %s (was: %s)", r->res->pref.domain,
+		    r->res->pref.key, lm_context_options(ctx)->dry_run ? "would be set" : "set",
+		    r->res->pref.written[0] ? r->res->pref.written : "the profile's value", r->res->pref.original);
+	else
+		lm_step_add(r->o, "host-preference", t, "%s %s already %s", r->res->pref.domain, r->res->pref.key,
+		    r->res->pref.value);
 out:
 	lm_free(profile_json);
 	lm_state_close(st);
@@ -373,25 +378,87 @@ int lm_flow_summary_rc(const lm_flow_result *result)
 	return 0;
 }
 
+/* One worker of a fleet run: its own VM manager and its own view of the preference, merged
+ * into the result when every worker is done. */
+typedef struct {
+	lm_context *ctx;
+	const lm_profile *profile;
+	lm_flow_result *result;
+	pthread_mutex_t *lock;
+	size_t *next;
+	lm_vm_manager *vmm;   /* NULL: the worker opens its own (one manager per thread) */
+	lm_flow_result local; /* pref and pref_changed only */
+} enable_worker;
+
+static void *enable_worker_run(void *arg)
+{
+	enable_worker *w = arg;
+	lm_vm_manager *vmm = w->vmm;
+	size_t i;
+
+	/* A worker that cannot reach the manager leaves its share to the others. */
+	if (vmm == NULL && lm_vm_manager_open(&vmm, w->ctx) < 0)
+		return NULL;
+	for (;;) {
+		pthread_mutex_lock(w->lock);
+		i = (*w->next)++;
+		pthread_mutex_unlock(w->lock);
+		if (i >= w->result->count)
+			break;
+		(void)enable_one(w->ctx, vmm, w->profile, &w->local, &w->result->vms[i]);
+	}
+	if (vmm != w->vmm)
+		lm_vm_manager_free(vmm);
+	return NULL;
+}
+
 int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_profile *profile,
     int jobs, lm_flow_result *result)
 {
-	lm_vm_manager *vmm = NULL;
+	enable_worker workers[LM_FLOW_MAX_JOBS];
+	pthread_t threads[LM_FLOW_MAX_JOBS];
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	double t = lm_now();
-	size_t i;
+	size_t i, next = 0, nworkers;
 	int rc;
 
-	(void)jobs;
 	memset(result, 0, sizeof(*result));
 	if ((rc = lm_flow_open_outcomes(result, vms, n)) < 0)
 		return rc;
 	if (n == 0)
 		return lm_error_set(LM_EINVALID, "enable: name at least one VM");
-	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0)
+	nworkers = jobs < 1 ? 1 : (size_t)jobs;
+	if (nworkers > LM_FLOW_MAX_JOBS)
+		nworkers = LM_FLOW_MAX_JOBS;
+	if (nworkers > n)
+		nworkers = n;
+	memset(workers, 0, sizeof(workers));
+	/* The first worker's manager is opened here, so that an unreachable Lume is one clear error. */
+	if ((rc = lm_vm_manager_open(&workers[0].vmm, ctx)) < 0)
 		return lm_flow_fail_all(result, rc);
-	for (i = 0; i < n; i++)
-		(void)enable_one(ctx, vmm, profile, result, &result->vms[i]);
-	lm_vm_manager_free(vmm);
+	for (i = 0; i < nworkers; i++) {
+		workers[i].ctx = ctx;
+		workers[i].profile = profile;
+		workers[i].result = result;
+		workers[i].lock = &lock;
+		workers[i].next = &next;
+	}
+	if (nworkers == 1) {
+		enable_worker_run(&workers[0]);
+	} else {
+		for (i = 0; i < nworkers; i++)
+			if (pthread_create(&threads[i], NULL, enable_worker_run, &workers[i]) != 0)
+				break;
+		nworkers = i;
+		if (nworkers == 0)
+			enable_worker_run(&workers[0]), nworkers = 1;
+		else
+			for (i = 0; i < nworkers; i++)
+				pthread_join(threads[i], NULL);
+	}
+	for (i = 0; i < nworkers; i++)
+		result->pref_changed |= workers[i].local.pref_changed;
+	lm_vm_manager_free(workers[0].vmm);
 	if (lm_host_pref_status(ctx, lm_profile_host_preference(profile), &result->pref) < 0)
 		lm_log(ctx, LM_LOG_WARN, "could not read the host preference back: %s", lm_error_last()->message);
 	result->seconds = lm_now() - t;

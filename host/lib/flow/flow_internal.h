@@ -24,6 +24,9 @@
  * level. kern.boottime has whole seconds; host and guest clocks agree to well under this. */
 #define LM_BOOT_TOLERANCE 1.0
 
+/* enable --jobs: VMs handled at once. */
+#define LM_FLOW_MAX_JOBS 64
+
 /* ---- bundle.c: a guest bundle on the host ---- */
 
 #define LM_BUNDLE_MAX_FILES 32

@@ -425,6 +425,7 @@ int lm_ssh_forget_host(lm_context *ctx, const char *vm_name)
 	if ((rc = lm_ssh_check_vm_name(vm_name)) < 0)
 		return rc;
 	/* libssh2 ties a known-hosts collection to a session; this one never connects. */
+	lm_ssh_global_init();
 	if ((session = libssh2_session_init()) == NULL)
 		return lm_error_nomem();
 	if ((rc = lock_take(ctx, &lock_fd)) < 0)

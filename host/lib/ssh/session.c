@@ -1,6 +1,7 @@
 /* The SSH session: TCP connection, handshake, host-key check, authentication, errors, timeouts. */
 #include "ssh_internal.h"
 
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -199,6 +200,20 @@ static int tcp_connect(lm_ssh *ssh)
 	return 0;
 }
 
+/* libssh2's global initialisation (its crypto backend) is not safe to race: do it exactly once,
+ * whichever thread connects first. */
+static pthread_once_t lm_ssh_once = PTHREAD_ONCE_INIT;
+
+static void lm_ssh_init_once(void)
+{
+	(void)libssh2_init(0);
+}
+
+void lm_ssh_global_init(void)
+{
+	pthread_once(&lm_ssh_once, lm_ssh_init_once);
+}
+
 int lm_ssh_connect(lm_ssh **out, lm_context *ctx, const char *vm_name, const char *address, int port)
 {
 	const lm_options *opts;
@@ -231,6 +246,7 @@ int lm_ssh_connect(lm_ssh **out, lm_context *ctx, const char *vm_name, const cha
 	}
 	if ((rc = tcp_connect(ssh)) < 0)
 		goto fail;
+	lm_ssh_global_init();
 	if ((ssh->session = libssh2_session_init()) == NULL) {
 		rc = lm_error_set(LM_ENOMEM, "VM '%s': cannot create an SSH session (libssh2)", vm_name);
 		goto fail;

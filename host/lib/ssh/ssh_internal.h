@@ -82,4 +82,7 @@ void lm_ssh_fingerprint(const uint8_t *blob, size_t len, char out[64]);
 /* The algorithm name at the start of a key blob ("ssh-ed25519"), into out; "" when malformed. */
 void lm_ssh_blob_type(const uint8_t *blob, size_t len, char *out, size_t size);
 
+/* libssh2_init, once per process, from any thread (session.c). */
+void lm_ssh_global_init(void);
+
 #endif
