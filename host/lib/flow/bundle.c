@@ -176,7 +176,7 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 	const char *given = lm_context_options(ctx)->bundle_dir;
 	char platform[96], bin[PATH_MAX], path[PATH_MAX + 32];
 	lm_bundle *b;
-	int rc;
+	int n, rc;
 
 	*out = NULL;
 	if ((b = calloc(1, sizeof(*b))) == NULL)
@@ -186,8 +186,12 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 	} else {
 		if ((rc = exe_dir(bin, sizeof(bin))) < 0)
 			goto fail;
-		snprintf(b->dir, sizeof(b->dir), "%s/../share/lume-metal/bundles/%s", bin,
+		n = snprintf(b->dir, sizeof(b->dir), "%s/../share/lume-metal/bundles/%s", bin,
 		    platform_for(facts, platform, sizeof(platform)));
+		if (n < 0 || (size_t)n >= sizeof(b->dir)) {
+			rc = lm_error_set(LM_EINVALID, "the installation path is too long: pass --bundle DIR");
+			goto fail;
+		}
 	}
 	snprintf(path, sizeof(path), "%s/manifest.json", b->dir);
 	if ((rc = read_all(path, LM_MANIFEST_MAX, &b->manifest, &b->manifest_len)) < 0) {
