@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Benchmark (figures, not a test): on the Lume simulator with zero boot and stop delays,
+#  - a first `lume-metal enable` (restart included) broken down by step,
+#  - an idempotent re-enable (median of 10),
+#  - the documented manual recipe scripted with OpenSSH's ssh/scp and curl doing the same checks
+#    (stop, preference written and read back, start, wait for SSH, mkdir, copy, SHA-256 on both
+#    sides, probe stock and shimmed, compare), one connection per command as the recipe does,
+# side by side in one run, as ratios.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../e2e/lib.sh"
+
+now() { date +%s.%N; }
+elapsed() { echo "$2 - $1" | bc -l; }
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+sim_start --vm lm-vm --vm manual-vm --boot-delay 0 --stop-delay 0
+vm_run lm-vm
+vm_run manual-vm
+sleep 2.2   # both guests booted clearly before the preference changes: both need a restart
+
+# --- lume-metal, first enable ---
+t0=$(now)
+lm_json "$E2E_DIR/first.json" enable lm-vm
+t1=$(now)
+expect_rc 0 "$E2E_DIR/first.json"
+first=$(elapsed "$t0" "$t1")
+
+# --- lume-metal, idempotent re-enable ---
+for i in $(seq 1 10); do
+  t0=$(now); lm_json "$E2E_DIR/again.json" enable lm-vm; t1=$(now)
+  expect_rc 0 "$E2E_DIR/again.json"
+  elapsed "$t0" "$t1"
+done >"$E2E_DIR/again.times"
+again=$(median <"$E2E_DIR/again.times")
+
+# --- the manual recipe, scripted ---
+bundle=$LM_BUNDLE_DIR
+shim=$(jq -r .shim "$bundle/manifest.json"); probe=$(jq -r .probe "$bundle/manifest.json")
+addr=$(jq -r '.vms[] | select(.name == "manual-vm") | .address' "$E2E_DIR/sim.json")
+printf '#!/bin/sh\necho lume\n' >"$E2E_DIR/askpass"; chmod 700 "$E2E_DIR/askpass"
+export SSH_ASKPASS="$E2E_DIR/askpass" SSH_ASKPASS_REQUIRE=force
+sshopts=(-o StrictHostKeyChecking=accept-new -o UserKnownHostsFile="$E2E_DIR/manual_known_hosts"
+  -o PubkeyAuthentication=no -o PreferredAuthentications=password -o LogLevel=ERROR)
+rssh() { setsid -w ssh "${sshopts[@]}" "lume@$addr" "$@" </dev/null; }
+manual_plist="$E2E_DIR/manual-prefs.plist"
+dest=/Users/lume/.local/share/lume/metal-capabilities
+t0=$(now)
+curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/manual-vm/stop" >/dev/null           # lume stop my-vm
+cat >"$E2E_DIR/pref.xml" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0"><dict><key>ForceUnrestrictedDeviceFeatureLevel</key><true/></dict></plist>
+XML
+plistutil -i "$E2E_DIR/pref.xml" -o "$manual_plist" -f bin                              # defaults write
+plistutil -i "$manual_plist" -o - | grep -q '<true/>' || fail "manual: defaults read"   # defaults read
+curl -fsS -X POST -d '{"noDisplay":true}' "$LUME_METAL_LUME_URL/lume/vms/manual-vm/run" >/dev/null
+until curl -fsS "$LUME_METAL_LUME_URL/lume/vms/manual-vm" | jq -e '.sshAvailable == true' >/dev/null; do sleep 0.05; done
+rssh mkdir -p "$dest"
+setsid -w scp -q "${sshopts[@]}" "$bundle/$shim" "$bundle/$probe" "lume@$addr:$dest/" </dev/null
+local_sums=$(cd "$bundle" && sha256sum "$shim" "$probe" | awk '{print $1}')
+remote_sums=$(rssh "cd $dest && sha256sum $shim $probe" | awk '{print $1}')
+[ "$local_sums" = "$remote_sums" ] || fail "manual: SHA-256 differ"
+stock=$(rssh "$dest/$probe 1009")
+shimmed=$(rssh "LD_PRELOAD=$dest/$shim LUME_METAL_APPLE_FAMILY_MAX=1009 $dest/$probe 1009")
+echo "$stock" | grep -qx supports_family=false && echo "$shimmed" | grep -qx supports_family=true || fail "manual: family"
+echo "$stock" | grep -qx max_threadgroup_memory=32768 && echo "$shimmed" | grep -qx max_threadgroup_memory=65536 || fail "manual: memory"
+t1=$(now)
+manual=$(elapsed "$t0" "$t1")
+
+echo
+echo "lume-metal enable on the simulator (boot delay 0, stop delay 0), one run:"
+echo
+printf '  %-34s %9s\n' "step (first enable)" "seconds"
+jq -r '.vms[0].steps[] | "  \(.name)\t\(.seconds)"' "$E2E_DIR/first.json" |
+  awk -F'\t' '{printf "  %-34s %9.3f\n", $1, $2}'
+printf '  %-34s %9.3f\n' "total, first enable (wall clock)" "$first"
+printf '  %-34s %9.3f\n' "idempotent re-enable (median of 10)" "$again"
+printf '  %-34s %9.3f\n' "manual recipe (ssh/scp/curl)" "$manual"
+echo
+printf '  manual recipe / first enable      %6.2fx\n' "$(echo "$manual / $first" | bc -l)"
+printf '  manual recipe / re-enable         %6.2fx\n' "$(echo "$manual / $again" | bc -l)"
+printf '  first enable / re-enable          %6.2fx\n' "$(echo "$first / $again" | bc -l)"
