@@ -10,40 +10,11 @@
 #endif
 
 #include "flow_internal.h"
+#include "fs.h"
 #include "sha256.h"
 
 #define LM_MANIFEST_MAX (256 * 1024)
 #define LM_BUNDLE_FILE_MAX (64 * 1024 * 1024)
-
-static int read_all(const char *path, size_t max, char **out, size_t *len)
-{
-	FILE *f;
-	char *buf;
-	size_t n;
-	struct stat sb;
-
-	*out = NULL;
-	if ((f = fopen(path, "rb")) == NULL)
-		return lm_error_set(errno == ENOENT ? LM_ENOTFOUND : LM_EIO, "%s: %s", path, strerror(errno));
-	if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > max) {
-		fclose(f);
-		return lm_error_set(LM_EINVALID, "%s: not a regular file of at most %zu bytes", path, max);
-	}
-	if ((buf = malloc((size_t)sb.st_size + 1)) == NULL) {
-		fclose(f);
-		return lm_error_nomem();
-	}
-	n = fread(buf, 1, (size_t)sb.st_size, f);
-	fclose(f);
-	if (n != (size_t)sb.st_size) {
-		free(buf);
-		return lm_error_set(LM_EIO, "%s: short read", path);
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 0;
-}
 
 /* The directory holding the running executable, to find share/ next to bin/. */
 static int exe_dir(char *out, size_t outlen)
@@ -194,7 +165,7 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 		}
 	}
 	snprintf(path, sizeof(path), "%s/manifest.json", b->dir);
-	if ((rc = read_all(path, LM_MANIFEST_MAX, &b->manifest, &b->manifest_len)) < 0) {
+	if ((rc = lm_fs_read_file(path, LM_MANIFEST_MAX, &b->manifest, &b->manifest_len)) < 0) {
 		if (rc == LM_ENOTFOUND)
 			rc = lm_error_set(LM_ENOTFOUND, "no guest bundle for %s %s at %s: build it (cmake --build) "
 			    "or pass --bundle DIR", facts->os, facts->arch, b->dir);
@@ -222,7 +193,7 @@ int lm_bundle_read(const lm_bundle *b, const lm_bundle_file *f, void **data, siz
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", b->dir, f->name);
-	if ((rc = read_all(path, LM_BUNDLE_FILE_MAX, &buf, len)) < 0)
+	if ((rc = lm_fs_read_file(path, LM_BUNDLE_FILE_MAX, &buf, len)) < 0)
 		return rc;
 	lm_sha256(buf, *len, digest);
 	lm_sha256_hex(digest, hex);

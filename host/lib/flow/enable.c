@@ -25,7 +25,7 @@ typedef struct {
 static int wait_ready(enable_run *r, const char *what)
 {
 	const lm_options *opts = lm_context_options(r->ctx);
-	double t = lm_now();
+	double t = lm_clock_epoch();
 	int rc;
 
 	if ((rc = lm_vm_wait_ready(r->vmm, r->o->vm, opts->ready_timeout, &r->o->info)) < 0)
@@ -36,7 +36,7 @@ static int wait_ready(enable_run *r, const char *what)
 
 static int connect_guest(enable_run *r)
 {
-	double t = lm_now();
+	double t = lm_clock_epoch();
 	int rc;
 
 	lm_ssh_free(r->ssh);
@@ -60,7 +60,7 @@ static int step_preference(enable_run *r)
 	cJSON *vm;
 	const char *status;
 	char *profile_json = NULL;
-	double t = lm_now();
+	double t = lm_clock_epoch();
 	int rc;
 
 	if ((rc = lm_state_open(&st, ctx)) < 0)
@@ -102,7 +102,7 @@ static int step_vm_level(enable_run *r)
 {
 	const lm_host_pref_info *pref = &r->res->pref;
 	int dry = lm_context_options(r->ctx)->dry_run;
-	double t = lm_now();
+	double t = lm_clock_epoch();
 	int rc;
 
 	if ((rc = lm_vm_get(r->vmm, r->o->vm, &r->o->info)) < 0)
@@ -127,7 +127,7 @@ static int step_vm_level(enable_run *r)
 	if (!(pref->recorded && pref->changed_at > 0 && r->facts.boot_time > 0 &&
 	    (double)r->facts.boot_time + LM_BOOT_TOLERANCE < pref->changed_at))
 		return 0;
-	t = lm_now();
+	t = lm_clock_epoch();
 	if (dry) {
 		lm_step_add(r->o, "restart", t, "would restart: the guest booted before the preference changed");
 		return 0;
@@ -149,7 +149,7 @@ static int step_vm_level(enable_run *r)
 /* Step 3: the bundle for this guest, verified in place or installed atomically. */
 static int step_bundle(enable_run *r)
 {
-	double t = lm_now();
+	double t = lm_clock_epoch();
 	int ok = 0, rc;
 
 	if ((rc = lm_bundle_open(&r->bundle, r->ctx, &r->facts)) < 0)
@@ -184,7 +184,7 @@ static int step_probe(enable_run *r)
 {
 	lm_shim_env se;
 	char diag[512];
-	double t = lm_now();
+	double t = lm_clock_epoch();
 	int rc;
 
 	if (!r->o->bundle_verified)
@@ -218,7 +218,7 @@ static int step_record(enable_run *r)
 {
 	lm_state *st = NULL;
 	cJSON *vm, *bundle, *probe;
-	double t = lm_now();
+	double t = lm_clock_epoch();
 	int rc;
 
 	if (lm_context_options(r->ctx)->dry_run)
@@ -228,7 +228,7 @@ static int step_record(enable_run *r)
 	vm = lm_state_vm(st, r->o->vm, 1);
 	lm_journal_set_string(vm, "status", "enabled");
 	if (lm_journal_number(vm, "enabled_at") == 0)
-		lm_journal_set_number(vm, "enabled_at", lm_now());
+		lm_journal_set_number(vm, "enabled_at", lm_clock_epoch());
 	lm_journal_set_string(vm, "address", r->o->info.ip);
 	lm_journal_store_facts(vm, &r->facts);
 	cJSON_DeleteItemFromObjectCaseSensitive(vm, "bundle");
@@ -240,7 +240,7 @@ static int step_record(enable_run *r)
 	cJSON_AddStringToObject(bundle, "probe", r->bundle->probe);
 	cJSON_DeleteItemFromObjectCaseSensitive(vm, "last_probe");
 	probe = cJSON_AddObjectToObject(vm, "last_probe");
-	cJSON_AddNumberToObject(probe, "at", lm_now());
+	cJSON_AddNumberToObject(probe, "at", lm_clock_epoch());
 	if ((rc = lm_journal_store_report(probe, "stock", r->o->stock)) < 0 ||
 	    (rc = lm_journal_store_report(probe, "shimmed", r->o->shimmed)) < 0)
 		goto out;
@@ -418,7 +418,7 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	enable_worker workers[LM_FLOW_MAX_JOBS];
 	pthread_t threads[LM_FLOW_MAX_JOBS];
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	double t = lm_now();
+	double t = lm_clock_epoch();
 	size_t i, next = 0, nworkers;
 	int rc;
 
@@ -461,6 +461,6 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	lm_vm_manager_free(workers[0].vmm);
 	if (lm_host_pref_status(ctx, lm_profile_host_preference(profile), &result->pref) < 0)
 		lm_log(ctx, LM_LOG_WARN, "could not read the host preference back: %s", lm_error_last()->message);
-	result->seconds = lm_now() - t;
+	result->seconds = lm_clock_epoch() - t;
 	return lm_flow_summary_rc(result);
 }

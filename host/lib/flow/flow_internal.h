@@ -10,6 +10,7 @@
 
 #include "lume-metal/flow.h"
 #include "lume-metal/ssh.h"
+#include "clock.h"
 #include "context_internal.h"
 #include "state.h"
 
@@ -99,7 +100,6 @@ void lm_journal_store_facts(cJSON *vm, const lm_guest_facts *facts);
 void lm_journal_load_facts(const cJSON *vm, lm_guest_facts *facts);
 
 /* ---- steps.c: timing and reporting each step of a VM's outcome ---- */
-double lm_now(void);
 void lm_step_add(lm_vm_outcome *o, const char *name, double started, const char *fmt, ...) LM_PRINTF(4, 5);
 /* Set o->rc and o->message from the last error, prefixed with the VM's name. */
 int lm_outcome_fail(lm_vm_outcome *o, int rc);
@@ -108,6 +108,8 @@ int lm_outcome_fail(lm_vm_outcome *o, int rc);
 int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t n);
 /* Every VM failed for the same reason (the last error), before any was handled. */
 int lm_flow_fail_all(lm_flow_result *result, int rc);
+/* One outcome per VM the state journal knows. */
+int lm_flow_open_known(lm_context *ctx, lm_flow_result *result);
 /* 0 when every VM succeeded; else the first failure's code and message. */
 int lm_flow_summary_rc(const lm_flow_result *result);
 

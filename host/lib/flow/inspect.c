@@ -40,7 +40,7 @@ static int record_load(lm_context *ctx, const char *name, vm_record *r)
 	int rc;
 
 	memset(r, 0, sizeof(*r));
-	if ((rc = lm_state_open(&st, ctx)) < 0)
+	if ((rc = lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 10)) < 0)
 		return rc;
 	if ((vm = lm_state_vm(st, name, 0)) == NULL)
 		goto out;
@@ -106,7 +106,7 @@ int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result)
 	vm_record r;
 	lm_vm_outcome *o;
 	cJSON *entry, *probe;
-	double t = lm_now();
+	double t = lm_clock_epoch();
 	int rc;
 
 	memset(&r, 0, sizeof(r));
@@ -128,7 +128,7 @@ int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result)
 		if ((entry = lm_state_vm(st, o->vm, 0)) != NULL) {
 			cJSON_DeleteItemFromObjectCaseSensitive(entry, "last_probe");
 			probe = cJSON_AddObjectToObject(entry, "last_probe");
-			cJSON_AddNumberToObject(probe, "at", lm_now());
+			cJSON_AddNumberToObject(probe, "at", lm_clock_epoch());
 			if (lm_journal_store_report(probe, "stock", o->stock) == 0 &&
 			    lm_journal_store_report(probe, "shimmed", o->shimmed) == 0)
 				(void)lm_state_save(st);
@@ -233,33 +233,13 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 int lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result *result)
 {
 	lm_vm_manager *vmm = NULL;
-	lm_state *st = NULL;
-	const cJSON *vm;
-	const char **names = NULL;
-	size_t i = 0, count;
+	size_t i;
 	int rc;
 
 	memset(result, 0, sizeof(*result));
 	if ((rc = lm_host_pref_status(ctx, NULL, &result->pref)) < 0)
 		return rc;
-	if (n > 0) {
-		rc = lm_flow_open_outcomes(result, vms, n);
-	} else {
-		if ((rc = lm_state_open(&st, ctx)) < 0)
-			return rc;
-		count = (size_t)cJSON_GetArraySize(lm_state_vms(st));
-		if ((names = calloc(count + 1, sizeof(*names))) == NULL) {
-			lm_state_close(st);
-			return lm_error_nomem();
-		}
-		cJSON_ArrayForEach(vm, lm_state_vms(st))
-			names[i++] = strdup(vm->string);
-		lm_state_close(st);
-		rc = lm_flow_open_outcomes(result, names, count);
-		for (i = 0; i < count; i++)
-			free((void *)names[i]);
-		free(names);
-	}
+	rc = n > 0 ? lm_flow_open_outcomes(result, vms, n) : lm_flow_open_known(ctx, result);
 	if (rc < 0 || result->count == 0)
 		return rc;
 	if ((rc = manager(ctx, &vmm)) < 0)

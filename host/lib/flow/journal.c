@@ -23,6 +23,30 @@ int lm_journal_live_vms(lm_state *st)
 	return n;
 }
 
+int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
+{
+	lm_state *st = NULL;
+	const cJSON *vm;
+	const char **names;
+	size_t count, i = 0;
+	int rc;
+
+	if ((rc = lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 10)) < 0)
+		return rc;
+	count = (size_t)cJSON_GetArraySize(lm_state_vms(st));
+	if ((names = calloc(count + 1, sizeof(*names))) == NULL) {
+		lm_state_close(st);
+		return lm_error_nomem();
+	}
+	/* The names point into the document, which stays alive until the outcomes copied them. */
+	cJSON_ArrayForEach(vm, lm_state_vms(st))
+		names[i++] = vm->string;
+	rc = lm_flow_open_outcomes(result, names, count);
+	free(names);
+	lm_state_close(st);
+	return rc;
+}
+
 void lm_journal_set_string(cJSON *obj, const char *key, const char *value)
 {
 	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
@@ -116,14 +140,6 @@ void lm_journal_load_facts(const cJSON *vm, lm_guest_facts *f)
 	f->boot_time = (long long)lm_journal_number(g, "boot_time");
 }
 
-double lm_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void lm_step_add(lm_vm_outcome *o, const char *name, double started, const char *fmt, ...)
 {
 	lm_flow_step *s;
@@ -133,7 +149,7 @@ void lm_step_add(lm_vm_outcome *o, const char *name, double started, const char 
 		return;
 	s = &o->steps[o->nsteps++];
 	snprintf(s->name, sizeof(s->name), "%s", name);
-	s->seconds = lm_now() - started;
+	s->seconds = lm_clock_epoch() - started;
 	va_start(ap, fmt);
 	vsnprintf(s->detail, sizeof(s->detail), fmt, ap);
 	va_end(ap);

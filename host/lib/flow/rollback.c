@@ -14,7 +14,7 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome
 	const lm_options *opts = lm_context_options(ctx);
 	lm_ssh *ssh = NULL;
 	lm_guest_facts facts;
-	double t = lm_now();
+	double t = lm_clock_epoch();
 	int was_running, rc;
 
 	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0)
@@ -70,7 +70,7 @@ static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res
 		lm_log(ctx, LM_LOG_WARN, "%s no longer exists; forgetting it", o->vm);
 	}
 	lm_flow_test_kill_point("rollback-after-guest");
-	t = lm_now();
+	t = lm_clock_epoch();
 	if ((rc = lm_state_open(&st, ctx)) < 0)
 		return lm_outcome_fail(o, rc);
 	if (!opts->dry_run)
@@ -113,7 +113,7 @@ static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result
 	for (i = 0; i < count; i++) {
 		lm_ssh *ssh = NULL;
 		lm_guest_facts facts;
-		double t = lm_now();
+		double t = lm_clock_epoch();
 
 		if (strcmp(list[i].status, "running") != 0 || list[i].ip[0] == '\0')
 			continue;
@@ -142,7 +142,7 @@ static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result
 				lm_step_add(&res->vms[k], "restart", t, "restarted off the unlocked level");
 			}
 		lm_log(ctx, LM_LOG_INFO, "%s restarted: it had booted with the unlocked level (%.1f s)", list[i].name,
-		    lm_now() - t);
+		    lm_clock_epoch() - t);
 	}
 	lm_free(list);
 }
@@ -152,29 +152,13 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 {
 	lm_vm_manager *vmm = NULL;
 	lm_state *st = NULL;
-	const char **names = NULL;
-	const cJSON *vm;
-	double t = lm_now();
-	size_t i, count = n;
+	double t = lm_clock_epoch();
+	size_t i;
 	int rc;
 
 	memset(result, 0, sizeof(*result));
 	if (all) {
-		if ((rc = lm_state_open(&st, ctx)) < 0)
-			return rc;
-		count = (size_t)cJSON_GetArraySize(lm_state_vms(st));
-		if ((names = calloc(count + 1, sizeof(*names))) == NULL) {
-			lm_state_close(st);
-			return lm_error_nomem();
-		}
-		i = 0;
-		cJSON_ArrayForEach(vm, lm_state_vms(st))
-			names[i++] = strdup(vm->string);
-		lm_state_close(st);
-		rc = lm_flow_open_outcomes(result, names, count);
-		for (i = 0; i < count; i++)
-			free((void *)names[i]);
-		free(names);
+		rc = lm_flow_open_known(ctx, result);
 	} else {
 		if (n == 0)
 			return lm_error_set(LM_EINVALID, "rollback: name the VMs, or pass --all");
@@ -203,6 +187,6 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 	lm_vm_manager_free(vmm);
 	if (!result->pref_restored && lm_host_pref_status(ctx, NULL, &result->pref) < 0)
 		lm_log(ctx, LM_LOG_WARN, "could not read the host preference: %s", lm_error_last()->message);
-	result->seconds = lm_now() - t;
+	result->seconds = lm_clock_epoch() - t;
 	return lm_flow_summary_rc(result);
 }

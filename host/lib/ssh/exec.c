@@ -23,7 +23,7 @@ static int run(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *dat
 {
 	LIBSSH2_CHANNEL *ch = NULL;
 	char *buf = NULL, *signal_name = NULL;
-	double deadline = ssh->command_timeout > 0 ? lm_ssh_now() + ssh->command_timeout : 0;
+	double deadline = ssh->command_timeout > 0 ? lm_clock_monotonic() + ssh->command_timeout : 0;
 	int rc = 0, werr, progressed, stream;
 	ssize_t n;
 

@@ -127,7 +127,7 @@ static int state_file(lm_context *ctx, const char *name, int create_dir, char **
 static int lock_take(lm_context *ctx, int *fd_out)
 {
 	char *path;
-	double deadline = lm_ssh_now() + KH_LOCK_WAIT;
+	double deadline = lm_clock_monotonic() + KH_LOCK_WAIT;
 	int fd, rc;
 
 	*fd_out = -1;
@@ -139,7 +139,7 @@ static int lock_take(lm_context *ctx, int *fd_out)
 		return rc;
 	}
 	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		if ((errno != EWOULDBLOCK && errno != EINTR) || lm_ssh_now() > deadline) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) || lm_clock_monotonic() > deadline) {
 			rc = lm_error_set(LM_ELOCKED, "cannot lock %s within %.0f s: another lume-metal is changing "
 			    "the known hosts; try again", path, KH_LOCK_WAIT);
 			close(fd);

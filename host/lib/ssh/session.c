@@ -13,14 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-double lm_ssh_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void lm_ssh_scrub(void *p, size_t n)
 {
 	volatile unsigned char *v = p;
@@ -108,7 +100,7 @@ int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what)
 			pfd.events = POLLIN;
 		timeout_ms = -1;
 		if (deadline > 0) {
-			left = deadline - lm_ssh_now();
+			left = deadline - lm_clock_monotonic();
 			if (left <= 0) {
 				lm_ssh_mark_broken(ssh);
 				return lm_error_set(LM_ETIMEOUT,
@@ -135,7 +127,7 @@ static int tcp_connect(lm_ssh *ssh)
 	struct addrinfo hints, *res = NULL, *ai;
 	char port[16];
 	int fd = -1, rc, err = 0, flags, timed_out = 0;
-	double deadline = lm_ssh_now() + ssh->connect_timeout;
+	double deadline = lm_clock_monotonic() + ssh->connect_timeout;
 
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
@@ -168,7 +160,7 @@ static int tcp_connect(lm_ssh *ssh)
 		err = errno;
 		if (err == EINPROGRESS) {
 			do {
-				left = deadline - lm_ssh_now();
+				left = deadline - lm_clock_monotonic();
 				pfd.fd = fd;
 				pfd.events = POLLOUT;
 				pfd.revents = 0;

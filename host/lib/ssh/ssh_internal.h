@@ -19,6 +19,7 @@
 
 #include "lume-metal/ssh.h"
 #include "context_internal.h"
+#include "clock.h"
 #include "error_internal.h"
 
 struct lm_ssh {
@@ -35,7 +36,6 @@ struct lm_ssh {
 };
 
 /* Monotonic clock in seconds. */
-double lm_ssh_now(void);
 
 /* Set the last error from the session's own error ("VM 'x' (addr:port): <what>: <libssh2's
  * message>"); transport failures mark the session broken. Returns the lm_error_code. */
@@ -48,7 +48,7 @@ void lm_ssh_mark_broken(lm_ssh *ssh);
 int lm_ssh_check_usable(lm_ssh *ssh);
 
 /* Non-blocking helper: wait until the socket is ready in the directions libssh2 is blocked on,
- * or until `deadline` (lm_ssh_now() based; 0: none). LM_ETIMEOUT (message naming the VM and
+ * or until `deadline` (lm_clock_monotonic() based; 0: none). LM_ETIMEOUT (message naming the VM and
  * `what`) when the deadline passes. */
 int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what);
 

@@ -278,7 +278,7 @@ int lm_fs_read_file(const char *path, size_t max, char **data, size_t *len)
 {
 	struct stat sb;
 	char *buf = NULL;
-	size_t used = 0;
+	size_t used = 0, cap;
 	ssize_t n;
 	int fd, rc = 0;
 
@@ -302,12 +302,14 @@ int lm_fs_read_file(const char *path, size_t max, char **data, size_t *len)
 		    (long long)sb.st_size, max);
 		goto out;
 	}
-	if ((buf = malloc(max + 1)) == NULL) {
+	/* Sized from fstat; a file that grows while we read is caught by the cap below. */
+	cap = (size_t)sb.st_size + 1;
+	if ((buf = malloc(cap + 1)) == NULL) {
 		rc = lm_error_nomem();
 		goto out;
 	}
 	for (;;) {
-		n = read(fd, buf + used, max + 1 - used);
+		n = read(fd, buf + used, cap - used);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -319,6 +321,10 @@ int lm_fs_read_file(const char *path, size_t max, char **data, size_t *len)
 		used += (size_t)n;
 		if (used > max) {
 			rc = lm_error_set(LM_EINVALID, "%s: too large (more than %zu bytes)", path, max);
+			goto out;
+		}
+		if (used == cap) {
+			rc = lm_error_set(LM_EIO, "%s: changed while being read; try again", path);
 			goto out;
 		}
 	}

@@ -1,6 +1,7 @@
 /* The state journal (state.h, docs/state-format.md): one JSON document, changed under an
  * exclusive flock on a separate lock file and replaced atomically. */
 #include "state.h"
+#include "clock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -67,18 +68,10 @@ static void sleep_ms(long ms)
 		;
 }
 
-static double now_monotonic(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int take_lock(lm_state *st, int how, double timeout)
 {
 	char *lock_path = join(st->dir, LOCK_FILE);
-	double deadline = now_monotonic() + timeout;
+	double deadline = lm_clock_monotonic() + timeout;
 	long wait_ms = 1;
 	int rc = 0;
 
@@ -95,7 +88,7 @@ static int take_lock(lm_state *st, int how, double timeout)
 			rc = lm_error_set(LM_EIO, "%s: cannot lock: %s", lock_path, strerror(errno));
 			goto out;
 		}
-		if (now_monotonic() >= deadline) {
+		if (lm_clock_monotonic() >= deadline) {
 			rc = lm_error_set(LM_ELOCKED, "%s: another lume-metal process has held the state lock for "
 			    "more than %.0f s; wait for it to finish and try again", lock_path, timeout);
 			goto out;

@@ -32,26 +32,6 @@ static void child_signals(posix_spawnattr_t *attr, short extra_flags)
 	posix_spawnattr_setflags(attr, (short)(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | extra_flags));
 }
 
-double lm_vm_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-void lm_vm_sleep(double seconds)
-{
-	struct timespec ts;
-
-	if (seconds <= 0)
-		return;
-	ts.tv_sec = (time_t)seconds;
-	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 static int is_executable_file(const char *path)
 {
 	struct stat st;
@@ -209,7 +189,7 @@ int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_r
 	lm_proc_buf bo = {0}, be = {0};
 	int out_open = 1, err_open = 1, exited = 0, status = 0, rc = 0, e;
 	pid_t pid;
-	double deadline = lm_vm_now() + timeout, left;
+	double deadline = lm_clock_monotonic() + timeout, left;
 	struct pollfd pfd[2];
 
 	memset(res, 0, sizeof(*res));
@@ -257,7 +237,7 @@ int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_r
 			out_open = err_open = 0;
 			break;
 		}
-		left = deadline - lm_vm_now();
+		left = deadline - lm_clock_monotonic();
 		if (left <= 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
@@ -277,7 +257,7 @@ int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_r
 			pfd[n++].events = POLLIN;
 		}
 		if (n == 0) {
-			lm_vm_sleep((double)wait_ms / 1000.0);
+			lm_clock_sleep((double)wait_ms / 1000.0);
 			continue;
 		}
 		if (poll(pfd, (nfds_t)n, wait_ms) < 0 && errno != EINTR) {

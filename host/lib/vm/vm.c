@@ -153,16 +153,16 @@ int lm_vm_stop(lm_vm_manager *vmm, const char *name)
 	if ((rc = vmm->backend->stop(vmm, vm)) < 0)
 		return rc;
 	/* Both of Lume's stops block until the VM is down; confirm it anyway. */
-	deadline = lm_vm_now() + vmm->connect_timeout;
+	deadline = lm_clock_monotonic() + vmm->connect_timeout;
 	for (;;) {
 		if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
 			return rc;
 		if (strcmp(info.status, "running") != 0)
 			return 0;
-		if (lm_vm_now() >= deadline)
+		if (lm_clock_monotonic() >= deadline)
 			return lm_error_set(LM_ETIMEOUT, "%s: still running %g s after Lume said it stopped it", vm,
 			    vmm->connect_timeout);
-		lm_vm_sleep(0.2);
+		lm_clock_sleep(0.2);
 	}
 }
 
@@ -190,22 +190,22 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 		return rc;
 	if (timeout <= 0)
 		timeout = vmm->ready_timeout;
-	start = lm_vm_now();
+	start = lm_clock_monotonic();
 	deadline = start + timeout;
 	for (;;) {
 		if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
 			return rc;
 		if (strcmp(info.status, "running") == 0 && info.ip[0] != '\0' && info.ssh_available) {
-			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: ready at %s after %.1f s", vm, info.ip, lm_vm_now() - start);
+			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: ready at %s after %.1f s", vm, info.ip, lm_clock_monotonic() - start);
 			if (out != NULL)
 				*out = info;
 			return 0;
 		}
 		describe_not_ready(&info, why, sizeof(why));
-		left = deadline - lm_vm_now();
+		left = deadline - lm_clock_monotonic();
 		if (left <= 0)
 			return lm_error_set(LM_ETIMEOUT, "%s: not ready after %g s: %s", vm, timeout, why);
-		lm_vm_sleep(delay < left ? delay : left);
+		lm_clock_sleep(delay < left ? delay : left);
 		delay = delay * 1.5 > 2.0 ? 2.0 : delay * 1.5;
 	}
 }

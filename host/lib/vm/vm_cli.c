@@ -182,15 +182,15 @@ static int cli_start_child(lm_vm_manager *vmm, const char *name)
 	if (rc < 0)
 		return lm_error_prefix("lume run %s: ", name);
 	lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: `lume run --no-display` running as PID %ld", name, (long)pid);
-	deadline = lm_vm_now() + 0.5;
-	while (lm_vm_now() < deadline) {
+	deadline = lm_clock_monotonic() + 0.5;
+	while (lm_clock_monotonic() < deadline) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 				return 0;
 			return lm_error_set(LM_ERROR, "lume run %s --no-display: exited at once (status %d); try it by hand",
 			    name, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 		}
-		lm_vm_sleep(0.05);
+		lm_clock_sleep(0.05);
 	}
 	for (i = 0; i < LM_VM_MAX_CHILDREN; i++)
 		if (vmm->children[i] == 0) {

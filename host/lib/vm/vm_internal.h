@@ -9,6 +9,7 @@
 
 #include "lume-metal/vm.h"
 #include "context_internal.h"
+#include "clock.h"
 
 /* What a backend does; lm_vm_* in vm.c validate names and add the rules shared by both
  * (never start a running VM, stop only a running one, readiness by polling get). */
@@ -61,8 +62,6 @@ int lm_vm_json_find(const char *text, int want_type, cJSON **out);
 void lm_vm_excerpt(const char *text, char *buf, size_t cap);
 
 /* Seconds from a monotonic clock. */
-double lm_vm_now(void);
-void lm_vm_sleep(double seconds);
 
 /* Child processes, always through posix_spawn, never a shell. */
 typedef struct {
