@@ -216,6 +216,35 @@ scenario_dry_run() {
   jq -r '.vms[0].steps[].detail' "$E2E_DIR/e.json" | grep -q "would install" || fail "no plan: $(cat "$E2E_DIR/e.json")"
 }
 
+# A different bundle version already installed is upgraded the same way: new directory, one
+# switch of `current`, the old version gone.
+scenario_upgrade() {
+  sim_start --vm vm1
+  lm_json "$E2E_DIR/e1.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e1.json"
+  local old; old=$(jq -r '.vms[0].bundle' "$E2E_DIR/e1.json")
+  cp -r "$LM_BUNDLE_DIR" "$E2E_DIR/bundle2"
+  printf '\n' >>"$E2E_DIR/bundle2/profiles/conservative.json"
+  local sum size; sum=$(sha256sum "$E2E_DIR/bundle2/profiles/conservative.json" | cut -d' ' -f1)
+  size=$(stat -c %s "$E2E_DIR/bundle2/profiles/conservative.json")
+  jq --arg s "$sum" --argjson z "$size" '.bundle_id = "0.1.0-upgrade00000" |
+    (.files[] | select(.name == "profiles/conservative.json")) |= (.sha256 = $s | .size = $z)' \
+    "$LM_BUNDLE_DIR/manifest.json" >"$E2E_DIR/bundle2/manifest.json"
+  lm_json "$E2E_DIR/e2.json" enable vm1 --bundle "$E2E_DIR/bundle2"
+  expect_rc 0 "$E2E_DIR/e2.json"
+  jq_is "$E2E_DIR/e2.json" '.vms[0].bundle' "0.1.0-upgrade00000"
+  jq_is "$E2E_DIR/e2.json" '.vms[0].files_uploaded > 0' true
+  jq_is "$E2E_DIR/e2.json" '.vms[0].restarted' false
+  local base; base="$(guest_home vm1)/.local/share/lume-metal"
+  [ "$(readlink "$base/current")" = "0.1.0-upgrade00000" ] || fail "current not switched"
+  [ ! -e "$base/$old" ] || fail "old version $old left behind"
+  lm_json "$E2E_DIR/e3.json" enable vm1 --bundle "$E2E_DIR/bundle2"
+  jq_is "$E2E_DIR/e3.json" '.vms[0].files_uploaded' 0
+  lm_json "$E2E_DIR/r.json" rollback vm1
+  expect_rc 0 "$E2E_DIR/r.json"
+  [ ! -e "$base" ] || fail "guest files left"
+}
+
 name=${1:?usage: scenarios.sh NAME}
 "scenario_$name"
 echo "e2e $name: passed"

@@ -136,6 +136,23 @@ static void test_excerpt(void **state)
 	assert_string_equal(buf, "01234567...");
 }
 
+static void test_proc_env_drops_password(void **state)
+{
+	char *show[] = {"/bin/sh", "-c", "echo \"[${LUME_METAL_SSH_PASSWORD-unset}]\"", NULL};
+	char **env;
+	lm_proc_result res;
+
+	(void)state;
+	setenv("LUME_METAL_SSH_PASSWORD", "s3cret", 1);
+	env = lm_proc_env_with("LUME_LOG_LEVEL", "error");
+	unsetenv("LUME_METAL_SSH_PASSWORD");
+	assert_non_null(env);
+	assert_int_equal(lm_proc_run(show, env, 10, &res), 0);
+	assert_string_equal(res.out, "[unset]\n");
+	lm_proc_result_free(&res);
+	lm_proc_env_free(env);
+}
+
 static void test_proc_run_and_timeout(void **state)
 {
 	char *echo[] = {"/bin/sh", "-c", "echo out; echo err >&2; echo $LUME_LOG_LEVEL; exit 3", NULL};
@@ -187,6 +204,7 @@ int main(void)
 		cmocka_unit_test(test_vm_objects),
 		cmocka_unit_test(test_excerpt),
 		cmocka_unit_test(test_proc_run_and_timeout),
+		cmocka_unit_test(test_proc_env_drops_password),
 		cmocka_unit_test(test_find_program),
 	};
 

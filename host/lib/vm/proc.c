@@ -91,6 +91,9 @@ char **lm_proc_env_with(const char *name, const char *value)
 	for (i = 0; i < n; i++) {
 		if (strncmp(environ[i], name, nlen) == 0 && environ[i][nlen] == '=')
 			continue;
+		/* The guest password is ours alone: never handed to a child process. */
+		if (strncmp(environ[i], "LUME_METAL_SSH_PASSWORD=", 24) == 0)
+			continue;
 		if ((env[j++] = strdup(environ[i])) == NULL)
 			goto fail;
 	}
