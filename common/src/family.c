@@ -80,3 +80,14 @@ const char *lm_family_suggest(const char *name)
 	}
 	return best;
 }
+
+const char *lm_family_label(int value, char *buf, size_t size)
+{
+	const char *name = lm_family_name(value);
+
+	if (name != NULL)
+		snprintf(buf, size, "%s (%d)", name, value);
+	else
+		snprintf(buf, size, "Apple%d (%d)", value - 1000, value);
+	return buf;
+}

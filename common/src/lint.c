@@ -32,17 +32,6 @@ static void add(lm_profile_lint_result *r, lm_lint_level level, const char *code
 		r->warnings++;
 }
 
-static const char *family_label(int value, char *buf, size_t size)
-{
-	const char *name = lm_family_name(value);
-
-	if (name != NULL)
-		snprintf(buf, size, "%s (%d)", name, value);
-	else
-		snprintf(buf, size, "Apple%d (%d)", value - 1000, value);
-	return buf;
-}
-
 static int newest_apple(void)
 {
 	size_t n, i;
@@ -74,11 +63,11 @@ static void lint_expectations(const lm_profile *p, const lm_report *stock, lm_pr
 		if (apple && s->family[i] == 0 && v <= p->caps.apple_family_max)
 			add(r, LM_LINT_WARNING, "expectation-unreachable", "expectations.shimmed.families.%s is false, "
 			    "but the shim answers true for every Apple family up to apple_family_max %s",
-			    t[i].name, family_label(p->caps.apple_family_max, label, sizeof(label)));
+			    t[i].name, lm_family_label(p->caps.apple_family_max, label, sizeof(label)));
 		if (apple && s->family[i] == 1 && v > p->caps.apple_family_max && stock->family[i] != 1)
 			add(r, LM_LINT_WARNING, "expectation-unreachable", "expectations.shimmed.families.%s is true, "
 			    "but it is above apple_family_max %s and the stock device answers false",
-			    t[i].name, family_label(p->caps.apple_family_max, label, sizeof(label)));
+			    t[i].name, lm_family_label(p->caps.apple_family_max, label, sizeof(label)));
 	}
 	reachable = p->caps.max_threadgroup_memory > stock->max_threadgroup_memory ?
 	    p->caps.max_threadgroup_memory : stock->max_threadgroup_memory;
@@ -110,12 +99,12 @@ int lm_profile_lint(const lm_profile *profile, int host_family, lm_profile_lint_
 	lm_workload_derive(shimmed, &out->shimmed);
 
 	add(out, LM_LINT_NOTE, "ceiling", "Apple families answered up to %s; threadgroup memory at least %llu bytes",
-	    family_label(profile->caps.apple_family_max, a, sizeof(a)),
+	    lm_family_label(profile->caps.apple_family_max, a, sizeof(a)),
 	    (unsigned long long)profile->caps.max_threadgroup_memory);
 	if (!out->shimmed.llama_simdgroup_reduction && !out->shimmed.llama_simdgroup_mm)
 		add(out, LM_LINT_WARNING, "llama-unchanged", "llama.cpp keeps its CPU fallbacks: its simdgroup "
 		    "kernels need Apple7 (1007) or Metal3, and this profile's ceiling is %s",
-		    family_label(profile->caps.apple_family_max, a, sizeof(a)));
+		    lm_family_label(profile->caps.apple_family_max, a, sizeof(a)));
 	if (out->shimmed.mlx_residency_risk)
 		add(out, LM_LINT_WARNING, "mlx-residency-risk", "Metal3 is answered on the paravirtual device: MLX "
 		    "builds residency sets and fails (\"Unable to construct residency set\")");
@@ -136,12 +125,12 @@ int lm_profile_lint(const lm_profile *profile, int host_family, lm_profile_lint_
 	if (profile->caps.apple_family_max > newest)
 		add(out, LM_LINT_WARNING, "ceiling-beyond-known-families", "apple_family_max %d is above %s, the "
 		    "newest Apple family this lume-metal knows; software may not expect such an answer",
-		    profile->caps.apple_family_max, family_label(newest, a, sizeof(a)));
+		    profile->caps.apple_family_max, lm_family_label(newest, a, sizeof(a)));
 	if (host_family >= LM_FAMILY_APPLE_FIRST && profile->caps.apple_family_max > host_family)
 		add(out, LM_LINT_WARNING, "ceiling-above-host", "apple_family_max %s is above this host's own family "
 		    "%s: the guest claims GPU features the host does not have; kernels that rely on them may fail "
-		    "or be slow", family_label(profile->caps.apple_family_max, a, sizeof(a)),
-		    family_label(host_family, b, sizeof(b)));
+		    "or be slow", lm_family_label(profile->caps.apple_family_max, a, sizeof(a)),
+		    lm_family_label(host_family, b, sizeof(b)));
 	lint_expectations(profile, stock, out);
 	if (profile->validated_count == 0)
 		add(out, LM_LINT_WARNING, "not-validated", "not validated: validated_on is empty; try it on your "

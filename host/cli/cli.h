@@ -49,6 +49,8 @@ int lm_cli_context(lm_cli *cli, lm_context **out);                /* context fro
 
 /* output_flow.c: flow results. */
 cJSON *lm_cli_pref_json(const lm_host_pref_info *pref);
+void lm_cli_pref_fields(cJSON *obj, const lm_host_pref_info *pref); /* the same fields, into obj */
+void lm_cli_iso_time(double epoch, char *buf, size_t size);          /* 2026-11-29T19:00:00Z */
 cJSON *lm_cli_outcome_json(const lm_vm_outcome *outcome);
 const char *lm_cli_outcome_word(const lm_vm_outcome *outcome);
 int lm_cli_flow_exit(const lm_flow_result *result);

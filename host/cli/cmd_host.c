@@ -4,50 +4,6 @@
 
 #include "cli.h"
 
-static void iso_time(double t, char *buf, size_t size)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	gmtime_r(&tt, &tm);
-	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static void add_string_or_null(cJSON *doc, const char *name, const char *value)
-{
-	if (value != NULL && value[0] != '\0')
-		cJSON_AddStringToObject(doc, name, value);
-	else
-		cJSON_AddNullToObject(doc, name);
-}
-
-static void add_info(cJSON *doc, const lm_host_pref_info *info)
-{
-	char when[32];
-
-	cJSON_AddStringToObject(doc, "store", info->store);
-	cJSON_AddStringToObject(doc, "domain", info->domain);
-	cJSON_AddStringToObject(doc, "key", info->key);
-	cJSON_AddBoolToObject(doc, "file_present", info->file_present);
-	cJSON_AddBoolToObject(doc, "present", info->present);
-	add_string_or_null(doc, "value", info->value);
-	cJSON_AddBoolToObject(doc, "matches", info->matches);
-	cJSON_AddBoolToObject(doc, "managed", info->managed);
-	add_string_or_null(doc, "managed_value", info->managed_value);
-	cJSON_AddBoolToObject(doc, "recorded", info->recorded);
-	add_string_or_null(doc, "original", info->original);
-	add_string_or_null(doc, "written", info->written);
-	if (info->changed_at > 0) {
-		cJSON_AddNumberToObject(doc, "changed_at", info->changed_at);
-		iso_time(info->changed_at, when, sizeof(when));
-		cJSON_AddStringToObject(doc, "changed_at_iso", when);
-	} else {
-		cJSON_AddNullToObject(doc, "changed_at");
-		cJSON_AddNullToObject(doc, "changed_at_iso");
-	}
-	cJSON_AddBoolToObject(doc, "changed", info->changed);
-}
-
 static cJSON *new_doc(const lm_cli *cli, const char *action, int ok)
 {
 	cJSON *doc = cJSON_CreateObject();
@@ -74,7 +30,7 @@ static int fail(const lm_cli *cli, const char *action, const lm_host_pref_info *
 		cJSON_AddStringToObject(err, "message", message);
 		cJSON_AddNumberToObject(doc, "exit_code", LM_EXIT_FAILURE);
 		if (info->domain[0] != '\0')
-			add_info(doc, info);
+			lm_cli_pref_fields(doc, info);
 		lm_cli_print_json(doc);
 	}
 	fprintf(stderr, "lume-metal: %s\n", message);
@@ -100,7 +56,7 @@ static void print_status(const lm_host_pref_info *info)
 	else
 		printf("  managed:  no\n");
 	if (info->recorded) {
-		iso_time(info->changed_at, when, sizeof(when));
+		lm_cli_iso_time(info->changed_at, when, sizeof(when));
 		printf("  original: %s (recorded; lume-metal set %s at %s)\n", info->original, info->written, when);
 	} else {
 		printf("  original: nothing recorded (no change of lume-metal's is in effect)\n");
@@ -179,7 +135,7 @@ int lm_cmd_host(lm_cli *cli)
 		return fail(cli, action, &info);
 	if (cli->json) {
 		doc = new_doc(cli, action, 1);
-		add_info(doc, &info);
+		lm_cli_pref_fields(doc, &info);
 		lm_cli_print_json(doc);
 	} else {
 		print_result(cli, action, &info);

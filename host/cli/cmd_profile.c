@@ -24,17 +24,6 @@ static int llama_flag(const lm_workload_flags *f, int i)
 	}
 }
 
-static const char *family_text(int value, char *buf, size_t size)
-{
-	const char *name = lm_family_name(value);
-
-	if (name != NULL)
-		snprintf(buf, size, "%s (%d)", name, value);
-	else
-		snprintf(buf, size, "Apple%d (%d)", value - 1000, value);
-	return buf;
-}
-
 static cJSON *new_doc(const char *action)
 {
 	cJSON *doc = cJSON_CreateObject();
@@ -103,7 +92,7 @@ static int cmd_list(lm_cli *cli)
 			return lm_cli_fail(cli, LM_EXIT_FAILURE);
 		}
 		caps = lm_profile_caps(p);
-		family_text(caps->apple_family_max, fam, sizeof(fam));
+		lm_family_label(caps->apple_family_max, fam, sizeof(fam));
 		if (cli->json) {
 			o = cJSON_CreateObject();
 			cJSON_AddStringToObject(o, "name", name);
@@ -151,7 +140,7 @@ static void print_expectation(const lm_profile_expectation *e)
 	printf("  %-8s ", e->shimmed ? "shimmed:" : "stock:");
 	switch (e->kind) {
 	case LM_EXPECT_FAMILY:
-		printf("%s answered %s\n", family_text(e->family, fam, sizeof(fam)), e->value ? "true" : "false");
+		printf("%s answered %s\n", lm_family_label(e->family, fam, sizeof(fam)), e->value ? "true" : "false");
 		break;
 	case LM_EXPECT_MIN_THREADGROUP_MEMORY:
 		printf("max threadgroup memory at least %" PRIu64 " bytes\n", e->value);
@@ -180,7 +169,7 @@ static void show_text(const lm_profile *p, const char *arg)
 	if (!is_builtin(arg))
 		printf("file: %s\n", arg);
 	printf("description: %s\n", lm_profile_description(p));
-	printf("capabilities:\n  Apple family ceiling: %s\n", family_text(caps->apple_family_max, buf, sizeof(buf)));
+	printf("capabilities:\n  Apple family ceiling: %s\n", lm_family_label(caps->apple_family_max, buf, sizeof(buf)));
 	printf("  max threadgroup memory: at least %" PRIu64 " bytes\n", caps->max_threadgroup_memory);
 	if (caps->has_recommended_working_set_size)
 		printf("  recommended working set: at least %" PRIu64 " bytes\n", caps->recommended_working_set_size);

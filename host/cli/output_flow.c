@@ -1,31 +1,60 @@
 /* Printing flow results (enable, status, probe, rollback) as text or one JSON document. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+
+void lm_cli_iso_time(double t, char *buf, size_t size)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void add_string_or_null(cJSON *doc, const char *name, const char *value)
+{
+	if (value != NULL && value[0] != '\0')
+		cJSON_AddStringToObject(doc, name, value);
+	else
+		cJSON_AddNullToObject(doc, name);
+}
+
+void lm_cli_pref_fields(cJSON *doc, const lm_host_pref_info *info)
+{
+	char when[32];
+
+	cJSON_AddStringToObject(doc, "store", info->store);
+	cJSON_AddStringToObject(doc, "domain", info->domain);
+	cJSON_AddStringToObject(doc, "key", info->key);
+	cJSON_AddBoolToObject(doc, "file_present", info->file_present);
+	cJSON_AddBoolToObject(doc, "present", info->present);
+	add_string_or_null(doc, "value", info->value);
+	cJSON_AddBoolToObject(doc, "matches", info->matches);
+	cJSON_AddBoolToObject(doc, "managed", info->managed);
+	add_string_or_null(doc, "managed_value", info->managed_value);
+	cJSON_AddBoolToObject(doc, "recorded", info->recorded);
+	add_string_or_null(doc, "original", info->original);
+	add_string_or_null(doc, "written", info->written);
+	if (info->changed_at > 0) {
+		cJSON_AddNumberToObject(doc, "changed_at", info->changed_at);
+		lm_cli_iso_time(info->changed_at, when, sizeof(when));
+		cJSON_AddStringToObject(doc, "changed_at_iso", when);
+	} else {
+		cJSON_AddNullToObject(doc, "changed_at");
+		cJSON_AddNullToObject(doc, "changed_at_iso");
+	}
+	cJSON_AddBoolToObject(doc, "changed", info->changed);
+}
 
 cJSON *lm_cli_pref_json(const lm_host_pref_info *p)
 {
 	cJSON *o = cJSON_CreateObject();
 
-	cJSON_AddStringToObject(o, "store", p->store);
-	cJSON_AddStringToObject(o, "domain", p->domain);
-	cJSON_AddStringToObject(o, "key", p->key);
-	cJSON_AddBoolToObject(o, "present", p->present);
-	cJSON_AddStringToObject(o, "value", p->value);
-	cJSON_AddBoolToObject(o, "matches", p->matches);
-	cJSON_AddBoolToObject(o, "managed", p->managed);
-	cJSON_AddBoolToObject(o, "recorded", p->recorded);
-	if (p->recorded)
-		cJSON_AddStringToObject(o, "original", p->original);
-	else
-		cJSON_AddNullToObject(o, "original");
-	if (p->changed_at > 0)
-		cJSON_AddNumberToObject(o, "changed_at", p->changed_at);
-	else
-		cJSON_AddNullToObject(o, "changed_at");
-	cJSON_AddBoolToObject(o, "changed", p->changed);
+	lm_cli_pref_fields(o, p);
 	return o;
 }
 

@@ -1,6 +1,7 @@
 /* nftw() is an X/Open extension. */
 #define _XOPEN_SOURCE 700
 #include "test_util.h"
+#include "fs.h"
 
 #include <ftw.h>
 #include <stdio.h>
@@ -55,23 +56,15 @@ char *lm_test_join(const char *a, const char *b)
 
 char *lm_test_slurp(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
+	char *data = NULL;
+	size_t n = 0;
 
-	if (f == NULL)
+	/* The library's own reader: tests read files exactly as the code under test does. */
+	if (lm_fs_read_file(path, 64u << 20, &data, &n) < 0)
 		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	if (buf == NULL || fread(buf, 1, (size_t)n, f) != (size_t)n)
-		abort();
-	buf[n] = '\0';
-	fclose(f);
 	if (len != NULL)
-		*len = (size_t)n;
-	return buf;
+		*len = n;
+	return data;
 }
 
 void lm_test_write(const char *path, const void *data, size_t len)

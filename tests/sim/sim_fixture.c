@@ -1,4 +1,5 @@
 #include "sim_fixture.h"
+#include "fs.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -56,25 +57,10 @@ static void nap(double s)
 
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
+	char *data = NULL;
+	size_t n;
 
-	if (f == NULL)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	if (n < 0 || (buf = calloc(1, (size_t)n + 1)) == NULL) {
-		fclose(f);
-		return NULL;
-	}
-	if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
+	return lm_fs_read_file(path, 64u << 20, &data, &n) < 0 ? NULL : data;
 }
 
 static int read_info(sim_fixture *f, const char *path)

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "lume-metal/ssh.h"
+#include "fs.h"
 #include "sha256.h"
 
 extern char **environ;
@@ -179,23 +180,14 @@ static void guest_fingerprint(guest *g, char fp[128])
 
 static char *read_file(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
+	char *data = NULL;
+	size_t n = 0;
 
-	if (f == NULL)
+	if (lm_fs_read_file(path, 256u << 20, &data, &n) < 0)
 		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
 	if (len != NULL)
-		*len = (size_t)n;
-	return buf;
+		*len = n;
+	return data;
 }
 
 static void write_file(const char *path, const char *text, int mode)

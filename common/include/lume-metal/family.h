@@ -19,6 +19,9 @@ const lm_family *lm_family_table(size_t *count);
 /* Name for a value ("Apple9" for 1009); NULL when the value is not in the table. */
 const char *lm_family_name(int value);
 
+/* "Apple9 (1009)" for a value, "Apple12 (1012)" for an Apple value past the table; into buf. */
+const char *lm_family_label(int value, char *buf, size_t size);
+
 /* Value for a name (case-sensitive, "Apple9" -> 1009); LM_ENOTFOUND when unknown. */
 int lm_family_value(const char *name, int *value);
 
