@@ -103,6 +103,12 @@ scenario_two_vms() {
   lm_json "$E2E_DIR/e.json" enable vm1 vm2 --jobs 2
   expect_rc 0 "$E2E_DIR/e.json"
   jq_is "$E2E_DIR/e.json" '[.vms[] | .ok] | all' true
+  # The preference alone cannot be taken from under enabled VMs without --force.
+  local before; before=$(plist_xml)
+  lm_json "$E2E_DIR/hd.json" host disable
+  expect_rc 1 "$E2E_DIR/hd.json"
+  jq -r '.error.message' "$E2E_DIR/hd.json" | grep -q "2 VMs are still enabled (vm1, vm2)" || fail "$(cat "$E2E_DIR/hd.json")"
+  [ "$(plist_xml)" = "$before" ] || fail "host disable changed the preference"
   lm_json "$E2E_DIR/r1.json" rollback vm1 --no-restart
   expect_rc 0 "$E2E_DIR/r1.json"
   jq_is "$E2E_DIR/r1.json" '.host_preference_restored' false

@@ -276,7 +276,7 @@ static void undo(enable_run *r)
 		vm = lm_state_vm(st, r->o->vm, 0);
 		if (vm != NULL && !r->was_enabled)
 			cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), r->o->vm);
-		if (lm_journal_live_vms(st) == 0 && r->res->pref.recorded) {
+		if (lm_state_live_vms(st, NULL, 0) == 0 && r->res->pref.recorded) {
 			if (lm_host_pref_disable_locked(st, &restored) == 0) {
 				r->res->pref = restored;
 				n += (size_t)snprintf(left + n, sizeof(left) - n, "; host preference restored (%s)",

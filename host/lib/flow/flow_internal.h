@@ -87,8 +87,6 @@ int lm_guest_probe(lm_ssh *ssh, lm_context *ctx, const lm_shim_env *se, int shim
 
 /* ---- journal.c: per-VM entries ---- */
 
-/* Count VMs whose status is "enabled" or "enabling" (their preference need is live). */
-int lm_journal_live_vms(lm_state *st);
 /* Record a VM's facts / bundle / last probe. */
 void lm_journal_set_string(cJSON *obj, const char *key, const char *value);
 void lm_journal_set_number(cJSON *obj, const char *key, double value);

@@ -9,20 +9,6 @@
 
 #include "flow_internal.h"
 
-int lm_journal_live_vms(lm_state *st)
-{
-	const cJSON *vm;
-	const char *status;
-	int n = 0;
-
-	cJSON_ArrayForEach(vm, lm_state_vms(st)) {
-		status = lm_journal_string(vm, "status");
-		if (status != NULL && (strcmp(status, "enabled") == 0 || strcmp(status, "enabling") == 0))
-			n++;
-	}
-	return n;
-}
-
 int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
 {
 	lm_state *st = NULL;

@@ -75,7 +75,7 @@ static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res
 		return lm_outcome_fail(o, rc);
 	if (!opts->dry_run)
 		cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), o->vm);
-	if (lm_journal_live_vms(st) == 0 || (opts->dry_run && lm_journal_live_vms(st) <= 1)) {
+	if (lm_state_live_vms(st, NULL, 0) == 0 || (opts->dry_run && lm_state_live_vms(st, NULL, 0) <= 1)) {
 		lm_host_pref_info before;
 		if ((rc = lm_host_pref_status_locked(st, NULL, &before)) == 0 && before.recorded) {
 			if ((rc = lm_host_pref_disable_locked(st, &restored)) < 0) {
@@ -175,7 +175,7 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 		lm_host_pref_info before;
 		if (lm_state_open(&st, ctx) == 0) {
 			if (lm_host_pref_status_locked(st, NULL, &before) == 0 && before.recorded &&
-			    lm_journal_live_vms(st) == 0 && lm_host_pref_disable_locked(st, &result->pref) == 0) {
+			    lm_state_live_vms(st, NULL, 0) == 0 && lm_host_pref_disable_locked(st, &result->pref) == 0) {
 				result->pref_restored = 1;
 				result->pref.changed_at = before.changed_at;
 			}

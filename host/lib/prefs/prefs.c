@@ -623,8 +623,19 @@ int lm_host_pref_disable(lm_context *ctx, lm_host_pref_info *info)
 	int rc;
 
 	memset(info, 0, sizeof(*info));
+	char names[512];
+	int live;
+
 	if ((rc = with_state(ctx, lm_context_options(ctx)->dry_run, &st)) < 0)
 		return rc;
+	/* Enabled VMs still need the preference; taking it away under them needs --force. */
+	if ((live = lm_state_live_vms(st, names, sizeof(names))) > 0 && !lm_context_options(ctx)->force) {
+		lm_state_close(st);
+		(void)lm_host_pref_status(ctx, NULL, info);
+		return lm_error_set(LM_ECONFLICT, "%d VM%s still enabled (%s): roll %s back with `lume-metal "
+		    "rollback`, which restores the preference after the last one, or pass --force",
+		    live, live == 1 ? " is" : "s are", names, live == 1 ? "it" : "them");
+	}
 	rc = lm_host_pref_disable_locked(st, info);
 	lm_state_close(st);
 	return rc;

@@ -391,3 +391,25 @@ int lm_state_path(lm_context *ctx, const char *file, char **out)
 		return lm_error_nomem();
 	return 0;
 }
+
+int lm_state_live_vms(lm_state *st, char *names, size_t len)
+{
+	const cJSON *vm, *status;
+	size_t used = 0;
+	int n = 0;
+
+	if (names != NULL && len > 0)
+		names[0] = '\0';
+	cJSON_ArrayForEach(vm, lm_state_vms(st)) {
+		status = cJSON_GetObjectItemCaseSensitive(vm, "status");
+		if (!cJSON_IsString(status) || (strcmp(status->valuestring, "enabled") != 0 &&
+		    strcmp(status->valuestring, "enabling") != 0))
+			continue;
+		if (names != NULL && used < len) {
+			int w = snprintf(names + used, len - used, "%s%s", n > 0 ? ", " : "", vm->string);
+			used += w > 0 ? (size_t)w : 0;
+		}
+		n++;
+	}
+	return n;
+}
