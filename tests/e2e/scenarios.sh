@@ -107,7 +107,7 @@ scenario_two_vms() {
   local before; before=$(plist_xml)
   lm_json "$E2E_DIR/hd.json" host disable
   expect_rc 1 "$E2E_DIR/hd.json"
-  jq -r '.error.message' "$E2E_DIR/hd.json" | grep -q "2 VMs are still enabled (vm1, vm2)" || fail "$(cat "$E2E_DIR/hd.json")"
+  jq -r '.error.message' "$E2E_DIR/hd.json" | grep -q "2 VMs are still enabled (vm[12], vm[12])" || fail "$(cat "$E2E_DIR/hd.json")"
   [ "$(plist_xml)" = "$before" ] || fail "host disable changed the preference"
   lm_json "$E2E_DIR/r1.json" rollback vm1 --no-restart
   expect_rc 0 "$E2E_DIR/r1.json"
