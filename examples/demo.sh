@@ -13,7 +13,9 @@ build=${LUME_METAL_BUILD_DIR:-$root/build}
 bin=$build/bin
 [ -x "$bin/lume-metal" ] || { echo "demo: build first: cmake --preset default && cmake --build --preset default" >&2; exit 1; }
 export PATH="$bin:$PATH"
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+bold='' plain=''
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then bold=$'\033[1m' plain=$'\033[0m'; fi
+step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; "$@"; }
 
 real_lume=0
 if [ "$(uname -s)" = Darwin ] && { curl -fsS -m 2 "${LUME_METAL_LUME_URL:-http://127.0.0.1:7777}/lume/host/status" >/dev/null 2>&1 || command -v lume >/dev/null; }; then
