@@ -4,7 +4,7 @@
 #   cmake -S guest -B build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/darwin/DarwinCross.cmake \
 #         -DLUME_METAL_DARWIN_ARCH=arm64 -DLUME_METAL_VERSION=0.1.0
 #
-# The "SDK" is cmake/darwin/sdk: text stubs (.tbd) for libSystem, libobjc and Metal listing only
+# The "SDK" is cmake/darwin/sdk: text-based library descriptions (.tbd) for libSystem, libobjc and Metal listing only
 # the symbols the guest uses; the guest sources declare those functions themselves, so no header
 # is needed (-nostdinc). No -g and no absolute paths reach the output: two builds in different
 # directories are byte-identical. arm64 gets ld64.lld's ad-hoc signature by default, x86_64 on
