@@ -55,8 +55,8 @@ void lm_state_close(lm_state *st);
 /* Path of a file inside the state directory (e.g. "known_hosts"); creates the directory 0700. */
 int lm_state_path(lm_context *ctx, const char *file, char **out);
 
-/* VMs whose status is "enabled" or "enabling": the host preference is still needed for them.
- * Their names, comma-separated, go to names (when not NULL). */
-int lm_state_live_vms(lm_state *st, char *names, size_t len);
+/* VMs whose status is "enabled" or "enabling", other than `except` (may be NULL): the host
+ * preference is still needed for them. Their names, comma-separated, go to names (when not NULL). */
+int lm_state_live_vms(lm_state *st, const char *except, char *names, size_t len);
 
 #endif

@@ -124,8 +124,7 @@ static int step_vm_level(enable_run *r)
 	}
 	if ((rc = wait_ready(r, "running")) < 0 || (rc = connect_guest(r)) < 0)
 		return rc;
-	if (!(pref->recorded && pref->changed_at > 0 && r->facts.boot_time > 0 &&
-	    (double)r->facts.boot_time + LM_BOOT_TOLERANCE < pref->changed_at))
+	if (!pref->recorded || !lm_booted_before(r->facts.boot_time, pref->changed_at))
 		return 0;
 	t = lm_clock_epoch();
 	if (dry) {
@@ -192,8 +191,8 @@ static int step_probe(enable_run *r)
 	if ((rc = lm_shim_env_make(&se, &r->facts, r->bundle->injection, r->bundle->shim, r->bundle->probe,
 	    r->profile)) < 0)
 		return rc;
-	if ((rc = lm_guest_probe(r->ssh, r->ctx, &se, 0, &r->o->stock, NULL, 0)) < 0 ||
-	    (rc = lm_guest_probe(r->ssh, r->ctx, &se, 1, &r->o->shimmed, diag, sizeof(diag))) < 0)
+	if ((rc = lm_guest_probe(r->ssh, &se, 0, &r->o->stock, NULL, 0)) < 0 ||
+	    (rc = lm_guest_probe(r->ssh, &se, 1, &r->o->shimmed, diag, sizeof(diag))) < 0)
 		return rc;
 	lm_workload_derive(r->o->stock, &r->o->stock_flags);
 	lm_workload_derive(r->o->shimmed, &r->o->shimmed_flags);
@@ -276,7 +275,7 @@ static void undo(enable_run *r)
 		vm = lm_state_vm(st, r->o->vm, 0);
 		if (vm != NULL && !r->was_enabled)
 			cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), r->o->vm);
-		if (lm_state_live_vms(st, NULL, 0) == 0 && r->res->pref.recorded) {
+		if (lm_state_live_vms(st, NULL, NULL, 0) == 0 && r->res->pref.recorded) {
 			if (lm_host_pref_disable_locked(st, &restored) == 0) {
 				r->res->pref = restored;
 				n += (size_t)snprintf(left + n, sizeof(left) - n, "; host preference restored (%s)",
@@ -335,47 +334,6 @@ out:
 	lm_bundle_free(r.bundle);
 	lm_ssh_free(r.ssh);
 	return rc;
-}
-
-int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t n)
-{
-	size_t i;
-
-	result->vms = NULL;
-	result->count = 0;
-	if (n == 0)
-		return 0;
-	if ((result->vms = calloc(n, sizeof(*result->vms))) == NULL)
-		return lm_error_nomem();
-	result->count = n;
-	for (i = 0; i < n; i++) {
-		char name[LM_VM_NAME_MAX];
-		if (lm_vm_name_normalize(vms[i], name) < 0) {
-			lm_flow_result_free(result);
-			return lm_error_prefix("VM name '%s': ", vms[i]);
-		}
-		snprintf(result->vms[i].vm, sizeof(result->vms[i].vm), "%s", name);
-	}
-	return 0;
-}
-
-int lm_flow_fail_all(lm_flow_result *result, int rc)
-{
-	size_t i;
-
-	for (i = 0; i < result->count; i++)
-		lm_outcome_fail(&result->vms[i], rc);
-	return rc;
-}
-
-int lm_flow_summary_rc(const lm_flow_result *result)
-{
-	size_t i;
-
-	for (i = 0; i < result->count; i++)
-		if (result->vms[i].rc < 0)
-			return lm_error_set(result->vms[i].rc, "%s", result->vms[i].message);
-	return 0;
 }
 
 /* One worker of a fleet run: its own VM manager and its own view of the preference, merged

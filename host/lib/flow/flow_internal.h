@@ -25,6 +25,10 @@
  * level. kern.boottime has whole seconds; host and guest clocks agree to well under this. */
 #define LM_BOOT_TOLERANCE 1.0
 
+/* The guest booted before the recorded change of the preference, so it runs at the level it had
+ * before (changed_at 0 or boot_time unknown: no). One rule for enable, status and rollback. */
+int lm_booted_before(long long boot_time, double changed_at);
+
 /* enable --jobs: VMs handled at once. */
 #define LM_FLOW_MAX_JOBS 64
 
@@ -82,7 +86,7 @@ int lm_shim_env_make(lm_shim_env *se, const lm_guest_facts *facts, const char *i
 /* `env VAR=... argv...` quoted for the guest's shell; shim NULL: no shim variables. */
 int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *argv, size_t argc, char **out);
 /* Run the probe's --report stock or shimmed. *diag gets the shim's diagnostic (stderr) if any. */
-int lm_guest_probe(lm_ssh *ssh, lm_context *ctx, const lm_shim_env *se, int shimmed, lm_report **out,
+int lm_guest_probe(lm_ssh *ssh, const lm_shim_env *se, int shimmed, lm_report **out,
     char *diag, size_t diag_len);
 
 /* ---- journal.c: per-VM entries ---- */

@@ -313,7 +313,7 @@ int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *arg
 	return cl_done(&c, out);
 }
 
-int lm_guest_probe(lm_ssh *ssh, lm_context *ctx, const lm_shim_env *se, int shimmed, lm_report **out,
+int lm_guest_probe(lm_ssh *ssh, const lm_shim_env *se, int shimmed, lm_report **out,
     char *diag, size_t diag_len)
 {
 	const char *argv[3];
@@ -321,7 +321,6 @@ int lm_guest_probe(lm_ssh *ssh, lm_context *ctx, const lm_shim_env *se, int shim
 	int status = 0, rc;
 	size_t argc = 0;
 
-	(void)ctx;
 	*out = NULL;
 	if (diag_len > 0)
 		diag[0] = '\0';

@@ -92,11 +92,6 @@ static int open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, v
 	return lm_shim_env_make(se, &o->guest, r->injection, r->shim, r->probe, r->profile);
 }
 
-static int manager(lm_context *ctx, lm_vm_manager **vmm)
-{
-	return lm_vm_manager_open(vmm, ctx);
-}
-
 int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result)
 {
 	lm_vm_manager *vmm = NULL;
@@ -114,9 +109,9 @@ int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result)
 	if ((rc = lm_flow_open_outcomes(result, &vm, 1)) < 0)
 		return rc;
 	o = &result->vms[0];
-	if ((rc = manager(ctx, &vmm)) < 0 || (rc = open_enabled(ctx, vmm, o, &r, &ssh, &se)) < 0 ||
-	    (rc = lm_guest_probe(ssh, ctx, &se, 0, &o->stock, NULL, 0)) < 0 ||
-	    (rc = lm_guest_probe(ssh, ctx, &se, 1, &o->shimmed, NULL, 0)) < 0) {
+	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = open_enabled(ctx, vmm, o, &r, &ssh, &se)) < 0 ||
+	    (rc = lm_guest_probe(ssh, &se, 0, &o->stock, NULL, 0)) < 0 ||
+	    (rc = lm_guest_probe(ssh, &se, 1, &o->shimmed, NULL, 0)) < 0) {
 		lm_outcome_fail(o, rc);
 		goto out;
 	}
@@ -171,7 +166,7 @@ int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t
 	memset(&result, 0, sizeof(result));
 	if ((rc = lm_flow_open_outcomes(&result, &vm, 1)) < 0)
 		return rc;
-	if ((rc = manager(ctx, &vmm)) < 0 || (rc = open_enabled(ctx, vmm, &result.vms[0], &r, &ssh, &se)) < 0 ||
+	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = open_enabled(ctx, vmm, &result.vms[0], &r, &ssh, &se)) < 0 ||
 	    (rc = lm_shim_command(&se, 1, argv, argc, &cmd)) < 0)
 		goto out;
 	rc = lm_ssh_exec(ssh, cmd, stream_out, NULL, exit_status);
@@ -214,8 +209,7 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 	if (strcmp(o->info.status, "running") == 0 && o->info.ip[0] != '\0' && o->info.ssh_available) {
 		if (lm_flow_connect(ctx, o->vm, &o->info, &ssh) == 0 &&
 		    lm_guest_facts_read(ssh, &o->guest, current, sizeof(current)) == 0) {
-			o->restart_pending = pref->recorded && pref->changed_at > 0 && o->guest.boot_time > 0 &&
-			    (double)o->guest.boot_time + LM_BOOT_TOLERANCE < pref->changed_at;
+			o->restart_pending = pref->recorded && lm_booted_before(o->guest.boot_time, pref->changed_at);
 			if (r.known && strcmp(current, r.bundle_id) == 0 && lm_bundle_open(&b, ctx, &o->guest) == 0 &&
 			    strcmp(b->id, r.bundle_id) == 0 && lm_guest_bundle_verify(ssh, &o->guest, b, &ok) == 0)
 				o->bundle_verified = ok;
@@ -242,7 +236,7 @@ int lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_re
 	rc = n > 0 ? lm_flow_open_outcomes(result, vms, n) : lm_flow_open_known(ctx, result);
 	if (rc < 0 || result->count == 0)
 		return rc;
-	if ((rc = manager(ctx, &vmm)) < 0)
+	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0)
 		return lm_flow_fail_all(result, rc);
 	for (i = 0; i < result->count; i++)
 		(void)status_one(ctx, vmm, &result->pref, &result->vms[i]);

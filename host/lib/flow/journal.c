@@ -1,4 +1,5 @@
-/* Per-VM entries in the state journal (docs/state-format.md, "vms"). */
+/* Per-VM entries in the state journal (docs/state-format.md, "vms"), and the per-VM outcomes and
+ * timed steps every flow command reports. */
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -148,6 +149,11 @@ int lm_outcome_fail(lm_vm_outcome *o, int rc)
 	return rc;
 }
 
+int lm_booted_before(long long boot_time, double changed_at)
+{
+	return changed_at > 0 && boot_time > 0 && (double)boot_time + LM_BOOT_TOLERANCE < changed_at;
+}
+
 void lm_flow_test_kill_point(const char *step)
 {
 	const char *at = getenv("LUME_METAL_TEST_KILL_AT");
@@ -169,6 +175,47 @@ void lm_flow_result_free(lm_flow_result *result)
 	free(result->vms);
 	result->vms = NULL;
 	result->count = 0;
+}
+
+int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t n)
+{
+	size_t i;
+
+	result->vms = NULL;
+	result->count = 0;
+	if (n == 0)
+		return 0;
+	if ((result->vms = calloc(n, sizeof(*result->vms))) == NULL)
+		return lm_error_nomem();
+	result->count = n;
+	for (i = 0; i < n; i++) {
+		char name[LM_VM_NAME_MAX];
+		if (lm_vm_name_normalize(vms[i], name) < 0) {
+			lm_flow_result_free(result);
+			return lm_error_prefix("VM name '%s': ", vms[i]);
+		}
+		snprintf(result->vms[i].vm, sizeof(result->vms[i].vm), "%s", name);
+	}
+	return 0;
+}
+
+int lm_flow_fail_all(lm_flow_result *result, int rc)
+{
+	size_t i;
+
+	for (i = 0; i < result->count; i++)
+		lm_outcome_fail(&result->vms[i], rc);
+	return rc;
+}
+
+int lm_flow_summary_rc(const lm_flow_result *result)
+{
+	size_t i;
+
+	for (i = 0; i < result->count; i++)
+		if (result->vms[i].rc < 0)
+			return lm_error_set(result->vms[i].rc, "%s", result->vms[i].message);
+	return 0;
 }
 
 int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_ssh **out)

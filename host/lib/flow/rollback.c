@@ -75,7 +75,7 @@ static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res
 		return lm_outcome_fail(o, rc);
 	if (!opts->dry_run)
 		cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), o->vm);
-	if (lm_state_live_vms(st, NULL, 0) == 0 || (opts->dry_run && lm_state_live_vms(st, NULL, 0) <= 1)) {
+	if (lm_state_live_vms(st, o->vm, NULL, 0) == 0) {
 		lm_host_pref_info before;
 		if ((rc = lm_host_pref_status_locked(st, NULL, &before)) == 0 && before.recorded) {
 			if ((rc = lm_host_pref_disable_locked(st, &restored)) < 0) {
@@ -125,7 +125,7 @@ static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result
 			continue;
 		}
 		lm_ssh_free(ssh);
-		if (facts.boot_time > 0 && (double)facts.boot_time + LM_BOOT_TOLERANCE < changed_at)
+		if (lm_booted_before(facts.boot_time, changed_at))
 			continue; /* booted before the change: stock level already */
 		if (lm_context_options(ctx)->dry_run) {
 			lm_log(ctx, LM_LOG_INFO, "would restart %s (booted with the unlocked level)", list[i].name);
@@ -175,7 +175,7 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 		lm_host_pref_info before;
 		if (lm_state_open(&st, ctx) == 0) {
 			if (lm_host_pref_status_locked(st, NULL, &before) == 0 && before.recorded &&
-			    lm_state_live_vms(st, NULL, 0) == 0 && lm_host_pref_disable_locked(st, &result->pref) == 0) {
+			    lm_state_live_vms(st, NULL, NULL, 0) == 0 && lm_host_pref_disable_locked(st, &result->pref) == 0) {
 				result->pref_restored = 1;
 				result->pref.changed_at = before.changed_at;
 			}

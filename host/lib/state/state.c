@@ -392,7 +392,7 @@ int lm_state_path(lm_context *ctx, const char *file, char **out)
 	return 0;
 }
 
-int lm_state_live_vms(lm_state *st, char *names, size_t len)
+int lm_state_live_vms(lm_state *st, const char *except, char *names, size_t len)
 {
 	const cJSON *vm, *status;
 	size_t used = 0;
@@ -402,6 +402,8 @@ int lm_state_live_vms(lm_state *st, char *names, size_t len)
 		names[0] = '\0';
 	cJSON_ArrayForEach(vm, lm_state_vms(st)) {
 		status = cJSON_GetObjectItemCaseSensitive(vm, "status");
+		if (except != NULL && strcmp(vm->string, except) == 0)
+			continue;
 		if (!cJSON_IsString(status) || (strcmp(status->valuestring, "enabled") != 0 &&
 		    strcmp(status->valuestring, "enabling") != 0))
 			continue;
