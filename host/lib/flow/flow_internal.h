@@ -21,6 +21,9 @@
 /* Where the guest keeps its files, relative to its home. */
 #define LM_GUEST_BASE ".local/share/lume-metal"
 
+/* Where Homebrew installs programs: Apple silicon, then Intel. Put on the workload's PATH. */
+#define LM_GUEST_HOMEBREW_PATH "/opt/homebrew/bin:/usr/local/bin"
+
 /* A guest booted more than this many seconds before the preference changed runs at the old
  * level. kern.boottime has whole seconds; host and guest clocks agree to well under this. */
 #define LM_BOOT_TOLERANCE 1.0

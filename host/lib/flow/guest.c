@@ -8,7 +8,13 @@
 #include "sha256.h"
 
 /* A command line under construction: raw shell syntax we write ourselves plus quoted
- * arguments, which always go through lm_shell_quote. */
+ * arguments, which always go through lm_shell_quote.
+ *
+ * Every command runs as `$SHELL -c '...'` in the guest, and the login shell of a Cua image is
+ * zsh: what we write must mean the same to zsh (default options) and to a POSIX sh. So no
+ * unquoted glob (zsh's NOMATCH makes one that matches nothing an error; `find -name` takes the
+ * pattern instead), no unquoted expansion that relies on word splitting (zsh does not split),
+ * nothing bash-only. */
 typedef struct {
 	char *s;
 	size_t len, cap;
@@ -185,7 +191,8 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 	cl_path(&c, facts, "");
 	cl_raw(&c, " && cd ");
 	cl_path(&c, facts, "");
-	cl_raw(&c, " && rm -rf .staging-* .current.new && mkdir -p ");
+	cl_raw(&c, " && find . -mindepth 1 -maxdepth 1 -name '.staging-*' -exec rm -rf '{}' + && rm -rf .current.new"
+	           " && mkdir -p ");
 	cl_arg(&c, stage);
 	cl_raw(&c, "/profiles");
 	if ((rc = cl_done(&c, &cmd)) < 0 || (rc = run_checked(ssh, cmd, "preparing the guest directory")) < 0)
@@ -226,9 +233,10 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 	/* GNU mv needs -T, BSD mv -h, not to move the new link into the old link's directory. */
 	cl_raw(&c, strcmp(facts->os, "Darwin") == 0 ? " .current.new && mv -h -f .current.new current"
 	                                             : " .current.new && mv -T -f .current.new current");
-	cl_raw(&c, " && for d in *; do [ \"$d\" = current ] || [ \"$d\" = ");
+	/* Bundle ids are [A-Za-z0-9._-] (lm_bundle_open): never a pattern for -name. */
+	cl_raw(&c, " && find . -mindepth 1 -maxdepth 1 ! -name current ! -name ");
 	cl_arg(&c, b->id);
-	cl_raw(&c, " ] || rm -rf \"$d\"; done");
+	cl_raw(&c, " -exec rm -rf '{}' +");
 	if ((rc = cl_done(&c, &cmd)) < 0 || (rc = run_checked(ssh, cmd, "switching to the new bundle")) < 0)
 		goto cleanup;
 	goto out;
@@ -299,9 +307,11 @@ int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *arg
 		}
 	}
 	if (with_shim) {
-		/* The bundle's own tools (metal-capabilities) by name; the guest's PATH after them. */
-		snprintf(assign, sizeof(assign), "PATH=%.*s:", (int)(strrchr(se->probe_path, '/') - se->probe_path),
-		    se->probe_path);
+		/* The bundle's own tools (metal-capabilities) by name, then Homebrew's (llama-bench and
+		 * friends: a non-interactive session has only sshd's /usr/bin:/bin:/usr/sbin:/sbin, as
+		 * no shell profile is read), then the session's PATH. */
+		snprintf(assign, sizeof(assign), "PATH=%.*s:" LM_GUEST_HOMEBREW_PATH ":",
+		    (int)(strrchr(se->probe_path, '/') - se->probe_path), se->probe_path);
 		cl_raw(&c, " ");
 		cl_arg(&c, assign);
 		cl_raw(&c, "\"$PATH\"");
