@@ -24,7 +24,8 @@ static void print_text(const lm_flow_result *r)
 		if (o->already_enabled) {
 			printf("  profile %s, bundle %s: %s\n", o->profile, o->bundle_id,
 			    o->bundle_verified ? "verified" : "not verified (VM not running, or files differ)");
-			printf("  restart pending: %s\n", o->restart_pending ? "yes (booted before the preference changed)" : "no");
+			printf("  restart pending: %s\n", o->restart_pending ?
+			    "yes (not certainly started after the preference changed; `lume-metal enable` restarts it)" : "no");
 		}
 		if (o->shimmed != NULL) {
 			lm_cli_flags_line(&o->shimmed_flags, flags, sizeof(flags));

@@ -11,7 +11,7 @@ enum opt_id {
 	OPT_FORMAT = 256, OPT_DRY_RUN, OPT_FORCE, OPT_STATE_DIR, OPT_PREFS_DIR, OPT_LUME_URL,
 	OPT_VM_MANAGER, OPT_LUME, OPT_HOST_KEY_POLICY, OPT_SSH_USER, OPT_SSH_KEY, OPT_SSH_PASSWORD_FILE,
 	OPT_BUNDLE, OPT_PROFILE, OPT_ALL, OPT_JOBS, OPT_NO_RESTART, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT,
-	OPT_VERBOSE, OPT_HOST, OPT_MAN
+	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN
 };
 
 static const struct option_doc {
@@ -59,6 +59,10 @@ static const struct option_doc {
 	 "How long to wait for a VM to become ready (default 300)."},
 	{"connect-timeout", required_argument, OPT_CONNECT_TIMEOUT, "SECONDS", NULL,
 	 "SSH connect and authentication timeout (default 10)."},
+	{"boot-margin", required_argument, OPT_BOOT_MARGIN, "SECONDS", NULL,
+	 "enable/status: a running VM is left alone only when lume-metal started it after the preference "
+	 "changed, or its guest kernel booted more than SECONDS after the change (default 30: a VM's "
+	 "firmware runs that long before its kernel boots); otherwise it is restarted."},
 	{"host", required_argument, OPT_HOST, "FAMILY", NULL,
 	 "profile lint: the host's own Apple family (e.g. Apple7 for M1) to check the ceiling against."},
 	{"verbose", no_argument, OPT_VERBOSE, NULL, NULL, "Show debug lines."},
@@ -148,6 +152,13 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 			cli->lib.ready_timeout = d;
 		else
 			cli->lib.connect_timeout = d;
+		return 0;
+	case OPT_BOOT_MARGIN:
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno != 0 || *end != '\0' || end == arg || !(d > 0 && d <= 3600))
+			return lm_cli_usage_error(cli, "%s: expected seconds in (0, 3600], found '%s'", source, arg);
+		cli->lib.boot_margin = d;
 		return 0;
 	default:
 		return lm_cli_usage_error(cli, "%s: unexpected option", source);

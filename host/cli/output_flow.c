@@ -120,7 +120,7 @@ cJSON *lm_cli_outcome_json(const lm_vm_outcome *o)
 	cJSON_AddStringToObject(g, "os", o->guest.os);
 	cJSON_AddStringToObject(g, "arch", o->guest.arch);
 	cJSON_AddStringToObject(g, "os_version", o->guest.os_version);
-	cJSON_AddNumberToObject(g, "boot_time", (double)o->guest.boot_time);
+	cJSON_AddNumberToObject(g, "boot_time", o->guest.boot_time);
 	steps = cJSON_AddArrayToObject(v, "steps");
 	for (i = 0; i < o->nsteps; i++) {
 		s = cJSON_CreateObject();

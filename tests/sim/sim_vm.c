@@ -6,7 +6,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -70,8 +69,8 @@ static void boot(sim *s, sim_vm *vm, unsigned generation)
 		return;
 	}
 	if (!vm->sshd_up) {
-		/* The guest's kern.boottime: now, rounded down (a boot is never later than reported). */
-		snprintf(boot_time, sizeof(boot_time), "%.0f", floor(sim_epoch()));
+		/* The guest's kern.boottime: now, to the microsecond as macOS reports it. */
+		snprintf(boot_time, sizeof(boot_time), "%.6f", sim_epoch());
 		extra[n++] = "--address";
 		extra[n++] = vm->address;
 		extra[n++] = "--port";

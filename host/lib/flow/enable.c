@@ -20,7 +20,22 @@ typedef struct {
 	char current[128];
 	int was_enabled;    /* the VM was enabled before this run: its install is left alone */
 	int touched_guest;  /* this run created or changed guest files */
+	double started_at;  /* when this tool last asked for the VM to start (journal, or this run) */
+	int started_now;    /* ... and that was this run: the journal gets it */
 } enable_run;
+
+/* Ask for the VM to start, noting the time first: its process starts after that moment. */
+static int start_vm(enable_run *r)
+{
+	double t = lm_clock_epoch();
+	int rc;
+
+	if ((rc = lm_vm_start(r->vmm, r->o->vm)) < 0)
+		return rc;
+	r->started_at = t;
+	r->started_now = 1;
+	return 0;
+}
 
 static int wait_ready(enable_run *r, const char *what)
 {
@@ -46,7 +61,7 @@ static int connect_guest(enable_run *r)
 	if ((rc = lm_guest_facts_read(r->ssh, &r->facts, r->current, sizeof(r->current))) < 0)
 		return rc;
 	r->o->guest = r->facts;
-	lm_step_add(r->o, "guest", t, "%s %s %s, booted at %lld", r->facts.os, r->facts.os_version,
+	lm_step_add(r->o, "guest", t, "%s %s %s, booted at %.6f", r->facts.os, r->facts.os_version,
 	    r->facts.arch, r->facts.boot_time);
 	return 0;
 }
@@ -68,6 +83,7 @@ static int step_preference(enable_run *r)
 	vm = lm_state_vm(st, r->o->vm, 0);
 	status = vm != NULL ? lm_journal_string(vm, "status") : NULL;
 	r->was_enabled = status != NULL && strcmp(status, "enabled") == 0;
+	r->started_at = vm != NULL ? lm_journal_number(vm, LM_JOURNAL_VM_STARTED_AT) : 0;
 	if ((rc = lm_host_pref_enable_locked(st, lm_profile_host_preference(r->profile), &r->res->pref)) < 0)
 		goto out;
 	if (r->res->pref.changed)
@@ -97,7 +113,20 @@ out:
 	return rc;
 }
 
-/* Step 2: running, ready, and booted after the preference took effect. */
+/* Why a running VM is restarted, for the step's detail. */
+static const char *restart_reason(const enable_run *r)
+{
+	const lm_host_pref_info *pref = &r->res->pref;
+
+	if (r->facts.boot_time <= 0)
+		return "the guest's boot time is unknown";
+	if (r->facts.boot_time < pref->changed_at)
+		return "the guest booted before the preference changed";
+	return "the guest booted within the boot margin after the preference changed: its VM may have "
+	       "started before the change";
+}
+
+/* Step 2: running, ready, and started after the preference took effect. */
 static int step_vm_level(enable_run *r)
 {
 	const lm_host_pref_info *pref = &r->res->pref;
@@ -113,7 +142,7 @@ static int step_vm_level(enable_run *r)
 			return 0;
 		}
 		/* A stopped VM boots at the new level: no restart needed afterwards. */
-		if ((rc = lm_vm_start(r->vmm, r->o->vm)) < 0)
+		if ((rc = start_vm(r)) < 0)
 			return rc;
 		r->o->started = 1;
 		lm_step_add(r->o, "start", t, "started (was %s)", r->o->info.status);
@@ -124,11 +153,11 @@ static int step_vm_level(enable_run *r)
 	}
 	if ((rc = wait_ready(r, "running")) < 0 || (rc = connect_guest(r)) < 0)
 		return rc;
-	if (!pref->recorded || !lm_booted_before(r->facts.boot_time, pref->changed_at))
+	if (!lm_vm_restart_needed(pref, r->facts.boot_time, r->started_at, lm_context_options(r->ctx)->boot_margin))
 		return 0;
 	t = lm_clock_epoch();
 	if (dry) {
-		lm_step_add(r->o, "restart", t, "would restart: the guest booted before the preference changed");
+		lm_step_add(r->o, "restart", t, "would restart: %s", restart_reason(r));
 		return 0;
 	}
 	lm_ssh_free(r->ssh);
@@ -136,10 +165,10 @@ static int step_vm_level(enable_run *r)
 	if ((rc = lm_vm_stop(r->vmm, r->o->vm)) < 0)
 		return rc;
 	lm_flow_test_kill_point("after-stop");
-	if ((rc = lm_vm_start(r->vmm, r->o->vm)) < 0)
+	if ((rc = start_vm(r)) < 0)
 		return rc;
 	r->o->restarted = 1;
-	lm_step_add(r->o, "restart", t, "restarted: the guest had booted before the preference took effect");
+	lm_step_add(r->o, "restart", t, "restarted: %s", restart_reason(r));
 	if ((rc = wait_ready(r, "rebooted")) < 0)
 		return rc;
 	return connect_guest(r);
@@ -230,6 +259,8 @@ static int step_record(enable_run *r)
 		lm_journal_set_number(vm, "enabled_at", lm_clock_epoch());
 	lm_journal_set_string(vm, "address", r->o->info.ip);
 	lm_journal_store_facts(vm, &r->facts);
+	if (r->started_now)
+		lm_journal_set_number(vm, LM_JOURNAL_VM_STARTED_AT, r->started_at);
 	cJSON_DeleteItemFromObjectCaseSensitive(vm, "bundle");
 	bundle = cJSON_AddObjectToObject(vm, "bundle");
 	cJSON_AddStringToObject(bundle, "id", r->bundle->id);

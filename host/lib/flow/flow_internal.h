@@ -24,13 +24,26 @@
 /* Where Homebrew installs programs: Apple silicon, then Intel. Put on the workload's PATH. */
 #define LM_GUEST_HOMEBREW_PATH "/opt/homebrew/bin:/usr/local/bin"
 
-/* A guest booted more than this many seconds before the preference changed runs at the old
- * level. kern.boottime has whole seconds; host and guest clocks agree to well under this. */
-#define LM_BOOT_TOLERANCE 1.0
+/* Which value of the host preference a running VM got. The host side reads it when the VM
+ * process starts, which is some seconds (firmware start-up) before the guest kernel boots; all we
+ * can see is the kernel's boot time, and what this tool started itself. See docs/lume-metal.md,
+ * "When a VM is restarted". */
+typedef enum {
+	LM_VM_LEVEL_UNSURE = 0, /* it may have read either value */
+	LM_VM_LEVEL_BEFORE,     /* its guest kernel booted before the change: it read the old value */
+	LM_VM_LEVEL_AFTER       /* this tool started it after the change, or it booted later than
+	                           the change plus margin: it read the new value */
+} lm_vm_level;
 
-/* The guest booted before the recorded change of the preference, so it runs at the level it had
- * before (changed_at 0 or boot_time unknown: no). One rule for enable, status and rollback. */
-int lm_booted_before(long long boot_time, double changed_at);
+/* The one rule. changed_at: when the preference changed (0: unknown); boot_time: the guest's
+ * kern.boottime (0: unknown); started_at: when this tool last asked for the VM to be started
+ * (from the journal; 0: never); margin: seconds a VM may take from its start to its kernel's boot
+ * (lm_options.boot_margin). All epoch seconds with fractions. */
+lm_vm_level lm_vm_level_of(double changed_at, double boot_time, double started_at, double margin);
+
+/* enable and status: a running VM must be restarted unless it certainly read the preference as
+ * this tool set it (pref->recorded: this tool changed it). Errs toward restarting. */
+int lm_vm_restart_needed(const lm_host_pref_info *pref, double boot_time, double started_at, double margin);
 
 /* enable --jobs: VMs handled at once. */
 #define LM_FLOW_MAX_JOBS 64
@@ -93,6 +106,9 @@ int lm_guest_probe(lm_ssh *ssh, const lm_shim_env *se, int shimmed, lm_report **
     char *diag, size_t diag_len);
 
 /* ---- journal.c: per-VM entries ---- */
+
+/* When this tool last asked for the VM to be started (epoch seconds; docs/state-format.md). */
+#define LM_JOURNAL_VM_STARTED_AT "vm_started_at"
 
 /* Record a VM's facts / bundle / last probe. */
 void lm_journal_set_string(cJSON *obj, const char *key, const char *value);

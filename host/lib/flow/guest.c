@@ -101,7 +101,7 @@ static void copy_str(char *dst, size_t len, const char *src)
 
 int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_t current_len)
 {
-	char *out = NULL, *err = NULL, *cursor, *boot, *sec;
+	char *out = NULL, *err = NULL, *cursor, *boot, *sec, *usec;
 	int status = 0, rc;
 
 	memset(facts, 0, sizeof(*facts));
@@ -115,9 +115,16 @@ int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_
 	copy_str(facts->home, sizeof(facts->home), next_line(&cursor));
 	if (current != NULL)
 		copy_str(current, current_len, next_line(&cursor));
-	/* macOS: "{ sec = 1764442800, usec = 0 } Sun Nov 29 19:00:00 2026" */
-	if ((sec = strstr(boot, "sec = ")) != NULL)
-		facts->boot_time = strtoll(sec + 6, NULL, 10);
+	/* macOS: "{ sec = 1764442800, usec = 250000 } Sun Nov 29 19:00:00 2026". The microseconds
+	 * count: the restart rule compares with the preference's change to the fraction. */
+	if ((sec = strstr(boot, "sec = ")) != NULL) {
+		facts->boot_time = (double)strtoll(sec + 6, NULL, 10);
+		if ((usec = strstr(sec, "usec = ")) != NULL) {
+			long us = strtol(usec + 7, NULL, 10);
+			if (us > 0 && us < 1000000)
+				facts->boot_time += (double)us / 1e6;
+		}
+	}
 	rc = 0;
 	if (facts->os[0] == '\0' || facts->home[0] != '/')
 		rc = lm_error_set(LM_EREMOTE, "the guest did not say its OS and home directory (uname/HOME): %s",

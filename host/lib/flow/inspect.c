@@ -14,6 +14,7 @@ typedef struct {
 	lm_profile *profile;
 	char injection[64], shim[256], probe[256], bundle_id[96];
 	lm_guest_facts facts;
+	double started_at;       /* when this tool last started the VM; 0: never */
 	lm_report *stock, *shimmed;
 } vm_record;
 
@@ -56,6 +57,7 @@ static int record_load(lm_context *ctx, const char *name, vm_record *r)
 	copy_json_string(bundle, "probe", r->probe, sizeof(r->probe));
 	copy_json_string(bundle, "id", r->bundle_id, sizeof(r->bundle_id));
 	lm_journal_load_facts(vm, &r->facts);
+	r->started_at = lm_journal_number(vm, LM_JOURNAL_VM_STARTED_AT);
 	probe = cJSON_GetObjectItemCaseSensitive(vm, "last_probe");
 	(void)lm_journal_load_report(probe, "stock", &r->stock);
 	(void)lm_journal_load_report(probe, "shimmed", &r->shimmed);
@@ -209,7 +211,8 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 	if (strcmp(o->info.status, "running") == 0 && o->info.ip[0] != '\0' && o->info.ssh_available) {
 		if (lm_flow_connect(ctx, o->vm, &o->info, &ssh) == 0 &&
 		    lm_guest_facts_read(ssh, &o->guest, current, sizeof(current)) == 0) {
-			o->restart_pending = pref->recorded && lm_booted_before(o->guest.boot_time, pref->changed_at);
+			o->restart_pending = lm_vm_restart_needed(pref, o->guest.boot_time, r.started_at,
+			    lm_context_options(ctx)->boot_margin);
 			if (r.known && strcmp(current, r.bundle_id) == 0 && lm_bundle_open(&b, ctx, &o->guest) == 0 &&
 			    strcmp(b->id, r.bundle_id) == 0 && lm_guest_bundle_verify(ssh, &o->guest, b, &ok) == 0)
 				o->bundle_verified = ok;

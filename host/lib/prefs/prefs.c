@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "context_internal.h"
 #include "error_internal.h"
 #include "fs.h"
@@ -351,7 +352,7 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 	pref_record rec;
 	plist_t wantp = NULL;
 	char **missing = NULL, wantdesc[512];
-	double now = (double)time(NULL);
+	double now = lm_clock_epoch(); /* with its fraction: the restart rule compares to the microsecond */
 	int have = 0, rc;
 
 	memset(info, 0, sizeof(*info));
