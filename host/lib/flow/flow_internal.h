@@ -86,6 +86,10 @@ int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bu
 /* Install atomically (staging dir, verified uploads, rename, `current` switched atomically),
  * removing older versions. *uploaded counts the files. */
 int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *uploaded);
+/* Its two shell commands (the same under zsh and sh): a fresh staging directory; the staged
+ * bundle into place, `current` switched, every other entry gone. */
+int lm_guest_install_prepare_command(const lm_guest_facts *facts, const lm_bundle *b, char **out);
+int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle *b, char **out);
 int lm_guest_remove_all(lm_ssh *ssh, const lm_guest_facts *facts);
 
 /* What the shim needs on a command line: injection variable and the LUME_METAL_* values. */

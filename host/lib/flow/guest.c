@@ -183,17 +183,18 @@ static int run_checked(lm_ssh *ssh, const char *cmd, const char *what)
 	return rc;
 }
 
-int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *uploaded)
+static void staging_name(char *buf, size_t len, const lm_bundle *b)
+{
+	snprintf(buf, len, ".staging-%s", b->id);
+}
+
+int lm_guest_install_prepare_command(const lm_guest_facts *facts, const lm_bundle *b, char **out)
 {
 	cmdline c = {0};
-	char stage[300], *cmd = NULL, path[PATH_MAX + 600];
-	void *data = NULL;
-	size_t len, i;
-	int rc;
+	char stage[300];
 
-	*uploaded = 0;
-	snprintf(stage, sizeof(stage), ".staging-%s", b->id);
-	/* 1. A fresh staging directory; staging left by an interrupted run goes. */
+	staging_name(stage, sizeof(stage), b);
+	/* A fresh staging directory; staging left by an interrupted run goes. */
 	cl_raw(&c, "umask 022 && mkdir -p ");
 	cl_path(&c, facts, "");
 	cl_raw(&c, " && cd ");
@@ -202,7 +203,48 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 	           " && mkdir -p ");
 	cl_arg(&c, stage);
 	cl_raw(&c, "/profiles");
-	if ((rc = cl_done(&c, &cmd)) < 0 || (rc = run_checked(ssh, cmd, "preparing the guest directory")) < 0)
+	return cl_done(&c, out);
+}
+
+int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle *b, char **out)
+{
+	cmdline c = {0};
+	char stage[300];
+
+	staging_name(stage, sizeof(stage), b);
+	/* Into place, then `current` switched with one rename, then older versions go. */
+	cl_raw(&c, "cd ");
+	cl_path(&c, facts, "");
+	cl_raw(&c, " && rm -rf ");
+	cl_arg(&c, b->id);
+	cl_raw(&c, " && mv ");
+	cl_arg(&c, stage);
+	cl_raw(&c, " ");
+	cl_arg(&c, b->id);
+	cl_raw(&c, " && ln -s ");
+	cl_arg(&c, b->id);
+	/* GNU mv needs -T, BSD mv -h, not to move the new link into the old link's directory. */
+	cl_raw(&c, strcmp(facts->os, "Darwin") == 0 ? " .current.new && mv -h -f .current.new current"
+	                                             : " .current.new && mv -T -f .current.new current");
+	/* Bundle ids are [A-Za-z0-9._-] (lm_bundle_open): never a pattern for -name. */
+	cl_raw(&c, " && find . -mindepth 1 -maxdepth 1 ! -name current ! -name ");
+	cl_arg(&c, b->id);
+	cl_raw(&c, " -exec rm -rf '{}' +");
+	return cl_done(&c, out);
+}
+
+int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *uploaded)
+{
+	char stage[300], *cmd = NULL, path[PATH_MAX + 600];
+	void *data = NULL;
+	size_t len, i;
+	int rc;
+
+	*uploaded = 0;
+	staging_name(stage, sizeof(stage), b);
+	/* 1. A fresh staging directory. */
+	if ((rc = lm_guest_install_prepare_command(facts, b, &cmd)) < 0 ||
+	    (rc = run_checked(ssh, cmd, "preparing the guest directory")) < 0)
 		goto out;
 	lm_flow_test_kill_point("install-staging");
 
@@ -224,27 +266,11 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 		goto cleanup;
 	(*uploaded)++;
 
-	/* 3. Into place, then `current` switched with one rename, then older versions go. */
+	/* 3. Into place, `current` switched, older versions gone. */
 	free(cmd);
-	memset(&c, 0, sizeof(c));
-	cl_raw(&c, "cd ");
-	cl_path(&c, facts, "");
-	cl_raw(&c, " && rm -rf ");
-	cl_arg(&c, b->id);
-	cl_raw(&c, " && mv ");
-	cl_arg(&c, stage);
-	cl_raw(&c, " ");
-	cl_arg(&c, b->id);
-	cl_raw(&c, " && ln -s ");
-	cl_arg(&c, b->id);
-	/* GNU mv needs -T, BSD mv -h, not to move the new link into the old link's directory. */
-	cl_raw(&c, strcmp(facts->os, "Darwin") == 0 ? " .current.new && mv -h -f .current.new current"
-	                                             : " .current.new && mv -T -f .current.new current");
-	/* Bundle ids are [A-Za-z0-9._-] (lm_bundle_open): never a pattern for -name. */
-	cl_raw(&c, " && find . -mindepth 1 -maxdepth 1 ! -name current ! -name ");
-	cl_arg(&c, b->id);
-	cl_raw(&c, " -exec rm -rf '{}' +");
-	if ((rc = cl_done(&c, &cmd)) < 0 || (rc = run_checked(ssh, cmd, "switching to the new bundle")) < 0)
+	cmd = NULL;
+	if ((rc = lm_guest_install_switch_command(facts, b, &cmd)) < 0 ||
+	    (rc = run_checked(ssh, cmd, "switching to the new bundle")) < 0)
 		goto cleanup;
 	goto out;
 
