@@ -6,7 +6,8 @@
 # With real Lume (macOS, `lume serve` answering or `lume` on PATH) it works on your VM (default
 # "my-vm"). Without Lume it starts the bundled Lume simulator with one VM — a real OpenSSH guest
 # on 127.0.0.2 — and points lume-metal at it with its own state and preference directories, so
-# nothing of this machine's is touched; the simulator is stopped at the end.
+# nothing of this machine's is touched; the simulator is stopped at the end. Like Cua's images, the
+# simulated guest's login shell is zsh with sshd's default PATH; GUEST_SSHD_SHELL=sh gives /bin/sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LUME_METAL_BUILD_DIR:-$root/build}
