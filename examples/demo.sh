@@ -19,7 +19,8 @@ if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then bold=$'\033[1m' plain=$'\033[0m'; fi
 step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; "$@"; }
 
 real_lume=0
-if [ "$(uname -s)" = Darwin ] && { curl -fsS -m 2 "${LUME_METAL_LUME_URL:-http://127.0.0.1:7777}/lume/host/status" >/dev/null 2>&1 || command -v lume >/dev/null; }; then
+# Lume's server answers at once on an unknown route (404); its host status can take seconds.
+if [ "$(uname -s)" = Darwin ] && { curl -sS -o /dev/null -m 5 "${LUME_METAL_LUME_URL:-http://127.0.0.1:7777}/" 2>/dev/null || command -v lume >/dev/null; }; then
   real_lume=1
 fi
 

@@ -4,13 +4,15 @@
 static void print_text(const lm_flow_result *r)
 {
 	const lm_host_pref_info *p = &r->pref;
-	char flags[160];
+	char flags[160], user[512];
 	size_t i;
 
 	printf("host preference %s %s: %s (%s%s)\n", p->domain, p->key, p->present ? p->value : "absent",
 	    p->store, p->managed ? ", managed by a configuration profile" : "");
 	if (p->recorded)
 		printf("  changed by lume-metal; original: %s\n", p->original);
+	lm_cli_pref_user_line(p, user, sizeof(user));
+	printf("  user: %s\n", user);
 	if (r->count == 0)
 		printf("no VM is enabled\n");
 	for (i = 0; i < r->count; i++) {

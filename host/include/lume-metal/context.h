@@ -41,6 +41,9 @@ typedef struct {
 	                                   (the restart rule, docs/lume-metal.md); 0: 30 */
 	int dry_run;
 	int force;
+	int force_user_mismatch;        /* write the preference although the Lume server runs as another
+	                                   user (or as root with no server found): dangerous, the VMs
+	                                   will most likely not read it (docs/preferences.md) */
 	lm_log_fn log;
 	void *log_data;
 } lm_options;

@@ -422,6 +422,11 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	if (nworkers > n)
 		nworkers = n;
 	memset(workers, 0, sizeof(workers));
+	/* A preference no VM would read is refused once, before any VM is touched. */
+	if (!lm_context_options(ctx)->force_user_mismatch &&
+	    lm_host_pref_status(ctx, lm_profile_host_preference(profile), &result->pref) == 0 &&
+	    (rc = lm_prefs_check_user(ctx, &result->pref, 1)) < 0)
+		return lm_flow_fail_all(result, rc);
 	/* The first worker's manager is opened here, so that an unreachable Lume is one clear error. */
 	if ((rc = lm_vm_manager_open(&workers[0].vmm, ctx)) < 0)
 		return lm_flow_fail_all(result, rc);
