@@ -221,24 +221,16 @@ static const char *base_name(const char *path, const char *end)
 	return b;
 }
 
-/* The entry [e, end) names this image: its path as loaded, or the same file name (an entry found
- * through a search path, or a link to it). */
+/* The entry [e, end) names this image: it has the file name this image was loaded from (the same
+ * path, the name found through a search path, or a link with the same name). */
 static int names_self(const char *e, const char *end, const char *self)
 {
-	const char *self_end = self, *eb, *sb;
+	const char *self_end = self, *eb = base_name(e, end), *sb;
 
 	while (*self_end != '\0')
 		self_end++;
-	eb = base_name(e, end);
 	sb = base_name(self, self_end);
-	if (end - e == self_end - self) {
-		const char *a = e, *b = self;
-		while (a < end && *a == *b)
-			a++, b++;
-		if (a == end)
-			return 1;
-	}
-	if (end - eb != self_end - sb || eb == end)
+	if (eb == end || end - eb != self_end - sb)
 		return 0;
 	for (; eb < end; eb++, sb++) {
 		if (*eb != *sb)
