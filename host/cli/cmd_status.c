@@ -23,6 +23,9 @@ static void print_text(const lm_flow_result *r)
 			continue;
 		printf("  state %s, ip %s\n", o->info.status[0] ? o->info.status : "unknown",
 		    o->info.ip[0] ? o->info.ip : "-");
+		if (o->guest.os[0] != '\0')
+			printf("  guest %s %s %s, SIP %s\n", o->guest.os, o->guest.os_version, o->guest.arch,
+			    o->guest.sip[0] ? o->guest.sip : "not reported");
 		if (o->already_enabled) {
 			printf("  profile %s, bundle %s: %s\n", o->profile, o->bundle_id,
 			    o->bundle_verified ? "verified" : "not verified (VM not running, or files differ)");

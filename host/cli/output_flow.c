@@ -144,6 +144,7 @@ cJSON *lm_cli_outcome_json(const lm_vm_outcome *o)
 	cJSON_AddStringToObject(g, "arch", o->guest.arch);
 	cJSON_AddStringToObject(g, "os_version", o->guest.os_version);
 	cJSON_AddNumberToObject(g, "boot_time", o->guest.boot_time);
+	add_string_or_null(g, "sip", o->guest.sip);
 	steps = cJSON_AddArrayToObject(v, "steps");
 	for (i = 0; i < o->nsteps; i++) {
 		s = cJSON_CreateObject();

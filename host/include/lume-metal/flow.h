@@ -35,6 +35,7 @@ typedef struct {
 	char os_version[64];    /* sw_vers -productVersion */
 	double boot_time;       /* kern.boottime (sec + usec), epoch seconds; 0 when unknown */
 	char home[512];
+	char sip[16];           /* csrutil status: "enabled", "disabled", "custom"; "" when not reported */
 } lm_guest_facts;
 
 typedef struct {

@@ -103,11 +103,42 @@ typedef struct {
 
 int lm_shim_env_make(lm_shim_env *se, const lm_guest_facts *facts, const char *injection,
     const char *shim, const char *probe, const lm_profile *profile);
-/* `env VAR=... argv...` quoted for the guest's shell; shim NULL: no shim variables. */
+/* `env VAR=... argv...` quoted for the guest's shell. with_shim: 0 nothing before argv;
+ * LM_SHIM_ALL the shim's variables and the bundle's PATH; LM_SHIM_PATH_ONLY the PATH alone (what
+ * the workload's name is looked up in, without loading the shim). */
+#define LM_SHIM_ALL 1
+#define LM_SHIM_PATH_ONLY 2
 int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *argv, size_t argc, char **out);
 /* Run the probe's --report stock or shimmed. *diag gets the shim's diagnostic (stderr) if any. */
 int lm_guest_probe(lm_ssh *ssh, const lm_shim_env *se, int shimmed, lm_report **out,
     char *diag, size_t diag_len);
+
+/* ---- sip.c: the programs System Integrity Protection keeps the shim away from ---- */
+
+/* csrutil status's first line -> "enabled", "disabled", "custom" ("unknown (Custom
+ * Configuration)"), or "" for anything else. */
+void lm_sip_status_parse(const char *line, char *out, size_t len);
+/* 1 when path is in a directory SIP protects (/bin, /sbin, /usr/bin, /usr/sbin, /usr/libexec,
+ * /System, except /System/Volumes/Data). */
+int lm_sip_protected_path(const char *path);
+
+/* What `run` would start in the guest: the program found as env finds it, the file behind it, and
+ * for a script its #! interpreter. Empty strings for what does not apply. */
+typedef struct {
+	char program[PATH_MAX];
+	char program_real[PATH_MAX];
+	char interpreter[PATH_MAX];
+	char interpreter_real[PATH_MAX];
+} lm_run_target;
+
+/* Parse the guest-side resolver's key=value lines (unknown keys ignored). */
+void lm_run_target_parse(const char *output, lm_run_target *t);
+/* Look up argv's program in the guest, with the PATH the run gives it. */
+int lm_guest_run_target(lm_ssh *ssh, const lm_shim_env *se, const char *const *argv, size_t argc,
+    lm_run_target *t);
+/* The warning for running t with the shim in a guest whose SIP state is sip, or 0 (returns 1)
+ * when the shim can reach the program. name: the program as the user gave it. */
+int lm_sip_warning(const lm_guest_facts *facts, const char *name, const lm_run_target *t, char *buf, size_t len);
 
 /* ---- journal.c: per-VM entries ---- */
 

@@ -93,11 +93,13 @@ static void copy_str(char *dst, size_t len, const char *src)
 }
 
 /* One round trip for everything the flow needs to know about the guest. The macOS tools are
- * asked exactly as on macOS; the simulator's guests answer through stand-ins. */
+ * asked exactly as on macOS; the simulator's guests answer through stand-ins. csrutil's first
+ * line, or an empty one where there is no csrutil. */
 #define FACTS_COMMAND \
 	"uname -s; uname -m; (sw_vers -productVersion) 2>/dev/null || echo; " \
 	"(sysctl -n kern.boottime) 2>/dev/null || echo; printf '%s\\n' \"$HOME\"; " \
-	"readlink \"$HOME/" LM_GUEST_BASE "/current\" 2>/dev/null || echo"
+	"readlink \"$HOME/" LM_GUEST_BASE "/current\" 2>/dev/null || echo; " \
+	"{ (csrutil status) 2>/dev/null; echo; } | head -n 1"
 
 int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_t current_len)
 {
@@ -115,6 +117,9 @@ int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_
 	copy_str(facts->home, sizeof(facts->home), next_line(&cursor));
 	if (current != NULL)
 		copy_str(current, current_len, next_line(&cursor));
+	else
+		(void)next_line(&cursor);
+	lm_sip_status_parse(next_line(&cursor), facts->sip, sizeof(facts->sip));
 	/* macOS: "{ sec = 1764442800, usec = 250000 } Sun Nov 29 19:00:00 2026". The microseconds
 	 * count: the restart rule compares with the preference's change to the fraction. */
 	if ((sec = strstr(boot, "sec = ")) != NULL) {
@@ -329,7 +334,7 @@ int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *arg
 	/* The variables are set by `env` right before the workload starts, on its own command line:
 	 * with SIP, DYLD_* variables inherited through a protected shell would be purged. */
 	cl_raw(&c, "env");
-	if (with_shim) {
+	if (with_shim == LM_SHIM_ALL) {
 		snprintf(assign, sizeof(assign), "%s=%s", se->injection, se->shim_path);
 		cl_raw(&c, " ");
 		cl_arg(&c, assign);
@@ -339,7 +344,7 @@ int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *arg
 			cl_arg(&c, assign);
 		}
 	}
-	if (with_shim) {
+	if (with_shim == LM_SHIM_ALL || with_shim == LM_SHIM_PATH_ONLY) {
 		/* The bundle's own tools (metal-capabilities) by name, then Homebrew's (llama-bench and
 		 * friends: a non-interactive session has only sshd's /usr/bin:/bin:/usr/sbin:/sbin, as
 		 * no shell profile is read), then the session's PATH. */

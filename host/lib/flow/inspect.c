@@ -151,6 +151,25 @@ static void stream_out(void *data, int stream, const char *bytes, size_t len)
 	}
 }
 
+/* Before running: a program SIP protects, or one run by such an interpreter, never gets the shim
+ * (or, with SIP off, is stopped by dyld): say so first. */
+static int warn_protected(lm_context *ctx, lm_ssh *ssh, const lm_shim_env *se, const lm_vm_outcome *o,
+    const char *const *argv, size_t argc)
+{
+	lm_run_target t;
+	char warning[4 * PATH_MAX];
+	size_t i;
+	int rc;
+
+	if ((rc = lm_guest_run_target(ssh, se, argv, argc, &t)) < 0)
+		return rc;
+	for (i = 0; i < argc && strchr(argv[i], '=') != NULL; i++)
+		;
+	if (i < argc && lm_sip_warning(&o->guest, argv[i], &t, warning, sizeof(warning)))
+		lm_log(ctx, LM_LOG_WARN, "%s: %s", o->vm, warning);
+	return 0;
+}
+
 int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t argc, int *exit_status)
 {
 	lm_vm_manager *vmm = NULL;
@@ -169,7 +188,8 @@ int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t
 	if ((rc = lm_flow_open_outcomes(&result, &vm, 1)) < 0)
 		return rc;
 	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = open_enabled(ctx, vmm, &result.vms[0], &r, &ssh, &se)) < 0 ||
-	    (rc = lm_shim_command(&se, 1, argv, argc, &cmd)) < 0)
+	    (rc = warn_protected(ctx, ssh, &se, &result.vms[0], argv, argc)) < 0 ||
+	    (rc = lm_shim_command(&se, LM_SHIM_ALL, argv, argc, &cmd)) < 0)
 		goto out;
 	rc = lm_ssh_exec(ssh, cmd, stream_out, NULL, exit_status);
 out:

@@ -106,6 +106,8 @@ void lm_journal_store_facts(cJSON *vm, const lm_guest_facts *f)
 	cJSON_AddStringToObject(g, "os_version", f->os_version);
 	cJSON_AddNumberToObject(g, "boot_time", f->boot_time);
 	cJSON_AddStringToObject(g, "home", f->home);
+	if (f->sip[0] != '\0')
+		cJSON_AddStringToObject(g, "sip", f->sip);
 }
 
 void lm_journal_load_facts(const cJSON *vm, lm_guest_facts *f)
@@ -124,6 +126,8 @@ void lm_journal_load_facts(const cJSON *vm, lm_guest_facts *f)
 		snprintf(f->os_version, sizeof(f->os_version), "%s", s);
 	if ((s = lm_journal_string(g, "home")) != NULL)
 		snprintf(f->home, sizeof(f->home), "%s", s);
+	if ((s = lm_journal_string(g, "sip")) != NULL)
+		lm_sip_status_parse(s, f->sip, sizeof(f->sip));
 	f->boot_time = lm_journal_number(g, "boot_time");
 }
 
