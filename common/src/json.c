@@ -323,18 +323,38 @@ char *lm_json_print_canonical(const cJSON *item)
 	return lm_buf_finish(&b);
 }
 
+int lm_json_to_int(double d, int64_t min, int64_t max, int64_t *out)
+{
+	/* Within +-(2^53 - 1) every integer is exact as a double, so the bounds compare exactly and
+	 * the conversion below is defined. The comparisons are false for NaN. */
+	if (min < -(int64_t)LM_JSON_INT_MAX)
+		min = -(int64_t)LM_JSON_INT_MAX;
+	if (max > (int64_t)LM_JSON_INT_MAX)
+		max = (int64_t)LM_JSON_INT_MAX;
+	if (!(d >= (double)min && d <= (double)max) || d != floor(d))
+		return -1;
+	*out = (int64_t)d;
+	return 0;
+}
+
+int lm_json_int(const cJSON *item, int64_t min, int64_t max, int64_t *out)
+{
+	if (!cJSON_IsNumber(item))
+		return -1;
+	return lm_json_to_int(item->valuedouble, min, max, out);
+}
+
 int lm_json_get_uint(const cJSON *item, const char *source, const lm_json_path *path,
     uint64_t min, uint64_t max, uint64_t *out)
 {
 	char found[96];
-	double d;
+	int64_t v;
 
-	if (cJSON_IsNumber(item)) {
-		d = item->valuedouble;
-		if (d == floor(d) && d >= (double)min && d <= (double)max && d <= (double)LM_JSON_INT_MAX) {
-			*out = (uint64_t)d;
-			return 0;
-		}
+	if (max > LM_JSON_INT_MAX)
+		max = LM_JSON_INT_MAX;
+	if (min <= max && lm_json_int(item, (int64_t)min, (int64_t)max, &v) == 0) {
+		*out = (uint64_t)v;
+		return 0;
 	}
 	return lm_json_fail(source, path, "expected an integer in %llu..%llu, found %s",
 	    (unsigned long long)min, (unsigned long long)max, lm_json_describe(item, found, sizeof(found)));

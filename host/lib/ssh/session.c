@@ -223,7 +223,7 @@ int lm_ssh_connect(lm_ssh **out, lm_context *ctx, const char *vm_name, const cha
 	if (port <= 0 || port > 65535)
 		return lm_error_set(LM_EINVALID, "VM '%s': SSH port %d is out of range (1-65535)", vm_name, port);
 	opts = lm_context_options(ctx);
-	if ((rc = lm_ssh_check_key_option(ctx)) < 0)
+	if ((rc = lm_ssh_check_key_option(ctx)) < 0 || (rc = lm_ssh_check_password_option(ctx)) < 0)
 		return rc;
 	if ((ssh = calloc(1, sizeof(*ssh))) == NULL)
 		return lm_error_nomem();
