@@ -42,10 +42,14 @@ static size_t path_render(const lm_json_path *p, char *buf, size_t size, size_t 
 
 void lm_json_path_format(const lm_json_path *path, char *buf, size_t size)
 {
+	size_t n;
+
 	if (size == 0)
 		return;
-	path_render(path, buf, size, 0);
+	n = path_render(path, buf, size, 0);
 	buf[size - 1] = '\0';
+	if (n >= size)
+		lm_text_mark_cut(buf, size, (int)size); /* a path too deep to show ends in "..." */
 }
 
 static void format_number(double d, char *buf, size_t size)
@@ -77,7 +81,7 @@ const char *lm_json_describe(const cJSON *item, char *buf, size_t size)
 		format_number(item->valuedouble, buf, size);
 	else if (cJSON_IsString(item)) {
 		lm_text_quote(q, sizeof(q), item->valuestring, strlen(item->valuestring), 60);
-		snprintf(buf, size, "\"%s\"", q);
+		lm_text_format_cut(buf, size, "\"%s\"", q);
 	} else if (cJSON_IsArray(item)) {
 		int n = cJSON_GetArraySize(item);
 		if (n == 0)
@@ -97,10 +101,13 @@ int lm_json_fail(const char *source, const lm_json_path *path, const char *fmt, 
 	char where[512], what[1024];
 	va_list ap;
 
+	int n;
+
 	lm_json_path_format(path, where, sizeof(where));
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	n = vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
+	lm_text_mark_cut(what, sizeof(what), n);
 	return lm_error_set(LM_EINVALID, "%s: %s: %s", source, where, what);
 }
 

@@ -1,5 +1,7 @@
 #include "text.h"
 
+#include "lume-metal/error.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +129,11 @@ void lm_text_sanitize(lm_buf *b, const char *text, size_t len, unsigned flags)
 		esc[3] = hex[c & 15];
 		lm_buf_put(b, esc, 4);
 	}
+}
+
+char *lm_text_printable(const char *text)
+{
+	return lm_text_sanitized(text, LM_TEXT_LINES);
 }
 
 char *lm_text_sanitized(const char *s, unsigned flags)

@@ -7,28 +7,28 @@ static void print_text(const lm_flow_result *r)
 	char flags[160];
 	size_t i;
 
-	printf("host preference %s %s: %s (%s%s)\n", p->domain, p->key, p->present ? p->value : "absent",
+	lm_cli_printf(stdout, "host preference %s %s: %s (%s%s)\n", p->domain, p->key, p->present ? p->value : "absent",
 	    p->store, p->managed ? ", managed by a configuration profile" : "");
 	if (p->recorded)
-		printf("  changed by lume-metal; original: %s\n", p->original);
+		lm_cli_printf(stdout, "  changed by lume-metal; original: %s\n", p->original);
 	if (r->count == 0)
-		printf("no VM is enabled\n");
+		lm_cli_printf(stdout, "no VM is enabled\n");
 	for (i = 0; i < r->count; i++) {
 		const lm_vm_outcome *o = &r->vms[i];
 
-		printf("%s: %s\n", o->vm, o->rc < 0 ? o->message : o->already_enabled ? "enabled" : "not enabled");
+		lm_cli_printf(stdout, "%s: %s\n", o->vm, o->rc < 0 ? o->message : o->already_enabled ? "enabled" : "not enabled");
 		if (o->rc < 0)
 			continue;
-		printf("  state %s, ip %s\n", o->info.status[0] ? o->info.status : "unknown",
+		lm_cli_printf(stdout, "  state %s, ip %s\n", o->info.status[0] ? o->info.status : "unknown",
 		    o->info.ip[0] ? o->info.ip : "-");
 		if (o->already_enabled) {
-			printf("  profile %s, bundle %s: %s\n", o->profile, o->bundle_id,
+			lm_cli_printf(stdout, "  profile %s, bundle %s: %s\n", o->profile, o->bundle_id,
 			    o->bundle_verified ? "verified" : "not verified (VM not running, or files differ)");
-			printf("  restart pending: %s\n", o->restart_pending ? "yes (booted before the preference changed)" : "no");
+			lm_cli_printf(stdout, "  restart pending: %s\n", o->restart_pending ? "yes (booted before the preference changed)" : "no");
 		}
 		if (o->shimmed != NULL) {
 			lm_cli_flags_line(&o->shimmed_flags, flags, sizeof(flags));
-			printf("  last probe: shim %s, Apple%d, %llu bytes threadgroup memory; llama.cpp %s\n",
+			lm_cli_printf(stdout, "  last probe: shim %s, Apple%d, %llu bytes threadgroup memory; llama.cpp %s\n",
 			    lm_report_shim_active(o->shimmed) ? "active" : "inactive",
 			    lm_report_apple_family(o->shimmed) - 1000,
 			    (unsigned long long)lm_report_max_threadgroup_memory(o->shimmed), flags);

@@ -183,12 +183,12 @@ void lm_cli_flow_print(const lm_cli *cli, const lm_flow_result *r, int exit_code
 
 		for (k = 0; k < o->nsteps; k++)
 			total += o->steps[k].seconds;
-		printf("%s%s (%.2f s)\n", o->rc < 0 ? "FAILED " : "", o->message, total);
+		lm_cli_printf(stdout, "%s%s (%.2f s)\n", o->rc < 0 ? "FAILED " : "", o->message, total);
 		for (k = 0; k < o->nsteps; k++)
-			printf("  %-16s %7.3f s  %s\n", o->steps[k].name, o->steps[k].seconds, o->steps[k].detail);
+			lm_cli_printf(stdout, "  %-16s %7.3f s  %s\n", o->steps[k].name, o->steps[k].seconds, o->steps[k].detail);
 	}
 	if (r->pref_restored)
-		printf("host preference %s.%s restored: %s\n", r->pref.domain, r->pref.key,
+		lm_cli_printf(stdout, "host preference %s.%s restored: %s\n", r->pref.domain, r->pref.key,
 		    r->pref.present ? r->pref.value : "absent");
 	fflush(stdout);
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "text.h"
 #include "context_internal.h"
 #include "error_internal.h"
 #include "fs.h"
@@ -225,9 +226,10 @@ static int record_set_written(lm_state *st, plist_t written)
 	return 0;
 }
 
+/* Display fields of lm_host_pref_info: a value too long for one ends in "...". */
 static void copy_str(char *dst, size_t size, const char *src)
 {
-	snprintf(dst, size, "%s", src != NULL ? src : "");
+	lm_text_format_cut(dst, size, "%s", src != NULL ? src : "");
 }
 
 static void describe_original(const pref_record *rec, char *buf, size_t size)

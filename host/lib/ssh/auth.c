@@ -161,22 +161,25 @@ typedef struct {
 static void tried_add(tried_list *t, const char *fmt, ...) LM_PRINTF(2, 3);
 static void tried_add(tried_list *t, const char *fmt, ...)
 {
+	char item[512];
 	va_list ap;
 	int n;
 
 	if (t->used >= sizeof(t->text) - 1)
-		return;
-	if (t->used > 0)
-		t->used += (size_t)snprintf(t->text + t->used, sizeof(t->text) - t->used, "; ");
-	if (t->used >= sizeof(t->text) - 1)
-		return;
+		return; /* already full and marked */
 	va_start(ap, fmt);
-	n = vsnprintf(t->text + t->used, sizeof(t->text) - t->used, fmt, ap);
+	n = vsnprintf(item, sizeof(item), fmt, ap);
 	va_end(ap);
-	if (n > 0)
-		t->used += (size_t)n;
-	if (t->used >= sizeof(t->text))
+	lm_text_mark_cut(item, sizeof(item), n);
+	n = snprintf(t->text + t->used, sizeof(t->text) - t->used, "%s%s", t->used > 0 ? "; " : "", item);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(t->text) - t->used) {
+		lm_text_mark_cut(t->text + t->used, sizeof(t->text) - t->used, n); /* the list ends in "..." */
 		t->used = sizeof(t->text) - 1;
+		return;
+	}
+	t->used += (size_t)n;
 }
 
 /* A failed attempt that took the connection down ends authentication. */

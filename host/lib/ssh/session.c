@@ -276,8 +276,9 @@ fail:
 
 int lm_ssh_set_command_timeout(lm_ssh *ssh, double seconds)
 {
-	if (ssh == NULL || seconds < 0)
-		return lm_error_set(LM_EINVALID, "lm_ssh_set_command_timeout: a session and a non-negative timeout are required");
+	if (ssh == NULL || !(seconds >= 0 && seconds <= LM_TIMEOUT_MAX))
+		return lm_error_set(LM_EINVALID, "lm_ssh_set_command_timeout: a session and a timeout between 0 and %.0f "
+		    "seconds are required", LM_TIMEOUT_MAX);
 	ssh->command_timeout = seconds;
 	lm_ssh_set_blocking_timeout(ssh, seconds);
 	return 0;

@@ -18,6 +18,7 @@
 #include "error_internal.h"
 #include "fs.h"
 #include "json.h"
+#include "text.h"
 
 #define STATE_FILE "state.json"
 #define LOCK_FILE "state.lock"
@@ -377,6 +378,7 @@ int lm_state_live_vms(lm_state *st, const char *except, char *names, size_t len)
 			continue;
 		if (names != NULL && used < len) {
 			int w = snprintf(names + used, len - used, "%s%s", n > 0 ? ", " : "", vm->string);
+			lm_text_mark_cut(names + used, len - used, w); /* a long list ends in "..." */
 			used += w > 0 ? (size_t)w : 0;
 		}
 		n++;

@@ -1,6 +1,7 @@
 /* The Lume CLI backend: `lume` run with posix_spawn (never a shell), LUME_LOG_LEVEL=error in its
  * environment, its JSON found among the log lines it prints on stdout. */
 #include "vm_internal.h"
+#include "text.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -259,7 +260,7 @@ int lm_vm_cli_init(lm_vm_manager *vmm, const char *program)
 	char why[512];
 
 	if (lm_proc_find_program(program, &vmm->program) < 0) {
-		snprintf(why, sizeof(why), "%s", lm_error_last()->message);
+		lm_text_format_cut(why, sizeof(why), "%s", lm_error_last()->message);
 		return lm_error_set(LM_ENOTFOUND,
 		    "the lume program was not found (%s): install Lume (https://github.com/trycua/cua, libs/lume) and "
 		    "put `lume` on PATH, pass --lume PATH, or start `lume serve` and use --vm-manager lume-api",
