@@ -8,11 +8,13 @@
 
 void lm_cli_iso_time(double t, char *buf, size_t size)
 {
-	time_t tt = (time_t)t;
+	time_t tt;
 	struct tm tm;
 
-	gmtime_r(&tt, &tm);
-	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	/* In range before the conversion (a double out of time_t's range converted is undefined). */
+	if (!(t >= 0 && t <= 253402300799.0) || (tt = (time_t)t, gmtime_r(&tt, &tm) == NULL) ||
+	    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, size, "unknown");
 }
 
 static void add_string_or_null(cJSON *doc, const char *name, const char *value)

@@ -122,4 +122,11 @@ err_has schema_1e300 "schema"
 printf '{"schema": 2147483648, "vms": {}}\n' >"$T/fs7/state.json"
 run schema_int_max 1 host status --state-dir "$T/fs7" --prefs-dir "$T/fp7"
 
+# The recorded time of the preference change is shown as a date: 1e300 must not reach time_t.
+run pref_setup 0 host enable --state-dir "$T/fs8" --prefs-dir "$T/fp8"
+sed -i 's/"changed_at":[^,}]*/"changed_at": 1e300/' "$T/fs8/state.json"
+grep -q '"changed_at": 1e300' "$T/fs8/state.json" || fail "could not set changed_at in the journal"
+run changed_at_1e300 1 host status --state-dir "$T/fs8" --prefs-dir "$T/fp8"
+err_has changed_at_1e300 changed_at
+
 echo "all safety CLI checks passed"

@@ -120,8 +120,9 @@ static int record_load(lm_state *st, pref_record *rec, int *have)
 		goto bad;
 	}
 	changed = cJSON_GetObjectItemCaseSensitive(pref, "changed_at");
-	if (!cJSON_IsNumber(changed) || changed->valuedouble < 0) {
-		why = "\"preference.changed_at\" is not a number of seconds";
+	/* Bounded here, so that turning it into a time_t later (for display) is always defined. */
+	if (!cJSON_IsNumber(changed) || !(changed->valuedouble >= 0 && changed->valuedouble <= (double)LM_JSON_INT_MAX)) {
+		why = "\"preference.changed_at\" is not a number of seconds since 1970";
 		goto bad;
 	}
 	rec->changed_at = changed->valuedouble;
