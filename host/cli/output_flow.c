@@ -8,11 +8,13 @@
 
 void lm_cli_iso_time(double t, char *buf, size_t size)
 {
-	time_t tt = (time_t)t;
+	time_t tt;
 	struct tm tm;
 
-	gmtime_r(&tt, &tm);
-	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	/* In range before the conversion (a double out of time_t's range converted is undefined). */
+	if (!(t >= 0 && t <= 253402300799.0) || (tt = (time_t)t, gmtime_r(&tt, &tm) == NULL) ||
+	    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, size, "unknown");
 }
 
 static void add_string_or_null(cJSON *doc, const char *name, const char *value)
@@ -207,14 +209,14 @@ void lm_cli_flow_print(const lm_cli *cli, const lm_flow_result *r, int exit_code
 
 		for (k = 0; k < o->nsteps; k++)
 			total += o->steps[k].seconds;
-		printf("%s%s (%.2f s)\n", o->rc < 0 ? "FAILED " : "", o->message, total);
+		lm_cli_printf(stdout, "%s%s (%.2f s)\n", o->rc < 0 ? "FAILED " : "", o->message, total);
 		if (o->rc < 0 && lm_cli_advice(o->rc) != NULL)
-			printf("  %s\n", lm_cli_advice(o->rc));
+			lm_cli_printf(stdout, "  %s\n", lm_cli_advice(o->rc));
 		for (k = 0; k < o->nsteps; k++)
-			printf("  %-16s %7.3f s  %s\n", o->steps[k].name, o->steps[k].seconds, o->steps[k].detail);
+			lm_cli_printf(stdout, "  %-16s %7.3f s  %s\n", o->steps[k].name, o->steps[k].seconds, o->steps[k].detail);
 	}
 	if (r->pref_restored)
-		printf("host preference %s.%s restored: %s\n", r->pref.domain, r->pref.key,
+		lm_cli_printf(stdout, "host preference %s.%s restored: %s\n", r->pref.domain, r->pref.key,
 		    r->pref.present ? r->pref.value : "absent");
 	fflush(stdout);
 }

@@ -49,6 +49,13 @@ const char *lm_error_name(int code);
 /* Free a string that a lume-metal function returned. NULL is fine. */
 void lm_free(void *ptr);
 
+/* Text that echoes outside input (a rejected name, a path, a message quoting a file or a guest)
+ * made safe to print: control bytes (ESC, which starts terminal escape sequences, and the C1
+ * controls), DEL and bytes that are not well-formed UTF-8 become the visible text \xNN; newlines
+ * and tabs are kept. The result is valid UTF-8. A new string (lm_free), NULL when out of memory.
+ * Messages from lm_error_last() may quote such input: print them through this. */
+char *lm_text_printable(const char *text);
+
 #ifdef __cplusplus
 }
 #endif

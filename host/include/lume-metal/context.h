@@ -32,7 +32,8 @@ typedef struct {
 	lm_host_key_policy host_key_policy;
 	const char *ssh_user;           /* NULL: "lume" */
 	const char *ssh_key;            /* NULL: ~/.ssh/id_ed25519, ~/.ssh/id_ecdsa */
-	const char *ssh_password_file;  /* NULL: $LUME_METAL_SSH_PASSWORD, then Lume's default */
+	const char *ssh_password_file;  /* NULL: $LUME_METAL_SSH_PASSWORD, else Lume's default; a file that
+	                                   cannot be used is an error, never a fall-back */
 	const char *bundle_dir;         /* NULL: the installed bundle for the guest's OS */
 	double connect_timeout;         /* seconds; 0: 10 */
 	double ready_timeout;           /* seconds; 0: 300 (as Lume's own tooling) */
@@ -53,7 +54,8 @@ typedef struct {
 
 typedef struct lm_context lm_context;
 
-/* Copies every string in opts; opts may be freed afterwards. */
+/* Copies every string in opts; opts may be freed afterwards. Directories (state_dir, prefs_dir,
+ * bundle_dir) must be absolute paths and timeouts between 0 and a week: LM_EINVALID otherwise. */
 int lm_context_new(lm_context **out, const lm_options *opts);
 void lm_context_free(lm_context *ctx);
 const lm_options *lm_context_options(const lm_context *ctx);

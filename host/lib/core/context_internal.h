@@ -13,6 +13,10 @@ struct lm_context {
 	char *state_dir;  /* resolved */
 };
 
+/* The longest timeout accepted, in seconds (a week): longer than any wait lume-metal has a reason
+ * for, and small enough that its milliseconds fit an int. */
+#define LM_TIMEOUT_MAX (7.0 * 24 * 3600)
+
 void lm_log(const lm_context *ctx, lm_log_level level, const char *fmt, ...) LM_PRINTF(3, 4);
 
 /* Resolve the state directory: explicit, else $LUME_METAL_STATE_DIR is the CLI's business, else

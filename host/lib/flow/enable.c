@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "flow_internal.h"
+#include "text.h"
 #include "prefs_internal.h"
 
 /* Everything enable_one() learns and may need to undo. */
@@ -287,20 +288,20 @@ static void undo(enable_run *r)
 {
 	lm_state *st = NULL;
 	cJSON *vm;
-	char left[512] = "";
-	size_t n = 0;
+	lm_buf left = {0}; /* what was left, for the message: grows, never cut */
+	char *text;
 	lm_host_pref_info restored;
 
 	if (lm_context_options(r->ctx)->dry_run)
 		return;
 	if (!r->was_enabled && r->touched_guest && r->ssh != NULL) {
 		if (lm_guest_remove_all(r->ssh, &r->facts) == 0)
-			n += (size_t)snprintf(left + n, sizeof(left) - n, "; guest files removed");
+			lm_buf_printf(&left, "; guest files removed");
 		else
-			n += (size_t)snprintf(left + n, sizeof(left) - n, "; guest files could NOT be removed (%s): "
+			lm_buf_printf(&left, "; guest files could NOT be removed (%s): "
 			    "run `lume-metal rollback %s`", lm_error_last()->message, r->o->vm);
 	} else if (r->was_enabled) {
-		n += (size_t)snprintf(left + n, sizeof(left) - n, "; the previous installation is kept");
+		lm_buf_printf(&left, "; the previous installation is kept");
 	}
 	if (lm_state_open(&st, r->ctx) == 0) {
 		vm = lm_state_vm(st, r->o->vm, 0);
@@ -309,23 +310,24 @@ static void undo(enable_run *r)
 		if (lm_state_live_vms(st, NULL, NULL, 0) == 0 && r->res->pref.recorded) {
 			if (lm_host_pref_disable_locked(st, &restored) == 0) {
 				r->res->pref = restored;
-				n += (size_t)snprintf(left + n, sizeof(left) - n, "; host preference restored (%s)",
+				lm_buf_printf(&left, "; host preference restored (%s)",
 				    restored.original[0] ? restored.original : "as it was");
 			} else {
-				n += (size_t)snprintf(left + n, sizeof(left) - n, "; host preference NOT restored (%s)",
+				lm_buf_printf(&left, "; host preference NOT restored (%s)",
 				    lm_error_last()->message);
 			}
 		} else if (r->res->pref.recorded) {
-			n += (size_t)snprintf(left + n, sizeof(left) - n, "; host preference kept (other VMs are enabled)");
+			lm_buf_printf(&left, "; host preference kept (other VMs are enabled)");
 		}
 		if (lm_state_save(st) < 0)
-			n += (size_t)snprintf(left + n, sizeof(left) - n, "; state not saved (%s)", lm_error_last()->message);
+			lm_buf_printf(&left, "; state not saved (%s)", lm_error_last()->message);
 		lm_state_close(st);
 	}
-	if (left[0] != '\0') {
+	if ((text = lm_buf_finish(&left)) != NULL && text[0] != '\0') {
 		size_t m = strlen(r->o->message);
-		snprintf(r->o->message + m, sizeof(r->o->message) - m, "%s", left);
+		lm_text_format_cut(r->o->message + m, sizeof(r->o->message) - m, "%s", text);
 	}
+	free(text);
 }
 
 static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *profile, lm_flow_result *res,

@@ -81,6 +81,10 @@ void lm_bundle_free(lm_bundle *b);
 /* ---- guest.c: operations on one guest over SSH ---- */
 
 int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_t current_len);
+/* The facts command's output (modified in place: lines are cut at '\n'; NULL reads as empty);
+ * `err` is its stderr, quoted when the output says nothing usable. Split out of the read so that
+ * the parse of what the guest prints can be tested and fuzzed without a guest. */
+int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char *current, size_t current_len);
 /* Installed and every file matches? (1/0) */
 int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *ok);
 /* Install atomically (staging dir, verified uploads, rename, `current` switched atomically),
@@ -153,7 +157,11 @@ double lm_journal_number(const cJSON *obj, const char *key);
 int lm_journal_store_report(cJSON *vm, const char *key, const lm_report *report);
 int lm_journal_load_report(const cJSON *vm, const char *key, lm_report **out);
 void lm_journal_store_facts(cJSON *vm, const lm_guest_facts *facts);
-void lm_journal_load_facts(const cJSON *vm, lm_guest_facts *facts);
+/* Read back what lm_journal_store_facts wrote; a value too long for its field is LM_ECORRUPT (never
+ * cut), an out-of-range boot time reads as unknown (0). */
+int lm_journal_load_facts(const cJSON *vm, lm_guest_facts *facts);
+/* A string member into a fixed field ("" when absent); too long is LM_ECORRUPT naming the limit. */
+int lm_journal_copy_string(const cJSON *obj, const char *key, char *out, size_t len);
 
 /* ---- steps.c: timing and reporting each step of a VM's outcome ---- */
 void lm_step_add(lm_vm_outcome *o, const char *name, double started, const char *fmt, ...) LM_PRINTF(4, 5);

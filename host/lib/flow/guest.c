@@ -6,6 +6,7 @@
 
 #include "flow_internal.h"
 #include "sha256.h"
+#include "text.h"
 
 /* A command line under construction: raw shell syntax we write ourselves plus quoted
  * arguments, which always go through lm_shell_quote.
@@ -53,12 +54,19 @@ static void cl_arg(cmdline *c, const char *arg)
 	lm_free(q);
 }
 
-/* A path under the guest's lume-metal directory, quoted. */
+/* A path under the guest's lume-metal directory, quoted. It goes into `rm -rf` commands: never
+ * cut short (a cut path could name a parent directory). */
 static void cl_path(cmdline *c, const lm_guest_facts *g, const char *rest)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/%s%s%s", g->home, LM_GUEST_BASE, rest[0] ? "/" : "", rest);
+	if (c->rc < 0)
+		return;
+	if (lm_text_format(path, sizeof(path), "%s/%s%s%s", g->home, LM_GUEST_BASE, rest[0] ? "/" : "", rest) < 0) {
+		c->rc = lm_error_set(LM_EINVALID, "a guest path under %s would be longer than %zu bytes (the limit)",
+		    LM_GUEST_BASE, sizeof(path) - 1);
+		return;
+	}
 	cl_arg(c, path);
 }
 
@@ -87,11 +95,6 @@ static char *next_line(char **cursor)
 	return line;
 }
 
-static void copy_str(char *dst, size_t len, const char *src)
-{
-	snprintf(dst, len, "%s", src);
-}
-
 /* One round trip for everything the flow needs to know about the guest. The macOS tools are
  * asked exactly as on macOS; the simulator's guests answer through stand-ins. csrutil's first
  * line, or an empty one where there is no csrutil. */
@@ -101,47 +104,80 @@ static void copy_str(char *dst, size_t len, const char *src)
 	"readlink \"$HOME/" LM_GUEST_BASE "/current\" 2>/dev/null || echo; " \
 	"{ (csrutil status) 2>/dev/null; echo; } | head -n 1"
 
+/* One line of the facts into its field. Too long is an error naming the limit, never a cut: the
+ * home directory becomes part of `rm -rf` paths, and a cut one could name another directory. */
+static int take_line(char **cursor, char *dst, size_t len, const char *what)
+{
+	const char *line = next_line(cursor);
+	char shown[96];
+
+	if (lm_text_format(dst, len, "%s", line) == 0)
+		return 0;
+	lm_text_quote(shown, sizeof(shown), line, strlen(line), 60);
+	return lm_error_set(LM_EREMOTE, "the guest's %s is longer than %zu bytes, the limit (\"%s\")", what, len - 1,
+	    shown);
+}
+
+int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char *current, size_t current_len)
+{
+	char *cursor = out, *boot, *sec, *usec;
+	int rc;
+
+	memset(facts, 0, sizeof(*facts));
+	if ((rc = take_line(&cursor, facts->os, sizeof(facts->os), "OS name (uname -s)")) < 0 ||
+	    (rc = take_line(&cursor, facts->arch, sizeof(facts->arch), "architecture (uname -m)")) < 0 ||
+	    (rc = take_line(&cursor, facts->os_version, sizeof(facts->os_version), "OS version (sw_vers)")) < 0)
+		return rc;
+	boot = next_line(&cursor);
+	if ((rc = take_line(&cursor, facts->home, sizeof(facts->home), "home directory ($HOME)")) < 0)
+		return rc;
+	if (current != NULL) {
+		if ((rc = take_line(&cursor, current, current_len, "installed bundle link")) < 0)
+			return rc;
+	} else
+		(void)next_line(&cursor);
+	lm_sip_status_parse(next_line(&cursor), facts->sip, sizeof(facts->sip));
+
+	/* macOS: "{ sec = 1764442800, usec = 250000 } Sun Nov 29 19:00:00 2026". The microseconds
+	 * count: the restart rule compares with the preference's change to the fraction. Seconds
+	 * outside what an epoch second can be read as unknown (0). */
+	if ((sec = strstr(boot, "sec = ")) != NULL) {
+		long long s = strtoll(sec + 6, NULL, 10);
+		if (s > 0 && s < 100000000000LL) {
+			facts->boot_time = (double)s;
+			if ((usec = strstr(sec, "usec = ")) != NULL) {
+				long us = strtol(usec + 7, NULL, 10);
+				if (us > 0 && us < 1000000)
+					facts->boot_time += (double)us / 1e6;
+			}
+		}
+	}
+	if (facts->os[0] == '\0' || facts->home[0] != '/')
+		return lm_error_set(LM_EREMOTE, "the guest did not say its OS and home directory (uname/HOME): %s",
+		    err != NULL ? err : "");
+	return 0;
+}
+
 int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_t current_len)
 {
-	char *out = NULL, *err = NULL, *cursor, *boot, *sec, *usec;
+	char *out = NULL, *err = NULL;
 	int status = 0, rc;
 
 	memset(facts, 0, sizeof(*facts));
 	if ((rc = lm_ssh_exec_capture(ssh, FACTS_COMMAND, 64 * 1024, &out, &err, &status)) < 0)
 		return rc;
-	cursor = out;
-	copy_str(facts->os, sizeof(facts->os), next_line(&cursor));
-	copy_str(facts->arch, sizeof(facts->arch), next_line(&cursor));
-	copy_str(facts->os_version, sizeof(facts->os_version), next_line(&cursor));
-	boot = next_line(&cursor);
-	copy_str(facts->home, sizeof(facts->home), next_line(&cursor));
-	if (current != NULL)
-		copy_str(current, current_len, next_line(&cursor));
-	else
-		(void)next_line(&cursor);
-	lm_sip_status_parse(next_line(&cursor), facts->sip, sizeof(facts->sip));
-	/* macOS: "{ sec = 1764442800, usec = 250000 } Sun Nov 29 19:00:00 2026". The microseconds
-	 * count: the restart rule compares with the preference's change to the fraction. */
-	if ((sec = strstr(boot, "sec = ")) != NULL) {
-		facts->boot_time = (double)strtoll(sec + 6, NULL, 10);
-		if ((usec = strstr(sec, "usec = ")) != NULL) {
-			long us = strtol(usec + 7, NULL, 10);
-			if (us > 0 && us < 1000000)
-				facts->boot_time += (double)us / 1e6;
-		}
-	}
-	rc = 0;
-	if (facts->os[0] == '\0' || facts->home[0] != '/')
-		rc = lm_error_set(LM_EREMOTE, "the guest did not say its OS and home directory (uname/HOME): %s",
-		    err != NULL ? err : "");
+	rc = lm_guest_facts_parse(out, err, facts, current, current_len);
 	lm_free(out);
 	lm_free(err);
 	return rc;
 }
 
-static void file_path(char *buf, size_t len, const lm_guest_facts *g, const char *dir, const char *name)
+static int file_path(char *buf, size_t len, const lm_guest_facts *g, const char *dir, const char *name)
 {
-	snprintf(buf, len, "%s/%s/%s/%s", g->home, LM_GUEST_BASE, dir, name);
+	if (lm_text_format(buf, len, "%s/%s/%s/%s", g->home, LM_GUEST_BASE, dir, name) < 0)
+		return lm_error_set(LM_EINVALID, "the guest path of %s would be longer than %zu bytes (the limit)", name,
+		    len - 1);
+	return 0;
 }
 
 int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *ok)
@@ -154,7 +190,8 @@ int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bu
 	*ok = 0;
 	for (i = 0; i <= b->nfiles; i++) {
 		const char *name = i < b->nfiles ? b->files[i].name : "manifest.json";
-		file_path(path, sizeof(path), facts, b->id, name);
+		if ((rc = file_path(path, sizeof(path), facts, b->id, name)) < 0)
+			return rc;
 		if ((rc = lm_ssh_sha256(ssh, path, digest)) == LM_ENOTFOUND)
 			return 0;
 		if (rc < 0)
@@ -257,8 +294,8 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 	for (i = 0; i < b->nfiles; i++) {
 		if ((rc = lm_bundle_read(b, &b->files[i], &data, &len)) < 0)
 			goto cleanup;
-		file_path(path, sizeof(path), facts, stage, b->files[i].name);
-		rc = lm_ssh_upload(ssh, data, len, path, b->files[i].mode);
+		if ((rc = file_path(path, sizeof(path), facts, stage, b->files[i].name)) == 0)
+			rc = lm_ssh_upload(ssh, data, len, path, b->files[i].mode);
 		free(data);
 		data = NULL;
 		if (rc < 0)
@@ -266,8 +303,8 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 		(*uploaded)++;
 		lm_flow_test_kill_point("install-upload");
 	}
-	file_path(path, sizeof(path), facts, stage, "manifest.json");
-	if ((rc = lm_ssh_upload(ssh, b->manifest, b->manifest_len, path, 0644)) < 0)
+	if ((rc = file_path(path, sizeof(path), facts, stage, "manifest.json")) < 0 ||
+	    (rc = lm_ssh_upload(ssh, b->manifest, b->manifest_len, path, 0644)) < 0)
 		goto cleanup;
 	(*uploaded)++;
 
@@ -319,9 +356,13 @@ int lm_shim_env_make(lm_shim_env *se, const lm_guest_facts *facts, const char *i
     const char *shim, const char *probe, const lm_profile *profile)
 {
 	memset(se, 0, sizeof(*se));
-	copy_str(se->injection, sizeof(se->injection), injection);
-	snprintf(se->shim_path, sizeof(se->shim_path), "%s/%s/current/%s", facts->home, LM_GUEST_BASE, shim);
-	snprintf(se->probe_path, sizeof(se->probe_path), "%s/%s/current/%s", facts->home, LM_GUEST_BASE, probe);
+	if (lm_text_format(se->injection, sizeof(se->injection), "%s", injection) < 0 ||
+	    lm_text_format(se->shim_path, sizeof(se->shim_path), "%s/%s/current/%s", facts->home, LM_GUEST_BASE,
+	        shim) < 0 ||
+	    lm_text_format(se->probe_path, sizeof(se->probe_path), "%s/%s/current/%s", facts->home, LM_GUEST_BASE,
+	        probe) < 0)
+		return lm_error_set(LM_EINVALID, "the shim's variable name or a guest path is longer than %zu bytes (the "
+		    "limit)", sizeof(se->shim_path) - 1);
 	return lm_profile_render_env(profile, se->env, &se->nenv);
 }
 
@@ -383,7 +424,7 @@ int lm_guest_probe(lm_ssh *ssh, const lm_shim_env *se, int shimmed, lm_report **
 	if (rc < 0)
 		goto out;
 	if (diag_len > 0 && serr != NULL)
-		snprintf(diag, diag_len, "%.*s", (int)strcspn(serr, "\n"), serr);
+		lm_text_format_cut(diag, diag_len, "%.*s", (int)strcspn(serr, "\n"), serr);
 	if (status != 0) {
 		rc = lm_error_set(LM_EREMOTE, "the probe failed %s (exit %d): %s", shimmed ? "with the shim" : "stock",
 		    status, serr != NULL && serr[0] ? serr : "no output");

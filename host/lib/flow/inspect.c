@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "flow_internal.h"
+#include "text.h"
 
 /* What the journal says about an enabled VM, enough to reach its installed bundle. */
 typedef struct {
@@ -26,13 +27,6 @@ static void record_free(vm_record *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void copy_json_string(const cJSON *obj, const char *key, char *out, size_t len)
-{
-	const char *s = lm_journal_string(obj, key);
-
-	snprintf(out, len, "%s", s != NULL ? s : "");
-}
-
 static int record_load(lm_context *ctx, const char *name, vm_record *r)
 {
 	lm_state *st = NULL;
@@ -46,17 +40,19 @@ static int record_load(lm_context *ctx, const char *name, vm_record *r)
 	if ((vm = lm_state_vm(st, name, 0)) == NULL)
 		goto out;
 	r->known = 1;
-	copy_json_string(vm, "status", r->status, sizeof(r->status));
-	copy_json_string(vm, "profile", r->profile_name, sizeof(r->profile_name));
+	if ((rc = lm_journal_copy_string(vm, "status", r->status, sizeof(r->status))) < 0 ||
+	    (rc = lm_journal_copy_string(vm, "profile", r->profile_name, sizeof(r->profile_name))) < 0)
+		goto out;
 	if ((pj = lm_journal_string(vm, "profile_json")) != NULL &&
 	    (rc = lm_profile_parse(&r->profile, pj, strlen(pj), "state journal")) < 0)
 		goto out;
 	bundle = cJSON_GetObjectItemCaseSensitive(vm, "bundle");
-	copy_json_string(bundle, "injection_variable", r->injection, sizeof(r->injection));
-	copy_json_string(bundle, "shim", r->shim, sizeof(r->shim));
-	copy_json_string(bundle, "probe", r->probe, sizeof(r->probe));
-	copy_json_string(bundle, "id", r->bundle_id, sizeof(r->bundle_id));
-	lm_journal_load_facts(vm, &r->facts);
+	if ((rc = lm_journal_copy_string(bundle, "injection_variable", r->injection, sizeof(r->injection))) < 0 ||
+	    (rc = lm_journal_copy_string(bundle, "shim", r->shim, sizeof(r->shim))) < 0 ||
+	    (rc = lm_journal_copy_string(bundle, "probe", r->probe, sizeof(r->probe))) < 0 ||
+	    (rc = lm_journal_copy_string(bundle, "id", r->bundle_id, sizeof(r->bundle_id))) < 0 ||
+	    (rc = lm_journal_load_facts(vm, &r->facts)) < 0)
+		goto out;
 	r->started_at = lm_journal_number(vm, LM_JOURNAL_VM_STARTED_AT);
 	probe = cJSON_GetObjectItemCaseSensitive(vm, "last_probe");
 	(void)lm_journal_load_report(probe, "stock", &r->stock);
@@ -238,7 +234,8 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 				o->bundle_verified = ok;
 		} else {
 			size_t m = strlen(o->message);
-			snprintf(o->message + m, sizeof(o->message) - m, "; guest unreachable: %s", lm_error_last()->message);
+			lm_text_format_cut(o->message + m, sizeof(o->message) - m, "; guest unreachable: %s",
+			    lm_error_last()->message);
 		}
 	}
 	lm_bundle_free(b);

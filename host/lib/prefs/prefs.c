@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "text.h"
 #include "context_internal.h"
 #include "error_internal.h"
 #include "fs.h"
@@ -120,8 +121,9 @@ static int record_load(lm_state *st, pref_record *rec, int *have)
 		goto bad;
 	}
 	changed = cJSON_GetObjectItemCaseSensitive(pref, "changed_at");
-	if (!cJSON_IsNumber(changed) || changed->valuedouble < 0) {
-		why = "\"preference.changed_at\" is not a number of seconds";
+	/* Bounded here, so that turning it into a time_t later (for display) is always defined. */
+	if (!cJSON_IsNumber(changed) || !(changed->valuedouble >= 0 && changed->valuedouble <= (double)LM_JSON_INT_MAX)) {
+		why = "\"preference.changed_at\" is not a number of seconds since 1970";
 		goto bad;
 	}
 	rec->changed_at = changed->valuedouble;
@@ -226,9 +228,10 @@ static int record_set_written(lm_state *st, plist_t written)
 	return 0;
 }
 
+/* Display fields of lm_host_pref_info: a value too long for one ends in "...". */
 static void copy_str(char *dst, size_t size, const char *src)
 {
-	snprintf(dst, size, "%s", src != NULL ? src : "");
+	lm_text_format_cut(dst, size, "%s", src != NULL ? src : "");
 }
 
 static void describe_original(const pref_record *rec, char *buf, size_t size)

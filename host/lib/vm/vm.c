@@ -1,6 +1,7 @@
 /* The VM manager: choosing a backend, and the rules every backend follows (never start a VM
  * that is already running, stop only a running one, readiness only by polling). */
 #include "vm_internal.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,7 @@ int lm_vm_manager_open(lm_vm_manager **out, lm_context *ctx)
 		}
 		if (rc == LM_EINVALID)
 			break;
-		snprintf(api_why, sizeof(api_why), "%s", lm_error_last()->message);
+		lm_text_format_cut(api_why, sizeof(api_why), "%s", lm_error_last()->message);
 		if (lm_proc_find_program(program, &found) == 0) {
 			free(found);
 			lm_log(ctx, LM_LOG_DEBUG, "no Lume API (%s); using the lume CLI", api_why);

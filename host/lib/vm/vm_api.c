@@ -4,6 +4,7 @@
  * 400 with {"message": ...}; an unknown route is a 404 with a text body; `run` answers 202 to
  * anything; `stop` blocks until the VM is down and then sleeps a fixed 5 s. */
 #include "vm_internal.h"
+#include "text.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -90,7 +91,7 @@ static int api_request(CURL *curl, const char *url, const char *method, const ch
 	}
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
 	if (curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != NULL)
-		snprintf(r->content_type, sizeof(r->content_type), "%s", ct);
+		(void)lm_text_format(r->content_type, sizeof(r->content_type), "%s", ct); /* too long: "", not JSON's */
 	if (r->body.data == NULL && (r->body.data = calloc(1, 1)) == NULL)
 		return lm_error_nomem();
 	return 0;

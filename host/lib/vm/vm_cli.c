@@ -2,6 +2,7 @@
  * environment, its JSON found among the log lines it prints on stdout. It never stops a VM that
  * Lume's server runs: `lume stop` would end the server (see cli_stop). */
 #include "vm_internal.h"
+#include "text.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -299,7 +300,7 @@ int lm_vm_cli_init(lm_vm_manager *vmm, const char *program)
 	char why[512];
 
 	if (lm_proc_find_program(program, &vmm->program) < 0) {
-		snprintf(why, sizeof(why), "%s", lm_error_last()->message);
+		lm_text_format_cut(why, sizeof(why), "%s", lm_error_last()->message);
 		return lm_error_set(LM_ENOTFOUND,
 		    "the lume program was not found (%s): install Lume (https://github.com/trycua/cua, libs/lume) and "
 		    "put `lume` on PATH, pass --lume PATH, or start `lume serve` and use --vm-manager lume-api",
