@@ -82,6 +82,7 @@ const char *lm_error_name(int code)
 	case LM_ECORRUPT: return "corrupt";
 	case LM_ENOMEM: return "no-memory";
 	case LM_ELOCKED: return "locked";
+	case LM_EINTERRUPTED: return "interrupted";
 	default: return "error";
 	}
 }

@@ -24,9 +24,10 @@ note() { echo "--- $*"; }
 e2e_cleanup() {
   local rc=$?
   if [ -n "$SIM_PID" ] && kill -0 "$SIM_PID" 2>/dev/null; then
+    # Until it has stopped every guest it started: killing it earlier would leave them running.
+    # (A simulator that never ends is the test's timeout's business.)
     kill -TERM "$SIM_PID" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$SIM_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$SIM_PID" 2>/dev/null || true
+    wait "$SIM_PID" 2>/dev/null || true
   fi
   if [ $rc -ne 0 ] && [ -f "$E2E_DIR/sim.out" ]; then
     echo "--- simulator output:" >&2; tail -n 30 "$E2E_DIR/sim.out" >&2 || true

@@ -901,6 +901,7 @@ static void test_server_dies_during_upload(void **state)
 	assert_true(seen_partial);
 	guest_stop(&guest_a);
 	pthread_join(th, NULL);
+	fprintf(stderr, "DIAG rc=%d msg=%s\n", job.rc, job.message);
 	assert_true(job.rc == LM_ENETWORK || job.rc == LM_EREMOTE);
 	assert_true(contains(job.message, "/Users/lume/big.bin"));
 	assert_true(contains(job.message, guest_a.name));

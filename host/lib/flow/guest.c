@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "flow_internal.h"
+#include "random.h"
 #include "sha256.h"
 
 /* A command line under construction: raw shell syntax we write ourselves plus quoted
@@ -173,13 +174,16 @@ static int run_checked(lm_ssh *ssh, const char *cmd, const char *what)
 int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *uploaded)
 {
 	cmdline c = {0};
-	char stage[300], *cmd = NULL, path[PATH_MAX + 600];
+	char stage[300], run[17], *cmd = NULL, path[PATH_MAX + 600];
 	void *data = NULL;
 	size_t len, i;
 	int rc;
 
 	*uploaded = 0;
-	snprintf(stage, sizeof(stage), ".staging-%s", b->id);
+	/* A name of this run's own: another run's staging directory is never this one. */
+	if ((rc = lm_random_hex(run, 8)) < 0)
+		return rc;
+	snprintf(stage, sizeof(stage), ".staging-%s-%s", b->id, run);
 	/* 1. A fresh staging directory; staging left by an interrupted run goes. */
 	cl_raw(&c, "umask 022 && mkdir -p ");
 	cl_path(&c, facts, "");

@@ -60,19 +60,31 @@ static int check_dir(const char *dir)
 	return 0;
 }
 
-static void sleep_ms(long ms)
+int lm_state_flock(int fd, int how, double timeout, const lm_context *ctx, const char *path)
 {
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	double deadline = lm_clock_monotonic() + timeout;
+	double wait_s = 0.001;
+	int rc;
 
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	/* Poll rather than block, so that a stuck holder becomes a clear error, not a hang, and an
+	 * interrupt is seen while waiting. */
+	while (flock(fd, how | LOCK_NB) != 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return lm_error_set(LM_EIO, "%s: cannot lock: %s", path, strerror(errno));
+		if ((rc = lm_context_check_interrupt(ctx)) < 0)
+			return rc;
+		if (timeout >= 0 && lm_clock_monotonic() >= deadline)
+			return 1;
+		lm_clock_sleep(wait_s);
+		if (wait_s < 0.02)
+			wait_s *= 2;
+	}
+	return 0;
 }
 
 static int take_lock(lm_state *st, int how, double timeout)
 {
 	char *lock_path = join(st->dir, LOCK_FILE);
-	double deadline = lm_clock_monotonic() + timeout;
-	long wait_ms = 1;
 	int rc = 0;
 
 	if (lock_path == NULL)
@@ -82,21 +94,10 @@ static int take_lock(lm_state *st, int how, double timeout)
 		rc = lm_error_set(LM_EIO, "%s: cannot open the lock file: %s", lock_path, strerror(errno));
 		goto out;
 	}
-	/* Poll rather than block, so that a stuck holder becomes a clear error, not a hang. */
-	while (flock(st->lock_fd, how | LOCK_NB) != 0) {
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			rc = lm_error_set(LM_EIO, "%s: cannot lock: %s", lock_path, strerror(errno));
-			goto out;
-		}
-		if (lm_clock_monotonic() >= deadline) {
-			rc = lm_error_set(LM_ELOCKED, "%s: another lume-metal process has held the state lock for "
-			    "more than %.0f s; wait for it to finish and try again", lock_path, timeout);
-			goto out;
-		}
-		sleep_ms(wait_ms);
-		if (wait_ms < 20)
-			wait_ms *= 2;
-	}
+	/* No interrupt here: the journal lock is also what undoing a step needs. */
+	if ((rc = lm_state_flock(st->lock_fd, how, timeout, NULL, lock_path)) == 1)
+		rc = lm_error_set(LM_ELOCKED, "%s: another lume-metal process has held the state lock for "
+		    "more than %.0f s; wait for it to finish and try again", lock_path, timeout);
 out:
 	if (rc < 0 && st->lock_fd >= 0) {
 		close(st->lock_fd);
