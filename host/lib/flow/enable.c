@@ -389,7 +389,7 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 		goto out;
 	}
 	lm_flow_test_kill_point("after-preference");
-	if ((rc = step_vm_level(&r)) < 0 ||
+	if ((rc = lm_context_check_interrupt(ctx)) < 0 || (rc = step_vm_level(&r)) < 0 ||
 	    (r.ssh != NULL && ((rc = lm_context_check_interrupt(ctx)) < 0 || (rc = step_bundle(&r)) < 0 ||
 	    (rc = lm_context_check_interrupt(ctx)) < 0 || (rc = step_probe(&r)) < 0 ||
 	    (rc = lm_context_check_interrupt(ctx)) < 0 || (rc = step_record(&r)) < 0))) {
