@@ -28,6 +28,8 @@ if [ $real_lume -eq 1 ]; then
   vm=${1:-my-vm}
 else
   vm=${1:-demo-vm}
+  # The simulator's guests are sshd servers on port 22 in their own mount namespaces.
+  [ "$(id -u)" -eq 0 ] || { echo "demo: without Lume it runs the Lume simulator, which needs root: sudo $0${*:+ $*}" >&2; exit 1; }
   work=$(mktemp -d "${TMPDIR:-/tmp}/lume-metal-demo.XXXXXX")
   chmod 755 "$work"   # the guest account reaches its stand-ins below it
   sim_pid=

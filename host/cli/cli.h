@@ -72,6 +72,12 @@ int lm_cli_flow_exit(const lm_flow_result *result);
 void lm_cli_flow_print(const lm_cli *cli, const lm_flow_result *result, int exit_code);
 void lm_cli_flags_line(const lm_workload_flags *flags, char *buf, size_t len);
 
+/* interrupt.c: SIGINT/SIGTERM during a command that changes VMs. */
+void lm_cli_trap_signals(lm_context *ctx);           /* NULL: ctx is going away */
+int lm_cli_interrupted(void);                        /* the signal caught, or 0 */
+void lm_cli_interrupted_line(const lm_flow_result *result); /* the one line on what was left */
+void lm_cli_exit_interrupted(void);                  /* end by the caught signal, if any */
+
 /* One function per command, in cmd_<name>.c. */
 int lm_cmd_profile(lm_cli *cli);
 int lm_cmd_host(lm_cli *cli);

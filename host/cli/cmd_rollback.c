@@ -13,8 +13,10 @@ int lm_cmd_rollback(lm_cli *cli)
 		return lm_cli_usage_error(cli, "rollback: either name VMs or pass --all, not both");
 	if ((rc = lm_cli_context(cli, &ctx)) != 0)
 		return rc;
+	lm_cli_trap_signals(ctx);
 	rc = lm_flow_rollback(ctx, (const char *const *)cli->argv, (size_t)cli->argc, cli->all, !cli->no_restart,
 	    &result);
+	lm_cli_trap_signals(NULL);
 	if (rc < 0 && result.count == 0) {
 		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
 	} else {
@@ -22,6 +24,8 @@ int lm_cmd_rollback(lm_cli *cli)
 		lm_cli_flow_print(cli, &result, exit_code);
 		if (result.count == 0 && !cli->json)
 			lm_cli_printf(stdout, "no VM is enabled: nothing to roll back\n");
+		if (lm_cli_interrupted())
+			lm_cli_interrupted_line(&result);
 	}
 	lm_flow_result_free(&result);
 	lm_context_free(ctx);

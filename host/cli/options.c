@@ -12,7 +12,7 @@ enum opt_id {
 	OPT_FORMAT = 256, OPT_DRY_RUN, OPT_FORCE, OPT_STATE_DIR, OPT_PREFS_DIR, OPT_LUME_URL,
 	OPT_VM_MANAGER, OPT_LUME, OPT_HOST_KEY_POLICY, OPT_SSH_USER, OPT_SSH_KEY, OPT_SSH_PASSWORD_FILE,
 	OPT_BUNDLE, OPT_PROFILE, OPT_ALL, OPT_JOBS, OPT_NO_RESTART, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT,
-	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH
+	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT
 };
 
 static const struct option_doc {
@@ -39,6 +39,9 @@ static const struct option_doc {
 	{"jobs", required_argument, OPT_JOBS, "N", NULL, "enable: VMs handled at once (default 1)."},
 	{"no-restart", no_argument, OPT_NO_RESTART, NULL, NULL,
 	 "rollback: do not restart running VMs that still carry the unlocked level."},
+	{"no-wait", no_argument, OPT_NO_WAIT, NULL, NULL,
+	 "enable, rollback, probe, run: when another lume-metal process is working on the VM, fail at "
+	 "once instead of waiting for it to finish."},
 	{"state-dir", required_argument, OPT_STATE_DIR, "DIR", "LUME_METAL_STATE_DIR",
 	 "State directory (journal, known_hosts), an absolute path. Default: $XDG_STATE_HOME/lume-metal or "
 	 "~/.local/state/lume-metal; ~/Library/Application Support/lume-metal on macOS."},
@@ -131,6 +134,7 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	case OPT_PROFILE: cli->profile = arg; return 0;
 	case OPT_ALL: cli->all = 1; return 0;
 	case OPT_NO_RESTART: cli->no_restart = 1; return 0;
+	case OPT_NO_WAIT: cli->lib.no_wait = 1; return 0;
 	case OPT_VERBOSE: cli->verbose = 1; return 0;
 	case OPT_HOST: cli->host = arg; return 0;
 	case OPT_STATE_DIR:

@@ -16,7 +16,9 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 sim_start --vm lm-vm --vm manual-vm --boot-delay 0 --stop-delay 0
 vm_run lm-vm
 vm_run manual-vm
-sleep 2.2   # both guests booted clearly before the preference changes: both need a restart
+# Both guests booted clearly before the preference changes: both need a restart.
+wait_boot_in_past lm-vm
+wait_boot_in_past manual-vm
 
 # --- lume-metal, first enable ---
 t0=$(now)

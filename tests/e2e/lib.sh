@@ -24,9 +24,10 @@ note() { echo "--- $*"; }
 e2e_cleanup() {
   local rc=$?
   if [ -n "$SIM_PID" ] && kill -0 "$SIM_PID" 2>/dev/null; then
+    # Until it has stopped every guest it started: killing it earlier would leave them running.
+    # (A simulator that never ends is the test's timeout's business.)
     kill -TERM "$SIM_PID" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$SIM_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$SIM_PID" 2>/dev/null || true
+    wait "$SIM_PID" 2>/dev/null || true
   fi
   if [ $rc -ne 0 ] && [ -f "$E2E_DIR/sim.out" ]; then
     echo "--- simulator output:" >&2; tail -n 30 "$E2E_DIR/sim.out" >&2 || true
@@ -106,3 +107,11 @@ jq_is() { # FILE FILTER EXPECTED
 plist_xml() { if [ -f "$PLIST" ]; then plistutil -i "$PLIST" -o - -f xml 2>/dev/null || plistutil -i "$PLIST" -o -; else echo absent; fi; }
 
 guest_home() { echo "$(vm_dir "$1")/home"; }
+
+# wait_boot_in_past VM: until the guest's boot time (kern.boottime, whole seconds) is more than
+# lume-metal's one-second tolerance in the past, so that a change made from now on is clearly
+# later than the boot (the condition itself, not a guess at how long that takes).
+wait_boot_in_past() {
+  local boot; boot=$(cat "$(vm_dir "$1")/boottime")
+  until [ "$(date +%s)" -gt $((boot + 1)) ]; do sleep 0.05; done
+}

@@ -97,11 +97,12 @@ static int add_name(name_list *l, const char *opt, const char *name)
 	return 0;
 }
 
-/* Can sshd bind ADDRESS:22? */
+/* Can sshd bind ADDRESS:22? 1 yes, 0 taken; -1 (errno set) when no address can be bound at all
+ * (port 22 needs root): then trying the next address would only walk the whole of 127/8. */
 static int address_free(const char *address)
 {
 	struct sockaddr_in sa;
-	int fd, one = 1, ok;
+	int fd, one = 1, ok, err;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
@@ -109,10 +110,15 @@ static int address_free(const char *address)
 	if (inet_pton(AF_INET, address, &sa.sin_addr) != 1)
 		return 0;
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-		return 0;
+		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	ok = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	err = errno;
 	close(fd);
+	if (!ok && err != EADDRINUSE && err != EADDRNOTAVAIL) {
+		errno = err;
+		return -1;
+	}
 	return ok;
 }
 
@@ -121,6 +127,7 @@ static int assign_addresses(sim *s, const char *base)
 	struct in_addr a;
 	uint32_t h;
 	size_t i;
+	int free_;
 
 	if (inet_pton(AF_INET, base, &a) != 1 || (ntohl(a.s_addr) >> 24) != 127) {
 		fprintf(stderr, "lume-sim: --address-base %s: expected an address in 127.0.0.0/8\n", base);
@@ -138,7 +145,12 @@ static int assign_addresses(sim *s, const char *base)
 			}
 			cand.s_addr = htonl(h);
 			inet_ntop(AF_INET, &cand, s->vms[i].address, sizeof(s->vms[i].address));
-			if (address_free(s->vms[i].address))
+			if ((free_ = address_free(s->vms[i].address)) < 0) {
+				fprintf(stderr, "lume-sim: cannot listen on %s:22 for the guests: %s%s\n", s->vms[i].address,
+				    strerror(errno), errno == EACCES ? " (port 22 needs root: run lume-sim as root)" : "");
+				return -1;
+			}
+			if (free_)
 				break;
 		}
 		h++;

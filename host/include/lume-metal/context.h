@@ -45,12 +45,14 @@ typedef struct {
 	int force_user_mismatch;        /* write the preference although the Lume server runs as another
 	                                   user (or as root with no server found): dangerous, the VMs
 	                                   will most likely not read it (docs/preferences.md) */
+	int no_wait;                    /* a VM another process is working on: LM_ELOCKED at once
+	                                   instead of waiting for it (one operation per VM at a time) */
 	lm_log_fn log;
 	void *log_data;
 } lm_options;
 
 #define LM_OPTIONS_INIT {LM_OPTIONS_VERSION, NULL, NULL, NULL, LM_VM_MANAGER_AUTO, NULL, \
-	LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, NULL, NULL}
+	LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL}
 
 typedef struct lm_context lm_context;
 
@@ -61,6 +63,11 @@ void lm_context_free(lm_context *ctx);
 const lm_options *lm_context_options(const lm_context *ctx);
 /* The state directory in use (resolved, created 0700 on first use by the state module). */
 const char *lm_context_state_dir(const lm_context *ctx);
+
+/* Ask the operations running in ctx to stop at their next safe point: each undoes what it did,
+ * as after a failure, and ends with LM_EINTERRUPTED; what was left is in its outcome's message.
+ * Async-signal-safe and thread-safe: a SIGINT/SIGTERM handler may call it. */
+void lm_context_interrupt(lm_context *ctx);
 
 #ifdef __cplusplus
 }

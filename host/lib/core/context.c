@@ -69,6 +69,7 @@ int lm_context_new(lm_context **out, const lm_options *opts)
 	if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
 		return lm_error_nomem();
 	ctx->opts = *opts;
+	atomic_init(&ctx->interrupted, 0);
 	if ((rc = dup_opt(&ctx->opts.state_dir, opts->state_dir)) < 0 ||
 	    (rc = dup_opt(&ctx->opts.prefs_dir, opts->prefs_dir)) < 0 ||
 	    (rc = dup_opt(&ctx->opts.lume_url, opts->lume_url)) < 0 ||
@@ -120,6 +121,19 @@ const lm_options *lm_context_options(const lm_context *ctx)
 const char *lm_context_state_dir(const lm_context *ctx)
 {
 	return ctx->state_dir;
+}
+
+void lm_context_interrupt(lm_context *ctx)
+{
+	if (ctx != NULL)
+		atomic_store(&ctx->interrupted, 1);
+}
+
+int lm_context_check_interrupt(const lm_context *ctx)
+{
+	if (ctx == NULL || atomic_load(&((lm_context *)ctx)->interrupted) == 0)
+		return 0;
+	return lm_error_set(LM_EINTERRUPTED, "interrupted");
 }
 
 void lm_log(const lm_context *ctx, lm_log_level level, const char *fmt, ...)

@@ -3,6 +3,7 @@
 #define LM_CONTEXT_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "lume-metal/context.h"
@@ -11,11 +12,15 @@
 struct lm_context {
 	lm_options opts;  /* strings owned by the context */
 	char *state_dir;  /* resolved */
+	atomic_int interrupted; /* lm_context_interrupt() was called (lock-free: set from signal handlers) */
 };
 
 /* The longest timeout accepted, in seconds (a week): longer than any wait lume-metal has a reason
  * for, and small enough that its milliseconds fit an int. */
 #define LM_TIMEOUT_MAX (7.0 * 24 * 3600)
+/* LM_EINTERRUPTED with its message once lm_context_interrupt() was called, else 0. Checked
+ * between steps and in every wait, never while undoing. */
+int lm_context_check_interrupt(const lm_context *ctx);
 
 void lm_log(const lm_context *ctx, lm_log_level level, const char *fmt, ...) LM_PRINTF(3, 4);
 

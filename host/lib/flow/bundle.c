@@ -173,7 +173,9 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 	}
 	snprintf(path, sizeof(path), "%s/manifest.json", b->dir);
 	if ((rc = lm_fs_read_file(path, LM_MANIFEST_MAX, &b->manifest, &b->manifest_len)) < 0) {
-		if (rc == LM_ENOTFOUND)
+		if (rc == LM_ENOTFOUND && given != NULL)
+			rc = lm_error_set(LM_ENOTFOUND, "%s is not a guest bundle (no manifest.json in it)", b->dir);
+		else if (rc == LM_ENOTFOUND)
 			rc = lm_error_set(LM_ENOTFOUND, "no guest bundle for %s %s at %s: build it (cmake --build) "
 			    "or pass --bundle DIR", facts->os, facts->arch, b->dir);
 		goto fail;
@@ -212,6 +214,27 @@ int lm_bundle_read(const lm_bundle *b, const lm_bundle_file *f, void **data, siz
 	}
 	*data = buf;
 	return 0;
+}
+
+int lm_bundle_check(lm_context *ctx)
+{
+	lm_guest_facts any;
+	lm_bundle *b = NULL;
+	void *data;
+	size_t i, len;
+	int rc;
+
+	if (lm_context_options(ctx)->bundle_dir == NULL)
+		return 0;
+	memset(&any, 0, sizeof(any)); /* no guest yet: its OS is checked once it is known */
+	if ((rc = lm_bundle_open(&b, ctx, &any)) < 0)
+		return rc;
+	for (i = 0; i < b->nfiles && rc == 0; i++) {
+		if ((rc = lm_bundle_read(b, &b->files[i], &data, &len)) == 0)
+			free(data);
+	}
+	lm_bundle_free(b);
+	return rc;
 }
 
 void lm_bundle_free(lm_bundle *b)

@@ -1,5 +1,6 @@
 /* lume-metal enable: the host preference, the VM at the right level, the bundle, the proof. */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "flow_internal.h"
 #include "text.h"
 #include "prefs_internal.h"
+#include "random.h"
 
 /* Everything enable_one() learns and may need to undo. */
 typedef struct {
@@ -19,10 +21,12 @@ typedef struct {
 	lm_bundle *bundle;
 	lm_guest_facts facts;
 	char current[128];
+	char run_id[33];    /* this run's mark on the VM's journal entry (see step_record) */
 	int was_enabled;    /* the VM was enabled before this run: its install is left alone */
 	int touched_guest;  /* this run created or changed guest files */
 	double started_at;  /* when this tool last asked for the VM to start (journal, or this run) */
 	int started_now;    /* ... and that was this run: the journal gets it */
+	int stopped_running; /* this run stopped the running VM to restart it */
 } enable_run;
 
 /* Ask for the VM to start, noting the time first: its process starts after that moment. */
@@ -67,6 +71,14 @@ static int connect_guest(enable_run *r)
 	return 0;
 }
 
+/* The VM's journal entry still carries this run's mark. */
+static int journal_marked(const cJSON *vm, const enable_run *r)
+{
+	const char *mark = lm_journal_string(vm, "enable_run");
+
+	return mark != NULL && strcmp(mark, r->run_id) == 0;
+}
+
 /* Step 1: the host preference, under the journal lock, with the VM marked "enabling" so that a
  * crash from here on is something the next enable or rollback knows to finish. */
 static int step_preference(enable_run *r)
@@ -90,14 +102,16 @@ static int step_preference(enable_run *r)
 	if (r->res->pref.changed)
 		r->res->pref_changed = 1;
 	if (!lm_context_options(ctx)->dry_run) {
-		if ((rc = lm_profile_to_json(r->profile, &profile_json)) < 0)
-			goto out;
 		vm = lm_state_vm(st, r->o->vm, 1);
-		if (!r->was_enabled)
+		/* An enabled VM keeps its recorded profile until this run has proven the new one. */
+		if (!r->was_enabled) {
 			lm_journal_set_string(vm, "status", "enabling");
-		lm_journal_set_string(vm, "profile", lm_profile_name(r->profile));
-		cJSON_DeleteItemFromObjectCaseSensitive(vm, "profile_json");
-		cJSON_AddStringToObject(vm, "profile_json", profile_json);
+			if ((rc = lm_profile_to_json(r->profile, &profile_json)) < 0)
+				goto out;
+			lm_journal_set_string(vm, "profile", lm_profile_name(r->profile));
+			lm_journal_set_string(vm, "profile_json", profile_json);
+		}
+		lm_journal_set_string(vm, "enable_run", r->run_id);
 		if ((rc = lm_state_save(st)) < 0)
 			goto out;
 	}
@@ -165,6 +179,7 @@ static int step_vm_level(enable_run *r)
 	r->ssh = NULL;
 	if ((rc = lm_vm_stop(r->vmm, r->o->vm)) < 0)
 		return rc;
+	r->stopped_running = 1;
 	lm_flow_test_kill_point("after-stop");
 	if ((rc = start_vm(r)) < 0)
 		return rc;
@@ -247,6 +262,7 @@ static int step_record(enable_run *r)
 {
 	lm_state *st = NULL;
 	cJSON *vm, *bundle, *probe;
+	char *profile_json = NULL;
 	double t = lm_clock_epoch();
 	int rc;
 
@@ -254,7 +270,19 @@ static int step_record(enable_run *r)
 		return 0;
 	if ((rc = lm_state_open(&st, r->ctx)) < 0)
 		return rc;
-	vm = lm_state_vm(st, r->o->vm, 1);
+	/* Only over the entry this run marked: had anything else removed or replaced it meanwhile
+	 * (a rollback that restored the preference), recording "enabled" would lose that update. */
+	vm = lm_state_vm(st, r->o->vm, 0);
+	if (vm == NULL || !journal_marked(vm, r)) {
+		rc = lm_error_set(LM_ECONFLICT, "the state journal's entry for %s changed while this enable ran "
+		    "(another process rolled it back); nothing was recorded", r->o->vm);
+		goto out;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(vm, "enable_run");
+	if ((rc = lm_profile_to_json(r->profile, &profile_json)) < 0)
+		goto out;
+	lm_journal_set_string(vm, "profile", lm_profile_name(r->profile));
+	lm_journal_set_string(vm, "profile_json", profile_json);
 	lm_journal_set_string(vm, "status", "enabled");
 	if (lm_journal_number(vm, "enabled_at") == 0)
 		lm_journal_set_number(vm, "enabled_at", lm_clock_epoch());
@@ -278,12 +306,28 @@ static int step_record(enable_run *r)
 	rc = lm_state_save(st);
 	lm_step_add(r->o, "record", t, "state journal updated");
 out:
+	lm_free(profile_json);
 	lm_state_close(st);
 	return rc;
 }
 
-/* A failed enable leaves no half-installed guest, and gives back a preference that no enabled
- * VM needs any more. The message says what was left. */
+/* Appends to a bounded message; what does not fit is cut (it only describes). */
+static void note(char *buf, size_t len, const char *fmt, ...) LM_PRINTF(3, 4);
+static void note(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+/* A failed or interrupted enable leaves the VM as it was found: no half-installed guest, a VM it
+ * started stopped again, one it stopped running again, and a preference that no enabled VM needs
+ * any more given back. The outcome's message ends with what was left. */
 static void undo(enable_run *r)
 {
 	lm_state *st = NULL;
@@ -291,6 +335,7 @@ static void undo(enable_run *r)
 	lm_buf left = {0}; /* what was left, for the message: grows, never cut */
 	char *text;
 	lm_host_pref_info restored;
+	int pref_restored = 0;
 
 	if (lm_context_options(r->ctx)->dry_run)
 		return;
@@ -298,23 +343,30 @@ static void undo(enable_run *r)
 		if (lm_guest_remove_all(r->ssh, &r->facts) == 0)
 			lm_buf_printf(&left, "; guest files removed");
 		else
-			lm_buf_printf(&left, "; guest files could NOT be removed (%s): "
-			    "run `lume-metal rollback %s`", lm_error_last()->message, r->o->vm);
+			lm_buf_printf(&left, "; guest files could NOT be removed (%s): run `lume-metal rollback %s`",
+			    lm_error_last()->message, r->o->vm);
 	} else if (r->was_enabled) {
 		lm_buf_printf(&left, "; the previous installation is kept");
 	}
+	lm_ssh_free(r->ssh);
+	r->ssh = NULL;
 	if (lm_state_open(&st, r->ctx) == 0) {
+		/* Only this run's own mark is taken back (see step_record). */
 		vm = lm_state_vm(st, r->o->vm, 0);
-		if (vm != NULL && !r->was_enabled)
-			cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), r->o->vm);
+		if (vm != NULL && journal_marked(vm, r)) {
+			if (r->was_enabled)
+				cJSON_DeleteItemFromObjectCaseSensitive(vm, "enable_run");
+			else
+				cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), r->o->vm);
+		}
 		if (lm_state_live_vms(st, NULL, NULL, 0) == 0 && r->res->pref.recorded) {
 			if (lm_host_pref_disable_locked(st, &restored) == 0) {
-				r->res->pref = restored;
 				lm_buf_printf(&left, "; host preference restored (%s)",
-				    restored.original[0] ? restored.original : "as it was");
+				    r->res->pref.original[0] ? r->res->pref.original : "as it was");
+				r->res->pref = restored;
+				pref_restored = 1;
 			} else {
-				lm_buf_printf(&left, "; host preference NOT restored (%s)",
-				    lm_error_last()->message);
+				lm_buf_printf(&left, "; host preference NOT restored (%s)", lm_error_last()->message);
 			}
 		} else if (r->res->pref.recorded) {
 			lm_buf_printf(&left, "; host preference kept (other VMs are enabled)");
@@ -322,6 +374,26 @@ static void undo(enable_run *r)
 		if (lm_state_save(st) < 0)
 			lm_buf_printf(&left, "; state not saved (%s)", lm_error_last()->message);
 		lm_state_close(st);
+	} else {
+		lm_buf_printf(&left, "; state journal not updated (%s)", lm_error_last()->message);
+	}
+	/* The VM itself, after the preference: a VM started again boots at the level now in effect. */
+	if (r->o->started) {
+		if (lm_vm_stop(r->vmm, r->o->vm) == 0)
+			lm_buf_printf(&left, "; VM stopped again (it was stopped)");
+		else
+			lm_buf_printf(&left, "; the VM could NOT be stopped again (%s)", lm_error_last()->message);
+	} else if (r->stopped_running && !r->o->restarted) {
+		if (lm_vm_start(r->vmm, r->o->vm) == 0)
+			lm_buf_printf(&left, "; VM started again (it was running)");
+		else
+			lm_buf_printf(&left, "; the VM could NOT be started again (%s)", lm_error_last()->message);
+	} else if (r->o->restarted && pref_restored) {
+		if (lm_vm_stop(r->vmm, r->o->vm) == 0 && lm_vm_start(r->vmm, r->o->vm) == 0)
+			lm_buf_printf(&left, "; VM restarted again off the unlocked level");
+		else
+			lm_buf_printf(&left, "; the VM still runs at the unlocked level (restart failed: %s)",
+			    lm_error_last()->message);
 	}
 	if ((text = lm_buf_finish(&left)) != NULL && text[0] != '\0') {
 		size_t m = strlen(r->o->message);
@@ -334,6 +406,7 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
     lm_vm_outcome *o)
 {
 	enable_run r;
+	lm_vm_lock *lock = NULL;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
@@ -343,17 +416,20 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	r.res = res;
 	r.o = o;
 	snprintf(o->profile, sizeof(o->profile), "%s", lm_profile_name(profile));
-	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0) {
+	/* The whole operation under the VM's lock: a concurrent enable or rollback of the same VM waits. */
+	if ((rc = lm_context_check_interrupt(ctx)) < 0 || (rc = lm_vm_lock_take(&lock, ctx, o->vm, "enable", 0)) < 0 ||
+	    (rc = lm_random_hex(r.run_id, 16)) < 0 || (rc = lm_vm_get(vmm, o->vm, &o->info)) < 0 ||
+	    (rc = step_preference(&r)) < 0) {
 		lm_outcome_fail(o, rc);
-		goto out;
-	}
-	if ((rc = step_preference(&r)) < 0) {
-		lm_outcome_fail(o, rc);
+		if (rc == LM_EINTERRUPTED)
+			note(o->message, sizeof(o->message), " before anything was changed");
 		goto out;
 	}
 	lm_flow_test_kill_point("after-preference");
-	if ((rc = step_vm_level(&r)) < 0 || (r.ssh != NULL && (rc = step_bundle(&r)) < 0) ||
-	    (r.ssh != NULL && (rc = step_probe(&r)) < 0) || (r.ssh != NULL && (rc = step_record(&r)) < 0)) {
+	if ((rc = lm_context_check_interrupt(ctx)) < 0 || (rc = step_vm_level(&r)) < 0 ||
+	    (r.ssh != NULL && ((rc = lm_context_check_interrupt(ctx)) < 0 || (rc = step_bundle(&r)) < 0 ||
+	    (rc = lm_context_check_interrupt(ctx)) < 0 || (rc = step_probe(&r)) < 0 ||
+	    (rc = lm_context_check_interrupt(ctx)) < 0 || (rc = step_record(&r)) < 0))) {
 		lm_outcome_fail(o, rc);
 		undo(&r);
 		goto out;
@@ -366,6 +442,7 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 out:
 	lm_bundle_free(r.bundle);
 	lm_ssh_free(r.ssh);
+	lm_vm_lock_release(lock);
 	return rc;
 }
 
@@ -418,6 +495,9 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 		return rc;
 	if (n == 0)
 		return lm_error_set(LM_EINVALID, "enable: name at least one VM");
+	/* A given bundle is checked before any VM is touched. */
+	if ((rc = lm_bundle_check(ctx)) < 0)
+		return lm_flow_fail_all(result, rc);
 	nworkers = jobs < 1 ? 1 : (size_t)jobs;
 	if (nworkers > LM_FLOW_MAX_JOBS)
 		nworkers = LM_FLOW_MAX_JOBS;

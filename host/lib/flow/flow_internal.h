@@ -77,6 +77,8 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 /* Read one file, checking size and SHA-256 against the manifest. */
 int lm_bundle_read(const lm_bundle *b, const lm_bundle_file *f, void **data, size_t *len);
 void lm_bundle_free(lm_bundle *b);
+/* ctx's bundle_dir, when set: its manifest and every file checked, before any VM is touched. */
+int lm_bundle_check(lm_context *ctx);
 
 /* ---- guest.c: operations on one guest over SSH ---- */
 
@@ -92,8 +94,8 @@ int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bu
 int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *uploaded);
 /* Its two shell commands (the same under zsh and sh): a fresh staging directory; the staged
  * bundle into place, `current` switched, every other entry gone. */
-int lm_guest_install_prepare_command(const lm_guest_facts *facts, const lm_bundle *b, char **out);
-int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle *b, char **out);
+int lm_guest_install_prepare_command(const lm_guest_facts *facts, const char *stage, char **out);
+int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle *b, const char *stage, char **out);
 int lm_guest_remove_all(lm_ssh *ssh, const lm_guest_facts *facts);
 
 /* What the shim needs on a command line: injection variable and the LUME_METAL_* values. */
@@ -180,8 +182,11 @@ int lm_flow_summary_rc(const lm_flow_result *result);
 /* Connect to a running, ready VM's guest. */
 int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_ssh **out);
 
-/* Test hook (documented in docs/testing.md): LUME_METAL_TEST_KILL_AT=<step> makes the process
- * SIGKILL itself when it reaches that step, to prove that every step is crash-safe. */
+/* Test hooks (documented in docs/testing.md): LUME_METAL_TEST_KILL_AT=<step> makes the process
+ * SIGKILL itself when it reaches that step, to prove that every step is crash-safe;
+ * LUME_METAL_TEST_STOP_AT=<step> makes it SIGSTOP itself there (the first time only), so that a
+ * test can act while it holds what it holds at that step (its VM lock) and signal it at a known
+ * point. */
 void lm_flow_test_kill_point(const char *step);
 
 #endif

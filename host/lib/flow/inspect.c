@@ -78,8 +78,9 @@ static int open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, v
 		return lm_error_set(LM_ENOTFOUND, "%s is not enabled: run `lume-metal enable %s` first", o->vm, o->vm);
 	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0)
 		return rc;
+	/* Not "guest unsupported": nothing is wrong with the guest, it is just not running. */
 	if (strcmp(o->info.status, "running") != 0)
-		return lm_error_set(LM_EUNSUPPORTED, "%s is %s: start it (or run `lume-metal enable %s`)", o->vm,
+		return lm_error_set(LM_ERROR, "%s: start it or run enable (`lume-metal enable %s` starts it)",
 		    o->info.status, o->vm);
 	if ((rc = lm_flow_connect(ctx, o->vm, &o->info, ssh)) < 0 ||
 	    (rc = lm_guest_facts_read(*ssh, &o->guest, current, sizeof(current))) < 0)
@@ -92,6 +93,7 @@ static int open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, v
 
 int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result)
 {
+	lm_vm_lock *lock = NULL;
 	lm_vm_manager *vmm = NULL;
 	lm_ssh *ssh = NULL;
 	lm_state *st = NULL;
@@ -107,7 +109,8 @@ int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result)
 	if ((rc = lm_flow_open_outcomes(result, &vm, 1)) < 0)
 		return rc;
 	o = &result->vms[0];
-	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = open_enabled(ctx, vmm, o, &r, &ssh, &se)) < 0 ||
+	if ((rc = lm_vm_lock_take(&lock, ctx, o->vm, "probe", 0)) < 0 ||
+	    (rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = open_enabled(ctx, vmm, o, &r, &ssh, &se)) < 0 ||
 	    (rc = lm_guest_probe(ssh, &se, 0, &o->stock, NULL, 0)) < 0 ||
 	    (rc = lm_guest_probe(ssh, &se, 1, &o->shimmed, NULL, 0)) < 0) {
 		lm_outcome_fail(o, rc);
@@ -132,6 +135,7 @@ out:
 	record_free(&r);
 	lm_ssh_free(ssh);
 	lm_vm_manager_free(vmm);
+	lm_vm_lock_release(lock);
 	return rc;
 }
 
@@ -168,6 +172,7 @@ static int warn_protected(lm_context *ctx, lm_ssh *ssh, const lm_shim_env *se, c
 
 int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t argc, int *exit_status)
 {
+	lm_vm_lock *lock = NULL;
 	lm_vm_manager *vmm = NULL;
 	lm_ssh *ssh = NULL;
 	lm_flow_result result;
@@ -183,12 +188,15 @@ int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t
 	memset(&result, 0, sizeof(result));
 	if ((rc = lm_flow_open_outcomes(&result, &vm, 1)) < 0)
 		return rc;
-	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = open_enabled(ctx, vmm, &result.vms[0], &r, &ssh, &se)) < 0 ||
+	/* Shared: several commands may run at once, but not while the VM is enabled or rolled back. */
+	if ((rc = lm_vm_lock_take(&lock, ctx, result.vms[0].vm, "run", LM_VM_LOCK_SHARED)) < 0 ||
+	    (rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = open_enabled(ctx, vmm, &result.vms[0], &r, &ssh, &se)) < 0 ||
 	    (rc = warn_protected(ctx, ssh, &se, &result.vms[0], argv, argc)) < 0 ||
 	    (rc = lm_shim_command(&se, LM_SHIM_ALL, argv, argc, &cmd)) < 0)
 		goto out;
 	rc = lm_ssh_exec(ssh, cmd, stream_out, NULL, exit_status);
 out:
+	lm_vm_lock_release(lock);
 	free(cmd);
 	record_free(&r);
 	lm_ssh_free(ssh);

@@ -2,6 +2,7 @@
  * timed steps every flow command reports. */
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,12 +194,18 @@ int lm_vm_restart_needed(const lm_host_pref_info *pref, double boot_time, double
 	return pref->recorded && lm_vm_level_of(pref->changed_at, boot_time, started_at, margin) != LM_VM_LEVEL_AFTER;
 }
 
+static atomic_int test_stopped;
+
 void lm_flow_test_kill_point(const char *step)
 {
 	const char *at = getenv("LUME_METAL_TEST_KILL_AT");
 
 	if (at != NULL && strcmp(at, step) == 0)
 		kill(getpid(), SIGKILL);
+	/* Once: a step reached again (every uploaded file) runs on after the first stop. */
+	at = getenv("LUME_METAL_TEST_STOP_AT");
+	if (at != NULL && strcmp(at, step) == 0 && atomic_exchange(&test_stopped, 1) == 0)
+		kill(getpid(), SIGSTOP);
 }
 
 void lm_flow_result_free(lm_flow_result *result)
@@ -260,6 +267,6 @@ int lm_flow_summary_rc(const lm_flow_result *result)
 int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_ssh **out)
 {
 	if (info->ip[0] == '\0')
-		return lm_error_set(LM_EUNSUPPORTED, "%s has no IP address (is it running?)", vm);
+		return lm_error_set(LM_ERROR, "%s has no IP address (is it running?)", vm);
 	return lm_ssh_connect(out, ctx, vm, info->ip, 22);
 }

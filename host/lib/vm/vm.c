@@ -197,7 +197,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 	start = lm_clock_monotonic();
 	deadline = start + timeout;
 	for (;;) {
-		if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
+		if ((rc = lm_context_check_interrupt(vmm->ctx)) < 0 || (rc = vmm->backend->get(vmm, vm, &info)) < 0)
 			return rc;
 		if (strcmp(info.status, "running") == 0 && info.ip[0] != '\0' && info.ssh_available) {
 			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: ready at %s after %.1f s", vm, info.ip, lm_clock_monotonic() - start);

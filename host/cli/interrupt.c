@@ -1,0 +1,69 @@
+/* Ctrl-C (SIGINT) and SIGTERM during enable and rollback. The library is asked to stop at its next
+ * safe point and undo, as after a failure (lm_context_interrupt); the command prints its result
+ * and one line on what the interruption left; then the process ends by the same signal, so that
+ * a shell or a loop around lume-metal sees that it was interrupted. A second signal ends it at
+ * once: every step is crash-safe, and the next enable or rollback converges. */
+#include <signal.h>
+#include <string.h>
+
+#include "cli.h"
+
+static lm_context *volatile trapped;
+static volatile sig_atomic_t caught;
+
+static void on_signal(int sig)
+{
+	if (caught != 0) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	caught = sig;
+	if (trapped != NULL)
+		lm_context_interrupt(trapped);
+}
+
+void lm_cli_trap_signals(lm_context *ctx)
+{
+	struct sigaction sa;
+
+	trapped = ctx;
+	if (ctx == NULL)
+		return; /* the signals stay caught: the interruption is reported by the command */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int lm_cli_interrupted(void)
+{
+	return caught;
+}
+
+void lm_cli_interrupted_line(const lm_flow_result *r)
+{
+	size_t i, n = 0;
+
+	fprintf(stderr, "lume-metal: interrupted by %s: ", caught == SIGTERM ? "SIGTERM" : "SIGINT");
+	for (i = 0; i < r->count; i++) {
+		if (r->vms[i].rc != LM_EINTERRUPTED)
+			continue;
+		fprintf(stderr, "%s%s", n++ > 0 ? " | " : "", r->vms[i].message);
+	}
+	if (n == 0)
+		fprintf(stderr, "every VM was already done; nothing was undone");
+	fputc('\n', stderr);
+}
+
+void lm_cli_exit_interrupted(void)
+{
+	if (caught == 0)
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	signal(caught, SIG_DFL);
+	raise(caught);
+}
