@@ -42,7 +42,11 @@ void lm_cli_man(FILE *out);
 
 /* output.c: one JSON document on stdout in JSON mode; text lines otherwise. */
 int lm_cli_fail(const lm_cli *cli, int exit_code);               /* prints lm_error_last() */
-int lm_cli_usage_error(const lm_cli *cli, const char *fmt, ...);  /* LM_EXIT_USAGE */
+int lm_cli_usage_error(const lm_cli *cli, const char *fmt, ...)   /* LM_EXIT_USAGE */
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 void lm_cli_print_json(cJSON *doc);                               /* prints and frees */
 void lm_cli_log(void *data, lm_log_level level, const char *line);/* lm_options.log for the CLI */
 int lm_cli_context(lm_cli *cli, lm_context **out);                /* context from the options */
