@@ -60,6 +60,10 @@ static int cf_to_plist(CFPropertyListRef value, plist_t *out)
 		plist_free(root);
 		return lm_error_set(LM_EIO, "CFPreferences: the value could not be read back");
 	}
+	if (lm_pref_plist_check(root) < 0) {
+		plist_free(root);
+		return lm_error_prefix("CFPreferences: ");
+	}
 	*out = plist_copy(plist_array_get_item(root, 0));
 	plist_free(root);
 	return *out != NULL ? 0 : lm_error_nomem();

@@ -32,8 +32,12 @@ int lm_pref_plist_is_flag_type(plist_t v);
  * holding `v`. Decode returns LM_EINVALID on anything else. */
 int lm_pref_plist_encode(plist_t v, char **out);
 int lm_pref_plist_decode(const char *text, plist_t *out);
-/* Parse a whole plist file's bytes (XML or binary); NULL when it is not a property list. */
+/* Parse a whole plist file's bytes (XML or binary); NULL when it is not a property list. Check
+ * the result with lm_pref_plist_check() before reading its strings. */
 plist_t lm_pref_plist_parse(const char *data, size_t len);
+/* LM_EINVALID (message without a file name) when a string or dictionary key in `v` holds a NUL
+ * character: libplist 2.2 aborts on reading such a string, and cannot write it back unchanged. */
+int lm_pref_plist_check(plist_t v);
 
 /* ---- stores (store.c, plist_store.c, cf_store.c) ---- */
 

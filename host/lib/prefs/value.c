@@ -290,9 +290,36 @@ int lm_pref_plist_decode(const char *text, plist_t *out)
 		plist_free(arr);
 		return lm_error_set(LM_EINVALID, "not a one-value binary property list");
 	}
+	if (lm_pref_plist_check(arr) < 0) {
+		plist_free(arr);
+		return LM_EINVALID;
+	}
 	*out = plist_copy(plist_array_get_item(arr, 0));
 	plist_free(arr);
 	return *out != NULL ? 0 : lm_error_nomem();
+}
+
+/* libplist 2.2 keeps a string's (or a dictionary key's) length apart from its bytes, and aborts
+ * the process (an assert) when a string whose bytes hold a NUL is read back. Its XML writer copies
+ * those bytes as they are, and every other part of the XML text is free of NUL bytes, so one NUL
+ * in the XML form finds every such string and key. */
+int lm_pref_plist_check(plist_t v)
+{
+	char *xml = NULL;
+	uint32_t len = 0;
+	int has_nul;
+
+	if (v == NULL)
+		return 0;
+	plist_to_xml(v, &xml, &len);
+	if (xml == NULL)
+		return lm_error_nomem();
+	has_nul = memchr(xml, '\0', len) != NULL;
+	plist_to_xml_free(xml);
+	if (has_nul)
+		return lm_error_set(LM_EINVALID, "a string or key holds a NUL character, which lume-metal cannot "
+		    "keep exactly");
+	return 0;
 }
 
 plist_t lm_pref_plist_parse(const char *data, size_t len)
