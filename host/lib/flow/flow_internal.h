@@ -65,6 +65,10 @@ void lm_bundle_free(lm_bundle *b);
 /* ---- guest.c: operations on one guest over SSH ---- */
 
 int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_t current_len);
+/* The facts command's output (modified in place: lines are cut at '\n'; NULL reads as empty);
+ * `err` is its stderr, quoted when the output says nothing usable. Split out of the read so that
+ * the parse of what the guest prints can be tested and fuzzed without a guest. */
+int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char *current, size_t current_len);
 /* Installed and every file matches? (1/0) */
 int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *ok);
 /* Install atomically (staging dir, verified uploads, rename, `current` switched atomically),

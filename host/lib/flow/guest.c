@@ -93,15 +93,11 @@ static void copy_str(char *dst, size_t len, const char *src)
 	"(sysctl -n kern.boottime) 2>/dev/null || echo; printf '%s\\n' \"$HOME\"; " \
 	"readlink \"$HOME/" LM_GUEST_BASE "/current\" 2>/dev/null || echo"
 
-int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_t current_len)
+int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char *current, size_t current_len)
 {
-	char *out = NULL, *err = NULL, *cursor, *boot, *sec;
-	int status = 0, rc;
+	char *cursor = out, *boot, *sec;
 
 	memset(facts, 0, sizeof(*facts));
-	if ((rc = lm_ssh_exec_capture(ssh, FACTS_COMMAND, 64 * 1024, &out, &err, &status)) < 0)
-		return rc;
-	cursor = out;
 	copy_str(facts->os, sizeof(facts->os), next_line(&cursor));
 	copy_str(facts->arch, sizeof(facts->arch), next_line(&cursor));
 	copy_str(facts->os_version, sizeof(facts->os_version), next_line(&cursor));
@@ -112,10 +108,21 @@ int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_
 	/* macOS: "{ sec = 1764442800, usec = 0 } Sun Nov 29 19:00:00 2026" */
 	if ((sec = strstr(boot, "sec = ")) != NULL)
 		facts->boot_time = strtoll(sec + 6, NULL, 10);
-	rc = 0;
 	if (facts->os[0] == '\0' || facts->home[0] != '/')
-		rc = lm_error_set(LM_EREMOTE, "the guest did not say its OS and home directory (uname/HOME): %s",
+		return lm_error_set(LM_EREMOTE, "the guest did not say its OS and home directory (uname/HOME): %s",
 		    err != NULL ? err : "");
+	return 0;
+}
+
+int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_t current_len)
+{
+	char *out = NULL, *err = NULL;
+	int status = 0, rc;
+
+	memset(facts, 0, sizeof(*facts));
+	if ((rc = lm_ssh_exec_capture(ssh, FACTS_COMMAND, 64 * 1024, &out, &err, &status)) < 0)
+		return rc;
+	rc = lm_guest_facts_parse(out, err, facts, current, current_len);
 	lm_free(out);
 	lm_free(err);
 	return rc;
