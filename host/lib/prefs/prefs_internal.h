@@ -36,7 +36,8 @@ int lm_pref_plist_decode(const char *text, plist_t *out);
  * the result with lm_pref_plist_check() before reading its strings. */
 plist_t lm_pref_plist_parse(const char *data, size_t len);
 /* LM_EINVALID (message without a file name) when a string or dictionary key in `v` holds a NUL
- * character: libplist 2.2 aborts on reading such a string, and cannot write it back unchanged. */
+ * character or is not valid UTF-8: such a value cannot be kept and written back exactly (and
+ * libplist 2.2 aborts on reading a string with a NUL). */
 int lm_pref_plist_check(plist_t v);
 
 /* ---- stores (store.c, plist_store.c, cf_store.c) ---- */

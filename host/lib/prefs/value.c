@@ -7,6 +7,7 @@
 
 #include "error_internal.h"
 #include "prefs_internal.h"
+#include "text.h"
 
 /* Seconds between the Unix epoch and the plist epoch (2001-01-01T00:00:00Z). */
 #define PLIST_EPOCH 978307200LL
@@ -299,26 +300,31 @@ int lm_pref_plist_decode(const char *text, plist_t *out)
 	return *out != NULL ? 0 : lm_error_nomem();
 }
 
-/* libplist 2.2 keeps a string's (or a dictionary key's) length apart from its bytes, and aborts
- * the process (an assert) when a string whose bytes hold a NUL is read back. Its XML writer copies
- * those bytes as they are, and every other part of the XML text is free of NUL bytes, so one NUL
- * in the XML form finds every such string and key. */
+/* A value is kept by its binary plist form (journal) and written back in it (plist store), so
+ * every string must survive that form exactly. Two kinds do not:
+ *  - a string or key whose bytes hold a NUL: libplist 2.2 keeps the length apart from the bytes
+ *    and aborts the process (an assert) when such a string is read back;
+ *  - a string that is not valid UTF-8: the binary form stores non-ASCII text as UTF-16, and the
+ *    conversion changes it (macOS does not accept such a plist either).
+ * libplist's XML writer copies strings and keys byte for byte, and the rest of the XML text is
+ * ASCII (data is base64), so checking the XML form checks every string and key. */
 int lm_pref_plist_check(plist_t v)
 {
 	char *xml = NULL;
 	uint32_t len = 0;
-	int has_nul;
+	size_t bad = 0;
+	int ok;
 
 	if (v == NULL)
 		return 0;
 	plist_to_xml(v, &xml, &len);
 	if (xml == NULL)
 		return lm_error_nomem();
-	has_nul = memchr(xml, '\0', len) != NULL;
+	ok = memchr(xml, '\0', len) == NULL && lm_utf8_check(xml, len, &bad) == 0;
 	plist_to_xml_free(xml);
-	if (has_nul)
-		return lm_error_set(LM_EINVALID, "a string or key holds a NUL character, which lume-metal cannot "
-		    "keep exactly");
+	if (!ok)
+		return lm_error_set(LM_EINVALID, "a string or key holds a NUL character or is not valid UTF-8, "
+		    "which lume-metal cannot keep exactly");
 	return 0;
 }
 
