@@ -280,6 +280,7 @@ int lm_pref_plist_decode(const char *text, plist_t *out)
 	unsigned char *bin;
 	size_t len = 0;
 	plist_t arr = NULL;
+	int rc;
 
 	*out = NULL;
 	if (text == NULL || (bin = base64_decode(text, &len)) == NULL)
@@ -291,9 +292,9 @@ int lm_pref_plist_decode(const char *text, plist_t *out)
 		plist_free(arr);
 		return lm_error_set(LM_EINVALID, "not a one-value binary property list");
 	}
-	if (lm_pref_plist_check(arr) < 0) {
+	if ((rc = lm_pref_plist_keepable(arr)) <= 0) {
 		plist_free(arr);
-		return LM_EINVALID;
+		return rc < 0 ? rc : lm_error_set(LM_EINVALID, "holds a string with a NUL character or invalid UTF-8");
 	}
 	*out = plist_copy(plist_array_get_item(arr, 0));
 	plist_free(arr);
@@ -308,7 +309,7 @@ int lm_pref_plist_decode(const char *text, plist_t *out)
  *    conversion changes it (macOS does not accept such a plist either).
  * libplist's XML writer copies strings and keys byte for byte, and the rest of the XML text is
  * ASCII (data is base64), so checking the XML form checks every string and key. */
-int lm_pref_plist_check(plist_t v)
+int lm_pref_plist_keepable(plist_t v)
 {
 	char *xml = NULL;
 	uint32_t len = 0;
@@ -316,16 +317,13 @@ int lm_pref_plist_check(plist_t v)
 	int ok;
 
 	if (v == NULL)
-		return 0;
+		return 1;
 	plist_to_xml(v, &xml, &len);
 	if (xml == NULL)
 		return lm_error_nomem();
 	ok = memchr(xml, '\0', len) == NULL && lm_utf8_check(xml, len, &bad) == 0;
 	plist_to_xml_free(xml);
-	if (!ok)
-		return lm_error_set(LM_EINVALID, "a string or key holds a NUL character or is not valid UTF-8, "
-		    "which lume-metal cannot keep exactly");
-	return 0;
+	return ok;
 }
 
 plist_t lm_pref_plist_parse(const char *data, size_t len)
