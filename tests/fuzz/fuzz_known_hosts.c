@@ -1,7 +1,7 @@
-/* known_hosts in the state directory, as `lume-metal forget-host` reads and rewrites it.
+/* known_hosts in the state directory, as `lume-metal forget-host` reads, parses and rewrites it.
  *
- * Today the file is parsed by libssh2 behind lm_ssh_forget_host(), so the input goes through a
- * file; once known_hosts has a parser of its own that takes the bytes, call it here instead. */
+ * The parse has no entry point that takes bytes (it is part of reading the file), so the input
+ * goes through the file; if it gets one, call it here instead. */
 #include "fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
