@@ -20,8 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ctx == NULL) {
 		lm_options opts;
 		lm_fuzz_options(&opts);
-		opts.bundle_dir = lm_fuzz_path("bundle/manifest.json");
-		*strrchr((char *)opts.bundle_dir, '/') = '\0';
+		opts.bundle_dir = lm_fuzz_subdir("bundle");
 		ctx = lm_fuzz_context(&opts);
 	}
 	lm_fuzz_write("bundle/manifest.json", data, size);

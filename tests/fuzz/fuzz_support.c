@@ -66,17 +66,26 @@ const char *lm_fuzz_dir(void)
 	return scratch;
 }
 
+const char *lm_fuzz_subdir(const char *name)
+{
+	static char dir[256];
+
+	snprintf(dir, sizeof(dir), "%s/%s", lm_fuzz_dir(), name);
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		lm_fuzz_fail("the scratch subdirectory can be created", __FILE__, __LINE__);
+	return dir;
+}
+
 const char *lm_fuzz_path(const char *name)
 {
 	const char *slash = strchr(name, '/');
 
-	snprintf(path_buf, sizeof(path_buf), "%s/%s", lm_fuzz_dir(), name);
 	if (slash != NULL) {
-		char dir[256];
-		snprintf(dir, sizeof(dir), "%s/%.*s", scratch, (int)(slash - name), name);
-		if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-			lm_fuzz_fail("the scratch subdirectory can be created", __FILE__, __LINE__);
+		char sub[128];
+		snprintf(sub, sizeof(sub), "%.*s", (int)(slash - name), name);
+		(void)lm_fuzz_subdir(sub);
 	}
+	snprintf(path_buf, sizeof(path_buf), "%s/%s", lm_fuzz_dir(), name);
 	return path_buf;
 }
 

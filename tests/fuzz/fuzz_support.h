@@ -13,9 +13,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The scratch directory (absolute, mode 0700, made once per process, removed at exit) and a
- * path inside it; `name` may contain one '/' level below it, created on demand. */
+/* The scratch directory (absolute, mode 0700, made once per process, removed at exit), a
+ * directory one level below it (made on demand), and a path inside it (`name` may contain one
+ * '/'; the returned path is overwritten by the next call). */
 const char *lm_fuzz_dir(void);
+const char *lm_fuzz_subdir(const char *name);
 const char *lm_fuzz_path(const char *name);
 
 /* Replace `name` in the scratch directory with data[0..size). */
