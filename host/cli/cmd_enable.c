@@ -24,7 +24,7 @@ int lm_cmd_enable(lm_cli *cli)
 		exit_code = lm_cli_flow_exit(&result);
 		lm_cli_flow_print(cli, &result, exit_code);
 		if (exit_code != LM_EXIT_OK && !cli->json)
-			fprintf(stderr, "lume-metal: enable: %s\n", lm_error_last()->message);
+			lm_cli_printf(stderr, "lume-metal: enable: %s\n", lm_error_last()->message);
 	}
 	lm_flow_result_free(&result);
 	lm_context_free(ctx);

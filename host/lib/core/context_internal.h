@@ -13,6 +13,10 @@ struct lm_context {
 	char *state_dir;  /* resolved */
 };
 
+/* The longest timeout accepted, in seconds (a week): longer than any wait lume-metal has a reason
+ * for, and small enough that its milliseconds fit an int. */
+#define LM_TIMEOUT_MAX (7.0 * 24 * 3600)
+
 void lm_log(const lm_context *ctx, lm_log_level level, const char *fmt, ...) LM_PRINTF(3, 4);
 
 /* Resolve the state directory: explicit, else $LUME_METAL_STATE_DIR is the CLI's business, else
@@ -22,5 +26,8 @@ int lm_paths_state_dir(char **out, const char *explicit_dir);
 
 /* $HOME, or the password database's home; LM_ENOTFOUND when neither is known. */
 int lm_paths_home(const char **out);
+
+/* A user's name from the password database, "uid N" without one, "an unknown user" for -1. */
+void lm_paths_user_name(long uid, char *buf, size_t cap);
 
 #endif
