@@ -58,3 +58,20 @@ if(LUME_METAL_SANITIZE)
     -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined,float-cast-overflow)
 endif()
+
+# libFuzzer targets for every parser of outside input (tests/fuzz, docs/testing.md). Needs clang:
+# everything is built with coverage for libFuzzer, ASan and UBSan (the `fuzz` preset).
+option(LUME_METAL_FUZZ "Build the libFuzzer targets in tests/fuzz and register short runs with CTest (needs clang)" OFF)
+if(LUME_METAL_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "lume-metal: LUME_METAL_FUZZ needs clang (libFuzzer), not ${CMAKE_C_COMPILER_ID}: "
+      "configure with -DCMAKE_C_COMPILER=clang-14 or use the `fuzz` preset "
+      "(Debian/Ubuntu: sudo apt-get install clang-14 libclang-rt-14-dev)")
+  endif()
+  if(NOT LUME_METAL_HOST)
+    message(FATAL_ERROR "lume-metal: LUME_METAL_FUZZ needs LUME_METAL_HOST (the targets call the host library)")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+    -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
