@@ -87,6 +87,8 @@ const char *lm_error_name(int code)
 	case LM_ECORRUPT: return "corrupt";
 	case LM_ENOMEM: return "no-memory";
 	case LM_ELOCKED: return "locked";
+	case LM_EVMOWNER: return "vm-owner";
+	case LM_EWRONGUSER: return "wrong-user";
 	default: return "error";
 	}
 }

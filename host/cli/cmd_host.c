@@ -20,7 +20,7 @@ static cJSON *new_doc(const lm_cli *cli, const char *action, int ok)
 static int fail(const lm_cli *cli, const char *action, const lm_host_pref_info *info)
 {
 	const lm_error *e = lm_error_last();
-	const char *message = e->message[0] != '\0' ? e->message : "failed";
+	const char *message = e->message[0] != '\0' ? e->message : "failed", *advice = lm_cli_advice(e->code);
 	cJSON *doc, *err;
 
 	if (cli->json) {
@@ -28,12 +28,16 @@ static int fail(const lm_cli *cli, const char *action, const lm_host_pref_info *
 		err = cJSON_AddObjectToObject(doc, "error");
 		cJSON_AddStringToObject(err, "code", lm_error_name(e->code));
 		cJSON_AddStringToObject(err, "message", message);
+		if (advice != NULL)
+			cJSON_AddStringToObject(err, "advice", advice);
 		cJSON_AddNumberToObject(doc, "exit_code", LM_EXIT_FAILURE);
 		if (info->domain[0] != '\0')
 			lm_cli_pref_fields(doc, info);
 		lm_cli_print_json(doc);
 	}
 	lm_cli_printf(stderr, "lume-metal: %s\n", message);
+	if (advice != NULL)
+		lm_cli_printf(stderr, "  %s\n", advice);
 	return LM_EXIT_FAILURE;
 }
 
@@ -46,7 +50,7 @@ static const char *or_absent(const lm_host_pref_info *info)
 
 static void print_status(const lm_host_pref_info *info)
 {
-	char when[32];
+	char when[32], buf[512];
 
 	lm_cli_printf(stdout, "host preference %s %s\n", info->domain, info->key);
 	lm_cli_printf(stdout, "  store:    %s\n", info->store);
@@ -61,6 +65,8 @@ static void print_status(const lm_host_pref_info *info)
 	} else {
 		lm_cli_printf(stdout, "  original: nothing recorded (no change of lume-metal's is in effect)\n");
 	}
+	lm_cli_pref_user_line(info, buf, sizeof(buf));
+	printf("  user:     %s\n", buf);
 }
 
 static void print_result(const lm_cli *cli, const char *action, const lm_host_pref_info *info)

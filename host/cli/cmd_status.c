@@ -4,13 +4,15 @@
 static void print_text(const lm_flow_result *r)
 {
 	const lm_host_pref_info *p = &r->pref;
-	char flags[160];
+	char flags[160], user[512];
 	size_t i;
 
 	lm_cli_printf(stdout, "host preference %s %s: %s (%s%s)\n", p->domain, p->key, p->present ? p->value : "absent",
 	    p->store, p->managed ? ", managed by a configuration profile" : "");
 	if (p->recorded)
 		lm_cli_printf(stdout, "  changed by lume-metal; original: %s\n", p->original);
+	lm_cli_pref_user_line(p, user, sizeof(user));
+	lm_cli_printf(stdout, "  user: %s\n", user);
 	if (r->count == 0)
 		lm_cli_printf(stdout, "no VM is enabled\n");
 	for (i = 0; i < r->count; i++) {
@@ -21,10 +23,14 @@ static void print_text(const lm_flow_result *r)
 			continue;
 		lm_cli_printf(stdout, "  state %s, ip %s\n", o->info.status[0] ? o->info.status : "unknown",
 		    o->info.ip[0] ? o->info.ip : "-");
+		if (o->guest.os[0] != '\0')
+			printf("  guest %s %s %s, SIP %s\n", o->guest.os, o->guest.os_version, o->guest.arch,
+			    o->guest.sip[0] ? o->guest.sip : "not reported");
 		if (o->already_enabled) {
 			lm_cli_printf(stdout, "  profile %s, bundle %s: %s\n", o->profile, o->bundle_id,
 			    o->bundle_verified ? "verified" : "not verified (VM not running, or files differ)");
-			lm_cli_printf(stdout, "  restart pending: %s\n", o->restart_pending ? "yes (booted before the preference changed)" : "no");
+			lm_cli_printf(stdout, "  restart pending: %s\n", o->restart_pending ?
+			    "yes (not certainly started after the preference changed; `lume-metal enable` restarts it)" : "no");
 		}
 		if (o->shimmed != NULL) {
 			lm_cli_flags_line(&o->shimmed_flags, flags, sizeof(flags));

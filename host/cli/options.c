@@ -12,7 +12,7 @@ enum opt_id {
 	OPT_FORMAT = 256, OPT_DRY_RUN, OPT_FORCE, OPT_STATE_DIR, OPT_PREFS_DIR, OPT_LUME_URL,
 	OPT_VM_MANAGER, OPT_LUME, OPT_HOST_KEY_POLICY, OPT_SSH_USER, OPT_SSH_KEY, OPT_SSH_PASSWORD_FILE,
 	OPT_BUNDLE, OPT_PROFILE, OPT_ALL, OPT_JOBS, OPT_NO_RESTART, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT,
-	OPT_VERBOSE, OPT_HOST, OPT_MAN
+	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH
 };
 
 static const struct option_doc {
@@ -28,6 +28,11 @@ static const struct option_doc {
 	{"dry-run", no_argument, OPT_DRY_RUN, NULL, NULL, "Print the plan and change nothing."},
 	{"force", no_argument, OPT_FORCE, NULL, NULL,
 	 "host disable/rollback: restore the preference even if someone else changed it since."},
+	{"force-user-mismatch", no_argument, OPT_FORCE_USER_MISMATCH, NULL, NULL,
+	 "DANGEROUS. Write the host preference although the Lume server runs as another user, or "
+	 "lume-metal runs as root and no server shows whose VMs read it. The VMs read only their own "
+	 "user's preference: they would most likely keep the restricted level while the probe still passes "
+	 "(docs/preferences.md)."},
 	{"profile", required_argument, OPT_PROFILE, "NAME|FILE", NULL,
 	 "Capability profile: a built-in name (lume-metal profile list) or a JSON file."},
 	{"all", no_argument, OPT_ALL, NULL, NULL, "rollback: every VM the state knows."},
@@ -60,6 +65,10 @@ static const struct option_doc {
 	 "How long to wait for a VM to become ready (default 300)."},
 	{"connect-timeout", required_argument, OPT_CONNECT_TIMEOUT, "SECONDS", NULL,
 	 "SSH connect and authentication timeout (default 10)."},
+	{"boot-margin", required_argument, OPT_BOOT_MARGIN, "SECONDS", NULL,
+	 "enable/status: a running VM is left alone only when lume-metal started it after the preference "
+	 "changed, or its guest kernel booted more than SECONDS after the change (default 30: a VM's "
+	 "firmware runs that long before its kernel boots); otherwise it is restarted."},
 	{"host", required_argument, OPT_HOST, "FAMILY", NULL,
 	 "profile lint: the host's own Apple family (e.g. Apple7 for M1) to check the ceiling against."},
 	{"verbose", no_argument, OPT_VERBOSE, NULL, NULL, "Show debug lines."},
@@ -118,6 +127,7 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 		return 0;
 	case OPT_DRY_RUN: cli->lib.dry_run = 1; return 0;
 	case OPT_FORCE: cli->lib.force = 1; return 0;
+	case OPT_FORCE_USER_MISMATCH: cli->lib.force_user_mismatch = 1; return 0;
 	case OPT_PROFILE: cli->profile = arg; return 0;
 	case OPT_ALL: cli->all = 1; return 0;
 	case OPT_NO_RESTART: cli->no_restart = 1; return 0;
@@ -173,6 +183,13 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 			cli->lib.ready_timeout = d;
 		else
 			cli->lib.connect_timeout = d;
+		return 0;
+	case OPT_BOOT_MARGIN:
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno != 0 || *end != '\0' || end == arg || !(d > 0 && d <= 3600))
+			return lm_cli_usage_error(cli, "%s: expected seconds in (0, 3600], found '%s'", source, arg);
+		cli->lib.boot_margin = d;
 		return 0;
 	default:
 		return lm_cli_usage_error(cli, "%s: unexpected option", source);

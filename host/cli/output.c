@@ -96,8 +96,22 @@ void lm_cli_print_json(cJSON *doc)
 	fflush(stdout);
 }
 
-static int report(const lm_cli *cli, int exit_code, const char *code_name, const char *message)
+const char *lm_cli_advice(int code)
 {
+	switch (code) {
+	case LM_EVMOWNER:
+		return "Let lume-metal use the Lume API instead: start `lume serve` (or pass --lume-url with the "
+		    "address it listens on), and do not force --vm-manager lume-cli.";
+	case LM_EWRONGUSER:
+		return "--force-user-mismatch writes it anyway: dangerous, see docs/preferences.md.";
+	default:
+		return NULL;
+	}
+}
+
+static int report(const lm_cli *cli, int exit_code, int code, const char *code_name, const char *message)
+{
+	const char *advice = lm_cli_advice(code);
 	cJSON *doc, *err;
 
 	if (cli != NULL && cli->json) {
@@ -108,10 +122,14 @@ static int report(const lm_cli *cli, int exit_code, const char *code_name, const
 		err = cJSON_AddObjectToObject(doc, "error");
 		cJSON_AddStringToObject(err, "code", code_name);
 		cJSON_AddStringToObject(err, "message", message);
+		if (advice != NULL)
+			cJSON_AddStringToObject(err, "advice", advice);
 		cJSON_AddNumberToObject(doc, "exit_code", exit_code);
 		lm_cli_print_json(doc);
 	}
 	lm_cli_printf(stderr, "lume-metal: %s\n", message);
+	if (advice != NULL)
+		lm_cli_printf(stderr, "  %s\n", advice);
 	return exit_code;
 }
 
@@ -119,7 +137,7 @@ int lm_cli_fail(const lm_cli *cli, int exit_code)
 {
 	const lm_error *e = lm_error_last();
 
-	return report(cli, exit_code, lm_error_name(e->code), e->message[0] ? e->message : "failed");
+	return report(cli, exit_code, e->code, lm_error_name(e->code), e->message[0] ? e->message : "failed");
 }
 
 int lm_cli_usage_error(const lm_cli *cli, const char *fmt, ...)
@@ -133,7 +151,7 @@ int lm_cli_usage_error(const lm_cli *cli, const char *fmt, ...)
 	va_end(ap);
 	if (n >= (int)sizeof(message))
 		memcpy(message + sizeof(message) - 4, "...", 4); /* cut, visibly */
-	return report(cli, LM_EXIT_USAGE, "usage", message);
+	return report(cli, LM_EXIT_USAGE, LM_EINVALID, "usage", message);
 }
 
 void lm_cli_log(void *data, lm_log_level level, const char *line)

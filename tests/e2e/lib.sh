@@ -74,6 +74,18 @@ count_requests() { # METHOD SUFFIX [FROM_LINE]
 
 lm() { "$LM_BIN" "$@"; }
 
+# The guest fixture, for its test hooks (guest-sshd boot-time).
+GUEST_SSHD=$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)/guest-sshd
+
+# Every guest that was started had the login shell this run asked for (GUEST_SSHD_SHELL, else
+# zsh as on Cua's images): a scenario passes only for the shell it claims to have run under.
+check_guest_shells() {
+  local want=/bin/${GUEST_SSHD_SHELL:-zsh} d
+  for d in $(jq -r '.vms[].dir' "$E2E_DIR/sim.json"); do
+    [ ! -f "$d/shell" ] || [ "$(cat "$d/shell")" = "$want" ] || fail "guest $d ran $(cat "$d/shell"), not $want"
+  done
+}
+
 # lm_json OUTFILE ARGS...: run lume-metal with --format json, keep its exit code in LM_RC.
 lm_json() {
   local out=$1; shift

@@ -124,7 +124,7 @@ static void guest_start(guest *g)
 	argv[n++] = "--port";
 	argv[n++] = port;
 	argv[n++] = "--boot-time";
-	argv[n++] = "1796000000";
+	argv[n++] = "1796000000.25"; /* kern.boottime has microseconds */
 	if (g->home_size != NULL) {
 		argv[n++] = "--home-size";
 		argv[n++] = (char *)g->home_size;
@@ -502,7 +502,7 @@ static void test_guest_standins(void **state)
 	assert_int_equal(lm_ssh_exec_capture(ssh, "sw_vers -productVersion; sysctl -n kern.boottime; uname -s", 4096,
 	                     &out, NULL, &status), 0);
 	assert_int_equal(status, 0);
-	assert_true(strncmp(out, "26.5.2\n{ sec = 1796000000, usec = 0 } ", 38) == 0);
+	assert_true(strncmp(out, "26.5.2\n{ sec = 1796000000, usec = 250000 } ", 43) == 0);
 	assert_true(contains(out, "2026\nLinux\n"));
 	lm_free(out);
 	assert_int_equal(lm_ssh_exec_capture(ssh, "launchctl bootstrap gui/$(id -u) '/Users/lume/a b.plist'", 4096, &out,

@@ -38,14 +38,19 @@ typedef struct {
 	double connect_timeout;         /* seconds; 0: 10 */
 	double ready_timeout;           /* seconds; 0: 300 (as Lume's own tooling) */
 	double command_timeout;         /* seconds; 0: 120 */
+	double boot_margin;             /* seconds a VM may take from its start to its kernel's boot
+	                                   (the restart rule, docs/lume-metal.md); 0: 30 */
 	int dry_run;
 	int force;
+	int force_user_mismatch;        /* write the preference although the Lume server runs as another
+	                                   user (or as root with no server found): dangerous, the VMs
+	                                   will most likely not read it (docs/preferences.md) */
 	lm_log_fn log;
 	void *log_data;
 } lm_options;
 
 #define LM_OPTIONS_INIT {LM_OPTIONS_VERSION, NULL, NULL, NULL, LM_VM_MANAGER_AUTO, NULL, \
-	LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL}
+	LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, NULL, NULL}
 
 typedef struct lm_context lm_context;
 

@@ -86,6 +86,8 @@ int lm_context_new(lm_context **out, const lm_options *opts)
 		ctx->opts.ready_timeout = 300;
 	if (ctx->opts.command_timeout <= 0)
 		ctx->opts.command_timeout = 120;
+	if (ctx->opts.boot_margin <= 0)
+		ctx->opts.boot_margin = 30;
 	if ((rc = lm_paths_state_dir(&ctx->state_dir, ctx->opts.state_dir)) < 0) {
 		lm_context_free(ctx);
 		return rc;

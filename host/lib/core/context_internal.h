@@ -27,4 +27,7 @@ int lm_paths_state_dir(char **out, const char *explicit_dir);
 /* $HOME, or the password database's home; LM_ENOTFOUND when neither is known. */
 int lm_paths_home(const char **out);
 
+/* A user's name from the password database, "uid N" without one, "an unknown user" for -1. */
+void lm_paths_user_name(long uid, char *buf, size_t cap);
+
 #endif

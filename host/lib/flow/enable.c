@@ -21,7 +21,22 @@ typedef struct {
 	char current[128];
 	int was_enabled;    /* the VM was enabled before this run: its install is left alone */
 	int touched_guest;  /* this run created or changed guest files */
+	double started_at;  /* when this tool last asked for the VM to start (journal, or this run) */
+	int started_now;    /* ... and that was this run: the journal gets it */
 } enable_run;
+
+/* Ask for the VM to start, noting the time first: its process starts after that moment. */
+static int start_vm(enable_run *r)
+{
+	double t = lm_clock_epoch();
+	int rc;
+
+	if ((rc = lm_vm_start(r->vmm, r->o->vm)) < 0)
+		return rc;
+	r->started_at = t;
+	r->started_now = 1;
+	return 0;
+}
 
 static int wait_ready(enable_run *r, const char *what)
 {
@@ -47,7 +62,7 @@ static int connect_guest(enable_run *r)
 	if ((rc = lm_guest_facts_read(r->ssh, &r->facts, r->current, sizeof(r->current))) < 0)
 		return rc;
 	r->o->guest = r->facts;
-	lm_step_add(r->o, "guest", t, "%s %s %s, booted at %lld", r->facts.os, r->facts.os_version,
+	lm_step_add(r->o, "guest", t, "%s %s %s, booted at %.6f", r->facts.os, r->facts.os_version,
 	    r->facts.arch, r->facts.boot_time);
 	return 0;
 }
@@ -69,6 +84,7 @@ static int step_preference(enable_run *r)
 	vm = lm_state_vm(st, r->o->vm, 0);
 	status = vm != NULL ? lm_journal_string(vm, "status") : NULL;
 	r->was_enabled = status != NULL && strcmp(status, "enabled") == 0;
+	r->started_at = vm != NULL ? lm_journal_number(vm, LM_JOURNAL_VM_STARTED_AT) : 0;
 	if ((rc = lm_host_pref_enable_locked(st, lm_profile_host_preference(r->profile), &r->res->pref)) < 0)
 		goto out;
 	if (r->res->pref.changed)
@@ -98,7 +114,20 @@ out:
 	return rc;
 }
 
-/* Step 2: running, ready, and booted after the preference took effect. */
+/* Why a running VM is restarted, for the step's detail. */
+static const char *restart_reason(const enable_run *r)
+{
+	const lm_host_pref_info *pref = &r->res->pref;
+
+	if (r->facts.boot_time <= 0)
+		return "the guest's boot time is unknown";
+	if (r->facts.boot_time < pref->changed_at)
+		return "the guest booted before the preference changed";
+	return "the guest booted within the boot margin after the preference changed: its VM may have "
+	       "started before the change";
+}
+
+/* Step 2: running, ready, and started after the preference took effect. */
 static int step_vm_level(enable_run *r)
 {
 	const lm_host_pref_info *pref = &r->res->pref;
@@ -114,7 +143,7 @@ static int step_vm_level(enable_run *r)
 			return 0;
 		}
 		/* A stopped VM boots at the new level: no restart needed afterwards. */
-		if ((rc = lm_vm_start(r->vmm, r->o->vm)) < 0)
+		if ((rc = start_vm(r)) < 0)
 			return rc;
 		r->o->started = 1;
 		lm_step_add(r->o, "start", t, "started (was %s)", r->o->info.status);
@@ -125,11 +154,11 @@ static int step_vm_level(enable_run *r)
 	}
 	if ((rc = wait_ready(r, "running")) < 0 || (rc = connect_guest(r)) < 0)
 		return rc;
-	if (!pref->recorded || !lm_booted_before(r->facts.boot_time, pref->changed_at))
+	if (!lm_vm_restart_needed(pref, r->facts.boot_time, r->started_at, lm_context_options(r->ctx)->boot_margin))
 		return 0;
 	t = lm_clock_epoch();
 	if (dry) {
-		lm_step_add(r->o, "restart", t, "would restart: the guest booted before the preference changed");
+		lm_step_add(r->o, "restart", t, "would restart: %s", restart_reason(r));
 		return 0;
 	}
 	lm_ssh_free(r->ssh);
@@ -137,10 +166,10 @@ static int step_vm_level(enable_run *r)
 	if ((rc = lm_vm_stop(r->vmm, r->o->vm)) < 0)
 		return rc;
 	lm_flow_test_kill_point("after-stop");
-	if ((rc = lm_vm_start(r->vmm, r->o->vm)) < 0)
+	if ((rc = start_vm(r)) < 0)
 		return rc;
 	r->o->restarted = 1;
-	lm_step_add(r->o, "restart", t, "restarted: the guest had booted before the preference took effect");
+	lm_step_add(r->o, "restart", t, "restarted: %s", restart_reason(r));
 	if ((rc = wait_ready(r, "rebooted")) < 0)
 		return rc;
 	return connect_guest(r);
@@ -231,6 +260,8 @@ static int step_record(enable_run *r)
 		lm_journal_set_number(vm, "enabled_at", lm_clock_epoch());
 	lm_journal_set_string(vm, "address", r->o->info.ip);
 	lm_journal_store_facts(vm, &r->facts);
+	if (r->started_now)
+		lm_journal_set_number(vm, LM_JOURNAL_VM_STARTED_AT, r->started_at);
 	cJSON_DeleteItemFromObjectCaseSensitive(vm, "bundle");
 	bundle = cJSON_AddObjectToObject(vm, "bundle");
 	cJSON_AddStringToObject(bundle, "id", r->bundle->id);
@@ -393,6 +424,11 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	if (nworkers > n)
 		nworkers = n;
 	memset(workers, 0, sizeof(workers));
+	/* A preference no VM would read is refused once, before any VM is touched. */
+	if (!lm_context_options(ctx)->force_user_mismatch &&
+	    lm_host_pref_status(ctx, lm_profile_host_preference(profile), &result->pref) == 0 &&
+	    (rc = lm_prefs_check_user(ctx, &result->pref, 1)) < 0)
+		return lm_flow_fail_all(result, rc);
 	/* The first worker's manager is opened here, so that an unreachable Lume is one clear error. */
 	if ((rc = lm_vm_manager_open(&workers[0].vmm, ctx)) < 0)
 		return lm_flow_fail_all(result, rc);

@@ -9,7 +9,13 @@
 #include "text.h"
 
 /* A command line under construction: raw shell syntax we write ourselves plus quoted
- * arguments, which always go through lm_shell_quote. */
+ * arguments, which always go through lm_shell_quote.
+ *
+ * Every command runs as `$SHELL -c '...'` in the guest, and the login shell of a Cua image is
+ * zsh: what we write must mean the same to zsh (default options) and to a POSIX sh. So no
+ * unquoted glob (zsh's NOMATCH makes one that matches nothing an error; `find -name` takes the
+ * pattern instead), no unquoted expansion that relies on word splitting (zsh does not split),
+ * nothing bash-only. */
 typedef struct {
 	char *s;
 	size_t len, cap;
@@ -90,11 +96,13 @@ static char *next_line(char **cursor)
 }
 
 /* One round trip for everything the flow needs to know about the guest. The macOS tools are
- * asked exactly as on macOS; the simulator's guests answer through stand-ins. */
+ * asked exactly as on macOS; the simulator's guests answer through stand-ins. csrutil's first
+ * line, or an empty one where there is no csrutil. */
 #define FACTS_COMMAND \
 	"uname -s; uname -m; (sw_vers -productVersion) 2>/dev/null || echo; " \
 	"(sysctl -n kern.boottime) 2>/dev/null || echo; printf '%s\\n' \"$HOME\"; " \
-	"readlink \"$HOME/" LM_GUEST_BASE "/current\" 2>/dev/null || echo"
+	"readlink \"$HOME/" LM_GUEST_BASE "/current\" 2>/dev/null || echo; " \
+	"{ (csrutil status) 2>/dev/null; echo; } | head -n 1"
 
 /* One line of the facts into its field. Too long is an error naming the limit, never a cut: the
  * home directory becomes part of `rm -rf` paths, and a cut one could name another directory. */
@@ -112,7 +120,7 @@ static int take_line(char **cursor, char *dst, size_t len, const char *what)
 
 int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char *current, size_t current_len)
 {
-	char *cursor = out, *boot, *sec;
+	char *cursor = out, *boot, *sec, *usec;
 	int rc;
 
 	memset(facts, 0, sizeof(*facts));
@@ -123,12 +131,27 @@ int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char
 	boot = next_line(&cursor);
 	if ((rc = take_line(&cursor, facts->home, sizeof(facts->home), "home directory ($HOME)")) < 0)
 		return rc;
-	if (current != NULL && (rc = take_line(&cursor, current, current_len, "installed bundle link")) < 0)
-		return rc;
+	if (current != NULL) {
+		if ((rc = take_line(&cursor, current, current_len, "installed bundle link")) < 0)
+			return rc;
+	} else
+		(void)next_line(&cursor);
+	lm_sip_status_parse(next_line(&cursor), facts->sip, sizeof(facts->sip));
 
-	/* macOS: "{ sec = 1764442800, usec = 0 } Sun Nov 29 19:00:00 2026" */
-	if ((sec = strstr(boot, "sec = ")) != NULL)
-		facts->boot_time = strtoll(sec + 6, NULL, 10);
+	/* macOS: "{ sec = 1764442800, usec = 250000 } Sun Nov 29 19:00:00 2026". The microseconds
+	 * count: the restart rule compares with the preference's change to the fraction. Seconds
+	 * outside what an epoch second can be read as unknown (0). */
+	if ((sec = strstr(boot, "sec = ")) != NULL) {
+		long long s = strtoll(sec + 6, NULL, 10);
+		if (s > 0 && s < 100000000000LL) {
+			facts->boot_time = (double)s;
+			if ((usec = strstr(sec, "usec = ")) != NULL) {
+				long us = strtol(usec + 7, NULL, 10);
+				if (us > 0 && us < 1000000)
+					facts->boot_time += (double)us / 1e6;
+			}
+		}
+	}
 	if (facts->os[0] == '\0' || facts->home[0] != '/')
 		return lm_error_set(LM_EREMOTE, "the guest did not say its OS and home directory (uname/HOME): %s",
 		    err != NULL ? err : "");
@@ -202,25 +225,68 @@ static int run_checked(lm_ssh *ssh, const char *cmd, const char *what)
 	return rc;
 }
 
-int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *uploaded)
+static void staging_name(char *buf, size_t len, const lm_bundle *b)
+{
+	snprintf(buf, len, ".staging-%s", b->id);
+}
+
+int lm_guest_install_prepare_command(const lm_guest_facts *facts, const lm_bundle *b, char **out)
 {
 	cmdline c = {0};
+	char stage[300];
+
+	staging_name(stage, sizeof(stage), b);
+	/* A fresh staging directory; staging left by an interrupted run goes. */
+	cl_raw(&c, "umask 022 && mkdir -p ");
+	cl_path(&c, facts, "");
+	cl_raw(&c, " && cd ");
+	cl_path(&c, facts, "");
+	cl_raw(&c, " && find . -mindepth 1 -maxdepth 1 -name '.staging-*' -exec rm -rf '{}' + && rm -rf .current.new"
+	           " && mkdir -p ");
+	cl_arg(&c, stage);
+	cl_raw(&c, "/profiles");
+	return cl_done(&c, out);
+}
+
+int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle *b, char **out)
+{
+	cmdline c = {0};
+	char stage[300];
+
+	staging_name(stage, sizeof(stage), b);
+	/* Into place, then `current` switched with one rename, then older versions go. */
+	cl_raw(&c, "cd ");
+	cl_path(&c, facts, "");
+	cl_raw(&c, " && rm -rf ");
+	cl_arg(&c, b->id);
+	cl_raw(&c, " && mv ");
+	cl_arg(&c, stage);
+	cl_raw(&c, " ");
+	cl_arg(&c, b->id);
+	cl_raw(&c, " && ln -s ");
+	cl_arg(&c, b->id);
+	/* GNU mv needs -T, BSD mv -h, not to move the new link into the old link's directory. */
+	cl_raw(&c, strcmp(facts->os, "Darwin") == 0 ? " .current.new && mv -h -f .current.new current"
+	                                             : " .current.new && mv -T -f .current.new current");
+	/* Bundle ids are [A-Za-z0-9._-] (lm_bundle_open): never a pattern for -name. */
+	cl_raw(&c, " && find . -mindepth 1 -maxdepth 1 ! -name current ! -name ");
+	cl_arg(&c, b->id);
+	cl_raw(&c, " -exec rm -rf '{}' +");
+	return cl_done(&c, out);
+}
+
+int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *uploaded)
+{
 	char stage[300], *cmd = NULL, path[PATH_MAX + 600];
 	void *data = NULL;
 	size_t len, i;
 	int rc;
 
 	*uploaded = 0;
-	snprintf(stage, sizeof(stage), ".staging-%s", b->id);
-	/* 1. A fresh staging directory; staging left by an interrupted run goes. */
-	cl_raw(&c, "umask 022 && mkdir -p ");
-	cl_path(&c, facts, "");
-	cl_raw(&c, " && cd ");
-	cl_path(&c, facts, "");
-	cl_raw(&c, " && rm -rf .staging-* .current.new && mkdir -p ");
-	cl_arg(&c, stage);
-	cl_raw(&c, "/profiles");
-	if ((rc = cl_done(&c, &cmd)) < 0 || (rc = run_checked(ssh, cmd, "preparing the guest directory")) < 0)
+	staging_name(stage, sizeof(stage), b);
+	/* 1. A fresh staging directory. */
+	if ((rc = lm_guest_install_prepare_command(facts, b, &cmd)) < 0 ||
+	    (rc = run_checked(ssh, cmd, "preparing the guest directory")) < 0)
 		goto out;
 	lm_flow_test_kill_point("install-staging");
 
@@ -242,26 +308,11 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 		goto cleanup;
 	(*uploaded)++;
 
-	/* 3. Into place, then `current` switched with one rename, then older versions go. */
+	/* 3. Into place, `current` switched, older versions gone. */
 	free(cmd);
-	memset(&c, 0, sizeof(c));
-	cl_raw(&c, "cd ");
-	cl_path(&c, facts, "");
-	cl_raw(&c, " && rm -rf ");
-	cl_arg(&c, b->id);
-	cl_raw(&c, " && mv ");
-	cl_arg(&c, stage);
-	cl_raw(&c, " ");
-	cl_arg(&c, b->id);
-	cl_raw(&c, " && ln -s ");
-	cl_arg(&c, b->id);
-	/* GNU mv needs -T, BSD mv -h, not to move the new link into the old link's directory. */
-	cl_raw(&c, strcmp(facts->os, "Darwin") == 0 ? " .current.new && mv -h -f .current.new current"
-	                                             : " .current.new && mv -T -f .current.new current");
-	cl_raw(&c, " && for d in *; do [ \"$d\" = current ] || [ \"$d\" = ");
-	cl_arg(&c, b->id);
-	cl_raw(&c, " ] || rm -rf \"$d\"; done");
-	if ((rc = cl_done(&c, &cmd)) < 0 || (rc = run_checked(ssh, cmd, "switching to the new bundle")) < 0)
+	cmd = NULL;
+	if ((rc = lm_guest_install_switch_command(facts, b, &cmd)) < 0 ||
+	    (rc = run_checked(ssh, cmd, "switching to the new bundle")) < 0)
 		goto cleanup;
 	goto out;
 
@@ -324,7 +375,7 @@ int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *arg
 	/* The variables are set by `env` right before the workload starts, on its own command line:
 	 * with SIP, DYLD_* variables inherited through a protected shell would be purged. */
 	cl_raw(&c, "env");
-	if (with_shim) {
+	if (with_shim == LM_SHIM_ALL) {
 		snprintf(assign, sizeof(assign), "%s=%s", se->injection, se->shim_path);
 		cl_raw(&c, " ");
 		cl_arg(&c, assign);
@@ -334,10 +385,12 @@ int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *arg
 			cl_arg(&c, assign);
 		}
 	}
-	if (with_shim) {
-		/* The bundle's own tools (metal-capabilities) by name; the guest's PATH after them. */
-		snprintf(assign, sizeof(assign), "PATH=%.*s:", (int)(strrchr(se->probe_path, '/') - se->probe_path),
-		    se->probe_path);
+	if (with_shim == LM_SHIM_ALL || with_shim == LM_SHIM_PATH_ONLY) {
+		/* The bundle's own tools (metal-capabilities) by name, then Homebrew's (llama-bench and
+		 * friends: a non-interactive session has only sshd's /usr/bin:/bin:/usr/sbin:/sbin, as
+		 * no shell profile is read), then the session's PATH. */
+		snprintf(assign, sizeof(assign), "PATH=%.*s:" LM_GUEST_HOMEBREW_PATH ":",
+		    (int)(strrchr(se->probe_path, '/') - se->probe_path), se->probe_path);
 		cl_raw(&c, " ");
 		cl_arg(&c, assign);
 		cl_raw(&c, "\"$PATH\"");

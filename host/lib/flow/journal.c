@@ -106,8 +106,10 @@ void lm_journal_store_facts(cJSON *vm, const lm_guest_facts *f)
 	cJSON_AddStringToObject(g, "os", f->os);
 	cJSON_AddStringToObject(g, "arch", f->arch);
 	cJSON_AddStringToObject(g, "os_version", f->os_version);
-	cJSON_AddNumberToObject(g, "boot_time", (double)f->boot_time);
+	cJSON_AddNumberToObject(g, "boot_time", f->boot_time);
 	cJSON_AddStringToObject(g, "home", f->home);
+	if (f->sip[0] != '\0')
+		cJSON_AddStringToObject(g, "sip", f->sip);
 }
 
 int lm_journal_copy_string(const cJSON *obj, const char *key, char *out, size_t len)
@@ -122,8 +124,8 @@ int lm_journal_copy_string(const cJSON *obj, const char *key, char *out, size_t 
 
 int lm_journal_load_facts(const cJSON *vm, lm_guest_facts *f)
 {
-	const cJSON *g = cJSON_GetObjectItemCaseSensitive(vm, "guest");
-	int64_t boot = 0;
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(vm, "guest"), *bt;
+	const char *s;
 	int rc;
 
 	memset(f, 0, sizeof(*f));
@@ -134,9 +136,12 @@ int lm_journal_load_facts(const cJSON *vm, lm_guest_facts *f)
 	    (rc = lm_journal_copy_string(g, "os_version", f->os_version, sizeof(f->os_version))) < 0 ||
 	    (rc = lm_journal_copy_string(g, "home", f->home, sizeof(f->home))) < 0)
 		return rc;
+	if ((s = lm_journal_string(g, "sip")) != NULL)
+		lm_sip_status_parse(s, f->sip, sizeof(f->sip));
 	/* A boot time outside what an epoch second can be reads as unknown (0), as a missing one. */
-	if (lm_json_int(cJSON_GetObjectItemCaseSensitive(g, "boot_time"), 0, INT64_MAX, &boot) == 0)
-		f->boot_time = (long long)boot;
+	bt = cJSON_GetObjectItemCaseSensitive(g, "boot_time");
+	if (cJSON_IsNumber(bt) && bt->valuedouble > 0 && bt->valuedouble < 1e11)
+		f->boot_time = bt->valuedouble;
 	return 0;
 }
 
@@ -164,9 +169,28 @@ int lm_outcome_fail(lm_vm_outcome *o, int rc)
 	return rc;
 }
 
-int lm_booted_before(long long boot_time, double changed_at)
+lm_vm_level lm_vm_level_of(double changed_at, double boot_time, double started_at, double margin)
 {
-	return changed_at > 0 && boot_time > 0 && (double)boot_time + LM_BOOT_TOLERANCE < changed_at;
+	if (changed_at <= 0)
+		return LM_VM_LEVEL_UNSURE;
+	/* Started by us after the change: its process can only have read the new value. */
+	if (started_at > changed_at)
+		return LM_VM_LEVEL_AFTER;
+	if (boot_time <= 0)
+		return LM_VM_LEVEL_UNSURE;
+	/* The process starts before the kernel boots: a kernel that booted before the change belongs
+	 * to a process that started before it too. */
+	if (boot_time < changed_at)
+		return LM_VM_LEVEL_BEFORE;
+	/* After the change, but its process may have started up to `margin` earlier than its kernel. */
+	if (boot_time > changed_at + margin)
+		return LM_VM_LEVEL_AFTER;
+	return LM_VM_LEVEL_UNSURE;
+}
+
+int lm_vm_restart_needed(const lm_host_pref_info *pref, double boot_time, double started_at, double margin)
+{
+	return pref->recorded && lm_vm_level_of(pref->changed_at, boot_time, started_at, margin) != LM_VM_LEVEL_AFTER;
 }
 
 void lm_flow_test_kill_point(const char *step)

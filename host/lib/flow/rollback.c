@@ -125,8 +125,11 @@ static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result
 			continue;
 		}
 		lm_ssh_free(ssh);
-		if (lm_booted_before(facts.boot_time, changed_at))
-			continue; /* booted before the change: stock level already */
+		/* Only a VM that certainly started before the change is left: the others may carry the
+		 * unlocked level (no journal entry is left to say who started them: 0). */
+		if (lm_vm_level_of(changed_at, facts.boot_time, 0, lm_context_options(ctx)->boot_margin) ==
+		    LM_VM_LEVEL_BEFORE)
+			continue;
 		if (lm_context_options(ctx)->dry_run) {
 			lm_log(ctx, LM_LOG_INFO, "would restart %s (booted with the unlocked level)", list[i].name);
 			continue;
