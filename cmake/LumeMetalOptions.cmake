@@ -26,24 +26,25 @@ function(lm_part_skipped name reason)
   set_property(GLOBAL PROPERTY LUME_METAL_SKIPPED_REASON_${name} "${reason}")
 endfunction()
 
-# The Mach-O cross-build is on by default on Linux when clang-14, ld64.lld and llvm-lipo are present.
+# The Mach-O cross-build is on by default on Linux when clang-22, ld64.lld-22 and llvm-lipo are
+# present (cmake/darwin/DarwinCross.cmake says why LLVM 22).
 set(_lm_macho_default OFF)
 set(_lm_macho_tools OFF)
 if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
-  find_program(LUME_METAL_CLANG NAMES clang-14 clang PATHS /usr/lib/llvm-14/bin)
-  find_program(LUME_METAL_LD64 NAMES ld64.lld PATHS /usr/lib/llvm-14/bin)
+  find_program(LUME_METAL_DARWIN_CLANG NAMES clang PATHS /usr/lib/llvm-22/bin NO_DEFAULT_PATH)
+  find_program(LUME_METAL_DARWIN_LD64 NAMES ld64.lld PATHS /usr/lib/llvm-22/bin NO_DEFAULT_PATH)
   find_program(LUME_METAL_LIPO NAMES llvm-lipo-14 llvm-lipo PATHS /usr/lib/llvm-14/bin)
-  if(EXISTS "${LUME_METAL_CLANG}" AND EXISTS "${LUME_METAL_LD64}" AND EXISTS "${LUME_METAL_LIPO}")
+  if(EXISTS "${LUME_METAL_DARWIN_CLANG}" AND EXISTS "${LUME_METAL_DARWIN_LD64}" AND EXISTS "${LUME_METAL_LIPO}")
     set(_lm_macho_default ON)
     set(_lm_macho_tools ON)
   endif()
 endif()
-option(LUME_METAL_GUEST_MACHO "Cross-build the universal macOS guest shim and probe (needs clang-14, lld-14, llvm-14)" ${_lm_macho_default})
+option(LUME_METAL_GUEST_MACHO "Cross-build the universal macOS guest shim and probe (needs clang-22, lld-22, llvm-14)" ${_lm_macho_default})
 if(NOT LUME_METAL_GUEST_MACHO)
   if(NOT CMAKE_SYSTEM_NAME STREQUAL "Linux")
     lm_part_skipped(guest_macho_verify "the Mach-O cross-build is for Linux hosts (a Mac builds the guest natively)" CHOSEN)
   elseif(NOT _lm_macho_tools)
-    lm_part_skipped(guest_macho_verify "the Mach-O cross-build needs clang-14, ld64.lld and llvm-lipo, not found (Debian/Ubuntu: sudo apt-get install clang-14 lld-14 llvm-14)")
+    lm_part_skipped(guest_macho_verify "the Mach-O cross-build needs clang and ld64.lld of LLVM 22 and llvm-lipo, not found (Debian/Ubuntu: sudo apt-get install clang-22 lld-22 llvm-14)")
   else()
     lm_part_skipped(guest_macho_verify "LUME_METAL_GUEST_MACHO is OFF" CHOSEN)
   endif()
@@ -51,6 +52,9 @@ endif()
 
 option(LUME_METAL_SANITIZE "Build everything with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 if(LUME_METAL_SANITIZE)
-  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
-  add_link_options(-fsanitize=address,undefined)
+  # float-cast-overflow is not part of "undefined" in GCC: a double out of an integer's range
+  # converted to it (a JSON number such as 1e300) is undefined behaviour all the same.
+  add_compile_options(-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all
+    -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined,float-cast-overflow)
 endif()

@@ -8,6 +8,7 @@
 
 #include "error_internal.h"
 #include "report_internal.h"
+#include "text.h"
 
 /* Apple's feature-set tables: no family lists more than 32 KB of threadgroup memory. */
 #define FAMILY_THREADGROUP_MAX 32768ULL
@@ -19,6 +20,7 @@ static void add(lm_profile_lint_result *r, lm_lint_level level, const char *code
 {
 	lm_lint_item *it;
 	va_list ap;
+	int n;
 
 	if (r->count == LM_LINT_MAX)
 		return;
@@ -26,8 +28,9 @@ static void add(lm_profile_lint_result *r, lm_lint_level level, const char *code
 	it->level = level;
 	it->code = code;
 	va_start(ap, fmt);
-	vsnprintf(it->message, sizeof(it->message), fmt, ap);
+	n = vsnprintf(it->message, sizeof(it->message), fmt, ap);
 	va_end(ap);
+	lm_text_mark_cut(it->message, sizeof(it->message), n);
 	if (level == LM_LINT_WARNING)
 		r->warnings++;
 }

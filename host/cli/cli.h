@@ -10,6 +10,12 @@
 
 #include "lume-metal.h"
 
+#if defined(__GNUC__)
+#define LM_CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define LM_CLI_PRINTF(a, b)
+#endif
+
 /* Documented exit codes (docs/lume-metal.md); `run` returns the guest command's own code. */
 enum {
 	LM_EXIT_OK = 0,
@@ -42,14 +48,23 @@ void lm_cli_man(FILE *out);
 
 /* output.c: one JSON document on stdout in JSON mode; text lines otherwise. */
 int lm_cli_fail(const lm_cli *cli, int exit_code);               /* prints lm_error_last() */
+/* What to do about an error of this code, in the tool's terms (options), or NULL. */
+const char *lm_cli_advice(int code);
 int lm_cli_usage_error(const lm_cli *cli, const char *fmt, ...);  /* LM_EXIT_USAGE */
 void lm_cli_print_json(cJSON *doc);                               /* prints and frees */
+/* Text that may carry echoed input (names, paths, messages with outside bytes) reaches a terminal
+ * only through these: the one sanitiser (common/src/text.h) turns control bytes, escape sequences
+ * and invalid UTF-8 into visible \xNN; newlines and tabs are kept. */
+void lm_cli_puts(FILE *out, const char *text);
+void lm_cli_printf(FILE *out, const char *fmt, ...) LM_CLI_PRINTF(2, 3);
 void lm_cli_log(void *data, lm_log_level level, const char *line);/* lm_options.log for the CLI */
 int lm_cli_context(lm_cli *cli, lm_context **out);                /* context from the options */
 
 /* output_flow.c: flow results. */
 cJSON *lm_cli_pref_json(const lm_host_pref_info *pref);
 void lm_cli_pref_fields(cJSON *obj, const lm_host_pref_info *pref); /* the same fields, into obj */
+/* Whose domain holds the preference, and whether the Lume server's VMs read it, in one line. */
+void lm_cli_pref_user_line(const lm_host_pref_info *pref, char *buf, size_t size);
 void lm_cli_iso_time(double epoch, char *buf, size_t size);          /* 2026-11-29T19:00:00Z */
 cJSON *lm_cli_outcome_json(const lm_vm_outcome *outcome);
 const char *lm_cli_outcome_word(const lm_vm_outcome *outcome);

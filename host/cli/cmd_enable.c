@@ -28,7 +28,7 @@ int lm_cmd_enable(lm_cli *cli)
 		if (lm_cli_interrupted())
 			lm_cli_interrupted_line(&result);
 		else if (exit_code != LM_EXIT_OK && !cli->json)
-			fprintf(stderr, "lume-metal: enable: %s\n", lm_error_last()->message);
+			lm_cli_printf(stderr, "lume-metal: enable: %s\n", lm_error_last()->message);
 	}
 	lm_flow_result_free(&result);
 	lm_context_free(ctx);

@@ -29,9 +29,9 @@ int lm_cmd_forget_host(lm_cli *cli)
 		cJSON_AddStringToObject(doc, "state_dir", lm_context_state_dir(ctx));
 		lm_cli_print_json(doc);
 	} else if (n == 0) {
-		printf("No SSH host key was recorded for VM '%s'; nothing to forget.\n", vm);
+		lm_cli_printf(stdout, "No SSH host key was recorded for VM '%s'; nothing to forget.\n", vm);
 	} else {
-		printf("Forgot %d SSH host key%s of VM '%s'. The next connection records the key it is shown.\n", n,
+		lm_cli_printf(stdout, "Forgot %d SSH host key%s of VM '%s'. The next connection records the key it is shown.\n", n,
 		    n == 1 ? "" : "s", vm);
 	}
 	lm_context_free(ctx);

@@ -23,7 +23,7 @@ int lm_cmd_rollback(lm_cli *cli)
 		exit_code = lm_cli_flow_exit(&result);
 		lm_cli_flow_print(cli, &result, exit_code);
 		if (result.count == 0 && !cli->json)
-			printf("no VM is enabled: nothing to roll back\n");
+			lm_cli_printf(stdout, "no VM is enabled: nothing to roll back\n");
 		if (lm_cli_interrupted())
 			lm_cli_interrupted_line(&result);
 	}

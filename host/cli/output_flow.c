@@ -8,11 +8,13 @@
 
 void lm_cli_iso_time(double t, char *buf, size_t size)
 {
-	time_t tt = (time_t)t;
+	time_t tt;
 	struct tm tm;
 
-	gmtime_r(&tt, &tm);
-	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	/* In range before the conversion (a double out of time_t's range converted is undefined). */
+	if (!(t >= 0 && t <= 253402300799.0) || (tt = (time_t)t, gmtime_r(&tt, &tm) == NULL) ||
+	    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, size, "unknown");
 }
 
 static void add_string_or_null(cJSON *doc, const char *name, const char *value)
@@ -48,6 +50,27 @@ void lm_cli_pref_fields(cJSON *doc, const lm_host_pref_info *info)
 		cJSON_AddNullToObject(doc, "changed_at_iso");
 	}
 	cJSON_AddBoolToObject(doc, "changed", info->changed);
+	add_string_or_null(doc, "user", info->user);
+	add_string_or_null(doc, "server_user", info->server_user);
+	if (info->server_pid > 0)
+		cJSON_AddNumberToObject(doc, "server_pid", (double)info->server_pid);
+	else
+		cJSON_AddNullToObject(doc, "server_pid");
+	cJSON_AddBoolToObject(doc, "user_mismatch", info->user_mismatch);
+}
+
+void lm_cli_pref_user_line(const lm_host_pref_info *p, char *buf, size_t size)
+{
+	if (p->user[0] == '\0')
+		snprintf(buf, size, "unknown");
+	else if (p->server_user[0] == '\0')
+		snprintf(buf, size, "%s's domain (no Lume server found on this host to compare with)%s", p->user,
+		    p->user_mismatch ? "; root's domain is not a Lume user's" : "");
+	else if (p->user_mismatch)
+		snprintf(buf, size, "%s's domain, but the Lume server runs as %s: its VMs do not read this one", p->user,
+		    p->server_user);
+	else
+		snprintf(buf, size, "%s's domain, the Lume server's user's: its VMs read it", p->user);
 }
 
 cJSON *lm_cli_pref_json(const lm_host_pref_info *p)
@@ -104,6 +127,8 @@ cJSON *lm_cli_outcome_json(const lm_vm_outcome *o)
 		err = cJSON_AddObjectToObject(v, "error");
 		cJSON_AddStringToObject(err, "code", lm_error_name(o->rc));
 		cJSON_AddStringToObject(err, "message", o->message);
+		if (lm_cli_advice(o->rc) != NULL)
+			cJSON_AddStringToObject(err, "advice", lm_cli_advice(o->rc));
 	}
 	cJSON_AddStringToObject(v, "state", o->info.status);
 	cJSON_AddStringToObject(v, "ip", o->info.ip);
@@ -120,7 +145,8 @@ cJSON *lm_cli_outcome_json(const lm_vm_outcome *o)
 	cJSON_AddStringToObject(g, "os", o->guest.os);
 	cJSON_AddStringToObject(g, "arch", o->guest.arch);
 	cJSON_AddStringToObject(g, "os_version", o->guest.os_version);
-	cJSON_AddNumberToObject(g, "boot_time", (double)o->guest.boot_time);
+	cJSON_AddNumberToObject(g, "boot_time", o->guest.boot_time);
+	add_string_or_null(g, "sip", o->guest.sip);
 	steps = cJSON_AddArrayToObject(v, "steps");
 	for (i = 0; i < o->nsteps; i++) {
 		s = cJSON_CreateObject();
@@ -183,12 +209,14 @@ void lm_cli_flow_print(const lm_cli *cli, const lm_flow_result *r, int exit_code
 
 		for (k = 0; k < o->nsteps; k++)
 			total += o->steps[k].seconds;
-		printf("%s%s (%.2f s)\n", o->rc < 0 ? "FAILED " : "", o->message, total);
+		lm_cli_printf(stdout, "%s%s (%.2f s)\n", o->rc < 0 ? "FAILED " : "", o->message, total);
+		if (o->rc < 0 && lm_cli_advice(o->rc) != NULL)
+			lm_cli_printf(stdout, "  %s\n", lm_cli_advice(o->rc));
 		for (k = 0; k < o->nsteps; k++)
-			printf("  %-16s %7.3f s  %s\n", o->steps[k].name, o->steps[k].seconds, o->steps[k].detail);
+			lm_cli_printf(stdout, "  %-16s %7.3f s  %s\n", o->steps[k].name, o->steps[k].seconds, o->steps[k].detail);
 	}
 	if (r->pref_restored)
-		printf("host preference %s.%s restored: %s\n", r->pref.domain, r->pref.key,
+		lm_cli_printf(stdout, "host preference %s.%s restored: %s\n", r->pref.domain, r->pref.key,
 		    r->pref.present ? r->pref.value : "absent");
 	fflush(stdout);
 }

@@ -75,6 +75,18 @@ count_requests() { # METHOD SUFFIX [FROM_LINE]
 
 lm() { "$LM_BIN" "$@"; }
 
+# The guest fixture, for its test hooks (guest-sshd boot-time).
+GUEST_SSHD=$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)/guest-sshd
+
+# Every guest that was started had the login shell this run asked for (GUEST_SSHD_SHELL, else
+# zsh as on Cua's images): a scenario passes only for the shell it claims to have run under.
+check_guest_shells() {
+  local want=/bin/${GUEST_SSHD_SHELL:-zsh} d
+  for d in $(jq -r '.vms[].dir' "$E2E_DIR/sim.json"); do
+    [ ! -f "$d/shell" ] || [ "$(cat "$d/shell")" = "$want" ] || fail "guest $d ran $(cat "$d/shell"), not $want"
+  done
+}
+
 # lm_json OUTFILE ARGS...: run lume-metal with --format json, keep its exit code in LM_RC.
 lm_json() {
   local out=$1; shift
@@ -95,11 +107,3 @@ jq_is() { # FILE FILTER EXPECTED
 plist_xml() { if [ -f "$PLIST" ]; then plistutil -i "$PLIST" -o - -f xml 2>/dev/null || plistutil -i "$PLIST" -o -; else echo absent; fi; }
 
 guest_home() { echo "$(vm_dir "$1")/home"; }
-
-# wait_boot_in_past VM: until the guest's boot time (kern.boottime, whole seconds) is more than
-# lume-metal's one-second tolerance in the past, so that a change made from now on is clearly
-# later than the boot (the condition itself, not a guess at how long that takes).
-wait_boot_in_past() {
-  local boot; boot=$(cat "$(vm_dir "$1")/boottime")
-  until [ "$(date +%s)" -gt $((boot + 1)) ]; do sleep 0.05; done
-}

@@ -41,7 +41,7 @@ configure() {
   rm -rf "$WORK_DIR/$name"
   set +e
   "$@" -S "$SOURCE_DIR" -B "$WORK_DIR/$name" ${GENERATOR:+-G "$GENERATOR"} \
-    -DLUME_METAL_LD64=/nonexistent/ld64.lld -DLUME_METAL_BENCHMARKS=OFF >"$WORK_DIR/$name.log" 2>&1
+    -DLUME_METAL_DARWIN_LD64=/nonexistent/ld64.lld -DLUME_METAL_BENCHMARKS=OFF >"$WORK_DIR/$name.log" 2>&1
   CONFIGURE_RC=$?
   set -e
 }
@@ -51,7 +51,7 @@ configure_ci_refuses_missing_part() {
   configure ci "$CMAKE" -E env CI=true "$CMAKE" -DLUME_METAL_TESTS=OFF
   [ "$CONFIGURE_RC" -ne 0 ] || fail "CI=true: the configure succeeded without the Mach-O cross-build: $(tail -n 20 "$WORK_DIR/ci.log")"
   grep -q "guest_macho_verify cannot be built here" "$WORK_DIR/ci.log" || fail "$(tail -n 20 "$WORK_DIR/ci.log")"
-  grep -q "apt-get install clang-14 lld-14 llvm-14" "$WORK_DIR/ci.log" || fail "no package named: $(tail -n 20 "$WORK_DIR/ci.log")"
+  grep -q "apt-get install clang-22 lld-22 llvm-14" "$WORK_DIR/ci.log" || fail "no package named: $(tail -n 20 "$WORK_DIR/ci.log")"
   rm -rf "$WORK_DIR/ci"
 }
 
@@ -63,7 +63,7 @@ configure_skips_missing_part() {
   local out
   out=$("$CTEST" --test-dir "$WORK_DIR/local" -R '^guest_macho_verify$' -V 2>&1) || fail "$out"
   [[ $out == *"guest_macho_verify (Skipped)"* ]] || fail "not reported as skipped: $out"
-  [[ $out == *"skipped: the Mach-O cross-build needs clang-14"* ]] || fail "the reason is not shown: $out"
+  [[ $out == *"skipped: the Mach-O cross-build needs clang and ld64.lld of LLVM 22"* ]] || fail "the reason is not shown: $out"
   rm -rf "$WORK_DIR/local"
 }
 

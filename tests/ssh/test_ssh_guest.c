@@ -116,7 +116,7 @@ static void guest_start(guest *g)
 	argv[n++] = "--port";
 	argv[n++] = port;
 	argv[n++] = "--boot-time";
-	argv[n++] = "1796000000";
+	argv[n++] = "1796000000.25"; /* kern.boottime has microseconds */
 	if (g->home_size != NULL) {
 		argv[n++] = "--home-size";
 		argv[n++] = (char *)g->home_size;
@@ -290,9 +290,11 @@ static void test_new_host_recorded(void **state)
 	snprintf(path, sizeof(path), "%s/known_hosts", lm_context_state_dir(ctx));
 	text = read_file(path, NULL);
 	assert_non_null(text);
-	/* Keyed by the VM's name, ed25519 preferred, the address kept in the comment. */
-	snprintf(line_start, sizeof(line_start), "%s ssh-ed25519 ", guest_a.name);
-	assert_true(strncmp(text, line_start, strlen(line_start)) == 0);
+	/* Our format: a header comment, then keyed by the VM's name, ed25519 preferred, the address
+	 * kept in the comment. */
+	assert_true(strncmp(text, "# lume-metal known hosts", 24) == 0);
+	snprintf(line_start, sizeof(line_start), "\n%s ssh-ed25519 ", guest_a.name);
+	assert_true(contains(text, line_start));
 	assert_true(contains(text, guest_a.address));
 	free(text);
 	assert_int_equal(stat(path, &st), 0);
@@ -492,7 +494,7 @@ static void test_guest_standins(void **state)
 	assert_int_equal(lm_ssh_exec_capture(ssh, "sw_vers -productVersion; sysctl -n kern.boottime; uname -s", 4096,
 	                     &out, NULL, &status), 0);
 	assert_int_equal(status, 0);
-	assert_true(strncmp(out, "26.5.2\n{ sec = 1796000000, usec = 0 } ", 38) == 0);
+	assert_true(strncmp(out, "26.5.2\n{ sec = 1796000000, usec = 250000 } ", 43) == 0);
 	assert_true(contains(out, "2026\nLinux\n"));
 	lm_free(out);
 	assert_int_equal(lm_ssh_exec_capture(ssh, "launchctl bootstrap gui/$(id -u) '/Users/lume/a b.plist'", 4096, &out,
@@ -716,7 +718,7 @@ static void test_passwords(void **state)
 
 	guest_start(&guest_b);
 	log_text[0] = '\0';
-	/* Wrong password from the environment, then Lume's default: both refused. */
+	/* Wrong password from the environment: refused, and Lume's default is not tried behind it. */
 	setenv("LUME_METAL_SSH_PASSWORD", "wrong-Pw-123", 1);
 	ctx = context_for("pw");
 	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_b.name, guest_b.address, guest_b.port), LM_EAUTH);
@@ -724,7 +726,7 @@ static void test_passwords(void **state)
 	msg = lm_error_last()->message;
 	assert_true(contains(msg, guest_b.name));
 	assert_true(contains(msg, "LUME_METAL_SSH_PASSWORD"));
-	assert_true(contains(msg, "Lume's default password"));
+	assert_false(contains(msg, "Lume's default password"));
 	assert_false(contains(msg, "wrong-Pw-123"));
 	/* The right one from the environment. */
 	setenv("LUME_METAL_SSH_PASSWORD", GUEST_PASSWORD_B, 1);
@@ -1060,9 +1062,223 @@ static void test_changed_host_refused_then_forgotten(void **state)
 	assert_int_equal(lm_ssh_forget_host(ctx, "guest-a"), 1);
 	assert_int_equal(lm_ssh_forget_host(ctx, "guest-a"), 0);
 	after = read_file(path, NULL);
-	assert_string_equal(after, other_line);
+	assert_true(contains(after, other_line));
+	assert_false(contains(after, "guest-a "));
 	free(after);
 	lm_context_free(ctx);
+}
+
+/* Issue 11 item 1: every valid VM name length is pinned (libssh2's parser dropped names of one
+ * or two characters: their changed keys were "first contact, recorded"). */
+static const size_t name_lengths[] = {1, 2, 3, 64, 255};
+#define N_NAME_LENGTHS (sizeof(name_lengths) / sizeof(name_lengths[0]))
+
+static void name_of_length(char *out, size_t n, size_t k)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		out[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[(i + k) % 36];
+	out[n] = '\0';
+}
+
+static void test_host_keys_pinned_for_every_name_length(void **state)
+{
+	lm_context *ctx = context_for("names"), *strict = context_with("names", LM_HOST_KEY_STRICT, NULL, NULL, 0);
+	char name[256], path[1200], *before, *after;
+	lm_ssh *ssh;
+	size_t k;
+
+	/* First contact records each name; the strict policy then accepts the recorded key. */
+	for (k = 0; k < N_NAME_LENGTHS; k++) {
+		name_of_length(name, name_lengths[k], k);
+		ssh = NULL;
+		if (lm_ssh_connect(&ssh, ctx, name, guest_a.address, guest_a.port) != 0)
+			fail_msg("name of %zu characters, first contact: %s", name_lengths[k], lm_error_last()->message);
+		lm_ssh_free(ssh);
+		ssh = NULL;
+		if (lm_ssh_connect(&ssh, strict, name, guest_a.address, guest_a.port) != 0)
+			fail_msg("name of %zu characters, strict: %s", name_lengths[k], lm_error_last()->message);
+		lm_ssh_free(ssh);
+	}
+	/* New host keys: every name is refused, and nothing is recorded. */
+	guest_stop(&guest_a);
+	guest_cmd(&guest_a, "rekey");
+	guest_start(&guest_a);
+	snprintf(path, sizeof(path), "%s/known_hosts", lm_context_state_dir(ctx));
+	before = read_file(path, NULL);
+	for (k = 0; k < N_NAME_LENGTHS; k++) {
+		name_of_length(name, name_lengths[k], k);
+		ssh = NULL;
+		if (lm_ssh_connect(&ssh, ctx, name, guest_a.address, guest_a.port) != LM_EHOSTKEY)
+			fail_msg("name of %zu characters: a changed key was not refused (%s)", name_lengths[k],
+			    lm_error_last()->message);
+		assert_null(ssh);
+		assert_true(contains(lm_error_last()->message, "CHANGED"));
+	}
+	after = read_file(path, NULL);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+	/* Forgetting each name lets its next contact record the new key. */
+	for (k = 0; k < N_NAME_LENGTHS; k++) {
+		name_of_length(name, name_lengths[k], k);
+		assert_int_equal(lm_ssh_forget_host(ctx, name), 1);
+		ssh = NULL;
+		if (lm_ssh_connect(&ssh, ctx, name, guest_a.address, guest_a.port) != 0)
+			fail_msg("name of %zu characters after forget-host: %s", name_lengths[k], lm_error_last()->message);
+		lm_ssh_free(ssh);
+	}
+	lm_context_free(strict);
+	lm_context_free(ctx);
+}
+
+/* Malformed lines (a hashed OpenSSH line with a broken salt, a line without a key, a key of the
+ * wrong type, a duplicate entry) make every check fail, naming the line; forget-host still works,
+ * removes only the VM's own lines and keeps every other line byte for byte. */
+static void test_malformed_known_hosts(void **state)
+{
+	lm_context *ctx = context_for("malformed");
+	char path[1200], fp[128], pub[1200], text[8192], *key, *sp, *after;
+	const char *ecdsa;
+	lm_ssh *ssh = NULL;
+
+	ssh = connect_ok(ctx, &guest_a); /* records guest-a, creates the file */
+	lm_ssh_free(ssh);
+	snprintf(path, sizeof(path), "%s/known_hosts", lm_context_state_dir(ctx));
+	guest_fingerprint(&guest_a, fp);
+	snprintf(pub, sizeof(pub), "%s/hostkeys/ssh_host_ecdsa_key.pub", guest_a.dir);
+	key = read_file(pub, NULL);
+	assert_non_null(key);
+	sp = strchr(strchr(key, ' ') + 1, ' ');
+	*sp = '\0';
+	ecdsa = strchr(key, ' ') + 1; /* the base64 */
+	{
+		char *old = read_file(path, NULL);
+		snprintf(text, sizeof(text),
+		    "%s"
+		    "|1|c2FsdA|bad-hash ssh-ed25519 AAAA\n"
+		    "m1 ssh-ed25519\n"
+		    "p1 ssh-ed25519 %s wrong type\n"
+		    "guest-a ecdsa-sha2-nistp256 %s duplicate\n"
+		    "# a comment\n",
+		    old, ecdsa, ecdsa);
+		free(old);
+	}
+	write_file(path, text, 0600);
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_ECORRUPT);
+	assert_null(ssh);
+	assert_true(contains(lm_error_last()->message, "line 3"));
+	assert_true(contains(lm_error_last()->message, "hashed"));
+	/* Another VM is refused too: a line that cannot be read might be its pin. */
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, "m1", guest_a.address, guest_a.port), LM_ECORRUPT);
+	/* forget-host of m1 removes its (malformed) line only. */
+	assert_int_equal(lm_ssh_forget_host(ctx, "m1"), 1);
+	after = read_file(path, NULL);
+	assert_false(contains(after, "\nm1 "));
+	assert_true(contains(after, "|1|c2FsdA|bad-hash ssh-ed25519 AAAA\n"));
+	assert_true(contains(after, "# a comment\n"));
+	free(after);
+	/* forget-host of guest-a removes both of its lines (the duplicate too). */
+	assert_int_equal(lm_ssh_forget_host(ctx, "guest-a"), 2);
+	assert_int_equal(lm_ssh_forget_host(ctx, "p1"), 1);
+	after = read_file(path, NULL);
+	assert_false(contains(after, "guest-a"));
+	assert_false(contains(after, "\np1 "));
+	free(after);
+	/* Still refused while the hashed line is there; fine once it is gone. */
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_ECORRUPT);
+	after = read_file(path, NULL);
+	sp = strstr(after, "|1|");
+	memmove(sp, strchr(sp, '\n') + 1, strlen(strchr(sp, '\n') + 1) + 1);
+	write_file(path, after, 0600);
+	free(after);
+	ssh = connect_ok(ctx, &guest_a);
+	lm_ssh_free(ssh);
+	free(key);
+	lm_context_free(ctx);
+}
+
+/* Issue 11 item 1: a file written by earlier lume-metal versions (libssh2's OpenSSH format: no
+ * header, plain names) is read as it is, and its pins hold. */
+static void test_old_known_hosts_read(void **state)
+{
+	lm_context *ctx = context_for("oldformat");
+	char path[1200], pub[1200], line[2048], *key, *sp;
+	lm_ssh *ssh = NULL;
+
+	assert_int_equal(lm_fs_mkdir_private(lm_context_state_dir(ctx)), 0);
+	snprintf(path, sizeof(path), "%s/known_hosts", lm_context_state_dir(ctx));
+	snprintf(pub, sizeof(pub), "%s/hostkeys/ssh_host_ecdsa_key.pub", guest_a.dir);
+	key = read_file(pub, NULL);
+	sp = strchr(strchr(key, ' ') + 1, ' ');
+	*sp = '\0';
+	/* m1 pinned to the guest's ECDSA key: the ECDSA key is asked for first, and matches. */
+	snprintf(line, sizeof(line), "m1 %s lume-metal: first seen at 127.83.0.1 port 22\n", key);
+	write_file(path, line, 0600);
+	ssh = NULL;
+	if (lm_ssh_connect(&ssh, ctx, "m1", guest_a.address, guest_a.port) != 0)
+		fail_msg("old-format pin: %s", lm_error_last()->message);
+	lm_ssh_free(ssh);
+	/* Pinned to another key: refused. */
+	snprintf(line, sizeof(line), "m1 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEB old\n");
+	write_file(path, line, 0600);
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, "m1", guest_a.address, guest_a.port), LM_EHOSTKEY);
+	free(key);
+	lm_context_free(ctx);
+}
+
+/* Issue 11 item 10: a password file that cannot be used is an error before any connection, never
+ * a reason to fall back to Lume's default password (guest-a would accept it). */
+static void test_password_file_unusable(void **state)
+{
+	char pwfile[1200], big[3000];
+	lm_context *ctx;
+	lm_ssh *ssh = NULL;
+	size_t i;
+	struct {
+		const char *what;
+		int code;
+		const char *says;
+	} cases[] = {
+		{"missing", LM_ENOTFOUND, "no such file"},
+		{"empty", LM_EINVALID, "empty"},
+		{"fifo", LM_EINVALID, "FIFO"},
+		{"large", LM_EINVALID, "too large"},
+		{"directory", LM_EINVALID, "directory"},
+		{"wrong", LM_EAUTH, "--ssh-password-file"},
+	};
+
+	unsetenv("LUME_METAL_SSH_PASSWORD");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(pwfile, sizeof(pwfile), "%s/pw-%s", GUEST_WORK, cases[i].what);
+		if (strcmp(cases[i].what, "empty") == 0)
+			write_file(pwfile, "\n", 0600);
+		else if (strcmp(cases[i].what, "fifo") == 0)
+			assert_int_equal(mkfifo(pwfile, 0600), 0);
+		else if (strcmp(cases[i].what, "large") == 0)
+			write_file(pwfile, big, 0600);
+		else if (strcmp(cases[i].what, "directory") == 0)
+			assert_int_equal(mkdir(pwfile, 0700), 0);
+		else if (strcmp(cases[i].what, "wrong") == 0)
+			write_file(pwfile, "not-lume\n", 0600);
+		ctx = context_with("pwfile", LM_HOST_KEY_ACCEPT_NEW, NULL, pwfile, 0);
+		alarm(60); /* a FIFO must not block: a hang ends the test */
+		assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), cases[i].code);
+		alarm(0);
+		assert_null(ssh);
+		if (!contains(lm_error_last()->message, cases[i].says) ||
+		    (cases[i].code != LM_EAUTH && !contains(lm_error_last()->message, pwfile)))
+			fail_msg("%s: %s", cases[i].what, lm_error_last()->message);
+		assert_false(contains(lm_error_last()->message, "Lume's default password"));
+		lm_context_free(ctx);
+		if (strcmp(cases[i].what, "directory") == 0)
+			rmdir(pwfile);
+		else
+			unlink(pwfile);
+	}
 }
 
 int main(void)
@@ -1086,6 +1302,10 @@ int main(void)
 		cmocka_unit_test(test_connection_refused),
 		cmocka_unit_test(test_server_dies_during_upload),
 		cmocka_unit_test(test_changed_host_refused_then_forgotten),
+		cmocka_unit_test(test_malformed_known_hosts),
+		cmocka_unit_test(test_old_known_hosts_read),
+		cmocka_unit_test(test_password_file_unusable),
+		cmocka_unit_test(test_host_keys_pinned_for_every_name_length),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -28,7 +28,9 @@ typedef enum {
 	LM_ECORRUPT = -13,    /* a state or preference file we own is damaged */
 	LM_ENOMEM = -14,      /* out of memory */
 	LM_ELOCKED = -15,     /* a lock could not be taken in time, or is held and waiting was not wanted */
-	LM_EINTERRUPTED = -16 /* stopped on request (lm_context_interrupt: SIGINT/SIGTERM) after undoing */
+	LM_EVMOWNER = -16,    /* the VM runs inside a process that runs other VMs too (Lume's server) */
+	LM_EWRONGUSER = -17,  /* the preference would go to a user whose VMs do not read it */
+	LM_EINTERRUPTED = -18 /* stopped on request (lm_context_interrupt: SIGINT/SIGTERM) after undoing */
 } lm_error_code;
 
 typedef struct {
@@ -47,6 +49,13 @@ const char *lm_error_name(int code);
 
 /* Free a string that a lume-metal function returned. NULL is fine. */
 void lm_free(void *ptr);
+
+/* Text that echoes outside input (a rejected name, a path, a message quoting a file or a guest)
+ * made safe to print: control bytes (ESC, which starts terminal escape sequences, and the C1
+ * controls), DEL and bytes that are not well-formed UTF-8 become the visible text \xNN; newlines
+ * and tabs are kept. The result is valid UTF-8. A new string (lm_free), NULL when out of memory.
+ * Messages from lm_error_last() may quote such input: print them through this. */
+char *lm_text_printable(const char *text);
 
 #ifdef __cplusplus
 }

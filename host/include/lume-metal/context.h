@@ -32,13 +32,19 @@ typedef struct {
 	lm_host_key_policy host_key_policy;
 	const char *ssh_user;           /* NULL: "lume" */
 	const char *ssh_key;            /* NULL: ~/.ssh/id_ed25519, ~/.ssh/id_ecdsa */
-	const char *ssh_password_file;  /* NULL: $LUME_METAL_SSH_PASSWORD, then Lume's default */
+	const char *ssh_password_file;  /* NULL: $LUME_METAL_SSH_PASSWORD, else Lume's default; a file that
+	                                   cannot be used is an error, never a fall-back */
 	const char *bundle_dir;         /* NULL: the installed bundle for the guest's OS */
 	double connect_timeout;         /* seconds; 0: 10 */
 	double ready_timeout;           /* seconds; 0: 300 (as Lume's own tooling) */
 	double command_timeout;         /* seconds; 0: 120 */
+	double boot_margin;             /* seconds a VM may take from its start to its kernel's boot
+	                                   (the restart rule, docs/lume-metal.md); 0: 30 */
 	int dry_run;
 	int force;
+	int force_user_mismatch;        /* write the preference although the Lume server runs as another
+	                                   user (or as root with no server found): dangerous, the VMs
+	                                   will most likely not read it (docs/preferences.md) */
 	int no_wait;                    /* a VM another process is working on: LM_ELOCKED at once
 	                                   instead of waiting for it (one operation per VM at a time) */
 	lm_log_fn log;
@@ -46,11 +52,12 @@ typedef struct {
 } lm_options;
 
 #define LM_OPTIONS_INIT {LM_OPTIONS_VERSION, NULL, NULL, NULL, LM_VM_MANAGER_AUTO, NULL, \
-	LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL}
+	LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL}
 
 typedef struct lm_context lm_context;
 
-/* Copies every string in opts; opts may be freed afterwards. */
+/* Copies every string in opts; opts may be freed afterwards. Directories (state_dir, prefs_dir,
+ * bundle_dir) must be absolute paths and timeouts between 0 and a week: LM_EINVALID otherwise. */
 int lm_context_new(lm_context **out, const lm_options *opts);
 void lm_context_free(lm_context *ctx);
 const lm_options *lm_context_options(const lm_context *ctx);

@@ -33,8 +33,9 @@ typedef struct {
 	char os[32];            /* uname -s: "Darwin", "Linux" */
 	char arch[32];          /* uname -m */
 	char os_version[64];    /* sw_vers -productVersion */
-	long long boot_time;    /* kern.boottime, epoch seconds; 0 when unknown */
+	double boot_time;       /* kern.boottime (sec + usec), epoch seconds; 0 when unknown */
 	char home[512];
+	char sip[16];           /* csrutil status: "enabled", "disabled", "custom"; "" when not reported */
 } lm_guest_facts;
 
 typedef struct {
@@ -47,7 +48,7 @@ typedef struct {
 	int started;                  /* the VM was stopped and has been started */
 	int files_uploaded;           /* guest files uploaded by this run */
 	int already_enabled;          /* nothing needed changing */
-	int restart_pending;          /* status: booted before the preference took effect */
+	int restart_pending;          /* status: running, and not certainly started after the preference changed */
 	int bundle_verified;          /* status/enable: installed files match the manifest */
 	char bundle_id[96];           /* installed bundle directory name */
 	char profile[128];

@@ -15,6 +15,10 @@ struct lm_context {
 	atomic_int interrupted; /* lm_context_interrupt() was called (lock-free: set from signal handlers) */
 };
 
+/* The longest timeout accepted, in seconds (a week): longer than any wait lume-metal has a reason
+ * for, and small enough that its milliseconds fit an int. */
+#define LM_TIMEOUT_MAX (7.0 * 24 * 3600)
+
 /* LM_EINTERRUPTED with its message once lm_context_interrupt() was called, else 0. Checked
  * between steps and in every wait, never while undoing. */
 int lm_context_check_interrupt(const lm_context *ctx);
@@ -28,5 +32,8 @@ int lm_paths_state_dir(char **out, const char *explicit_dir);
 
 /* $HOME, or the password database's home; LM_ENOTFOUND when neither is known. */
 int lm_paths_home(const char **out);
+
+/* A user's name from the password database, "uid N" without one, "an unknown user" for -1. */
+void lm_paths_user_name(long uid, char *buf, size_t cap);
 
 #endif

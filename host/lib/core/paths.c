@@ -20,6 +20,19 @@ int lm_paths_home(const char **out)
 	return 0;
 }
 
+void lm_paths_user_name(long uid, char *buf, size_t cap)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[4096];
+
+	if (uid < 0)
+		snprintf(buf, cap, "an unknown user");
+	else if (getpwuid_r((uid_t)uid, &pw, tmp, sizeof(tmp), &res) == 0 && res != NULL)
+		snprintf(buf, cap, "%s", res->pw_name);
+	else
+		snprintf(buf, cap, "uid %ld", uid);
+}
+
 static int join(char **out, const char *a, const char *b)
 {
 	size_t n = strlen(a) + strlen(b) + 2;

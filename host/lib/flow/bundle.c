@@ -11,7 +11,10 @@
 
 #include "flow_internal.h"
 #include "fs.h"
+#include "random.h"
+#include "json.h"
 #include "sha256.h"
+#include "text.h"
 
 #define LM_MANIFEST_MAX (256 * 1024)
 #define LM_BUNDLE_FILE_MAX (64 * 1024 * 1024)
@@ -78,6 +81,7 @@ static int parse_manifest(lm_bundle *b, const char *path)
 {
 	cJSON *doc = cJSON_ParseWithLength(b->manifest, b->manifest_len);
 	const cJSON *files, *f, *v;
+	int64_t num;
 	int rc = 0;
 	size_t i = 0;
 
@@ -87,8 +91,7 @@ static int parse_manifest(lm_bundle *b, const char *path)
 	}
 	v = cJSON_GetObjectItemCaseSensitive(doc, "format");
 	if (!cJSON_IsString(v) || strcmp(v->valuestring, "lume-metal-bundle") != 0 ||
-	    !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(doc, "version")) ||
-	    cJSON_GetObjectItemCaseSensitive(doc, "version")->valueint != 1) {
+	    lm_json_int(cJSON_GetObjectItemCaseSensitive(doc, "version"), 1, 1, &num) != 0) {
 		cJSON_Delete(doc);
 		return lm_error_set(LM_EINVALID, "%s: not a lume-metal bundle manifest of version 1", path);
 	}
@@ -126,13 +129,14 @@ static int parse_manifest(lm_bundle *b, const char *path)
 			goto out;
 		}
 		if (!cJSON_IsString(hash) || strlen(hash->valuestring) != 64 ||
-		    strspn(hash->valuestring, "0123456789abcdef") != 64 || !cJSON_IsNumber(size) ||
-		    size->valuedouble < 0 || !cJSON_IsString(mode)) {
-			rc = lm_error_set(LM_EINVALID, "%s: $.files[%zu]: expected sha256 (64 hex), size and mode", path, i);
+		    strspn(hash->valuestring, "0123456789abcdef") != 64 ||
+		    lm_json_int(size, 0, LM_BUNDLE_FILE_MAX, &num) != 0 || !cJSON_IsString(mode)) {
+			rc = lm_error_set(LM_EINVALID, "%s: $.files[%zu]: expected sha256 (64 hex), size (a whole number of "
+			    "bytes, at most %d) and mode", path, i, LM_BUNDLE_FILE_MAX);
 			goto out;
 		}
 		memcpy(bf->sha256, hash->valuestring, 65);
-		bf->size = (uint64_t)size->valuedouble;
+		bf->size = (uint64_t)num;
 		bf->mode = (int)strtol(mode->valuestring, NULL, 8) & 0755; /* owner-writable only */
 		i++;
 	}
@@ -145,7 +149,7 @@ out:
 int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts)
 {
 	const char *given = lm_context_options(ctx)->bundle_dir;
-	char platform[96], bin[PATH_MAX], path[PATH_MAX + 32];
+	char platform[96], bin[PATH_MAX], path[PATH_MAX + 32], run[17];
 	lm_bundle *b;
 	int n, rc;
 
@@ -153,7 +157,11 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 	if ((b = calloc(1, sizeof(*b))) == NULL)
 		return lm_error_nomem();
 	if (given != NULL) {
-		snprintf(b->dir, sizeof(b->dir), "%s", given);
+		if (lm_text_format(b->dir, sizeof(b->dir), "%s", given) < 0) {
+			rc = lm_error_set(LM_EINVALID, "the bundle directory is longer than %zu bytes (the limit)",
+			    sizeof(b->dir) - 1);
+			goto fail;
+		}
 	} else {
 		if ((rc = exe_dir(bin, sizeof(bin))) < 0)
 			goto fail;
@@ -173,8 +181,9 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 			    "or pass --bundle DIR", facts->os, facts->arch, b->dir);
 		goto fail;
 	}
-	if ((rc = parse_manifest(b, path)) < 0)
+	if ((rc = parse_manifest(b, path)) < 0 || (rc = lm_random_hex(run, 8)) < 0)
 		goto fail;
+	snprintf(b->staging, sizeof(b->staging), ".staging-%s-%s", b->id, run);
 	if (facts->os[0] != '\0' && strcmp(b->os, facts->os) != 0) {
 		rc = lm_error_set(LM_EINVALID, "bundle %s is for %s guests, but this guest runs %s: pass the "
 		    "bundle for %s", b->dir, b->os, facts->os, facts->os);

@@ -1,11 +1,11 @@
 /* lume-metal enable: the host preference, the VM at the right level, the bundle, the proof. */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flow_internal.h"
+#include "text.h"
 #include "prefs_internal.h"
 #include "random.h"
 
@@ -23,8 +23,23 @@ typedef struct {
 	char run_id[33];    /* this run's mark on the VM's journal entry (see step_record) */
 	int was_enabled;    /* the VM was enabled before this run: its install is left alone */
 	int touched_guest;  /* this run created or changed guest files */
+	double started_at;  /* when this tool last asked for the VM to start (journal, or this run) */
+	int started_now;    /* ... and that was this run: the journal gets it */
 	int stopped_running; /* this run stopped the running VM to restart it */
 } enable_run;
+
+/* Ask for the VM to start, noting the time first: its process starts after that moment. */
+static int start_vm(enable_run *r)
+{
+	double t = lm_clock_epoch();
+	int rc;
+
+	if ((rc = lm_vm_start(r->vmm, r->o->vm)) < 0)
+		return rc;
+	r->started_at = t;
+	r->started_now = 1;
+	return 0;
+}
 
 static int wait_ready(enable_run *r, const char *what)
 {
@@ -50,7 +65,7 @@ static int connect_guest(enable_run *r)
 	if ((rc = lm_guest_facts_read(r->ssh, &r->facts, r->current, sizeof(r->current))) < 0)
 		return rc;
 	r->o->guest = r->facts;
-	lm_step_add(r->o, "guest", t, "%s %s %s, booted at %lld", r->facts.os, r->facts.os_version,
+	lm_step_add(r->o, "guest", t, "%s %s %s, booted at %.6f", r->facts.os, r->facts.os_version,
 	    r->facts.arch, r->facts.boot_time);
 	return 0;
 }
@@ -80,6 +95,7 @@ static int step_preference(enable_run *r)
 	vm = lm_state_vm(st, r->o->vm, 0);
 	status = vm != NULL ? lm_journal_string(vm, "status") : NULL;
 	r->was_enabled = status != NULL && strcmp(status, "enabled") == 0;
+	r->started_at = vm != NULL ? lm_journal_number(vm, LM_JOURNAL_VM_STARTED_AT) : 0;
 	if ((rc = lm_host_pref_enable_locked(st, lm_profile_host_preference(r->profile), &r->res->pref)) < 0)
 		goto out;
 	if (r->res->pref.changed)
@@ -111,7 +127,20 @@ out:
 	return rc;
 }
 
-/* Step 2: running, ready, and booted after the preference took effect. */
+/* Why a running VM is restarted, for the step's detail. */
+static const char *restart_reason(const enable_run *r)
+{
+	const lm_host_pref_info *pref = &r->res->pref;
+
+	if (r->facts.boot_time <= 0)
+		return "the guest's boot time is unknown";
+	if (r->facts.boot_time < pref->changed_at)
+		return "the guest booted before the preference changed";
+	return "the guest booted within the boot margin after the preference changed: its VM may have "
+	       "started before the change";
+}
+
+/* Step 2: running, ready, and started after the preference took effect. */
 static int step_vm_level(enable_run *r)
 {
 	const lm_host_pref_info *pref = &r->res->pref;
@@ -127,7 +156,7 @@ static int step_vm_level(enable_run *r)
 			return 0;
 		}
 		/* A stopped VM boots at the new level: no restart needed afterwards. */
-		if ((rc = lm_vm_start(r->vmm, r->o->vm)) < 0)
+		if ((rc = start_vm(r)) < 0)
 			return rc;
 		r->o->started = 1;
 		lm_step_add(r->o, "start", t, "started (was %s)", r->o->info.status);
@@ -138,11 +167,11 @@ static int step_vm_level(enable_run *r)
 	}
 	if ((rc = wait_ready(r, "running")) < 0 || (rc = connect_guest(r)) < 0)
 		return rc;
-	if (!pref->recorded || !lm_booted_before(r->facts.boot_time, pref->changed_at))
+	if (!lm_vm_restart_needed(pref, r->facts.boot_time, r->started_at, lm_context_options(r->ctx)->boot_margin))
 		return 0;
 	t = lm_clock_epoch();
 	if (dry) {
-		lm_step_add(r->o, "restart", t, "would restart: the guest booted before the preference changed");
+		lm_step_add(r->o, "restart", t, "would restart: %s", restart_reason(r));
 		return 0;
 	}
 	lm_ssh_free(r->ssh);
@@ -151,10 +180,10 @@ static int step_vm_level(enable_run *r)
 		return rc;
 	r->stopped_running = 1;
 	lm_flow_test_kill_point("after-stop");
-	if ((rc = lm_vm_start(r->vmm, r->o->vm)) < 0)
+	if ((rc = start_vm(r)) < 0)
 		return rc;
 	r->o->restarted = 1;
-	lm_step_add(r->o, "restart", t, "restarted: the guest had booted before the preference took effect");
+	lm_step_add(r->o, "restart", t, "restarted: %s", restart_reason(r));
 	if ((rc = wait_ready(r, "rebooted")) < 0)
 		return rc;
 	return connect_guest(r);
@@ -258,6 +287,8 @@ static int step_record(enable_run *r)
 		lm_journal_set_number(vm, "enabled_at", lm_clock_epoch());
 	lm_journal_set_string(vm, "address", r->o->info.ip);
 	lm_journal_store_facts(vm, &r->facts);
+	if (r->started_now)
+		lm_journal_set_number(vm, LM_JOURNAL_VM_STARTED_AT, r->started_at);
 	cJSON_DeleteItemFromObjectCaseSensitive(vm, "bundle");
 	bundle = cJSON_AddObjectToObject(vm, "bundle");
 	cJSON_AddStringToObject(bundle, "id", r->bundle->id);
@@ -279,20 +310,6 @@ out:
 	return rc;
 }
 
-/* Appends to a bounded message; what does not fit is cut (it only describes). */
-static void note(char *buf, size_t len, const char *fmt, ...) LM_PRINTF(3, 4);
-static void note(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t used = strlen(buf);
-	va_list ap;
-
-	if (used + 1 >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
-
 /* A failed or interrupted enable leaves the VM as it was found: no half-installed guest, a VM it
  * started stopped again, one it stopped running again, and a preference that no enabled VM needs
  * any more given back. The outcome's message ends with what was left. */
@@ -300,7 +317,8 @@ static void undo(enable_run *r)
 {
 	lm_state *st = NULL;
 	cJSON *vm;
-	char left[1024] = "";
+	lm_buf left = {0}; /* what was left, for the message: grows, never cut */
+	char *text;
 	lm_host_pref_info restored;
 	int pref_restored = 0;
 
@@ -308,12 +326,12 @@ static void undo(enable_run *r)
 		return;
 	if (!r->was_enabled && r->touched_guest && r->ssh != NULL) {
 		if (lm_guest_remove_all(r->ssh, &r->facts) == 0)
-			note(left, sizeof(left), "; guest files removed");
+			lm_buf_printf(&left, "; guest files removed");
 		else
-			note(left, sizeof(left), "; guest files could NOT be removed (%s): run `lume-metal rollback %s`",
-			    lm_error_last()->message, r->o->vm);
+			lm_buf_printf(&left, "; guest files could NOT be removed (%s): "
+			    "run `lume-metal rollback %s`", lm_error_last()->message, r->o->vm);
 	} else if (r->was_enabled) {
-		note(left, sizeof(left), "; the previous installation is kept");
+		lm_buf_printf(&left, "; the previous installation is kept");
 	}
 	lm_ssh_free(r->ssh);
 	r->ssh = NULL;
@@ -328,41 +346,47 @@ static void undo(enable_run *r)
 		}
 		if (lm_state_live_vms(st, NULL, NULL, 0) == 0 && r->res->pref.recorded) {
 			if (lm_host_pref_disable_locked(st, &restored) == 0) {
-				note(left, sizeof(left), "; host preference restored (%s)",
+				/* The original as this run saw it recorded (the restored info has no record left). */
+				lm_buf_printf(&left, "; host preference restored (%s)",
 				    r->res->pref.original[0] ? r->res->pref.original : "as it was");
 				r->res->pref = restored;
 				pref_restored = 1;
 			} else {
-				note(left, sizeof(left), "; host preference NOT restored (%s)", lm_error_last()->message);
+				lm_buf_printf(&left, "; host preference NOT restored (%s)",
+				    lm_error_last()->message);
 			}
 		} else if (r->res->pref.recorded) {
-			note(left, sizeof(left), "; host preference kept (other VMs are enabled)");
+			lm_buf_printf(&left, "; host preference kept (other VMs are enabled)");
 		}
 		if (lm_state_save(st) < 0)
-			note(left, sizeof(left), "; state not saved (%s)", lm_error_last()->message);
+			lm_buf_printf(&left, "; state not saved (%s)", lm_error_last()->message);
 		lm_state_close(st);
 	} else {
-		note(left, sizeof(left), "; state journal not updated (%s)", lm_error_last()->message);
+		lm_buf_printf(&left, "; state journal not updated (%s)", lm_error_last()->message);
 	}
 	/* The VM itself, after the preference: a VM started again boots at the level now in effect. */
 	if (r->o->started) {
 		if (lm_vm_stop(r->vmm, r->o->vm) == 0)
-			note(left, sizeof(left), "; VM stopped again (it was stopped)");
+			lm_buf_printf(&left, "; VM stopped again (it was stopped)");
 		else
-			note(left, sizeof(left), "; the VM could NOT be stopped again (%s)", lm_error_last()->message);
+			lm_buf_printf(&left, "; the VM could NOT be stopped again (%s)", lm_error_last()->message);
 	} else if (r->stopped_running && !r->o->restarted) {
 		if (lm_vm_start(r->vmm, r->o->vm) == 0)
-			note(left, sizeof(left), "; VM started again (it was running)");
+			lm_buf_printf(&left, "; VM started again (it was running)");
 		else
-			note(left, sizeof(left), "; the VM could NOT be started again (%s)", lm_error_last()->message);
+			lm_buf_printf(&left, "; the VM could NOT be started again (%s)", lm_error_last()->message);
 	} else if (r->o->restarted && pref_restored) {
 		if (lm_vm_stop(r->vmm, r->o->vm) == 0 && lm_vm_start(r->vmm, r->o->vm) == 0)
-			note(left, sizeof(left), "; VM restarted again off the unlocked level");
+			lm_buf_printf(&left, "; VM restarted again off the unlocked level");
 		else
-			note(left, sizeof(left), "; the VM still runs at the unlocked level (restart failed: %s)",
+			lm_buf_printf(&left, "; the VM still runs at the unlocked level (restart failed: %s)",
 			    lm_error_last()->message);
 	}
-	note(r->o->message, sizeof(r->o->message), "%s", left);
+	if ((text = lm_buf_finish(&left)) != NULL && text[0] != '\0') {
+		size_t m = strlen(r->o->message);
+		lm_text_format_cut(r->o->message + m, sizeof(r->o->message) - m, "%s", text);
+	}
+	free(text);
 }
 
 static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *profile, lm_flow_result *res,
@@ -385,7 +409,8 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	    (rc = step_preference(&r)) < 0) {
 		lm_outcome_fail(o, rc);
 		if (rc == LM_EINTERRUPTED)
-			note(o->message, sizeof(o->message), " before anything was changed");
+			lm_text_format_cut(o->message, sizeof(o->message), "%s: interrupted before anything was changed",
+			    o->vm);
 		goto out;
 	}
 	lm_flow_test_kill_point("after-preference");
@@ -467,6 +492,11 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	if (nworkers > n)
 		nworkers = n;
 	memset(workers, 0, sizeof(workers));
+	/* A preference no VM would read is refused once, before any VM is touched. */
+	if (!lm_context_options(ctx)->force_user_mismatch &&
+	    lm_host_pref_status(ctx, lm_profile_host_preference(profile), &result->pref) == 0 &&
+	    (rc = lm_prefs_check_user(ctx, &result->pref, 1)) < 0)
+		return lm_flow_fail_all(result, rc);
 	/* The first worker's manager is opened here, so that an unreachable Lume is one clear error. */
 	if ((rc = lm_vm_manager_open(&workers[0].vmm, ctx)) < 0)
 		return lm_flow_fail_all(result, rc);

@@ -187,9 +187,12 @@ static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result
 			continue;
 		}
 		lm_ssh_free(ssh);
-		if (lm_booted_before(facts.boot_time, changed_at)) {
+		/* Only a VM that certainly started before the change is left: the others may carry the
+		 * unlocked level (no journal entry is left to say who started them: 0). */
+		if (lm_vm_level_of(changed_at, facts.boot_time, 0, lm_context_options(ctx)->boot_margin) ==
+		    LM_VM_LEVEL_BEFORE) {
 			lm_vm_lock_release(lock);
-			continue; /* booted before the change: stock level already */
+			continue;
 		}
 		if (!dry && (lm_vm_stop(vmm, list[i].name) < 0 || lm_vm_start(vmm, list[i].name) < 0 ||
 		    lm_vm_wait_ready(vmm, list[i].name, lm_context_options(ctx)->ready_timeout, NULL) < 0)) {

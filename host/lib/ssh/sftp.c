@@ -6,6 +6,7 @@
  * OpenSSH speaks and libssh2 1.10 uses) cannot rename over an existing file and libssh2 1.10 has
  * no posix-rename extension, so an existing file is removed just before the rename. */
 #include "ssh_internal.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ static int sftp_fail(lm_ssh *ssh, const char *what, const char *path)
 	int rc = libssh2_session_last_errno(ssh->session);
 	unsigned long status;
 
-	snprintf(full, sizeof(full), "%s %s", what, path);
+	lm_text_format_cut(full, sizeof(full), "%s %s", what, path); /* for the message only */
 	if (rc == LIBSSH2_ERROR_SFTP_PROTOCOL) {
 		status = libssh2_sftp_last_error(ssh->sftp);
 		switch (status) {

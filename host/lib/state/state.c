@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -16,6 +17,8 @@
 #include "context_internal.h"
 #include "error_internal.h"
 #include "fs.h"
+#include "json.h"
+#include "text.h"
 
 #define STATE_FILE "state.json"
 #define LOCK_FILE "state.lock"
@@ -60,49 +63,14 @@ static int check_dir(const char *dir)
 	return 0;
 }
 
-int lm_state_flock(int fd, int how, double timeout, const lm_context *ctx, const char *path)
-{
-	double deadline = lm_clock_monotonic() + timeout;
-	double wait_s = 0.001;
-	int rc;
-
-	/* Poll rather than block, so that a stuck holder becomes a clear error, not a hang, and an
-	 * interrupt is seen while waiting. */
-	while (flock(fd, how | LOCK_NB) != 0) {
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return lm_error_set(LM_EIO, "%s: cannot lock: %s", path, strerror(errno));
-		if ((rc = lm_context_check_interrupt(ctx)) < 0)
-			return rc;
-		if (timeout >= 0 && lm_clock_monotonic() >= deadline)
-			return 1;
-		lm_clock_sleep(wait_s);
-		if (wait_s < 0.02)
-			wait_s *= 2;
-	}
-	return 0;
-}
-
 static int take_lock(lm_state *st, int how, double timeout)
 {
 	char *lock_path = join(st->dir, LOCK_FILE);
-	int rc = 0;
+	int rc;
 
 	if (lock_path == NULL)
 		return lm_error_nomem();
-	st->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (st->lock_fd < 0) {
-		rc = lm_error_set(LM_EIO, "%s: cannot open the lock file: %s", lock_path, strerror(errno));
-		goto out;
-	}
-	/* No interrupt here: the journal lock is also what undoing a step needs. */
-	if ((rc = lm_state_flock(st->lock_fd, how, timeout, NULL, lock_path)) == 1)
-		rc = lm_error_set(LM_ELOCKED, "%s: another lume-metal process has held the state lock for "
-		    "more than %.0f s; wait for it to finish and try again", lock_path, timeout);
-out:
-	if (rc < 0 && st->lock_fd >= 0) {
-		close(st->lock_fd);
-		st->lock_fd = -1;
-	}
+	rc = lm_fs_lock(lock_path, how, timeout, "the state lock", &st->lock_fd);
 	free(lock_path);
 	return rc;
 }
@@ -177,6 +145,7 @@ static int load(lm_state *st)
 {
 	const char *end = NULL;
 	cJSON *schema, *vms, *pref;
+	int64_t version;
 	char *data = NULL, why[160];
 	size_t len;
 	int rc;
@@ -201,14 +170,14 @@ static int load(lm_state *st)
 		goto out;
 	}
 	schema = cJSON_GetObjectItemCaseSensitive(st->doc, "schema");
-	if (!cJSON_IsObject(st->doc) || !cJSON_IsNumber(schema) || schema->valuedouble < 1 ||
-	    schema->valuedouble != (double)(int)schema->valuedouble) {
-		rc = corrupt(st, data, len, "not a lume-metal state document: no \"schema\" number");
+	if (!cJSON_IsObject(st->doc) || lm_json_int(schema, 1, INT_MAX, &version) != 0) {
+		rc = corrupt(st, data, len, "not a lume-metal state document: no \"schema\" number (a whole number "
+		    "from 1)");
 		goto out;
 	}
-	if (schema->valueint > STATE_SCHEMA) {
-		rc = lm_error_set(LM_EUNSUPPORTED, "%s: written by a newer lume-metal (schema %d, this one knows %d); "
-		    "use that version or a newer one", st->path, schema->valueint, STATE_SCHEMA);
+	if (version > STATE_SCHEMA) {
+		rc = lm_error_set(LM_EUNSUPPORTED, "%s: written by a newer lume-metal (schema %lld, this one knows %d); "
+		    "use that version or a newer one", st->path, (long long)version, STATE_SCHEMA);
 		goto out;
 	}
 	vms = cJSON_GetObjectItemCaseSensitive(st->doc, "vms");
@@ -367,8 +336,7 @@ void lm_state_close(lm_state *st)
 {
 	if (st == NULL)
 		return;
-	if (st->lock_fd >= 0)
-		close(st->lock_fd); /* releases the flock */
+	lm_fs_unlock(st->lock_fd);
 	cJSON_Delete(st->doc);
 	free(st->path);
 	free(st->dir);
@@ -410,6 +378,7 @@ int lm_state_live_vms(lm_state *st, const char *except, char *names, size_t len)
 			continue;
 		if (names != NULL && used < len) {
 			int w = snprintf(names + used, len - used, "%s%s", n > 0 ? ", " : "", vm->string);
+			lm_text_mark_cut(names + used, len - used, w); /* a long list ends in "..." */
 			used += w > 0 ? (size_t)w : 0;
 		}
 		n++;

@@ -1,6 +1,8 @@
 /* The Lume CLI backend: `lume` run with posix_spawn (never a shell), LUME_LOG_LEVEL=error in its
- * environment, its JSON found among the log lines it prints on stdout. */
+ * environment, its JSON found among the log lines it prints on stdout. It never stops a VM that
+ * Lume's server runs: `lume stop` would end the server (see cli_stop). */
 #include "vm_internal.h"
+#include "text.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -11,6 +13,7 @@
 
 #define LM_CLI_QUERY_TIMEOUT 60.0 /* ls/get: Lume probes SSH of running VMs (2 s each) */
 #define LM_CLI_STOP_MIN 60.0
+#define LM_CLI_STOP_GRACE 10.0    /* Lume's stop: SIGINT, then SIGKILL after 10 s (VM.swift) */
 
 /* Reap detached `lume run` children that have finished (they are ours until they exit). */
 static void reap_children(lm_vm_manager *vmm)
@@ -229,14 +232,52 @@ static int cli_start(lm_vm_manager *vmm, const char *name)
 	return rc;
 }
 
+/* One of our own `lume run` children (Lume < 0.5.0) holds the VM: end it as `lume stop` would
+ * (SIGINT, SIGKILL after 10 s), reaping it. `lume stop` itself would wait out its ten seconds on
+ * the zombie, which only we can reap. */
+static int stop_own_child(lm_vm_manager *vmm, size_t slot, const char *name)
+{
+	pid_t pid = vmm->children[slot];
+	double deadline = lm_clock_monotonic() + LM_CLI_STOP_GRACE;
+	int status;
+
+	lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: held by our `lume run` child (PID %ld): SIGINT", name, (long)pid);
+	kill(pid, SIGINT);
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (lm_clock_monotonic() >= deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			break;
+		}
+		lm_clock_sleep(0.05);
+	}
+	vmm->children[slot] = 0;
+	return 0;
+}
+
 static int cli_stop(lm_vm_manager *vmm, const char *name)
 {
 	const char *args[] = {"stop", name, NULL};
 	double timeout = vmm->command_timeout > LM_CLI_STOP_MIN ? vmm->command_timeout : LM_CLI_STOP_MIN;
 	char what[LM_VM_NAME_MAX + 8];
+	lm_host_process holder;
 	lm_proc_result res;
+	size_t i;
 	int rc;
 
+	/* `lume stop` signals whatever holds the VM (VM.swift): only a `lume run` process, which runs
+	 * this one VM, may get that signal. Lume's server runs every VM started over HTTP; it has
+	 * no SIGINT handler and would end, and every VM with it. */
+	if ((rc = lm_host_vm_holder(name, &holder)) < 0)
+		return rc;
+	if (holder.pid > 0 && strcmp(holder.subcommand, "run") != 0)
+		return lm_error_set(LM_EVMOWNER, "%s is held by PID %ld (%s), not by a `lume run` process of its own: "
+		    "`lume stop %s` would send that process SIGINT, and it would end with every VM it runs. %s was "
+		    "not stopped; the Lume API of that server stops it alone", name, holder.pid,
+		    holder.command[0] ? holder.command : "command line not visible", name, name);
+	for (i = 0; holder.pid > 0 && i < LM_VM_MAX_CHILDREN; i++)
+		if (vmm->children[i] == (pid_t)holder.pid)
+			return stop_own_child(vmm, i, name);
 	snprintf(what, sizeof(what), "stop %s", name);
 	if ((rc = cli_run(vmm, args, timeout, &res)) < 0)
 		return rc;
@@ -259,7 +300,7 @@ int lm_vm_cli_init(lm_vm_manager *vmm, const char *program)
 	char why[512];
 
 	if (lm_proc_find_program(program, &vmm->program) < 0) {
-		snprintf(why, sizeof(why), "%s", lm_error_last()->message);
+		lm_text_format_cut(why, sizeof(why), "%s", lm_error_last()->message);
 		return lm_error_set(LM_ENOTFOUND,
 		    "the lume program was not found (%s): install Lume (https://github.com/trycua/cua, libs/lume) and "
 		    "put `lume` on PATH, pass --lume PATH, or start `lume serve` and use --vm-manager lume-api",
