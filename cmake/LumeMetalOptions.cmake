@@ -44,7 +44,7 @@ if(NOT LUME_METAL_GUEST_MACHO)
   if(NOT CMAKE_SYSTEM_NAME STREQUAL "Linux")
     lm_part_skipped(guest_macho_verify "the Mach-O cross-build is for Linux hosts (a Mac builds the guest natively)" CHOSEN)
   elseif(NOT _lm_macho_tools)
-    lm_part_skipped(guest_macho_verify "the Mach-O cross-build needs clang and ld64.lld of LLVM 22 and llvm-lipo, not found (Debian/Ubuntu: sudo apt-get install clang-22 lld-22 llvm-14)")
+    lm_part_skipped(guest_macho_verify "the Mach-O cross-build needs clang-22, ld64.lld-22 and llvm-lipo, not found (Debian/Ubuntu: sudo apt-get install clang-22 lld-22 llvm-14)")
   else()
     lm_part_skipped(guest_macho_verify "LUME_METAL_GUEST_MACHO is OFF" CHOSEN)
   endif()
@@ -57,4 +57,21 @@ if(LUME_METAL_SANITIZE)
   add_compile_options(-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all
     -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined,float-cast-overflow)
+endif()
+
+# libFuzzer targets for every parser of outside input (tests/fuzz, docs/testing.md). Needs clang:
+# everything is built with coverage for libFuzzer, ASan and UBSan (the `fuzz` preset).
+option(LUME_METAL_FUZZ "Build the libFuzzer targets in tests/fuzz and register short runs with CTest (needs clang)" OFF)
+if(LUME_METAL_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "lume-metal: LUME_METAL_FUZZ needs clang (libFuzzer), not ${CMAKE_C_COMPILER_ID}: "
+      "configure with -DCMAKE_C_COMPILER=clang-14 or use the `fuzz` preset "
+      "(Debian/Ubuntu: sudo apt-get install clang-14 libclang-rt-14-dev)")
+  endif()
+  if(NOT LUME_METAL_HOST)
+    message(FATAL_ERROR "lume-metal: LUME_METAL_FUZZ needs LUME_METAL_HOST (the targets call the host library)")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+    -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
 endif()

@@ -50,7 +50,7 @@ void lm_cli_man(FILE *out);
 int lm_cli_fail(const lm_cli *cli, int exit_code);               /* prints lm_error_last() */
 /* What to do about an error of this code, in the tool's terms (options), or NULL. */
 const char *lm_cli_advice(int code);
-int lm_cli_usage_error(const lm_cli *cli, const char *fmt, ...);  /* LM_EXIT_USAGE */
+int lm_cli_usage_error(const lm_cli *cli, const char *fmt, ...) LM_CLI_PRINTF(2, 3); /* LM_EXIT_USAGE */
 void lm_cli_print_json(cJSON *doc);                               /* prints and frees */
 /* Text that may carry echoed input (names, paths, messages with outside bytes) reaches a terminal
  * only through these: the one sanitiser (common/src/text.h) turns control bytes, escape sequences

@@ -66,7 +66,7 @@ static void print_status(const lm_host_pref_info *info)
 		lm_cli_printf(stdout, "  original: nothing recorded (no change of lume-metal's is in effect)\n");
 	}
 	lm_cli_pref_user_line(info, buf, sizeof(buf));
-	printf("  user:     %s\n", buf);
+	lm_cli_printf(stdout, "  user:     %s\n", buf);
 }
 
 static void print_result(const lm_cli *cli, const char *action, const lm_host_pref_info *info)

@@ -24,7 +24,7 @@ static void print_text(const lm_flow_result *r)
 		lm_cli_printf(stdout, "  state %s, ip %s\n", o->info.status[0] ? o->info.status : "unknown",
 		    o->info.ip[0] ? o->info.ip : "-");
 		if (o->guest.os[0] != '\0')
-			printf("  guest %s %s %s, SIP %s\n", o->guest.os, o->guest.os_version, o->guest.arch,
+			lm_cli_printf(stdout, "  guest %s %s %s, SIP %s\n", o->guest.os, o->guest.os_version, o->guest.arch,
 			    o->guest.sip[0] ? o->guest.sip : "not reported");
 		if (o->already_enabled) {
 			lm_cli_printf(stdout, "  profile %s, bundle %s: %s\n", o->profile, o->bundle_id,

@@ -63,7 +63,7 @@ configure_skips_missing_part() {
   local out
   out=$("$CTEST" --test-dir "$WORK_DIR/local" -R '^guest_macho_verify$' -V 2>&1) || fail "$out"
   [[ $out == *"guest_macho_verify (Skipped)"* ]] || fail "not reported as skipped: $out"
-  [[ $out == *"skipped: the Mach-O cross-build needs clang and ld64.lld of LLVM 22"* ]] || fail "the reason is not shown: $out"
+  [[ $out == *"skipped: the Mach-O cross-build needs clang-22, ld64.lld-22 and llvm-lipo"* ]] || fail "the reason is not shown: $out"
   rm -rf "$WORK_DIR/local"
 }
 

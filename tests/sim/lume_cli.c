@@ -42,6 +42,8 @@ typedef struct {
 	size_t len;
 } answer;
 
+static void log_line(const config *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 static void log_line(const config *c, int level, const char *fmt, ...)
 {
 	static const char *names[] = {"DEBUG", "INFO", "WARN", "ERROR"};

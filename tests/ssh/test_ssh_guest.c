@@ -1241,12 +1241,12 @@ static void test_password_file_unusable(void **state)
 		int code;
 		const char *says;
 	} cases[] = {
+		{"wrong", LM_EAUTH, "--ssh-password-file"}, /* refused: Lume's default is not tried after it */
+		{"large", LM_EINVALID, "too large"},        /* was cut to 1023 bytes, refused, then the default */
+		{"fifo", LM_EINVALID, "FIFO"},              /* blocked in open() */
 		{"missing", LM_ENOTFOUND, "no such file"},
 		{"empty", LM_EINVALID, "empty"},
-		{"fifo", LM_EINVALID, "FIFO"},
-		{"large", LM_EINVALID, "too large"},
 		{"directory", LM_EINVALID, "directory"},
-		{"wrong", LM_EAUTH, "--ssh-password-file"},
 	};
 
 	unsetenv("LUME_METAL_SSH_PASSWORD");

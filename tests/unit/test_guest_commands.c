@@ -69,8 +69,6 @@ static int setup(void **state)
 	snprintf(f->facts.home, sizeof(f->facts.home), "%s", f->home);
 	f->bundle = calloc(1, sizeof(*f->bundle));
 	snprintf(f->bundle->id, sizeof(f->bundle->id), "%s", "0.1.0-0123456789ab");
-	/* lm_bundle_open gives each run a staging name of its own; these tests use a fixed one. */
-	snprintf(f->bundle->staging, sizeof(f->bundle->staging), "%s", ".staging-0.1.0-0123456789ab");
 	*state = f;
 	return 0;
 }
@@ -138,7 +136,7 @@ static void test_prepare_fresh_guest(void **state)
 	char *cmd = NULL, out[256];
 	size_t i;
 
-	assert_int_equal(lm_guest_install_prepare_command(&f->facts, f->bundle, &cmd), 0);
+	assert_int_equal(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &cmd), 0);
 	for (i = 0; i < NSHELLS; i++) {
 		char *base = base_path(f, "");
 		lm_test_rmtree(base);
@@ -157,7 +155,7 @@ static void test_prepare_removes_leftovers(void **state)
 	char *cmd = NULL, out[256], *p;
 	size_t i;
 
-	assert_int_equal(lm_guest_install_prepare_command(&f->facts, f->bundle, &cmd), 0);
+	assert_int_equal(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &cmd), 0);
 	for (i = 0; i < NSHELLS; i++) {
 		p = base_path(f, ".staging-0.0.9-old/profiles");
 		mkdir_p(p);
@@ -182,8 +180,8 @@ static void test_switch(void **state)
 	size_t i;
 	ssize_t n;
 
-	assert_int_equal(lm_guest_install_prepare_command(&f->facts, f->bundle, &prepare), 0);
-	assert_int_equal(lm_guest_install_switch_command(&f->facts, f->bundle, &sw), 0);
+	assert_int_equal(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &prepare), 0);
+	assert_int_equal(lm_guest_install_switch_command(&f->facts, f->bundle, ".staging-0.1.0-0123456789ab", &sw), 0);
 	for (i = 0; i < NSHELLS; i++) {
 		p = base_path(f, "0.0.9-old");
 		mkdir_p(p);

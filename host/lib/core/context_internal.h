@@ -18,7 +18,6 @@ struct lm_context {
 /* The longest timeout accepted, in seconds (a week): longer than any wait lume-metal has a reason
  * for, and small enough that its milliseconds fit an int. */
 #define LM_TIMEOUT_MAX (7.0 * 24 * 3600)
-
 /* LM_EINTERRUPTED with its message once lm_context_interrupt() was called, else 0. Checked
  * between steps and in every wait, never while undoing. */
 int lm_context_check_interrupt(const lm_context *ctx);

@@ -1,4 +1,5 @@
 #include "context_internal.h"
+#include "text.h"
 
 #include <pwd.h>
 #include <stdlib.h>
@@ -27,8 +28,10 @@ void lm_paths_user_name(long uid, char *buf, size_t cap)
 
 	if (uid < 0)
 		snprintf(buf, cap, "an unknown user");
-	else if (getpwuid_r((uid_t)uid, &pw, tmp, sizeof(tmp), &res) == 0 && res != NULL)
-		snprintf(buf, cap, "%s", res->pw_name);
+	/* A name too long for buf is shown by its uid: a cut name could equal another user's. */
+	else if (getpwuid_r((uid_t)uid, &pw, tmp, sizeof(tmp), &res) == 0 && res != NULL &&
+	    lm_text_format(buf, cap, "%s", res->pw_name) == 0)
+		return;
 	else
 		snprintf(buf, cap, "uid %ld", uid);
 }

@@ -11,7 +11,6 @@
 
 #include "flow_internal.h"
 #include "fs.h"
-#include "random.h"
 #include "json.h"
 #include "sha256.h"
 #include "text.h"
@@ -149,7 +148,7 @@ out:
 int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts)
 {
 	const char *given = lm_context_options(ctx)->bundle_dir;
-	char platform[96], bin[PATH_MAX], path[PATH_MAX + 32], run[17];
+	char platform[96], bin[PATH_MAX], path[PATH_MAX + 32];
 	lm_bundle *b;
 	int n, rc;
 
@@ -181,9 +180,8 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 			    "or pass --bundle DIR", facts->os, facts->arch, b->dir);
 		goto fail;
 	}
-	if ((rc = parse_manifest(b, path)) < 0 || (rc = lm_random_hex(run, 8)) < 0)
+	if ((rc = parse_manifest(b, path)) < 0)
 		goto fail;
-	snprintf(b->staging, sizeof(b->staging), ".staging-%s-%s", b->id, run);
 	if (facts->os[0] != '\0' && strcmp(b->os, facts->os) != 0) {
 		rc = lm_error_set(LM_EINVALID, "bundle %s is for %s guests, but this guest runs %s: pass the "
 		    "bundle for %s", b->dir, b->os, facts->os, facts->os);

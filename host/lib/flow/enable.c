@@ -328,8 +328,8 @@ static void undo(enable_run *r)
 		if (lm_guest_remove_all(r->ssh, &r->facts) == 0)
 			lm_buf_printf(&left, "; guest files removed");
 		else
-			lm_buf_printf(&left, "; guest files could NOT be removed (%s): "
-			    "run `lume-metal rollback %s`", lm_error_last()->message, r->o->vm);
+			lm_buf_printf(&left, "; guest files could NOT be removed (%s): run `lume-metal rollback %s`",
+			    lm_error_last()->message, r->o->vm);
 	} else if (r->was_enabled) {
 		lm_buf_printf(&left, "; the previous installation is kept");
 	}
@@ -352,8 +352,7 @@ static void undo(enable_run *r)
 				r->res->pref = restored;
 				pref_restored = 1;
 			} else {
-				lm_buf_printf(&left, "; host preference NOT restored (%s)",
-				    lm_error_last()->message);
+				lm_buf_printf(&left, "; host preference NOT restored (%s)", lm_error_last()->message);
 			}
 		} else if (r->res->pref.recorded) {
 			lm_buf_printf(&left, "; host preference kept (other VMs are enabled)");

@@ -61,7 +61,6 @@ typedef struct {
 typedef struct {
 	char dir[PATH_MAX];
 	char id[96];             /* "0.1.0-0123456789ab": the guest directory's name */
-	char staging[128];       /* this run's staging directory in the guest: ".staging-<id>-<16 hex>" */
 	char platform[64];
 	char os[32];             /* "Darwin", "Linux" */
 	char injection[64];      /* "DYLD_INSERT_LIBRARIES", "LD_PRELOAD" */
@@ -95,8 +94,8 @@ int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bu
 int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *uploaded);
 /* Its two shell commands (the same under zsh and sh): a fresh staging directory; the staged
  * bundle into place, `current` switched, every other entry gone. */
-int lm_guest_install_prepare_command(const lm_guest_facts *facts, const lm_bundle *b, char **out);
-int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle *b, char **out);
+int lm_guest_install_prepare_command(const lm_guest_facts *facts, const char *stage, char **out);
+int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle *b, const char *stage, char **out);
 int lm_guest_remove_all(lm_ssh *ssh, const lm_guest_facts *facts);
 
 /* What the shim needs on a command line: injection variable and the LUME_METAL_* values. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "flow_internal.h"
+#include "random.h"
 #include "sha256.h"
 #include "text.h"
 
@@ -225,18 +226,22 @@ static int run_checked(lm_ssh *ssh, const char *cmd, const char *what)
 	return rc;
 }
 
-/* The run's own name (lm_bundle_open): another run's staging directory is never this one. */
-static void staging_name(char *buf, size_t len, const lm_bundle *b)
+/* A name of this run's own (.staging-ID-RANDOM): another run's staging directory is never this
+ * one. Leftovers of interrupted runs are removed by the prepare step, under the per-VM lock. */
+static int staging_name(char *buf, size_t len, const lm_bundle *b)
 {
-	snprintf(buf, len, "%s", b->staging);
+	char run[17];
+	int rc;
+
+	if ((rc = lm_random_hex(run, 8)) < 0)
+		return rc;
+	return lm_text_format(buf, len, ".staging-%s-%s", b->id, run) == 0 ? 0 :
+	    lm_error_set(LM_EINVALID, "bundle id %s is too long for a staging name", b->id);
 }
 
-int lm_guest_install_prepare_command(const lm_guest_facts *facts, const lm_bundle *b, char **out)
+int lm_guest_install_prepare_command(const lm_guest_facts *facts, const char *stage, char **out)
 {
 	cmdline c = {0};
-	char stage[300];
-
-	staging_name(stage, sizeof(stage), b);
 	/* A fresh staging directory; staging left by an interrupted run goes. */
 	cl_raw(&c, "umask 022 && mkdir -p ");
 	cl_path(&c, facts, "");
@@ -249,12 +254,10 @@ int lm_guest_install_prepare_command(const lm_guest_facts *facts, const lm_bundl
 	return cl_done(&c, out);
 }
 
-int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle *b, char **out)
+int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle *b, const char *stage, char **out)
 {
 	cmdline c = {0};
-	char stage[300];
 
-	staging_name(stage, sizeof(stage), b);
 	/* Into place, then `current` switched with one rename, then older versions go. */
 	cl_raw(&c, "cd ");
 	cl_path(&c, facts, "");
@@ -284,9 +287,10 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 	int rc;
 
 	*uploaded = 0;
-	staging_name(stage, sizeof(stage), b);
+	if ((rc = staging_name(stage, sizeof(stage), b)) < 0)
+		return rc;
 	/* 1. A fresh staging directory. */
-	if ((rc = lm_guest_install_prepare_command(facts, b, &cmd)) < 0 ||
+	if ((rc = lm_guest_install_prepare_command(facts, stage, &cmd)) < 0 ||
 	    (rc = run_checked(ssh, cmd, "preparing the guest directory")) < 0)
 		goto out;
 	lm_flow_test_kill_point("install-staging");
@@ -312,7 +316,7 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 	/* 3. Into place, `current` switched, older versions gone. */
 	free(cmd);
 	cmd = NULL;
-	if ((rc = lm_guest_install_switch_command(facts, b, &cmd)) < 0 ||
+	if ((rc = lm_guest_install_switch_command(facts, b, stage, &cmd)) < 0 ||
 	    (rc = run_checked(ssh, cmd, "switching to the new bundle")) < 0)
 		goto cleanup;
 	goto out;
