@@ -47,15 +47,15 @@ void lm_cli_interrupted_line(const lm_flow_result *r)
 {
 	size_t i, n = 0;
 
-	fprintf(stderr, "lume-metal: interrupted by %s: ", caught == SIGTERM ? "SIGTERM" : "SIGINT");
+	lm_cli_printf(stderr, "lume-metal: interrupted by %s: ", caught == SIGTERM ? "SIGTERM" : "SIGINT");
 	for (i = 0; i < r->count; i++) {
 		if (r->vms[i].rc != LM_EINTERRUPTED)
 			continue;
-		fprintf(stderr, "%s%s", n++ > 0 ? " | " : "", r->vms[i].message);
+		lm_cli_printf(stderr, "%s%s", n++ > 0 ? " | " : "", r->vms[i].message);
 	}
 	if (n == 0)
-		fprintf(stderr, "every VM was already done; nothing was undone");
-	fputc('\n', stderr);
+		lm_cli_puts(stderr, "every VM was already done; nothing was undone");
+	lm_cli_puts(stderr, "\n");
 }
 
 void lm_cli_exit_interrupted(void)

@@ -107,11 +107,3 @@ jq_is() { # FILE FILTER EXPECTED
 plist_xml() { if [ -f "$PLIST" ]; then plistutil -i "$PLIST" -o - -f xml 2>/dev/null || plistutil -i "$PLIST" -o -; else echo absent; fi; }
 
 guest_home() { echo "$(vm_dir "$1")/home"; }
-
-# wait_boot_in_past VM: until the guest's boot time (kern.boottime, whole seconds) is more than
-# lume-metal's one-second tolerance in the past, so that a change made from now on is clearly
-# later than the boot (the condition itself, not a guess at how long that takes).
-wait_boot_in_past() {
-  local boot; boot=$(cat "$(vm_dir "$1")/boottime")
-  until [ "$(date +%s)" -gt $((boot + 1)) ]; do sleep 0.05; done
-}

@@ -27,7 +27,7 @@ typedef enum {
 	LM_EUNSUPPORTED = -12,/* the guest or host cannot do what was asked */
 	LM_ECORRUPT = -13,    /* a state or preference file we own is damaged */
 	LM_ENOMEM = -14,      /* out of memory */
-	LM_ELOCKED = -15,     /* a lock could not be taken in time */
+	LM_ELOCKED = -15,     /* a lock could not be taken in time, or is held and waiting was not wanted */
 	LM_EVMOWNER = -16,    /* the VM runs inside a process that runs other VMs too (Lume's server) */
 	LM_EWRONGUSER = -17,  /* the preference would go to a user whose VMs do not read it */
 	LM_EINTERRUPTED = -18 /* stopped on request (lm_context_interrupt: SIGINT/SIGTERM) after undoing */

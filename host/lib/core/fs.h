@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "file.h"
+#include "lume-metal/context.h"
 
 /* Replace `path` with `data`: temporary file in the same directory (".<name>.tmp-XXXXXX", mkstemp),
  * write, fsync, chmod `mode`, rename over `path`, fsync the directory. On failure the temporary
@@ -41,6 +42,9 @@ int lm_fs_missing_dirs(const char *path, char ***missing);
  * non-regular file there is refused. Waits at most `timeout` seconds, then LM_ELOCKED naming
  * `what` ("the state lock"). *fd holds the lock until lm_fs_unlock(*fd); -1 on failure. */
 int lm_fs_lock(const char *path, int how, double timeout, const char *what, int *fd);
+/* lm_fs_lock() without a time limit, for a holder that may rightly take long (another operation
+ * on the same VM); ends early with LM_EINTERRUPTED once ctx (may be NULL) is interrupted. */
+int lm_fs_lock_wait(const char *path, int how, const lm_context *ctx, const char *what, int *fd);
 void lm_fs_unlock(int fd);
 
 /* Remove `path` and fsync its directory; a missing file is fine. */

@@ -55,11 +55,6 @@ void lm_state_close(lm_state *st);
 /* Path of a file inside the state directory (e.g. "known_hosts"); creates the directory 0700. */
 int lm_state_path(lm_context *ctx, const char *file, char **out);
 
-/* flock(fd, how) with how LOCK_EX or LOCK_SH, polling: 0 once held; 1 when `timeout` seconds have
- * passed (timeout < 0: no limit); LM_EINTERRUPTED when ctx (may be NULL) was interrupted
- * meanwhile; LM_EIO naming `path` on any other failure. */
-int lm_state_flock(int fd, int how, double timeout, const lm_context *ctx, const char *path);
-
 /* One operation at a time per VM (docs/state-format.md, "Locks"): an flock on a lock file of the
  * VM's own in the state directory, held from lm_vm_lock_take() to lm_vm_lock_release() and let go
  * by the kernel if the holder dies. `operation` ("enable", "rollback", ...) is written into the

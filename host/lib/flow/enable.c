@@ -1,6 +1,5 @@
 /* lume-metal enable: the host preference, the VM at the right level, the bundle, the proof. */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,20 +310,6 @@ out:
 	return rc;
 }
 
-/* Appends to a bounded message; what does not fit is cut (it only describes). */
-static void note(char *buf, size_t len, const char *fmt, ...) LM_PRINTF(3, 4);
-static void note(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t used = strlen(buf);
-	va_list ap;
-
-	if (used + 1 >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
-
 /* A failed or interrupted enable leaves the VM as it was found: no half-installed guest, a VM it
  * started stopped again, one it stopped running again, and a preference that no enabled VM needs
  * any more given back. The outcome's message ends with what was left. */
@@ -361,6 +346,7 @@ static void undo(enable_run *r)
 		}
 		if (lm_state_live_vms(st, NULL, NULL, 0) == 0 && r->res->pref.recorded) {
 			if (lm_host_pref_disable_locked(st, &restored) == 0) {
+				/* The original as this run saw it recorded (the restored info has no record left). */
 				lm_buf_printf(&left, "; host preference restored (%s)",
 				    r->res->pref.original[0] ? r->res->pref.original : "as it was");
 				r->res->pref = restored;
@@ -422,7 +408,8 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	    (rc = step_preference(&r)) < 0) {
 		lm_outcome_fail(o, rc);
 		if (rc == LM_EINTERRUPTED)
-			note(o->message, sizeof(o->message), " before anything was changed");
+			lm_text_format_cut(o->message, sizeof(o->message), "%s: interrupted before anything was changed",
+			    o->vm);
 		goto out;
 	}
 	lm_flow_test_kill_point("after-preference");

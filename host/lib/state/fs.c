@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "context_internal.h"
 #include "error_internal.h"
 
 /* Split "dir/name" into its directory ("." when none) and base name. */
@@ -316,7 +317,9 @@ void lm_fs_remove_stale_temps(const char *path)
 	free(dir);
 }
 
-int lm_fs_lock(const char *path, int how, double timeout, const char *what, int *fd_out)
+/* timeout < 0: no limit; ctx (may be NULL) interrupted: LM_EINTERRUPTED. */
+static int lock_file(const char *path, int how, double timeout, const lm_context *ctx, const char *what,
+    int *fd_out)
 {
 	double deadline = lm_clock_monotonic() + timeout;
 	struct stat sb;
@@ -338,7 +341,9 @@ int lm_fs_lock(const char *path, int how, double timeout, const char *what, int 
 			rc = lm_error_set(LM_EIO, "%s: cannot lock: %s", path, strerror(errno));
 			break;
 		}
-		if (lm_clock_monotonic() >= deadline) {
+		if ((rc = lm_context_check_interrupt(ctx)) < 0)
+			break;
+		if (timeout >= 0 && lm_clock_monotonic() >= deadline) {
 			rc = lm_error_set(LM_ELOCKED, "%s: another lume-metal process has held %s for more than %.0f s; "
 			    "wait for it to finish and try again", path, what, timeout);
 			break;
@@ -353,6 +358,16 @@ int lm_fs_lock(const char *path, int how, double timeout, const char *what, int 
 	}
 	*fd_out = fd;
 	return 0;
+}
+
+int lm_fs_lock(const char *path, int how, double timeout, const char *what, int *fd_out)
+{
+	return lock_file(path, how, timeout, NULL, what, fd_out);
+}
+
+int lm_fs_lock_wait(const char *path, int how, const lm_context *ctx, const char *what, int *fd_out)
+{
+	return lock_file(path, how, -1, ctx, what, fd_out);
 }
 
 void lm_fs_unlock(int fd)

@@ -63,28 +63,6 @@ static int check_dir(const char *dir)
 	return 0;
 }
 
-int lm_state_flock(int fd, int how, double timeout, const lm_context *ctx, const char *path)
-{
-	double deadline = lm_clock_monotonic() + timeout;
-	double wait_s = 0.001;
-	int rc;
-
-	/* Poll rather than block, so that a stuck holder becomes a clear error, not a hang, and an
-	 * interrupt is seen while waiting. */
-	while (flock(fd, how | LOCK_NB) != 0) {
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return lm_error_set(LM_EIO, "%s: cannot lock: %s", path, strerror(errno));
-		if ((rc = lm_context_check_interrupt(ctx)) < 0)
-			return rc;
-		if (timeout >= 0 && lm_clock_monotonic() >= deadline)
-			return 1;
-		lm_clock_sleep(wait_s);
-		if (wait_s < 0.02)
-			wait_s *= 2;
-	}
-	return 0;
-}
-
 static int take_lock(lm_state *st, int how, double timeout)
 {
 	char *lock_path = join(st->dir, LOCK_FILE);

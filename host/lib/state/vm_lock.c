@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "context_internal.h"
+#include "fs.h"
 #include "sha256.h"
 
 struct lm_vm_lock {
@@ -33,12 +34,17 @@ static int lock_path(lm_context *ctx, const char *vm, char **out)
 }
 
 /* Who holds it, from what an exclusive holder wrote: "pid 4242, enable"; printable bytes only. */
-static void holder(int fd, char *out, size_t len)
+static void holder(const char *path, char *out, size_t len)
 {
 	char buf[96];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	ssize_t n = -1;
 	size_t i, k = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
 	for (i = 0; n > 0 && i < (size_t)n && buf[i] != '\n' && k + 1 < len; i++)
 		if (isprint((unsigned char)buf[i]))
 			out[k++] = buf[i];
@@ -60,12 +66,8 @@ int lm_vm_lock_take(lm_vm_lock **out, lm_context *ctx, const char *vm, const cha
 	}
 	lock->ctx = ctx;
 	lock->exclusive = how == LOCK_EX;
-	if ((lock->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
-		rc = lm_error_set(LM_EIO, "%s: cannot open the lock file of VM '%s': %s", path, vm, strerror(errno));
-		goto fail;
-	}
-	if ((rc = lm_state_flock(lock->fd, how, 0, ctx, path)) == 1) {
-		holder(lock->fd, who, sizeof(who));
+	if ((rc = lm_fs_lock(path, how, 0, "this VM's lock", &lock->fd)) == LM_ELOCKED) {
+		holder(path, who, sizeof(who));
 		if ((flags & LM_VM_LOCK_TRY) || lm_context_options(ctx)->no_wait) {
 			rc = lm_error_set(LM_ELOCKED, "VM '%s' is busy: another lume-metal process%s%s%s is working on it; "
 			    "try again when it is done", vm, who[0] ? " (" : "", who, who[0] ? ")" : "");
@@ -73,7 +75,7 @@ int lm_vm_lock_take(lm_vm_lock **out, lm_context *ctx, const char *vm, const cha
 		}
 		lm_log(ctx, LM_LOG_INFO, "%s: another lume-metal process%s%s%s is working on this VM; waiting for it "
 		    "to finish", vm, who[0] ? " (" : "", who, who[0] ? ")" : "");
-		rc = lm_state_flock(lock->fd, how, -1, ctx, path);
+		rc = lm_fs_lock_wait(path, how, ctx, "this VM's lock", &lock->fd);
 	}
 	if (rc < 0)
 		goto fail;
@@ -87,8 +89,6 @@ int lm_vm_lock_take(lm_vm_lock **out, lm_context *ctx, const char *vm, const cha
 	*out = lock;
 	return 0;
 fail:
-	if (lock->fd >= 0)
-		close(lock->fd);
 	free(lock);
 	free(path);
 	return rc;
@@ -100,6 +100,6 @@ void lm_vm_lock_release(lm_vm_lock *lock)
 		return;
 	if (lock->exclusive && ftruncate(lock->fd, 0) != 0)
 		lm_log(lock->ctx, LM_LOG_DEBUG, "cannot clear a VM lock file: %s", strerror(errno));
-	close(lock->fd); /* releases the flock */
+	lm_fs_unlock(lock->fd); /* releases the flock */
 	free(lock);
 }
