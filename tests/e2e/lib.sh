@@ -25,7 +25,8 @@ e2e_cleanup() {
   local rc=$?
   if [ -n "$SIM_PID" ] && kill -0 "$SIM_PID" 2>/dev/null; then
     kill -TERM "$SIM_PID" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$SIM_PID" 2>/dev/null || break; sleep 0.1; done
+    # a busy machine can take a while to stop the guests: wait for that rather than orphan them
+    for _ in $(seq 1 600); do kill -0 "$SIM_PID" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$SIM_PID" 2>/dev/null || true
   fi
   if [ $rc -ne 0 ] && [ -f "$E2E_DIR/sim.out" ]; then
