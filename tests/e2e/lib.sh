@@ -27,6 +27,9 @@ e2e_cleanup() {
     # Until it has stopped every guest it started: killing it earlier would leave them running.
     # (A simulator that never ends is the test's timeout's business.)
     kill -TERM "$SIM_PID" 2>/dev/null || true
+    # a busy machine can take a while to stop the guests: wait for that rather than orphan them
+    for _ in $(seq 1 600); do kill -0 "$SIM_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$SIM_PID" 2>/dev/null || true
     wait "$SIM_PID" 2>/dev/null || true
   fi
   if [ $rc -ne 0 ] && [ -f "$E2E_DIR/sim.out" ]; then

@@ -42,6 +42,13 @@ sim_stop() {
   SIM_PID=
 }
 
+# Start a VM through the API (as a user would) and wait until SSH answers, however long a busy
+# machine takes to start its guest.
+start_vm() {
+  curl -fsS -X POST -d '{"noDisplay":true}' "$LUME_METAL_LUME_URL/lume/vms/$1/run" >/dev/null
+  wait_for 120 "$1 to become ready" vm_ready "$1"
+}
+
 # Until the wall clock is 2 s past NAME's last boot: its guest then clearly booted before any
 # change of the preference made from now on (the restart rule compares the two).
 after_boot_of() {
@@ -54,8 +61,8 @@ after_boot_of() {
 # ends, and every VM it runs (here vm2, never named) goes down with it. No request is sent.
 scenario_lume_stop_ends_server() {
   sim_start --vm vm1 --vm vm2 --keep --stop-grace 120
-  vm_run vm1
-  vm_run vm2
+  start_vm vm1
+  start_vm vm2
   local a1 a2 rc
   a1=$(vm_field vm1 address)
   a2=$(vm_field vm2 address)
@@ -79,7 +86,7 @@ scenario_lume_stop_ends_server() {
 # grace period for a holder that ignores SIGINT.
 scenario_lume_stop_cli_owned() {
   sim_start --vm vm1 --vm vm2
-  vm_run vm1
+  start_vm vm1
   local out pid log cfg holder rc runs1 stops1
   out=$(lume_cli run vm2 --detach) || fail "lume run vm2 --detach: exit $?"
   pid=$(printf '%s\n' "$out" | sed -n "1s/^Started 'vm2' in the background (PID \([0-9][0-9]*\))\.\$/\1/p")
@@ -121,8 +128,8 @@ scenario_lume_stop_cli_owned() {
 # a connection, not by that endpoint), restarts vm1, and never stops or starts vm2.
 scenario_slow_status_bystander() {
   sim_start --vm vm1 --vm vm2 --status-delay 2
-  vm_run vm1
-  vm_run vm2
+  start_vm vm1
+  start_vm vm2
   local t0 t1 from runs2 stops2 boots2
   t0=$(date +%s.%N)
   curl -fsS "$LUME_METAL_LUME_URL/lume/host/status" >"$E2E_DIR/hs.json"
@@ -155,8 +162,8 @@ scenario_slow_status_bystander() {
 # end the server): enable says so and what to do; both VMs and the server keep running.
 scenario_cli_backend_spares_server() {
   sim_start --vm vm1 --vm vm2
-  vm_run vm1
-  vm_run vm2
+  start_vm vm1
+  start_vm vm2
   after_boot_of vm1
   local from; from=$(log_lines)
   lm_json "$E2E_DIR/e.json" enable vm1 --vm-manager lume-cli --lume "$(jq -r .lume "$E2E_DIR/sim.json")"

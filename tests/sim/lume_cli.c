@@ -490,7 +490,8 @@ static void usage(FILE *f)
 	fprintf(f, "OVERVIEW: lume (lume-sim stand-in)\n\n"
 	           "USAGE: lume <subcommand>\n\n"
 	           "SUBCOMMANDS:\n  ls       List virtual machines\n  get      Get VM details\n"
-	           "  run      Run a virtual machine\n  stop     Stop a virtual machine\n");
+	           "  run      Run a virtual machine\n  stop     Stop a virtual machine\n"
+	           "  config   Get or set lume configuration (here: config storage list)\n");
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -518,6 +519,13 @@ static int dispatch(const config *c, int argc, char **argv)
 	}
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
 		usage(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "config") == 0) {
+		/* `lume config storage list` (Config.swift): the simulator's one location, the default. */
+		if (argc != 4 || strcmp(argv[2], "storage") != 0 || strcmp(argv[3], "list") != 0)
+			return usage_error("lume-sim knows only", "config storage list");
+		printf("VM Storage Locations:\n  - home: %s (default)\n", c->home);
 		return 0;
 	}
 	if (strcmp(cmd, "ls") != 0 && strcmp(cmd, "list") != 0 && strcmp(cmd, "get") != 0 && strcmp(cmd, "run") != 0 &&

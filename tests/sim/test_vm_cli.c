@@ -147,6 +147,7 @@ static void test_start_ready_stop(void **state)
 
 	/* `lume stop` signals that process (not the server), and the VM ends with it. */
 	assert_int_equal(lm_vm_stop(vmm, "vm1"), 0);
+	assert_int_equal(cli_calls("\"argv\":[\"config\",\"storage\",\"list\"]"), 1); /* where Lume keeps VMs */
 	assert_int_equal(cli_calls("\"argv\":[\"stop\",\"vm1\"],\"exit\":0"), 1);
 	assert_int_equal(cli_calls("\"note\":\"SIGINT to PID "), 1);
 	assert_int_equal(sim_events("stopped", "vm1", "its lume run process (PID "), 1);

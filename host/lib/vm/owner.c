@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <netinet/in.h>
 #endif
+#include <sys/stat.h>
 
 /* NUL-separated arguments [p, end) -> command line (shortened) and subcommand: the first argument
  * after the program that is not an option ("run" for `lume run`, "serve" for `lume serve`). */
@@ -46,48 +47,19 @@ static void describe_args(const char *p, const char *end, int max_args, lm_host_
 	}
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 #if defined(__linux__)
 
-/* Calls match(link, arg) for each open file of pid (the target of /proc/PID/fd/N); 1 on a match.
- * Another user's process cannot be looked into without privileges: 0. */
-static int pid_has_fd(long pid, int (*match)(const char *, const void *), const void *arg)
+/* The lowest PID with an open file for which match(its stat, arg) holds, or 0. Another user's
+ * process cannot be looked into without privileges (lsof cannot either). */
+static long lowest_pid_with(int (*match)(const struct stat *, const void *), const void *arg)
 {
-	char dir[48], path[64 + 256], link[4096];
-	struct dirent *e;
-	ssize_t n;
-	DIR *d;
-	int found = 0;
-
-	snprintf(dir, sizeof(dir), "/proc/%ld/fd", pid);
-	if ((d = opendir(dir)) == NULL)
-		return 0;
-	while (!found && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if ((n = readlink(path, link, sizeof(link) - 1)) <= 0)
-			continue;
-		link[n] = '\0';
-		found = match(link, arg);
-	}
-	closedir(d);
-	return found;
-}
-
-/* The lowest PID with a matching open file, or 0. */
-static long lowest_pid_with(int (*match)(const char *, const void *), const void *arg)
-{
-	struct dirent *e;
+	char dir[48], path[64 + 256];
+	struct dirent *e, *f;
+	struct stat st;
 	long best = 0, pid;
 	char *end;
-	DIR *proc;
+	DIR *proc, *fds;
+	int found;
 
 	if ((proc = opendir("/proc")) == NULL)
 		return 0;
@@ -95,7 +67,15 @@ static long lowest_pid_with(int (*match)(const char *, const void *), const void
 		pid = strtol(e->d_name, &end, 10);
 		if (*end != '\0' || pid <= 0 || (best != 0 && pid >= best))
 			continue;
-		if (pid_has_fd(pid, match, arg))
+		snprintf(dir, sizeof(dir), "/proc/%ld/fd", pid);
+		if ((fds = opendir(dir)) == NULL)
+			continue;
+		for (found = 0; !found && (f = readdir(fds)) != NULL;) {
+			snprintf(path, sizeof(path), "%s/%s", dir, f->d_name);
+			found = f->d_name[0] != '.' && stat(path, &st) == 0 && match(&st, arg);
+		}
+		closedir(fds);
+		if (found)
 			best = pid;
 	}
 	closedir(proc);
@@ -129,28 +109,45 @@ static void fill_process(lm_host_process *out)
 	}
 }
 
-static int is_config_of(const char *link, const void *suffix)
+static int is_socket(const struct stat *st, const void *inode)
 {
-	return ends_with(link, suffix);
+	return S_ISSOCK(st->st_mode) && (unsigned long)st->st_ino == *(const unsigned long *)inode;
 }
 
-static int is_socket(const char *link, const void *inode)
-{
-	char want[48];
+typedef struct {
+	const struct stat *files;
+	size_t n;
+} file_set;
 
-	snprintf(want, sizeof(want), "socket:[%lu]", *(const unsigned long *)inode);
-	return strcmp(link, want) == 0;
+static int is_one_of(const struct stat *st, const void *arg)
+{
+	const file_set *set = arg;
+	size_t i;
+
+	for (i = 0; i < set->n; i++)
+		if (st->st_dev == set->files[i].st_dev && st->st_ino == set->files[i].st_ino)
+			return 1;
+	return 0;
 }
 
-int lm_host_vm_holder(const char *vm, lm_host_process *out)
+int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out)
 {
-	char suffix[LM_VM_NAME_MAX + 16];
+	struct stat *st = calloc(n ? n : 1, sizeof(*st));
+	file_set set;
+	size_t i, k = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->uid = -1;
-	snprintf(suffix, sizeof(suffix), "/%s/config.json", vm);
-	if ((out->pid = lowest_pid_with(is_config_of, suffix)) > 0)
+	if (st == NULL)
+		return lm_error_nomem();
+	for (i = 0; i < n; i++)
+		if (stat(files[i], &st[k]) == 0)
+			k++;
+	set.files = st;
+	set.n = k;
+	if (k > 0 && (out->pid = lowest_pid_with(is_one_of, &set)) > 0)
 		fill_process(out);
+	free(st);
 	return 0;
 }
 
@@ -278,33 +275,43 @@ static void fill_process(lm_host_process *out)
 	free(buf);
 }
 
-int lm_host_vm_holder(const char *vm, lm_host_process *out)
+int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out)
 {
-	char suffix[LM_VM_NAME_MAX + 16];
 	struct vnode_fdinfowithpath vi;
 	struct proc_fdinfo *fds;
+	struct stat *st = calloc(n ? n : 1, sizeof(*st));
 	pid_t *pids;
-	int npids, nfds, i, k;
+	size_t f, k = 0;
+	int npids, nfds, i, j, found;
 
 	memset(out, 0, sizeof(*out));
 	out->uid = -1;
-	snprintf(suffix, sizeof(suffix), "/%s/config.json", vm);
-	if ((pids = all_pids(&npids)) == NULL)
+	if (st == NULL)
+		return lm_error_nomem();
+	for (f = 0; f < n; f++)
+		if (stat(files[f], &st[k]) == 0)
+			k++;
+	if (k == 0 || (pids = all_pids(&npids)) == NULL) {
+		free(st);
 		return 0;
+	}
 	for (i = 0; i < npids; i++) {
 		if (pids[i] <= 0 || (out->pid != 0 && pids[i] >= out->pid) || (fds = pid_fds(pids[i], &nfds)) == NULL)
 			continue;
-		for (k = 0; k < nfds; k++)
-			if (fds[k].proc_fdtype == PROX_FDTYPE_VNODE &&
-			    proc_pidfdinfo(pids[i], fds[k].proc_fd, PROC_PIDFDVNODEPATHINFO, &vi, (int)sizeof(vi)) ==
-			        (int)sizeof(vi) &&
-			    ends_with(vi.pvip.vip_path, suffix)) {
-				out->pid = pids[i]; /* the lowest PID, as `lsof -F p` lists first */
-				break;
-			}
+		for (j = 0, found = 0; j < nfds && !found; j++) {
+			if (fds[j].proc_fdtype != PROX_FDTYPE_VNODE ||
+			    proc_pidfdinfo(pids[i], fds[j].proc_fd, PROC_PIDFDVNODEPATHINFO, &vi, (int)sizeof(vi)) != (int)sizeof(vi))
+				continue;
+			for (f = 0; f < k && !found; f++)
+				found = (dev_t)vi.pvip.vip_vi.vi_stat.vst_dev == st[f].st_dev &&
+				    (ino_t)vi.pvip.vip_vi.vi_stat.vst_ino == st[f].st_ino;
+		}
+		if (found)
+			out->pid = pids[i]; /* the lowest PID, as `lsof -F p` lists first */
 		free(fds);
 	}
 	free(pids);
+	free(st);
 	if (out->pid > 0)
 		fill_process(out);
 	return 0;
@@ -358,9 +365,10 @@ int lm_host_port_listener(int port, int *found, lm_host_process *out)
 
 #else
 
-int lm_host_vm_holder(const char *vm, lm_host_process *out)
+int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out)
 {
-	(void)vm;
+	(void)files;
+	(void)n;
 	memset(out, 0, sizeof(*out));
 	out->uid = -1;
 	return 0;

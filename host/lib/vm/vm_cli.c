@@ -3,6 +3,7 @@
  * Lume's server runs: `lume stop` would end the server (see cli_stop). */
 #include "vm_internal.h"
 #include "text.h"
+#include "fs.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #define LM_CLI_QUERY_TIMEOUT 60.0 /* ls/get: Lume probes SSH of running VMs (2 s each) */
 #define LM_CLI_STOP_MIN 60.0
 #define LM_CLI_STOP_GRACE 10.0    /* Lume's stop: SIGINT, then SIGKILL after 10 s (VM.swift) */
+#define LM_CLI_MAX_LOCATIONS 16   /* Lume's VM storage locations looked at */
 
 /* Reap detached `lume run` children that have finished (they are ours until they exit). */
 static void reap_children(lm_vm_manager *vmm)
@@ -255,6 +257,70 @@ static int stop_own_child(lm_vm_manager *vmm, size_t slot, const char *name)
 	return 0;
 }
 
+/* Lume's VM storage directories, as `lume config storage list` prints them
+ * ("  - NAME: PATH (default)"), asked once; without an answer, Lume's default ~/.lume. */
+static int cli_locations(lm_vm_manager *vmm)
+{
+	const char *args[] = {"config", "storage", "list", NULL}, *home = NULL;
+	lm_proc_result res;
+	char *line, *save = NULL, *path, *end;
+	size_t n = 0;
+
+	if (vmm->locations != NULL)
+		return 0;
+	if ((vmm->locations = calloc(LM_CLI_MAX_LOCATIONS + 1, sizeof(char *))) == NULL)
+		return lm_error_nomem();
+	if (cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res) == 0) {
+		for (line = res.exit_code == 0 ? strtok_r(res.out, "\n", &save) : NULL; line != NULL && n < LM_CLI_MAX_LOCATIONS;
+		     line = strtok_r(NULL, "\n", &save)) {
+			if (strncmp(line, "  - ", 4) != 0 || (path = strstr(line, ": ")) == NULL)
+				continue;
+			path += 2;
+			if ((end = strstr(path, " (default)")) != NULL && end[10] == '\0')
+				*end = '\0';
+			if (path[0] == '~' && (home != NULL || lm_paths_home(&home) == 0)) {
+				size_t len = strlen(home) + strlen(path);
+				if ((vmm->locations[n] = malloc(len)) != NULL)
+					snprintf(vmm->locations[n], len, "%s%s", home, path + 1);
+			} else {
+				vmm->locations[n] = strdup(path);
+			}
+			if (vmm->locations[n] != NULL)
+				n++;
+		}
+		lm_proc_result_free(&res);
+	}
+	if (n == 0 && lm_paths_home(&home) == 0 && (vmm->locations[0] = malloc(strlen(home) + 8)) != NULL)
+		sprintf(vmm->locations[0], "%s/.lume", home);
+	return 0;
+}
+
+/* The process that holds `name` (its config.json in any of Lume's storage locations). */
+static int cli_holder(lm_vm_manager *vmm, const char *name, lm_host_process *holder)
+{
+	const char *files[LM_CLI_MAX_LOCATIONS];
+	char *paths[LM_CLI_MAX_LOCATIONS];
+	size_t n, i;
+	int rc;
+
+	if ((rc = cli_locations(vmm)) < 0)
+		return rc;
+	for (n = 0; vmm->locations[n] != NULL; n++) {
+		size_t len = strlen(vmm->locations[n]) + strlen(name) + 16;
+		if ((paths[n] = malloc(len)) == NULL) {
+			for (i = 0; i < n; i++)
+				free(paths[i]);
+			return lm_error_nomem();
+		}
+		snprintf(paths[n], len, "%s/%s/config.json", vmm->locations[n], name);
+		files[n] = paths[n];
+	}
+	rc = lm_host_vm_holder(files, n, holder);
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	return rc;
+}
+
 static int cli_stop(lm_vm_manager *vmm, const char *name)
 {
 	const char *args[] = {"stop", name, NULL};
@@ -268,7 +334,7 @@ static int cli_stop(lm_vm_manager *vmm, const char *name)
 	/* `lume stop` signals whatever holds the VM (VM.swift): only a `lume run` process, which runs
 	 * this one VM, may get that signal. Lume's server runs every VM started over HTTP; it has
 	 * no SIGINT handler and would end, and every VM with it. */
-	if ((rc = lm_host_vm_holder(name, &holder)) < 0)
+	if ((rc = cli_holder(vmm, name, &holder)) < 0)
 		return rc;
 	if (holder.pid > 0 && strcmp(holder.subcommand, "run") != 0)
 		return lm_error_set(LM_EVMOWNER, "%s is held by PID %ld (%s), not by a `lume run` process of its own: "
@@ -291,6 +357,8 @@ static int cli_stop(lm_vm_manager *vmm, const char *name)
 static void cli_release(lm_vm_manager *vmm)
 {
 	reap_children(vmm); /* those still running keep the VM up; init reaps them later */
+	lm_fs_free_list(vmm->locations);
+	vmm->locations = NULL;
 }
 
 const lm_vm_backend lm_vm_backend_cli = {"lume-cli", cli_list, cli_get, cli_start, cli_stop, cli_release};

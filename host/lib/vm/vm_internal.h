@@ -38,6 +38,7 @@ struct lm_vm_manager {
 	/* lume-cli */
 	char *program;      /* absolute or relative path of `lume` */
 	int old_lume;       /* -1 unknown, 0 has `run --detach`, 1 older than 0.5.0 */
+	char **locations;   /* Lume's VM storage directories (`lume config storage list`), NULL-terminated */
 	pid_t children[LM_VM_MAX_CHILDREN]; /* detached `lume run` children, reaped when done */
 };
 
@@ -74,9 +75,10 @@ typedef struct {
 	char subcommand[32]; /* its first argument after the program that is not an option ("run") */
 } lm_host_process;
 
-/* The process that has VM's config.json open (a path ending in /VM/config.json): the VM's owner
- * for Lume, whose `lume stop` signals it (`lsof -F p`: the lowest PID). pid 0 when none. */
-int lm_host_vm_holder(const char *vm, lm_host_process *out);
+/* The process that has one of `files` open (a VM's config.json in each of Lume's storage
+ * locations): the VM's owner for Lume, whose `lume stop` signals it (`lsof -F p`: the lowest PID).
+ * pid 0 when none is visible. */
+int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out);
 /* The process listening on TCP `port` at a loopback or wildcard address. *found is 1 when a
  * socket listens, even when its process is not visible (then pid is 0, uid maybe known). */
 int lm_host_port_listener(int port, int *found, lm_host_process *out);
