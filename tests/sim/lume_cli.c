@@ -227,12 +227,15 @@ static int http(const config *c, const char *method, const char *path, const cha
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
 	curl_slist_free_all(hdr);
 	curl_easy_cleanup(h);
-	if (a->body == NULL)
-		a->body = calloc(1, 1);
 	if (cc != CURLE_OK) {
+		/* Nothing for the caller to free on failure. */
+		free(a->body);
+		a->body = NULL;
 		fprintf(stderr, "Error: cannot reach lume-sim at %s: %s\n", c->url, curl_easy_strerror(cc));
 		return -1;
 	}
+	if (a->body == NULL)
+		a->body = calloc(1, 1);
 	return 0;
 }
 
