@@ -854,37 +854,40 @@ static void *upload_thread(void *arg)
 	return NULL;
 }
 
-/* The state letter of a process (R, S, T, ...) from /proc/PID/stat; 0 when it is gone. */
-static char proc_state(pid_t pid)
+/* The fields of /proc/PID/stat after the command name ("S 1 ..."), into buf; NULL when it is gone.
+ * The command name may hold spaces and parentheses: the last ')' ends it. */
+static const char *proc_stat_fields(pid_t pid, char *buf, size_t len)
 {
-	char path[64], buf[512], *paren;
+	char path[64], *paren;
 	FILE *f;
 	size_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+		return NULL;
+	n = fread(buf, 1, len - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	paren = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
-	return paren != NULL && paren[1] == ' ' ? paren[2] : 0;
+	paren = strrchr(buf, ')');
+	return paren != NULL && paren[1] == ' ' ? paren + 2 : NULL;
+}
+
+/* The state letter of a process (R, S, T, ...); 0 when it is gone. */
+static char proc_state(pid_t pid)
+{
+	char buf[512];
+	const char *fields = proc_stat_fields(pid, buf, sizeof(buf));
+
+	return fields != NULL ? fields[0] : 0;
 }
 
 static pid_t proc_parent(pid_t pid)
 {
-	char path[64], buf[512], *paren;
-	FILE *f;
-	size_t n;
+	char buf[512];
+	const char *fields = proc_stat_fields(pid, buf, sizeof(buf));
 	int ppid = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	if ((paren = strrchr(buf, ')')) == NULL || sscanf(paren + 2, "%*c %d", &ppid) != 1)
+	if (fields == NULL || sscanf(fields, "%*c %d", &ppid) != 1)
 		return 0;
 	return (pid_t)ppid;
 }
