@@ -21,8 +21,8 @@ static void print_text(const lm_flow_result *r)
 		lm_cli_printf(stdout, "%s: %s\n", o->vm, o->rc < 0 ? o->message : o->already_enabled ? "enabled" : "not enabled");
 		if (o->rc < 0)
 			continue;
-		lm_cli_printf(stdout, "  state %s, ip %s\n", o->info.status[0] ? o->info.status : "unknown",
-		    o->info.ip[0] ? o->info.ip : "-");
+		lm_cli_printf(stdout, "  state %s, ip %s, manager %s\n", o->info.status[0] ? o->info.status : "unknown",
+		    o->info.ip[0] ? o->info.ip : "-", o->info.manager[0] ? o->info.manager : "-");
 		if (o->guest.os[0] != '\0')
 			lm_cli_printf(stdout, "  guest %s %s %s, SIP %s\n", o->guest.os, o->guest.os_version, o->guest.arch,
 			    o->guest.sip[0] ? o->guest.sip : "not reported");

@@ -132,6 +132,7 @@ cJSON *lm_cli_outcome_json(const lm_vm_outcome *o)
 	}
 	cJSON_AddStringToObject(v, "state", o->info.status);
 	cJSON_AddStringToObject(v, "ip", o->info.ip);
+	cJSON_AddStringToObject(v, "manager", o->info.manager);
 	if (o->profile[0])
 		cJSON_AddStringToObject(v, "profile", o->profile);
 	cJSON_AddBoolToObject(v, "enabled", o->already_enabled || (o->rc == 0 && o->bundle_verified));

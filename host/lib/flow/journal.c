@@ -268,5 +268,5 @@ int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_
 {
 	if (info->ip[0] == '\0')
 		return lm_error_set(LM_ERROR, "%s has no IP address (is it running?)", vm);
-	return lm_ssh_connect(out, ctx, vm, info->ip, 22);
+	return lm_ssh_connect_as(out, ctx, vm, info->ip, 22, info->account);
 }

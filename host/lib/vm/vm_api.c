@@ -220,7 +220,7 @@ static void api_release(lm_vm_manager *vmm)
 	vmm->curl_global = 0;
 }
 
-const lm_vm_backend lm_vm_backend_api = {"lume-api", api_list, api_get, api_start, api_stop, api_release};
+const lm_vm_backend lm_vm_backend_api = {"lume-api", api_list, api_get, api_start, api_stop, api_release, "lume"};
 
 static int check_url(const char *url)
 {
