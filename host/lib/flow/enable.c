@@ -180,7 +180,7 @@ static int step_vm_level(enable_run *r)
 		/* No manager: the restart is the user's; nothing is installed in a guest that still runs
 		 * at the stock level, and the preference stays set for the restart. */
 		r->user_restart = 1;
-		return lm_error_set(LM_EUNSUPPORTED, "%s: restart the VM now: %s, and without a VM manager lume-metal "
+		return lm_error_set(LM_ERROR, "%s: restart the VM now: %s, and without a VM manager lume-metal "
 		    "cannot restart it; then enable it again", r->o->vm, restart_reason(r));
 	}
 	lm_ssh_free(r->ssh);

@@ -101,14 +101,14 @@ static int none_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 
 static int none_start(lm_vm_manager *vmm, const char *name)
 {
-	return lm_error_set(LM_EUNSUPPORTED, "%s: no VM manager is in use, so the VM cannot be started from here; "
+	return lm_error_set(LM_ERROR, "%s: no VM manager is in use, so the VM cannot be started from here; "
 	    "start it yourself: SSH at %s does not answer", name, vmm->address);
 }
 
 static int none_stop(lm_vm_manager *vmm, const char *name)
 {
 	(void)vmm;
-	return lm_error_set(LM_EUNSUPPORTED, "%s: no VM manager is in use, so the VM cannot be stopped or restarted "
+	return lm_error_set(LM_ERROR, "%s: no VM manager is in use, so the VM cannot be stopped or restarted "
 	    "from here; restarting it is the user's job", name);
 }
 

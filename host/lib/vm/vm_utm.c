@@ -101,7 +101,7 @@ static int utm_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	if (has(&res, "not supported") || has(&res, "Unexpected argument") || res.exit_code == 64) {
 		vmm->utm_ip = 0;
 		lm_proc_result_free(&res);
-		return lm_error_set(LM_EUNSUPPORTED, "%s: this UTM cannot tell a macOS VM's address (`utmctl ip-address` "
+		return lm_error_set(LM_EINVALID, "%s: this UTM cannot tell a macOS VM's address (`utmctl ip-address` "
 		    "works for Apple VMs from UTM 5.0.3 on); the address has to be given", name);
 	}
 	if (utm_failed(&res)) {
@@ -278,10 +278,10 @@ static int check_display(lm_vm_manager *vmm, const char *name)
 		plist_get_string_val(backend, &value);
 	displays = plist_dict_get_item(root, "Display");
 	if (value != NULL && strcmp(value, "Apple") != 0)
-		rc = lm_error_set(LM_EUNSUPPORTED, "%s: a UTM VM with the %s backend (%s): the unlock is for macOS guests on "
+		rc = lm_error_set(LM_ERROR, "%s: a UTM VM with the %s backend (%s): the unlock is for macOS guests on "
 		    "Apple's Virtualization backend", name, value, path);
 	else if (displays == NULL || plist_get_node_type(displays) != PLIST_ARRAY || plist_array_get_size(displays) == 0)
-		rc = lm_error_set(LM_EUNSUPPORTED, "%s: the VM has no display configured (%s has no Display entry). UTM "
+		rc = lm_error_set(LM_ERROR, "%s: the VM has no display configured (%s has no Display entry). UTM "
 		    "gives a macOS guest the paravirtual GPU only when a display is configured, so without one the "
 		    "guest has no Metal device to unlock; add a display to the VM in UTM and start it again", name,
 		    path);
