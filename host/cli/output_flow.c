@@ -148,6 +148,7 @@ cJSON *lm_cli_outcome_json(const lm_vm_outcome *o)
 	cJSON_AddStringToObject(g, "os_version", o->guest.os_version);
 	cJSON_AddNumberToObject(g, "boot_time", o->guest.boot_time);
 	add_string_or_null(g, "sip", o->guest.sip);
+	cJSON_AddBoolToObject(g, "tart_shim", o->guest.tart_shim);
 	steps = cJSON_AddArrayToObject(v, "steps");
 	for (i = 0; i < o->nsteps; i++) {
 		s = cJSON_CreateObject();
@@ -158,6 +159,8 @@ cJSON *lm_cli_outcome_json(const lm_vm_outcome *o)
 	}
 	cJSON_AddItemToObject(v, "stock", report_json(o->stock));
 	cJSON_AddItemToObject(v, "shimmed", report_json(o->shimmed));
+	if (o->tart != NULL)
+		cJSON_AddItemToObject(v, "tart_image_shim", report_json(o->tart));
 	if (o->stock != NULL)
 		cJSON_AddItemToObject(v, "stock_workloads", flags_json(&o->stock_flags));
 	if (o->shimmed != NULL)

@@ -246,7 +246,8 @@ scenario_failure_undo() {
 
 # ---- one manager's own behaviour -----------------------------------------------------------
 
-# Tart: a VM whose config.json lock is held by another process is never started (it runs).
+# Tart: the image's own TartMetalCapabilities.dylib is found, reported, and probed as a third
+# column (the environment its guest agent gives `tart exec` sessions).
 scenario_tart_image_shim() {
   enable_once
   # The Tart image's own shim is there, reads TART_METAL_* only; ours reads both, LUME_METAL_* first.
@@ -255,9 +256,13 @@ scenario_tart_image_shim() {
   jq_is "$E2E_DIR/s.json" '.vms[0].guest.tart_shim' true
   lmb probe vm1 >"$E2E_DIR/probe.txt"
   grep -Eq '^  Apple9 +no +yes +yes' "$E2E_DIR/probe.txt" || fail "probe table has no Tart column: $(cat "$E2E_DIR/probe.txt")"
-  local out
-  out=$(lmb run vm1 -- env LUME_METAL_APPLE_FAMILY_MAX= TART_METAL_APPLE_FAMILY_MAX=1007 metal-capabilities 1008)
-  echo "$out" | grep -qx 'supports_family=false' || fail "TART_METAL_APPLE_FAMILY_MAX=1007 not honoured: $out"
+  lmb_json "$E2E_DIR/p.json" probe vm1
+  jq_is "$E2E_DIR/p.json" '.vms[0].tart_image_shim.shim_active' true
+  jq_is "$E2E_DIR/p.json" '.vms[0].tart_image_shim.max_threadgroup_memory' 65536
+  lmb status vm1 | grep -q "Tart image's own shim is installed" || fail "status: $(lmb status vm1)"
+  # Over SSH the session stays stock: only the named shim's environment changes a process.
+  lmb_json "$E2E_DIR/e2.json" enable vm1
+  jq_is "$E2E_DIR/e2.json" '.vms[0].stock.shim_active' false
 }
 
 # UTM: a VM without a display gets no paravirtual GPU: refused before it is started.

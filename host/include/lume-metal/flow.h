@@ -36,7 +36,12 @@ typedef struct {
 	double boot_time;       /* kern.boottime (sec + usec), epoch seconds; 0 when unknown */
 	char home[512];
 	char sip[16];           /* csrutil status: "enabled", "disabled", "custom"; "" when not reported */
+	int tart_shim;          /* the Tart images' own shim is installed (LM_TART_SHIM_PATH) */
 } lm_guest_facts;
+
+/* Cirrus Labs' Tart macOS images install their own shim here, configured by TART_METAL_*, and
+ * inject it into `tart exec` sessions through their guest-agent jobs (SSH sessions stay stock). */
+#define LM_TART_SHIM_PATH "/usr/local/lib/TartMetalCapabilities.dylib"
 
 typedef struct {
 	char vm[LM_VM_NAME_MAX];
@@ -54,6 +59,8 @@ typedef struct {
 	char profile[128];
 	lm_report *stock;             /* owned; may be NULL */
 	lm_report *shimmed;           /* owned; may be NULL */
+	lm_report *tart;              /* probe: through the Tart image's own shim, as its guest agent
+	                                 configures it (family 1009, 65536 bytes); owned; NULL without one */
 	lm_workload_flags stock_flags, shimmed_flags;
 	size_t nsteps;
 	lm_flow_step steps[LM_FLOW_MAX_STEPS];

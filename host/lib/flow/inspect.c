@@ -119,7 +119,14 @@ int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result)
 	snprintf(o->profile, sizeof(o->profile), "%s", r.profile_name);
 	lm_workload_derive(o->stock, &o->stock_flags);
 	lm_workload_derive(o->shimmed, &o->shimmed_flags);
-	lm_step_add(o, "probe", t, "stock and shimmed reports");
+	/* A Tart image's own shim: a third column, what `tart exec` sessions get. */
+	if (o->guest.tart_shim) {
+		lm_shim_env tart;
+		if (lm_shim_env_tart(&tart, &se) < 0 || lm_guest_probe(ssh, &tart, 1, &o->tart, NULL, 0) < 0)
+			lm_log(ctx, LM_LOG_WARN, "%s: the Tart image's shim (%s) could not be probed: %s", o->vm,
+			    LM_TART_SHIM_PATH, lm_error_last()->message);
+	}
+	lm_step_add(o, "probe", t, "stock and shimmed reports%s", o->tart != NULL ? ", and the Tart image's shim" : "");
 	if (lm_state_open(&st, ctx) == 0) {
 		if ((entry = lm_state_vm(st, o->vm, 0)) != NULL) {
 			cJSON_DeleteItemFromObjectCaseSensitive(entry, "last_probe");
