@@ -172,7 +172,7 @@ int lm_vm_auto_init(lm_vm_manager *vmm, const char *url, const char *lume_progra
 	const lm_options *o = lm_context_options(vmm->ctx);
 	const char *tart = o->tart_program != NULL && o->tart_program[0] ? o->tart_program : "tart";
 	const char *utmctl = o->utmctl_program != NULL && o->utmctl_program[0] ? o->utmctl_program : "utmctl";
-	char api_why[512];
+	char api_why[512] = "";
 	char *found = NULL;
 	int rc;
 
@@ -208,8 +208,8 @@ int lm_vm_auto_init(lm_vm_manager *vmm, const char *url, const char *lume_progra
 		vmm->candidates[vmm->ncandidates++] = &lm_vm_backend_utm;
 	}
 	if (vmm->ncandidates == 0)
-		return lm_error_set(LM_ENOTFOUND, "no VM manager found: no Lume API (%s), and none of %s, %s, %s was found "
-		    "on PATH", api_why, lume_program, tart, utmctl);
+		return lm_error_set(LM_ENOTFOUND, "no VM manager found: no Lume API (%s; `lume serve` runs it), and none of "
+		    "%s, %s, %s was found (Lume's, Tart's and UTM's programs)", api_why, lume_program, tart, utmctl);
 	/* One candidate: it is the manager, with its own name shown. */
 	vmm->backend = vmm->ncandidates == 1 ? vmm->candidates[0] : &lm_vm_backend_auto;
 	return 0;
