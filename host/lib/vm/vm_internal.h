@@ -134,6 +134,9 @@ int lm_vm_none_init(lm_vm_manager *vmm, const char *address);
 /* Automatic choice: the candidates that are there (Lume's API or CLI, tart, utmctl). */
 int lm_vm_auto_init(lm_vm_manager *vmm, const char *url, const char *lume_program);
 
+/* `utmctl list`'s table (text is modified): rows "UUID STATUS NAME...", everything else skipped.
+ * *out malloc'ed (free()), NULL when empty. */
+int lm_vm_utm_parse_list(char *text, lm_vm_info **out, size_t *count);
 /* manager and account from the backend that answered, when not set yet. */
 void lm_vm_fill_identity(lm_vm_info *info, const lm_vm_backend *b);
 /* Fill ip (when known) and ssh_available by a 2-second TCP probe of port 22, as Lume does. */

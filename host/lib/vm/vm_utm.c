@@ -153,14 +153,51 @@ static int utm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 /* `utmctl list`: "UUID                                 Status   Name", then "UUID STATUS NAME" rows
  * (the status padded to 8 characters, the name the rest of the line, spaces and all). Parsed by
  * words, whatever the padding; lines that are not rows are skipped. */
+int lm_vm_utm_parse_list(char *text, lm_vm_info **out, size_t *count)
+{
+	lm_vm_info *list = NULL;
+	char *line, *save = NULL, uuid[64], word[32];
+	size_t n = 0, cap = 0, len;
+	int used;
+
+	*out = NULL;
+	*count = 0;
+	for (line = strtok_r(text, "\r\n", &save); line != NULL; line = strtok_r(NULL, "\r\n", &save)) {
+		const char *name;
+		if (sscanf(line, " %63s %31s %n", uuid, word, &used) != 2 || strlen(uuid) != 36 || uuid[8] != '-' ||
+		    uuid[13] != '-' || uuid[18] != '-' || uuid[23] != '-')
+			continue; /* the header, blank or foreign lines */
+		name = line + used;
+		for (len = strlen(name); len > 0 && (name[len - 1] == ' ' || name[len - 1] == '\t'); len--)
+			;
+		if (len == 0 || len >= LM_VM_NAME_MAX)
+			continue;
+		if (n == cap) {
+			lm_vm_info *bigger = realloc(list, (cap = cap ? cap * 2 : 8) * sizeof(*list));
+			if (bigger == NULL) {
+				free(list);
+				return lm_error_nomem();
+			}
+			list = bigger;
+		}
+		memset(&list[n], 0, sizeof(list[n]));
+		snprintf(list[n].name, sizeof(list[n].name), "%.*s", (int)len, name);
+		snprintf(list[n].os, sizeof(list[n].os), "macOS");
+		set_status(&list[n], word);
+		n++;
+	}
+	*out = list;
+	*count = n;
+	return 0;
+}
+
 static int utm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 {
 	const char *args[] = {"list", NULL};
 	lm_proc_result res;
 	lm_vm_info *list = NULL;
-	char *line, *save = NULL, uuid[64], word[32];
-	size_t n = 0, cap = 0;
-	int rc, used;
+	size_t n = 0, i;
+	int rc;
 
 	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
@@ -169,30 +206,11 @@ static int utm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 		lm_proc_result_free(&res);
 		return rc;
 	}
-	for (line = strtok_r(res.out, "\r\n", &save); line != NULL; line = strtok_r(NULL, "\r\n", &save)) {
-		const char *name;
-		if (sscanf(line, " %63s %31s %n", uuid, word, &used) != 2 || strlen(uuid) != 36 || uuid[8] != '-')
-			continue; /* the header, blank or foreign lines */
-		name = line + used;
-		if (name[0] == '\0' || strlen(name) >= LM_VM_NAME_MAX)
-			continue;
-		if (n == cap) {
-			lm_vm_info *bigger = realloc(list, (cap = cap ? cap * 2 : 8) * sizeof(*list));
-			if (bigger == NULL) {
-				free(list);
-				lm_proc_result_free(&res);
-				return lm_error_nomem();
-			}
-			list = bigger;
-		}
-		memset(&list[n], 0, sizeof(list[n]));
-		snprintf(list[n].name, sizeof(list[n].name), "%s", name);
-		snprintf(list[n].os, sizeof(list[n].os), "macOS");
-		set_status(&list[n], word);
-		n++;
-	}
+	rc = lm_vm_utm_parse_list(res.out, &list, &n);
 	lm_proc_result_free(&res);
-	for (size_t i = 0; i < n; i++) {
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < n; i++) {
 		char valid[LM_VM_NAME_MAX];
 		if (strcmp(list[i].status, "running") == 0 && lm_vm_name_normalize(list[i].name, valid) == 0 &&
 		    utm_address(vmm, list[i].name, &list[i]) < 0)
