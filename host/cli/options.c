@@ -62,7 +62,8 @@ static const struct option_doc {
 	{"host-key-policy", required_argument, OPT_HOST_KEY_POLICY, "strict|accept-new", NULL,
 	 "Unknown guest host keys: refuse (strict) or record on first contact (accept-new, default). "
 	 "A changed key is always refused."},
-	{"ssh-user", required_argument, OPT_SSH_USER, "USER", "LUME_METAL_SSH_USER", "Guest account. Default: lume."},
+	{"ssh-user", required_argument, OPT_SSH_USER, "USER", "LUME_METAL_SSH_USER",
+	 "Guest account. Default: the VM manager's image account: admin for Tart (Cirrus Labs' images), else lume."},
 	{"ssh-key", required_argument, OPT_SSH_KEY, "FILE", "LUME_METAL_SSH_KEY",
 	 "ed25519 or ECDSA private key (OpenSSH format). Tried after the SSH agent."},
 	{"ssh-password-file", required_argument, OPT_SSH_PASSWORD_FILE, "FILE", NULL,
