@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,15 +124,17 @@ static void disk_sizes(const char *name, long *disk, double *size)
 	}
 }
 
-static int usage_error(const char *fmt, const char *arg) __attribute__((format(printf, 1, 0)));
+/* swift-argument-parser's usage error: "Error: ...", the usage line, exit 64. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-static int usage_error(const char *fmt, const char *arg)
+static int usage_error(const char *fmt, ...)
 {
+	va_list ap;
+
 	fprintf(stderr, "Error: ");
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	fprintf(stderr, fmt, arg);
-#pragma GCC diagnostic pop
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fprintf(stderr, "\nUsage: tart <subcommand>\n  See 'tart --help' for more information.\n");
 	return EX_USAGE;
 }
