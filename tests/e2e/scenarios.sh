@@ -186,13 +186,15 @@ scenario_unsupported() {
   [ ! -e "$PLIST" ] || fail "preference left changed"
 }
 
-# SIGKILL at each step of enable; enable again converges; rollback restores everything.
+# SIGKILL at each step of enable; enable again converges; rollback restores everything. The kills
+# come from the test hook, which only the tests' build of the tool has ($LM_BIN_HOOKS).
 scenario_kill_each_step() {
+  : "${LM_BIN_HOOKS:?LM_BIN_HOOKS: lume-metal built with the test hooks}"
   sim_start --vm vm1
   local step
   for step in after-preference after-start install-staging install-upload after-install; do
     note "kill at $step"
-    set +e; LUME_METAL_TEST_KILL_AT=$step "$LM_BIN" enable vm1 >/dev/null 2>&1; rc=$?; set -e
+    set +e; LUME_METAL_TEST_KILL_AT=$step "$LM_BIN_HOOKS" enable vm1 >/dev/null 2>&1; rc=$?; set -e
     [ $rc -eq 137 ] || fail "kill at $step: exit $rc, expected 137 (SIGKILL)"
     lm_json "$E2E_DIR/e.json" enable vm1
     expect_rc 0 "$E2E_DIR/e.json"
@@ -204,11 +206,16 @@ scenario_kill_each_step() {
     curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/vm1/stop" >/dev/null
   done
   # Killed, then rolled back directly (no second enable): still everything restored.
-  set +e; LUME_METAL_TEST_KILL_AT=install-upload "$LM_BIN" enable vm1 >/dev/null 2>&1; set -e
+  set +e; LUME_METAL_TEST_KILL_AT=install-upload "$LM_BIN_HOOKS" enable vm1 >/dev/null 2>&1; set -e
   lm_json "$E2E_DIR/r.json" rollback vm1 --no-restart
   expect_rc 0 "$E2E_DIR/r.json"
   [ ! -e "$PLIST" ] || fail "rollback after a kill: preference not restored"
   [ ! -e "$(guest_home vm1)/.local/share/lume-metal" ] || fail "rollback after a kill: guest files left"
+  # The tool users get has no such hook: the same variable changes nothing.
+  LUME_METAL_TEST_KILL_AT=after-preference lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+  lm_json "$E2E_DIR/r.json" rollback vm1 --no-restart
+  expect_rc 0 "$E2E_DIR/r.json"
 }
 
 # --dry-run changes nothing.

@@ -118,8 +118,13 @@ int lm_flow_summary_rc(const lm_flow_result *result);
 /* Connect to a running, ready VM's guest. */
 int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_ssh **out);
 
-/* Test hook (documented in docs/testing.md): LUME_METAL_TEST_KILL_AT=<step> makes the process
- * SIGKILL itself when it reaches that step, to prove that every step is crash-safe. */
+/* Test hook (docs/testing.md), in test builds only (LM_TEST_HOOKS: the tests' library and tool,
+ * never the installed ones): LUME_METAL_TEST_KILL_AT=<step> makes the process SIGKILL itself
+ * when it reaches that step, to prove that every step is crash-safe. */
+#ifdef LM_TEST_HOOKS
 void lm_flow_test_kill_point(const char *step);
+#else
+#define lm_flow_test_kill_point(step) ((void)0)
+#endif
 
 #endif

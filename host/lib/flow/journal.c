@@ -154,6 +154,7 @@ int lm_booted_before(long long boot_time, double changed_at)
 	return changed_at > 0 && boot_time > 0 && (double)boot_time + LM_BOOT_TOLERANCE < changed_at;
 }
 
+#ifdef LM_TEST_HOOKS
 void lm_flow_test_kill_point(const char *step)
 {
 	const char *at = getenv("LUME_METAL_TEST_KILL_AT");
@@ -161,6 +162,7 @@ void lm_flow_test_kill_point(const char *step)
 	if (at != NULL && strcmp(at, step) == 0)
 		kill(getpid(), SIGKILL);
 }
+#endif
 
 void lm_flow_result_free(lm_flow_result *result)
 {

@@ -14,7 +14,7 @@
 #include "context_internal.h"
 #include "error_internal.h"
 #include "fs.h"
-#include "prefs_internal.h"
+#include "prefs_store.h"
 
 #define DEFAULT_DOMAIN "com.apple.gpusw.ParavirtualizedGraphics"
 #define DEFAULT_KEY "ForceUnrestrictedDeviceFeatureLevel"

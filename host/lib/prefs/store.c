@@ -8,7 +8,7 @@
 #include "context_internal.h"
 #include "error_internal.h"
 #include "fs.h"
-#include "prefs_internal.h"
+#include "prefs_store.h"
 
 int lm_prefs_validate_domain(const char *domain)
 {

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "error_internal.h"
 
 /* Split "dir/name" into its directory ("." when none) and base name. */
@@ -65,8 +66,9 @@ int lm_fs_sync_parent(const char *path)
 	return rc;
 }
 
-/* Test-only delay (see fs.h); 0 when unset or malformed. */
-static useconds_t test_delay(void)
+#ifdef LM_TEST_HOOKS
+/* Test builds only (see fs.h): seconds to sleep mid-write; 0 when unset or malformed. */
+static double test_delay(void)
 {
 	const char *s = getenv("LUME_METAL_TEST_WRITE_DELAY_US");
 	char *end;
@@ -78,20 +80,11 @@ static useconds_t test_delay(void)
 	v = strtoul(s, &end, 10);
 	if (errno != 0 || *end != '\0' || v > 10000000UL)
 		return 0;
-	return (useconds_t)v;
+	return (double)v / 1e6;
 }
-
-static void sleep_us(useconds_t us)
-{
-	struct timespec ts;
-
-	if (us == 0)
-		return;
-	ts.tv_sec = (time_t)(us / 1000000);
-	ts.tv_nsec = (long)(us % 1000000) * 1000;
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
+#else
+#define test_delay() 0.0
+#endif
 
 static int write_all(int fd, const char *p, size_t len)
 {
@@ -115,7 +108,7 @@ int lm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mo
 	const char *base;
 	char *dir = NULL, *tmp = NULL;
 	size_t n, half = len / 2;
-	useconds_t delay = test_delay();
+	double delay = test_delay();
 	int fd = -1, rc;
 
 	if ((rc = split_path(path, &dir, &base)) < 0)
@@ -133,7 +126,7 @@ int lm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mo
 	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 	if (write_all(fd, data, half) != 0)
 		goto io_error;
-	sleep_us(delay);
+	lm_clock_sleep(delay);
 	if (write_all(fd, (const char *)data + half, len - half) != 0 || fchmod(fd, mode) != 0 || fsync(fd) != 0)
 		goto io_error;
 	if (close(fd) != 0) {
@@ -141,7 +134,7 @@ int lm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mo
 		goto io_error;
 	}
 	fd = -1;
-	sleep_us(delay);
+	lm_clock_sleep(delay);
 	if (rename(tmp, path) != 0)
 		goto io_error;
 	rc = sync_dir(dir);

@@ -7,14 +7,16 @@
 #ifndef LUME_METAL_FLOW_H
 #define LUME_METAL_FLOW_H
 
+#include "common.h"
+
 #include <stddef.h>
 
-#include "lume-metal/context.h"
-#include "lume-metal/prefs.h"
-#include "lume-metal/profile.h"
-#include "lume-metal/report.h"
-#include "lume-metal/vm.h"
-#include "lume-metal/workload.h"
+#include "context.h"
+#include "prefs.h"
+#include "profile.h"
+#include "report.h"
+#include "vm.h"
+#include "workload.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,28 +69,28 @@ typedef struct {
 	double seconds;
 } lm_flow_result;
 
-void lm_flow_result_free(lm_flow_result *result); /* frees the contents, not the struct */
+LM_EXTERN(void) lm_flow_result_free(lm_flow_result *result); /* frees the contents, not the struct */
 
 /* enable VM...: see docs/lume-metal.md. Returns 0 when every VM is enabled; otherwise the
  * per-VM rc tells (LM_EUNSUPPORTED: guest unsupported, stock kept). */
-int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_profile *profile,
+LM_EXTERN(int) lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_profile *profile,
     int jobs, lm_flow_result *result);
 
 /* rollback VM... (all = every VM the state knows). restart: restart running VMs that still
  * carry the unlocked level once the preference is restored. */
-int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all, int restart,
+LM_EXTERN(int) lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all, int restart,
     lm_flow_result *result);
 
 /* status [VM...] (n == 0: every VM the state knows). Reads only; checks bundles over SSH when
  * the VM is running. */
-int lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result *result);
+LM_EXTERN(int) lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result *result);
 
 /* probe VM: stock and shimmed reports (needs the bundle installed, i.e. an enabled VM). */
-int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result);
+LM_EXTERN(int) lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result);
 
 /* run VM -- argv: one guest command with the shim environment, output streamed to fd 1/2.
  * *exit_status gets the guest command's exit status. */
-int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t argc, int *exit_status);
+LM_EXTERN(int) lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t argc, int *exit_status);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,11 @@ void lm_log(const lm_context *ctx, lm_log_level level, const char *fmt, ...) LM_
  * ~/Library/Application Support/lume-metal (macOS). Does not create it. */
 int lm_paths_state_dir(char **out, const char *explicit_dir);
 
+/* The installation's data directory (<prefix>/share/lume-metal, holding bundles/<platform>),
+ * located from where the library itself is loaded so that a relocated installation finds its
+ * own data; the configured install directory when that cannot be told. Free with free(). */
+int lm_paths_data_dir(char **out);
+
 /* $HOME, or the password database's home; LM_ENOTFOUND when neither is known. */
 int lm_paths_home(const char **out);
 

@@ -7,7 +7,9 @@
 #ifndef LUME_METAL_CONTEXT_H
 #define LUME_METAL_CONTEXT_H
 
-#include "lume-metal/error.h"
+#include "common.h"
+
+#include "error.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,11 +51,11 @@ typedef struct {
 typedef struct lm_context lm_context;
 
 /* Copies every string in opts; opts may be freed afterwards. */
-int lm_context_new(lm_context **out, const lm_options *opts);
-void lm_context_free(lm_context *ctx);
-const lm_options *lm_context_options(const lm_context *ctx);
+LM_EXTERN(int) lm_context_new(lm_context **out, const lm_options *opts);
+LM_EXTERN(void) lm_context_free(lm_context *ctx);
+LM_EXTERN(const lm_options *) lm_context_options(const lm_context *ctx);
 /* The state directory in use (resolved, created 0700 on first use by the state module). */
-const char *lm_context_state_dir(const lm_context *ctx);
+LM_EXTERN(const char *) lm_context_state_dir(const lm_context *ctx);
 
 #ifdef __cplusplus
 }

@@ -14,8 +14,9 @@
  * write, fsync, chmod `mode`, rename over `path`, fsync the directory. On failure the temporary
  * file is removed and `path` is untouched (LM_EIO naming the file and the reason).
  *
- * Test-only: LUME_METAL_TEST_WRITE_DELAY_US=N sleeps N microseconds half-way through writing
- * the temporary file and again before the rename, so that tests can kill a writer mid-write. */
+ * Test builds only (LM_TEST_HOOKS, never the installed library or tool):
+ * LUME_METAL_TEST_WRITE_DELAY_US=N sleeps N microseconds half-way through writing the temporary
+ * file and again before the rename, so that tests can kill a writer mid-write. */
 int lm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
 
 /* Create `path` and its missing parents with mode 0700. An existing directory is fine (its mode

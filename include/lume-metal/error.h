@@ -7,6 +7,8 @@
 #ifndef LUME_METAL_ERROR_H
 #define LUME_METAL_ERROR_H
 
+#include "common.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -36,16 +38,16 @@ typedef struct {
 } lm_error;
 
 /* The last error of the calling thread. Valid until the next lume-metal call on this thread. */
-const lm_error *lm_error_last(void);
+LM_EXTERN(const lm_error *) lm_error_last(void);
 
 /* Forget the last error of the calling thread. */
-void lm_error_clear(void);
+LM_EXTERN(void) lm_error_clear(void);
 
 /* A short, stable name for a code ("invalid", "timeout", ...), for JSON output. */
-const char *lm_error_name(int code);
+LM_EXTERN(const char *) lm_error_name(int code);
 
 /* Free a string that a lume-metal function returned. NULL is fine. */
-void lm_free(void *ptr);
+LM_EXTERN(void) lm_free(void *ptr);
 
 #ifdef __cplusplus
 }
