@@ -20,5 +20,6 @@
 #include "lume-metal/vm.h"
 #include "lume-metal/ssh.h"
 #include "lume-metal/flow.h"
+#include "lume-metal/output.h"
 
 #endif

@@ -82,6 +82,10 @@ const char *lm_error_name(int code)
 	case LM_ECORRUPT: return "corrupt";
 	case LM_ENOMEM: return "no-memory";
 	case LM_ELOCKED: return "locked";
+	case LM_ECANCELED: return "canceled";
+	case LM_ENOTENABLED: return "not-enabled";
+	case LM_ENOTRUNNING: return "not-running";
+	case LM_ENOBUNDLE: return "no-bundle";
 	default: return "error";
 	}
 }

@@ -26,7 +26,7 @@ int lm_cmd_enable(lm_cli *cli)
 		if (exit_code != LM_EXIT_OK && !cli->json)
 			fprintf(stderr, "lume-metal: enable: %s\n", lm_error_last()->message);
 	}
-	lm_flow_result_free(&result);
+	lm_flow_result_dispose(&result);
 	lm_context_free(ctx);
 	lm_profile_free(profile);
 	return exit_code;

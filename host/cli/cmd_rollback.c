@@ -23,7 +23,7 @@ int lm_cmd_rollback(lm_cli *cli)
 		if (result.count == 0 && !cli->json)
 			printf("no VM is enabled: nothing to roll back\n");
 	}
-	lm_flow_result_free(&result);
+	lm_flow_result_dispose(&result);
 	lm_context_free(ctx);
 	return exit_code;
 }

@@ -1,51 +1,127 @@
-/* Text and JSON output, errors and progress lines. */
+/* Output: JSON documents (the library renders them), errors with hints, progress lines, and the
+ * callbacks the library reports through. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 
-void lm_cli_print_json(cJSON *doc)
+void lm_cli_iso_time(double t, char *buf, size_t size)
 {
-	char *text = cJSON_Print(doc);
+	time_t tt = (time_t)t;
+	struct tm tm;
 
-	if (text != NULL) {
-		fputs(text, stdout);
-		fputc('\n', stdout);
-		free(text);
-	}
-	cJSON_Delete(doc);
-	fflush(stdout);
+	gmtime_r(&tt, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int report(const lm_cli *cli, int exit_code, const char *code_name, const char *message)
+lm_json_envelope lm_cli_envelope(const lm_cli *cli, int exit_code, int error_code, const char *message)
 {
-	cJSON *doc, *err;
+	lm_json_envelope env;
+
+	memset(&env, 0, sizeof(env));
+	env.command = cli->json_command != NULL ? cli->json_command : cli->command;
+	env.exit_code = exit_code;
+	env.dry_run = cli->lib.dry_run;
+	env.error_code = error_code;
+	env.error_message = message;
+	env.hint = error_code != 0 ? lm_cli_hint(cli, error_code) : NULL;
+	return env;
+}
+
+void lm_cli_print_document(const lm_cli *cli, int rc, char *doc)
+{
+	(void)cli;
+	if (rc < 0 || doc == NULL) {
+		fprintf(stderr, "lume-metal: cannot render the JSON document: %s\n", lm_error_last()->message);
+		lm_free(doc);
+		return;
+	}
+	fputs(doc, stdout);
+	fflush(stdout);
+	lm_free(doc);
+}
+
+/* The advice for an error code: which option or command helps. The library's messages state the
+ * facts; this is the one place that knows the tool's options. */
+const char *lm_cli_hint(const lm_cli *cli, int code)
+{
+	static _Thread_local char hint[512];
+	const char *vm = cli->argc > 0 && strcmp(cli->command, "profile") != 0 && strcmp(cli->command, "host") != 0
+	    ? cli->argv[0] : "VM";
+
+	switch (code) {
+	case LM_EHOSTKEY:
+		snprintf(hint, sizeof(hint), "if the VM was re-created, forget its old key with `lume-metal forget-host %s` "
+		    "and connect again; with --host-key-policy strict, a new VM's key is recorded by one connection "
+		    "with --host-key-policy accept-new", vm);
+		return hint;
+	case LM_EAUTH:
+		return "load a key into ssh-agent, pass --ssh-key FILE (ed25519 or ECDSA), or give the password in "
+		    "$LUME_METAL_SSH_PASSWORD or a file named by --ssh-password-file FILE";
+	case LM_ECONFLICT:
+		return "use the same --prefs-dir as the run that changed the preference; `lume-metal rollback` of the "
+		    "enabled VMs restores it after the last one; --force restores it anyway; `lume-metal host status` "
+		    "shows what is recorded";
+	case LM_ECORRUPT:
+		snprintf(hint, sizeof(hint), "a damaged state file: fix or move it (docs/state-format.md) and check the "
+		    "preference with `lume-metal host status`; a guest whose bundle differs: `lume-metal enable %s` "
+		    "repairs it", vm);
+		return hint;
+	case LM_ENOTENABLED:
+		snprintf(hint, sizeof(hint), "run `lume-metal enable %s` first", vm);
+		return hint;
+	case LM_ENOTRUNNING:
+		snprintf(hint, sizeof(hint), "start the VM, or run `lume-metal enable %s`, which starts it", vm);
+		return hint;
+	case LM_ENOBUNDLE:
+		return "build the guest bundles (cmake --build) and install them, or pass --bundle DIR";
+	case LM_ENOTFOUND:
+		if (strcmp(cli->command, "profile") == 0 || strcmp(cli->command, "host") == 0)
+			return NULL;
+		return "check the VM's name (lume ls); to reach Lume, start `lume serve` or pass --lume-url URL, or "
+		    "put `lume` on PATH or pass --lume PATH; without HOME, pass --state-dir DIR";
+	case LM_EUNSUPPORTED:
+		if (strcmp(cli->command, "enable") != 0)
+			return NULL;
+		snprintf(hint, sizeof(hint), "report the guest's version with the output of `lume-metal probe %s`", vm);
+		return hint;
+	case LM_ELOCKED:
+		return "another lume-metal is working on the same state; wait for it and try again";
+	default:
+		return NULL;
+	}
+}
+
+static int report(lm_cli *cli, int exit_code, int code, const char *message)
+{
+	lm_json_envelope env;
+	const char *hint;
+	char *doc = NULL;
+	int rc;
 
 	if (cli != NULL && cli->json) {
-		doc = cJSON_CreateObject();
-		cJSON_AddNumberToObject(doc, "schema", 1);
-		cJSON_AddStringToObject(doc, "command", cli->command);
-		cJSON_AddBoolToObject(doc, "ok", 0);
-		err = cJSON_AddObjectToObject(doc, "error");
-		cJSON_AddStringToObject(err, "code", code_name);
-		cJSON_AddStringToObject(err, "message", message);
-		cJSON_AddNumberToObject(doc, "exit_code", exit_code);
-		lm_cli_print_json(doc);
+		env = lm_cli_envelope(cli, exit_code, code, message);
+		rc = lm_json_error(&env, &doc);
+		lm_cli_print_document(cli, rc, doc);
 	}
 	fprintf(stderr, "lume-metal: %s\n", message);
+	if (cli != NULL && (hint = lm_cli_hint(cli, code)) != NULL)
+		fprintf(stderr, "hint: %s\n", hint);
 	return exit_code;
 }
 
-int lm_cli_fail(const lm_cli *cli, int exit_code)
+int lm_cli_fail(lm_cli *cli, int exit_code)
 {
 	const lm_error *e = lm_error_last();
 
-	return report(cli, exit_code, lm_error_name(e->code), e->message[0] ? e->message : "failed");
+	return report(cli, exit_code, e->code != 0 ? e->code : LM_ERROR, e->message[0] ? e->message : "failed");
 }
 
-int lm_cli_usage_error(const lm_cli *cli, const char *fmt, ...)
+int lm_cli_usage_error(lm_cli *cli, const char *fmt, ...)
 {
 	char message[1024];
 	va_list ap;
@@ -53,7 +129,7 @@ int lm_cli_usage_error(const lm_cli *cli, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
-	return report(cli, LM_EXIT_USAGE, "usage", message);
+	return report(cli, LM_EXIT_USAGE, LM_EINVALID, message);
 }
 
 void lm_cli_log(void *data, lm_log_level level, const char *line)
@@ -67,8 +143,86 @@ void lm_cli_log(void *data, lm_log_level level, const char *line)
 	fprintf(stderr, "%s%s\n", level == LM_LOG_WARN ? "warning: " : "", line);
 }
 
+/* on_step: progress lines on stderr (stdout keeps the result). */
+static void on_step(void *data, const lm_step_event *ev)
+{
+	const lm_cli *cli = data;
+
+	if (!cli->progress)
+		return;
+	if (ev->state == LM_STEP_STARTED)
+		fprintf(stderr, "%s%s%s ...\n", ev->vm, ev->vm[0] ? ": " : "", ev->name);
+	else
+		fprintf(stderr, "%s%s%s %s (%.2f s)%s%s\n", ev->vm, ev->vm[0] ? ": " : "", ev->name,
+		    ev->state == LM_STEP_DONE ? "done" : "FAILED", ev->elapsed, ev->detail[0] ? ": " : "", ev->detail);
+}
+
+static void write_all(int fd, const char *bytes, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, bytes, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		bytes += n;
+		len -= (size_t)n;
+	}
+}
+
+static void collect(char **buf, size_t *len, const char *bytes, size_t n)
+{
+	char *p = realloc(*buf, *len + n + 1);
+
+	if (p == NULL)
+		return;
+	memcpy(p + *len, bytes, n);
+	*len += n;
+	p[*len] = '\0';
+	*buf = p;
+}
+
+/* on_output: a run's guest output, to our stdout/stderr, or into the JSON document. */
+static void on_output(void *data, const char *vm, int stream, const char *bytes, size_t len)
+{
+	lm_cli *cli = data;
+
+	(void)vm;
+	if (!cli->json)
+		write_all(stream == 2 ? STDERR_FILENO : STDOUT_FILENO, bytes, len);
+	else if (stream == 2)
+		collect(&cli->err_bytes, &cli->err_len, bytes, len);
+	else
+		collect(&cli->out_bytes, &cli->out_len, bytes, len);
+}
+
+/* should_cancel: the first Ctrl-C (or SIGTERM) asks the library to stop at the next safe point
+ * and undo; a second one ends the process at once. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	interrupted = 1;
+	signal(sig, SIG_DFL);
+}
+
+static int should_cancel(void *data)
+{
+	(void)data;
+	return interrupted != 0;
+}
+
 int lm_cli_context(lm_cli *cli, lm_context **out)
 {
+	cli->lib.on_step = on_step;
+	cli->lib.on_output = on_output;
+	cli->lib.should_cancel = should_cancel;
+	cli->lib.callback_data = cli;
+	cli->progress = cli->verbose || (!cli->json && isatty(STDERR_FILENO));
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
 	if (lm_context_new(out, &cli->lib) < 0)
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);
 	return 0;

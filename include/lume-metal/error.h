@@ -1,8 +1,8 @@
 /* lume-metal: error codes and the last error's message.
  *
  * Every fallible function returns 0 (LM_OK) or a negative lm_error_code and leaves a readable
- * message, for the calling thread, that lm_error_last() returns. The message says what was wrong
- * and, where it can, what to do about it.
+ * message, for the calling thread, that lm_error_last() returns. The message states facts: what
+ * was wrong and what was left; turning a code into advice (which option to pass) is the caller's.
  */
 #ifndef LUME_METAL_ERROR_H
 #define LUME_METAL_ERROR_H
@@ -29,7 +29,11 @@ typedef enum {
 	LM_EUNSUPPORTED = -12,/* the guest or host cannot do what was asked */
 	LM_ECORRUPT = -13,    /* a state or preference file we own is damaged */
 	LM_ENOMEM = -14,      /* out of memory */
-	LM_ELOCKED = -15      /* a lock could not be taken in time */
+	LM_ELOCKED = -15,     /* a lock could not be taken in time */
+	LM_ECANCELED = -16,   /* the embedder's should_cancel callback asked to stop (context.h) */
+	LM_ENOTENABLED = -17, /* the VM is not enabled (probe, run) */
+	LM_ENOTRUNNING = -18, /* the VM is not running where it must be */
+	LM_ENOBUNDLE = -19    /* no guest bundle for the guest's platform where it was looked for */
 } lm_error_code;
 
 typedef struct {

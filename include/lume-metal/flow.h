@@ -2,7 +2,9 @@
  *
  * These join the preference store, the state journal, the VM manager, the SSH transport and the
  * guest bundle. Each VM's outcome is reported separately, with the steps it took and how long
- * each took, so that a fleet run can tell which VMs failed and why.
+ * each took, so that a fleet run can tell which VMs failed and why; while an operation runs, the
+ * same steps go to the context's on_step callback. Every function below fills *result (zeroed
+ * first) even when it fails; release it with lm_flow_result_dispose().
  */
 #ifndef LUME_METAL_FLOW_H
 #define LUME_METAL_FLOW_H
@@ -22,27 +24,33 @@
 extern "C" {
 #endif
 
-#define LM_FLOW_MAX_STEPS 24
-
+/* One step of a VM's outcome, as on_step reported it (context.h). */
 typedef struct {
-	char name[40];      /* "host-preference", "restart", "install", "probe", ... */
+	const char *name;       /* "host-preference", "restart", "install", "probe", ... (static) */
+	lm_step_state state;    /* LM_STEP_DONE, or LM_STEP_FAILED for the step an error stopped */
 	double seconds;
-	char detail[256];   /* what was done or why nothing was needed */
+	char *detail;           /* what was done, why nothing was needed, or the error */
 } lm_flow_step;
 
-/* The guest as seen over SSH. */
+/* The guest as seen over SSH. Each field holds the guest's whole answer: an answer that does not
+ * fit fails the operation with an error that names the limit (no silent truncation). */
+/* A bundle id is at most this long, terminator included (a longer one is a bad manifest). */
+#define LM_BUNDLE_ID_MAX 96
+
+#define LM_GUEST_FIELD_MAX 64
+#define LM_GUEST_HOME_MAX 1024
 typedef struct {
-	char os[32];            /* uname -s: "Darwin", "Linux" */
-	char arch[32];          /* uname -m */
-	char os_version[64];    /* sw_vers -productVersion */
-	long long boot_time;    /* kern.boottime, epoch seconds; 0 when unknown */
-	char home[512];
+	char os[LM_GUEST_FIELD_MAX];         /* uname -s: "Darwin", "Linux" */
+	char arch[LM_GUEST_FIELD_MAX];       /* uname -m */
+	char os_version[LM_GUEST_FIELD_MAX]; /* sw_vers -productVersion */
+	long long boot_time;                 /* kern.boottime, epoch seconds; 0 when unknown */
+	char home[LM_GUEST_HOME_MAX];
 } lm_guest_facts;
 
 typedef struct {
-	char vm[LM_VM_NAME_MAX];
+	char vm[LM_VM_NAME_MAX];      /* validated to fit (lm_vm_name_normalize) */
 	int rc;                       /* 0, LM_EUNSUPPORTED (guest unsupported, stock kept), or an error */
-	char message[2048];           /* what happened / what went wrong and what state was left */
+	char *message;                /* what happened / what went wrong and what state was left */
 	lm_vm_info info;              /* as last seen */
 	lm_guest_facts guest;
 	int restarted;                /* the VM was stopped/started by this run */
@@ -51,13 +59,13 @@ typedef struct {
 	int already_enabled;          /* nothing needed changing */
 	int restart_pending;          /* status: booted before the preference took effect */
 	int bundle_verified;          /* status/enable: installed files match the manifest */
-	char bundle_id[96];           /* installed bundle directory name */
-	char profile[128];
+	char bundle_id[LM_BUNDLE_ID_MAX]; /* installed bundle directory name (validated to fit) */
+	char profile[LM_PROFILE_NAME_MAX + 1]; /* the profile's name */
 	lm_report *stock;             /* owned; may be NULL */
 	lm_report *shimmed;           /* owned; may be NULL */
 	lm_workload_flags stock_flags, shimmed_flags;
 	size_t nsteps;
-	lm_flow_step steps[LM_FLOW_MAX_STEPS];
+	lm_flow_step *steps;          /* nsteps entries, in order */
 } lm_vm_outcome;
 
 typedef struct {
@@ -69,7 +77,9 @@ typedef struct {
 	double seconds;
 } lm_flow_result;
 
-LM_EXTERN(void) lm_flow_result_free(lm_flow_result *result); /* frees the contents, not the struct */
+/* Free what a result holds (messages, steps, reports); the struct itself is the caller's. A
+ * zeroed or already disposed result is fine. */
+LM_EXTERN(void) lm_flow_result_dispose(lm_flow_result *result);
 
 /* enable VM...: see docs/lume-metal.md. Returns 0 when every VM is enabled; otherwise the
  * per-VM rc tells (LM_EUNSUPPORTED: guest unsupported, stock kept). */
@@ -88,7 +98,8 @@ LM_EXTERN(int) lm_flow_status(lm_context *ctx, const char *const *vms, size_t n,
 /* probe VM: stock and shimmed reports (needs the bundle installed, i.e. an enabled VM). */
 LM_EXTERN(int) lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result);
 
-/* run VM -- argv: one guest command with the shim environment, output streamed to fd 1/2.
+/* run VM -- argv: one guest command with the shim environment. Its output goes to the context's
+ * on_output callback as it arrives (nothing is written to the caller's file descriptors);
  * *exit_status gets the guest command's exit status. */
 LM_EXTERN(int) lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t argc, int *exit_status);
 

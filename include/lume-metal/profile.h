@@ -20,6 +20,9 @@ extern "C" {
 
 typedef struct lm_profile lm_profile;
 
+/* The longest profile name (a parsed profile's name never exceeds it). */
+#define LM_PROFILE_NAME_MAX 64
+
 /* The value of a host preference, typed as the plist will hold it. */
 typedef enum { LM_PREF_BOOL, LM_PREF_INTEGER, LM_PREF_STRING } lm_pref_type;
 typedef struct {

@@ -20,8 +20,8 @@ scenario_enable_probe_run() {
   jq_is "$E2E_DIR/e1.json" '.vms[0].shimmed.families.Metal3' false
   jq_is "$E2E_DIR/e1.json" '.vms[0].shimmed.max_threadgroup_memory' 65536
   jq_is "$E2E_DIR/e1.json" '.vms[0].shimmed.shim_active' true
-  jq_is "$E2E_DIR/e1.json" '.vms[0].shimmed_workloads.simdgroup_mm' true
-  jq_is "$E2E_DIR/e1.json" '.vms[0].stock_workloads.simdgroup_mm' false
+  jq_is "$E2E_DIR/e1.json" '.vms[0].shimmed.workloads.llama_simdgroup_mm' true
+  jq_is "$E2E_DIR/e1.json" '.vms[0].stock.workloads.llama_simdgroup_mm' false
   # Guest files: versioned directory, `current` link, owner-writable only.
   local home; home=$(guest_home vm1)
   [ -L "$home/.local/share/lume-metal/current" ] || fail "no current link in the guest"
@@ -41,7 +41,7 @@ scenario_enable_probe_run() {
   expect_rc 0 "$E2E_DIR/s.json"
   jq_is "$E2E_DIR/s.json" '.vms[0].bundle_verified' true
   jq_is "$E2E_DIR/s.json" '.vms[0].restart_pending' false
-  jq_is "$E2E_DIR/s.json" '.vms[0].shimmed_workloads.simdgroup_reduction' true
+  jq_is "$E2E_DIR/s.json" '.vms[0].shimmed.workloads.llama_simdgroup_reduction' true
 
   lm_json "$E2E_DIR/r.json" rollback vm1
   expect_rc 0 "$E2E_DIR/r.json"
@@ -102,7 +102,7 @@ scenario_two_vms() {
   sim_start --vm vm1 --vm vm2
   lm_json "$E2E_DIR/e.json" enable vm1 vm2 --jobs 2
   expect_rc 0 "$E2E_DIR/e.json"
-  jq_is "$E2E_DIR/e.json" '[.vms[] | .ok] | all' true
+  jq_is "$E2E_DIR/e.json" '[.vms[] | .result == "ok"] | all' true
   # The preference alone cannot be taken from under enabled VMs without --force.
   local before; before=$(plist_xml)
   lm_json "$E2E_DIR/hd.json" host disable

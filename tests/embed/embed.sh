@@ -38,6 +38,12 @@ cat "$E2E_DIR/out"
 expect_line() { grep -Eq "$1" "$E2E_DIR/out" || fail "no line matching '$1' in the output"; }
 expect_line '^lume-metal [0-9]+\.[0-9]+\.[0-9]+ \(headers [0-9]+\.[0-9]+\.[0-9]+\)$'
 expect_line '^enable: vm1: enabled$'
+# Progress came through on_step while enable ran: each step started, then done with its time.
+for step in host-preference start ready guest bundle install probe record; do
+  expect_line "^progress: \[vm1\] $step \.\.\.$"
+  expect_line "^progress: \[vm1\] $step done in [0-9]+\.[0-9]{2} s: "
+done
+expect_line '^progress: \[vm1\] guest-files done in [0-9]+\.[0-9]{2} s: removed '
 expect_line '^status: vm1: enabled$'
 expect_line '^status: bundle verified$'
 expect_line '^rollback: vm1: rolled back$'

@@ -27,6 +27,7 @@ int lm_context_new(lm_context **out, const lm_options *opts)
 	if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
 		return lm_error_nomem();
 	ctx->opts = *opts;
+	pthread_mutex_init(&ctx->callback_lock, NULL);
 	if ((rc = dup_opt(&ctx->opts.state_dir, opts->state_dir)) < 0 ||
 	    (rc = dup_opt(&ctx->opts.prefs_dir, opts->prefs_dir)) < 0 ||
 	    (rc = dup_opt(&ctx->opts.lume_url, opts->lume_url)) < 0 ||
@@ -65,6 +66,7 @@ void lm_context_free(lm_context *ctx)
 	free((void *)ctx->opts.ssh_password_file);
 	free((void *)ctx->opts.bundle_dir);
 	free(ctx->state_dir);
+	pthread_mutex_destroy(&ctx->callback_lock);
 	free(ctx);
 }
 
@@ -78,15 +80,68 @@ const char *lm_context_state_dir(const lm_context *ctx)
 	return ctx->state_dir;
 }
 
+/* The lock is taken through a non-const pointer: calling back is not a change of the context. */
+static pthread_mutex_t *callback_lock(const lm_context *ctx)
+{
+	return (pthread_mutex_t *)&ctx->callback_lock;
+}
+
 void lm_log(const lm_context *ctx, lm_log_level level, const char *fmt, ...)
 {
-	char line[1024];
+	char *line = NULL;
 	va_list ap;
+	int n;
 
 	if (ctx == NULL || ctx->opts.log == NULL)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
+	if (n < 0 || (line = malloc((size_t)n + 1)) == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(callback_lock(ctx));
 	ctx->opts.log(ctx->opts.log_data, level, line);
+	pthread_mutex_unlock(callback_lock(ctx));
+	free(line);
+}
+
+void lm_context_step(const lm_context *ctx, const char *vm, const char *name, lm_step_state state,
+    double elapsed, const char *detail)
+{
+	lm_step_event ev;
+
+	if (ctx == NULL || ctx->opts.on_step == NULL)
+		return;
+	ev.vm = vm != NULL ? vm : "";
+	ev.name = name;
+	ev.state = state;
+	ev.elapsed = elapsed;
+	ev.detail = detail != NULL ? detail : "";
+	pthread_mutex_lock(callback_lock(ctx));
+	ctx->opts.on_step(ctx->opts.callback_data, &ev);
+	pthread_mutex_unlock(callback_lock(ctx));
+}
+
+void lm_context_output(const lm_context *ctx, const char *vm, int stream, const char *bytes, size_t len)
+{
+	if (ctx == NULL || ctx->opts.on_output == NULL || len == 0)
+		return;
+	pthread_mutex_lock(callback_lock(ctx));
+	ctx->opts.on_output(ctx->opts.callback_data, vm, stream, bytes, len);
+	pthread_mutex_unlock(callback_lock(ctx));
+}
+
+int lm_context_check_cancel(const lm_context *ctx, const char *what)
+{
+	int stop;
+
+	if (ctx == NULL || ctx->opts.should_cancel == NULL)
+		return 0;
+	pthread_mutex_lock(callback_lock(ctx));
+	stop = ctx->opts.should_cancel(ctx->opts.callback_data);
+	pthread_mutex_unlock(callback_lock(ctx));
+	return stop ? lm_error_set(LM_ECANCELED, "canceled %s", what) : 0;
 }

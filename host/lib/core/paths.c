@@ -19,7 +19,7 @@ int lm_paths_home(const char **out)
 		home = pw != NULL ? pw->pw_dir : NULL;
 	}
 	if (home == NULL || home[0] != '/')
-		return lm_error_set(LM_ENOTFOUND, "cannot tell the home directory: set HOME, or pass --state-dir DIR");
+		return lm_error_set(LM_ENOTFOUND, "cannot tell the home directory: HOME is not set and the password database has none");
 	*out = home;
 	return 0;
 }

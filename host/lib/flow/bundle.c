@@ -116,7 +116,7 @@ out:
 int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts)
 {
 	const char *given = lm_context_options(ctx)->bundle_dir;
-	char platform[96], *data = NULL, path[PATH_MAX + 32];
+	char platform[2 * LM_GUEST_FIELD_MAX + 8], *data = NULL, path[PATH_MAX + 32];
 	lm_bundle *b;
 	int n, rc;
 
@@ -139,8 +139,8 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 	snprintf(path, sizeof(path), "%s/manifest.json", b->dir);
 	if ((rc = lm_fs_read_file(path, LM_MANIFEST_MAX, &b->manifest, &b->manifest_len)) < 0) {
 		if (rc == LM_ENOTFOUND)
-			rc = lm_error_set(LM_ENOTFOUND, "no guest bundle for %s %s at %s: build it (cmake --build) "
-			    "or pass --bundle DIR", facts->os, facts->arch, b->dir);
+			rc = lm_error_set(LM_ENOBUNDLE, "no guest bundle for %s %s at %s (%s)", facts->os, facts->arch,
+			    b->dir, given != NULL ? "the bundle directory given" : "the installation's bundles");
 		goto fail;
 	}
 	if ((rc = parse_manifest(b, path)) < 0)

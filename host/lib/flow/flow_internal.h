@@ -44,7 +44,7 @@ typedef struct {
 
 typedef struct {
 	char dir[PATH_MAX];
-	char id[96];             /* "0.1.0-0123456789ab": the guest directory's name */
+	char id[LM_BUNDLE_ID_MAX]; /* "0.1.0-0123456789ab": the guest directory's name */
 	char platform[64];
 	char os[32];             /* "Darwin", "Linux" */
 	char injection[64];      /* "DYLD_INSERT_LIBRARIES", "LD_PRELOAD" */
@@ -101,15 +101,24 @@ int lm_journal_load_report(const cJSON *vm, const char *key, lm_report **out);
 void lm_journal_store_facts(cJSON *vm, const lm_guest_facts *facts);
 void lm_journal_load_facts(const cJSON *vm, lm_guest_facts *facts);
 
-/* ---- steps.c: timing and reporting each step of a VM's outcome ---- */
-void lm_step_add(lm_vm_outcome *o, const char *name, double started, const char *fmt, ...) LM_PRINTF(4, 5);
-/* Set o->rc and o->message from the last error, prefixed with the VM's name. */
-int lm_outcome_fail(lm_vm_outcome *o, int rc);
+/* ---- journal.c: each step of a VM's outcome, timed and reported (on_step) ---- */
+/* A step starts: 0, or LM_ECANCELED when the embedder asks to stop (the operation then fails
+ * like on any error). *started gets the time to pass to lm_step_add. */
+int lm_step_begin(lm_context *ctx, lm_vm_outcome *o, const char *name, double *started);
+/* A step is done (the one begun under that name, or a new one); `name` must be static. */
+void lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double started, const char *fmt, ...)
+    LM_PRINTF(5, 6);
+/* Set o->rc and o->message from the last error, prefixed with the VM's name; a step begun and
+ * not done is marked failed (and reported). */
+int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc);
+/* Replace / extend o->message (printf-style). */
+void lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
+void lm_outcome_append(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
 
 /* Allocate one outcome per named VM (names validated and normalised). */
 int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t n);
 /* Every VM failed for the same reason (the last error), before any was handled. */
-int lm_flow_fail_all(lm_flow_result *result, int rc);
+int lm_flow_fail_all(lm_context *ctx, lm_flow_result *result, int rc);
 /* One outcome per VM the state journal knows. */
 int lm_flow_open_known(lm_context *ctx, lm_flow_result *result);
 /* 0 when every VM succeeded; else the first failure's code and message. */

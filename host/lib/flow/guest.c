@@ -86,6 +86,18 @@ static void copy_str(char *dst, size_t len, const char *src)
 	snprintf(dst, len, "%s", src);
 }
 
+/* One of the guest's answers, whole: a longer one is an error that names the limit. */
+static int fact_copy(char *dst, size_t len, const char *src, const char *what)
+{
+	size_t n = strlen(src);
+
+	if (n >= len)
+		return lm_error_set(LM_EREMOTE, "the guest's %s is %zu bytes long; lume-metal takes at most %zu",
+		    what, n, len - 1);
+	memcpy(dst, src, n + 1);
+	return 0;
+}
+
 /* One round trip for everything the flow needs to know about the guest. The macOS tools are
  * asked exactly as on macOS; the simulator's guests answer through stand-ins. */
 #define FACTS_COMMAND \
@@ -102,13 +114,14 @@ int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_
 	if ((rc = lm_ssh_exec_capture(ssh, FACTS_COMMAND, 64 * 1024, &out, &err, &status)) < 0)
 		return rc;
 	cursor = out;
-	copy_str(facts->os, sizeof(facts->os), next_line(&cursor));
-	copy_str(facts->arch, sizeof(facts->arch), next_line(&cursor));
-	copy_str(facts->os_version, sizeof(facts->os_version), next_line(&cursor));
+	if ((rc = fact_copy(facts->os, sizeof(facts->os), next_line(&cursor), "OS name (uname -s)")) < 0 ||
+	    (rc = fact_copy(facts->arch, sizeof(facts->arch), next_line(&cursor), "architecture (uname -m)")) < 0 ||
+	    (rc = fact_copy(facts->os_version, sizeof(facts->os_version), next_line(&cursor), "OS version")) < 0)
+		goto out;
 	boot = next_line(&cursor);
-	copy_str(facts->home, sizeof(facts->home), next_line(&cursor));
-	if (current != NULL)
-		copy_str(current, current_len, next_line(&cursor));
+	if ((rc = fact_copy(facts->home, sizeof(facts->home), next_line(&cursor), "home directory")) < 0 ||
+	    (current != NULL && (rc = fact_copy(current, current_len, next_line(&cursor), "installed bundle")) < 0))
+		goto out;
 	/* macOS: "{ sec = 1764442800, usec = 0 } Sun Nov 29 19:00:00 2026" */
 	if ((sec = strstr(boot, "sec = ")) != NULL)
 		facts->boot_time = strtoll(sec + 6, NULL, 10);
@@ -116,6 +129,7 @@ int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_
 	if (facts->os[0] == '\0' || facts->home[0] != '/')
 		rc = lm_error_set(LM_EREMOTE, "the guest did not say its OS and home directory (uname/HOME): %s",
 		    err != NULL ? err : "");
+out:
 	lm_free(out);
 	lm_free(err);
 	return rc;

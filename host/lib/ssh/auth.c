@@ -153,15 +153,15 @@ int lm_ssh_check_key_option(const lm_context *ctx)
 	if (key == NULL || key[0] == '\0')
 		return 0;
 	if ((rc = classify_key_file(key, &kind, &encrypted)) < 0)
-		return lm_error_set(rc == -ENOENT ? LM_ENOTFOUND : LM_EIO, "--ssh-key %s: cannot read it: %s", key,
+		return lm_error_set(rc == -ENOENT ? LM_ENOTFOUND : LM_EIO, "SSH key file %s: cannot read it: %s", key,
 		    strerror(-rc));
 	if (kind == KEY_RSA)
-		return lm_error_set(LM_EUNSUPPORTED, "--ssh-key %s %s", key, rsa_explanation);
+		return lm_error_set(LM_EUNSUPPORTED, "SSH key file %s %s", key, rsa_explanation);
 	if (kind == KEY_DSA)
-		return lm_error_set(LM_EUNSUPPORTED, "--ssh-key %s is a DSA key, which OpenSSH no longer accepts; use an "
+		return lm_error_set(LM_EUNSUPPORTED, "SSH key file %s is a DSA key, which OpenSSH no longer accepts; use an "
 		    "ed25519 or ECDSA key (ssh-keygen -t ed25519)", key);
 	if (kind == KEY_NOT_A_KEY)
-		return lm_error_set(LM_EINVALID, "--ssh-key %s is not a private key (expected an ed25519 or ECDSA key in "
+		return lm_error_set(LM_EINVALID, "SSH key file %s is not a private key (expected an ed25519 or ECDSA key in "
 		    "OpenSSH format; pass the private key, not the .pub)", key);
 	return 0;
 }
@@ -296,11 +296,11 @@ static int read_password_file(lm_ssh *ssh, const char *path, char *buf, size_t s
 	char *nl;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return lm_error_set(errno == ENOENT ? LM_ENOTFOUND : LM_EIO, "--ssh-password-file %s: cannot open it: %s",
+		return lm_error_set(errno == ENOENT ? LM_ENOTFOUND : LM_EIO, "password file %s: cannot open it: %s",
 		    path, strerror(errno));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return lm_error_set(LM_EINVALID, "--ssh-password-file %s is not a regular file", path);
+		return lm_error_set(LM_EINVALID, "password file %s is not a regular file", path);
 	}
 	if (st.st_mode & 077)
 		lm_log(ssh->ctx, LM_LOG_WARN, "password file %s can be read by other users; chmod 600 it", path);
@@ -308,7 +308,7 @@ static int read_password_file(lm_ssh *ssh, const char *path, char *buf, size_t s
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rc = lm_error_set(LM_EIO, "--ssh-password-file %s: cannot read it: %s", path, strerror(errno));
+			rc = lm_error_set(LM_EIO, "password file %s: cannot read it: %s", path, strerror(errno));
 			break;
 		}
 		used += (size_t)n;
@@ -318,7 +318,7 @@ static int read_password_file(lm_ssh *ssh, const char *path, char *buf, size_t s
 	if ((nl = strpbrk(buf, "\r\n")) != NULL)
 		*nl = '\0';
 	if (rc == 0 && buf[0] == '\0')
-		rc = lm_error_set(LM_EINVALID, "--ssh-password-file %s is empty", path);
+		rc = lm_error_set(LM_EINVALID, "password file %s is empty", path);
 	return rc;
 }
 
@@ -383,7 +383,7 @@ int lm_ssh_authenticate(lm_ssh *ssh)
 				return rc;
 			}
 			have_password = 1;
-			rc = try_password(ssh, user, password, "password from --ssh-password-file", &tried, &done);
+			rc = try_password(ssh, user, password, "password from the password file", &tried, &done);
 		}
 		if (rc == 0 && !done && (!have_password || strcmp(password, LUME_DEFAULT_PASSWORD) != 0))
 			rc = try_password(ssh, user, LUME_DEFAULT_PASSWORD, "Lume's default password", &tried, &done);
@@ -392,8 +392,6 @@ int lm_ssh_authenticate(lm_ssh *ssh)
 			return rc;
 	}
 	return lm_error_set(LM_EAUTH,
-	    "VM '%s' (%s:%d): cannot log in as '%s'. Tried: %s. The server accepts: %s. "
-	    "Load a key into ssh-agent, pass --ssh-key FILE (ed25519 or ECDSA), or give the password in "
-	    "$" PASSWORD_ENV " or a file named by --ssh-password-file",
+	    "VM '%s' (%s:%d): cannot log in as '%s'. Tried: %s. The server accepts: %s",
 	    ssh->vm, ssh->address, ssh->port, user, tried.used > 0 ? tried.text : "nothing", methods);
 }

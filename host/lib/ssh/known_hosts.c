@@ -114,7 +114,7 @@ static int state_file(lm_context *ctx, const char *name, int create_dir, char **
 
 	*out = NULL;
 	if (dir == NULL || dir[0] == '\0')
-		return lm_error_set(LM_EINVALID, "no state directory: pass --state-dir DIR");
+		return lm_error_set(LM_EINVALID, "no state directory is set");
 	if (create_dir && (rc = make_dirs(dir)) < 0)
 		return rc;
 	n = strlen(dir) + strlen(name) + 2;
@@ -331,7 +331,7 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 	const lm_options *opts = lm_context_options(ssh->ctx);
 	LIBSSH2_KNOWNHOSTS *hosts = NULL;
 	const char *blob;
-	char fp[64], type[64], *b64 = NULL, *path = NULL, comment[320], *forget = NULL;
+	char fp[64], type[64], *b64 = NULL, *path = NULL, comment[320];
 	size_t len;
 	int htype, mask, rc, lock_fd = -1;
 	kh_lookup found;
@@ -346,8 +346,6 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 	if ((b64 = malloc(4 * ((len + 2) / 3) + 1)) == NULL)
 		return lm_error_nomem();
 	lm_b64_encode((const uint8_t *)blob, len, b64, 1);
-	if ((rc = lm_shell_quote(ssh->vm, &forget)) < 0)
-		goto out;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
 		/* First without the lock; again under it before recording. */
@@ -366,19 +364,18 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 			    "  recorded: %s %s\n"
 			    "  offered:  %s %s\n"
 			    "Someone could be intercepting the connection (man-in-the-middle), or the VM was re-created "
-			    "or re-installed and made new host keys. If you know why it changed, forget the old key with\n"
-			    "  lume-metal forget-host %s\n"
-			    "and connect again: the new key is then recorded. Known hosts: %s",
-			    ssh->vm, ssh->address, ssh->port, found.recorded_type, found.recorded_fp, type, fp, forget, path);
+			    "or re-installed and made new host keys; once the old key is forgotten, the next connection "
+			    "records the new one. Known hosts: %s",
+			    ssh->vm, ssh->address, ssh->port, found.recorded_type, found.recorded_fp, type, fp, path);
 			goto out;
 		}
 		if (opts->host_key_policy == LM_HOST_KEY_STRICT) {
 			rc = lm_error_set(LM_EHOSTKEY,
-			    "VM '%s' (%s:%d): its SSH host key is not known and --host-key-policy is strict; the "
+			    "VM '%s' (%s:%d): its SSH host key is not known and the host key policy is strict; the "
 			    "connection was refused.\n"
 			    "  offered: %s %s\n"
 			    "Compare it with the key inside the VM (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub), "
-			    "then connect once with --host-key-policy accept-new to record it in %s",
+			    "before recording it (policy accept-new) in %s",
 			    ssh->vm, ssh->address, ssh->port, type, fp, path);
 			goto out;
 		}
@@ -409,7 +406,6 @@ out:
 		libssh2_knownhost_free(hosts);
 	free(path);
 	free(b64);
-	free(forget);
 	return rc;
 }
 

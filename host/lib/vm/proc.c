@@ -117,7 +117,7 @@ void lm_proc_env_free(char **env)
 	free(env);
 }
 
-void lm_proc_result_free(lm_proc_result *res)
+void lm_proc_result_dispose(lm_proc_result *res)
 {
 	if (res == NULL)
 		return;

@@ -63,9 +63,7 @@ int lm_vm_manager_open(lm_vm_manager **out, lm_context *ctx)
 			break;
 		}
 		rc = lm_error_set(LM_ENOTFOUND,
-		    "no Lume found: the Lume API does not answer (%s) and the lume program was not found (%s). "
-		    "Start the API with `lume serve` (or pass --lume-url URL), or install Lume and put `lume` on "
-		    "PATH (or pass --lume PATH)",
+		    "no Lume found: the Lume API does not answer (%s) and the lume program was not found (%s)",
 		    api_why, program);
 		break;
 	}
@@ -202,6 +200,8 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 			return 0;
 		}
 		describe_not_ready(&info, why, sizeof(why));
+		if ((rc = lm_context_check_cancel(vmm->ctx, "while waiting for the VM to be ready")) < 0)
+			return lm_error_prefix("%s: ", vm);
 		left = deadline - lm_clock_monotonic();
 		if (left <= 0)
 			return lm_error_set(LM_ETIMEOUT, "%s: not ready after %g s: %s", vm, timeout, why);

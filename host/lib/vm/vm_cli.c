@@ -105,7 +105,7 @@ static int cli_json(lm_vm_manager *vmm, const char *const args[], const char *wh
 		rc = lm_error_set(LM_ERROR, "lume %s: expected a JSON array on its output, found %s%s%s", what,
 		    excerpt[0] ? "'" : "nothing", excerpt, excerpt[0] ? "'" : "");
 	}
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	return rc;
 }
 
@@ -159,7 +159,7 @@ static int cli_is_old(lm_vm_manager *vmm)
 		;
 	if (res.exit_code == 0 && sscanf(p, "%d.%d", &major, &minor) == 2)
 		vmm->old_lume = (major == 0 && minor < 5) ? 1 : 0;
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	return vmm->old_lume == 1;
 }
 
@@ -214,18 +214,18 @@ static int cli_start(lm_vm_manager *vmm, const char *name)
 		return rc;
 	if (res.exit_code == 0 && !res.timed_out) {
 		vmm->old_lume = 0;
-		lm_proc_result_free(&res);
+		lm_proc_result_dispose(&res);
 		return 0;
 	}
 	/* Lume < 0.5.0 refuses the unknown option (exit 64, bad arguments). */
 	if (!res.timed_out && (res.exit_code == 64 || contains(&res, "--detach")) && cli_is_old(vmm)) {
-		lm_proc_result_free(&res);
+		lm_proc_result_dispose(&res);
 		lm_log(vmm->ctx, LM_LOG_INFO, "%s: this lume has no `run --detach` (older than 0.5.0); running it in the "
 		    "background instead", name);
 		return cli_start_child(vmm, name);
 	}
 	rc = cli_error(&res, what);
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	return rc;
 }
 
@@ -242,7 +242,7 @@ static int cli_stop(lm_vm_manager *vmm, const char *name)
 		return rc;
 	if (res.exit_code != 0 || res.timed_out)
 		rc = cli_error(&res, what);
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	reap_children(vmm);
 	return rc;
 }
@@ -261,8 +261,7 @@ int lm_vm_cli_init(lm_vm_manager *vmm, const char *program)
 	if (lm_proc_find_program(program, &vmm->program) < 0) {
 		snprintf(why, sizeof(why), "%s", lm_error_last()->message);
 		return lm_error_set(LM_ENOTFOUND,
-		    "the lume program was not found (%s): install Lume (https://github.com/trycua/cua, libs/lume) and "
-		    "put `lume` on PATH, pass --lume PATH, or start `lume serve` and use --vm-manager lume-api",
+		    "the lume program was not found (%s); Lume: https://github.com/trycua/cua (libs/lume)",
 		    why);
 	}
 	vmm->backend = &lm_vm_backend_cli;

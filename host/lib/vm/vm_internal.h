@@ -33,7 +33,6 @@ struct lm_vm_manager {
 	/* lume-api */
 	char *url;          /* base URL without a trailing '/' */
 	void *curl;         /* CURL *, reused for every request */
-	int curl_global;    /* curl_global_init() done, to undo at free */
 	/* lume-cli */
 	char *program;      /* absolute or relative path of `lume` */
 	int old_lume;       /* -1 unknown, 0 has `run --detach`, 1 older than 0.5.0 */
@@ -82,7 +81,8 @@ void lm_proc_env_free(char **env);
  * `timeout` seconds. Returns 0 when the program ran (whatever its exit code), <0 when it could
  * not be started or read. */
 int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_result *res);
-void lm_proc_result_free(lm_proc_result *res);
+/* Contents only: the struct is the caller's. */
+void lm_proc_result_dispose(lm_proc_result *res);
 /* Start argv[0] in its own session, stdio on /dev/null, and return without waiting. */
 int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid);
 

@@ -2,6 +2,7 @@
 #ifndef LM_CONTEXT_INTERNAL_H
 #define LM_CONTEXT_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -11,9 +12,18 @@
 struct lm_context {
 	lm_options opts;  /* strings owned by the context */
 	char *state_dir;  /* resolved */
+	pthread_mutex_t callback_lock; /* the embedder's callbacks are never called two at once */
 };
 
+/* The embedder's callbacks (context.h), each called under the context's callback lock; every
+ * one is a no-op when the embedder did not set it. */
 void lm_log(const lm_context *ctx, lm_log_level level, const char *fmt, ...) LM_PRINTF(3, 4);
+void lm_context_step(const lm_context *ctx, const char *vm, const char *name, lm_step_state state,
+    double elapsed, const char *detail);
+void lm_context_output(const lm_context *ctx, const char *vm, int stream, const char *bytes, size_t len);
+/* 0, or LM_ECANCELED with a message saying what was being done (`what`) when should_cancel asks
+ * to stop. */
+int lm_context_check_cancel(const lm_context *ctx, const char *what);
 
 /* Resolve the state directory: explicit, else $LUME_METAL_STATE_DIR is the CLI's business, else
  * $XDG_STATE_HOME/lume-metal or ~/.local/state/lume-metal (Linux),
