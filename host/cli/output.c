@@ -46,54 +46,62 @@ void lm_cli_print_document(const lm_cli *cli, int rc, char *doc)
 }
 
 /* The advice for an error code: which option or command helps. The library's messages state the
- * facts; this is the one place that knows the tool's options. */
+ * facts; this is the one place that knows the tool's options. "{vm}" stands for the VM named on
+ * the command line; `only` limits a hint to one command, `not` keeps it from some. */
+static const struct {
+	int code;
+	const char *only, *not;
+	const char *text;
+} hints[] = {
+	{LM_EHOSTKEY, NULL, NULL, "if the VM was re-created, forget its old key with `lume-metal forget-host {vm}` "
+	    "and connect again; with --host-key-policy strict, a new VM's key is recorded by one connection with "
+	    "--host-key-policy accept-new"},
+	{LM_EAUTH, NULL, NULL, "load a key into ssh-agent, pass --ssh-key FILE (ed25519 or ECDSA), or give the "
+	    "password in $LUME_METAL_SSH_PASSWORD or a file named by --ssh-password-file FILE"},
+	{LM_ECONFLICT, NULL, NULL, "use the same --prefs-dir as the run that changed the preference; `lume-metal "
+	    "rollback` of the enabled VMs restores it after the last one; --force restores it anyway; `lume-metal "
+	    "host status` shows what is recorded"},
+	{LM_ECORRUPT, NULL, NULL, "a damaged state file: fix or move it (docs/state-format.md) and check the "
+	    "preference with `lume-metal host status`; a guest whose bundle differs: `lume-metal enable {vm}` "
+	    "repairs it"},
+	{LM_ENOTENABLED, NULL, NULL, "run `lume-metal enable {vm}` first"},
+	{LM_ENOTRUNNING, NULL, NULL, "start the VM, or run `lume-metal enable {vm}`, which starts it"},
+	{LM_ENOBUNDLE, NULL, NULL, "build the guest bundles (cmake --build) and install them, or pass --bundle DIR"},
+	{LM_ENOTFOUND, NULL, "profile host", "check the VM's name (lume ls); to reach Lume, start `lume serve` or "
+	    "pass --lume-url URL, or put `lume` on PATH or pass --lume PATH; without HOME, pass --state-dir DIR"},
+	{LM_EUNSUPPORTED, "enable", NULL, "report the guest's version with the output of `lume-metal probe {vm}`"},
+	{LM_ELOCKED, NULL, NULL, "another lume-metal is working on the same state; wait for it and try again"},
+};
+
+static int word_in(const char *word, const char *list)
+{
+	size_t n = strlen(word);
+	const char *p;
+
+	for (p = list; (p = strstr(p, word)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+			return 1;
+	return 0;
+}
+
 const char *lm_cli_hint(const lm_cli *cli, int code)
 {
 	static _Thread_local char hint[512];
-	const char *vm = cli->argc > 0 && strcmp(cli->command, "profile") != 0 && strcmp(cli->command, "host") != 0
-	    ? cli->argv[0] : "VM";
+	const char *vm = cli->argc > 0 && !word_in(cli->command, "profile host") ? cli->argv[0] : "VM";
+	const char *text, *at;
+	size_t i;
 
-	switch (code) {
-	case LM_EHOSTKEY:
-		snprintf(hint, sizeof(hint), "if the VM was re-created, forget its old key with `lume-metal forget-host %s` "
-		    "and connect again; with --host-key-policy strict, a new VM's key is recorded by one connection "
-		    "with --host-key-policy accept-new", vm);
+	for (i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+		if (hints[i].code != code || (hints[i].only != NULL && !word_in(cli->command, hints[i].only)) ||
+		    (hints[i].not != NULL && word_in(cli->command, hints[i].not)))
+			continue;
+		text = hints[i].text;
+		if ((at = strstr(text, "{vm}")) == NULL)
+			return text;
+		snprintf(hint, sizeof(hint), "%.*s%s%s", (int)(at - text), text, vm, at + 4);
 		return hint;
-	case LM_EAUTH:
-		return "load a key into ssh-agent, pass --ssh-key FILE (ed25519 or ECDSA), or give the password in "
-		    "$LUME_METAL_SSH_PASSWORD or a file named by --ssh-password-file FILE";
-	case LM_ECONFLICT:
-		return "use the same --prefs-dir as the run that changed the preference; `lume-metal rollback` of the "
-		    "enabled VMs restores it after the last one; --force restores it anyway; `lume-metal host status` "
-		    "shows what is recorded";
-	case LM_ECORRUPT:
-		snprintf(hint, sizeof(hint), "a damaged state file: fix or move it (docs/state-format.md) and check the "
-		    "preference with `lume-metal host status`; a guest whose bundle differs: `lume-metal enable %s` "
-		    "repairs it", vm);
-		return hint;
-	case LM_ENOTENABLED:
-		snprintf(hint, sizeof(hint), "run `lume-metal enable %s` first", vm);
-		return hint;
-	case LM_ENOTRUNNING:
-		snprintf(hint, sizeof(hint), "start the VM, or run `lume-metal enable %s`, which starts it", vm);
-		return hint;
-	case LM_ENOBUNDLE:
-		return "build the guest bundles (cmake --build) and install them, or pass --bundle DIR";
-	case LM_ENOTFOUND:
-		if (strcmp(cli->command, "profile") == 0 || strcmp(cli->command, "host") == 0)
-			return NULL;
-		return "check the VM's name (lume ls); to reach Lume, start `lume serve` or pass --lume-url URL, or "
-		    "put `lume` on PATH or pass --lume PATH; without HOME, pass --state-dir DIR";
-	case LM_EUNSUPPORTED:
-		if (strcmp(cli->command, "enable") != 0)
-			return NULL;
-		snprintf(hint, sizeof(hint), "report the guest's version with the output of `lume-metal probe %s`", vm);
-		return hint;
-	case LM_ELOCKED:
-		return "another lume-metal is working on the same state; wait for it and try again";
-	default:
-		return NULL;
 	}
+	return NULL;
 }
 
 static int report(lm_cli *cli, int exit_code, int code, const char *message)

@@ -150,7 +150,7 @@ static void test_proc_env_drops_password(void **state)
 	assert_int_equal(lm_proc_run(show, env, 10, &res), 0);
 	assert_string_equal(res.out, "[unset]\n");
 	lm_proc_result_dispose(&res);
-	lm_proc_env_free(env);
+	lm_strv_free(env);
 }
 
 static void test_proc_run_and_timeout(void **state)
@@ -178,7 +178,7 @@ static void test_proc_run_and_timeout(void **state)
 	lm_proc_result_dispose(&res);
 
 	assert_int_equal(lm_proc_run(missing, env, 1, &res), LM_ENOTFOUND);
-	lm_proc_env_free(env);
+	lm_strv_free(env);
 }
 
 static void test_find_program(void **state)

@@ -447,7 +447,7 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 	info->matches = 1;
 	copy_str(info->value, sizeof(info->value), wantdesc);
 out:
-	lm_fs_free_list(missing);
+	lm_strv_free(missing);
 	plist_free(wantp);
 	observation_clear(&o);
 	record_clear(&rec);

@@ -62,7 +62,7 @@ int lm_prefs_store_delete(lm_prefs_store *store, const char *key, int remove_emp
  * Plist store: DIR/managed/<domain>.plist holding the key (mirrors /Library/Managed Preferences). */
 int lm_prefs_store_managed(lm_prefs_store *store, const char *key, int *managed, plist_t *forced);
 /* Directories a write would create, outermost first (NULL-terminated, NULL when none or for
- * CFPreferences); free with lm_fs_free_list(). */
+ * CFPreferences); free with lm_strv_free(). */
 int lm_prefs_store_missing_dirs(lm_prefs_store *store, char ***missing);
 /* Remove temporary files an interrupted write left (call under the journal lock). */
 void lm_prefs_store_cleanup(lm_prefs_store *store);

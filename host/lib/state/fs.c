@@ -152,17 +152,6 @@ out:
 	return rc;
 }
 
-void lm_fs_free_list(char **list)
-{
-	size_t i;
-
-	if (list == NULL)
-		return;
-	for (i = 0; list[i] != NULL; i++)
-		free(list[i]);
-	free(list);
-}
-
 /* Every missing ancestor of `path` including `path` itself, outermost first. */
 static int missing_including(const char *path, char ***out)
 {
@@ -217,7 +206,7 @@ fail:
 	free(copy);
 	if (list != NULL)
 		list[count] = NULL;
-	lm_fs_free_list(list);
+	lm_strv_free(list);
 	return rc;
 }
 
@@ -258,7 +247,7 @@ int lm_fs_mkdir_p(const char *path, mode_t mode, char ***created)
 		*created = missing;
 		missing = NULL;
 	}
-	lm_fs_free_list(missing);
+	lm_strv_free(missing);
 	return rc;
 }
 

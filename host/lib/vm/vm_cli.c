@@ -39,7 +39,7 @@ static int cli_run(lm_vm_manager *vmm, const char *const args[], double timeout,
 		return lm_error_nomem();
 	reap_children(vmm);
 	rc = lm_proc_run((char *const *)argv, env, timeout, res);
-	lm_proc_env_free(env);
+	lm_strv_free(env);
 	if (rc < 0)
 		return lm_error_prefix("lume: ");
 	return 0;
@@ -178,7 +178,7 @@ static int cli_start_child(lm_vm_manager *vmm, const char *name)
 		return lm_error_nomem();
 	reap_children(vmm);
 	rc = lm_proc_spawn_detached(argv, env, &pid);
-	lm_proc_env_free(env);
+	lm_strv_free(env);
 	if (rc < 0)
 		return lm_error_prefix("lume run %s: ", name);
 	lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: `lume run --no-display` running as PID %ld", name, (long)pid);

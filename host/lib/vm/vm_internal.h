@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "strv.h"
 #include "lume-metal/vm.h"
 #include "context_internal.h"
 #include "clock.h"
@@ -74,9 +75,8 @@ typedef struct {
 
 /* Find `name` on PATH (or check it when it contains '/'); *out is malloc'ed. LM_ENOTFOUND. */
 int lm_proc_find_program(const char *name, char **out);
-/* environ with NAME=VALUE set (replaced when present); free with lm_proc_env_free(). */
+/* environ with NAME=VALUE set (replaced when present); free with lm_strv_free(). */
 char **lm_proc_env_with(const char *name, const char *value);
-void lm_proc_env_free(char **env);
 /* Run argv[0] (a path) with env, stdin from /dev/null, capture stdout and stderr; kill it after
  * `timeout` seconds. Returns 0 when the program ran (whatever its exit code), <0 when it could
  * not be started or read. */

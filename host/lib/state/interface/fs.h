@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "strv.h"
+
 /* Replace `path` with `data`: temporary file in the same directory (".<name>.tmp-<pid>-<n>"),
  * write, fsync, chmod `mode`, rename over `path`, fsync the directory. On failure the temporary
  * file is removed and `path` is untouched (LM_EIO naming the file and the reason).
@@ -24,9 +26,8 @@ int lm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mo
 int lm_fs_mkdir_private(const char *path);
 
 /* Like lm_fs_mkdir_private() with any mode, and reports which directories it created, outermost
- * first, as a NULL-terminated array (free with lm_fs_free_list; NULL when none were created). */
+ * first, as a NULL-terminated array (free with lm_strv_free; NULL when none were created). */
 int lm_fs_mkdir_p(const char *path, mode_t mode, char ***created);
-void lm_fs_free_list(char **list);
 
 /* The parent directories of `path` that do not exist yet, outermost first (NULL-terminated;
  * NULL when all exist). Nothing is created. */
