@@ -76,7 +76,7 @@ int lm_profile_load_file(lm_profile **out, const char *path)
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return lm_error_set(LM_EINVALID, "%s: not a regular file; pass a profile JSON file", path);
+		return lm_error_set(LM_EINVALID, "%s: not a regular file (a profile is a JSON file)", path);
 	}
 	if (st.st_size > LM_PROFILE_MAX_BYTES) {
 		close(fd);

@@ -146,8 +146,8 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 	if ((rc = parse_manifest(b, path)) < 0)
 		goto fail;
 	if (facts->os[0] != '\0' && strcmp(b->os, facts->os) != 0) {
-		rc = lm_error_set(LM_EINVALID, "bundle %s is for %s guests, but this guest runs %s: pass the "
-		    "bundle for %s", b->dir, b->os, facts->os, facts->os);
+		rc = lm_error_set(LM_EINVALID, "bundle %s is for %s guests, but this guest runs %s", b->dir, b->os,
+		    facts->os);
 		goto fail;
 	}
 	free(data);
