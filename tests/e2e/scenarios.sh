@@ -143,7 +143,9 @@ scenario_host_key_changed() {
   curl -fsS -X POST "$LUME_METAL_LUME_URL/_sim/vms/vm1/rekey" >/dev/null
   lm_json "$E2E_DIR/e2.json" enable vm1
   expect_rc 1 "$E2E_DIR/e2.json"
-  jq -r '.vms[0].message' "$E2E_DIR/e2.json" | grep -q "forget-host vm1" || fail "no way out offered: $(cat "$E2E_DIR/e2.json")"
+  # The library states what happened; the tool's hint offers the way out.
+  jq -r '.error.hint' "$E2E_DIR/e2.json" | grep -q "lume-metal forget-host vm1" || fail "no way out offered: $(cat "$E2E_DIR/e2.json")"
+  jq -r '.vms[0].message' "$E2E_DIR/e2.json" | grep -q "once the old key is forgotten" || fail "$(cat "$E2E_DIR/e2.json")"
   jq -r '.vms[0].message' "$E2E_DIR/e2.json" | grep -c "SHA256:" | grep -q . || fail "no fingerprints"
   [ ! -e "$(guest_home vm1)/.local/share/lume-metal" ] || fail "files installed despite the changed key"
   [ ! -e "$PLIST" ] || fail "preference left changed"
