@@ -20,8 +20,10 @@ for h in $headers; do
 done
 grep -oE '\blm_[a-z0-9_]+[[:space:]]*\(' "$work/pre.c" | sed -E 's/[[:space:]]*\($//' | sort -u >"$work/declared"
 
-# Exported: defined dynamic symbols, whatever their kind.
-"$nm" -D --defined-only "$lib" | awk 'NF >= 3 { print $3 }' | sed 's/@.*//' | sort -u >"$work/exported"
+# Exported: defined dynamic symbols, whatever their kind (less what a sanitizer build adds to
+# every instrumented library: __asan_*, __odr_asan*, __ubsan_*, __sancov_*).
+"$nm" -D --defined-only "$lib" | awk 'NF >= 3 { print $3 }' | sed 's/@.*//' |
+  grep -Ev '^(__asan_|__odr_asan|__ubsan_|__sancov_)' | sort -u >"$work/exported"
 
 missing=$(comm -23 "$work/declared" "$work/exported")
 extra=$(comm -13 "$work/declared" "$work/exported")
