@@ -1,6 +1,7 @@
 #include "lume-metal/context.h"
 #include "context_internal.h"
 #include "error_internal.h"
+#include "str.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -88,20 +89,16 @@ static pthread_mutex_t *callback_lock(const lm_context *ctx)
 
 void lm_log(const lm_context *ctx, lm_log_level level, const char *fmt, ...)
 {
-	char *line = NULL;
+	char *line;
 	va_list ap;
-	int n;
 
 	if (ctx == NULL || ctx->opts.log == NULL)
 		return;
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	line = lm_vformat(fmt, ap);
 	va_end(ap);
-	if (n < 0 || (line = malloc((size_t)n + 1)) == NULL)
+	if (line == NULL)
 		return;
-	va_start(ap, fmt);
-	vsnprintf(line, (size_t)n + 1, fmt, ap);
-	va_end(ap);
 	pthread_mutex_lock(callback_lock(ctx));
 	ctx->opts.log(ctx->opts.log_data, level, line);
 	pthread_mutex_unlock(callback_lock(ctx));

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "flow_internal.h"
+#include "str.h"
 
 int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
 {
@@ -127,22 +128,6 @@ void lm_journal_load_facts(const cJSON *vm, lm_guest_facts *f)
 	f->boot_time = (long long)lm_journal_number(g, "boot_time");
 }
 
-/* printf into a new string; NULL when out of memory. */
-static char *format(const char *fmt, va_list ap)
-{
-	va_list copy;
-	char *s;
-	int n;
-
-	va_copy(copy, ap);
-	n = vsnprintf(NULL, 0, fmt, copy);
-	va_end(copy);
-	if (n < 0 || (s = malloc((size_t)n + 1)) == NULL)
-		return NULL;
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	return s;
-}
-
 static lm_flow_step *step_push(lm_vm_outcome *o, const char *name)
 {
 	lm_flow_step *steps = realloc(o->steps, (o->nsteps + 1) * sizeof(*steps));
@@ -186,7 +171,7 @@ void lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double sta
 	s->state = LM_STEP_DONE;
 	s->seconds = lm_clock_epoch() - started;
 	va_start(ap, fmt);
-	s->detail = format(fmt, ap);
+	s->detail = lm_vformat(fmt, ap);
 	va_end(ap);
 	lm_context_step(ctx, o->vm, s->name, LM_STEP_DONE, s->seconds, s->detail);
 }
@@ -197,7 +182,7 @@ void lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...)
 	char *m;
 
 	va_start(ap, fmt);
-	m = format(fmt, ap);
+	m = lm_vformat(fmt, ap);
 	va_end(ap);
 	if (m == NULL)
 		return; /* out of memory: the previous message stays */
@@ -211,17 +196,11 @@ void lm_outcome_append(lm_vm_outcome *o, const char *fmt, ...)
 	char *tail, *m;
 
 	va_start(ap, fmt);
-	tail = format(fmt, ap);
+	tail = lm_vformat(fmt, ap);
 	va_end(ap);
 	if (tail == NULL)
-		return;
-	if (o->message == NULL) {
-		o->message = tail;
-		return;
-	}
-	if ((m = malloc(strlen(o->message) + strlen(tail) + 1)) != NULL) {
-		strcpy(m, o->message);
-		strcat(m, tail);
+		return; /* out of memory: the message stays as it was */
+	if ((m = lm_format("%s%s", o->message != NULL ? o->message : "", tail)) != NULL) {
 		free(o->message);
 		o->message = m;
 	}

@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "strv.h"
+#include "str.h"
 #include "lume-metal/vm.h"
 #include "context_internal.h"
 #include "clock.h"

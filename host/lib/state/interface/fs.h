@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "strv.h"
+#include "str.h"
 
 /* Replace `path` with `data`: temporary file in the same directory (".<name>.tmp-<pid>-<n>"),
  * write, fsync, chmod `mode`, rename over `path`, fsync the directory. On failure the temporary
