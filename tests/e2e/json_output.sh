@@ -4,7 +4,7 @@
 # one JSON document on stdout whatever the exit code.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-: "${LM_SCHEMA:?LM_SCHEMA: docs/json-output.schema.json}"
+: "${LM_SCHEMA:?LM_SCHEMA: docs/json-output.schema.json}" "${LM_PYTHON:?LM_PYTHON: a python3 with jsonschema}"
 VALIDATE="$here/../support/json-validate"
 n=0
 declare -A seen
@@ -58,7 +58,7 @@ doc status-no-lume 1 status vm1 --lume-url http://127.0.0.1:9 --vm-manager lume-
 doc unknown-command 2 frobnicate
 doc unknown-option 2 status --no-such-option
 
-"$VALIDATE" "$LM_SCHEMA" "$E2E_DIR"/doc-*.json || fail "documents that do not follow $LM_SCHEMA (above)"
+"$LM_PYTHON" "$VALIDATE" "$LM_SCHEMA" "$E2E_DIR"/doc-*.json || fail "documents that do not follow $LM_SCHEMA (above)"
 
 # Every command of the tool, succeeding and failing.
 for c in enable status probe run rollback "profile list" "profile show" "profile lint" "host enable" \
