@@ -61,9 +61,10 @@ static const struct {
 	{LM_ECONFLICT, NULL, NULL, "use the same --prefs-dir as the run that changed the preference; `lume-metal "
 	    "rollback` of the enabled VMs restores it after the last one; --force restores it anyway; `lume-metal "
 	    "host status` shows what is recorded"},
-	{LM_ECORRUPT, NULL, NULL, "a damaged state file: fix or move it (docs/state-format.md) and check the "
-	    "preference with `lume-metal host status`; a guest whose bundle differs: `lume-metal enable {vm}` "
-	    "repairs it"},
+	{LM_ECORRUPT, NULL, NULL, "a damaged state file: fix it by hand (docs/state-format.md), or start afresh "
+	    "with `mv state.json state.json.bad` in the state directory (--state-dir) and check the preference with "
+	    "`lume-metal host status`, since its original value is then forgotten; a guest whose bundle differs: "
+	    "`lume-metal enable {vm}` repairs it"},
 	{LM_ENOTENABLED, NULL, NULL, "run `lume-metal enable {vm}` first"},
 	{LM_ENOTRUNNING, NULL, NULL, "start the VM, or run `lume-metal enable {vm}`, which starts it"},
 	{LM_ENOBUNDLE, NULL, NULL, "build the guest bundles (cmake --build) and install them, or pass --bundle DIR"},
