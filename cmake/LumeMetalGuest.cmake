@@ -1,5 +1,17 @@
 # Helpers for the guest parts: guest/, tests/guest/, tests/bench/.
 
+# The GNU runtime's Objective-C front end is gcc's: the C compiler itself in a gcc build; in a
+# clang build of the tree (the `clang` preset) the gcc on PATH, for the one Objective-C file (the
+# fake Metal of the tests): clang does not see gcc's <objc/runtime.h>. An explicit
+# CMAKE_OBJC_COMPILER wins.
+if(CMAKE_OBJC_COMPILER)
+  set(LUME_METAL_GNU_OBJC_COMPILER "${CMAKE_OBJC_COMPILER}")
+elseif(CMAKE_C_COMPILER_ID STREQUAL "GNU")
+  set(LUME_METAL_GNU_OBJC_COMPILER "${CMAKE_C_COMPILER}")
+else()
+  find_program(LUME_METAL_GNU_OBJC_COMPILER NAMES gcc)
+endif()
+
 # lm_require_gnu_objc(<part>): the GNU Objective-C runtime and gcc's Objective-C front end, which
 # the Linux build of the guest (shim, probe, fake Metal) needs. Checked once by compiling and
 # linking a two-line Objective-C program.
@@ -12,7 +24,7 @@ function(lm_require_gnu_objc part)
   file(WRITE "${dir}/check.m"
     "#include <objc/runtime.h>\nint main(void) { return objc_lookUpClass(\"NoSuchClass\") != Nil; }\n")
   execute_process(
-    COMMAND "${CMAKE_C_COMPILER}" -x objective-c "${dir}/check.m" -lobjc -o "${dir}/check"
+    COMMAND "${LUME_METAL_GNU_OBJC_COMPILER}" -x objective-c "${dir}/check.m" -lobjc -o "${dir}/check"
     RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(STATUS "Objective-C check failed: ${err}")
@@ -22,12 +34,12 @@ function(lm_require_gnu_objc part)
   set(LUME_METAL_HAVE_GNU_OBJC ON CACHE INTERNAL "gcc compiles and links Objective-C for the GNU runtime")
 endfunction()
 
-# lm_guest_enable_objc(): enable OBJC in the calling directory with the same gcc as C (the GNU
-# runtime's front end), so a clang found first on PATH is not picked up.
+# lm_guest_enable_objc(): enable OBJC in the calling directory with gcc (the GNU runtime's front
+# end, above), so a clang found first on PATH is not picked up.
 macro(lm_guest_enable_objc)
   lm_require_gnu_objc("the fake Metal used by the guest tests")
-  if(NOT CMAKE_OBJC_COMPILER AND CMAKE_C_COMPILER_ID STREQUAL "GNU")
-    set(CMAKE_OBJC_COMPILER "${CMAKE_C_COMPILER}")
+  if(NOT CMAKE_OBJC_COMPILER)
+    set(CMAKE_OBJC_COMPILER "${LUME_METAL_GNU_OBJC_COMPILER}")
   endif()
   enable_language(OBJC)
 endmacro()

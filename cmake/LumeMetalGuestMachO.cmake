@@ -15,8 +15,9 @@ foreach(_lm_tool otool objdump nm strings)
   string(TOUPPER ${_lm_tool} _lm_var)
   lm_require_program(LUME_METAL_${_lm_var} llvm-${_lm_tool} "${_lm_dep_part}" "llvm-14" "llvm")
 endforeach()
-lm_require_program(LUME_METAL_DARWIN_CC_CHECK clang-14 "${_lm_dep_part}" "clang-14" "llvm")
-lm_require_program(LUME_METAL_DARWIN_LD_CHECK ld64.lld "${_lm_dep_part}" "lld-14" "lld")
+# The compiler and linker of the cross-build are LLVM 22's (cmake/darwin/DarwinCross.cmake).
+lm_require_program(LUME_METAL_CLANG_22 clang-22 "${_lm_dep_part}" "clang-22" "llvm")
+lm_require_program(LUME_METAL_LLD_22 ld64.lld-22 "${_lm_dep_part}" "lld-22" "lld")
 
 set(_lm_src "${PROJECT_SOURCE_DIR}")
 set(LUME_METAL_MACHO_DIR "${CMAKE_BINARY_DIR}/guest/macos" CACHE INTERNAL "Mach-O guest outputs")
@@ -34,6 +35,7 @@ set(_lm_macho_inputs
   ${_lm_src}/cmake/darwin/sdk/usr/lib/libSystem.tbd
   ${_lm_src}/cmake/darwin/sdk/usr/lib/libobjc.tbd
   ${_lm_src}/cmake/darwin/sdk/System/Library/Frameworks/Metal.framework/Metal.tbd
+  ${_lm_src}/cmake/darwin/sdk/SDKSettings.json
   ${_lm_src}/cmake/LumeMetalGuest.cmake ${_lm_src}/cmake/LumeMetalWarnings.cmake
   ${_lm_src}/cmake/LumeMetalGuestVerify.cmake)
 
@@ -42,7 +44,8 @@ set(_lm_macho_args
   -DSOURCE_DIR=${_lm_src} -DVERSION=${PROJECT_VERSION}
   -DGENERATOR=${CMAKE_GENERATOR} -DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}
   -DLIPO=${LUME_METAL_LIPO} -DOTOOL=${LUME_METAL_OTOOL} -DOBJDUMP=${LUME_METAL_OBJDUMP}
-  -DNM=${LUME_METAL_NM} -DSTRINGS=${LUME_METAL_STRINGS})
+  -DNM=${LUME_METAL_NM} -DSTRINGS=${LUME_METAL_STRINGS}
+  -DSDK_DIR=${_lm_src}/cmake/darwin/sdk)
 
 add_custom_command(
   OUTPUT ${LUME_METAL_MACHO_SHIM} ${LUME_METAL_MACHO_PROBE} ${LUME_METAL_MACHO_SUMS}

@@ -3,8 +3,9 @@
 #   MODE=build   cross-build guest/ for arm64 and x86_64 in WORK_DIR/<arch>, join the slices with
 #                llvm-lipo into OUT_DIR, write OUT_DIR/SHA256SUMS.
 #   MODE=verify  check the files in OUT_DIR the way a release is checked before it is copied into
-#                a guest, then rebuild everything in WORK_DIR (another directory) and require
-#                byte-identical files.
+#                a guest (and against what an Xcode build of the same sources gives: SDK version,
+#                unwind information, library versions; docs/guest.md), then rebuild everything in
+#                WORK_DIR (another directory) and require byte-identical files.
 cmake_minimum_required(VERSION 3.25)
 
 set(_archs arm64 x86_64)
@@ -19,9 +20,27 @@ function(run)
   set(out "${out}" PARENT_SCOPE)
 endfunction()
 
+# The toolchain (compiler, flags, "SDK") as one hash: a sub-build configured with another one is
+# configured again from scratch, since a CMake cache keeps the compiler and flags it first found.
+set(_toolchain_files cmake/darwin/DarwinCross.cmake cmake/darwin/sdk/SDKSettings.json
+  cmake/darwin/sdk/usr/lib/libSystem.tbd cmake/darwin/sdk/usr/lib/libobjc.tbd
+  cmake/darwin/sdk/System/Library/Frameworks/Metal.framework/Metal.tbd)
+set(_toolchain_id "")
+foreach(f ${_toolchain_files})
+  file(SHA256 "${SOURCE_DIR}/${f}" h)
+  string(APPEND _toolchain_id "${h} ${f}\n")
+endforeach()
+
 function(build_universal work out_dir)
   foreach(arch ${_archs})
     set(bdir "${work}/${arch}")
+    set(stamp "")
+    if(EXISTS "${bdir}/lm-toolchain.id")
+      file(READ "${bdir}/lm-toolchain.id" stamp)
+    endif()
+    if(NOT stamp STREQUAL _toolchain_id)
+      file(REMOVE_RECURSE "${bdir}")
+    endif()
     if(NOT EXISTS "${bdir}/CMakeCache.txt")
       # A clean environment: no CFLAGS/LDFLAGS (e.g. sanitizer flags) leak into the guest files.
       run(${CMAKE_COMMAND} -E env --unset=CFLAGS --unset=CPPFLAGS --unset=LDFLAGS
@@ -30,6 +49,7 @@ function(build_universal work out_dir)
           -DCMAKE_TOOLCHAIN_FILE=${SOURCE_DIR}/cmake/darwin/DarwinCross.cmake
           -DLUME_METAL_DARWIN_ARCH=${arch} -DLUME_METAL_VERSION=${VERSION}
           -DCMAKE_BUILD_TYPE=Release)
+      file(WRITE "${bdir}/lm-toolchain.id" "${_toolchain_id}")
     endif()
     run(${CMAKE_COMMAND} --build "${bdir}")
   endforeach()
@@ -53,6 +73,37 @@ elseif(NOT MODE STREQUAL "verify")
 endif()
 
 set(failures 0)
+
+# What the "SDK" (SDK_DIR) promises, read from its own files: the SDK version from
+# SDKSettings.json, and each library's install name and versions from its .tbd.
+file(READ "${SDK_DIR}/SDKSettings.json" sdk_settings)
+string(JSON sdk_version GET "${sdk_settings}" Version)
+# "1356" -> "1356.0.0", "370.64.2" stays: otool prints three components.
+function(full_version v out)
+  string(REPLACE "." ";" parts "${v}")
+  list(LENGTH parts n)
+  while(n LESS 3)
+    list(APPEND parts 0)
+    math(EXPR n "${n} + 1")
+  endwhile()
+  string(JOIN "." v ${parts})
+  set(${out} "${v}" PARENT_SCOPE)
+endfunction()
+set(tbd_libs "")
+foreach(tbd usr/lib/libSystem.tbd usr/lib/libobjc.tbd System/Library/Frameworks/Metal.framework/Metal.tbd)
+  file(READ "${SDK_DIR}/${tbd}" text)
+  string(REGEX MATCH "\ninstall-name:[ ]*'([^']+)'" _ "${text}")
+  set(name "${CMAKE_MATCH_1}")
+  string(REGEX MATCH "\ncurrent-version:[ ]*([0-9.]+)" _ "${text}")
+  full_version("${CMAKE_MATCH_1}" current)
+  string(REGEX MATCH "\ncompatibility-version:[ ]*([0-9.]+)" _ "${text}")
+  full_version("${CMAKE_MATCH_1}" compat)
+  if(name STREQUAL "" OR current STREQUAL "0.0.0" OR compat STREQUAL "0.0.0")
+    message(FATAL_ERROR "${SDK_DIR}/${tbd}: no install-name, current-version or compatibility-version")
+  endif()
+  list(APPEND tbd_libs "${name}")
+  set("want_version_${name}" "compatibility version ${compat}, current version ${current}")
+endforeach()
 # check(<what> <condition...>): the condition is evaluated by if().
 macro(check what)
   if(${ARGN})
@@ -82,11 +133,32 @@ foreach(f ${_files})
     set(headers "${out}")
     string(FIND "${headers}" "LC_CODE_SIGNATURE" sig)
     check("${f} [${arch}]: has an ad-hoc code signature (LC_CODE_SIGNATURE)" NOT sig EQUAL -1)
-    string(REGEX MATCH "platform macos[^\n]*\n[ ]*sdk [^\n]*\n[ ]*minos 13.0" plat "${headers}")
+    string(REGEX MATCH "platform macos[^\n]*\n[ ]*sdk ([^\n]*)\n[ ]*minos 13.0\n" plat "${headers}")
     check("${f} [${arch}]: built for macOS, minimum 13.0" plat)
+    check("${f} [${arch}]: records SDK ${sdk_version} (found: ${CMAKE_MATCH_1})" CMAKE_MATCH_1 STREQUAL sdk_version)
+
+    # Every function has compact unwind information, so an exception can cross it: __unwind_info
+    # has entries (the linker merges neighbours with the same encoding) and none says "no unwind
+    # information" (encoding 0).
+    run(${OBJDUMP} --macho --unwind-info --arch=${arch} "${p}")
+    string(REGEX MATCHALL "\n[ ]+\\[[0-9]+\\]: function offset=0x[0-9a-f]+, encoding[^\n]*" unwind "${out}")
+    list(LENGTH unwind n_unwind)
+    set(no_unwind "${unwind}")
+    list(FILTER no_unwind INCLUDE REGEX "=0x0+$")
+    list(LENGTH no_unwind n_no_unwind)
+    string(FIND "${headers}" "sectname __unwind_info" has_unwind)
+    check("${f} [${arch}]: has __unwind_info (${n_unwind} entries, ${n_no_unwind} without unwind information)"
+      NOT has_unwind EQUAL -1 AND n_unwind GREATER 0 AND n_no_unwind EQUAL 0)
 
     run(${OTOOL} -L -arch ${arch} "${p}")
-    string(REGEX MATCHALL "\n[\t ]+([^ \n]+) \\(compat" libs "${out}")
+    set(otool_l "${out}")
+    foreach(lib ${tbd_libs})
+      string(REPLACE "." "\\." lib_re "${lib}")
+      string(REGEX MATCH "\n[\t ]+${lib_re} \\(([^)]*)\\)" _ "${otool_l}")
+      check("${f} [${arch}]: links ${lib} with the SDK's versions (${want_version_${lib}}; found: ${CMAKE_MATCH_1})"
+        CMAKE_MATCH_1 STREQUAL want_version_${lib})
+    endforeach()
+    string(REGEX MATCHALL "\n[\t ]+([^ \n]+) \\(compat" libs "${otool_l}")
     set(bad "")
     set(seen_system OFF)
     foreach(l ${libs})

@@ -6,7 +6,8 @@
 # With real Lume (macOS, `lume serve` answering or `lume` on PATH) it works on your VM (default
 # "my-vm"). Without Lume it starts the bundled Lume simulator with one VM — a real OpenSSH guest
 # on 127.0.0.2 — and points lume-metal at it with its own state and preference directories, so
-# nothing of this machine's is touched; the simulator is stopped at the end.
+# nothing of this machine's is touched; the simulator is stopped at the end. Like Cua's images, the
+# simulated guest's login shell is zsh with sshd's default PATH; GUEST_SSHD_SHELL=sh gives /bin/sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LUME_METAL_BUILD_DIR:-$root/build}
@@ -18,7 +19,8 @@ if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then bold=$'\033[1m' plain=$'\033[0m'; fi
 step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; "$@"; }
 
 real_lume=0
-if [ "$(uname -s)" = Darwin ] && { curl -fsS -m 2 "${LUME_METAL_LUME_URL:-http://127.0.0.1:7777}/lume/host/status" >/dev/null 2>&1 || command -v lume >/dev/null; }; then
+# Lume's server answers at once on an unknown route (404); its host status can take seconds.
+if [ "$(uname -s)" = Darwin ] && { curl -sS -o /dev/null -m 5 "${LUME_METAL_LUME_URL:-http://127.0.0.1:7777}/" 2>/dev/null || command -v lume >/dev/null; }; then
   real_lume=1
 fi
 
@@ -26,6 +28,8 @@ if [ $real_lume -eq 1 ]; then
   vm=${1:-my-vm}
 else
   vm=${1:-demo-vm}
+  # The simulator's guests are sshd servers on port 22 in their own mount namespaces.
+  [ "$(id -u)" -eq 0 ] || { echo "demo: without Lume it runs the Lume simulator, which needs root: sudo $0${*:+ $*}" >&2; exit 1; }
   work=$(mktemp -d "${TMPDIR:-/tmp}/lume-metal-demo.XXXXXX")
   chmod 755 "$work"   # the guest account reaches its stand-ins below it
   sim_pid=

@@ -45,9 +45,19 @@ extern void (*_objc_load_callback)(Class cls, void *category);
 
 /* libc / dyld */
 char *getenv(const char *name);
+int unsetenv(const char *name);
 long write(int fd, const void *buf, lm_size len);
 int sched_yield(void);
 void *dlsym(void *handle, const char *name);
+
+/* dladdr's answer: the same four fields, in this order, on macOS and glibc. */
+typedef struct {
+	const char *dli_fname;
+	void *dli_fbase;
+	const char *dli_sname;
+	void *dli_saddr;
+} lm_dl_info;
+int dladdr(const void *addr, lm_dl_info *info);
 
 #if defined(__APPLE__)
 #define LM_RTLD_NEXT ((void *)-1)

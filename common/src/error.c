@@ -1,4 +1,5 @@
 #include "error_internal.h"
+#include "text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,9 +28,15 @@ int lm_error_set(int code, const char *fmt, ...)
 {
 	va_list ap;
 
+	char text[sizeof(lm_error_buf)];
+	int n;
+
+	/* Formatted aside first: the arguments may quote the current message (lm_error_last()). */
 	va_start(ap, fmt);
-	vsnprintf(lm_error_buf, sizeof(lm_error_buf), fmt, ap);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	lm_text_mark_cut(text, sizeof(text), n); /* a message too long ends in "..." */
+	memcpy(lm_error_buf, text, sizeof(text));
 	lm_error_current.code = code;
 	lm_error_current.message = lm_error_buf;
 	return code;
@@ -40,19 +47,17 @@ int lm_error_prefix(const char *fmt, ...)
 	char prefix[512];
 	char old[sizeof(lm_error_buf)];
 	va_list ap;
-	size_t n;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	n = vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);
+	lm_text_mark_cut(prefix, sizeof(prefix), n);
 	memcpy(old, lm_error_buf, sizeof(old));
-	n = strlen(prefix);
-	if (n >= sizeof(lm_error_buf))
-		n = sizeof(lm_error_buf) - 1;
-	memcpy(lm_error_buf, prefix, n);
-	/* The old message follows, cut to what fits. */
-	strncpy(lm_error_buf + n, old, sizeof(lm_error_buf) - n - 1);
-	lm_error_buf[sizeof(lm_error_buf) - 1] = '\0';
+	old[sizeof(old) - 1] = '\0';
+	/* The old message follows; what does not fit ends in "...". */
+	n = snprintf(lm_error_buf, sizeof(lm_error_buf), "%s%s", prefix, old);
+	lm_text_mark_cut(lm_error_buf, sizeof(lm_error_buf), n);
 	lm_error_current.message = lm_error_buf;
 	if (lm_error_current.code == LM_OK)
 		lm_error_current.code = LM_ERROR;
@@ -82,6 +87,8 @@ const char *lm_error_name(int code)
 	case LM_ECORRUPT: return "corrupt";
 	case LM_ENOMEM: return "no-memory";
 	case LM_ELOCKED: return "locked";
+	case LM_EVMOWNER: return "vm-owner";
+	case LM_EWRONGUSER: return "wrong-user";
 	case LM_ECANCELED: return "canceled";
 	case LM_ENOTENABLED: return "not-enabled";
 	case LM_ENOTRUNNING: return "not-running";

@@ -42,10 +42,14 @@ static size_t path_render(const lm_json_path *p, char *buf, size_t size, size_t 
 
 void lm_json_path_format(const lm_json_path *path, char *buf, size_t size)
 {
+	size_t n;
+
 	if (size == 0)
 		return;
-	path_render(path, buf, size, 0);
+	n = path_render(path, buf, size, 0);
 	buf[size - 1] = '\0';
+	if (n >= size)
+		lm_text_mark_cut(buf, size, (int)size); /* a path too deep to show ends in "..." */
 }
 
 static void format_number(double d, char *buf, size_t size)
@@ -77,7 +81,7 @@ const char *lm_json_describe(const cJSON *item, char *buf, size_t size)
 		format_number(item->valuedouble, buf, size);
 	else if (cJSON_IsString(item)) {
 		lm_text_quote(q, sizeof(q), item->valuestring, strlen(item->valuestring), 60);
-		snprintf(buf, size, "\"%s\"", q);
+		lm_text_format_cut(buf, size, "\"%s\"", q);
 	} else if (cJSON_IsArray(item)) {
 		int n = cJSON_GetArraySize(item);
 		if (n == 0)
@@ -97,10 +101,13 @@ int lm_json_fail(const char *source, const lm_json_path *path, const char *fmt, 
 	char where[512], what[1024];
 	va_list ap;
 
+	int n;
+
 	lm_json_path_format(path, where, sizeof(where));
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	n = vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
+	lm_text_mark_cut(what, sizeof(what), n);
 	return lm_error_set(LM_EINVALID, "%s: %s: %s", source, where, what);
 }
 
@@ -323,18 +330,38 @@ char *lm_json_print_canonical(const cJSON *item)
 	return lm_buf_finish(&b);
 }
 
+int lm_json_to_int(double d, int64_t min, int64_t max, int64_t *out)
+{
+	/* Within +-(2^53 - 1) every integer is exact as a double, so the bounds compare exactly and
+	 * the conversion below is defined. The comparisons are false for NaN. */
+	if (min < -(int64_t)LM_JSON_INT_MAX)
+		min = -(int64_t)LM_JSON_INT_MAX;
+	if (max > (int64_t)LM_JSON_INT_MAX)
+		max = (int64_t)LM_JSON_INT_MAX;
+	if (!(d >= (double)min && d <= (double)max) || d != floor(d))
+		return -1;
+	*out = (int64_t)d;
+	return 0;
+}
+
+int lm_json_int(const cJSON *item, int64_t min, int64_t max, int64_t *out)
+{
+	if (!cJSON_IsNumber(item))
+		return -1;
+	return lm_json_to_int(item->valuedouble, min, max, out);
+}
+
 int lm_json_get_uint(const cJSON *item, const char *source, const lm_json_path *path,
     uint64_t min, uint64_t max, uint64_t *out)
 {
 	char found[96];
-	double d;
+	int64_t v;
 
-	if (cJSON_IsNumber(item)) {
-		d = item->valuedouble;
-		if (d == floor(d) && d >= (double)min && d <= (double)max && d <= (double)LM_JSON_INT_MAX) {
-			*out = (uint64_t)d;
-			return 0;
-		}
+	if (max > LM_JSON_INT_MAX)
+		max = LM_JSON_INT_MAX;
+	if (min <= max && lm_json_int(item, (int64_t)min, (int64_t)max, &v) == 0) {
+		*out = (uint64_t)v;
+		return 0;
 	}
 	return lm_json_fail(source, path, "expected an integer in %llu..%llu, found %s",
 	    (unsigned long long)min, (unsigned long long)max, lm_json_describe(item, found, sizeof(found)));

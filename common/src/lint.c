@@ -8,6 +8,7 @@
 
 #include "error_internal.h"
 #include "report_internal.h"
+#include "text.h"
 
 /* Apple's feature-set tables: no family lists more than 32 KB of threadgroup memory. */
 #define FAMILY_THREADGROUP_MAX 32768ULL

@@ -157,7 +157,7 @@ static int parse_pref(lm_profile *p, const cJSON *obj, const char *src, const lm
 	lm_json_path pv = LM_JSON_PATH_KEY(path, "value");
 	const cJSON *item;
 	char found[96];
-	double d;
+	int64_t i64;
 	int rc;
 
 	if (obj != NULL) {
@@ -174,10 +174,9 @@ static int parse_pref(lm_profile *p, const cJSON *obj, const char *src, const lm
 			if (cJSON_IsBool(item)) {
 				p->pref.value.type = LM_PREF_BOOL;
 				p->pref.value.boolean = cJSON_IsTrue(item) ? 1 : 0;
-			} else if (cJSON_IsNumber(item) && (d = item->valuedouble) >= -(double)LM_JSON_INT_MAX &&
-			    d <= (double)LM_JSON_INT_MAX && d == floor(d)) {
+			} else if (lm_json_int(item, INT64_MIN, INT64_MAX, &i64) == 0) {
 				p->pref.value.type = LM_PREF_INTEGER;
-				p->pref.value.integer = (long long)d;
+				p->pref.value.integer = (long long)i64;
 			} else if (cJSON_IsString(item)) {
 				if ((rc = get_text(item, src, &pv, TEXT_MAX, &p->pref_string)) != 0)
 					return rc;

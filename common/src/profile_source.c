@@ -2,15 +2,12 @@
  * and files given by the user. */
 #include "profile_internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "error_internal.h"
+#include "file.h"
 #include "text.h"
 
 #define DEFAULT_PROFILE "published"
@@ -62,47 +59,13 @@ int lm_profile_builtin(lm_profile **out, const char *name)
 
 int lm_profile_load_file(lm_profile **out, const char *path)
 {
-	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
-	ssize_t n;
-	int fd, rc, err;
+	int rc;
 
 	*out = NULL;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
-		err = errno;
-		return lm_error_set(err == ENOENT ? LM_ENOTFOUND : LM_EIO, "%s: cannot open the profile: %s",
-		    path, strerror(err));
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return lm_error_set(LM_EINVALID, "%s: not a regular file (a profile is a JSON file)", path);
-	}
-	if (st.st_size > LM_PROFILE_MAX_BYTES) {
-		close(fd);
-		return lm_error_set(LM_EINVALID, "%s: the file is %lld bytes; a profile is at most %d bytes (1 MiB)",
-		    path, (long long)st.st_size, LM_PROFILE_MAX_BYTES);
-	}
-	/* Read one byte more than allowed, so that a file that grew since fstat is still caught. */
-	if ((buf = malloc(LM_PROFILE_MAX_BYTES + 1)) == NULL) {
-		close(fd);
-		return lm_error_nomem();
-	}
-	while (len < LM_PROFILE_MAX_BYTES + 1) {
-		n = read(fd, buf + len, LM_PROFILE_MAX_BYTES + 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = errno;
-			close(fd);
-			free(buf);
-			return lm_error_set(LM_EIO, "%s: cannot read the profile: %s", path, strerror(err));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
+	if ((rc = lm_fs_read_file(path, LM_PROFILE_MAX_BYTES, &buf, &len)) < 0)
+		return lm_error_prefix("profile ");
 	rc = lm_profile_parse(out, buf, len, path);
 	free(buf);
 	return rc;

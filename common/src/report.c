@@ -68,10 +68,12 @@ static int line_fail(const line_parser *p, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	lm_text_mark_cut(msg, sizeof(msg), n);
 	return lm_error_set(LM_EINVALID, "report: line %zu: %s", p->line_no, msg);
 }
 

@@ -1,5 +1,7 @@
 #include "text.h"
 
+#include "lume-metal/error.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,52 +39,111 @@ int lm_scan_line(lm_scan *s, const char **line, size_t *n)
 	return 1;
 }
 
+/* Length of the well-formed UTF-8 sequence at s[0..len) (no overlong forms, no surrogates,
+ * <= U+10FFFF), or 0 when the bytes there are not one. */
+static size_t utf8_sequence(const unsigned char *s, size_t len)
+{
+	size_t need, k;
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		need = 1;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		need = 2;
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong */
+		else if (c == 0xed)
+			hi = 0x9f; /* UTF-16 surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		need = 3;
+		if (c == 0xf0)
+			lo = 0x90; /* overlong */
+		else if (c == 0xf4)
+			hi = 0x8f; /* above U+10FFFF */
+	} else {
+		return 0;
+	}
+	if (len <= need)
+		return 0;
+	for (k = 1; k <= need; k++) {
+		unsigned char b = s[k];
+		unsigned char l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xbf;
+		if (b < l || b > h)
+			return 0;
+	}
+	return need + 1;
+}
+
 int lm_utf8_check(const char *buf, size_t len, size_t *bad)
 {
 	const unsigned char *s = (const unsigned char *)buf;
-	size_t i = 0, need, k;
-	unsigned char c, lo, hi;
+	size_t i = 0, n;
 
 	while (i < len) {
-		c = s[i];
-		lo = 0x80;
-		hi = 0xbf;
-		if (c < 0x80) {
-			i++;
-			continue;
-		} else if (c >= 0xc2 && c <= 0xdf) {
-			need = 1;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			need = 2;
-			if (c == 0xe0)
-				lo = 0xa0; /* overlong */
-			else if (c == 0xed)
-				hi = 0x9f; /* UTF-16 surrogates */
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			need = 3;
-			if (c == 0xf0)
-				lo = 0x90; /* overlong */
-			else if (c == 0xf4)
-				hi = 0x8f; /* above U+10FFFF */
-		} else {
+		if ((n = utf8_sequence(s + i, len - i)) == 0) {
 			*bad = i;
 			return -1;
 		}
-		if (len - i <= need) {
-			*bad = i;
-			return -1;
-		}
-		for (k = 1; k <= need; k++) {
-			unsigned char b = s[i + k];
-			unsigned char l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xbf;
-			if (b < l || b > h) {
-				*bad = i;
-				return -1;
-			}
-		}
-		i += need + 1;
+		i += n;
 	}
 	return 0;
+}
+
+void lm_text_sanitize(lm_buf *b, const char *text, size_t len, unsigned flags)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)text;
+	size_t i = 0, n;
+	char esc[5] = {'\\', 'x', 0, 0, 0};
+
+	while (i < len) {
+		unsigned char c = s[i];
+		n = utf8_sequence(s + i, len - i);
+		/* U+0080..U+009F (C2 80..C2 9F) are C1 controls: some terminals take U+009B for CSI. */
+		if (n == 2 && c == 0xc2 && s[i + 1] < 0xa0)
+			n = 0;
+		if (n > 1) {
+			lm_buf_put(b, text + i, n);
+			i += n;
+			continue;
+		}
+		i++;
+		if ((flags & LM_TEXT_QUOTED) && (c == '"' || c == '\\')) {
+			lm_buf_put(b, c == '"' ? "\\\"" : "\\\\", 2);
+			continue;
+		}
+		if (c == '\n' || c == '\t' || c == '\r') {
+			if ((flags & LM_TEXT_LINES) && c != '\r')
+				lm_buf_put(b, (const char *)&c, 1);
+			else
+				lm_buf_puts(b, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r");
+			continue;
+		}
+		if (n == 1 && c >= 0x20 && c != 0x7f) {
+			lm_buf_put(b, (const char *)&c, 1);
+			continue;
+		}
+		esc[2] = hex[c >> 4];
+		esc[3] = hex[c & 15];
+		lm_buf_put(b, esc, 4);
+	}
+}
+
+char *lm_text_printable(const char *text)
+{
+	return lm_text_sanitized(text, LM_TEXT_LINES);
+}
+
+char *lm_text_sanitized(const char *s, unsigned flags)
+{
+	lm_buf b = {0};
+
+	if (s == NULL)
+		s = "";
+	lm_text_sanitize(&b, s, strlen(s), flags);
+	return lm_buf_finish(&b);
 }
 
 size_t lm_text_distance(const char *a, const char *b, size_t cap)
@@ -118,45 +179,78 @@ size_t lm_text_distance(const char *a, const char *b, size_t cap)
 
 void lm_text_quote(char *out, size_t size, const char *s, size_t len, size_t max_chars)
 {
-	size_t o = 0, i;
+	lm_buf b = {0};
+	size_t n;
 	int cut = len > max_chars;
-	char esc[8];
 
 	if (size == 0)
 		return;
-	if (cut)
-		len = max_chars;
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		const char *piece = esc;
-		if (c == '"')
-			piece = "\\\"";
-		else if (c == '\\')
-			piece = "\\\\";
-		else if (c == '\n')
-			piece = "\\n";
-		else if (c == '\t')
-			piece = "\\t";
-		else if (c == '\r')
-			piece = "\\r";
-		else if (c < 0x20 || c == 0x7f)
-			snprintf(esc, sizeof(esc), "\\x%02x", c);
-		else {
-			esc[0] = (char)c;
-			esc[1] = '\0';
-		}
-		if (o + strlen(piece) + 4 >= size) {
-			cut = 1;
-			break;
-		}
-		memcpy(out + o, piece, strlen(piece));
-		o += strlen(piece);
+	out[0] = '\0';
+	lm_text_sanitize(&b, s, cut ? max_chars : len, LM_TEXT_QUOTED);
+	if (b.oom)
+		return;
+	n = b.len;
+	if (n + 1 > size) {
+		/* Room for "..." and the NUL; never end inside a UTF-8 sequence. */
+		cut = 1;
+		n = size > 4 ? size - 4 : 0;
+		while (n > 0 && ((unsigned char)b.data[n] & 0xc0) == 0x80)
+			n--;
 	}
-	if (cut && o + 4 <= size) {
-		memcpy(out + o, "...", 3);
-		o += 3;
+	if (b.data != NULL)
+		memcpy(out, b.data, n);
+	if (cut && n + 4 <= size) {
+		memcpy(out + n, "...", 3);
+		n += 3;
 	}
-	out[o] = '\0';
+	out[n] = '\0';
+	free(b.data);
+}
+
+int lm_text_format(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (size == 0)
+		return -1;
+	va_start(ap, fmt);
+	n = vsnprintf(out, size, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= size) {
+		out[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+void lm_text_format_cut(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (size == 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(out, size, fmt, ap);
+	va_end(ap);
+	lm_text_mark_cut(out, size, n);
+}
+
+void lm_text_mark_cut(char *out, size_t size, int n)
+{
+	size_t k;
+
+	if (n < 0) {
+		out[0] = '\0';
+		return;
+	}
+	if ((size_t)n < size || size < 4)
+		return;
+	k = size - 4;
+	while (k > 0 && ((unsigned char)out[k] & 0xc0) == 0x80)
+		k--;
+	memcpy(out + k, "...", 4);
 }
 
 int lm_text_parse_u64(const char *s, size_t n, uint64_t max, uint64_t *out)
@@ -222,16 +316,34 @@ void lm_buf_puts(lm_buf *b, const char *s)
 
 void lm_buf_printf(lm_buf *b, const char *fmt, ...)
 {
-	char tmp[512];
+	char tmp[512], *big;
 	va_list ap;
 	int n;
 
+	if (b->oom)
+		return;
 	va_start(ap, fmt);
 	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return;
-	lm_buf_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+	if ((size_t)n < sizeof(tmp)) {
+		lm_buf_put(b, tmp, (size_t)n);
+		return;
+	}
+	/* Longer than the stack buffer: format again at the right size (nothing is ever cut). */
+	if ((big = malloc((size_t)n + 1)) == NULL) {
+		free(b->data);
+		b->data = NULL;
+		b->len = b->cap = 0;
+		b->oom = 1;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	lm_buf_put(b, big, (size_t)n);
+	free(big);
 }
 
 char *lm_buf_finish(lm_buf *b)

@@ -2,16 +2,26 @@
  *
  * Injected with DYLD_INSERT_LIBRARIES (macOS) or LD_PRELOAD (Linux tests). It reads its
  * configuration from the environment once, at load; when anything is missing or malformed it
- * installs nothing and the process stays exactly stock.
+ * installs nothing and the process stays exactly stock. The variables mean what they mean to
+ * Cua's LumeMetalCapabilities.dylib, so files written for it keep working (docs/guest.md):
  *
  *   LUME_METAL_APPLE_FAMILY_MAX             required, 1001..1999: supportsFamily: answers true for
  *                                           Apple families 1001..value; every other answer is the
  *                                           device's own.
- *   LUME_METAL_MAX_THREADGROUP_MEMORY       default 65536: maxThreadgroupMemoryLength raised to at
- *                                           least this.
- *   LUME_METAL_RECOMMENDED_WORKING_SET_SIZE only when set: recommendedMaxWorkingSetSize raised to
- *                                           at least this.
+ *   LUME_METAL_MAX_THREADGROUP_MEMORY       absent or empty: 65536. maxThreadgroupMemoryLength
+ *                                           raised to at least this (0: not raised).
+ *   LUME_METAL_RECOMMENDED_WORKING_SET_SIZE only when set and not empty: recommendedMaxWorkingSetSize
+ *                                           raised to at least this.
  *   LUME_METAL_LOG=1                        one line on stderr when the shim stays stock, and why.
+ *   LUME_METAL_INHERIT=1                    keep the shim in the injection variable for children.
+ *
+ * Numbers are decimal or 0x hexadecimal. A leading zero (octal to strtoull, so "010" is 8 for
+ * Cua's shim), a sign or white space is refused: the process stays stock and says why.
+ *
+ * Children start clean: whether configured or not, the shim removes its own path from the
+ * injection variable at load (dropping the variable when nothing else is left in it). A
+ * SIP-protected arm64e program started by the workload with SIP off would otherwise inherit a
+ * dylib it cannot load, and dyld terminates such a process.
  *
  * Finding the device class, in order of preference:
  *   1. -[_MTLDevice initGPUFamilySupport], which runs while a device is created, hooks the new
@@ -95,63 +105,172 @@ static void log_stock(const char *a, const char *b, const char *c)
 
 /* ---- configuration -------------------------------------------------------------------- */
 
-/* Strict decimal: digits only, no sign, no space, no leading zero, no overflow, not zero. */
-static int parse_decimal(const char *s, lm_u64 max, lm_u64 *out)
+static int is_space(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/* Decimal ("0" or no leading zero) or 0x/0X hexadecimal, nothing else, no overflow. Returns 0, or
+ * why not: the text that follows the variable's name in the log line. */
+static const char *parse_number(const char *s, lm_u64 *out)
 {
 	lm_u64 v = 0;
+	unsigned base = 10;
 
-	if (s == 0 || *s < '1' || *s > '9')
-		return -1;
+	for (const char *p = s; *p != '\0'; p++) {
+		if (is_space(*p))
+			return " contains white space: write the number alone";
+	}
+	if (*s == '+' || *s == '-')
+		return " has a sign: write a plain number";
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	} else if (s[0] == '0' && s[1] != '\0') {
+		return " has a leading zero (octal to other parsers: 010 is 8): write it without";
+	}
+	if (*s == '\0')
+		return " is not a number";
 	for (; *s != '\0'; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		if (v > (max - (lm_u64)(*s - '0')) / 10)
-			return -1;
-		v = v * 10 + (lm_u64)(*s - '0');
+		unsigned d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			return base == 16 ? " is not a hexadecimal number" : " is not a decimal number";
+		if (v > (~0ULL - d) / base)
+			return " is too large";
+		v = v * base + d;
 	}
 	*out = v;
 	return 0;
+}
+
+/* One variable: 0 absent or empty, 1 read into *out, -1 refused (logged). */
+static int config_number(const char *name, lm_u64 *out)
+{
+	const char *s = getenv(name), *why;
+
+	if (s == 0 || *s == '\0')
+		return 0;
+	if ((why = parse_number(s, out)) != 0) {
+		log_stock(name, why, "");
+		return -1;
+	}
+	return 1;
 }
 
 static void config_read(void)
 {
 	const char *s;
 	lm_u64 v;
+	int rc;
 
 	s = getenv("LUME_METAL_LOG");
 	cfg.log = s != 0 && str_eq(s, "1");
 
-	s = getenv("LUME_METAL_APPLE_FAMILY_MAX");
-	if (s == 0) {
-		log_stock("LUME_METAL_APPLE_FAMILY_MAX is not set", "", "");
+	if ((rc = config_number("LUME_METAL_APPLE_FAMILY_MAX", &v)) <= 0) {
+		if (rc == 0)
+			log_stock("LUME_METAL_APPLE_FAMILY_MAX is not set, or empty", "", "");
 		return;
 	}
-	if (parse_decimal(s, 1999, &v) != 0 || v < 1001) {
-		log_stock("LUME_METAL_APPLE_FAMILY_MAX must be a decimal number in 1001..1999", "", "");
+	if (v < 1001 || v > 1999) {
+		log_stock("LUME_METAL_APPLE_FAMILY_MAX must be in 1001..1999 (Apple families)", "", "");
 		return;
 	}
 	cfg.family_max = (long)v;
 
 	cfg.threadgroup_floor = 65536;
-	s = getenv("LUME_METAL_MAX_THREADGROUP_MEMORY");
-	if (s != 0) {
-		if (parse_decimal(s, ~0ULL, &v) != 0) {
-			log_stock("LUME_METAL_MAX_THREADGROUP_MEMORY must be a positive decimal number", "", "");
-			return;
-		}
+	if ((rc = config_number("LUME_METAL_MAX_THREADGROUP_MEMORY", &v)) < 0)
+		return;
+	if (rc == 1)
 		cfg.threadgroup_floor = (unsigned long)v;
-	}
 
-	s = getenv("LUME_METAL_RECOMMENDED_WORKING_SET_SIZE");
-	if (s != 0) {
-		if (parse_decimal(s, ~0ULL, &v) != 0) {
-			log_stock("LUME_METAL_RECOMMENDED_WORKING_SET_SIZE must be a positive decimal number", "", "");
-			return;
-		}
+	if ((rc = config_number("LUME_METAL_RECOMMENDED_WORKING_SET_SIZE", &v)) < 0)
+		return;
+	if (rc == 1) {
 		cfg.has_working_set = 1;
 		cfg.working_set_floor = v;
 	}
 	cfg.valid = 1;
+}
+
+/* ---- children start clean -------------------------------------------------------------- */
+
+/* dyld splits DYLD_INSERT_LIBRARIES at ':'; ld.so splits LD_PRELOAD at ':' and ' '. */
+#if defined(__APPLE__)
+#define LM_INJECTION_VARIABLE "DYLD_INSERT_LIBRARIES"
+#define LM_INJECTION_SPACE_SEPARATES 0
+#else
+#define LM_INJECTION_VARIABLE "LD_PRELOAD"
+#define LM_INJECTION_SPACE_SEPARATES 1
+#endif
+
+static const char *base_name(const char *path, const char *end)
+{
+	const char *b = path;
+
+	for (const char *p = path; p < end; p++) {
+		if (*p == '/')
+			b = p + 1;
+	}
+	return b;
+}
+
+/* The entry [e, end) names this image: it has the file name this image was loaded from (the same
+ * path, the name found through a search path, or a link with the same name). */
+static int names_self(const char *e, const char *end, const char *self)
+{
+	const char *self_end = self, *eb = base_name(e, end), *sb;
+
+	while (*self_end != '\0')
+		self_end++;
+	sb = base_name(self, self_end);
+	if (eb == end || end - eb != self_end - sb)
+		return 0;
+	for (; eb < end; eb++, sb++) {
+		if (*eb != *sb)
+			return 0;
+	}
+	return 1;
+}
+
+/* Remove this image from the injection variable, in place: the value only ever gets shorter, so
+ * no allocation. (The strings a process receives at exec, and those setenv makes, are writable.)
+ * Kept entries are joined with ':', which both dyld and ld.so accept. */
+static void injection_clean(void)
+{
+	const char *inherit = getenv("LUME_METAL_INHERIT");
+	char *value = getenv(LM_INJECTION_VARIABLE), *r, *w;
+	lm_dl_info info;
+
+	if ((inherit != 0 && str_eq(inherit, "1")) || value == 0)
+		return;
+	if (dladdr((const void *)injection_clean, &info) == 0 || info.dli_fname == 0)
+		return;
+	r = w = value;
+	while (*r != '\0') {
+		char *e = r, *end;
+
+		while (*r != '\0' && *r != ':' && !(LM_INJECTION_SPACE_SEPARATES && *r == ' '))
+			r++;
+		end = r;
+		if (*r != '\0')
+			r++;
+		if (end == e || names_self(e, end, info.dli_fname))
+			continue;
+		if (w != value)
+			*w++ = ':';
+		while (e < end)
+			*w++ = *e++;
+	}
+	*w = '\0';
+	if (w == value)
+		(void)unsetenv(LM_INJECTION_VARIABLE);
 }
 
 /* ---- the hooked methods: one set of entry points per slot ------------------------------- */
@@ -353,6 +472,7 @@ static void class_loaded(Class cls, void *category)
 
 __attribute__((constructor)) static void shim_load(void)
 {
+	injection_clean();
 	config_read();
 	if (!cfg.valid)
 		return;

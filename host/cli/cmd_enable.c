@@ -17,14 +17,17 @@ int lm_cmd_enable(lm_cli *cli)
 		lm_profile_free(profile);
 		return rc;
 	}
+	lm_cli_trap_signals();
 	rc = lm_flow_enable(ctx, (const char *const *)cli->argv, (size_t)cli->argc, profile, cli->jobs, &result);
 	if (rc < 0 && result.count == 0) {
 		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
 	} else {
 		exit_code = lm_cli_flow_exit(&result);
 		lm_cli_flow_print(cli, &result, exit_code);
-		if (exit_code != LM_EXIT_OK && !cli->json)
-			fprintf(stderr, "lume-metal: enable: %s\n", lm_error_last()->message);
+		if (lm_cli_interrupted())
+			lm_cli_interrupted_line(&result);
+		else if (exit_code != LM_EXIT_OK && !cli->json)
+			lm_cli_printf(stderr, "lume-metal: enable: %s\n", lm_error_last()->message);
 	}
 	lm_flow_result_dispose(&result);
 	lm_context_free(ctx);

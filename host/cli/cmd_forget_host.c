@@ -26,9 +26,9 @@ int lm_cmd_forget_host(lm_cli *cli)
 			doc = NULL;
 		lm_cli_print_document(cli, doc == NULL ? -1 : 0, doc);
 	} else if (n == 0) {
-		printf("No SSH host key was recorded for VM '%s'; nothing to forget.\n", vm);
+		lm_cli_printf(stdout, "No SSH host key was recorded for VM '%s'; nothing to forget.\n", vm);
 	} else {
-		printf("Forgot %d SSH host key%s of VM '%s'. The next connection records the key it is shown.\n", n,
+		lm_cli_printf(stdout, "Forgot %d SSH host key%s of VM '%s'. The next connection records the key it is shown.\n", n,
 		    n == 1 ? "" : "s", vm);
 	}
 	lm_context_free(ctx);

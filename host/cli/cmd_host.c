@@ -19,9 +19,9 @@ static int fail(lm_cli *cli, const lm_host_pref_info *info)
 			doc = NULL;
 		lm_cli_print_document(cli, doc == NULL ? -1 : 0, doc);
 	}
-	fprintf(stderr, "lume-metal: %s\n", message);
+	lm_cli_printf(stderr, "lume-metal: %s\n", message);
 	if ((hint = lm_cli_hint(cli, e->code)) != NULL)
-		fprintf(stderr, "hint: %s\n", hint);
+		lm_cli_printf(stderr, "hint: %s\n", hint);
 	return LM_EXIT_FAILURE;
 }
 
@@ -34,21 +34,23 @@ static const char *or_absent(const lm_host_pref_info *info)
 
 static void print_status(const lm_host_pref_info *info)
 {
-	char when[32];
+	char when[32], buf[512];
 
-	printf("host preference %s %s\n", info->domain, info->key);
-	printf("  store:    %s\n", info->store);
-	printf("  value:    %s%s\n", or_absent(info), info->matches ? " (unlocked)" : "");
+	lm_cli_printf(stdout, "host preference %s %s\n", info->domain, info->key);
+	lm_cli_printf(stdout, "  store:    %s\n", info->store);
+	lm_cli_printf(stdout, "  value:    %s%s\n", or_absent(info), info->matches ? " (unlocked)" : "");
 	if (info->managed)
-		printf("  managed:  yes, forced to %s by a configuration profile\n", info->managed_value);
+		lm_cli_printf(stdout, "  managed:  yes, forced to %s by a configuration profile\n", info->managed_value);
 	else
-		printf("  managed:  no\n");
+		lm_cli_printf(stdout, "  managed:  no\n");
 	if (info->recorded) {
 		lm_cli_iso_time(info->changed_at, when, sizeof(when));
-		printf("  original: %s (recorded; lume-metal set %s at %s)\n", info->original, info->written, when);
+		lm_cli_printf(stdout, "  original: %s (recorded; lume-metal set %s at %s)\n", info->original, info->written, when);
 	} else {
-		printf("  original: nothing recorded (no change of lume-metal's is in effect)\n");
+		lm_cli_printf(stdout, "  original: nothing recorded (no change of lume-metal's is in effect)\n");
 	}
+	lm_cli_pref_user_line(info, buf, sizeof(buf));
+	lm_cli_printf(stdout, "  user:     %s\n", buf);
 }
 
 static void print_result(const lm_cli *cli, const char *action, const lm_host_pref_info *info)
@@ -61,25 +63,25 @@ static void print_result(const lm_cli *cli, const char *action, const lm_host_pr
 	}
 	if (strcmp(action, "enable") == 0) {
 		if (!info->changed)
-			printf("already enabled: %s %s is %s in %s; nothing changed\n", info->domain, info->key,
+			lm_cli_printf(stdout, "already enabled: %s %s is %s in %s; nothing changed\n", info->domain, info->key,
 			    info->value, info->store);
 		else if (dry)
-			printf("dry run: would set %s %s to %s in %s (now %s; the original would be recorded)\n",
+			lm_cli_printf(stdout, "dry run: would set %s %s to %s in %s (now %s; the original would be recorded)\n",
 			    info->domain, info->key, info->written[0] ? info->written : "the wanted value",
 			    info->store, or_absent(info));
 		else
-			printf("enabled: %s %s is now %s in %s (original: %s, recorded for restore)\n", info->domain,
+			lm_cli_printf(stdout, "enabled: %s %s is now %s in %s (original: %s, recorded for restore)\n", info->domain,
 			    info->key, info->value, info->store, info->original);
 		return;
 	}
 	if (!info->changed && !info->recorded)
-		printf("nothing to restore: no change of lume-metal's is in effect (%s %s is %s)\n", info->domain,
+		lm_cli_printf(stdout, "nothing to restore: no change of lume-metal's is in effect (%s %s is %s)\n", info->domain,
 		    info->key, or_absent(info));
 	else if (dry)
-		printf("dry run: would restore %s %s in %s to %s (now %s)\n", info->domain, info->key, info->store,
+		lm_cli_printf(stdout, "dry run: would restore %s %s in %s to %s (now %s)\n", info->domain, info->key, info->store,
 		    info->original, or_absent(info));
 	else
-		printf("restored: %s %s in %s is back to %s\n", info->domain, info->key, info->store,
+		lm_cli_printf(stdout, "restored: %s %s in %s is back to %s\n", info->domain, info->key, info->store,
 		    info->present ? info->value : (info->file_present ? "absent key" : "absent file"));
 }
 

@@ -12,33 +12,33 @@ static void print_table(const lm_vm_outcome *o)
 	size_t n, i;
 	int a, b;
 
-	printf("%s: %s (%s)\n", o->vm, lm_report_device(o->stock), o->guest.os_version);
-	printf("  %-30s %-10s %-10s\n", "", "stock", "shimmed");
+	lm_cli_printf(stdout, "%s: %s (%s)\n", o->vm, lm_report_device(o->stock), o->guest.os_version);
+	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "", "stock", "shimmed");
 	fam = lm_family_table(&n);
 	for (i = 0; i < n; i++) {
 		if (lm_report_family(o->stock, fam[i].value, &a) < 0 || lm_report_family(o->shimmed, fam[i].value, &b) < 0)
 			continue;
-		printf("  %-30s %-10s %-10s%s\n", fam[i].name, yn(a), yn(b), a != b ? "  *" : "");
+		lm_cli_printf(stdout, "  %-30s %-10s %-10s%s\n", fam[i].name, yn(a), yn(b), a != b ? "  *" : "");
 	}
-	printf("  %-30s %-10llu %-10llu\n", "max threadgroup memory",
+	lm_cli_printf(stdout, "  %-30s %-10llu %-10llu\n", "max threadgroup memory",
 	    (unsigned long long)lm_report_max_threadgroup_memory(o->stock),
 	    (unsigned long long)lm_report_max_threadgroup_memory(o->shimmed));
-	printf("  %-30s %-10llu %-10llu\n", "recommended working set",
+	lm_cli_printf(stdout, "  %-30s %-10llu %-10llu\n", "recommended working set",
 	    (unsigned long long)lm_report_recommended_working_set_size(o->stock),
 	    (unsigned long long)lm_report_recommended_working_set_size(o->shimmed));
-	printf("  %-30s %-10s %-10s\n", "unified memory", yn(lm_report_unified_memory(o->stock)),
+	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "unified memory", yn(lm_report_unified_memory(o->stock)),
 	    yn(lm_report_unified_memory(o->shimmed)));
-	printf("  %-30s %-10s %-10s\n", "shim active", yn(lm_report_shim_active(o->stock)),
+	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "shim active", yn(lm_report_shim_active(o->stock)),
 	    yn(lm_report_shim_active(o->shimmed)));
-	printf("  %-30s %-10s %-10s\n", "llama.cpp simdgroup reduction", yn(o->stock_flags.llama_simdgroup_reduction),
+	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "llama.cpp simdgroup reduction", yn(o->stock_flags.llama_simdgroup_reduction),
 	    yn(o->shimmed_flags.llama_simdgroup_reduction));
-	printf("  %-30s %-10s %-10s\n", "llama.cpp simdgroup matmul", yn(o->stock_flags.llama_simdgroup_mm),
+	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "llama.cpp simdgroup matmul", yn(o->stock_flags.llama_simdgroup_mm),
 	    yn(o->shimmed_flags.llama_simdgroup_mm));
-	printf("  %-30s %-10s %-10s\n", "llama.cpp bfloat16", yn(o->stock_flags.llama_bfloat16),
+	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "llama.cpp bfloat16", yn(o->stock_flags.llama_bfloat16),
 	    yn(o->shimmed_flags.llama_bfloat16));
-	printf("  %-30s %-10s %-10s\n", "llama.cpp tensor API", yn(o->stock_flags.llama_tensor),
+	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "llama.cpp tensor API", yn(o->stock_flags.llama_tensor),
 	    yn(o->shimmed_flags.llama_tensor));
-	printf("  %-30s %-10s %-10s\n", "MLX residency-set risk", yn(o->stock_flags.mlx_residency_risk),
+	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "MLX residency-set risk", yn(o->stock_flags.mlx_residency_risk),
 	    yn(o->shimmed_flags.mlx_residency_risk));
 }
 

@@ -73,55 +73,55 @@ static int cmd_list(lm_cli *cli)
 		lm_cli_print_document(cli, 0, doc);
 		return LM_EXIT_OK;
 	}
-	printf("%-16s %-16s %-12s %s\n", "NAME", "CEILING", "THREADGROUP", "VALIDATED");
+	lm_cli_printf(stdout, "%-16s %-16s %-12s %s\n", "NAME", "CEILING", "THREADGROUP", "VALIDATED");
 	for (i = 0; i < lm_profile_builtin_count(); i++) {
 		const char *name = lm_profile_builtin_name(i);
 		const lm_profile_capabilities *caps;
-		char validated[160] = "no";
 
 		if (lm_profile_builtin(&p, name) != 0)
 			return lm_cli_fail(cli, LM_EXIT_FAILURE);
 		caps = lm_profile_caps(p);
 		lm_family_label(caps->apple_family_max, fam, sizeof(fam));
+		lm_cli_printf(stdout, "%-16s %-16s %-12" PRIu64 " ", name, fam, caps->max_threadgroup_memory);
 		if (lm_profile_validation_get(p, 0, &v) == 0)
-			snprintf(validated, sizeof(validated), "yes (%s, host %s, guest %s%s)", v.chip, v.host_os,
-			    v.guest_os, lm_profile_validation_count(p) > 1 ? ", ..." : "");
-		printf("%-16s %-16s %-12" PRIu64 " %s\n", name, fam, caps->max_threadgroup_memory, validated);
+			lm_cli_printf(stdout, "yes (%s, host %s, guest %s%s)\n", v.chip, v.host_os, v.guest_os,
+			    lm_profile_validation_count(p) > 1 ? ", ..." : "");
+		else
+			lm_cli_printf(stdout, "no\n");
 		lm_profile_free(p);
 	}
 	lm_error_clear();
-	printf("\ndefault: %s (lume-metal profile show NAME for details)\n", dflt);
+	lm_cli_printf(stdout, "\ndefault: %s (lume-metal profile show NAME for details)\n", dflt);
 	return LM_EXIT_OK;
 }
 
-static const char *pref_value_text(const lm_pref_value *v, char *buf, size_t size)
+static void print_pref_value(const lm_pref_value *v)
 {
 	if (v->type == LM_PREF_BOOL)
-		snprintf(buf, size, "%s (bool)", v->boolean ? "true" : "false");
+		lm_cli_printf(stdout, "%s (bool)\n", v->boolean ? "true" : "false");
 	else if (v->type == LM_PREF_INTEGER)
-		snprintf(buf, size, "%lld (integer)", v->integer);
+		lm_cli_printf(stdout, "%lld (integer)\n", v->integer);
 	else
-		snprintf(buf, size, "\"%s\" (string)", v->string);
-	return buf;
+		lm_cli_printf(stdout, "\"%s\" (string)\n", v->string);
 }
 
 static void print_expectation(const lm_profile_expectation *e)
 {
 	char fam[48];
 
-	printf("  %-8s ", e->shimmed ? "shimmed:" : "stock:");
+	lm_cli_printf(stdout, "  %-8s ", e->shimmed ? "shimmed:" : "stock:");
 	switch (e->kind) {
 	case LM_EXPECT_FAMILY:
-		printf("%s answered %s\n", lm_family_label(e->family, fam, sizeof(fam)), e->value ? "true" : "false");
+		lm_cli_printf(stdout, "%s answered %s\n", lm_family_label(e->family, fam, sizeof(fam)), e->value ? "true" : "false");
 		break;
 	case LM_EXPECT_MIN_THREADGROUP_MEMORY:
-		printf("max threadgroup memory at least %" PRIu64 " bytes\n", e->value);
+		lm_cli_printf(stdout, "max threadgroup memory at least %" PRIu64 " bytes\n", e->value);
 		break;
 	case LM_EXPECT_MIN_WORKING_SET_SIZE:
-		printf("recommended working set at least %" PRIu64 " bytes\n", e->value);
+		lm_cli_printf(stdout, "recommended working set at least %" PRIu64 " bytes\n", e->value);
 		break;
 	case LM_EXPECT_SHIM_ACTIVE:
-		printf("shim %s\n", e->value ? "active" : "not active");
+		lm_cli_printf(stdout, "shim %s\n", e->value ? "active" : "not active");
 		break;
 	}
 }
@@ -136,38 +136,38 @@ static void show_text(const lm_profile *p, const char *arg)
 	char buf[128];
 	size_t i, j, n;
 
-	printf("profile: %s%s\n", lm_profile_name(p), is_builtin(arg) ?
+	lm_cli_printf(stdout, "profile: %s%s\n", lm_profile_name(p), is_builtin(arg) ?
 	    (strcmp(arg, lm_profile_default_name()) == 0 ? " (built-in, default)" : " (built-in)") : "");
 	if (!is_builtin(arg))
-		printf("file: %s\n", arg);
-	printf("description: %s\n", lm_profile_description(p));
-	printf("capabilities:\n  Apple family ceiling: %s\n", lm_family_label(caps->apple_family_max, buf, sizeof(buf)));
-	printf("  max threadgroup memory: at least %" PRIu64 " bytes\n", caps->max_threadgroup_memory);
+		lm_cli_printf(stdout, "file: %s\n", arg);
+	lm_cli_printf(stdout, "description: %s\n", lm_profile_description(p));
+	lm_cli_printf(stdout, "capabilities:\n  Apple family ceiling: %s\n", lm_family_label(caps->apple_family_max, buf, sizeof(buf)));
+	lm_cli_printf(stdout, "  max threadgroup memory: at least %" PRIu64 " bytes\n", caps->max_threadgroup_memory);
 	if (caps->has_recommended_working_set_size)
-		printf("  recommended working set: at least %" PRIu64 " bytes\n", caps->recommended_working_set_size);
+		lm_cli_printf(stdout, "  recommended working set: at least %" PRIu64 " bytes\n", caps->recommended_working_set_size);
 	else
-		printf("  recommended working set: unchanged\n");
-	printf("host preference: %s %s = %s\n", pref->domain, pref->key,
-	    pref_value_text(&pref->value, buf, sizeof(buf)));
-	printf("shim environment:\n");
+		lm_cli_printf(stdout, "  recommended working set: unchanged\n");
+	lm_cli_printf(stdout, "host preference: %s %s = ", pref->domain, pref->key);
+	print_pref_value(&pref->value);
+	lm_cli_printf(stdout, "shim environment:\n");
 	lm_profile_render_env(p, env, &n);
 	for (i = 0; i < n; i++)
-		printf("  %s=%s\n", env[i].name, env[i].value);
-	printf("expectations:\n");
+		lm_cli_printf(stdout, "  %s=%s\n", env[i].name, env[i].value);
+	lm_cli_printf(stdout, "expectations:\n");
 	n = lm_profile_expectation_count(p);
 	if (n == 0)
-		printf("  none\n");
+		lm_cli_printf(stdout, "  none\n");
 	for (i = 0; i < n; i++)
 		if (lm_profile_expectation_get(p, i, &e) == 0)
 			print_expectation(&e);
-	printf("validated on:\n");
+	lm_cli_printf(stdout, "validated on:\n");
 	if (!lm_profile_validated(p))
-		printf("  not yet validated\n");
+		lm_cli_printf(stdout, "  not yet validated\n");
 	for (i = 0; lm_profile_validation_get(p, i, &v) == 0; i++) {
-		printf("  %s, host %s, guest %s:", v.chip, v.host_os, v.guest_os);
+		lm_cli_printf(stdout, "  %s, host %s, guest %s:", v.chip, v.host_os, v.guest_os);
 		for (j = 0; j < v.workload_count; j++)
-			printf("%s %s", j ? "," : "", v.workloads[j]);
-		printf("\n    evidence: %s\n", v.evidence);
+			lm_cli_printf(stdout, "%s %s", j ? "," : "", v.workloads[j]);
+		lm_cli_printf(stdout, "\n    evidence: %s\n", v.evidence);
 	}
 	lm_error_clear();
 }
@@ -221,18 +221,18 @@ static int cmd_lint(lm_cli *cli, const char *arg)
 		}
 		lm_cli_print_document(cli, 0, doc);
 	} else {
-		printf("profile %s (%s): valid\n", lm_profile_name(p), arg);
-		printf("llama.cpp on the paravirtual device (stock -> with this profile):\n");
+		lm_cli_printf(stdout, "profile %s (%s): valid\n", lm_profile_name(p), arg);
+		lm_cli_printf(stdout, "llama.cpp on the paravirtual device (stock -> with this profile):\n");
 		for (i = 0; i < 4; i++)
-			printf("  %-26s %-3s -> %s\n", llama_labels[i][1], llama_flag(&r.stock, i) ? "on" : "off",
+			lm_cli_printf(stdout, "  %-26s %-3s -> %s\n", llama_labels[i][1], llama_flag(&r.stock, i) ? "on" : "off",
 			    llama_flag(&r.shimmed, i) ? "on" : "off");
 		for (k = 0; k < r.count; k++)
 			if (r.items[k].level == LM_LINT_NOTE)
-				printf("note: %s\n", r.items[k].message);
+				lm_cli_printf(stdout, "note: %s\n", r.items[k].message);
 		for (k = 0; k < r.count; k++)
 			if (r.items[k].level == LM_LINT_WARNING)
-				printf("warning: %s\n", r.items[k].message);
-		printf("%zu warning%s\n", r.warnings, r.warnings == 1 ? "" : "s");
+				lm_cli_printf(stdout, "warning: %s\n", r.items[k].message);
+		lm_cli_printf(stdout, "%zu warning%s\n", r.warnings, r.warnings == 1 ? "" : "s");
 	}
 	lm_profile_free(p);
 	return LM_EXIT_OK;

@@ -13,6 +13,7 @@ int lm_cmd_rollback(lm_cli *cli)
 		return lm_cli_usage_error(cli, "rollback: either name VMs or pass --all, not both");
 	if ((rc = lm_cli_context(cli, &ctx)) != 0)
 		return rc;
+	lm_cli_trap_signals();
 	rc = lm_flow_rollback(ctx, (const char *const *)cli->argv, (size_t)cli->argc, cli->all, !cli->no_restart,
 	    &result);
 	if (rc < 0 && result.count == 0) {
@@ -21,7 +22,9 @@ int lm_cmd_rollback(lm_cli *cli)
 		exit_code = lm_cli_flow_exit(&result);
 		lm_cli_flow_print(cli, &result, exit_code);
 		if (result.count == 0 && !cli->json)
-			printf("no VM is enabled: nothing to roll back\n");
+			lm_cli_printf(stdout, "no VM is enabled: nothing to roll back\n");
+		if (lm_cli_interrupted())
+			lm_cli_interrupted_line(&result);
 	}
 	lm_flow_result_dispose(&result);
 	lm_context_free(ctx);

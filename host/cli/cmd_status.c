@@ -4,31 +4,37 @@
 static void print_text(const lm_flow_result *r)
 {
 	const lm_host_pref_info *p = &r->pref;
-	char flags[160];
+	char flags[160], user[512];
 	size_t i;
 
-	printf("host preference %s %s: %s (%s%s)\n", p->domain, p->key, p->present ? p->value : "absent",
+	lm_cli_printf(stdout, "host preference %s %s: %s (%s%s)\n", p->domain, p->key, p->present ? p->value : "absent",
 	    p->store, p->managed ? ", managed by a configuration profile" : "");
 	if (p->recorded)
-		printf("  changed by lume-metal; original: %s\n", p->original);
+		lm_cli_printf(stdout, "  changed by lume-metal; original: %s\n", p->original);
+	lm_cli_pref_user_line(p, user, sizeof(user));
+	lm_cli_printf(stdout, "  user: %s\n", user);
 	if (r->count == 0)
-		printf("no VM is enabled\n");
+		lm_cli_printf(stdout, "no VM is enabled\n");
 	for (i = 0; i < r->count; i++) {
 		const lm_vm_outcome *o = &r->vms[i];
 
-		printf("%s: %s\n", o->vm, o->rc < 0 ? o->message : o->already_enabled ? "enabled" : "not enabled");
+		lm_cli_printf(stdout, "%s: %s\n", o->vm, o->rc < 0 ? o->message : o->already_enabled ? "enabled" : "not enabled");
 		if (o->rc < 0)
 			continue;
-		printf("  state %s, ip %s\n", o->info.status[0] ? o->info.status : "unknown",
+		lm_cli_printf(stdout, "  state %s, ip %s\n", o->info.status[0] ? o->info.status : "unknown",
 		    o->info.ip[0] ? o->info.ip : "-");
+		if (o->guest.os[0] != '\0')
+			lm_cli_printf(stdout, "  guest %s %s %s, SIP %s\n", o->guest.os, o->guest.os_version, o->guest.arch,
+			    o->guest.sip[0] ? o->guest.sip : "not reported");
 		if (o->already_enabled) {
-			printf("  profile %s, bundle %s: %s\n", o->profile, o->bundle_id,
+			lm_cli_printf(stdout, "  profile %s, bundle %s: %s\n", o->profile, o->bundle_id,
 			    o->bundle_verified ? "verified" : "not verified (VM not running, or files differ)");
-			printf("  restart pending: %s\n", o->restart_pending ? "yes (booted before the preference changed)" : "no");
+			lm_cli_printf(stdout, "  restart pending: %s\n", o->restart_pending ?
+			    "yes (not certainly started after the preference changed; `lume-metal enable` restarts it)" : "no");
 		}
 		if (o->shimmed != NULL) {
 			lm_cli_flags_line(&o->shimmed_flags, flags, sizeof(flags));
-			printf("  last probe: shim %s, Apple%d, %llu bytes threadgroup memory; llama.cpp %s\n",
+			lm_cli_printf(stdout, "  last probe: shim %s, Apple%d, %llu bytes threadgroup memory; llama.cpp %s\n",
 			    lm_report_shim_active(o->shimmed) ? "active" : "inactive",
 			    lm_report_apple_family(o->shimmed) - 1000,
 			    (unsigned long long)lm_report_max_threadgroup_memory(o->shimmed), flags);

@@ -27,7 +27,10 @@ int main(int argc, char **argv)
 	if ((rc = lm_cli_parse(&cli, argc, argv)) != LM_EXIT_OK)
 		return rc == -1 ? LM_EXIT_OK : rc; /* -1: --help or --version already printed */
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(cli.command, commands[i].name) == 0)
-			return commands[i].run(&cli);
+		if (strcmp(cli.command, commands[i].name) == 0) {
+			rc = commands[i].run(&cli);
+			lm_cli_exit_interrupted();
+			return rc;
+		}
 	return lm_cli_usage_error(&cli, "unknown command '%s' (see lume-metal --help)", cli.command);
 }

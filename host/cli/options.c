@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -11,7 +12,7 @@ enum opt_id {
 	OPT_FORMAT = 256, OPT_DRY_RUN, OPT_FORCE, OPT_STATE_DIR, OPT_PREFS_DIR, OPT_LUME_URL,
 	OPT_VM_MANAGER, OPT_LUME, OPT_HOST_KEY_POLICY, OPT_SSH_USER, OPT_SSH_KEY, OPT_SSH_PASSWORD_FILE,
 	OPT_BUNDLE, OPT_PROFILE, OPT_ALL, OPT_JOBS, OPT_NO_RESTART, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT,
-	OPT_VERBOSE, OPT_HOST, OPT_MAN
+	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT
 };
 
 static const struct option_doc {
@@ -27,18 +28,26 @@ static const struct option_doc {
 	{"dry-run", no_argument, OPT_DRY_RUN, NULL, NULL, "Print the plan and change nothing."},
 	{"force", no_argument, OPT_FORCE, NULL, NULL,
 	 "host disable/rollback: restore the preference even if someone else changed it since."},
+	{"force-user-mismatch", no_argument, OPT_FORCE_USER_MISMATCH, NULL, NULL,
+	 "DANGEROUS. Write the host preference although the Lume server runs as another user, or "
+	 "lume-metal runs as root and no server shows whose VMs read it. The VMs read only their own "
+	 "user's preference: they would most likely keep the restricted level while the probe still passes "
+	 "(docs/preferences.md)."},
 	{"profile", required_argument, OPT_PROFILE, "NAME|FILE", NULL,
 	 "Capability profile: a built-in name (lume-metal profile list) or a JSON file."},
 	{"all", no_argument, OPT_ALL, NULL, NULL, "rollback: every VM the state knows."},
 	{"jobs", required_argument, OPT_JOBS, "N", NULL, "enable: VMs handled at once (default 1)."},
 	{"no-restart", no_argument, OPT_NO_RESTART, NULL, NULL,
 	 "rollback: do not restart running VMs that still carry the unlocked level."},
+	{"no-wait", no_argument, OPT_NO_WAIT, NULL, NULL,
+	 "enable, rollback, probe, run: when another lume-metal process is working on the VM, fail at "
+	 "once instead of waiting for it to finish."},
 	{"state-dir", required_argument, OPT_STATE_DIR, "DIR", "LUME_METAL_STATE_DIR",
-	 "State directory (journal, known_hosts). Default: $XDG_STATE_HOME/lume-metal or "
+	 "State directory (journal, known_hosts), an absolute path. Default: $XDG_STATE_HOME/lume-metal or "
 	 "~/.local/state/lume-metal; ~/Library/Application Support/lume-metal on macOS."},
 	{"prefs-dir", required_argument, OPT_PREFS_DIR, "DIR", "LUME_METAL_PREFS_DIR",
-	 "Use plist files DIR/<domain>.plist instead of CFPreferences (the default off macOS is "
-	 "~/Library/Preferences)."},
+	 "Use plist files DIR/<domain>.plist instead of CFPreferences, DIR an absolute path (the default off "
+	 "macOS is ~/Library/Preferences)."},
 	{"lume-url", required_argument, OPT_LUME_URL, "URL", "LUME_METAL_LUME_URL",
 	 "Lume HTTP API base URL. Default: http://127.0.0.1:7777."},
 	{"vm-manager", required_argument, OPT_VM_MANAGER, "lume-api|lume-cli", "LUME_METAL_VM_MANAGER",
@@ -54,11 +63,15 @@ static const struct option_doc {
 	{"ssh-password-file", required_argument, OPT_SSH_PASSWORD_FILE, "FILE", NULL,
 	 "File holding the guest password (or set LUME_METAL_SSH_PASSWORD). Never pass a password in argv."},
 	{"bundle", required_argument, OPT_BUNDLE, "DIR", "LUME_METAL_BUNDLE",
-	 "Guest bundle to install. Default: the installed bundle for the guest's OS."},
+	 "Guest bundle to install, an absolute path. Default: the installed bundle for the guest's OS."},
 	{"timeout", required_argument, OPT_TIMEOUT, "SECONDS", NULL,
 	 "How long to wait for a VM to become ready (default 300)."},
 	{"connect-timeout", required_argument, OPT_CONNECT_TIMEOUT, "SECONDS", NULL,
 	 "SSH connect and authentication timeout (default 10)."},
+	{"boot-margin", required_argument, OPT_BOOT_MARGIN, "SECONDS", NULL,
+	 "enable/status: a running VM is left alone only when lume-metal started it after the preference "
+	 "changed, or its guest kernel booted more than SECONDS after the change (default 30: a VM's "
+	 "firmware runs that long before its kernel boots); otherwise it is restarted."},
 	{"host", required_argument, OPT_HOST, "FAMILY", NULL,
 	 "profile lint: the host's own Apple family (e.g. Apple7 for M1) to check the ceiling against."},
 	{"verbose", no_argument, OPT_VERBOSE, NULL, NULL, "Show debug lines."},
@@ -85,6 +98,21 @@ static const char *const exit_help[] = {
 	"4", "guest unsupported: the shim does not activate there, stock kept", NULL,
 };
 
+/* A directory option must be absolute: a relative one would name another directory from each
+ * working directory (the journal or the preference of one run not found by the next). The message
+ * shows what it would have meant from here. */
+static int absolute_dir(lm_cli *cli, const char *arg, const char *source)
+{
+	char cwd[4096];
+
+	if (arg[0] == '/')
+		return 0;
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		snprintf(cwd, sizeof(cwd), "(the current directory)");
+	return lm_cli_usage_error(cli, "%s: '%s' is a relative path; give an absolute one (from here it would be "
+	    "%s/%s), so that every run uses the same directory", source, arg, cwd, arg);
+}
+
 static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 {
 	char *end;
@@ -102,19 +130,30 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 		return 0;
 	case OPT_DRY_RUN: cli->lib.dry_run = 1; return 0;
 	case OPT_FORCE: cli->lib.force = 1; return 0;
+	case OPT_FORCE_USER_MISMATCH: cli->lib.force_user_mismatch = 1; return 0;
 	case OPT_PROFILE: cli->profile = arg; return 0;
 	case OPT_ALL: cli->all = 1; return 0;
 	case OPT_NO_RESTART: cli->no_restart = 1; return 0;
+	case OPT_NO_WAIT: cli->lib.no_wait = 1; return 0;
 	case OPT_VERBOSE: cli->verbose = 1; return 0;
 	case OPT_HOST: cli->host = arg; return 0;
-	case OPT_STATE_DIR: cli->lib.state_dir = arg; return 0;
-	case OPT_PREFS_DIR: cli->lib.prefs_dir = arg; return 0;
+	case OPT_STATE_DIR:
+	case OPT_PREFS_DIR:
+	case OPT_BUNDLE:
+		if (absolute_dir(cli, arg, source) != 0)
+			return LM_EXIT_USAGE;
+		if (id == OPT_STATE_DIR)
+			cli->lib.state_dir = arg;
+		else if (id == OPT_PREFS_DIR)
+			cli->lib.prefs_dir = arg;
+		else
+			cli->lib.bundle_dir = arg;
+		return 0;
 	case OPT_LUME_URL: cli->lib.lume_url = arg; return 0;
 	case OPT_LUME: cli->lib.lume_program = arg; return 0;
 	case OPT_SSH_USER: cli->lib.ssh_user = arg; return 0;
 	case OPT_SSH_KEY: cli->lib.ssh_key = arg; return 0;
 	case OPT_SSH_PASSWORD_FILE: cli->lib.ssh_password_file = arg; return 0;
-	case OPT_BUNDLE: cli->lib.bundle_dir = arg; return 0;
 	case OPT_VM_MANAGER:
 		if (strcmp(arg, "lume-api") == 0)
 			cli->lib.vm_manager = LM_VM_MANAGER_LUME_API;
@@ -148,6 +187,13 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 			cli->lib.ready_timeout = d;
 		else
 			cli->lib.connect_timeout = d;
+		return 0;
+	case OPT_BOOT_MARGIN:
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno != 0 || *end != '\0' || end == arg || !(d > 0 && d <= 3600))
+			return lm_cli_usage_error(cli, "%s: expected seconds in (0, 3600], found '%s'", source, arg);
+		cli->lib.boot_margin = d;
 		return 0;
 	default:
 		return lm_cli_usage_error(cli, "%s: unexpected option", source);
@@ -235,6 +281,7 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	static const lm_options init = LM_OPTIONS_INIT;
 	struct option longopts[N_OPTIONS + 1];
 	const char *val;
+	char flag[64];
 	int i, c, rc, dashdash = argc;
 	size_t k;
 
@@ -299,7 +346,8 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 		for (k = 0; k < N_OPTIONS; k++)
 			if (options[k].id == c)
 				break;
-		if ((rc = set_option(cli, c, optarg, k < N_OPTIONS ? options[k].name : "option")) != 0)
+		snprintf(flag, sizeof(flag), "--%s", k < N_OPTIONS ? options[k].name : "option");
+		if ((rc = set_option(cli, c, optarg, flag)) != 0)
 			return rc;
 	}
 	if (optind >= dashdash) {
@@ -309,5 +357,10 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	cli->command = argv[optind];
 	cli->argv = argv + optind + 1;
 	cli->argc = dashdash - optind - 1;
+	/* Only `run` takes a guest command; elsewhere "--" would hide options and names from the
+	 * parser (`host enable -- --dry-run` must not change the preference). */
+	if (dashdash < argc && strcmp(cli->command, "run") != 0)
+		return lm_cli_usage_error(cli, "%s: '--' is only for run (lume-metal run VM -- CMD...); put options "
+		    "and names before it", cli->command);
 	return 0;
 }

@@ -9,13 +9,45 @@
 
 #include "cli.h"
 
+void lm_cli_puts(FILE *out, const char *text)
+{
+	char *clean = lm_text_printable(text != NULL ? text : "");
+
+	fputs(clean != NULL ? clean : "(out of memory)", out);
+	lm_free(clean);
+}
+
+void lm_cli_printf(FILE *out, const char *fmt, ...)
+{
+	char *text;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((text = malloc((size_t)n + 1)) == NULL) {
+		fputs("(out of memory)\n", out);
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(text, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	lm_cli_puts(out, text);
+	free(text);
+}
+
 void lm_cli_iso_time(double t, char *buf, size_t size)
 {
-	time_t tt = (time_t)t;
+	time_t tt;
 	struct tm tm;
 
-	gmtime_r(&tt, &tm);
-	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	/* In range before the conversion (a double out of time_t's range converted is undefined). */
+	if (!(t >= 0 && t <= 253402300799.0) || (tt = (time_t)t, gmtime_r(&tt, &tm) == NULL) ||
+	    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, size, "unknown");
 }
 
 lm_json_envelope lm_cli_envelope(const lm_cli *cli, int exit_code, int error_code, const char *message)
@@ -36,7 +68,7 @@ void lm_cli_print_document(const lm_cli *cli, int rc, char *doc)
 {
 	(void)cli;
 	if (rc < 0 || doc == NULL) {
-		fprintf(stderr, "lume-metal: cannot render the JSON document: %s\n", lm_error_last()->message);
+		lm_cli_printf(stderr, "lume-metal: cannot render the JSON document: %s\n", lm_error_last()->message);
 		lm_free(doc);
 		return;
 	}
@@ -71,7 +103,13 @@ static const struct {
 	{LM_ENOTFOUND, NULL, "profile host", "check the VM's name (lume ls); to reach Lume, start `lume serve` or "
 	    "pass --lume-url URL, or put `lume` on PATH or pass --lume PATH; without HOME, pass --state-dir DIR"},
 	{LM_EUNSUPPORTED, "enable", NULL, "report the guest's version with the output of `lume-metal probe {vm}`"},
-	{LM_ELOCKED, NULL, NULL, "another lume-metal is working on the same state; wait for it and try again"},
+	{LM_ELOCKED, NULL, NULL, "another lume-metal is working on the same state or VM; wait for it and try "
+	    "again (without --no-wait, lume-metal waits by itself)"},
+	{LM_EVMOWNER, NULL, NULL, "let lume-metal use the Lume API instead: start `lume serve` (or pass --lume-url "
+	    "with the address it listens on), and do not force --vm-manager lume-cli"},
+	{LM_EWRONGUSER, NULL, NULL, "run lume-metal as the user the Lume server runs as; --force-user-mismatch "
+	    "writes it anyway: dangerous, see docs/preferences.md"},
+	{LM_ECANCELED, NULL, NULL, "what the command had done is undone (see the message); run it again to finish"},
 };
 
 static int word_in(const char *word, const char *list)
@@ -117,9 +155,9 @@ static int report(lm_cli *cli, int exit_code, int code, const char *message)
 		rc = lm_json_error(&env, &doc);
 		lm_cli_print_document(cli, rc, doc);
 	}
-	fprintf(stderr, "lume-metal: %s\n", message);
+	lm_cli_printf(stderr, "lume-metal: %s\n", message);
 	if (cli != NULL && (hint = lm_cli_hint(cli, code)) != NULL)
-		fprintf(stderr, "hint: %s\n", hint);
+		lm_cli_printf(stderr, "hint: %s\n", hint);
 	return exit_code;
 }
 
@@ -134,10 +172,13 @@ int lm_cli_usage_error(lm_cli *cli, const char *fmt, ...)
 {
 	char message[1024];
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(message, sizeof(message), fmt, ap);
+	n = vsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof(message))
+		memcpy(message + sizeof(message) - 4, "...", 4); /* cut, visibly */
 	return report(cli, LM_EXIT_USAGE, LM_EINVALID, message);
 }
 
@@ -149,7 +190,7 @@ void lm_cli_log(void *data, lm_log_level level, const char *line)
 		return;
 	if (cli->json && level == LM_LOG_INFO)
 		return;
-	fprintf(stderr, "%s%s\n", level == LM_LOG_WARN ? "warning: " : "", line);
+	lm_cli_printf(stderr, "%s%s\n", level == LM_LOG_WARN ? "warning: " : "", line);
 }
 
 /* on_step: progress lines on stderr (stdout keeps the result). */
@@ -160,9 +201,9 @@ static void on_step(void *data, const lm_step_event *ev)
 	if (!cli->progress)
 		return;
 	if (ev->state == LM_STEP_STARTED)
-		fprintf(stderr, "%s%s%s ...\n", ev->vm, ev->vm[0] ? ": " : "", ev->name);
+		lm_cli_printf(stderr, "%s%s%s ...\n", ev->vm, ev->vm[0] ? ": " : "", ev->name);
 	else
-		fprintf(stderr, "%s%s%s %s (%.2f s)%s%s\n", ev->vm, ev->vm[0] ? ": " : "", ev->name,
+		lm_cli_printf(stderr, "%s%s%s %s (%.2f s)%s%s\n", ev->vm, ev->vm[0] ? ": " : "", ev->name,
 		    ev->state == LM_STEP_DONE ? "done" : "FAILED", ev->elapsed, ev->detail[0] ? ": " : "", ev->detail);
 }
 
@@ -207,31 +248,13 @@ static void on_output(void *data, const char *vm, int stream, const char *bytes,
 		collect(&cli->out_bytes, &cli->out_len, bytes, len);
 }
 
-/* should_cancel: the first Ctrl-C (or SIGTERM) asks the library to stop at the next safe point
- * and undo; a second one ends the process at once. */
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig)
-{
-	interrupted = 1;
-	signal(sig, SIG_DFL);
-}
-
-static int should_cancel(void *data)
-{
-	(void)data;
-	return interrupted != 0;
-}
-
 int lm_cli_context(lm_cli *cli, lm_context **out)
 {
 	cli->lib.on_step = on_step;
 	cli->lib.on_output = on_output;
-	cli->lib.should_cancel = should_cancel;
+	cli->lib.should_cancel = lm_cli_should_cancel; /* interrupt.c: SIGINT and SIGTERM */
 	cli->lib.callback_data = cli;
 	cli->progress = cli->verbose || (!cli->json && isatty(STDERR_FILENO));
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
 	if (lm_context_new(out, &cli->lib) < 0)
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);
 	return 0;

@@ -55,16 +55,30 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 
 		for (k = 0; k < o->nsteps; k++)
 			total += o->steps[k].seconds;
-		printf("%s%s (%.2f s)\n", o->rc < 0 ? "FAILED " : "", o->message, total);
+		lm_cli_printf(stdout, "%s%s (%.2f s)\n", o->rc < 0 ? "FAILED " : "", o->message, total);
 		for (k = 0; k < o->nsteps; k++)
-			printf("  %-16s %7.3f s  %s\n", o->steps[k].name, o->steps[k].seconds, o->steps[k].detail);
+			lm_cli_printf(stdout, "  %-16s %7.3f s  %s\n", o->steps[k].name, o->steps[k].seconds, o->steps[k].detail);
 	}
 	if (r->pref_restored)
-		printf("host preference %s.%s restored: %s\n", r->pref.domain, r->pref.key,
+		lm_cli_printf(stdout, "host preference %s.%s restored: %s\n", r->pref.domain, r->pref.key,
 		    r->pref.present ? r->pref.value : "absent");
 	fflush(stdout);
 	if (failed != NULL && (hint = lm_cli_hint(cli, failed->rc)) != NULL)
-		fprintf(stderr, "hint: %s\n", hint);
+		lm_cli_printf(stderr, "hint: %s\n", hint);
+}
+
+void lm_cli_pref_user_line(const lm_host_pref_info *p, char *buf, size_t size)
+{
+	if (p->user[0] == '\0')
+		snprintf(buf, size, "unknown");
+	else if (p->server_user[0] == '\0')
+		snprintf(buf, size, "%s's domain (no Lume server found on this host to compare with)%s", p->user,
+		    p->user_mismatch ? "; root's domain is not a Lume user's" : "");
+	else if (p->user_mismatch)
+		snprintf(buf, size, "%s's domain, but the Lume server runs as %s: its VMs do not read this one", p->user,
+		    p->server_user);
+	else
+		snprintf(buf, size, "%s's domain, the Lume server's user's: its VMs read it", p->user);
 }
 
 /* The VM's llama.cpp flags in one short line: "reduction mm bf16 -tensor". */

@@ -45,7 +45,8 @@ typedef void (*lm_step_fn)(void *data, const lm_step_event *event);
 typedef void (*lm_output_fn)(void *data, const char *vm, int stream, const char *bytes, size_t len);
 
 /* Polled between steps and while waiting (for a VM, a guest command, a lock); non-zero stops the
- * operation at the next safe point with LM_ECANCELED, undoing what it did as on a failure. */
+ * operation at the next safe point with LM_ECANCELED, undoing what it did as on a failure. It may
+ * return a flag that a signal handler sets (the lume-metal tool does so for SIGINT and SIGTERM). */
 typedef int (*lm_cancel_fn)(void *data);
 
 #define LM_OPTIONS_VERSION 1
@@ -60,13 +61,21 @@ typedef struct {
 	lm_host_key_policy host_key_policy;
 	const char *ssh_user;           /* NULL: "lume" */
 	const char *ssh_key;            /* NULL: ~/.ssh/id_ed25519, ~/.ssh/id_ecdsa */
-	const char *ssh_password_file;  /* NULL: $LUME_METAL_SSH_PASSWORD, then Lume's default */
+	const char *ssh_password_file;  /* NULL: $LUME_METAL_SSH_PASSWORD, else Lume's default; a file that
+	                                   cannot be used is an error, never a fall-back */
 	const char *bundle_dir;         /* NULL: the installed bundle for the guest's OS */
 	double connect_timeout;         /* seconds; 0: 10 */
 	double ready_timeout;           /* seconds; 0: 300 (as Lume's own tooling) */
 	double command_timeout;         /* seconds; 0: 120 */
+	double boot_margin;             /* seconds a VM may take from its start to its kernel's boot
+	                                   (the restart rule, docs/lume-metal.md); 0: 30 */
 	int dry_run;
 	int force;
+	int force_user_mismatch;        /* write the preference although the Lume server runs as another
+	                                   user (or as root with no server found): dangerous, the VMs
+	                                   will most likely not read it (docs/preferences.md) */
+	int no_wait;                    /* a VM another process is working on: LM_ELOCKED at once
+	                                   instead of waiting for it (one operation per VM at a time) */
 	lm_log_fn log;                  /* NULL: diagnostics are dropped */
 	void *log_data;
 	lm_step_fn on_step;             /* NULL: progress is not reported (results still list steps) */
@@ -76,11 +85,12 @@ typedef struct {
 } lm_options;
 
 #define LM_OPTIONS_INIT {LM_OPTIONS_VERSION, NULL, NULL, NULL, LM_VM_MANAGER_AUTO, NULL, \
-	LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+	LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 
 typedef struct lm_context lm_context;
 
-/* Copies every string in opts; opts may be freed afterwards. */
+/* Copies every string in opts; opts may be freed afterwards. Directories (state_dir, prefs_dir,
+ * bundle_dir) must be absolute paths and timeouts between 0 and a week: LM_EINVALID otherwise. */
 LM_EXTERN(int) lm_context_new(lm_context **out, const lm_options *opts);
 LM_EXTERN(void) lm_context_free(lm_context *ctx);
 LM_EXTERN(const lm_options *) lm_context_options(const lm_context *ctx);

@@ -29,11 +29,14 @@ typedef enum {
 	LM_EUNSUPPORTED = -12,/* the guest or host cannot do what was asked */
 	LM_ECORRUPT = -13,    /* a state or preference file we own is damaged */
 	LM_ENOMEM = -14,      /* out of memory */
-	LM_ELOCKED = -15,     /* a lock could not be taken in time */
-	LM_ECANCELED = -16,   /* the embedder's should_cancel callback asked to stop (context.h) */
-	LM_ENOTENABLED = -17, /* the VM is not enabled (probe, run) */
-	LM_ENOTRUNNING = -18, /* the VM is not running where it must be */
-	LM_ENOBUNDLE = -19    /* no guest bundle for the guest's platform where it was looked for */
+	LM_ELOCKED = -15,     /* a lock could not be taken in time, or is held and waiting was not wanted */
+	LM_EVMOWNER = -16,    /* the VM runs inside a process that runs other VMs too (Lume's server) */
+	LM_EWRONGUSER = -17,  /* the preference would go to a user whose VMs do not read it */
+	LM_ECANCELED = -18,   /* stopped on request (the embedder's should_cancel; the tool's SIGINT or
+	                         SIGTERM) after undoing what the operation did */
+	LM_ENOTENABLED = -19, /* the VM is not enabled (probe, run) */
+	LM_ENOTRUNNING = -20, /* the VM is not running where it must be */
+	LM_ENOBUNDLE = -21    /* no guest bundle for the guest's platform where it was looked for */
 } lm_error_code;
 
 typedef struct {
@@ -52,6 +55,13 @@ LM_EXTERN(const char *) lm_error_name(int code);
 
 /* Free a string that a lume-metal function returned. NULL is fine. */
 LM_EXTERN(void) lm_free(void *ptr);
+
+/* Text that echoes outside input (a rejected name, a path, a message quoting a file or a guest)
+ * made safe to print: control bytes (ESC, which starts terminal escape sequences, and the C1
+ * controls), DEL and bytes that are not well-formed UTF-8 become the visible text \xNN; newlines
+ * and tabs are kept. The result is valid UTF-8. A new string (lm_free), NULL when out of memory.
+ * Messages from lm_error_last() may quote such input: print them through this. */
+LM_EXTERN(char *) lm_text_printable(const char *text);
 
 #ifdef __cplusplus
 }

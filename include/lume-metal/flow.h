@@ -43,8 +43,10 @@ typedef struct {
 	char os[LM_GUEST_FIELD_MAX];         /* uname -s: "Darwin", "Linux" */
 	char arch[LM_GUEST_FIELD_MAX];       /* uname -m */
 	char os_version[LM_GUEST_FIELD_MAX]; /* sw_vers -productVersion */
-	long long boot_time;                 /* kern.boottime, epoch seconds; 0 when unknown */
+	double boot_time;                    /* kern.boottime (sec + usec), epoch seconds; 0 when unknown */
 	char home[LM_GUEST_HOME_MAX];
+	char sip[16];                        /* csrutil status: "enabled", "disabled", "custom"; "" when
+	                                        not reported */
 } lm_guest_facts;
 
 typedef struct {
@@ -57,7 +59,7 @@ typedef struct {
 	int started;                  /* the VM was stopped and has been started */
 	int files_uploaded;           /* guest files uploaded by this run */
 	int already_enabled;          /* nothing needed changing */
-	int restart_pending;          /* status: booted before the preference took effect */
+	int restart_pending;          /* status: running, and not certainly started after the preference changed */
 	int bundle_verified;          /* status/enable: installed files match the manifest */
 	char bundle_id[LM_BUNDLE_ID_MAX]; /* installed bundle directory name (validated to fit) */
 	char profile[LM_PROFILE_NAME_MAX + 1]; /* the profile's name */

@@ -24,8 +24,9 @@ typedef struct {
 
 typedef struct lm_vm_manager lm_vm_manager;
 
-/* Choose per ctx: forced kind, else the API when `lume serve` answers, else the CLI when `lume`
- * is on PATH, else a clear error. */
+/* Choose per ctx: forced kind, else the API when anything accepts connections at lume_url (no
+ * request is made: Lume's endpoints can take seconds), else the CLI when `lume` is on PATH, else
+ * a clear error. */
 LM_EXTERN(int) lm_vm_manager_open(lm_vm_manager **out, lm_context *ctx);
 LM_EXTERN(void) lm_vm_manager_free(lm_vm_manager *vmm);
 LM_EXTERN(const char *) lm_vm_manager_name(const lm_vm_manager *vmm); /* "lume-api" or "lume-cli" */
@@ -41,6 +42,20 @@ LM_EXTERN(int) lm_vm_start(lm_vm_manager *vmm, const char *name);
 LM_EXTERN(int) lm_vm_stop(lm_vm_manager *vmm, const char *name);
 /* Wait until running with an IP and SSH reachable, polling with backoff, at most `timeout` s. */
 LM_EXTERN(int) lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm_info *out);
+
+/* Who serves the Lume API on this host: the process listening on lume_url's port (`lume serve`,
+ * normally the logged-in user's LaunchAgent). The VMs it runs read that user's preferences. */
+typedef struct {
+	int local;          /* lume_url names this host (a loopback address or localhost) */
+	int found;          /* something accepts connections there */
+	long pid;           /* 0 when its process is not visible to this user */
+	long uid;           /* -1 when unknown */
+	char user[64];      /* its user's name ("uid N", "an unknown user"); "" when none was found */
+	char address[272];  /* HOST:PORT from lume_url */
+	char command[160];  /* its command line, shortened; "" when unknown */
+} lm_vm_server_info;
+
+LM_EXTERN(int) lm_vm_server_lookup(lm_context *ctx, lm_vm_server_info *out);
 
 #ifdef __cplusplus
 }

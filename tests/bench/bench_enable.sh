@@ -16,7 +16,8 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 sim_start --vm lm-vm --vm manual-vm --boot-delay 0 --stop-delay 0
 vm_run lm-vm
 vm_run manual-vm
-sleep 2.2   # both guests booted clearly before the preference changes: both need a restart
+# Both run from before the preference changes: both need a restart (docs/lume-metal.md, "When a VM
+# is restarted").
 
 # --- lume-metal, first enable ---
 t0=$(now)

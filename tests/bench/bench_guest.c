@@ -25,22 +25,24 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* Where the answers go, so that the calls cannot be optimised away. */
+static volatile unsigned bench_sink;
+
 static int bench_calls(long n)
 {
 	id dev = MTLCreateSystemDefaultDevice();
 	SEL sel = sel_registerName("supportsFamily:");
 	unsigned char (*fn)(id, SEL, long);
-	volatile unsigned sink = 0;
 	double t0, t1;
 
 	if (dev == 0)
 		return 1;
 	fn = (unsigned char (*)(id, SEL, long))class_getMethodImplementation(object_getClass(dev), sel);
 	for (long i = 0; i < n / 10 + 1; i++) /* warm up */
-		sink += fn(dev, sel, 1009);
+		bench_sink += fn(dev, sel, 1009);
 	t0 = now_ns();
 	for (long i = 0; i < n; i++)
-		sink += fn(dev, sel, 1009);
+		bench_sink += fn(dev, sel, 1009);
 	t1 = now_ns();
 	printf("calls=%ld ns_per_call=%.2f apple9=%u\n", n, (t1 - t0) / (double)n, fn(dev, sel, 1009));
 	return 0;

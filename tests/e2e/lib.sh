@@ -24,9 +24,13 @@ note() { echo "--- $*"; }
 e2e_cleanup() {
   local rc=$?
   if [ -n "$SIM_PID" ] && kill -0 "$SIM_PID" 2>/dev/null; then
+    # Until it has stopped every guest it started: killing it earlier would leave them running.
+    # (A simulator that never ends is the test's timeout's business.)
     kill -TERM "$SIM_PID" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$SIM_PID" 2>/dev/null || break; sleep 0.1; done
+    # a busy machine can take a while to stop the guests: wait for that rather than orphan them
+    for _ in $(seq 1 600); do kill -0 "$SIM_PID" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$SIM_PID" 2>/dev/null || true
+    wait "$SIM_PID" 2>/dev/null || true
   fi
   if [ $rc -ne 0 ] && [ -f "$E2E_DIR/sim.out" ]; then
     echo "--- simulator output:" >&2; tail -n 30 "$E2E_DIR/sim.out" >&2 || true
@@ -73,6 +77,18 @@ count_requests() { # METHOD SUFFIX [FROM_LINE]
 }
 
 lm() { "$LM_BIN" "$@"; }
+
+# The guest fixture, for its test hooks (guest-sshd boot-time).
+GUEST_SSHD=$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)/guest-sshd
+
+# Every guest that was started had the login shell this run asked for (GUEST_SSHD_SHELL, else
+# zsh as on Cua's images): a scenario passes only for the shell it claims to have run under.
+check_guest_shells() {
+  local want=/bin/${GUEST_SSHD_SHELL:-zsh} d
+  for d in $(jq -r '.vms[].dir' "$E2E_DIR/sim.json"); do
+    [ ! -f "$d/shell" ] || [ "$(cat "$d/shell")" = "$want" ] || fail "guest $d ran $(cat "$d/shell"), not $want"
+  done
+}
 
 # lm_json OUTFILE ARGS...: run lume-metal with --format json, keep its exit code in LM_RC.
 lm_json() {

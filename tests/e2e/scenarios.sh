@@ -67,7 +67,7 @@ scenario_idempotent() {
   jq_is "$E2E_DIR/e2.json" '.vms[0].message' "vm1: already enabled, verified"
   [ "$(count_requests POST /run "$from")" -eq 0 ] || fail "re-enable started the VM"
   [ "$(count_requests POST /stop "$from")" -eq 0 ] || fail "re-enable stopped the VM"
-  jq -e '.seconds < 1.0' "$E2E_DIR/e2.json" >/dev/null || fail "re-enable took $(jq .seconds "$E2E_DIR/e2.json") s"
+  # How long it takes is a figure of the enable benchmark (bench-enable), not a test.
 }
 
 # A running VM that booted before the preference changed is restarted; the preference had a
@@ -85,8 +85,7 @@ scenario_restart_and_exact_restore() {
 XML
   plistutil -i "$E2E_DIR/prior.xml" -o "$PLIST" -f bin
   local before; before=$(plist_xml)
-  vm_run vm1
-  sleep 2.2  # the guest's boot time is now clearly before the change
+  vm_run vm1  # booted before the change: restarted (docs/lume-metal.md, "When a VM is restarted")
   lm_json "$E2E_DIR/e.json" enable vm1
   expect_rc 0 "$E2E_DIR/e.json"
   jq_is "$E2E_DIR/e.json" '.vms[0].restarted' true
@@ -262,4 +261,5 @@ scenario_upgrade() {
 
 name=${1:?usage: scenarios.sh NAME}
 "scenario_$name"
+check_guest_shells
 echo "e2e $name: passed"

@@ -162,50 +162,94 @@ struct env_case {
 	long ceiling;         /* expected: 0 = the process stays stock */
 	const char *want_tg;
 	const char *want_wss;
+	const char *why;      /* stock: what the LUME_METAL_LOG=1 line says after "stock: " */
 };
 
-#define STOCK(f, t, w) { f, t, w, 0, "32768", STOCK_WSS }
+#define FAM "LUME_METAL_APPLE_FAMILY_MAX"
+#define TG "LUME_METAL_MAX_THREADGROUP_MEMORY"
+#define WSS "LUME_METAL_RECOMMENDED_WORKING_SET_SIZE"
+#define ACTIVE(f, t, w, ceiling, want_tg, want_wss) { f, t, w, ceiling, want_tg, want_wss, NULL }
+#define STOCK(f, t, w, why) { f, t, w, 0, "32768", STOCK_WSS, why }
+#define LEADING_ZERO " has a leading zero (octal to other parsers: 010 is 8): write it without"
+#define SIGN " has a sign: write a plain number"
+#define SPACE " contains white space: write the number alone"
+
+/* The rows of the compatibility table in docs/guest.md come first, in its order. */
 static const struct env_case env_cases[] = {
-	{ "1009", NULL, NULL, 1009, "65536", STOCK_WSS },
-	{ "1007", NULL, NULL, 1007, "65536", STOCK_WSS },
-	{ "1001", NULL, NULL, 1001, "65536", STOCK_WSS },
-	{ "1010", NULL, NULL, 1010, "65536", STOCK_WSS },
-	{ "1999", NULL, NULL, 1999, "65536", STOCK_WSS },
-	STOCK(NULL, NULL, NULL),
-	STOCK("", NULL, NULL),
-	STOCK("0", NULL, NULL),
-	STOCK("1000", NULL, NULL),
-	STOCK("2000", NULL, NULL),
-	STOCK("1009abc", NULL, NULL),
-	STOCK(" 1009", NULL, NULL),
-	STOCK("1009 ", NULL, NULL),
-	STOCK("+1009", NULL, NULL),
-	STOCK("-1009", NULL, NULL),
-	STOCK("0x3F1", NULL, NULL),
-	STOCK("01009", NULL, NULL),
-	STOCK("1009.0", NULL, NULL),
-	STOCK("1009\n", NULL, NULL),
-	STOCK("99999999999999999999999999", NULL, NULL),
-	STOCK("18446744073709552625", NULL, NULL), /* 2^64 + 1009: wraps to 1009 if unchecked */
-	STOCK(NULL, "65536", NULL),                /* floor alone does nothing */
-	{ "1009", "32768", NULL, 1009, "32768", STOCK_WSS },
-	{ "1009", "16384", NULL, 1009, "32768", STOCK_WSS }, /* only ever raised */
-	{ "1009", "131072", NULL, 1009, "131072", STOCK_WSS },
-	{ "1009", "18446744073709551615", NULL, 1009, "18446744073709551615", STOCK_WSS },
-	STOCK("1009", "", NULL),
-	STOCK("1009", "0", NULL),
-	STOCK("1009", "abc", NULL),
-	STOCK("1009", "-1", NULL),
-	STOCK("1009", "64k", NULL),
-	STOCK("1009", "18446744073709551616", NULL),
-	{ "1009", NULL, "20000000000", 1009, "65536", "20000000000" },
-	{ "1009", NULL, "1000", 1009, "65536", STOCK_WSS },
-	{ "1009", "131072", "20000000000", 1009, "131072", "20000000000" },
-	STOCK("1009", NULL, ""),
-	STOCK("1009", NULL, "12GB"),
-	STOCK("1009", NULL, " 1"),
-	STOCK("1009", NULL, "0"),
-	STOCK("1009", NULL, "99999999999999999999"),
+	/* MAX_THREADGROUP_MEMORY empty: the default 65536, as Cua's shim. */
+	ACTIVE("1009", "", NULL, 1009, "65536", STOCK_WSS),
+	/* MAX_THREADGROUP_MEMORY=0: no raise, as Cua's shim; the families are still widened. */
+	ACTIVE("1009", "0", NULL, 1009, "32768", STOCK_WSS),
+	ACTIVE("1009", "0x0", NULL, 1009, "32768", STOCK_WSS),
+	/* Hexadecimal in any variable: accepted, as Cua's shim. */
+	ACTIVE("0x3F1", NULL, NULL, 1009, "65536", STOCK_WSS),
+	ACTIVE("0x3f1", NULL, NULL, 1009, "65536", STOCK_WSS),
+	ACTIVE("0X3F1", NULL, NULL, 1009, "65536", STOCK_WSS),
+	ACTIVE("0x3E9", NULL, NULL, 1001, "65536", STOCK_WSS),
+	ACTIVE("0x7CF", NULL, NULL, 1999, "65536", STOCK_WSS),
+	ACTIVE("1009", "0x10000", NULL, 1009, "65536", STOCK_WSS),
+	ACTIVE("1009", "0x20000", NULL, 1009, "131072", STOCK_WSS),
+	ACTIVE("1009", "0X00020000", NULL, 1009, "131072", STOCK_WSS),
+	ACTIVE("1009", "0xFFFFFFFFFFFFFFFF", NULL, 1009, "18446744073709551615", STOCK_WSS),
+	ACTIVE("1009", NULL, "0x4A817C800", 1009, "65536", "20000000000"),
+	ACTIVE("0x3f1", "0x20000", "0x4a817c800", 1009, "131072", "20000000000"),
+	/* A leading zero, a sign or white space: Cua's shim takes them (010 as octal 8, -1 as
+	 * 2^64-1, leading blanks skipped); ours stays stock and says why. In every variable. */
+	STOCK("01009", NULL, NULL, FAM LEADING_ZERO),
+	STOCK("1009", "010", NULL, TG LEADING_ZERO),
+	STOCK("1009", "00", NULL, TG LEADING_ZERO),
+	STOCK("1009", NULL, "020000000000", WSS LEADING_ZERO),
+	STOCK("+1009", NULL, NULL, FAM SIGN),
+	STOCK("-1009", NULL, NULL, FAM SIGN),
+	STOCK("1009", "-1", NULL, TG SIGN),
+	STOCK("1009", "+65536", NULL, TG SIGN),
+	STOCK("1009", NULL, "+1", WSS SIGN),
+	STOCK(" 1009", NULL, NULL, FAM SPACE),
+	STOCK("1009 ", NULL, NULL, FAM SPACE),
+	STOCK("\t1009", NULL, NULL, FAM SPACE),
+	STOCK("1009\n", NULL, NULL, FAM SPACE),
+	STOCK("1009", " 65536", NULL, TG SPACE),
+	STOCK("1009", NULL, "20000000000 ", WSS SPACE),
+	/* RECOMMENDED_WORKING_SET_SIZE empty: not set, as Cua's shim. */
+	ACTIVE("1009", NULL, "", 1009, "65536", STOCK_WSS),
+	/* APPLE_FAMILY_MAX absent, empty or outside 1001..1999: stock, as Cua's shim. */
+	STOCK(NULL, NULL, NULL, FAM " is not set, or empty"),
+	STOCK("", NULL, NULL, FAM " is not set, or empty"),
+	STOCK("", "65536", "20000000000", FAM " is not set, or empty"),
+	STOCK("0", NULL, NULL, FAM " must be in 1001..1999 (Apple families)"),
+	STOCK("1000", NULL, NULL, FAM " must be in 1001..1999 (Apple families)"),
+	STOCK("2000", NULL, NULL, FAM " must be in 1001..1999 (Apple families)"),
+	STOCK("0x3E8", NULL, NULL, FAM " must be in 1001..1999 (Apple families)"),
+	STOCK("0x7D0", NULL, NULL, FAM " must be in 1001..1999 (Apple families)"),
+
+	/* The rest: plain values, and what neither shim accepts. */
+	ACTIVE("1009", NULL, NULL, 1009, "65536", STOCK_WSS),
+	ACTIVE("1007", NULL, NULL, 1007, "65536", STOCK_WSS),
+	ACTIVE("1001", NULL, NULL, 1001, "65536", STOCK_WSS),
+	ACTIVE("1010", NULL, NULL, 1010, "65536", STOCK_WSS),
+	ACTIVE("1999", NULL, NULL, 1999, "65536", STOCK_WSS),
+	ACTIVE("1009", "32768", NULL, 1009, "32768", STOCK_WSS),
+	ACTIVE("1009", "16384", NULL, 1009, "32768", STOCK_WSS), /* only ever raised */
+	ACTIVE("1009", "131072", NULL, 1009, "131072", STOCK_WSS),
+	ACTIVE("1009", "18446744073709551615", NULL, 1009, "18446744073709551615", STOCK_WSS),
+	ACTIVE("1009", NULL, "20000000000", 1009, "65536", "20000000000"),
+	ACTIVE("1009", NULL, "1000", 1009, "65536", STOCK_WSS),
+	ACTIVE("1009", NULL, "0", 1009, "65536", STOCK_WSS),
+	ACTIVE("1009", "131072", "20000000000", 1009, "131072", "20000000000"),
+	STOCK("1009abc", NULL, NULL, FAM " is not a decimal number"),
+	STOCK("1009.0", NULL, NULL, FAM " is not a decimal number"),
+	STOCK("0x3G1", NULL, NULL, FAM " is not a hexadecimal number"),
+	STOCK("0x", NULL, NULL, FAM " is not a number"),
+	STOCK("99999999999999999999999999", NULL, NULL, FAM " is too large"),
+	STOCK("18446744073709552625", NULL, NULL, FAM " is too large"), /* 2^64 + 1009: wraps to 1009 if unchecked */
+	STOCK("0x100000000000003F1", NULL, NULL, FAM " is too large"),
+	STOCK(NULL, "65536", NULL, FAM " is not set, or empty"),        /* a floor alone does nothing */
+	STOCK("1009", "abc", NULL, TG " is not a decimal number"),
+	STOCK("1009", "64k", NULL, TG " is not a decimal number"),
+	STOCK("1009", "18446744073709551616", NULL, TG " is too large"),
+	STOCK("1009", "0x10000000000000000", NULL, TG " is too large"),
+	STOCK("1009", NULL, "12GB", WSS " is not a decimal number"),
+	STOCK("1009", NULL, "99999999999999999999", WSS " is too large"),
 };
 
 static void test_env_table(void **state)
@@ -213,21 +257,21 @@ static void test_env_table(void **state)
 	static char *argv[] = { LM_PROBE, "--report", NULL };
 	size_t count = sizeof(env_cases) / sizeof(env_cases[0]);
 
-	assert_true(count >= 25);
+	assert_true(count >= 65);
 	for (size_t i = 0; i < count; i++) {
 		const struct env_case *c = &env_cases[i];
-		char f[128], t[128], w[128];
+		char f[128], t[128], w[128], line[256];
 		char *extra[4] = { NULL, NULL, NULL, NULL };
 		size_t e = 0;
 		char want[4096];
 		struct result r;
 
 		if (c->family)
-			snprintf(f, sizeof(f), "LUME_METAL_APPLE_FAMILY_MAX=%s", c->family), extra[e++] = f;
+			snprintf(f, sizeof(f), FAM "=%s", c->family), extra[e++] = f;
 		if (c->tg)
-			snprintf(t, sizeof(t), "LUME_METAL_MAX_THREADGROUP_MEMORY=%s", c->tg), extra[e++] = t;
+			snprintf(t, sizeof(t), TG "=%s", c->tg), extra[e++] = t;
 		if (c->wss)
-			snprintf(w, sizeof(w), "LUME_METAL_RECOMMENDED_WORKING_SET_SIZE=%s", c->wss), extra[e++] = w;
+			snprintf(w, sizeof(w), WSS "=%s", c->wss), extra[e++] = w;
 		expected_report(want, sizeof(want), c->ceiling, c->want_tg, c->want_wss, c->ceiling != 0);
 
 		/* Silent without LUME_METAL_LOG. */
@@ -237,16 +281,79 @@ static void test_env_table(void **state)
 			    i, c->family ? c->family : "(absent)", c->tg ? c->tg : "(absent)",
 			    c->wss ? c->wss : "(absent)", r.status, r.out, want, r.err);
 
-		/* With LUME_METAL_LOG=1: same answers, and one line on stderr exactly when stock. */
+		/* With LUME_METAL_LOG=1: same answers, and exactly one line saying why when stock. */
 		run_env(&r, "stock", 1, argv, "LUME_METAL_LOG=1", extra[0], extra[1], extra[2], NULL);
 		assert_string_equal(r.out, want);
 		if (c->ceiling == 0) {
-			assert_int_equal(count_lines(r.err), 1);
-			assert_non_null(strstr(r.err, "lume-metal-shim: stock: LUME_METAL_"));
+			snprintf(line, sizeof(line), "lume-metal-shim: stock: %s\n", c->why);
+			if (strcmp(r.err, line) != 0)
+				fail_msg("case %zu: log line\n--- got\n%s--- want\n%s", i, r.err, line);
 		} else {
 			assert_int_equal(r.err_len, 0);
 		}
 	}
+}
+
+/* ---- children start clean ------------------------------------------------------------- */
+
+/* sh (shimmed through LD_PRELOAD=preload) runs a child that prints its LD_PRELOAD, then the probe
+ * as another child. inherit: LUME_METAL_INHERIT=1; family: LUME_METAL_APPLE_FAMILY_MAX or NULL. */
+static void run_shimmed_shell(struct result *r, const char *preload, int inherit, const char *family)
+{
+	static char script[] = "/usr/bin/env | grep '^LD_PRELOAD=' || echo 'LD_PRELOAD unset'; "
+	                       "\"$0\" --report | grep -e '^shim_active=' -e '^family.Apple9='";
+	char *argv[] = { "/bin/sh", "-c", script, LM_PROBE, NULL };
+	char lib[1100], pre[4200], fam[128];
+	char *envp[6];
+	size_t n = 0;
+
+	snprintf(lib, sizeof(lib), "LD_LIBRARY_PATH=%s", metal_dir("stock"));
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", preload);
+	envp[n++] = lib;
+	envp[n++] = pre;
+	if (inherit)
+		envp[n++] = "LUME_METAL_INHERIT=1";
+	if (family != NULL) {
+		snprintf(fam, sizeof(fam), "LUME_METAL_APPLE_FAMILY_MAX=%s", family);
+		envp[n++] = fam;
+	}
+	envp[n] = NULL;
+	run(r, argv, envp);
+	assert_int_equal(r->status, 0);
+	assert_int_equal(r->err_len, 0);
+}
+
+static void test_children_start_clean(void **state)
+{
+	char metal[1100], preload[4200], want[8400];
+	struct result r;
+
+	snprintf(metal, sizeof(metal), "%s/libMetal.so", metal_dir("stock"));
+
+	/* The shim alone: the variable is dropped, configured or not; the child probe runs stock. */
+	run_shimmed_shell(&r, LM_SHIM, 0, "1009");
+	assert_string_equal(r.out, "LD_PRELOAD unset\nfamily.Apple9=0\nshim_active=0\n");
+	run_shimmed_shell(&r, LM_SHIM, 0, NULL);
+	assert_string_equal(r.out, "LD_PRELOAD unset\nfamily.Apple9=0\nshim_active=0\n");
+
+	/* LUME_METAL_INHERIT=1: the variable is kept as it was; the child probe is shimmed. */
+	snprintf(want, sizeof(want), "LD_PRELOAD=%s\nfamily.Apple9=1\nshim_active=1\n", LM_SHIM);
+	run_shimmed_shell(&r, LM_SHIM, 1, "1009");
+	assert_string_equal(r.out, want);
+
+	/* Other entries are kept, in order, whatever separated them; only the shim goes. */
+	snprintf(preload, sizeof(preload), "%s:%s %s", metal, LM_SHIM, metal);
+	snprintf(want, sizeof(want), "LD_PRELOAD=%s:%s\nfamily.Apple9=0\nshim_active=0\n", metal, metal);
+	run_shimmed_shell(&r, preload, 0, "1009");
+	assert_string_equal(r.out, want);
+	snprintf(preload, sizeof(preload), "%s::%s", LM_SHIM, metal);
+	snprintf(want, sizeof(want), "LD_PRELOAD=%s\nfamily.Apple9=0\nshim_active=0\n", metal);
+	run_shimmed_shell(&r, preload, 0, NULL);
+	assert_string_equal(r.out, want);
+	snprintf(preload, sizeof(preload), "%s:%s", metal, LM_SHIM);
+	snprintf(want, sizeof(want), "LD_PRELOAD=%s\nfamily.Apple9=1\nshim_active=1\n", preload);
+	run_shimmed_shell(&r, preload, 1, "1009");
+	assert_string_equal(r.out, want);
 }
 
 /* ---- the published probe interface ---------------------------------------------------- */
@@ -479,6 +586,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_env_table),
+		cmocka_unit_test(test_children_start_clean),
 		cmocka_unit_test(test_published_lines),
 		cmocka_unit_test(test_probe_bad_arguments),
 		cmocka_unit_test(test_probe_no_device),

@@ -100,7 +100,7 @@ static void test_read_file_errors(void **state)
 	assert_int_equal(len, 10);
 	assert_int_equal(data[10], '\0');
 	free(data);
-	assert_int_equal(lm_fs_read_file(dir, 10, &data, &len), LM_EIO);
+	assert_int_equal(lm_fs_read_file(dir, 10, &data, &len), LM_EINVALID);
 	lm_test_rmtree(dir);
 	free(path);
 	free(dir);

@@ -181,6 +181,40 @@ static void test_malformed_files(void **state)
 	plist_free(d);
 }
 
+/* Strings the binary form cannot keep exactly are refused with the file's name, before any value is
+ * read or written (found by fuzzing: a NUL made libplist 2.2 abort the process). */
+static void test_strings_that_cannot_be_kept(void **state)
+{
+	static const char nul_xml[] = "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>" KEY
+	    "</key><string>o\0\0YES</string></dict></plist>";
+	static const char bad_utf8_xml[] = "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>" KEY
+	    "</key><string>YE\x94S</string></dict></plist>";
+	/* {KEY: "a\0"} and {KEY: {"a\0": true}}, the strings in UTF-16 as macOS writes non-ASCII text. */
+	static const char nul_utf16[] =
+	    "\x62\x70\x6c\x69\x73\x74\x30\x30\xd1\x01\x02\x5f\x10\x23\x46\x6f\x72\x63\x65\x55\x6e\x72\x65\x73"
+	    "\x74\x72\x69\x63\x74\x65\x64\x44\x65\x76\x69\x63\x65\x46\x65\x61\x74\x75\x72\x65\x4c\x65\x76\x65"
+	    "\x6c\x62\x00\x61\x00\x00\x08\x0b\x31\x00\x00\x00\x00\x00\x00\x01\x01\x00\x00\x00\x00\x00\x00\x00"
+	    "\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x36";
+	static const char nul_key_utf16[] =
+	    "\x62\x70\x6c\x69\x73\x74\x30\x30\xd1\x01\x02\x5f\x10\x23\x46\x6f\x72\x63\x65\x55\x6e\x72\x65\x73"
+	    "\x74\x72\x69\x63\x74\x65\x64\x44\x65\x76\x69\x63\x65\x46\x65\x61\x74\x75\x72\x65\x4c\x65\x76\x65"
+	    "\x6c\xd1\x03\x04\x62\x00\x61\x00\x00\x09\x08\x0b\x31\x34\x39\x00\x00\x00\x00\x00\x00\x01\x01\x00"
+	    "\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x3a";
+	fixture *f = *state;
+	plist_t v = NULL;
+
+	assert_int_equal(mkdir(f->prefs, 0700), 0);
+	check_malformed(f, nul_xml, sizeof(nul_xml) - 1, LM_ECORRUPT);
+	assert_non_null(strstr(lm_error_last()->message, "NUL character or invalid UTF-8"));
+	check_malformed(f, bad_utf8_xml, sizeof(bad_utf8_xml) - 1, LM_ECORRUPT);
+	check_malformed(f, nul_utf16, sizeof(nul_utf16) - 1, LM_ECORRUPT);
+	check_malformed(f, nul_key_utf16, sizeof(nul_key_utf16) - 1, LM_ECORRUPT);
+	/* The journal's form of a value: ["a\0"] as a binary plist. */
+	assert_int_equal(lm_pref_plist_decode("YnBsaXN0MDChAWIAYQAACAoAAAAAAAABAQAAAAAAAAACAAAAAAAAAAAAAAAAAAAADw==", &v),
+	    LM_EINVALID);
+	assert_null(v);
+}
+
 static void test_unreadable_locations(void **state)
 {
 	fixture *f = *state;
@@ -330,6 +364,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_set_writes_binary_and_keeps_every_other_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_delete_removes_file_only_when_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_strings_that_cannot_be_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_locations, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_managed_file_simulates_configuration_profile, setup, teardown),
 		cmocka_unit_test(test_domain_validation),

@@ -1,20 +1,28 @@
 /* The `lume` CLI stand-in of lume-sim: installed as DIR/bin/lume, it reads DIR/bin/lume-sim.json
- * (the simulator's URL and request log), talks to the simulator over Lume's HTTP API and
- * behaves like Lume's CLI: JSON with log lines mixed into stdout, `get` as a one-element array,
- * `run` blocking unless --detach, exit codes 0/1/64. */
+ * (the simulator's URL, request log and VM store) and behaves like Lume's CLI: JSON with log lines
+ * mixed into stdout, `get` as a one-element array, exit codes 0/1/64. `ls` and `get` ask the
+ * simulator over Lume's HTTP API. `run` holds the VM's lock itself, as Lume's CLI process does,
+ * and stays until it is ended; `run --detach` relaunches it in the background; `stop` signals
+ * whichever process holds the VM's lock, never asks the server (see lume_lock.c). */
+#include "sim.h"
+
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #define EXIT_USAGE 64
 
@@ -22,7 +30,9 @@ typedef struct {
 	char url[256];
 	char log[PATH_MAX];
 	char logs_dir[PATH_MAX];
+	char home[PATH_MAX];   /* Lume's VM store: NAME/config.json */
 	char version[32];
+	double stop_grace;     /* SIGINT, then SIGKILL after this (Lume: 10 s) */
 	int level; /* 0 debug, 1 info, 2 warn, 3 error */
 } config;
 
@@ -31,6 +41,8 @@ typedef struct {
 	char *body;
 	size_t len;
 } answer;
+
+static void log_line(const config *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void log_line(const config *c, int level, const char *fmt, ...)
 {
@@ -68,7 +80,8 @@ static int load_config(config *c)
 	long len;
 
 	memset(c, 0, sizeof(*c));
-	snprintf(c->version, sizeof(c->version), "0.5.3");
+	snprintf(c->version, sizeof(c->version), "%s", SIM_VERSION);
+	c->stop_grace = 10;
 	c->level = 1;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
@@ -93,6 +106,8 @@ static int load_config(config *c)
 		const cJSON *l = cJSON_GetObjectItemCaseSensitive(doc, "log");
 		const cJSON *d = cJSON_GetObjectItemCaseSensitive(doc, "logs_dir");
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "version");
+		const cJSON *h = cJSON_GetObjectItemCaseSensitive(doc, "home");
+		const cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "stop_grace");
 		if (cJSON_IsString(u))
 			snprintf(c->url, sizeof(c->url), "%s", u->valuestring);
 		if (cJSON_IsString(l))
@@ -101,6 +116,10 @@ static int load_config(config *c)
 			snprintf(c->logs_dir, sizeof(c->logs_dir), "%s", d->valuestring);
 		if (cJSON_IsString(v))
 			snprintf(c->version, sizeof(c->version), "%s", v->valuestring);
+		if (cJSON_IsString(h))
+			snprintf(c->home, sizeof(c->home), "%s", h->valuestring);
+		if (cJSON_IsNumber(g) && g->valuedouble >= 0)
+			c->stop_grace = g->valuedouble;
 		cJSON_Delete(doc);
 	}
 	free(text);
@@ -108,6 +127,12 @@ static int load_config(config *c)
 		snprintf(c->url, sizeof(c->url), "%s", env);
 	if ((env = getenv("LUME_SIM_VERSION")) != NULL && env[0] != '\0')
 		snprintf(c->version, sizeof(c->version), "%s", env);
+	if ((env = getenv("LUME_SIM_STOP_GRACE")) != NULL && env[0] != '\0') {
+		char *end;
+		double g = strtod(env, &end);
+		if (end != env && *end == '\0' && g >= 0)
+			c->stop_grace = g;
+	}
 	if ((env = getenv("LUME_LOG_LEVEL")) != NULL) {
 		if (strcmp(env, "debug") == 0)
 			c->level = 0;
@@ -202,12 +227,15 @@ static int http(const config *c, const char *method, const char *path, const cha
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
 	curl_slist_free_all(hdr);
 	curl_easy_cleanup(h);
-	if (a->body == NULL)
-		a->body = calloc(1, 1);
 	if (cc != CURLE_OK) {
+		/* Nothing for the caller to free on failure. */
+		free(a->body);
+		a->body = NULL;
 		fprintf(stderr, "Error: cannot reach lume-sim at %s: %s\n", c->url, curl_easy_strerror(cc));
 		return -1;
 	}
+	if (a->body == NULL)
+		a->body = calloc(1, 1);
 	return 0;
 }
 
@@ -312,110 +340,151 @@ static int vm_status(const config *c, const char *name, char *status, size_t cap
 	return rc;
 }
 
-/* `lume run NAME`: start, then stay until the VM stops (or we are interrupted: stop it). */
-static int run_blocking(const config *c, const char *name)
+static void config_path(const config *c, const char *name, char *buf, size_t cap)
 {
-	char path[300], status[64];
-	sigset_t sigs;
-	struct timespec wait = {0, 200 * 1000 * 1000};
-	answer a;
-	int seen_running = 0, rc;
-
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGHUP);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	snprintf(path, sizeof(path), "/lume/vms/%s/run", name);
-	if (http(c, "POST", path, "{\"noDisplay\":true}", 30, &a) < 0)
-		return 1;
-	free(a.body);
-	if (a.status != 202)
-		return 1;
-	log_line(c, 1, "VM %s started; running until it stops", name);
-	for (;;) {
-		if (sigtimedwait(&sigs, NULL, &wait) > 0) {
-			log_line(c, 1, "interrupted: stopping %s", name);
-			snprintf(path, sizeof(path), "/lume/vms/%s/stop", name);
-			if (http(c, "POST", path, NULL, 120, &a) == 0)
-				free(a.body);
-			return 0;
-		}
-		if ((rc = vm_status(c, name, status, sizeof(status))) == -2)
-			return 1; /* the simulator is gone */
-		if (rc < 0)
-			return 1;
-		if (strcmp(status, "running") == 0)
-			seen_running = 1;
-		else {
-			if (!seen_running)
-				fprintf(stderr, "Error: Failed to start VM %s\n", name);
-			return seen_running ? 0 : 1;
-		}
-	}
+	snprintf(buf, cap, "%s/%s/config.json", c->home, name);
 }
 
-static int cmd_run(const config *c, const char *name, int detach, int argc, char **argv)
+/* `lume run NAME` (VM.swift run()): take the VM's lock on config.json and keep it while the VM
+ * runs, in this process; the simulator boots the guest as ours. Lume installs no SIGINT handler:
+ * `lume stop`'s SIGINT ends this process, the lock goes with it, and so does the VM (the
+ * simulator sees the process gone). Otherwise it stays until the simulator is gone. */
+static int run_foreground(const config *c, const char *name, int argc, char **argv)
 {
-	char status[64], logpath[PATH_MAX + 300];
-	pid_t pid;
-	int fd;
+	char status[64], path[PATH_MAX + 300], body[64];
+	answer a;
+	int fd, rc;
 
 	if (vm_status(c, name, status, sizeof(status)) < 0)
 		return 1;
-	if (strcmp(status, "running") == 0) {
-		/* What real Lume does here rewrites the VM's config.json: record it loudly. */
-		log_line(c, 2, "VM %s appears to be running: performing emergency lock cleanup", name);
-		record(c, argc, argv, -1, "emergency lock cleanup: config.json rewritten");
-	}
-	if (!detach)
-		return run_blocking(c, name);
-	snprintf(logpath, sizeof(logpath), "%s/%s.log", c->logs_dir[0] ? c->logs_dir : "/tmp", name);
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "Error: cannot start in the background: %s\n", strerror(errno));
+	config_path(c, name, path, sizeof(path));
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "Error: Virtual machine not found: %s\n", name);
 		return 1;
 	}
-	if (pid == 0) {
-		int code;
-		setsid();
-		if ((fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-			close(fd);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		/* What real Lume does next rewrites the VM's config.json: record it loudly. */
+		log_line(c, 3, "VM already running (failed to acquire lock)");
+		log_line(c, 1, "Attempting emergency lock cleanup");
+		record(c, argc, argv, -1, "emergency lock cleanup: config.json rewritten");
+		fprintf(stderr, "Error: Virtual machine already running: %s\n", name);
+		close(fd);
+		return 1;
+	}
+	snprintf(body, sizeof(body), "{\"pid\":%ld}", (long)getpid());
+	snprintf(path, sizeof(path), "/_sim/vms/%s/attach", name);
+	if (http(c, "POST", path, body, 30, &a) < 0)
+		return 1;
+	rc = a.status == 200 ? 0 : report_failure(&a);
+	free(a.body);
+	if (rc != 0)
+		return rc;
+	log_line(c, 1, "VM %s started; running until it stops", name);
+	fflush(stdout);
+	for (;;) {
+		sim_sleep(0.2);
+		if ((rc = vm_status(c, name, status, sizeof(status))) == -2)
+			return 1; /* the simulator is gone, and its guests with it */
+		if (rc == 0 && strcmp(status, "running") != 0)
+			return 0;
+	}
+}
+
+/* `lume run NAME --detach` (DetachedRun.swift): relaunch as `nohup lume run NAME --display none`
+ * (the arguments less --detach and --log-file) with its output in the log, print where, exit 0,
+ * without looking at the VM: a VM that does not exist fails in the background, in the log. */
+static int run_detached(const config *c, const char *name, const char *log_file, int argc, char **argv)
+{
+	const char *args[40];
+	char exe[PATH_MAX], logpath[PATH_MAX + 300];
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, defaults;
+	ssize_t len;
+	size_t n = 0;
+	pid_t pid;
+	int i, display = 0, e;
+
+	if ((len = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) < 0) {
+		fprintf(stderr, "Error: Cannot locate the Lume executable for detached launch.\n");
+		return 1;
+	}
+	exe[len] = '\0';
+	if (log_file != NULL)
+		snprintf(logpath, sizeof(logpath), "%s", log_file);
+	else
+		snprintf(logpath, sizeof(logpath), "%s/%s.log", c->logs_dir[0] ? c->logs_dir : "/tmp", name);
+	args[n++] = exe;
+	for (i = 1; i < argc && n < 36; i++) {
+		if (strcmp(argv[i], "--detach") == 0)
+			continue;
+		if (strcmp(argv[i], "--log-file") == 0) {
+			i++;
+			continue;
 		}
-		if ((fd = open("/dev/null", O_RDONLY)) >= 0) {
-			dup2(fd, 0);
-			close(fd);
-		}
-		code = run_blocking(c, name);
-		fflush(stdout);
-		record(c, argc, argv, code, "detached child finished");
-		_exit(code);
+		if (strcmp(argv[i], "--display") == 0 || strcmp(argv[i], "--no-display") == 0)
+			display = 1;
+		args[n++] = argv[i];
+	}
+	if (!display) {
+		args[n++] = "--display";
+		args[n++] = "none";
+	}
+	args[n] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	/* Every signal as default (Foundation's Process), SIGHUP ignored (nohup). */
+	sigemptyset(&none);
+	sigfillset(&defaults);
+	sigdelset(&defaults, SIGHUP);
+	signal(SIGHUP, SIG_IGN);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &defaults);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	e = posix_spawn(&pid, exe, &fa, &attr, (char *const *)args, environ);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	if (e != 0) {
+		fprintf(stderr, "Error: Failed to launch the detached VM process: %s\n", strerror(e));
+		return 1;
 	}
 	printf("Started '%s' in the background (PID %ld).\n", name, (long)pid);
-	printf("Logs: %s\n", logpath);
+	printf("Log: %s\n", logpath);
 	return 0;
 }
 
-static int cmd_stop(const config *c, const char *name)
+/* `lume stop NAME` (VM.swift stop()): the process that holds the VM's config.json gets SIGINT,
+ * SIGKILL when it is still there after the grace period. No request goes to the server: for a
+ * VM started over HTTP that process is the server, which ends with every VM it runs. */
+static int cmd_stop(const config *c, const char *name, int argc, char **argv)
 {
-	char path[300];
-	answer a;
+	char status[64], path[PATH_MAX + 300], note[SIM_NAME_MAX + 300];
+	pid_t pid;
+	int sig;
 
 	log_line(c, 1, "Stopping VM %s", name);
-	snprintf(path, sizeof(path), "/lume/vms/%s/stop", name);
-	if (http(c, "POST", path, NULL, 120, &a) < 0)
-		return 1;
-	if (a.status != 200) {
-		report_failure(&a);
-		free(a.body);
+	if (vm_status(c, name, status, sizeof(status)) < 0)
+		return 1; /* not found, reported */
+	config_path(c, name, path, sizeof(path));
+	if ((pid = sim_lock_owner(path)) == 0) {
+		fprintf(stderr, "Error: Virtual machine not running: %s\n", name);
 		return 1;
 	}
-	free(a.body);
-	log_line(c, 1, "VM %s stopped", name);
+	log_line(c, 1, "Found process %ld holding lock on config file", (long)pid);
+	/* Recorded first: when the holder is the simulator, its log goes with it. */
+	snprintf(note, sizeof(note), "SIGINT to PID %ld, which holds %s", (long)pid, name);
+	record(c, argc, argv, -1, note);
+	if ((sig = sim_signal_owner(pid, c->stop_grace)) < 0) {
+		fprintf(stderr, "Error: Internal error: Failed to stop VM process\n");
+		return 1;
+	}
+	/* On a Mac the VM is gone with its process; the simulator needs a moment to stop the guest. */
+	while (vm_status(c, name, status, sizeof(status)) == 0 && strcmp(status, "running") == 0)
+		sim_sleep(0.05);
+	log_line(c, 1, sig == SIGKILL ? "VM forcefully stopped" : "VM stopped successfully via process termination");
 	return 0;
 }
 
@@ -424,7 +493,8 @@ static void usage(FILE *f)
 	fprintf(f, "OVERVIEW: lume (lume-sim stand-in)\n\n"
 	           "USAGE: lume <subcommand>\n\n"
 	           "SUBCOMMANDS:\n  ls       List virtual machines\n  get      Get VM details\n"
-	           "  run      Run a virtual machine\n  stop     Stop a virtual machine\n");
+	           "  run      Run a virtual machine\n  stop     Stop a virtual machine\n"
+	           "  config   Get or set lume configuration (here: config storage list)\n");
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -439,7 +509,7 @@ static int usage_error(const char *msg, const char *arg)
 
 static int dispatch(const config *c, int argc, char **argv)
 {
-	const char *cmd, *name = NULL;
+	const char *cmd, *name = NULL, *log_file = NULL;
 	char vm[256];
 	int i, json = 0, detach = 0;
 
@@ -452,6 +522,13 @@ static int dispatch(const config *c, int argc, char **argv)
 	}
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
 		usage(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "config") == 0) {
+		/* `lume config storage list` (Config.swift): the simulator's one location, the default. */
+		if (argc != 4 || strcmp(argv[2], "storage") != 0 || strcmp(argv[3], "list") != 0)
+			return usage_error("lume-sim knows only", "config storage list");
+		printf("VM Storage Locations:\n  - home: %s (default)\n", c->home);
 		return 0;
 	}
 	if (strcmp(cmd, "ls") != 0 && strcmp(cmd, "list") != 0 && strcmp(cmd, "get") != 0 && strcmp(cmd, "run") != 0 &&
@@ -469,6 +546,10 @@ static int dispatch(const config *c, int argc, char **argv)
 			detach = 1;
 		} else if (strcmp(cmd, "run") == 0 && strcmp(a, "--no-display") == 0) {
 			continue;
+		} else if (strcmp(cmd, "run") == 0 && strcmp(a, "--log-file") == 0 && !version_below_0_5(c)) {
+			if (++i == argc)
+				return usage_error("Missing value for", a);
+			log_file = argv[i];
 		} else if ((strcmp(cmd, "run") == 0 && strcmp(a, "--display") == 0) || strcmp(a, "--storage") == 0) {
 			if (++i == argc)
 				return usage_error("Missing value for", a);
@@ -491,8 +572,8 @@ static int dispatch(const config *c, int argc, char **argv)
 		return cmd_show(c, path, 1, json, "Getting VM details");
 	}
 	if (strcmp(cmd, "run") == 0)
-		return cmd_run(c, vm, detach, argc, argv);
-	return cmd_stop(c, vm);
+		return detach ? run_detached(c, vm, log_file, argc, argv) : run_foreground(c, vm, argc, argv);
+	return cmd_stop(c, vm, argc, argv);
 }
 
 int main(int argc, char **argv)

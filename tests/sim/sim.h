@@ -10,25 +10,40 @@
 
 #define SIM_NAME_MAX 128
 #define SIM_VERSION "0.5.3"
+#define SIM_STATUS_VERSION "1.0.0" /* what Lume's GET /lume/host/status says, whatever its version */
 #define SIM_DIR_MAX 3072 /* leaves room for what goes below it */
 
 typedef enum { SIM_FAULT_NONE = 0, SIM_FAULT_500, SIM_FAULT_GARBAGE } sim_fault;
+
+/* Who runs a VM, that is who holds its config.json (see lume_lock.c). */
+typedef enum { SIM_OWNER_NONE = 0, SIM_OWNER_SERVER, SIM_OWNER_CLI } sim_owner;
 
 typedef struct {
 	char name[SIM_NAME_MAX];
 	char address[16];       /* 127.0.0.N */
 	char dir[PATH_MAX];     /* the guest fixture's directory */
+	char config[PATH_MAX];  /* HOME/NAME/config.json: its holder runs the VM */
 	const char *metal_dir;  /* NULL: none */
 	int never_ready;        /* runs but never gets an address */
+	int vnc_port;           /* what vncUrl shows while running */
 	/* under sim.lock */
 	int running;            /* Lume's "running": set at once by run */
 	int booted;             /* the guest is up: ipAddress filled */
 	double boot_at;         /* when the boot delay ends (monotonic) */
 	unsigned generation;    /* bumped by every run and stop */
+	sim_owner owner;
+	pid_t owner_pid;        /* SIM_OWNER_CLI: the `lume run` process */
+	int lock_fd;            /* SIM_OWNER_SERVER: our flock()ed config.json, else -1 */
 	/* under op_lock: the guest's sshd */
 	pthread_mutex_t op_lock;
 	int sshd_up;
 } sim_vm;
+
+/* A VM being pulled (--pulling): only GET /lume/vms/NAME knows it. */
+typedef struct {
+	const char *name;
+	double progress;
+} sim_pull;
 
 typedef struct {
 	/* options */
@@ -38,6 +53,8 @@ typedef struct {
 	int keep;
 	double boot_delay;
 	double stop_delay;
+	double stop_grace;      /* SIGINT, then SIGKILL after this (Lume: 10 s) */
+	double status_delay;    /* GET /lume/host/status: per running VM (Lume's `nc -w 2`) */
 	int max_running;
 	const char *guest;      /* tests/support/guest-sshd */
 	const char *cli_program;/* the built lume stand-in */
@@ -47,7 +64,10 @@ typedef struct {
 	const char *cli_version;
 	sim_fault fault;        /* from --fault; changed by POST /_sim/fault */
 	int fault_count;        /* -1: until changed */
+	sim_pull *pulls;
+	size_t npulls;
 	/* derived */
+	char home[SIM_DIR_MAX + 8]; /* DIR/lume: Lume's ~/.lume, one NAME/config.json per VM */
 	char log_path[PATH_MAX];
 	char bin_dir[SIM_DIR_MAX + 8];
 	char lume_path[PATH_MAX];
@@ -66,15 +86,24 @@ typedef struct {
 
 /* sim_vm.c */
 sim_vm *sim_vm_find(sim *s, const char *name);
-void *sim_supervisor(void *arg);           /* boots VMs whose boot delay is over */
-void sim_vm_run(sim *s, sim_vm *vm);       /* Lume's background start: no answer */
-int sim_vm_stop(sim *s, sim_vm *vm);       /* blocks until the guest is down */
-void sim_vm_stop_all(sim *s);
+const sim_pull *sim_pull_find(const sim *s, const char *name);
+/* boots VMs whose boot delay is over; takes down VMs whose `lume run` process is gone */
+void *sim_supervisor(void *arg);
+/* Start a VM run by the server (owner_pid 0: it takes the VM's lock) or by the `lume run`
+ * process owner_pid (which holds it). -1 with the reason in why (also in the request log). */
+int sim_vm_run(sim *s, sim_vm *vm, pid_t owner_pid, char *why, size_t cap);
+/* Lume's stop: the server's own VM is stopped; one held by a `lume run` process is stopped by
+ * signalling that process (SIGINT, SIGKILL after stop_grace). Blocks until the guest is down.
+ * -1 when it is not running. */
+int sim_vm_stop(sim *s, sim_vm *vm);
+void sim_vm_stop_all(sim *s);              /* the server exits: every VM goes down */
 int sim_vm_rekey(sim *s, sim_vm *vm);
 int sim_tcp_probe(const char *address, int port, double timeout);
 /* A VM object as Lume renders it (every key present). Caller holds no lock. */
 char *sim_vm_json(sim *s, sim_vm *vm);
 char *sim_vms_json(sim *s);
+/* A VM being pulled: {"name","status":"pulling","downloadProgress"}, nothing else. */
+char *sim_pull_json(const sim_pull *p);
 
 /* sim_http.c */
 void *sim_accept_loop(void *arg);
@@ -90,5 +119,12 @@ void sim_log_event(sim *s, const char *event, const char *vm, const char *detail
 int sim_spawn_wait(char *const argv[], double timeout, char *out, size_t outcap, char *err, size_t errcap);
 int sim_rm_rf(const char *path);
 int sim_mkdir_p(const char *path, unsigned mode);
+
+/* lume_lock.c: Lume's VM lock (shared by lume-sim and its `lume` stand-in). */
+pid_t sim_lock_owner(const char *config);  /* lowest PID with the file open (lsof -F p); 0: none */
+int sim_process_exited(pid_t pid);         /* gone or a zombie: its files and locks are released */
+/* VM.swift stop(): SIGINT, then SIGKILL when still there after `grace` s. Returns the last
+ * signal sent (SIGINT or SIGKILL), 0 when the process was already gone, -1 on other errors. */
+int sim_signal_owner(pid_t pid, double grace);
 
 #endif

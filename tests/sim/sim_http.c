@@ -1,7 +1,8 @@
 /* lume-sim: the HTTP server. Lume's routes, bodies, status codes and quirks (docs/simulator.md):
  * run answers 202 to anything, stop blocks then sleeps, failures are 400 {"message"}, an
  * unknown route is 404 text/plain "Not found", paths are routed raw (no percent-decoding, no
- * query splitting). Routes under /_sim/ are the simulator's own test hooks, not Lume's. */
+ * query splitting), the host status is slow. Routes under /_sim/ are the simulator's own test
+ * hooks, not Lume's. */
 #include "sim.h"
 
 #include <cjson/cJSON.h>
@@ -138,9 +139,94 @@ static int take_fault(sim *s, const char *path, reply *r)
 	return f != SIM_FAULT_NONE;
 }
 
+/* A run body as Lume decodes it (RunVMRequest, every field optional): a body that is not a JSON
+ * object with fields of these types is refused with 400 (Handlers.swift handleRunVM). */
+static int run_body_ok(const char *body)
+{
+	static const char *const bools[] = {"noDisplay", "recoveryMode", "clipboard"};
+	static const char *const strings[] = {"storage", "network", "vnc", "diskPath", "nvramPath"};
+	cJSON *doc;
+	const cJSON *v;
+	size_t i;
+	int ok;
+
+	if (body[0] == '\0')
+		return 1; /* no body: every default */
+	doc = cJSON_Parse(body);
+	ok = cJSON_IsObject(doc);
+	for (i = 0; ok && i < sizeof(bools) / sizeof(bools[0]); i++)
+		ok = (v = cJSON_GetObjectItemCaseSensitive(doc, bools[i])) == NULL || cJSON_IsBool(v) || cJSON_IsNull(v);
+	for (i = 0; ok && i < sizeof(strings) / sizeof(strings[0]); i++)
+		ok = (v = cJSON_GetObjectItemCaseSensitive(doc, strings[i])) == NULL || cJSON_IsString(v) || cJSON_IsNull(v);
+	if (ok && (v = cJSON_GetObjectItemCaseSensitive(doc, "sharedDirectories")) != NULL)
+		ok = cJSON_IsArray(v) || cJSON_IsNull(v);
+	cJSON_Delete(doc);
+	return ok;
+}
+
+/* Lume's host status lists every VM, which runs `nc -z -w 2` against port 22 of each running VM
+ * with an address (NetworkUtils.swift): status_delay per running VM, twice that for one whose SSH
+ * does not answer (nc waits out its timeout, the process deadline is 2 s more). */
+static void route_host_status(sim *s, reply *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	size_t i;
+	int running = 0;
+
+	for (i = 0; i < s->nvms; i++) {
+		sim_vm *vm = &s->vms[i];
+		int up, booted;
+		pthread_mutex_lock(&s->lock);
+		up = vm->running;
+		booted = vm->booted;
+		pthread_mutex_unlock(&s->lock);
+		if (!up)
+			continue;
+		running++;
+		sim_sleep(booted && sim_tcp_probe(vm->address, 22, 2.0) ? s->status_delay : 2 * s->status_delay);
+	}
+	cJSON_AddStringToObject(o, "status", "healthy");
+	cJSON_AddNumberToObject(o, "vm_count", running);
+	cJSON_AddNumberToObject(o, "max_vms", s->max_running);
+	cJSON_AddNumberToObject(o, "available_slots", running < s->max_running ? s->max_running - running : 0);
+	cJSON_AddStringToObject(o, "version", SIM_STATUS_VERSION);
+	set_json(r, 200, cJSON_PrintUnformatted(o));
+	cJSON_Delete(o);
+}
+
+/* POST /_sim/vms/NAME/attach {"pid": N}: the `lume run` stand-in, holding the VM's lock, runs it. */
+static void route_attach(sim *s, sim_vm *vm, const char *body, reply *r)
+{
+	cJSON *doc = cJSON_Parse(body);
+	const cJSON *pid = cJSON_GetObjectItemCaseSensitive(doc, "pid");
+	char why[256];
+
+	if (!cJSON_IsNumber(pid) || pid->valuedouble < 2) {
+		set_message(r, 400, "expected {\"pid\": N}", NULL);
+	} else if (sim_vm_run(s, vm, (pid_t)pid->valuedouble, why, sizeof(why)) < 0) {
+		set_message(r, 400, why, NULL);
+	} else {
+		set_message(r, 200, "running", NULL);
+	}
+	cJSON_Delete(doc);
+}
+
+/* POST /_sim/vms/NAME/ACTION: the simulator's own hooks. */
+static int match_hook(const char *path, const char *action, char *name, size_t cap)
+{
+	size_t n = strlen(path), a = strlen(action);
+
+	if (strncmp(path, "/_sim/vms/", 10) != 0 || n <= 10 + a + 1 || path[n - a - 1] != '/' ||
+	    strcmp(path + n - a, action) != 0 || n - a - 11 >= cap)
+		return 0;
+	snprintf(name, cap, "%.*s", (int)(n - a - 11), path + 10);
+	return strchr(name, '/') == NULL;
+}
+
 static void route(sim *s, const char *method, const char *path, const char *body, reply *r)
 {
-	char name[SIM_NAME_MAX + 64];
+	char name[SIM_NAME_MAX + 64], why[256];
+	const sim_pull *pull;
 	sim_vm *vm;
 	int get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
 
@@ -149,17 +235,18 @@ static void route(sim *s, const char *method, const char *path, const char *body
 	if (get && strcmp(path, "/lume/vms") == 0) {
 		set_json(r, 200, sim_vms_json(s));
 	} else if (get && match_vm(path, "", name, sizeof(name))) {
-		if ((vm = sim_vm_find(s, name)) == NULL)
+		if ((pull = sim_pull_find(s, name)) != NULL)
+			set_json(r, 200, sim_pull_json(pull)); /* a pull in progress, answered without the disk */
+		else if ((vm = sim_vm_find(s, name)) == NULL)
 			set_message(r, 400, "Virtual machine not found: ", name);
 		else
 			set_json(r, 200, sim_vm_json(s, vm));
 	} else if (post && match_vm(path, "/run", name, sizeof(name))) {
-		cJSON *doc = NULL, *o;
-		if (body[0] != '\0' && (doc = cJSON_Parse(body)) == NULL) {
-			set_message(r, 400, "Invalid request body", NULL);
+		cJSON *o;
+		if (!run_body_ok(body)) {
+			set_message(r, 400, "Invalid run request body", NULL);
 			return;
 		}
-		cJSON_Delete(doc);
 		/* Lume starts the VM in the background and answers at once, whatever happens. */
 		o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "message", "VM start initiated");
@@ -170,7 +257,7 @@ static void route(sim *s, const char *method, const char *path, const char *body
 		if ((vm = sim_vm_find(s, name)) == NULL)
 			sim_log_event(s, "start-failed", name, "Virtual machine not found");
 		else
-			sim_vm_run(s, vm);
+			(void)sim_vm_run(s, vm, 0, why, sizeof(why)); /* a failure is in the log only */
 	} else if (post && match_vm(path, "/stop", name, sizeof(name))) {
 		if ((vm = sim_vm_find(s, name)) == NULL) {
 			set_message(r, 400, "Virtual machine not found: ", name);
@@ -181,31 +268,21 @@ static void route(sim *s, const char *method, const char *path, const char *body
 			set_message(r, 200, "VM stopped successfully", NULL);
 		}
 	} else if (get && strcmp(path, "/lume/host/status") == 0) {
-		cJSON *o = cJSON_CreateObject();
-		size_t i;
-		int running = 0;
-		pthread_mutex_lock(&s->lock);
-		for (i = 0; i < s->nvms; i++)
-			running += s->vms[i].running;
-		pthread_mutex_unlock(&s->lock);
-		cJSON_AddStringToObject(o, "status", "healthy");
-		cJSON_AddNumberToObject(o, "vm_count", running);
-		cJSON_AddNumberToObject(o, "max_vms", s->max_running);
-		cJSON_AddNumberToObject(o, "available_slots", running < s->max_running ? s->max_running - running : 0);
-		cJSON_AddStringToObject(o, "version", SIM_VERSION);
-		set_json(r, 200, cJSON_PrintUnformatted(o));
-		cJSON_Delete(o);
+		route_host_status(s, r);
 	} else if (post && strcmp(path, "/_sim/fault") == 0) {
 		route_fault(s, body, r);
-	} else if (post && strncmp(path, "/_sim/vms/", 10) == 0 && strlen(path) > 16 &&
-	    strcmp(path + strlen(path) - 6, "/rekey") == 0 && strlen(path) - 16 < SIM_NAME_MAX) {
-		snprintf(name, sizeof(name), "%.*s", (int)(strlen(path) - 16), path + 10);
+	} else if (post && match_hook(path, "rekey", name, sizeof(name))) {
 		if ((vm = sim_vm_find(s, name)) == NULL)
 			set_message(r, 400, "Virtual machine not found: ", name);
 		else if (sim_vm_rekey(s, vm) < 0)
 			set_message(r, 500, "guest-sshd rekey failed for ", name);
 		else
 			set_message(r, 200, "host keys replaced", NULL);
+	} else if (post && match_hook(path, "attach", name, sizeof(name))) {
+		if ((vm = sim_vm_find(s, name)) == NULL)
+			set_message(r, 400, "Virtual machine not found: ", name);
+		else
+			route_attach(s, vm, body, r);
 	} else {
 		set_reply(r, 404, "text/plain", "Not found");
 	}

@@ -38,16 +38,21 @@ static void usage(FILE *out)
 	    "  --port N                 listen on 127.0.0.1:N (0: a free port; default 7777, as Lume)\n"
 	    "  --vms N                  N VMs named vm1..vmN (default 1)\n"
 	    "  --vm NAME                a VM with this name (repeatable; replaces --vms)\n"
-	    "  --dir DIR                where VM fixtures, the request log and bin/lume go\n"
+	    "  --dir DIR                where VM fixtures, Lume's VM store (lume/), the request log and\n"
+	    "                           bin/lume go\n"
 	    "                           (default: a new temporary directory, removed at exit)\n"
 	    "  --boot-delay S           seconds from run to a reachable guest (default 1)\n"
 	    "  --stop-delay S           Lume's fixed delay after a stop (default 5)\n"
+	    "  --stop-grace S           a stop's SIGINT is followed by SIGKILL after S (default 10, as Lume)\n"
+	    "  --status-delay S         GET /lume/host/status takes S per running VM, 2S when its SSH does\n"
+	    "                           not answer (default 2, Lume's nc check; 0: instant)\n"
 	    "  --max-running N          concurrent running VMs (default 2, Apple's limit)\n"
 	    "  --address-base A         first guest address (default 127.0.0.2; busy ones are skipped)\n"
 	    "  --metal-dir DIR          fake Metal library directory passed to every guest\n"
 	    "  --unsupported-vm NAME    this VM gets --unsupported-metal-dir instead (repeatable)\n"
 	    "  --unsupported-metal-dir DIR\n"
 	    "  --never-ready NAME       this VM runs but never gets an IP address (repeatable)\n"
+	    "  --pulling NAME[=PERCENT] a VM being pulled: GET /lume/vms/NAME says \"pulling\" (repeatable)\n"
 	    "  --os-version V           guest macOS version (sw_vers), passed to the guest fixture\n"
 	    "  --home-size SIZE         passed to the guest fixture\n"
 	    "  --fault 500|garbage      answer every Lume route this way (see POST /_sim/fault)\n"
@@ -92,11 +97,12 @@ static int add_name(name_list *l, const char *opt, const char *name)
 	return 0;
 }
 
-/* Can sshd bind ADDRESS:22? */
+/* Can sshd bind ADDRESS:22? 1 yes, 0 taken; -1 (errno set) when no address can be bound at all
+ * (port 22 needs root): then trying the next address would only walk the whole of 127/8. */
 static int address_free(const char *address)
 {
 	struct sockaddr_in sa;
-	int fd, one = 1, ok;
+	int fd, one = 1, ok, err;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
@@ -104,10 +110,15 @@ static int address_free(const char *address)
 	if (inet_pton(AF_INET, address, &sa.sin_addr) != 1)
 		return 0;
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-		return 0;
+		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	ok = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	err = errno;
 	close(fd);
+	if (!ok && err != EADDRINUSE && err != EADDRNOTAVAIL) {
+		errno = err;
+		return -1;
+	}
 	return ok;
 }
 
@@ -116,6 +127,7 @@ static int assign_addresses(sim *s, const char *base)
 	struct in_addr a;
 	uint32_t h;
 	size_t i;
+	int free_;
 
 	if (inet_pton(AF_INET, base, &a) != 1 || (ntohl(a.s_addr) >> 24) != 127) {
 		fprintf(stderr, "lume-sim: --address-base %s: expected an address in 127.0.0.0/8\n", base);
@@ -133,7 +145,12 @@ static int assign_addresses(sim *s, const char *base)
 			}
 			cand.s_addr = htonl(h);
 			inet_ntop(AF_INET, &cand, s->vms[i].address, sizeof(s->vms[i].address));
-			if (address_free(s->vms[i].address))
+			if ((free_ = address_free(s->vms[i].address)) < 0) {
+				fprintf(stderr, "lume-sim: cannot listen on %s:22 for the guests: %s%s\n", s->vms[i].address,
+				    strerror(errno), errno == EACCES ? " (port 22 needs root: run lume-sim as root)" : "");
+				return -1;
+			}
+			if (free_)
 				break;
 		}
 		h++;
@@ -210,6 +227,8 @@ static int install_cli(sim *s)
 	cJSON_AddStringToObject(cfg, "log", s->log_path);
 	cJSON_AddStringToObject(cfg, "logs_dir", logs);
 	cJSON_AddStringToObject(cfg, "version", s->cli_version);
+	cJSON_AddStringToObject(cfg, "home", s->home);
+	cJSON_AddNumberToObject(cfg, "stop_grace", s->stop_grace);
 	snprintf(path, sizeof(path), "%s/lume-sim.json", s->bin_dir);
 	rc = write_json_file(path, cfg);
 	cJSON_Delete(cfg);
@@ -251,12 +270,14 @@ static cJSON *summary_json(sim *s)
 	cJSON_AddStringToObject(o, "lume", s->lume_path);
 	cJSON_AddStringToObject(o, "bin_dir", s->bin_dir);
 	cJSON_AddStringToObject(o, "log", s->log_path);
+	cJSON_AddStringToObject(o, "home", s->home);
 	vms = cJSON_AddArrayToObject(o, "vms");
 	for (i = 0; i < s->nvms; i++) {
 		v = cJSON_CreateObject();
 		cJSON_AddStringToObject(v, "name", s->vms[i].name);
 		cJSON_AddStringToObject(v, "address", s->vms[i].address);
 		cJSON_AddStringToObject(v, "dir", s->vms[i].dir);
+		cJSON_AddStringToObject(v, "config", s->vms[i].config);
 		cJSON_AddBoolToObject(v, "never_ready", s->vms[i].never_ready);
 		if (s->vms[i].metal_dir != NULL)
 			cJSON_AddStringToObject(v, "metal_dir", s->vms[i].metal_dir);
@@ -272,6 +293,7 @@ static void print_summary(sim *s)
 	printf("lume-sim %s (pid %ld): Lume API at %s\n", SIM_VERSION, (long)getpid(), s->url);
 	printf("  lume CLI stand-in: %s\n", s->lume_path);
 	printf("  request log:       %s\n", s->log_path);
+	printf("  VM store:          %s\n", s->home);
 	for (i = 0; i < s->nvms; i++)
 		printf("  VM %-16s %-15s %s%s\n", s->vms[i].name, s->vms[i].address, s->vms[i].dir,
 		    s->vms[i].never_ready ? " (never ready)" : "");
@@ -294,8 +316,59 @@ static int valid_vm_name(const char *n)
 
 enum {
 	O_PORT = 256, O_VMS, O_VM, O_DIR, O_BOOT, O_STOP, O_MAXRUN, O_ADDR, O_METAL, O_UNSUP_VM, O_UNSUP_DIR,
-	O_NEVER, O_OSV, O_HOME, O_FAULT, O_CLIV, O_GUEST, O_CLI, O_INFO, O_KEEP, O_PARENT, O_HELP
+	O_NEVER, O_OSV, O_HOME, O_FAULT, O_CLIV, O_GUEST, O_CLI, O_INFO, O_KEEP, O_PARENT, O_HELP, O_GRACE,
+	O_STATUS_DELAY, O_PULLING
 };
+
+/* NAME or NAME=PERCENT. */
+static int add_pull(sim_pull *pulls, size_t *n, char *arg)
+{
+	char *eq = strchr(arg, '='), *end;
+
+	if (*n == MAX_LIST) {
+		fprintf(stderr, "lume-sim: too many --pulling\n");
+		return -1;
+	}
+	pulls[*n].progress = 0;
+	if (eq != NULL) {
+		*eq = '\0';
+		pulls[*n].progress = strtod(eq + 1, &end);
+		if (end == eq + 1 || *end != '\0' || pulls[*n].progress < 0 || pulls[*n].progress > 100) {
+			fprintf(stderr, "lume-sim: --pulling %s=%s: expected a percentage 0..100\n", arg, eq + 1);
+			return -1;
+		}
+	}
+	if (!valid_vm_name(arg)) {
+		fprintf(stderr, "lume-sim: --pulling '%s': use letters, digits, '.', '_', '-'\n", arg);
+		return -1;
+	}
+	pulls[(*n)++].name = arg;
+	return 0;
+}
+
+/* HOME/NAME/config.json, as Lume keeps it in ~/.lume/NAME: the file whose lock holder runs it. */
+static int write_config(sim *s, sim_vm *vm, size_t index)
+{
+	char dir[sizeof(s->home) + SIM_NAME_MAX + 2];
+	cJSON *c = cJSON_CreateObject();
+	char mac[32];
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s/%s", s->home, vm->name);
+	snprintf(vm->config, sizeof(vm->config), "%s/config.json", dir);
+	snprintf(mac, sizeof(mac), "7a:6d:5f:00:%02x:%02x", (unsigned)(index >> 8) & 0xff, (unsigned)index & 0xff);
+	cJSON_AddStringToObject(c, "os", "macOS");
+	cJSON_AddNumberToObject(c, "cpuCount", 4);
+	cJSON_AddNumberToObject(c, "memorySize", 8589934592.0);
+	cJSON_AddNumberToObject(c, "diskSize", 85899345920.0);
+	cJSON_AddStringToObject(c, "macAddress", mac);
+	cJSON_AddStringToObject(c, "display", "1024x768");
+	rc = sim_mkdir_p(dir, 0755) < 0 ? -1 : write_json_file(vm->config, c);
+	cJSON_Delete(c);
+	if (rc < 0)
+		fprintf(stderr, "lume-sim: cannot write %s: %s\n", vm->config, strerror(errno));
+	return rc;
+}
 
 int main(int argc, char **argv)
 {
@@ -310,7 +383,10 @@ int main(int argc, char **argv)
 		{"home-size", required_argument, NULL, O_HOME}, {"fault", required_argument, NULL, O_FAULT},
 		{"cli-version", required_argument, NULL, O_CLIV}, {"guest", required_argument, NULL, O_GUEST},
 		{"lume-cli", required_argument, NULL, O_CLI}, {"info", required_argument, NULL, O_INFO},
-		{"keep", no_argument, NULL, O_KEEP}, {"exit-with-parent", no_argument, NULL, O_PARENT}, {"help", no_argument, NULL, O_HELP}, {NULL, 0, NULL, 0}};
+		{"keep", no_argument, NULL, O_KEEP}, {"exit-with-parent", no_argument, NULL, O_PARENT},
+		{"stop-grace", required_argument, NULL, O_GRACE}, {"status-delay", required_argument, NULL, O_STATUS_DELAY},
+		{"pulling", required_argument, NULL, O_PULLING}, {"help", no_argument, NULL, O_HELP}, {NULL, 0, NULL, 0}};
+	sim_pull pulls[MAX_LIST];
 	sim s;
 	name_list names = {{0}, 0}, unsupported = {{0}, 0}, never = {{0}, 0};
 	const char *address_base = "127.0.0.2", *metal_dir = NULL, *unsupported_dir = NULL, *dir_opt = NULL;
@@ -327,6 +403,8 @@ int main(int argc, char **argv)
 	s.port = 7777;
 	s.boot_delay = 1.0;
 	s.stop_delay = 5.0;
+	s.stop_grace = 10.0;
+	s.status_delay = 2.0;
 	s.max_running = 2;
 	s.guest = LUME_SIM_GUEST_DEFAULT;
 	s.cli_program = LUME_SIM_CLI_DEFAULT;
@@ -361,6 +439,9 @@ int main(int argc, char **argv)
 		case O_DIR: dir_opt = optarg; break;
 		case O_BOOT: if (parse_double("--boot-delay", optarg, &s.boot_delay) < 0) return 64; break;
 		case O_STOP: if (parse_double("--stop-delay", optarg, &s.stop_delay) < 0) return 64; break;
+		case O_GRACE: if (parse_double("--stop-grace", optarg, &s.stop_grace) < 0) return 64; break;
+		case O_STATUS_DELAY: if (parse_double("--status-delay", optarg, &s.status_delay) < 0) return 64; break;
+		case O_PULLING: if (add_pull(pulls, &s.npulls, optarg) < 0) return 64; break;
 		case O_MAXRUN: s.max_running = atoi(optarg); break;
 		case O_ADDR: address_base = optarg; break;
 		case O_METAL: metal_dir = optarg; break;
@@ -431,6 +512,8 @@ int main(int argc, char **argv)
 		memcpy(s.dir, real, strlen(real) + 1);
 	}
 	snprintf(s.log_path, sizeof(s.log_path), "%s/requests.log", s.dir);
+	snprintf(s.home, sizeof(s.home), "%s/lume", s.dir);
+	s.pulls = pulls;
 
 	pthread_mutex_init(&s.lock, NULL);
 	pthread_cond_init(&s.wake, NULL);
@@ -445,9 +528,17 @@ int main(int argc, char **argv)
 		vm->metal_dir = in_list(&unsupported, vm->name) ? unsupported_dir : metal_dir;
 		vm->never_ready = in_list(&never, vm->name);
 		vm->boot_at = -1;
+		vm->lock_fd = -1;
+		vm->vnc_port = 59000 + (int)i;
 		pthread_mutex_init(&vm->op_lock, NULL);
 		if (sim_mkdir_p(vm->dir, 0755) < 0) {
 			fprintf(stderr, "lume-sim: cannot create %s: %s\n", vm->dir, strerror(errno));
+			goto out;
+		}
+		if (write_config(&s, vm, i) < 0)
+			goto out;
+		if (sim_pull_find(&s, vm->name) != NULL) {
+			fprintf(stderr, "lume-sim: %s is both a VM and --pulling\n", vm->name);
 			goto out;
 		}
 	}
@@ -463,7 +554,11 @@ int main(int argc, char **argv)
 	if (listen_on(&s) < 0 || install_cli(&s) < 0)
 		goto out;
 
-	/* Signals are taken by sigwait() below, never by a handler. */
+	/* Signals are taken by sigwait() below, never by a handler; whatever started us may have
+	 * left them ignored (a shell's background job ignores SIGINT), Lume's server does not. */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
@@ -488,7 +583,15 @@ int main(int argc, char **argv)
 	print_summary(&s);
 
 	sigwait(&sigs, &sig);
+	/* SIGINT is also what `lume stop` sends the process that holds a VM: Lume's server has no
+	 * handler for it and ends, and every VM it runs goes down. */
 	fprintf(stderr, "lume-sim: signal %d: stopping every guest\n", sig);
+	{
+		char detail[64];
+		snprintf(detail, sizeof(detail), "signal %d (%s)", sig, sig == SIGINT ? "SIGINT" : sig == SIGTERM ?
+		    "SIGTERM" : "SIGHUP");
+		sim_log_event(&s, "exit", NULL, detail);
+	}
 
 	pthread_mutex_lock(&s.lock);
 	s.stopping = 1;
@@ -510,11 +613,11 @@ int main(int argc, char **argv)
 out:
 	if (s.listen_fd >= 0)
 		close(s.listen_fd);
+	if (s.vms != NULL)
+		sim_vm_stop_all(&s);
 	if (s.log_fd >= 0)
 		close(s.log_fd);
 	s.log_fd = -1;
-	if (s.vms != NULL)
-		sim_vm_stop_all(&s);
 	if (s.info_file != NULL)
 		unlink(s.info_file);
 	if (!s.keep && s.dir[0] != '\0') {
@@ -528,6 +631,7 @@ out:
 			sim_rm_rf(p);
 			snprintf(p, sizeof(p), "%s/logs", s.dir);
 			sim_rm_rf(p);
+			sim_rm_rf(s.home);
 			sim_rm_rf(s.log_path);
 		}
 	}

@@ -6,13 +6,13 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,6 +25,16 @@ sim_vm *sim_vm_find(sim *s, const char *name)
 	for (i = 0; i < s->nvms; i++)
 		if (strcmp(s->vms[i].name, name) == 0)
 			return &s->vms[i];
+	return NULL;
+}
+
+const sim_pull *sim_pull_find(const sim *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->npulls; i++)
+		if (strcmp(s->pulls[i].name, name) == 0)
+			return &s->pulls[i];
 	return NULL;
 }
 
@@ -70,8 +80,8 @@ static void boot(sim *s, sim_vm *vm, unsigned generation)
 		return;
 	}
 	if (!vm->sshd_up) {
-		/* The guest's kern.boottime: now, rounded down (a boot is never later than reported). */
-		snprintf(boot_time, sizeof(boot_time), "%.0f", floor(sim_epoch()));
+		/* The guest's kern.boottime: now, to the microsecond as macOS reports it. */
+		snprintf(boot_time, sizeof(boot_time), "%.6f", sim_epoch());
 		extra[n++] = "--address";
 		extra[n++] = vm->address;
 		extra[n++] = "--port";
@@ -103,6 +113,35 @@ static void boot(sim *s, sim_vm *vm, unsigned generation)
 	pthread_mutex_unlock(&vm->op_lock);
 }
 
+/* The VM goes down (its process ended, or the server stopped it): no owner, the guest's sshd
+ * stopped, and only then "stopped", so that whoever sees "stopped" finds port 22 closed. Nothing
+ * when another run or stop came first (the generation changed). */
+static void vm_down(sim *s, sim_vm *vm, unsigned generation, const char *detail)
+{
+	pthread_mutex_lock(&s->lock);
+	if (!vm->running || vm->generation != generation || vm->owner == SIM_OWNER_NONE) {
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	vm->generation++; /* no boot of the old run goes ahead */
+	vm->boot_at = -1;
+	vm->owner = SIM_OWNER_NONE; /* going down */
+	vm->owner_pid = 0;
+	if (vm->lock_fd >= 0)
+		close(vm->lock_fd); /* releases the flock: the VM is no longer ours */
+	vm->lock_fd = -1;
+	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&vm->op_lock);
+	if (vm->sshd_up && guest(s, vm, "stop", NULL) == 0)
+		vm->sshd_up = 0;
+	pthread_mutex_unlock(&vm->op_lock);
+	pthread_mutex_lock(&s->lock);
+	vm->running = 0;
+	vm->booted = 0;
+	pthread_mutex_unlock(&s->lock);
+	sim_log_event(s, "stopped", vm->name, detail);
+}
+
 void *sim_supervisor(void *arg)
 {
 	sim *s = arg;
@@ -114,6 +153,16 @@ void *sim_supervisor(void *arg)
 		for (i = 0; i < s->nvms; i++) {
 			sim_vm *vm = &s->vms[i];
 			unsigned gen;
+			if (vm->running && vm->owner == SIM_OWNER_CLI && sim_process_exited(vm->owner_pid)) {
+				/* Its `lume run` process ended (a signal, a crash): its VM ends with it. */
+				char detail[96];
+				snprintf(detail, sizeof(detail), "its lume run process (PID %ld) ended", (long)vm->owner_pid);
+				gen = vm->generation;
+				pthread_mutex_unlock(&s->lock);
+				vm_down(s, vm, gen, detail);
+				pthread_mutex_lock(&s->lock);
+				continue;
+			}
 			if (!vm->running || vm->booted || vm->never_ready || vm->boot_at < 0 || sim_now() < vm->boot_at)
 				continue;
 			vm->boot_at = -1; /* one boot per run */
@@ -139,68 +188,143 @@ void *sim_supervisor(void *arg)
 	return NULL;
 }
 
-void sim_vm_run(sim *s, sim_vm *vm)
+int sim_vm_run(sim *s, sim_vm *vm, pid_t owner_pid, char *why, size_t cap)
 {
 	size_t i, running = 0;
+	char detail[96];
+	int fd = -1;
 
+	why[0] = '\0';
 	pthread_mutex_lock(&s->lock);
 	if (vm->running) {
-		pthread_mutex_unlock(&s->lock);
-		sim_log_event(s, "start-failed", vm->name, "Virtual machine already running");
-		return;
+		snprintf(why, cap, "Virtual machine already running: %s", vm->name);
+	} else {
+		for (i = 0; i < s->nvms; i++)
+			running += s->vms[i].running ? 1 : 0;
+		if ((int)running >= s->max_running)
+			snprintf(why, cap, "the host runs the maximum number of macOS VMs already (%d)", s->max_running);
 	}
-	for (i = 0; i < s->nvms; i++)
-		running += s->vms[i].running ? 1 : 0;
-	if ((int)running >= s->max_running) {
+	/* The server runs the VM itself: like VM.run(), it takes the lock on config.json and keeps it
+	 * (O_CLOEXEC: the guest fixture it spawns must not hold the VM). */
+	if (why[0] == '\0' && owner_pid == 0 &&
+	    ((fd = open(vm->config, O_WRONLY | O_CLOEXEC)) < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0))
+		snprintf(why, cap, "Virtual machine already running: %s (cannot lock %s: %s)", vm->name, vm->config,
+		    strerror(errno));
+	if (why[0] != '\0') {
 		pthread_mutex_unlock(&s->lock);
-		sim_log_event(s, "start-failed", vm->name, "the host runs the maximum number of macOS VMs already");
-		return;
+		if (fd >= 0)
+			close(fd);
+		sim_log_event(s, "start-failed", vm->name, why);
+		return -1;
 	}
 	vm->running = 1;
 	vm->booted = 0;
 	vm->generation++;
 	vm->boot_at = sim_now() + s->boot_delay;
+	vm->owner = owner_pid == 0 ? SIM_OWNER_SERVER : SIM_OWNER_CLI;
+	vm->owner_pid = owner_pid;
+	vm->lock_fd = fd;
 	pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
-	sim_log_event(s, "run", vm->name, NULL);
+	if (owner_pid == 0)
+		snprintf(detail, sizeof(detail), "by the server");
+	else
+		snprintf(detail, sizeof(detail), "by lume run (PID %ld)", (long)owner_pid);
+	sim_log_event(s, "run", vm->name, detail);
+	return 0;
+}
+
+/* Until the VM is down, whoever takes it down (the supervisor may, once its process is gone). */
+static void wait_down(sim *s, sim_vm *vm)
+{
+	pthread_mutex_lock(&s->lock);
+	while (vm->running && vm->owner == SIM_OWNER_NONE) {
+		pthread_mutex_unlock(&s->lock);
+		sim_sleep(0.02);
+		pthread_mutex_lock(&s->lock);
+	}
+	pthread_mutex_unlock(&s->lock);
 }
 
 int sim_vm_stop(sim *s, sim_vm *vm)
 {
+	char detail[128];
+	unsigned gen;
+	sim_owner owner;
+	pid_t pid;
+	int sig;
+
 	pthread_mutex_lock(&s->lock);
 	if (!vm->running) {
 		pthread_mutex_unlock(&s->lock);
 		return -1;
 	}
-	vm->running = 0;
-	vm->booted = 0;
-	vm->boot_at = -1;
-	vm->generation++;
+	gen = vm->generation;
+	owner = vm->owner;
 	pthread_mutex_unlock(&s->lock);
-	pthread_mutex_lock(&vm->op_lock);
-	if (vm->sshd_up && guest(s, vm, "stop", NULL) == 0)
-		vm->sshd_up = 0;
-	pthread_mutex_unlock(&vm->op_lock);
-	sim_log_event(s, "stopped", vm->name, NULL);
+	if (owner == SIM_OWNER_SERVER) {
+		vm_down(s, vm, gen, "stopped by the server");
+	} else if (owner == SIM_OWNER_CLI) {
+		/* Not the server's: LumeController.stopVM() -> VM.stop() signals whoever holds the lock. */
+		if ((pid = sim_lock_owner(vm->config)) > 0) {
+			snprintf(detail, sizeof(detail), "the server sends SIGINT to PID %ld, which holds it", (long)pid);
+			sim_log_event(s, "signal", vm->name, detail);
+			if ((sig = sim_signal_owner(pid, s->stop_grace)) == SIGKILL)
+				sim_log_event(s, "signal", vm->name, "SIGKILL: still there after the grace period");
+		}
+		/* Usually the supervisor has seen the process go first. */
+		vm_down(s, vm, gen, pid > 0 ? "its process was signalled by the server" : "nobody held it");
+	}
+	wait_down(s, vm);
 	return 0;
+}
+
+typedef struct {
+	sim *s;
+	sim_vm *vm;
+} down_job;
+
+static void *down_all(void *arg)
+{
+	down_job *j = arg;
+	unsigned gen;
+
+	pthread_mutex_lock(&j->s->lock);
+	gen = j->vm->generation;
+	pthread_mutex_unlock(&j->s->lock);
+	vm_down(j->s, j->vm, gen, "the server exited");
+	pthread_mutex_lock(&j->vm->op_lock);
+	if (j->vm->sshd_up && guest(j->s, j->vm, "stop", NULL) == 0)
+		j->vm->sshd_up = 0; /* a boot that raced the exit */
+	pthread_mutex_unlock(&j->vm->op_lock);
+	return NULL;
 }
 
 void sim_vm_stop_all(sim *s)
 {
-	size_t i;
+	down_job *jobs = calloc(s->nvms, sizeof(*jobs));
+	pthread_t *threads = calloc(s->nvms, sizeof(*threads));
+	size_t i, started = 0;
 
+	/* The server ends: the VMs it runs go down with it, at once (in parallel: a `lume stop` that
+	 * ended the server waits for it only so long). So do those of `lume run` processes: here the
+	 * simulator is their whole world (on a Mac they would keep running). */
 	for (i = 0; i < s->nvms; i++) {
-		sim_vm *vm = &s->vms[i];
-		pthread_mutex_lock(&s->lock);
-		vm->running = 0;
-		vm->booted = 0;
-		vm->generation++;
-		pthread_mutex_unlock(&s->lock);
-		pthread_mutex_lock(&vm->op_lock);
-		if (vm->sshd_up && guest(s, vm, "stop", NULL) == 0)
-			vm->sshd_up = 0;
-		pthread_mutex_unlock(&vm->op_lock);
+		down_job one = {s, &s->vms[i]};
+		if (jobs == NULL || threads == NULL) {
+			down_all(&one);
+			continue;
+		}
+		jobs[started] = one;
+		if (pthread_create(&threads[started], NULL, down_all, &jobs[started]) == 0)
+			started++;
+		else
+			down_all(&one);
 	}
+	for (i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	free(jobs);
+	free(threads);
 }
 
 int sim_vm_rekey(sim *s, sim_vm *vm)
@@ -262,15 +386,21 @@ static cJSON *vm_object(sim *s, sim_vm *vm)
 	cJSON_AddNumberToObject(disk, "total", 85899345920.0);
 	cJSON_AddStringToObject(o, "display", "1024x768");
 	cJSON_AddNullToObject(o, "provisioningOperation");
-	cJSON_AddNullToObject(o, "vncUrl");
+	if (running) { /* the VM's VNC server runs whatever the display (noDisplay too) */
+		char vnc[64];
+		snprintf(vnc, sizeof(vnc), "vnc://:lume-sim@127.0.0.1:%d", vm->vnc_port);
+		cJSON_AddStringToObject(o, "vncUrl", vnc);
+	} else {
+		cJSON_AddNullToObject(o, "vncUrl");
+	}
 	if (booted)
 		cJSON_AddStringToObject(o, "ipAddress", vm->address);
 	else
 		cJSON_AddNullToObject(o, "ipAddress");
-	if (!running)
+	if (!booted) /* no address, no probe: null, running or not */
 		cJSON_AddNullToObject(o, "sshAvailable");
 	else /* Lume's own check: a 2-second TCP connect to port 22 */
-		cJSON_AddBoolToObject(o, "sshAvailable", booted && sim_tcp_probe(vm->address, 22, 2.0));
+		cJSON_AddBoolToObject(o, "sshAvailable", sim_tcp_probe(vm->address, 22, 2.0));
 	cJSON_AddStringToObject(o, "locationName", "default");
 	cJSON_AddNullToObject(o, "sharedDirectories");
 	cJSON_AddStringToObject(o, "networkMode", "nat");
@@ -297,5 +427,18 @@ char *sim_vms_json(sim *s)
 		cJSON_AddItemToArray(a, vm_object(s, &s->vms[i]));
 	text = cJSON_Print(a);
 	cJSON_Delete(a);
+	return text;
+}
+
+char *sim_pull_json(const sim_pull *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *text;
+
+	cJSON_AddStringToObject(o, "name", p->name);
+	cJSON_AddStringToObject(o, "status", "pulling");
+	cJSON_AddNumberToObject(o, "downloadProgress", p->progress);
+	text = cJSON_Print(o);
+	cJSON_Delete(o);
 	return text;
 }

@@ -10,7 +10,8 @@ static test_env env;
 static int group_setup(void **state)
 {
 	static const char *const args[] = {"--vm", "vm1", "--vm", "vm2", "--vm", "never", "--never-ready", "never",
-		"--boot-delay", "0.2", "--stop-delay", "0.1", "--address-base", "127.0.61.2", NULL};
+		"--pulling", "img=42.5", "--boot-delay", "0.2", "--stop-delay", "0.1", "--address-base", "127.0.61.2",
+		NULL};
 
 	(void)state;
 	return sim_fixture_start(&env.sim, "vm-api", args);
@@ -245,6 +246,7 @@ static void test_simulator_quirks(void **state)
 	char *body;
 	cJSON *doc;
 	size_t i;
+	int runs;
 
 	(void)state;
 	expect("POST", "/lume/vms/nobody/run", "", 202, "application/json",
@@ -255,6 +257,28 @@ static void test_simulator_quirks(void **state)
 	expect("POST", "/lume/vms/vm2/stop", "", 400, "application/json", "not running: vm2");
 	expect("GET", "/lume/host/status", NULL, 200, "application/json", "\"status\":\"healthy\"");
 	expect("GET", "/lume/host/status", NULL, 200, "application/json", "\"max_vms\":2");
+	expect("GET", "/lume/host/status", NULL, 200, "application/json", "\"version\":\"1.0.0\""); /* whatever Lume's */
+	/* A run body Lume cannot decode is refused; no body at all is every default. */
+	runs = count("\"event\":\"run\"", "\"vm\":\"vm2\"");
+	expect("POST", "/lume/vms/vm2/run", "{\"noDisplay\":true", 400, "application/json", "Invalid run request body");
+	expect("POST", "/lume/vms/vm2/run", "[]", 400, "application/json", "Invalid run request body");
+	expect("POST", "/lume/vms/vm2/run", "{\"noDisplay\":\"yes\"}", 400, "application/json",
+	    "Invalid run request body");
+	assert_int_equal(count("\"event\":\"run\"", "\"vm\":\"vm2\""), runs);
+	/* A VM being pulled: only name, status and progress; not in the list. */
+	assert_int_equal(sim_fixture_http(&env.sim, "GET", "/lume/vms/img", NULL, &status, &body, NULL, 0), 0);
+	assert_int_equal(status, 200);
+	doc = cJSON_Parse(body);
+	free(body);
+	assert_non_null(doc);
+	assert_int_equal(cJSON_GetArraySize(doc), 3);
+	assert_string_equal(cJSON_GetObjectItem(doc, "status")->valuestring, "pulling");
+	assert_true(cJSON_GetObjectItem(doc, "downloadProgress")->valuedouble == 42.5);
+	cJSON_Delete(doc);
+	expect("GET", "/lume/vms", NULL, 200, "application/json", "vm1");
+	assert_int_equal(sim_fixture_http(&env.sim, "GET", "/lume/vms", NULL, &status, &body, NULL, 0), 0);
+	assert_null(strstr(body, "img"));
+	free(body);
 
 	/* Running at once, no address until booted. */
 	expect("POST", "/lume/vms/vm2/run", "{\"noDisplay\":true}", 202, "application/json", "pending");
@@ -268,21 +292,153 @@ static void test_simulator_quirks(void **state)
 			fail_msg("VM object without \"%s\"", keys[i]);
 	assert_string_equal(cJSON_GetObjectItem(doc, "status")->valuestring, "running");
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(doc, "ipAddress")));
-	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(doc, "sshAvailable")));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(doc, "sshAvailable"))); /* no address: no probe, null */
+	assert_true(cJSON_IsString(cJSON_GetObjectItem(doc, "vncUrl")));     /* VNC runs with noDisplay too */
+	assert_non_null(strstr(cJSON_GetObjectItem(doc, "vncUrl")->valuestring, "vnc://"));
 	cJSON_Delete(doc);
-	/* The stop blocks until the guest is down, then sleeps the fixed delay (0.1 s here). */
-	{
-		struct timespec a, b;
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		expect("POST", "/lume/vms/vm2/stop", "", 200, "application/json", "VM stopped successfully");
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		assert_true((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9 >= 0.1);
-	}
+	/* The stop blocks until the guest is down: when it answers, the guest's port is closed. */
+	expect("POST", "/lume/vms/vm2/stop", "", 200, "application/json", "VM stopped successfully");
+	assert_true(port22_closed(sim_fixture_address(&env.sim, "vm2")));
 
 	/* The simulator's own hooks (not Lume's): new host keys for a guest. */
 	expect("POST", "/_sim/vms/vm2/rekey", "", 200, "application/json", "host keys replaced");
 	expect("POST", "/_sim/vms/ghost/rekey", "", 400, "application/json", "Virtual machine not found: ghost");
 	expect("POST", "/_sim/fault", "{\"mode\":\"sometimes\"}", 400, "application/json", "unknown fault mode");
+}
+
+/* Lume's VM objects in every shape parse: a VM being pulled (three keys), a running VM without
+ * an address (sshAvailable null); a pulling VM is not started. */
+static void test_object_shapes(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_api(&ctx, 10);
+	lm_vm_info info;
+
+	(void)state;
+	assert_int_equal(lm_vm_get(vmm, "img", &info), 0);
+	assert_string_equal(info.name, "img");
+	assert_string_equal(info.status, "pulling");
+	assert_string_equal(info.ip, "");
+	assert_int_equal(info.ssh_available, 0);
+	assert_int_equal(lm_vm_start(vmm, "img"), LM_EUNSUPPORTED);
+	assert_error_mentions("pulling");
+	assert_int_equal(count("\"POST\"", "/lume/vms/img/run\""), 0);
+
+	assert_int_equal(lm_vm_start(vmm, "never"), 0);
+	assert_int_equal(lm_vm_get(vmm, "never", &info), 0);
+	assert_string_equal(info.status, "running");
+	assert_string_equal(info.ip, "");
+	assert_int_equal(info.ssh_available, 0);
+	assert_int_equal(lm_vm_stop(vmm, "never"), 0);
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+/* Anything that accepts connections at the URL is the API: no request decides it (the host status
+ * takes seconds per running VM on Lume), and nothing falls back to the CLI. */
+static void test_detection_by_connection(void **state)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	lm_context *ctx;
+	lm_vm_manager *vmm = NULL;
+	lm_vm_info *vms;
+	char url[64];
+	size_t n;
+	int fd, from = count("\"GET\"", "/lume/host/status\"");
+
+	(void)state;
+	vmm = open_api(&ctx, 10);
+	assert_int_equal(count("\"GET\"", "/lume/host/status\""), from);
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+
+	/* A listener that never answers HTTP: still the API (the lume CLI exists here), and a request
+	 * that then fails says so instead of quietly using the CLI. */
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(sa.sin_port));
+	ctx = test_context(&env, LM_VM_MANAGER_AUTO, url, env.sim.lume, 10);
+	assert_int_equal(lm_vm_manager_open(&vmm, ctx), 0);
+	assert_string_equal(lm_vm_manager_name(vmm), "lume-api");
+	close(fd);
+	assert_int_equal(lm_vm_list(vmm, &vms, &n), LM_ENETWORK);
+	assert_error_mentions(url);
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+/* The process serving the API, from the host's process table. */
+static void test_server_lookup(void **state)
+{
+	lm_context *ctx = test_context(&env, LM_VM_MANAGER_AUTO, env.sim.url, NULL, 10);
+	lm_vm_server_info srv;
+	lm_host_pref_info pref;
+	lm_options o = LM_OPTIONS_INIT;
+	char prefs[PATH_MAX + 16];
+
+	(void)state;
+	assert_int_equal(lm_vm_server_lookup(ctx, &srv), 0);
+	assert_int_equal(srv.local, 1);
+	assert_int_equal(srv.found, 1);
+	assert_int_equal(srv.pid, (long)env.sim.pid);
+	assert_int_equal(srv.uid, (long)geteuid());
+	assert_non_null(strstr(srv.command, "lume-sim"));
+	lm_context_free(ctx);
+
+	/* Whose domain the preference is in: the server's user's (the same user here). */
+	snprintf(prefs, sizeof(prefs), "%s/prefs", env.sim.dir);
+	snprintf(env.state_dir, sizeof(env.state_dir), "%s/state", env.sim.dir);
+	o.state_dir = env.state_dir;
+	o.prefs_dir = prefs;
+	o.lume_url = env.sim.url;
+	assert_int_equal(lm_context_new(&ctx, &o), 0);
+	assert_int_equal(lm_host_pref_status(ctx, NULL, &pref), 0);
+	assert_string_equal(pref.user, pref.server_user);
+	assert_int_equal(pref.server_pid, (long)env.sim.pid);
+	assert_int_equal(pref.user_mismatch, 0);
+	lm_context_free(ctx);
+
+	/* Nothing listening: no server. */
+	ctx = test_context(&env, LM_VM_MANAGER_AUTO, "http://127.0.0.1:1", NULL, 10);
+	assert_int_equal(lm_vm_server_lookup(ctx, &srv), 0);
+	assert_int_equal(srv.found, 0);
+	assert_string_equal(srv.address, "127.0.0.1:1");
+	lm_context_free(ctx);
+}
+
+/* An HTTP stop of a VM that a `lume run` process holds: the server signals that process, as Lume's
+ * stopVM does for a VM it does not run itself. */
+static void test_api_stop_of_cli_vm(void **state)
+{
+	lm_context *cctx, *actx;
+	lm_vm_manager *cli = NULL, *api = open_api(&actx, 20);
+	lm_vm_info info;
+	int runs, signals, stops;
+
+	(void)state;
+	/* The log is the whole simulator's: count this test's events from what earlier tests left. */
+	runs = count("\"event\":\"run\"", "by lume run (PID ");
+	signals = count("\"event\":\"signal\"", "the server sends SIGINT to PID ");
+	stops = count("\"event\":\"stopped\"", "\"vm\":\"vm2\"");
+	cctx = test_context(&env, LM_VM_MANAGER_LUME_CLI, NULL, env.sim.lume, 20);
+	assert_int_equal(lm_vm_manager_open(&cli, cctx), 0);
+	assert_int_equal(lm_vm_start(cli, "vm2"), 0);
+	assert_int_equal(lm_vm_wait_ready(api, "vm2", 0, &info), 0);
+	assert_int_equal(count("\"event\":\"run\"", "by lume run (PID "), runs + 1);
+	assert_int_equal(lm_vm_stop(api, "vm2"), 0);
+	assert_int_equal(count("\"event\":\"signal\"", "the server sends SIGINT to PID "), signals + 1);
+	assert_int_equal(count("\"event\":\"stopped\"", "\"vm\":\"vm2\""), stops + 1);
+	assert_true(port22_closed(sim_fixture_address(&env.sim, "vm2")));
+	lm_vm_manager_free(cli);
+	lm_vm_manager_free(api);
+	lm_context_free(cctx);
+	lm_context_free(actx);
 }
 
 int main(void)
@@ -297,6 +453,10 @@ int main(void)
 		cmocka_unit_test(test_invalid_names_send_nothing),
 		cmocka_unit_test(test_unreachable_api),
 		cmocka_unit_test(test_simulator_quirks),
+		cmocka_unit_test(test_object_shapes),
+		cmocka_unit_test(test_detection_by_connection),
+		cmocka_unit_test(test_server_lookup),
+		cmocka_unit_test(test_api_stop_of_cli_vm),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

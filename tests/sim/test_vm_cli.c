@@ -1,6 +1,7 @@
 /* The Lume CLI backend against lume-sim's `lume` stand-in (real sshd guests). */
 #include "test_common.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 
 static test_env env;
@@ -42,6 +43,32 @@ static int http_calls(const char *method, const char *path)
 {
 	const char *const needles[] = {method, path, NULL};
 	return sim_fixture_count(&env.sim, needles);
+}
+
+/* The simulator's own events ("run", "stopped") for a VM, with `detail_has` in them. */
+static int sim_events(const char *event, const char *vm, const char *detail_has)
+{
+	char e[64], v[160];
+	const char *const needles[] = {"\"source\":\"sim\"", e, v, detail_has, NULL};
+
+	snprintf(e, sizeof(e), "\"event\":\"%s\"", event);
+	snprintf(v, sizeof(v), "\"vm\":\"%s\"", vm);
+	return sim_fixture_count(&env.sim, needles);
+}
+
+/* Wait until the simulator says the VM runs (started by someone else than the manager). */
+static void wait_running(lm_vm_manager *vmm, const char *vm)
+{
+	lm_vm_info info;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		assert_int_equal(lm_vm_get(vmm, vm, &info), 0);
+		if (strcmp(info.status, "running") == 0)
+			return;
+		usleep(20 * 1000);
+	}
+	fail_msg("%s never ran", vm);
 }
 
 static void test_auto_picks_cli_without_api(void **state)
@@ -114,15 +141,22 @@ static void test_start_ready_stop(void **state)
 	assert_real_sshd(address);
 	assert_int_equal(lm_vm_start(vmm, "vm1"), 0); /* running: not started again */
 	assert_int_equal(cli_calls("\"argv\":[\"run\",\"vm1\""), 1);
-	assert_int_equal(http_calls("\"POST\"", "/lume/vms/vm1/run\""), 1);
+	/* Run by the detached `lume run` process, which holds the VM; the server was not asked. */
+	assert_int_equal(sim_events("run", "vm1", "by lume run (PID "), 1);
+	assert_int_equal(http_calls("\"POST\"", "/lume/vms/vm1/run\""), 0);
 
+	/* `lume stop` signals that process (not the server), and the VM ends with it. */
 	assert_int_equal(lm_vm_stop(vmm, "vm1"), 0);
+	assert_int_equal(cli_calls("\"argv\":[\"config\",\"storage\",\"list\"]"), 1); /* where Lume keeps VMs */
 	assert_int_equal(cli_calls("\"argv\":[\"stop\",\"vm1\"],\"exit\":0"), 1);
+	assert_int_equal(cli_calls("\"note\":\"SIGINT to PID "), 1);
+	assert_int_equal(sim_events("stopped", "vm1", "its lume run process (PID "), 1);
+	assert_int_equal(http_calls("\"POST\"", "/lume/vms/vm1/stop\""), 0);
 	assert_int_equal(lm_vm_get(vmm, "vm1", &info), 0);
 	assert_string_equal(info.status, "stopped");
 	assert_true(port22_closed(address));
 	assert_int_equal(lm_vm_stop(vmm, "vm1"), 0); /* stopped: nothing to do */
-	assert_int_equal(cli_calls("\"argv\":[\"stop\""), 1);
+	assert_int_equal(cli_calls("\"argv\":[\"stop\",\"vm1\"],\"exit\":0"), 1);
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
 }
@@ -145,8 +179,11 @@ static void test_old_lume_without_detach(void **state)
 	assert_int_equal(lm_vm_stop(vmm, "old"), 0);
 	assert_int_equal(lm_vm_get(vmm, "old", &info), 0);
 	assert_string_equal(info.status, "stopped");
-	/* Lume's own run --no-display child was started exactly once. */
-	assert_int_equal(http_calls("\"POST\"", "/lume/vms/old/run\""), 1);
+	/* Lume's own run --no-display child was started exactly once, and ended by us (our child:
+	 * only we can reap it), not by `lume stop`. */
+	assert_int_equal(sim_events("run", "old", "by lume run (PID "), 1);
+	assert_int_equal(sim_events("stopped", "old", "its lume run process (PID "), 1);
+	assert_int_equal(cli_calls("\"argv\":[\"stop\",\"old\"]"), 0);
 	unsetenv("LUME_SIM_VERSION");
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
@@ -184,6 +221,40 @@ static void test_server_error_through_cli(void **state)
 	assert_error_mentions("lume get vm1: ");
 	assert_error_mentions("lume-sim injected failure");
 	assert_error_mentions("(exit 1)");
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+/* A VM the server runs: `lume stop` would end the server and every VM in it. Refused, said why,
+ * nothing sent; the API stops it. */
+static void test_never_stops_a_server_vm(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_cli(&ctx);
+	lm_vm_info info;
+	long status;
+	char *body;
+
+	(void)state;
+	assert_int_equal(sim_fixture_http(&env.sim, "POST", "/lume/vms/vm1/run", "{\"noDisplay\":true}", &status, &body,
+	                     NULL, 0),
+	    0);
+	free(body);
+	assert_int_equal(status, 202);
+	wait_running(vmm, "vm1");
+	assert_int_equal(lm_vm_stop(vmm, "vm1"), LM_EVMOWNER);
+	assert_error_mentions("vm1 is held by PID ");
+	assert_error_mentions("not by a `lume run` process of its own");
+	assert_error_mentions("every VM it runs");
+	assert_error_mentions("vm1 was not stopped");
+	assert_int_equal(cli_calls("\"argv\":[\"stop\",\"vm1\"]"), 2); /* test_start_ready_stop's only */
+	assert_int_equal(kill(env.sim.pid, 0), 0);
+	/* Still up: "running" comes before the guest has booted, so wait for it to answer first. */
+	assert_int_equal(lm_vm_wait_ready(vmm, "vm1", 0, &info), 0);
+	assert_real_sshd(sim_fixture_address(&env.sim, "vm1"));
+	assert_int_equal(sim_fixture_http(&env.sim, "POST", "/lume/vms/vm1/stop", NULL, &status, &body, NULL, 0), 0);
+	free(body);
+	assert_int_equal(status, 200);
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
 }
@@ -226,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_old_lume_without_detach),
 		cmocka_unit_test(test_never_ready_times_out),
 		cmocka_unit_test(test_server_error_through_cli),
+		cmocka_unit_test(test_never_stops_a_server_vm),
 		cmocka_unit_test(test_lume_missing),
 	};
 

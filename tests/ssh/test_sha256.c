@@ -119,7 +119,7 @@ static void test_file(void **state)
 	assert_int_equal(lm_sha256_file(path, d), 0);
 	assert_hex(d, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 	unlink(path);
-	assert_int_equal(lm_sha256_file(path, d), LM_EIO);
+	assert_int_equal(lm_sha256_file(path, d), LM_ENOTFOUND);
 	assert_non_null(strstr(lm_error_last()->message, path));
 }
 

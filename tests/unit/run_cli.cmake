@@ -1,11 +1,17 @@
-# Runs the lume-metal CLI once and checks its exit code and output (a CTest helper, no shell):
+# Runs a program (the lume-metal CLI, or any test program) once and checks its exit code AND its
+# output, which CTest's PASS_REGULAR_EXPRESSION cannot do (it ignores the exit code). A CTest
+# helper, no shell:
 #   cmake -DCLI=<path> -DARGS=<a|b|c> -DEXPECT_EXIT=<n> [-DEXPECT_OUT=<regex>] [-DEXPECT_ERR=<regex>]
-#         [-DEXPECT_JSON_OK=ON|OFF] -P run_cli.cmake
+#         [-DEXPECT_JSON_OK=ON|OFF] [-DFORBID=<regex, in neither stdout nor stderr>]
+#         [-DTIMEOUT=<seconds, default 30>] -P run_cli.cmake
 # ARGS uses '|' between arguments because ';' would split the add_test() command line.
 string(REPLACE "|" ";" args "${ARGS}")
+if(NOT DEFINED TIMEOUT)
+  set(TIMEOUT 30)
+endif()
 execute_process(COMMAND ${CLI} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
-  TIMEOUT 30)
-set(ctx "lume-metal ${args}\n--- exit ${rc}\n--- stdout\n${out}--- stderr\n${err}")
+  TIMEOUT ${TIMEOUT})
+set(ctx "${CLI} ${args}\n--- exit ${rc}\n--- stdout\n${out}--- stderr\n${err}")
 if(NOT rc STREQUAL "${EXPECT_EXIT}")
   message(FATAL_ERROR "expected exit ${EXPECT_EXIT}\n${ctx}")
 endif()
@@ -14,6 +20,9 @@ if(DEFINED EXPECT_OUT AND NOT out MATCHES "${EXPECT_OUT}")
 endif()
 if(DEFINED EXPECT_ERR AND NOT err MATCHES "${EXPECT_ERR}")
   message(FATAL_ERROR "stderr does not match '${EXPECT_ERR}'\n${ctx}")
+endif()
+if(NOT "${FORBID}" STREQUAL "" AND ("${out}" MATCHES "${FORBID}" OR "${err}" MATCHES "${FORBID}"))
+  message(FATAL_ERROR "the output matches '${FORBID}'\n${ctx}")
 endif()
 if(DEFINED EXPECT_JSON_OK)
   string(JSON ok ERROR_VARIABLE json_err GET "${out}" ok)

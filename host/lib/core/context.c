@@ -16,6 +16,46 @@ static int dup_opt(const char **dst, const char *src)
 	return 0;
 }
 
+/* Directories must be absolute: a relative one names another directory from every working
+ * directory, so a change recorded by one run would not be found by the next. */
+static int check_dir_option(const char *value, const char *what)
+{
+	char *shown;
+	int rc;
+
+	if (value == NULL || value[0] == '\0' || value[0] == '/')
+		return 0;
+	shown = lm_text_printable(value);
+	rc = lm_error_set(LM_EINVALID, "the %s '%s' is a relative path; an absolute path is required", what,
+	    shown != NULL ? shown : "");
+	lm_free(shown);
+	return rc;
+}
+
+/* Timeouts become integer milliseconds: a NaN, an infinity or an absurd value would make that
+ * conversion undefined. */
+static int check_timeout(double seconds, const char *what)
+{
+	if (!(seconds >= 0 && seconds <= LM_TIMEOUT_MAX))
+		return lm_error_set(LM_EINVALID, "the %s must be between 0 and %.0f seconds", what, LM_TIMEOUT_MAX);
+	return 0;
+}
+
+static int check_options(const lm_options *opts)
+{
+	int rc;
+
+	if ((rc = check_dir_option(opts->state_dir, "state directory")) < 0 ||
+	    (rc = check_dir_option(opts->prefs_dir, "preferences directory")) < 0 ||
+	    (rc = check_dir_option(opts->bundle_dir, "bundle directory")) < 0 ||
+	    (rc = check_timeout(opts->connect_timeout, "connect timeout")) < 0 ||
+	    (rc = check_timeout(opts->ready_timeout, "ready timeout")) < 0 ||
+	    (rc = check_timeout(opts->command_timeout, "command timeout")) < 0 ||
+	    (rc = check_timeout(opts->boot_margin, "boot margin")) < 0)
+		return rc;
+	return 0;
+}
+
 int lm_context_new(lm_context **out, const lm_options *opts)
 {
 	lm_context *ctx;
@@ -25,6 +65,8 @@ int lm_context_new(lm_context **out, const lm_options *opts)
 	if (opts == NULL || opts->version != LM_OPTIONS_VERSION)
 		return lm_error_set(LM_EINVALID, "lm_context_new: options missing or of another version (expected %d)",
 		    LM_OPTIONS_VERSION);
+	if ((rc = check_options(opts)) < 0)
+		return rc;
 	if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
 		return lm_error_nomem();
 	ctx->opts = *opts;
@@ -46,6 +88,8 @@ int lm_context_new(lm_context **out, const lm_options *opts)
 		ctx->opts.ready_timeout = 300;
 	if (ctx->opts.command_timeout <= 0)
 		ctx->opts.command_timeout = 120;
+	if (ctx->opts.boot_margin <= 0)
+		ctx->opts.boot_margin = 30;
 	if ((rc = lm_paths_state_dir(&ctx->state_dir, ctx->opts.state_dir)) < 0) {
 		lm_context_free(ctx);
 		return rc;

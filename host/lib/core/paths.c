@@ -1,6 +1,7 @@
 /* dladdr() and Dl_info are GNU extensions on glibc. */
 #define _GNU_SOURCE
 #include "context_internal.h"
+#include "text.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -22,6 +23,21 @@ int lm_paths_home(const char **out)
 		return lm_error_set(LM_ENOTFOUND, "cannot tell the home directory: HOME is not set and the password database has none");
 	*out = home;
 	return 0;
+}
+
+void lm_paths_user_name(long uid, char *buf, size_t cap)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[4096];
+
+	if (uid < 0)
+		snprintf(buf, cap, "an unknown user");
+	/* A name too long for buf is shown by its uid: a cut name could equal another user's. */
+	else if (getpwuid_r((uid_t)uid, &pw, tmp, sizeof(tmp), &res) == 0 && res != NULL &&
+	    lm_text_format(buf, cap, "%s", res->pw_name) == 0)
+		return;
+	else
+		snprintf(buf, cap, "uid %ld", uid);
 }
 
 static int join(char **out, const char *a, const char *b)

@@ -1,9 +1,9 @@
 /* SHA-256 as specified in FIPS 180-4 (sections 4.1.2, 4.2.2, 5.1.1, 6.2). */
 #include "sha256.h"
 #include "error_internal.h"
+#include "file.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -132,11 +132,12 @@ int lm_sha256_file(const char *path, uint8_t digest[32])
 {
 	lm_sha256_ctx c;
 	uint8_t buf[65536];
+	struct stat st;
 	ssize_t n;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return lm_error_set(LM_EIO, "cannot open %s: %s", path, strerror(errno));
+	if (lm_fs_open_read(path, &fd, &st) < 0)
+		return lm_error_last()->code;
 	lm_sha256_init(&c);
 	for (;;) {
 		n = read(fd, buf, sizeof(buf));

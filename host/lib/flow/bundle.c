@@ -8,7 +8,9 @@
 
 #include "flow_internal.h"
 #include "fs.h"
+#include "json.h"
 #include "sha256.h"
+#include "text.h"
 
 #define LM_MANIFEST_MAX (256 * 1024)
 #define LM_BUNDLE_FILE_MAX (64 * 1024 * 1024)
@@ -49,6 +51,7 @@ static int parse_manifest(lm_bundle *b, const char *path)
 {
 	cJSON *doc = cJSON_ParseWithLength(b->manifest, b->manifest_len);
 	const cJSON *files, *f, *v;
+	int64_t num;
 	int rc = 0;
 	size_t i = 0;
 
@@ -58,8 +61,7 @@ static int parse_manifest(lm_bundle *b, const char *path)
 	}
 	v = cJSON_GetObjectItemCaseSensitive(doc, "format");
 	if (!cJSON_IsString(v) || strcmp(v->valuestring, "lume-metal-bundle") != 0 ||
-	    !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(doc, "version")) ||
-	    cJSON_GetObjectItemCaseSensitive(doc, "version")->valueint != 1) {
+	    lm_json_int(cJSON_GetObjectItemCaseSensitive(doc, "version"), 1, 1, &num) != 0) {
 		cJSON_Delete(doc);
 		return lm_error_set(LM_EINVALID, "%s: not a lume-metal bundle manifest of version 1", path);
 	}
@@ -97,13 +99,14 @@ static int parse_manifest(lm_bundle *b, const char *path)
 			goto out;
 		}
 		if (!cJSON_IsString(hash) || strlen(hash->valuestring) != 64 ||
-		    strspn(hash->valuestring, "0123456789abcdef") != 64 || !cJSON_IsNumber(size) ||
-		    size->valuedouble < 0 || !cJSON_IsString(mode)) {
-			rc = lm_error_set(LM_EINVALID, "%s: $.files[%zu]: expected sha256 (64 hex), size and mode", path, i);
+		    strspn(hash->valuestring, "0123456789abcdef") != 64 ||
+		    lm_json_int(size, 0, LM_BUNDLE_FILE_MAX, &num) != 0 || !cJSON_IsString(mode)) {
+			rc = lm_error_set(LM_EINVALID, "%s: $.files[%zu]: expected sha256 (64 hex), size (a whole number of "
+			    "bytes, at most %d) and mode", path, i, LM_BUNDLE_FILE_MAX);
 			goto out;
 		}
 		memcpy(bf->sha256, hash->valuestring, 65);
-		bf->size = (uint64_t)size->valuedouble;
+		bf->size = (uint64_t)num;
 		bf->mode = (int)strtol(mode->valuestring, NULL, 8) & 0755; /* owner-writable only */
 		i++;
 	}
@@ -124,7 +127,11 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 	if ((b = calloc(1, sizeof(*b))) == NULL)
 		return lm_error_nomem();
 	if (given != NULL) {
-		snprintf(b->dir, sizeof(b->dir), "%s", given);
+		if (lm_text_format(b->dir, sizeof(b->dir), "%s", given) < 0) {
+			rc = lm_error_set(LM_EINVALID, "the bundle directory is longer than %zu bytes (the limit)",
+			    sizeof(b->dir) - 1);
+			goto fail;
+		}
 	} else {
 		if ((rc = lm_paths_data_dir(&data)) < 0)
 			goto fail;
@@ -138,9 +145,11 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 	}
 	snprintf(path, sizeof(path), "%s/manifest.json", b->dir);
 	if ((rc = lm_fs_read_file(path, LM_MANIFEST_MAX, &b->manifest, &b->manifest_len)) < 0) {
-		if (rc == LM_ENOTFOUND)
-			rc = lm_error_set(LM_ENOBUNDLE, "no guest bundle for %s %s at %s (%s)", facts->os, facts->arch,
-			    b->dir, given != NULL ? "the bundle directory given" : "the installation's bundles");
+		if (rc == LM_ENOTFOUND && given != NULL)
+			rc = lm_error_set(LM_ENOBUNDLE, "%s is not a guest bundle (no manifest.json in it)", b->dir);
+		else if (rc == LM_ENOTFOUND)
+			rc = lm_error_set(LM_ENOBUNDLE, "no guest bundle for %s %s at %s (the installation's bundles)",
+			    facts->os, facts->arch, b->dir);
 		goto fail;
 	}
 	if ((rc = parse_manifest(b, path)) < 0)
@@ -179,6 +188,27 @@ int lm_bundle_read(const lm_bundle *b, const lm_bundle_file *f, void **data, siz
 	}
 	*data = buf;
 	return 0;
+}
+
+int lm_bundle_check(lm_context *ctx)
+{
+	lm_guest_facts any;
+	lm_bundle *b = NULL;
+	void *data;
+	size_t i, len;
+	int rc;
+
+	if (lm_context_options(ctx)->bundle_dir == NULL)
+		return 0;
+	memset(&any, 0, sizeof(any)); /* no guest yet: its OS is checked once it is known */
+	if ((rc = lm_bundle_open(&b, ctx, &any)) < 0)
+		return rc;
+	for (i = 0; i < b->nfiles && rc == 0; i++) {
+		if ((rc = lm_bundle_read(b, &b->files[i], &data, &len)) == 0)
+			free(data);
+	}
+	lm_bundle_free(b);
+	return rc;
 }
 
 void lm_bundle_free(lm_bundle *b)

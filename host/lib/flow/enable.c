@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "flow_internal.h"
+#include "text.h"
 #include "prefs_internal.h"
+#include "random.h"
 
 /* Everything enable_one() learns and may need to undo. */
 typedef struct {
@@ -18,9 +20,26 @@ typedef struct {
 	lm_bundle *bundle;
 	lm_guest_facts facts;
 	char current[128];
+	char run_id[33];    /* this run's mark on the VM's journal entry (see step_record) */
 	int was_enabled;    /* the VM was enabled before this run: its install is left alone */
 	int touched_guest;  /* this run created or changed guest files */
+	double started_at;  /* when this tool last asked for the VM to start (journal, or this run) */
+	int started_now;    /* ... and that was this run: the journal gets it */
+	int stopped_running; /* this run stopped the running VM to restart it */
 } enable_run;
+
+/* Ask for the VM to start, noting the time first: its process starts after that moment. */
+static int start_vm(enable_run *r)
+{
+	double t = lm_clock_epoch();
+	int rc;
+
+	if ((rc = lm_vm_start(r->vmm, r->o->vm)) < 0)
+		return rc;
+	r->started_at = t;
+	r->started_now = 1;
+	return 0;
+}
 
 static int wait_ready(enable_run *r, const char *what)
 {
@@ -50,9 +69,17 @@ static int connect_guest(enable_run *r)
 	if ((rc = lm_guest_facts_read(r->ssh, &r->facts, r->current, sizeof(r->current))) < 0)
 		return rc;
 	r->o->guest = r->facts;
-	lm_step_add(r->ctx, r->o, "guest", t, "%s %s %s, booted at %lld", r->facts.os, r->facts.os_version,
+	lm_step_add(r->ctx, r->o, "guest", t, "%s %s %s, booted at %.6f", r->facts.os, r->facts.os_version,
 	    r->facts.arch, r->facts.boot_time);
 	return 0;
+}
+
+/* The VM's journal entry still carries this run's mark. */
+static int journal_marked(const cJSON *vm, const enable_run *r)
+{
+	const char *mark = lm_journal_string(vm, "enable_run");
+
+	return mark != NULL && strcmp(mark, r->run_id) == 0;
 }
 
 /* Step 1: the host preference, under the journal lock, with the VM marked "enabling" so that a
@@ -74,19 +101,22 @@ static int step_preference(enable_run *r)
 	vm = lm_state_vm(st, r->o->vm, 0);
 	status = vm != NULL ? lm_journal_string(vm, "status") : NULL;
 	r->was_enabled = status != NULL && strcmp(status, "enabled") == 0;
+	r->started_at = vm != NULL ? lm_journal_number(vm, LM_JOURNAL_VM_STARTED_AT) : 0;
 	if ((rc = lm_host_pref_enable_locked(st, lm_profile_host_preference(r->profile), &r->res->pref)) < 0)
 		goto out;
 	if (r->res->pref.changed)
 		r->res->pref_changed = 1;
 	if (!lm_context_options(ctx)->dry_run) {
-		if ((rc = lm_profile_to_json(r->profile, &profile_json)) < 0)
-			goto out;
 		vm = lm_state_vm(st, r->o->vm, 1);
-		if (!r->was_enabled)
+		/* An enabled VM keeps its recorded profile until this run has proven the new one. */
+		if (!r->was_enabled) {
 			lm_journal_set_string(vm, "status", "enabling");
-		lm_journal_set_string(vm, "profile", lm_profile_name(r->profile));
-		cJSON_DeleteItemFromObjectCaseSensitive(vm, "profile_json");
-		cJSON_AddStringToObject(vm, "profile_json", profile_json);
+			if ((rc = lm_profile_to_json(r->profile, &profile_json)) < 0)
+				goto out;
+			lm_journal_set_string(vm, "profile", lm_profile_name(r->profile));
+			lm_journal_set_string(vm, "profile_json", profile_json);
+		}
+		lm_journal_set_string(vm, "enable_run", r->run_id);
 		if ((rc = lm_state_save(st)) < 0)
 			goto out;
 	}
@@ -103,7 +133,20 @@ out:
 	return rc;
 }
 
-/* Step 2: running, ready, and booted after the preference took effect. */
+/* Why a running VM is restarted, for the step's detail. */
+static const char *restart_reason(const enable_run *r)
+{
+	const lm_host_pref_info *pref = &r->res->pref;
+
+	if (r->facts.boot_time <= 0)
+		return "the guest's boot time is unknown";
+	if (r->facts.boot_time < pref->changed_at)
+		return "the guest booted before the preference changed";
+	return "the guest booted within the boot margin after the preference changed: its VM may have "
+	       "started before the change";
+}
+
+/* Step 2: running, ready, and started after the preference took effect. */
 static int step_vm_level(enable_run *r)
 {
 	const lm_host_pref_info *pref = &r->res->pref;
@@ -121,7 +164,7 @@ static int step_vm_level(enable_run *r)
 			return 0;
 		}
 		/* A stopped VM boots at the new level: no restart needed afterwards. */
-		if ((rc = lm_vm_start(r->vmm, r->o->vm)) < 0)
+		if ((rc = start_vm(r)) < 0)
 			return rc;
 		r->o->started = 1;
 		lm_step_add(r->ctx, r->o, "start", t, "started (was %s)", r->o->info.status);
@@ -132,23 +175,24 @@ static int step_vm_level(enable_run *r)
 	}
 	if ((rc = wait_ready(r, "running")) < 0 || (rc = connect_guest(r)) < 0)
 		return rc;
-	if (!pref->recorded || !lm_booted_before(r->facts.boot_time, pref->changed_at))
+	if (!lm_vm_restart_needed(pref, r->facts.boot_time, r->started_at, lm_context_options(r->ctx)->boot_margin))
 		return 0;
 	if ((rc = lm_step_begin(r->ctx, r->o, "restart", &t)) < 0)
 		return rc;
 	if (dry) {
-		lm_step_add(r->ctx, r->o, "restart", t, "would restart: the guest booted before the preference changed");
+		lm_step_add(r->ctx, r->o, "restart", t, "would restart: %s", restart_reason(r));
 		return 0;
 	}
 	lm_ssh_free(r->ssh);
 	r->ssh = NULL;
 	if ((rc = lm_vm_stop(r->vmm, r->o->vm)) < 0)
 		return rc;
+	r->stopped_running = 1;
 	lm_flow_test_kill_point("after-stop");
-	if ((rc = lm_vm_start(r->vmm, r->o->vm)) < 0)
+	if ((rc = start_vm(r)) < 0)
 		return rc;
 	r->o->restarted = 1;
-	lm_step_add(r->ctx, r->o, "restart", t, "restarted: the guest had booted before the preference took effect");
+	lm_step_add(r->ctx, r->o, "restart", t, "restarted: %s", restart_reason(r));
 	if ((rc = wait_ready(r, "rebooted")) < 0)
 		return rc;
 	return connect_guest(r);
@@ -233,6 +277,7 @@ static int step_record(enable_run *r)
 {
 	lm_state *st = NULL;
 	cJSON *vm, *bundle, *probe;
+	char *profile_json = NULL;
 	double t;
 	int rc;
 
@@ -242,12 +287,26 @@ static int step_record(enable_run *r)
 		return rc;
 	if ((rc = lm_state_open(&st, r->ctx)) < 0)
 		return rc;
-	vm = lm_state_vm(st, r->o->vm, 1);
+	/* Only over the entry this run marked: had anything else removed or replaced it meanwhile
+	 * (a rollback that restored the preference), recording "enabled" would lose that update. */
+	vm = lm_state_vm(st, r->o->vm, 0);
+	if (vm == NULL || !journal_marked(vm, r)) {
+		rc = lm_error_set(LM_ECONFLICT, "the state journal's entry for %s changed while this enable ran "
+		    "(another process rolled it back); nothing was recorded", r->o->vm);
+		goto out;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(vm, "enable_run");
+	if ((rc = lm_profile_to_json(r->profile, &profile_json)) < 0)
+		goto out;
+	lm_journal_set_string(vm, "profile", lm_profile_name(r->profile));
+	lm_journal_set_string(vm, "profile_json", profile_json);
 	lm_journal_set_string(vm, "status", "enabled");
 	if (lm_journal_number(vm, "enabled_at") == 0)
 		lm_journal_set_number(vm, "enabled_at", lm_clock_epoch());
 	lm_journal_set_string(vm, "address", r->o->info.ip);
 	lm_journal_store_facts(vm, &r->facts);
+	if (r->started_now)
+		lm_journal_set_number(vm, LM_JOURNAL_VM_STARTED_AT, r->started_at);
 	cJSON_DeleteItemFromObjectCaseSensitive(vm, "bundle");
 	bundle = cJSON_AddObjectToObject(vm, "bundle");
 	cJSON_AddStringToObject(bundle, "id", r->bundle->id);
@@ -264,17 +323,20 @@ static int step_record(enable_run *r)
 	rc = lm_state_save(st);
 	lm_step_add(r->ctx, r->o, "record", t, "state journal updated");
 out:
+	lm_free(profile_json);
 	lm_state_close(st);
 	return rc;
 }
 
-/* A failed enable leaves no half-installed guest, and gives back a preference that no enabled
- * VM needs any more. The message says what was left. */
+/* A failed or interrupted enable leaves the VM as it was found: no half-installed guest, a VM it
+ * started stopped again, one it stopped running again, and a preference that no enabled VM needs
+ * any more given back. The outcome's message ends with what was left. */
 static void undo(enable_run *r)
 {
 	lm_state *st = NULL;
 	cJSON *vm;
 	lm_host_pref_info restored;
+	int pref_restored = 0;
 
 	if (lm_context_options(r->ctx)->dry_run)
 		return;
@@ -286,15 +348,24 @@ static void undo(enable_run *r)
 	} else if (r->was_enabled) {
 		lm_outcome_append(r->o, "; the previous installation is kept");
 	}
+	lm_ssh_free(r->ssh);
+	r->ssh = NULL;
 	if (lm_state_open(&st, r->ctx) == 0) {
+		/* Only this run's own mark is taken back (see step_record). */
 		vm = lm_state_vm(st, r->o->vm, 0);
-		if (vm != NULL && !r->was_enabled)
-			cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), r->o->vm);
+		if (vm != NULL && journal_marked(vm, r)) {
+			if (r->was_enabled)
+				cJSON_DeleteItemFromObjectCaseSensitive(vm, "enable_run");
+			else
+				cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), r->o->vm);
+		}
 		if (lm_state_live_vms(st, NULL, NULL, 0) == 0 && r->res->pref.recorded) {
 			if (lm_host_pref_disable_locked(st, &restored) == 0) {
-				r->res->pref = restored;
+				/* The original as this run saw it recorded (the restored info has no record left). */
 				lm_outcome_append(r->o, "; host preference restored (%s)",
-				    restored.original[0] ? restored.original : "as it was");
+				    r->res->pref.original[0] ? r->res->pref.original : "as it was");
+				r->res->pref = restored;
+				pref_restored = 1;
 			} else {
 				lm_outcome_append(r->o, "; host preference NOT restored (%s)", lm_error_last()->message);
 			}
@@ -304,6 +375,26 @@ static void undo(enable_run *r)
 		if (lm_state_save(st) < 0)
 			lm_outcome_append(r->o, "; state not saved (%s)", lm_error_last()->message);
 		lm_state_close(st);
+	} else {
+		lm_outcome_append(r->o, "; state journal not updated (%s)", lm_error_last()->message);
+	}
+	/* The VM itself, after the preference: a VM started again boots at the level now in effect. */
+	if (r->o->started) {
+		if (lm_vm_stop(r->vmm, r->o->vm) == 0)
+			lm_outcome_append(r->o, "; VM stopped again (it was stopped)");
+		else
+			lm_outcome_append(r->o, "; the VM could NOT be stopped again (%s)", lm_error_last()->message);
+	} else if (r->stopped_running && !r->o->restarted) {
+		if (lm_vm_start(r->vmm, r->o->vm) == 0)
+			lm_outcome_append(r->o, "; VM started again (it was running)");
+		else
+			lm_outcome_append(r->o, "; the VM could NOT be started again (%s)", lm_error_last()->message);
+	} else if (r->o->restarted && pref_restored) {
+		if (lm_vm_stop(r->vmm, r->o->vm) == 0 && lm_vm_start(r->vmm, r->o->vm) == 0)
+			lm_outcome_append(r->o, "; VM restarted again off the unlocked level");
+		else
+			lm_outcome_append(r->o, "; the VM still runs at the unlocked level (restart failed: %s)",
+			    lm_error_last()->message);
 	}
 }
 
@@ -311,6 +402,7 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
     lm_vm_outcome *o)
 {
 	enable_run r;
+	lm_vm_lock *lock = NULL;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
@@ -320,15 +412,16 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	r.res = res;
 	r.o = o;
 	snprintf(o->profile, sizeof(o->profile), "%s", lm_profile_name(profile));
-	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0) {
-		lm_outcome_fail(ctx, o, rc);
-		goto out;
-	}
-	if ((rc = step_preference(&r)) < 0) {
+	/* The whole operation under the VM's lock: a concurrent enable or rollback of the same VM waits. */
+	if ((rc = lm_context_check_cancel(ctx, "before anything was changed")) < 0 ||
+	    (rc = lm_vm_lock_take(&lock, ctx, o->vm, "enable", 0)) < 0 ||
+	    (rc = lm_random_hex(r.run_id, 16)) < 0 || (rc = lm_vm_get(vmm, o->vm, &o->info)) < 0 ||
+	    (rc = step_preference(&r)) < 0) {
 		lm_outcome_fail(ctx, o, rc);
 		goto out;
 	}
 	lm_flow_test_kill_point("after-preference");
+	/* Each step begins by asking should_cancel (lm_step_begin); a canceled step is undone below. */
 	if ((rc = step_vm_level(&r)) < 0 || (r.ssh != NULL && (rc = step_bundle(&r)) < 0) ||
 	    (r.ssh != NULL && (rc = step_probe(&r)) < 0) || (r.ssh != NULL && (rc = step_record(&r)) < 0)) {
 		lm_outcome_fail(ctx, o, rc);
@@ -343,6 +436,7 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 out:
 	lm_bundle_free(r.bundle);
 	lm_ssh_free(r.ssh);
+	lm_vm_lock_release(lock);
 	return rc;
 }
 
@@ -395,12 +489,20 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 		return rc;
 	if (n == 0)
 		return lm_error_set(LM_EINVALID, "enable: name at least one VM");
+	/* A given bundle is checked before any VM is touched. */
+	if ((rc = lm_bundle_check(ctx)) < 0)
+		return lm_flow_fail_all(ctx, result, rc);
 	nworkers = jobs < 1 ? 1 : (size_t)jobs;
 	if (nworkers > LM_FLOW_MAX_JOBS)
 		nworkers = LM_FLOW_MAX_JOBS;
 	if (nworkers > n)
 		nworkers = n;
 	memset(workers, 0, sizeof(workers));
+	/* A preference no VM would read is refused once, before any VM is touched. */
+	if (!lm_context_options(ctx)->force_user_mismatch &&
+	    lm_host_pref_status(ctx, lm_profile_host_preference(profile), &result->pref) == 0 &&
+	    (rc = lm_prefs_check_user(ctx, &result->pref, 1)) < 0)
+		return lm_flow_fail_all(ctx, result, rc);
 	/* The first worker's manager is opened here, so that an unreachable Lume is one clear error. */
 	if ((rc = lm_vm_manager_open(&workers[0].vmm, ctx)) < 0)
 		return lm_flow_fail_all(ctx, result, rc);

@@ -21,13 +21,29 @@
 /* Where the guest keeps its files, relative to its home. */
 #define LM_GUEST_BASE ".local/share/lume-metal"
 
-/* A guest booted more than this many seconds before the preference changed runs at the old
- * level. kern.boottime has whole seconds; host and guest clocks agree to well under this. */
-#define LM_BOOT_TOLERANCE 1.0
+/* Where Homebrew installs programs: Apple silicon, then Intel. Put on the workload's PATH. */
+#define LM_GUEST_HOMEBREW_PATH "/opt/homebrew/bin:/usr/local/bin"
 
-/* The guest booted before the recorded change of the preference, so it runs at the level it had
- * before (changed_at 0 or boot_time unknown: no). One rule for enable, status and rollback. */
-int lm_booted_before(long long boot_time, double changed_at);
+/* Which value of the host preference a running VM got. The host side reads it when the VM
+ * process starts, which is some seconds (firmware start-up) before the guest kernel boots; all we
+ * can see is the kernel's boot time, and what this tool started itself. See docs/lume-metal.md,
+ * "When a VM is restarted". */
+typedef enum {
+	LM_VM_LEVEL_UNSURE = 0, /* it may have read either value */
+	LM_VM_LEVEL_BEFORE,     /* its guest kernel booted before the change: it read the old value */
+	LM_VM_LEVEL_AFTER       /* this tool started it after the change, or it booted later than
+	                           the change plus margin: it read the new value */
+} lm_vm_level;
+
+/* The one rule. changed_at: when the preference changed (0: unknown); boot_time: the guest's
+ * kern.boottime (0: unknown); started_at: when this tool last asked for the VM to be started
+ * (from the journal; 0: never); margin: seconds a VM may take from its start to its kernel's boot
+ * (lm_options.boot_margin). All epoch seconds with fractions. */
+lm_vm_level lm_vm_level_of(double changed_at, double boot_time, double started_at, double margin);
+
+/* enable and status: a running VM must be restarted unless it certainly read the preference as
+ * this tool set it (pref->recorded: this tool changed it). Errs toward restarting. */
+int lm_vm_restart_needed(const lm_host_pref_info *pref, double boot_time, double started_at, double margin);
 
 /* enable --jobs: VMs handled at once. */
 #define LM_FLOW_MAX_JOBS 64
@@ -61,15 +77,25 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 /* Read one file, checking size and SHA-256 against the manifest. */
 int lm_bundle_read(const lm_bundle *b, const lm_bundle_file *f, void **data, size_t *len);
 void lm_bundle_free(lm_bundle *b);
+/* ctx's bundle_dir, when set: its manifest and every file checked, before any VM is touched. */
+int lm_bundle_check(lm_context *ctx);
 
 /* ---- guest.c: operations on one guest over SSH ---- */
 
 int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_t current_len);
+/* The facts command's output (modified in place: lines are cut at '\n'; NULL reads as empty);
+ * `err` is its stderr, quoted when the output says nothing usable. Split out of the read so that
+ * the parse of what the guest prints can be tested and fuzzed without a guest. */
+int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char *current, size_t current_len);
 /* Installed and every file matches? (1/0) */
 int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *ok);
 /* Install atomically (staging dir, verified uploads, rename, `current` switched atomically),
  * removing older versions. *uploaded counts the files. */
 int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *uploaded);
+/* Its two shell commands (the same under zsh and sh): a fresh staging directory; the staged
+ * bundle into place, `current` switched, every other entry gone. */
+int lm_guest_install_prepare_command(const lm_guest_facts *facts, const char *stage, char **out);
+int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle *b, const char *stage, char **out);
 int lm_guest_remove_all(lm_ssh *ssh, const lm_guest_facts *facts);
 
 /* What the shim needs on a command line: injection variable and the LUME_METAL_* values. */
@@ -83,13 +109,47 @@ typedef struct {
 
 int lm_shim_env_make(lm_shim_env *se, const lm_guest_facts *facts, const char *injection,
     const char *shim, const char *probe, const lm_profile *profile);
-/* `env VAR=... argv...` quoted for the guest's shell; shim NULL: no shim variables. */
+/* `env VAR=... argv...` quoted for the guest's shell. with_shim: 0 nothing before argv;
+ * LM_SHIM_ALL the shim's variables and the bundle's PATH; LM_SHIM_PATH_ONLY the PATH alone (what
+ * the workload's name is looked up in, without loading the shim). */
+#define LM_SHIM_ALL 1
+#define LM_SHIM_PATH_ONLY 2
 int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *argv, size_t argc, char **out);
 /* Run the probe's --report stock or shimmed. *diag gets the shim's diagnostic (stderr) if any. */
 int lm_guest_probe(lm_ssh *ssh, const lm_shim_env *se, int shimmed, lm_report **out,
     char *diag, size_t diag_len);
 
+/* ---- sip.c: the programs System Integrity Protection keeps the shim away from ---- */
+
+/* csrutil status's first line -> "enabled", "disabled", "custom" ("unknown (Custom
+ * Configuration)"), or "" for anything else. */
+void lm_sip_status_parse(const char *line, char *out, size_t len);
+/* 1 when path is in a directory SIP protects (/bin, /sbin, /usr/bin, /usr/sbin, /usr/libexec,
+ * /System, except /System/Volumes/Data). */
+int lm_sip_protected_path(const char *path);
+
+/* What `run` would start in the guest: the program found as env finds it, the file behind it, and
+ * for a script its #! interpreter. Empty strings for what does not apply. */
+typedef struct {
+	char program[PATH_MAX];
+	char program_real[PATH_MAX];
+	char interpreter[PATH_MAX];
+	char interpreter_real[PATH_MAX];
+} lm_run_target;
+
+/* Parse the guest-side resolver's key=value lines (unknown keys ignored). */
+void lm_run_target_parse(const char *output, lm_run_target *t);
+/* Look up argv's program in the guest, with the PATH the run gives it. */
+int lm_guest_run_target(lm_ssh *ssh, const lm_shim_env *se, const char *const *argv, size_t argc,
+    lm_run_target *t);
+/* The warning for running t with the shim in a guest whose SIP state is sip, or 0 (returns 1)
+ * when the shim can reach the program. name: the program as the user gave it. */
+int lm_sip_warning(const lm_guest_facts *facts, const char *name, const lm_run_target *t, char *buf, size_t len);
+
 /* ---- journal.c: per-VM entries ---- */
+
+/* When this tool last asked for the VM to be started (epoch seconds; docs/state-format.md). */
+#define LM_JOURNAL_VM_STARTED_AT "vm_started_at"
 
 /* Record a VM's facts / bundle / last probe. */
 void lm_journal_set_string(cJSON *obj, const char *key, const char *value);
@@ -99,7 +159,11 @@ double lm_journal_number(const cJSON *obj, const char *key);
 int lm_journal_store_report(cJSON *vm, const char *key, const lm_report *report);
 int lm_journal_load_report(const cJSON *vm, const char *key, lm_report **out);
 void lm_journal_store_facts(cJSON *vm, const lm_guest_facts *facts);
-void lm_journal_load_facts(const cJSON *vm, lm_guest_facts *facts);
+/* Read back what lm_journal_store_facts wrote; a value too long for its field is LM_ECORRUPT (never
+ * cut), an out-of-range boot time reads as unknown (0). */
+int lm_journal_load_facts(const cJSON *vm, lm_guest_facts *facts);
+/* A string member into a fixed field ("" when absent); too long is LM_ECORRUPT naming the limit. */
+int lm_journal_copy_string(const cJSON *obj, const char *key, char *out, size_t len);
 
 /* ---- journal.c: each step of a VM's outcome, timed and reported (on_step) ---- */
 /* A step starts: 0, or LM_ECANCELED when the embedder asks to stop (the operation then fails
@@ -127,9 +191,12 @@ int lm_flow_summary_rc(const lm_flow_result *result);
 /* Connect to a running, ready VM's guest. */
 int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_ssh **out);
 
-/* Test hook (docs/testing.md), in test builds only (LM_TEST_HOOKS: the tests' library and tool,
+/* Test hooks (docs/testing.md), in test builds only (LM_TEST_HOOKS: the tests' library and tool,
  * never the installed ones): LUME_METAL_TEST_KILL_AT=<step> makes the process SIGKILL itself
- * when it reaches that step, to prove that every step is crash-safe. */
+ * when it reaches that step, to prove that every step is crash-safe;
+ * LUME_METAL_TEST_STOP_AT=<step> makes it SIGSTOP itself there (the first time only), so that a
+ * test can act while it holds what it holds at that step (its VM lock) and signal it at a known
+ * point. */
 #ifdef LM_TEST_HOOKS
 void lm_flow_test_kill_point(const char *step);
 #else

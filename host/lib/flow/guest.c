@@ -5,10 +5,18 @@
 #include <string.h>
 
 #include "flow_internal.h"
+#include "random.h"
 #include "sha256.h"
+#include "text.h"
 
 /* A command line under construction: raw shell syntax we write ourselves plus quoted
- * arguments, which always go through lm_shell_quote. */
+ * arguments, which always go through lm_shell_quote.
+ *
+ * Every command runs as `$SHELL -c '...'` in the guest, and the login shell of a Cua image is
+ * zsh: what we write must mean the same to zsh (default options) and to a POSIX sh. So no
+ * unquoted glob (zsh's NOMATCH makes one that matches nothing an error; `find -name` takes the
+ * pattern instead), no unquoted expansion that relies on word splitting (zsh does not split),
+ * nothing bash-only. */
 typedef struct {
 	char *s;
 	size_t len, cap;
@@ -47,12 +55,19 @@ static void cl_arg(cmdline *c, const char *arg)
 	lm_free(q);
 }
 
-/* A path under the guest's lume-metal directory, quoted. */
+/* A path under the guest's lume-metal directory, quoted. It goes into `rm -rf` commands: never
+ * cut short (a cut path could name a parent directory). */
 static void cl_path(cmdline *c, const lm_guest_facts *g, const char *rest)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/%s%s%s", g->home, LM_GUEST_BASE, rest[0] ? "/" : "", rest);
+	if (c->rc < 0)
+		return;
+	if (lm_text_format(path, sizeof(path), "%s/%s%s%s", g->home, LM_GUEST_BASE, rest[0] ? "/" : "", rest) < 0) {
+		c->rc = lm_error_set(LM_EINVALID, "a guest path under %s would be longer than %zu bytes (the limit)",
+		    LM_GUEST_BASE, sizeof(path) - 1);
+		return;
+	}
 	cl_arg(c, path);
 }
 
@@ -81,63 +96,89 @@ static char *next_line(char **cursor)
 	return line;
 }
 
-static void copy_str(char *dst, size_t len, const char *src)
-{
-	snprintf(dst, len, "%s", src);
-}
-
-/* One of the guest's answers, whole: a longer one is an error that names the limit. */
-static int fact_copy(char *dst, size_t len, const char *src, const char *what)
-{
-	size_t n = strlen(src);
-
-	if (n >= len)
-		return lm_error_set(LM_EREMOTE, "the guest's %s is %zu bytes long; lume-metal takes at most %zu",
-		    what, n, len - 1);
-	memcpy(dst, src, n + 1);
-	return 0;
-}
-
 /* One round trip for everything the flow needs to know about the guest. The macOS tools are
- * asked exactly as on macOS; the simulator's guests answer through stand-ins. */
+ * asked exactly as on macOS; the simulator's guests answer through stand-ins. csrutil's first
+ * line, or an empty one where there is no csrutil. */
 #define FACTS_COMMAND \
 	"uname -s; uname -m; (sw_vers -productVersion) 2>/dev/null || echo; " \
 	"(sysctl -n kern.boottime) 2>/dev/null || echo; printf '%s\\n' \"$HOME\"; " \
-	"readlink \"$HOME/" LM_GUEST_BASE "/current\" 2>/dev/null || echo"
+	"readlink \"$HOME/" LM_GUEST_BASE "/current\" 2>/dev/null || echo; " \
+	"{ (csrutil status) 2>/dev/null; echo; } | head -n 1"
+
+/* One line of the facts into its field. Too long is an error naming the limit, never a cut: the
+ * home directory becomes part of `rm -rf` paths, and a cut one could name another directory. */
+static int take_line(char **cursor, char *dst, size_t len, const char *what)
+{
+	const char *line = next_line(cursor);
+	char shown[96];
+
+	if (lm_text_format(dst, len, "%s", line) == 0)
+		return 0;
+	lm_text_quote(shown, sizeof(shown), line, strlen(line), 60);
+	return lm_error_set(LM_EREMOTE, "the guest's %s is longer than %zu bytes, the limit (\"%s\")", what, len - 1,
+	    shown);
+}
+
+int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char *current, size_t current_len)
+{
+	char *cursor = out, *boot, *sec, *usec;
+	int rc;
+
+	memset(facts, 0, sizeof(*facts));
+	if ((rc = take_line(&cursor, facts->os, sizeof(facts->os), "OS name (uname -s)")) < 0 ||
+	    (rc = take_line(&cursor, facts->arch, sizeof(facts->arch), "architecture (uname -m)")) < 0 ||
+	    (rc = take_line(&cursor, facts->os_version, sizeof(facts->os_version), "OS version (sw_vers)")) < 0)
+		return rc;
+	boot = next_line(&cursor);
+	if ((rc = take_line(&cursor, facts->home, sizeof(facts->home), "home directory ($HOME)")) < 0)
+		return rc;
+	if (current != NULL) {
+		if ((rc = take_line(&cursor, current, current_len, "installed bundle link")) < 0)
+			return rc;
+	} else
+		(void)next_line(&cursor);
+	lm_sip_status_parse(next_line(&cursor), facts->sip, sizeof(facts->sip));
+
+	/* macOS: "{ sec = 1764442800, usec = 250000 } Sun Nov 29 19:00:00 2026". The microseconds
+	 * count: the restart rule compares with the preference's change to the fraction. Seconds
+	 * outside what an epoch second can be read as unknown (0). */
+	if ((sec = strstr(boot, "sec = ")) != NULL) {
+		long long s = strtoll(sec + 6, NULL, 10);
+		if (s > 0 && s < 100000000000LL) {
+			facts->boot_time = (double)s;
+			if ((usec = strstr(sec, "usec = ")) != NULL) {
+				long us = strtol(usec + 7, NULL, 10);
+				if (us > 0 && us < 1000000)
+					facts->boot_time += (double)us / 1e6;
+			}
+		}
+	}
+	if (facts->os[0] == '\0' || facts->home[0] != '/')
+		return lm_error_set(LM_EREMOTE, "the guest did not say its OS and home directory (uname/HOME): %s",
+		    err != NULL ? err : "");
+	return 0;
+}
 
 int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_t current_len)
 {
-	char *out = NULL, *err = NULL, *cursor, *boot, *sec;
+	char *out = NULL, *err = NULL;
 	int status = 0, rc;
 
 	memset(facts, 0, sizeof(*facts));
 	if ((rc = lm_ssh_exec_capture(ssh, FACTS_COMMAND, 64 * 1024, &out, &err, &status)) < 0)
 		return rc;
-	cursor = out;
-	if ((rc = fact_copy(facts->os, sizeof(facts->os), next_line(&cursor), "OS name (uname -s)")) < 0 ||
-	    (rc = fact_copy(facts->arch, sizeof(facts->arch), next_line(&cursor), "architecture (uname -m)")) < 0 ||
-	    (rc = fact_copy(facts->os_version, sizeof(facts->os_version), next_line(&cursor), "OS version")) < 0)
-		goto out;
-	boot = next_line(&cursor);
-	if ((rc = fact_copy(facts->home, sizeof(facts->home), next_line(&cursor), "home directory")) < 0 ||
-	    (current != NULL && (rc = fact_copy(current, current_len, next_line(&cursor), "installed bundle")) < 0))
-		goto out;
-	/* macOS: "{ sec = 1764442800, usec = 0 } Sun Nov 29 19:00:00 2026" */
-	if ((sec = strstr(boot, "sec = ")) != NULL)
-		facts->boot_time = strtoll(sec + 6, NULL, 10);
-	rc = 0;
-	if (facts->os[0] == '\0' || facts->home[0] != '/')
-		rc = lm_error_set(LM_EREMOTE, "the guest did not say its OS and home directory (uname/HOME): %s",
-		    err != NULL ? err : "");
-out:
+	rc = lm_guest_facts_parse(out, err, facts, current, current_len);
 	lm_free(out);
 	lm_free(err);
 	return rc;
 }
 
-static void file_path(char *buf, size_t len, const lm_guest_facts *g, const char *dir, const char *name)
+static int file_path(char *buf, size_t len, const lm_guest_facts *g, const char *dir, const char *name)
 {
-	snprintf(buf, len, "%s/%s/%s/%s", g->home, LM_GUEST_BASE, dir, name);
+	if (lm_text_format(buf, len, "%s/%s/%s/%s", g->home, LM_GUEST_BASE, dir, name) < 0)
+		return lm_error_set(LM_EINVALID, "the guest path of %s would be longer than %zu bytes (the limit)", name,
+		    len - 1);
+	return 0;
 }
 
 int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *ok)
@@ -150,7 +191,8 @@ int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bu
 	*ok = 0;
 	for (i = 0; i <= b->nfiles; i++) {
 		const char *name = i < b->nfiles ? b->files[i].name : "manifest.json";
-		file_path(path, sizeof(path), facts, b->id, name);
+		if ((rc = file_path(path, sizeof(path), facts, b->id, name)) < 0)
+			return rc;
 		if ((rc = lm_ssh_sha256(ssh, path, digest)) == LM_ENOTFOUND)
 			return 0;
 		if (rc < 0)
@@ -184,49 +226,39 @@ static int run_checked(lm_ssh *ssh, const char *cmd, const char *what)
 	return rc;
 }
 
-int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *uploaded)
+/* A name of this run's own (.staging-ID-RANDOM): another run's staging directory is never this
+ * one. Leftovers of interrupted runs are removed by the prepare step, under the per-VM lock. */
+static int staging_name(char *buf, size_t len, const lm_bundle *b)
 {
-	cmdline c = {0};
-	char stage[300], *cmd = NULL, path[PATH_MAX + 600];
-	void *data = NULL;
-	size_t len, i;
+	char run[17];
 	int rc;
 
-	*uploaded = 0;
-	snprintf(stage, sizeof(stage), ".staging-%s", b->id);
-	/* 1. A fresh staging directory; staging left by an interrupted run goes. */
+	if ((rc = lm_random_hex(run, 8)) < 0)
+		return rc;
+	return lm_text_format(buf, len, ".staging-%s-%s", b->id, run) == 0 ? 0 :
+	    lm_error_set(LM_EINVALID, "bundle id %s is too long for a staging name", b->id);
+}
+
+int lm_guest_install_prepare_command(const lm_guest_facts *facts, const char *stage, char **out)
+{
+	cmdline c = {0};
+	/* A fresh staging directory; staging left by an interrupted run goes. */
 	cl_raw(&c, "umask 022 && mkdir -p ");
 	cl_path(&c, facts, "");
 	cl_raw(&c, " && cd ");
 	cl_path(&c, facts, "");
-	cl_raw(&c, " && rm -rf .staging-* .current.new && mkdir -p ");
+	cl_raw(&c, " && find . -mindepth 1 -maxdepth 1 -name '.staging-*' -exec rm -rf '{}' + && rm -rf .current.new"
+	           " && mkdir -p ");
 	cl_arg(&c, stage);
 	cl_raw(&c, "/profiles");
-	if ((rc = cl_done(&c, &cmd)) < 0 || (rc = run_checked(ssh, cmd, "preparing the guest directory")) < 0)
-		goto out;
-	lm_flow_test_kill_point("install-staging");
+	return cl_done(&c, out);
+}
 
-	/* 2. Every file, verified by SHA-256 after upload, then the manifest last. */
-	for (i = 0; i < b->nfiles; i++) {
-		if ((rc = lm_bundle_read(b, &b->files[i], &data, &len)) < 0)
-			goto cleanup;
-		file_path(path, sizeof(path), facts, stage, b->files[i].name);
-		rc = lm_ssh_upload(ssh, data, len, path, b->files[i].mode);
-		free(data);
-		data = NULL;
-		if (rc < 0)
-			goto cleanup;
-		(*uploaded)++;
-		lm_flow_test_kill_point("install-upload");
-	}
-	file_path(path, sizeof(path), facts, stage, "manifest.json");
-	if ((rc = lm_ssh_upload(ssh, b->manifest, b->manifest_len, path, 0644)) < 0)
-		goto cleanup;
-	(*uploaded)++;
+int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle *b, const char *stage, char **out)
+{
+	cmdline c = {0};
 
-	/* 3. Into place, then `current` switched with one rename, then older versions go. */
-	free(cmd);
-	memset(&c, 0, sizeof(c));
+	/* Into place, then `current` switched with one rename, then older versions go. */
 	cl_raw(&c, "cd ");
 	cl_path(&c, facts, "");
 	cl_raw(&c, " && rm -rf ");
@@ -240,10 +272,52 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 	/* GNU mv needs -T, BSD mv -h, not to move the new link into the old link's directory. */
 	cl_raw(&c, strcmp(facts->os, "Darwin") == 0 ? " .current.new && mv -h -f .current.new current"
 	                                             : " .current.new && mv -T -f .current.new current");
-	cl_raw(&c, " && for d in *; do [ \"$d\" = current ] || [ \"$d\" = ");
+	/* Bundle ids are [A-Za-z0-9._-] (lm_bundle_open): never a pattern for -name. */
+	cl_raw(&c, " && find . -mindepth 1 -maxdepth 1 ! -name current ! -name ");
 	cl_arg(&c, b->id);
-	cl_raw(&c, " ] || rm -rf \"$d\"; done");
-	if ((rc = cl_done(&c, &cmd)) < 0 || (rc = run_checked(ssh, cmd, "switching to the new bundle")) < 0)
+	cl_raw(&c, " -exec rm -rf '{}' +");
+	return cl_done(&c, out);
+}
+
+int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *uploaded)
+{
+	char stage[300], *cmd = NULL, path[PATH_MAX + 600];
+	void *data = NULL;
+	size_t len, i;
+	int rc;
+
+	*uploaded = 0;
+	if ((rc = staging_name(stage, sizeof(stage), b)) < 0)
+		return rc;
+	/* 1. A fresh staging directory. */
+	if ((rc = lm_guest_install_prepare_command(facts, stage, &cmd)) < 0 ||
+	    (rc = run_checked(ssh, cmd, "preparing the guest directory")) < 0)
+		goto out;
+	lm_flow_test_kill_point("install-staging");
+
+	/* 2. Every file, verified by SHA-256 after upload, then the manifest last. */
+	for (i = 0; i < b->nfiles; i++) {
+		if ((rc = lm_bundle_read(b, &b->files[i], &data, &len)) < 0)
+			goto cleanup;
+		if ((rc = file_path(path, sizeof(path), facts, stage, b->files[i].name)) == 0)
+			rc = lm_ssh_upload(ssh, data, len, path, b->files[i].mode);
+		free(data);
+		data = NULL;
+		if (rc < 0)
+			goto cleanup;
+		(*uploaded)++;
+		lm_flow_test_kill_point("install-upload");
+	}
+	if ((rc = file_path(path, sizeof(path), facts, stage, "manifest.json")) < 0 ||
+	    (rc = lm_ssh_upload(ssh, b->manifest, b->manifest_len, path, 0644)) < 0)
+		goto cleanup;
+	(*uploaded)++;
+
+	/* 3. Into place, `current` switched, older versions gone. */
+	free(cmd);
+	cmd = NULL;
+	if ((rc = lm_guest_install_switch_command(facts, b, stage, &cmd)) < 0 ||
+	    (rc = run_checked(ssh, cmd, "switching to the new bundle")) < 0)
 		goto cleanup;
 	goto out;
 
@@ -287,9 +361,13 @@ int lm_shim_env_make(lm_shim_env *se, const lm_guest_facts *facts, const char *i
     const char *shim, const char *probe, const lm_profile *profile)
 {
 	memset(se, 0, sizeof(*se));
-	copy_str(se->injection, sizeof(se->injection), injection);
-	snprintf(se->shim_path, sizeof(se->shim_path), "%s/%s/current/%s", facts->home, LM_GUEST_BASE, shim);
-	snprintf(se->probe_path, sizeof(se->probe_path), "%s/%s/current/%s", facts->home, LM_GUEST_BASE, probe);
+	if (lm_text_format(se->injection, sizeof(se->injection), "%s", injection) < 0 ||
+	    lm_text_format(se->shim_path, sizeof(se->shim_path), "%s/%s/current/%s", facts->home, LM_GUEST_BASE,
+	        shim) < 0 ||
+	    lm_text_format(se->probe_path, sizeof(se->probe_path), "%s/%s/current/%s", facts->home, LM_GUEST_BASE,
+	        probe) < 0)
+		return lm_error_set(LM_EINVALID, "the shim's variable name or a guest path is longer than %zu bytes (the "
+		    "limit)", sizeof(se->shim_path) - 1);
 	return lm_profile_render_env(profile, se->env, &se->nenv);
 }
 
@@ -302,7 +380,7 @@ int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *arg
 	/* The variables are set by `env` right before the workload starts, on its own command line:
 	 * with SIP, DYLD_* variables inherited through a protected shell would be purged. */
 	cl_raw(&c, "env");
-	if (with_shim) {
+	if (with_shim == LM_SHIM_ALL) {
 		snprintf(assign, sizeof(assign), "%s=%s", se->injection, se->shim_path);
 		cl_raw(&c, " ");
 		cl_arg(&c, assign);
@@ -312,10 +390,12 @@ int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *arg
 			cl_arg(&c, assign);
 		}
 	}
-	if (with_shim) {
-		/* The bundle's own tools (metal-capabilities) by name; the guest's PATH after them. */
-		snprintf(assign, sizeof(assign), "PATH=%.*s:", (int)(strrchr(se->probe_path, '/') - se->probe_path),
-		    se->probe_path);
+	if (with_shim == LM_SHIM_ALL || with_shim == LM_SHIM_PATH_ONLY) {
+		/* The bundle's own tools (metal-capabilities) by name, then Homebrew's (llama-bench and
+		 * friends: a non-interactive session has only sshd's /usr/bin:/bin:/usr/sbin:/sbin, as
+		 * no shell profile is read), then the session's PATH. */
+		snprintf(assign, sizeof(assign), "PATH=%.*s:" LM_GUEST_HOMEBREW_PATH ":",
+		    (int)(strrchr(se->probe_path, '/') - se->probe_path), se->probe_path);
 		cl_raw(&c, " ");
 		cl_arg(&c, assign);
 		cl_raw(&c, "\"$PATH\"");
@@ -349,7 +429,7 @@ int lm_guest_probe(lm_ssh *ssh, const lm_shim_env *se, int shimmed, lm_report **
 	if (rc < 0)
 		goto out;
 	if (diag_len > 0 && serr != NULL)
-		snprintf(diag, diag_len, "%.*s", (int)strcspn(serr, "\n"), serr);
+		lm_text_format_cut(diag, diag_len, "%.*s", (int)strcspn(serr, "\n"), serr);
 	if (status != 0) {
 		rc = lm_error_set(LM_EREMOTE, "the probe failed %s (exit %d): %s", shimmed ? "with the shim" : "stock",
 		    status, serr != NULL && serr[0] ? serr : "no output");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "flow_internal.h"
+#include "text.h"
 
 /* What the journal says about an enabled VM, enough to reach its installed bundle. */
 typedef struct {
@@ -14,6 +15,7 @@ typedef struct {
 	lm_profile *profile;
 	char injection[64], shim[256], probe[256], bundle_id[96];
 	lm_guest_facts facts;
+	double started_at;       /* when this tool last started the VM; 0: never */
 	lm_report *stock, *shimmed;
 } vm_record;
 
@@ -24,13 +26,6 @@ static void record_dispose(vm_record *r)
 	lm_report_free(r->stock);
 	lm_report_free(r->shimmed);
 	memset(r, 0, sizeof(*r));
-}
-
-static void copy_json_string(const cJSON *obj, const char *key, char *out, size_t len)
-{
-	const char *s = lm_journal_string(obj, key);
-
-	snprintf(out, len, "%s", s != NULL ? s : "");
 }
 
 static int record_load(lm_context *ctx, const char *name, vm_record *r)
@@ -46,17 +41,20 @@ static int record_load(lm_context *ctx, const char *name, vm_record *r)
 	if ((vm = lm_state_vm(st, name, 0)) == NULL)
 		goto out;
 	r->known = 1;
-	copy_json_string(vm, "status", r->status, sizeof(r->status));
-	copy_json_string(vm, "profile", r->profile_name, sizeof(r->profile_name));
+	if ((rc = lm_journal_copy_string(vm, "status", r->status, sizeof(r->status))) < 0 ||
+	    (rc = lm_journal_copy_string(vm, "profile", r->profile_name, sizeof(r->profile_name))) < 0)
+		goto out;
 	if ((pj = lm_journal_string(vm, "profile_json")) != NULL &&
 	    (rc = lm_profile_parse(&r->profile, pj, strlen(pj), "state journal")) < 0)
 		goto out;
 	bundle = cJSON_GetObjectItemCaseSensitive(vm, "bundle");
-	copy_json_string(bundle, "injection_variable", r->injection, sizeof(r->injection));
-	copy_json_string(bundle, "shim", r->shim, sizeof(r->shim));
-	copy_json_string(bundle, "probe", r->probe, sizeof(r->probe));
-	copy_json_string(bundle, "id", r->bundle_id, sizeof(r->bundle_id));
-	lm_journal_load_facts(vm, &r->facts);
+	if ((rc = lm_journal_copy_string(bundle, "injection_variable", r->injection, sizeof(r->injection))) < 0 ||
+	    (rc = lm_journal_copy_string(bundle, "shim", r->shim, sizeof(r->shim))) < 0 ||
+	    (rc = lm_journal_copy_string(bundle, "probe", r->probe, sizeof(r->probe))) < 0 ||
+	    (rc = lm_journal_copy_string(bundle, "id", r->bundle_id, sizeof(r->bundle_id))) < 0 ||
+	    (rc = lm_journal_load_facts(vm, &r->facts)) < 0)
+		goto out;
+	r->started_at = lm_journal_number(vm, LM_JOURNAL_VM_STARTED_AT);
 	probe = cJSON_GetObjectItemCaseSensitive(vm, "last_probe");
 	(void)lm_journal_load_report(probe, "stock", &r->stock);
 	(void)lm_journal_load_report(probe, "shimmed", &r->shimmed);
@@ -81,6 +79,7 @@ static int open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, v
 		return lm_error_set(LM_ENOTENABLED, "%s is not enabled", o->vm);
 	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0)
 		return rc;
+	/* Not "guest unsupported": nothing is wrong with the guest, it is just not running. */
 	if (strcmp(o->info.status, "running") != 0)
 		return lm_error_set(LM_ENOTRUNNING, "%s is %s, not running", o->vm, o->info.status);
 	if ((rc = lm_flow_connect(ctx, o->vm, &o->info, ssh)) < 0 ||
@@ -94,6 +93,7 @@ static int open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, v
 
 int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result)
 {
+	lm_vm_lock *lock = NULL;
 	lm_vm_manager *vmm = NULL;
 	lm_ssh *ssh = NULL;
 	lm_state *st = NULL;
@@ -109,7 +109,8 @@ int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result)
 	if ((rc = lm_flow_open_outcomes(result, &vm, 1)) < 0)
 		return rc;
 	o = &result->vms[0];
-	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = open_enabled(ctx, vmm, o, &r, &ssh, &se)) < 0 ||
+	if ((rc = lm_vm_lock_take(&lock, ctx, o->vm, "probe", 0)) < 0 ||
+	    (rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = open_enabled(ctx, vmm, o, &r, &ssh, &se)) < 0 ||
 	    (rc = lm_step_begin(ctx, o, "probe", &t)) < 0 ||
 	    (rc = lm_guest_probe(ssh, &se, 0, &o->stock, NULL, 0)) < 0 ||
 	    (rc = lm_guest_probe(ssh, &se, 1, &o->shimmed, NULL, 0)) < 0) {
@@ -135,6 +136,7 @@ out:
 	record_dispose(&r);
 	lm_ssh_free(ssh);
 	lm_vm_manager_free(vmm);
+	lm_vm_lock_release(lock);
 	return rc;
 }
 
@@ -151,8 +153,28 @@ static void stream_out(void *data, int stream, const char *bytes, size_t len)
 	lm_context_output(ro->ctx, ro->vm, stream, bytes, len);
 }
 
+/* Before running: a program SIP protects, or one run by such an interpreter, never gets the shim
+ * (or, with SIP off, is stopped by dyld): say so first. */
+static int warn_protected(lm_context *ctx, lm_ssh *ssh, const lm_shim_env *se, const lm_vm_outcome *o,
+    const char *const *argv, size_t argc)
+{
+	lm_run_target t;
+	char warning[4 * PATH_MAX];
+	size_t i;
+	int rc;
+
+	if ((rc = lm_guest_run_target(ssh, se, argv, argc, &t)) < 0)
+		return rc;
+	for (i = 0; i < argc && strchr(argv[i], '=') != NULL; i++)
+		;
+	if (i < argc && lm_sip_warning(&o->guest, argv[i], &t, warning, sizeof(warning)))
+		lm_log(ctx, LM_LOG_WARN, "%s: %s", o->vm, warning);
+	return 0;
+}
+
 int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t argc, int *exit_status)
 {
+	lm_vm_lock *lock = NULL;
 	lm_vm_manager *vmm = NULL;
 	lm_ssh *ssh = NULL;
 	lm_flow_result result;
@@ -169,13 +191,17 @@ int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t
 	memset(&result, 0, sizeof(result));
 	if ((rc = lm_flow_open_outcomes(&result, &vm, 1)) < 0)
 		return rc;
-	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = open_enabled(ctx, vmm, &result.vms[0], &r, &ssh, &se)) < 0 ||
-	    (rc = lm_shim_command(&se, 1, argv, argc, &cmd)) < 0)
+	/* Shared: several commands may run at once, but not while the VM is enabled or rolled back. */
+	if ((rc = lm_vm_lock_take(&lock, ctx, result.vms[0].vm, "run", LM_VM_LOCK_SHARED)) < 0 ||
+	    (rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = open_enabled(ctx, vmm, &result.vms[0], &r, &ssh, &se)) < 0 ||
+	    (rc = warn_protected(ctx, ssh, &se, &result.vms[0], argv, argc)) < 0 ||
+	    (rc = lm_shim_command(&se, LM_SHIM_ALL, argv, argc, &cmd)) < 0)
 		goto out;
 	ro.ctx = ctx;
 	ro.vm = result.vms[0].vm;
 	rc = lm_ssh_exec(ssh, cmd, stream_out, &ro, exit_status);
 out:
+	lm_vm_lock_release(lock);
 	free(cmd);
 	record_dispose(&r);
 	lm_ssh_free(ssh);
@@ -213,7 +239,8 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 	if (strcmp(o->info.status, "running") == 0 && o->info.ip[0] != '\0' && o->info.ssh_available) {
 		if (lm_flow_connect(ctx, o->vm, &o->info, &ssh) == 0 &&
 		    lm_guest_facts_read(ssh, &o->guest, current, sizeof(current)) == 0) {
-			o->restart_pending = pref->recorded && lm_booted_before(o->guest.boot_time, pref->changed_at);
+			o->restart_pending = lm_vm_restart_needed(pref, o->guest.boot_time, r.started_at,
+			    lm_context_options(ctx)->boot_margin);
 			if (r.known && strcmp(current, r.bundle_id) == 0 && lm_bundle_open(&b, ctx, &o->guest) == 0 &&
 			    strcmp(b->id, r.bundle_id) == 0 && lm_guest_bundle_verify(ssh, &o->guest, b, &ok) == 0)
 				o->bundle_verified = ok;

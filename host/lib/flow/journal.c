@@ -2,6 +2,7 @@
  * timed steps every flow command reports. */
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,9 @@
 #include <unistd.h>
 
 #include "flow_internal.h"
+#include "json.h"
 #include "str.h"
+#include "text.h"
 
 int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
 {
@@ -105,27 +108,43 @@ void lm_journal_store_facts(cJSON *vm, const lm_guest_facts *f)
 	cJSON_AddStringToObject(g, "os", f->os);
 	cJSON_AddStringToObject(g, "arch", f->arch);
 	cJSON_AddStringToObject(g, "os_version", f->os_version);
-	cJSON_AddNumberToObject(g, "boot_time", (double)f->boot_time);
+	cJSON_AddNumberToObject(g, "boot_time", f->boot_time);
 	cJSON_AddStringToObject(g, "home", f->home);
+	if (f->sip[0] != '\0')
+		cJSON_AddStringToObject(g, "sip", f->sip);
 }
 
-void lm_journal_load_facts(const cJSON *vm, lm_guest_facts *f)
+int lm_journal_copy_string(const cJSON *obj, const char *key, char *out, size_t len)
 {
-	const cJSON *g = cJSON_GetObjectItemCaseSensitive(vm, "guest");
+	const char *s = lm_journal_string(obj, key);
+
+	if (lm_text_format(out, len, "%s", s != NULL ? s : "") < 0)
+		return lm_error_set(LM_ECORRUPT, "state journal: \"%s\" is longer than %zu bytes (the limit); the journal "
+		    "was changed by hand or is damaged (docs/state-format.md)", key, len - 1);
+	return 0;
+}
+
+int lm_journal_load_facts(const cJSON *vm, lm_guest_facts *f)
+{
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(vm, "guest"), *bt;
 	const char *s;
+	int rc;
 
 	memset(f, 0, sizeof(*f));
 	if (!cJSON_IsObject(g))
-		return;
-	if ((s = lm_journal_string(g, "os")) != NULL)
-		snprintf(f->os, sizeof(f->os), "%s", s);
-	if ((s = lm_journal_string(g, "arch")) != NULL)
-		snprintf(f->arch, sizeof(f->arch), "%s", s);
-	if ((s = lm_journal_string(g, "os_version")) != NULL)
-		snprintf(f->os_version, sizeof(f->os_version), "%s", s);
-	if ((s = lm_journal_string(g, "home")) != NULL)
-		snprintf(f->home, sizeof(f->home), "%s", s);
-	f->boot_time = (long long)lm_journal_number(g, "boot_time");
+		return 0;
+	if ((rc = lm_journal_copy_string(g, "os", f->os, sizeof(f->os))) < 0 ||
+	    (rc = lm_journal_copy_string(g, "arch", f->arch, sizeof(f->arch))) < 0 ||
+	    (rc = lm_journal_copy_string(g, "os_version", f->os_version, sizeof(f->os_version))) < 0 ||
+	    (rc = lm_journal_copy_string(g, "home", f->home, sizeof(f->home))) < 0)
+		return rc;
+	if ((s = lm_journal_string(g, "sip")) != NULL)
+		lm_sip_status_parse(s, f->sip, sizeof(f->sip));
+	/* A boot time outside what an epoch second can be reads as unknown (0), as a missing one. */
+	bt = cJSON_GetObjectItemCaseSensitive(g, "boot_time");
+	if (cJSON_IsNumber(bt) && bt->valuedouble > 0 && bt->valuedouble < 1e11)
+		f->boot_time = bt->valuedouble;
+	return 0;
 }
 
 static lm_flow_step *step_push(lm_vm_outcome *o, const char *name)
@@ -222,18 +241,42 @@ int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc)
 	return rc;
 }
 
-int lm_booted_before(long long boot_time, double changed_at)
+lm_vm_level lm_vm_level_of(double changed_at, double boot_time, double started_at, double margin)
 {
-	return changed_at > 0 && boot_time > 0 && (double)boot_time + LM_BOOT_TOLERANCE < changed_at;
+	if (changed_at <= 0)
+		return LM_VM_LEVEL_UNSURE;
+	/* Started by us after the change: its process can only have read the new value. */
+	if (started_at > changed_at)
+		return LM_VM_LEVEL_AFTER;
+	if (boot_time <= 0)
+		return LM_VM_LEVEL_UNSURE;
+	/* The process starts before the kernel boots: a kernel that booted before the change belongs
+	 * to a process that started before it too. */
+	if (boot_time < changed_at)
+		return LM_VM_LEVEL_BEFORE;
+	/* After the change, but its process may have started up to `margin` earlier than its kernel. */
+	if (boot_time > changed_at + margin)
+		return LM_VM_LEVEL_AFTER;
+	return LM_VM_LEVEL_UNSURE;
+}
+
+int lm_vm_restart_needed(const lm_host_pref_info *pref, double boot_time, double started_at, double margin)
+{
+	return pref->recorded && lm_vm_level_of(pref->changed_at, boot_time, started_at, margin) != LM_VM_LEVEL_AFTER;
 }
 
 #ifdef LM_TEST_HOOKS
+static atomic_int test_stopped;
 void lm_flow_test_kill_point(const char *step)
 {
 	const char *at = getenv("LUME_METAL_TEST_KILL_AT");
 
 	if (at != NULL && strcmp(at, step) == 0)
 		kill(getpid(), SIGKILL);
+	/* Once: a step reached again (every uploaded file) runs on after the first stop. */
+	at = getenv("LUME_METAL_TEST_STOP_AT");
+	if (at != NULL && strcmp(at, step) == 0 && atomic_exchange(&test_stopped, 1) == 0)
+		kill(getpid(), SIGSTOP);
 }
 #endif
 
@@ -273,7 +316,7 @@ int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t
 		char name[LM_VM_NAME_MAX];
 		if (lm_vm_name_normalize(vms[i], name) < 0) {
 			lm_flow_result_dispose(result);
-			return lm_error_prefix("VM name '%s': ", vms[i]);
+			return lm_error_last()->code; /* the message names the VM, sanitised */
 		}
 		snprintf(result->vms[i].vm, sizeof(result->vms[i].vm), "%s", name);
 	}
@@ -302,6 +345,6 @@ int lm_flow_summary_rc(const lm_flow_result *result)
 int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_ssh **out)
 {
 	if (info->ip[0] == '\0')
-		return lm_error_set(LM_EUNSUPPORTED, "%s has no IP address (is it running?)", vm);
+		return lm_error_set(LM_ERROR, "%s has no IP address (is it running?)", vm);
 	return lm_ssh_connect(out, ctx, vm, info->ip, 22);
 }

@@ -48,7 +48,21 @@ out:
 	return rc;
 }
 
-static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res, lm_vm_outcome *o)
+/* What the journal looks like once this run has rolled back o's VM. A dry run saves nothing, so
+ * the VMs it planned to roll back before o are taken out of its in-memory copy too: the plan then
+ * says what the real run would do ("kept" only while VMs outside this run stay enabled). */
+static void forget_rolled_back(lm_state *st, const lm_flow_result *res, const lm_vm_outcome *o)
+{
+	const lm_vm_outcome *earlier;
+
+	if (lm_context_options(lm_state_context(st))->dry_run)
+		for (earlier = res->vms; earlier < o; earlier++)
+			if (earlier->rc == 0)
+				cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), earlier->vm);
+	cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), o->vm);
+}
+
+static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res, lm_vm_outcome *o)
 {
 	const lm_options *opts = lm_context_options(ctx);
 	lm_state *st = NULL;
@@ -66,8 +80,13 @@ static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res
 		return 0;
 	}
 	if ((rc = remove_guest_files(ctx, vmm, o)) < 0) {
-		if (rc != LM_ENOTFOUND || lm_vm_get(vmm, o->vm, &o->info) != LM_ENOTFOUND)
-			return lm_outcome_fail(ctx, o, rc);
+		if (rc != LM_ENOTFOUND || lm_vm_get(vmm, o->vm, &o->info) != LM_ENOTFOUND) {
+			lm_outcome_fail(ctx, o, rc);
+			if (rc == LM_ECANCELED)
+				lm_outcome_message(o, "%s: canceled; still enabled, as it was%s", o->vm,
+				    o->started ? " (VM stopped again)" : "");
+			return rc;
+		}
 		/* The VM itself is gone: nothing left in a guest; forget it. */
 		lm_step_add(ctx, o, "guest-files", lm_clock_epoch(), "the VM no longer exists: nothing to remove");
 	}
@@ -76,9 +95,8 @@ static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res
 		return lm_outcome_fail(ctx, o, rc);
 	if ((rc = lm_state_open(&st, ctx)) < 0)
 		return lm_outcome_fail(ctx, o, rc);
-	if (!opts->dry_run)
-		cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), o->vm);
-	if (lm_state_live_vms(st, o->vm, NULL, 0) == 0) {
+	forget_rolled_back(st, res, o);
+	if (lm_state_live_vms(st, NULL, NULL, 0) == 0) {
 		lm_host_pref_info before;
 		if ((rc = lm_host_pref_status_locked(st, NULL, &before)) == 0 && before.recorded) {
 			if ((rc = lm_host_pref_disable_locked(st, &restored)) < 0) {
@@ -105,9 +123,40 @@ static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res
 	return 0;
 }
 
-/* After the preference is restored, running VMs that booted with it still run unlocked. */
+/* One VM, under its lock: an enable or rollback of the same VM by another process waits. */
+static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res, lm_vm_outcome *o)
+{
+	lm_vm_lock *lock = NULL;
+	int rc;
+
+	if ((rc = lm_context_check_cancel(ctx, "before anything was changed")) < 0 ||
+	    (rc = lm_vm_lock_take(&lock, ctx, o->vm, "rollback", 0)) < 0) {
+		lm_outcome_fail(ctx, o, rc);
+		return rc;
+	}
+	rc = rollback_vm(ctx, vmm, res, o);
+	lm_vm_lock_release(lock);
+	return rc;
+}
+
+/* The preference is recorded as changed again: an enable ran since this rollback restored it. */
+static int pref_set_again(lm_context *ctx)
+{
+	lm_state *st = NULL;
+	int again;
+
+	if (lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 0) < 0)
+		return 0;
+	again = lm_host_pref_recorded(st);
+	lm_state_close(st);
+	return again;
+}
+
+/* After the preference is restored, running VMs that booted with it still run unlocked. A VM
+ * another process is working on is left to it. */
 static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res, double changed_at)
 {
+	const int dry = lm_context_options(ctx)->dry_run;
 	lm_vm_info *list = NULL;
 	size_t count = 0, i;
 
@@ -117,37 +166,53 @@ static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result
 	}
 	for (i = 0; i < count; i++) {
 		lm_ssh *ssh = NULL;
+		lm_vm_lock *lock = NULL;
 		lm_guest_facts facts;
 		double t = lm_clock_epoch();
 
 		if (strcmp(list[i].status, "running") != 0 || list[i].ip[0] == '\0')
 			continue;
+		if (lm_vm_lock_take(&lock, ctx, list[i].name, "rollback (restart)", LM_VM_LOCK_TRY) < 0) {
+			lm_log(ctx, LM_LOG_INFO, "%s: not restarted: %s", list[i].name, lm_error_last()->message);
+			continue;
+		}
+		if (!dry && pref_set_again(ctx)) {
+			lm_log(ctx, LM_LOG_INFO, "the host preference was set again by an enable meanwhile: running VMs "
+			    "are not restarted");
+			lm_vm_lock_release(lock);
+			break;
+		}
 		if (lm_flow_connect(ctx, list[i].name, &list[i], &ssh) < 0 ||
 		    lm_guest_facts_read(ssh, &facts, NULL, 0) < 0) {
 			lm_log(ctx, LM_LOG_WARN, "%s: cannot tell whether it still runs at the unlocked level (%s); "
 			    "it was not restarted", list[i].name, lm_error_last()->message);
 			lm_ssh_free(ssh);
+			lm_vm_lock_release(lock);
 			continue;
 		}
 		lm_ssh_free(ssh);
-		if (lm_booted_before(facts.boot_time, changed_at))
-			continue; /* booted before the change: stock level already */
-		if (lm_context_options(ctx)->dry_run) {
-			lm_log(ctx, LM_LOG_INFO, "would restart %s (booted with the unlocked level)", list[i].name);
+		/* Only a VM that certainly started before the change is left: the others may carry the
+		 * unlocked level (no journal entry is left to say who started them: 0). */
+		if (lm_vm_level_of(changed_at, facts.boot_time, 0, lm_context_options(ctx)->boot_margin) ==
+		    LM_VM_LEVEL_BEFORE) {
+			lm_vm_lock_release(lock);
 			continue;
 		}
-		if (lm_vm_stop(vmm, list[i].name) < 0 || lm_vm_start(vmm, list[i].name) < 0 ||
-		    lm_vm_wait_ready(vmm, list[i].name, lm_context_options(ctx)->ready_timeout, NULL) < 0) {
+		if (!dry && (lm_vm_stop(vmm, list[i].name) < 0 || lm_vm_start(vmm, list[i].name) < 0 ||
+		    lm_vm_wait_ready(vmm, list[i].name, lm_context_options(ctx)->ready_timeout, NULL) < 0)) {
 			lm_log(ctx, LM_LOG_WARN, "%s: restart failed: %s", list[i].name, lm_error_last()->message);
+			lm_vm_lock_release(lock);
 			continue;
 		}
+		lm_vm_lock_release(lock);
 		for (size_t k = 0; k < res->count; k++)
 			if (strcmp(res->vms[k].vm, list[i].name) == 0) {
-				res->vms[k].restarted = 1;
-				lm_step_add(ctx, &res->vms[k], "restart", t, "restarted off the unlocked level");
+				res->vms[k].restarted = !dry;
+				lm_step_add(ctx, &res->vms[k], "restart", t, "%s off the unlocked level",
+				    dry ? "would restart" : "restarted");
 			}
-		lm_log(ctx, LM_LOG_INFO, "%s restarted: it had booted with the unlocked level (%.1f s)", list[i].name,
-		    lm_clock_epoch() - t);
+		lm_log(ctx, LM_LOG_INFO, dry ? "would restart %s (booted with the unlocked level)" :
+		    "%s restarted: it had booted with the unlocked level", list[i].name);
 	}
 	lm_free(list);
 }

@@ -10,6 +10,7 @@
 #include "lume-metal/output.h"
 #include "lume-metal/workload.h"
 #include "error_internal.h"
+#include "text.h"
 
 static cJSON *envelope(const lm_json_envelope *env)
 {
@@ -36,6 +37,45 @@ static cJSON *envelope(const lm_json_envelope *env)
 	return doc;
 }
 
+/* Replace *s (cJSON's memory) by its printable form when that differs. */
+static int printable_in_place(char **s)
+{
+	char *clean, *copy;
+	size_t n;
+
+	if (*s == NULL)
+		return 0;
+	if ((clean = lm_text_printable(*s)) == NULL)
+		return -1;
+	if (strcmp(clean, *s) != 0) {
+		n = strlen(clean) + 1;
+		if ((copy = cJSON_malloc(n)) == NULL) {
+			lm_free(clean);
+			return -1;
+		}
+		memcpy(copy, clean, n);
+		cJSON_free(*s);
+		*s = copy;
+	}
+	lm_free(clean);
+	return 0;
+}
+
+/* Every string and member name through the one sanitiser (lm_text_printable): a document is valid
+ * UTF-8 without control bytes, whatever the bytes of argv, a file, Lume or a guest were. */
+static int printable_json(cJSON *item)
+{
+	for (; item != NULL; item = item->next) {
+		if (!(item->type & cJSON_StringIsConst) && printable_in_place(&item->string) < 0)
+			return -1;
+		if (cJSON_IsString(item) && printable_in_place(&item->valuestring) < 0)
+			return -1;
+		if (item->child != NULL && printable_json(item->child) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Print and free the document. */
 static int finish(cJSON *doc, char **out)
 {
@@ -43,7 +83,7 @@ static int finish(cJSON *doc, char **out)
 	size_t n;
 
 	*out = NULL;
-	if (doc != NULL)
+	if (doc != NULL && printable_json(doc) == 0)
 		text = cJSON_Print(doc);
 	cJSON_Delete(doc);
 	if (text == NULL)
@@ -97,6 +137,14 @@ static cJSON *pref_json(const lm_host_pref_info *p)
 		cJSON_AddNullToObject(o, "changed_at_iso");
 	}
 	cJSON_AddBoolToObject(o, "changed", p->changed);
+	/* Whose domain it is, and the Lume server's user (whose VMs read it). */
+	add_string_or_null(o, "user", p->user);
+	add_string_or_null(o, "server_user", p->server_user);
+	if (p->server_pid > 0)
+		cJSON_AddNumberToObject(o, "server_pid", (double)p->server_pid);
+	else
+		cJSON_AddNullToObject(o, "server_pid");
+	cJSON_AddBoolToObject(o, "user_mismatch", p->user_mismatch);
 	return o;
 }
 
@@ -166,6 +214,7 @@ static cJSON *outcome_json(const lm_vm_outcome *o)
 	else
 		cJSON_AddNullToObject(g, "boot_time");
 	add_string_or_null(g, "home", o->guest.home);
+	add_string_or_null(g, "sip", o->guest.sip);
 	steps = cJSON_AddArrayToObject(v, "steps");
 	for (i = 0; i < o->nsteps; i++) {
 		s = cJSON_CreateObject();
@@ -203,46 +252,21 @@ int lm_flow_result_to_json(const lm_flow_result *r, const lm_json_envelope *env,
 	return finish(doc, out);
 }
 
-/* JSON strings are UTF-8: a guest's bytes that are not become U+FFFD, one per bad byte. */
-static char *utf8_clean(const char *p, size_t n)
+/* A guest's output, every byte of it (NUL included), through the one sanitiser. */
+static char *printable_bytes(const char *bytes, size_t len)
 {
-	char *s = malloc(3 * n + 1), *w = s;
-	size_t i = 0, k, len;
-	unsigned char c;
-	unsigned long cp;
+	lm_buf b = {0};
 
-	if (s == NULL)
-		return NULL;
-	while (i < n) {
-		c = (unsigned char)p[i];
-		len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-		cp = len == 1 ? c : len == 2 ? (c & 0x1Fu) : len == 3 ? (c & 0x0Fu) : (c & 0x07u);
-		for (k = 1; len > 1 && k < len; k++) {
-			if (i + k >= n || ((unsigned char)p[i + k] & 0xC0) != 0x80)
-				break;
-			cp = (cp << 6) | ((unsigned char)p[i + k] & 0x3Fu);
-		}
-		if (len == 0 || k < len || c == 0 || (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-		    (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) {
-			memcpy(w, "\xEF\xBF\xBD", 3);
-			w += 3;
-			i++;
-			continue;
-		}
-		memcpy(w, p + i, len);
-		w += len;
-		i += len;
-	}
-	*w = '\0';
-	return s;
+	lm_text_sanitize(&b, bytes != NULL ? bytes : "", bytes != NULL ? len : 0, LM_TEXT_LINES);
+	lm_buf_puts(&b, "");
+	return lm_buf_finish(&b);
 }
 
 int lm_run_to_json(const char *vm, int exit_status, const char *out_bytes, size_t out_len,
     const char *err_bytes, size_t err_len, const lm_json_envelope *env, char **out)
 {
 	cJSON *doc = envelope(env);
-	char *o = utf8_clean(out_bytes != NULL ? out_bytes : "", out_bytes != NULL ? out_len : 0);
-	char *e = utf8_clean(err_bytes != NULL ? err_bytes : "", err_bytes != NULL ? err_len : 0);
+	char *o = printable_bytes(out_bytes, out_len), *e = printable_bytes(err_bytes, err_len);
 
 	if (doc != NULL && o != NULL && e != NULL) {
 		cJSON_AddStringToObject(doc, "vm", vm);

@@ -41,6 +41,7 @@ static int cf_to_plist(CFPropertyListRef value, plist_t *out)
 	CFErrorRef err = NULL;
 	plist_t root = NULL;
 	char why[256];
+	int rc;
 
 	*out = NULL;
 	arr = CFArrayCreate(kCFAllocatorDefault, (const void **)&value, 1, &kCFTypeArrayCallBacks);
@@ -59,6 +60,11 @@ static int cf_to_plist(CFPropertyListRef value, plist_t *out)
 	if (root == NULL || plist_get_node_type(root) != PLIST_ARRAY || plist_array_get_size(root) != 1) {
 		plist_free(root);
 		return lm_error_set(LM_EIO, "CFPreferences: the value could not be read back");
+	}
+	if ((rc = lm_pref_plist_keepable(root)) <= 0) {
+		plist_free(root);
+		return rc < 0 ? rc : lm_error_set(LM_EIO, "CFPreferences: the value holds a string or key with a NUL "
+		    "character or invalid UTF-8, which lume-metal cannot keep exactly");
 	}
 	*out = plist_copy(plist_array_get_item(root, 0));
 	plist_free(root);

@@ -36,6 +36,14 @@ static int load_dict(const char *path, int *present, plist_t *dict)
 		return lm_error_set(LM_ECORRUPT, "preferences file %s is not a valid property list (damaged or "
 		    "truncated, %zu bytes); nothing was written. Check it with `plutil -lint` (macOS) or "
 		    "`plistutil -i` and fix or remove it", path, len);
+	if ((rc = lm_pref_plist_keepable(root)) <= 0) {
+		if (rc == 0)
+			rc = lm_error_set(LM_ECORRUPT, "preferences file %s holds a string or key with a NUL character or "
+			    "invalid UTF-8, which lume-metal cannot keep exactly; nothing was written. Remove that value "
+			    "(`plutil -p` on macOS, `plistutil -i` elsewhere, shows it)", path);
+		plist_free(root);
+		return rc;
+	}
 	if (plist_get_node_type(root) != PLIST_DICT) {
 		rc = lm_error_set(LM_ECORRUPT, "preferences file %s has a root of type %s, not a dictionary; "
 		    "nothing was written. Fix or remove it", path, lm_pref_plist_type(root));

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "text.h"
 #include "context_internal.h"
 #include "error_internal.h"
 #include "fs.h"
@@ -119,8 +121,9 @@ static int record_load(lm_state *st, pref_record *rec, int *have)
 		goto bad;
 	}
 	changed = cJSON_GetObjectItemCaseSensitive(pref, "changed_at");
-	if (!cJSON_IsNumber(changed) || changed->valuedouble < 0) {
-		why = "\"preference.changed_at\" is not a number of seconds";
+	/* Bounded here, so that turning it into a time_t later (for display) is always defined. */
+	if (!cJSON_IsNumber(changed) || !(changed->valuedouble >= 0 && changed->valuedouble <= (double)LM_JSON_INT_MAX)) {
+		why = "\"preference.changed_at\" is not a number of seconds since 1970";
 		goto bad;
 	}
 	rec->changed_at = changed->valuedouble;
@@ -225,9 +228,10 @@ static int record_set_written(lm_state *st, plist_t written)
 	return 0;
 }
 
+/* Display fields of lm_host_pref_info: a value too long for one ends in "...". */
 static void copy_str(char *dst, size_t size, const char *src)
 {
-	snprintf(dst, size, "%s", src != NULL ? src : "");
+	lm_text_format_cut(dst, size, "%s", src != NULL ? src : "");
 }
 
 static void describe_original(const pref_record *rec, char *buf, size_t size)
@@ -354,7 +358,7 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 	pref_record rec;
 	plist_t wantp = NULL;
 	char **missing = NULL, wantdesc[512];
-	double now = (double)time(NULL);
+	double now = lm_clock_epoch(); /* with its fraction: the restart rule compares to the microsecond */
 	int have = 0, rc;
 
 	memset(info, 0, sizeof(*info));
@@ -362,6 +366,9 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 		return rc;
 	copy_str(info->domain, sizeof(info->domain), want->domain);
 	copy_str(info->key, sizeof(info->key), want->key);
+	/* Before anything is read or written: whose domain this is. */
+	if ((rc = lm_prefs_check_user(lm_state_context(st), info, 1)) < 0)
+		return rc;
 	if ((rc = record_load(st, &rec, &have)) < 0)
 		return rc;
 	memset(&o, 0, sizeof(o));
@@ -499,6 +506,8 @@ int lm_host_pref_disable_locked(lm_state *st, lm_host_pref_info *info)
 	}
 	copy_str(info->domain, sizeof(info->domain), rec.domain);
 	copy_str(info->key, sizeof(info->key), rec.key);
+	if ((rc = lm_prefs_check_user(lm_state_context(st), info, 1)) < 0)
+		goto out;
 	if ((rc = observe(st, rec.domain, rec.key, &o, info)) < 0)
 		goto out;
 	if (strcmp(rec.store, lm_prefs_store_id(o.store)) != 0) {
@@ -594,6 +603,10 @@ int lm_host_pref_status_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 	if (have)
 		info_record(info, &rec);
 	observation_clear(&o);
+	/* Whose domain this is; a lookup that fails (a malformed Lume URL) leaves it unsaid here and is
+	 * reported by whatever needs Lume. */
+	if (lm_prefs_check_user(lm_state_context(st), info, 0) < 0)
+		lm_log(lm_state_context(st), LM_LOG_DEBUG, "whose preference domain: %s", lm_error_last()->message);
 out:
 	plist_free(wantp);
 	record_clear(&rec);

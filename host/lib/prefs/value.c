@@ -7,6 +7,7 @@
 
 #include "error_internal.h"
 #include "prefs_store.h"
+#include "text.h"
 
 /* Seconds between the Unix epoch and the plist epoch (2001-01-01T00:00:00Z). */
 #define PLIST_EPOCH 978307200LL
@@ -279,6 +280,7 @@ int lm_pref_plist_decode(const char *text, plist_t *out)
 	unsigned char *bin;
 	size_t len = 0;
 	plist_t arr = NULL;
+	int rc;
 
 	*out = NULL;
 	if (text == NULL || (bin = base64_decode(text, &len)) == NULL)
@@ -290,9 +292,38 @@ int lm_pref_plist_decode(const char *text, plist_t *out)
 		plist_free(arr);
 		return lm_error_set(LM_EINVALID, "not a one-value binary property list");
 	}
+	if ((rc = lm_pref_plist_keepable(arr)) <= 0) {
+		plist_free(arr);
+		return rc < 0 ? rc : lm_error_set(LM_EINVALID, "holds a string with a NUL character or invalid UTF-8");
+	}
 	*out = plist_copy(plist_array_get_item(arr, 0));
 	plist_free(arr);
 	return *out != NULL ? 0 : lm_error_nomem();
+}
+
+/* A value is kept by its binary plist form (journal) and written back in it (plist store), so
+ * every string must survive that form exactly. Two kinds do not:
+ *  - a string or key whose bytes hold a NUL: libplist 2.2 keeps the length apart from the bytes
+ *    and aborts the process (an assert) when such a string is read back;
+ *  - a string that is not valid UTF-8: the binary form stores non-ASCII text as UTF-16, and the
+ *    conversion changes it (macOS does not accept such a plist either).
+ * libplist's XML writer copies strings and keys byte for byte, and the rest of the XML text is
+ * ASCII (data is base64), so checking the XML form checks every string and key. */
+int lm_pref_plist_keepable(plist_t v)
+{
+	char *xml = NULL;
+	uint32_t len = 0;
+	size_t bad = 0;
+	int ok;
+
+	if (v == NULL)
+		return 1;
+	plist_to_xml(v, &xml, &len);
+	if (xml == NULL)
+		return lm_error_nomem();
+	ok = memchr(xml, '\0', len) == NULL && lm_utf8_check(xml, len, &bad) == 0;
+	plist_to_xml_free(xml);
+	return ok;
 }
 
 plist_t lm_pref_plist_parse(const char *data, size_t len)

@@ -1,6 +1,7 @@
 /* Authentication, in this order: the SSH agent, key files (--ssh-key, then ~/.ssh/id_ed25519 and
- * ~/.ssh/id_ecdsa), a password from $LUME_METAL_SSH_PASSWORD or --ssh-password-file, and last
- * Lume's default password for its `lume` account.
+ * ~/.ssh/id_ecdsa), then a password: from $LUME_METAL_SSH_PASSWORD or --ssh-password-file when
+ * one is given (a file that cannot be used is an error), else Lume's default password for its
+ * `lume` account.
  *
  * Passwords live only in buffers of ours that are overwritten after use; they never reach a log
  * line, an error message or a child process. RSA keys are refused with an explanation: libssh2
@@ -15,6 +16,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "file.h"
+#include "text.h"
 
 #define LUME_DEFAULT_PASSWORD "lume" /* Lume's unattended images: user lume, password lume */
 #define PASSWORD_ENV "LUME_METAL_SSH_PASSWORD"
@@ -98,35 +102,18 @@ static key_kind classify_openssh(const char *text, int *encrypted)
 	return kind;
 }
 
-/* What kind of private key a file holds (from its public parts only). */
+/* What kind of private key a file holds (from its public parts only). The file is read through
+ * the one reader (no hang on a FIFO, a size limit instead of a silent cut). */
 static int classify_key_file(const char *path, key_kind *kind, int *encrypted)
 {
-	char *text;
-	ssize_t n;
+	char *text = NULL;
 	size_t used = 0;
-	int fd, err;
+	int rc;
 
 	*kind = KEY_NOT_A_KEY;
 	*encrypted = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	if ((text = malloc(MAX_KEY_FILE + 1)) == NULL) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (used < MAX_KEY_FILE && (n = read(fd, text + used, MAX_KEY_FILE - used)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = errno;
-			close(fd);
-			free(text);
-			return -err;
-		}
-		used += (size_t)n;
-	}
-	close(fd);
-	text[used] = '\0';
+	if ((rc = lm_fs_read_file(path, MAX_KEY_FILE, &text, &used)) < 0)
+		return rc;
 	if (strstr(text, "-----BEGIN OPENSSH PRIVATE KEY-----") != NULL)
 		*kind = classify_openssh(text, encrypted);
 	else if (strstr(text, "-----BEGIN RSA PRIVATE KEY-----") != NULL)
@@ -153,8 +140,7 @@ int lm_ssh_check_key_option(const lm_context *ctx)
 	if (key == NULL || key[0] == '\0')
 		return 0;
 	if ((rc = classify_key_file(key, &kind, &encrypted)) < 0)
-		return lm_error_set(rc == -ENOENT ? LM_ENOTFOUND : LM_EIO, "SSH key file %s: cannot read it: %s", key,
-		    strerror(-rc));
+		return lm_error_prefix("SSH key file: ");
 	if (kind == KEY_RSA)
 		return lm_error_set(LM_EUNSUPPORTED, "SSH key file %s %s", key, rsa_explanation);
 	if (kind == KEY_DSA)
@@ -175,22 +161,25 @@ typedef struct {
 static void tried_add(tried_list *t, const char *fmt, ...) LM_PRINTF(2, 3);
 static void tried_add(tried_list *t, const char *fmt, ...)
 {
+	char item[512];
 	va_list ap;
 	int n;
 
 	if (t->used >= sizeof(t->text) - 1)
-		return;
-	if (t->used > 0)
-		t->used += (size_t)snprintf(t->text + t->used, sizeof(t->text) - t->used, "; ");
-	if (t->used >= sizeof(t->text) - 1)
-		return;
+		return; /* already full and marked */
 	va_start(ap, fmt);
-	n = vsnprintf(t->text + t->used, sizeof(t->text) - t->used, fmt, ap);
+	n = vsnprintf(item, sizeof(item), fmt, ap);
 	va_end(ap);
-	if (n > 0)
-		t->used += (size_t)n;
-	if (t->used >= sizeof(t->text))
+	lm_text_mark_cut(item, sizeof(item), n);
+	n = snprintf(t->text + t->used, sizeof(t->text) - t->used, "%s%s", t->used > 0 ? "; " : "", item);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(t->text) - t->used) {
+		lm_text_mark_cut(t->text + t->used, sizeof(t->text) - t->used, n); /* the list ends in "..." */
 		t->used = sizeof(t->text) - 1;
+		return;
+	}
+	t->used += (size_t)n;
 }
 
 /* A failed attempt that took the connection down ends authentication. */
@@ -259,11 +248,14 @@ static int try_key_file(lm_ssh *ssh, const char *user, const char *path, int exp
 	int encrypted, rc;
 
 	rc = classify_key_file(path, &kind, &encrypted);
-	if (rc == -ENOENT && !explicit)
+	if (rc == LM_ENOTFOUND && !explicit) {
+		lm_error_clear();
 		return 0;
+	}
 	if (rc < 0) {
-		lm_log(ssh->ctx, LM_LOG_DEBUG, "ssh: cannot read key file %s: %s", path, strerror(-rc));
+		lm_log(ssh->ctx, LM_LOG_DEBUG, "ssh: cannot read key file: %s", lm_error_last()->message);
 		tried_add(tried, "%s (unreadable)", path);
+		lm_error_clear();
 		return 0;
 	}
 	if (kind == KEY_RSA || kind == KEY_DSA || kind == KEY_NOT_A_KEY) {
@@ -286,39 +278,48 @@ static int try_key_file(lm_ssh *ssh, const char *user, const char *path, int exp
 	return 0;
 }
 
-/* Read the first line of the password file into buf. */
-static int read_password_file(lm_ssh *ssh, const char *path, char *buf, size_t size)
+/* The first line of the password file into buf (MAX_PASSWORD bytes). A file that cannot be used
+ * -- missing, unreadable, not a regular file (a FIFO would block), larger than MAX_PASSWORD bytes,
+ * or with an empty first line -- is an error, never a reason to try another password. */
+static int read_password_file(const lm_context *ctx, const char *path, char *buf, size_t size)
 {
 	struct stat st;
-	ssize_t n;
-	size_t used = 0;
-	int fd, rc = 0;
-	char *nl;
+	char *data = NULL;
+	size_t len = 0, n;
+	int rc;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return lm_error_set(errno == ENOENT ? LM_ENOTFOUND : LM_EIO, "password file %s: cannot open it: %s",
-		    path, strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return lm_error_set(LM_EINVALID, "password file %s is not a regular file", path);
+	buf[0] = '\0';
+	if ((rc = lm_fs_read_file(path, size, &data, &len)) < 0)
+		return lm_error_prefix("password file: ");
+	n = strcspn(data, "\r\n");
+	if (n == 0 || n >= size) {
+		lm_ssh_scrub(data, len);
+		free(data);
+		if (n == 0)
+			return lm_error_set(LM_EINVALID, "password file %s: the first line is empty (expected the "
+			    "password on it)", path);
+		return lm_error_set(LM_EINVALID, "password file %s: the password is longer than %zu bytes", path,
+		    size - 1);
 	}
-	if (st.st_mode & 077)
-		lm_log(ssh->ctx, LM_LOG_WARN, "password file %s can be read by other users; chmod 600 it", path);
-	while (used < size - 1 && (n = read(fd, buf + used, size - 1 - used)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = lm_error_set(LM_EIO, "password file %s: cannot read it: %s", path, strerror(errno));
-			break;
-		}
-		used += (size_t)n;
-	}
-	close(fd);
-	buf[used] = '\0';
-	if ((nl = strpbrk(buf, "\r\n")) != NULL)
-		*nl = '\0';
-	if (rc == 0 && buf[0] == '\0')
-		rc = lm_error_set(LM_EINVALID, "password file %s is empty", path);
+	memcpy(buf, data, n);
+	buf[n] = '\0';
+	lm_ssh_scrub(data, len);
+	free(data);
+	if (stat(path, &st) == 0 && (st.st_mode & 077))
+		lm_log(ctx, LM_LOG_WARN, "password file %s can be read by other users; chmod 600 it", path);
+	return 0;
+}
+
+int lm_ssh_check_password_option(const lm_context *ctx)
+{
+	const char *file = lm_context_options(ctx)->ssh_password_file;
+	char password[MAX_PASSWORD];
+	int rc;
+
+	if (file == NULL || file[0] == '\0')
+		return 0;
+	rc = read_password_file(ctx, file, password, sizeof(password));
+	lm_ssh_scrub(password, sizeof(password));
 	return rc;
 }
 
@@ -345,7 +346,7 @@ int lm_ssh_authenticate(lm_ssh *ssh)
 	const char *home = NULL, *env;
 	char *methods, path[4096], password[MAX_PASSWORD];
 	tried_list tried;
-	int rc = 0, done = 0, have_password = 0;
+	int rc = 0, done = 0;
 	size_t i;
 	static const char *const default_keys[] = {".ssh/id_ed25519", ".ssh/id_ecdsa"};
 
@@ -364,7 +365,11 @@ int lm_ssh_authenticate(lm_ssh *ssh)
 			return rc;
 		if (lm_paths_home(&home) == 0) {
 			for (i = 0; i < sizeof(default_keys) / sizeof(default_keys[0]); i++) {
-				snprintf(path, sizeof(path), "%s/%s", home, default_keys[i]);
+				if (lm_text_format(path, sizeof(path), "%s/%s", home, default_keys[i]) < 0) {
+					tried_add(&tried, "~/%s (HOME is longer than %zu bytes; skipped)", default_keys[i],
+					    sizeof(path) - 40);
+					continue;
+				}
 				if ((rc = try_key_file(ssh, user, path, 0, &tried, &done)) < 0 || done)
 					return rc;
 			}
@@ -372,21 +377,23 @@ int lm_ssh_authenticate(lm_ssh *ssh)
 		lm_error_clear();
 	}
 	if (strstr(methods, "password") != NULL) {
+		/* A password given by the user is the one to use: when it is refused, Lume's default is not
+		 * tried behind the user's back. */
 		env = getenv(PASSWORD_ENV);
 		if (env != NULL && env[0] != '\0') {
-			snprintf(password, sizeof(password), "%s", env);
-			have_password = 1;
+			if (strlen(env) >= sizeof(password))
+				return lm_error_set(LM_EINVALID, "$" PASSWORD_ENV " is longer than %zu bytes", sizeof(password) - 1);
+			memcpy(password, env, strlen(env) + 1);
 			rc = try_password(ssh, user, password, "password from $" PASSWORD_ENV, &tried, &done);
 		} else if (opts->ssh_password_file != NULL && opts->ssh_password_file[0] != '\0') {
-			if ((rc = read_password_file(ssh, opts->ssh_password_file, password, sizeof(password))) < 0) {
+			if ((rc = read_password_file(ssh->ctx, opts->ssh_password_file, password, sizeof(password))) < 0) {
 				lm_ssh_scrub(password, sizeof(password));
 				return rc;
 			}
-			have_password = 1;
 			rc = try_password(ssh, user, password, "password from the password file", &tried, &done);
-		}
-		if (rc == 0 && !done && (!have_password || strcmp(password, LUME_DEFAULT_PASSWORD) != 0))
+		} else {
 			rc = try_password(ssh, user, LUME_DEFAULT_PASSWORD, "Lume's default password", &tried, &done);
+		}
 		lm_ssh_scrub(password, sizeof(password));
 		if (rc < 0 || done)
 			return rc;

@@ -1,40 +1,49 @@
-/* Our own known_hosts, in <state dir>/known_hosts (OpenSSH format, read and written by libssh2).
+/* Our own known_hosts, in <state dir>/known_hosts, in our own format (docs/security.md), read and
+ * written by this file only:
  *
- * Entries are keyed by the VM's name, not its address: Lume hands out addresses by DHCP, so an
- * address can change (or move to another VM) while the VM keeps its keys. The address seen when a
- * key was recorded is kept in the entry's comment, for people reading the file.
+ *   # comment
+ *   NAME KEY-TYPE BASE64-KEY [COMMENT]
  *
- * Readers take no lock: the file is only ever replaced whole (temporary file, fsync, rename).
- * Writers (accept-new, forget-host) hold an exclusive flock on known_hosts.lock, re-read the file
- * under it, and replace it, so that concurrent lume-metal processes never lose an entry. */
+ * one line per VM. Entries are keyed by the VM's name, not its address: Lume hands out addresses
+ * by DHCP, so an address can change (or move to another VM) while the VM keeps its keys. The
+ * address seen when a key was recorded is kept in the comment, for people reading the file.
+ * The format is the plain-name subset of OpenSSH's, so files written by earlier lume-metal
+ * versions (through libssh2) read as they are.
+ *
+ * We parse it ourselves: libssh2 1.10's parser silently dropped names of one or two characters
+ * (so their keys were never checked) and over-read its heap on a malformed hashed line.
+ *
+ * A line we cannot read is never skipped: a skipped line could be the pin of the VM being checked,
+ * so every check fails, naming the line, until it is fixed; forget-host still works and keeps it.
+ *
+ * Readers take no lock: the file is only ever replaced whole (lm_fs_write_atomic). Writers
+ * (accept-new, forget-host) hold lm_fs_lock on known_hosts.lock, re-read the file under it, and
+ * replace it, so that concurrent lume-metal processes never lose an entry. */
 #include "ssh_internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "fs.h"
 #include "sha256.h"
+#include "state.h"
+#include "text.h"
 
 #define KH_FILE "known_hosts"
 #define KH_LOCK "known_hosts.lock"
 #define KH_LOCK_WAIT 10.0 /* seconds */
 #define KH_MAX_BLOB 4096
+#define KH_FILE_MAX (16u * 1024u * 1024u)
+#define KH_NAME_MAX 255
+#define KH_TYPE_MAX 63
+#define KH_HEADER "# lume-metal known hosts (docs/security.md): one line per VM, NAME KEY-TYPE BASE64-KEY [COMMENT]\n"
 
 /* Host-key algorithms we accept, best first. ssh-rsa host keys are left out: OpenSSH servers
  * no longer offer ssh-rsa (SHA-1) signatures, the only RSA ones libssh2 1.10 can check. */
-static const struct {
-	const char *name;
-	int mask;
-} key_types[] = {
-	{"ssh-ed25519", LIBSSH2_KNOWNHOST_KEY_ED25519},
-	{"ecdsa-sha2-nistp256", LIBSSH2_KNOWNHOST_KEY_ECDSA_256},
-	{"ecdsa-sha2-nistp384", LIBSSH2_KNOWNHOST_KEY_ECDSA_384},
-	{"ecdsa-sha2-nistp521", LIBSSH2_KNOWNHOST_KEY_ECDSA_521},
+static const char *const key_types[] = {
+	"ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
 };
 #define N_KEY_TYPES (sizeof(key_types) / sizeof(key_types[0]))
 
@@ -61,312 +70,364 @@ void lm_ssh_blob_type(const uint8_t *blob, size_t len, char *out, size_t size)
 	out[n] = '\0';
 }
 
+static int name_char_ok(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+	    c == '-';
+}
+
 int lm_ssh_check_vm_name(const char *name)
 {
+	char shown[80];
 	const char *p;
 
 	if (name == NULL || name[0] == '\0')
 		return lm_error_set(LM_EINVALID, "a VM name is required");
 	for (p = name; *p; p++) {
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.' ||
-		        *p == '_' || *p == '-'))
+		if (!name_char_ok(*p)) {
+			lm_text_quote(shown, sizeof(shown), name, strlen(name), 60);
 			return lm_error_set(LM_EINVALID, "VM name '%s' is not valid: use letters, digits, '.', '_' and '-' "
-			    "(Lume's name:tag is written name_tag)", name);
-	}
-	if (strlen(name) > 255)
-		return lm_error_set(LM_EINVALID, "VM name '%.40s...' is too long (255 characters at most)", name);
-	return 0;
-}
-
-/* mkdir -p with mode 0700 for what we create. */
-static int make_dirs(const char *dir)
-{
-	char *path, *p;
-	struct stat st;
-	int rc = 0;
-
-	if (stat(dir, &st) == 0)
-		return S_ISDIR(st.st_mode) ? 0 : lm_error_set(LM_EIO, "state directory %s exists but is not a directory", dir);
-	if ((path = strdup(dir)) == NULL)
-		return lm_error_nomem();
-	for (p = path + 1; ; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char c = *p;
-		*p = '\0';
-		if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-			rc = lm_error_set(LM_EIO, "cannot create the state directory %s: %s", path, strerror(errno));
-			break;
+			    "(Lume's name:tag is written name_tag)", shown);
 		}
-		*p = c;
-		if (c == '\0')
-			break;
 	}
-	free(path);
-	return rc;
-}
-
-static int state_file(lm_context *ctx, const char *name, int create_dir, char **out)
-{
-	const char *dir = lm_context_state_dir(ctx);
-	size_t n;
-	int rc;
-
-	*out = NULL;
-	if (dir == NULL || dir[0] == '\0')
-		return lm_error_set(LM_EINVALID, "no state directory is set");
-	if (create_dir && (rc = make_dirs(dir)) < 0)
-		return rc;
-	n = strlen(dir) + strlen(name) + 2;
-	if ((*out = malloc(n)) == NULL)
-		return lm_error_nomem();
-	snprintf(*out, n, "%s/%s", dir, name);
+	if (strlen(name) > KH_NAME_MAX)
+		return lm_error_set(LM_EINVALID, "VM name '%.40s...' is too long (%d characters at most)", name,
+		    KH_NAME_MAX);
 	return 0;
 }
 
-static int lock_take(lm_context *ctx, int *fd_out)
-{
-	char *path;
-	double deadline = lm_clock_monotonic() + KH_LOCK_WAIT;
-	int fd, rc;
+/* ---- the file ------------------------------------------------------------------------------ */
 
-	*fd_out = -1;
-	if ((rc = state_file(ctx, KH_LOCK, 1, &path)) < 0)
-		return rc;
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
-		rc = lm_error_set(LM_EIO, "cannot open %s: %s", path, strerror(errno));
-		free(path);
-		return rc;
-	}
-	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		if ((errno != EWOULDBLOCK && errno != EINTR) || lm_clock_monotonic() > deadline) {
-			rc = lm_error_set(LM_ELOCKED, "cannot lock %s within %.0f s: another lume-metal is changing "
-			    "the known hosts; try again", path, KH_LOCK_WAIT);
-			close(fd);
-			free(path);
-			return rc;
-		}
-		usleep(20000);
-	}
-	free(path);
-	*fd_out = fd;
-	return 0;
-}
-
-static void lock_release(int fd)
-{
-	if (fd >= 0)
-		close(fd); /* releases the flock */
-}
-
-/* Load <state>/known_hosts into a collection (empty when the file does not exist). */
-static int kh_load(lm_context *ctx, LIBSSH2_SESSION *session, LIBSSH2_KNOWNHOSTS **out, char **path_out)
-{
-	LIBSSH2_KNOWNHOSTS *hosts;
-	struct stat st;
-	char *path;
-	int rc;
-
-	*out = NULL;
-	if ((rc = state_file(ctx, KH_FILE, 0, &path)) < 0)
-		return rc;
-	if ((hosts = libssh2_knownhost_init(session)) == NULL) {
-		free(path);
-		return lm_error_nomem();
-	}
-	if (stat(path, &st) == 0 &&
-	    libssh2_knownhost_readfile(hosts, path, LIBSSH2_KNOWNHOST_FILE_OPENSSH) < 0) {
-		rc = lm_error_set(LM_ECORRUPT, "%s cannot be read as a known_hosts file; fix or remove the "
-		    "damaged line (lume-metal will record the keys again on next contact)", path);
-		libssh2_knownhost_free(hosts);
-		free(path);
-		return rc;
-	}
-	*out = hosts;
-	if (path_out != NULL)
-		*path_out = path;
-	else
-		free(path);
-	return 0;
-}
-
-/* Replace <state>/known_hosts with the collection: temporary file, fsync, rename, dir fsync. */
-static int kh_save(lm_context *ctx, LIBSSH2_KNOWNHOSTS *hosts)
-{
-	char *path = NULL, *tmp = NULL;
-	size_t n;
-	int fd, rc;
-
-	if ((rc = state_file(ctx, KH_FILE, 1, &path)) < 0)
-		return rc;
-	n = strlen(path) + 8;
-	if ((tmp = malloc(n)) == NULL) {
-		free(path);
-		return lm_error_nomem();
-	}
-	snprintf(tmp, n, "%s.tmp", path); /* unique: we hold the lock */
-	unlink(tmp);
-	if (libssh2_knownhost_writefile(hosts, tmp, LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0) {
-		rc = lm_error_set(LM_EIO, "cannot write %s", tmp);
-		goto out;
-	}
-	if (chmod(tmp, 0600) != 0 || (fd = open(tmp, O_RDONLY | O_CLOEXEC)) < 0) {
-		rc = lm_error_set(LM_EIO, "cannot prepare %s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	if (fsync(fd) != 0) {
-		rc = lm_error_set(LM_EIO, "cannot write %s to disk: %s", tmp, strerror(errno));
-		close(fd);
-		goto out;
-	}
-	close(fd);
-	if (rename(tmp, path) != 0) {
-		rc = lm_error_set(LM_EIO, "cannot replace %s: %s", path, strerror(errno));
-		goto out;
-	}
-	if ((fd = open(lm_context_state_dir(ctx), O_RDONLY | O_CLOEXEC)) >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-out:
-	if (rc < 0)
-		unlink(tmp);
-	free(tmp);
-	free(path);
-	return rc;
-}
-
-/* Entries recorded for `name` (plain host names; we never write hashed ones). */
 typedef struct {
-	int count;
-	int match;                  /* one of them is exactly `key_b64` */
-	char recorded_fp[64];       /* fingerprint of the first differing entry (same type preferred) */
-	char recorded_type[64];
-	int masks[N_KEY_TYPES + 1]; /* key types recorded, in file order */
-	int n_masks;
-} kh_lookup;
+	const char *text;      /* the whole line as read, without its '\n' (points into the data) */
+	size_t len;
+	size_t number;         /* 1-based */
+	const char *first;     /* its first field (forget-host matches lines on it), or NULL */
+	size_t first_len;
+	int entry;             /* a valid entry: name, type and blob below */
+	char name[KH_NAME_MAX + 1];
+	char type[KH_TYPE_MAX + 1];
+	uint8_t *blob;
+	size_t blob_len;
+	char problem[512];     /* why this line is not a valid entry or comment; "" when it is */
+} kh_line;
 
-static void fingerprint_b64(const char *b64, char fp[64], char *type, size_t type_size)
+typedef struct {
+	char *path;
+	char *data;
+	size_t len;
+	kh_line *lines;
+	size_t n;
+} kh_file;
+
+static void kh_free(kh_file *f)
 {
-	uint8_t blob[KH_MAX_BLOB];
-	long n = lm_b64_decode(b64, strlen(b64), blob, sizeof(blob));
+	size_t i;
 
-	if (n <= 0) {
-		snprintf(fp, 64, "(unreadable key)");
-		type[0] = '\0';
+	for (i = 0; i < f->n; i++)
+		free(f->lines[i].blob);
+	free(f->lines);
+	free(f->data);
+	free(f->path);
+	memset(f, 0, sizeof(*f));
+}
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* The next field of [*p, end): skips blanks first; NULL when there is none. */
+static const char *next_field(const char **p, const char *end, size_t *n)
+{
+	const char *start;
+
+	while (*p < end && is_blank(**p))
+		(*p)++;
+	if (*p == end)
+		return NULL;
+	start = *p;
+	while (*p < end && !is_blank(**p))
+		(*p)++;
+	*n = (size_t)(*p - start);
+	return start;
+}
+
+static void parse_line(kh_line *l)
+{
+	const char *p = l->text, *end = l->text + l->len, *type, *key;
+	size_t n, tn, kn, i;
+	char shown[80], blob_type[KH_TYPE_MAX + 1];
+	long blen;
+
+	if (end > p && end[-1] == '\r')
+		end--; /* a file edited on another system */
+	if (memchr(l->text, '\0', l->len) != NULL) {
+		snprintf(l->problem, sizeof(l->problem), "it contains a NUL byte");
 		return;
 	}
-	lm_ssh_fingerprint(blob, (size_t)n, fp);
-	lm_ssh_blob_type(blob, (size_t)n, type, type_size);
+	if ((l->first = next_field(&p, end, &n)) == NULL || l->first[0] == '#') {
+		l->first = NULL; /* blank or a comment */
+		return;
+	}
+	l->first_len = n;
+	lm_text_quote(shown, sizeof(shown), l->first, n, 40);
+	if (l->first[0] == '|') {
+		snprintf(l->problem, sizeof(l->problem), "a hashed host name (OpenSSH's HashKnownHosts), which lume-metal "
+		    "does not use");
+		return;
+	}
+	if (l->first[0] == '@') {
+		snprintf(l->problem, sizeof(l->problem), "an OpenSSH marker line (%s), which lume-metal does not use", shown);
+		return;
+	}
+	for (i = 0; i < n && name_char_ok(l->first[i]); i++)
+		;
+	if (i < n || n > KH_NAME_MAX) {
+		snprintf(l->problem, sizeof(l->problem), "'%s' is not a VM name (one name of at most %d letters, digits, "
+		    "'.', '_' or '-')", shown, KH_NAME_MAX);
+		return;
+	}
+	memcpy(l->name, l->first, n);
+	l->name[n] = '\0';
+	if ((type = next_field(&p, end, &tn)) == NULL || (key = next_field(&p, end, &kn)) == NULL) {
+		snprintf(l->problem, sizeof(l->problem), "VM '%s' has no key type and key", l->name);
+		return;
+	}
+	if (tn > KH_TYPE_MAX) {
+		snprintf(l->problem, sizeof(l->problem), "VM '%s': the key type is too long", l->name);
+		return;
+	}
+	memcpy(l->type, type, tn);
+	l->type[tn] = '\0';
+	if ((l->blob = malloc(KH_MAX_BLOB)) == NULL) {
+		snprintf(l->problem, sizeof(l->problem), "out of memory");
+		return;
+	}
+	blen = lm_b64_decode(key, kn, l->blob, KH_MAX_BLOB);
+	if (blen <= 0) {
+		snprintf(l->problem, sizeof(l->problem), "VM '%s': the key is not base64 of at most %d bytes", l->name,
+		    KH_MAX_BLOB);
+		return;
+	}
+	l->blob_len = (size_t)blen;
+	lm_ssh_blob_type(l->blob, l->blob_len, blob_type, sizeof(blob_type));
+	if (strcmp(blob_type, l->type) != 0) {
+		lm_text_quote(shown, sizeof(shown), l->type, tn, 40);
+		snprintf(l->problem, sizeof(l->problem), "VM '%s': the key is not a '%s' key", l->name, shown);
+		return;
+	}
+	l->entry = 1;
 }
 
-static int kh_find(LIBSSH2_KNOWNHOSTS *hosts, const char *name, const char *key_b64, int key_mask, kh_lookup *res)
+/* Read and parse <state>/known_hosts (empty when it does not exist). */
+static int kh_read(lm_context *ctx, kh_file *f)
 {
-	struct libssh2_knownhost *e = NULL, *prev = NULL;
-	int rc, i, same_type_found = 0;
+	lm_scan scan;
+	const char *line;
+	size_t n, i, j, cap = 0;
+	kh_line *grown;
+	int rc;
 
-	memset(res, 0, sizeof(*res));
-	while ((rc = libssh2_knownhost_get(hosts, &e, prev)) == 0) {
-		prev = e;
-		if ((e->typemask & LIBSSH2_KNOWNHOST_TYPE_MASK) != LIBSSH2_KNOWNHOST_TYPE_PLAIN || e->name == NULL ||
-		    strcmp(e->name, name) != 0)
-			continue;
-		res->count++;
-		int mask = e->typemask & LIBSSH2_KNOWNHOST_KEY_MASK;
-		for (i = 0; i < res->n_masks && res->masks[i] != mask; i++)
-			;
-		if (i == res->n_masks && res->n_masks < (int)(sizeof(res->masks) / sizeof(res->masks[0])))
-			res->masks[res->n_masks++] = mask;
-		if (key_b64 != NULL && e->key != NULL && strcmp(e->key, key_b64) == 0) {
-			res->match = 1;
-		} else if (e->key != NULL && (res->recorded_fp[0] == '\0' || (!same_type_found && mask == key_mask))) {
-			fingerprint_b64(e->key, res->recorded_fp, res->recorded_type, sizeof(res->recorded_type));
-			same_type_found = mask == key_mask;
+	memset(f, 0, sizeof(*f));
+	if ((rc = lm_state_path(ctx, KH_FILE, &f->path)) < 0)
+		return rc;
+	rc = lm_fs_read_file(f->path, KH_FILE_MAX, &f->data, &f->len);
+	if (rc == LM_ENOTFOUND) {
+		lm_error_clear();
+		return 0;
+	}
+	if (rc < 0) {
+		kh_free(f);
+		return rc;
+	}
+	lm_scan_init(&scan, f->data, f->len);
+	while (lm_scan_line(&scan, &line, &n) != 0) {
+		if (f->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			if ((grown = realloc(f->lines, cap * sizeof(*grown))) == NULL) {
+				kh_free(f);
+				return lm_error_nomem();
+			}
+			f->lines = grown;
+		}
+		memset(&f->lines[f->n], 0, sizeof(f->lines[0]));
+		f->lines[f->n].text = line;
+		f->lines[f->n].len = n;
+		f->lines[f->n].number = f->n + 1;
+		parse_line(&f->lines[f->n]);
+		f->n++;
+	}
+	/* One entry per VM: a second one is not a valid line (which of the two is the pin?). */
+	for (i = 0; i < f->n; i++) {
+		for (j = 0; j < i && f->lines[i].entry; j++) {
+			if (f->lines[j].entry && strcmp(f->lines[j].name, f->lines[i].name) == 0) {
+				f->lines[i].entry = 0;
+				snprintf(f->lines[i].problem, sizeof(f->lines[i].problem), "a second entry for VM '%s' (the "
+				    "first is on line %zu); the file holds one entry per VM", f->lines[i].name, f->lines[j].number);
+			}
 		}
 	}
-	return rc < 0 ? lm_error_set(LM_ECORRUPT, "cannot walk the known hosts (libssh2 error %d)", rc) : 0;
+	return 0;
 }
+
+static const kh_line *first_problem(const kh_file *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (f->lines[i].problem[0] != '\0')
+			return &f->lines[i];
+	return NULL;
+}
+
+/* Every check refuses while a line cannot be read. */
+static int kh_check_readable(const kh_file *f)
+{
+	const kh_line *bad = first_problem(f);
+
+	if (bad == NULL)
+		return 0;
+	return lm_error_set(LM_ECORRUPT, "%s, line %zu: %s. Each line is NAME KEY-TYPE BASE64-KEY [COMMENT], one per "
+	    "VM (docs/security.md); a line that cannot be read might be the key of the VM being checked, so no host "
+	    "key is trusted until that line is corrected or deleted", f->path, bad->number, bad->problem);
+}
+
+static const kh_line *kh_find(const kh_file *f, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (f->lines[i].entry && strcmp(f->lines[i].name, name) == 0)
+			return &f->lines[i];
+	return NULL;
+}
+
+/* Replace the file with `keep` lines of f (all when keep is NULL) plus `add` (may be NULL). */
+static int kh_write(const kh_file *f, const unsigned char *keep, const char *add)
+{
+	lm_buf b = {0};
+	size_t i;
+	char *text;
+	int rc;
+
+	if (f->n == 0)
+		lm_buf_puts(&b, KH_HEADER);
+	for (i = 0; i < f->n; i++) {
+		if (keep != NULL && !keep[i])
+			continue;
+		lm_buf_put(&b, f->lines[i].text, f->lines[i].len);
+		lm_buf_puts(&b, "\n");
+	}
+	if (add != NULL)
+		lm_buf_puts(&b, add);
+	if ((text = lm_buf_finish(&b)) == NULL)
+		return lm_error_nomem();
+	rc = lm_fs_write_atomic(f->path, text, strlen(text), 0600);
+	free(text);
+	return rc;
+}
+
+static int kh_lock(lm_context *ctx, int *fd)
+{
+	char *path;
+	int rc;
+
+	*fd = -1;
+	if ((rc = lm_state_path(ctx, KH_LOCK, &path)) < 0)
+		return rc;
+	rc = lm_fs_lock(path, LOCK_EX, KH_LOCK_WAIT, "the known-hosts lock", fd);
+	free(path);
+	return rc;
+}
+
+/* ---- checking a server's key ----------------------------------------------------------------- */
 
 int lm_ssh_hostkey_prefs(lm_ssh *ssh, char *buf, size_t size)
 {
-	LIBSSH2_KNOWNHOSTS *hosts;
-	kh_lookup found;
+	const kh_line *e;
+	kh_file f;
 	size_t i, used = 0;
-	int k, rc, taken[N_KEY_TYPES] = {0};
+	int rc, first = -1;
 
 	buf[0] = '\0';
-	if ((rc = kh_load(ssh->ctx, ssh->session, &hosts, NULL)) < 0)
+	if ((rc = kh_read(ssh->ctx, &f)) < 0)
 		return rc;
-	rc = kh_find(hosts, ssh->vm, NULL, 0, &found);
-	libssh2_knownhost_free(hosts);
-	if (rc < 0)
+	if ((rc = kh_check_readable(&f)) < 0) {
+		kh_free(&f);
 		return rc;
-	/* The types recorded for this VM first, so that a server with several keys shows us the one
-	 * we know; then the rest, ed25519 first. */
-	for (k = 0; k <= found.n_masks; k++) {
-		for (i = 0; i < N_KEY_TYPES; i++) {
-			if (taken[i] || (k < found.n_masks && key_types[i].mask != found.masks[k]))
-				continue;
-			taken[i] = 1;
-			used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? "," : "", key_types[i].name);
-			if (used >= size)
-				return lm_error_set(LM_ERROR, "host-key algorithm list too long");
-		}
+	}
+	/* The type recorded for this VM first, so that a server with several keys shows us the one we
+	 * know (as OpenSSH does); then the rest, ed25519 first. */
+	if ((e = kh_find(&f, ssh->vm)) != NULL)
+		for (i = 0; i < N_KEY_TYPES; i++)
+			if (strcmp(key_types[i], e->type) == 0)
+				first = (int)i;
+	kh_free(&f);
+	if (first >= 0)
+		used = strlen(key_types[first]);
+	if (first >= 0 && lm_text_format(buf, size, "%s", key_types[first]) < 0)
+		return lm_error_set(LM_ERROR, "host-key algorithm list longer than %zu bytes", size - 1);
+	for (i = 0; i < N_KEY_TYPES; i++) {
+		if ((int)i == first)
+			continue;
+		if (lm_text_format(buf + used, size - used, "%s%s", used ? "," : "", key_types[i]) < 0)
+			return lm_error_set(LM_ERROR, "host-key algorithm list longer than %zu bytes", size - 1);
+		used += strlen(buf + used);
 	}
 	return 0;
 }
 
-static int mask_of_type(const char *type)
+static int accepted_type(const char *type)
 {
 	size_t i;
 
 	for (i = 0; i < N_KEY_TYPES; i++)
-		if (strcmp(key_types[i].name, type) == 0)
-			return key_types[i].mask;
+		if (strcmp(key_types[i], type) == 0)
+			return 1;
 	return 0;
 }
 
 int lm_ssh_verify_host_key(lm_ssh *ssh)
 {
 	const lm_options *opts = lm_context_options(ssh->ctx);
-	LIBSSH2_KNOWNHOSTS *hosts = NULL;
+	const kh_line *e;
 	const char *blob;
-	char fp[64], type[64], *b64 = NULL, *path = NULL, comment[320];
-	size_t len;
-	int htype, mask, rc, lock_fd = -1;
-	kh_lookup found;
+	char fp[64], type[64], old_fp[64], *b64 = NULL, *address = NULL, *line = NULL;
+	size_t len, n;
+	int htype, rc, lock_fd = -1, attempt;
+	kh_file f = {0};
 
 	if ((blob = libssh2_session_hostkey(ssh->session, &len, &htype)) == NULL || len == 0 || len > KH_MAX_BLOB)
 		return lm_ssh_fail(ssh, LIBSSH2_ERROR_HOSTKEY_INIT, "reading the server's host key");
 	lm_ssh_fingerprint((const uint8_t *)blob, len, fp);
 	lm_ssh_blob_type((const uint8_t *)blob, len, type, sizeof(type));
-	if ((mask = mask_of_type(type)) == 0)
+	if (!accepted_type(type))
 		return lm_error_set(LM_EHOSTKEY, "VM '%s' (%s:%d): the server offered a host key of type '%s', which "
 		    "lume-metal does not accept (use ed25519 or ECDSA host keys)", ssh->vm, ssh->address, ssh->port, type);
 	if ((b64 = malloc(4 * ((len + 2) / 3) + 1)) == NULL)
 		return lm_error_nomem();
 	lm_b64_encode((const uint8_t *)blob, len, b64, 1);
 
-	for (int attempt = 0; attempt < 2; attempt++) {
+	for (attempt = 0; attempt < 2; attempt++) {
 		/* First without the lock; again under it before recording. */
-		if ((rc = kh_load(ssh->ctx, ssh->session, &hosts, &path)) < 0)
+		if ((rc = kh_read(ssh->ctx, &f)) < 0 || (rc = kh_check_readable(&f)) < 0)
 			goto out;
-		if ((rc = kh_find(hosts, ssh->vm, b64, mask, &found)) < 0)
-			goto out;
-		if (found.match) {
-			lm_log(ssh->ctx, LM_LOG_DEBUG, "ssh: VM '%s' host key %s %s matches %s", ssh->vm, type, fp, path);
-			rc = 0;
-			goto out;
-		}
-		if (found.count > 0) {
+		if ((e = kh_find(&f, ssh->vm)) != NULL) {
+			if (strcmp(e->type, type) == 0 && e->blob_len == len && memcmp(e->blob, blob, len) == 0) {
+				lm_log(ssh->ctx, LM_LOG_DEBUG, "ssh: VM '%s' host key %s %s matches %s", ssh->vm, type, fp, f.path);
+				rc = 0;
+				goto out;
+			}
+			lm_ssh_fingerprint(e->blob, e->blob_len, old_fp);
 			rc = lm_error_set(LM_EHOSTKEY,
 			    "VM '%s' (%s:%d): the SSH host key has CHANGED and the connection was refused.\n"
 			    "  recorded: %s %s\n"
 			    "  offered:  %s %s\n"
 			    "Someone could be intercepting the connection (man-in-the-middle), or the VM was re-created "
 			    "or re-installed and made new host keys; once the old key is forgotten, the next connection "
-			    "records the new one. Known hosts: %s",
-			    ssh->vm, ssh->address, ssh->port, found.recorded_type, found.recorded_fp, type, fp, path);
+			    "records the new one. Known hosts: %s, line %zu",
+			    ssh->vm, ssh->address, ssh->port, e->type, old_fp, type, fp, f.path, e->number);
 			goto out;
 		}
 		if (opts->host_key_policy == LM_HOST_KEY_STRICT) {
@@ -376,78 +437,85 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 			    "  offered: %s %s\n"
 			    "Compare it with the key inside the VM (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub), "
 			    "before recording it (policy accept-new) in %s",
-			    ssh->vm, ssh->address, ssh->port, type, fp, path);
+			    ssh->vm, ssh->address, ssh->port, type, fp, f.path);
 			goto out;
 		}
 		if (attempt == 0) {
-			libssh2_knownhost_free(hosts);
-			hosts = NULL;
-			free(path);
-			path = NULL;
-			if ((rc = lock_take(ssh->ctx, &lock_fd)) < 0)
+			kh_free(&f);
+			if ((rc = kh_lock(ssh->ctx, &lock_fd)) < 0)
 				goto out;
 		}
 	}
-	/* accept-new: record it, under the lock, in the collection just re-read. */
-	snprintf(comment, sizeof(comment), "lume-metal: first seen at %s port %d", ssh->address, ssh->port);
-	if (libssh2_knownhost_addc(hosts, ssh->vm, NULL, b64, strlen(b64), comment, strlen(comment),
-	        LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_BASE64 | mask, NULL) != 0) {
-		rc = lm_error_set(LM_ERROR, "VM '%s': cannot record its host key", ssh->vm);
+	/* accept-new: record it, under the lock, in the file just re-read. The address comes from the
+	 * VM manager: sanitised, so that it cannot end the line. */
+	if ((address = lm_text_sanitized(ssh->address, 0)) == NULL) {
+		rc = lm_error_nomem();
 		goto out;
 	}
-	if ((rc = kh_save(ssh->ctx, hosts)) < 0)
+	n = strlen(ssh->vm) + strlen(type) + strlen(b64) + strlen(address) + 64;
+	if ((line = malloc(n)) == NULL) {
+		rc = lm_error_nomem();
+		goto out;
+	}
+	snprintf(line, n, "%s %s %s first seen at %s port %d\n", ssh->vm, type, b64, address, ssh->port);
+	lm_fs_remove_stale_temps(f.path);
+	if ((rc = kh_write(&f, NULL, line)) < 0)
 		goto out;
 	lm_log(ssh->ctx, LM_LOG_INFO, "VM '%s': first contact, recorded its SSH host key %s %s in %s", ssh->vm, type,
-	    fp, path);
+	    fp, f.path);
 	rc = 0;
 out:
-	lock_release(lock_fd);
-	if (hosts != NULL)
-		libssh2_knownhost_free(hosts);
-	free(path);
+	lm_fs_unlock(lock_fd);
+	kh_free(&f);
+	free(line);
+	free(address);
 	free(b64);
 	return rc;
 }
 
 int lm_ssh_forget_host(lm_context *ctx, const char *vm_name)
 {
-	LIBSSH2_SESSION *session;
-	LIBSSH2_KNOWNHOSTS *hosts = NULL;
-	struct libssh2_knownhost *e = NULL, *next = NULL;
-	int rc, lock_fd = -1, removed = 0, more;
+	unsigned char *keep = NULL;
+	const kh_line *bad;
+	kh_file f = {0};
+	size_t i, n;
+	int rc, lock_fd = -1, removed = 0;
 
 	if (ctx == NULL)
 		return lm_error_set(LM_EINVALID, "lm_ssh_forget_host: a context is required");
 	if ((rc = lm_ssh_check_vm_name(vm_name)) < 0)
 		return rc;
-	/* libssh2 ties a known-hosts collection to a session; this one never connects. */
-	lm_ssh_global_init();
-	if ((session = libssh2_session_init()) == NULL)
-		return lm_error_nomem();
-	if ((rc = lock_take(ctx, &lock_fd)) < 0)
+	if ((rc = kh_lock(ctx, &lock_fd)) < 0)
+		return rc;
+	if ((rc = kh_read(ctx, &f)) < 0)
 		goto out;
-	if ((rc = kh_load(ctx, session, &hosts, NULL)) < 0)
+	if ((keep = malloc(f.n ? f.n : 1)) == NULL) {
+		rc = lm_error_nomem();
 		goto out;
-	more = libssh2_knownhost_get(hosts, &e, NULL) == 0;
-	while (more) {
-		more = libssh2_knownhost_get(hosts, &next, e) == 0;
-		if ((e->typemask & LIBSSH2_KNOWNHOST_TYPE_MASK) == LIBSSH2_KNOWNHOST_TYPE_PLAIN && e->name != NULL &&
-		    strcmp(e->name, vm_name) == 0) {
-			if (libssh2_knownhost_del(hosts, e) != 0) {
-				rc = lm_error_set(LM_ERROR, "cannot remove a known host entry of VM '%s'", vm_name);
-				goto out;
-			}
-			removed++;
-		}
-		e = next;
 	}
-	if (removed > 0 && (rc = kh_save(ctx, hosts)) < 0)
-		goto out;
+	/* Every line whose first field is the name goes, readable or not; every other line stays as it
+	 * is, byte for byte, including lines that cannot be read. */
+	n = strlen(vm_name);
+	for (i = 0; i < f.n; i++) {
+		keep[i] = !(f.lines[i].first != NULL && f.lines[i].first_len == n &&
+		    memcmp(f.lines[i].first, vm_name, n) == 0);
+		if (!keep[i]) {
+			removed++;
+			f.lines[i].problem[0] = '\0';
+		}
+	}
+	if (removed > 0) {
+		lm_fs_remove_stale_temps(f.path);
+		if ((rc = kh_write(&f, keep, NULL)) < 0)
+			goto out;
+	}
+	if ((bad = first_problem(&f)) != NULL)
+		lm_log(ctx, LM_LOG_WARN, "%s, line %zu: %s; no host key is checked (so no VM is connected to) until that "
+		    "line is corrected or deleted", f.path, bad->number, bad->problem);
 	rc = removed;
 out:
-	if (hosts != NULL)
-		libssh2_knownhost_free(hosts);
-	lock_release(lock_fd);
-	libssh2_session_free(session);
+	free(keep);
+	kh_free(&f);
+	lm_fs_unlock(lock_fd);
 	return rc;
 }

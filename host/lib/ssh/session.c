@@ -231,7 +231,7 @@ int lm_ssh_connect(lm_ssh **out, lm_context *ctx, const char *vm_name, const cha
 	if (port <= 0 || port > 65535)
 		return lm_error_set(LM_EINVALID, "VM '%s': SSH port %d is out of range (1-65535)", vm_name, port);
 	opts = lm_context_options(ctx);
-	if ((rc = lm_ssh_check_key_option(ctx)) < 0)
+	if ((rc = lm_ssh_check_key_option(ctx)) < 0 || (rc = lm_ssh_check_password_option(ctx)) < 0)
 		return rc;
 	if ((ssh = calloc(1, sizeof(*ssh))) == NULL)
 		return lm_error_nomem();
@@ -284,8 +284,9 @@ fail:
 
 int lm_ssh_set_command_timeout(lm_ssh *ssh, double seconds)
 {
-	if (ssh == NULL || seconds < 0)
-		return lm_error_set(LM_EINVALID, "lm_ssh_set_command_timeout: a session and a non-negative timeout are required");
+	if (ssh == NULL || !(seconds >= 0 && seconds <= LM_TIMEOUT_MAX))
+		return lm_error_set(LM_EINVALID, "lm_ssh_set_command_timeout: a session and a timeout between 0 and %.0f "
+		    "seconds are required", LM_TIMEOUT_MAX);
 	ssh->command_timeout = seconds;
 	lm_ssh_set_blocking_timeout(ssh, seconds);
 	return 0;

@@ -6,13 +6,13 @@
  * OpenSSH speaks and libssh2 1.10 uses) cannot rename over an existing file and libssh2 1.10 has
  * no posix-rename extension, so an existing file is removed just before the rename. */
 #include "ssh_internal.h"
+#include "text.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "random.h"
 #include "sha256.h"
 
 #define IO_CHUNK 65536
@@ -38,7 +38,7 @@ static int sftp_fail(lm_ssh *ssh, const char *what, const char *path)
 	int rc = libssh2_session_last_errno(ssh->session);
 	unsigned long status;
 
-	snprintf(full, sizeof(full), "%s %s", what, path);
+	lm_text_format_cut(full, sizeof(full), "%s %s", what, path); /* for the message only */
 	if (rc == LIBSSH2_ERROR_SFTP_PROTOCOL) {
 		status = libssh2_sftp_last_error(ssh->sftp);
 		switch (status) {
@@ -175,20 +175,13 @@ static int temp_name(const char *final_path, char **out)
 	const char *slash = strrchr(final_path, '/');
 	const char *base = slash != NULL ? slash + 1 : final_path;
 	size_t dir_len = slash != NULL ? (size_t)(slash - final_path) + 1 : 0, n;
-	unsigned char rnd[8];
 	char hex[17];
-	int fd, i;
+	int rc;
 
 	if (base[0] == '\0')
 		return lm_error_set(LM_EINVALID, "upload target '%s' names a directory, not a file", final_path);
-	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) < 0 || read(fd, rnd, sizeof(rnd)) != (ssize_t)sizeof(rnd)) {
-		if (fd >= 0)
-			close(fd);
-		return lm_error_set(LM_EIO, "cannot read /dev/urandom for a temporary name");
-	}
-	close(fd);
-	for (i = 0; i < 8; i++)
-		snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+	if ((rc = lm_random_hex(hex, 8)) < 0)
+		return lm_error_prefix("a temporary name for %s: ", final_path);
 	n = dir_len + 1 + strlen(base) + 4 + 16 + 1;
 	if ((*out = malloc(n)) == NULL)
 		return lm_error_nomem();

@@ -66,6 +66,9 @@ int lm_ssh_verify_host_key(lm_ssh *ssh);
 /* auth.c */
 /* Check an explicitly given key before any connection (missing file, RSA). */
 int lm_ssh_check_key_option(const lm_context *ctx);
+/* Check the password file, when one is given, before any connection: missing, unreadable, not a
+ * regular file, too large or empty is an error. */
+int lm_ssh_check_password_option(const lm_context *ctx);
 int lm_ssh_authenticate(lm_ssh *ssh);
 
 /* Overwrite a secret in memory in a way the compiler keeps. */

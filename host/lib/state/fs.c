@@ -8,11 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "context_internal.h"
 #include "error_internal.h"
 
 /* Split "dir/name" into its directory ("." when none) and base name. */
@@ -256,70 +258,6 @@ int lm_fs_mkdir_private(const char *path)
 	return lm_fs_mkdir_p(path, 0700, NULL);
 }
 
-int lm_fs_read_file(const char *path, size_t max, char **data, size_t *len)
-{
-	struct stat sb;
-	char *buf = NULL;
-	size_t used = 0, cap;
-	ssize_t n;
-	int fd, rc = 0;
-
-	*data = NULL;
-	*len = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
-		if (errno == ENOENT)
-			return lm_error_set(LM_ENOTFOUND, "%s: no such file", path);
-		return lm_error_set(LM_EIO, "%s: cannot open: %s", path, strerror(errno));
-	}
-	if (fstat(fd, &sb) != 0) {
-		rc = lm_error_set(LM_EIO, "%s: cannot stat: %s", path, strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		rc = lm_error_set(LM_EIO, "%s: not a regular file", path);
-		goto out;
-	}
-	if ((size_t)sb.st_size > max) {
-		rc = lm_error_set(LM_EINVALID, "%s: too large (%lld bytes, at most %zu expected)", path,
-		    (long long)sb.st_size, max);
-		goto out;
-	}
-	/* Sized from fstat; a file that grows while we read is caught by the cap below. */
-	cap = (size_t)sb.st_size + 1;
-	if ((buf = malloc(cap + 1)) == NULL) {
-		rc = lm_error_nomem();
-		goto out;
-	}
-	for (;;) {
-		n = read(fd, buf + used, cap - used);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = lm_error_set(LM_EIO, "%s: cannot read: %s", path, strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		used += (size_t)n;
-		if (used > max) {
-			rc = lm_error_set(LM_EINVALID, "%s: too large (more than %zu bytes)", path, max);
-			goto out;
-		}
-		if (used == cap) {
-			rc = lm_error_set(LM_EIO, "%s: changed while being read; try again", path);
-			goto out;
-		}
-	}
-	buf[used] = '\0';
-	*data = buf;
-	*len = used;
-	buf = NULL;
-out:
-	free(buf);
-	close(fd);
-	return rc;
-}
-
 int lm_fs_remove(const char *path)
 {
 	if (unlink(path) != 0) {
@@ -358,4 +296,63 @@ void lm_fs_remove_stale_temps(const char *path)
 	}
 	free(prefix);
 	free(dir);
+}
+
+/* timeout < 0: no limit; ctx (may be NULL) asked to cancel: LM_ECANCELED. */
+static int lock_file(const char *path, int how, double timeout, const lm_context *ctx, const char *what,
+    int *fd_out)
+{
+	double deadline = lm_clock_monotonic() + timeout;
+	struct stat sb;
+	long wait_ms = 1;
+	int fd, rc = 0;
+
+	*fd_out = -1;
+	/* O_NONBLOCK and O_NOFOLLOW: a FIFO or a symlink planted at the lock's name is refused, not
+	 * waited on or followed. */
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600)) < 0)
+		return lm_error_set(LM_EIO, "%s: cannot open the lock file: %s", path, strerror(errno));
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return lm_error_set(LM_EIO, "%s: the lock file is not a regular file; remove it", path);
+	}
+	/* Poll rather than block, so that a stuck holder becomes a clear error, not a hang. */
+	while (flock(fd, how | LOCK_NB) != 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			rc = lm_error_set(LM_EIO, "%s: cannot lock: %s", path, strerror(errno));
+			break;
+		}
+		if ((rc = lm_context_check_cancel(ctx, what)) < 0)
+			break;
+		if (timeout >= 0 && lm_clock_monotonic() >= deadline) {
+			rc = lm_error_set(LM_ELOCKED, "%s: another lume-metal process has held %s for more than %.0f s; "
+			    "wait for it to finish and try again", path, what, timeout);
+			break;
+		}
+		lm_clock_sleep((double)wait_ms / 1000);
+		if (wait_ms < 20)
+			wait_ms *= 2;
+	}
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+int lm_fs_lock(const char *path, int how, double timeout, const char *what, int *fd_out)
+{
+	return lock_file(path, how, timeout, NULL, what, fd_out);
+}
+
+int lm_fs_lock_wait(const char *path, int how, const lm_context *ctx, const char *what, int *fd_out)
+{
+	return lock_file(path, how, -1, ctx, what, fd_out);
+}
+
+void lm_fs_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* releases the flock */
 }

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -16,6 +17,8 @@
 #include "context_internal.h"
 #include "error_internal.h"
 #include "fs.h"
+#include "json.h"
+#include "text.h"
 
 #define STATE_FILE "state.json"
 #define LOCK_FILE "state.lock"
@@ -60,48 +63,14 @@ static int check_dir(const char *dir)
 	return 0;
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 static int take_lock(lm_state *st, int how, double timeout)
 {
 	char *lock_path = join(st->dir, LOCK_FILE);
-	double deadline = lm_clock_monotonic() + timeout;
-	long wait_ms = 1;
-	int rc = 0;
+	int rc;
 
 	if (lock_path == NULL)
 		return lm_error_nomem();
-	st->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (st->lock_fd < 0) {
-		rc = lm_error_set(LM_EIO, "%s: cannot open the lock file: %s", lock_path, strerror(errno));
-		goto out;
-	}
-	/* Poll rather than block, so that a stuck holder becomes a clear error, not a hang. */
-	while (flock(st->lock_fd, how | LOCK_NB) != 0) {
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			rc = lm_error_set(LM_EIO, "%s: cannot lock: %s", lock_path, strerror(errno));
-			goto out;
-		}
-		if (lm_clock_monotonic() >= deadline) {
-			rc = lm_error_set(LM_ELOCKED, "%s: another lume-metal process has held the state lock for "
-			    "more than %.0f s; wait for it to finish and try again", lock_path, timeout);
-			goto out;
-		}
-		sleep_ms(wait_ms);
-		if (wait_ms < 20)
-			wait_ms *= 2;
-	}
-out:
-	if (rc < 0 && st->lock_fd >= 0) {
-		close(st->lock_fd);
-		st->lock_fd = -1;
-	}
+	rc = lm_fs_lock(lock_path, how, timeout, "the state lock", &st->lock_fd);
 	free(lock_path);
 	return rc;
 }
@@ -172,6 +141,7 @@ static int load(lm_state *st)
 {
 	const char *end = NULL;
 	cJSON *schema, *vms, *pref;
+	int64_t version;
 	char *data = NULL, why[160];
 	size_t len;
 	int rc;
@@ -196,14 +166,14 @@ static int load(lm_state *st)
 		goto out;
 	}
 	schema = cJSON_GetObjectItemCaseSensitive(st->doc, "schema");
-	if (!cJSON_IsObject(st->doc) || !cJSON_IsNumber(schema) || schema->valuedouble < 1 ||
-	    schema->valuedouble != (double)(int)schema->valuedouble) {
-		rc = corrupt(st, data, len, "not a lume-metal state document: no \"schema\" number");
+	if (!cJSON_IsObject(st->doc) || lm_json_int(schema, 1, INT_MAX, &version) != 0) {
+		rc = corrupt(st, data, len, "not a lume-metal state document: no \"schema\" number (a whole number "
+		    "from 1)");
 		goto out;
 	}
-	if (schema->valueint > STATE_SCHEMA) {
-		rc = lm_error_set(LM_EUNSUPPORTED, "%s: written by a newer lume-metal (schema %d, this one knows %d); "
-		    "use that version or a newer one", st->path, schema->valueint, STATE_SCHEMA);
+	if (version > STATE_SCHEMA) {
+		rc = lm_error_set(LM_EUNSUPPORTED, "%s: written by a newer lume-metal (schema %lld, this one knows %d); "
+		    "use that version or a newer one", st->path, (long long)version, STATE_SCHEMA);
 		goto out;
 	}
 	vms = cJSON_GetObjectItemCaseSensitive(st->doc, "vms");
@@ -362,8 +332,7 @@ void lm_state_close(lm_state *st)
 {
 	if (st == NULL)
 		return;
-	if (st->lock_fd >= 0)
-		close(st->lock_fd); /* releases the flock */
+	lm_fs_unlock(st->lock_fd);
 	cJSON_Delete(st->doc);
 	free(st->path);
 	free(st->dir);
@@ -405,6 +374,7 @@ int lm_state_live_vms(lm_state *st, const char *except, char *names, size_t len)
 			continue;
 		if (names != NULL && used < len) {
 			int w = snprintf(names + used, len - used, "%s%s", n > 0 ? ", " : "", vm->string);
+			lm_text_mark_cut(names + used, len - used, w); /* a long list ends in "..." */
 			used += w > 0 ? (size_t)w : 0;
 		}
 		n++;

@@ -1,13 +1,12 @@
 /* The VM manager: choosing a backend, and the rules every backend follows (never start a VM
  * that is already running, stop only a running one, readiness only by polling). */
 #include "vm_internal.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define LM_LUME_URL_DEFAULT "http://127.0.0.1:7777"
-#define LM_LUME_PROBE_TIMEOUT 2.0
 
 static lm_vm_manager *manager_new(lm_context *ctx)
 {
@@ -50,20 +49,24 @@ int lm_vm_manager_open(lm_vm_manager **out, lm_context *ctx)
 		rc = lm_vm_cli_init(vmm, program);
 		break;
 	default:
-		if ((rc = lm_vm_api_probe(url, LM_LUME_PROBE_TIMEOUT)) == 0) {
-			lm_log(ctx, LM_LOG_DEBUG, "Lume API answers at %s", url);
+		/* Whatever accepts connections there is taken for the API: a slow answer is still the API
+		 * (the first real request says clearly if it is not Lume), never a reason to switch. */
+		if ((rc = lm_vm_api_reachable(url, vmm->connect_timeout)) == 0) {
+			lm_log(ctx, LM_LOG_DEBUG, "something accepts connections at %s: using the Lume API", url);
 			rc = lm_vm_api_init(vmm, url);
 			break;
 		}
-		snprintf(api_why, sizeof(api_why), "%s", lm_error_last()->message);
+		if (rc == LM_EINVALID)
+			break;
+		lm_text_format_cut(api_why, sizeof(api_why), "%s", lm_error_last()->message);
 		if (lm_proc_find_program(program, &found) == 0) {
 			free(found);
-			lm_log(ctx, LM_LOG_DEBUG, "Lume API does not answer (%s); using the lume CLI", api_why);
+			lm_log(ctx, LM_LOG_DEBUG, "no Lume API (%s); using the lume CLI", api_why);
 			rc = lm_vm_cli_init(vmm, program);
 			break;
 		}
 		rc = lm_error_set(LM_ENOTFOUND,
-		    "no Lume found: the Lume API does not answer (%s) and the lume program was not found (%s)",
+		    "no Lume found: %s, and the lume program was not found (%s)",
 		    api_why, program);
 		break;
 	}
@@ -150,8 +153,9 @@ int lm_vm_stop(lm_vm_manager *vmm, const char *name)
 	lm_log(vmm->ctx, LM_LOG_INFO, "%s: stopping (%s)", vm, vmm->backend->name);
 	if ((rc = vmm->backend->stop(vmm, vm)) < 0)
 		return rc;
-	/* Both of Lume's stops block until the VM is down; confirm it anyway. */
-	deadline = lm_clock_monotonic() + vmm->connect_timeout;
+	/* Both of Lume's stops block until the VM is down; confirm it anyway, as long as a command may
+	 * take (the VM's process may take a moment to let go of it). */
+	deadline = lm_clock_monotonic() + vmm->command_timeout;
 	for (;;) {
 		if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
 			return rc;
@@ -159,7 +163,7 @@ int lm_vm_stop(lm_vm_manager *vmm, const char *name)
 			return 0;
 		if (lm_clock_monotonic() >= deadline)
 			return lm_error_set(LM_ETIMEOUT, "%s: still running %g s after Lume said it stopped it", vm,
-			    vmm->connect_timeout);
+			    vmm->command_timeout);
 		lm_clock_sleep(0.2);
 	}
 }

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "vm_internal.h"
+#include "text.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -92,7 +93,7 @@ static int api_request(CURL *curl, const char *url, const char *method, const ch
 	}
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
 	if (curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != NULL)
-		snprintf(r->content_type, sizeof(r->content_type), "%s", ct);
+		(void)lm_text_format(r->content_type, sizeof(r->content_type), "%s", ct); /* too long: "", not JSON's */
 	if (r->body.data == NULL && (r->body.data = calloc(1, 1)) == NULL)
 		return lm_error_nomem();
 	return 0;
@@ -263,34 +264,33 @@ static char *trimmed_url(const char *url)
 	return u;
 }
 
-int lm_vm_api_probe(const char *url, double timeout)
+int lm_vm_api_reachable(const char *url, double timeout)
 {
-	lm_vm_manager probe;
-	cJSON *doc;
-	const cJSON *status;
+	char errbuf[CURL_ERROR_SIZE] = "";
+	CURLcode cc;
+	CURL *curl;
 	int rc;
 
 	if ((rc = check_url(url)) < 0)
 		return rc;
-	memset(&probe, 0, sizeof(probe));
-	probe.connect_timeout = timeout;
-	if ((probe.url = trimmed_url(url)) == NULL)
-		return lm_error_nomem();
-	if ((rc = curl_global_once()) < 0) {
-		free(probe.url);
+	if ((rc = curl_global_once()) < 0)
 		return rc;
-	}
-	if ((probe.curl = curl_easy_init()) == NULL)
-		rc = lm_error_set(LM_ERROR, "libcurl could not be initialised");
-	else if ((rc = api_call(&probe, "GET", "/lume/host/status", NULL, timeout, cJSON_Object, &doc)) == 0) {
-		status = cJSON_GetObjectItemCaseSensitive(doc, "status");
-		if (!cJSON_IsString(status))
-			rc = lm_error_set(LM_ERROR, "%s/lume/host/status does not answer as Lume does", probe.url);
-		cJSON_Delete(doc);
-	}
-	if (probe.curl != NULL)
-		curl_easy_cleanup(probe.curl);
-	free(probe.url);
+	if ((curl = curl_easy_init()) == NULL)
+		return lm_error_set(LM_ERROR, "libcurl could not be initialised");
+	/* A connection and nothing more: whether the answer to any request comes quickly is another
+	 * matter (Lume's host status takes seconds per running VM). */
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_CONNECT_ONLY, 1L);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout * 1000));
+	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+	cc = curl_easy_perform(curl);
+	if (cc != CURLE_OK)
+		rc = lm_error_set(cc == CURLE_OPERATION_TIMEDOUT ? LM_ETIMEOUT : LM_ENETWORK, "nothing accepts connections at %s: %s",
+		    url, errbuf[0] ? errbuf : curl_easy_strerror(cc));
+	curl_easy_cleanup(curl);
 	return rc;
 }
 

@@ -1,6 +1,9 @@
 /* The Lume CLI backend: `lume` run with posix_spawn (never a shell), LUME_LOG_LEVEL=error in its
- * environment, its JSON found among the log lines it prints on stdout. */
+ * environment, its JSON found among the log lines it prints on stdout. It never stops a VM that
+ * Lume's server runs: `lume stop` would end the server (see cli_stop). */
 #include "vm_internal.h"
+#include "text.h"
+#include "str.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -11,6 +14,8 @@
 
 #define LM_CLI_QUERY_TIMEOUT 60.0 /* ls/get: Lume probes SSH of running VMs (2 s each) */
 #define LM_CLI_STOP_MIN 60.0
+#define LM_CLI_STOP_GRACE 10.0    /* Lume's stop: SIGINT, then SIGKILL after 10 s (VM.swift) */
+#define LM_CLI_MAX_LOCATIONS 16   /* Lume's VM storage locations looked at */
 
 /* Reap detached `lume run` children that have finished (they are ours until they exit). */
 static void reap_children(lm_vm_manager *vmm)
@@ -229,14 +234,116 @@ static int cli_start(lm_vm_manager *vmm, const char *name)
 	return rc;
 }
 
+/* One of our own `lume run` children (Lume < 0.5.0) holds the VM: end it as `lume stop` would
+ * (SIGINT, SIGKILL after 10 s), reaping it. `lume stop` itself would wait out its ten seconds on
+ * the zombie, which only we can reap. */
+static int stop_own_child(lm_vm_manager *vmm, size_t slot, const char *name)
+{
+	pid_t pid = vmm->children[slot];
+	double deadline = lm_clock_monotonic() + LM_CLI_STOP_GRACE;
+	int status;
+
+	lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: held by our `lume run` child (PID %ld): SIGINT", name, (long)pid);
+	kill(pid, SIGINT);
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (lm_clock_monotonic() >= deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			break;
+		}
+		lm_clock_sleep(0.05);
+	}
+	vmm->children[slot] = 0;
+	return 0;
+}
+
+/* Lume's VM storage directories, as `lume config storage list` prints them
+ * ("  - NAME: PATH (default)"), asked once; without an answer, Lume's default ~/.lume. */
+static int cli_locations(lm_vm_manager *vmm)
+{
+	const char *args[] = {"config", "storage", "list", NULL}, *home = NULL;
+	lm_proc_result res;
+	char *line, *save = NULL, *path, *end;
+	size_t n = 0;
+
+	if (vmm->locations != NULL)
+		return 0;
+	if ((vmm->locations = calloc(LM_CLI_MAX_LOCATIONS + 1, sizeof(char *))) == NULL)
+		return lm_error_nomem();
+	if (cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res) == 0) {
+		for (line = res.exit_code == 0 ? strtok_r(res.out, "\n", &save) : NULL; line != NULL && n < LM_CLI_MAX_LOCATIONS;
+		     line = strtok_r(NULL, "\n", &save)) {
+			if (strncmp(line, "  - ", 4) != 0 || (path = strstr(line, ": ")) == NULL)
+				continue;
+			path += 2;
+			if ((end = strstr(path, " (default)")) != NULL && end[10] == '\0')
+				*end = '\0';
+			if (path[0] == '~' && (home != NULL || lm_paths_home(&home) == 0)) {
+				size_t len = strlen(home) + strlen(path);
+				if ((vmm->locations[n] = malloc(len)) != NULL)
+					snprintf(vmm->locations[n], len, "%s%s", home, path + 1);
+			} else {
+				vmm->locations[n] = strdup(path);
+			}
+			if (vmm->locations[n] != NULL)
+				n++;
+		}
+		lm_proc_result_dispose(&res);
+	}
+	if (n == 0 && lm_paths_home(&home) == 0 && (vmm->locations[0] = malloc(strlen(home) + 8)) != NULL)
+		sprintf(vmm->locations[0], "%s/.lume", home);
+	return 0;
+}
+
+/* The process that holds `name` (its config.json in any of Lume's storage locations). */
+static int cli_holder(lm_vm_manager *vmm, const char *name, lm_host_process *holder)
+{
+	const char *files[LM_CLI_MAX_LOCATIONS];
+	char *paths[LM_CLI_MAX_LOCATIONS];
+	size_t n, i;
+	int rc;
+
+	if ((rc = cli_locations(vmm)) < 0)
+		return rc;
+	for (n = 0; vmm->locations[n] != NULL; n++) {
+		size_t len = strlen(vmm->locations[n]) + strlen(name) + 16;
+		if ((paths[n] = malloc(len)) == NULL) {
+			for (i = 0; i < n; i++)
+				free(paths[i]);
+			return lm_error_nomem();
+		}
+		snprintf(paths[n], len, "%s/%s/config.json", vmm->locations[n], name);
+		files[n] = paths[n];
+	}
+	rc = lm_host_vm_holder(files, n, holder);
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	return rc;
+}
+
 static int cli_stop(lm_vm_manager *vmm, const char *name)
 {
 	const char *args[] = {"stop", name, NULL};
 	double timeout = vmm->command_timeout > LM_CLI_STOP_MIN ? vmm->command_timeout : LM_CLI_STOP_MIN;
 	char what[LM_VM_NAME_MAX + 8];
+	lm_host_process holder;
 	lm_proc_result res;
+	size_t i;
 	int rc;
 
+	/* `lume stop` signals whatever holds the VM (VM.swift): only a `lume run` process, which runs
+	 * this one VM, may get that signal. Lume's server runs every VM started over HTTP; it has
+	 * no SIGINT handler and would end, and every VM with it. */
+	if ((rc = cli_holder(vmm, name, &holder)) < 0)
+		return rc;
+	if (holder.pid > 0 && strcmp(holder.subcommand, "run") != 0)
+		return lm_error_set(LM_EVMOWNER, "%s is held by PID %ld (%s), not by a `lume run` process of its own: "
+		    "`lume stop %s` would send that process SIGINT, and it would end with every VM it runs. %s was "
+		    "not stopped; the Lume API of that server stops it alone", name, holder.pid,
+		    holder.command[0] ? holder.command : "command line not visible", name, name);
+	for (i = 0; holder.pid > 0 && i < LM_VM_MAX_CHILDREN; i++)
+		if (vmm->children[i] == (pid_t)holder.pid)
+			return stop_own_child(vmm, i, name);
 	snprintf(what, sizeof(what), "stop %s", name);
 	if ((rc = cli_run(vmm, args, timeout, &res)) < 0)
 		return rc;
@@ -250,6 +357,8 @@ static int cli_stop(lm_vm_manager *vmm, const char *name)
 static void cli_release(lm_vm_manager *vmm)
 {
 	reap_children(vmm); /* those still running keep the VM up; init reaps them later */
+	lm_strv_free(vmm->locations);
+	vmm->locations = NULL;
 }
 
 const lm_vm_backend lm_vm_backend_cli = {"lume-cli", cli_list, cli_get, cli_start, cli_stop, cli_release};
@@ -259,7 +368,7 @@ int lm_vm_cli_init(lm_vm_manager *vmm, const char *program)
 	char why[512];
 
 	if (lm_proc_find_program(program, &vmm->program) < 0) {
-		snprintf(why, sizeof(why), "%s", lm_error_last()->message);
+		lm_text_format_cut(why, sizeof(why), "%s", lm_error_last()->message);
 		return lm_error_set(LM_ENOTFOUND,
 		    "the lume program was not found (%s); Lume: https://github.com/trycua/cua (libs/lume)",
 		    why);

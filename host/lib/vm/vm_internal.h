@@ -24,6 +24,7 @@ typedef struct {
 } lm_vm_backend;
 
 #define LM_VM_MAX_CHILDREN 16
+#define LM_LUME_URL_DEFAULT "http://127.0.0.1:7777"
 
 struct lm_vm_manager {
 	const lm_vm_backend *backend;
@@ -37,14 +38,16 @@ struct lm_vm_manager {
 	/* lume-cli */
 	char *program;      /* absolute or relative path of `lume` */
 	int old_lume;       /* -1 unknown, 0 has `run --detach`, 1 older than 0.5.0 */
+	char **locations;   /* Lume's VM storage directories (`lume config storage list`), NULL-terminated */
 	pid_t children[LM_VM_MAX_CHILDREN]; /* detached `lume run` children, reaped when done */
 };
 
 extern const lm_vm_backend lm_vm_backend_api;
 extern const lm_vm_backend lm_vm_backend_cli;
 
-/* lume-api: does GET <url>/lume/host/status answer as Lume does within `timeout` seconds? */
-int lm_vm_api_probe(const char *url, double timeout);
+/* lume-api: does anything accept a TCP connection at the URL's address within `timeout` s?
+ * (Not an HTTP request: Lume's endpoints can be slow; LM_ENETWORK when nothing answers.) */
+int lm_vm_api_reachable(const char *url, double timeout);
 /* Backend set-up on a manager whose ctx and timeouts are filled. */
 int lm_vm_api_init(lm_vm_manager *vmm, const char *url);
 int lm_vm_cli_init(lm_vm_manager *vmm, const char *program);
@@ -62,6 +65,23 @@ int lm_vm_json_find(const char *text, int want_type, cJSON **out);
 void lm_vm_excerpt(const char *text, char *buf, size_t cap);
 
 /* Seconds from a monotonic clock. */
+
+/* Processes of this host (owner.c): /proc on Linux, libproc on macOS. Only this user's processes
+ * are visible without privileges. */
+typedef struct {
+	long pid;            /* 0: none (visible) */
+	long uid;            /* effective uid, -1 unknown */
+	char command[160];   /* its arguments, space-separated, shortened; "" unknown */
+	char subcommand[32]; /* its first argument after the program that is not an option ("run") */
+} lm_host_process;
+
+/* The process that has one of `files` open (a VM's config.json in each of Lume's storage
+ * locations): the VM's owner for Lume, whose `lume stop` signals it (`lsof -F p`: the lowest PID).
+ * pid 0 when none is visible. */
+int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out);
+/* The process listening on TCP `port` at a loopback or wildcard address. *found is 1 when a
+ * socket listens, even when its process is not visible (then pid is 0, uid maybe known). */
+int lm_host_port_listener(int port, int *found, lm_host_process *out);
 
 /* Child processes, always through posix_spawn, never a shell. */
 typedef struct {

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "text.h"
+
 static int name_char_ok(unsigned char c)
 {
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
@@ -15,20 +17,23 @@ int lm_vm_name_normalize(const char *in, char out[LM_VM_NAME_MAX])
 {
 	const char *colon;
 	size_t len, i;
-	char shown[8];
+	char shown[8], name[160];
 
 	out[0] = '\0';
 	if (in == NULL || in[0] == '\0')
 		return lm_error_set(LM_EINVALID, "VM name is empty: give the name Lume shows (lume ls)");
 	len = strlen(in);
+	/* The name is echoed in messages through the one sanitiser: a rejected name may hold escape
+	 * sequences or bytes that are not UTF-8. */
+	lm_text_quote(name, sizeof(name), in, len, 60);
 	if (len >= LM_VM_NAME_MAX)
-		return lm_error_set(LM_EINVALID, "VM name '%.40s...' is too long (%zu bytes; at most %d)", in, len,
+		return lm_error_set(LM_EINVALID, "VM name '%s' is too long (%zu bytes; at most %d)", name, len,
 		    LM_VM_NAME_MAX - 1);
 	colon = strchr(in, ':');
 	if (colon != NULL && (colon == in || colon[1] == '\0' || strchr(colon + 1, ':') != NULL))
-		return lm_error_set(LM_EINVALID, "VM name '%s': expected NAME or NAME:TAG", in);
+		return lm_error_set(LM_EINVALID, "VM name '%s': expected NAME or NAME:TAG", name);
 	if (in[0] == '-')
-		return lm_error_set(LM_EINVALID, "VM name '%s' must not start with '-'", in);
+		return lm_error_set(LM_EINVALID, "VM name '%s' must not start with '-'", name);
 	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)in[i];
 		if (c == ':') {
@@ -43,14 +48,14 @@ int lm_vm_name_normalize(const char *in, char out[LM_VM_NAME_MAX])
 			out[0] = '\0';
 			return lm_error_set(LM_EINVALID,
 			    "VM name '%s': character %s at position %zu is not allowed (use letters, digits, '.', '_', '-')",
-			    in, shown, i + 1);
+			    name, shown, i + 1);
 		}
 		out[i] = (char)c;
 	}
 	out[len] = '\0';
 	if (strcmp(out, ".") == 0 || strcmp(out, "..") == 0) {
 		out[0] = '\0';
-		return lm_error_set(LM_EINVALID, "VM name '%s' is not allowed", in);
+		return lm_error_set(LM_EINVALID, "VM name '%s' is not allowed", name);
 	}
 	return 0;
 }

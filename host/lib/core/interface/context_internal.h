@@ -15,6 +15,10 @@ struct lm_context {
 	pthread_mutex_t callback_lock; /* the embedder's callbacks are never called two at once */
 };
 
+/* The longest timeout accepted, in seconds (a week): longer than any wait lume-metal has a reason
+ * for, and small enough that its milliseconds fit an int. */
+#define LM_TIMEOUT_MAX (7.0 * 24 * 3600)
+
 /* The embedder's callbacks (context.h), each called under the context's callback lock; every
  * one is a no-op when the embedder did not set it. */
 void lm_log(const lm_context *ctx, lm_log_level level, const char *fmt, ...) LM_PRINTF(3, 4);
@@ -37,5 +41,8 @@ int lm_paths_data_dir(char **out);
 
 /* $HOME, or the password database's home; LM_ENOTFOUND when neither is known. */
 int lm_paths_home(const char **out);
+
+/* A user's name from the password database, "uid N" without one, "an unknown user" for -1. */
+void lm_paths_user_name(long uid, char *buf, size_t cap);
 
 #endif

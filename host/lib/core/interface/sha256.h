@@ -17,7 +17,8 @@ void lm_sha256_update(lm_sha256_ctx *c, const void *data, size_t len);
 void lm_sha256_final(lm_sha256_ctx *c, uint8_t digest[32]);
 void lm_sha256(const void *data, size_t len, uint8_t digest[32]);
 void lm_sha256_hex(const uint8_t digest[32], char hex[65]);
-/* SHA-256 of a local file; LM_EIO with the file's name on failure. */
+/* SHA-256 of a regular local file (opened with lm_fs_open_read); LM_ENOTFOUND, LM_EINVALID or
+ * LM_EIO with the file's name on failure. */
 int lm_sha256_file(const char *path, uint8_t digest[32]);
 
 #endif

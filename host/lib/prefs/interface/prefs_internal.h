@@ -18,4 +18,11 @@ int lm_host_pref_status_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 /* 1 when the journal records a change of ours that is in effect (restore pending). */
 int lm_host_pref_recorded(lm_state *st);
 
+/* ---- whose domain (user.c) ----
+ *
+ * Fills info's user, server_user, server_pid and user_mismatch. With `writing`, a mismatch is
+ * LM_EWRONGUSER (a warning with ctx's force_user_mismatch): a Lume server on this host runs as
+ * another user, or lume-metal runs as root with no server found and no prefs dir given. */
+int lm_prefs_check_user(lm_context *ctx, lm_host_pref_info *info, int writing);
+
 #endif

@@ -1,8 +1,8 @@
 /* Internal: the one place that writes files atomically and creates private directories.
  *
  * Every file lume-metal owns (state journal, preference plists, known_hosts, ...) is written
- * through lm_fs_write_atomic(): a reader sees either the old or the new content, never a mix,
- * and after a crash the file holds one of the two.
+ * through lm_fs_write_atomic(), under the lock of lm_fs_lock(): a reader sees either the old or the
+ * new content, never a mix, and after a crash the file holds one of the two.
  */
 #ifndef LM_FS_H
 #define LM_FS_H
@@ -10,9 +10,11 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "file.h"
+#include "lume-metal/context.h"
 #include "str.h"
 
-/* Replace `path` with `data`: temporary file in the same directory (".<name>.tmp-<pid>-<n>"),
+/* Replace `path` with `data`: temporary file in the same directory (".<name>.tmp-XXXXXX", mkstemp),
  * write, fsync, chmod `mode`, rename over `path`, fsync the directory. On failure the temporary
  * file is removed and `path` is untouched (LM_EIO naming the file and the reason).
  *
@@ -33,9 +35,18 @@ int lm_fs_mkdir_p(const char *path, mode_t mode, char ***created);
  * NULL when all exist). Nothing is created. */
 int lm_fs_missing_dirs(const char *path, char ***missing);
 
-/* Read a whole regular file (at most `max` bytes, else LM_EINVALID). LM_ENOTFOUND when it does
- * not exist; LM_EIO naming the file otherwise. *data is NUL-terminated; free with free(). */
-int lm_fs_read_file(const char *path, size_t max, char **data, size_t *len);
+/* Reading: lm_fs_read_file() and lm_fs_open_read() (common/src/file.h), which never block on a
+ * FIFO. */
+
+/* The one lock for files several lume-metal processes change (the state journal, known_hosts):
+ * an flock (`how`: LOCK_EX or LOCK_SH) on the lock file `path`, created 0600; a symlink or a
+ * non-regular file there is refused. Waits at most `timeout` seconds, then LM_ELOCKED naming
+ * `what` ("the state lock"). *fd holds the lock until lm_fs_unlock(*fd); -1 on failure. */
+int lm_fs_lock(const char *path, int how, double timeout, const char *what, int *fd);
+/* lm_fs_lock() without a time limit, for a holder that may rightly take long (another operation
+ * on the same VM); ends early with LM_ECANCELED once ctx (may be NULL) asks to cancel. */
+int lm_fs_lock_wait(const char *path, int how, const lm_context *ctx, const char *what, int *fd);
+void lm_fs_unlock(int fd);
 
 /* Remove `path` and fsync its directory; a missing file is fine. */
 int lm_fs_remove(const char *path);

@@ -55,6 +55,20 @@ void lm_state_close(lm_state *st);
 /* Path of a file inside the state directory (e.g. "known_hosts"); creates the directory 0700. */
 int lm_state_path(lm_context *ctx, const char *file, char **out);
 
+/* One operation at a time per VM (docs/state-format.md, "Locks"): an flock on a lock file of the
+ * VM's own in the state directory, held from lm_vm_lock_take() to lm_vm_lock_release() and let go
+ * by the kernel if the holder dies. `operation` ("enable", "rollback", ...) is written into the
+ * file by an exclusive holder so that whoever waits can say for whom.
+ * When another process holds it: with the context's no_wait (or LM_VM_LOCK_TRY), LM_ELOCKED at
+ * once; otherwise one progress line through the context's log, then wait without a limit (the
+ * holder's own steps have timeouts), ending early with LM_ECANCELED when the context asks to cancel.
+ * Never taken while the journal lock is held (the journal lock is always the inner one). */
+#define LM_VM_LOCK_SHARED 1u  /* several holders at once (`run`), but never with an exclusive one */
+#define LM_VM_LOCK_TRY 2u     /* never wait */
+typedef struct lm_vm_lock lm_vm_lock;
+int lm_vm_lock_take(lm_vm_lock **out, lm_context *ctx, const char *vm, const char *operation, unsigned flags);
+void lm_vm_lock_release(lm_vm_lock *lock); /* NULL is fine */
+
 /* VMs whose status is "enabled" or "enabling", other than `except` (may be NULL): the host
  * preference is still needed for them. Their names, comma-separated, go to names (when not NULL). */
 int lm_state_live_vms(lm_state *st, const char *except, char *names, size_t len);

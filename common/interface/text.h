@@ -33,17 +33,33 @@ int lm_utf8_check(const char *buf, size_t len, size_t *bad);
 /* Levenshtein distance, capped: returns cap + 1 as soon as the distance exceeds cap. */
 size_t lm_text_distance(const char *a, const char *b, size_t cap);
 
-/* Write s into out (size bytes, always terminated) with control bytes, '"' and '\\' escaped and
- * at most max_chars input bytes shown ("..." appended when cut). For messages. */
+/* Write s into out (size bytes, always terminated) sanitised (lm_text_sanitize, LM_TEXT_QUOTED)
+ * with at most max_chars input bytes shown ("..." appended when cut). For messages. */
 void lm_text_quote(char *out, size_t size, const char *s, size_t len, size_t max_chars);
+
+/* snprintf into a fixed buffer that never cuts silently: 0, or -1 when the result does not fit
+ * (out is then ""; the caller reports an error naming the limit). For data: paths, names. */
+int lm_text_format(char *out, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* snprintf for human text (messages, details): a result that does not fit ends in "..." so that
+ * the cut shows, and never inside a UTF-8 sequence. lm_text_mark_cut does the same for a buffer
+ * that (v)snprintf just returned n for. */
+void lm_text_format_cut(char *out, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void lm_text_mark_cut(char *out, size_t size, int n);
 
 /* Parse an unsigned decimal [0-9]+ of n bytes into *out; -1 on anything else or above max. */
 int lm_text_parse_u64(const char *s, size_t n, uint64_t max, uint64_t *out);
 
 /* strdup that returns NULL only on allocation failure. */
 char *lm_text_dup(const char *s);
-
-
 
 /* A growing output buffer; after an allocation failure every call is a no-op and oom is set. */
 typedef struct {
@@ -62,5 +78,18 @@ void lm_buf_printf(lm_buf *b, const char *fmt, ...)
     ;
 /* The terminated string (caller frees), or NULL after an allocation failure (buffer freed). */
 char *lm_buf_finish(lm_buf *b);
+
+/* The one sanitiser for input echoed back (messages, terminal output, JSON strings). Every byte
+ * that is not printable, well-formed UTF-8 -- C0 and C1 controls (ESC and U+009B start terminal
+ * escape sequences), DEL, stray, truncated or overlong bytes -- is written as the text \xNN, so
+ * what is printed can neither drive a terminal nor make a JSON document invalid UTF-8.
+ * LM_TEXT_QUOTED: the text goes between quotes: '"' and '\\' are escaped, \n \t \r written so.
+ * LM_TEXT_LINES: a whole message: \n and \t are kept as they are.
+ * Without either, \n \t \r are written as escapes (one line). */
+#define LM_TEXT_QUOTED 1u
+#define LM_TEXT_LINES 2u
+void lm_text_sanitize(lm_buf *b, const char *s, size_t len, unsigned flags);
+/* The same into a new string (caller frees); NULL only when out of memory. */
+char *lm_text_sanitized(const char *s, unsigned flags);
 
 #endif

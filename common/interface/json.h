@@ -43,6 +43,13 @@ int lm_json_parse_object(cJSON **out, const char *text, size_t len, const char *
  * when empty, trailing newline. NULL on allocation failure. */
 char *lm_json_print_canonical(const cJSON *item);
 
+/* The one range check before a JSON number becomes an integer (converting a double that is out
+ * of range is undefined behaviour in C): 0 and *out when d has no fraction and lies in
+ * [min, max] (bounds clamped to +-(2^53 - 1), where every integer is exact); -1 otherwise (NaN,
+ * infinities, 1e300, 1.5). lm_json_int does the same for a cJSON item (-1 when not a number). */
+int lm_json_to_int(double d, int64_t min, int64_t max, int64_t *out);
+int lm_json_int(const cJSON *item, int64_t min, int64_t max, int64_t *out);
+
 /* Typed member access. Each returns 0, or LM_EINVALID with "<source>: <path>: expected ..., found ...". */
 int lm_json_get_uint(const cJSON *item, const char *source, const lm_json_path *path,
     uint64_t min, uint64_t max, uint64_t *out);

@@ -1,0 +1,440 @@
+/* Who holds a VM and who serves the Lume API, from the host's process table: /proc on Linux,
+ * libproc on macOS (compiled there only). Facts a real Mac has: a running VM belongs to the
+ * process that keeps its config.json open and locked (Lume's VM.swift; `lume stop` finds it with
+ * `lsof -F p config.json`), and `lume serve` is the process listening on the API's port. Without
+ * privileges only this user's processes can be inspected; other users' are "not visible". */
+#include "vm_internal.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__APPLE__)
+#include <arpa/inet.h>
+#include <libproc.h>
+#include <netinet/in.h>
+#include <sys/proc_info.h>
+#include <sys/sysctl.h>
+#elif defined(__linux__)
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#endif
+#include <sys/stat.h>
+
+/* NUL-separated arguments [p, end) -> command line (shortened) and subcommand: the first argument
+ * after the program that is not an option ("run" for `lume run`, "serve" for `lume serve`). */
+static void describe_args(const char *p, const char *end, int max_args, lm_host_process *out)
+{
+	size_t n = 0, cap = sizeof(out->command);
+	int i;
+
+	out->command[0] = out->subcommand[0] = '\0';
+	for (i = 0; p < end && *p != '\0' && (max_args < 0 || i < max_args); i++) {
+		size_t len = strnlen(p, (size_t)(end - p));
+		if (i > 0 && out->subcommand[0] == '\0' && p[0] != '-' && len < sizeof(out->subcommand))
+			memcpy(out->subcommand, p, len + 1);
+		if (n + (i > 0) + len < cap) {
+			n += (size_t)snprintf(out->command + n, cap - n, "%s%.*s", i > 0 ? " " : "", (int)len, p);
+		} else if (n + 4 < cap) {
+			memcpy(out->command + n, "...", 4);
+			n = cap;
+		}
+		p += len + 1;
+	}
+}
+
+#if defined(__linux__)
+
+/* The lowest PID with an open file for which match(its stat, arg) holds, or 0. Another user's
+ * process cannot be looked into without privileges (lsof cannot either). */
+static long lowest_pid_with(int (*match)(const struct stat *, const void *), const void *arg)
+{
+	char dir[48], path[64 + 256];
+	struct dirent *e, *f;
+	struct stat st;
+	long best = 0, pid;
+	char *end;
+	DIR *proc, *fds;
+	int found;
+
+	if ((proc = opendir("/proc")) == NULL)
+		return 0;
+	while ((e = readdir(proc)) != NULL) {
+		pid = strtol(e->d_name, &end, 10);
+		if (*end != '\0' || pid <= 0 || (best != 0 && pid >= best))
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%ld/fd", pid);
+		if ((fds = opendir(dir)) == NULL)
+			continue;
+		for (found = 0; !found && (f = readdir(fds)) != NULL;) {
+			snprintf(path, sizeof(path), "%s/%s", dir, f->d_name);
+			found = f->d_name[0] != '.' && stat(path, &st) == 0 && match(&st, arg);
+		}
+		closedir(fds);
+		if (found)
+			best = pid;
+	}
+	closedir(proc);
+	return best;
+}
+
+static void fill_process(lm_host_process *out)
+{
+	char path[64], buf[8192], *uid;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", out->pid);
+	if ((f = fopen(path, "r")) != NULL) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		describe_args(buf, buf + n, -1, out);
+	}
+	snprintf(path, sizeof(path), "/proc/%ld/status", out->pid);
+	if ((f = fopen(path, "r")) != NULL) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		/* "Uid:\treal\teffective\tsaved\tfs": the effective one decides whose files it reads. */
+		if ((uid = strstr(buf, "\nUid:")) != NULL) {
+			long real, eff;
+			if (sscanf(uid + 5, "%ld %ld", &real, &eff) == 2)
+				out->uid = eff;
+		}
+	}
+}
+
+static int is_socket(const struct stat *st, const void *inode)
+{
+	return S_ISSOCK(st->st_mode) && (unsigned long)st->st_ino == *(const unsigned long *)inode;
+}
+
+typedef struct {
+	const struct stat *files;
+	size_t n;
+} file_set;
+
+static int is_one_of(const struct stat *st, const void *arg)
+{
+	const file_set *set = arg;
+	size_t i;
+
+	for (i = 0; i < set->n; i++)
+		if (st->st_dev == set->files[i].st_dev && st->st_ino == set->files[i].st_ino)
+			return 1;
+	return 0;
+}
+
+int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out)
+{
+	struct stat *st = calloc(n ? n : 1, sizeof(*st));
+	file_set set;
+	size_t i, k = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->uid = -1;
+	if (st == NULL)
+		return lm_error_nomem();
+	for (i = 0; i < n; i++)
+		if (stat(files[i], &st[k]) == 0)
+			k++;
+	set.files = st;
+	set.n = k;
+	if (k > 0 && (out->pid = lowest_pid_with(is_one_of, &set)) > 0)
+		fill_process(out);
+	free(st);
+	return 0;
+}
+
+/* A hex address of /proc/net/tcp{,6} (each 32-bit word as the kernel prints it: in host order)
+ * that accepts connections to this host's loopback: 127/8, ::1, the wildcard, or mapped 127/8. */
+static int local_address(const char *hex)
+{
+	size_t len = strlen(hex), i;
+	uint32_t w[4];
+	char word[9];
+
+	if (len != 8 && len != 32)
+		return 0;
+	for (i = 0; i < len / 8; i++) {
+		memcpy(word, hex + 8 * i, 8);
+		word[8] = '\0';
+		w[i] = (uint32_t)strtoul(word, NULL, 16);
+	}
+	if (len == 8) {
+		uint32_t h = ntohl(w[0]);
+		return h == 0 || (h >> 24) == 127;
+	} else {
+		struct in6_addr a;
+		memcpy(&a, w, sizeof(a));
+		return IN6_IS_ADDR_LOOPBACK(&a) || IN6_IS_ADDR_UNSPECIFIED(&a) ||
+		    (IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127);
+	}
+}
+
+int lm_host_port_listener(int port, int *found, lm_host_process *out)
+{
+	static const char *const tables[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+	char line[512], local[64];
+	unsigned int lport, state;
+	unsigned long inode;
+	long uid;
+	size_t t;
+	FILE *f;
+
+	*found = 0;
+	memset(out, 0, sizeof(*out));
+	out->uid = -1;
+	for (t = 0; t < sizeof(tables) / sizeof(tables[0]) && !*found; t++) {
+		if ((f = fopen(tables[t], "r")) == NULL)
+			continue;
+		while (!*found && fgets(line, sizeof(line), f) != NULL) {
+			/* "sl local rem st tx:rx tr:when retrnsmt uid timeout inode ..." (the header does not scan) */
+			if (sscanf(line, " %*d: %63[0-9A-Fa-f]:%x %*s %x %*s %*s %*s %ld %*d %lu", local, &lport, &state,
+			        &uid, &inode) != 5)
+				continue;
+			if ((int)lport != port || state != 0x0A /* TCP_LISTEN */ || !local_address(local))
+				continue;
+			*found = 1;
+			out->uid = uid; /* the socket's owner, known even when its process is not visible */
+			if ((out->pid = lowest_pid_with(is_socket, &inode)) > 0)
+				fill_process(out);
+		}
+		fclose(f);
+	}
+	return 0;
+}
+
+#elif defined(__APPLE__)
+
+static pid_t *all_pids(int *count)
+{
+	int n = proc_listallpids(NULL, 0);
+	pid_t *pids;
+
+	*count = 0;
+	if (n <= 0)
+		return NULL;
+	n += 64; /* processes started meanwhile */
+	if ((pids = calloc((size_t)n, sizeof(*pids))) == NULL)
+		return NULL;
+	if ((n = proc_listallpids(pids, n * (int)sizeof(*pids))) <= 0) {
+		free(pids);
+		return NULL;
+	}
+	*count = n;
+	return pids;
+}
+
+/* The open files of pid; NULL for another user's process (not ours to look at) or a gone one. */
+static struct proc_fdinfo *pid_fds(pid_t pid, int *count)
+{
+	int size = proc_pidinfo(pid, PROC_PIDLISTFDS, 0, NULL, 0);
+	struct proc_fdinfo *fds;
+
+	*count = 0;
+	if (size <= 0 || (fds = malloc((size_t)size)) == NULL)
+		return NULL;
+	if ((size = proc_pidinfo(pid, PROC_PIDLISTFDS, 0, fds, size)) <= 0) {
+		free(fds);
+		return NULL;
+	}
+	*count = size / (int)PROC_PIDLISTFD_SIZE;
+	return fds;
+}
+
+static void fill_process(lm_host_process *out)
+{
+	struct proc_bsdshortinfo bi;
+	int mib[3] = {CTL_KERN, KERN_PROCARGS2, (int)out->pid}, argmax = 0, argc;
+	int argmax_mib[2] = {CTL_KERN, KERN_ARGMAX};
+	size_t size = sizeof(argmax);
+	char *buf, *p, *end;
+
+	if (proc_pidinfo((pid_t)out->pid, PROC_PIDT_SHORTBSDINFO, 0, &bi, (int)sizeof(bi)) == (int)sizeof(bi))
+		out->uid = (long)bi.pbsi_uid;
+	if (sysctl(argmax_mib, 2, &argmax, &size, NULL, 0) < 0 || argmax <= 0 ||
+	    (buf = malloc((size_t)argmax)) == NULL)
+		return;
+	size = (size_t)argmax;
+	/* argc, the executable's path, NUL padding, then argv[0..argc-1], NUL-separated. */
+	if (sysctl(mib, 3, buf, &size, NULL, 0) == 0 && size > sizeof(int)) {
+		memcpy(&argc, buf, sizeof(argc));
+		end = buf + size;
+		for (p = buf + sizeof(int); p < end && *p != '\0'; p++)
+			;
+		while (p < end && *p == '\0')
+			p++;
+		describe_args(p, end, argc, out);
+	}
+	free(buf);
+}
+
+int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out)
+{
+	struct vnode_fdinfowithpath vi;
+	struct proc_fdinfo *fds;
+	struct stat *st = calloc(n ? n : 1, sizeof(*st));
+	pid_t *pids;
+	size_t f, k = 0;
+	int npids, nfds, i, j, found;
+
+	memset(out, 0, sizeof(*out));
+	out->uid = -1;
+	if (st == NULL)
+		return lm_error_nomem();
+	for (f = 0; f < n; f++)
+		if (stat(files[f], &st[k]) == 0)
+			k++;
+	if (k == 0 || (pids = all_pids(&npids)) == NULL) {
+		free(st);
+		return 0;
+	}
+	for (i = 0; i < npids; i++) {
+		if (pids[i] <= 0 || (out->pid != 0 && pids[i] >= out->pid) || (fds = pid_fds(pids[i], &nfds)) == NULL)
+			continue;
+		for (j = 0, found = 0; j < nfds && !found; j++) {
+			if (fds[j].proc_fdtype != PROX_FDTYPE_VNODE ||
+			    proc_pidfdinfo(pids[i], fds[j].proc_fd, PROC_PIDFDVNODEPATHINFO, &vi, (int)sizeof(vi)) != (int)sizeof(vi))
+				continue;
+			for (f = 0; f < k && !found; f++)
+				found = (dev_t)vi.pvip.vip_vi.vi_stat.vst_dev == st[f].st_dev &&
+				    (ino_t)vi.pvip.vip_vi.vi_stat.vst_ino == st[f].st_ino;
+		}
+		if (found)
+			out->pid = pids[i]; /* the lowest PID, as `lsof -F p` lists first */
+		free(fds);
+	}
+	free(pids);
+	free(st);
+	if (out->pid > 0)
+		fill_process(out);
+	return 0;
+}
+
+/* A TCP socket listening on `port` of the loopback or wildcard address. */
+static int listens_on(const struct socket_fdinfo *si, int port)
+{
+	const struct in_sockinfo *in = &si->psi.soi_proto.pri_tcp.tcpsi_ini;
+
+	if (si->psi.soi_kind != SOCKINFO_TCP || si->psi.soi_proto.pri_tcp.tcpsi_state != TSI_S_LISTEN ||
+	    ntohs((uint16_t)in->insi_lport) != port)
+		return 0;
+	if (in->insi_vflag & INI_IPV4) {
+		uint32_t h = ntohl(in->insi_laddr.ina_46.i46a_addr4.s_addr);
+		return h == 0 || (h >> 24) == 127;
+	}
+	return IN6_IS_ADDR_LOOPBACK(&in->insi_laddr.ina_6) || IN6_IS_ADDR_UNSPECIFIED(&in->insi_laddr.ina_6);
+}
+
+int lm_host_port_listener(int port, int *found, lm_host_process *out)
+{
+	struct socket_fdinfo si;
+	struct proc_fdinfo *fds;
+	pid_t *pids;
+	int npids, nfds, i, k;
+
+	*found = 0;
+	memset(out, 0, sizeof(*out));
+	out->uid = -1;
+	if ((pids = all_pids(&npids)) == NULL)
+		return 0;
+	for (i = 0; i < npids && !*found; i++) {
+		if (pids[i] <= 0 || (fds = pid_fds(pids[i], &nfds)) == NULL)
+			continue;
+		for (k = 0; k < nfds && !*found; k++)
+			if (fds[k].proc_fdtype == PROX_FDTYPE_SOCKET &&
+			    proc_pidfdinfo(pids[i], fds[k].proc_fd, PROC_PIDFDSOCKETINFO, &si, (int)sizeof(si)) ==
+			        (int)sizeof(si) &&
+			    listens_on(&si, port)) {
+				*found = 1;
+				out->pid = pids[i];
+			}
+		free(fds);
+	}
+	free(pids);
+	if (out->pid > 0)
+		fill_process(out);
+	return 0;
+}
+
+#else
+
+int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out)
+{
+	(void)files;
+	(void)n;
+	memset(out, 0, sizeof(*out));
+	out->uid = -1;
+	return 0;
+}
+
+int lm_host_port_listener(int port, int *found, lm_host_process *out)
+{
+	(void)port;
+	*found = 0;
+	memset(out, 0, sizeof(*out));
+	out->uid = -1;
+	return 0;
+}
+
+#endif
+
+/* host and port of a Lume URL; *local when the host is this machine's loopback. */
+static int url_endpoint(const char *url, char *address, size_t cap, int *port, int *local)
+{
+	CURLU *u = curl_url();
+	char *host = NULL, *portstr = NULL;
+	int rc = 0;
+
+	*local = 0;
+	*port = 0;
+	if (u == NULL)
+		return lm_error_nomem();
+	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK || curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_PORT, &portstr, CURLU_DEFAULT_PORT) != CURLUE_OK) {
+		rc = lm_error_set(LM_EINVALID, "Lume URL '%s': expected http://HOST:PORT (default %s)", url,
+		    LM_LUME_URL_DEFAULT);
+	} else {
+		*port = atoi(portstr);
+		snprintf(address, cap, "%s:%d", host, *port);
+		*local = strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 || strcmp(host, "[::1]") == 0;
+	}
+	curl_free(host);
+	curl_free(portstr);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+int lm_vm_server_lookup(lm_context *ctx, lm_vm_server_info *out)
+{
+	const lm_options *o = lm_context_options(ctx);
+	const char *url = (o->lume_url != NULL && o->lume_url[0] != '\0') ? o->lume_url : LM_LUME_URL_DEFAULT;
+	lm_host_process p;
+	int port, local, found, rc;
+
+	memset(out, 0, sizeof(*out));
+	out->uid = -1;
+	if ((rc = url_endpoint(url, out->address, sizeof(out->address), &port, &local)) < 0)
+		return rc;
+	out->local = local;
+	if (!local)
+		return 0; /* another machine's server: its users are not ours to compare */
+	if ((rc = lm_host_port_listener(port, &found, &p)) < 0)
+		return rc;
+	/* Not in the table this user can see, but answering: another user's process (macOS). */
+	if (!found && lm_vm_api_reachable(url, 2.0) == 0)
+		found = 1;
+	out->found = found;
+	out->pid = p.pid;
+	out->uid = p.uid;
+	snprintf(out->command, sizeof(out->command), "%s", p.command);
+	if (found)
+		lm_paths_user_name(p.uid, out->user, sizeof(out->user));
+	return 0;
+}

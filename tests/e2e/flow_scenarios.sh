@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# End-to-end scenarios about concurrency, failures and interruptions: flow_scenarios.sh NAME.
+# Like scenarios.sh, each starts its own simulator and state (docs/testing.md). Nothing here is
+# ordered by sleeping: a test waits for the condition it needs (a process stopped at a step, a
+# line in a log, a process gone).
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+STATE_FILE="$LUME_METAL_STATE_DIR/state.json"
+
+# wait_stopped PID: the process has stopped itself (LUME_METAL_TEST_STOP_AT) and holds what it
+# holds at that step.
+wait_stopped() {
+  local state
+  for _ in $(seq 1 1200); do
+    state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null || echo gone)
+    [ "$state" = T ] && return 0
+    [ "$state" = gone ] && fail "process $1 ended before reaching its stop point"
+    sleep 0.05
+  done
+  fail "process $1 never reached its stop point"
+}
+
+# wait_line FILE REGEX: a line matching REGEX appears in FILE.
+wait_line() {
+  for _ in $(seq 1 1200); do
+    grep -Eq "$2" "$1" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  fail "no line matching '$2' in $1: $(cat "$1")"
+}
+
+# wait_rc PID: wait for a background lume-metal; its exit status in RC.
+wait_rc() { set +e; wait "$1"; RC=$?; set -e; }
+
+journal_vms() { if [ -f "$STATE_FILE" ]; then jq -r '.vms | keys[]' "$STATE_FILE"; fi; }
+journal_status() { if [ -f "$STATE_FILE" ]; then jq -r --arg n "$1" '.vms[$n].status // "absent"' "$STATE_FILE"; else echo absent; fi; }
+
+# The guest's installed bundle matches the host's manifest, file by file (read on the guest's
+# disk, independently of lume-metal).
+bundle_verified() {
+  local base; base="$(guest_home "$1")/.local/share/lume-metal"
+  local id; id=$(jq -r .bundle_id "$LM_BUNDLE_DIR/manifest.json")
+  [ "$(readlink "$base/current" 2>/dev/null)" = "$id" ] || return 1
+  cmp -s "$LM_BUNDLE_DIR/manifest.json" "$base/$id/manifest.json" || return 1
+  jq -r '.files[] | "\(.sha256)  \(.name)"' "$LM_BUNDLE_DIR/manifest.json" | (cd "$base/$id" && sha256sum -c --quiet - >/dev/null 2>&1)
+}
+
+# A preference with a value of its own before lume-metal, so that "restored" is a real check.
+set_prior_preference() {
+  cat >"$E2E_DIR/prior.xml" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0"><dict>
+<key>ForceUnrestrictedDeviceFeatureLevel</key><false/>
+<key>Other</key><integer>7</integer>
+</dict></plist>
+XML
+  plistutil -i "$E2E_DIR/prior.xml" -o "$PLIST" -f bin
+  ORIGINAL=$(plist_xml)
+}
+
+# The invariant of the journal, the preference and the guests, after everything has finished:
+# the preference is at its original value exactly when no VM is enabled, every VM the journal
+# calls enabled has its bundle installed and verified, and nothing is left half-way.
+check_invariant() { # WHEN
+  local enabled=0 vm status
+  for vm in $(journal_vms); do
+    status=$(journal_status "$vm")
+    [ "$status" = enabled ] || fail "$1: $vm is '$status' in the journal after every process finished: $(cat "$STATE_FILE")"
+    enabled=$((enabled + 1))
+    bundle_verified "$vm" || fail "$1: the journal says $vm is enabled, but its bundle is not installed and verified"
+    [ -z "$(find "$(guest_home "$vm")/.local/share/lume-metal" -maxdepth 1 -name '.staging-*')" ] ||
+      fail "$1: staging directories left in $vm"
+  done
+  if [ $enabled -eq 0 ]; then
+    [ "$(plist_xml)" = "$ORIGINAL" ] || fail "$1: no VM is enabled, but the preference is not at its original value: $(plist_xml)"
+    [ "$(jq -r 'has("preference")' "$STATE_FILE")" = false ] || fail "$1: no VM is enabled, but a change is recorded"
+  else
+    [ "$(plist_xml)" != "$ORIGINAL" ] || fail "$1: $enabled VMs are enabled, but the preference is at its original value"
+    plist_xml | tr -d ' \t\n' | grep -q '<key>ForceUnrestrictedDeviceFeatureLevel</key><true/>' ||
+      fail "$1: $enabled VMs are enabled, but the preference is not set: $(plist_xml)"
+  fi
+}
+
+# 8 processes, each an enable or a rollback of one of 4 VMs, all at once; 20 rounds. Every
+# operation succeeds (a second one on the same VM waits for the first), and after each round
+# the invariant holds. The operations come from a fixed seed, so every run does the same set;
+# only the interleaving varies. Rounds 1, 6, 11, 16 are two enables of every VM at once, rounds
+# 5, 10, 15, 20 two rollbacks of every VM (so that "none enabled" is checked too).
+scenario_concurrent() {
+  sim_start --vm vm1 --vm vm2 --vm vm3 --vm vm4 --max-running 4
+  set_prior_preference
+  local round p vm action pids ops extra rounds=${LM_STRESS_ROUNDS:-20}
+  RANDOM=20261130
+  for ((round = 1; round <= rounds; round++)); do
+    pids=() ops=()
+    for ((p = 0; p < 8; p++)); do
+      if ((round % 5 == 1)); then
+        vm=vm$((p % 4 + 1)) action=enable      # two enables of every VM at once
+      elif ((round % 5 == 0)); then
+        vm=vm$((p % 4 + 1)) action=rollback    # two rollbacks of every VM at once: none left
+      else
+        vm=vm$((RANDOM % 4 + 1))
+        if ((RANDOM % 2)); then action=enable; else action=rollback; fi
+      fi
+      # --no-restart: running VMs stay running, so that the rounds spend their time on the
+      # operations under test rather than on restarting guests.
+      extra=()
+      [ $action = enable ] || extra=(--no-restart)
+      "$LM_BIN" "$action" "$vm" --timeout 120 "${extra[@]}" >"$E2E_DIR/op$p.out" 2>&1 &
+      pids+=($!) ops+=("$action $vm")
+    done
+    for ((p = 0; p < 8; p++)); do
+      wait_rc "${pids[$p]}"
+      [ "$RC" -eq 0 ] || fail "round $round: '${ops[$p]}' exited $RC: $(cat "$E2E_DIR/op$p.out")"
+    done
+    check_invariant "round $round (${ops[*]})"
+    note "round $round: ${ops[*]}; enabled: $(journal_vms | tr '\n' ' ')"
+  done
+  lm_json "$E2E_DIR/r.json" rollback --all
+  expect_rc 0 "$E2E_DIR/r.json"
+  check_invariant "after rollback --all"
+}
+
+# One operation at a time per VM: while an enable holds vm1 (stopped at a step), a second one
+# with --no-wait fails at once naming the holder; a rollback without it says it waits, then runs
+# once the enable is done. Another VM is not held up.
+scenario_vm_lock() {
+  sim_start --vm vm1 --vm vm2
+  LUME_METAL_TEST_STOP_AT=after-preference "$LM_BIN_HOOKS" enable vm1 >"$E2E_DIR/e1.out" 2>&1 &
+  local holder=$!
+  wait_stopped $holder
+  lm_json "$E2E_DIR/busy.json" enable vm1 --no-wait
+  expect_rc 1 "$E2E_DIR/busy.json"
+  jq -r '.vms[0].message' "$E2E_DIR/busy.json" | grep -q "VM 'vm1' is busy: another lume-metal process (pid $holder, enable)" ||
+    fail "no-wait: $(cat "$E2E_DIR/busy.json")"
+  [ "$(journal_status vm1)" = enabling ] || fail "the busy enable changed the journal"
+  lm_json "$E2E_DIR/other.json" enable vm2 --no-wait
+  expect_rc 0 "$E2E_DIR/other.json"
+  "$LM_BIN" rollback vm1 >"$E2E_DIR/r1.out" 2>"$E2E_DIR/r1.err" &
+  local waiter=$!
+  wait_line "$E2E_DIR/r1.err" "^vm1: another lume-metal process \(pid $holder, enable\) is working on this VM; waiting for it to finish$"
+  kill -0 $waiter 2>/dev/null || fail "the rollback did not wait: $(cat "$E2E_DIR/r1.out" "$E2E_DIR/r1.err")"
+  kill -CONT $holder
+  wait_rc $holder
+  [ "$RC" -eq 0 ] || fail "the held enable failed ($RC): $(cat "$E2E_DIR/e1.out")"
+  wait_rc $waiter
+  [ "$RC" -eq 0 ] || fail "the waiting rollback failed ($RC): $(cat "$E2E_DIR/r1.out" "$E2E_DIR/r1.err")"
+  grep -qx "vm1: rolled back.*" "$E2E_DIR/r1.out" || fail "rollback: $(cat "$E2E_DIR/r1.out")"
+  [ "$(journal_status vm1)" = absent ] || fail "vm1 still in the journal"
+  [ ! -e "$(guest_home vm1)/.local/share/lume-metal" ] || fail "vm1's guest files left"
+  [ "$(journal_status vm2)" = enabled ] || fail "vm2 lost its entry"
+}
+
+# A bad --bundle is refused before any VM is touched: no start, no preference change.
+scenario_bad_bundle_first() {
+  sim_start --vm vm1
+  cp -r "$LM_BUNDLE_DIR" "$E2E_DIR/bundle"
+  printf 'tampered' >>"$E2E_DIR/bundle/$(jq -r .shim "$E2E_DIR/bundle/manifest.json")"
+  lm_json "$E2E_DIR/e.json" enable vm1 --bundle "$E2E_DIR/bundle"
+  expect_rc 1 "$E2E_DIR/e.json"
+  jq -r '.vms[0].message' "$E2E_DIR/e.json" | grep -q "does not match its manifest" || fail "$(cat "$E2E_DIR/e.json")"
+  [ "$(count_requests POST /run)" -eq 0 ] || fail "the VM was started for a bad bundle"
+  [ "$(vm_status vm1)" = stopped ] || fail "vm1 is $(vm_status vm1)"
+  [ ! -e "$PLIST" ] || fail "the preference was written"
+  [ "$(journal_vms | wc -l)" -eq 0 ] || fail "journal: $(cat "$STATE_FILE")"
+  lm_json "$E2E_DIR/e2.json" enable vm1 --bundle "$E2E_DIR/no-such-bundle"
+  expect_rc 1 "$E2E_DIR/e2.json"
+  [ "$(count_requests POST /run)" -eq 0 ] || fail "the VM was started for a missing bundle"
+}
+
+# A stopped VM that enable started is stopped again when the run fails (here: never ready).
+scenario_timeout_stops_again() {
+  sim_start --vm vm1 --never-ready vm1
+  lm_json "$E2E_DIR/e.json" enable vm1 --timeout 1
+  expect_rc 1 "$E2E_DIR/e.json"
+  jq -r '.vms[0].message' "$E2E_DIR/e.json" | grep -q "VM stopped again (it was stopped)" || fail "$(cat "$E2E_DIR/e.json")"
+  [ "$(vm_status vm1)" = stopped ] || fail "vm1 left $(vm_status vm1)"
+  [ ! -e "$PLIST" ] || fail "preference left"
+}
+
+# SIGINT and SIGTERM are handled like a failure: undo, then one line saying what was left, then
+# the process ends by that signal. Each is sent while the process is stopped at a known step.
+scenario_interrupt() {
+  sim_start --vm vm1
+  local pid lines
+  # After the VM was started: it is stopped again, the preference restored, nothing recorded.
+  LUME_METAL_TEST_STOP_AT=after-start "$LM_BIN_HOOKS" enable vm1 >"$E2E_DIR/i1.out" 2>"$E2E_DIR/i1.err" &
+  pid=$!
+  wait_stopped $pid
+  [ "$(vm_status vm1)" = running ] || fail "the VM was not started at that step"
+  kill -INT $pid
+  kill -CONT $pid
+  wait_rc $pid
+  [ "$RC" -eq 130 ] || fail "SIGINT: exit $RC, expected 130 (ended by SIGINT): $(cat "$E2E_DIR/i1.out" "$E2E_DIR/i1.err")"
+  lines=$(grep -c '^lume-metal: interrupted' "$E2E_DIR/i1.err" || true)
+  [ "$lines" -eq 1 ] || fail "SIGINT: expected one line on what was left: $(cat "$E2E_DIR/i1.err")"
+  grep -q '^lume-metal: interrupted by SIGINT: vm1: interrupted; host preference restored (absent file); VM stopped again (it was stopped)$' \
+    "$E2E_DIR/i1.err" || fail "SIGINT: $(cat "$E2E_DIR/i1.err")"
+  [ "$(vm_status vm1)" = stopped ] || fail "SIGINT: vm1 left $(vm_status vm1)"
+  [ ! -e "$PLIST" ] || fail "SIGINT: preference left"
+  [ "$(journal_vms | wc -l)" -eq 0 ] || fail "SIGINT: journal: $(cat "$STATE_FILE")"
+
+  # During the upload: the guest files go too.
+  LUME_METAL_TEST_STOP_AT=install-upload "$LM_BIN_HOOKS" enable vm1 --format json >"$E2E_DIR/i2.json" 2>"$E2E_DIR/i2.err" &
+  pid=$!
+  wait_stopped $pid
+  [ -n "$(find "$(guest_home vm1)/.local/share/lume-metal" -name '.staging-*')" ] || fail "no upload under way at that step"
+  kill -TERM $pid
+  kill -CONT $pid
+  wait_rc $pid
+  [ "$RC" -eq 143 ] || fail "SIGTERM: exit $RC, expected 143: $(cat "$E2E_DIR/i2.err")"
+  jq -e . "$E2E_DIR/i2.json" >/dev/null || fail "SIGTERM: no JSON document: $(cat "$E2E_DIR/i2.json")"
+  jq_is "$E2E_DIR/i2.json" '.vms[0].error.code' interrupted
+  grep -q '^lume-metal: interrupted by SIGTERM: vm1: interrupted; guest files removed; host preference restored (absent file); VM stopped again (it was stopped)$' \
+    "$E2E_DIR/i2.err" || fail "SIGTERM: $(cat "$E2E_DIR/i2.err")"
+  [ ! -e "$(guest_home vm1)/.local/share/lume-metal" ] || fail "SIGTERM: guest files left"
+  [ "$(vm_status vm1)" = stopped ] || fail "SIGTERM: vm1 left $(vm_status vm1)"
+  [ ! -e "$PLIST" ] || fail "SIGTERM: preference left"
+
+  # Still converges: enable then works.
+  lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+}
+
+# probe on a stopped VM: a failure (exit 1) that says what to do, not "guest unsupported" (4).
+scenario_probe_stopped() {
+  sim_start --vm vm1
+  lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+  curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/vm1/stop" >/dev/null
+  set +e; "$LM_BIN" probe vm1 >"$E2E_DIR/p.out" 2>&1; LM_RC=$?; set -e
+  [ "$LM_RC" -eq 1 ] || fail "probe of a stopped VM: exit $LM_RC: $(cat "$E2E_DIR/p.out")"
+  grep -q "vm1: stopped: start it or run enable" "$E2E_DIR/p.out" || fail "probe: $(cat "$E2E_DIR/p.out")"
+  lm_json "$E2E_DIR/p.json" probe vm1
+  expect_rc 1 "$E2E_DIR/p.json"
+}
+
+# rollback --all --dry-run shows the plan the real run then carries out, step by step.
+scenario_rollback_all_dry_run() {
+  sim_start --vm vm1 --vm vm2
+  lm_json "$E2E_DIR/e.json" enable vm1 vm2
+  expect_rc 0 "$E2E_DIR/e.json"
+  local plan='[.vms[] | {vm: .name, steps: [.steps[] | {name, detail: (.detail | sub("^would restore"; "restored") |
+    sub("^would restart"; "restarted") | sub("^would remove"; "removed"))}]}]'
+  lm_json "$E2E_DIR/dry.json" rollback --all --dry-run
+  expect_rc 0 "$E2E_DIR/dry.json"
+  jq_is "$E2E_DIR/dry.json" '[.vms[].steps[] | select(.name == "host-preference") | .detail] | join(" / ")' \
+    "kept: other VMs are still enabled / would restore to absent file"
+  [ -e "$PLIST" ] && [ "$(journal_vms | wc -l)" -eq 2 ] || fail "the dry run changed something"
+  lm_json "$E2E_DIR/real.json" rollback --all
+  expect_rc 0 "$E2E_DIR/real.json"
+  [ "$(jq -c "$plan" "$E2E_DIR/dry.json")" = "$(jq -c "$plan" "$E2E_DIR/real.json")" ] ||
+    fail "the dry run's plan differs from what the run did:
+plan: $(jq -c "$plan" "$E2E_DIR/dry.json")
+done: $(jq -c "$plan" "$E2E_DIR/real.json")"
+}
+
+name=${1:?usage: flow_scenarios.sh NAME}
+"scenario_$name"
+echo "e2e $name: passed"

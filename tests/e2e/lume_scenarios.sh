@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# End-to-end scenarios about Lume as it really starts and stops, and whose preference domain the
+# VMs read (issue 9, sections 2 and 3): lume_scenarios.sh NAME. Each starts its own simulator
+# (docs/simulator.md) and state; the request log is the witness of what was and was not done.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+lume_cli() { "$(jq -r .lume "$E2E_DIR/sim.json")" "$@"; }
+vm_field() { jq -r --arg n "$1" --arg f "$2" '.vms[] | select(.name == $n) | .[$f]' "$E2E_DIR/sim.json"; }
+# The simulator's events of one kind for one VM (run, boot, stopped, signal...).
+sim_events() {
+  jq -c --arg e "$1" --arg v "$2" 'select(.source == "sim" and .event == $e and .vm == $v)' "$SIM_LOG" | wc -l
+}
+# log_has FILTER: some line of the request log is selected by the jq FILTER.
+log_has() { [ "$(jq -c "select($1)" "$SIM_LOG" | wc -l)" -gt 0 ]; }
+port22_open() { (exec 3<>"/dev/tcp/$1/22") 2>/dev/null; }
+vm_ready() { curl -fsS "$LUME_METAL_LUME_URL/lume/vms/$1" | jq -e '.sshAvailable == true' >/dev/null; }
+exited() { [ ! -e "/proc/$1" ] || grep -q '^[0-9]* (.*) [ZX] ' "/proc/$1/stat" 2>/dev/null; }
+clock_at_least() { [ "$(date +%s)" -ge "$1" ]; }
+holds() { # PID FILE: the process has FILE open
+  local fd
+  for fd in /proc/"$1"/fd/*; do [ "$(readlink "$fd")" = "$2" ] && return 0; done
+  return 1
+}
+# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds (a condition, never a fixed sleep).
+wait_for() {
+  local limit=$1 what=$2 i
+  shift 2
+  for i in $(seq 1 $((limit * 20))); do
+    "$@" && return 0
+    sleep 0.05
+  done
+  fail "$what"
+}
+# End the simulator and wait until it has stopped its guests (a condition, however long the guests
+# take on a busy machine), so that none outlives the scenario.
+sim_stop() {
+  [ -n "$SIM_PID" ] || return 0
+  kill -TERM "$SIM_PID"
+  wait_for 120 "the simulator to stop its guests" exited "$SIM_PID"
+  wait "$SIM_PID" || fail "the simulator exited with status $?"
+  SIM_PID=
+}
+
+# Start a VM through the API (as a user would) and wait until SSH answers, however long a busy
+# machine takes to start its guest.
+start_vm() {
+  curl -fsS -X POST -d '{"noDisplay":true}' "$LUME_METAL_LUME_URL/lume/vms/$1/run" >/dev/null
+  wait_for 120 "$1 to become ready" vm_ready "$1"
+}
+
+# Until the wall clock is 2 s past NAME's last boot: its guest then clearly booted before any
+# change of the preference made from now on (the restart rule compares the two).
+after_boot_of() {
+  local boot
+  boot=$(jq -r --arg v "$1" 'select(.source == "sim" and .event == "boot" and .vm == $v) | .detail' "$SIM_LOG" | tail -n 1)
+  wait_for 10 "the clock to pass $1's boot" clock_at_least $((boot + 2))
+}
+
+# `lume stop` on a VM the server runs signals the server, as VM.swift's stop() does: the server
+# ends, and every VM it runs (here vm2, never named) goes down with it. No request is sent.
+scenario_lume_stop_ends_server() {
+  sim_start --vm vm1 --vm vm2 --keep --stop-grace 120
+  start_vm vm1
+  start_vm vm2
+  local a1 a2 rc
+  a1=$(vm_field vm1 address)
+  a2=$(vm_field vm2 address)
+  set +e; lume_cli stop vm1 >"$E2E_DIR/stop.out" 2>&1; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "lume stop vm1: exit $rc: $(cat "$E2E_DIR/stop.out")"
+  wait_for 30 "the simulated server to end" exited "$SIM_PID"
+  wait "$SIM_PID" || true
+  SIM_PID=
+  ! port22_open "$a1" || fail "vm1 still answers"
+  ! port22_open "$a2" || fail "vm2 still answers: it should have gone down with the server"
+  log_has '.source == "lume-cli" and (.note // "" | startswith("SIGINT to PID "))' || fail "no SIGINT recorded"
+  log_has '.source == "sim" and .event == "exit" and .detail == "signal 2 (SIGINT)"' ||
+    fail "the server did not end on SIGINT: $(tail -n 5 "$SIM_LOG")"
+  [ "$(jq -c 'select(.event == "stopped" and .detail == "the server exited")' "$SIM_LOG" | wc -l)" -eq 2 ] ||
+    fail "not both VMs went down with the server: $(grep stopped "$SIM_LOG")"
+  [ "$(count_requests POST /stop)" -eq 0 ] || fail "the lume stand-in asked the server to stop"
+}
+
+# A VM run by `lume run --detach` belongs to that process: `lume stop` ends it, the server and its
+# own VM stay. Lume's detach messages, exit 0 for a VM that does not exist, and SIGKILL after the
+# grace period for a holder that ignores SIGINT.
+scenario_lume_stop_cli_owned() {
+  sim_start --vm vm1 --vm vm2
+  start_vm vm1
+  local out pid log cfg holder rc runs1 stops1
+  out=$(lume_cli run vm2 --detach) || fail "lume run vm2 --detach: exit $?"
+  pid=$(printf '%s\n' "$out" | sed -n "1s/^Started 'vm2' in the background (PID \([0-9][0-9]*\))\.\$/\1/p")
+  log=$(printf '%s\n' "$out" | sed -n '2s/^Log: //p')
+  [ -n "$pid" ] && [ -f "$log" ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 2 ] || fail "run --detach printed: $out"
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q ' run vm2 --display none ' || fail "child: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+  wait_for 60 "vm2 to be ready" vm_ready vm2
+  [ "$(sim_events run vm2)" -eq 1 ] && log_has '.event == "run" and .vm == "vm2" and .detail == "by lume run (PID '"$pid"')"' ||
+    fail "vm2 not run by PID $pid"
+  runs1=$(sim_events run vm1)
+  stops1=$(sim_events stopped vm1)
+
+  lume_cli stop vm2 >"$E2E_DIR/stop.out" 2>&1 || fail "lume stop vm2: $(cat "$E2E_DIR/stop.out")"
+  grep -q "SIGINT to PID $pid, which holds vm2" "$SIM_LOG" || fail "the run process was not signalled"
+  exited "$pid" || fail "the lume run process $pid survived"
+  [ "$(vm_status vm2)" = stopped ] || fail "vm2 is $(vm_status vm2)"
+  kill -0 "$SIM_PID" || fail "the server ended"
+  [ "$(vm_status vm1)" = running ] && [ "$(sim_events run vm1)" -eq "$runs1" ] &&
+    [ "$(sim_events stopped vm1)" -eq "$stops1" ] || fail "vm1 was touched"
+  [ "$(count_requests POST /stop)" -eq 0 ] || fail "the lume stand-in asked the server to stop"
+
+  # Lume's detach looks at nothing: a VM that does not exist "starts", and fails in its log.
+  out=$(lume_cli run ghost --detach) || fail "lume run ghost --detach: exit $?"
+  log=$(printf '%s\n' "$out" | sed -n '2s/^Log: //p')
+  wait_for 30 "the background run of ghost to fail" grep -q "Virtual machine not found: ghost" "$log"
+
+  # Whatever holds the config.json is what `lume stop` signals; one that ignores SIGINT is killed.
+  cfg=$(vm_field vm2 config)
+  bash -c 'trap "" INT; exec 3<"$1"; exec sleep 600' _ "$cfg" &
+  holder=$!
+  wait_for 10 "the holder to open $cfg" holds "$holder" "$cfg"
+  out=$(LUME_SIM_STOP_GRACE=0.5 lume_cli stop vm2) || fail "lume stop (holder): exit $?"
+  printf '%s\n' "$out" | grep -q "VM forcefully stopped" || fail "no SIGKILL: $out"
+  set +e; wait "$holder" 2>/dev/null; rc=$?; set -e
+  [ $rc -eq 137 ] || fail "the holder ended with $rc, not SIGKILL"
+}
+
+# The two-VM slow-status test: the host status takes seconds, yet lume-metal uses the API (found by
+# a connection, not by that endpoint), restarts vm1, and never stops or starts vm2.
+scenario_slow_status_bystander() {
+  sim_start --vm vm1 --vm vm2 --status-delay 2
+  start_vm vm1
+  start_vm vm2
+  local t0 t1 from runs2 stops2 boots2
+  t0=$(date +%s.%N)
+  curl -fsS "$LUME_METAL_LUME_URL/lume/host/status" >"$E2E_DIR/hs.json"
+  t1=$(date +%s.%N)
+  note "GET /lume/host/status with 2 running VMs took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s"
+  jq_is "$E2E_DIR/hs.json" .version 1.0.0
+  after_boot_of vm1
+  runs2=$(sim_events run vm2)
+  stops2=$(sim_events stopped vm2)
+  boots2=$(sim_events boot vm2)
+  from=$(log_lines)
+  lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+  jq_is "$E2E_DIR/e.json" '.vms[0].restarted' true
+  # Through the API: one stop and one run of vm1, no host status, no lume command.
+  [ "$(count_requests POST /lume/vms/vm1/stop "$from")" -eq 1 ] || fail "vm1 not stopped over HTTP"
+  [ "$(count_requests POST /lume/vms/vm1/run "$from")" -eq 1 ] || fail "vm1 not started over HTTP"
+  [ "$(count_requests GET /lume/host/status "$from")" -eq 0 ] || fail "detection asked the slow host status"
+  [ "$(tail -n +"$((from + 1))" "$SIM_LOG" | jq -c 'select(.source == "lume-cli")' | wc -l)" -eq 0 ] ||
+    fail "the lume CLI was used"
+  # vm2: never stopped, never started again.
+  [ "$(sim_events run vm2)" -eq "$runs2" ] || fail "vm2 was started again"
+  [ "$(sim_events stopped vm2)" -eq "$stops2" ] || fail "vm2 was stopped"
+  [ "$(sim_events boot vm2)" -eq "$boots2" ] || fail "vm2 rebooted"
+  [ "$(count_requests POST /lume/vms/vm2/stop "$from")" -eq 0 ] || fail "a stop of vm2 was sent"
+  [ "$(vm_status vm2)" = running ] || fail "vm2 is $(vm_status vm2)"
+}
+
+# With the CLI backend forced, a VM the server runs is never stopped with `lume stop` (which would
+# end the server): enable says so and what to do; both VMs and the server keep running.
+scenario_cli_backend_spares_server() {
+  sim_start --vm vm1 --vm vm2
+  start_vm vm1
+  start_vm vm2
+  after_boot_of vm1
+  local from; from=$(log_lines)
+  lm_json "$E2E_DIR/e.json" enable vm1 --vm-manager lume-cli --lume "$(jq -r .lume "$E2E_DIR/sim.json")"
+  expect_rc 1 "$E2E_DIR/e.json"
+  jq_is "$E2E_DIR/e.json" '.vms[0].error.code' vm-owner
+  jq -r '.vms[0].message' "$E2E_DIR/e.json" | grep -q "lume stop vm1. would send that process SIGINT" ||
+    fail "$(jq -r '.vms[0].message' "$E2E_DIR/e.json")"
+  jq -r '.vms[0].message' "$E2E_DIR/e.json" | grep -q "vm1 was not stopped" || fail "$(cat "$E2E_DIR/e.json")"
+  jq -r '.vms[0].error.advice' "$E2E_DIR/e.json" | grep -q "start .lume serve. (or pass --lume-url" ||
+    fail "no advice: $(cat "$E2E_DIR/e.json")"
+  jq -r '.vms[0].message' "$E2E_DIR/e.json" | grep -q "host preference restored" || fail "$(cat "$E2E_DIR/e.json")"
+  kill -0 "$SIM_PID" || fail "the server ended"
+  [ "$(tail -n +"$((from + 1))" "$SIM_LOG" | jq -c 'select(.source == "lume-cli" and .argv[0] == "stop")' | wc -l)" -eq 0 ] ||
+    fail "lume stop was run"
+  [ "$(sim_events stopped vm1)" -eq 0 ] && [ "$(sim_events stopped vm2)" -eq 0 ] || fail "a VM was stopped"
+  [ "$(vm_status vm1)" = running ] && [ "$(vm_status vm2)" = running ] || fail "a VM is down"
+  [ ! -e "$PLIST" ] || fail "preference left changed"
+}
+
+# The preference goes to the user whose VMs read it: lume-metal run as another user than the
+# server's is refused before anything is written; status says whose domain; forcing is possible.
+scenario_user_mismatch() {
+  sim_start --vm vm1
+  local nb="$E2E_DIR/nobody"
+  mkdir -p "$nb/home"
+  chown -R nobody "$nb"
+  chmod 700 "$nb"
+  as_nobody() {
+    runuser -u nobody -- env HOME="$nb/home" LUME_METAL_STATE_DIR="$nb/state" LUME_METAL_PREFS_DIR="$nb/prefs" \
+      LUME_METAL_LUME_URL="$LUME_METAL_LUME_URL" NO_COLOR=1 "$LM_BIN" "$@"
+  }
+  set +e; as_nobody host enable --format json >"$E2E_DIR/h.json" 2>"$E2E_DIR/h.json.err"; LM_RC=$?; set -e
+  expect_rc 1 "$E2E_DIR/h.json"
+  jq_is "$E2E_DIR/h.json" .error.code wrong-user
+  jq -r .error.message "$E2E_DIR/h.json" | grep -q "runs as root, but lume-metal runs as nobody" || fail "$(cat "$E2E_DIR/h.json")"
+  jq -r .error.message "$E2E_DIR/h.json" | grep -q "Nothing was written. Run lume-metal as root" || fail "$(cat "$E2E_DIR/h.json")"
+  jq -r .error.advice "$E2E_DIR/h.json" | grep -q -- "--force-user-mismatch" || fail "$(cat "$E2E_DIR/h.json")"
+  grep -q -- "--force-user-mismatch" "$E2E_DIR/h.json.err" || fail "text: $(cat "$E2E_DIR/h.json.err")"
+  [ -z "$(find "$nb" -name '*.plist')" ] || fail "a preference file was written"
+  [ ! -e "$nb/state/state.json" ] || ! jq -e .preference "$nb/state/state.json" >/dev/null || fail "journal written"
+
+  # enable: refused once, before any VM is touched.
+  set +e; as_nobody enable vm1 --format json >"$E2E_DIR/e.json" 2>"$E2E_DIR/e.json.err"; LM_RC=$?; set -e
+  expect_rc 1 "$E2E_DIR/e.json"
+  jq_is "$E2E_DIR/e.json" '.vms[0].error.code' wrong-user
+  [ "$(count_requests POST /run)" -eq 0 ] || fail "a VM was started"
+  [ -z "$(find "$nb" -name '*.plist')" ] || fail "a preference file was written"
+
+  # status: whose domain, in JSON and text.
+  set +e; as_nobody status --format json >"$E2E_DIR/s.json" 2>/dev/null; set -e
+  jq_is "$E2E_DIR/s.json" .host_preference.user nobody
+  jq_is "$E2E_DIR/s.json" .host_preference.server_user root
+  jq_is "$E2E_DIR/s.json" .host_preference.user_mismatch true
+  as_nobody host status | grep -q "user: *nobody's domain, but the Lume server runs as root" ||
+    fail "host status: $(as_nobody host status)"
+  lm_json "$E2E_DIR/r.json" status
+  jq_is "$E2E_DIR/r.json" .host_preference.user root
+  jq_is "$E2E_DIR/r.json" .host_preference.server_user root
+  jq_is "$E2E_DIR/r.json" .host_preference.user_mismatch false
+  lm status | grep -q "user: root's domain, the Lume server's user's" || fail "status: $(lm status)"
+
+  # Forced: written, with a warning.
+  as_nobody host enable --force-user-mismatch >/dev/null 2>"$E2E_DIR/f.err" || fail "forced enable: $(cat "$E2E_DIR/f.err")"
+  grep -q "forced: writing nobody's preference domain although" "$E2E_DIR/f.err" || fail "no warning: $(cat "$E2E_DIR/f.err")"
+  [ -n "$(find "$nb/prefs" -name '*.plist')" ] || fail "forced enable wrote nothing"
+  as_nobody host disable --force-user-mismatch >/dev/null 2>&1 || fail "forced disable"
+  [ ! -d "$nb/prefs" ] || [ -z "$(find "$nb/prefs" -name "*.plist")" ] || fail "forced disable left the file"
+
+  # root, the default preference store, and no Lume server at the URL: refused as well.
+  set +e
+  env -u LUME_METAL_PREFS_DIR HOME="$E2E_DIR/roothome" "$LM_BIN" host enable --lume-url http://127.0.0.1:1 \
+    --format json >"$E2E_DIR/root.json" 2>"$E2E_DIR/root.json.err"
+  LM_RC=$?
+  set -e
+  expect_rc 1 "$E2E_DIR/root.json"
+  jq_is "$E2E_DIR/root.json" .error.code wrong-user
+  jq -r .error.message "$E2E_DIR/root.json" | grep -q "runs as root and no Lume server answers at 127.0.0.1:1" ||
+    fail "$(cat "$E2E_DIR/root.json")"
+  [ ! -e "$E2E_DIR/roothome/Library/Preferences" ] || [ -z "$(ls -A "$E2E_DIR/roothome/Library/Preferences")" ] ||
+    fail "root's preference written"
+}
+
+name=${1:?usage: lume_scenarios.sh NAME}
+"scenario_$name"
+sim_stop
+echo "e2e $name: passed"

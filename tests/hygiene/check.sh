@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# check.sh NAME: one rule of docs/testing.md, checked on the tree (see CMakeLists.txt).
+set -euo pipefail
+: "${SOURCE_DIR:?}" "${BUILD_DIR:?}" "${CMAKE:?}" "${CTEST:?}" "${WORK_DIR:?}"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# No retries: a test that fails once is a failure (the presets and CI never run it again).
+presets_no_retry() {
+  local repeats
+  repeats=$(jq -c '[.testPresets[]? | select(.execution.repeat != null) | .name]' "$SOURCE_DIR/CMakePresets.json")
+  [ "$repeats" = "[]" ] || fail "test presets that repeat failing tests: $repeats (CMakePresets.json)"
+  ! grep -nE -- '--repeat|until-pass|--rerun-failed' "$SOURCE_DIR/.ci/run" || fail ".ci/run retries tests"
+}
+
+# PASS_REGULAR_EXPRESSION makes CTest ignore the exit code: a crash after the expected line
+# would pass. Tests check both through tests/unit/run_cli.cmake instead.
+no_pass_regex_only() {
+  local found
+  found=$("$CTEST" --test-dir "$BUILD_DIR" --show-only=json-v1 |
+    jq -r '.tests[] | select([.properties[]? | .name] | index("PASS_REGULAR_EXPRESSION")) | .name')
+  [ -z "$found" ] || fail "tests whose exit code CTest ignores (PASS_REGULAR_EXPRESSION): $found"
+}
+
+# Timings belong to the benchmarks (tests/bench), which print figures; a test that asserts on
+# elapsed time fails on a loaded machine and says nothing about correctness.
+no_timing_asserts() {
+  local found
+  found=$(cd "$SOURCE_DIR" && grep -nE \
+      -e 'mono_now\(\) *-' -e 'lm_clock_(monotonic|epoch)\(\) *-' -e 'tv_sec *- *[a-z]+\.tv_sec' \
+      -e '\.seconds *[<>]' -e 'SECONDS *- *\$' \
+      $(find tests -path tests/bench -prune -o -path tests/hygiene -prune -o \
+          \( -name 'test_*.c' -o -name '*.sh' -o -name '*.cmake' \) -type f -print | sort) || true)
+  [ -z "$found" ] || fail "timing assertions in tests (move them to a benchmark):
+$found"
+}
+
+# configure SCRATCH_NAME [cmake args...]: configure the tree afresh in the work directory with the
+# Mach-O cross-build's linker made unavailable; output in $WORK_DIR/SCRATCH_NAME.log.
+configure() {
+  local name=$1; shift
+  rm -rf "$WORK_DIR/$name"
+  set +e
+  "$@" -S "$SOURCE_DIR" -B "$WORK_DIR/$name" ${GENERATOR:+-G "$GENERATOR"} \
+    -DLUME_METAL_DARWIN_LD64=/nonexistent/ld64.lld -DLUME_METAL_BENCHMARKS=OFF >"$WORK_DIR/$name.log" 2>&1
+  CONFIGURE_RC=$?
+  set -e
+}
+
+# In CI a part that cannot be built stops the configure, naming it and what to install.
+configure_ci_refuses_missing_part() {
+  configure ci "$CMAKE" -E env CI=true "$CMAKE" -DLUME_METAL_TESTS=OFF
+  [ "$CONFIGURE_RC" -ne 0 ] || fail "CI=true: the configure succeeded without the Mach-O cross-build: $(tail -n 20 "$WORK_DIR/ci.log")"
+  grep -q "guest_macho_verify cannot be built here" "$WORK_DIR/ci.log" || fail "$(tail -n 20 "$WORK_DIR/ci.log")"
+  grep -q "apt-get install clang-22 lld-22 llvm-14" "$WORK_DIR/ci.log" || fail "no package named: $(tail -n 20 "$WORK_DIR/ci.log")"
+  rm -rf "$WORK_DIR/ci"
+}
+
+# Elsewhere it is a registered test that reports itself skipped, with the reason.
+configure_skips_missing_part() {
+  configure local "$CMAKE" -E env --unset=CI "$CMAKE"
+  [ "$CONFIGURE_RC" -eq 0 ] || fail "the configure failed: $(tail -n 20 "$WORK_DIR/local.log")"
+  grep -q "guest_macho_verify is not built" "$WORK_DIR/local.log" || fail "no warning: $(tail -n 20 "$WORK_DIR/local.log")"
+  local out
+  out=$("$CTEST" --test-dir "$WORK_DIR/local" -R '^guest_macho_verify$' -V 2>&1) || fail "$out"
+  [[ $out == *"guest_macho_verify (Skipped)"* ]] || fail "not reported as skipped: $out"
+  [[ $out == *"skipped: the Mach-O cross-build needs clang-22"* ]] || fail "the reason is not shown: $out"
+  rm -rf "$WORK_DIR/local"
+}
+
+"${1:?usage: check.sh NAME}"
+echo "hygiene $1: ok"

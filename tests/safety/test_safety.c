@@ -1,0 +1,488 @@
+/* Issue 11 (reliability and security), the parts a unit test reaches: the one sanitiser (item 3),
+ * no hang on a FIFO for any file lume-metal reads (item 5), relative directories refused by the
+ * library (item 6), the one range check before a JSON number becomes an integer (item 7, run under
+ * the asan preset with UBSan's float-cast-overflow check), and fixed buffers that fail or end
+ * visibly instead of cutting silently (item 8). The known-hosts and password-file parts need an
+ * SSH server: tests/ssh/test_ssh_guest.c. The CLI parts: cli_safety.sh. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <setjmp.h>
+
+#include <cmocka.h>
+
+#include "lume-metal.h"
+#include "error_internal.h"
+#include "flow_internal.h"
+#include "fs.h"
+#include "json.h"
+#include "state.h"
+#include "text.h"
+
+static char *tmp_dir;
+
+static char *join2(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = malloc(n);
+
+	assert_non_null(p);
+	snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
+static char *path_in(const char *name)
+{
+	return join2(tmp_dir, name);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void make_fifo(const char *path)
+{
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+}
+
+static int contains(const char *hay, const char *needle)
+{
+	return hay != NULL && strstr(hay, needle) != NULL;
+}
+
+static void assert_message_has(const char *needle)
+{
+	if (!contains(lm_error_last()->message, needle))
+		fail_msg("expected \"%s\" in: %s", needle, lm_error_last()->message);
+}
+
+static lm_context *context_in(const char *state, const char *prefs, const char *bundle)
+{
+	lm_options o = LM_OPTIONS_INIT;
+	lm_context *ctx = NULL;
+
+	o.state_dir = state;
+	o.prefs_dir = prefs;
+	o.bundle_dir = bundle;
+	o.connect_timeout = 2;
+	if (lm_context_new(&ctx, &o) != 0)
+		fail_msg("context: %s", lm_error_last()->message);
+	return ctx;
+}
+
+static int setup(void **state)
+{
+	char tmpl[] = "/tmp/lm-safety-XXXXXX";
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	tmp_dir = strdup(tmpl);
+	/* A FIFO that blocks would hang the test: the alarm makes that a failure instead. */
+	alarm(60);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char *argv[] = {"/bin/rm", "-rf", tmp_dir, NULL};
+	pid_t pid;
+	int status;
+
+	(void)state;
+	alarm(0);
+	if ((pid = fork()) == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	free(tmp_dir);
+	return 0;
+}
+
+/* ---- item 3: one sanitiser ------------------------------------------------------------------ */
+
+static char *sanitized(const char *s, size_t len, unsigned flags)
+{
+	lm_buf b = {0};
+
+	lm_text_sanitize(&b, s, len, flags);
+	return lm_buf_finish(&b);
+}
+
+static void test_sanitiser(void **state)
+{
+	/* ESC [ 3 1 m, a C1 CSI (U+009B), a lone byte, an overlong '/', a truncated sequence. */
+	static const char evil[] = "vm\x1b[31m\xc2\x9b" "2J\xff\xc0\xaf\xe2\x82";
+	static const char good[] = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";
+	char *s, out[32];
+	size_t bad;
+
+	(void)state;
+	s = sanitized(evil, sizeof(evil) - 1, 0);
+	assert_string_equal(s, "vm\\x1b[31m\\xc2\\x9b2J\\xff\\xc0\\xaf\\xe2\\x82");
+	free(s);
+	/* Well-formed printable UTF-8 passes as it is. */
+	s = sanitized(good, sizeof(good) - 1, 0);
+	assert_string_equal(s, good);
+	free(s);
+	/* Lines: newlines and tabs kept, CR and DEL not; quoted: quotes and backslashes escaped. */
+	s = lm_text_printable("a\n\tb\rc\x7f");
+	assert_string_equal(s, "a\n\tb\\rc\\x7f");
+	lm_free(s);
+	s = sanitized("\"a\\b\"\n", 6, LM_TEXT_QUOTED);
+	assert_string_equal(s, "\\\"a\\\\b\\\"\\n");
+	free(s);
+	/* lm_text_quote never ends inside a UTF-8 sequence when it cuts, and marks the cut. */
+	lm_text_quote(out, 9, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 10, 100);
+	assert_int_equal(lm_utf8_check(out, strlen(out), &bad), 0);
+	assert_string_equal(out, "\xc3\xa9\xc3\xa9...");
+	/* A rejected VM name in a library message: no raw escape byte. */
+	{
+		char name[LM_VM_NAME_MAX];
+		assert_int_equal(lm_vm_name_normalize("bad\x1b]0;owned\x07name", name), LM_EINVALID);
+		assert_null(strchr(lm_error_last()->message, '\x1b'));
+		assert_null(strchr(lm_error_last()->message, '\x07'));
+		assert_message_has("\\x1b]0;owned\\x07");
+		assert_int_equal(lm_vm_name_normalize("\xff\xfe", name), LM_EINVALID);
+		assert_int_equal(lm_utf8_check(lm_error_last()->message, strlen(lm_error_last()->message), &bad), 0);
+	}
+}
+
+/* ---- item 5: FIFOs never hang --------------------------------------------------------------- */
+
+static void test_fifo_reader(void **state)
+{
+	char *fifo = path_in("fifo"), *data = NULL;
+	size_t len = 0;
+	struct stat st;
+	int fd = -1;
+
+	(void)state;
+	make_fifo(fifo);
+	assert_int_equal(lm_fs_read_file(fifo, 100, &data, &len), LM_EINVALID);
+	assert_message_has("FIFO");
+	assert_int_equal(lm_fs_open_read(fifo, &fd, &st), LM_EINVALID);
+	assert_int_equal(fd, -1);
+	/* A profile. */
+	{
+		lm_profile *p = NULL;
+		assert_int_equal(lm_profile_load_file(&p, fifo), LM_EINVALID);
+		assert_message_has(fifo);
+		assert_message_has("FIFO");
+	}
+	free(fifo);
+}
+
+static void test_fifo_journal_lock_plist(void **state)
+{
+	char *dir = path_in("fifo-state"), *prefs = path_in("fifo-prefs"), *journal, *lock, *plist;
+	lm_host_pref_info info;
+	lm_pref_setting want;
+	lm_context *ctx;
+	lm_state *st = NULL;
+
+	(void)state;
+	assert_int_equal(lm_fs_mkdir_private(dir), 0);
+	assert_int_equal(lm_fs_mkdir_private(prefs), 0);
+	journal = join2(dir, "state.json");
+	lock = join2(dir, "state.lock");
+	plist = join2(prefs, "com.apple.gpusw.ParavirtualizedGraphics.plist");
+	ctx = context_in(dir, prefs, NULL);
+	/* The journal. */
+	make_fifo(journal);
+	assert_int_equal(lm_state_open(&st, ctx), LM_EINVALID);
+	assert_null(st);
+	assert_message_has("FIFO");
+	assert_int_equal(lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 1), LM_EINVALID);
+	unlink(journal);
+	/* The lock file. */
+	make_fifo(lock);
+	assert_int_equal(lm_state_open(&st, ctx), LM_EIO);
+	assert_message_has("not a regular file");
+	unlink(lock);
+	/* The preference plist. */
+	make_fifo(plist);
+	lm_host_pref_default(&want);
+	memset(&info, 0, sizeof(info));
+	assert_int_equal(lm_host_pref_status(ctx, &want, &info), LM_EINVALID);
+	assert_message_has("FIFO");
+	memset(&info, 0, sizeof(info));
+	assert_int_equal(lm_host_pref_enable(ctx, &want, &info), LM_EINVALID);
+	unlink(plist);
+	lm_context_free(ctx);
+	free(journal);
+	free(lock);
+	free(plist);
+	free(dir);
+	free(prefs);
+}
+
+static void test_fifo_manifest_key_password_known_hosts(void **state)
+{
+	char *bundle = path_in("fifo-bundle"), *manifest, *key = path_in("fifo-key"), *pw = path_in("fifo-pw"),
+	     *sdir = path_in("fifo-kh"), *kh;
+	lm_options o = LM_OPTIONS_INIT;
+	lm_guest_facts facts;
+	lm_bundle *b = NULL;
+	lm_context *ctx;
+	lm_ssh *ssh = NULL;
+
+	(void)state;
+	/* The bundle manifest. */
+	assert_int_equal(lm_fs_mkdir_private(bundle), 0);
+	manifest = join2(bundle, "manifest.json");
+	make_fifo(manifest);
+	ctx = context_in(sdir, NULL, bundle);
+	memset(&facts, 0, sizeof(facts));
+	assert_int_equal(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
+	assert_message_has("FIFO");
+	lm_context_free(ctx);
+	/* A key file and a password file: refused before any connection is tried (port 1 of a
+	 * loopback address nobody listens on would say "refused" otherwise). */
+	make_fifo(key);
+	o.state_dir = sdir;
+	o.ssh_key = key;
+	assert_int_equal(lm_context_new(&ctx, &o), 0);
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, "vm", "127.0.0.1", 1), LM_EINVALID);
+	assert_message_has("FIFO");
+	lm_context_free(ctx);
+	make_fifo(pw);
+	o.ssh_key = NULL;
+	o.ssh_password_file = pw;
+	assert_int_equal(lm_context_new(&ctx, &o), 0);
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, "vm", "127.0.0.1", 1), LM_EINVALID);
+	assert_message_has("FIFO");
+	assert_message_has("--ssh-password-file");
+	/* known_hosts. */
+	assert_int_equal(lm_fs_mkdir_private(sdir), 0);
+	kh = join2(sdir, "known_hosts");
+	make_fifo(kh);
+	assert_int_equal(lm_ssh_forget_host(ctx, "vm"), LM_EINVALID);
+	assert_message_has("FIFO");
+	lm_context_free(ctx);
+	free(kh);
+	free(manifest);
+	free(bundle);
+	free(key);
+	free(pw);
+	free(sdir);
+}
+
+/* ---- item 6: relative directories ------------------------------------------------------------- */
+
+static void test_relative_dirs_refused(void **state)
+{
+	lm_options o = LM_OPTIONS_INIT;
+	lm_context *ctx = NULL;
+
+	(void)state;
+	o.state_dir = "state";
+	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	assert_message_has("relative");
+	assert_null(ctx);
+	o.state_dir = NULL;
+	o.prefs_dir = "./prefs";
+	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	o.prefs_dir = NULL;
+	o.bundle_dir = "bundle";
+	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	o.bundle_dir = NULL;
+	/* Timeouts become milliseconds: NaN or absurd values are refused, not converted. */
+	o.connect_timeout = NAN;
+	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	o.connect_timeout = 1e300;
+	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	o.connect_timeout = 0;
+	o.state_dir = "/abs/state";
+	assert_int_equal(lm_context_new(&ctx, &o), 0);
+	lm_context_free(ctx);
+}
+
+/* ---- item 7: double -> integer ----------------------------------------------------------------- */
+
+static void test_json_to_int(void **state)
+{
+	int64_t v = 7;
+
+	(void)state;
+	assert_int_equal(lm_json_to_int(1, 1, 10, &v), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(lm_json_to_int(9007199254740991.0, 0, INT64_MAX, &v), 0);
+	assert_true(v == 9007199254740991LL);
+	assert_int_equal(lm_json_to_int(9007199254740992.0, 0, INT64_MAX, &v), -1);
+	assert_int_equal(lm_json_to_int(-9007199254740991.0, INT64_MIN, 0, &v), 0);
+	assert_int_equal(lm_json_to_int(1e300, INT64_MIN, INT64_MAX, &v), -1);
+	assert_int_equal(lm_json_to_int(-1e300, INT64_MIN, INT64_MAX, &v), -1);
+	assert_int_equal(lm_json_to_int(1.4e47, 0, INT64_MAX, &v), -1);
+	assert_int_equal(lm_json_to_int(1.5, 0, 10, &v), -1);
+	assert_int_equal(lm_json_to_int(NAN, INT64_MIN, INT64_MAX, &v), -1);
+	assert_int_equal(lm_json_to_int(INFINITY, INT64_MIN, INT64_MAX, &v), -1);
+	assert_int_equal(lm_json_to_int(11, 1, 10, &v), -1);
+	assert_int_equal(lm_json_to_int(-0.0, 0, 0, &v), 0);
+	assert_int_equal(v, 0);
+}
+
+static void test_out_of_range_numbers(void **state)
+{
+	static const char *const schemas[] = {"1e300", "-1e300", "1.5", "0", "2147483648", "\"1\""};
+	char *dir = path_in("numbers"), *journal, *bundle = path_in("numbers-bundle"), *manifest, text[256];
+	lm_guest_facts facts;
+	lm_context *ctx;
+	lm_state *st = NULL;
+	lm_bundle *b = NULL;
+	lm_profile *p = NULL;
+	cJSON *vm;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(lm_fs_mkdir_private(dir), 0);
+	journal = join2(dir, "state.json");
+	ctx = context_in(dir, NULL, bundle);
+	/* state.c: the schema number. */
+	for (i = 0; i < sizeof(schemas) / sizeof(schemas[0]); i++) {
+		snprintf(text, sizeof(text), "{\"schema\":%s,\"vms\":{}}\n", schemas[i]);
+		write_text(journal, text);
+		if (lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 1) != LM_ECORRUPT)
+			fail_msg("schema %s: %s", schemas[i], lm_error_last()->message);
+		assert_null(st);
+	}
+	/* journal.c: a boot time of 1e300 reads as unknown; a home too long for its field is an
+	 * error, never cut. */
+	vm = cJSON_Parse("{\"guest\":{\"os\":\"Darwin\",\"home\":\"/Users/lume\",\"boot_time\":1e300}}");
+	assert_int_equal(lm_journal_load_facts(vm, &facts), 0);
+	assert_int_equal(facts.boot_time, 0);
+	assert_string_equal(facts.home, "/Users/lume");
+	cJSON_Delete(vm);
+	{
+		char *long_home = malloc(700), *json = malloc(800);
+		memset(long_home, 'h', 699);
+		long_home[0] = '/';
+		long_home[699] = '\0';
+		snprintf(json, 800, "{\"guest\":{\"os\":\"Darwin\",\"home\":\"%s\"}}", long_home);
+		vm = cJSON_Parse(json);
+		assert_int_equal(lm_journal_load_facts(vm, &facts), LM_ECORRUPT);
+		assert_message_has("511");
+		cJSON_Delete(vm);
+		free(long_home);
+		free(json);
+	}
+	/* bundle.c: a file size of 1.4e47, a version of 1e300. */
+	assert_int_equal(lm_fs_mkdir_private(bundle), 0);
+	manifest = join2(bundle, "manifest.json");
+	write_text(manifest, "{\"format\":\"lume-metal-bundle\",\"version\":1,\"bundle_id\":\"x-1\",\"platform\":\"p\","
+	    "\"os\":\"Linux\",\"injection_variable\":\"LD_PRELOAD\",\"shim\":\"s\",\"probe\":\"p\",\"files\":[{\"name\":"
+	    "\"s\",\"sha256\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"size\":1.4e47,"
+	    "\"mode\":\"0755\"}]}");
+	memset(&facts, 0, sizeof(facts));
+	assert_int_equal(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
+	assert_message_has("size");
+	write_text(manifest, "{\"format\":\"lume-metal-bundle\",\"version\":1e300}");
+	assert_int_equal(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
+	/* A profile's integer preference value. */
+	assert_int_equal(lm_profile_parse(&p, "{\"format\":\"lume-metal-profile\",\"version\":1,\"name\":\"t\","
+	    "\"capabilities\":{\"apple_family_max\":1009,\"max_threadgroup_memory\":65536},"
+	    "\"host_preference\":{\"value\":1e300}}", 160, "t"), LM_EINVALID);
+	lm_context_free(ctx);
+	free(manifest);
+	free(journal);
+	free(bundle);
+	free(dir);
+}
+
+/* ---- item 8: no silent truncation --------------------------------------------------------------- */
+
+static void test_guest_home_limit(void **state)
+{
+	lm_guest_facts facts;
+	char out[2048], current[96];
+	size_t n;
+
+	(void)state;
+	/* A home of 511 bytes fits; 512 is an error naming the limit (it feeds `rm -rf` paths). */
+	for (n = 511; n <= 512; n++) {
+		char home[600];
+		memset(home, 'h', n);
+		home[0] = '/';
+		home[n] = '\0';
+		snprintf(out, sizeof(out), "Darwin\narm64\n26.5.2\n{ sec = 1796000000, usec = 0 }\n%s\n0.1.0-abc\n", home);
+		if (n == 511) {
+			assert_int_equal(lm_guest_facts_parse(out, NULL, &facts, current, sizeof(current)), 0);
+			assert_string_equal(facts.home, home);
+			assert_string_equal(current, "0.1.0-abc");
+		} else {
+			assert_int_equal(lm_guest_facts_parse(out, NULL, &facts, current, sizeof(current)), LM_EREMOTE);
+			assert_message_has("home directory");
+			assert_message_has("511 bytes");
+		}
+	}
+	/* The same for the other fields. */
+	snprintf(out, sizeof(out), "Darwin-with-a-very-long-name-beyond-31\narm64\n26\n\n/Users/lume\n\n");
+	assert_int_equal(lm_guest_facts_parse(out, NULL, &facts, NULL, 0), LM_EREMOTE);
+	assert_message_has("31 bytes");
+}
+
+static void test_buffers_fail_or_show_the_cut(void **state)
+{
+	char small[8], big[600], *s;
+	lm_buf b = {0};
+
+	(void)state;
+	assert_int_equal(lm_text_format(small, sizeof(small), "%s", "1234567"), 0);
+	assert_string_equal(small, "1234567");
+	assert_int_equal(lm_text_format(small, sizeof(small), "%s", "12345678"), -1);
+	assert_string_equal(small, "");
+	lm_text_format_cut(small, sizeof(small), "%s", "12345678");
+	assert_string_equal(small, "1234...");
+	/* lm_buf_printf used to stop at 512 bytes. */
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	lm_buf_printf(&b, "<%s>", big);
+	s = lm_buf_finish(&b);
+	assert_int_equal(strlen(s), sizeof(big) + 1);
+	free(s);
+	/* An error message longer than its buffer ends in "...". */
+	{
+		char *huge = malloc(5000);
+		memset(huge, 'm', 4999);
+		huge[4999] = '\0';
+		lm_error_set(LM_EINVALID, "%s", huge);
+		s = (char *)lm_error_last()->message;
+		assert_string_equal(s + strlen(s) - 3, "...");
+		lm_error_prefix("context: ");
+		s = (char *)lm_error_last()->message;
+		assert_true(strncmp(s, "context: mmm", 12) == 0);
+		assert_string_equal(s + strlen(s) - 3, "...");
+		free(huge);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sanitiser),
+		cmocka_unit_test(test_fifo_reader),
+		cmocka_unit_test(test_fifo_journal_lock_plist),
+		cmocka_unit_test(test_fifo_manifest_key_password_known_hosts),
+		cmocka_unit_test(test_relative_dirs_refused),
+		cmocka_unit_test(test_json_to_int),
+		cmocka_unit_test(test_out_of_range_numbers),
+		cmocka_unit_test(test_guest_home_limit),
+		cmocka_unit_test(test_buffers_fail_or_show_the_cut),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

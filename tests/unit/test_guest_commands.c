@@ -1,0 +1,292 @@
+/* The shell commands lume-metal sends to a guest (host/lib/flow/guest.c), run here under zsh with
+ * its default options — the login shell of Cua's macOS images, where a glob that matches nothing
+ * is an error — and under /bin/sh: each must do exactly the same under both. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "flow_internal.h"
+#include "test_util.h"
+
+static const char *const shells[] = {LM_TEST_ZSH, "/bin/sh"};
+#define NSHELLS (sizeof(shells) / sizeof(shells[0]))
+#define SESSION_PATH "/usr/bin:/bin:/usr/sbin:/sbin" /* macOS sshd's default */
+
+/* SHELL -c COMMAND as sshd runs it (HOME and sshd's PATH only, no rc files: ZDOTDIR is the
+ * empty home), stdout into out. Returns the exit status. */
+static int run_shell(const char *shell, const char *command, const char *home, char *out, size_t outcap)
+{
+	char env_home[PATH_MAX + 8], env_zdotdir[PATH_MAX + 12];
+	char *argv[] = {(char *)shell, "-c", (char *)command, NULL};
+	char *envp[] = {"PATH=" SESSION_PATH, env_home, env_zdotdir, NULL};
+	posix_spawn_file_actions_t fa;
+	int fds[2], status = -1;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+
+	snprintf(env_home, sizeof(env_home), "HOME=%s", home);
+	snprintf(env_zdotdir, sizeof(env_zdotdir), "ZDOTDIR=%s", home);
+	assert_int_equal(pipe(fds), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	posix_spawn_file_actions_addclose(&fa, fds[0]);
+	posix_spawn_file_actions_addclose(&fa, fds[1]);
+	assert_int_equal(posix_spawn(&pid, shell, &fa, NULL, argv, envp), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	while ((n = read(fds[0], out + len, outcap - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+typedef struct {
+	char *home;
+	lm_guest_facts facts;
+	lm_bundle *bundle;
+} fixture;
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+
+	f->home = lm_test_tmpdir();
+	snprintf(f->facts.os, sizeof(f->facts.os), "%s", "Linux"); /* the mv of this machine */
+	snprintf(f->facts.home, sizeof(f->facts.home), "%s", f->home);
+	f->bundle = calloc(1, sizeof(*f->bundle));
+	snprintf(f->bundle->id, sizeof(f->bundle->id), "%s", "0.1.0-0123456789ab");
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+
+	lm_test_rmtree(f->home);
+	free(f->home);
+	free(f->bundle);
+	free(f);
+	return 0;
+}
+
+static char *base_path(fixture *f, const char *rest)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s%s%s", f->home, LM_GUEST_BASE, rest[0] ? "/" : "", rest);
+	return strdup(path);
+}
+
+static void mkdir_p(const char *path)
+{
+	char buf[PATH_MAX], *p;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(buf, 0755);
+			*p = '/';
+		}
+	mkdir(buf, 0755);
+}
+
+static int exists(fixture *f, const char *rest)
+{
+	char *p = base_path(f, rest);
+	struct stat st;
+	int ok = lstat(p, &st) == 0;
+
+	free(p);
+	return ok;
+}
+
+/* The base directory holds exactly these names (sorted, space separated). */
+static void assert_entries(fixture *f, const char *shell, const char *want)
+{
+	char cmd[PATH_MAX + 64], out[1024], *base = base_path(f, "");
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | sort | tr '\\n' ' '", base);
+	free(base);
+	assert_int_equal(run_shell(shell, cmd, f->home, out, sizeof(out)), 0);
+	if (strcmp(out, want) != 0)
+		fail_msg("%s: entries '%s', expected '%s'", shell, out, want);
+}
+
+/* A fresh guest: no staging directory to remove. This is where zsh's NOMATCH broke
+ * `rm -rf .staging-*`. */
+static void test_prepare_fresh_guest(void **state)
+{
+	fixture *f = *state;
+	char *cmd = NULL, out[256];
+	size_t i;
+
+	assert_int_equal(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &cmd), 0);
+	for (i = 0; i < NSHELLS; i++) {
+		char *base = base_path(f, "");
+		lm_test_rmtree(base);
+		free(base);
+		if (run_shell(shells[i], cmd, f->home, out, sizeof(out)) != 0)
+			fail_msg("%s -c \"%s\" failed in a fresh guest", shells[i], cmd);
+		assert_true(exists(f, ".staging-0.1.0-0123456789ab/profiles"));
+	}
+	free(cmd);
+}
+
+/* What an interrupted install left goes; nothing else of the guest's is touched. */
+static void test_prepare_removes_leftovers(void **state)
+{
+	fixture *f = *state;
+	char *cmd = NULL, out[256], *p;
+	size_t i;
+
+	assert_int_equal(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &cmd), 0);
+	for (i = 0; i < NSHELLS; i++) {
+		p = base_path(f, ".staging-0.0.9-old/profiles");
+		mkdir_p(p);
+		free(p);
+		p = base_path(f, ".current.new");
+		assert_int_equal(symlink("0.0.9-old", p), 0);
+		free(p);
+		p = base_path(f, "0.0.8-kept");
+		mkdir_p(p);
+		free(p);
+		assert_int_equal(run_shell(shells[i], cmd, f->home, out, sizeof(out)), 0);
+		assert_entries(f, shells[i], ".staging-0.1.0-0123456789ab 0.0.8-kept ");
+	}
+	free(cmd);
+}
+
+/* The staged bundle into place, `current` to it, older versions and leftovers gone. */
+static void test_switch(void **state)
+{
+	fixture *f = *state;
+	char *prepare = NULL, *sw = NULL, out[256], *p, link[64];
+	size_t i;
+	ssize_t n;
+
+	assert_int_equal(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &prepare), 0);
+	assert_int_equal(lm_guest_install_switch_command(&f->facts, f->bundle, ".staging-0.1.0-0123456789ab", &sw), 0);
+	for (i = 0; i < NSHELLS; i++) {
+		p = base_path(f, "0.0.9-old");
+		mkdir_p(p);
+		free(p);
+		p = base_path(f, "current");
+		unlink(p);
+		assert_int_equal(symlink("0.0.9-old", p), 0);
+		free(p);
+		assert_int_equal(run_shell(shells[i], prepare, f->home, out, sizeof(out)), 0);
+		p = base_path(f, ".staging-other"); /* e.g. left by a concurrent, killed run */
+		mkdir_p(p);
+		free(p);
+		p = base_path(f, ".staging-0.1.0-0123456789ab/manifest.json");
+		lm_test_write(p, "{}", 2);
+		free(p);
+		if (run_shell(shells[i], sw, f->home, out, sizeof(out)) != 0)
+			fail_msg("%s -c \"%s\" failed", shells[i], sw);
+		assert_entries(f, shells[i], "0.1.0-0123456789ab current ");
+		p = base_path(f, "current");
+		n = readlink(p, link, sizeof(link) - 1);
+		free(p);
+		assert_true(n > 0);
+		link[n] = '\0';
+		assert_string_equal(link, "0.1.0-0123456789ab");
+		assert_true(exists(f, "current/manifest.json"));
+	}
+	free(prepare);
+	free(sw);
+}
+
+static void shim_env(fixture *f, lm_shim_env *se, const char *home)
+{
+	memset(se, 0, sizeof(*se));
+	(void)f;
+	snprintf(se->injection, sizeof(se->injection), "%s", "LM_TEST_INJECTED");
+	snprintf(se->shim_path, sizeof(se->shim_path), "%s/%s/current/lib shim*.so", home, LM_GUEST_BASE);
+	snprintf(se->probe_path, sizeof(se->probe_path), "%s/%s/current/metal-capabilities", home, LM_GUEST_BASE);
+	se->nenv = 1;
+	se->env[0].name = "LUME_METAL_APPLE_FAMILY_MAX";
+	snprintf(se->env[0].value, sizeof(se->env[0].value), "%s", "1009");
+}
+
+/* run's PATH: the bundle's tools, Homebrew's directories, then the session's PATH. */
+static void test_run_path(void **state)
+{
+	fixture *f = *state;
+	const char *argv[] = {"printenv", "PATH"};
+	const char *home = "/Users/a b";
+	char *cmd = NULL, out[1024], want[1024];
+	lm_shim_env se;
+	size_t i;
+
+	shim_env(f, &se, home);
+	assert_int_equal(lm_shim_command(&se, 1, argv, 2, &cmd), 0);
+	snprintf(want, sizeof(want), "%s/%s/current:/opt/homebrew/bin:/usr/local/bin:" SESSION_PATH "\n", home,
+	    LM_GUEST_BASE);
+	for (i = 0; i < NSHELLS; i++) {
+		assert_int_equal(run_shell(shells[i], cmd, f->home, out, sizeof(out)), 0);
+		if (strcmp(out, want) != 0)
+			fail_msg("%s: PATH %s, expected %s", shells[i], out, want);
+	}
+	free(cmd);
+}
+
+/* Every argument and variable reaches the workload as it was given: no glob, expansion or
+ * splitting by either shell. */
+static void test_run_arguments_verbatim(void **state)
+{
+	fixture *f = *state;
+	const char *argv[] = {"printf", "[%s]\\n", "a b", "*", "/nonexistent-*", ".staging-*", "$HOME", "~",
+	    "~lume", "x=y", "it's", "", "{a,b}", "!", "#c", "`id`", "$(id)", ";", "&", "a\tb", "line\nbreak",
+	    "=ls", "^x", "%1", "-"};
+	const char *env_argv[] = {"printenv", "LM_TEST_INJECTED", "LUME_METAL_APPLE_FAMILY_MAX"};
+	char *cmd = NULL, out[2048], want[2048];
+	size_t i, k, n = 0, argc = sizeof(argv) / sizeof(argv[0]);
+	lm_shim_env se;
+
+	for (k = 2; k < argc; k++)
+		n += (size_t)snprintf(want + n, sizeof(want) - n, "[%s]\n", argv[k]);
+	shim_env(f, &se, "/Users/lume");
+	assert_int_equal(lm_shim_command(&se, 1, argv, argc, &cmd), 0);
+	for (i = 0; i < NSHELLS; i++) {
+		assert_int_equal(run_shell(shells[i], cmd, f->home, out, sizeof(out)), 0);
+		if (strcmp(out, want) != 0)
+			fail_msg("%s -c \"%s\" printed:\n%s\nexpected:\n%s", shells[i], cmd, out, want);
+	}
+	free(cmd);
+	cmd = NULL;
+	assert_int_equal(lm_shim_command(&se, 1, env_argv, 3, &cmd), 0);
+	snprintf(want, sizeof(want), "/Users/lume/%s/current/lib shim*.so\n1009\n", LM_GUEST_BASE);
+	for (i = 0; i < NSHELLS; i++) {
+		assert_int_equal(run_shell(shells[i], cmd, f->home, out, sizeof(out)), 0);
+		assert_string_equal(out, want);
+	}
+	free(cmd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_prepare_fresh_guest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_removes_leftovers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_switch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_arguments_verbatim, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
