@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # should_cancel: Ctrl-C (SIGINT) to `lume-metal enable` while it waits for the VM to boot; the tool
 # turns it into the library's should_cancel, which stops the run at the next safe point and undoes
-# it: exit 1 with error "canceled", the host preference as it was, no journal entry left.
+# it: error "canceled", the host preference as it was, no journal entry left, and the process
+# ends by SIGINT (130 in a shell).
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
@@ -17,7 +18,7 @@ done
 grep -q '^vm1: ready \.\.\.$' "$E2E_DIR/e.err" || fail "enable never began to wait: $(cat "$E2E_DIR/e.err")"
 kill -INT "$pid"
 set +e; wait "$pid"; rc=$?; set -e
-[ $rc -eq 1 ] || fail "canceled enable exited $rc, expected 1: $(cat "$E2E_DIR/e.json" "$E2E_DIR/e.err")"
+[ $rc -eq 130 ] || fail "canceled enable exited $rc, expected 130 (ended by SIGINT): $(cat "$E2E_DIR/e.json" "$E2E_DIR/e.err")"
 jq_is "$E2E_DIR/e.json" '.error.code' canceled
 jq_is "$E2E_DIR/e.json" '.vms[0].result' failed
 jq_is "$E2E_DIR/e.json" '[.vms[0].steps[] | select(.state == "failed") | .name] | join(",")' ready

@@ -1246,7 +1246,7 @@ static void test_password_file_unusable(void **state)
 		int code;
 		const char *says;
 	} cases[] = {
-		{"wrong", LM_EAUTH, "--ssh-password-file"}, /* refused: Lume's default is not tried after it */
+		{"wrong", LM_EAUTH, "password from the password file"}, /* refused: Lume's default is not tried after it */
 		{"large", LM_EINVALID, "too large"},        /* was cut to 1023 bytes, refused, then the default */
 		{"fifo", LM_EINVALID, "FIFO"},              /* blocked in open() */
 		{"missing", LM_ENOTFOUND, "no such file"},

@@ -173,7 +173,7 @@ int lm_step_begin(lm_context *ctx, lm_vm_outcome *o, const char *name, double *s
 
 	*started = lm_clock_epoch();
 	if ((rc = lm_context_check_cancel(ctx, "before the next step")) < 0)
-		return lm_error_prefix("%s: %s: ", o->vm, name);
+		return lm_error_prefix("%s: ", name);
 	if (step_push(o, name) == NULL)
 		return lm_error_nomem();
 	lm_context_step(ctx, o->vm, name, LM_STEP_STARTED, 0, "");
