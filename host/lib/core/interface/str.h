@@ -9,7 +9,7 @@
 
 /* printf into a new string (free with free()); NULL when out of memory. */
 char *lm_format(const char *fmt, ...) LM_PRINTF(1, 2);
-char *lm_vformat(const char *fmt, va_list ap);
+char *lm_vformat(const char *fmt, va_list ap) LM_PRINTF(1, 0);
 
 /* Free every string and the array; NULL is fine. */
 void lm_strv_free(char **list);
