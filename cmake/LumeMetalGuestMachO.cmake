@@ -30,7 +30,7 @@ set(LUME_METAL_MACHO_SUMS "${LUME_METAL_MACHO_DIR}/SHA256SUMS" CACHE INTERNAL "S
 set(_lm_macho_inputs
   ${_lm_src}/guest/CMakeLists.txt ${_lm_src}/guest/guest_runtime.h
   ${_lm_src}/guest/shim/lume_metal_shim.c ${_lm_src}/guest/probe/metal_capabilities.c
-  ${_lm_src}/common/include/lume-metal/family_list.h
+  ${_lm_src}/include/lume-metal/family_list.h
   ${_lm_src}/cmake/darwin/DarwinCross.cmake
   ${_lm_src}/cmake/darwin/sdk/usr/lib/libSystem.tbd
   ${_lm_src}/cmake/darwin/sdk/usr/lib/libobjc.tbd

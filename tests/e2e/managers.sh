@@ -289,6 +289,8 @@ scenario_utm_old() {
   lmb_json "$E2E_DIR/e.json" enable vm1
   expect_rc 1 "$E2E_DIR/e.json"
   jq -r '.vms[0].message' "$E2E_DIR/e.json" | grep -q "address has to be given" || fail "$(cat "$E2E_DIR/e.json")"
+  jq_is "$E2E_DIR/e.json" '.vms[0].error.code' no-address
+  jq -r '.error.hint' "$E2E_DIR/e.json" | grep -q -- "--host IP" || fail "no hint: $(cat "$E2E_DIR/e.json")"
   set +e; "$LM_BIN" --vm-manager utm --host "$ADDR" enable vm1 --format json >"$E2E_DIR/e2.json" 2>&1; LM_RC=$?; set -e
   expect_rc 0 "$E2E_DIR/e2.json"
 }
@@ -319,6 +321,8 @@ scenario_auto_choice() {
   lm_json "$E2E_DIR/a.json" status vm1
   jq -r '.vms[0].message' "$E2E_DIR/a.json" | grep -q "more than one VM manager has a VM of this name (lume-api and tart)" ||
     fail "ambiguity not reported: $(cat "$E2E_DIR/a.json")"
+  jq_is "$E2E_DIR/a.json" '.vms[0].error.code' ambiguous
+  jq -r '.error.hint' "$E2E_DIR/a.json" | grep -q -- "--vm-manager" || fail "no hint: $(cat "$E2E_DIR/a.json")"
 }
 
 if [ -z "$scenario" ]; then

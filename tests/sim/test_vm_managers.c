@@ -261,6 +261,11 @@ static void test_none(void **state)
 		assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_EINVALID);
 		assert_error_mentions("not an IPv4 address");
 		lm_context_free(ctx);
+		o.vm_address = NULL;
+		assert_int_equal(lm_context_new(&ctx, &o), 0);
+		assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_ENOADDRESS);
+		assert_string_equal(lm_error_name(LM_ENOADDRESS), "no-address");
+		lm_context_free(ctx);
 	}
 }
 
@@ -304,9 +309,9 @@ static void test_auto_choice_and_ambiguity(void **state)
 	snprintf(dir, sizeof(dir), "%s/vms/lvm/nvram.bin", tart_home);
 	close(open(dir, O_WRONLY | O_CREAT, 0644));
 	vmm = open_kind(&ctx, LM_VM_MANAGER_AUTO, NULL);
-	assert_int_equal(lm_vm_get(vmm, "lvm", &info), LM_ECONFLICT);
+	assert_int_equal(lm_vm_get(vmm, "lvm", &info), LM_EAMBIGUOUS);
 	assert_error_mentions("more than one VM manager has a VM of this name (lume-api and tart)");
-	assert_int_equal(lm_vm_start(vmm, "lvm"), LM_ECONFLICT);
+	assert_int_equal(lm_vm_start(vmm, "lvm"), LM_EAMBIGUOUS);
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
 	if (path != NULL)

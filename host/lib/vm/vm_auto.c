@@ -56,7 +56,7 @@ static int resolve(lm_vm_manager *vmm, const char *name, const lm_vm_backend **o
 		rc = lm_error_set(LM_ENOTFOUND, "%s: no VM manager knows this VM (asked: %s)%s", name, a ? a : "",
 		    e ? e : "");
 	else if (n > 1)
-		rc = lm_error_set(LM_ECONFLICT, "%s: more than one VM manager has a VM of this name (%s and %s%s%s); "
+		rc = lm_error_set(LM_EAMBIGUOUS, "%s: more than one VM manager has a VM of this name (%s and %s%s%s); "
 		    "which one is meant cannot be told", name, found[0]->name, found[1]->name, n > 2 ? " and " : "",
 		    n > 2 ? found[2]->name : "");
 	else

@@ -117,7 +117,7 @@ const lm_vm_backend lm_vm_backend_none = {"none", none_list, none_get, none_star
 int lm_vm_none_init(lm_vm_manager *vmm, const char *address)
 {
 	if (address == NULL || address[0] == '\0')
-		return lm_error_set(LM_EINVALID, "without a VM manager the guest's address is needed");
+		return lm_error_set(LM_ENOADDRESS, "without a VM manager the guest's address is needed, and none was given");
 	if (!lm_vm_is_ipv4(address))
 		return lm_error_set(LM_EINVALID, "'%s' is not an IPv4 address", address);
 	if ((vmm->address = strdup(address)) == NULL)

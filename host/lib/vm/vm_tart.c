@@ -12,7 +12,6 @@
  * address found" and everything else. Cirrus Labs' images log in as admin/admin. */
 #include "vm_internal.h"
 #include "text.h"
-#include "fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +42,7 @@ static int tart_run_cmd(lm_vm_manager *vmm, const char *const args[], double tim
 		return lm_error_nomem();
 	lm_vm_reap_children(vmm);
 	rc = lm_proc_run((char *const *)argv, env, timeout, res);
-	lm_proc_env_free(env);
+	lm_strv_free(env);
 	if (rc < 0)
 		return lm_error_prefix("tart: ");
 	return 0;
@@ -94,7 +93,7 @@ static int tart_ip(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 		return rc;
 	if (res.exit_code == 0 && !res.timed_out && sscanf(res.out, "%63s", addr) == 1 && lm_vm_is_ipv4(addr))
 		snprintf(out->ip, sizeof(out->ip), "%s", addr);
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	return 0;
 }
 
@@ -112,17 +111,17 @@ static int tart_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 		return rc;
 	if (res.exit_code != 0 || res.timed_out) {
 		rc = tart_error(vmm, &res, what, name);
-		lm_proc_result_free(&res);
+		lm_proc_result_dispose(&res);
 		return rc;
 	}
 	/* `tart get` prints one object, not an array (Get.swift). */
 	if (lm_vm_json_find(res.out, cJSON_Object, &doc) < 0) {
 		lm_vm_excerpt(res.out, excerpt, sizeof(excerpt));
-		lm_proc_result_free(&res);
+		lm_proc_result_dispose(&res);
 		return lm_error_set(LM_ERROR, "tart %s: expected a JSON object on its output, found %s%s%s", what,
 		    excerpt[0] ? "'" : "nothing", excerpt, excerpt[0] ? "'" : "");
 	}
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", name);
 	set_state(out, doc);
@@ -149,11 +148,11 @@ static int tart_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 		return rc;
 	if (res.exit_code != 0 || res.timed_out) {
 		rc = tart_error(vmm, &res, "list", "");
-		lm_proc_result_free(&res);
+		lm_proc_result_dispose(&res);
 		return rc;
 	}
 	rc = lm_vm_json_find(res.out, cJSON_Array, &doc);
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	if (rc < 0)
 		return lm_error_set(LM_ERROR, "tart list: expected a JSON array on its output");
 	if ((list = calloc((size_t)cJSON_GetArraySize(doc) + 1, sizeof(*list))) == NULL) {
@@ -249,15 +248,18 @@ static int tart_start(lm_vm_manager *vmm, const char *name)
 		free(logs);
 		return lm_error_nomem();
 	}
-	if ((rc = lm_fs_mkdir_private(logs)) < 0)
+	/* Private, like the state directory it is in (created here when nothing else has yet). */
+	if ((mkdir(lm_context_state_dir(vmm->ctx), 0700) < 0 && errno != EEXIST) || (mkdir(logs, 0700) < 0 && errno != EEXIST)) {
+		rc = lm_error_set(LM_EIO, "%s: cannot create it: %s", logs, strerror(errno));
 		goto out;
+	}
 	if ((env = lm_proc_env_with("TART_NO_AUTO_PRUNE", "1")) == NULL) {
 		rc = lm_error_nomem();
 		goto out;
 	}
 	lm_vm_reap_children(vmm);
 	rc = lm_proc_spawn_detached_log(argv, env, log, &pid);
-	lm_proc_env_free(env);
+	lm_strv_free(env);
 	if (rc < 0) {
 		rc = lm_error_prefix("tart run %s: ", name);
 		goto out;
@@ -279,16 +281,16 @@ static int tart_start(lm_vm_manager *vmm, const char *name)
 		if ((rc = tart_run_cmd(vmm, ip_args, LM_TART_QUERY_TIMEOUT, &res)) < 0)
 			break;
 		if (res.exit_code == 0 && !res.timed_out) {
-			lm_proc_result_free(&res);
+			lm_proc_result_dispose(&res);
 			break;
 		}
 		if (res.exit_code != 1 || res.timed_out) { /* 1: no IP address yet; anything else is an answer */
 			rc = tart_error(vmm, &res, what, name);
-			lm_proc_result_free(&res);
+			lm_proc_result_dispose(&res);
 			break;
 		}
-		lm_proc_result_free(&res);
-		if ((rc = lm_context_check_interrupt(vmm->ctx)) < 0)
+		lm_proc_result_dispose(&res);
+		if ((rc = lm_context_check_cancel(vmm->ctx, "while waiting for the Tart VM's address")) < 0)
 			break;
 		if (lm_clock_monotonic() >= deadline)
 			break; /* the shared readiness wait reports what is missing */
@@ -316,7 +318,7 @@ static int tart_stop(lm_vm_manager *vmm, const char *name)
 		rc = 0; /* stopped meanwhile: what was asked for */
 	else if (res.exit_code != 0 || res.timed_out)
 		rc = tart_error(vmm, &res, what, name);
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	lm_vm_reap_children(vmm);
 	return rc;
 }

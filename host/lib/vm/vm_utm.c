@@ -12,9 +12,10 @@
  *          still running after a while. */
 #include "vm_internal.h"
 #include "text.h"
-#include "prefs_internal.h"
 
 #include <dirent.h>
+#include <plist/plist.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,7 @@ static int utm_cmd(lm_vm_manager *vmm, const char *const args[], double timeout,
 	if ((env = lm_proc_env_with("LUME_METAL_CHILD", "1")) == NULL)
 		return lm_error_nomem();
 	rc = lm_proc_run((char *const *)argv, env, timeout, res);
-	lm_proc_env_free(env);
+	lm_strv_free(env);
 	if (rc < 0)
 		return lm_error_prefix("utmctl: ");
 	return 0;
@@ -100,14 +101,14 @@ static int utm_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 		return rc;
 	if (has(&res, "not supported") || has(&res, "Unexpected argument") || res.exit_code == 64) {
 		vmm->utm_ip = 0;
-		lm_proc_result_free(&res);
-		return lm_error_set(LM_EINVALID, "%s: this UTM cannot tell a macOS VM's address (`utmctl ip-address` "
+		lm_proc_result_dispose(&res);
+		return lm_error_set(LM_ENOADDRESS, "%s: this UTM cannot tell a macOS VM's address (`utmctl ip-address` "
 		    "works for Apple VMs from UTM 5.0.3 on); the address has to be given", name);
 	}
 	if (utm_failed(&res)) {
 		/* a VM that is not started has no address yet: nothing to report */
 		rc = has(&res, "not running") ? 0 : utm_error(&res, "ip-address", name);
-		lm_proc_result_free(&res);
+		lm_proc_result_dispose(&res);
 		return rc;
 	}
 	vmm->utm_ip = 1;
@@ -119,7 +120,7 @@ static int utm_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 			break;
 		}
 	}
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	return 0;
 }
 
@@ -136,10 +137,10 @@ static int utm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	if (utm_failed(&res) || sscanf(res.out, "%31s", word) != 1) {
 		rc = utm_failed(&res) ? utm_error(&res, what, name) :
 		    lm_error_set(LM_ERROR, "utmctl %s: printed no status", what);
-		lm_proc_result_free(&res);
+		lm_proc_result_dispose(&res);
 		return rc;
 	}
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", name);
 	snprintf(out->os, sizeof(out->os), "macOS");
@@ -203,11 +204,11 @@ static int utm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 		return rc;
 	if (utm_failed(&res)) {
 		rc = utm_error(&res, "list", "");
-		lm_proc_result_free(&res);
+		lm_proc_result_dispose(&res);
 		return rc;
 	}
 	rc = lm_vm_utm_parse_list(res.out, &list, &n);
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < n; i++) {
@@ -256,7 +257,11 @@ static int find_config(lm_vm_manager *vmm, const char *name, char **path, plist_
 		}
 		len = fread(data, 1, (size_t)size, f);
 		fclose(f);
-		doc = lm_pref_plist_parse(data, len);
+		doc = NULL; /* UTM writes XML; a binary one is read too */
+		if (len >= 8 && memcmp(data, "bplist00", 8) == 0)
+			plist_from_bin(data, (uint32_t)len, &doc);
+		else if (len > 0)
+			plist_from_xml(data, (uint32_t)len, &doc);
 		free(data);
 		info = doc != NULL && plist_get_node_type(doc) == PLIST_DICT ? plist_dict_get_item(doc, "Information") : NULL;
 		node = info != NULL && plist_get_node_type(info) == PLIST_DICT ? plist_dict_get_item(info, "Name") : NULL;
@@ -323,7 +328,7 @@ static int utm_start(lm_vm_manager *vmm, const char *name)
 		return rc;
 	if (utm_failed(&res))
 		rc = utm_error(&res, what, name);
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	return rc;
 }
 
@@ -341,7 +346,7 @@ static int utm_stop_by(lm_vm_manager *vmm, const char *name, const char *how)
 		rc = 0;
 	else if (utm_failed(&res))
 		rc = utm_error(&res, what, name);
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	return rc;
 }
 

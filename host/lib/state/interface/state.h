@@ -61,7 +61,7 @@ int lm_state_path(lm_context *ctx, const char *file, char **out);
  * file by an exclusive holder so that whoever waits can say for whom.
  * When another process holds it: with the context's no_wait (or LM_VM_LOCK_TRY), LM_ELOCKED at
  * once; otherwise one progress line through the context's log, then wait without a limit (the
- * holder's own steps have timeouts), ending early with LM_EINTERRUPTED on an interrupt.
+ * holder's own steps have timeouts), ending early with LM_ECANCELED when the context asks to cancel.
  * Never taken while the journal lock is held (the journal lock is always the inner one). */
 #define LM_VM_LOCK_SHARED 1u  /* several holders at once (`run`), but never with an exclusive one */
 #define LM_VM_LOCK_TRY 2u     /* never wait */

@@ -6,17 +6,22 @@
 #ifndef LUME_METAL_PROFILE_H
 #define LUME_METAL_PROFILE_H
 
+#include "common.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lume-metal/report.h"
-#include "lume-metal/workload.h"
+#include "report.h"
+#include "workload.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct lm_profile lm_profile;
+
+/* The longest profile name (a parsed profile's name never exceeds it). */
+#define LM_PROFILE_NAME_MAX 64
 
 /* The value of a host preference, typed as the plist will hold it. */
 typedef enum { LM_PREF_BOOL, LM_PREF_INTEGER, LM_PREF_STRING } lm_pref_type;
@@ -41,26 +46,26 @@ typedef struct {
 } lm_profile_capabilities;
 
 /* Parse from memory; `source` names the input in messages ("profile.json: $.x: ..."). */
-int lm_profile_parse(lm_profile **out, const char *json, size_t len, const char *source);
-int lm_profile_load_file(lm_profile **out, const char *path);
+LM_EXTERN(int) lm_profile_parse(lm_profile **out, const char *json, size_t len, const char *source);
+LM_EXTERN(int) lm_profile_load_file(lm_profile **out, const char *path);
 /* A built-in profile by name, or a file when `name_or_path` contains '/' or ends in ".json". */
-int lm_profile_resolve(lm_profile **out, const char *name_or_path);
-int lm_profile_builtin(lm_profile **out, const char *name);
-size_t lm_profile_builtin_count(void);
-const char *lm_profile_builtin_name(size_t index);
+LM_EXTERN(int) lm_profile_resolve(lm_profile **out, const char *name_or_path);
+LM_EXTERN(int) lm_profile_builtin(lm_profile **out, const char *name);
+LM_EXTERN(size_t) lm_profile_builtin_count(void);
+LM_EXTERN(const char *) lm_profile_builtin_name(size_t index);
 /* The default profile's name (the published, validated one). */
-const char *lm_profile_default_name(void);
+LM_EXTERN(const char *) lm_profile_default_name(void);
 
-void lm_profile_free(lm_profile *profile);
+LM_EXTERN(void) lm_profile_free(lm_profile *profile);
 
-const char *lm_profile_name(const lm_profile *profile);
-const char *lm_profile_description(const lm_profile *profile);
-int lm_profile_validated(const lm_profile *profile); /* 1 when it lists validations */
-const lm_profile_capabilities *lm_profile_caps(const lm_profile *profile);
-const lm_pref_setting *lm_profile_host_preference(const lm_profile *profile);
+LM_EXTERN(const char *) lm_profile_name(const lm_profile *profile);
+LM_EXTERN(const char *) lm_profile_description(const lm_profile *profile);
+LM_EXTERN(int) lm_profile_validated(const lm_profile *profile); /* 1 when it lists validations */
+LM_EXTERN(const lm_profile_capabilities *) lm_profile_caps(const lm_profile *profile);
+LM_EXTERN(const lm_pref_setting *) lm_profile_host_preference(const lm_profile *profile);
 
 /* Canonical JSON (stable key order, 2-space indent, trailing newline); free with lm_free(). */
-int lm_profile_to_json(const lm_profile *profile, char **out);
+LM_EXTERN(int) lm_profile_to_json(const lm_profile *profile, char **out);
 
 /* The shim's environment (LUME_METAL_* contract, reference/lume.md). */
 #define LM_PROFILE_ENV_MAX 4
@@ -68,11 +73,11 @@ typedef struct {
 	const char *name; /* "LUME_METAL_APPLE_FAMILY_MAX" */
 	char value[32];   /* "1009" */
 } lm_env_entry;
-int lm_profile_render_env(const lm_profile *profile, lm_env_entry out[LM_PROFILE_ENV_MAX], size_t *count);
+LM_EXTERN(int) lm_profile_render_env(const lm_profile *profile, lm_env_entry out[LM_PROFILE_ENV_MAX], size_t *count);
 
 /* Check the profile's expectations against the stock and shimmed reports. 0 when all hold;
  * otherwise LM_EUNSUPPORTED with a message listing every expectation that failed. */
-int lm_profile_check(const lm_profile *profile, const lm_report *stock, const lm_report *shimmed);
+LM_EXTERN(int) lm_profile_check(const lm_profile *profile, const lm_report *stock, const lm_report *shimmed);
 /* A NULL report is not checked (e.g. before the shimmed probe has run). */
 
 /* The largest profile accepted, from memory or from a file. */
@@ -92,8 +97,8 @@ typedef struct {
 	int family;               /* LM_EXPECT_FAMILY: the MTLGPUFamily value */
 	uint64_t value;
 } lm_profile_expectation;
-size_t lm_profile_expectation_count(const lm_profile *profile);
-int lm_profile_expectation_get(const lm_profile *profile, size_t index, lm_profile_expectation *out);
+LM_EXTERN(size_t) lm_profile_expectation_count(const lm_profile *profile);
+LM_EXTERN(int) lm_profile_expectation_get(const lm_profile *profile, size_t index, lm_profile_expectation *out);
 
 /* Where the profile was validated (validated_on). Strings belong to the profile. */
 typedef struct {
@@ -104,13 +109,13 @@ typedef struct {
 	size_t workload_count;
 	const char *evidence;
 } lm_profile_validation;
-size_t lm_profile_validation_count(const lm_profile *profile);
-int lm_profile_validation_get(const lm_profile *profile, size_t index, lm_profile_validation *out);
+LM_EXTERN(size_t) lm_profile_validation_count(const lm_profile *profile);
+LM_EXTERN(int) lm_profile_validation_get(const lm_profile *profile, size_t index, lm_profile_validation *out);
 
 /* What the shim would answer with this profile on top of `stock` (Apple families 1001..ceiling
  * answered true, the limits raised to the floors, shim_active set; the device name and the
  * families outside the Apple range unchanged). Free with lm_report_free(). */
-int lm_profile_apply(const lm_profile *profile, const lm_report *stock, lm_report **out);
+LM_EXTERN(int) lm_profile_apply(const lm_profile *profile, const lm_report *stock, lm_report **out);
 
 /* The linter: a profile's effect on the stock paravirtual answers and what to be careful about.
  * host_family is the host's own Apple family value (1007 for an M1), or 0 when unknown. */
@@ -128,7 +133,7 @@ typedef struct {
 	size_t warnings;
 	lm_lint_item items[LM_LINT_MAX];
 } lm_profile_lint_result;
-int lm_profile_lint(const lm_profile *profile, int host_family, lm_profile_lint_result *out);
+LM_EXTERN(int) lm_profile_lint(const lm_profile *profile, int host_family, lm_profile_lint_result *out);
 
 #ifdef __cplusplus
 }

@@ -7,10 +7,11 @@
 #ifndef LUME_METAL_H
 #define LUME_METAL_H
 
-#define LUME_METAL_VERSION "0.1.0"
-
+#include "lume-metal/common.h"
+#include "lume-metal/version.h"
 #include "lume-metal/error.h"
 #include "lume-metal/family.h"
+#include "lume-metal/family_list.h"
 #include "lume-metal/report.h"
 #include "lume-metal/workload.h"
 #include "lume-metal/profile.h"
@@ -19,5 +20,6 @@
 #include "lume-metal/vm.h"
 #include "lume-metal/ssh.h"
 #include "lume-metal/flow.h"
+#include "lume-metal/output.h"
 
 #endif

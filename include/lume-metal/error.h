@@ -1,11 +1,13 @@
 /* lume-metal: error codes and the last error's message.
  *
  * Every fallible function returns 0 (LM_OK) or a negative lm_error_code and leaves a readable
- * message, for the calling thread, that lm_error_last() returns. The message says what was wrong
- * and, where it can, what to do about it.
+ * message, for the calling thread, that lm_error_last() returns. The message states facts: what
+ * was wrong and what was left; turning a code into advice (which option to pass) is the caller's.
  */
 #ifndef LUME_METAL_ERROR_H
 #define LUME_METAL_ERROR_H
+
+#include "common.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,7 +32,13 @@ typedef enum {
 	LM_ELOCKED = -15,     /* a lock could not be taken in time, or is held and waiting was not wanted */
 	LM_EVMOWNER = -16,    /* the VM runs inside a process that runs other VMs too (Lume's server) */
 	LM_EWRONGUSER = -17,  /* the preference would go to a user whose VMs do not read it */
-	LM_EINTERRUPTED = -18 /* stopped on request (lm_context_interrupt: SIGINT/SIGTERM) after undoing */
+	LM_ECANCELED = -18,   /* stopped on request (the embedder's should_cancel; the tool's SIGINT or
+	                         SIGTERM) after undoing what the operation did */
+	LM_ENOTENABLED = -19, /* the VM is not enabled (probe, run) */
+	LM_ENOTRUNNING = -20, /* the VM is not running where it must be */
+	LM_ENOBUNDLE = -21,   /* no guest bundle for the guest's platform where it was looked for */
+	LM_EAMBIGUOUS = -22,  /* a VM name more than one VM manager knows */
+	LM_ENOADDRESS = -23   /* the VM manager cannot tell the guest's address, and none was given */
 } lm_error_code;
 
 typedef struct {
@@ -39,23 +47,23 @@ typedef struct {
 } lm_error;
 
 /* The last error of the calling thread. Valid until the next lume-metal call on this thread. */
-const lm_error *lm_error_last(void);
+LM_EXTERN(const lm_error *) lm_error_last(void);
 
 /* Forget the last error of the calling thread. */
-void lm_error_clear(void);
+LM_EXTERN(void) lm_error_clear(void);
 
 /* A short, stable name for a code ("invalid", "timeout", ...), for JSON output. */
-const char *lm_error_name(int code);
+LM_EXTERN(const char *) lm_error_name(int code);
 
 /* Free a string that a lume-metal function returned. NULL is fine. */
-void lm_free(void *ptr);
+LM_EXTERN(void) lm_free(void *ptr);
 
 /* Text that echoes outside input (a rejected name, a path, a message quoting a file or a guest)
  * made safe to print: control bytes (ESC, which starts terminal escape sequences, and the C1
  * controls), DEL and bytes that are not well-formed UTF-8 become the visible text \xNN; newlines
  * and tabs are kept. The result is valid UTF-8. A new string (lm_free), NULL when out of memory.
  * Messages from lm_error_last() may quote such input: print them through this. */
-char *lm_text_printable(const char *text);
+LM_EXTERN(char *) lm_text_printable(const char *text);
 
 #ifdef __cplusplus
 }

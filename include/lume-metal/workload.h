@@ -2,7 +2,9 @@
 #ifndef LUME_METAL_WORKLOAD_H
 #define LUME_METAL_WORKLOAD_H
 
-#include "lume-metal/report.h"
+#include "common.h"
+
+#include "report.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -16,7 +18,7 @@ typedef struct {
 	int mlx_residency_risk;        /* Metal3 advertised on a device that cannot make residency sets */
 } lm_workload_flags;
 
-void lm_workload_derive(const lm_report *report, lm_workload_flags *out);
+LM_EXTERN(void) lm_workload_derive(const lm_report *report, lm_workload_flags *out);
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,11 @@
-/* Internal: the preference manager's pieces, for the prefs module, the enable/rollback flow
- * and the tests.
+/* Private to the prefs module (and its tests): values and stores.
  *
  * Values are libplist nodes (plist_t) on both stores, so that any type a preference can hold
  * (bool, integer, real, string, date, data, array, dict) is compared, recorded and restored
  * with its type. The CoreFoundation store converts through Apple's own binary plist format.
  */
-#ifndef LM_PREFS_INTERNAL_H
-#define LM_PREFS_INTERNAL_H
+#ifndef LM_PREFS_STORE_H
+#define LM_PREFS_STORE_H
 
 #include <stddef.h>
 
@@ -14,7 +13,7 @@
 
 #include "lume-metal/context.h"
 #include "lume-metal/prefs.h"
-#include "state.h"
+#include "prefs_internal.h"
 
 /* ---- values (value.c) ---- */
 
@@ -68,7 +67,7 @@ int lm_prefs_store_delete(lm_prefs_store *store, const char *key, int remove_emp
  * Plist store: DIR/managed/<domain>.plist holding the key (mirrors /Library/Managed Preferences). */
 int lm_prefs_store_managed(lm_prefs_store *store, const char *key, int *managed, plist_t *forced);
 /* Directories a write would create, outermost first (NULL-terminated, NULL when none or for
- * CFPreferences); free with lm_fs_free_list(). */
+ * CFPreferences); free with lm_strv_free(). */
 int lm_prefs_store_missing_dirs(lm_prefs_store *store, char ***missing);
 /* Remove temporary files an interrupted write left (call under the journal lock). */
 void lm_prefs_store_cleanup(lm_prefs_store *store);
@@ -96,24 +95,5 @@ int lm_cf_store_init(lm_prefs_store *store);
 
 /* Domain names become file names: [A-Za-z0-9._-], not starting with '.', at most 200 bytes. */
 int lm_prefs_validate_domain(const char *domain);
-
-/* ---- the preference manager on an open journal (prefs.c) ----
- *
- * The enable/rollback flow holds the journal (lm_state_open) while it also records VMs; these
- * do the same as lm_host_pref_enable/disable/status inside that lock. The journal is saved by
- * them when they change it (the caller may save again after its own changes). Dry run comes
- * from the journal's context (lm_options.dry_run); force likewise. */
-int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_host_pref_info *info);
-int lm_host_pref_disable_locked(lm_state *st, lm_host_pref_info *info);
-int lm_host_pref_status_locked(lm_state *st, const lm_pref_setting *want, lm_host_pref_info *info);
-/* 1 when the journal records a change of ours that is in effect (restore pending). */
-int lm_host_pref_recorded(lm_state *st);
-
-/* ---- whose domain (user.c) ----
- *
- * Fills info's user, server_user, server_pid and user_mismatch. With `writing`, a mismatch is
- * LM_EWRONGUSER (a warning with ctx's force_user_mismatch): a Lume server on this host runs as
- * another user, or lume-metal runs as root with no server found and no prefs dir given. */
-int lm_prefs_check_user(lm_context *ctx, lm_host_pref_info *info, int writing);
 
 #endif

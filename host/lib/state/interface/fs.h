@@ -12,13 +12,15 @@
 
 #include "file.h"
 #include "lume-metal/context.h"
+#include "str.h"
 
 /* Replace `path` with `data`: temporary file in the same directory (".<name>.tmp-XXXXXX", mkstemp),
  * write, fsync, chmod `mode`, rename over `path`, fsync the directory. On failure the temporary
  * file is removed and `path` is untouched (LM_EIO naming the file and the reason).
  *
- * Test-only: LUME_METAL_TEST_WRITE_DELAY_US=N sleeps N microseconds half-way through writing
- * the temporary file and again before the rename, so that tests can kill a writer mid-write. */
+ * Test builds only (LM_TEST_HOOKS, never the installed library or tool):
+ * LUME_METAL_TEST_WRITE_DELAY_US=N sleeps N microseconds half-way through writing the temporary
+ * file and again before the rename, so that tests can kill a writer mid-write. */
 int lm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
 
 /* Create `path` and its missing parents with mode 0700. An existing directory is fine (its mode
@@ -26,9 +28,8 @@ int lm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mo
 int lm_fs_mkdir_private(const char *path);
 
 /* Like lm_fs_mkdir_private() with any mode, and reports which directories it created, outermost
- * first, as a NULL-terminated array (free with lm_fs_free_list; NULL when none were created). */
+ * first, as a NULL-terminated array (free with lm_strv_free; NULL when none were created). */
 int lm_fs_mkdir_p(const char *path, mode_t mode, char ***created);
-void lm_fs_free_list(char **list);
 
 /* The parent directories of `path` that do not exist yet, outermost first (NULL-terminated;
  * NULL when all exist). Nothing is created. */
@@ -43,7 +44,7 @@ int lm_fs_missing_dirs(const char *path, char ***missing);
  * `what` ("the state lock"). *fd holds the lock until lm_fs_unlock(*fd); -1 on failure. */
 int lm_fs_lock(const char *path, int how, double timeout, const char *what, int *fd);
 /* lm_fs_lock() without a time limit, for a holder that may rightly take long (another operation
- * on the same VM); ends early with LM_EINTERRUPTED once ctx (may be NULL) is interrupted. */
+ * on the same VM); ends early with LM_ECANCELED once ctx (may be NULL) asks to cancel. */
 int lm_fs_lock_wait(const char *path, int how, const lm_context *ctx, const char *what, int *fd);
 void lm_fs_unlock(int fd);
 

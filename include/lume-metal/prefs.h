@@ -7,8 +7,10 @@
 #ifndef LUME_METAL_PREFS_H
 #define LUME_METAL_PREFS_H
 
-#include "lume-metal/context.h"
-#include "lume-metal/profile.h"
+#include "common.h"
+
+#include "context.h"
+#include "profile.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,23 +42,23 @@ typedef struct {
 /* The documented default setting (the default profile's): domain
  * com.apple.gpusw.ParavirtualizedGraphics, key ForceUnrestrictedDeviceFeatureLevel, bool true.
  * The strings are static. */
-void lm_host_pref_default(lm_pref_setting *out);
+LM_EXTERN(void) lm_host_pref_default(lm_pref_setting *out);
 
 /* Set the preference to `want` (the profile's), recording the previous state the first time.
  * Refuses with LM_EMANAGED when a configuration profile forces the key, and with LM_EWRONGUSER,
  * before anything is written, when the domain is not the Lume server's user's (see
  * docs/preferences.md; ctx's force_user_mismatch overrides).
  * With ctx's dry_run set, computes `info` and changes nothing. */
-int lm_host_pref_enable(lm_context *ctx, const lm_pref_setting *want, lm_host_pref_info *info);
+LM_EXTERN(int) lm_host_pref_enable(lm_context *ctx, const lm_pref_setting *want, lm_host_pref_info *info);
 
 /* Restore the recorded previous state exactly. LM_ECONFLICT when the key no longer holds the
  * value we wrote (someone else changed it) unless ctx's force is set. No record: no-op, changed=0.
  * LM_EWRONGUSER as for enable. */
-int lm_host_pref_disable(lm_context *ctx, lm_host_pref_info *info);
+LM_EXTERN(int) lm_host_pref_disable(lm_context *ctx, lm_host_pref_info *info);
 
 /* Current value, store, managed or not, recorded original and when it changed. `want` may be
  * NULL (the default profile's preference is used). */
-int lm_host_pref_status(lm_context *ctx, const lm_pref_setting *want, lm_host_pref_info *info);
+LM_EXTERN(int) lm_host_pref_status(lm_context *ctx, const lm_pref_setting *want, lm_host_pref_info *info);
 
 #ifdef __cplusplus
 }

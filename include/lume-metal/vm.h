@@ -2,9 +2,11 @@
 #ifndef LUME_METAL_VM_H
 #define LUME_METAL_VM_H
 
+#include "common.h"
+
 #include <stddef.h>
 
-#include "lume-metal/context.h"
+#include "context.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,27 +30,26 @@ typedef struct lm_vm_manager lm_vm_manager;
  * accepts connections at lume_url -- no request is made: Lume's endpoints can take seconds --,
  * else `lume` on PATH), `tart` and `utmctl` on PATH; the one that knows the VM is used for it, and
  * a name that two managers know is an error listing both (docs/vm-managers.md). */
-int lm_vm_manager_open(lm_vm_manager **out, lm_context *ctx);
-void lm_vm_manager_free(lm_vm_manager *vmm);
+LM_EXTERN(int) lm_vm_manager_open(lm_vm_manager **out, lm_context *ctx);
+LM_EXTERN(void) lm_vm_manager_free(lm_vm_manager *vmm);
 /* "lume-api", "lume-cli", "tart", "utm", "none"; "auto" before a VM was looked up automatically */
-const char *lm_vm_manager_name(const lm_vm_manager *vmm);
+LM_EXTERN(const char *) lm_vm_manager_name(const lm_vm_manager *vmm);
 /* The manager used for `name` ("auto" until it was looked up): the choice shown per VM. */
-const char *lm_vm_manager_name_for(const lm_vm_manager *vmm, const char *name);
-
+LM_EXTERN(const char *) lm_vm_manager_name_for(const lm_vm_manager *vmm, const char *name);
 /* 0 for the manager-less mode: starting and stopping VMs are the user's job there. */
-int lm_vm_manager_can_start(const lm_vm_manager *vmm);
+LM_EXTERN(int) lm_vm_manager_can_start(const lm_vm_manager *vmm);
 
 /* Validate a VM name ([A-Za-z0-9._-], Lume's name:tag -> name_tag) into out. */
-int lm_vm_name_normalize(const char *in, char out[LM_VM_NAME_MAX]);
+LM_EXTERN(int) lm_vm_name_normalize(const char *in, char out[LM_VM_NAME_MAX]);
 
-int lm_vm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count); /* free *out with lm_free() */
-int lm_vm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out);  /* LM_ENOTFOUND when unknown */
+LM_EXTERN(int) lm_vm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count); /* free *out with lm_free() */
+LM_EXTERN(int) lm_vm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out);  /* LM_ENOTFOUND when unknown */
 /* Start; never starts a VM that is already running (returns 0, nothing sent). */
-int lm_vm_start(lm_vm_manager *vmm, const char *name);
+LM_EXTERN(int) lm_vm_start(lm_vm_manager *vmm, const char *name);
 /* Stop and wait until stopped; a stopped VM is a no-op. */
-int lm_vm_stop(lm_vm_manager *vmm, const char *name);
+LM_EXTERN(int) lm_vm_stop(lm_vm_manager *vmm, const char *name);
 /* Wait until running with an IP and SSH reachable, polling with backoff, at most `timeout` s. */
-int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm_info *out);
+LM_EXTERN(int) lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm_info *out);
 
 /* Who serves the Lume API on this host: the process listening on lume_url's port (`lume serve`,
  * normally the logged-in user's LaunchAgent). The VMs it runs read that user's preferences. */
@@ -62,7 +63,7 @@ typedef struct {
 	char command[160];  /* its command line, shortened; "" when unknown */
 } lm_vm_server_info;
 
-int lm_vm_server_lookup(lm_context *ctx, lm_vm_server_info *out);
+LM_EXTERN(int) lm_vm_server_lookup(lm_context *ctx, lm_vm_server_info *out);
 
 #ifdef __cplusplus
 }
