@@ -291,7 +291,7 @@ scenario_utm_old() {
   jq -r '.vms[0].message' "$E2E_DIR/e.json" | grep -q "address has to be given" || fail "$(cat "$E2E_DIR/e.json")"
   jq_is "$E2E_DIR/e.json" '.vms[0].error.code' no-address
   jq -r '.error.hint' "$E2E_DIR/e.json" | grep -q -- "--host IP" || fail "no hint: $(cat "$E2E_DIR/e.json")"
-  set +e; "$LM_BIN" --vm-manager utm --host "$ADDR" enable vm1 --format json >"$E2E_DIR/e2.json" 2>&1; LM_RC=$?; set -e
+  set +e; "$LM_BIN" --vm-manager utm --host "$ADDR" enable vm1 --format json >"$E2E_DIR/e2.json" 2>"$E2E_DIR/e2.err"; LM_RC=$?; set -e
   expect_rc 0 "$E2E_DIR/e2.json"
 }
 
@@ -299,7 +299,7 @@ scenario_utm_old() {
 scenario_utm_request_ignored() {
   mgr_sim_start --utm-ignore-request
   user_start
-  "$LM_BIN" --vm-manager utm enable vm1 --format json >"$E2E_DIR/e.json" 2>&1 || fail "$(cat "$E2E_DIR/e.json")"
+  "$LM_BIN" --vm-manager utm enable vm1 --format json >"$E2E_DIR/e.json" 2>"$E2E_DIR/e.err" || fail "$(cat "$E2E_DIR/e.json" "$E2E_DIR/e.err")"
   jq_is "$E2E_DIR/e.json" '.vms[0].restarted' true
   grep -q '"request-ignored"' "$SIM_LOG" || fail "no shutdown request was made"
   tail -n 50 "$SIM_LOG" | jq -c 'select(.source == "utmctl")' | grep -q -- '--force' || fail "no power-off after the request"
@@ -333,6 +333,17 @@ if [ -z "$scenario" ]; then
   utm_*) backend=utm ;;
   esac
 fi
+# Every JSON document of the scenario against docs/json-output.schema.json (manager, tart_shim,
+# tart_image_shim and the new error codes included).
+validate_documents() {
+  [ -n "${LM_SCHEMA:-}" ] || return 0
+  local docs=() f
+  for f in "$E2E_DIR"/*.json; do [ "$f" = "$E2E_DIR/sim.json" ] || docs+=("$f"); done
+  [ ${#docs[@]} -eq 0 ] || "$LM_PYTHON" "$here/../support/json-validate" "$LM_SCHEMA" "${docs[@]}" ||
+    fail "a JSON document does not match the schema"
+}
+
 "scenario_$scenario"
+validate_documents
 check_guest_shells
 echo "ok: managers ${backend:-auto} $scenario"
