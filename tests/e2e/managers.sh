@@ -201,7 +201,9 @@ scenario_host_key_change() {
   [ "$backend" != none ] || user_start
   lmb_json "$E2E_DIR/e2.json" enable vm1
   expect_rc 1 "$E2E_DIR/e2.json"
-  jq -r '.vms[0].message' "$E2E_DIR/e2.json" | grep -q "forget-host vm1" || fail "no way out offered: $(cat "$E2E_DIR/e2.json")"
+  # The library states what happened; the tool's hint offers the way out.
+  jq -r '.error.hint' "$E2E_DIR/e2.json" | grep -q "lume-metal forget-host vm1" || fail "no way out offered: $(cat "$E2E_DIR/e2.json")"
+  jq_is "$E2E_DIR/e2.json" '.vms[0].error.code' host-key
   [ ! -e "$(guest_home vm1)/.local/share/lume-metal/current" ] || fail "files installed despite the changed key"
   [ ! -e "$PLIST" ] || fail "preference left changed"
   lmb forget-host vm1 >/dev/null
