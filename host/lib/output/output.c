@@ -107,11 +107,24 @@ static void add_string_or_null(cJSON *obj, const char *name, const char *value)
 		cJSON_AddNullToObject(obj, name);
 }
 
+/* 2026-11-29T19:00:00Z; -1 for no time (0) or one out of range: a double beyond time_t converted
+ * is undefined, and no time of ours lies past the year 9999. */
+static int iso_time(double epoch, char *buf, size_t size)
+{
+	struct tm tm;
+	time_t t;
+
+	if (!(epoch > 0 && epoch <= 253402300799.0))
+		return -1;
+	t = (time_t)epoch;
+	if (gmtime_r(&t, &tm) == NULL || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		return -1;
+	return 0;
+}
+
 static cJSON *pref_json(const lm_host_pref_info *p)
 {
 	cJSON *o = cJSON_CreateObject();
-	struct tm tm;
-	time_t t;
 	char when[32];
 
 	cJSON_AddStringToObject(o, "store", p->store);
@@ -126,10 +139,7 @@ static cJSON *pref_json(const lm_host_pref_info *p)
 	cJSON_AddBoolToObject(o, "recorded", p->recorded);
 	add_string_or_null(o, "original", p->original);
 	add_string_or_null(o, "written", p->written);
-	if (p->changed_at > 0) {
-		t = (time_t)p->changed_at;
-		gmtime_r(&t, &tm);
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (iso_time(p->changed_at, when, sizeof(when)) == 0) {
 		cJSON_AddNumberToObject(o, "changed_at", p->changed_at);
 		cJSON_AddStringToObject(o, "changed_at_iso", when);
 	} else {
