@@ -24,14 +24,15 @@ mgr_sim_start() {
   ADDR=$(jq -r '.vms[] | select(.name == "vm1") | .address' "$E2E_DIR/sim.json")
 }
 
-# lume-metal, forced onto this backend.
+# lume-metal, forced onto this backend. A VM that does not become ready is an error with the
+# simulator's output well within the test's time limit (not the default 300 s).
 lmb() {
   case "$backend" in
-  lume-api) "$LM_BIN" --vm-manager lume-api "$@" ;;
-  lume-cli) "$LM_BIN" --vm-manager lume-cli --lume "$BIN/lume" "$@" ;;
-  tart) "$LM_BIN" --vm-manager tart "$@" ;;
-  utm) "$LM_BIN" --vm-manager utm "$@" ;;
-  none) "$LM_BIN" --vm-manager none --host "$ADDR" "$@" ;;
+  lume-api) "$LM_BIN" --timeout 120 --vm-manager lume-api "$@" ;;
+  lume-cli) "$LM_BIN" --timeout 120 --vm-manager lume-cli --lume "$BIN/lume" "$@" ;;
+  tart) "$LM_BIN" --timeout 120 --vm-manager tart "$@" ;;
+  utm) "$LM_BIN" --timeout 120 --vm-manager utm "$@" ;;
+  none) "$LM_BIN" --timeout 120 --vm-manager none --host "$ADDR" "$@" ;;
   esac
 }
 lmb_json() { # OUTFILE ARGS...
