@@ -89,6 +89,7 @@ const char *lm_error_name(int code)
 	case LM_ELOCKED: return "locked";
 	case LM_EVMOWNER: return "vm-owner";
 	case LM_EWRONGUSER: return "wrong-user";
+	case LM_ENOTPROVEN: return "not-proven";
 	case LM_EINTERRUPTED: return "interrupted";
 	default: return "error";
 	}

@@ -535,21 +535,26 @@ void lm_exercise_threadgroup(id device, unsigned bytes, unsigned timeout_ms, lm_
 {
 	static char source[sizeof(threadgroup_source_tail) + 64];
 	static unsigned want[TG_THREADS];
-	unsigned words = bytes / 4, lid, i;
+	const unsigned words = bytes / 4;
+	unsigned lid, i;
 	run r = {device, timeout_ms, out};
 	id pipeline, buf = 0;
 	const unsigned *got;
-	lm_ex_outcome num = {LM_EX_PASS, ""};
+	char digits[12];
+	int nd = 0;
 	lm_size n = 0;
 	const char *s;
 
 	msg_set(out, LM_EX_ERROR);
 	/* "#define LM_TG_BYTES <bytes>\n" and the kernel. */
-	msg_add_u64(&num, bytes);
 	for (s = "#define LM_TG_BYTES "; *s != '\0'; s++)
 		source[n++] = *s;
-	for (s = num.message; *s != '\0'; s++)
-		source[n++] = *s;
+	do {
+		digits[nd++] = (char)('0' + bytes % 10);
+		bytes /= 10;
+	} while (bytes != 0 && nd < (int)sizeof(digits));
+	while (nd > 0)
+		source[n++] = digits[--nd];
 	source[n++] = '\n';
 	for (s = threadgroup_source_tail; *s != '\0'; s++)
 		source[n++] = *s;

@@ -12,10 +12,13 @@ typedef struct {
 	char message[1024]; /* LM_EX_FAIL: what differed; LM_EX_ERROR: Metal's own message (or ours) */
 } lm_ex_outcome;
 
+/* Inside the probe only: its one export stays main (guest_macho_verify checks). */
+#define LM_PROBE_HIDDEN __attribute__((visibility("hidden")))
+
 /* Run the exercise NAME (one of LM_EXERCISE_LIST) on device; a command buffer not complete after
  * timeout_ms is abandoned and reported as an error. */
-void lm_exercise_run(id device, const char *name, unsigned timeout_ms, lm_ex_outcome *out);
+LM_PROBE_HIDDEN void lm_exercise_run(id device, const char *name, unsigned timeout_ms, lm_ex_outcome *out);
 /* A kernel that allocates `bytes` of threadgroup memory, writes all of it and reads it back. */
-void lm_exercise_threadgroup(id device, unsigned bytes, unsigned timeout_ms, lm_ex_outcome *out);
+LM_PROBE_HIDDEN void lm_exercise_threadgroup(id device, unsigned bytes, unsigned timeout_ms, lm_ex_outcome *out);
 
 #endif

@@ -12,6 +12,7 @@
 #include "lume-metal/error.h"
 #include "lume-metal/family.h"
 #include "lume-metal/report.h"
+#include "lume-metal/exercise.h"
 #include "lume-metal/workload.h"
 #include "lume-metal/profile.h"
 #include "lume-metal/context.h"

@@ -30,7 +30,8 @@ typedef enum {
 	LM_ELOCKED = -15,     /* a lock could not be taken in time, or is held and waiting was not wanted */
 	LM_EVMOWNER = -16,    /* the VM runs inside a process that runs other VMs too (Lume's server) */
 	LM_EWRONGUSER = -17,  /* the preference would go to a user whose VMs do not read it */
-	LM_EINTERRUPTED = -18 /* stopped on request (lm_context_interrupt: SIGINT/SIGTERM) after undoing */
+	LM_EINTERRUPTED = -18,/* stopped on request (lm_context_interrupt: SIGINT/SIGTERM) after undoing */
+	LM_ENOTPROVEN = -19   /* the device did not run the kernels its (shimmed) answers promise */
 } lm_error_code;
 
 typedef struct {
