@@ -104,6 +104,10 @@ const char *lm_cli_advice(int code)
 		    "address it listens on), and do not force --vm-manager lume-cli.";
 	case LM_EWRONGUSER:
 		return "--force-user-mismatch writes it anyway: dangerous, see docs/preferences.md.";
+	case LM_ENOTPROVEN:
+		return "Stop and start the VM so that it reads the preference now in effect, check with `lume-metal "
+		    "host status` that the Lume server runs as the user whose preference was written, then enable "
+		    "again; `lume-metal probe VM --exercise` shows each kernel's result.";
 	default:
 		return NULL;
 	}

@@ -161,6 +161,8 @@ cJSON *lm_cli_outcome_json(const lm_vm_outcome *o)
 		cJSON_AddItemToObject(v, "stock_workloads", flags_json(&o->stock_flags));
 	if (o->shimmed != NULL)
 		cJSON_AddItemToObject(v, "shimmed_workloads", flags_json(&o->shimmed_flags));
+	if (o->exercised != NULL)
+		cJSON_AddItemToObject(v, "exercise", lm_cli_exercise_json(o->exercised));
 	return v;
 }
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "lume-metal/context.h"
+#include "lume-metal/exercise.h"
 #include "lume-metal/prefs.h"
 #include "lume-metal/profile.h"
 #include "lume-metal/report.h"
@@ -54,6 +55,8 @@ typedef struct {
 	char profile[128];
 	lm_report *stock;             /* owned; may be NULL */
 	lm_report *shimmed;           /* owned; may be NULL */
+	lm_report *exercised;         /* owned; may be NULL: the shimmed probe with --exercise (enable,
+	                                 probe --exercise; status and probe: the last one recorded) */
 	lm_workload_flags stock_flags, shimmed_flags;
 	size_t nsteps;
 	lm_flow_step steps[LM_FLOW_MAX_STEPS];
@@ -86,6 +89,10 @@ int lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_re
 
 /* probe VM: stock and shimmed reports (needs the bundle installed, i.e. an enabled VM). */
 int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result);
+/* probe VM --exercise: the same, and the shimmed probe runs the exercise kernels (docs/guest.md);
+ * its results go to the outcome's `exercised` and the journal. Reported, not checked: 0 whatever
+ * the kernels did. */
+int lm_flow_probe_exercise(lm_context *ctx, const char *vm, lm_flow_result *result);
 
 /* run VM -- argv: one guest command with the shim environment, output streamed to fd 1/2.
  * *exit_status gets the guest command's exit status. */

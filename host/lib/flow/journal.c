@@ -217,6 +217,7 @@ void lm_flow_result_free(lm_flow_result *result)
 	for (i = 0; i < result->count; i++) {
 		lm_report_free(result->vms[i].stock);
 		lm_report_free(result->vms[i].shimmed);
+		lm_report_free(result->vms[i].exercised);
 	}
 	free(result->vms);
 	result->vms = NULL;

@@ -1,0 +1,35 @@
+/* Printing exercise results (probe, status, enable): the report's own JSON member, and text lines. */
+#include "cli.h"
+
+cJSON *lm_cli_exercise_json(const lm_report *exercised)
+{
+	char *text = NULL;
+	cJSON *doc, *ex;
+
+	if (exercised == NULL || !lm_report_has_exercise(exercised) || lm_report_to_json(exercised, &text) < 0)
+		return cJSON_CreateNull();
+	doc = cJSON_Parse(text);
+	lm_free(text);
+	ex = doc != NULL ? cJSON_DetachItemFromObjectCaseSensitive(doc, "exercise") : NULL;
+	cJSON_Delete(doc);
+	return ex != NULL ? ex : cJSON_CreateNull();
+}
+
+void lm_cli_exercise_lines(FILE *out, const char *indent, const lm_report *exercised)
+{
+	const char *message;
+	int i;
+
+	if (exercised == NULL || !lm_report_has_exercise(exercised))
+		return;
+	lm_cli_printf(out, "%sexercise (with the shim; kernels checked against the CPU):\n", indent);
+	for (i = 0; i < LM_EXERCISE_COUNT; i++) {
+		lm_exercise_result res = lm_report_exercise(exercised, (lm_exercise)i, &message);
+		if (res == LM_EXERCISE_NOT_RUN)
+			continue;
+		lm_cli_printf(out, "%s  %-30s %s%s%s\n", indent, lm_exercise_name((lm_exercise)i),
+		    lm_exercise_result_name(res), message[0] ? ": " : "", message);
+	}
+	lm_cli_printf(out, "%s  %-30s %llu bytes\n", indent, "threadgroup memory that runs",
+	    (unsigned long long)lm_report_threadgroup_memory_exercised(exercised));
+}
