@@ -43,24 +43,33 @@ static void msg_add_u64(lm_ex_outcome *o, lm_u64 v)
 	msg_add(o, d + n);
 }
 
-/* Integers only: every value the kernels produce here is a small whole number. */
+/* Whole numbers as such, anything else with six decimals (truncated): enough to see a difference. */
 static void msg_add_float(lm_ex_outcome *o, float f)
 {
+	lm_u64 whole, frac;
+	double d = f;
+	int i;
+
 	if (f != f) {
 		msg_add(o, "nan");
 		return;
 	}
-	if (f < 0) {
+	if (d < 0) {
 		msg_add(o, "-");
-		f = -f;
+		d = -d;
 	}
-	if (f > 1e15f) {
+	if (d > 1e15) {
 		msg_add(o, "huge");
 		return;
 	}
-	msg_add_u64(o, (lm_u64)f);
-	if (f != (float)(lm_u64)f)
-		msg_add(o, ".x");
+	whole = (lm_u64)d;
+	msg_add_u64(o, whole);
+	frac = (lm_u64)((d - (double)whole) * 1e6);
+	if (frac == 0 && d == (double)whole)
+		return;
+	msg_add(o, ".");
+	for (i = 100000; i >= 1; i /= 10)
+		msg_add_u64(o, (frac / (lm_u64)i) % 10);
 }
 
 /* ---- messages to objects ---------------------------------------------------------------- */
