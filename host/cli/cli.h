@@ -73,7 +73,7 @@ int lm_cli_flow_exit(const lm_flow_result *result);
 void lm_cli_flow_print(const lm_cli *cli, const lm_flow_result *result, int exit_code);
 void lm_cli_flags_line(const lm_workload_flags *flags, char *buf, size_t len);
 cJSON *lm_cli_exercise_json(const lm_report *exercised);              /* NULL when none */
-void lm_cli_exercise_lines(FILE *out, const char *indent, const lm_report *exercised);
+void lm_cli_exercise_lines(FILE *out, const char *indent, const char *title, const lm_report *exercised);
 
 /* interrupt.c: SIGINT/SIGTERM during a command that changes VMs. */
 void lm_cli_trap_signals(lm_context *ctx);           /* NULL: ctx is going away */

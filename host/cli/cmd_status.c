@@ -40,7 +40,7 @@ static void print_text(const lm_flow_result *r)
 			    (unsigned long long)lm_report_max_threadgroup_memory(o->shimmed), flags);
 		}
 		if (o->exercised != NULL)
-			lm_cli_exercise_lines(stdout, "  last ", o->exercised);
+			lm_cli_exercise_lines(stdout, "  ", "last exercise", o->exercised);
 	}
 }
 

@@ -15,14 +15,14 @@ cJSON *lm_cli_exercise_json(const lm_report *exercised)
 	return ex != NULL ? ex : cJSON_CreateNull();
 }
 
-void lm_cli_exercise_lines(FILE *out, const char *indent, const lm_report *exercised)
+void lm_cli_exercise_lines(FILE *out, const char *indent, const char *title, const lm_report *exercised)
 {
 	const char *message;
 	int i;
 
 	if (exercised == NULL || !lm_report_has_exercise(exercised))
 		return;
-	lm_cli_printf(out, "%sexercise (with the shim; kernels checked against the CPU):\n", indent);
+	lm_cli_printf(out, "%s%s (with the shim; kernels checked against the CPU):\n", indent, title);
 	for (i = 0; i < LM_EXERCISE_COUNT; i++) {
 		lm_exercise_result res = lm_report_exercise(exercised, (lm_exercise)i, &message);
 		if (res == LM_EXERCISE_NOT_RUN)

@@ -53,7 +53,7 @@ scenario_exercise_unlocked() {
   # status: the last results.
   lm status vm1 >"$E2E_DIR/s.txt"
   grep -Eq '^  last exercise \(with the shim' "$E2E_DIR/s.txt" || fail "status text: $(cat "$E2E_DIR/s.txt")"
-  grep -Eq '^  last   bfloat16 +pass$' "$E2E_DIR/s.txt" || fail "status text: $(cat "$E2E_DIR/s.txt")"
+  grep -Eq '^    bfloat16 +pass$' "$E2E_DIR/s.txt" || fail "status text: $(cat "$E2E_DIR/s.txt")"
   lm_json "$E2E_DIR/s.json" status vm1
   exercise_is "$E2E_DIR/s.json" simdgroup_matrix pass
 }
