@@ -31,8 +31,8 @@ set(_lm_macho_inputs
   ${_lm_src}/guest/CMakeLists.txt ${_lm_src}/guest/guest_runtime.h
   ${_lm_src}/guest/shim/lume_metal_shim.c ${_lm_src}/guest/probe/metal_capabilities.c
   ${_lm_src}/guest/probe/exercise.c ${_lm_src}/guest/probe/exercise.h
-  ${_lm_src}/common/include/lume-metal/family_list.h
-  ${_lm_src}/common/include/lume-metal/exercise_list.h
+  ${_lm_src}/include/lume-metal/family_list.h
+  ${_lm_src}/include/lume-metal/exercise_list.h
   ${_lm_src}/cmake/darwin/DarwinCross.cmake
   ${_lm_src}/cmake/darwin/sdk/usr/lib/libSystem.tbd
   ${_lm_src}/cmake/darwin/sdk/usr/lib/libobjc.tbd

@@ -89,8 +89,11 @@ const char *lm_error_name(int code)
 	case LM_ELOCKED: return "locked";
 	case LM_EVMOWNER: return "vm-owner";
 	case LM_EWRONGUSER: return "wrong-user";
+	case LM_ECANCELED: return "canceled";
+	case LM_ENOTENABLED: return "not-enabled";
+	case LM_ENOTRUNNING: return "not-running";
+	case LM_ENOBUNDLE: return "no-bundle";
 	case LM_ENOTPROVEN: return "not-proven";
-	case LM_EINTERRUPTED: return "interrupted";
 	default: return "error";
 	}
 }

@@ -16,21 +16,30 @@
 static void add(lm_profile_lint_result *r, lm_lint_level level, const char *code, const char *fmt, ...)
     LM_PRINTF(4, 5);
 
+/* An item that does not fit (more than LM_LINT_MAX, or a message longer than an item holds) fails
+ * the lint with an error naming the limit, instead of being cut. Per call, hence per thread. */
+static _Thread_local int lint_overflow;
+
 static void add(lm_profile_lint_result *r, lm_lint_level level, const char *code, const char *fmt, ...)
 {
 	lm_lint_item *it;
 	va_list ap;
 	int n;
 
-	if (r->count == LM_LINT_MAX)
+	if (r->count == LM_LINT_MAX) {
+		lint_overflow = lm_error_set(LM_ERROR, "profile lint: more than %d items (the limit of "
+		    "lm_profile_lint_result)", LM_LINT_MAX);
 		return;
+	}
 	it = &r->items[r->count++];
 	it->level = level;
 	it->code = code;
 	va_start(ap, fmt);
 	n = vsnprintf(it->message, sizeof(it->message), fmt, ap);
 	va_end(ap);
-	lm_text_mark_cut(it->message, sizeof(it->message), n);
+	if (n < 0 || (size_t)n >= sizeof(it->message))
+		lint_overflow = lm_error_set(LM_ERROR, "profile lint: the %s message is %d bytes, longer than "
+		    "the %zu an item holds", code, n, sizeof(it->message) - 1);
 	if (level == LM_LINT_WARNING)
 		r->warnings++;
 }
@@ -92,6 +101,7 @@ int lm_profile_lint(const lm_profile *profile, int host_family, lm_profile_lint_
 	int rc, newest = newest_apple();
 
 	memset(out, 0, sizeof(*out));
+	lint_overflow = 0;
 	if ((rc = lm_report_stock_paravirtual(&stock)) != 0)
 		return rc;
 	if ((rc = lm_profile_apply(profile, stock, &shimmed)) != 0) {
@@ -137,8 +147,8 @@ int lm_profile_lint(const lm_profile *profile, int host_family, lm_profile_lint_
 	lint_expectations(profile, stock, out);
 	if (profile->validated_count == 0)
 		add(out, LM_LINT_WARNING, "not-validated", "not validated: validated_on is empty; try it on your "
-		    "own host and guest (lume-metal probe, then your workload) before relying on it");
+		    "own host and guest (the probe, then your workload) before relying on it");
 	lm_report_free(stock);
 	lm_report_free(shimmed);
-	return 0;
+	return lint_overflow; /* 0, or the error add() set */
 }

@@ -77,8 +77,7 @@ int lm_profile_resolve(lm_profile **out, const char *name_or_path)
 
 	*out = NULL;
 	if (name_or_path == NULL || name_or_path[0] == '\0')
-		return lm_error_set(LM_EINVALID, "no profile given; use a built-in name (lume-metal profile list) "
-		    "or a path to a JSON file");
+		return lm_error_set(LM_EINVALID, "no profile given (a built-in name or a path to a JSON file)");
 	n = strlen(name_or_path);
 	if (strchr(name_or_path, '/') != NULL || (n > 5 && strcmp(name_or_path + n - 5, ".json") == 0))
 		return lm_profile_load_file(out, name_or_path);

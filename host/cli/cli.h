@@ -4,9 +4,9 @@
 #ifndef LM_CLI_H
 #define LM_CLI_H
 
+#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
-
-#include <cjson/cJSON.h>
 
 #include "lume-metal.h"
 
@@ -40,6 +40,11 @@ typedef struct {
 	int cmd_argc;            /* for `run`: what follows "--" */
 	char **cmd_argv;
 	const char *command;     /* "enable", "profile", ... */
+	const char *json_command;/* the command as the JSON documents name it ("profile list", ...) */
+	int progress;            /* step lines on stderr (a terminal, or --verbose) */
+	/* run --format json: the guest's output, collected for the document */
+	char *out_bytes, *err_bytes;
+	size_t out_len, err_len;
 } lm_cli;
 
 /* options.c */
@@ -47,36 +52,34 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv); /* LM_EXIT_USAGE on error 
 void lm_cli_usage(FILE *out);
 void lm_cli_man(FILE *out);
 
-/* output.c: one JSON document on stdout in JSON mode; text lines otherwise. */
-int lm_cli_fail(const lm_cli *cli, int exit_code);               /* prints lm_error_last() */
-/* What to do about an error of this code, in the tool's terms (options), or NULL. */
-const char *lm_cli_advice(int code);
-int lm_cli_usage_error(const lm_cli *cli, const char *fmt, ...) LM_CLI_PRINTF(2, 3); /* LM_EXIT_USAGE */
-void lm_cli_print_json(cJSON *doc);                               /* prints and frees */
+/* output.c: one JSON document on stdout in JSON mode (rendered by the library); text lines
+ * otherwise. The CLI's own part: hints (which option or command helps with an error code) and the
+ * callbacks it gives the library (progress lines, a run's output). */
+int lm_cli_fail(lm_cli *cli, int exit_code);                      /* prints lm_error_last() */
+int lm_cli_usage_error(lm_cli *cli, const char *fmt, ...) LM_CLI_PRINTF(2, 3); /* LM_EXIT_USAGE */
+const char *lm_cli_hint(const lm_cli *cli, int code);             /* NULL when none */
+void lm_cli_print_document(const lm_cli *cli, int rc, char *doc);  /* prints and frees; rc < 0: failed */
+lm_json_envelope lm_cli_envelope(const lm_cli *cli, int exit_code, int error_code, const char *message);
 /* Text that may carry echoed input (names, paths, messages with outside bytes) reaches a terminal
- * only through these: the one sanitiser (common/src/text.h) turns control bytes, escape sequences
+ * only through these: the one sanitiser (lm_text_printable) turns control bytes, escape sequences
  * and invalid UTF-8 into visible \xNN; newlines and tabs are kept. */
 void lm_cli_puts(FILE *out, const char *text);
 void lm_cli_printf(FILE *out, const char *fmt, ...) LM_CLI_PRINTF(2, 3);
 void lm_cli_log(void *data, lm_log_level level, const char *line);/* lm_options.log for the CLI */
 int lm_cli_context(lm_cli *cli, lm_context **out);                /* context from the options */
+void lm_cli_iso_time(double epoch, char *buf, size_t size);       /* 2026-11-29T19:00:00Z */
 
 /* output_flow.c: flow results. */
-cJSON *lm_cli_pref_json(const lm_host_pref_info *pref);
-void lm_cli_pref_fields(cJSON *obj, const lm_host_pref_info *pref); /* the same fields, into obj */
 /* Whose domain holds the preference, and whether the Lume server's VMs read it, in one line. */
 void lm_cli_pref_user_line(const lm_host_pref_info *pref, char *buf, size_t size);
-void lm_cli_iso_time(double epoch, char *buf, size_t size);          /* 2026-11-29T19:00:00Z */
-cJSON *lm_cli_outcome_json(const lm_vm_outcome *outcome);
-const char *lm_cli_outcome_word(const lm_vm_outcome *outcome);
 int lm_cli_flow_exit(const lm_flow_result *result);
-void lm_cli_flow_print(const lm_cli *cli, const lm_flow_result *result, int exit_code);
+void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *result, int exit_code);
 void lm_cli_flags_line(const lm_workload_flags *flags, char *buf, size_t len);
-cJSON *lm_cli_exercise_json(const lm_report *exercised);              /* NULL when none */
 void lm_cli_exercise_lines(FILE *out, const char *indent, const char *title, const lm_report *exercised);
 
 /* interrupt.c: SIGINT/SIGTERM during a command that changes VMs. */
-void lm_cli_trap_signals(lm_context *ctx);           /* NULL: ctx is going away */
+void lm_cli_trap_signals(void);                      /* from now on, a signal cancels */
+int lm_cli_should_cancel(void *data);                /* lm_options.should_cancel */
 int lm_cli_interrupted(void);                        /* the signal caught, or 0 */
 void lm_cli_interrupted_line(const lm_flow_result *result); /* the one line on what was left */
 void lm_cli_exit_interrupted(void);                  /* end by the caught signal, if any */

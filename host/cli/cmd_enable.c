@@ -17,9 +17,8 @@ int lm_cmd_enable(lm_cli *cli)
 		lm_profile_free(profile);
 		return rc;
 	}
-	lm_cli_trap_signals(ctx);
+	lm_cli_trap_signals();
 	rc = lm_flow_enable(ctx, (const char *const *)cli->argv, (size_t)cli->argc, profile, cli->jobs, &result);
-	lm_cli_trap_signals(NULL);
 	if (rc < 0 && result.count == 0) {
 		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
 	} else {
@@ -30,7 +29,7 @@ int lm_cmd_enable(lm_cli *cli)
 		else if (exit_code != LM_EXIT_OK && !cli->json)
 			lm_cli_printf(stderr, "lume-metal: enable: %s\n", lm_error_last()->message);
 	}
-	lm_flow_result_free(&result);
+	lm_flow_result_dispose(&result);
 	lm_context_free(ctx);
 	lm_profile_free(profile);
 	return exit_code;

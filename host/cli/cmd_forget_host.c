@@ -5,7 +5,8 @@
 int lm_cmd_forget_host(lm_cli *cli)
 {
 	lm_context *ctx;
-	cJSON *doc;
+	lm_json_envelope env;
+	char *doc = NULL;
 	const char *vm;
 	int n;
 
@@ -20,14 +21,10 @@ int lm_cmd_forget_host(lm_cli *cli)
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);
 	}
 	if (cli->json) {
-		doc = cJSON_CreateObject();
-		cJSON_AddNumberToObject(doc, "schema", 1);
-		cJSON_AddStringToObject(doc, "command", "forget-host");
-		cJSON_AddBoolToObject(doc, "ok", 1);
-		cJSON_AddStringToObject(doc, "vm", vm);
-		cJSON_AddNumberToObject(doc, "forgotten", n);
-		cJSON_AddStringToObject(doc, "state_dir", lm_context_state_dir(ctx));
-		lm_cli_print_json(doc);
+		env = lm_cli_envelope(cli, LM_EXIT_OK, 0, NULL);
+		if (lm_forget_host_to_json(vm, n, lm_context_state_dir(ctx), &env, &doc) < 0)
+			doc = NULL;
+		lm_cli_print_document(cli, doc == NULL ? -1 : 0, doc);
 	} else if (n == 0) {
 		lm_cli_printf(stdout, "No SSH host key was recorded for VM '%s'; nothing to forget.\n", vm);
 	} else {

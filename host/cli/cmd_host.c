@@ -4,40 +4,24 @@
 
 #include "cli.h"
 
-static cJSON *new_doc(const lm_cli *cli, const char *action, int ok)
-{
-	cJSON *doc = cJSON_CreateObject();
-
-	cJSON_AddNumberToObject(doc, "schema", 1);
-	cJSON_AddStringToObject(doc, "command", "host");
-	cJSON_AddStringToObject(doc, "action", action);
-	cJSON_AddBoolToObject(doc, "ok", ok);
-	cJSON_AddBoolToObject(doc, "dry_run", cli->lib.dry_run);
-	return doc;
-}
-
 /* A failure: one JSON document with the error and what was observed, or a line on stderr. */
-static int fail(const lm_cli *cli, const char *action, const lm_host_pref_info *info)
+static int fail(lm_cli *cli, const lm_host_pref_info *info)
 {
 	const lm_error *e = lm_error_last();
-	const char *message = e->message[0] != '\0' ? e->message : "failed", *advice = lm_cli_advice(e->code);
-	cJSON *doc, *err;
+	const char *message = e->message[0] != '\0' ? e->message : "failed";
+	lm_json_envelope env;
+	const char *hint;
+	char *doc = NULL;
 
 	if (cli->json) {
-		doc = new_doc(cli, action, 0);
-		err = cJSON_AddObjectToObject(doc, "error");
-		cJSON_AddStringToObject(err, "code", lm_error_name(e->code));
-		cJSON_AddStringToObject(err, "message", message);
-		if (advice != NULL)
-			cJSON_AddStringToObject(err, "advice", advice);
-		cJSON_AddNumberToObject(doc, "exit_code", LM_EXIT_FAILURE);
-		if (info->domain[0] != '\0')
-			lm_cli_pref_fields(doc, info);
-		lm_cli_print_json(doc);
+		env = lm_cli_envelope(cli, LM_EXIT_FAILURE, e->code != 0 ? e->code : LM_ERROR, message);
+		if (lm_host_pref_info_to_json(info, &env, &doc) < 0)
+			doc = NULL;
+		lm_cli_print_document(cli, doc == NULL ? -1 : 0, doc);
 	}
 	lm_cli_printf(stderr, "lume-metal: %s\n", message);
-	if (advice != NULL)
-		lm_cli_printf(stderr, "  %s\n", advice);
+	if ((hint = lm_cli_hint(cli, e->code)) != NULL)
+		lm_cli_printf(stderr, "hint: %s\n", hint);
 	return LM_EXIT_FAILURE;
 }
 
@@ -107,8 +91,9 @@ int lm_cmd_host(lm_cli *cli)
 	lm_pref_setting want;
 	lm_context *ctx;
 	lm_profile *profile = NULL;
+	lm_json_envelope env;
 	const char *action;
-	cJSON *doc;
+	char *doc = NULL;
 	int rc;
 
 	if (cli->argc != 1)
@@ -117,6 +102,8 @@ int lm_cmd_host(lm_cli *cli)
 	action = cli->argv[0];
 	if (strcmp(action, "enable") != 0 && strcmp(action, "disable") != 0 && strcmp(action, "status") != 0)
 		return lm_cli_usage_error(cli, "host: unknown action '%s' (expected enable, disable or status)", action);
+	cli->json_command = strcmp(action, "enable") == 0 ? "host enable" : strcmp(action, "disable") == 0 ?
+	    "host disable" : "host status";
 	/* The preference a profile needs (domain, key, value); the default profile's otherwise. */
 	lm_host_pref_default(&want);
 	if (cli->profile != NULL) {
@@ -138,11 +125,12 @@ int lm_cmd_host(lm_cli *cli)
 	lm_context_free(ctx);
 	lm_profile_free(profile); /* want's strings are not used past this point */
 	if (rc < 0)
-		return fail(cli, action, &info);
+		return fail(cli, &info);
 	if (cli->json) {
-		doc = new_doc(cli, action, 1);
-		lm_cli_pref_fields(doc, &info);
-		lm_cli_print_json(doc);
+		env = lm_cli_envelope(cli, LM_EXIT_OK, 0, NULL);
+		if (lm_host_pref_info_to_json(&info, &env, &doc) < 0)
+			doc = NULL;
+		lm_cli_print_document(cli, doc == NULL ? -1 : 0, doc);
 	} else {
 		print_result(cli, action, &info);
 	}

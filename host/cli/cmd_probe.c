@@ -66,7 +66,7 @@ int lm_cmd_probe(lm_cli *cli)
 		else
 			print_table(&result.vms[0]);
 	}
-	lm_flow_result_free(&result);
+	lm_flow_result_dispose(&result);
 	lm_context_free(ctx);
 	return exit_code;
 }

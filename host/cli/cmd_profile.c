@@ -24,17 +24,6 @@ static int llama_flag(const lm_workload_flags *f, int i)
 	}
 }
 
-static cJSON *new_doc(const char *action)
-{
-	cJSON *doc = cJSON_CreateObject();
-
-	cJSON_AddNumberToObject(doc, "schema", 1);
-	cJSON_AddStringToObject(doc, "command", "profile");
-	cJSON_AddBoolToObject(doc, "ok", 1);
-	cJSON_AddStringToObject(doc, "action", action);
-	return doc;
-}
-
 static int is_builtin(const char *name_or_path)
 {
 	size_t i;
@@ -70,56 +59,39 @@ static int host_family(lm_cli *cli, int *out)
 
 static int cmd_list(lm_cli *cli)
 {
-	cJSON *doc = NULL, *arr = NULL, *o;
 	const char *dflt = lm_profile_default_name();
 	lm_profile_validation v;
+	lm_json_envelope env;
 	lm_profile *p;
-	char fam[48];
+	char fam[48], *doc = NULL;
 	size_t i;
 
 	if (cli->json) {
-		doc = new_doc("list");
-		cJSON_AddStringToObject(doc, "default", dflt);
-		arr = cJSON_AddArrayToObject(doc, "profiles");
-	} else {
-		lm_cli_printf(stdout, "%-16s %-16s %-12s %s\n", "NAME", "CEILING", "THREADGROUP", "VALIDATED");
+		env = lm_cli_envelope(cli, LM_EXIT_OK, 0, NULL);
+		if (lm_profile_list_to_json(&env, &doc) < 0)
+			return lm_cli_fail(cli, LM_EXIT_FAILURE);
+		lm_cli_print_document(cli, 0, doc);
+		return LM_EXIT_OK;
 	}
+	lm_cli_printf(stdout, "%-16s %-16s %-12s %s\n", "NAME", "CEILING", "THREADGROUP", "VALIDATED");
 	for (i = 0; i < lm_profile_builtin_count(); i++) {
 		const char *name = lm_profile_builtin_name(i);
 		const lm_profile_capabilities *caps;
-		if (lm_profile_builtin(&p, name) != 0) {
-			cJSON_Delete(doc);
+
+		if (lm_profile_builtin(&p, name) != 0)
 			return lm_cli_fail(cli, LM_EXIT_FAILURE);
-		}
 		caps = lm_profile_caps(p);
 		lm_family_label(caps->apple_family_max, fam, sizeof(fam));
-		if (cli->json) {
-			o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "name", name);
-			cJSON_AddBoolToObject(o, "default", strcmp(name, dflt) == 0);
-			cJSON_AddStringToObject(o, "description", lm_profile_description(p));
-			cJSON_AddNumberToObject(o, "apple_family_max", caps->apple_family_max);
-			cJSON_AddNumberToObject(o, "max_threadgroup_memory", (double)caps->max_threadgroup_memory);
-			if (caps->has_recommended_working_set_size)
-				cJSON_AddNumberToObject(o, "recommended_working_set_size",
-				    (double)caps->recommended_working_set_size);
-			cJSON_AddBoolToObject(o, "validated", lm_profile_validated(p));
-			cJSON_AddItemToArray(arr, o);
-		} else {
-			lm_cli_printf(stdout, "%-16s %-16s %-12" PRIu64 " ", name, fam, caps->max_threadgroup_memory);
-			if (lm_profile_validation_get(p, 0, &v) == 0)
-				lm_cli_printf(stdout, "yes (%s, host %s, guest %s%s)\n", v.chip, v.host_os, v.guest_os,
-				    lm_profile_validation_count(p) > 1 ? ", ..." : "");
-			else
-				lm_cli_printf(stdout, "no\n");
-		}
+		lm_cli_printf(stdout, "%-16s %-16s %-12" PRIu64 " ", name, fam, caps->max_threadgroup_memory);
+		if (lm_profile_validation_get(p, 0, &v) == 0)
+			lm_cli_printf(stdout, "yes (%s, host %s, guest %s%s)\n", v.chip, v.host_os, v.guest_os,
+			    lm_profile_validation_count(p) > 1 ? ", ..." : "");
+		else
+			lm_cli_printf(stdout, "no\n");
 		lm_profile_free(p);
 	}
 	lm_error_clear();
-	if (cli->json)
-		lm_cli_print_json(doc);
-	else
-		lm_cli_printf(stdout, "\ndefault: %s (lume-metal profile show NAME for details)\n", dflt);
+	lm_cli_printf(stdout, "\ndefault: %s (lume-metal profile show NAME for details)\n", dflt);
 	return LM_EXIT_OK;
 }
 
@@ -202,11 +174,10 @@ static void show_text(const lm_profile *p, const char *arg)
 
 static int cmd_show(lm_cli *cli, const char *arg)
 {
-	lm_env_entry env[LM_PROFILE_ENV_MAX];
+	lm_json_envelope env;
 	lm_profile *p;
-	cJSON *doc, *envo, *prof;
-	char *json;
-	size_t i, n;
+	char *doc = NULL;
+	int rc;
 
 	if (lm_profile_resolve(&p, arg) != 0)
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);
@@ -215,30 +186,21 @@ static int cmd_show(lm_cli *cli, const char *arg)
 		lm_profile_free(p);
 		return LM_EXIT_OK;
 	}
-	if (lm_profile_to_json(p, &json) != 0) {
-		lm_profile_free(p);
-		return lm_cli_fail(cli, LM_EXIT_FAILURE);
-	}
-	doc = new_doc("show");
-	cJSON_AddBoolToObject(doc, "builtin", is_builtin(arg));
-	cJSON_AddBoolToObject(doc, "default", strcmp(arg, lm_profile_default_name()) == 0);
-	prof = cJSON_Parse(json);
-	cJSON_AddItemToObject(doc, "profile", prof != NULL ? prof : cJSON_CreateNull());
-	envo = cJSON_AddObjectToObject(doc, "environment");
-	lm_profile_render_env(p, env, &n);
-	for (i = 0; i < n; i++)
-		cJSON_AddStringToObject(envo, env[i].name, env[i].value);
-	lm_free(json);
+	env = lm_cli_envelope(cli, LM_EXIT_OK, 0, NULL);
+	rc = lm_profile_show_to_json(p, is_builtin(arg), strcmp(arg, lm_profile_default_name()) == 0, &env, &doc);
 	lm_profile_free(p);
-	lm_cli_print_json(doc);
+	if (rc < 0)
+		return lm_cli_fail(cli, LM_EXIT_FAILURE);
+	lm_cli_print_document(cli, 0, doc);
 	return LM_EXIT_OK;
 }
 
 static int cmd_lint(lm_cli *cli, const char *arg)
 {
 	lm_profile_lint_result r;
+	lm_json_envelope env;
 	lm_profile *p;
-	cJSON *doc, *llama, *flag, *warnings, *notes, *o;
+	char *doc = NULL;
 	int host, rc, i;
 	size_t k;
 
@@ -251,29 +213,13 @@ static int cmd_lint(lm_cli *cli, const char *arg)
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);
 	}
 	if (cli->json) {
-		doc = new_doc("lint");
-		cJSON_AddStringToObject(doc, "profile", lm_profile_name(p));
-		cJSON_AddStringToObject(doc, "source", arg);
-		cJSON_AddBoolToObject(doc, "valid", 1);
-		if (host != 0)
-			cJSON_AddNumberToObject(doc, "host_family", host);
-		llama = cJSON_AddObjectToObject(doc, "llama_cpp");
-		for (i = 0; i < 4; i++) {
-			flag = cJSON_AddObjectToObject(llama, llama_labels[i][0]);
-			cJSON_AddBoolToObject(flag, "stock", llama_flag(&r.stock, i));
-			cJSON_AddBoolToObject(flag, "with_profile", llama_flag(&r.shimmed, i));
+		env = lm_cli_envelope(cli, LM_EXIT_OK, 0, NULL);
+		rc = lm_profile_lint_to_json(p, arg, host, &r, &env, &doc);
+		if (rc < 0) {
+			lm_profile_free(p);
+			return lm_cli_fail(cli, LM_EXIT_FAILURE);
 		}
-		cJSON_AddBoolToObject(doc, "mlx_residency_risk", r.shimmed.mlx_residency_risk);
-		cJSON_AddBoolToObject(doc, "validated", lm_profile_validated(p));
-		warnings = cJSON_AddArrayToObject(doc, "warnings");
-		notes = cJSON_AddArrayToObject(doc, "notes");
-		for (k = 0; k < r.count; k++) {
-			o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "code", r.items[k].code);
-			cJSON_AddStringToObject(o, "message", r.items[k].message);
-			cJSON_AddItemToArray(r.items[k].level == LM_LINT_WARNING ? warnings : notes, o);
-		}
-		lm_cli_print_json(doc);
+		lm_cli_print_document(cli, 0, doc);
 	} else {
 		lm_cli_printf(stdout, "profile %s (%s): valid\n", lm_profile_name(p), arg);
 		lm_cli_printf(stdout, "llama.cpp on the paravirtual device (stock -> with this profile):\n");
@@ -298,6 +244,8 @@ int lm_cmd_profile(lm_cli *cli)
 
 	if (sub == NULL)
 		return lm_cli_usage_error(cli, "profile: expected list, show NAME|FILE or lint NAME|FILE");
+	cli->json_command = strcmp(sub, "list") == 0 ? "profile list" : strcmp(sub, "show") == 0 ? "profile show" :
+	    strcmp(sub, "lint") == 0 ? "profile lint" : "profile";
 	if (strcmp(sub, "list") == 0) {
 		if (cli->argc != 1)
 			return lm_cli_usage_error(cli, "profile list: takes no argument, found '%s'", cli->argv[1]);

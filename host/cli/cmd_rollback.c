@@ -13,10 +13,9 @@ int lm_cmd_rollback(lm_cli *cli)
 		return lm_cli_usage_error(cli, "rollback: either name VMs or pass --all, not both");
 	if ((rc = lm_cli_context(cli, &ctx)) != 0)
 		return rc;
-	lm_cli_trap_signals(ctx);
+	lm_cli_trap_signals();
 	rc = lm_flow_rollback(ctx, (const char *const *)cli->argv, (size_t)cli->argc, cli->all, !cli->no_restart,
 	    &result);
-	lm_cli_trap_signals(NULL);
 	if (rc < 0 && result.count == 0) {
 		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
 	} else {
@@ -27,7 +26,7 @@ int lm_cmd_rollback(lm_cli *cli)
 		if (lm_cli_interrupted())
 			lm_cli_interrupted_line(&result);
 	}
-	lm_flow_result_free(&result);
+	lm_flow_result_dispose(&result);
 	lm_context_free(ctx);
 	return exit_code;
 }

@@ -62,7 +62,7 @@ int lm_cmd_status(lm_cli *cli)
 		else
 			print_text(&result);
 	}
-	lm_flow_result_free(&result);
+	lm_flow_result_dispose(&result);
 	lm_context_free(ctx);
 	return exit_code;
 }

@@ -1,14 +1,14 @@
-/* Ctrl-C (SIGINT) and SIGTERM during enable and rollback. The library is asked to stop at its next
- * safe point and undo, as after a failure (lm_context_interrupt); the command prints its result
- * and one line on what the interruption left; then the process ends by the same signal, so that
- * a shell or a loop around lume-metal sees that it was interrupted. A second signal ends it at
- * once: every step is crash-safe, and the next enable or rollback converges. */
+/* Ctrl-C (SIGINT) and SIGTERM. The first asks the library to stop at its next safe point and undo,
+ * as after a failure: the tool's should_cancel callback reports it (lm_options.should_cancel). A
+ * command that changes VMs prints its result and one line on what the interruption left; then the
+ * process ends by the same signal, so that a shell or a loop around lume-metal sees that it was
+ * interrupted. A second signal ends it at once: every step is crash-safe, and the next enable or
+ * rollback converges. */
 #include <signal.h>
 #include <string.h>
 
 #include "cli.h"
 
-static lm_context *volatile trapped;
 static volatile sig_atomic_t caught;
 
 static void on_signal(int sig)
@@ -19,23 +19,24 @@ static void on_signal(int sig)
 		return;
 	}
 	caught = sig;
-	if (trapped != NULL)
-		lm_context_interrupt(trapped);
 }
 
-void lm_cli_trap_signals(lm_context *ctx)
+void lm_cli_trap_signals(void)
 {
 	struct sigaction sa;
 
-	trapped = ctx;
-	if (ctx == NULL)
-		return; /* the signals stay caught: the interruption is reported by the command */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+}
+
+int lm_cli_should_cancel(void *data)
+{
+	(void)data;
+	return caught != 0;
 }
 
 int lm_cli_interrupted(void)
@@ -49,7 +50,7 @@ void lm_cli_interrupted_line(const lm_flow_result *r)
 
 	lm_cli_printf(stderr, "lume-metal: interrupted by %s: ", caught == SIGTERM ? "SIGTERM" : "SIGINT");
 	for (i = 0; i < r->count; i++) {
-		if (r->vms[i].rc != LM_EINTERRUPTED)
+		if (r->vms[i].rc != LM_ECANCELED)
 			continue;
 		lm_cli_printf(stderr, "%s%s", n++ > 0 ? " | " : "", r->vms[i].message);
 	}

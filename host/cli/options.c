@@ -315,6 +315,12 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 		}
 	}
 
+	/* --format json anywhere before "--" holds for errors found before it is parsed, too. */
+	for (i = 1; i < dashdash; i++)
+		if ((strcmp(argv[i], "--format") == 0 && i + 1 < dashdash && strcmp(argv[i + 1], "json") == 0) ||
+		    strcmp(argv[i], "--format=json") == 0)
+			cli->json = 1;
+
 	for (k = 0; k < N_OPTIONS; k++) {
 		longopts[k].name = options[k].name;
 		longopts[k].has_arg = options[k].has_arg;

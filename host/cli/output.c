@@ -1,7 +1,10 @@
-/* Text and JSON output, errors and progress lines. */
+/* Output: JSON documents (the library renders them), errors with hints, progress lines, and the
+ * callbacks the library reports through. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -36,115 +39,139 @@ void lm_cli_printf(FILE *out, const char *fmt, ...)
 	free(text);
 }
 
-/* Replace *s (cJSON's memory) by its printable form when that differs. */
-static int printable_in_place(char **s)
+void lm_cli_iso_time(double t, char *buf, size_t size)
 {
-	char *clean, *copy;
-	size_t n;
+	time_t tt;
+	struct tm tm;
 
-	if (*s == NULL)
-		return 0;
-	if ((clean = lm_text_printable(*s)) == NULL)
-		return -1;
-	if (strcmp(clean, *s) != 0) {
-		n = strlen(clean) + 1;
-		if ((copy = cJSON_malloc(n)) == NULL) {
-			lm_free(clean);
-			return -1;
-		}
-		memcpy(copy, clean, n);
-		cJSON_free(*s);
-		*s = copy;
-	}
-	lm_free(clean);
-	return 0;
+	/* In range before the conversion (a double out of time_t's range converted is undefined). */
+	if (!(t >= 0 && t <= 253402300799.0) || (tt = (time_t)t, gmtime_r(&tt, &tm) == NULL) ||
+	    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, size, "unknown");
 }
 
-/* Every string and member name of a document through the one sanitiser: what reaches stdout is
- * valid UTF-8 without control bytes, whatever the bytes of argv, a file, Lume or a guest were. */
-static int printable_json(cJSON *item)
+lm_json_envelope lm_cli_envelope(const lm_cli *cli, int exit_code, int error_code, const char *message)
 {
-	for (; item != NULL; item = item->next) {
-		if (!(item->type & cJSON_StringIsConst) && printable_in_place(&item->string) < 0)
-			return -1;
-		if (cJSON_IsString(item) && printable_in_place(&item->valuestring) < 0)
-			return -1;
-		if (item->child != NULL && printable_json(item->child) < 0)
-			return -1;
-	}
-	return 0;
+	lm_json_envelope env;
+
+	memset(&env, 0, sizeof(env));
+	env.command = cli->json_command != NULL ? cli->json_command : cli->command;
+	env.exit_code = exit_code;
+	env.dry_run = cli->lib.dry_run;
+	env.error_code = error_code;
+	env.error_message = message;
+	env.hint = error_code != 0 ? lm_cli_hint(cli, error_code) : NULL;
+	return env;
 }
 
-void lm_cli_print_json(cJSON *doc)
+void lm_cli_print_document(const lm_cli *cli, int rc, char *doc)
 {
-	char *text;
-
-	/* Strings from argv, files, Lume or a guest: valid UTF-8 whatever their bytes were. */
-	if (printable_json(doc) < 0) {
-		cJSON_Delete(doc);
-		fputs("lume-metal: out of memory\n", stderr);
+	(void)cli;
+	if (rc < 0 || doc == NULL) {
+		lm_cli_printf(stderr, "lume-metal: cannot render the JSON document: %s\n", lm_error_last()->message);
+		lm_free(doc);
 		return;
 	}
-	text = cJSON_Print(doc);
-
-	if (text != NULL) {
-		fputs(text, stdout);
-		fputc('\n', stdout);
-		free(text);
-	}
-	cJSON_Delete(doc);
+	fputs(doc, stdout);
 	fflush(stdout);
+	lm_free(doc);
 }
 
-const char *lm_cli_advice(int code)
+/* The advice for an error code: which option or command helps. The library's messages state the
+ * facts; this is the one place that knows the tool's options. "{vm}" stands for the VM named on
+ * the command line; `only` limits a hint to one command, `not` keeps it from some. */
+static const struct {
+	int code;
+	const char *only, *not;
+	const char *text;
+} hints[] = {
+	{LM_EHOSTKEY, NULL, NULL, "if the VM was re-created, forget its old key with `lume-metal forget-host {vm}` "
+	    "and connect again; with --host-key-policy strict, a new VM's key is recorded by one connection with "
+	    "--host-key-policy accept-new"},
+	{LM_EAUTH, NULL, NULL, "load a key into ssh-agent, pass --ssh-key FILE (ed25519 or ECDSA), or give the "
+	    "password in $LUME_METAL_SSH_PASSWORD or a file named by --ssh-password-file FILE"},
+	{LM_ECONFLICT, NULL, NULL, "use the same --prefs-dir as the run that changed the preference; `lume-metal "
+	    "rollback` of the enabled VMs restores it after the last one; --force restores it anyway; `lume-metal "
+	    "host status` shows what is recorded"},
+	{LM_ECORRUPT, NULL, NULL, "a damaged state file: fix it by hand (docs/state-format.md), or start afresh "
+	    "with `mv state.json state.json.bad` in the state directory (--state-dir) and check the preference with "
+	    "`lume-metal host status`, since its original value is then forgotten; a guest whose bundle differs: "
+	    "`lume-metal enable {vm}` repairs it"},
+	{LM_ENOTENABLED, NULL, NULL, "run `lume-metal enable {vm}` first"},
+	{LM_ENOTRUNNING, NULL, NULL, "start the VM, or run `lume-metal enable {vm}`, which starts it"},
+	{LM_ENOBUNDLE, NULL, NULL, "build the guest bundles (cmake --build) and install them, or pass --bundle DIR"},
+	{LM_ENOTFOUND, NULL, "profile host", "check the VM's name (lume ls); to reach Lume, start `lume serve` or "
+	    "pass --lume-url URL, or put `lume` on PATH or pass --lume PATH; without HOME, pass --state-dir DIR"},
+	{LM_EUNSUPPORTED, "enable", NULL, "report the guest's version with the output of `lume-metal probe {vm}`"},
+	{LM_ELOCKED, NULL, NULL, "another lume-metal is working on the same state or VM; wait for it and try "
+	    "again (without --no-wait, lume-metal waits by itself)"},
+	{LM_EVMOWNER, NULL, NULL, "let lume-metal use the Lume API instead: start `lume serve` (or pass --lume-url "
+	    "with the address it listens on), and do not force --vm-manager lume-cli"},
+	{LM_EWRONGUSER, NULL, NULL, "run lume-metal as the user the Lume server runs as; --force-user-mismatch "
+	    "writes it anyway: dangerous, see docs/preferences.md"},
+	{LM_ECANCELED, NULL, NULL, "what the command had done is undone (see the message); run it again to finish"},
+	{LM_ENOTPROVEN, NULL, NULL, "stop and start the VM so that it reads the preference now in effect, check "
+	    "with `lume-metal host status` that the Lume server runs as the user whose preference was written, "
+	    "then enable again; `lume-metal probe {vm} --exercise` shows each kernel's result"},
+};
+
+static int word_in(const char *word, const char *list)
 {
-	switch (code) {
-	case LM_EVMOWNER:
-		return "Let lume-metal use the Lume API instead: start `lume serve` (or pass --lume-url with the "
-		    "address it listens on), and do not force --vm-manager lume-cli.";
-	case LM_EWRONGUSER:
-		return "--force-user-mismatch writes it anyway: dangerous, see docs/preferences.md.";
-	case LM_ENOTPROVEN:
-		return "Stop and start the VM so that it reads the preference now in effect, check with `lume-metal "
-		    "host status` that the Lume server runs as the user whose preference was written, then enable "
-		    "again; `lume-metal probe VM --exercise` shows each kernel's result.";
-	default:
-		return NULL;
+	size_t n = strlen(word);
+	const char *p;
+
+	for (p = list; (p = strstr(p, word)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+			return 1;
+	return 0;
+}
+
+const char *lm_cli_hint(const lm_cli *cli, int code)
+{
+	static _Thread_local char hint[512];
+	const char *vm = cli->argc > 0 && !word_in(cli->command, "profile host") ? cli->argv[0] : "VM";
+	const char *text, *at;
+	size_t i;
+
+	for (i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+		if (hints[i].code != code || (hints[i].only != NULL && !word_in(cli->command, hints[i].only)) ||
+		    (hints[i].not != NULL && word_in(cli->command, hints[i].not)))
+			continue;
+		text = hints[i].text;
+		if ((at = strstr(text, "{vm}")) == NULL)
+			return text;
+		snprintf(hint, sizeof(hint), "%.*s%s%s", (int)(at - text), text, vm, at + 4);
+		return hint;
 	}
+	return NULL;
 }
 
-static int report(const lm_cli *cli, int exit_code, int code, const char *code_name, const char *message)
+static int report(lm_cli *cli, int exit_code, int code, const char *message)
 {
-	const char *advice = lm_cli_advice(code);
-	cJSON *doc, *err;
+	lm_json_envelope env;
+	const char *hint;
+	char *doc = NULL;
+	int rc;
 
 	if (cli != NULL && cli->json) {
-		doc = cJSON_CreateObject();
-		cJSON_AddNumberToObject(doc, "schema", 1);
-		cJSON_AddStringToObject(doc, "command", cli->command);
-		cJSON_AddBoolToObject(doc, "ok", 0);
-		err = cJSON_AddObjectToObject(doc, "error");
-		cJSON_AddStringToObject(err, "code", code_name);
-		cJSON_AddStringToObject(err, "message", message);
-		if (advice != NULL)
-			cJSON_AddStringToObject(err, "advice", advice);
-		cJSON_AddNumberToObject(doc, "exit_code", exit_code);
-		lm_cli_print_json(doc);
+		env = lm_cli_envelope(cli, exit_code, code, message);
+		rc = lm_json_error(&env, &doc);
+		lm_cli_print_document(cli, rc, doc);
 	}
 	lm_cli_printf(stderr, "lume-metal: %s\n", message);
-	if (advice != NULL)
-		lm_cli_printf(stderr, "  %s\n", advice);
+	if (cli != NULL && (hint = lm_cli_hint(cli, code)) != NULL)
+		lm_cli_printf(stderr, "hint: %s\n", hint);
 	return exit_code;
 }
 
-int lm_cli_fail(const lm_cli *cli, int exit_code)
+int lm_cli_fail(lm_cli *cli, int exit_code)
 {
 	const lm_error *e = lm_error_last();
 
-	return report(cli, exit_code, e->code, lm_error_name(e->code), e->message[0] ? e->message : "failed");
+	return report(cli, exit_code, e->code != 0 ? e->code : LM_ERROR, e->message[0] ? e->message : "failed");
 }
 
-int lm_cli_usage_error(const lm_cli *cli, const char *fmt, ...)
+int lm_cli_usage_error(lm_cli *cli, const char *fmt, ...)
 {
 	char message[1024];
 	va_list ap;
@@ -155,7 +182,7 @@ int lm_cli_usage_error(const lm_cli *cli, const char *fmt, ...)
 	va_end(ap);
 	if (n >= (int)sizeof(message))
 		memcpy(message + sizeof(message) - 4, "...", 4); /* cut, visibly */
-	return report(cli, LM_EXIT_USAGE, LM_EINVALID, "usage", message);
+	return report(cli, LM_EXIT_USAGE, LM_EINVALID, message);
 }
 
 void lm_cli_log(void *data, lm_log_level level, const char *line)
@@ -169,8 +196,68 @@ void lm_cli_log(void *data, lm_log_level level, const char *line)
 	lm_cli_printf(stderr, "%s%s\n", level == LM_LOG_WARN ? "warning: " : "", line);
 }
 
+/* on_step: progress lines on stderr (stdout keeps the result). */
+static void on_step(void *data, const lm_step_event *ev)
+{
+	const lm_cli *cli = data;
+
+	if (!cli->progress)
+		return;
+	if (ev->state == LM_STEP_STARTED)
+		lm_cli_printf(stderr, "%s%s%s ...\n", ev->vm, ev->vm[0] ? ": " : "", ev->name);
+	else
+		lm_cli_printf(stderr, "%s%s%s %s (%.2f s)%s%s\n", ev->vm, ev->vm[0] ? ": " : "", ev->name,
+		    ev->state == LM_STEP_DONE ? "done" : "FAILED", ev->elapsed, ev->detail[0] ? ": " : "", ev->detail);
+}
+
+static void write_all(int fd, const char *bytes, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, bytes, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		bytes += n;
+		len -= (size_t)n;
+	}
+}
+
+static void collect(char **buf, size_t *len, const char *bytes, size_t n)
+{
+	char *p = realloc(*buf, *len + n + 1);
+
+	if (p == NULL)
+		return;
+	memcpy(p + *len, bytes, n);
+	*len += n;
+	p[*len] = '\0';
+	*buf = p;
+}
+
+/* on_output: a run's guest output, to our stdout/stderr, or into the JSON document. */
+static void on_output(void *data, const char *vm, int stream, const char *bytes, size_t len)
+{
+	lm_cli *cli = data;
+
+	(void)vm;
+	if (!cli->json)
+		write_all(stream == 2 ? STDERR_FILENO : STDOUT_FILENO, bytes, len);
+	else if (stream == 2)
+		collect(&cli->err_bytes, &cli->err_len, bytes, len);
+	else
+		collect(&cli->out_bytes, &cli->out_len, bytes, len);
+}
+
 int lm_cli_context(lm_cli *cli, lm_context **out)
 {
+	cli->lib.on_step = on_step;
+	cli->lib.on_output = on_output;
+	cli->lib.should_cancel = lm_cli_should_cancel; /* interrupt.c: SIGINT and SIGTERM */
+	cli->lib.callback_data = cli;
+	cli->progress = cli->verbose || (!cli->json && isatty(STDERR_FILENO));
 	if (lm_context_new(out, &cli->lib) < 0)
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);
 	return 0;

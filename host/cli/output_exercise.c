@@ -1,19 +1,5 @@
-/* Printing exercise results (probe, status, enable): the report's own JSON member, and text lines. */
+/* Printing exercise results as text (probe, status); the JSON form is the library's. */
 #include "cli.h"
-
-cJSON *lm_cli_exercise_json(const lm_report *exercised)
-{
-	char *text = NULL;
-	cJSON *doc, *ex;
-
-	if (exercised == NULL || !lm_report_has_exercise(exercised) || lm_report_to_json(exercised, &text) < 0)
-		return cJSON_CreateNull();
-	doc = cJSON_Parse(text);
-	lm_free(text);
-	ex = doc != NULL ? cJSON_DetachItemFromObjectCaseSensitive(doc, "exercise") : NULL;
-	cJSON_Delete(doc);
-	return ex != NULL ? ex : cJSON_CreateNull();
-}
 
 void lm_cli_exercise_lines(FILE *out, const char *indent, const char *title, const lm_report *exercised)
 {

@@ -89,8 +89,8 @@ scenario_exercise_restricted() {
     case $msg in *"$want"*) ;; *) fail "enable's message lacks '$want': $msg" ;; esac
   done
   case $msg in *--*) fail "the library's message names an option: $msg" ;; esac
-  jq -r '.vms[0].error.advice // empty' "$E2E_DIR/e.json" | grep -q "Stop and start the VM" ||
-    fail "no advice: $(jq .vms[0].error "$E2E_DIR/e.json")"
+  jq -r '.error.hint // empty' "$E2E_DIR/e.json" | grep -q "stop and start the VM" ||
+    fail "no hint: $(jq .error "$E2E_DIR/e.json")"
   # Undone: no guest files, no preference, not enabled, and the VM left running as it was.
   [ ! -e "$(guest_home vm1)/.local/share/lume-metal" ] || fail "guest files left"
   [ ! -e "$PLIST" ] || fail "preference left: $(plist_xml)"

@@ -128,7 +128,7 @@ scenario_concurrent() {
 # once the enable is done. Another VM is not held up.
 scenario_vm_lock() {
   sim_start --vm vm1 --vm vm2
-  LUME_METAL_TEST_STOP_AT=after-preference "$LM_BIN" enable vm1 >"$E2E_DIR/e1.out" 2>&1 &
+  LUME_METAL_TEST_STOP_AT=after-preference "$LM_BIN_HOOKS" enable vm1 >"$E2E_DIR/e1.out" 2>&1 &
   local holder=$!
   wait_stopped $holder
   lm_json "$E2E_DIR/busy.json" enable vm1 --no-wait
@@ -186,7 +186,7 @@ scenario_interrupt() {
   sim_start --vm vm1
   local pid lines
   # After the VM was started: it is stopped again, the preference restored, nothing recorded.
-  LUME_METAL_TEST_STOP_AT=after-start "$LM_BIN" enable vm1 >"$E2E_DIR/i1.out" 2>"$E2E_DIR/i1.err" &
+  LUME_METAL_TEST_STOP_AT=after-start "$LM_BIN_HOOKS" enable vm1 >"$E2E_DIR/i1.out" 2>"$E2E_DIR/i1.err" &
   pid=$!
   wait_stopped $pid
   [ "$(vm_status vm1)" = running ] || fail "the VM was not started at that step"
@@ -196,14 +196,14 @@ scenario_interrupt() {
   [ "$RC" -eq 130 ] || fail "SIGINT: exit $RC, expected 130 (ended by SIGINT): $(cat "$E2E_DIR/i1.out" "$E2E_DIR/i1.err")"
   lines=$(grep -c '^lume-metal: interrupted' "$E2E_DIR/i1.err" || true)
   [ "$lines" -eq 1 ] || fail "SIGINT: expected one line on what was left: $(cat "$E2E_DIR/i1.err")"
-  grep -q '^lume-metal: interrupted by SIGINT: vm1: interrupted; host preference restored (absent file); VM stopped again (it was stopped)$' \
+  grep -q '^lume-metal: interrupted by SIGINT: vm1: [a-z-]*: canceled before the next step; host preference restored (absent file); VM stopped again (it was stopped)$' \
     "$E2E_DIR/i1.err" || fail "SIGINT: $(cat "$E2E_DIR/i1.err")"
   [ "$(vm_status vm1)" = stopped ] || fail "SIGINT: vm1 left $(vm_status vm1)"
   [ ! -e "$PLIST" ] || fail "SIGINT: preference left"
   [ "$(journal_vms | wc -l)" -eq 0 ] || fail "SIGINT: journal: $(cat "$STATE_FILE")"
 
   # During the upload: the guest files go too.
-  LUME_METAL_TEST_STOP_AT=install-upload "$LM_BIN" enable vm1 --format json >"$E2E_DIR/i2.json" 2>"$E2E_DIR/i2.err" &
+  LUME_METAL_TEST_STOP_AT=install-upload "$LM_BIN_HOOKS" enable vm1 --format json >"$E2E_DIR/i2.json" 2>"$E2E_DIR/i2.err" &
   pid=$!
   wait_stopped $pid
   [ -n "$(find "$(guest_home vm1)/.local/share/lume-metal" -name '.staging-*')" ] || fail "no upload under way at that step"
@@ -212,8 +212,8 @@ scenario_interrupt() {
   wait_rc $pid
   [ "$RC" -eq 143 ] || fail "SIGTERM: exit $RC, expected 143: $(cat "$E2E_DIR/i2.err")"
   jq -e . "$E2E_DIR/i2.json" >/dev/null || fail "SIGTERM: no JSON document: $(cat "$E2E_DIR/i2.json")"
-  jq_is "$E2E_DIR/i2.json" '.vms[0].error.code' interrupted
-  grep -q '^lume-metal: interrupted by SIGTERM: vm1: interrupted; guest files removed; host preference restored (absent file); VM stopped again (it was stopped)$' \
+  jq_is "$E2E_DIR/i2.json" '.vms[0].error.code' canceled
+  grep -q '^lume-metal: interrupted by SIGTERM: vm1: .*canceled[^;]*; guest files removed; host preference restored (absent file); VM stopped again (it was stopped)$' \
     "$E2E_DIR/i2.err" || fail "SIGTERM: $(cat "$E2E_DIR/i2.err")"
   [ ! -e "$(guest_home vm1)/.local/share/lume-metal" ] || fail "SIGTERM: guest files left"
   [ "$(vm_status vm1)" = stopped ] || fail "SIGTERM: vm1 left $(vm_status vm1)"
@@ -232,7 +232,8 @@ scenario_probe_stopped() {
   curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/vm1/stop" >/dev/null
   set +e; "$LM_BIN" probe vm1 >"$E2E_DIR/p.out" 2>&1; LM_RC=$?; set -e
   [ "$LM_RC" -eq 1 ] || fail "probe of a stopped VM: exit $LM_RC: $(cat "$E2E_DIR/p.out")"
-  grep -q "vm1: stopped: start it or run enable" "$E2E_DIR/p.out" || fail "probe: $(cat "$E2E_DIR/p.out")"
+  grep -q "vm1 is stopped, not running" "$E2E_DIR/p.out" || fail "probe: $(cat "$E2E_DIR/p.out")"
+  grep -q "^hint: start the VM, or run .lume-metal enable vm1., which starts it$" "$E2E_DIR/p.out" || fail "probe hint: $(cat "$E2E_DIR/p.out")"
   lm_json "$E2E_DIR/p.json" probe vm1
   expect_rc 1 "$E2E_DIR/p.json"
 }

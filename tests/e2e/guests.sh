@@ -72,7 +72,7 @@ restart_row() {
   lm_json "$E2E_DIR/h.json" host enable
   expect_rc 0 "$E2E_DIR/h.json"
   local changed boot
-  changed=$(jq -r .changed_at "$E2E_DIR/h.json")
+  changed=$(jq -r .host_preference.changed_at "$E2E_DIR/h.json")
   vm_run vm1
   boot=$(awk -v c="$changed" -v o="$offset" 'BEGIN { printf "%.6f", c + o }')
   "$GUEST_SSHD" boot-time --dir "$(vm_dir vm1)" "$boot"
@@ -108,7 +108,7 @@ scenario_keep_tool_started() {
   sim_start --vm vm1
   lm_json "$E2E_DIR/h.json" host enable
   expect_rc 0 "$E2E_DIR/h.json"
-  local changed; changed=$(jq -r .changed_at "$E2E_DIR/h.json")
+  local changed; changed=$(jq -r .host_preference.changed_at "$E2E_DIR/h.json")
   lm_json "$E2E_DIR/e1.json" enable vm1
   expect_rc 0 "$E2E_DIR/e1.json"
   jq_is "$E2E_DIR/e1.json" '.vms[0].started' true

@@ -172,7 +172,7 @@ scenario_cli_backend_spares_server() {
   jq -r '.vms[0].message' "$E2E_DIR/e.json" | grep -q "lume stop vm1. would send that process SIGINT" ||
     fail "$(jq -r '.vms[0].message' "$E2E_DIR/e.json")"
   jq -r '.vms[0].message' "$E2E_DIR/e.json" | grep -q "vm1 was not stopped" || fail "$(cat "$E2E_DIR/e.json")"
-  jq -r '.vms[0].error.advice' "$E2E_DIR/e.json" | grep -q "start .lume serve. (or pass --lume-url" ||
+  jq -r '.error.hint' "$E2E_DIR/e.json" | grep -q "start .lume serve. (or pass --lume-url" ||
     fail "no advice: $(cat "$E2E_DIR/e.json")"
   jq -r '.vms[0].message' "$E2E_DIR/e.json" | grep -q "host preference restored" || fail "$(cat "$E2E_DIR/e.json")"
   kill -0 "$SIM_PID" || fail "the server ended"
@@ -200,7 +200,7 @@ scenario_user_mismatch() {
   jq_is "$E2E_DIR/h.json" .error.code wrong-user
   jq -r .error.message "$E2E_DIR/h.json" | grep -q "runs as root, but lume-metal runs as nobody" || fail "$(cat "$E2E_DIR/h.json")"
   jq -r .error.message "$E2E_DIR/h.json" | grep -q "Nothing was written. Run lume-metal as root" || fail "$(cat "$E2E_DIR/h.json")"
-  jq -r .error.advice "$E2E_DIR/h.json" | grep -q -- "--force-user-mismatch" || fail "$(cat "$E2E_DIR/h.json")"
+  jq -r .error.hint "$E2E_DIR/h.json" | grep -q -- "--force-user-mismatch" || fail "$(cat "$E2E_DIR/h.json")"
   grep -q -- "--force-user-mismatch" "$E2E_DIR/h.json.err" || fail "text: $(cat "$E2E_DIR/h.json.err")"
   [ -z "$(find "$nb" -name '*.plist')" ] || fail "a preference file was written"
   [ ! -e "$nb/state/state.json" ] || ! jq -e .preference "$nb/state/state.json" >/dev/null || fail "journal written"

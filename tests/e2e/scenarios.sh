@@ -20,8 +20,8 @@ scenario_enable_probe_run() {
   jq_is "$E2E_DIR/e1.json" '.vms[0].shimmed.families.Metal3' false
   jq_is "$E2E_DIR/e1.json" '.vms[0].shimmed.max_threadgroup_memory' 65536
   jq_is "$E2E_DIR/e1.json" '.vms[0].shimmed.shim_active' true
-  jq_is "$E2E_DIR/e1.json" '.vms[0].shimmed_workloads.simdgroup_mm' true
-  jq_is "$E2E_DIR/e1.json" '.vms[0].stock_workloads.simdgroup_mm' false
+  jq_is "$E2E_DIR/e1.json" '.vms[0].shimmed.workloads.llama_simdgroup_mm' true
+  jq_is "$E2E_DIR/e1.json" '.vms[0].stock.workloads.llama_simdgroup_mm' false
   # Guest files: versioned directory, `current` link, owner-writable only.
   local home; home=$(guest_home vm1)
   [ -L "$home/.local/share/lume-metal/current" ] || fail "no current link in the guest"
@@ -41,7 +41,7 @@ scenario_enable_probe_run() {
   expect_rc 0 "$E2E_DIR/s.json"
   jq_is "$E2E_DIR/s.json" '.vms[0].bundle_verified' true
   jq_is "$E2E_DIR/s.json" '.vms[0].restart_pending' false
-  jq_is "$E2E_DIR/s.json" '.vms[0].shimmed_workloads.simdgroup_reduction' true
+  jq_is "$E2E_DIR/s.json" '.vms[0].shimmed.workloads.llama_simdgroup_reduction' true
 
   lm_json "$E2E_DIR/r.json" rollback vm1
   expect_rc 0 "$E2E_DIR/r.json"
@@ -101,7 +101,7 @@ scenario_two_vms() {
   sim_start --vm vm1 --vm vm2
   lm_json "$E2E_DIR/e.json" enable vm1 vm2 --jobs 2
   expect_rc 0 "$E2E_DIR/e.json"
-  jq_is "$E2E_DIR/e.json" '[.vms[] | .ok] | all' true
+  jq_is "$E2E_DIR/e.json" '[.vms[] | .result == "ok"] | all' true
   # The preference alone cannot be taken from under enabled VMs without --force.
   local before; before=$(plist_xml)
   lm_json "$E2E_DIR/hd.json" host disable
@@ -142,7 +142,9 @@ scenario_host_key_changed() {
   curl -fsS -X POST "$LUME_METAL_LUME_URL/_sim/vms/vm1/rekey" >/dev/null
   lm_json "$E2E_DIR/e2.json" enable vm1
   expect_rc 1 "$E2E_DIR/e2.json"
-  jq -r '.vms[0].message' "$E2E_DIR/e2.json" | grep -q "forget-host vm1" || fail "no way out offered: $(cat "$E2E_DIR/e2.json")"
+  # The library states what happened; the tool's hint offers the way out.
+  jq -r '.error.hint' "$E2E_DIR/e2.json" | grep -q "lume-metal forget-host vm1" || fail "no way out offered: $(cat "$E2E_DIR/e2.json")"
+  jq -r '.vms[0].message' "$E2E_DIR/e2.json" | grep -q "once the old key is forgotten" || fail "$(cat "$E2E_DIR/e2.json")"
   jq -r '.vms[0].message' "$E2E_DIR/e2.json" | grep -c "SHA256:" | grep -q . || fail "no fingerprints"
   [ ! -e "$(guest_home vm1)/.local/share/lume-metal" ] || fail "files installed despite the changed key"
   [ ! -e "$PLIST" ] || fail "preference left changed"
@@ -185,13 +187,15 @@ scenario_unsupported() {
   [ ! -e "$PLIST" ] || fail "preference left changed"
 }
 
-# SIGKILL at each step of enable; enable again converges; rollback restores everything.
+# SIGKILL at each step of enable; enable again converges; rollback restores everything. The kills
+# come from the test hook, which only the tests' build of the tool has ($LM_BIN_HOOKS).
 scenario_kill_each_step() {
+  : "${LM_BIN_HOOKS:?LM_BIN_HOOKS: lume-metal built with the test hooks}"
   sim_start --vm vm1
   local step
   for step in after-preference after-start install-staging install-upload after-install; do
     note "kill at $step"
-    set +e; LUME_METAL_TEST_KILL_AT=$step "$LM_BIN" enable vm1 >/dev/null 2>&1; rc=$?; set -e
+    set +e; LUME_METAL_TEST_KILL_AT=$step "$LM_BIN_HOOKS" enable vm1 >/dev/null 2>&1; rc=$?; set -e
     [ $rc -eq 137 ] || fail "kill at $step: exit $rc, expected 137 (SIGKILL)"
     lm_json "$E2E_DIR/e.json" enable vm1
     expect_rc 0 "$E2E_DIR/e.json"
@@ -203,11 +207,16 @@ scenario_kill_each_step() {
     curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/vm1/stop" >/dev/null
   done
   # Killed, then rolled back directly (no second enable): still everything restored.
-  set +e; LUME_METAL_TEST_KILL_AT=install-upload "$LM_BIN" enable vm1 >/dev/null 2>&1; set -e
+  set +e; LUME_METAL_TEST_KILL_AT=install-upload "$LM_BIN_HOOKS" enable vm1 >/dev/null 2>&1; set -e
   lm_json "$E2E_DIR/r.json" rollback vm1 --no-restart
   expect_rc 0 "$E2E_DIR/r.json"
   [ ! -e "$PLIST" ] || fail "rollback after a kill: preference not restored"
   [ ! -e "$(guest_home vm1)/.local/share/lume-metal" ] || fail "rollback after a kill: guest files left"
+  # The tool users get has no such hook: the same variable changes nothing.
+  LUME_METAL_TEST_KILL_AT=after-preference lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+  lm_json "$E2E_DIR/r.json" rollback vm1 --no-restart
+  expect_rc 0 "$E2E_DIR/r.json"
 }
 
 # --dry-run changes nothing.

@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (lm_flow_status(ctx, NULL, 0, &result) == 0) {
 		for (i = 0; i < result.count; i++)
 			LM_FUZZ_CHECK(result.vms[i].rc < 0 && result.vms[i].message[0] != '\0');
-		lm_flow_result_free(&result);
+		lm_flow_result_dispose(&result);
 	}
 	/* What enable and rollback ask before they keep or restore the preference. */
 	if (lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 1) == 0) {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "fuzz_support.h"
-#include "prefs_internal.h"
+#include "prefs_store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -61,13 +61,13 @@ static void test_mkdir_private_nested(void **state)
 	assert_string_equal(strrchr(missing[0], '/'), "/a");
 	assert_string_equal(strrchr(missing[1], '/'), "/b");
 	assert_null(missing[2]);
-	lm_fs_free_list(missing);
+	lm_strv_free(missing);
 
 	assert_int_equal(lm_fs_mkdir_p(deep, 0700, &created), 0);
 	assert_non_null(created);
 	assert_string_equal(strrchr(created[2], '/'), "/c");
 	assert_null(created[3]);
-	lm_fs_free_list(created);
+	lm_strv_free(created);
 	assert_int_equal(stat(deep, &sb), 0);
 	assert_true(S_ISDIR(sb.st_mode));
 	assert_int_equal(sb.st_mode & 0777, 0700);

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "error_internal.h"
-#include "prefs_internal.h"
+#include "prefs_store.h"
 #include "test_util.h"
 
 #define DOMAIN "com.apple.gpusw.ParavirtualizedGraphics"

@@ -267,7 +267,7 @@ static void test_fifo_manifest_key_password_known_hosts(void **state)
 	assert_int_equal(lm_context_new(&ctx, &o), 0);
 	assert_int_equal(lm_ssh_connect(&ssh, ctx, "vm", "127.0.0.1", 1), LM_EINVALID);
 	assert_message_has("FIFO");
-	assert_message_has("--ssh-password-file");
+	assert_message_has("password file");
 	/* known_hosts. */
 	assert_int_equal(lm_fs_mkdir_private(sdir), 0);
 	kh = join2(sdir, "known_hosts");
@@ -369,14 +369,16 @@ static void test_out_of_range_numbers(void **state)
 	assert_string_equal(facts.home, "/Users/lume");
 	cJSON_Delete(vm);
 	{
-		char *long_home = malloc(700), *json = malloc(800);
-		memset(long_home, 'h', 699);
+		char *long_home = malloc(LM_GUEST_HOME_MAX + 200), *json = malloc(LM_GUEST_HOME_MAX + 300);
+		char limit[32];
+		memset(long_home, 'h', LM_GUEST_HOME_MAX + 199);
 		long_home[0] = '/';
-		long_home[699] = '\0';
-		snprintf(json, 800, "{\"guest\":{\"os\":\"Darwin\",\"home\":\"%s\"}}", long_home);
+		long_home[LM_GUEST_HOME_MAX + 199] = '\0';
+		snprintf(json, LM_GUEST_HOME_MAX + 300, "{\"guest\":{\"os\":\"Darwin\",\"home\":\"%s\"}}", long_home);
 		vm = cJSON_Parse(json);
 		assert_int_equal(lm_journal_load_facts(vm, &facts), LM_ECORRUPT);
-		assert_message_has("511");
+		snprintf(limit, sizeof(limit), "%d", LM_GUEST_HOME_MAX - 1);
+		assert_message_has(limit);
 		cJSON_Delete(vm);
 		free(long_home);
 		free(json);
@@ -409,31 +411,39 @@ static void test_out_of_range_numbers(void **state)
 static void test_guest_home_limit(void **state)
 {
 	lm_guest_facts facts;
-	char out[2048], current[96];
+	char out[LM_GUEST_HOME_MAX + 512], current[96], limit[32];
 	size_t n;
 
 	(void)state;
-	/* A home of 511 bytes fits; 512 is an error naming the limit (it feeds `rm -rf` paths). */
-	for (n = 511; n <= 512; n++) {
-		char home[600];
+	/* A home of LM_GUEST_HOME_MAX - 1 bytes fits; one more is an error naming the limit (it feeds
+	 * `rm -rf` paths). */
+	snprintf(limit, sizeof(limit), "%d bytes", LM_GUEST_HOME_MAX - 1);
+	for (n = LM_GUEST_HOME_MAX - 1; n <= LM_GUEST_HOME_MAX; n++) {
+		char home[LM_GUEST_HOME_MAX + 8];
 		memset(home, 'h', n);
 		home[0] = '/';
 		home[n] = '\0';
 		snprintf(out, sizeof(out), "Darwin\narm64\n26.5.2\n{ sec = 1796000000, usec = 0 }\n%s\n0.1.0-abc\n", home);
-		if (n == 511) {
+		if (n == LM_GUEST_HOME_MAX - 1) {
 			assert_int_equal(lm_guest_facts_parse(out, NULL, &facts, current, sizeof(current)), 0);
 			assert_string_equal(facts.home, home);
 			assert_string_equal(current, "0.1.0-abc");
 		} else {
 			assert_int_equal(lm_guest_facts_parse(out, NULL, &facts, current, sizeof(current)), LM_EREMOTE);
 			assert_message_has("home directory");
-			assert_message_has("511 bytes");
+			assert_message_has(limit);
 		}
 	}
 	/* The same for the other fields. */
-	snprintf(out, sizeof(out), "Darwin-with-a-very-long-name-beyond-31\narm64\n26\n\n/Users/lume\n\n");
-	assert_int_equal(lm_guest_facts_parse(out, NULL, &facts, NULL, 0), LM_EREMOTE);
-	assert_message_has("31 bytes");
+	{
+		char os[LM_GUEST_FIELD_MAX + 1];
+		memset(os, 'D', LM_GUEST_FIELD_MAX);
+		os[LM_GUEST_FIELD_MAX] = '\0';
+		snprintf(out, sizeof(out), "%s\narm64\n26\n\n/Users/lume\n\n", os);
+		assert_int_equal(lm_guest_facts_parse(out, NULL, &facts, NULL, 0), LM_EREMOTE);
+		snprintf(limit, sizeof(limit), "%d bytes", LM_GUEST_FIELD_MAX - 1);
+		assert_message_has(limit);
+	}
 }
 
 static void test_buffers_fail_or_show_the_cut(void **state)

@@ -209,11 +209,12 @@ static void test_unreachable_api(void **state)
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
 
-	/* Automatic choice with neither the API nor `lume`: says what to do. */
+	/* Automatic choice with neither the API nor `lume`: says what was tried (the tool adds what to
+	 * do, by the code). */
 	ctx = test_context(&env, LM_VM_MANAGER_AUTO, "http://127.0.0.1:1", "/nonexistent/lume", 10);
 	assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_ENOTFOUND);
 	assert_null(vmm);
-	assert_error_mentions("lume serve");
+	assert_error_mentions("nothing accepts connections at http://127.0.0.1:1");
 	assert_error_mentions("/nonexistent/lume");
 	lm_context_free(ctx);
 

@@ -271,7 +271,7 @@ static void test_lume_missing(void **state)
 	assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_ENOTFOUND);
 	assert_null(vmm);
 	assert_error_mentions("/nonexistent/lume");
-	assert_error_mentions("install Lume");
+	assert_error_mentions("https://github.com/trycua/cua");
 	lm_context_free(ctx);
 
 	/* `lume` looked up on a PATH that does not have it. */

@@ -149,8 +149,8 @@ static void test_proc_env_drops_password(void **state)
 	assert_non_null(env);
 	assert_int_equal(lm_proc_run(show, env, 10, &res), 0);
 	assert_string_equal(res.out, "[unset]\n");
-	lm_proc_result_free(&res);
-	lm_proc_env_free(env);
+	lm_proc_result_dispose(&res);
+	lm_strv_free(env);
 }
 
 static void test_proc_run_and_timeout(void **state)
@@ -168,15 +168,15 @@ static void test_proc_run_and_timeout(void **state)
 	assert_string_equal(res.err, "err\n");
 	assert_int_equal(res.exit_code, 3);
 	assert_int_equal(res.timed_out, 0);
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 
 	/* timed_out says the 0.3 s limit ended it (sleep would have run 10 s). */
 	assert_int_equal(lm_proc_run(sleeper, env, 0.3, &res), 0);
 	assert_int_equal(res.timed_out, 1);
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 
 	assert_int_equal(lm_proc_run(missing, env, 1, &res), LM_ENOTFOUND);
-	lm_proc_env_free(env);
+	lm_strv_free(env);
 }
 
 static void test_find_program(void **state)

@@ -1,7 +1,7 @@
 #include "lume-metal/context.h"
 #include "context_internal.h"
 #include "error_internal.h"
-#include "text.h"
+#include "str.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +50,8 @@ static int check_options(const lm_options *opts)
 	    (rc = check_dir_option(opts->bundle_dir, "bundle directory")) < 0 ||
 	    (rc = check_timeout(opts->connect_timeout, "connect timeout")) < 0 ||
 	    (rc = check_timeout(opts->ready_timeout, "ready timeout")) < 0 ||
-	    (rc = check_timeout(opts->command_timeout, "command timeout")) < 0)
+	    (rc = check_timeout(opts->command_timeout, "command timeout")) < 0 ||
+	    (rc = check_timeout(opts->boot_margin, "boot margin")) < 0)
 		return rc;
 	return 0;
 }
@@ -69,7 +70,7 @@ int lm_context_new(lm_context **out, const lm_options *opts)
 	if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
 		return lm_error_nomem();
 	ctx->opts = *opts;
-	atomic_init(&ctx->interrupted, 0);
+	pthread_mutex_init(&ctx->callback_lock, NULL);
 	if ((rc = dup_opt(&ctx->opts.state_dir, opts->state_dir)) < 0 ||
 	    (rc = dup_opt(&ctx->opts.prefs_dir, opts->prefs_dir)) < 0 ||
 	    (rc = dup_opt(&ctx->opts.lume_url, opts->lume_url)) < 0 ||
@@ -110,6 +111,7 @@ void lm_context_free(lm_context *ctx)
 	free((void *)ctx->opts.ssh_password_file);
 	free((void *)ctx->opts.bundle_dir);
 	free(ctx->state_dir);
+	pthread_mutex_destroy(&ctx->callback_lock);
 	free(ctx);
 }
 
@@ -123,31 +125,64 @@ const char *lm_context_state_dir(const lm_context *ctx)
 	return ctx->state_dir;
 }
 
-void lm_context_interrupt(lm_context *ctx)
+/* The lock is taken through a non-const pointer: calling back is not a change of the context. */
+static pthread_mutex_t *callback_lock(const lm_context *ctx)
 {
-	if (ctx != NULL)
-		atomic_store(&ctx->interrupted, 1);
-}
-
-int lm_context_check_interrupt(const lm_context *ctx)
-{
-	if (ctx == NULL || atomic_load(&((lm_context *)ctx)->interrupted) == 0)
-		return 0;
-	return lm_error_set(LM_EINTERRUPTED, "interrupted");
+	return (pthread_mutex_t *)&ctx->callback_lock;
 }
 
 void lm_log(const lm_context *ctx, lm_log_level level, const char *fmt, ...)
 {
-	char line[1024];
+	char *line;
 	va_list ap;
 
 	if (ctx == NULL || ctx->opts.log == NULL)
 		return;
-	int n;
-
 	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
+	line = lm_vformat(fmt, ap);
 	va_end(ap);
-	lm_text_mark_cut(line, sizeof(line), n);
+	if (line == NULL)
+		return;
+	pthread_mutex_lock(callback_lock(ctx));
 	ctx->opts.log(ctx->opts.log_data, level, line);
+	pthread_mutex_unlock(callback_lock(ctx));
+	free(line);
+}
+
+void lm_context_step(const lm_context *ctx, const char *vm, const char *name, lm_step_state state,
+    double elapsed, const char *detail)
+{
+	lm_step_event ev;
+
+	if (ctx == NULL || ctx->opts.on_step == NULL)
+		return;
+	ev.vm = vm != NULL ? vm : "";
+	ev.name = name;
+	ev.state = state;
+	ev.elapsed = elapsed;
+	ev.detail = detail != NULL ? detail : "";
+	pthread_mutex_lock(callback_lock(ctx));
+	ctx->opts.on_step(ctx->opts.callback_data, &ev);
+	pthread_mutex_unlock(callback_lock(ctx));
+}
+
+void lm_context_output(const lm_context *ctx, const char *vm, int stream, const char *bytes, size_t len)
+{
+	if (ctx == NULL || ctx->opts.on_output == NULL || len == 0)
+		return;
+	pthread_mutex_lock(callback_lock(ctx));
+	ctx->opts.on_output(ctx->opts.callback_data, vm, stream, bytes, len);
+	pthread_mutex_unlock(callback_lock(ctx));
+}
+
+int lm_context_check_cancel(const lm_context *ctx, const char *what)
+{
+	int stop;
+
+	if (ctx == NULL || ctx->opts.should_cancel == NULL)
+		return 0;
+	pthread_mutex_lock(callback_lock(ctx));
+	stop = ctx->opts.should_cancel(ctx->opts.callback_data);
+	pthread_mutex_unlock(callback_lock(ctx));
+	return stop ? lm_error_set(LM_ECANCELED, "canceled %s", what) : 0;
 }

@@ -1,6 +1,10 @@
+/* dladdr() and Dl_info are GNU extensions on glibc. */
+#define _GNU_SOURCE
 #include "context_internal.h"
 #include "text.h"
 
+#include <dlfcn.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +20,7 @@ int lm_paths_home(const char **out)
 		home = pw != NULL ? pw->pw_dir : NULL;
 	}
 	if (home == NULL || home[0] != '/')
-		return lm_error_set(LM_ENOTFOUND, "cannot tell the home directory: set HOME, or pass --state-dir DIR");
+		return lm_error_set(LM_ENOTFOUND, "cannot tell the home directory: HOME is not set and the password database has none");
 	*out = home;
 	return 0;
 }
@@ -65,5 +69,29 @@ int lm_paths_state_dir(char **out, const char *explicit_dir)
 	if ((rc = lm_paths_home(&home)) < 0)
 		return rc;
 	return join(out, home, ".local/state/lume-metal");
+#endif
+}
+
+int lm_paths_data_dir(char **out)
+{
+#ifdef LM_TEST_HOOKS
+	/* The tests' static library, linked into test programs: the build tree's data. */
+	*out = strdup(LM_BUILD_DATADIR);
+	return *out == NULL ? lm_error_nomem() : 0;
+#else
+	char lib[PATH_MAX];
+	char *slash;
+	Dl_info info;
+
+	*out = NULL;
+	/* Where this library was loaded from, not where the program is (inside an app bundle, the
+	 * program's folder belongs to the app). */
+	if (dladdr((void *)&lm_paths_data_dir, &info) != 0 && info.dli_fname != NULL &&
+	    realpath(info.dli_fname, lib) != NULL && (slash = strrchr(lib, '/')) != NULL) {
+		*slash = '\0';
+		return join(out, lib, LM_LIBDIR_TO_DATADIR);
+	}
+	*out = strdup(LM_INSTALL_DATADIR);
+	return *out == NULL ? lm_error_nomem() : 0;
 #endif
 }

@@ -5,9 +5,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#ifdef __APPLE__
-#include <mach-o/dyld.h>
-#endif
 
 #include "flow_internal.h"
 #include "fs.h"
@@ -17,32 +14,6 @@
 
 #define LM_MANIFEST_MAX (256 * 1024)
 #define LM_BUNDLE_FILE_MAX (64 * 1024 * 1024)
-
-/* The directory holding the running executable, to find share/ next to bin/. */
-static int exe_dir(char *out, size_t outlen)
-{
-	char path[PATH_MAX];
-	char *slash;
-#ifdef __APPLE__
-	uint32_t size = sizeof(path);
-
-	if (_NSGetExecutablePath(path, &size) != 0)
-		return lm_error_set(LM_ENOTFOUND, "cannot find the lume-metal executable: pass --bundle DIR");
-#else
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-
-	if (n <= 0)
-		return lm_error_set(LM_ENOTFOUND, "cannot find the lume-metal executable: pass --bundle DIR");
-	path[n] = '\0';
-#endif
-	if ((slash = strrchr(path, '/')) == NULL)
-		return lm_error_set(LM_ENOTFOUND, "cannot find the lume-metal executable: pass --bundle DIR");
-	*slash = '\0';
-	if (strlen(path) >= outlen)
-		return lm_error_set(LM_EINVALID, "executable path too long: pass --bundle DIR");
-	memcpy(out, path, strlen(path) + 1);
-	return 0;
-}
 
 static const char *platform_for(const lm_guest_facts *facts, char *buf, size_t len)
 {
@@ -148,7 +119,7 @@ out:
 int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts)
 {
 	const char *given = lm_context_options(ctx)->bundle_dir;
-	char platform[96], bin[PATH_MAX], path[PATH_MAX + 32];
+	char platform[2 * LM_GUEST_FIELD_MAX + 8], *data = NULL, path[PATH_MAX + 32];
 	lm_bundle *b;
 	int n, rc;
 
@@ -162,34 +133,37 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 			goto fail;
 		}
 	} else {
-		if ((rc = exe_dir(bin, sizeof(bin))) < 0)
+		if ((rc = lm_paths_data_dir(&data)) < 0)
 			goto fail;
-		n = snprintf(b->dir, sizeof(b->dir), "%s/../share/lume-metal/bundles/%s", bin,
+		n = snprintf(b->dir, sizeof(b->dir), "%s/bundles/%s", data,
 		    platform_for(facts, platform, sizeof(platform)));
 		if (n < 0 || (size_t)n >= sizeof(b->dir)) {
-			rc = lm_error_set(LM_EINVALID, "the installation path is too long: pass --bundle DIR");
+			rc = lm_error_set(LM_EINVALID, "the installation's data directory %s is longer than %d bytes",
+			    data, PATH_MAX);
 			goto fail;
 		}
 	}
 	snprintf(path, sizeof(path), "%s/manifest.json", b->dir);
 	if ((rc = lm_fs_read_file(path, LM_MANIFEST_MAX, &b->manifest, &b->manifest_len)) < 0) {
 		if (rc == LM_ENOTFOUND && given != NULL)
-			rc = lm_error_set(LM_ENOTFOUND, "%s is not a guest bundle (no manifest.json in it)", b->dir);
+			rc = lm_error_set(LM_ENOBUNDLE, "%s is not a guest bundle (no manifest.json in it)", b->dir);
 		else if (rc == LM_ENOTFOUND)
-			rc = lm_error_set(LM_ENOTFOUND, "no guest bundle for %s %s at %s: build it (cmake --build) "
-			    "or pass --bundle DIR", facts->os, facts->arch, b->dir);
+			rc = lm_error_set(LM_ENOBUNDLE, "no guest bundle for %s %s at %s (the installation's bundles)",
+			    facts->os, facts->arch, b->dir);
 		goto fail;
 	}
 	if ((rc = parse_manifest(b, path)) < 0)
 		goto fail;
 	if (facts->os[0] != '\0' && strcmp(b->os, facts->os) != 0) {
-		rc = lm_error_set(LM_EINVALID, "bundle %s is for %s guests, but this guest runs %s: pass the "
-		    "bundle for %s", b->dir, b->os, facts->os, facts->os);
+		rc = lm_error_set(LM_EINVALID, "bundle %s is for %s guests, but this guest runs %s", b->dir, b->os,
+		    facts->os);
 		goto fail;
 	}
+	free(data);
 	*out = b;
 	return 0;
 fail:
+	free(data);
 	lm_bundle_free(b);
 	return rc;
 }

@@ -44,28 +44,32 @@ static int start_vm(enable_run *r)
 static int wait_ready(enable_run *r, const char *what)
 {
 	const lm_options *opts = lm_context_options(r->ctx);
-	double t = lm_clock_epoch();
+	double t;
 	int rc;
 
+	if ((rc = lm_step_begin(r->ctx, r->o, "ready", &t)) < 0)
+		return rc;
 	if ((rc = lm_vm_wait_ready(r->vmm, r->o->vm, opts->ready_timeout, &r->o->info)) < 0)
 		return rc;
-	lm_step_add(r->o, "ready", t, "%s at %s, SSH reachable", what, r->o->info.ip);
+	lm_step_add(r->ctx, r->o, "ready", t, "%s at %s, SSH reachable", what, r->o->info.ip);
 	return 0;
 }
 
 static int connect_guest(enable_run *r)
 {
-	double t = lm_clock_epoch();
+	double t;
 	int rc;
 
 	lm_ssh_free(r->ssh);
 	r->ssh = NULL;
+	if ((rc = lm_step_begin(r->ctx, r->o, "guest", &t)) < 0)
+		return rc;
 	if ((rc = lm_flow_connect(r->ctx, r->o->vm, &r->o->info, &r->ssh)) < 0)
 		return rc;
 	if ((rc = lm_guest_facts_read(r->ssh, &r->facts, r->current, sizeof(r->current))) < 0)
 		return rc;
 	r->o->guest = r->facts;
-	lm_step_add(r->o, "guest", t, "%s %s %s, booted at %.6f", r->facts.os, r->facts.os_version,
+	lm_step_add(r->ctx, r->o, "guest", t, "%s %s %s, booted at %.6f", r->facts.os, r->facts.os_version,
 	    r->facts.arch, r->facts.boot_time);
 	return 0;
 }
@@ -87,9 +91,11 @@ static int step_preference(enable_run *r)
 	cJSON *vm;
 	const char *status;
 	char *profile_json = NULL;
-	double t = lm_clock_epoch();
+	double t;
 	int rc;
 
+	if ((rc = lm_step_begin(ctx, r->o, "host-preference", &t)) < 0)
+		return rc;
 	if ((rc = lm_state_open(&st, ctx)) < 0)
 		return rc;
 	vm = lm_state_vm(st, r->o->vm, 0);
@@ -115,11 +121,11 @@ static int step_preference(enable_run *r)
 			goto out;
 	}
 	if (r->res->pref.changed)
-		lm_step_add(r->o, "host-preference", t, "%s %s %s to %s (was: %s)", r->res->pref.domain,
+		lm_step_add(r->ctx, r->o, "host-preference", t, "%s %s %s to %s (was: %s)", r->res->pref.domain,
 		    r->res->pref.key, lm_context_options(ctx)->dry_run ? "would be set" : "set",
 		    r->res->pref.written[0] ? r->res->pref.written : "the profile's value", r->res->pref.original);
 	else
-		lm_step_add(r->o, "host-preference", t, "%s %s already %s", r->res->pref.domain, r->res->pref.key,
+		lm_step_add(r->ctx, r->o, "host-preference", t, "%s %s already %s", r->res->pref.domain, r->res->pref.key,
 		    r->res->pref.value);
 out:
 	lm_free(profile_json);
@@ -145,21 +151,23 @@ static int step_vm_level(enable_run *r)
 {
 	const lm_host_pref_info *pref = &r->res->pref;
 	int dry = lm_context_options(r->ctx)->dry_run;
-	double t = lm_clock_epoch();
+	double t;
 	int rc;
 
 	if ((rc = lm_vm_get(r->vmm, r->o->vm, &r->o->info)) < 0)
 		return rc;
 	if (strcmp(r->o->info.status, "running") != 0) {
+		if ((rc = lm_step_begin(r->ctx, r->o, "start", &t)) < 0)
+			return rc;
 		if (dry) {
-			lm_step_add(r->o, "start", t, "would start the VM (now %s)", r->o->info.status);
+			lm_step_add(r->ctx, r->o, "start", t, "would start the VM (now %s)", r->o->info.status);
 			return 0;
 		}
 		/* A stopped VM boots at the new level: no restart needed afterwards. */
 		if ((rc = start_vm(r)) < 0)
 			return rc;
 		r->o->started = 1;
-		lm_step_add(r->o, "start", t, "started (was %s)", r->o->info.status);
+		lm_step_add(r->ctx, r->o, "start", t, "started (was %s)", r->o->info.status);
 		lm_flow_test_kill_point("after-start");
 		if ((rc = wait_ready(r, "booted")) < 0)
 			return rc;
@@ -169,9 +177,10 @@ static int step_vm_level(enable_run *r)
 		return rc;
 	if (!lm_vm_restart_needed(pref, r->facts.boot_time, r->started_at, lm_context_options(r->ctx)->boot_margin))
 		return 0;
-	t = lm_clock_epoch();
+	if ((rc = lm_step_begin(r->ctx, r->o, "restart", &t)) < 0)
+		return rc;
 	if (dry) {
-		lm_step_add(r->o, "restart", t, "would restart: %s", restart_reason(r));
+		lm_step_add(r->ctx, r->o, "restart", t, "would restart: %s", restart_reason(r));
 		return 0;
 	}
 	lm_ssh_free(r->ssh);
@@ -183,7 +192,7 @@ static int step_vm_level(enable_run *r)
 	if ((rc = start_vm(r)) < 0)
 		return rc;
 	r->o->restarted = 1;
-	lm_step_add(r->o, "restart", t, "restarted: %s", restart_reason(r));
+	lm_step_add(r->ctx, r->o, "restart", t, "restarted: %s", restart_reason(r));
 	if ((rc = wait_ready(r, "rebooted")) < 0)
 		return rc;
 	return connect_guest(r);
@@ -192,9 +201,11 @@ static int step_vm_level(enable_run *r)
 /* Step 3: the bundle for this guest, verified in place or installed atomically. */
 static int step_bundle(enable_run *r)
 {
-	double t = lm_clock_epoch();
+	double t;
 	int ok = 0, rc;
 
+	if ((rc = lm_step_begin(r->ctx, r->o, "bundle", &t)) < 0)
+		return rc;
 	if ((rc = lm_bundle_open(&r->bundle, r->ctx, &r->facts)) < 0)
 		return rc;
 	snprintf(r->o->bundle_id, sizeof(r->o->bundle_id), "%s", r->bundle->id);
@@ -203,20 +214,24 @@ static int step_bundle(enable_run *r)
 		return rc;
 	if (ok) {
 		r->o->bundle_verified = 1;
-		lm_step_add(r->o, "bundle", t, "%s installed and verified (%zu files), nothing uploaded",
+		lm_step_add(r->ctx, r->o, "bundle", t, "%s installed and verified (%zu files), nothing uploaded",
 		    r->bundle->id, r->bundle->nfiles + 1);
 		return 0;
 	}
 	if (lm_context_options(r->ctx)->dry_run) {
-		lm_step_add(r->o, "bundle", t, "would install %s (%zu files)%s", r->bundle->id,
+		lm_step_add(r->ctx, r->o, "bundle", t, "would install %s (%zu files)%s", r->bundle->id,
 		    r->bundle->nfiles + 1, r->current[0] ? ", replacing the installed one" : "");
 		return 0;
 	}
+	lm_step_add(r->ctx, r->o, "bundle", t, "%s to install (%zu files)%s", r->bundle->id, r->bundle->nfiles + 1,
+	    r->current[0] ? ", replacing the installed one" : "");
+	if ((rc = lm_step_begin(r->ctx, r->o, "install", &t)) < 0)
+		return rc;
 	r->touched_guest = 1;
 	if ((rc = lm_guest_bundle_install(r->ssh, &r->facts, r->bundle, &r->o->files_uploaded)) < 0)
 		return rc;
 	r->o->bundle_verified = 1;
-	lm_step_add(r->o, "install", t, "%s: %d files uploaded and verified by SHA-256", r->bundle->id,
+	lm_step_add(r->ctx, r->o, "install", t, "%s: %d files uploaded and verified by SHA-256", r->bundle->id,
 	    r->o->files_uploaded);
 	lm_flow_test_kill_point("after-install");
 	return 0;
@@ -227,11 +242,13 @@ static int step_probe(enable_run *r)
 {
 	lm_shim_env se;
 	char diag[512];
-	double t = lm_clock_epoch();
+	double t;
 	int rc;
 
 	if (!r->o->bundle_verified)
 		return 0; /* dry run before installation: nothing to probe yet */
+	if ((rc = lm_step_begin(r->ctx, r->o, "probe", &t)) < 0)
+		return rc;
 	if ((rc = lm_shim_env_make(&se, &r->facts, r->bundle->injection, r->bundle->shim, r->bundle->probe,
 	    r->profile)) < 0)
 		return rc;
@@ -243,18 +260,17 @@ static int step_probe(enable_run *r)
 	if (!lm_report_shim_active(r->o->shimmed))
 		return lm_error_set(LM_EUNSUPPORTED, "guest unsupported, stock kept: the shim did not activate in "
 		    "this guest (%s %s)%s%s. Its Metal no longer has what the shim hooks (a new macOS release "
-		    "may have removed the private device class); no process is changed. Report the guest "
-		    "version with `lume-metal probe`'s output.", r->facts.os, r->facts.os_version,
-		    diag[0] ? ": " : "", diag);
+		    "may have removed the private device class); no process is changed.", r->facts.os,
+		    r->facts.os_version, diag[0] ? ": " : "", diag);
 	if ((rc = lm_profile_check(r->profile, r->o->stock, r->o->shimmed)) < 0)
 		return lm_error_prefix("the probe does not confirm profile %s: ", lm_profile_name(r->profile));
-	lm_step_add(r->o, "probe", t, "stock Apple%d, %llu bytes; shimmed Apple%d, %llu bytes",
+	lm_step_add(r->ctx, r->o, "probe", t, "stock Apple%d, %llu bytes; shimmed Apple%d, %llu bytes",
 	    lm_report_apple_family(r->o->stock) - 1000,
 	    (unsigned long long)lm_report_max_threadgroup_memory(r->o->stock),
 	    lm_report_apple_family(r->o->shimmed) - 1000,
 	    (unsigned long long)lm_report_max_threadgroup_memory(r->o->shimmed));
 	/* The answers can come from the shim alone: believe the unlock only when its kernels run. */
-	return lm_flow_step_exercise(r->ssh, &se, r->profile, r->o);
+	return lm_flow_step_exercise(r->ctx, r->ssh, &se, r->profile, r->o);
 }
 
 /* Step 5: the journal says the VM is enabled, with what was installed and what the probe saw. */
@@ -263,11 +279,13 @@ static int step_record(enable_run *r)
 	lm_state *st = NULL;
 	cJSON *vm, *bundle, *probe;
 	char *profile_json = NULL;
-	double t = lm_clock_epoch();
+	double t;
 	int rc;
 
 	if (lm_context_options(r->ctx)->dry_run)
 		return 0;
+	if ((rc = lm_step_begin(r->ctx, r->o, "record", &t)) < 0)
+		return rc;
 	if ((rc = lm_state_open(&st, r->ctx)) < 0)
 		return rc;
 	/* Only over the entry this run marked: had anything else removed or replaced it meanwhile
@@ -305,7 +323,7 @@ static int step_record(enable_run *r)
 	    (r->o->exercised != NULL && (rc = lm_journal_store_report(probe, "exercised", r->o->exercised)) < 0))
 		goto out;
 	rc = lm_state_save(st);
-	lm_step_add(r->o, "record", t, "state journal updated");
+	lm_step_add(r->ctx, r->o, "record", t, "state journal updated");
 out:
 	lm_free(profile_json);
 	lm_state_close(st);
@@ -319,8 +337,6 @@ static void undo(enable_run *r)
 {
 	lm_state *st = NULL;
 	cJSON *vm;
-	lm_buf left = {0}; /* what was left, for the message: grows, never cut */
-	char *text;
 	lm_host_pref_info restored;
 	int pref_restored = 0;
 
@@ -328,12 +344,11 @@ static void undo(enable_run *r)
 		return;
 	if (!r->was_enabled && r->touched_guest && r->ssh != NULL) {
 		if (lm_guest_remove_all(r->ssh, &r->facts) == 0)
-			lm_buf_printf(&left, "; guest files removed");
+			lm_outcome_append(r->o, "; guest files removed");
 		else
-			lm_buf_printf(&left, "; guest files could NOT be removed (%s): run `lume-metal rollback %s`",
-			    lm_error_last()->message, r->o->vm);
+			lm_outcome_append(r->o, "; guest files could NOT be removed (%s)", lm_error_last()->message);
 	} else if (r->was_enabled) {
-		lm_buf_printf(&left, "; the previous installation is kept");
+		lm_outcome_append(r->o, "; the previous installation is kept");
 	}
 	lm_ssh_free(r->ssh);
 	r->ssh = NULL;
@@ -349,45 +364,40 @@ static void undo(enable_run *r)
 		if (lm_state_live_vms(st, NULL, NULL, 0) == 0 && r->res->pref.recorded) {
 			if (lm_host_pref_disable_locked(st, &restored) == 0) {
 				/* The original as this run saw it recorded (the restored info has no record left). */
-				lm_buf_printf(&left, "; host preference restored (%s)",
+				lm_outcome_append(r->o, "; host preference restored (%s)",
 				    r->res->pref.original[0] ? r->res->pref.original : "as it was");
 				r->res->pref = restored;
 				pref_restored = 1;
 			} else {
-				lm_buf_printf(&left, "; host preference NOT restored (%s)", lm_error_last()->message);
+				lm_outcome_append(r->o, "; host preference NOT restored (%s)", lm_error_last()->message);
 			}
 		} else if (r->res->pref.recorded) {
-			lm_buf_printf(&left, "; host preference kept (other VMs are enabled)");
+			lm_outcome_append(r->o, "; host preference kept (other VMs are enabled)");
 		}
 		if (lm_state_save(st) < 0)
-			lm_buf_printf(&left, "; state not saved (%s)", lm_error_last()->message);
+			lm_outcome_append(r->o, "; state not saved (%s)", lm_error_last()->message);
 		lm_state_close(st);
 	} else {
-		lm_buf_printf(&left, "; state journal not updated (%s)", lm_error_last()->message);
+		lm_outcome_append(r->o, "; state journal not updated (%s)", lm_error_last()->message);
 	}
 	/* The VM itself, after the preference: a VM started again boots at the level now in effect. */
 	if (r->o->started) {
 		if (lm_vm_stop(r->vmm, r->o->vm) == 0)
-			lm_buf_printf(&left, "; VM stopped again (it was stopped)");
+			lm_outcome_append(r->o, "; VM stopped again (it was stopped)");
 		else
-			lm_buf_printf(&left, "; the VM could NOT be stopped again (%s)", lm_error_last()->message);
+			lm_outcome_append(r->o, "; the VM could NOT be stopped again (%s)", lm_error_last()->message);
 	} else if (r->stopped_running && !r->o->restarted) {
 		if (lm_vm_start(r->vmm, r->o->vm) == 0)
-			lm_buf_printf(&left, "; VM started again (it was running)");
+			lm_outcome_append(r->o, "; VM started again (it was running)");
 		else
-			lm_buf_printf(&left, "; the VM could NOT be started again (%s)", lm_error_last()->message);
+			lm_outcome_append(r->o, "; the VM could NOT be started again (%s)", lm_error_last()->message);
 	} else if (r->o->restarted && pref_restored) {
 		if (lm_vm_stop(r->vmm, r->o->vm) == 0 && lm_vm_start(r->vmm, r->o->vm) == 0)
-			lm_buf_printf(&left, "; VM restarted again off the unlocked level");
+			lm_outcome_append(r->o, "; VM restarted again off the unlocked level");
 		else
-			lm_buf_printf(&left, "; the VM still runs at the unlocked level (restart failed: %s)",
+			lm_outcome_append(r->o, "; the VM still runs at the unlocked level (restart failed: %s)",
 			    lm_error_last()->message);
 	}
-	if ((text = lm_buf_finish(&left)) != NULL && text[0] != '\0') {
-		size_t m = strlen(r->o->message);
-		lm_text_format_cut(r->o->message + m, sizeof(r->o->message) - m, "%s", text);
-	}
-	free(text);
 }
 
 static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *profile, lm_flow_result *res,
@@ -405,27 +415,24 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	r.o = o;
 	snprintf(o->profile, sizeof(o->profile), "%s", lm_profile_name(profile));
 	/* The whole operation under the VM's lock: a concurrent enable or rollback of the same VM waits. */
-	if ((rc = lm_context_check_interrupt(ctx)) < 0 || (rc = lm_vm_lock_take(&lock, ctx, o->vm, "enable", 0)) < 0 ||
+	if ((rc = lm_context_check_cancel(ctx, "before anything was changed")) < 0 ||
+	    (rc = lm_vm_lock_take(&lock, ctx, o->vm, "enable", 0)) < 0 ||
 	    (rc = lm_random_hex(r.run_id, 16)) < 0 || (rc = lm_vm_get(vmm, o->vm, &o->info)) < 0 ||
 	    (rc = step_preference(&r)) < 0) {
-		lm_outcome_fail(o, rc);
-		if (rc == LM_EINTERRUPTED)
-			lm_text_format_cut(o->message, sizeof(o->message), "%s: interrupted before anything was changed",
-			    o->vm);
+		lm_outcome_fail(ctx, o, rc);
 		goto out;
 	}
 	lm_flow_test_kill_point("after-preference");
-	if ((rc = lm_context_check_interrupt(ctx)) < 0 || (rc = step_vm_level(&r)) < 0 ||
-	    (r.ssh != NULL && ((rc = lm_context_check_interrupt(ctx)) < 0 || (rc = step_bundle(&r)) < 0 ||
-	    (rc = lm_context_check_interrupt(ctx)) < 0 || (rc = step_probe(&r)) < 0 ||
-	    (rc = lm_context_check_interrupt(ctx)) < 0 || (rc = step_record(&r)) < 0))) {
-		lm_outcome_fail(o, rc);
+	/* Each step begins by asking should_cancel (lm_step_begin); a canceled step is undone below. */
+	if ((rc = step_vm_level(&r)) < 0 || (r.ssh != NULL && (rc = step_bundle(&r)) < 0) ||
+	    (r.ssh != NULL && (rc = step_probe(&r)) < 0) || (r.ssh != NULL && (rc = step_record(&r)) < 0)) {
+		lm_outcome_fail(ctx, o, rc);
 		undo(&r);
 		goto out;
 	}
 	o->already_enabled = r.was_enabled && !o->restarted && !o->started && o->files_uploaded == 0 &&
 	    !res->pref_changed;
-	snprintf(o->message, sizeof(o->message), "%s: %s", o->vm,
+	lm_outcome_message(o, "%s: %s", o->vm,
 	    lm_context_options(ctx)->dry_run ? "plan ready (dry run: nothing changed)" :
 	    o->already_enabled ? "already enabled, verified" : "enabled");
 out:
@@ -486,7 +493,7 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 		return lm_error_set(LM_EINVALID, "enable: name at least one VM");
 	/* A given bundle is checked before any VM is touched. */
 	if ((rc = lm_bundle_check(ctx)) < 0)
-		return lm_flow_fail_all(result, rc);
+		return lm_flow_fail_all(ctx, result, rc);
 	nworkers = jobs < 1 ? 1 : (size_t)jobs;
 	if (nworkers > LM_FLOW_MAX_JOBS)
 		nworkers = LM_FLOW_MAX_JOBS;
@@ -497,10 +504,10 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	if (!lm_context_options(ctx)->force_user_mismatch &&
 	    lm_host_pref_status(ctx, lm_profile_host_preference(profile), &result->pref) == 0 &&
 	    (rc = lm_prefs_check_user(ctx, &result->pref, 1)) < 0)
-		return lm_flow_fail_all(result, rc);
+		return lm_flow_fail_all(ctx, result, rc);
 	/* The first worker's manager is opened here, so that an unreachable Lume is one clear error. */
 	if ((rc = lm_vm_manager_open(&workers[0].vmm, ctx)) < 0)
-		return lm_flow_fail_all(result, rc);
+		return lm_flow_fail_all(ctx, result, rc);
 	for (i = 0; i < nworkers; i++) {
 		workers[i].ctx = ctx;
 		workers[i].profile = profile;

@@ -57,12 +57,15 @@ void lm_exercise_summary(const lm_report *r, char *buf, size_t len)
 	free(text);
 }
 
-int lm_flow_step_exercise(lm_ssh *ssh, const lm_shim_env *se, const lm_profile *profile, lm_vm_outcome *o)
+int lm_flow_step_exercise(lm_context *ctx, lm_ssh *ssh, const lm_shim_env *se, const lm_profile *profile,
+    lm_vm_outcome *o)
 {
 	char summary[200];
-	double t = lm_clock_epoch();
+	double t;
 	int rc;
 
+	if ((rc = lm_step_begin(ctx, o, "exercise", &t)) < 0)
+		return rc;
 	lm_report_free(o->exercised);
 	o->exercised = NULL;
 	if ((rc = lm_guest_exercise(ssh, se, &o->exercised)) < 0)
@@ -70,6 +73,6 @@ int lm_flow_step_exercise(lm_ssh *ssh, const lm_shim_env *se, const lm_profile *
 	lm_exercise_summary(o->exercised, summary, sizeof(summary));
 	if (profile != NULL && (rc = lm_profile_check_exercise(profile, o->exercised)) < 0)
 		return rc;
-	lm_step_add(o, "exercise", t, "%s", summary);
+	lm_step_add(ctx, o, "exercise", t, "%s", summary);
 	return 0;
 }

@@ -60,7 +60,7 @@ typedef struct {
 
 typedef struct {
 	char dir[PATH_MAX];
-	char id[96];             /* "0.1.0-0123456789ab": the guest directory's name */
+	char id[LM_BUNDLE_ID_MAX]; /* "0.1.0-0123456789ab": the guest directory's name */
 	char platform[64];
 	char os[32];             /* "Darwin", "Linux" */
 	char injection[64];      /* "DYLD_INSERT_LIBRARIES", "LD_PRELOAD" */
@@ -126,7 +126,8 @@ int lm_guest_exercise(lm_ssh *ssh, const lm_shim_env *se, lm_report **out);
 /* "reduction pass, matrix pass, bfloat16 pass; threadgroup memory 32768 bytes". */
 void lm_exercise_summary(const lm_report *r, char *buf, size_t len);
 /* Run it into o->exercised, check it against profile (NULL: no check), add the step. */
-int lm_flow_step_exercise(lm_ssh *ssh, const lm_shim_env *se, const lm_profile *profile, lm_vm_outcome *o);
+int lm_flow_step_exercise(lm_context *ctx, lm_ssh *ssh, const lm_shim_env *se, const lm_profile *profile,
+    lm_vm_outcome *o);
 
 /* ---- sip.c: the programs System Integrity Protection keeps the shim away from ---- */
 
@@ -174,15 +175,24 @@ int lm_journal_load_facts(const cJSON *vm, lm_guest_facts *facts);
 /* A string member into a fixed field ("" when absent); too long is LM_ECORRUPT naming the limit. */
 int lm_journal_copy_string(const cJSON *obj, const char *key, char *out, size_t len);
 
-/* ---- steps.c: timing and reporting each step of a VM's outcome ---- */
-void lm_step_add(lm_vm_outcome *o, const char *name, double started, const char *fmt, ...) LM_PRINTF(4, 5);
-/* Set o->rc and o->message from the last error, prefixed with the VM's name. */
-int lm_outcome_fail(lm_vm_outcome *o, int rc);
+/* ---- journal.c: each step of a VM's outcome, timed and reported (on_step) ---- */
+/* A step starts: 0, or LM_ECANCELED when the embedder asks to stop (the operation then fails
+ * like on any error). *started gets the time to pass to lm_step_add. */
+int lm_step_begin(lm_context *ctx, lm_vm_outcome *o, const char *name, double *started);
+/* A step is done (the one begun under that name, or a new one); `name` must be static. */
+void lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double started, const char *fmt, ...)
+    LM_PRINTF(5, 6);
+/* Set o->rc and o->message from the last error, prefixed with the VM's name; a step begun and
+ * not done is marked failed (and reported). */
+int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc);
+/* Replace / extend o->message (printf-style). */
+void lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
+void lm_outcome_append(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
 
 /* Allocate one outcome per named VM (names validated and normalised). */
 int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t n);
 /* Every VM failed for the same reason (the last error), before any was handled. */
-int lm_flow_fail_all(lm_flow_result *result, int rc);
+int lm_flow_fail_all(lm_context *ctx, lm_flow_result *result, int rc);
 /* One outcome per VM the state journal knows. */
 int lm_flow_open_known(lm_context *ctx, lm_flow_result *result);
 /* 0 when every VM succeeded; else the first failure's code and message. */
@@ -191,11 +201,16 @@ int lm_flow_summary_rc(const lm_flow_result *result);
 /* Connect to a running, ready VM's guest. */
 int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_ssh **out);
 
-/* Test hooks (documented in docs/testing.md): LUME_METAL_TEST_KILL_AT=<step> makes the process
- * SIGKILL itself when it reaches that step, to prove that every step is crash-safe;
+/* Test hooks (docs/testing.md), in test builds only (LM_TEST_HOOKS: the tests' library and tool,
+ * never the installed ones): LUME_METAL_TEST_KILL_AT=<step> makes the process SIGKILL itself
+ * when it reaches that step, to prove that every step is crash-safe;
  * LUME_METAL_TEST_STOP_AT=<step> makes it SIGSTOP itself there (the first time only), so that a
  * test can act while it holds what it holds at that step (its VM lock) and signal it at a known
  * point. */
+#ifdef LM_TEST_HOOKS
 void lm_flow_test_kill_point(const char *step);
+#else
+#define lm_flow_test_kill_point(step) ((void)0)
+#endif
 
 #endif

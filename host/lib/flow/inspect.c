@@ -11,7 +11,7 @@
 typedef struct {
 	int known;
 	char status[32];
-	char profile_name[128];
+	char profile_name[LM_PROFILE_NAME_MAX + 1];
 	lm_profile *profile;
 	char injection[64], shim[256], probe[256], bundle_id[96];
 	lm_guest_facts facts;
@@ -19,7 +19,8 @@ typedef struct {
 	lm_report *stock, *shimmed, *exercised;
 } vm_record;
 
-static void record_free(vm_record *r)
+/* Contents only: the record is the caller's. */
+static void record_dispose(vm_record *r)
 {
 	lm_profile_free(r->profile);
 	lm_report_free(r->stock);
@@ -63,7 +64,7 @@ static int record_load(lm_context *ctx, const char *name, vm_record *r)
 out:
 	lm_state_close(st);
 	if (rc < 0)
-		record_free(r);
+		record_dispose(r);
 	return rc;
 }
 
@@ -77,19 +78,18 @@ static int open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, v
 	if ((rc = record_load(ctx, o->vm, r)) < 0)
 		return rc;
 	if (!r->known || strcmp(r->status, "enabled") != 0 || r->profile == NULL)
-		return lm_error_set(LM_ENOTFOUND, "%s is not enabled: run `lume-metal enable %s` first", o->vm, o->vm);
+		return lm_error_set(LM_ENOTENABLED, "%s is not enabled", o->vm);
 	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0)
 		return rc;
 	/* Not "guest unsupported": nothing is wrong with the guest, it is just not running. */
 	if (strcmp(o->info.status, "running") != 0)
-		return lm_error_set(LM_ERROR, "%s: start it or run enable (`lume-metal enable %s` starts it)",
-		    o->info.status, o->vm);
+		return lm_error_set(LM_ENOTRUNNING, "%s is %s, not running", o->vm, o->info.status);
 	if ((rc = lm_flow_connect(ctx, o->vm, &o->info, ssh)) < 0 ||
 	    (rc = lm_guest_facts_read(*ssh, &o->guest, current, sizeof(current))) < 0)
 		return rc;
 	if (strcmp(current, r->bundle_id) != 0)
-		return lm_error_set(LM_ECORRUPT, "%s: the installed bundle is %s, the state says %s: run `lume-metal "
-		    "enable %s` to repair it", o->vm, current[0] ? current : "missing", r->bundle_id, o->vm);
+		return lm_error_set(LM_ECORRUPT, "%s: the installed bundle is %s, the state says %s", o->vm,
+		    current[0] ? current : "missing", r->bundle_id);
 	return lm_shim_env_make(se, &o->guest, r->injection, r->shim, r->probe, r->profile);
 }
 
@@ -103,7 +103,7 @@ static int probe_vm(lm_context *ctx, const char *vm, int exercise, lm_flow_resul
 	vm_record r;
 	lm_vm_outcome *o;
 	cJSON *entry, *probe;
-	double t = lm_clock_epoch();
+	double t;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
@@ -113,18 +113,19 @@ static int probe_vm(lm_context *ctx, const char *vm, int exercise, lm_flow_resul
 	o = &result->vms[0];
 	if ((rc = lm_vm_lock_take(&lock, ctx, o->vm, "probe", 0)) < 0 ||
 	    (rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = open_enabled(ctx, vmm, o, &r, &ssh, &se)) < 0 ||
+	    (rc = lm_step_begin(ctx, o, "probe", &t)) < 0 ||
 	    (rc = lm_guest_probe(ssh, &se, 0, &o->stock, NULL, 0)) < 0 ||
 	    (rc = lm_guest_probe(ssh, &se, 1, &o->shimmed, NULL, 0)) < 0) {
-		lm_outcome_fail(o, rc);
+		lm_outcome_fail(ctx, o, rc);
 		goto out;
 	}
 	snprintf(o->profile, sizeof(o->profile), "%s", r.profile_name);
 	lm_workload_derive(o->stock, &o->stock_flags);
 	lm_workload_derive(o->shimmed, &o->shimmed_flags);
-	lm_step_add(o, "probe", t, "stock and shimmed reports");
+	lm_step_add(ctx, o, "probe", t, "stock and shimmed reports");
 	/* Run on demand and reported, not judged; without --exercise the last one recorded is shown. */
-	if (exercise && (rc = lm_flow_step_exercise(ssh, &se, NULL, o)) < 0) {
-		lm_outcome_fail(o, rc);
+	if (exercise && (rc = lm_flow_step_exercise(ctx, ssh, &se, NULL, o)) < 0) {
+		lm_outcome_fail(ctx, o, rc);
 		goto out;
 	}
 	if (!exercise) {
@@ -144,7 +145,7 @@ static int probe_vm(lm_context *ctx, const char *vm, int exercise, lm_flow_resul
 		lm_state_close(st);
 	}
 out:
-	record_free(&r);
+	record_dispose(&r);
 	lm_ssh_free(ssh);
 	lm_vm_manager_free(vmm);
 	lm_vm_lock_release(lock);
@@ -161,16 +162,17 @@ int lm_flow_probe_exercise(lm_context *ctx, const char *vm, lm_flow_result *resu
 	return probe_vm(ctx, vm, 1, result);
 }
 
+/* The guest command's output goes to the embedder's on_output, as it arrives. */
+typedef struct {
+	const lm_context *ctx;
+	const char *vm;
+} run_output;
+
 static void stream_out(void *data, int stream, const char *bytes, size_t len)
 {
-	(void)data;
-	while (len > 0) {
-		ssize_t n = write(stream == 2 ? STDERR_FILENO : STDOUT_FILENO, bytes, len);
-		if (n <= 0)
-			return;
-		bytes += n;
-		len -= (size_t)n;
-	}
+	const run_output *ro = data;
+
+	lm_context_output(ro->ctx, ro->vm, stream, bytes, len);
 }
 
 /* Before running: a program SIP protects, or one run by such an interpreter, never gets the shim
@@ -200,13 +202,14 @@ int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t
 	lm_flow_result result;
 	lm_shim_env se;
 	vm_record r;
+	run_output ro;
 	char *cmd = NULL;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
 	*exit_status = 255;
 	if (argc == 0)
-		return lm_error_set(LM_EINVALID, "run: give the command after --, e.g. lume-metal run VM -- llama-bench -m model.gguf");
+		return lm_error_set(LM_EINVALID, "run: no guest command given");
 	memset(&result, 0, sizeof(result));
 	if ((rc = lm_flow_open_outcomes(&result, &vm, 1)) < 0)
 		return rc;
@@ -216,14 +219,16 @@ int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t
 	    (rc = warn_protected(ctx, ssh, &se, &result.vms[0], argv, argc)) < 0 ||
 	    (rc = lm_shim_command(&se, LM_SHIM_ALL, argv, argc, &cmd)) < 0)
 		goto out;
-	rc = lm_ssh_exec(ssh, cmd, stream_out, NULL, exit_status);
+	ro.ctx = ctx;
+	ro.vm = result.vms[0].vm;
+	rc = lm_ssh_exec(ssh, cmd, stream_out, &ro, exit_status);
 out:
 	lm_vm_lock_release(lock);
 	free(cmd);
-	record_free(&r);
+	record_dispose(&r);
 	lm_ssh_free(ssh);
 	lm_vm_manager_free(vmm);
-	lm_flow_result_free(&result);
+	lm_flow_result_dispose(&result);
 	return rc;
 }
 
@@ -236,7 +241,7 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 	int ok = 0, rc;
 
 	if ((rc = record_load(ctx, o->vm, &r)) < 0)
-		return lm_outcome_fail(o, rc);
+		return lm_outcome_fail(ctx, o, rc);
 	snprintf(o->profile, sizeof(o->profile), "%s", r.profile_name);
 	snprintf(o->bundle_id, sizeof(o->bundle_id), "%s", r.bundle_id);
 	o->already_enabled = r.known && strcmp(r.status, "enabled") == 0;
@@ -250,11 +255,10 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 		lm_workload_derive(o->shimmed, &o->shimmed_flags);
 	o->guest = r.facts;
 	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0) {
-		record_free(&r);
-		return lm_outcome_fail(o, rc);
+		record_dispose(&r);
+		return lm_outcome_fail(ctx, o, rc);
 	}
-	snprintf(o->message, sizeof(o->message), "%s: %s", o->vm,
-	    !r.known ? "not enabled" : r.status);
+	lm_outcome_message(o, "%s: %s", o->vm, !r.known ? "not enabled" : r.status);
 	if (strcmp(o->info.status, "running") == 0 && o->info.ip[0] != '\0' && o->info.ssh_available) {
 		if (lm_flow_connect(ctx, o->vm, &o->info, &ssh) == 0 &&
 		    lm_guest_facts_read(ssh, &o->guest, current, sizeof(current)) == 0) {
@@ -264,14 +268,12 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 			    strcmp(b->id, r.bundle_id) == 0 && lm_guest_bundle_verify(ssh, &o->guest, b, &ok) == 0)
 				o->bundle_verified = ok;
 		} else {
-			size_t m = strlen(o->message);
-			lm_text_format_cut(o->message + m, sizeof(o->message) - m, "; guest unreachable: %s",
-			    lm_error_last()->message);
+			lm_outcome_append(o, "; guest unreachable: %s", lm_error_last()->message);
 		}
 	}
 	lm_bundle_free(b);
 	lm_ssh_free(ssh);
-	record_free(&r);
+	record_dispose(&r);
 	return 0;
 }
 
@@ -288,7 +290,7 @@ int lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_re
 	if (rc < 0 || result->count == 0)
 		return rc;
 	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0)
-		return lm_flow_fail_all(result, rc);
+		return lm_flow_fail_all(ctx, result, rc);
 	for (i = 0; i < result->count; i++)
 		(void)status_one(ctx, vmm, &result->pref, &result->vms[i]);
 	lm_vm_manager_free(vmm);

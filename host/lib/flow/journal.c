@@ -11,6 +11,7 @@
 
 #include "flow_internal.h"
 #include "json.h"
+#include "str.h"
 #include "text.h"
 
 int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
@@ -146,27 +147,97 @@ int lm_journal_load_facts(const cJSON *vm, lm_guest_facts *f)
 	return 0;
 }
 
-void lm_step_add(lm_vm_outcome *o, const char *name, double started, const char *fmt, ...)
+static lm_flow_step *step_push(lm_vm_outcome *o, const char *name)
 {
-	lm_flow_step *s;
-	va_list ap;
-	int n;
+	lm_flow_step *steps = realloc(o->steps, (o->nsteps + 1) * sizeof(*steps));
 
-	if (o->nsteps >= LM_FLOW_MAX_STEPS)
-		return;
-	s = &o->steps[o->nsteps++];
-	snprintf(s->name, sizeof(s->name), "%s", name);
-	s->seconds = lm_clock_epoch() - started;
-	va_start(ap, fmt);
-	n = vsnprintf(s->detail, sizeof(s->detail), fmt, ap);
-	va_end(ap);
-	lm_text_mark_cut(s->detail, sizeof(s->detail), n);
+	if (steps == NULL)
+		return NULL;
+	o->steps = steps;
+	memset(&steps[o->nsteps], 0, sizeof(*steps));
+	steps[o->nsteps].name = name;
+	return &steps[o->nsteps++];
 }
 
-int lm_outcome_fail(lm_vm_outcome *o, int rc)
+/* The step begun and not yet done, if any. */
+static lm_flow_step *step_running(lm_vm_outcome *o)
 {
+	if (o->nsteps > 0 && o->steps[o->nsteps - 1].state == LM_STEP_STARTED)
+		return &o->steps[o->nsteps - 1];
+	return NULL;
+}
+
+int lm_step_begin(lm_context *ctx, lm_vm_outcome *o, const char *name, double *started)
+{
+	int rc;
+
+	*started = lm_clock_epoch();
+	if ((rc = lm_context_check_cancel(ctx, "before the next step")) < 0)
+		return lm_error_prefix("%s: ", name);
+	if (step_push(o, name) == NULL)
+		return lm_error_nomem();
+	lm_context_step(ctx, o->vm, name, LM_STEP_STARTED, 0, "");
+	return 0;
+}
+
+void lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double started, const char *fmt, ...)
+{
+	lm_flow_step *s = step_running(o);
+	va_list ap;
+
+	if ((s == NULL || strcmp(s->name, name) != 0) && (s = step_push(o, name)) == NULL)
+		return; /* out of memory: the step is not listed, the operation goes on */
+	s->state = LM_STEP_DONE;
+	s->seconds = lm_clock_epoch() - started;
+	va_start(ap, fmt);
+	s->detail = lm_vformat(fmt, ap);
+	va_end(ap);
+	lm_context_step(ctx, o->vm, s->name, LM_STEP_DONE, s->seconds, s->detail);
+}
+
+void lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...)
+{
+	va_list ap;
+	char *m;
+
+	va_start(ap, fmt);
+	m = lm_vformat(fmt, ap);
+	va_end(ap);
+	if (m == NULL)
+		return; /* out of memory: the previous message stays */
+	free(o->message);
+	o->message = m;
+}
+
+void lm_outcome_append(lm_vm_outcome *o, const char *fmt, ...)
+{
+	va_list ap;
+	char *tail, *m;
+
+	va_start(ap, fmt);
+	tail = lm_vformat(fmt, ap);
+	va_end(ap);
+	if (tail == NULL)
+		return; /* out of memory: the message stays as it was */
+	if ((m = lm_format("%s%s", o->message != NULL ? o->message : "", tail)) != NULL) {
+		free(o->message);
+		o->message = m;
+	}
+	free(tail);
+}
+
+int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc)
+{
+	lm_flow_step *s = step_running(o);
+	const char *why = lm_error_last()->message;
+
 	o->rc = rc;
-	lm_text_format_cut(o->message, sizeof(o->message), "%s: %s", o->vm, lm_error_last()->message);
+	lm_outcome_message(o, "%s: %s", o->vm, why);
+	if (s != NULL) {
+		s->state = LM_STEP_FAILED;
+		s->detail = strdup(why);
+		lm_context_step(ctx, o->vm, s->name, LM_STEP_FAILED, s->seconds, why);
+	}
 	return rc;
 }
 
@@ -194,8 +265,8 @@ int lm_vm_restart_needed(const lm_host_pref_info *pref, double boot_time, double
 	return pref->recorded && lm_vm_level_of(pref->changed_at, boot_time, started_at, margin) != LM_VM_LEVEL_AFTER;
 }
 
+#ifdef LM_TEST_HOOKS
 static atomic_int test_stopped;
-
 void lm_flow_test_kill_point(const char *step)
 {
 	const char *at = getenv("LUME_METAL_TEST_KILL_AT");
@@ -207,17 +278,24 @@ void lm_flow_test_kill_point(const char *step)
 	if (at != NULL && strcmp(at, step) == 0 && atomic_exchange(&test_stopped, 1) == 0)
 		kill(getpid(), SIGSTOP);
 }
+#endif
 
-void lm_flow_result_free(lm_flow_result *result)
+void lm_flow_result_dispose(lm_flow_result *result)
 {
-	size_t i;
+	size_t i, k;
 
 	if (result == NULL)
 		return;
 	for (i = 0; i < result->count; i++) {
-		lm_report_free(result->vms[i].stock);
-		lm_report_free(result->vms[i].shimmed);
-		lm_report_free(result->vms[i].exercised);
+		lm_vm_outcome *o = &result->vms[i];
+
+		lm_report_free(o->stock);
+		lm_report_free(o->shimmed);
+		lm_report_free(o->exercised);
+		free(o->message);
+		for (k = 0; k < o->nsteps; k++)
+			free(o->steps[k].detail);
+		free(o->steps);
 	}
 	free(result->vms);
 	result->vms = NULL;
@@ -238,7 +316,7 @@ int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t
 	for (i = 0; i < n; i++) {
 		char name[LM_VM_NAME_MAX];
 		if (lm_vm_name_normalize(vms[i], name) < 0) {
-			lm_flow_result_free(result);
+			lm_flow_result_dispose(result);
 			return lm_error_last()->code; /* the message names the VM, sanitised */
 		}
 		snprintf(result->vms[i].vm, sizeof(result->vms[i].vm), "%s", name);
@@ -246,12 +324,12 @@ int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t
 	return 0;
 }
 
-int lm_flow_fail_all(lm_flow_result *result, int rc)
+int lm_flow_fail_all(lm_context *ctx, lm_flow_result *result, int rc)
 {
 	size_t i;
 
 	for (i = 0; i < result->count; i++)
-		lm_outcome_fail(&result->vms[i], rc);
+		lm_outcome_fail(ctx, &result->vms[i], rc);
 	return rc;
 }
 

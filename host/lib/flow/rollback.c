@@ -14,14 +14,16 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome
 	const lm_options *opts = lm_context_options(ctx);
 	lm_ssh *ssh = NULL;
 	lm_guest_facts facts;
-	double t = lm_clock_epoch();
+	double t;
 	int was_running, rc;
 
+	if ((rc = lm_step_begin(ctx, o, "guest-files", &t)) < 0)
+		return rc;
 	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0)
 		return rc;
 	was_running = strcmp(o->info.status, "running") == 0;
 	if (opts->dry_run) {
-		lm_step_add(o, "guest-files", t, "would remove ~/%s%s", LM_GUEST_BASE,
+		lm_step_add(ctx, o, "guest-files", t, "would remove ~/%s%s", LM_GUEST_BASE,
 		    was_running ? "" : " (starting the VM for it, then stopping it again)");
 		return 0;
 	}
@@ -36,7 +38,7 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome
 	    (rc = lm_guest_remove_all(ssh, &facts)) < 0)
 		goto out;
 	o->guest = facts;
-	lm_step_add(o, "guest-files", t, "removed ~/%s", LM_GUEST_BASE);
+	lm_step_add(ctx, o, "guest-files", t, "removed ~/%s", LM_GUEST_BASE);
 out:
 	lm_ssh_free(ssh);
 	if (!was_running && o->started) {
@@ -69,52 +71,55 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 	int known, rc;
 
 	if ((rc = lm_state_open(&st, ctx)) < 0)
-		return lm_outcome_fail(o, rc);
+		return lm_outcome_fail(ctx, o, rc);
 	known = lm_state_vm(st, o->vm, 0) != NULL;
 	lm_state_close(st);
 	if (!known) {
-		snprintf(o->message, sizeof(o->message), "%s: was never enabled, nothing to roll back", o->vm);
+		lm_outcome_message(o, "%s: was never enabled, nothing to roll back", o->vm);
 		o->already_enabled = 0;
 		return 0;
 	}
 	if ((rc = remove_guest_files(ctx, vmm, o)) < 0) {
 		if (rc != LM_ENOTFOUND || lm_vm_get(vmm, o->vm, &o->info) != LM_ENOTFOUND) {
-			lm_outcome_fail(o, rc);
-			if (rc == LM_EINTERRUPTED)
-				snprintf(o->message, sizeof(o->message), "%s: interrupted; still enabled, as it was%s: run "
-				    "`lume-metal rollback %s` again", o->vm, o->started ? " (VM stopped again)" : "", o->vm);
+			lm_outcome_fail(ctx, o, rc);
+			if (rc == LM_ECANCELED)
+				lm_outcome_message(o, "%s: canceled; still enabled, as it was%s", o->vm,
+				    o->started ? " (VM stopped again)" : "");
 			return rc;
 		}
 		/* The VM itself is gone: nothing left in a guest; forget it. */
-		lm_log(ctx, LM_LOG_WARN, "%s no longer exists; forgetting it", o->vm);
+		lm_step_add(ctx, o, "guest-files", lm_clock_epoch(), "the VM no longer exists: nothing to remove");
 	}
 	lm_flow_test_kill_point("rollback-after-guest");
-	t = lm_clock_epoch();
+	if ((rc = lm_step_begin(ctx, o, "host-preference", &t)) < 0)
+		return lm_outcome_fail(ctx, o, rc);
 	if ((rc = lm_state_open(&st, ctx)) < 0)
-		return lm_outcome_fail(o, rc);
+		return lm_outcome_fail(ctx, o, rc);
 	forget_rolled_back(st, res, o);
 	if (lm_state_live_vms(st, NULL, NULL, 0) == 0) {
 		lm_host_pref_info before;
 		if ((rc = lm_host_pref_status_locked(st, NULL, &before)) == 0 && before.recorded) {
 			if ((rc = lm_host_pref_disable_locked(st, &restored)) < 0) {
 				lm_state_close(st);
-				return lm_outcome_fail(o, rc);
+				return lm_outcome_fail(ctx, o, rc);
 			}
 			res->pref = restored;
 			res->pref.changed_at = before.changed_at; /* when the unlocked level began */
 			res->pref_restored = 1;
-			lm_step_add(o, "host-preference", t, "%s to %s", opts->dry_run ? "would restore" : "restored",
+			lm_step_add(ctx, o, "host-preference", t, "%s to %s", opts->dry_run ? "would restore" : "restored",
 			    before.original);
+		} else {
+			lm_step_add(ctx, o, "host-preference", t, "no change of lume-metal's to restore");
 		}
 	} else {
-		lm_step_add(o, "host-preference", t, "kept: other VMs are still enabled");
+		lm_step_add(ctx, o, "host-preference", t, "kept: other VMs are still enabled");
 	}
 	if (!opts->dry_run && (rc = lm_state_save(st)) < 0) {
 		lm_state_close(st);
-		return lm_outcome_fail(o, rc);
+		return lm_outcome_fail(ctx, o, rc);
 	}
 	lm_state_close(st);
-	snprintf(o->message, sizeof(o->message), "%s: %s", o->vm, opts->dry_run ? "would be rolled back" : "rolled back");
+	lm_outcome_message(o, "%s: %s", o->vm, opts->dry_run ? "would be rolled back" : "rolled back");
 	return 0;
 }
 
@@ -124,10 +129,9 @@ static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res
 	lm_vm_lock *lock = NULL;
 	int rc;
 
-	if ((rc = lm_context_check_interrupt(ctx)) < 0 || (rc = lm_vm_lock_take(&lock, ctx, o->vm, "rollback", 0)) < 0) {
-		lm_outcome_fail(o, rc);
-		if (rc == LM_EINTERRUPTED)
-			snprintf(o->message, sizeof(o->message), "%s: interrupted before anything was changed", o->vm);
+	if ((rc = lm_context_check_cancel(ctx, "before anything was changed")) < 0 ||
+	    (rc = lm_vm_lock_take(&lock, ctx, o->vm, "rollback", 0)) < 0) {
+		lm_outcome_fail(ctx, o, rc);
 		return rc;
 	}
 	rc = rollback_vm(ctx, vmm, res, o);
@@ -181,7 +185,7 @@ static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result
 		if (lm_flow_connect(ctx, list[i].name, &list[i], &ssh) < 0 ||
 		    lm_guest_facts_read(ssh, &facts, NULL, 0) < 0) {
 			lm_log(ctx, LM_LOG_WARN, "%s: cannot tell whether it still runs at the unlocked level (%s); "
-			    "restart it yourself", list[i].name, lm_error_last()->message);
+			    "it was not restarted", list[i].name, lm_error_last()->message);
 			lm_ssh_free(ssh);
 			lm_vm_lock_release(lock);
 			continue;
@@ -204,7 +208,8 @@ static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result
 		for (size_t k = 0; k < res->count; k++)
 			if (strcmp(res->vms[k].vm, list[i].name) == 0) {
 				res->vms[k].restarted = !dry;
-				lm_step_add(&res->vms[k], "restart", t, "%s off the unlocked level", dry ? "would restart" : "restarted");
+				lm_step_add(ctx, &res->vms[k], "restart", t, "%s off the unlocked level",
+				    dry ? "would restart" : "restarted");
 			}
 		lm_log(ctx, LM_LOG_INFO, dry ? "would restart %s (booted with the unlocked level)" :
 		    "%s restarted: it had booted with the unlocked level", list[i].name);
@@ -226,13 +231,13 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 		rc = lm_flow_open_known(ctx, result);
 	} else {
 		if (n == 0)
-			return lm_error_set(LM_EINVALID, "rollback: name the VMs, or pass --all");
+			return lm_error_set(LM_EINVALID, "rollback: no VM named and `all` not set");
 		rc = lm_flow_open_outcomes(result, vms, n);
 	}
 	if (rc < 0)
 		return rc;
 	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0)
-		return lm_flow_fail_all(result, rc);
+		return lm_flow_fail_all(ctx, result, rc);
 	for (i = 0; i < result->count; i++)
 		(void)rollback_one(ctx, vmm, result, &result->vms[i]);
 	if (all && result->count == 0) {

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "error_internal.h"
-#include "prefs_internal.h"
+#include "prefs_store.h"
 
 typedef struct {
 	CFStringRef domain;

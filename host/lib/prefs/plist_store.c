@@ -7,7 +7,7 @@
 
 #include "error_internal.h"
 #include "fs.h"
-#include "prefs_internal.h"
+#include "prefs_store.h"
 
 /* Far above any real preferences file; keeps a damaged size field from exhausting memory. */
 #define PLIST_FILE_MAX (16u * 1024u * 1024u)

@@ -16,7 +16,7 @@
 #include "context_internal.h"
 #include "error_internal.h"
 #include "fs.h"
-#include "prefs_internal.h"
+#include "prefs_store.h"
 
 #define DEFAULT_DOMAIN "com.apple.gpusw.ParavirtualizedGraphics"
 #define DEFAULT_KEY "ForceUnrestrictedDeviceFeatureLevel"
@@ -293,6 +293,9 @@ static int observe(lm_state *st, const char *domain, const char *key, observatio
 	memset(o, 0, sizeof(*o));
 	if ((rc = lm_prefs_store_open(&o->store, lm_state_context(st), domain)) < 0)
 		return rc;
+	if (strlen(lm_prefs_store_id(o->store)) >= sizeof(info->store))
+		return lm_error_set(LM_EINVALID, "the preference store %s is named by more than %zu bytes (the limit "
+		    "of lm_host_pref_info)", lm_prefs_store_id(o->store), sizeof(info->store) - 1);
 	copy_str(info->store, sizeof(info->store), lm_prefs_store_id(o->store));
 	/* Under the journal lock no other lume-metal process writes the file: leftovers are stale. */
 	if (!lm_state_is_readonly(st))
@@ -371,8 +374,7 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 	memset(&o, 0, sizeof(o));
 	if (have && (strcmp(rec.domain, want->domain) != 0 || strcmp(rec.key, want->key) != 0)) {
 		rc = lm_error_set(LM_ECONFLICT, "the state journal records a change of %s %s that is still in "
-		    "effect; this profile wants %s %s. Run `lume-metal host disable` first to restore the "
-		    "recorded one", rec.domain, rec.key, want->domain, want->key);
+		    "effect; this profile wants %s %s; the recorded one must be restored first", rec.domain, rec.key, want->domain, want->key);
 		goto out;
 	}
 	if ((wantp = lm_pref_value_to_plist(&want->value)) == NULL) {
@@ -384,7 +386,7 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 		goto out;
 	if (have && strcmp(rec.store, lm_prefs_store_id(o.store)) != 0) {
 		rc = lm_error_set(LM_ECONFLICT, "the state journal records a change of %s %s made in %s, but this "
-		    "run uses %s; run with the same preferences location (--prefs-dir) to continue or restore it",
+		    "run uses %s; only the same preferences location can continue or restore it",
 		    rec.domain, rec.key, rec.store, lm_prefs_store_id(o.store));
 		goto out;
 	}
@@ -452,7 +454,7 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 	info->matches = 1;
 	copy_str(info->value, sizeof(info->value), wantdesc);
 out:
-	lm_fs_free_list(missing);
+	lm_strv_free(missing);
 	plist_free(wantp);
 	observation_clear(&o);
 	record_clear(&rec);
@@ -510,7 +512,7 @@ int lm_host_pref_disable_locked(lm_state *st, lm_host_pref_info *info)
 		goto out;
 	if (strcmp(rec.store, lm_prefs_store_id(o.store)) != 0) {
 		rc = lm_error_set(LM_ECONFLICT, "the state journal records a change of %s %s made in %s, but this "
-		    "run uses %s; run with the same preferences location (--prefs-dir) to restore it",
+		    "run uses %s; only the same preferences location can restore it",
 		    rec.domain, rec.key, rec.store, lm_prefs_store_id(o.store));
 		goto out;
 	}
@@ -534,8 +536,8 @@ int lm_host_pref_disable_locked(lm_state *st, lm_host_pref_info *info)
 	}
 	if (!info->matches && !opts->force) {
 		rc = lm_error_set(LM_ECONFLICT, "%s %s now holds %s, not %s as lume-metal set it: someone else "
-		    "changed it, so it is left alone. Before lume-metal it was %s. Run `lume-metal host disable "
-		    "--force` to restore that anyway", rec.domain, rec.key,
+		    "changed it, so it is left alone (restoring anyway needs force). Before lume-metal it was %s",
+		    rec.domain, rec.key,
 		    info->present ? info->value : "nothing (absent)", info->written, info->original);
 		goto out;
 	}
@@ -641,13 +643,13 @@ int lm_host_pref_disable(lm_context *ctx, lm_host_pref_info *info)
 
 	if ((rc = with_state(ctx, lm_context_options(ctx)->dry_run, &st)) < 0)
 		return rc;
-	/* Enabled VMs still need the preference; taking it away under them needs --force. */
+	/* Enabled VMs still need the preference; taking it away under them needs force. */
 	if ((live = lm_state_live_vms(st, NULL, names, sizeof(names))) > 0 && !lm_context_options(ctx)->force) {
 		lm_state_close(st);
 		(void)lm_host_pref_status(ctx, NULL, info);
-		return lm_error_set(LM_ECONFLICT, "%d VM%s still enabled (%s): roll %s back with `lume-metal "
-		    "rollback`, which restores the preference after the last one, or pass --force",
-		    live, live == 1 ? " is" : "s are", names, live == 1 ? "it" : "them");
+		return lm_error_set(LM_ECONFLICT, "%d VM%s still enabled (%s) and need%s the preference; rolling "
+		    "back the last one restores it (restoring now needs force)", live, live == 1 ? " is" : "s are",
+		    names, live == 1 ? "s" : "");
 	}
 	rc = lm_host_pref_disable_locked(st, info);
 	lm_state_close(st);

@@ -1,5 +1,4 @@
 /* The preference store: which back-end a context selects, and the calls every back-end answers. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +7,8 @@
 #include "context_internal.h"
 #include "error_internal.h"
 #include "fs.h"
-#include "prefs_internal.h"
+#include "prefs_store.h"
+#include "str.h"
 
 int lm_prefs_validate_domain(const char *domain)
 {
@@ -30,24 +30,6 @@ bad:
 	    domain != NULL ? domain : "");
 }
 
-static char *str_printf(const char *fmt, ...) LM_PRINTF(1, 2);
-static char *str_printf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (s = malloc((size_t)n + 1)) == NULL)
-		return NULL;
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	return s;
-}
-
 int lm_prefs_store_open_plist(lm_prefs_store **out, const char *dir, const char *domain)
 {
 	lm_prefs_store *store;
@@ -64,7 +46,7 @@ int lm_prefs_store_open_plist(lm_prefs_store **out, const char *dir, const char 
 	if (dir[0] != '/') {
 		if (getcwd(cwd, sizeof(cwd)) == NULL)
 			return lm_error_set(LM_EIO, "cannot tell the current directory to resolve '%s'", dir);
-		absdir = str_printf("%s/%s", cwd, dir);
+		absdir = lm_format("%s/%s", cwd, dir);
 	} else {
 		absdir = strdup(dir);
 	}
@@ -79,11 +61,11 @@ int lm_prefs_store_open_plist(lm_prefs_store **out, const char *dir, const char 
 	}
 	store->ops = &lm_plist_store_ops;
 	store->domain = strdup(domain);
-	store->path = str_printf("%s/%s.plist", absdir, domain);
-	store->managed_path = str_printf("%s/managed/%s.plist", absdir, domain);
+	store->path = lm_format("%s/%s.plist", absdir, domain);
+	store->managed_path = lm_format("%s/managed/%s.plist", absdir, domain);
 	free(absdir);
 	if (store->domain == NULL || store->path == NULL || store->managed_path == NULL ||
-	    (store->id = str_printf("plist:%s", store->path)) == NULL) {
+	    (store->id = lm_format("plist:%s", store->path)) == NULL) {
 		lm_prefs_store_free(store);
 		return lm_error_nomem();
 	}
@@ -125,7 +107,7 @@ int lm_prefs_store_open(lm_prefs_store **out, const lm_context *ctx, const char 
 
 	if ((rc = lm_paths_home(&home)) < 0)
 		return rc;
-	if ((dir = str_printf("%s/Library/Preferences", home)) == NULL)
+	if ((dir = lm_format("%s/Library/Preferences", home)) == NULL)
 		return lm_error_nomem();
 	rc = lm_prefs_store_open_plist(out, dir, domain);
 	free(dir);

@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "error_internal.h"
-#include "prefs_internal.h"
+#include "prefs_store.h"
 #include "text.h"
 
 /* Seconds between the Unix epoch and the plist epoch (2001-01-01T00:00:00Z). */

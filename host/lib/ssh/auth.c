@@ -140,14 +140,14 @@ int lm_ssh_check_key_option(const lm_context *ctx)
 	if (key == NULL || key[0] == '\0')
 		return 0;
 	if ((rc = classify_key_file(key, &kind, &encrypted)) < 0)
-		return lm_error_prefix("--ssh-key: ");
+		return lm_error_prefix("SSH key file: ");
 	if (kind == KEY_RSA)
-		return lm_error_set(LM_EUNSUPPORTED, "--ssh-key %s %s", key, rsa_explanation);
+		return lm_error_set(LM_EUNSUPPORTED, "SSH key file %s %s", key, rsa_explanation);
 	if (kind == KEY_DSA)
-		return lm_error_set(LM_EUNSUPPORTED, "--ssh-key %s is a DSA key, which OpenSSH no longer accepts; use an "
+		return lm_error_set(LM_EUNSUPPORTED, "SSH key file %s is a DSA key, which OpenSSH no longer accepts; use an "
 		    "ed25519 or ECDSA key (ssh-keygen -t ed25519)", key);
 	if (kind == KEY_NOT_A_KEY)
-		return lm_error_set(LM_EINVALID, "--ssh-key %s is not a private key (expected an ed25519 or ECDSA key in "
+		return lm_error_set(LM_EINVALID, "SSH key file %s is not a private key (expected an ed25519 or ECDSA key in "
 		    "OpenSSH format; pass the private key, not the .pub)", key);
 	return 0;
 }
@@ -290,15 +290,15 @@ static int read_password_file(const lm_context *ctx, const char *path, char *buf
 
 	buf[0] = '\0';
 	if ((rc = lm_fs_read_file(path, size, &data, &len)) < 0)
-		return lm_error_prefix("--ssh-password-file: ");
+		return lm_error_prefix("password file: ");
 	n = strcspn(data, "\r\n");
 	if (n == 0 || n >= size) {
 		lm_ssh_scrub(data, len);
 		free(data);
 		if (n == 0)
-			return lm_error_set(LM_EINVALID, "--ssh-password-file %s: the first line is empty (expected the "
+			return lm_error_set(LM_EINVALID, "password file %s: the first line is empty (expected the "
 			    "password on it)", path);
-		return lm_error_set(LM_EINVALID, "--ssh-password-file %s: the password is longer than %zu bytes", path,
+		return lm_error_set(LM_EINVALID, "password file %s: the password is longer than %zu bytes", path,
 		    size - 1);
 	}
 	memcpy(buf, data, n);
@@ -390,7 +390,7 @@ int lm_ssh_authenticate(lm_ssh *ssh)
 				lm_ssh_scrub(password, sizeof(password));
 				return rc;
 			}
-			rc = try_password(ssh, user, password, "password from --ssh-password-file", &tried, &done);
+			rc = try_password(ssh, user, password, "password from the password file", &tried, &done);
 		} else {
 			rc = try_password(ssh, user, LUME_DEFAULT_PASSWORD, "Lume's default password", &tried, &done);
 		}
@@ -399,8 +399,6 @@ int lm_ssh_authenticate(lm_ssh *ssh)
 			return rc;
 	}
 	return lm_error_set(LM_EAUTH,
-	    "VM '%s' (%s:%d): cannot log in as '%s'. Tried: %s. The server accepts: %s. "
-	    "Load a key into ssh-agent, pass --ssh-key FILE (ed25519 or ECDSA), or give the password in "
-	    "$" PASSWORD_ENV " or a file named by --ssh-password-file",
+	    "VM '%s' (%s:%d): cannot log in as '%s'. Tried: %s. The server accepts: %s",
 	    ssh->vm, ssh->address, ssh->port, user, tried.used > 0 ? tried.text : "nothing", methods);
 }

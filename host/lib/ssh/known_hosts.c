@@ -290,8 +290,7 @@ static int kh_check_readable(const kh_file *f)
 		return 0;
 	return lm_error_set(LM_ECORRUPT, "%s, line %zu: %s. Each line is NAME KEY-TYPE BASE64-KEY [COMMENT], one per "
 	    "VM (docs/security.md); a line that cannot be read might be the key of the VM being checked, so no host "
-	    "key is trusted until it is fixed. Correct or delete that line (lume-metal forget-host NAME removes the "
-	    "lines of one VM)", f->path, bad->number, bad->problem);
+	    "key is trusted until that line is corrected or deleted", f->path, bad->number, bad->problem);
 }
 
 static const kh_line *kh_find(const kh_file *f, const char *name)
@@ -394,7 +393,7 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 	const lm_options *opts = lm_context_options(ssh->ctx);
 	const kh_line *e;
 	const char *blob;
-	char fp[64], type[64], old_fp[64], *b64 = NULL, *forget = NULL, *address = NULL, *line = NULL;
+	char fp[64], type[64], old_fp[64], *b64 = NULL, *address = NULL, *line = NULL;
 	size_t len, n;
 	int htype, rc, lock_fd = -1, attempt;
 	kh_file f = {0};
@@ -409,8 +408,6 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 	if ((b64 = malloc(4 * ((len + 2) / 3) + 1)) == NULL)
 		return lm_error_nomem();
 	lm_b64_encode((const uint8_t *)blob, len, b64, 1);
-	if ((rc = lm_shell_quote(ssh->vm, &forget)) < 0)
-		goto out;
 
 	for (attempt = 0; attempt < 2; attempt++) {
 		/* First without the lock; again under it before recording. */
@@ -428,19 +425,18 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 			    "  recorded: %s %s\n"
 			    "  offered:  %s %s\n"
 			    "Someone could be intercepting the connection (man-in-the-middle), or the VM was re-created "
-			    "or re-installed and made new host keys. If you know why it changed, forget the old key with\n"
-			    "  lume-metal forget-host %s\n"
-			    "and connect again: the new key is then recorded. Known hosts: %s, line %zu",
-			    ssh->vm, ssh->address, ssh->port, e->type, old_fp, type, fp, forget, f.path, e->number);
+			    "or re-installed and made new host keys; once the old key is forgotten, the next connection "
+			    "records the new one. Known hosts: %s, line %zu",
+			    ssh->vm, ssh->address, ssh->port, e->type, old_fp, type, fp, f.path, e->number);
 			goto out;
 		}
 		if (opts->host_key_policy == LM_HOST_KEY_STRICT) {
 			rc = lm_error_set(LM_EHOSTKEY,
-			    "VM '%s' (%s:%d): its SSH host key is not known and --host-key-policy is strict; the "
+			    "VM '%s' (%s:%d): its SSH host key is not known and the host key policy is strict; the "
 			    "connection was refused.\n"
 			    "  offered: %s %s\n"
 			    "Compare it with the key inside the VM (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub), "
-			    "then connect once with --host-key-policy accept-new to record it in %s",
+			    "before recording it (policy accept-new) in %s",
 			    ssh->vm, ssh->address, ssh->port, type, fp, f.path);
 			goto out;
 		}
@@ -474,7 +470,6 @@ out:
 	free(line);
 	free(address);
 	free(b64);
-	free(forget);
 	return rc;
 }
 

@@ -110,9 +110,17 @@ int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what)
 			}
 			timeout_ms = (int)(left * 1000.0) + 1;
 		}
+		/* The embedder's should_cancel is asked at least four times a second. */
+		if (ssh->ctx != NULL && lm_context_options(ssh->ctx)->should_cancel != NULL &&
+		    (timeout_ms < 0 || timeout_ms > 250))
+			timeout_ms = 250;
 		rc = poll(&pfd, 1, timeout_ms);
 		if (rc > 0)
 			return 0;
+		if (rc == 0 && lm_context_check_cancel(ssh->ctx, what) < 0) {
+			lm_ssh_mark_broken(ssh);
+			return lm_error_prefix("VM '%s' (%s:%d): ", ssh->vm, ssh->address, ssh->port);
+		}
 		if (rc < 0 && errno != EINTR) {
 			lm_ssh_mark_broken(ssh);
 			return lm_error_set(LM_ENETWORK, "VM '%s' (%s:%d): %s: waiting for the connection failed: %s",

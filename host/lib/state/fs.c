@@ -68,8 +68,9 @@ int lm_fs_sync_parent(const char *path)
 	return rc;
 }
 
-/* Test-only delay (see fs.h); 0 when unset or malformed. */
-static useconds_t test_delay(void)
+#ifdef LM_TEST_HOOKS
+/* Test builds only (see fs.h): seconds to sleep mid-write; 0 when unset or malformed. */
+static double test_delay(void)
 {
 	const char *s = getenv("LUME_METAL_TEST_WRITE_DELAY_US");
 	char *end;
@@ -81,20 +82,11 @@ static useconds_t test_delay(void)
 	v = strtoul(s, &end, 10);
 	if (errno != 0 || *end != '\0' || v > 10000000UL)
 		return 0;
-	return (useconds_t)v;
+	return (double)v / 1e6;
 }
-
-static void sleep_us(useconds_t us)
-{
-	struct timespec ts;
-
-	if (us == 0)
-		return;
-	ts.tv_sec = (time_t)(us / 1000000);
-	ts.tv_nsec = (long)(us % 1000000) * 1000;
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
+#else
+#define test_delay() 0.0
+#endif
 
 static int write_all(int fd, const char *p, size_t len)
 {
@@ -118,7 +110,7 @@ int lm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mo
 	const char *base;
 	char *dir = NULL, *tmp = NULL;
 	size_t n, half = len / 2;
-	useconds_t delay = test_delay();
+	double delay = test_delay();
 	int fd = -1, rc;
 
 	if ((rc = split_path(path, &dir, &base)) < 0)
@@ -136,7 +128,7 @@ int lm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mo
 	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 	if (write_all(fd, data, half) != 0)
 		goto io_error;
-	sleep_us(delay);
+	lm_clock_sleep(delay);
 	if (write_all(fd, (const char *)data + half, len - half) != 0 || fchmod(fd, mode) != 0 || fsync(fd) != 0)
 		goto io_error;
 	if (close(fd) != 0) {
@@ -144,7 +136,7 @@ int lm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mo
 		goto io_error;
 	}
 	fd = -1;
-	sleep_us(delay);
+	lm_clock_sleep(delay);
 	if (rename(tmp, path) != 0)
 		goto io_error;
 	rc = sync_dir(dir);
@@ -160,17 +152,6 @@ out:
 	free(tmp);
 	free(dir);
 	return rc;
-}
-
-void lm_fs_free_list(char **list)
-{
-	size_t i;
-
-	if (list == NULL)
-		return;
-	for (i = 0; list[i] != NULL; i++)
-		free(list[i]);
-	free(list);
 }
 
 /* Every missing ancestor of `path` including `path` itself, outermost first. */
@@ -227,7 +208,7 @@ fail:
 	free(copy);
 	if (list != NULL)
 		list[count] = NULL;
-	lm_fs_free_list(list);
+	lm_strv_free(list);
 	return rc;
 }
 
@@ -268,7 +249,7 @@ int lm_fs_mkdir_p(const char *path, mode_t mode, char ***created)
 		*created = missing;
 		missing = NULL;
 	}
-	lm_fs_free_list(missing);
+	lm_strv_free(missing);
 	return rc;
 }
 
@@ -317,7 +298,7 @@ void lm_fs_remove_stale_temps(const char *path)
 	free(dir);
 }
 
-/* timeout < 0: no limit; ctx (may be NULL) interrupted: LM_EINTERRUPTED. */
+/* timeout < 0: no limit; ctx (may be NULL) asked to cancel: LM_ECANCELED. */
 static int lock_file(const char *path, int how, double timeout, const lm_context *ctx, const char *what,
     int *fd_out)
 {
@@ -341,14 +322,14 @@ static int lock_file(const char *path, int how, double timeout, const lm_context
 			rc = lm_error_set(LM_EIO, "%s: cannot lock: %s", path, strerror(errno));
 			break;
 		}
-		if ((rc = lm_context_check_interrupt(ctx)) < 0)
+		if ((rc = lm_context_check_cancel(ctx, what)) < 0)
 			break;
 		if (timeout >= 0 && lm_clock_monotonic() >= deadline) {
 			rc = lm_error_set(LM_ELOCKED, "%s: another lume-metal process has held %s for more than %.0f s; "
 			    "wait for it to finish and try again", path, what, timeout);
 			break;
 		}
-		sleep_us((useconds_t)wait_ms * 1000);
+		lm_clock_sleep((double)wait_ms / 1000);
 		if (wait_ms < 20)
 			wait_ms *= 2;
 	}

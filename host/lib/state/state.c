@@ -53,10 +53,10 @@ static int check_dir(const char *dir)
 	if (stat(dir, &sb) != 0)
 		return lm_error_set(LM_EIO, "state directory %s: %s", dir, strerror(errno));
 	if (!S_ISDIR(sb.st_mode))
-		return lm_error_set(LM_EIO, "state directory %s: not a directory; pass --state-dir DIR", dir);
+		return lm_error_set(LM_EIO, "state directory %s: not a directory", dir);
 	if (sb.st_uid != geteuid() && sb.st_uid != 0)
 		return lm_error_set(LM_EINVALID, "state directory %s belongs to another user (uid %u); "
-		    "pass --state-dir DIR with a directory of your own", dir, (unsigned)sb.st_uid);
+		    "lume-metal keeps its state only in a directory of its user's own", dir, (unsigned)sb.st_uid);
 	if ((sb.st_mode & 022) != 0)
 		return lm_error_set(LM_EINVALID, "state directory %s is writable by other users (mode %03o); "
 		    "run: chmod 700 '%s'", dir, (unsigned)(sb.st_mode & 0777), dir);
@@ -120,8 +120,7 @@ static int corrupt(lm_state *st, const char *data, size_t len, const char *why)
 			return lm_error_nomem();
 		if (lm_fs_write_atomic(copy, data, len, 0600) < 0) {
 			rc = lm_error_set(LM_ECORRUPT, "%s: the state file is damaged (%s) and could not be copied "
-			    "aside either (%s); it was left as it is. Fix it by hand (docs/state-format.md) or move "
-			    "it away and check the host preference with `lume-metal host status`",
+			    "aside either (%s); it was left as it is (its format: docs/state-format.md)",
 			    st->path, why, lm_error_last()->message);
 			free(copy);
 			return rc;
@@ -129,14 +128,11 @@ static int corrupt(lm_state *st, const char *data, size_t len, const char *why)
 	}
 	if (copy != NULL)
 		rc = lm_error_set(LM_ECORRUPT, "%s: the state file is damaged (%s). It was left as it is; a copy "
-		    "is in %s. To recover, fix it by hand (docs/state-format.md), or move it away "
-		    "(mv '%s' '%s.bad') to start afresh: lume-metal then no longer knows the host preference's "
-		    "original value, so check it with `lume-metal host status` and set it back by hand if needed",
-		    st->path, why, copy, st->path, st->path);
+		    "is in %s. Its format: docs/state-format.md. Without it, lume-metal no longer knows the host "
+		    "preference's original value", st->path, why, copy);
 	else
-		rc = lm_error_set(LM_ECORRUPT, "%s: the state file is damaged (%s); nothing was changed. Run the "
-		    "command without --dry-run to keep a copy, then fix the file by hand (docs/state-format.md) "
-		    "or move it away", st->path, why);
+		rc = lm_error_set(LM_ECORRUPT, "%s: the state file is damaged (%s); nothing was changed and, read-only, "
+		    "no copy was made (its format: docs/state-format.md)", st->path, why);
 	free(copy);
 	return rc;
 }
@@ -217,7 +213,7 @@ int lm_state_open_ex(lm_state **out, lm_context *ctx, unsigned flags, double loc
 
 	*out = NULL;
 	if (dir == NULL || dir[0] == '\0')
-		return lm_error_set(LM_EINVALID, "no state directory: pass --state-dir DIR");
+		return lm_error_set(LM_EINVALID, "no state directory is set");
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return lm_error_nomem();
 	st->ctx = ctx;
@@ -353,7 +349,7 @@ int lm_state_path(lm_context *ctx, const char *file, char **out)
 	    strcmp(file, "..") == 0)
 		return lm_error_set(LM_EINVALID, "lm_state_path: '%s' is not a plain file name", file ? file : "");
 	if (dir == NULL || dir[0] == '\0')
-		return lm_error_set(LM_EINVALID, "no state directory: pass --state-dir DIR");
+		return lm_error_set(LM_EINVALID, "no state directory is set");
 	if ((rc = lm_fs_mkdir_private(dir)) < 0 || (rc = check_dir(dir)) < 0)
 		return rc;
 	if ((*out = join(dir, file)) == NULL)

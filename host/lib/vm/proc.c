@@ -102,22 +102,11 @@ char **lm_proc_env_with(const char *name, const char *value)
 	sprintf(env[j], "%s=%s", name, value);
 	return env;
 fail:
-	lm_proc_env_free(env);
+	lm_strv_free(env);
 	return NULL;
 }
 
-void lm_proc_env_free(char **env)
-{
-	size_t i;
-
-	if (env == NULL)
-		return;
-	for (i = 0; env[i] != NULL; i++)
-		free(env[i]);
-	free(env);
-}
-
-void lm_proc_result_free(lm_proc_result *res)
+void lm_proc_result_dispose(lm_proc_result *res)
 {
 	if (res == NULL)
 		return;

@@ -66,9 +66,7 @@ int lm_vm_manager_open(lm_vm_manager **out, lm_context *ctx)
 			break;
 		}
 		rc = lm_error_set(LM_ENOTFOUND,
-		    "no Lume found: %s, and the lume program was not found (%s). "
-		    "Start the API with `lume serve` (or pass --lume-url URL), or install Lume and put `lume` on "
-		    "PATH (or pass --lume PATH)",
+		    "no Lume found: %s, and the lume program was not found (%s)",
 		    api_why, program);
 		break;
 	}
@@ -197,7 +195,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 	start = lm_clock_monotonic();
 	deadline = start + timeout;
 	for (;;) {
-		if ((rc = lm_context_check_interrupt(vmm->ctx)) < 0 || (rc = vmm->backend->get(vmm, vm, &info)) < 0)
+		if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
 			return rc;
 		if (strcmp(info.status, "running") == 0 && info.ip[0] != '\0' && info.ssh_available) {
 			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: ready at %s after %.1f s", vm, info.ip, lm_clock_monotonic() - start);
@@ -206,6 +204,8 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 			return 0;
 		}
 		describe_not_ready(&info, why, sizeof(why));
+		if ((rc = lm_context_check_cancel(vmm->ctx, "while waiting for the VM to be ready")) < 0)
+			return lm_error_prefix("%s: ", vm);
 		left = deadline - lm_clock_monotonic();
 		if (left <= 0)
 			return lm_error_set(LM_ETIMEOUT, "%s: not ready after %g s: %s", vm, timeout, why);

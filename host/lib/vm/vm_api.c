@@ -3,6 +3,8 @@
  * Lume's quirks that shape this file (reference: docs/vm-managers.md): almost every failure is a
  * 400 with {"message": ...}; an unknown route is a 404 with a text body; `run` answers 202 to
  * anything; `stop` blocks until the VM is down and then sleeps a fixed 5 s. */
+#include <pthread.h>
+
 #include "vm_internal.h"
 #include "text.h"
 
@@ -46,7 +48,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
-static void response_free(api_response *r)
+static void response_dispose(api_response *r)
 {
 	free(r->body.data);
 	memset(r, 0, sizeof(*r));
@@ -83,7 +85,7 @@ static int api_request(CURL *curl, const char *url, const char *method, const ch
 	if (cc != CURLE_OK) {
 		int code = cc == CURLE_OPERATION_TIMEDOUT ? LM_ETIMEOUT : LM_ENETWORK;
 		int overflow = r->body.overflow;
-		response_free(r);
+		response_dispose(r);
 		if (overflow)
 			return lm_error_set(LM_ERROR, "lume: the answer to %s %s is larger than %u bytes", method, url,
 			    LM_API_BODY_MAX);
@@ -142,11 +144,11 @@ static int api_call(lm_vm_manager *vmm, const char *method, const char *path, co
 		return rc;
 	if (r.status < 200 || r.status > 299) {
 		rc = api_error(&r, method, path);
-		response_free(&r);
+		response_dispose(&r);
 		return rc;
 	}
 	if (want_type == 0) {
-		response_free(&r);
+		response_dispose(&r);
 		return 0;
 	}
 	doc = cJSON_Parse(r.body.data);
@@ -156,10 +158,10 @@ static int api_call(lm_vm_manager *vmm, const char *method, const char *path, co
 		rc = lm_error_set(LM_ERROR, "lume: %s %s: expected a JSON %s, got %s'%s' (HTTP %ld)", method, path,
 		    want_type == cJSON_Array ? "array" : "object", doc == NULL ? "something that is not JSON: " : "",
 		    excerpt, r.status);
-		response_free(&r);
+		response_dispose(&r);
 		return rc;
 	}
-	response_free(&r);
+	response_dispose(&r);
 	*out = doc;
 	return 0;
 }
@@ -215,12 +217,28 @@ static void api_release(lm_vm_manager *vmm)
 	if (vmm->curl != NULL)
 		curl_easy_cleanup(vmm->curl);
 	vmm->curl = NULL;
-	if (vmm->curl_global)
-		curl_global_cleanup();
-	vmm->curl_global = 0;
 }
 
 const lm_vm_backend lm_vm_backend_api = {"lume-api", api_list, api_get, api_start, api_stop, api_release};
+
+/* curl_global_init() is not thread-safe and must not be undone while any handle is alive: done
+ * once per process, whichever thread comes first, and never cleaned up (libcurl's own advice for
+ * libraries). */
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static int curl_global_once(void)
+{
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc != CURLE_OK)
+		return lm_error_set(LM_ERROR, "libcurl could not be initialised: %s", curl_easy_strerror(curl_init_rc));
+	return 0;
+}
 
 static int check_url(const char *url)
 {
@@ -255,12 +273,10 @@ int lm_vm_api_reachable(const char *url, double timeout)
 
 	if ((rc = check_url(url)) < 0)
 		return rc;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+	if ((rc = curl_global_once()) < 0)
+		return rc;
+	if ((curl = curl_easy_init()) == NULL)
 		return lm_error_set(LM_ERROR, "libcurl could not be initialised");
-	if ((curl = curl_easy_init()) == NULL) {
-		curl_global_cleanup();
-		return lm_error_set(LM_ERROR, "libcurl could not be initialised");
-	}
 	/* A connection and nothing more: whether the answer to any request comes quickly is another
 	 * matter (Lume's host status takes seconds per running VM). */
 	curl_easy_setopt(curl, CURLOPT_URL, url);
@@ -275,7 +291,6 @@ int lm_vm_api_reachable(const char *url, double timeout)
 		rc = lm_error_set(cc == CURLE_OPERATION_TIMEDOUT ? LM_ETIMEOUT : LM_ENETWORK, "nothing accepts connections at %s: %s",
 		    url, errbuf[0] ? errbuf : curl_easy_strerror(cc));
 	curl_easy_cleanup(curl);
-	curl_global_cleanup();
 	return rc;
 }
 
@@ -287,9 +302,8 @@ int lm_vm_api_init(lm_vm_manager *vmm, const char *url)
 		return rc;
 	if ((vmm->url = trimmed_url(url)) == NULL)
 		return lm_error_nomem();
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return lm_error_set(LM_ERROR, "libcurl could not be initialised");
-	vmm->curl_global = 1;
+	if ((rc = curl_global_once()) < 0)
+		return rc;
 	vmm->backend = &lm_vm_backend_api;
 	if ((vmm->curl = curl_easy_init()) == NULL)
 		return lm_error_set(LM_ERROR, "libcurl could not be initialised");

@@ -3,7 +3,7 @@
  * Lume's server runs: `lume stop` would end the server (see cli_stop). */
 #include "vm_internal.h"
 #include "text.h"
-#include "fs.h"
+#include "str.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -44,7 +44,7 @@ static int cli_run(lm_vm_manager *vmm, const char *const args[], double timeout,
 		return lm_error_nomem();
 	reap_children(vmm);
 	rc = lm_proc_run((char *const *)argv, env, timeout, res);
-	lm_proc_env_free(env);
+	lm_strv_free(env);
 	if (rc < 0)
 		return lm_error_prefix("lume: ");
 	return 0;
@@ -110,7 +110,7 @@ static int cli_json(lm_vm_manager *vmm, const char *const args[], const char *wh
 		rc = lm_error_set(LM_ERROR, "lume %s: expected a JSON array on its output, found %s%s%s", what,
 		    excerpt[0] ? "'" : "nothing", excerpt, excerpt[0] ? "'" : "");
 	}
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	return rc;
 }
 
@@ -164,7 +164,7 @@ static int cli_is_old(lm_vm_manager *vmm)
 		;
 	if (res.exit_code == 0 && sscanf(p, "%d.%d", &major, &minor) == 2)
 		vmm->old_lume = (major == 0 && minor < 5) ? 1 : 0;
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	return vmm->old_lume == 1;
 }
 
@@ -183,7 +183,7 @@ static int cli_start_child(lm_vm_manager *vmm, const char *name)
 		return lm_error_nomem();
 	reap_children(vmm);
 	rc = lm_proc_spawn_detached(argv, env, &pid);
-	lm_proc_env_free(env);
+	lm_strv_free(env);
 	if (rc < 0)
 		return lm_error_prefix("lume run %s: ", name);
 	lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: `lume run --no-display` running as PID %ld", name, (long)pid);
@@ -219,18 +219,18 @@ static int cli_start(lm_vm_manager *vmm, const char *name)
 		return rc;
 	if (res.exit_code == 0 && !res.timed_out) {
 		vmm->old_lume = 0;
-		lm_proc_result_free(&res);
+		lm_proc_result_dispose(&res);
 		return 0;
 	}
 	/* Lume < 0.5.0 refuses the unknown option (exit 64, bad arguments). */
 	if (!res.timed_out && (res.exit_code == 64 || contains(&res, "--detach")) && cli_is_old(vmm)) {
-		lm_proc_result_free(&res);
+		lm_proc_result_dispose(&res);
 		lm_log(vmm->ctx, LM_LOG_INFO, "%s: this lume has no `run --detach` (older than 0.5.0); running it in the "
 		    "background instead", name);
 		return cli_start_child(vmm, name);
 	}
 	rc = cli_error(&res, what);
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	return rc;
 }
 
@@ -288,7 +288,7 @@ static int cli_locations(lm_vm_manager *vmm)
 			if (vmm->locations[n] != NULL)
 				n++;
 		}
-		lm_proc_result_free(&res);
+		lm_proc_result_dispose(&res);
 	}
 	if (n == 0 && lm_paths_home(&home) == 0 && (vmm->locations[0] = malloc(strlen(home) + 8)) != NULL)
 		sprintf(vmm->locations[0], "%s/.lume", home);
@@ -349,7 +349,7 @@ static int cli_stop(lm_vm_manager *vmm, const char *name)
 		return rc;
 	if (res.exit_code != 0 || res.timed_out)
 		rc = cli_error(&res, what);
-	lm_proc_result_free(&res);
+	lm_proc_result_dispose(&res);
 	reap_children(vmm);
 	return rc;
 }
@@ -357,7 +357,7 @@ static int cli_stop(lm_vm_manager *vmm, const char *name)
 static void cli_release(lm_vm_manager *vmm)
 {
 	reap_children(vmm); /* those still running keep the VM up; init reaps them later */
-	lm_fs_free_list(vmm->locations);
+	lm_strv_free(vmm->locations);
 	vmm->locations = NULL;
 }
 
@@ -370,8 +370,7 @@ int lm_vm_cli_init(lm_vm_manager *vmm, const char *program)
 	if (lm_proc_find_program(program, &vmm->program) < 0) {
 		lm_text_format_cut(why, sizeof(why), "%s", lm_error_last()->message);
 		return lm_error_set(LM_ENOTFOUND,
-		    "the lume program was not found (%s): install Lume (https://github.com/trycua/cua, libs/lume) and "
-		    "put `lume` on PATH, pass --lume PATH, or start `lume serve` and use --vm-manager lume-api",
+		    "the lume program was not found (%s); Lume: https://github.com/trycua/cua (libs/lume)",
 		    why);
 	}
 	vmm->backend = &lm_vm_backend_cli;

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "str.h"
 #include "lume-metal/vm.h"
 #include "context_internal.h"
 #include "clock.h"
@@ -34,7 +35,6 @@ struct lm_vm_manager {
 	/* lume-api */
 	char *url;          /* base URL without a trailing '/' */
 	void *curl;         /* CURL *, reused for every request */
-	int curl_global;    /* curl_global_init() done, to undo at free */
 	/* lume-cli */
 	char *program;      /* absolute or relative path of `lume` */
 	int old_lume;       /* -1 unknown, 0 has `run --detach`, 1 older than 0.5.0 */
@@ -95,14 +95,14 @@ typedef struct {
 
 /* Find `name` on PATH (or check it when it contains '/'); *out is malloc'ed. LM_ENOTFOUND. */
 int lm_proc_find_program(const char *name, char **out);
-/* environ with NAME=VALUE set (replaced when present); free with lm_proc_env_free(). */
+/* environ with NAME=VALUE set (replaced when present); free with lm_strv_free(). */
 char **lm_proc_env_with(const char *name, const char *value);
-void lm_proc_env_free(char **env);
 /* Run argv[0] (a path) with env, stdin from /dev/null, capture stdout and stderr; kill it after
  * `timeout` seconds. Returns 0 when the program ran (whatever its exit code), <0 when it could
  * not be started or read. */
 int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_result *res);
-void lm_proc_result_free(lm_proc_result *res);
+/* Contents only: the struct is the caller's. */
+void lm_proc_result_dispose(lm_proc_result *res);
 /* Start argv[0] in its own session, stdio on /dev/null, and return without waiting. */
 int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid);
 

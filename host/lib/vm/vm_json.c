@@ -6,14 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void copy_field(char *dst, size_t cap, const char *src)
+/* A field of lm_vm_info, whole: longer than it holds is an error naming the limit. */
+static int copy_field(char *dst, size_t cap, const char *src, const char *what, const char *field)
 {
 	size_t n = strlen(src);
 
 	if (n >= cap)
-		n = cap - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
+		return lm_error_set(LM_ERROR, "%s: the VM's \"%s\" is %zu bytes long, more than the %zu lume-metal "
+		    "takes", what, field, n, cap - 1);
+	memcpy(dst, src, n + 1);
+	return 0;
 }
 
 int lm_vm_info_from_json(const cJSON *obj, lm_vm_info *out, const char *what)
@@ -29,15 +31,17 @@ int lm_vm_info_from_json(const cJSON *obj, lm_vm_info *out, const char *what)
 		return lm_error_set(LM_ERROR, "%s: VM object without a \"name\" and \"status\"", what);
 	if (strlen(name->valuestring) >= sizeof(out->name))
 		return lm_error_set(LM_ERROR, "%s: VM name longer than %zu bytes", what, sizeof(out->name) - 1);
-	copy_field(out->name, sizeof(out->name), name->valuestring);
-	copy_field(out->status, sizeof(out->status), status->valuestring);
+	if (copy_field(out->name, sizeof(out->name), name->valuestring, what, "name") < 0 ||
+	    copy_field(out->status, sizeof(out->status), status->valuestring, what, "status") < 0)
+		return LM_ERROR;
 	os = cJSON_GetObjectItemCaseSensitive(obj, "os");
-	if (cJSON_IsString(os))
-		copy_field(out->os, sizeof(out->os), os->valuestring);
+	if (cJSON_IsString(os) && copy_field(out->os, sizeof(out->os), os->valuestring, what, "os") < 0)
+		return LM_ERROR;
 	ip = cJSON_GetObjectItemCaseSensitive(obj, "ipAddress");
-	if (cJSON_IsString(ip))
-		copy_field(out->ip, sizeof(out->ip), ip->valuestring);
-	else if (ip != NULL && !cJSON_IsNull(ip))
+	if (cJSON_IsString(ip)) {
+		if (copy_field(out->ip, sizeof(out->ip), ip->valuestring, what, "ipAddress") < 0)
+			return LM_ERROR;
+	} else if (ip != NULL && !cJSON_IsNull(ip))
 		return lm_error_set(LM_ERROR, "%s: VM '%s' has an \"ipAddress\" that is not a string", what, out->name);
 	ssh = cJSON_GetObjectItemCaseSensitive(obj, "sshAvailable");
 	out->ssh_available = cJSON_IsTrue(ssh);

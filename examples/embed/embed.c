@@ -1,0 +1,99 @@
+/* Embedding the host library: enable one VM, show its status, roll it back, with progress shown
+ * as it happens through the on_step callback.
+ *
+ *   cc embed.c $(pkg-config --cflags --libs lume-metal) -o embed     (or CMakeLists.txt here)
+ *   ./embed my-vm
+ *
+ * Where state, preferences and Lume are is this program's choice; it takes them from the same
+ * environment variables as the lume-metal tool (unset: the library's defaults).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <lume-metal.h>
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "embed: %s: %s\n", what, lm_error_last()->message);
+	return 1;
+}
+
+/* Progress: every step when it starts and when it ends (maybe from a library thread, but never
+ * two calls at once for one context; docs/embedding.md). */
+static void on_step(void *data, const lm_step_event *ev)
+{
+	const char *what = data;
+
+	if (ev->state == LM_STEP_STARTED)
+		printf("%s: [%s] %s ...\n", what, ev->vm, ev->name);
+	else
+		printf("%s: [%s] %s %s in %.2f s: %s\n", what, ev->vm, ev->name,
+		    ev->state == LM_STEP_DONE ? "done" : "failed", ev->elapsed, ev->detail);
+	fflush(stdout);
+}
+
+static void print_result(const char *what, const lm_flow_result *result)
+{
+	size_t i;
+
+	for (i = 0; i < result->count; i++)
+		printf("%s: %s\n", what, result->vms[i].message);
+}
+
+int main(int argc, char **argv)
+{
+	lm_options opts = LM_OPTIONS_INIT;
+	lm_context *ctx = NULL;
+	lm_profile *profile = NULL;
+	lm_flow_result result;
+	const char *const *vm = (const char *const *)&argv[1];
+	int rc = 1;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s VM\n", argv[0]);
+		return 2;
+	}
+	opts.state_dir = getenv("LUME_METAL_STATE_DIR");
+	opts.prefs_dir = getenv("LUME_METAL_PREFS_DIR");
+	opts.lume_url = getenv("LUME_METAL_LUME_URL");
+	opts.on_step = on_step;
+	opts.callback_data = "progress";
+	printf("lume-metal %s (headers %s)\n", lm_version(), LUME_METAL_VERSION);
+	if (lm_context_new(&ctx, &opts) < 0)
+		return fail("context");
+	if (lm_profile_builtin(&profile, lm_profile_default_name()) < 0) {
+		lm_context_free(ctx);
+		return fail("profile");
+	}
+
+	if (lm_flow_enable(ctx, vm, 1, profile, 1, &result) < 0) {
+		lm_flow_result_dispose(&result);
+		rc = fail("enable");
+		goto out;
+	}
+	print_result("enable", &result);
+	lm_flow_result_dispose(&result);
+
+	if (lm_flow_status(ctx, vm, 1, &result) < 0) {
+		lm_flow_result_dispose(&result);
+		rc = fail("status");
+		goto out;
+	}
+	print_result("status", &result);
+	printf("status: bundle %s\n", result.count == 1 && result.vms[0].bundle_verified ? "verified" : "not verified");
+	lm_flow_result_dispose(&result);
+
+	if (lm_flow_rollback(ctx, vm, 1, 0, 1, &result) < 0) {
+		lm_flow_result_dispose(&result);
+		rc = fail("rollback");
+		goto out;
+	}
+	print_result("rollback", &result);
+	printf("rollback: host preference %s\n", result.pref_restored ? "restored" : "kept");
+	lm_flow_result_dispose(&result);
+	rc = 0;
+out:
+	lm_profile_free(profile);
+	lm_context_free(ctx);
+	return rc;
+}

@@ -1,0 +1,426 @@
+/* Results as JSON documents: the envelope and the members of each command, written in one place
+ * so that every field has one spelling (docs/json-output.md). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "lume-metal/family.h"
+#include "lume-metal/output.h"
+#include "lume-metal/workload.h"
+#include "error_internal.h"
+#include "text.h"
+
+static cJSON *envelope(const lm_json_envelope *env)
+{
+	cJSON *doc = cJSON_CreateObject(), *err;
+
+	if (doc == NULL)
+		return NULL;
+	cJSON_AddNumberToObject(doc, "schema", LM_JSON_SCHEMA);
+	cJSON_AddStringToObject(doc, "command", env->command != NULL ? env->command : "");
+	cJSON_AddBoolToObject(doc, "ok", env->error_code == 0 && env->exit_code == 0);
+	cJSON_AddNumberToObject(doc, "exit_code", env->exit_code);
+	cJSON_AddBoolToObject(doc, "dry_run", env->dry_run);
+	if (env->error_code == 0) {
+		cJSON_AddNullToObject(doc, "error");
+		return doc;
+	}
+	err = cJSON_AddObjectToObject(doc, "error");
+	cJSON_AddStringToObject(err, "code", lm_error_name(env->error_code));
+	cJSON_AddStringToObject(err, "message", env->error_message != NULL ? env->error_message : "");
+	if (env->hint != NULL && env->hint[0] != '\0')
+		cJSON_AddStringToObject(err, "hint", env->hint);
+	else
+		cJSON_AddNullToObject(err, "hint");
+	return doc;
+}
+
+/* Replace *s (cJSON's memory) by its printable form when that differs. */
+static int printable_in_place(char **s)
+{
+	char *clean, *copy;
+	size_t n;
+
+	if (*s == NULL)
+		return 0;
+	if ((clean = lm_text_printable(*s)) == NULL)
+		return -1;
+	if (strcmp(clean, *s) != 0) {
+		n = strlen(clean) + 1;
+		if ((copy = cJSON_malloc(n)) == NULL) {
+			lm_free(clean);
+			return -1;
+		}
+		memcpy(copy, clean, n);
+		cJSON_free(*s);
+		*s = copy;
+	}
+	lm_free(clean);
+	return 0;
+}
+
+/* Every string and member name through the one sanitiser (lm_text_printable): a document is valid
+ * UTF-8 without control bytes, whatever the bytes of argv, a file, Lume or a guest were. */
+static int printable_json(cJSON *item)
+{
+	for (; item != NULL; item = item->next) {
+		if (!(item->type & cJSON_StringIsConst) && printable_in_place(&item->string) < 0)
+			return -1;
+		if (cJSON_IsString(item) && printable_in_place(&item->valuestring) < 0)
+			return -1;
+		if (item->child != NULL && printable_json(item->child) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Print and free the document. */
+static int finish(cJSON *doc, char **out)
+{
+	char *text = NULL;
+	size_t n;
+
+	*out = NULL;
+	if (doc != NULL && printable_json(doc) == 0)
+		text = cJSON_Print(doc);
+	cJSON_Delete(doc);
+	if (text == NULL)
+		return lm_error_nomem();
+	n = strlen(text);
+	if ((*out = malloc(n + 2)) == NULL) {
+		cJSON_free(text);
+		return lm_error_nomem();
+	}
+	memcpy(*out, text, n);
+	memcpy(*out + n, "\n", 2);
+	cJSON_free(text);
+	return 0;
+}
+
+static void add_string_or_null(cJSON *obj, const char *name, const char *value)
+{
+	if (value != NULL && value[0] != '\0')
+		cJSON_AddStringToObject(obj, name, value);
+	else
+		cJSON_AddNullToObject(obj, name);
+}
+
+/* 2026-11-29T19:00:00Z; -1 for no time (0) or one out of range: a double beyond time_t converted
+ * is undefined, and no time of ours lies past the year 9999. */
+static int iso_time(double epoch, char *buf, size_t size)
+{
+	struct tm tm;
+	time_t t;
+
+	if (!(epoch > 0 && epoch <= 253402300799.0))
+		return -1;
+	t = (time_t)epoch;
+	if (gmtime_r(&t, &tm) == NULL || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		return -1;
+	return 0;
+}
+
+static cJSON *pref_json(const lm_host_pref_info *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	char when[32];
+
+	cJSON_AddStringToObject(o, "store", p->store);
+	cJSON_AddStringToObject(o, "domain", p->domain);
+	cJSON_AddStringToObject(o, "key", p->key);
+	cJSON_AddBoolToObject(o, "file_present", p->file_present);
+	cJSON_AddBoolToObject(o, "present", p->present);
+	add_string_or_null(o, "value", p->value);
+	cJSON_AddBoolToObject(o, "matches", p->matches);
+	cJSON_AddBoolToObject(o, "managed", p->managed);
+	add_string_or_null(o, "managed_value", p->managed_value);
+	cJSON_AddBoolToObject(o, "recorded", p->recorded);
+	add_string_or_null(o, "original", p->original);
+	add_string_or_null(o, "written", p->written);
+	if (iso_time(p->changed_at, when, sizeof(when)) == 0) {
+		cJSON_AddNumberToObject(o, "changed_at", p->changed_at);
+		cJSON_AddStringToObject(o, "changed_at_iso", when);
+	} else {
+		cJSON_AddNullToObject(o, "changed_at");
+		cJSON_AddNullToObject(o, "changed_at_iso");
+	}
+	cJSON_AddBoolToObject(o, "changed", p->changed);
+	/* Whose domain it is, and the Lume server's user (whose VMs read it). */
+	add_string_or_null(o, "user", p->user);
+	add_string_or_null(o, "server_user", p->server_user);
+	if (p->server_pid > 0)
+		cJSON_AddNumberToObject(o, "server_pid", (double)p->server_pid);
+	else
+		cJSON_AddNullToObject(o, "server_pid");
+	cJSON_AddBoolToObject(o, "user_mismatch", p->user_mismatch);
+	return o;
+}
+
+/* The workload flags, spelled as in the capability report's "workloads" (report-format.md). */
+static cJSON *flags_json(const lm_workload_flags *f)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddBoolToObject(o, "llama_simdgroup_reduction", f->llama_simdgroup_reduction);
+	cJSON_AddBoolToObject(o, "llama_simdgroup_mm", f->llama_simdgroup_mm);
+	cJSON_AddBoolToObject(o, "llama_bfloat16", f->llama_bfloat16);
+	cJSON_AddBoolToObject(o, "llama_tensor", f->llama_tensor);
+	cJSON_AddBoolToObject(o, "mlx_residency_risk", f->mlx_residency_risk);
+	return o;
+}
+
+static cJSON *report_json(const lm_report *r)
+{
+	char *text = NULL;
+	cJSON *doc;
+
+	if (r == NULL || lm_report_to_json(r, &text) < 0)
+		return cJSON_CreateNull();
+	doc = cJSON_Parse(text);
+	lm_free(text);
+	return doc != NULL ? doc : cJSON_CreateNull();
+}
+
+/* The exercise member of the report the shimmed probe made with --exercise (docs/report-format.md),
+ * or null when none was run. */
+static cJSON *exercise_json(const lm_report *r)
+{
+	cJSON *doc, *ex;
+
+	if (r == NULL || !lm_report_has_exercise(r))
+		return cJSON_CreateNull();
+	doc = report_json(r);
+	ex = cJSON_IsObject(doc) ? cJSON_DetachItemFromObjectCaseSensitive(doc, "exercise") : NULL;
+	cJSON_Delete(doc);
+	return ex != NULL ? ex : cJSON_CreateNull();
+}
+
+static const char *result_word(const lm_vm_outcome *o)
+{
+	if (o->rc == LM_EUNSUPPORTED)
+		return "unsupported";
+	return o->rc < 0 ? "failed" : "ok";
+}
+
+static cJSON *outcome_json(const lm_vm_outcome *o)
+{
+	cJSON *v = cJSON_CreateObject(), *steps, *s, *g, *err;
+	size_t i;
+
+	cJSON_AddStringToObject(v, "vm", o->vm);
+	cJSON_AddStringToObject(v, "result", result_word(o));
+	cJSON_AddStringToObject(v, "message", o->message != NULL ? o->message : "");
+	if (o->rc < 0) {
+		err = cJSON_AddObjectToObject(v, "error");
+		cJSON_AddStringToObject(err, "code", lm_error_name(o->rc));
+		cJSON_AddStringToObject(err, "message", o->message != NULL ? o->message : "");
+	} else {
+		cJSON_AddNullToObject(v, "error");
+	}
+	add_string_or_null(v, "state", o->info.status);
+	add_string_or_null(v, "ip", o->info.ip);
+	add_string_or_null(v, "profile", o->profile);
+	cJSON_AddBoolToObject(v, "enabled", o->already_enabled || (o->rc == 0 && o->bundle_verified));
+	cJSON_AddBoolToObject(v, "restarted", o->restarted);
+	cJSON_AddBoolToObject(v, "started", o->started);
+	cJSON_AddNumberToObject(v, "files_uploaded", o->files_uploaded);
+	cJSON_AddBoolToObject(v, "bundle_verified", o->bundle_verified);
+	add_string_or_null(v, "bundle", o->bundle_id);
+	cJSON_AddBoolToObject(v, "restart_pending", o->restart_pending);
+	g = cJSON_AddObjectToObject(v, "guest");
+	add_string_or_null(g, "os", o->guest.os);
+	add_string_or_null(g, "arch", o->guest.arch);
+	add_string_or_null(g, "os_version", o->guest.os_version);
+	if (o->guest.boot_time > 0)
+		cJSON_AddNumberToObject(g, "boot_time", (double)o->guest.boot_time);
+	else
+		cJSON_AddNullToObject(g, "boot_time");
+	add_string_or_null(g, "home", o->guest.home);
+	add_string_or_null(g, "sip", o->guest.sip);
+	steps = cJSON_AddArrayToObject(v, "steps");
+	for (i = 0; i < o->nsteps; i++) {
+		s = cJSON_CreateObject();
+		cJSON_AddStringToObject(s, "name", o->steps[i].name);
+		cJSON_AddStringToObject(s, "state", o->steps[i].state == LM_STEP_FAILED ? "failed" :
+		    o->steps[i].state == LM_STEP_DONE ? "done" : "started");
+		cJSON_AddNumberToObject(s, "seconds", o->steps[i].seconds);
+		cJSON_AddStringToObject(s, "detail", o->steps[i].detail != NULL ? o->steps[i].detail : "");
+		cJSON_AddItemToArray(steps, s);
+	}
+	cJSON_AddItemToObject(v, "stock", report_json(o->stock));
+	cJSON_AddItemToObject(v, "shimmed", report_json(o->shimmed));
+	cJSON_AddItemToObject(v, "exercise", exercise_json(o->exercised));
+	return v;
+}
+
+int lm_json_error(const lm_json_envelope *env, char **out)
+{
+	return finish(envelope(env), out);
+}
+
+int lm_flow_result_to_json(const lm_flow_result *r, const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env), *vms;
+	size_t i;
+
+	if (doc == NULL)
+		return finish(NULL, out);
+	cJSON_AddNumberToObject(doc, "seconds", r->seconds);
+	cJSON_AddItemToObject(doc, "host_preference", r->pref.domain[0] != '\0' ? pref_json(&r->pref) : cJSON_CreateNull());
+	cJSON_AddBoolToObject(doc, "host_preference_changed", r->pref_changed);
+	cJSON_AddBoolToObject(doc, "host_preference_restored", r->pref_restored);
+	vms = cJSON_AddArrayToObject(doc, "vms");
+	for (i = 0; i < r->count; i++)
+		cJSON_AddItemToArray(vms, outcome_json(&r->vms[i]));
+	return finish(doc, out);
+}
+
+/* A guest's output, every byte of it (NUL included), through the one sanitiser. */
+static char *printable_bytes(const char *bytes, size_t len)
+{
+	lm_buf b = {0};
+
+	lm_text_sanitize(&b, bytes != NULL ? bytes : "", bytes != NULL ? len : 0, LM_TEXT_LINES);
+	lm_buf_puts(&b, "");
+	return lm_buf_finish(&b);
+}
+
+int lm_run_to_json(const char *vm, int exit_status, const char *out_bytes, size_t out_len,
+    const char *err_bytes, size_t err_len, const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env);
+	char *o = printable_bytes(out_bytes, out_len), *e = printable_bytes(err_bytes, err_len);
+
+	if (doc != NULL && o != NULL && e != NULL) {
+		cJSON_AddStringToObject(doc, "vm", vm);
+		cJSON_AddNumberToObject(doc, "exit_status", exit_status);
+		cJSON_AddStringToObject(doc, "stdout", o);
+		cJSON_AddStringToObject(doc, "stderr", e);
+	} else {
+		cJSON_Delete(doc);
+		doc = NULL;
+	}
+	free(o);
+	free(e);
+	return finish(doc, out);
+}
+
+int lm_host_pref_info_to_json(const lm_host_pref_info *info, const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env);
+
+	if (doc != NULL)
+		cJSON_AddItemToObject(doc, "host_preference",
+		    info != NULL && info->domain[0] != '\0' ? pref_json(info) : cJSON_CreateNull());
+	return finish(doc, out);
+}
+
+int lm_profile_list_to_json(const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env), *arr, *o;
+	const char *dflt = lm_profile_default_name();
+	const lm_profile_capabilities *caps;
+	lm_profile *p;
+	size_t i;
+
+	if (doc == NULL)
+		return finish(NULL, out);
+	cJSON_AddStringToObject(doc, "default", dflt);
+	arr = cJSON_AddArrayToObject(doc, "profiles");
+	for (i = 0; i < lm_profile_builtin_count(); i++) {
+		const char *name = lm_profile_builtin_name(i);
+		int rc;
+
+		if ((rc = lm_profile_builtin(&p, name)) < 0) {
+			cJSON_Delete(doc);
+			return rc;
+		}
+		caps = lm_profile_caps(p);
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", name);
+		cJSON_AddBoolToObject(o, "default", strcmp(name, dflt) == 0);
+		cJSON_AddStringToObject(o, "description", lm_profile_description(p));
+		cJSON_AddNumberToObject(o, "apple_family_max", caps->apple_family_max);
+		cJSON_AddNumberToObject(o, "max_threadgroup_memory", (double)caps->max_threadgroup_memory);
+		if (caps->has_recommended_working_set_size)
+			cJSON_AddNumberToObject(o, "recommended_working_set_size", (double)caps->recommended_working_set_size);
+		else
+			cJSON_AddNullToObject(o, "recommended_working_set_size");
+		cJSON_AddBoolToObject(o, "validated", lm_profile_validated(p));
+		cJSON_AddItemToArray(arr, o);
+		lm_profile_free(p);
+	}
+	return finish(doc, out);
+}
+
+int lm_profile_show_to_json(const lm_profile *p, int builtin, int is_default, const lm_json_envelope *env,
+    char **out)
+{
+	lm_env_entry envv[LM_PROFILE_ENV_MAX];
+	cJSON *doc = envelope(env), *prof, *envo;
+	char *json = NULL;
+	size_t i, n = 0;
+	int rc;
+
+	if (doc == NULL)
+		return finish(NULL, out);
+	if ((rc = lm_profile_to_json(p, &json)) < 0 || (rc = lm_profile_render_env(p, envv, &n)) < 0) {
+		lm_free(json);
+		cJSON_Delete(doc);
+		return rc;
+	}
+	cJSON_AddBoolToObject(doc, "builtin", builtin);
+	cJSON_AddBoolToObject(doc, "default", is_default);
+	prof = cJSON_Parse(json);
+	lm_free(json);
+	cJSON_AddItemToObject(doc, "profile", prof != NULL ? prof : cJSON_CreateNull());
+	envo = cJSON_AddObjectToObject(doc, "environment");
+	for (i = 0; i < n; i++)
+		cJSON_AddStringToObject(envo, envv[i].name, envv[i].value);
+	return finish(doc, out);
+}
+
+int lm_profile_lint_to_json(const lm_profile *p, const char *source, int host_family,
+    const lm_profile_lint_result *r, const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env), *w, *warnings, *notes, *o;
+	size_t k;
+
+	if (doc == NULL)
+		return finish(NULL, out);
+	cJSON_AddStringToObject(doc, "name", lm_profile_name(p));
+	cJSON_AddStringToObject(doc, "source", source);
+	cJSON_AddBoolToObject(doc, "valid", 1);
+	if (host_family != 0)
+		cJSON_AddNumberToObject(doc, "host_family", host_family);
+	else
+		cJSON_AddNullToObject(doc, "host_family");
+	cJSON_AddBoolToObject(doc, "validated", lm_profile_validated(p));
+	w = cJSON_AddObjectToObject(doc, "workloads");
+	cJSON_AddItemToObject(w, "stock", flags_json(&r->stock));
+	cJSON_AddItemToObject(w, "with_profile", flags_json(&r->shimmed));
+	warnings = cJSON_AddArrayToObject(doc, "warnings");
+	notes = cJSON_AddArrayToObject(doc, "notes");
+	for (k = 0; k < r->count; k++) {
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "code", r->items[k].code);
+		cJSON_AddStringToObject(o, "message", r->items[k].message);
+		cJSON_AddItemToArray(r->items[k].level == LM_LINT_WARNING ? warnings : notes, o);
+	}
+	return finish(doc, out);
+}
+
+int lm_forget_host_to_json(const char *vm, int forgotten, const char *state_dir, const lm_json_envelope *env,
+    char **out)
+{
+	cJSON *doc = envelope(env);
+
+	if (doc != NULL) {
+		cJSON_AddStringToObject(doc, "vm", vm);
+		cJSON_AddNumberToObject(doc, "forgotten", forgotten);
+		cJSON_AddStringToObject(doc, "state_dir", state_dir);
+	}
+	return finish(doc, out);
+}

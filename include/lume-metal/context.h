@@ -1,0 +1,103 @@
+/* lume-metal: the context every host operation runs in.
+ *
+ * A context carries where state and preferences live, how to reach Lume and the guests, and the
+ * callbacks that receive progress, guest output and cancellation. Fields left NULL/0 take the
+ * documented defaults. The library reads no option from the environment; the lume-metal tool
+ * fills these from its options and environment variables (host/cli/options.c).
+ *
+ * Threading (docs/embedding.md): a context may be used by one operation at a time. Callbacks
+ * may be called from threads the library starts (enable with jobs > 1), but never two at once
+ * for one context; they must return promptly and must not start an operation on the same
+ * context. lm_error_last() inside a callback is the calling thread's, not the operation's.
+ */
+#ifndef LUME_METAL_CONTEXT_H
+#define LUME_METAL_CONTEXT_H
+
+#include <stddef.h>
+
+#include "common.h"
+#include "error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { LM_VM_MANAGER_AUTO = 0, LM_VM_MANAGER_LUME_API, LM_VM_MANAGER_LUME_CLI } lm_vm_manager_kind;
+typedef enum { LM_HOST_KEY_ACCEPT_NEW = 0, LM_HOST_KEY_STRICT } lm_host_key_policy;
+
+/* Diagnostics: one line of human text (no newline) at a level. */
+typedef enum { LM_LOG_DEBUG, LM_LOG_INFO, LM_LOG_WARN } lm_log_level;
+typedef void (*lm_log_fn)(void *data, lm_log_level level, const char *line);
+
+/* Progress: every step of an operation is reported when it starts and when it ends. */
+typedef enum { LM_STEP_STARTED, LM_STEP_DONE, LM_STEP_FAILED } lm_step_state;
+typedef struct {
+	const char *vm;         /* the VM the step is about ("" for the host alone) */
+	const char *name;       /* "host-preference", "start", "ready", "guest", "restart", "bundle",
+	                           "install", "probe", "record", "guest-files", ... */
+	lm_step_state state;
+	double elapsed;         /* seconds since the step started; 0 when STARTED */
+	const char *detail;     /* DONE: what was done; FAILED: the error; STARTED: "" */
+} lm_step_event;
+typedef void (*lm_step_fn)(void *data, const lm_step_event *event);
+
+/* A guest command's output (run): stream 1 = stdout, 2 = stderr, bytes as they arrive. */
+typedef void (*lm_output_fn)(void *data, const char *vm, int stream, const char *bytes, size_t len);
+
+/* Polled between steps and while waiting (for a VM, a guest command, a lock); non-zero stops the
+ * operation at the next safe point with LM_ECANCELED, undoing what it did as on a failure. It may
+ * return a flag that a signal handler sets (the lume-metal tool does so for SIGINT and SIGTERM). */
+typedef int (*lm_cancel_fn)(void *data);
+
+#define LM_OPTIONS_VERSION 1
+typedef struct {
+	unsigned int version;           /* LM_OPTIONS_VERSION */
+	const char *state_dir;          /* NULL: $XDG_STATE_HOME/lume-metal, ~/.local/state/lume-metal
+	                                   (Linux), ~/Library/Application Support/lume-metal (macOS) */
+	const char *prefs_dir;          /* NULL: CFPreferences on macOS, ~/Library/Preferences plist files elsewhere */
+	const char *lume_url;           /* NULL: http://127.0.0.1:7777 */
+	lm_vm_manager_kind vm_manager;
+	const char *lume_program;       /* NULL: "lume" found on PATH */
+	lm_host_key_policy host_key_policy;
+	const char *ssh_user;           /* NULL: "lume" */
+	const char *ssh_key;            /* NULL: ~/.ssh/id_ed25519, ~/.ssh/id_ecdsa */
+	const char *ssh_password_file;  /* NULL: $LUME_METAL_SSH_PASSWORD, else Lume's default; a file that
+	                                   cannot be used is an error, never a fall-back */
+	const char *bundle_dir;         /* NULL: the installed bundle for the guest's OS */
+	double connect_timeout;         /* seconds; 0: 10 */
+	double ready_timeout;           /* seconds; 0: 300 (as Lume's own tooling) */
+	double command_timeout;         /* seconds; 0: 120 */
+	double boot_margin;             /* seconds a VM may take from its start to its kernel's boot
+	                                   (the restart rule, docs/lume-metal.md); 0: 30 */
+	int dry_run;
+	int force;
+	int force_user_mismatch;        /* write the preference although the Lume server runs as another
+	                                   user (or as root with no server found): dangerous, the VMs
+	                                   will most likely not read it (docs/preferences.md) */
+	int no_wait;                    /* a VM another process is working on: LM_ELOCKED at once
+	                                   instead of waiting for it (one operation per VM at a time) */
+	lm_log_fn log;                  /* NULL: diagnostics are dropped */
+	void *log_data;
+	lm_step_fn on_step;             /* NULL: progress is not reported (results still list steps) */
+	lm_output_fn on_output;         /* NULL: a run's guest output is dropped */
+	lm_cancel_fn should_cancel;     /* NULL: never canceled */
+	void *callback_data;            /* passed to on_step, on_output and should_cancel */
+} lm_options;
+
+#define LM_OPTIONS_INIT {LM_OPTIONS_VERSION, NULL, NULL, NULL, LM_VM_MANAGER_AUTO, NULL, \
+	LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+
+typedef struct lm_context lm_context;
+
+/* Copies every string in opts; opts may be freed afterwards. Directories (state_dir, prefs_dir,
+ * bundle_dir) must be absolute paths and timeouts between 0 and a week: LM_EINVALID otherwise. */
+LM_EXTERN(int) lm_context_new(lm_context **out, const lm_options *opts);
+LM_EXTERN(void) lm_context_free(lm_context *ctx);
+LM_EXTERN(const lm_options *) lm_context_options(const lm_context *ctx);
+/* The state directory in use (resolved, created 0700 on first use by the state module). */
+LM_EXTERN(const char *) lm_context_state_dir(const lm_context *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

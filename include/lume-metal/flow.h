@@ -1,0 +1,118 @@
+/* lume-metal: the whole flow — enable, status, probe, run, rollback — over one or more VMs.
+ *
+ * These join the preference store, the state journal, the VM manager, the SSH transport and the
+ * guest bundle. Each VM's outcome is reported separately, with the steps it took and how long
+ * each took, so that a fleet run can tell which VMs failed and why; while an operation runs, the
+ * same steps go to the context's on_step callback. Every function below fills *result (zeroed
+ * first) even when it fails; release it with lm_flow_result_dispose().
+ */
+#ifndef LUME_METAL_FLOW_H
+#define LUME_METAL_FLOW_H
+
+#include "common.h"
+
+#include <stddef.h>
+
+#include "context.h"
+#include "exercise.h"
+#include "prefs.h"
+#include "profile.h"
+#include "report.h"
+#include "vm.h"
+#include "workload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One step of a VM's outcome, as on_step reported it (context.h). */
+typedef struct {
+	const char *name;       /* "host-preference", "restart", "install", "probe", ... (static) */
+	lm_step_state state;    /* LM_STEP_DONE, or LM_STEP_FAILED for the step an error stopped */
+	double seconds;
+	char *detail;           /* what was done, why nothing was needed, or the error */
+} lm_flow_step;
+
+/* The guest as seen over SSH. Each field holds the guest's whole answer: an answer that does not
+ * fit fails the operation with an error that names the limit (no silent truncation). */
+/* A bundle id is at most this long, terminator included (a longer one is a bad manifest). */
+#define LM_BUNDLE_ID_MAX 96
+
+#define LM_GUEST_FIELD_MAX 64
+#define LM_GUEST_HOME_MAX 1024
+typedef struct {
+	char os[LM_GUEST_FIELD_MAX];         /* uname -s: "Darwin", "Linux" */
+	char arch[LM_GUEST_FIELD_MAX];       /* uname -m */
+	char os_version[LM_GUEST_FIELD_MAX]; /* sw_vers -productVersion */
+	double boot_time;                    /* kern.boottime (sec + usec), epoch seconds; 0 when unknown */
+	char home[LM_GUEST_HOME_MAX];
+	char sip[16];                        /* csrutil status: "enabled", "disabled", "custom"; "" when
+	                                        not reported */
+} lm_guest_facts;
+
+typedef struct {
+	char vm[LM_VM_NAME_MAX];      /* validated to fit (lm_vm_name_normalize) */
+	int rc;                       /* 0, LM_EUNSUPPORTED (guest unsupported, stock kept), or an error */
+	char *message;                /* what happened / what went wrong and what state was left */
+	lm_vm_info info;              /* as last seen */
+	lm_guest_facts guest;
+	int restarted;                /* the VM was stopped/started by this run */
+	int started;                  /* the VM was stopped and has been started */
+	int files_uploaded;           /* guest files uploaded by this run */
+	int already_enabled;          /* nothing needed changing */
+	int restart_pending;          /* status: running, and not certainly started after the preference changed */
+	int bundle_verified;          /* status/enable: installed files match the manifest */
+	char bundle_id[LM_BUNDLE_ID_MAX]; /* installed bundle directory name (validated to fit) */
+	char profile[LM_PROFILE_NAME_MAX + 1]; /* the profile's name */
+	lm_report *stock;             /* owned; may be NULL */
+	lm_report *shimmed;           /* owned; may be NULL */
+	lm_report *exercised;         /* owned; may be NULL: the shimmed probe with --exercise (enable,
+	                                 probe --exercise; status and probe: the last one recorded) */
+	lm_workload_flags stock_flags, shimmed_flags;
+	size_t nsteps;
+	lm_flow_step *steps;          /* nsteps entries, in order */
+} lm_vm_outcome;
+
+typedef struct {
+	lm_host_pref_info pref;       /* the host preference after the run */
+	int pref_changed;             /* this run changed the host preference */
+	int pref_restored;            /* rollback restored it */
+	size_t count;
+	lm_vm_outcome *vms;           /* count entries */
+	double seconds;
+} lm_flow_result;
+
+/* Free what a result holds (messages, steps, reports); the struct itself is the caller's. A
+ * zeroed or already disposed result is fine. */
+LM_EXTERN(void) lm_flow_result_dispose(lm_flow_result *result);
+
+/* enable VM...: see docs/lume-metal.md. Returns 0 when every VM is enabled; otherwise the
+ * per-VM rc tells (LM_EUNSUPPORTED: guest unsupported, stock kept). */
+LM_EXTERN(int) lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_profile *profile,
+    int jobs, lm_flow_result *result);
+
+/* rollback VM... (all = every VM the state knows). restart: restart running VMs that still
+ * carry the unlocked level once the preference is restored. */
+LM_EXTERN(int) lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all, int restart,
+    lm_flow_result *result);
+
+/* status [VM...] (n == 0: every VM the state knows). Reads only; checks bundles over SSH when
+ * the VM is running. */
+LM_EXTERN(int) lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result *result);
+
+/* probe VM: stock and shimmed reports (needs the bundle installed, i.e. an enabled VM). */
+LM_EXTERN(int) lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result);
+/* probe VM --exercise: the same, and the shimmed probe runs the exercise kernels (docs/guest.md);
+ * its results go to the outcome's `exercised` and the journal. Reported, not checked: 0 whatever
+ * the kernels did. */
+LM_EXTERN(int) lm_flow_probe_exercise(lm_context *ctx, const char *vm, lm_flow_result *result);
+
+/* run VM -- argv: one guest command with the shim environment. Its output goes to the context's
+ * on_output callback as it arrives (nothing is written to the caller's file descriptors);
+ * *exit_status gets the guest command's exit status. */
+LM_EXTERN(int) lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t argc, int *exit_status);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,64 @@
+/* lume-metal: results as JSON documents (docs/json-output.md, docs/json-output.schema.json).
+ *
+ * Every document has the same envelope — schema, command, ok, exit_code, dry_run, error — and
+ * then the members of its command. The lume-metal tool prints exactly these documents with
+ * --format json; an embedder gets the same text for the same result. Each function writes a
+ * NUL-terminated document (indented, one member per line, trailing newline) to *out, freed with
+ * lm_free().
+ */
+#ifndef LUME_METAL_OUTPUT_H
+#define LUME_METAL_OUTPUT_H
+
+#include <stddef.h>
+
+#include "common.h"
+#include "flow.h"
+#include "prefs.h"
+#include "profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of the documents' layout ("schema" in every document). */
+#define LM_JSON_SCHEMA 2
+
+typedef struct {
+	const char *command;       /* "enable", "status", "probe", "run", "rollback", "profile list",
+	                              "profile show", "profile lint", "host enable", "host disable",
+	                              "host status", "forget-host", or the command word as given */
+	int exit_code;             /* what the program exits with */
+	int dry_run;
+	int error_code;            /* 0, or the lm_error_code of a failure */
+	const char *error_message; /* with error_code: what went wrong */
+	const char *hint;          /* with error_code: the caller's advice, or NULL */
+} lm_json_envelope;
+
+/* A failure before any result: the envelope alone. */
+LM_EXTERN(int) lm_json_error(const lm_json_envelope *env, char **out);
+
+/* enable, status, probe, rollback. */
+LM_EXTERN(int) lm_flow_result_to_json(const lm_flow_result *result, const lm_json_envelope *env, char **out);
+
+/* run: the guest command's exit status and its output (invalid UTF-8 replaced by U+FFFD). */
+LM_EXTERN(int) lm_run_to_json(const char *vm, int exit_status, const char *out_bytes, size_t out_len,
+    const char *err_bytes, size_t err_len, const lm_json_envelope *env, char **out);
+
+/* host enable|disable|status; info may be NULL (a failure before the preference was read). */
+LM_EXTERN(int) lm_host_pref_info_to_json(const lm_host_pref_info *info, const lm_json_envelope *env, char **out);
+
+/* profile list (the built-in profiles), show, lint. */
+LM_EXTERN(int) lm_profile_list_to_json(const lm_json_envelope *env, char **out);
+LM_EXTERN(int) lm_profile_show_to_json(const lm_profile *profile, int builtin, int is_default,
+    const lm_json_envelope *env, char **out);
+LM_EXTERN(int) lm_profile_lint_to_json(const lm_profile *profile, const char *source, int host_family,
+    const lm_profile_lint_result *lint, const lm_json_envelope *env, char **out);
+
+/* forget-host. */
+LM_EXTERN(int) lm_forget_host_to_json(const char *vm, int forgotten, const char *state_dir,
+    const lm_json_envelope *env, char **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,63 @@
+/* lume-metal: VM managers (Lume HTTP API, Lume CLI). */
+#ifndef LUME_METAL_VM_H
+#define LUME_METAL_VM_H
+
+#include "common.h"
+
+#include <stddef.h>
+
+#include "context.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LM_VM_NAME_MAX 128
+
+typedef struct {
+	char name[LM_VM_NAME_MAX];
+	char status[32];    /* "running", "stopped", "provisioning", ... as Lume says */
+	char os[32];        /* "macOS", ... ("" when null) */
+	char ip[64];        /* "" until the VM has an address */
+	int ssh_available;  /* Lume's 2-second probe of port 22 */
+} lm_vm_info;
+
+typedef struct lm_vm_manager lm_vm_manager;
+
+/* Choose per ctx: forced kind, else the API when anything accepts connections at lume_url (no
+ * request is made: Lume's endpoints can take seconds), else the CLI when `lume` is on PATH, else
+ * a clear error. */
+LM_EXTERN(int) lm_vm_manager_open(lm_vm_manager **out, lm_context *ctx);
+LM_EXTERN(void) lm_vm_manager_free(lm_vm_manager *vmm);
+LM_EXTERN(const char *) lm_vm_manager_name(const lm_vm_manager *vmm); /* "lume-api" or "lume-cli" */
+
+/* Validate a VM name ([A-Za-z0-9._-], Lume's name:tag -> name_tag) into out. */
+LM_EXTERN(int) lm_vm_name_normalize(const char *in, char out[LM_VM_NAME_MAX]);
+
+LM_EXTERN(int) lm_vm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count); /* free *out with lm_free() */
+LM_EXTERN(int) lm_vm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out);  /* LM_ENOTFOUND when unknown */
+/* Start; never starts a VM that is already running (returns 0, nothing sent). */
+LM_EXTERN(int) lm_vm_start(lm_vm_manager *vmm, const char *name);
+/* Stop and wait until stopped; a stopped VM is a no-op. */
+LM_EXTERN(int) lm_vm_stop(lm_vm_manager *vmm, const char *name);
+/* Wait until running with an IP and SSH reachable, polling with backoff, at most `timeout` s. */
+LM_EXTERN(int) lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm_info *out);
+
+/* Who serves the Lume API on this host: the process listening on lume_url's port (`lume serve`,
+ * normally the logged-in user's LaunchAgent). The VMs it runs read that user's preferences. */
+typedef struct {
+	int local;          /* lume_url names this host (a loopback address or localhost) */
+	int found;          /* something accepts connections there */
+	long pid;           /* 0 when its process is not visible to this user */
+	long uid;           /* -1 when unknown */
+	char user[64];      /* its user's name ("uid N", "an unknown user"); "" when none was found */
+	char address[272];  /* HOST:PORT from lume_url */
+	char command[160];  /* its command line, shortened; "" when unknown */
+} lm_vm_server_info;
+
+LM_EXTERN(int) lm_vm_server_lookup(lm_context *ctx, lm_vm_server_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The installed library exports exactly the functions declared in the installed headers (no
+# missing symbol, no extra one), and the installed library and tool carry no test hook.
+# check_exports.sh PREFIX CC NM
+set -euo pipefail
+prefix=$1 cc=$2 nm=$3
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+lib=$(find "$prefix" -name 'liblume-metal.so' -o -name 'liblume-metal.dylib' | head -n 1)
+[ -n "$lib" ] || fail "no liblume-metal in $prefix"
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+
+# Declared: every installed header on its own (each must compile alone), preprocessed, every
+# identifier lm_* followed by "(" (function pointer typedefs end in ")(" and do not match).
+headers=$(find "$prefix/include" -name '*.h' | sort)
+[ -n "$headers" ] || fail "no headers in $prefix/include"
+for h in $headers; do
+  printf '#include "%s"\n' "$h" >"$work/one.c"
+  "$cc" -std=c11 -E -P -I"$prefix/include" "$work/one.c" >>"$work/pre.c" || fail "$h does not compile on its own"
+done
+grep -oE '\blm_[a-z0-9_]+[[:space:]]*\(' "$work/pre.c" | sed -E 's/[[:space:]]*\($//' | sort -u >"$work/declared"
+
+# Exported: defined dynamic symbols, whatever their kind (less what a sanitizer build adds to
+# every instrumented library: __asan_*, __odr_asan*, __ubsan_*, __sancov_*).
+"$nm" -D --defined-only "$lib" | awk 'NF >= 3 { print $3 }' | sed 's/@.*//' |
+  grep -Ev '^(__asan_|__odr_asan|__ubsan_|__sancov_)' | sort -u >"$work/exported"
+
+missing=$(comm -23 "$work/declared" "$work/exported")
+extra=$(comm -13 "$work/declared" "$work/exported")
+echo "$(wc -l <"$work/declared") functions declared in $(echo "$headers" | wc -l) installed headers;" \
+  "$(wc -l <"$work/exported") symbols exported by $lib"
+[ -z "$missing" ] || fail "declared in the installed headers but not exported: $(echo $missing)"
+[ -z "$extra" ] || fail "exported but declared in no installed header: $(echo $extra)"
+
+# Test hooks exist only in test builds.
+for f in "$lib" "$prefix"/bin/lume-metal; do
+  if grep -q 'LUME_METAL_TEST_' "$f"; then fail "$f carries a test hook (LUME_METAL_TEST_*)"; fi
+done
+echo "ok: exactly the public API is exported; no test hook installed"

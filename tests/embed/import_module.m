@@ -1,0 +1,14 @@
+/* What Swift's `import LumeMetal` reads, checked without a Swift toolchain: the installed module
+ * map builds as a Clang module and declares the API. */
+@import LumeMetal;
+
+int main(void)
+{
+	lm_options opts = LM_OPTIONS_INIT;
+	lm_context *ctx = NULL;
+
+	if (lm_context_new(&ctx, &opts) < 0)
+		return lm_error_last()->code;
+	lm_context_free(ctx);
+	return lm_version()[0] == '\0';
+}
