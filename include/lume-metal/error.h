@@ -36,7 +36,8 @@ typedef enum {
 	                         SIGTERM) after undoing what the operation did */
 	LM_ENOTENABLED = -19, /* the VM is not enabled (probe, run) */
 	LM_ENOTRUNNING = -20, /* the VM is not running where it must be */
-	LM_ENOBUNDLE = -21    /* no guest bundle for the guest's platform where it was looked for */
+	LM_ENOBUNDLE = -21,   /* no guest bundle for the guest's platform where it was looked for */
+	LM_ENOTPROVEN = -22   /* the device did not run the kernels its (shimmed) answers promise */
 } lm_error_code;
 
 typedef struct {

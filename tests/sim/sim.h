@@ -24,6 +24,7 @@ typedef struct {
 	char dir[PATH_MAX];     /* the guest fixture's directory */
 	char config[PATH_MAX];  /* HOME/NAME/config.json: its holder runs the VM */
 	const char *metal_dir;  /* NULL: none */
+	int unlocked;           /* the host preference was on when this VM last started (under sim.lock) */
 	int never_ready;        /* runs but never gets an address */
 	int vnc_port;           /* what vncUrl shows while running */
 	/* under sim.lock */
@@ -57,6 +58,7 @@ typedef struct {
 	double status_delay;    /* GET /lume/host/status: per running VM (Lume's `nc -w 2`) */
 	int max_running;
 	const char *guest;      /* tests/support/guest-sshd */
+	const char *prefs_dir;  /* the server user's preferences (plist files); NULL: none */
 	const char *cli_program;/* the built lume stand-in */
 	const char *os_version;
 	const char *home_size;
@@ -104,6 +106,9 @@ char *sim_vm_json(sim *s, sim_vm *vm);
 char *sim_vms_json(sim *s);
 /* A VM being pulled: {"name","status":"pulling","downloadProgress"}, nothing else. */
 char *sim_pull_json(const sim_pull *p);
+
+/* sim_prefs.c: whether the host preference is on now, as a VM process starting now reads it. */
+int sim_host_level_unlocked(const sim *s);
 
 /* sim_http.c */
 void *sim_accept_loop(void *arg);
