@@ -30,11 +30,14 @@ set(LUME_METAL_MACHO_SUMS "${LUME_METAL_MACHO_DIR}/SHA256SUMS" CACHE INTERNAL "S
 set(_lm_macho_inputs
   ${_lm_src}/guest/CMakeLists.txt ${_lm_src}/guest/guest_runtime.h
   ${_lm_src}/guest/shim/lume_metal_shim.c ${_lm_src}/guest/probe/metal_capabilities.c
+  ${_lm_src}/guest/probe/exercise.c ${_lm_src}/guest/probe/exercise.h
   ${_lm_src}/include/lume-metal/family_list.h
+  ${_lm_src}/include/lume-metal/exercise_list.h
   ${_lm_src}/cmake/darwin/DarwinCross.cmake
   ${_lm_src}/cmake/darwin/sdk/usr/lib/libSystem.tbd
   ${_lm_src}/cmake/darwin/sdk/usr/lib/libobjc.tbd
   ${_lm_src}/cmake/darwin/sdk/System/Library/Frameworks/Metal.framework/Metal.tbd
+  ${_lm_src}/cmake/darwin/sdk/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation.tbd
   ${_lm_src}/cmake/darwin/sdk/SDKSettings.json
   ${_lm_src}/cmake/LumeMetalGuest.cmake ${_lm_src}/cmake/LumeMetalWarnings.cmake
   ${_lm_src}/cmake/LumeMetalGuestVerify.cmake)

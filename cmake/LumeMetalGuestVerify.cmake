@@ -24,7 +24,8 @@ endfunction()
 # configured again from scratch, since a CMake cache keeps the compiler and flags it first found.
 set(_toolchain_files cmake/darwin/DarwinCross.cmake cmake/darwin/sdk/SDKSettings.json
   cmake/darwin/sdk/usr/lib/libSystem.tbd cmake/darwin/sdk/usr/lib/libobjc.tbd
-  cmake/darwin/sdk/System/Library/Frameworks/Metal.framework/Metal.tbd)
+  cmake/darwin/sdk/System/Library/Frameworks/Metal.framework/Metal.tbd
+  cmake/darwin/sdk/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation.tbd)
 set(_toolchain_id "")
 foreach(f ${_toolchain_files})
   file(SHA256 "${SOURCE_DIR}/${f}" h)
@@ -90,7 +91,8 @@ function(full_version v out)
   set(${out} "${v}" PARENT_SCOPE)
 endfunction()
 set(tbd_libs "")
-foreach(tbd usr/lib/libSystem.tbd usr/lib/libobjc.tbd System/Library/Frameworks/Metal.framework/Metal.tbd)
+foreach(tbd usr/lib/libSystem.tbd usr/lib/libobjc.tbd System/Library/Frameworks/Metal.framework/Metal.tbd
+    System/Library/Frameworks/CoreFoundation.framework/CoreFoundation.tbd)
   file(READ "${SDK_DIR}/${tbd}" text)
   string(REGEX MATCH "\ninstall-name:[ ]*'([^']+)'" _ "${text}")
   set(name "${CMAKE_MATCH_1}")
@@ -153,6 +155,10 @@ foreach(f ${_files})
     run(${OTOOL} -L -arch ${arch} "${p}")
     set(otool_l "${out}")
     foreach(lib ${tbd_libs})
+      # CoreFoundation is the probe's alone (CFString for the exercise kernels).
+      if(lib MATCHES "CoreFoundation" AND NOT f STREQUAL "metal-capabilities")
+        continue()
+      endif()
       string(REPLACE "." "\\." lib_re "${lib}")
       string(REGEX MATCH "\n[\t ]+${lib_re} \\(([^)]*)\\)" _ "${otool_l}")
       check("${f} [${arch}]: links ${lib} with the SDK's versions (${want_version_${lib}}; found: ${CMAKE_MATCH_1})"
@@ -167,11 +173,14 @@ foreach(f ${_files})
         continue() # its own install name (otool -L lists LC_ID_DYLIB first)
       elseif(l STREQUAL "/usr/lib/libSystem.B.dylib")
         set(seen_system ON)
+      elseif(l STREQUAL "/System/Library/Frameworks/CoreFoundation.framework/Versions/A/CoreFoundation" AND
+             f STREQUAL "metal-capabilities")
+        continue() # the probe's CFStrings
       elseif(NOT l MATCHES "^(/usr/lib/libobjc\\.A\\.dylib|/System/Library/Frameworks/Metal\\.framework/Versions/A/Metal)$")
         list(APPEND bad "${l}")
       endif()
     endforeach()
-    check("${f} [${arch}]: links libSystem and nothing but libobjc and Metal besides (extra: ${bad})" NOT bad AND seen_system)
+    check("${f} [${arch}]: links libSystem and nothing but libobjc and Metal (and, the probe, CoreFoundation) besides (extra: ${bad})" NOT bad AND seen_system)
 
     run(${NM} -g --defined-only --arch=${arch} "${p}")
     string(REGEX MATCHALL "[^ \n]+\n" syms "${out}")

@@ -41,7 +41,7 @@ else
   metal=$(sed -n 's/^LUME_METAL_FAKE_METAL_DIR:INTERNAL=//p' "$build/CMakeCache.txt")
   echo "No Lume here: starting the Lume simulator with one VM ($vm), a real sshd guest."
   "$bin/lume-sim" --port 0 --vm "$vm" --dir "$work/sim" --info "$work/sim.json" --boot-delay 1 \
-    --stop-delay 1 --metal-dir "$metal" --exit-with-parent >"$work/sim.log" 2>&1 &
+    --stop-delay 1 --metal-dir "$metal" --prefs-dir "$work/prefs" --exit-with-parent >"$work/sim.log" 2>&1 &
   sim_pid=$!
   for _ in $(seq 1 100); do [ -s "$work/sim.json" ] && break; sleep 0.1; done
   [ -s "$work/sim.json" ] || { cat "$work/sim.log" >&2; exit 1; }

@@ -48,6 +48,7 @@ char *getenv(const char *name);
 int unsetenv(const char *name);
 long write(int fd, const void *buf, lm_size len);
 int sched_yield(void);
+int usleep(unsigned int usec);
 void *dlsym(void *handle, const char *name);
 
 /* dladdr's answer: the same four fields, in this order, on macOS and glibc. */
@@ -70,5 +71,13 @@ int dladdr(const void *addr, lm_dl_info *info);
 /* Metal's two C entry points (Metal.framework on macOS, libMetal.so in the Linux tests). */
 id MTLCreateSystemDefaultDevice(void);
 id MTLCopyAllDevices(void);
+
+/* CoreFoundation's strings, for the probe's kernel sources (a CFString is an NSString: toll-free
+ * bridged). CoreFoundation.framework on macOS; the Linux tests' fake libMetal.so exports both. */
+typedef const void *CFTypeRef;
+typedef const struct __CFString *CFStringRef;
+#define LM_CF_STRING_ENCODING_UTF8 0x08000100u /* kCFStringEncodingUTF8 */
+CFStringRef CFStringCreateWithCString(const void *allocator, const char *cstr, unsigned int encoding);
+void CFRelease(CFTypeRef cf);
 
 #endif

@@ -1,6 +1,7 @@
 /* Capability profiles: the JSON format (docs/profile-format.md), its canonical form, the shim's
  * environment and the check of a profile's expectations against probe reports. */
 #include "profile_internal.h"
+#include "exercise_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -30,7 +31,7 @@ static const char *const top_fields[] = {"format", "version", "name", "descripti
 static const char *const caps_fields[] = {"apple_family_max", "max_threadgroup_memory",
 	"recommended_working_set_size", NULL};
 static const char *const pref_fields[] = {"domain", "key", "value", NULL};
-static const char *const expect_fields[] = {"stock", "shimmed", NULL};
+static const char *const expect_fields[] = {"stock", "shimmed", "exercise", NULL};
 static const char *const side_fields[] = {"families", "min_threadgroup_memory",
 	"min_recommended_working_set_size", "shim_active", NULL};
 static const char *const validation_fields[] = {"chip", "host_os", "guest_os", "workloads", "evidence", NULL};
@@ -289,10 +290,16 @@ static int parse_expectations(lm_profile *p, const cJSON *obj, const char *src, 
 
 	if (obj == NULL) {
 		default_expectations(p);
+		lm_exercise_default_expectations(p->exercise_expect, p->caps.apple_family_max);
 		return 0;
 	}
 	if ((rc = expect_object(obj, src, path)) != 0 || (rc = lm_json_check_members(obj, src, path, expect_fields)) != 0)
 		return rc;
+	if ((item = cJSON_GetObjectItemCaseSensitive(obj, "exercise")) != NULL) {
+		lm_json_path pe = LM_JSON_PATH_KEY(path, "exercise");
+		if ((rc = lm_exercise_parse_expectations(p->exercise_expect, item, src, &pe)) != 0)
+			return rc;
+	}
 	for (i = 0; i < 2; i++) {
 		lm_json_path ps = LM_JSON_PATH_KEY(path, side_names[i]);
 		if ((item = cJSON_GetObjectItemCaseSensitive(obj, side_names[i])) != NULL &&
@@ -643,6 +650,7 @@ static cJSON *profile_json(const lm_profile *p)
 		if (ok)
 			cJSON_AddItemToObject(exp, side_names[k], side);
 	}
+	ok = ok && lm_exercise_expectations_json(p->exercise_expect, exp) == 0;
 	ok = ok && (arr = cJSON_AddArrayToObject(doc, "validated_on")) != NULL;
 	for (i = 0; ok && i < p->validated_count; i++) {
 		const lm_validation *val = &p->validated[i];

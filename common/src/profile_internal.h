@@ -3,6 +3,7 @@
 #define LM_PROFILE_INTERNAL_H
 
 #include "family_internal.h"
+#include "lume-metal/exercise.h"
 #include "lume-metal/profile.h"
 
 typedef struct {
@@ -33,6 +34,7 @@ struct lm_profile {
 	char *pref_string;
 	lm_pref_setting pref;                 /* points at the strings above */
 	lm_expect_side expect[2];             /* [0] stock, [1] shimmed */
+	signed char exercise_expect[LM_EXERCISE_FEATURES]; /* lm_exercise_expect, per feature */
 	lm_validation *validated;
 	size_t validated_count;
 };

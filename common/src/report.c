@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "error_internal.h"
+#include "exercise_internal.h"
 #include "json.h"
 #include "lume-metal/workload.h"
 #include "text.h"
@@ -39,6 +40,7 @@ void lm_report_free(lm_report *report)
 	free(report->device);
 	free(report->probe_version);
 	free(report->shim_version);
+	lm_exercise_free(report);
 	free(report);
 }
 
@@ -56,6 +58,7 @@ typedef struct {
 	lm_report *r;
 	size_t seen_line[K_COUNT];             /* line where each scalar key was seen; 0 = not yet */
 	size_t family_line[LM_FAMILY_COUNT];
+	size_t exercise_line[LM_EXERCISE_COUNT];
 	struct { const char *key; size_t n; } unknown[LM_REPORT_MAX_UNKNOWN];
 	size_t n_unknown;
 	char value[LM_REPORT_MAX_LINE + 1];    /* the decoded value of the current line */
@@ -263,6 +266,26 @@ static int handle_line(line_parser *p, const char *line, size_t n, int *ended)
 		p->r->family[idx] = (signed char)b;
 		return 0;
 	}
+	if (kn > 9 && memcmp(key, "exercise.", 9) == 0 && (idx = lm_exercise_index(key + 9, kn - 9)) >= 0) {
+		lm_exercise_result res;
+		size_t at;
+		char **msg = &p->r->exercise_message[idx];
+		if (p->exercise_line[idx] != 0)
+			return line_fail(p, "duplicate key '%s'", key);
+		p->exercise_line[idx] = p->line_no;
+		if (lm_exercise_parse_value(p->value, p->value_len, &res, &at) != 0) {
+			lm_text_quote(shown, sizeof(shown), v, vn, 40);
+			return line_fail(p, "the value of '%s' must be pass, fail, fail: MESSAGE or error: MESSAGE, "
+			    "found '%s'", key, shown);
+		}
+		p->r->exercise[idx] = (signed char)res;
+		if (at < p->value_len) {
+			memmove(p->value, p->value + at, p->value_len - at + 1);
+			p->value_len -= at;
+			return store_string(p, key, msg);
+		}
+		return 0;
+	}
 	for (i = 0; i < K_COUNT; i++)
 		if (strcmp(key, scalar_keys[i]) == 0)
 			break;
@@ -386,7 +409,9 @@ int lm_report_to_lines(const lm_report *report, char **out)
 	int i;
 
 	*out = NULL;
-	lm_buf_puts(&b, "format=" FORMAT_NAME "/1\ndevice=");
+	/* Exercise lines make it 1.1: readers of 1 ignore them. */
+	lm_buf_puts(&b, lm_report_has_exercise(report) ? "format=" FORMAT_NAME "/1.1\ndevice=" :
+	    "format=" FORMAT_NAME "/1\ndevice=");
 	put_escaped(&b, report->device);
 	lm_buf_puts(&b, "\n");
 	for (i = 0; i < LM_FAMILY_COUNT; i++)
@@ -406,6 +431,7 @@ int lm_report_to_lines(const lm_report *report, char **out)
 		put_escaped(&b, report->shim_version);
 		lm_buf_puts(&b, "\n");
 	}
+	lm_exercise_lines(&b, report, put_escaped);
 	lm_buf_puts(&b, "end=1\n");
 	if ((*out = lm_buf_finish(&b)) == NULL)
 		return lm_error_nomem();
@@ -455,6 +481,10 @@ int lm_report_to_json(const lm_report *report, char **out)
 	if (ok && report->shim_version != NULL)
 		ok = cJSON_AddStringToObject(doc, "shim_version", report->shim_version) != NULL;
 	ok = ok && add_flags(doc, report);
+	if (ok && lm_report_has_exercise(report)) {
+		cJSON *ex = lm_exercise_json(report);
+		ok = ex != NULL && cJSON_AddItemToObject(doc, "exercise", ex);
+	}
 	if (ok)
 		*out = lm_json_print_canonical(doc);
 	cJSON_Delete(doc);
@@ -546,7 +576,7 @@ static int from_json(lm_report *r, const cJSON *doc)
 		    (rc = lm_json_get_bool(item, "report", &p4, &r->shim_active)) != 0)
 			return rc;
 	}
-	return 0;
+	return lm_exercise_from_json(r, doc);
 }
 
 int lm_report_from_json(lm_report **out, const char *json, size_t len)

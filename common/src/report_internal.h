@@ -3,6 +3,7 @@
 #define LM_REPORT_INTERNAL_H
 
 #include "family_internal.h"
+#include "lume-metal/exercise.h"
 #include "lume-metal/report.h"
 
 #define LM_REPORT_MAX_BYTES (1024 * 1024)
@@ -18,6 +19,8 @@ struct lm_report {
 	int shim_active;
 	char *probe_version; /* NULL when absent */
 	char *shim_version;  /* NULL when absent */
+	signed char exercise[LM_EXERCISE_COUNT];  /* lm_exercise_result; LM_EXERCISE_NOT_RUN when absent */
+	char *exercise_message[LM_EXERCISE_COUNT]; /* fail/error text; NULL when none */
 };
 
 /* An empty report (no family carried, device ""). */

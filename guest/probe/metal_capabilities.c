@@ -3,17 +3,25 @@
  *   metal-capabilities [FAMILY]   the published four lines (FAMILY defaults to 1009, Apple9):
  *                                 device=, family=, supports_family=, max_threadgroup_memory=
  *   metal-capabilities --report   the full capability report (docs/report-format.md)
+ *   metal-capabilities --exercise [--timeout-ms=N]
+ *                                 the report, then whether the unlocked features really run:
+ *                                 small kernels checked against the CPU (exercise.c)
  *
  * Exit 0; 1 when no Metal device is available; 2 for a bad argument. Run it plainly for the stock
  * answers and with the shim injected for the widened ones. Like the shim it uses no library beyond
  * the Objective-C runtime and Metal, so the same source builds for macOS guests and for the tests.
  */
 #include "../guest_runtime.h"
+#include "exercise.h"
+#include "lume-metal/exercise_list.h"
 #include "lume-metal/family_list.h"
 
 #ifndef LM_PROBE_VERSION
 #error "LM_PROBE_VERSION must be defined by the build"
 #endif
+
+/* How long one exercise kernel may take before it is abandoned (--timeout-ms=N). */
+#define LM_EXERCISE_TIMEOUT_MS 5000u
 
 /* ---- output: one buffer, flushed with write(2) ------------------------------------------ */
 
@@ -150,9 +158,41 @@ static int shim_active(void)
 
 /* ---- commands ------------------------------------------------------------------------ */
 
-static void print_report(struct out *o, id device)
+static void print_outcome(struct out *o, const lm_ex_outcome *x)
 {
-	out_str(o, "format=lume-metal-report/1\ndevice=");
+	if (x->result == LM_EX_PASS) {
+		out_str(o, "pass\n");
+		return;
+	}
+	out_str(o, x->result == LM_EX_FAIL ? "fail: " : "error: ");
+	out_escaped(o, x->message);
+	out_byte(o, '\n');
+}
+
+/* The exercise lines, each printed (and flushed) as soon as it is known. */
+static void print_exercises(struct out *o, id device, unsigned timeout_ms)
+{
+	lm_ex_outcome x;
+
+#define LM_PRINT_EXERCISE(name)                                       \
+	lm_exercise_run(device, #name, timeout_ms, &x);                 \
+	out_str(o, "exercise." #name "=");                              \
+	print_outcome(o, &x);                                           \
+	out_flush(o);
+	LM_EXERCISE_LIST(LM_PRINT_EXERCISE)
+#undef LM_PRINT_EXERCISE
+#define LM_PRINT_TG(bytes)                                            \
+	lm_exercise_threadgroup(device, bytes, timeout_ms, &x);         \
+	out_str(o, "exercise.threadgroup_memory." #bytes "=");          \
+	print_outcome(o, &x);                                           \
+	out_flush(o);
+	LM_EXERCISE_TG_LIST(LM_PRINT_TG)
+#undef LM_PRINT_TG
+}
+
+static void print_report(struct out *o, id device, int exercise, unsigned timeout_ms)
+{
+	out_str(o, exercise ? "format=" LM_EXERCISE_REPORT_FORMAT "\ndevice=" : "format=lume-metal-report/1\ndevice=");
 	out_escaped(o, device_name(device));
 	out_byte(o, '\n');
 #define LM_PRINT_FAMILY(name, value)                                  \
@@ -170,7 +210,10 @@ static void print_report(struct out *o, id device)
 	out_str(o, shim_active() ? "1" : "0");
 	out_str(o, "\nprobe_version=");
 	out_escaped(o, LM_PROBE_VERSION);
-	out_str(o, "\nend=1\n");
+	out_byte(o, '\n');
+	if (exercise)
+		print_exercises(o, device, timeout_ms);
+	out_str(o, "end=1\n");
 }
 
 static void print_family(struct out *o, id device, long family)
@@ -203,15 +246,36 @@ static int parse_family(const char *s, long *family)
 	return 0;
 }
 
-static int str_is_report(const char *s)
+static int str_eq(const char *s, const char *want)
 {
-	const char *want = "--report";
-
 	while (*s != '\0' && *s == *want) {
 		s++;
 		want++;
 	}
 	return *s == *want;
+}
+
+/* "--timeout-ms=N": N a plain decimal 1..3600000. */
+static int parse_timeout(const char *s, unsigned *ms)
+{
+	const char *prefix = "--timeout-ms=";
+	unsigned long v = 0;
+	int n = 0;
+
+	while (*prefix != '\0')
+		if (*s++ != *prefix++)
+			return -1;
+	if (*s < '1' || *s > '9')
+		return -1;
+	for (; *s != '\0'; s++, n++) {
+		if (*s < '0' || *s > '9' || n == 7)
+			return -1;
+		v = v * 10 + (unsigned long)(*s - '0');
+	}
+	if (v > 3600000)
+		return -1;
+	*ms = (unsigned)v;
+	return 0;
 }
 
 static int fail(const char *what, const char *arg)
@@ -230,22 +294,30 @@ int main(int argc, char **argv)
 {
 	static struct out o = { .fd = 1 };
 	long family = 1009;
-	int report = 0;
+	int report = 0, exercise = 0, i;
+	unsigned timeout_ms = LM_EXERCISE_TIMEOUT_MS;
 	id device;
 
-	if (argc > 2)
+	if (argc >= 2 && (str_eq(argv[1], "--report") || str_eq(argv[1], "--exercise"))) {
+		report = 1;
+		for (i = 1; i < argc; i++) {
+			if (str_eq(argv[i], "--report"))
+				continue;
+			if (str_eq(argv[i], "--exercise"))
+				exercise = 1;
+			else if (parse_timeout(argv[i], &timeout_ms) != 0)
+				return fail("invalid option: ", argv[i]);
+		}
+	} else if (argc > 2) {
 		return fail("invalid family: ", argv[2]);
-	if (argc == 2) {
-		if (str_is_report(argv[1]))
-			report = 1;
-		else if (parse_family(argv[1], &family) != 0)
-			return fail("invalid family: ", argv[1]);
+	} else if (argc == 2 && parse_family(argv[1], &family) != 0) {
+		return fail("invalid family: ", argv[1]);
 	}
 	device = MTLCreateSystemDefaultDevice();
 	if (device == 0)
 		return fail("Metal device unavailable", 0);
 	if (report)
-		print_report(&o, device);
+		print_report(&o, device, exercise, timeout_ms);
 	else
 		print_family(&o, device, family);
 	out_flush(&o);

@@ -32,6 +32,7 @@ typedef struct {
 	int all;                 /* --all */
 	int jobs;                /* --jobs N */
 	int no_restart;          /* --no-restart */
+	int exercise;            /* --exercise (probe) */
 	int verbose;             /* --verbose */
 	const char *host;        /* --host CHIP: the host's own family for `profile lint` */
 	int argc;                /* positional arguments after the command word(s) */
@@ -74,6 +75,7 @@ void lm_cli_pref_user_line(const lm_host_pref_info *pref, char *buf, size_t size
 int lm_cli_flow_exit(const lm_flow_result *result);
 void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *result, int exit_code);
 void lm_cli_flags_line(const lm_workload_flags *flags, char *buf, size_t len);
+void lm_cli_exercise_lines(FILE *out, const char *indent, const char *title, const lm_report *exercised);
 
 /* interrupt.c: SIGINT/SIGTERM during a command that changes VMs. */
 void lm_cli_trap_signals(void);                      /* from now on, a signal cancels */

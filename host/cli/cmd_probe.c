@@ -1,4 +1,4 @@
-/* lume-metal probe VM: the stock vs shimmed table. */
+/* lume-metal probe VM [--exercise]: the stock vs shimmed table, and the (last) exercise results. */
 #include "cli.h"
 
 static const char *yn(int v)
@@ -50,6 +50,10 @@ static void print_table(const lm_vm_outcome *o)
 	    yn(o->shimmed_flags.llama_tensor));
 	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "MLX residency-set risk", yn(o->stock_flags.mlx_residency_risk),
 	    yn(o->shimmed_flags.mlx_residency_risk));
+	if (o->exercised != NULL)
+		lm_cli_exercise_lines(stdout, "  ", "exercise", o->exercised);
+	else
+		lm_cli_printf(stdout, "  exercise: never run (lume-metal probe %s --exercise)\n", o->vm);
 }
 
 int lm_cmd_probe(lm_cli *cli)
@@ -62,7 +66,7 @@ int lm_cmd_probe(lm_cli *cli)
 		return lm_cli_usage_error(cli, "probe: name exactly one VM (lume-metal probe VM)");
 	if ((rc = lm_cli_context(cli, &ctx)) != 0)
 		return rc;
-	rc = lm_flow_probe(ctx, cli->argv[0], &result);
+	rc = cli->exercise ? lm_flow_probe_exercise(ctx, cli->argv[0], &result) : lm_flow_probe(ctx, cli->argv[0], &result);
 	if (rc < 0 && result.count == 0) {
 		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
 	} else {

@@ -43,6 +43,8 @@ static void print_text(const lm_flow_result *r)
 			    lm_report_apple_family(o->shimmed) - 1000,
 			    (unsigned long long)lm_report_max_threadgroup_memory(o->shimmed), flags);
 		}
+		if (o->exercised != NULL)
+			lm_cli_exercise_lines(stdout, "  ", "last exercise", o->exercised);
 	}
 }
 

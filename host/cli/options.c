@@ -12,7 +12,8 @@ enum opt_id {
 	OPT_FORMAT = 256, OPT_DRY_RUN, OPT_FORCE, OPT_STATE_DIR, OPT_PREFS_DIR, OPT_LUME_URL,
 	OPT_VM_MANAGER, OPT_LUME, OPT_HOST_KEY_POLICY, OPT_SSH_USER, OPT_SSH_KEY, OPT_SSH_PASSWORD_FILE,
 	OPT_BUNDLE, OPT_PROFILE, OPT_ALL, OPT_JOBS, OPT_NO_RESTART, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT,
-	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT, OPT_TART, OPT_UTMCTL
+	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT, OPT_TART, OPT_UTMCTL,
+	OPT_EXERCISE
 };
 
 static const struct option_doc {
@@ -39,6 +40,9 @@ static const struct option_doc {
 	{"jobs", required_argument, OPT_JOBS, "N", NULL, "enable: VMs handled at once (default 1)."},
 	{"no-restart", no_argument, OPT_NO_RESTART, NULL, NULL,
 	 "rollback: do not restart running VMs that still carry the unlocked level."},
+	{"exercise", no_argument, OPT_EXERCISE, NULL, NULL,
+	 "probe: also run small Metal kernels for the unlocked features with the shim and check them "
+	 "against the CPU (reduction, matrix, bfloat16, threadgroup memory): whether the unlock is real."},
 	{"no-wait", no_argument, OPT_NO_WAIT, NULL, NULL,
 	 "enable, rollback, probe, run: when another lume-metal process is working on the VM, fail at "
 	 "once instead of waiting for it to finish."},
@@ -143,6 +147,7 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	case OPT_ALL: cli->all = 1; return 0;
 	case OPT_NO_RESTART: cli->no_restart = 1; return 0;
 	case OPT_NO_WAIT: cli->lib.no_wait = 1; return 0;
+	case OPT_EXERCISE: cli->exercise = 1; return 0;
 	case OPT_VERBOSE: cli->verbose = 1; return 0;
 	case OPT_HOST: cli->host = arg; cli->lib.vm_address = arg; return 0;
 	case OPT_STATE_DIR:

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "context.h"
+#include "exercise.h"
 #include "prefs.h"
 #include "profile.h"
 #include "report.h"
@@ -72,6 +73,8 @@ typedef struct {
 	lm_report *shimmed;           /* owned; may be NULL */
 	lm_report *tart;              /* probe: through the Tart image's own shim, as its guest agent
 	                                 configures it (family 1009, 65536 bytes); owned; NULL without one */
+	lm_report *exercised;         /* owned; may be NULL: the shimmed probe with --exercise (enable,
+	                                 probe --exercise; status and probe: the last one recorded) */
 	lm_workload_flags stock_flags, shimmed_flags;
 	size_t nsteps;
 	lm_flow_step *steps;          /* nsteps entries, in order */
@@ -106,6 +109,10 @@ LM_EXTERN(int) lm_flow_status(lm_context *ctx, const char *const *vms, size_t n,
 
 /* probe VM: stock and shimmed reports (needs the bundle installed, i.e. an enabled VM). */
 LM_EXTERN(int) lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result);
+/* probe VM --exercise: the same, and the shimmed probe runs the exercise kernels (docs/guest.md);
+ * its results go to the outcome's `exercised` and the journal. Reported, not checked: 0 whatever
+ * the kernels did. */
+LM_EXTERN(int) lm_flow_probe_exercise(lm_context *ctx, const char *vm, lm_flow_result *result);
 
 /* run VM -- argv: one guest command with the shim environment. Its output goes to the context's
  * on_output callback as it arrives (nothing is written to the caller's file descriptors);

@@ -665,6 +665,133 @@ static void test_report_escaping(void **state)
 	assert_non_null(strstr(r.out, "\nshim_active=1\nprobe_version=" LM_VERSION "\nend=1\n"));
 }
 
+/* ---- the exercise (probe --exercise, the fake Metal's compute path) ----------------------- */
+
+#define TG64_ERROR "error: Threadgroup memory size (65536) exceeds the maximum threadgroup memory allowed (32768)\n"
+
+/* The probe's output from its exercise lines on (they follow probe_version). */
+static const char *exercise_part(const struct result *r)
+{
+	const char *at = strstr(r->out, "\nexercise.");
+
+	assert_non_null(at);
+	return at + 1;
+}
+
+static void test_exercise_unlocked(void **state)
+{
+	static char *argv[] = { LM_PROBE, "--exercise", NULL };
+	struct result r;
+
+	/* With the shim, at the unlocked level: the answers and the work agree. */
+	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", NULL);
+	assert_int_equal(r.status, 0);
+	assert_memory_equal(r.out, "format=lume-metal-report/1.1\n", 29);
+	assert_non_null(strstr(r.out, "\nfamily.Apple9=1\n"));
+	assert_non_null(strstr(r.out, "\nshim_active=1\n"));
+	assert_string_equal(exercise_part(&r),
+	    "exercise.simdgroup_reduction=pass\n"
+	    "exercise.simdgroup_matrix=pass\n"
+	    "exercise.bfloat16=pass\n"
+	    "exercise.threadgroup_memory.16384=pass\n"
+	    "exercise.threadgroup_memory.32768=pass\n"
+	    "exercise.threadgroup_memory.65536=" TG64_ERROR
+	    "end=1\n");
+	/* --report --exercise is the same; without the shim too (the work does not depend on it). */
+	{
+		char *both[] = { LM_PROBE, "--report", "--exercise", NULL };
+		struct result r2;
+		run_env(&r2, "stock", 0, both, "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", NULL);
+		assert_int_equal(r2.status, 0);
+		assert_string_equal(exercise_part(&r2), exercise_part(&r));
+		assert_non_null(strstr(r2.out, "\nshim_active=0\n"));
+	}
+}
+
+static void test_exercise_restricted(void **state)
+{
+	static char *argv[] = { LM_PROBE, "--exercise", NULL };
+	static const char want[] =
+	    "exercise.simdgroup_reduction=error: Encountered unlowered function call to air.simd_sum.f32\n"
+	    "exercise.simdgroup_matrix=error: Encountered unlowered function call to "
+	    "air.simdgroup_matrix_8x8_multiply_accumulate.v64f32.v64f32.v64f32.v64f32\n"
+	    "exercise.bfloat16=error: Encountered unlowered function call to air.convert.bf16.f32\n"
+	    "exercise.threadgroup_memory.16384=pass\n"
+	    "exercise.threadgroup_memory.32768=pass\n"
+	    "exercise.threadgroup_memory.65536=" TG64_ERROR
+	    "end=1\n";
+	struct result r;
+
+	/* The shim claims Apple9; a VM that started at the restricted level cannot build the kernels. */
+	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LM_FAKE_METAL_FEATURE_LEVEL=restricted", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\nfamily.Apple9=1\n"));
+	assert_string_equal(exercise_part(&r), want);
+	/* No level given: restricted, as a stock host. */
+	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(exercise_part(&r), want);
+}
+
+static void test_exercise_no_compute_path(void **state)
+{
+	static char *argv[] = { LM_PROBE, "--exercise", NULL };
+#define NO_COMPUTE "error: Metal's AppleParavirtDevice does not implement -newLibraryWithSource:options:error: (no compute path)\n"
+	struct result r;
+
+	run_env(&r, "nocompute", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\nshim_active=1\n"));
+	assert_string_equal(exercise_part(&r),
+	    "exercise.simdgroup_reduction=" NO_COMPUTE "exercise.simdgroup_matrix=" NO_COMPUTE
+	    "exercise.bfloat16=" NO_COMPUTE "exercise.threadgroup_memory.16384=" NO_COMPUTE
+	    "exercise.threadgroup_memory.32768=" NO_COMPUTE "exercise.threadgroup_memory.65536=" NO_COMPUTE "end=1\n");
+#undef NO_COMPUTE
+}
+
+static void test_exercise_hang_and_wrong_numbers(void **state)
+{
+	static char *argv[] = { LM_PROBE, "--exercise", "--timeout-ms=50", NULL };
+	struct result r;
+
+	/* A kernel whose command buffer never completes is abandoned and reported; the others still
+	 * run. A kernel that computes something else is a fail, with what differed. */
+	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LM_FAKE_METAL_FEATURE_LEVEL=unlocked",
+	    "LM_FAKE_METAL_HANG=lm_simdgroup_mma", "LM_FAKE_METAL_WRONG=lm_bfloat_fma", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(exercise_part(&r),
+	    "exercise.simdgroup_reduction=pass\n"
+	    "exercise.simdgroup_matrix=error: the kernel did not complete within 50 ms; abandoned\n"
+	    "exercise.bfloat16=fail: element 0 is -3.002929, expected -3\n"
+	    "exercise.threadgroup_memory.16384=pass\n"
+	    "exercise.threadgroup_memory.32768=pass\n"
+	    "exercise.threadgroup_memory.65536=" TG64_ERROR
+	    "end=1\n");
+	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LM_FAKE_METAL_FEATURE_LEVEL=unlocked",
+	    "LM_FAKE_METAL_WRONG=lm_threadgroup_memory", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\nexercise.threadgroup_memory.16384=fail: thread 0 read back 33095681, "
+	    "expected 33095680\n"));
+}
+
+static void test_exercise_bad_options(void **state)
+{
+	static const char *bad[] = { "--timeout-ms=0", "--timeout-ms=", "--timeout-ms=3600001", "--timeout-ms=01",
+		"--timeout-ms=5s", "1009", "--exercises" };
+	struct result r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[] = { LM_PROBE, "--exercise", (char *)bad[i], NULL };
+		char want[128];
+
+		run_env(&r, "stock", 0, argv, NULL);
+		snprintf(want, sizeof(want), "invalid option: %s\n", bad[i]);
+		assert_int_equal(r.status, 2);
+		assert_string_equal(r.err, want);
+		assert_int_equal(r.out_len, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -684,6 +811,11 @@ int main(void)
 		cmocka_unit_test(test_other_answers_unchanged),
 		cmocka_unit_test(test_threads_preloaded),
 		cmocka_unit_test(test_report_escaping),
+		cmocka_unit_test(test_exercise_unlocked),
+		cmocka_unit_test(test_exercise_restricted),
+		cmocka_unit_test(test_exercise_no_compute_path),
+		cmocka_unit_test(test_exercise_hang_and_wrong_numbers),
+		cmocka_unit_test(test_exercise_bad_options),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

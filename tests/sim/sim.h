@@ -27,6 +27,7 @@ typedef struct {
 	char dir[PATH_MAX];     /* the guest fixture's directory */
 	char config[PATH_MAX];  /* HOME/NAME/config.json: its holder runs the VM */
 	const char *metal_dir;  /* NULL: none */
+	int unlocked;           /* the host preference was on when this VM last started (under sim.lock) */
 	int never_ready;        /* runs but never gets an address */
 	int vnc_port;           /* what vncUrl shows while running */
 	sim_manager manager;
@@ -64,6 +65,7 @@ typedef struct {
 	double status_delay;    /* GET /lume/host/status: per running VM (Lume's `nc -w 2`) */
 	int max_running;
 	const char *guest;      /* tests/support/guest-sshd */
+	const char *prefs_dir;  /* the server user's preferences (plist files); NULL: none */
 	const char *cli_program;/* the built lume stand-in */
 	const char *os_version;
 	const char *home_size;
@@ -135,6 +137,8 @@ int sim_managers_install(sim *s, void *cli_config);   /* bin/tart, bin/utmctl; f
 int sim_managers_route(sim *s, const char *method, const char *path, const char *body, int *status, char **json);
 /* The VM, when Lume knows it (Lume's routes and its CLI see only Lume's VMs). */
 sim_vm *sim_lume_vm_find(sim *s, const char *name);
+/* sim_prefs.c: whether the host preference is on now, as a VM process starting now reads it. */
+int sim_host_level_unlocked(const sim *s);
 
 /* sim_http.c */
 void *sim_accept_loop(void *arg);

@@ -58,6 +58,9 @@ static void usage(FILE *out)
 	    "  --max-running N          concurrent running VMs (default 2, Apple's limit)\n"
 	    "  --address-base A         first guest address (default 127.0.0.2; busy ones are skipped)\n"
 	    "  --metal-dir DIR          fake Metal library directory passed to every guest\n"
+	    "  --prefs-dir DIR          the server user's preferences, read at every VM start for the\n"
+	    "                           host level its guest's Metal gets (default: $LUME_METAL_PREFS_DIR,\n"
+	    "                           else $HOME/Library/Preferences)\n"
 	    "  --unsupported-vm NAME    this VM gets --unsupported-metal-dir instead (repeatable)\n"
 	    "  --unsupported-metal-dir DIR\n"
 	    "  --never-ready NAME       this VM runs but never gets an IP address (repeatable)\n"
@@ -349,7 +352,7 @@ enum {
 	O_PORT = 256, O_VMS, O_VM, O_DIR, O_BOOT, O_STOP, O_MAXRUN, O_ADDR, O_METAL, O_UNSUP_VM, O_UNSUP_DIR,
 	O_NEVER, O_OSV, O_HOME, O_FAULT, O_CLIV, O_GUEST, O_CLI, O_INFO, O_KEEP, O_PARENT, O_HELP, O_GRACE,
 	O_STATUS_DELAY, O_PULLING, O_TART_VM, O_UTM_VM, O_UTM_HEADLESS, O_TART_HOME, O_UTM_DOCS, O_TART_SHIM,
-	O_TART_VERSION, O_UTM_VERSION, O_UTM_NO_GUI, O_UTM_IGNORE, O_UTM_DELAY, O_TART_CLI, O_UTMCTL_CLI
+	O_TART_VERSION, O_UTM_VERSION, O_UTM_NO_GUI, O_UTM_IGNORE, O_UTM_DELAY, O_TART_CLI, O_UTMCTL_CLI, O_PREFS
 };
 
 /* NAME or NAME=PERCENT. */
@@ -424,7 +427,8 @@ int main(int argc, char **argv)
 		{"tart-version", required_argument, NULL, O_TART_VERSION}, {"utm-version", required_argument, NULL, O_UTM_VERSION},
 		{"utm-no-gui", no_argument, NULL, O_UTM_NO_GUI}, {"utm-ignore-request", no_argument, NULL, O_UTM_IGNORE},
 		{"utm-request-delay", required_argument, NULL, O_UTM_DELAY}, {"tart-cli", required_argument, NULL, O_TART_CLI},
-		{"utmctl-cli", required_argument, NULL, O_UTMCTL_CLI}, {NULL, 0, NULL, 0}};
+		{"utmctl-cli", required_argument, NULL, O_UTMCTL_CLI}, {"prefs-dir", required_argument, NULL, O_PREFS},
+		{NULL, 0, NULL, 0}};
 	sim_pull pulls[MAX_LIST];
 	sim s;
 	name_list names = {{0}, 0}, unsupported = {{0}, 0}, never = {{0}, 0};
@@ -492,6 +496,7 @@ int main(int argc, char **argv)
 		case O_MAXRUN: s.max_running = atoi(optarg); break;
 		case O_ADDR: address_base = optarg; break;
 		case O_METAL: metal_dir = optarg; break;
+		case O_PREFS: s.prefs_dir = optarg; break;
 		case O_UNSUP_VM: if (add_name(&unsupported, "--unsupported-vm", optarg) < 0) return 64; break;
 		case O_UNSUP_DIR: unsupported_dir = optarg; break;
 		case O_NEVER: if (add_name(&never, "--never-ready", optarg) < 0) return 64; break;
@@ -546,6 +551,16 @@ int main(int argc, char **argv)
 	if (unsupported.n > 0 && unsupported_dir == NULL) {
 		fprintf(stderr, "lume-sim: --unsupported-vm needs --unsupported-metal-dir DIR\n");
 		return 64;
+	}
+	if (s.prefs_dir == NULL) {
+		/* The server user's domain: where lume-metal writes it off macOS (its --prefs-dir, else ~). */
+		static char prefs_default[SIM_DIR_MAX];
+		const char *env = getenv("LUME_METAL_PREFS_DIR"), *home = getenv("HOME");
+		if (env != NULL && env[0] != '\0')
+			s.prefs_dir = env;
+		else if (home != NULL && home[0] != '\0' &&
+		    snprintf(prefs_default, sizeof(prefs_default), "%s/Library/Preferences", home) < (int)sizeof(prefs_default))
+			s.prefs_dir = prefs_default;
 	}
 	if (access(s.guest, X_OK) != 0) {
 		fprintf(stderr, "lume-sim: the guest fixture %s is not executable (--guest PROGRAM)\n", s.guest);

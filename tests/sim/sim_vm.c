@@ -105,6 +105,11 @@ static void boot(sim *s, sim_vm *vm, unsigned generation)
 			extra[n++] = "--metal-dir";
 			extra[n++] = vm->metal_dir;
 		}
+		/* The level this VM's process read when it started (sim_vm_run), not today's value. */
+		pthread_mutex_lock(&s->lock);
+		extra[n++] = "--feature-level";
+		extra[n++] = vm->unlocked ? "unlocked" : "restricted";
+		pthread_mutex_unlock(&s->lock);
 		if (s->home_size != NULL) {
 			extra[n++] = "--home-size";
 			extra[n++] = s->home_size;
@@ -220,10 +225,12 @@ void *sim_supervisor(void *arg)
 int sim_vm_run(sim *s, sim_vm *vm, pid_t owner_pid, char *why, size_t cap)
 {
 	size_t i, running = 0;
-	char detail[96];
-	int fd = -1;
+	char detail[160];
+	int fd = -1, unlocked;
 
 	why[0] = '\0';
+	/* Read as the VM process starts, like Virtualization.framework: kept until its next start. */
+	unlocked = sim_host_level_unlocked(s);
 	pthread_mutex_lock(&s->lock);
 	if (vm->running) {
 		snprintf(why, cap, "Virtual machine already running: %s", vm->name);
@@ -253,12 +260,14 @@ int sim_vm_run(sim *s, sim_vm *vm, pid_t owner_pid, char *why, size_t cap)
 	vm->owner = owner_pid == 0 ? SIM_OWNER_SERVER : SIM_OWNER_CLI;
 	vm->owner_pid = owner_pid;
 	vm->lock_fd = fd;
+	vm->unlocked = unlocked;
 	pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	if (owner_pid == 0)
-		snprintf(detail, sizeof(detail), "by the server");
+		snprintf(detail, sizeof(detail), "by the server; host level %s", unlocked ? "unlocked" : "restricted");
 	else
-		snprintf(detail, sizeof(detail), "by lume run (PID %ld)", (long)owner_pid);
+		snprintf(detail, sizeof(detail), "by lume run (PID %ld); host level %s", (long)owner_pid,
+		    unlocked ? "unlocked" : "restricted");
 	sim_log_event(s, "run", vm->name, detail);
 	return 0;
 }

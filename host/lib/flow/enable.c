@@ -278,7 +278,8 @@ static int step_probe(enable_run *r)
 	    (unsigned long long)lm_report_max_threadgroup_memory(r->o->stock),
 	    lm_report_apple_family(r->o->shimmed) - 1000,
 	    (unsigned long long)lm_report_max_threadgroup_memory(r->o->shimmed));
-	return 0;
+	/* The answers can come from the shim alone: believe the unlock only when its kernels run. */
+	return lm_flow_step_exercise(r->ctx, r->ssh, &se, r->profile, r->o);
 }
 
 /* Step 5: the journal says the VM is enabled, with what was installed and what the probe saw. */
@@ -327,7 +328,8 @@ static int step_record(enable_run *r)
 	probe = cJSON_AddObjectToObject(vm, "last_probe");
 	cJSON_AddNumberToObject(probe, "at", lm_clock_epoch());
 	if ((rc = lm_journal_store_report(probe, "stock", r->o->stock)) < 0 ||
-	    (rc = lm_journal_store_report(probe, "shimmed", r->o->shimmed)) < 0)
+	    (rc = lm_journal_store_report(probe, "shimmed", r->o->shimmed)) < 0 ||
+	    (r->o->exercised != NULL && (rc = lm_journal_store_report(probe, "exercised", r->o->exercised)) < 0))
 		goto out;
 	rc = lm_state_save(st);
 	lm_step_add(r->ctx, r->o, "record", t, "state journal updated");

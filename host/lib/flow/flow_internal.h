@@ -122,6 +122,16 @@ int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *arg
 int lm_guest_probe(lm_ssh *ssh, const lm_shim_env *se, int shimmed, lm_report **out,
     char *diag, size_t diag_len);
 
+/* ---- exercise.c: does the device run what it answers? ---- */
+
+/* The shimmed probe with --exercise; LM_EUNSUPPORTED when the probe prints no exercise lines. */
+int lm_guest_exercise(lm_ssh *ssh, const lm_shim_env *se, lm_report **out);
+/* "reduction pass, matrix pass, bfloat16 pass; threadgroup memory 32768 bytes". */
+void lm_exercise_summary(const lm_report *r, char *buf, size_t len);
+/* Run it into o->exercised, check it against profile (NULL: no check), add the step. */
+int lm_flow_step_exercise(lm_context *ctx, lm_ssh *ssh, const lm_shim_env *se, const lm_profile *profile,
+    lm_vm_outcome *o);
+
 /* ---- sip.c: the programs System Integrity Protection keeps the shim away from ---- */
 
 /* csrutil status's first line -> "enabled", "disabled", "custom" ("unknown (Custom

@@ -16,7 +16,7 @@ typedef struct {
 	char injection[64], shim[256], probe[256], bundle_id[96];
 	lm_guest_facts facts;
 	double started_at;       /* when this tool last started the VM; 0: never */
-	lm_report *stock, *shimmed;
+	lm_report *stock, *shimmed, *exercised;
 } vm_record;
 
 /* Contents only: the record is the caller's. */
@@ -25,6 +25,7 @@ static void record_dispose(vm_record *r)
 	lm_profile_free(r->profile);
 	lm_report_free(r->stock);
 	lm_report_free(r->shimmed);
+	lm_report_free(r->exercised);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -58,6 +59,7 @@ static int record_load(lm_context *ctx, const char *name, vm_record *r)
 	probe = cJSON_GetObjectItemCaseSensitive(vm, "last_probe");
 	(void)lm_journal_load_report(probe, "stock", &r->stock);
 	(void)lm_journal_load_report(probe, "shimmed", &r->shimmed);
+	(void)lm_journal_load_report(probe, "exercised", &r->exercised);
 	rc = 0;
 out:
 	lm_state_close(st);
@@ -91,7 +93,7 @@ static int open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, v
 	return lm_shim_env_make(se, &o->guest, r->injection, r->shim, r->probe, r->profile);
 }
 
-int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result)
+static int probe_vm(lm_context *ctx, const char *vm, int exercise, lm_flow_result *result)
 {
 	lm_vm_lock *lock = NULL;
 	lm_vm_manager *vmm = NULL;
@@ -128,13 +130,23 @@ int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result)
 			    LM_TART_SHIM_PATH, lm_error_last()->message);
 	}
 	lm_step_add(ctx, o, "probe", t, "stock and shimmed reports%s", o->tart != NULL ? ", and the Tart image's shim" : "");
+	/* Run on demand and reported, not judged; without --exercise the last one recorded is shown. */
+	if (exercise && (rc = lm_flow_step_exercise(ctx, ssh, &se, NULL, o)) < 0) {
+		lm_outcome_fail(ctx, o, rc);
+		goto out;
+	}
+	if (!exercise) {
+		o->exercised = r.exercised;
+		r.exercised = NULL;
+	}
 	if (lm_state_open(&st, ctx) == 0) {
 		if ((entry = lm_state_vm(st, o->vm, 0)) != NULL) {
 			cJSON_DeleteItemFromObjectCaseSensitive(entry, "last_probe");
 			probe = cJSON_AddObjectToObject(entry, "last_probe");
 			cJSON_AddNumberToObject(probe, "at", lm_clock_epoch());
 			if (lm_journal_store_report(probe, "stock", o->stock) == 0 &&
-			    lm_journal_store_report(probe, "shimmed", o->shimmed) == 0)
+			    lm_journal_store_report(probe, "shimmed", o->shimmed) == 0 &&
+			    (o->exercised == NULL || lm_journal_store_report(probe, "exercised", o->exercised) == 0))
 				(void)lm_state_save(st);
 		}
 		lm_state_close(st);
@@ -145,6 +157,16 @@ out:
 	lm_vm_manager_free(vmm);
 	lm_vm_lock_release(lock);
 	return rc;
+}
+
+int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result)
+{
+	return probe_vm(ctx, vm, 0, result);
+}
+
+int lm_flow_probe_exercise(lm_context *ctx, const char *vm, lm_flow_result *result)
+{
+	return probe_vm(ctx, vm, 1, result);
 }
 
 /* The guest command's output goes to the embedder's on_output, as it arrives. */
@@ -232,7 +254,8 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 	o->already_enabled = r.known && strcmp(r.status, "enabled") == 0;
 	o->stock = r.stock;
 	o->shimmed = r.shimmed;
-	r.stock = r.shimmed = NULL;
+	o->exercised = r.exercised;
+	r.stock = r.shimmed = r.exercised = NULL;
 	if (o->stock != NULL)
 		lm_workload_derive(o->stock, &o->stock_flags);
 	if (o->shimmed != NULL)

@@ -292,6 +292,7 @@ void lm_flow_result_dispose(lm_flow_result *result)
 		lm_report_free(o->stock);
 		lm_report_free(o->shimmed);
 		lm_report_free(o->tart);
+		lm_report_free(o->exercised);
 		free(o->message);
 		for (k = 0; k < o->nsteps; k++)
 			free(o->steps[k].detail);

@@ -183,6 +183,20 @@ static cJSON *report_json(const lm_report *r)
 	return doc != NULL ? doc : cJSON_CreateNull();
 }
 
+/* The exercise member of the report the shimmed probe made with --exercise (docs/report-format.md),
+ * or null when none was run. */
+static cJSON *exercise_json(const lm_report *r)
+{
+	cJSON *doc, *ex;
+
+	if (r == NULL || !lm_report_has_exercise(r))
+		return cJSON_CreateNull();
+	doc = report_json(r);
+	ex = cJSON_IsObject(doc) ? cJSON_DetachItemFromObjectCaseSensitive(doc, "exercise") : NULL;
+	cJSON_Delete(doc);
+	return ex != NULL ? ex : cJSON_CreateNull();
+}
+
 static const char *result_word(const lm_vm_outcome *o)
 {
 	if (o->rc == LM_EUNSUPPORTED)
@@ -241,6 +255,7 @@ static cJSON *outcome_json(const lm_vm_outcome *o)
 	cJSON_AddItemToObject(v, "shimmed", report_json(o->shimmed));
 	if (o->tart != NULL) /* probe, in a Tart image with its own shim */
 		cJSON_AddItemToObject(v, "tart_image_shim", report_json(o->tart));
+	cJSON_AddItemToObject(v, "exercise", exercise_json(o->exercised));
 	return v;
 }
 

@@ -6,16 +6,24 @@
  *   AppleParavirtDevice     concrete class; overrides -supportsFamily: and calls super
  *   MTLCreateSystemDefaultDevice(), MTLCopyAllDevices()   the two C entry points
  *
+ * The compute path (library from source, function, pipeline, buffers, queue, command buffer,
+ * encoder, dispatch, wait) is in fake_metal_compute.m: it runs the probe's exercise kernels on the
+ * CPU, and only when the simulated host level is unlocked (LM_FAKE_METAL_FEATURE_LEVEL).
+ *
  * Built in several variants from this one file (see CMakeLists.txt):
  *   FAKE_METAL_NO_PRIVATE   the base class has another name (the private class is missing)
  *   FAKE_METAL_NO_INIT      _MTLDevice exists but has no -initGPUFamilySupport
  *   FAKE_METAL_UNSUPPORTED  no private class, and the device methods have unexpected signatures
+ *   FAKE_METAL_NO_COMPUTE   the device has no compute path at all (no -newLibraryWithSource:...)
  *
  * LM_FAKE_METAL_NO_DEVICE=1 in the environment makes both entry points return nil (no device);
  * LM_FAKE_METAL_NAME replaces the device name (to test how the probe escapes it).
  */
 #include <objc/runtime.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "fake_metal.h"
 
 #if defined(FAKE_METAL_NO_PRIVATE) || defined(FAKE_METAL_UNSUPPORTED)
 #define FAKE_METAL_BASE MTLParavirtBase
@@ -26,15 +34,6 @@
 /* Exported C entry points; the device classes themselves are reached through the runtime. */
 id MTLCreateSystemDefaultDevice(void) __attribute__((visibility("default")));
 id MTLCopyAllDevices(void) __attribute__((visibility("default")));
-
-__attribute__((objc_root_class))
-@interface FakeObject {
-	Class isa;
-}
-+ (id)alloc;
-- (id)init;
-- (void)release;
-@end
 
 @implementation FakeObject
 + (id)alloc
@@ -51,18 +50,22 @@ __attribute__((objc_root_class))
 }
 @end
 
-@interface FakeString : FakeObject {
-	const char *utf8;
-}
-- (id)initWithUTF8:(const char *)s;
-- (const char *)UTF8String;
-@end
-
 @implementation FakeString
 - (id)initWithUTF8:(const char *)s
 {
 	utf8 = s;
 	return self;
+}
+- (id)initWithCopyOf:(const char *)s
+{
+	owned = strdup(s);
+	utf8 = owned;
+	return owned != NULL ? self : nil;
+}
+- (void)release
+{
+	free(owned);
+	object_dispose(self);
 }
 - (const char *)UTF8String
 {
@@ -189,6 +192,32 @@ __attribute__((objc_root_class))
 
 @interface AppleParavirtDevice : FAKE_METAL_BASE
 @end
+
+#if !defined(FAKE_METAL_NO_COMPUTE)
+/* The compute path, on the concrete class as the paravirtual plugin has it (fake_metal_compute.m). */
+@implementation AppleParavirtDevice (Compute)
+- (id)newLibraryWithSource:(id)source options:(id)options error:(id *)error
+{
+	return fake_new_library(source, options, error);
+}
+- (id)newComputePipelineStateWithFunction:(id)function error:(id *)error
+{
+	return fake_new_pipeline(function, error);
+}
+- (id)newBufferWithBytes:(const void *)bytes length:(unsigned long)length options:(unsigned long)options
+{
+	return fake_new_buffer(bytes, length);
+}
+- (id)newBufferWithLength:(unsigned long)length options:(unsigned long)options
+{
+	return fake_new_buffer(NULL, length);
+}
+- (id)newCommandQueue
+{
+	return fake_new_queue();
+}
+@end
+#endif
 
 @implementation AppleParavirtDevice
 #if defined(FAKE_METAL_UNSUPPORTED)

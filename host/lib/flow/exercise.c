@@ -1,0 +1,78 @@
+/* The exercise: the shimmed probe with --exercise, which runs small kernels for the features the
+ * unlock is for and checks them against the CPU (docs/guest.md, "Exercises"). enable believes the
+ * unlock only when the profile's expected kernels pass; probe --exercise runs it on demand. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow_internal.h"
+#include "text.h"
+
+int lm_guest_exercise(lm_ssh *ssh, const lm_shim_env *se, lm_report **out)
+{
+	const char *argv[3] = {se->probe_path, "--report", "--exercise"};
+	char *cmd = NULL, *sout = NULL, *serr = NULL;
+	int status = 0, rc;
+
+	*out = NULL;
+	if ((rc = lm_shim_command(se, LM_SHIM_ALL, argv, 3, &cmd)) < 0)
+		return rc;
+	rc = lm_ssh_exec_capture(ssh, cmd, 256 * 1024, &sout, &serr, &status);
+	free(cmd);
+	if (rc < 0)
+		goto out;
+	if (status != 0) {
+		rc = lm_error_set(LM_EREMOTE, "the probe's exercise failed with the shim (exit %d): %s", status,
+		    serr != NULL && serr[0] ? serr : "no output");
+		goto out;
+	}
+	if ((rc = lm_report_parse_lines(out, sout, strlen(sout))) < 0)
+		lm_error_prefix("the probe's exercise report: ");
+	else if (!lm_report_has_exercise(*out)) {
+		lm_report_free(*out);
+		*out = NULL;
+		rc = lm_error_set(LM_EUNSUPPORTED, "the guest's probe printed no exercise results (a probe older than "
+		    "the exercise)");
+	}
+out:
+	lm_free(sout);
+	lm_free(serr);
+	return rc;
+}
+
+void lm_exercise_summary(const lm_report *r, char *buf, size_t len)
+{
+	static const char *const shown[] = {"reduction", "matrix", "bfloat16"};
+	lm_buf b = {0};
+	char *text;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		lm_buf_printf(&b, "%s%s %s", i ? ", " : "", shown[i],
+		    lm_exercise_result_name(lm_report_exercise(r, (lm_exercise)i, NULL)));
+	lm_buf_printf(&b, "; threadgroup memory %llu bytes",
+	    (unsigned long long)lm_report_threadgroup_memory_exercised(r));
+	text = lm_buf_finish(&b);
+	lm_text_format_cut(buf, len, "%s", text != NULL ? text : "");
+	free(text);
+}
+
+int lm_flow_step_exercise(lm_context *ctx, lm_ssh *ssh, const lm_shim_env *se, const lm_profile *profile,
+    lm_vm_outcome *o)
+{
+	char summary[200];
+	double t;
+	int rc;
+
+	if ((rc = lm_step_begin(ctx, o, "exercise", &t)) < 0)
+		return rc;
+	lm_report_free(o->exercised);
+	o->exercised = NULL;
+	if ((rc = lm_guest_exercise(ssh, se, &o->exercised)) < 0)
+		return rc;
+	lm_exercise_summary(o->exercised, summary, sizeof(summary));
+	if (profile != NULL && (rc = lm_profile_check_exercise(profile, o->exercised)) < 0)
+		return rc;
+	lm_step_add(ctx, o, "exercise", t, "%s", summary);
+	return 0;
+}
