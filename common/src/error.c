@@ -94,6 +94,8 @@ const char *lm_error_name(int code)
 	case LM_ENOTRUNNING: return "not-running";
 	case LM_ENOBUNDLE: return "no-bundle";
 	case LM_ENOTPROVEN: return "not-proven";
+	case LM_EAMBIGUOUS: return "ambiguous";
+	case LM_ENOADDRESS: return "no-address";
 	default: return "error";
 	}
 }

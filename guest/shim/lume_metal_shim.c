@@ -15,6 +15,14 @@
  *   LUME_METAL_LOG=1                        one line on stderr when the shim stays stock, and why.
  *   LUME_METAL_INHERIT=1                    keep the shim in the injection variable for children.
  *
+ * The names of the Tart images' shim (cirruslabs/macos-image-templates, a renamed copy of Cua's)
+ * are read too, so a LaunchAgent written for TartMetalCapabilities.dylib works with this shim:
+ * TART_METAL_APPLE_FAMILY_MAX, TART_METAL_MAX_THREADGROUP_MEMORY and
+ * TART_METAL_RECOMMENDED_WORKING_SET_SIZE, each used only when its LUME_METAL_* twin is absent or
+ * empty (the LUME_METAL_* one wins when both are set). Built with LM_SHIM_TART_ONLY it reads only
+ * the TART_METAL_* names, as the Tart images' own shim does (the simulated Tart image carries
+ * that build).
+ *
  * Numbers are decimal or 0x hexadecimal. A leading zero (octal to strtoull, so "010" is 8 for
  * Cua's shim), a sign or white space is refused: the process stays stock and says why.
  *
@@ -150,15 +158,32 @@ static const char *parse_number(const char *s, lm_u64 *out)
 	return 0;
 }
 
-/* One variable: 0 absent or empty, 1 read into *out, -1 refused (logged). */
-static int config_number(const char *name, lm_u64 *out)
+/* One setting under its LUME_METAL_* name or its TART_METAL_* twin (the first wins when both are
+ * set and not empty); *name gets the one read, for messages. */
+static const char *config_env(const char *lume, const char *tart, const char **name)
 {
-	const char *s = getenv(name), *why;
+#if !defined(LM_SHIM_TART_ONLY)
+	const char *s = getenv(lume);
+
+	*name = lume;
+	if (s != 0 && *s != '\0')
+		return s;
+#else
+	(void)lume;
+#endif
+	*name = tart;
+	return getenv(tart);
+}
+
+/* One setting: 0 absent or empty, 1 read into *out, -1 refused (logged). */
+static int config_number(const char *lume, const char *tart, lm_u64 *out, const char **name)
+{
+	const char *s = config_env(lume, tart, name), *why;
 
 	if (s == 0 || *s == '\0')
 		return 0;
 	if ((why = parse_number(s, out)) != 0) {
-		log_stock(name, why, "");
+		log_stock(*name, why, "");
 		return -1;
 	}
 	return 1;
@@ -166,31 +191,36 @@ static int config_number(const char *name, lm_u64 *out)
 
 static void config_read(void)
 {
-	const char *s;
+	const char *s, *name;
 	lm_u64 v;
 	int rc;
 
 	s = getenv("LUME_METAL_LOG");
 	cfg.log = s != 0 && str_eq(s, "1");
 
-	if ((rc = config_number("LUME_METAL_APPLE_FAMILY_MAX", &v)) <= 0) {
+	if ((rc = config_number("LUME_METAL_APPLE_FAMILY_MAX", "TART_METAL_APPLE_FAMILY_MAX", &v, &name)) <= 0) {
 		if (rc == 0)
+#if defined(LM_SHIM_TART_ONLY)
+			log_stock("TART_METAL_APPLE_FAMILY_MAX is not set, or empty", "", "");
+#else
 			log_stock("LUME_METAL_APPLE_FAMILY_MAX is not set, or empty", "", "");
+#endif
 		return;
 	}
 	if (v < 1001 || v > 1999) {
-		log_stock("LUME_METAL_APPLE_FAMILY_MAX must be in 1001..1999 (Apple families)", "", "");
+		log_stock(name, " must be in 1001..1999 (Apple families)", "");
 		return;
 	}
 	cfg.family_max = (long)v;
 
 	cfg.threadgroup_floor = 65536;
-	if ((rc = config_number("LUME_METAL_MAX_THREADGROUP_MEMORY", &v)) < 0)
+	if ((rc = config_number("LUME_METAL_MAX_THREADGROUP_MEMORY", "TART_METAL_MAX_THREADGROUP_MEMORY", &v, &name)) < 0)
 		return;
 	if (rc == 1)
 		cfg.threadgroup_floor = (unsigned long)v;
 
-	if ((rc = config_number("LUME_METAL_RECOMMENDED_WORKING_SET_SIZE", &v)) < 0)
+	if ((rc = config_number("LUME_METAL_RECOMMENDED_WORKING_SET_SIZE", "TART_METAL_RECOMMENDED_WORKING_SET_SIZE",
+	        &v, &name)) < 0)
 		return;
 	if (rc == 1) {
 		cfg.has_working_set = 1;

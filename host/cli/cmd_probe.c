@@ -10,16 +10,26 @@ static void print_table(const lm_vm_outcome *o)
 {
 	const lm_family *fam;
 	size_t n, i;
-	int a, b;
+	int a, b, c;
 
 	lm_cli_printf(stdout, "%s: %s (%s)\n", o->vm, lm_report_device(o->stock), o->guest.os_version);
-	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "", "stock", "shimmed");
+	/* A Tart image's own shim (what `tart exec` sessions get) is a third column. */
+	lm_cli_printf(stdout, "  %-30s %-10s %-10s%s\n", "", "stock", "shimmed", o->tart != NULL ? " tart-image" : "");
 	fam = lm_family_table(&n);
 	for (i = 0; i < n; i++) {
 		if (lm_report_family(o->stock, fam[i].value, &a) < 0 || lm_report_family(o->shimmed, fam[i].value, &b) < 0)
 			continue;
-		lm_cli_printf(stdout, "  %-30s %-10s %-10s%s\n", fam[i].name, yn(a), yn(b), a != b ? "  *" : "");
+		if (o->tart != NULL && lm_report_family(o->tart, fam[i].value, &c) == 0)
+			lm_cli_printf(stdout, "  %-30s %-10s %-10s %-10s%s\n", fam[i].name, yn(a), yn(b), yn(c),
+			    a != b ? "  *" : "");
+		else
+			lm_cli_printf(stdout, "  %-30s %-10s %-10s%s\n", fam[i].name, yn(a), yn(b), a != b ? "  *" : "");
 	}
+	if (o->tart != NULL)
+		lm_cli_printf(stdout, "  %-30s %-10llu %-10llu %-10llu\n", "max threadgroup memory (tart)",
+		    (unsigned long long)lm_report_max_threadgroup_memory(o->stock),
+		    (unsigned long long)lm_report_max_threadgroup_memory(o->shimmed),
+		    (unsigned long long)lm_report_max_threadgroup_memory(o->tart));
 	lm_cli_printf(stdout, "  %-30s %-10llu %-10llu\n", "max threadgroup memory",
 	    (unsigned long long)lm_report_max_threadgroup_memory(o->stock),
 	    (unsigned long long)lm_report_max_threadgroup_memory(o->shimmed));

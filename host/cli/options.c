@@ -12,7 +12,7 @@ enum opt_id {
 	OPT_FORMAT = 256, OPT_DRY_RUN, OPT_FORCE, OPT_STATE_DIR, OPT_PREFS_DIR, OPT_LUME_URL,
 	OPT_VM_MANAGER, OPT_LUME, OPT_HOST_KEY_POLICY, OPT_SSH_USER, OPT_SSH_KEY, OPT_SSH_PASSWORD_FILE,
 	OPT_BUNDLE, OPT_PROFILE, OPT_ALL, OPT_JOBS, OPT_NO_RESTART, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT,
-	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT,
+	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT, OPT_TART, OPT_UTMCTL,
 	OPT_EXERCISE
 };
 
@@ -54,14 +54,20 @@ static const struct option_doc {
 	 "macOS is ~/Library/Preferences)."},
 	{"lume-url", required_argument, OPT_LUME_URL, "URL", "LUME_METAL_LUME_URL",
 	 "Lume HTTP API base URL. Default: http://127.0.0.1:7777."},
-	{"vm-manager", required_argument, OPT_VM_MANAGER, "lume-api|lume-cli", "LUME_METAL_VM_MANAGER",
-	 "Force the Lume HTTP API or the lume CLI. Default: the API when `lume serve` answers, else the CLI."},
+	{"vm-manager", required_argument, OPT_VM_MANAGER, "lume-api|lume-cli|tart|utm|none", "LUME_METAL_VM_MANAGER",
+	 "Force a VM manager: Lume's HTTP API, the lume CLI, Tart, UTM (utmctl), or none (a VM started by "
+	 "anything else, at --host IP). Default: per VM, the one that knows it among Lume (its API when "
+	 "`lume serve` answers, else the CLI), tart and utmctl on PATH."},
+	{"tart", required_argument, OPT_TART, "PATH", "LUME_METAL_TART", "The tart program. Default: tart on PATH."},
+	{"utmctl", required_argument, OPT_UTMCTL, "PATH", "LUME_METAL_UTMCTL",
+	 "The utmctl program. Default: utmctl on PATH, else UTM.app's."},
 	{"lume", required_argument, OPT_LUME, "PATH", "LUME_METAL_LUME",
 	 "The lume program for the CLI backend. Default: lume on PATH."},
 	{"host-key-policy", required_argument, OPT_HOST_KEY_POLICY, "strict|accept-new", NULL,
 	 "Unknown guest host keys: refuse (strict) or record on first contact (accept-new, default). "
 	 "A changed key is always refused."},
-	{"ssh-user", required_argument, OPT_SSH_USER, "USER", "LUME_METAL_SSH_USER", "Guest account. Default: lume."},
+	{"ssh-user", required_argument, OPT_SSH_USER, "USER", "LUME_METAL_SSH_USER",
+	 "Guest account. Default: the VM manager's image account: admin for Tart (Cirrus Labs' images), else lume."},
 	{"ssh-key", required_argument, OPT_SSH_KEY, "FILE", "LUME_METAL_SSH_KEY",
 	 "ed25519 or ECDSA private key (OpenSSH format). Tried after the SSH agent."},
 	{"ssh-password-file", required_argument, OPT_SSH_PASSWORD_FILE, "FILE", NULL,
@@ -76,8 +82,10 @@ static const struct option_doc {
 	 "enable/status: a running VM is left alone only when lume-metal started it after the preference "
 	 "changed, or its guest kernel booted more than SECONDS after the change (default 30: a VM's "
 	 "firmware runs that long before its kernel boots); otherwise it is restarted."},
-	{"host", required_argument, OPT_HOST, "FAMILY", NULL,
-	 "profile lint: the host's own Apple family (e.g. Apple7 for M1) to check the ceiling against."},
+	{"host", required_argument, OPT_HOST, "FAMILY|IP", NULL,
+	 "profile lint: the host's own Apple family (e.g. Apple7 for M1) to check the ceiling against. "
+	 "Every other command: the guest's IPv4 address, needed with --vm-manager none and with UTM older "
+	 "than 5.0.3 (which cannot tell it)."},
 	{"verbose", no_argument, OPT_VERBOSE, NULL, NULL, "Show debug lines."},
 	{"man", no_argument, OPT_MAN, NULL, NULL, "Print the man page (roff) and exit."},
 	{"help", no_argument, OPT_HELP, NULL, NULL, "Show this help and exit."},
@@ -141,7 +149,7 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	case OPT_NO_WAIT: cli->lib.no_wait = 1; return 0;
 	case OPT_EXERCISE: cli->exercise = 1; return 0;
 	case OPT_VERBOSE: cli->verbose = 1; return 0;
-	case OPT_HOST: cli->host = arg; return 0;
+	case OPT_HOST: cli->host = arg; cli->lib.vm_address = arg; return 0;
 	case OPT_STATE_DIR:
 	case OPT_PREFS_DIR:
 	case OPT_BUNDLE:
@@ -156,6 +164,8 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 		return 0;
 	case OPT_LUME_URL: cli->lib.lume_url = arg; return 0;
 	case OPT_LUME: cli->lib.lume_program = arg; return 0;
+	case OPT_TART: cli->lib.tart_program = arg; return 0;
+	case OPT_UTMCTL: cli->lib.utmctl_program = arg; return 0;
 	case OPT_SSH_USER: cli->lib.ssh_user = arg; return 0;
 	case OPT_SSH_KEY: cli->lib.ssh_key = arg; return 0;
 	case OPT_SSH_PASSWORD_FILE: cli->lib.ssh_password_file = arg; return 0;
@@ -164,8 +174,17 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 			cli->lib.vm_manager = LM_VM_MANAGER_LUME_API;
 		else if (strcmp(arg, "lume-cli") == 0)
 			cli->lib.vm_manager = LM_VM_MANAGER_LUME_CLI;
+		else if (strcmp(arg, "tart") == 0)
+			cli->lib.vm_manager = LM_VM_MANAGER_TART;
+		else if (strcmp(arg, "utm") == 0)
+			cli->lib.vm_manager = LM_VM_MANAGER_UTM;
+		else if (strcmp(arg, "none") == 0)
+			cli->lib.vm_manager = LM_VM_MANAGER_NONE;
+		else if (strcmp(arg, "auto") == 0)
+			cli->lib.vm_manager = LM_VM_MANAGER_AUTO;
 		else
-			return lm_cli_usage_error(cli, "%s: expected lume-api or lume-cli, found '%s'", source, arg);
+			return lm_cli_usage_error(cli, "%s: expected lume-api, lume-cli, tart, utm, none or auto, found '%s'",
+			    source, arg);
 		return 0;
 	case OPT_HOST_KEY_POLICY:
 		if (strcmp(arg, "strict") == 0)

@@ -100,8 +100,12 @@ static const struct {
 	{LM_ENOTENABLED, NULL, NULL, "run `lume-metal enable {vm}` first"},
 	{LM_ENOTRUNNING, NULL, NULL, "start the VM, or run `lume-metal enable {vm}`, which starts it"},
 	{LM_ENOBUNDLE, NULL, NULL, "build the guest bundles (cmake --build) and install them, or pass --bundle DIR"},
-	{LM_ENOTFOUND, NULL, "profile host", "check the VM's name (lume ls); to reach Lume, start `lume serve` or "
-	    "pass --lume-url URL, or put `lume` on PATH or pass --lume PATH; without HOME, pass --state-dir DIR"},
+	{LM_ENOTFOUND, NULL, "profile host", "check the VM's name (lume ls, tart list, utmctl list); to reach Lume, "
+	    "start `lume serve` or pass --lume-url URL, or put `lume` on PATH or pass --lume PATH; Tart and UTM: put "
+	    "`tart` or `utmctl` on PATH or pass --tart PATH / --utmctl PATH; a VM no manager runs: --vm-manager none "
+	    "--host IP; without HOME, pass --state-dir DIR"},
+	{LM_EAMBIGUOUS, NULL, NULL, "choose the VM's manager with --vm-manager lume-api, lume-cli, tart or utm"},
+	{LM_ENOADDRESS, NULL, NULL, "give the guest's IPv4 address with --host IP"},
 	{LM_EUNSUPPORTED, "enable", NULL, "report the guest's version with the output of `lume-metal probe {vm}`"},
 	{LM_ELOCKED, NULL, NULL, "another lume-metal is working on the same state or VM; wait for it and try "
 	    "again (without --no-wait, lume-metal waits by itself)"},

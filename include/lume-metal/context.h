@@ -22,7 +22,10 @@
 extern "C" {
 #endif
 
-typedef enum { LM_VM_MANAGER_AUTO = 0, LM_VM_MANAGER_LUME_API, LM_VM_MANAGER_LUME_CLI } lm_vm_manager_kind;
+typedef enum {
+	LM_VM_MANAGER_AUTO = 0, LM_VM_MANAGER_LUME_API, LM_VM_MANAGER_LUME_CLI,
+	LM_VM_MANAGER_TART, LM_VM_MANAGER_UTM, LM_VM_MANAGER_NONE
+} lm_vm_manager_kind;
 typedef enum { LM_HOST_KEY_ACCEPT_NEW = 0, LM_HOST_KEY_STRICT } lm_host_key_policy;
 
 /* Diagnostics: one line of human text (no newline) at a level. */
@@ -82,10 +85,15 @@ typedef struct {
 	lm_output_fn on_output;         /* NULL: a run's guest output is dropped */
 	lm_cancel_fn should_cancel;     /* NULL: never canceled */
 	void *callback_data;            /* passed to on_step, on_output and should_cancel */
+	const char *vm_address;         /* the guest's IPv4 address, when the manager cannot tell it:
+	                                   required with LM_VM_MANAGER_NONE, and UTM older than 5.0.3 */
+	const char *tart_program;       /* NULL: "tart" on PATH */
+	const char *utmctl_program;     /* NULL: "utmctl" on PATH, else UTM.app's */
 } lm_options;
 
 #define LM_OPTIONS_INIT {LM_OPTIONS_VERSION, NULL, NULL, NULL, LM_VM_MANAGER_AUTO, NULL, \
-	LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+	LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, \
+	NULL, NULL, NULL}
 
 typedef struct lm_context lm_context;
 

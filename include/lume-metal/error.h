@@ -37,7 +37,9 @@ typedef enum {
 	LM_ENOTENABLED = -19, /* the VM is not enabled (probe, run) */
 	LM_ENOTRUNNING = -20, /* the VM is not running where it must be */
 	LM_ENOBUNDLE = -21,   /* no guest bundle for the guest's platform where it was looked for */
-	LM_ENOTPROVEN = -22   /* the device did not run the kernels its (shimmed) answers promise */
+	LM_ENOTPROVEN = -22,  /* the device did not run the kernels its (shimmed) answers promise */
+	LM_EAMBIGUOUS = -23,  /* a VM name more than one VM manager knows */
+	LM_ENOADDRESS = -24   /* the VM manager cannot tell the guest's address, and none was given */
 } lm_error_code;
 
 typedef struct {

@@ -48,7 +48,12 @@ typedef struct {
 	char home[LM_GUEST_HOME_MAX];
 	char sip[16];                        /* csrutil status: "enabled", "disabled", "custom"; "" when
 	                                        not reported */
+	int tart_shim;                       /* the Tart images' own shim is installed (LM_TART_SHIM_PATH) */
 } lm_guest_facts;
+
+/* Cirrus Labs' Tart macOS images install their own shim here, configured by TART_METAL_*, and
+ * inject it into `tart exec` sessions through their guest-agent jobs (SSH sessions stay stock). */
+#define LM_TART_SHIM_PATH "/usr/local/lib/TartMetalCapabilities.dylib"
 
 typedef struct {
 	char vm[LM_VM_NAME_MAX];      /* validated to fit (lm_vm_name_normalize) */
@@ -66,6 +71,8 @@ typedef struct {
 	char profile[LM_PROFILE_NAME_MAX + 1]; /* the profile's name */
 	lm_report *stock;             /* owned; may be NULL */
 	lm_report *shimmed;           /* owned; may be NULL */
+	lm_report *tart;              /* probe: through the Tart image's own shim, as its guest agent
+	                                 configures it (family 1009, 65536 bytes); owned; NULL without one */
 	lm_report *exercised;         /* owned; may be NULL: the shimmed probe with --exercise (enable,
 	                                 probe --exercise; status and probe: the last one recorded) */
 	lm_workload_flags stock_flags, shimmed_flags;

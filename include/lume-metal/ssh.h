@@ -19,6 +19,11 @@ typedef struct lm_ssh lm_ssh;
  * the host key against <state dir>/known_hosts under the VM's name. One session serves a whole
  * operation. */
 LM_EXTERN(int) lm_ssh_connect(lm_ssh **out, lm_context *ctx, const char *vm_name, const char *address, int port);
+/* The same, with the guest account of the VM manager's images ("lume" for Lume's, "admin" for
+ * Cirrus Labs' Tart images, lm_vm_info.account) as the user and password to try when none is
+ * given; NULL or "": "lume". */
+LM_EXTERN(int) lm_ssh_connect_as(lm_ssh **out, lm_context *ctx, const char *vm_name, const char *address, int port,
+    const char *account);
 LM_EXTERN(void) lm_ssh_free(lm_ssh *ssh); /* disconnects */
 
 /* The command timeout of this session in seconds (0: no limit), replacing the context's

@@ -1,4 +1,4 @@
-/* lume-metal: VM managers (Lume HTTP API, Lume CLI). */
+/* lume-metal: VM managers (Lume HTTP API, Lume CLI, Tart, UTM, none). */
 #ifndef LUME_METAL_VM_H
 #define LUME_METAL_VM_H
 
@@ -19,17 +19,25 @@ typedef struct {
 	char status[32];    /* "running", "stopped", "provisioning", ... as Lume says */
 	char os[32];        /* "macOS", ... ("" when null) */
 	char ip[64];        /* "" until the VM has an address */
-	int ssh_available;  /* Lume's 2-second probe of port 22 */
+	int ssh_available;  /* Lume's 2-second probe of port 22 (the same probe for the other managers) */
+	char manager[16];   /* which manager answered: "lume-api", "lume-cli", "tart", "utm", "none" */
+	char account[32];   /* the guest account of that manager's images ("lume", "admin"); "" unknown */
 } lm_vm_info;
 
 typedef struct lm_vm_manager lm_vm_manager;
 
-/* Choose per ctx: forced kind, else the API when anything accepts connections at lume_url (no
- * request is made: Lume's endpoints can take seconds), else the CLI when `lume` is on PATH, else
- * a clear error. */
+/* Choose per ctx: a forced kind, else automatically per VM name: Lume (its API when anything
+ * accepts connections at lume_url -- no request is made: Lume's endpoints can take seconds --,
+ * else `lume` on PATH), `tart` and `utmctl` on PATH; the one that knows the VM is used for it, and
+ * a name that two managers know is an error listing both (docs/vm-managers.md). */
 LM_EXTERN(int) lm_vm_manager_open(lm_vm_manager **out, lm_context *ctx);
 LM_EXTERN(void) lm_vm_manager_free(lm_vm_manager *vmm);
-LM_EXTERN(const char *) lm_vm_manager_name(const lm_vm_manager *vmm); /* "lume-api" or "lume-cli" */
+/* "lume-api", "lume-cli", "tart", "utm", "none"; "auto" before a VM was looked up automatically */
+LM_EXTERN(const char *) lm_vm_manager_name(const lm_vm_manager *vmm);
+/* The manager used for `name` ("auto" until it was looked up): the choice shown per VM. */
+LM_EXTERN(const char *) lm_vm_manager_name_for(const lm_vm_manager *vmm, const char *name);
+/* 0 for the manager-less mode: starting and stopping VMs are the user's job there. */
+LM_EXTERN(int) lm_vm_manager_can_start(const lm_vm_manager *vmm);
 
 /* Validate a VM name ([A-Za-z0-9._-], Lume's name:tag -> name_tag) into out. */
 LM_EXTERN(int) lm_vm_name_normalize(const char *in, char out[LM_VM_NAME_MAX]);

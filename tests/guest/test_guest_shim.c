@@ -102,6 +102,8 @@ static void run(struct result *r, char *const argv[], char *const envp[])
 
 /* Environment: LD_LIBRARY_PATH=<variant dir>, LD_PRELOAD=<shim> when preload, then extra
  * "NAME=value" strings (NULL-terminated). */
+static const char *preload_shim = LM_SHIM; /* the Tart image's build in test_tart_names_image_shim */
+
 static void run_env(struct result *r, const char *variant, int preload, char *const argv[], ...)
 {
 	static char lib[1100], pre[1100];
@@ -113,7 +115,7 @@ static void run_env(struct result *r, const char *variant, int preload, char *co
 	snprintf(lib, sizeof(lib), "LD_LIBRARY_PATH=%s", metal_dir(variant));
 	envp[n++] = lib;
 	if (preload) {
-		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", LM_SHIM);
+		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", preload_shim);
 		envp[n++] = pre;
 	}
 	va_start(ap, argv);
@@ -292,6 +294,87 @@ static void test_env_table(void **state)
 			assert_int_equal(r.err_len, 0);
 		}
 	}
+}
+
+/* ---- the Tart images' names ------------------------------------------------------------ */
+
+/* One case: the environment, and the answers it must give (ceiling 0: stock, with why). */
+struct tart_case {
+	const char *env[6];
+	long ceiling;
+	const char *want_tg;
+	const char *want_wss;
+	const char *why;
+};
+
+static void check_tart_case(size_t i, const struct tart_case *c)
+{
+	static char *argv[] = { LM_PROBE, "--report", NULL };
+	char want[4096], line[256];
+	struct result r;
+
+	expected_report(want, sizeof(want), c->ceiling, c->want_tg, c->want_wss, c->ceiling != 0);
+	run_env(&r, "stock", 1, argv, "LUME_METAL_LOG=1", c->env[0], c->env[1], c->env[2], c->env[3], c->env[4], c->env[5],
+	    NULL);
+	if (strcmp(r.out, want) != 0 || r.status != 0)
+		fail_msg("tart case %zu: status %d\n--- got\n%s--- want\n%s--- stderr\n%s", i, r.status, r.out, want, r.err);
+	if (c->ceiling == 0) {
+		snprintf(line, sizeof(line), "lume-metal-shim: stock: %s\n", c->why);
+		if (strcmp(r.err, line) != 0)
+			fail_msg("tart case %zu: log line\n--- got\n%s--- want\n%s", i, r.err, line);
+	} else {
+		assert_int_equal(r.err_len, 0);
+	}
+}
+
+/* TART_METAL_* configure this shim as they configure the Tart images' TartMetalCapabilities.dylib;
+ * each LUME_METAL_* variable, when set and not empty, wins over its TART_METAL_* twin. */
+static void test_tart_names(void **state)
+{
+	static const struct tart_case cases[] = {
+		{{"TART_METAL_APPLE_FAMILY_MAX=1009"}, 1009, "65536", STOCK_WSS, NULL},
+		{{"TART_METAL_APPLE_FAMILY_MAX=1007", "TART_METAL_MAX_THREADGROUP_MEMORY=131072",
+		  "TART_METAL_RECOMMENDED_WORKING_SET_SIZE=20000000000"}, 1007, "131072", "20000000000", NULL},
+		/* both set: LUME_METAL_* wins, variable by variable */
+		{{"LUME_METAL_APPLE_FAMILY_MAX=1009", "TART_METAL_APPLE_FAMILY_MAX=1006"}, 1009, "65536", STOCK_WSS, NULL},
+		{{"LUME_METAL_APPLE_FAMILY_MAX=1006", "TART_METAL_APPLE_FAMILY_MAX=1009"}, 1006, "65536", STOCK_WSS, NULL},
+		{{"LUME_METAL_APPLE_FAMILY_MAX=1009", "TART_METAL_MAX_THREADGROUP_MEMORY=131072"}, 1009, "131072", STOCK_WSS, NULL},
+		{{"LUME_METAL_APPLE_FAMILY_MAX=1009", "LUME_METAL_MAX_THREADGROUP_MEMORY=65536",
+		  "TART_METAL_MAX_THREADGROUP_MEMORY=131072"}, 1009, "65536", STOCK_WSS, NULL},
+		{{"TART_METAL_APPLE_FAMILY_MAX=1009", "LUME_METAL_RECOMMENDED_WORKING_SET_SIZE=20000000000",
+		  "TART_METAL_RECOMMENDED_WORKING_SET_SIZE=30000000000"}, 1009, "65536", "20000000000", NULL},
+		/* an empty LUME_METAL_* one is not set: its twin is read */
+		{{"LUME_METAL_APPLE_FAMILY_MAX=", "TART_METAL_APPLE_FAMILY_MAX=1008"}, 1008, "65536", STOCK_WSS, NULL},
+		/* TART_METAL_APPLE_FAMILY_MAX=0 gives stock answers, as in the Tart images */
+		{{"TART_METAL_APPLE_FAMILY_MAX=0"}, 0, "32768", STOCK_WSS,
+		 "TART_METAL_APPLE_FAMILY_MAX must be in 1001..1999 (Apple families)"},
+		{{"TART_METAL_APPLE_FAMILY_MAX=1009", "TART_METAL_MAX_THREADGROUP_MEMORY=64k"}, 0, "32768", STOCK_WSS,
+		 "TART_METAL_MAX_THREADGROUP_MEMORY is not a decimal number"},
+		/* a malformed LUME_METAL_* value is refused, not passed over for its twin */
+		{{"LUME_METAL_APPLE_FAMILY_MAX=abc", "TART_METAL_APPLE_FAMILY_MAX=1009"}, 0, "32768", STOCK_WSS,
+		 "LUME_METAL_APPLE_FAMILY_MAX is not a decimal number"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_tart_case(i, &cases[i]);
+}
+
+/* The simulated Tart image's shim (this shim built with LM_SHIM_TART_ONLY) reads TART_METAL_*
+ * only, as the images' own TartMetalCapabilities.dylib does. */
+static void test_tart_names_image_shim(void **state)
+{
+	static const struct tart_case cases[] = {
+		{{"TART_METAL_APPLE_FAMILY_MAX=1009"}, 1009, "65536", STOCK_WSS, NULL},
+		{{"LUME_METAL_APPLE_FAMILY_MAX=1009"}, 0, "32768", STOCK_WSS, "TART_METAL_APPLE_FAMILY_MAX is not set, or empty"},
+		{{"LUME_METAL_APPLE_FAMILY_MAX=1009", "TART_METAL_APPLE_FAMILY_MAX=1006"}, 1006, "65536", STOCK_WSS, NULL},
+	};
+
+	(void)state;
+	preload_shim = LM_TART_SHIM;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_tart_case(i, &cases[i]);
+	preload_shim = LM_SHIM;
 }
 
 /* ---- children start clean ------------------------------------------------------------- */
@@ -713,6 +796,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_env_table),
+		cmocka_unit_test(test_tart_names),
+		cmocka_unit_test(test_tart_names_image_shim),
 		cmocka_unit_test(test_children_start_clean),
 		cmocka_unit_test(test_published_lines),
 		cmocka_unit_test(test_probe_bad_arguments),

@@ -15,6 +15,9 @@
 
 typedef enum { SIM_FAULT_NONE = 0, SIM_FAULT_500, SIM_FAULT_GARBAGE } sim_fault;
 
+/* Which VM manager has the VM (sim_managers.c): Lume's API and CLI know only SIM_MGR_LUME's. */
+typedef enum { SIM_MGR_LUME = 0, SIM_MGR_TART, SIM_MGR_UTM } sim_manager;
+
 /* Who runs a VM, that is who holds its config.json (see lume_lock.c). */
 typedef enum { SIM_OWNER_NONE = 0, SIM_OWNER_SERVER, SIM_OWNER_CLI } sim_owner;
 
@@ -27,6 +30,9 @@ typedef struct {
 	int unlocked;           /* the host preference was on when this VM last started (under sim.lock) */
 	int never_ready;        /* runs but never gets an address */
 	int vnc_port;           /* what vncUrl shows while running */
+	sim_manager manager;
+	int no_display;         /* UTM: config.plist has no Display entry */
+	char uuid[40];          /* UTM: Information.UUID */
 	/* under sim.lock */
 	int running;            /* Lume's "running": set at once by run */
 	int booted;             /* the guest is up: ipAddress filled */
@@ -38,6 +44,7 @@ typedef struct {
 	/* under op_lock: the guest's sshd */
 	pthread_mutex_t op_lock;
 	int sshd_up;
+	int stopping;           /* under sim.lock: a guest shutdown was requested (UTM "stopping") */
 } sim_vm;
 
 /* A VM being pulled (--pulling): only GET /lume/vms/NAME knows it. */
@@ -84,6 +91,17 @@ typedef struct {
 	pid_t parent;           /* --exit-with-parent: stop when this process is gone */
 	int active;             /* connections being served */
 	pthread_cond_t idle;    /* active dropped to 0 */
+	/* Tart and UTM (sim_managers.c) */
+	char tart_home[SIM_DIR_MAX + 8];      /* Tart's ~/.tart: vms/NAME/{config.json,disk.img,nvram.bin} */
+	char utm_documents[SIM_DIR_MAX + 8];  /* UTM's Documents: NAME.utm/config.plist */
+	const char *tart_program;  /* the built `tart` stand-in */
+	const char *utmctl_program;/* the built `utmctl` stand-in */
+	const char *tart_shim;     /* the Tart image's TartMetalCapabilities.dylib, put in every Tart guest */
+	const char *tart_version;
+	const char *utm_version;
+	int utm_no_gui;            /* Apple Events fail: no logged-in GUI session */
+	int utm_ignore_request;    /* guests ignore `utmctl stop --request` */
+	double utm_request_delay;  /* a guest asked to shut down is down after this */
 } sim;
 
 /* sim_vm.c */
@@ -107,6 +125,18 @@ char *sim_vms_json(sim *s);
 /* A VM being pulled: {"name","status":"pulling","downloadProgress"}, nothing else. */
 char *sim_pull_json(const sim_pull *p);
 
+/* The VM goes down now, as its manager's power-off does (VZVirtualMachine.stop): blocks until the
+ * guest's sshd is down. */
+void sim_vm_power_off(sim *s, sim_vm *vm, const char *detail);
+
+/* sim_managers.c: Tart's and UTM's stores, the stand-ins' hooks. */
+int sim_managers_prepare(sim *s);                     /* the VM directories and bundles */
+int sim_managers_install(sim *s, void *cli_config);   /* bin/tart, bin/utmctl; fields of lume-sim.json */
+/* GET/POST /_sim/... of the Tart and UTM stand-ins: 1 when handled (*status, *body malloc'ed
+ * JSON), 0 when the path is not theirs. */
+int sim_managers_route(sim *s, const char *method, const char *path, const char *body, int *status, char **json);
+/* The VM, when Lume knows it (Lume's routes and its CLI see only Lume's VMs). */
+sim_vm *sim_lume_vm_find(sim *s, const char *name);
 /* sim_prefs.c: whether the host preference is on now, as a VM process starting now reads it. */
 int sim_host_level_unlocked(const sim *s);
 

@@ -228,6 +228,8 @@ static void route(sim *s, const char *method, const char *path, const char *body
 	char name[SIM_NAME_MAX + 64], why[256];
 	const sim_pull *pull;
 	sim_vm *vm;
+	char *json = NULL;
+	int status = 0;
 	int get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
 
 	if (take_fault(s, path, r))
@@ -237,7 +239,7 @@ static void route(sim *s, const char *method, const char *path, const char *body
 	} else if (get && match_vm(path, "", name, sizeof(name))) {
 		if ((pull = sim_pull_find(s, name)) != NULL)
 			set_json(r, 200, sim_pull_json(pull)); /* a pull in progress, answered without the disk */
-		else if ((vm = sim_vm_find(s, name)) == NULL)
+		else if ((vm = sim_lume_vm_find(s, name)) == NULL)
 			set_message(r, 400, "Virtual machine not found: ", name);
 		else
 			set_json(r, 200, sim_vm_json(s, vm));
@@ -254,12 +256,12 @@ static void route(sim *s, const char *method, const char *path, const char *body
 		cJSON_AddStringToObject(o, "status", "pending");
 		set_json(r, 202, cJSON_PrintUnformatted(o));
 		cJSON_Delete(o);
-		if ((vm = sim_vm_find(s, name)) == NULL)
+		if ((vm = sim_lume_vm_find(s, name)) == NULL)
 			sim_log_event(s, "start-failed", name, "Virtual machine not found");
 		else
 			(void)sim_vm_run(s, vm, 0, why, sizeof(why)); /* a failure is in the log only */
 	} else if (post && match_vm(path, "/stop", name, sizeof(name))) {
-		if ((vm = sim_vm_find(s, name)) == NULL) {
+		if ((vm = sim_lume_vm_find(s, name)) == NULL) {
 			set_message(r, 400, "Virtual machine not found: ", name);
 		} else if (sim_vm_stop(s, vm) < 0) {
 			set_message(r, 400, "Virtual machine not running: ", name);
@@ -283,6 +285,8 @@ static void route(sim *s, const char *method, const char *path, const char *body
 			set_message(r, 400, "Virtual machine not found: ", name);
 		else
 			route_attach(s, vm, body, r);
+	} else if (sim_managers_route(s, method, path, body, &status, &json)) {
+		set_json(r, status, json);
 	} else {
 		set_reply(r, 404, "text/plain", "Not found");
 	}

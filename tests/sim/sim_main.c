@@ -22,6 +22,15 @@
 #ifndef LUME_SIM_CLI_DEFAULT
 #define LUME_SIM_CLI_DEFAULT "lume-sim-cli"
 #endif
+#ifndef LUME_SIM_TART_DEFAULT
+#define LUME_SIM_TART_DEFAULT "lume-sim-tart"
+#endif
+#ifndef LUME_SIM_UTMCTL_DEFAULT
+#define LUME_SIM_UTMCTL_DEFAULT "lume-sim-utmctl"
+#endif
+#ifndef LUME_SIM_TART_SHIM_DEFAULT
+#define LUME_SIM_TART_SHIM_DEFAULT NULL
+#endif
 
 #define MAX_LIST 64
 
@@ -56,6 +65,18 @@ static void usage(FILE *out)
 	    "  --unsupported-metal-dir DIR\n"
 	    "  --never-ready NAME       this VM runs but never gets an IP address (repeatable)\n"
 	    "  --pulling NAME[=PERCENT] a VM being pulled: GET /lume/vms/NAME says \"pulling\" (repeatable)\n"
+	    "  --tart-vm NAME           a VM of Tart's (store: --tart-home), admin/admin, the Tart shim installed\n"
+	    "  --utm-vm NAME            a VM of UTM's (bundles: --utm-documents)\n"
+	    "  --utm-headless NAME      a UTM VM whose config.plist has no display (repeatable)\n"
+	    "  --tart-home DIR          Tart's home (default DIR/tart; the host's TART_HOME must match)\n"
+	    "  --utm-documents DIR      UTM's Documents (default DIR/utm; the host's is\n"
+	    "                           ~/Library/Containers/com.utmapp.UTM/Data/Documents)\n"
+	    "  --tart-shim FILE         the Tart image's TartMetalCapabilities.dylib (default: the built one)\n"
+	    "  --tart-version V, --utm-version V   what the stand-ins report (UTM < 5.0.3: no ip-address)\n"
+	    "  --utm-no-gui             utmctl's Apple Events fail (no logged-in GUI session)\n"
+	    "  --utm-ignore-request     guests ignore `utmctl stop --request`\n"
+	    "  --utm-request-delay S    a guest asked to shut down is down after S (default 0.5)\n"
+	    "  --tart-cli PROGRAM, --utmctl-cli PROGRAM   the built stand-ins to install as DIR/bin/tart, utmctl\n"
 	    "  --os-version V           guest macOS version (sw_vers), passed to the guest fixture\n"
 	    "  --home-size SIZE         passed to the guest fixture\n"
 	    "  --fault 500|garbage      answer every Lume route this way (see POST /_sim/fault)\n"
@@ -232,6 +253,10 @@ static int install_cli(sim *s)
 	cJSON_AddStringToObject(cfg, "version", s->cli_version);
 	cJSON_AddStringToObject(cfg, "home", s->home);
 	cJSON_AddNumberToObject(cfg, "stop_grace", s->stop_grace);
+	if (sim_managers_install(s, cfg) < 0) {
+		cJSON_Delete(cfg);
+		return -1;
+	}
 	snprintf(path, sizeof(path), "%s/lume-sim.json", s->bin_dir);
 	rc = write_json_file(path, cfg);
 	cJSON_Delete(cfg);
@@ -274,6 +299,8 @@ static cJSON *summary_json(sim *s)
 	cJSON_AddStringToObject(o, "bin_dir", s->bin_dir);
 	cJSON_AddStringToObject(o, "log", s->log_path);
 	cJSON_AddStringToObject(o, "home", s->home);
+	cJSON_AddStringToObject(o, "tart_home", s->tart_home);
+	cJSON_AddStringToObject(o, "utm_documents", s->utm_documents);
 	vms = cJSON_AddArrayToObject(o, "vms");
 	for (i = 0; i < s->nvms; i++) {
 		v = cJSON_CreateObject();
@@ -282,6 +309,8 @@ static cJSON *summary_json(sim *s)
 		cJSON_AddStringToObject(v, "dir", s->vms[i].dir);
 		cJSON_AddStringToObject(v, "config", s->vms[i].config);
 		cJSON_AddBoolToObject(v, "never_ready", s->vms[i].never_ready);
+		cJSON_AddStringToObject(v, "manager", s->vms[i].manager == SIM_MGR_TART ? "tart" :
+		    s->vms[i].manager == SIM_MGR_UTM ? "utm" : "lume");
 		if (s->vms[i].metal_dir != NULL)
 			cJSON_AddStringToObject(v, "metal_dir", s->vms[i].metal_dir);
 		cJSON_AddItemToArray(vms, v);
@@ -297,6 +326,8 @@ static void print_summary(sim *s)
 	printf("  lume CLI stand-in: %s\n", s->lume_path);
 	printf("  request log:       %s\n", s->log_path);
 	printf("  VM store:          %s\n", s->home);
+	printf("  Tart home:         %s (TART_HOME)\n", s->tart_home);
+	printf("  UTM documents:     %s\n", s->utm_documents);
 	for (i = 0; i < s->nvms; i++)
 		printf("  VM %-16s %-15s %s%s\n", s->vms[i].name, s->vms[i].address, s->vms[i].dir,
 		    s->vms[i].never_ready ? " (never ready)" : "");
@@ -320,7 +351,8 @@ static int valid_vm_name(const char *n)
 enum {
 	O_PORT = 256, O_VMS, O_VM, O_DIR, O_BOOT, O_STOP, O_MAXRUN, O_ADDR, O_METAL, O_UNSUP_VM, O_UNSUP_DIR,
 	O_NEVER, O_OSV, O_HOME, O_FAULT, O_CLIV, O_GUEST, O_CLI, O_INFO, O_KEEP, O_PARENT, O_HELP, O_GRACE,
-	O_STATUS_DELAY, O_PULLING, O_PREFS
+	O_STATUS_DELAY, O_PULLING, O_TART_VM, O_UTM_VM, O_UTM_HEADLESS, O_TART_HOME, O_UTM_DOCS, O_TART_SHIM,
+	O_TART_VERSION, O_UTM_VERSION, O_UTM_NO_GUI, O_UTM_IGNORE, O_UTM_DELAY, O_TART_CLI, O_UTMCTL_CLI, O_PREFS
 };
 
 /* NAME or NAME=PERCENT. */
@@ -388,10 +420,20 @@ int main(int argc, char **argv)
 		{"lume-cli", required_argument, NULL, O_CLI}, {"info", required_argument, NULL, O_INFO},
 		{"keep", no_argument, NULL, O_KEEP}, {"exit-with-parent", no_argument, NULL, O_PARENT},
 		{"stop-grace", required_argument, NULL, O_GRACE}, {"status-delay", required_argument, NULL, O_STATUS_DELAY},
-		{"pulling", required_argument, NULL, O_PULLING}, {"prefs-dir", required_argument, NULL, O_PREFS}, {"help", no_argument, NULL, O_HELP}, {NULL, 0, NULL, 0}};
+		{"pulling", required_argument, NULL, O_PULLING}, {"help", no_argument, NULL, O_HELP},
+		{"tart-vm", required_argument, NULL, O_TART_VM}, {"utm-vm", required_argument, NULL, O_UTM_VM},
+		{"utm-headless", required_argument, NULL, O_UTM_HEADLESS}, {"tart-home", required_argument, NULL, O_TART_HOME},
+		{"utm-documents", required_argument, NULL, O_UTM_DOCS}, {"tart-shim", required_argument, NULL, O_TART_SHIM},
+		{"tart-version", required_argument, NULL, O_TART_VERSION}, {"utm-version", required_argument, NULL, O_UTM_VERSION},
+		{"utm-no-gui", no_argument, NULL, O_UTM_NO_GUI}, {"utm-ignore-request", no_argument, NULL, O_UTM_IGNORE},
+		{"utm-request-delay", required_argument, NULL, O_UTM_DELAY}, {"tart-cli", required_argument, NULL, O_TART_CLI},
+		{"utmctl-cli", required_argument, NULL, O_UTMCTL_CLI}, {"prefs-dir", required_argument, NULL, O_PREFS},
+		{NULL, 0, NULL, 0}};
 	sim_pull pulls[MAX_LIST];
 	sim s;
 	name_list names = {{0}, 0}, unsupported = {{0}, 0}, never = {{0}, 0};
+	name_list tart_names = {{0}, 0}, utm_names = {{0}, 0}, headless = {{0}, 0};
+	const char *tart_home_opt = NULL, *utm_docs_opt = NULL;
 	const char *address_base = "127.0.0.2", *metal_dir = NULL, *unsupported_dir = NULL, *dir_opt = NULL;
 	char numbered[MAX_LIST][16];
 	long nvms = 1;
@@ -413,6 +455,12 @@ int main(int argc, char **argv)
 	s.cli_program = LUME_SIM_CLI_DEFAULT;
 	s.cli_version = SIM_VERSION;
 	s.fault_count = -1;
+	s.tart_program = LUME_SIM_TART_DEFAULT;
+	s.utmctl_program = LUME_SIM_UTMCTL_DEFAULT;
+	s.tart_shim = LUME_SIM_TART_SHIM_DEFAULT;
+	s.tart_version = "2.28.0";
+	s.utm_version = "5.0.3";
+	s.utm_request_delay = 0.5;
 	s.listen_fd = -1;
 	s.log_fd = -1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -452,6 +500,28 @@ int main(int argc, char **argv)
 		case O_UNSUP_VM: if (add_name(&unsupported, "--unsupported-vm", optarg) < 0) return 64; break;
 		case O_UNSUP_DIR: unsupported_dir = optarg; break;
 		case O_NEVER: if (add_name(&never, "--never-ready", optarg) < 0) return 64; break;
+		case O_TART_VM:
+		case O_UTM_VM:
+		case O_UTM_HEADLESS:
+			if (!valid_vm_name(optarg)) {
+				fprintf(stderr, "lume-sim: '%s': use letters, digits, '.', '_', '-'\n", optarg);
+				return 64;
+			}
+			if (add_name(&names, "VM names", optarg) < 0 ||
+			    add_name(c == O_TART_VM ? &tart_names : &utm_names, "VM names", optarg) < 0 ||
+			    (c == O_UTM_HEADLESS && add_name(&headless, "--utm-headless", optarg) < 0))
+				return 64;
+			break;
+		case O_TART_HOME: tart_home_opt = optarg; break;
+		case O_UTM_DOCS: utm_docs_opt = optarg; break;
+		case O_TART_SHIM: s.tart_shim = optarg; break;
+		case O_TART_VERSION: s.tart_version = optarg; break;
+		case O_UTM_VERSION: s.utm_version = optarg; break;
+		case O_UTM_NO_GUI: s.utm_no_gui = 1; break;
+		case O_UTM_IGNORE: s.utm_ignore_request = 1; break;
+		case O_UTM_DELAY: if (parse_double("--utm-request-delay", optarg, &s.utm_request_delay) < 0) return 64; break;
+		case O_TART_CLI: s.tart_program = optarg; break;
+		case O_UTMCTL_CLI: s.utmctl_program = optarg; break;
 		case O_OSV: s.os_version = optarg; break;
 		case O_HOME: s.home_size = optarg; break;
 		case O_FAULT:
@@ -527,6 +597,12 @@ int main(int argc, char **argv)
 	}
 	snprintf(s.log_path, sizeof(s.log_path), "%s/requests.log", s.dir);
 	snprintf(s.home, sizeof(s.home), "%s/lume", s.dir);
+	snprintf(s.tart_home, sizeof(s.tart_home), "%s", tart_home_opt != NULL ? tart_home_opt : "");
+	if (tart_home_opt == NULL)
+		snprintf(s.tart_home, sizeof(s.tart_home), "%s/tart", s.dir);
+	snprintf(s.utm_documents, sizeof(s.utm_documents), "%s", utm_docs_opt != NULL ? utm_docs_opt : "");
+	if (utm_docs_opt == NULL)
+		snprintf(s.utm_documents, sizeof(s.utm_documents), "%s/utm", s.dir);
 	s.pulls = pulls;
 
 	pthread_mutex_init(&s.lock, NULL);
@@ -541,6 +617,9 @@ int main(int argc, char **argv)
 		snprintf(vm->dir, sizeof(vm->dir), "%s/vms/%s", s.dir, vm->name);
 		vm->metal_dir = in_list(&unsupported, vm->name) ? unsupported_dir : metal_dir;
 		vm->never_ready = in_list(&never, vm->name);
+		vm->manager = in_list(&tart_names, vm->name) ? SIM_MGR_TART : in_list(&utm_names, vm->name) ? SIM_MGR_UTM :
+		    SIM_MGR_LUME;
+		vm->no_display = in_list(&headless, vm->name);
 		vm->boot_at = -1;
 		vm->lock_fd = -1;
 		vm->vnc_port = 59000 + (int)i;
@@ -549,7 +628,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "lume-sim: cannot create %s: %s\n", vm->dir, strerror(errno));
 			goto out;
 		}
-		if (write_config(&s, vm, i) < 0)
+		if (vm->manager == SIM_MGR_LUME && write_config(&s, vm, i) < 0)
 			goto out;
 		if (sim_pull_find(&s, vm->name) != NULL) {
 			fprintf(stderr, "lume-sim: %s is both a VM and --pulling\n", vm->name);
@@ -559,7 +638,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < never.n; i++)
 		if (sim_vm_find(&s, never.names[i]) == NULL)
 			fprintf(stderr, "lume-sim: warning: --never-ready %s: no such VM\n", never.names[i]);
-	if (assign_addresses(&s, address_base) < 0)
+	if (sim_managers_prepare(&s) < 0 || assign_addresses(&s, address_base) < 0)
 		goto out;
 	if ((s.log_fd = open(s.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0) {
 		fprintf(stderr, "lume-sim: cannot open %s: %s\n", s.log_path, strerror(errno));
@@ -647,6 +726,10 @@ out:
 			sim_rm_rf(p);
 			sim_rm_rf(s.home);
 			sim_rm_rf(s.log_path);
+			if (tart_home_opt == NULL)
+				sim_rm_rf(s.tart_home);
+			if (utm_docs_opt == NULL)
+				sim_rm_rf(s.utm_documents);
 		}
 	}
 	free(s.vms);

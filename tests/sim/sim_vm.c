@@ -18,6 +18,15 @@
 
 #define SIM_GUEST_TIMEOUT 60.0
 
+static void wait_down(sim *s, sim_vm *vm);
+
+sim_vm *sim_lume_vm_find(sim *s, const char *name)
+{
+	sim_vm *vm = sim_vm_find(s, name);
+
+	return vm != NULL && vm->manager == SIM_MGR_LUME ? vm : NULL;
+}
+
 sim_vm *sim_vm_find(sim *s, const char *name)
 {
 	size_t i;
@@ -67,7 +76,7 @@ static int guest(sim *s, sim_vm *vm, const char *command, const char *const extr
 static void boot(sim *s, sim_vm *vm, unsigned generation)
 {
 	char boot_time[32];
-	const char *extra[16];
+	const char *extra[24];
 	size_t n = 0;
 	int current;
 
@@ -104,6 +113,14 @@ static void boot(sim *s, sim_vm *vm, unsigned generation)
 		if (s->home_size != NULL) {
 			extra[n++] = "--home-size";
 			extra[n++] = s->home_size;
+		}
+		if (vm->manager == SIM_MGR_TART) { /* Cirrus Labs' images: admin/admin, and their shim */
+			extra[n++] = "--user";
+			extra[n++] = "admin";
+			if (s->tart_shim != NULL) {
+				extra[n++] = "--tart-shim";
+				extra[n++] = s->tart_shim;
+			}
 		}
 		extra[n] = NULL;
 		if (guest(s, vm, "start", extra) == 0) {
@@ -143,8 +160,20 @@ static void vm_down(sim *s, sim_vm *vm, unsigned generation, const char *detail)
 	pthread_mutex_lock(&s->lock);
 	vm->running = 0;
 	vm->booted = 0;
+	vm->stopping = 0;
 	pthread_mutex_unlock(&s->lock);
 	sim_log_event(s, "stopped", vm->name, detail);
+}
+
+void sim_vm_power_off(sim *s, sim_vm *vm, const char *detail)
+{
+	unsigned gen;
+
+	pthread_mutex_lock(&s->lock);
+	gen = vm->generation;
+	pthread_mutex_unlock(&s->lock);
+	vm_down(s, vm, gen, detail);
+	wait_down(s, vm);
 }
 
 void *sim_supervisor(void *arg)
@@ -433,7 +462,8 @@ char *sim_vms_json(sim *s)
 	size_t i;
 
 	for (i = 0; i < s->nvms; i++)
-		cJSON_AddItemToArray(a, vm_object(s, &s->vms[i]));
+		if (s->vms[i].manager == SIM_MGR_LUME) /* Lume knows its own VMs only */
+			cJSON_AddItemToArray(a, vm_object(s, &s->vms[i]));
 	text = cJSON_Print(a);
 	cJSON_Delete(a);
 	return text;

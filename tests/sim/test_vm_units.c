@@ -123,6 +123,36 @@ static void test_vm_objects(void **state)
 	cJSON_Delete(doc);
 }
 
+/* `utmctl list`: the fixed table, read by words whatever the padding, line ends or stray lines. */
+static void test_utm_list_table(void **state)
+{
+	char text[] =
+	    "UUID                                 Status   Name\r\n"
+	    "5A1B0C2D-3E4F-4A5B-8C6D-000000000001 started  dev-vm\r\n"
+	    "\n"
+	    "NOTE: something utmctl printed\n"
+	    "5A1B0C2D-3E4F-4A5B-8C6D-000000000002 stopped  My Mac VM  \n"
+	    "not-a-uuid stopped vm3\n"
+	    "5A1B0C2D-3E4F-4A5B-8C6D-000000000004 paused   last";
+	char empty[] = "UUID                                 Status   Name\n";
+	lm_vm_info *vms = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(lm_vm_utm_parse_list(text, &vms, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(vms[0].name, "dev-vm");
+	assert_string_equal(vms[0].status, "running"); /* UTM's "started" */
+	assert_string_equal(vms[1].name, "My Mac VM"); /* the rest of the line, inner spaces kept */
+	assert_string_equal(vms[1].status, "stopped");
+	assert_string_equal(vms[2].name, "last");
+	assert_string_equal(vms[2].status, "paused");
+	free(vms);
+	assert_int_equal(lm_vm_utm_parse_list(empty, &vms, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(vms);
+}
+
 static void test_excerpt(void **state)
 {
 	char buf[12];
@@ -201,6 +231,7 @@ int main(void)
 		cmocka_unit_test(test_json_among_log_lines),
 		cmocka_unit_test(test_vm_objects),
 		cmocka_unit_test(test_excerpt),
+		cmocka_unit_test(test_utm_list_table),
 		cmocka_unit_test(test_proc_run_and_timeout),
 		cmocka_unit_test(test_proc_env_drops_password),
 		cmocka_unit_test(test_find_program),

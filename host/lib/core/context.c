@@ -70,6 +70,7 @@ int lm_context_new(lm_context **out, const lm_options *opts)
 	if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
 		return lm_error_nomem();
 	ctx->opts = *opts;
+	ctx->opts.vm_address = ctx->opts.tart_program = ctx->opts.utmctl_program = NULL;
 	pthread_mutex_init(&ctx->callback_lock, NULL);
 	if ((rc = dup_opt(&ctx->opts.state_dir, opts->state_dir)) < 0 ||
 	    (rc = dup_opt(&ctx->opts.prefs_dir, opts->prefs_dir)) < 0 ||
@@ -78,7 +79,10 @@ int lm_context_new(lm_context **out, const lm_options *opts)
 	    (rc = dup_opt(&ctx->opts.ssh_user, opts->ssh_user)) < 0 ||
 	    (rc = dup_opt(&ctx->opts.ssh_key, opts->ssh_key)) < 0 ||
 	    (rc = dup_opt(&ctx->opts.ssh_password_file, opts->ssh_password_file)) < 0 ||
-	    (rc = dup_opt(&ctx->opts.bundle_dir, opts->bundle_dir)) < 0) {
+	    (rc = dup_opt(&ctx->opts.bundle_dir, opts->bundle_dir)) < 0 ||
+	    (rc = dup_opt(&ctx->opts.vm_address, opts->vm_address)) < 0 ||
+	    (rc = dup_opt(&ctx->opts.tart_program, opts->tart_program)) < 0 ||
+	    (rc = dup_opt(&ctx->opts.utmctl_program, opts->utmctl_program)) < 0) {
 		lm_context_free(ctx);
 		return rc;
 	}
@@ -110,6 +114,9 @@ void lm_context_free(lm_context *ctx)
 	free((void *)ctx->opts.ssh_key);
 	free((void *)ctx->opts.ssh_password_file);
 	free((void *)ctx->opts.bundle_dir);
+	free((void *)ctx->opts.vm_address);
+	free((void *)ctx->opts.tart_program);
+	free((void *)ctx->opts.utmctl_program);
 	free(ctx->state_dir);
 	pthread_mutex_destroy(&ctx->callback_lock);
 	free(ctx);

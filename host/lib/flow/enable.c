@@ -26,6 +26,8 @@ typedef struct {
 	double started_at;  /* when this tool last asked for the VM to start (journal, or this run) */
 	int started_now;    /* ... and that was this run: the journal gets it */
 	int stopped_running; /* this run stopped the running VM to restart it */
+	int user_restart;   /* no VM manager: the user restarts the VM; the preference and the VM's
+	                       "enabling" entry are kept for the next enable after that restart */
 } enable_run;
 
 /* Ask for the VM to start, noting the time first: its process starts after that moment. */
@@ -182,6 +184,13 @@ static int step_vm_level(enable_run *r)
 	if (dry) {
 		lm_step_add(r->ctx, r->o, "restart", t, "would restart: %s", restart_reason(r));
 		return 0;
+	}
+	if (!lm_vm_manager_can_start(r->vmm)) {
+		/* No manager: the restart is the user's; nothing is installed in a guest that still runs
+		 * at the stock level, and the preference stays set for the restart. */
+		r->user_restart = 1;
+		return lm_error_set(LM_ERROR, "%s: restart the VM now: %s, and without a VM manager lume-metal "
+		    "cannot restart it; then enable it again", r->o->vm, restart_reason(r));
 	}
 	lm_ssh_free(r->ssh);
 	r->ssh = NULL;
@@ -356,12 +365,15 @@ static void undo(enable_run *r)
 		/* Only this run's own mark is taken back (see step_record). */
 		vm = lm_state_vm(st, r->o->vm, 0);
 		if (vm != NULL && journal_marked(vm, r)) {
-			if (r->was_enabled)
+			if (r->was_enabled || r->user_restart)
 				cJSON_DeleteItemFromObjectCaseSensitive(vm, "enable_run");
 			else
 				cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), r->o->vm);
 		}
-		if (lm_state_live_vms(st, NULL, NULL, 0) == 0 && r->res->pref.recorded) {
+		if (r->user_restart && r->res->pref.recorded) {
+			lm_outcome_append(r->o, "; host preference kept for the restart (a rollback of %s gives it back)",
+			    r->o->vm);
+		} else if (lm_state_live_vms(st, NULL, NULL, 0) == 0 && r->res->pref.recorded) {
 			if (lm_host_pref_disable_locked(st, &restored) == 0) {
 				/* The original as this run saw it recorded (the restored info has no record left). */
 				lm_outcome_append(r->o, "; host preference restored (%s)",

@@ -109,6 +109,9 @@ typedef struct {
 
 int lm_shim_env_make(lm_shim_env *se, const lm_guest_facts *facts, const char *injection,
     const char *shim, const char *probe, const lm_profile *profile);
+/* The same for the Tart image's own shim (LM_TART_SHIM_PATH, TART_METAL_* as its guest agent
+ * sets them), the probe still ours. */
+int lm_shim_env_tart(lm_shim_env *tart, const lm_shim_env *se);
 /* `env VAR=... argv...` quoted for the guest's shell. with_shim: 0 nothing before argv;
  * LM_SHIM_ALL the shim's variables and the bundle's PATH; LM_SHIM_PATH_ONLY the PATH alone (what
  * the workload's name is looked up in, without loading the shim). */

@@ -103,7 +103,8 @@ static char *next_line(char **cursor)
 	"uname -s; uname -m; (sw_vers -productVersion) 2>/dev/null || echo; " \
 	"(sysctl -n kern.boottime) 2>/dev/null || echo; printf '%s\\n' \"$HOME\"; " \
 	"readlink \"$HOME/" LM_GUEST_BASE "/current\" 2>/dev/null || echo; " \
-	"{ (csrutil status) 2>/dev/null; echo; } | head -n 1"
+	"{ (csrutil status) 2>/dev/null; echo; } | head -n 1; " \
+	"if test -f " LM_TART_SHIM_PATH "; then echo tart-shim; else echo; fi"
 
 /* One line of the facts into its field. Too long is an error naming the limit, never a cut: the
  * home directory becomes part of `rm -rf` paths, and a cut one could name another directory. */
@@ -138,6 +139,7 @@ int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char
 	} else
 		(void)next_line(&cursor);
 	lm_sip_status_parse(next_line(&cursor), facts->sip, sizeof(facts->sip));
+	facts->tart_shim = strcmp(next_line(&cursor), "tart-shim") == 0;
 
 	/* macOS: "{ sec = 1764442800, usec = 250000 } Sun Nov 29 19:00:00 2026". The microseconds
 	 * count: the restart rule compares with the preference's change to the fraction. Seconds
@@ -369,6 +371,19 @@ int lm_shim_env_make(lm_shim_env *se, const lm_guest_facts *facts, const char *i
 		return lm_error_set(LM_EINVALID, "the shim's variable name or a guest path is longer than %zu bytes (the "
 		    "limit)", sizeof(se->shim_path) - 1);
 	return lm_profile_render_env(profile, se->env, &se->nenv);
+}
+
+int lm_shim_env_tart(lm_shim_env *tart, const lm_shim_env *se)
+{
+	*tart = *se;
+	snprintf(tart->shim_path, sizeof(tart->shim_path), "%s", LM_TART_SHIM_PATH);
+	/* What the images' guest-agent jobs set (macos-image-templates, the launchd plists). */
+	tart->nenv = 2;
+	tart->env[0].name = "TART_METAL_APPLE_FAMILY_MAX";
+	snprintf(tart->env[0].value, sizeof(tart->env[0].value), "1009");
+	tart->env[1].name = "TART_METAL_MAX_THREADGROUP_MEMORY";
+	snprintf(tart->env[1].value, sizeof(tart->env[1].value), "65536");
+	return 0;
 }
 
 int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *argv, size_t argc, char **out)

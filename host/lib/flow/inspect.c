@@ -122,7 +122,14 @@ static int probe_vm(lm_context *ctx, const char *vm, int exercise, lm_flow_resul
 	snprintf(o->profile, sizeof(o->profile), "%s", r.profile_name);
 	lm_workload_derive(o->stock, &o->stock_flags);
 	lm_workload_derive(o->shimmed, &o->shimmed_flags);
-	lm_step_add(ctx, o, "probe", t, "stock and shimmed reports");
+	/* A Tart image's own shim: a third column, what `tart exec` sessions get. */
+	if (o->guest.tart_shim) {
+		lm_shim_env tart;
+		if (lm_shim_env_tart(&tart, &se) < 0 || lm_guest_probe(ssh, &tart, 1, &o->tart, NULL, 0) < 0)
+			lm_log(ctx, LM_LOG_WARN, "%s: the Tart image's shim (%s) could not be probed: %s", o->vm,
+			    LM_TART_SHIM_PATH, lm_error_last()->message);
+	}
+	lm_step_add(ctx, o, "probe", t, "stock and shimmed reports%s", o->tart != NULL ? ", and the Tart image's shim" : "");
 	/* Run on demand and reported, not judged; without --exercise the last one recorded is shown. */
 	if (exercise && (rc = lm_flow_step_exercise(ctx, ssh, &se, NULL, o)) < 0) {
 		lm_outcome_fail(ctx, o, rc);

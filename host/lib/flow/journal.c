@@ -291,6 +291,7 @@ void lm_flow_result_dispose(lm_flow_result *result)
 
 		lm_report_free(o->stock);
 		lm_report_free(o->shimmed);
+		lm_report_free(o->tart);
 		lm_report_free(o->exercised);
 		free(o->message);
 		for (k = 0; k < o->nsteps; k++)
@@ -347,5 +348,5 @@ int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_
 {
 	if (info->ip[0] == '\0')
 		return lm_error_set(LM_ERROR, "%s has no IP address (is it running?)", vm);
-	return lm_ssh_connect(out, ctx, vm, info->ip, 22);
+	return lm_ssh_connect_as(out, ctx, vm, info->ip, 22, info->account);
 }

@@ -221,6 +221,7 @@ static cJSON *outcome_json(const lm_vm_outcome *o)
 	}
 	add_string_or_null(v, "state", o->info.status);
 	add_string_or_null(v, "ip", o->info.ip);
+	add_string_or_null(v, "manager", o->info.manager);
 	add_string_or_null(v, "profile", o->profile);
 	cJSON_AddBoolToObject(v, "enabled", o->already_enabled || (o->rc == 0 && o->bundle_verified));
 	cJSON_AddBoolToObject(v, "restarted", o->restarted);
@@ -239,6 +240,7 @@ static cJSON *outcome_json(const lm_vm_outcome *o)
 		cJSON_AddNullToObject(g, "boot_time");
 	add_string_or_null(g, "home", o->guest.home);
 	add_string_or_null(g, "sip", o->guest.sip);
+	cJSON_AddBoolToObject(g, "tart_shim", o->guest.tart_shim);
 	steps = cJSON_AddArrayToObject(v, "steps");
 	for (i = 0; i < o->nsteps; i++) {
 		s = cJSON_CreateObject();
@@ -251,6 +253,8 @@ static cJSON *outcome_json(const lm_vm_outcome *o)
 	}
 	cJSON_AddItemToObject(v, "stock", report_json(o->stock));
 	cJSON_AddItemToObject(v, "shimmed", report_json(o->shimmed));
+	if (o->tart != NULL) /* probe, in a Tart image with its own shim */
+		cJSON_AddItemToObject(v, "tart_image_shim", report_json(o->tart));
 	cJSON_AddItemToObject(v, "exercise", exercise_json(o->exercised));
 	return v;
 }

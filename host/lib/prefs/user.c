@@ -40,6 +40,21 @@ int lm_prefs_check_user(lm_context *ctx, lm_host_pref_info *info, int writing)
 	info->server_user[0] = '\0';
 	info->server_pid = 0;
 	info->user_mismatch = 0;
+	/* Tart's, UTM's or an unmanaged VM's process runs as whoever started it: Lume's server says
+	 * nothing about them. Only root is known to be wrong (a desktop user's VMs never read root's). */
+	if (o->vm_manager == LM_VM_MANAGER_TART || o->vm_manager == LM_VM_MANAGER_UTM ||
+	    o->vm_manager == LM_VM_MANAGER_NONE) {
+		if (euid != 0 || explicit_store || !writing)
+			return 0;
+		if (o->force_user_mismatch) {
+			lm_log(ctx, LM_LOG_WARN, "forced: writing root's preference domain");
+			return 0;
+		}
+		info->user_mismatch = 1;
+		return lm_error_set(LM_EWRONGUSER, "lume-metal runs as root: root's preference domain is read only by VMs "
+		    "that root itself runs (`tart run`, UTM.app and `lume serve` normally run as the logged-in user). "
+		    "Nothing was written. Run lume-metal as the user who runs the VMs (without sudo)");
+	}
 	if ((rc = lm_vm_server_lookup(ctx, &srv)) < 0)
 		return rc;
 	describe_server(&srv, server, sizeof(server));

@@ -342,7 +342,7 @@ static int try_password(lm_ssh *ssh, const char *user, const char *password, con
 int lm_ssh_authenticate(lm_ssh *ssh)
 {
 	const lm_options *opts = lm_context_options(ssh->ctx);
-	const char *user = opts->ssh_user != NULL && opts->ssh_user[0] ? opts->ssh_user : "lume";
+	const char *user = opts->ssh_user != NULL && opts->ssh_user[0] ? opts->ssh_user : ssh->account;
 	const char *home = NULL, *env;
 	char *methods, path[4096], password[MAX_PASSWORD];
 	tried_list tried;
@@ -392,7 +392,10 @@ int lm_ssh_authenticate(lm_ssh *ssh)
 			}
 			rc = try_password(ssh, user, password, "password from the password file", &tried, &done);
 		} else {
-			rc = try_password(ssh, user, LUME_DEFAULT_PASSWORD, "Lume's default password", &tried, &done);
+			/* The manager's images: lume/lume (Cua's), admin/admin (Cirrus Labs' Tart images). */
+			rc = strcmp(ssh->account, "admin") == 0 ?
+			    try_password(ssh, user, "admin", "the Tart images' default password", &tried, &done) :
+			    try_password(ssh, user, LUME_DEFAULT_PASSWORD, "Lume's default password", &tried, &done);
 		}
 		lm_ssh_scrub(password, sizeof(password));
 		if (rc < 0 || done)

@@ -216,6 +216,12 @@ void lm_ssh_global_init(void)
 
 int lm_ssh_connect(lm_ssh **out, lm_context *ctx, const char *vm_name, const char *address, int port)
 {
+	return lm_ssh_connect_as(out, ctx, vm_name, address, port, NULL);
+}
+
+int lm_ssh_connect_as(lm_ssh **out, lm_context *ctx, const char *vm_name, const char *address, int port,
+    const char *account)
+{
 	const lm_options *opts;
 	lm_ssh *ssh;
 	char prefs[256];
@@ -237,6 +243,7 @@ int lm_ssh_connect(lm_ssh **out, lm_context *ctx, const char *vm_name, const cha
 		return lm_error_nomem();
 	ssh->fd = -1;
 	ssh->ctx = ctx;
+	snprintf(ssh->account, sizeof(ssh->account), "%s", account != NULL && account[0] ? account : "lume");
 	ssh->port = port;
 	ssh->connect_timeout = opts->connect_timeout > 0 ? opts->connect_timeout : 10;
 	ssh->command_timeout = opts->command_timeout > 0 ? opts->command_timeout : 120;

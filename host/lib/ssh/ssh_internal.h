@@ -33,7 +33,9 @@ struct lm_ssh {
 	double connect_timeout; /* seconds */
 	double command_timeout; /* seconds; 0: no limit */
 	int broken;             /* the transport failed: every later call fails fast */
+	char account[32];       /* the VM manager's image account (user and password), when no user is given */
 };
+
 
 /* Monotonic clock in seconds. */
 

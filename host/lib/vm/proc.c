@@ -293,7 +293,8 @@ int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_r
 	return rc;
 }
 
-int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid)
+/* Start argv[0] in its own session; its stdout and stderr go to `log` (appended) or /dev/null. */
+static int spawn_detached(char *const argv[], char *const env[], const char *log, pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -301,8 +302,13 @@ int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid)
 
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	if (log != NULL) {
+		posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	} else {
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	}
 	posix_spawnattr_init(&attr);
 #ifdef POSIX_SPAWN_SETSID
 	/* Its own session: a terminal's ^C or hang-up on ours must not stop the VM. */
@@ -317,4 +323,14 @@ int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid)
 	if (e != 0)
 		return lm_error_set(e == ENOENT ? LM_ENOTFOUND : LM_ERROR, "%s: cannot start: %s", argv[0], strerror(e));
 	return 0;
+}
+
+int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid)
+{
+	return spawn_detached(argv, env, NULL, pid);
+}
+
+int lm_proc_spawn_detached_log(char *const argv[], char *const env[], const char *log, pid_t *pid)
+{
+	return spawn_detached(argv, env, log, pid);
 }

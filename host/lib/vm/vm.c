@@ -28,8 +28,6 @@ int lm_vm_manager_open(lm_vm_manager **out, lm_context *ctx)
 	const lm_options *o;
 	const char *url, *program;
 	lm_vm_manager *vmm;
-	char *found = NULL;
-	char api_why[512];
 	int rc;
 
 	*out = NULL;
@@ -48,26 +46,23 @@ int lm_vm_manager_open(lm_vm_manager **out, lm_context *ctx)
 	case LM_VM_MANAGER_LUME_CLI:
 		rc = lm_vm_cli_init(vmm, program);
 		break;
+	case LM_VM_MANAGER_TART:
+		rc = lm_vm_tart_init(vmm, o->tart_program != NULL && o->tart_program[0] ? o->tart_program : "tart");
+		break;
+	case LM_VM_MANAGER_UTM:
+		rc = lm_vm_utm_init(vmm, o->utmctl_program != NULL && o->utmctl_program[0] ? o->utmctl_program : "utmctl");
+		if (rc == 0 && o->vm_address != NULL && o->vm_address[0] != '\0') {
+			if (!lm_vm_is_ipv4(o->vm_address))
+				rc = lm_error_set(LM_EINVALID, "'%s' is not an IPv4 address", o->vm_address);
+			else if ((vmm->address = strdup(o->vm_address)) == NULL)
+				rc = lm_error_nomem();
+		}
+		break;
+	case LM_VM_MANAGER_NONE:
+		rc = lm_vm_none_init(vmm, o->vm_address);
+		break;
 	default:
-		/* Whatever accepts connections there is taken for the API: a slow answer is still the API
-		 * (the first real request says clearly if it is not Lume), never a reason to switch. */
-		if ((rc = lm_vm_api_reachable(url, vmm->connect_timeout)) == 0) {
-			lm_log(ctx, LM_LOG_DEBUG, "something accepts connections at %s: using the Lume API", url);
-			rc = lm_vm_api_init(vmm, url);
-			break;
-		}
-		if (rc == LM_EINVALID)
-			break;
-		lm_text_format_cut(api_why, sizeof(api_why), "%s", lm_error_last()->message);
-		if (lm_proc_find_program(program, &found) == 0) {
-			free(found);
-			lm_log(ctx, LM_LOG_DEBUG, "no Lume API (%s); using the lume CLI", api_why);
-			rc = lm_vm_cli_init(vmm, program);
-			break;
-		}
-		rc = lm_error_set(LM_ENOTFOUND,
-		    "no Lume found: %s, and the lume program was not found (%s)",
-		    api_why, program);
+		rc = lm_vm_auto_init(vmm, url, program);
 		break;
 	}
 	if (rc < 0) {
@@ -86,6 +81,11 @@ void lm_vm_manager_free(lm_vm_manager *vmm)
 		vmm->backend->release(vmm);
 	free(vmm->url);
 	free(vmm->program);
+	free(vmm->tart_program);
+	free(vmm->tart_home);
+	free(vmm->utmctl_program);
+	free(vmm->utm_documents);
+	free(vmm->address);
 	free(vmm);
 }
 
@@ -94,11 +94,31 @@ const char *lm_vm_manager_name(const lm_vm_manager *vmm)
 	return (vmm != NULL && vmm->backend != NULL) ? vmm->backend->name : "none";
 }
 
+int lm_vm_manager_can_start(const lm_vm_manager *vmm)
+{
+	return vmm != NULL && vmm->backend != &lm_vm_backend_none;
+}
+
+void lm_vm_fill_identity(lm_vm_info *info, const lm_vm_backend *b)
+{
+	if (info->manager[0] == '\0')
+		snprintf(info->manager, sizeof(info->manager), "%s", b->name);
+	if (info->account[0] == '\0' && strcmp(info->manager, "auto") != 0)
+		snprintf(info->account, sizeof(info->account), "%s", b->account != NULL ? b->account : "lume");
+}
+
 int lm_vm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 {
+	size_t i;
+	int rc;
+
 	*out = NULL;
 	*count = 0;
-	return vmm->backend->list(vmm, out, count);
+	if ((rc = vmm->backend->list(vmm, out, count)) < 0)
+		return rc;
+	for (i = 0; i < *count; i++)
+		lm_vm_fill_identity(&(*out)[i], vmm->backend);
+	return 0;
 }
 
 int lm_vm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
@@ -109,7 +129,10 @@ int lm_vm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	memset(out, 0, sizeof(*out));
 	if ((rc = lm_vm_name_normalize(name, vm)) < 0)
 		return rc;
-	return vmm->backend->get(vmm, vm, out);
+	if ((rc = vmm->backend->get(vmm, vm, out)) < 0)
+		return rc;
+	lm_vm_fill_identity(out, vmm->backend);
+	return 0;
 }
 
 int lm_vm_start(lm_vm_manager *vmm, const char *name)
@@ -128,8 +151,9 @@ int lm_vm_start(lm_vm_manager *vmm, const char *name)
 		lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: already running, not started again", vm);
 		return 0;
 	}
-	if (strncmp(info.status, "provisioning", 12) == 0 || strcmp(info.status, "pulling") == 0)
-		return lm_error_set(LM_EUNSUPPORTED, "%s: cannot start a VM that is %s; wait until Lume has finished", vm,
+	if (strncmp(info.status, "provisioning", 12) == 0 || strcmp(info.status, "pulling") == 0 ||
+	    strcmp(info.status, "stopping") == 0 || strcmp(info.status, "starting") == 0)
+		return lm_error_set(LM_EUNSUPPORTED, "%s: cannot start a VM that is %s; its manager has not finished", vm,
 		    info.status);
 	lm_log(vmm->ctx, LM_LOG_INFO, "%s: starting (%s)", vm, vmm->backend->name);
 	return vmm->backend->start(vmm, vm);
@@ -199,6 +223,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 			return rc;
 		if (strcmp(info.status, "running") == 0 && info.ip[0] != '\0' && info.ssh_available) {
 			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: ready at %s after %.1f s", vm, info.ip, lm_clock_monotonic() - start);
+			lm_vm_fill_identity(&info, vmm->backend);
 			if (out != NULL)
 				*out = info;
 			return 0;

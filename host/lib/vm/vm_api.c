@@ -219,7 +219,7 @@ static void api_release(lm_vm_manager *vmm)
 	vmm->curl = NULL;
 }
 
-const lm_vm_backend lm_vm_backend_api = {"lume-api", api_list, api_get, api_start, api_stop, api_release};
+const lm_vm_backend lm_vm_backend_api = {"lume-api", api_list, api_get, api_start, api_stop, api_release, "lume"};
 
 /* curl_global_init() is not thread-safe and must not be undone while any handle is alive: done
  * once per process, whichever thread comes first, and never cleaned up (libcurl's own advice for

@@ -18,7 +18,7 @@
 #define LM_CLI_MAX_LOCATIONS 16   /* Lume's VM storage locations looked at */
 
 /* Reap detached `lume run` children that have finished (they are ours until they exit). */
-static void reap_children(lm_vm_manager *vmm)
+void lm_vm_reap_children(lm_vm_manager *vmm)
 {
 	size_t i;
 	int status;
@@ -26,6 +26,18 @@ static void reap_children(lm_vm_manager *vmm)
 	for (i = 0; i < LM_VM_MAX_CHILDREN; i++)
 		if (vmm->children[i] > 0 && waitpid(vmm->children[i], &status, WNOHANG) != 0)
 			vmm->children[i] = 0;
+}
+
+void lm_vm_adopt_child(lm_vm_manager *vmm, pid_t pid)
+{
+	size_t i;
+
+	lm_vm_reap_children(vmm);
+	for (i = 0; i < LM_VM_MAX_CHILDREN; i++)
+		if (vmm->children[i] == 0) {
+			vmm->children[i] = pid;
+			return;
+		}
 }
 
 /* Run `lume ARGS...`; argv excludes the program. */
@@ -42,7 +54,7 @@ static int cli_run(lm_vm_manager *vmm, const char *const args[], double timeout,
 	argv[n] = NULL;
 	if ((env = lm_proc_env_with("LUME_LOG_LEVEL", "error")) == NULL)
 		return lm_error_nomem();
-	reap_children(vmm);
+	lm_vm_reap_children(vmm);
 	rc = lm_proc_run((char *const *)argv, env, timeout, res);
 	lm_strv_free(env);
 	if (rc < 0)
@@ -51,7 +63,7 @@ static int cli_run(lm_vm_manager *vmm, const char *const args[], double timeout,
 }
 
 /* The most useful line of a failed command: the last non-empty line of stderr, else of stdout. */
-static void failure_line(const lm_proc_result *res, char *buf, size_t cap)
+void lm_vm_failure_line(const lm_proc_result *res, char *buf, size_t cap)
 {
 	const char *texts[2] = {res->err, res->out};
 	size_t t;
@@ -90,7 +102,7 @@ static int cli_error(const lm_proc_result *res, const char *what)
 
 	if (res->timed_out)
 		return lm_error_set(LM_ETIMEOUT, "lume %s: no answer in time; the lume process was killed", what);
-	failure_line(res, line, sizeof(line));
+	lm_vm_failure_line(res, line, sizeof(line));
 	return lm_error_set(contains(res, "not found") ? LM_ENOTFOUND : LM_ERROR, "lume %s: %s (exit %d)", what,
 	    line[0] ? line : "failed without a message", res->exit_code);
 }
@@ -181,7 +193,7 @@ static int cli_start_child(lm_vm_manager *vmm, const char *name)
 
 	if ((env = lm_proc_env_with("LUME_LOG_LEVEL", "error")) == NULL)
 		return lm_error_nomem();
-	reap_children(vmm);
+	lm_vm_reap_children(vmm);
 	rc = lm_proc_spawn_detached(argv, env, &pid);
 	lm_strv_free(env);
 	if (rc < 0)
@@ -350,18 +362,18 @@ static int cli_stop(lm_vm_manager *vmm, const char *name)
 	if (res.exit_code != 0 || res.timed_out)
 		rc = cli_error(&res, what);
 	lm_proc_result_dispose(&res);
-	reap_children(vmm);
+	lm_vm_reap_children(vmm);
 	return rc;
 }
 
 static void cli_release(lm_vm_manager *vmm)
 {
-	reap_children(vmm); /* those still running keep the VM up; init reaps them later */
+	lm_vm_reap_children(vmm); /* those still running keep the VM up; init reaps them later */
 	lm_strv_free(vmm->locations);
 	vmm->locations = NULL;
 }
 
-const lm_vm_backend lm_vm_backend_cli = {"lume-cli", cli_list, cli_get, cli_start, cli_stop, cli_release};
+const lm_vm_backend lm_vm_backend_cli = {"lume-cli", cli_list, cli_get, cli_start, cli_stop, cli_release, "lume"};
 
 int lm_vm_cli_init(lm_vm_manager *vmm, const char *program)
 {

@@ -15,12 +15,13 @@
 /* What a backend does; lm_vm_* in vm.c validate names and add the rules shared by both
  * (never start a running VM, stop only a running one, readiness by polling get). */
 typedef struct {
-	const char *name; /* "lume-api", "lume-cli" */
+	const char *name; /* "lume-api", "lume-cli", "tart", "utm", "none", "auto" */
 	int (*list)(lm_vm_manager *vmm, lm_vm_info **out, size_t *count);
 	int (*get)(lm_vm_manager *vmm, const char *name, lm_vm_info *out);
 	int (*start)(lm_vm_manager *vmm, const char *name);
 	int (*stop)(lm_vm_manager *vmm, const char *name);
 	void (*release)(lm_vm_manager *vmm);
+	const char *account; /* the guest account of this manager's images; NULL: Lume's "lume" */
 } lm_vm_backend;
 
 #define LM_VM_MAX_CHILDREN 16
@@ -39,8 +40,24 @@ struct lm_vm_manager {
 	char *program;      /* absolute or relative path of `lume` */
 	int old_lume;       /* -1 unknown, 0 has `run --detach`, 1 older than 0.5.0 */
 	char **locations;   /* Lume's VM storage directories (`lume config storage list`), NULL-terminated */
-	pid_t children[LM_VM_MAX_CHILDREN]; /* detached `lume run` children, reaped when done */
+	pid_t children[LM_VM_MAX_CHILDREN]; /* detached `lume run` / `tart run` children, reaped when done */
+	/* tart */
+	char *tart_program;
+	char *tart_home;    /* $TART_HOME, else ~/.tart: vms/NAME/config.json is the VM's lock */
+	/* utm */
+	char *utmctl_program;
+	char *utm_documents; /* UTM's sandboxed Documents: NAME.utm/config.plist */
+	int utm_ip;          /* -1 unknown, 1 `utmctl ip-address` works for this UTM, 0 it does not */
+	/* none, and UTM without ip-address */
+	char *address;
+	/* auto: which backends answer, and which one knows each VM */
+	const lm_vm_backend *candidates[4];
+	size_t ncandidates;
+	struct lm_vm_choice *choices;
+	size_t nchoices;
 };
+
+
 
 extern const lm_vm_backend lm_vm_backend_api;
 extern const lm_vm_backend lm_vm_backend_cli;
@@ -105,5 +122,35 @@ int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_r
 void lm_proc_result_dispose(lm_proc_result *res);
 /* Start argv[0] in its own session, stdio on /dev/null, and return without waiting. */
 int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid);
+
+extern const lm_vm_backend lm_vm_backend_tart;
+extern const lm_vm_backend lm_vm_backend_utm;
+extern const lm_vm_backend lm_vm_backend_none;
+extern const lm_vm_backend lm_vm_backend_auto;
+
+int lm_vm_tart_init(lm_vm_manager *vmm, const char *program);
+int lm_vm_utm_init(lm_vm_manager *vmm, const char *program);
+int lm_vm_none_init(lm_vm_manager *vmm, const char *address);
+/* Automatic choice: the candidates that are there (Lume's API or CLI, tart, utmctl). */
+int lm_vm_auto_init(lm_vm_manager *vmm, const char *url, const char *lume_program);
+
+/* `utmctl list`'s table (text is modified): rows "UUID STATUS NAME...", everything else skipped.
+ * *out malloc'ed (free()), NULL when empty. */
+int lm_vm_utm_parse_list(char *text, lm_vm_info **out, size_t *count);
+/* manager and account from the backend that answered, when not set yet. */
+void lm_vm_fill_identity(lm_vm_info *info, const lm_vm_backend *b);
+/* Fill ip (when known) and ssh_available by a 2-second TCP probe of port 22, as Lume does. */
+void lm_vm_probe_ssh(lm_vm_info *info);
+/* A formatted string (caller frees); NULL only when out of memory. */
+char *lm_vm_strf(const char *fmt, ...) LM_PRINTF(1, 2);
+/* A dotted IPv4 address (what the managers print). */
+int lm_vm_is_ipv4(const char *s);
+/* The most useful line of a failed command: the last non-empty line of stderr, else stdout. */
+void lm_vm_failure_line(const lm_proc_result *res, char *buf, size_t cap);
+/* Start argv[0] in its own session, stdin /dev/null, stdout and stderr appended to log (0600). */
+int lm_proc_spawn_detached_log(char *const argv[], char *const env[], const char *log, pid_t *pid);
+/* Remember a detached child (reaped by lm_vm_reap_children). */
+void lm_vm_adopt_child(lm_vm_manager *vmm, pid_t pid);
+void lm_vm_reap_children(lm_vm_manager *vmm);
 
 #endif

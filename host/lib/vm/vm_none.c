@@ -1,0 +1,127 @@
+/* The manager-less backend (`--vm-manager none`): a VM that something else started, known only by
+ * its address. Everything that runs in the guest works; starting and stopping are the user's job,
+ * and saying so is all this backend does for them. Also the helpers every non-Lume backend shares:
+ * Lume's readiness check (a 2-second TCP connect to port 22) for managers that have none. */
+#include "vm_internal.h"
+#include "text.h"
+
+#include <stdarg.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define LM_SSH_PROBE_TIMEOUT 2.0 /* Lume's isSSHAvailable: 2 s */
+
+char *lm_vm_strf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (s = malloc((size_t)n + 1)) == NULL)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+int lm_vm_is_ipv4(const char *s)
+{
+	struct in_addr a;
+
+	return s != NULL && inet_pton(AF_INET, s, &a) == 1;
+}
+
+static int tcp_probe(const char *address, int port, double timeout)
+{
+	struct sockaddr_in sa;
+	struct pollfd p;
+	int fd, err = 0, ok = 0;
+	socklen_t len = sizeof(err);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((unsigned short)port);
+	if (inet_pton(AF_INET, address, &sa.sin_addr) != 1)
+		return 0;
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return 0;
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
+		close(fd);
+		return 0;
+	}
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		ok = 1;
+	} else if (errno == EINPROGRESS) {
+		p.fd = fd;
+		p.events = POLLOUT;
+		if (poll(&p, 1, (int)(timeout * 1000)) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
+		    err == 0)
+			ok = 1;
+	}
+	close(fd);
+	return ok;
+}
+
+void lm_vm_probe_ssh(lm_vm_info *info)
+{
+	info->ssh_available = info->ip[0] != '\0' && tcp_probe(info->ip, 22, LM_SSH_PROBE_TIMEOUT);
+}
+
+static int none_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	snprintf(out->ip, sizeof(out->ip), "%s", vmm->address);
+	lm_vm_probe_ssh(out);
+	/* Nothing says whether the VM runs: it is "running" while its SSH answers. */
+	snprintf(out->status, sizeof(out->status), "%s", out->ssh_available ? "running" : "unreachable");
+	return 0;
+}
+
+static int none_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
+{
+	(void)vmm;
+	*out = NULL;
+	*count = 0; /* no manager, no list: only the VMs named on the command line are known */
+	return 0;
+}
+
+static int none_start(lm_vm_manager *vmm, const char *name)
+{
+	return lm_error_set(LM_ERROR, "%s: no VM manager is in use, so the VM cannot be started from here; "
+	    "start it yourself: SSH at %s does not answer", name, vmm->address);
+}
+
+static int none_stop(lm_vm_manager *vmm, const char *name)
+{
+	(void)vmm;
+	return lm_error_set(LM_ERROR, "%s: no VM manager is in use, so the VM cannot be stopped or restarted "
+	    "from here; restarting it is the user's job", name);
+}
+
+const lm_vm_backend lm_vm_backend_none = {"none", none_list, none_get, none_start, none_stop, NULL, NULL};
+
+int lm_vm_none_init(lm_vm_manager *vmm, const char *address)
+{
+	if (address == NULL || address[0] == '\0')
+		return lm_error_set(LM_ENOADDRESS, "without a VM manager the guest's address is needed, and none was given");
+	if (!lm_vm_is_ipv4(address))
+		return lm_error_set(LM_EINVALID, "'%s' is not an IPv4 address", address);
+	if ((vmm->address = strdup(address)) == NULL)
+		return lm_error_nomem();
+	vmm->backend = &lm_vm_backend_none;
+	return 0;
+}

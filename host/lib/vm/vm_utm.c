@@ -1,0 +1,396 @@
+/* The UTM backend: `utmctl` run with posix_spawn, never a shell (utmctl/UTMCtl.swift in
+ * utmapp/UTM). utmctl drives UTM.app over Apple Events: UTM.app must run in a logged-in GUI
+ * session, and it does not work from SSH sessions or before login; an event that fails is
+ * printed ("Error from event: ...") rather than reported by the exit status, so stderr is read.
+ *   state  `utmctl status NAME`: one word (stopped, starting, started, pausing, paused, resuming,
+ *          stopping; "started" is our "running"); `utmctl list`: a fixed text table;
+ *   address `utmctl ip-address NAME` (Apple VMs since UTM 5.0.3: the host's ARP cache), else
+ *          the address the user gives;
+ *   start  `utmctl start NAME`, only for a VM whose config.plist configures a display: UTM gives
+ *          a macOS guest the paravirtual GPU only then (Configuration/UTMAppleConfiguration.swift);
+ *   stop   `utmctl stop NAME --request` (the guest shuts down), `--force` (power off) when it is
+ *          still running after a while. */
+#include "vm_internal.h"
+#include "text.h"
+
+#include <dirent.h>
+#include <plist/plist.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define LM_UTM_QUERY_TIMEOUT 60.0
+#define LM_UTM_REQUEST_WAIT 30.0 /* a guest asked to shut down gets this long before a power-off */
+#define LM_UTM_APP "/Applications/UTM.app/Contents/MacOS/utmctl"
+
+static int utm_cmd(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
+{
+	const char *argv[12];
+	char **env;
+	size_t n = 0, i;
+	int rc;
+
+	argv[n++] = vmm->utmctl_program;
+	for (i = 0; args[i] != NULL && n < 11; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	if ((env = lm_proc_env_with("LUME_METAL_CHILD", "1")) == NULL)
+		return lm_error_nomem();
+	rc = lm_proc_run((char *const *)argv, env, timeout, res);
+	lm_strv_free(env);
+	if (rc < 0)
+		return lm_error_prefix("utmctl: ");
+	return 0;
+}
+
+static int has(const lm_proc_result *res, const char *needle)
+{
+	return (res->err != NULL && strstr(res->err, needle) != NULL) ||
+	    (res->out != NULL && strstr(res->out, needle) != NULL);
+}
+
+/* Did `utmctl WHAT` fail? Its exit status, or an Apple event's failure printed on stderr. */
+static int utm_failed(const lm_proc_result *res)
+{
+	return res->timed_out || res->exit_code != 0 || has(res, "Error from event") ||
+	    has(res, "utmctl does not work from SSH");
+}
+
+static int utm_error(const lm_proc_result *res, const char *what, const char *name)
+{
+	char line[200];
+
+	if (res->timed_out)
+		return lm_error_set(LM_ETIMEOUT, "utmctl %s: no answer in time; the utmctl process was killed", what);
+	lm_vm_failure_line(res, line, sizeof(line));
+	if (has(res, "Error from event") || has(res, "utmctl does not work from SSH") || has(res, "-1743") ||
+	    has(res, "-600"))
+		return lm_error_set(LM_ENETWORK, "utmctl %s: UTM.app could not be driven over Apple Events (%s). utmctl "
+		    "needs UTM.app running in a logged-in GUI session of this user; it does not work from SSH "
+		    "sessions or before logging in", what, line);
+	if (has(res, "Virtual machine not found"))
+		return lm_error_set(LM_ENOTFOUND, "%s: UTM has no such VM (utmctl %s: %s)", name, what, line);
+	if (has(res, "Application not found"))
+		return lm_error_set(LM_ENOTFOUND, "utmctl %s: UTM.app was not found (%s)", what, line);
+	return lm_error_set(LM_ERROR, "utmctl %s: %s (exit %d)", what, line[0] ? line : "failed without a message",
+	    res->exit_code);
+}
+
+/* UTM's status word -> ours: "started" is "running", the others are shown as UTM says them. */
+static void set_status(lm_vm_info *out, const char *word)
+{
+	snprintf(out->status, sizeof(out->status), "%s", strcmp(word, "started") == 0 ? "running" : word);
+}
+
+/* `utmctl ip-address NAME`: the first IPv4 line. UTM before 5.0.3 cannot tell an Apple VM's
+ * address ("Operation not supported by the backend."; older utmctl lacks the command). */
+static int utm_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
+{
+	const char *args[] = {"ip-address", name, NULL};
+	lm_proc_result res;
+	char *line, *save = NULL;
+	int rc;
+
+	if (vmm->address != NULL) {
+		snprintf(out->ip, sizeof(out->ip), "%s", vmm->address);
+		return 0;
+	}
+	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
+		return rc;
+	if (has(&res, "not supported") || has(&res, "Unexpected argument") || res.exit_code == 64) {
+		vmm->utm_ip = 0;
+		lm_proc_result_dispose(&res);
+		return lm_error_set(LM_ENOADDRESS, "%s: this UTM cannot tell a macOS VM's address (`utmctl ip-address` "
+		    "works for Apple VMs from UTM 5.0.3 on); the address has to be given", name);
+	}
+	if (utm_failed(&res)) {
+		/* a VM that is not started has no address yet: nothing to report */
+		rc = has(&res, "not running") ? 0 : utm_error(&res, "ip-address", name);
+		lm_proc_result_dispose(&res);
+		return rc;
+	}
+	vmm->utm_ip = 1;
+	for (line = strtok_r(res.out, "\r\n", &save); line != NULL; line = strtok_r(NULL, "\r\n", &save)) {
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (lm_vm_is_ipv4(line)) { /* IPv4 before IPv6, one per line */
+			snprintf(out->ip, sizeof(out->ip), "%s", line);
+			break;
+		}
+	}
+	lm_proc_result_dispose(&res);
+	return 0;
+}
+
+static int utm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
+{
+	const char *args[] = {"status", name, NULL};
+	char what[LM_VM_NAME_MAX + 8], word[32];
+	lm_proc_result res;
+	int rc;
+
+	snprintf(what, sizeof(what), "status %s", name);
+	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
+		return rc;
+	if (utm_failed(&res) || sscanf(res.out, "%31s", word) != 1) {
+		rc = utm_failed(&res) ? utm_error(&res, what, name) :
+		    lm_error_set(LM_ERROR, "utmctl %s: printed no status", what);
+		lm_proc_result_dispose(&res);
+		return rc;
+	}
+	lm_proc_result_dispose(&res);
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	snprintf(out->os, sizeof(out->os), "macOS");
+	set_status(out, word);
+	if (strcmp(out->status, "running") == 0 && (rc = utm_address(vmm, name, out)) < 0)
+		return rc;
+	lm_vm_probe_ssh(out);
+	return 0;
+}
+
+/* `utmctl list`: "UUID                                 Status   Name", then "UUID STATUS NAME" rows
+ * (the status padded to 8 characters, the name the rest of the line, spaces and all). Parsed by
+ * words, whatever the padding; lines that are not rows are skipped. */
+int lm_vm_utm_parse_list(char *text, lm_vm_info **out, size_t *count)
+{
+	lm_vm_info *list = NULL;
+	char *line, *save = NULL, uuid[64], word[32];
+	size_t n = 0, cap = 0, len;
+	int used;
+
+	*out = NULL;
+	*count = 0;
+	for (line = strtok_r(text, "\r\n", &save); line != NULL; line = strtok_r(NULL, "\r\n", &save)) {
+		const char *name;
+		if (sscanf(line, " %63s %31s %n", uuid, word, &used) != 2 || strlen(uuid) != 36 || uuid[8] != '-' ||
+		    uuid[13] != '-' || uuid[18] != '-' || uuid[23] != '-')
+			continue; /* the header, blank or foreign lines */
+		name = line + used;
+		for (len = strlen(name); len > 0 && (name[len - 1] == ' ' || name[len - 1] == '\t'); len--)
+			;
+		if (len == 0 || len >= LM_VM_NAME_MAX)
+			continue;
+		if (n == cap) {
+			lm_vm_info *bigger = realloc(list, (cap = cap ? cap * 2 : 8) * sizeof(*list));
+			if (bigger == NULL) {
+				free(list);
+				return lm_error_nomem();
+			}
+			list = bigger;
+		}
+		memset(&list[n], 0, sizeof(list[n]));
+		snprintf(list[n].name, sizeof(list[n].name), "%.*s", (int)len, name);
+		snprintf(list[n].os, sizeof(list[n].os), "macOS");
+		set_status(&list[n], word);
+		n++;
+	}
+	*out = list;
+	*count = n;
+	return 0;
+}
+
+static int utm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
+{
+	const char *args[] = {"list", NULL};
+	lm_proc_result res;
+	lm_vm_info *list = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
+		return rc;
+	if (utm_failed(&res)) {
+		rc = utm_error(&res, "list", "");
+		lm_proc_result_dispose(&res);
+		return rc;
+	}
+	rc = lm_vm_utm_parse_list(res.out, &list, &n);
+	lm_proc_result_dispose(&res);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < n; i++) {
+		char valid[LM_VM_NAME_MAX];
+		if (strcmp(list[i].status, "running") == 0 && lm_vm_name_normalize(list[i].name, valid) == 0 &&
+		    utm_address(vmm, list[i].name, &list[i]) < 0)
+			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: no address: %s", list[i].name, lm_error_last()->message);
+		lm_vm_probe_ssh(&list[i]);
+	}
+	*out = list;
+	*count = n;
+	return 0;
+}
+
+/* The VM's config.plist in UTM's Documents: the bundle whose Information.Name is `name`.
+ * *path NULL when none was found (the sandbox container may not be readable). */
+static int find_config(lm_vm_manager *vmm, const char *name, char **path, plist_t *root)
+{
+	DIR *d;
+	struct dirent *e;
+	char *p, *data;
+	size_t len;
+	FILE *f;
+	long size;
+
+	*path = NULL;
+	*root = NULL;
+	if ((d = opendir(vmm->utm_documents)) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL && *path == NULL) {
+		size_t l = strlen(e->d_name);
+		plist_t doc, info, node;
+		char *value = NULL;
+		if (l < 5 || strcmp(e->d_name + l - 4, ".utm") != 0)
+			continue;
+		if ((p = lm_vm_strf("%s/%s/config.plist", vmm->utm_documents, e->d_name)) == NULL) {
+			closedir(d);
+			return lm_error_nomem();
+		}
+		if ((f = fopen(p, "rb")) == NULL || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) <= 0 || size > (1 << 22) ||
+		    fseek(f, 0, SEEK_SET) != 0 || (data = malloc((size_t)size)) == NULL) {
+			if (f != NULL)
+				fclose(f);
+			free(p);
+			continue;
+		}
+		len = fread(data, 1, (size_t)size, f);
+		fclose(f);
+		doc = NULL; /* UTM writes XML; a binary one is read too */
+		if (len >= 8 && memcmp(data, "bplist00", 8) == 0)
+			plist_from_bin(data, (uint32_t)len, &doc);
+		else if (len > 0)
+			plist_from_xml(data, (uint32_t)len, &doc);
+		free(data);
+		info = doc != NULL && plist_get_node_type(doc) == PLIST_DICT ? plist_dict_get_item(doc, "Information") : NULL;
+		node = info != NULL && plist_get_node_type(info) == PLIST_DICT ? plist_dict_get_item(info, "Name") : NULL;
+		if (node != NULL && plist_get_node_type(node) == PLIST_STRING)
+			plist_get_string_val(node, &value);
+		if (value != NULL && strcmp(value, name) == 0) {
+			*path = p;
+			*root = doc;
+		} else {
+			free(p);
+			plist_free(doc);
+		}
+		free(value);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* UTM attaches VZMacGraphicsDeviceConfiguration -- the paravirtual GPU -- to a macOS guest only
+ * when the VM configures at least one display (UTMAppleConfiguration.swift). */
+static int check_display(lm_vm_manager *vmm, const char *name)
+{
+	char *path;
+	plist_t root, displays, backend;
+	char *value = NULL;
+	int rc;
+
+	if ((rc = find_config(vmm, name, &path, &root)) < 0)
+		return rc;
+	if (path == NULL) {
+		lm_log(vmm->ctx, LM_LOG_WARN, "%s: its config.plist was not found in %s; whether it has a display (which "
+		    "the paravirtual GPU needs) is not checked", name, vmm->utm_documents);
+		return 0;
+	}
+	backend = plist_dict_get_item(root, "Backend");
+	if (backend != NULL && plist_get_node_type(backend) == PLIST_STRING)
+		plist_get_string_val(backend, &value);
+	displays = plist_dict_get_item(root, "Display");
+	if (value != NULL && strcmp(value, "Apple") != 0)
+		rc = lm_error_set(LM_ERROR, "%s: a UTM VM with the %s backend (%s): the unlock is for macOS guests on "
+		    "Apple's Virtualization backend", name, value, path);
+	else if (displays == NULL || plist_get_node_type(displays) != PLIST_ARRAY || plist_array_get_size(displays) == 0)
+		rc = lm_error_set(LM_ERROR, "%s: the VM has no display configured (%s has no Display entry). UTM "
+		    "gives a macOS guest the paravirtual GPU only when a display is configured, so without one the "
+		    "guest has no Metal device to unlock; add a display to the VM in UTM and start it again", name,
+		    path);
+	free(value);
+	free(path);
+	plist_free(root);
+	return rc;
+}
+
+static int utm_start(lm_vm_manager *vmm, const char *name)
+{
+	const char *args[] = {"start", name, NULL};
+	char what[LM_VM_NAME_MAX + 8];
+	lm_proc_result res;
+	int rc;
+
+	if ((rc = check_display(vmm, name)) < 0)
+		return rc;
+	snprintf(what, sizeof(what), "start %s", name);
+	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
+		return rc;
+	if (utm_failed(&res))
+		rc = utm_error(&res, what, name);
+	lm_proc_result_dispose(&res);
+	return rc;
+}
+
+static int utm_stop_by(lm_vm_manager *vmm, const char *name, const char *how)
+{
+	const char *args[] = {"stop", name, how, NULL};
+	char what[LM_VM_NAME_MAX + 24];
+	lm_proc_result res;
+	int rc;
+
+	snprintf(what, sizeof(what), "stop %s %s", name, how);
+	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
+		return rc;
+	if (has(&res, "is not running"))
+		rc = 0;
+	else if (utm_failed(&res))
+		rc = utm_error(&res, what, name);
+	lm_proc_result_dispose(&res);
+	return rc;
+}
+
+static int utm_stop(lm_vm_manager *vmm, const char *name)
+{
+	double wait = vmm->command_timeout / 2 < LM_UTM_REQUEST_WAIT ? vmm->command_timeout / 2 : LM_UTM_REQUEST_WAIT;
+	double deadline;
+	lm_vm_info info;
+	int rc;
+
+	/* A clean shutdown first: the guest's requestStop() ... */
+	if ((rc = utm_stop_by(vmm, name, "--request")) < 0)
+		return rc;
+	for (deadline = lm_clock_monotonic() + wait; lm_clock_monotonic() < deadline; lm_clock_sleep(0.2)) {
+		if ((rc = utm_get(vmm, name, &info)) < 0)
+			return rc;
+		if (strcmp(info.status, "stopped") == 0)
+			return 0;
+	}
+	/* ... then a power-off for a guest that did not shut down. */
+	lm_log(vmm->ctx, LM_LOG_INFO, "%s: still running %.0f s after UTM asked the guest to shut down: powering it off",
+	    name, wait);
+	return utm_stop_by(vmm, name, "--force");
+}
+
+const lm_vm_backend lm_vm_backend_utm = {"utm", utm_list, utm_get, utm_start, utm_stop, NULL, NULL};
+
+int lm_vm_utm_init(lm_vm_manager *vmm, const char *program)
+{
+	const char *home = NULL;
+	char why[512];
+
+	if (lm_proc_find_program(program, &vmm->utmctl_program) < 0) {
+		lm_text_format_cut(why, sizeof(why), "%s", lm_error_last()->message);
+		/* The app ships it; Homebrew's cask links it onto PATH. */
+		if (strchr(program, '/') != NULL || lm_proc_find_program(LM_UTM_APP, &vmm->utmctl_program) < 0)
+			return lm_error_set(LM_ENOTFOUND, "the utmctl program was not found (%s), nor %s", why, LM_UTM_APP);
+	}
+	if (lm_paths_home(&home) < 0)
+		return lm_error_set(LM_ENOTFOUND, "UTM's documents are unknown: HOME is not set");
+	/* UTM is sandboxed: its VMs are bundles in its container's Documents (UTMData.swift). */
+	if ((vmm->utm_documents = lm_vm_strf("%s/Library/Containers/com.utmapp.UTM/Data/Documents", home)) == NULL)
+		return lm_error_nomem();
+	vmm->utm_ip = -1;
+	vmm->backend = &lm_vm_backend_utm;
+	return 0;
+}

@@ -1,0 +1,325 @@
+/* lume-sim as Tart and UTM: their stores, and the hooks their stand-ins (tart_cli.c,
+ * utmctl_cli.c) drive the same guests through.
+ *   Tart: TART_HOME/vms/NAME/{config.json,disk.img,nvram.bin}; the `tart run` stand-in holds the
+ *         fcntl lock on config.json and attaches (POST /_sim/vms/NAME/attach), like `lume run`.
+ *   UTM:  DOCUMENTS/NAME.utm/config.plist (Backend Apple, Information.Name/UUID, a Display unless
+ *         --utm-headless); the simulator is UTM.app and holds the VMs it runs.
+ * Hooks: GET /_sim/vms/NAME/state, GET /_sim/utm/vms, POST /_sim/vms/NAME/{poweroff,utm-start,
+ * request-stop,power-off}. */
+#include "sim.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	int rc = 0;
+
+	if (f == NULL)
+		return -1;
+	if (fputs(text, f) < 0)
+		rc = -1;
+	if (fclose(f) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* Tart's VMConfig (VMConfig.swift), a sparse 50 GB disk and the NVRAM. */
+static int prepare_tart(sim *s, sim_vm *vm, size_t index)
+{
+	char dir[sizeof(s->tart_home) + SIM_NAME_MAX + 8], path[sizeof(dir) + 16], text[1024];
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/vms/%s", s->tart_home, vm->name);
+	if (sim_mkdir_p(dir, 0755) < 0)
+		return -1;
+	snprintf(vm->config, sizeof(vm->config), "%s/config.json", dir);
+	snprintf(text, sizeof(text),
+	    "{\n  \"version\" : 1,\n  \"os\" : \"darwin\",\n  \"arch\" : \"arm64\",\n  \"cpuCountMin\" : 4,\n"
+	    "  \"cpuCount\" : 4,\n  \"memorySizeMin\" : 8589934592,\n  \"memorySize\" : 8589934592,\n"
+	    "  \"macAddress\" : \"7a:74:61:72:%02x:%02x\",\n  \"display\" : {\n    \"width\" : 1024,\n"
+	    "    \"height\" : 768\n  }\n}\n", (unsigned)(index >> 8) & 0xff, (unsigned)index & 0xff);
+	if (write_text(vm->config, text) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/disk.img", dir);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0 || ftruncate(fd, 50LL * 1000 * 1000 * 1000) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	snprintf(path, sizeof(path), "%s/nvram.bin", dir);
+	return write_text(path, "NVRAM");
+}
+
+/* UTM's config.plist for an Apple VM (UTMAppleConfiguration.swift's keys). */
+static int prepare_utm(sim *s, sim_vm *vm, size_t index)
+{
+	char dir[sizeof(s->utm_documents) + SIM_NAME_MAX + 8], data[sizeof(dir) + 8], text[2048];
+
+	snprintf(vm->uuid, sizeof(vm->uuid), "5A1B0C2D-3E4F-4A5B-8C6D-%012zX", index + 1);
+	snprintf(dir, sizeof(dir), "%s/%s.utm", s->utm_documents, vm->name);
+	snprintf(data, sizeof(data), "%s/Data", dir);
+	if (sim_mkdir_p(data, 0755) < 0)
+		return -1;
+	snprintf(vm->config, sizeof(vm->config), "%s/config.plist", dir);
+	snprintf(text, sizeof(text),
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n"
+	    "<plist version=\"1.0\">\n<dict>\n"
+	    "\t<key>Backend</key>\n\t<string>Apple</string>\n"
+	    "\t<key>ConfigurationVersion</key>\n\t<integer>4</integer>\n"
+	    "\t<key>Display</key>\n\t<array>%s</array>\n"
+	    "\t<key>Information</key>\n\t<dict>\n\t\t<key>Name</key>\n\t\t<string>%s</string>\n"
+	    "\t\t<key>UUID</key>\n\t\t<string>%s</string>\n\t</dict>\n"
+	    "\t<key>System</key>\n\t<dict>\n\t\t<key>Boot</key>\n\t\t<dict>\n\t\t\t<key>OperatingSystem</key>\n"
+	    "\t\t\t<string>macOS</string>\n\t\t</dict>\n\t\t<key>CPUCount</key>\n\t\t<integer>4</integer>\n"
+	    "\t\t<key>MemorySize</key>\n\t\t<integer>8192</integer>\n\t</dict>\n"
+	    "</dict>\n</plist>\n",
+	    vm->no_display ? "" :
+	    "\n\t\t<dict>\n\t\t\t<key>DynamicResolution</key>\n\t\t\t<true/>\n\t\t\t<key>HeightPixels</key>\n"
+	    "\t\t\t<integer>768</integer>\n\t\t\t<key>PixelsPerInch</key>\n\t\t\t<integer>80</integer>\n"
+	    "\t\t\t<key>WidthPixels</key>\n\t\t\t<integer>1024</integer>\n\t\t</dict>\n\t",
+	    vm->name, vm->uuid);
+	return write_text(vm->config, text);
+}
+
+int sim_managers_prepare(sim *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nvms; i++) {
+		sim_vm *vm = &s->vms[i];
+		int rc = 0;
+		if (vm->manager == SIM_MGR_TART)
+			rc = prepare_tart(s, vm, i);
+		else if (vm->manager == SIM_MGR_UTM)
+			rc = prepare_utm(s, vm, i);
+		if (rc < 0) {
+			fprintf(stderr, "lume-sim: cannot prepare %s's store: %s\n", vm->name, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int install_one(const char *program, const char *dir, const char *name)
+{
+	char path[PATH_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+	if (link(program, path) < 0 && symlink(program, path) < 0) {
+		fprintf(stderr, "lume-sim: cannot install %s as %s: %s\n", program, path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int sim_managers_install(sim *s, void *cli_config)
+{
+	cJSON *cfg = cli_config;
+
+	if (install_one(s->tart_program, s->bin_dir, "tart") < 0 || install_one(s->utmctl_program, s->bin_dir, "utmctl") < 0)
+		return -1;
+	cJSON_AddStringToObject(cfg, "tart_version", s->tart_version);
+	cJSON_AddStringToObject(cfg, "utm_version", s->utm_version);
+	cJSON_AddBoolToObject(cfg, "utm_no_gui", s->utm_no_gui);
+	return 0;
+}
+
+static char *message(const char *text)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *json;
+
+	cJSON_AddStringToObject(o, "message", text);
+	json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return json;
+}
+
+/* "/_sim/vms/NAME/ACTION" -> the VM (any manager's). */
+static sim_vm *hook_vm(sim *s, const char *path, const char *action)
+{
+	char name[SIM_NAME_MAX + 1];
+	size_t n = strlen(path), a = strlen(action);
+
+	if (strncmp(path, "/_sim/vms/", 10) != 0 || n <= 10 + a + 1 || path[n - a - 1] != '/' ||
+	    strcmp(path + n - a, action) != 0 || n - a - 11 >= sizeof(name))
+		return NULL;
+	snprintf(name, sizeof(name), "%.*s", (int)(n - a - 11), path + 10);
+	return strchr(name, '/') == NULL ? sim_vm_find(s, name) : NULL;
+}
+
+static const char *manager_name(sim_manager m)
+{
+	return m == SIM_MGR_TART ? "tart" : m == SIM_MGR_UTM ? "utm" : "lume";
+}
+
+static cJSON *state_object(sim *s, sim_vm *vm)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	pthread_mutex_lock(&s->lock);
+	cJSON_AddStringToObject(o, "name", vm->name);
+	cJSON_AddStringToObject(o, "manager", manager_name(vm->manager));
+	cJSON_AddBoolToObject(o, "running", vm->running);
+	cJSON_AddBoolToObject(o, "booted", vm->booted);
+	cJSON_AddStringToObject(o, "address", vm->booted ? vm->address : "");
+	cJSON_AddStringToObject(o, "uuid", vm->uuid);
+	/* UTM's words (UTMScriptingStatus) */
+	cJSON_AddStringToObject(o, "status", !vm->running ? "stopped" : vm->stopping ? "stopping" : "started");
+	pthread_mutex_unlock(&s->lock);
+	return o;
+}
+
+typedef struct {
+	sim *s;
+	sim_vm *vm;
+	unsigned generation;
+} request_job;
+
+/* A guest asked to shut down is down after the request delay, unless it was stopped or started
+ * again meanwhile. */
+static void *request_stop(void *arg)
+{
+	request_job *j = arg;
+	int current;
+
+	sim_sleep(j->s->utm_request_delay);
+	pthread_mutex_lock(&j->s->lock);
+	current = j->vm->running && j->vm->generation == j->generation;
+	pthread_mutex_unlock(&j->s->lock);
+	if (current)
+		sim_vm_power_off(j->s, j->vm, "the guest shut down when asked");
+	pthread_mutex_lock(&j->s->lock);
+	j->s->active--;
+	pthread_cond_broadcast(&j->s->idle);
+	pthread_mutex_unlock(&j->s->lock);
+	free(j);
+	return NULL;
+}
+
+static int owner_matches(sim *s, sim_vm *vm, const char *body)
+{
+	cJSON *doc = cJSON_Parse(body);
+	const cJSON *pid = cJSON_GetObjectItemCaseSensitive(doc, "pid");
+	int ok;
+
+	pthread_mutex_lock(&s->lock);
+	ok = cJSON_IsNumber(pid) && vm->running && vm->owner == SIM_OWNER_CLI && (pid_t)pid->valuedouble == vm->owner_pid;
+	pthread_mutex_unlock(&s->lock);
+	cJSON_Delete(doc);
+	return ok;
+}
+
+int sim_managers_route(sim *s, const char *method, const char *path, const char *body, int *status, char **json)
+{
+	int get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
+	char why[256];
+	sim_vm *vm;
+	size_t i;
+
+	if (get && strcmp(path, "/_sim/utm/vms") == 0) {
+		cJSON *a = cJSON_CreateArray();
+		for (i = 0; i < s->nvms; i++)
+			if (s->vms[i].manager == SIM_MGR_UTM)
+				cJSON_AddItemToArray(a, state_object(s, &s->vms[i]));
+		*status = 200;
+		*json = cJSON_PrintUnformatted(a);
+		cJSON_Delete(a);
+		return 1;
+	}
+	if (get && (vm = hook_vm(s, path, "state")) != NULL) {
+		cJSON *o = state_object(s, vm);
+		*status = 200;
+		*json = cJSON_PrintUnformatted(o);
+		cJSON_Delete(o);
+		return 1;
+	}
+	if (!post)
+		return 0;
+	if ((vm = hook_vm(s, path, "poweroff")) != NULL) {
+		/* `tart run` got SIGINT: VZVirtualMachine.stop(), then it exits. */
+		if (!owner_matches(s, vm, body)) {
+			*status = 409;
+			*json = message("not the process that runs this VM");
+		} else {
+			sim_vm_power_off(s, vm, "powered off by its tart run process");
+			*status = 200;
+			*json = message("stopped");
+		}
+		return 1;
+	}
+	if ((vm = hook_vm(s, path, "utm-start")) != NULL) {
+		if (vm->manager != SIM_MGR_UTM) {
+			*status = 400;
+			*json = message("Virtual machine not found.");
+		} else if (sim_vm_run(s, vm, 0, why, sizeof(why)) < 0) {
+			*status = 400;
+			*json = message(why);
+		} else {
+			*status = 200;
+			*json = message("started");
+		}
+		return 1;
+	}
+	if ((vm = hook_vm(s, path, "power-off")) != NULL) {
+		pthread_mutex_lock(&s->lock);
+		i = (size_t)vm->running;
+		pthread_mutex_unlock(&s->lock);
+		if (!i) {
+			*status = 400;
+			*json = message("The virtual machine is not running.");
+		} else {
+			sim_vm_power_off(s, vm, "powered off by its manager");
+			*status = 200;
+			*json = message("stopped");
+		}
+		return 1;
+	}
+	if ((vm = hook_vm(s, path, "request-stop")) != NULL) {
+		request_job *j;
+		pthread_t t;
+		pthread_mutex_lock(&s->lock);
+		if (!vm->running) {
+			pthread_mutex_unlock(&s->lock);
+			*status = 400;
+			*json = message("The virtual machine is not running.");
+			return 1;
+		}
+		if (s->utm_ignore_request) {
+			pthread_mutex_unlock(&s->lock);
+			sim_log_event(s, "request-ignored", vm->name, "the guest ignores shutdown requests");
+			*status = 200;
+			*json = message("requested");
+			return 1;
+		}
+		vm->stopping = 1;
+		if ((j = calloc(1, sizeof(*j))) != NULL) {
+			j->s = s;
+			j->vm = vm;
+			j->generation = vm->generation;
+			s->active++;
+		}
+		pthread_mutex_unlock(&s->lock);
+		sim_log_event(s, "request-stop", vm->name, "the guest was asked to shut down");
+		if (j != NULL && pthread_create(&t, NULL, request_stop, j) == 0) {
+			pthread_detach(t);
+		} else if (j != NULL) {
+			request_stop(j);
+		}
+		*status = 200;
+		*json = message("requested");
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,334 @@
+/* The Tart, UTM, none and automatic backends against lume-sim's `tart` and `utmctl` stand-ins
+ * (real sshd guests; docs/vm-managers.md). */
+#include "test_common.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static test_env env;
+static char bin_dir[PATH_MAX];
+static char tart_home[PATH_MAX + 32];
+static char home[PATH_MAX + 16];
+
+static void make_dirs(const char *path)
+{
+	char buf[PATH_MAX + 64], *p;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (p = buf + 1; *p != '\0'; p++)
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(buf, 0755);
+			*p = '/';
+		}
+	mkdir(buf, 0755);
+}
+
+static int group_setup(void **state)
+{
+	static const char *const args[] = {"--vm", "lvm", "--tart-vm", "tvm", "--tart-vm", "tvm2", "--utm-vm", "uvm",
+		"--utm-headless", "uhead", "--boot-delay", "0.2", "--stop-delay", "0.1", "--utm-request-delay", "0.1",
+		"--address-base", "127.0.238.2", NULL};
+	char docs[PATH_MAX + 128], target[PATH_MAX + 32], *slash;
+
+	(void)state;
+	if (sim_fixture_start(&env.sim, "vm-managers", args) < 0)
+		return -1;
+	snprintf(bin_dir, sizeof(bin_dir), "%s", env.sim.lume);
+	if ((slash = strrchr(bin_dir, '/')) != NULL)
+		*slash = '\0';
+	/* Tart's home and UTM's Documents, where the host looks for them. */
+	snprintf(tart_home, sizeof(tart_home), "%s/sim/tart", env.sim.dir);
+	setenv("TART_HOME", tart_home, 1);
+	snprintf(home, sizeof(home), "%s/home", env.sim.dir);
+	setenv("HOME", home, 1);
+	snprintf(docs, sizeof(docs), "%s/Library/Containers/com.utmapp.UTM/Data", home);
+	make_dirs(docs);
+	snprintf(target, sizeof(target), "%s/sim/utm", env.sim.dir);
+	strncat(docs, "/Documents", sizeof(docs) - strlen(docs) - 1);
+	return symlink(target, docs);
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	return sim_fixture_stop(&env.sim);
+}
+
+static lm_vm_manager *open_kind(lm_context **ctx, lm_vm_manager_kind kind, const char *address)
+{
+	lm_options o = LM_OPTIONS_INIT;
+	char tart[PATH_MAX + 8], utmctl[PATH_MAX + 8];
+	lm_vm_manager *vmm = NULL;
+
+	snprintf(env.state_dir, sizeof(env.state_dir), "%s/state", env.sim.dir);
+	snprintf(tart, sizeof(tart), "%s/tart", bin_dir);
+	snprintf(utmctl, sizeof(utmctl), "%s/utmctl", bin_dir);
+	o.state_dir = env.state_dir;
+	o.vm_manager = kind;
+	o.lume_url = env.sim.url;
+	o.lume_program = env.sim.lume;
+	o.tart_program = tart;
+	o.utmctl_program = utmctl;
+	o.vm_address = address;
+	o.ready_timeout = 20;
+	o.command_timeout = 20;
+	o.connect_timeout = 5;
+	assert_int_equal(lm_context_new(ctx, &o), 0);
+	if (lm_vm_manager_open(&vmm, *ctx) != 0)
+		fail_msg("open: %s", lm_error_last()->message);
+	return vmm;
+}
+
+static int calls(const char *source, const char *argv_json)
+{
+	char s[64];
+	const char *const needles[] = {s, argv_json, NULL};
+
+	snprintf(s, sizeof(s), "\"source\":\"%s\"", source);
+	return sim_fixture_count(&env.sim, needles);
+}
+
+static void test_tart_list_get_unknown(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_kind(&ctx, LM_VM_MANAGER_TART, NULL);
+	lm_vm_info *vms = NULL, info;
+	size_t n = 0;
+
+	(void)state;
+	assert_string_equal(lm_vm_manager_name(vmm), "tart");
+	assert_int_equal(lm_vm_list(vmm, &vms, &n), 0);
+	assert_int_equal(n, 2); /* Tart's own store only: not Lume's or UTM's VMs */
+	assert_string_equal(vms[0].name, "tvm");
+	assert_string_equal(vms[1].name, "tvm2");
+	assert_string_equal(vms[0].status, "stopped");
+	assert_string_equal(vms[0].manager, "tart");
+	assert_string_equal(vms[0].account, "admin");
+	lm_free(vms);
+	assert_int_equal(lm_vm_get(vmm, "tvm", &info), 0);
+	assert_string_equal(info.os, "macOS");
+	assert_string_equal(info.ip, "");
+	assert_int_equal(lm_vm_get(vmm, "nope", &info), LM_ENOTFOUND);
+	assert_error_mentions("Tart has no such VM");
+	assert_error_mentions("the specified VM \"nope\" does not exist (exit 2)");
+	assert_int_equal(lm_vm_start(vmm, "nope"), LM_ENOTFOUND);
+	assert_int_equal(calls("tart", "\"argv\":[\"run\""), 0);
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_tart_start_ready_stop(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_kind(&ctx, LM_VM_MANAGER_TART, NULL);
+	const char *address = sim_fixture_address(&env.sim, "tvm");
+	char log[PATH_MAX + 64];
+	struct stat st;
+	lm_vm_info info;
+
+	(void)state;
+	assert_int_equal(lm_vm_start(vmm, "tvm"), 0);
+	assert_int_equal(lm_vm_wait_ready(vmm, "tvm", 0, &info), 0);
+	assert_string_equal(info.ip, address);
+	assert_string_equal(info.status, "running");
+	assert_real_sshd(address);
+	/* `tart run` blocks: its output goes to a log under the state directory. */
+	snprintf(log, sizeof(log), "%s/logs/tart-run-tvm.log", env.state_dir);
+	assert_int_equal(stat(log, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_true(calls("tart", "\"argv\":[\"ip\",\"tvm\",\"--wait\",\"1\"]") >= 1);
+	/* Running: never started again. */
+	assert_int_equal(lm_vm_start(vmm, "tvm"), 0);
+	assert_int_equal(lm_vm_stop(vmm, "tvm"), 0);
+	assert_true(calls("tart", "\"argv\":[\"stop\",\"tvm\",\"--timeout\",\"20\"],\"exit\":0") == 1);
+	assert_int_equal(lm_vm_get(vmm, "tvm", &info), 0);
+	assert_string_equal(info.status, "stopped");
+	assert_true(port22_closed(address));
+	/* its `tart run` ended with exit 0 after powering the guest off (recorded when it ends) */
+	assert_int_equal(calls("tart", "\"argv\":[\"run\",\"--no-graphics\",\"tvm\"],\"exit\":0"), 1);
+	/* A stopped VM: nothing to stop, nothing sent. */
+	assert_int_equal(lm_vm_stop(vmm, "tvm"), 0);
+	assert_int_equal(calls("tart", "\"argv\":[\"stop\",\"tvm\""), 1);
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+/* Another process holds tvm2's config.json lock (as a `tart run` does): it is running, and no
+ * `tart run` is ever sent for it. */
+static void test_tart_lock_held(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm;
+	char path[PATH_MAX + 64];
+	int ready[2], status;
+	lm_vm_info info;
+	pid_t pid;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/vms/tvm2/config.json", tart_home);
+	assert_int_equal(pipe(ready), 0);
+	if ((pid = fork()) == 0) {
+		struct flock fl;
+		int fd = open(path, O_RDWR);
+		memset(&fl, 0, sizeof(fl));
+		fl.l_type = F_WRLCK;
+		fl.l_whence = SEEK_SET;
+		if (fd < 0 || fcntl(fd, F_SETLK, &fl) < 0)
+			_exit(1);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], path, 1), 1); /* the lock is held */
+	close(ready[0]);
+	vmm = open_kind(&ctx, LM_VM_MANAGER_TART, NULL);
+	assert_int_equal(lm_vm_get(vmm, "tvm2", &info), 0);
+	assert_string_equal(info.status, "running");
+	assert_int_equal(lm_vm_start(vmm, "tvm2"), 0);
+	assert_int_equal(calls("tart", "\"argv\":[\"run\",\"--no-graphics\",\"tvm2\"]"), 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	assert_int_equal(lm_vm_get(vmm, "tvm2", &info), 0);
+	assert_string_equal(info.status, "stopped");
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_utm_list_start_stop(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_kind(&ctx, LM_VM_MANAGER_UTM, NULL);
+	const char *address = sim_fixture_address(&env.sim, "uvm");
+	lm_vm_info *vms = NULL, info;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(lm_vm_list(vmm, &vms, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(vms[0].name, "uvm");
+	assert_string_equal(vms[1].name, "uhead");
+	assert_string_equal(vms[0].status, "stopped");
+	lm_free(vms);
+	assert_int_equal(lm_vm_get(vmm, "lvm", &info), LM_ENOTFOUND);
+	assert_error_mentions("UTM has no such VM");
+	/* No display configured: no paravirtual GPU; refused before anything is started. */
+	assert_int_equal(lm_vm_start(vmm, "uhead"), LM_ERROR);
+	assert_error_mentions("no display configured");
+	assert_error_mentions("uhead.utm/config.plist");
+	assert_int_equal(calls("utmctl", "\"argv\":[\"start\",\"uhead\"]"), 0);
+	assert_int_equal(lm_vm_start(vmm, "uvm"), 0);
+	assert_int_equal(lm_vm_wait_ready(vmm, "uvm", 0, &info), 0);
+	assert_string_equal(info.ip, address);
+	assert_real_sshd(address);
+	/* A clean shutdown first; this guest obeys, so no power-off. */
+	assert_int_equal(lm_vm_stop(vmm, "uvm"), 0);
+	assert_int_equal(calls("utmctl", "\"argv\":[\"stop\",\"uvm\",\"--request\"]"), 1);
+	assert_int_equal(calls("utmctl", "\"argv\":[\"stop\",\"uvm\",\"--force\"]"), 0);
+	assert_true(port22_closed(address));
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+static void test_none(void **state)
+{
+	const char *address = sim_fixture_address(&env.sim, "lvm");
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_kind(&ctx, LM_VM_MANAGER_NONE, address);
+	lm_vm_info info;
+
+	(void)state;
+	assert_string_equal(lm_vm_manager_name(vmm), "none");
+	assert_int_equal(lm_vm_manager_can_start(vmm), 0);
+	assert_int_equal(lm_vm_get(vmm, "whatever", &info), 0);
+	assert_string_equal(info.status, "unreachable");
+	assert_string_equal(info.ip, address);
+	assert_int_equal(lm_vm_start(vmm, "whatever"), LM_ERROR);
+	assert_error_mentions("start it yourself");
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+	/* An address is required, and must be one. */
+	{
+		lm_options o = LM_OPTIONS_INIT;
+		o.vm_manager = LM_VM_MANAGER_NONE;
+		o.state_dir = env.state_dir;
+		o.vm_address = "my-vm.local";
+		assert_int_equal(lm_context_new(&ctx, &o), 0);
+		assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_EINVALID);
+		assert_error_mentions("not an IPv4 address");
+		lm_context_free(ctx);
+		o.vm_address = NULL;
+		assert_int_equal(lm_context_new(&ctx, &o), 0);
+		assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_ENOADDRESS);
+		assert_string_equal(lm_error_name(LM_ENOADDRESS), "no-address");
+		lm_context_free(ctx);
+	}
+}
+
+/* Automatic: each name with the manager that knows it; a name two know is an error. */
+static void test_auto_choice_and_ambiguity(void **state)
+{
+	char *path = getenv("PATH") != NULL ? strdup(getenv("PATH")) : NULL, newpath[PATH_MAX * 2], dir[PATH_MAX + 64];
+	lm_context *ctx;
+	lm_vm_manager *vmm;
+	lm_vm_info info;
+	int fd;
+
+	(void)state;
+	snprintf(newpath, sizeof(newpath), "%s:%s", bin_dir, path != NULL ? path : "/usr/bin:/bin");
+	setenv("PATH", newpath, 1);
+	vmm = open_kind(&ctx, LM_VM_MANAGER_AUTO, NULL);
+	assert_string_equal(lm_vm_manager_name(vmm), "auto");
+	assert_int_equal(lm_vm_get(vmm, "lvm", &info), 0);
+	assert_string_equal(info.manager, "lume-api");
+	assert_int_equal(lm_vm_get(vmm, "tvm", &info), 0);
+	assert_string_equal(info.manager, "tart");
+	assert_string_equal(info.account, "admin");
+	assert_int_equal(lm_vm_get(vmm, "uvm", &info), 0);
+	assert_string_equal(info.manager, "utm");
+	assert_string_equal(lm_vm_manager_name_for(vmm, "tvm"), "tart");
+	assert_string_equal(lm_vm_manager_name_for(vmm, "other"), "auto");
+	assert_int_equal(lm_vm_get(vmm, "nope", &info), LM_ENOTFOUND);
+	assert_error_mentions("no VM manager knows this VM (asked: lume-api, tart, utm)");
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+
+	/* lvm in Tart's store too */
+	snprintf(dir, sizeof(dir), "%s/vms/lvm", tart_home);
+	make_dirs(dir);
+	strncat(dir, "/config.json", sizeof(dir) - strlen(dir) - 1);
+	assert_true((fd = open(dir, O_WRONLY | O_CREAT, 0644)) >= 0);
+	assert_int_equal(write(fd, "{}", 2), 2);
+	close(fd);
+	snprintf(dir, sizeof(dir), "%s/vms/lvm/disk.img", tart_home);
+	close(open(dir, O_WRONLY | O_CREAT, 0644));
+	snprintf(dir, sizeof(dir), "%s/vms/lvm/nvram.bin", tart_home);
+	close(open(dir, O_WRONLY | O_CREAT, 0644));
+	vmm = open_kind(&ctx, LM_VM_MANAGER_AUTO, NULL);
+	assert_int_equal(lm_vm_get(vmm, "lvm", &info), LM_EAMBIGUOUS);
+	assert_error_mentions("more than one VM manager has a VM of this name (lume-api and tart)");
+	assert_int_equal(lm_vm_start(vmm, "lvm"), LM_EAMBIGUOUS);
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+	if (path != NULL)
+		setenv("PATH", path, 1);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tart_list_get_unknown),
+		cmocka_unit_test(test_tart_start_ready_stop),
+		cmocka_unit_test(test_tart_lock_held),
+		cmocka_unit_test(test_utm_list_start_stop),
+		cmocka_unit_test(test_none),
+		cmocka_unit_test(test_auto_choice_and_ambiguity),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
