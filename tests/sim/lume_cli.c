@@ -5,6 +5,7 @@
  * and stays until it is ended; `run --detach` relaunches it in the background; `stop` signals
  * whichever process holds the VM's lock, never asks the server (see lume_lock.c). */
 #include "sim.h"
+#include "sim_client.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -27,8 +28,7 @@ extern char **environ;
 #define EXIT_USAGE 64
 
 typedef struct {
-	char url[256];
-	char log[PATH_MAX];
+	sim_client sc;         /* the simulator's URL and request log (source "lume-cli") */
 	char logs_dir[PATH_MAX];
 	char home[PATH_MAX];   /* Lume's VM store: NAME/config.json */
 	char version[32];
@@ -36,11 +36,7 @@ typedef struct {
 	int level; /* 0 debug, 1 info, 2 warn, 3 error */
 } config;
 
-typedef struct {
-	long status; /* 0: no answer */
-	char *body;
-	size_t len;
-} answer;
+typedef sim_answer answer;
 
 static void log_line(const config *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -81,6 +77,7 @@ static int load_config(config *c)
 
 	memset(c, 0, sizeof(*c));
 	snprintf(c->version, sizeof(c->version), "%s", SIM_VERSION);
+	c->sc.source = "lume-cli";
 	c->stop_grace = 10;
 	c->level = 1;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -109,9 +106,9 @@ static int load_config(config *c)
 		const cJSON *h = cJSON_GetObjectItemCaseSensitive(doc, "home");
 		const cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "stop_grace");
 		if (cJSON_IsString(u))
-			snprintf(c->url, sizeof(c->url), "%s", u->valuestring);
+			snprintf(c->sc.url, sizeof(c->sc.url), "%s", u->valuestring);
 		if (cJSON_IsString(l))
-			snprintf(c->log, sizeof(c->log), "%s", l->valuestring);
+			snprintf(c->sc.log, sizeof(c->sc.log), "%s", l->valuestring);
 		if (cJSON_IsString(d))
 			snprintf(c->logs_dir, sizeof(c->logs_dir), "%s", d->valuestring);
 		if (cJSON_IsString(v))
@@ -124,7 +121,7 @@ static int load_config(config *c)
 	}
 	free(text);
 	if ((env = getenv("LUME_SIM_URL")) != NULL && env[0] != '\0')
-		snprintf(c->url, sizeof(c->url), "%s", env);
+		snprintf(c->sc.url, sizeof(c->sc.url), "%s", env);
 	if ((env = getenv("LUME_SIM_VERSION")) != NULL && env[0] != '\0')
 		snprintf(c->version, sizeof(c->version), "%s", env);
 	if ((env = getenv("LUME_SIM_STOP_GRACE")) != NULL && env[0] != '\0') {
@@ -141,7 +138,7 @@ static int load_config(config *c)
 		else if (strcmp(env, "error") == 0)
 			c->level = 3;
 	}
-	if (c->url[0] == '\0') {
+	if (c->sc.url[0] == '\0') {
 		fprintf(stderr, "lume (lume-sim stand-in): no simulator configured: lume-sim.json missing next to "
 		    "this program and LUME_SIM_URL unset\n");
 		return -1;
@@ -152,91 +149,15 @@ static int load_config(config *c)
 /* One line in the simulator's request log, so tests can see what the CLI was asked. */
 static void record(const config *c, int argc, char **argv, int code, const char *note)
 {
-	cJSON *o, *a;
-	struct timespec now;
-	char *text;
-	int fd, i;
-
-	if (c->log[0] == '\0')
-		return;
-	o = cJSON_CreateObject();
-	clock_gettime(CLOCK_REALTIME, &now);
-	cJSON_AddNumberToObject(o, "time", (double)now.tv_sec + (double)now.tv_nsec / 1e9);
-	cJSON_AddStringToObject(o, "source", "lume-cli");
-	a = cJSON_AddArrayToObject(o, "argv");
-	for (i = 1; i < argc; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]));
-	cJSON_AddNumberToObject(o, "exit", code);
-	cJSON_AddNumberToObject(o, "pid", (double)getpid());
-	if (note != NULL)
-		cJSON_AddStringToObject(o, "note", note);
-	text = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (text == NULL)
-		return;
-	if ((fd = open(c->log, O_WRONLY | O_APPEND | O_CLOEXEC)) >= 0) {
-		size_t n = strlen(text);
-		text[n] = '\n'; /* replaces the NUL: one write per line */
-		if (write(fd, text, n + 1) < 0)
-			fprintf(stderr, "lume: cannot write %s: %s\n", c->log, strerror(errno));
-		text[n] = '\0';
-		close(fd);
-	}
-	free(text);
-}
-
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	answer *a = userdata;
-	size_t n = size * nmemb;
-	char *nb = realloc(a->body, a->len + n + 1);
-
-	if (nb == NULL)
-		return 0;
-	a->body = nb;
-	memcpy(a->body + a->len, ptr, n);
-	a->len += n;
-	a->body[a->len] = '\0';
-	return n;
+	sim_client_record(&c->sc, argc, argv, code, note);
 }
 
 static int http(const config *c, const char *method, const char *path, const char *body, double timeout, answer *a)
 {
-	char url[512];
-	CURL *h = curl_easy_init();
-	struct curl_slist *hdr = NULL;
-	CURLcode cc;
-
-	memset(a, 0, sizeof(*a));
-	if (h == NULL)
-		return -1;
-	snprintf(url, sizeof(url), "%s%s", c->url, path);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, a);
-	if (strcmp(method, "POST") == 0) {
-		hdr = curl_slist_append(hdr, "Content-Type: application/json");
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body != NULL ? body : "");
-	}
-	cc = curl_easy_perform(h);
-	if (cc == CURLE_OK)
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
-	curl_slist_free_all(hdr);
-	curl_easy_cleanup(h);
-	if (cc != CURLE_OK) {
-		/* Nothing for the caller to free on failure. */
-		free(a->body);
-		a->body = NULL;
-		fprintf(stderr, "Error: cannot reach lume-sim at %s: %s\n", c->url, curl_easy_strerror(cc));
-		return -1;
-	}
-	if (a->body == NULL)
-		a->body = calloc(1, 1);
-	return 0;
+	if (sim_client_http(&c->sc, method, path, body, timeout, a) == 0)
+		return 0;
+	fprintf(stderr, "Error: cannot reach lume-sim at %s: %s\n", c->sc.url, a->error);
+	return -1;
 }
 
 /* The server's {"message"} on stderr, as Lume's CLI reports its errors. */

@@ -92,7 +92,8 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
-int sim_client_http(const sim_client *c, const char *method, const char *path, const char *body, sim_answer *a)
+int sim_client_http(const sim_client *c, const char *method, const char *path, const char *body, double timeout,
+    sim_answer *a)
 {
 	char url[512];
 	CURL *h = curl_easy_init();
@@ -101,13 +102,15 @@ int sim_client_http(const sim_client *c, const char *method, const char *path, c
 	CURLcode cc;
 
 	memset(a, 0, sizeof(*a));
-	if (h == NULL)
+	if (h == NULL) {
+		a->error = "libcurl could not be initialised";
 		return -1;
+	}
 	snprintf(url, sizeof(url), "%s%s", c->url, path);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 120000L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
 	if (strcmp(method, "POST") == 0) {
@@ -122,6 +125,7 @@ int sim_client_http(const sim_client *c, const char *method, const char *path, c
 	curl_easy_cleanup(h);
 	if (cc != CURLE_OK) {
 		free(s.body);
+		a->error = curl_easy_strerror(cc);
 		return -1;
 	}
 	a->body = s.body != NULL ? s.body : calloc(1, 1);
@@ -134,7 +138,7 @@ cJSON *sim_client_get_json(const sim_client *c, const char *path, long *status)
 	cJSON *doc = NULL;
 
 	*status = 0;
-	if (sim_client_http(c, "GET", path, NULL, &a) < 0)
+	if (sim_client_http(c, "GET", path, NULL, 120, &a) < 0)
 		return NULL;
 	*status = a.status;
 	if (a.status == 200)

@@ -1,4 +1,4 @@
-/* What the `tart` and `utmctl` stand-ins share: the simulator's address and request log, read from
+/* What the `lume`, `tart` and `utmctl` stand-ins share: the simulator's address and request log, read from
  * lume-sim.json next to the program (as the `lume` stand-in does), and HTTP to its hooks. */
 #ifndef SIM_CLIENT_H
 #define SIM_CLIENT_H
@@ -18,14 +18,17 @@ typedef struct {
 } sim_client;
 
 typedef struct {
-	long status; /* 0: no answer */
+	long status;       /* 0: no answer */
 	char *body;
+	const char *error; /* when the simulator could not be reached: libcurl's reason (static) */
 } sim_answer;
 
 /* -1 (after a message on stderr) when the simulator is not configured. */
 int sim_client_load(sim_client *c, const char *source);
-/* HTTP to the simulator: 0 with a->status and a->body (free it), -1 when it cannot be reached. */
-int sim_client_http(const sim_client *c, const char *method, const char *path, const char *body, sim_answer *a);
+/* HTTP to the simulator within timeout seconds: 0 with a->status and a->body (free it), -1 with
+ * a->error when it cannot be reached (nothing to free). */
+int sim_client_http(const sim_client *c, const char *method, const char *path, const char *body, double timeout,
+    sim_answer *a);
 /* GET path as JSON; NULL when unreachable or not 200 (*status says which). */
 cJSON *sim_client_get_json(const sim_client *c, const char *path, long *status);
 /* One line in the request log: {"source", "argv", "exit", "pid", "note"?}. */

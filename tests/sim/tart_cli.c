@@ -322,7 +322,7 @@ static int post_pid(const char *name, const char *hook, char *message, size_t ca
 
 	snprintf(path, sizeof(path), "/_sim/vms/%s/%s", name, hook);
 	snprintf(body, sizeof(body), "{\"pid\":%ld}", (long)getpid());
-	if (sim_client_http(&client, "POST", path, body, &a) < 0) {
+	if (sim_client_http(&client, "POST", path, body, 120, &a) < 0) {
 		snprintf(message, cap, "the simulator at %s cannot be reached", client.url);
 		return -1;
 	}

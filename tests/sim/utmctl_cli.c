@@ -74,7 +74,7 @@ static int post(const char *name, const char *hook, const char *body, char *mess
 	long status;
 
 	snprintf(path, sizeof(path), "/_sim/vms/%s/%s", name, hook);
-	if (sim_client_http(&client, "POST", path, body, &a) < 0) {
+	if (sim_client_http(&client, "POST", path, body, 120, &a) < 0) {
 		snprintf(message, cap, "Connection is invalid.");
 		return -1;
 	}
