@@ -31,6 +31,14 @@ LM_EXTERN(void) lm_ssh_free(lm_ssh *ssh); /* disconnects */
  * answered within it. Long workloads (`run`) can lift it. */
 LM_EXTERN(int) lm_ssh_set_command_timeout(lm_ssh *ssh, double seconds);
 
+/* 1 while the session can carry commands; 0 once a lost connection, a timeout or a cancellation
+ * left it in an unknown state (every later call fails fast): connect again. */
+LM_EXTERN(int) lm_ssh_usable(const lm_ssh *ssh);
+/* cancelable 0: this session no longer asks the context's should_cancel while it waits, for work
+ * that must finish even when the operation was canceled (putting a guest back as it was). The
+ * command timeout still bounds every wait. Sessions start cancelable. */
+LM_EXTERN(void) lm_ssh_set_cancelable(lm_ssh *ssh, int cancelable);
+
 /* Streamed output: stream 1 = stdout, 2 = stderr. */
 typedef void (*lm_ssh_output_fn)(void *data, int stream, const char *bytes, size_t len);
 

@@ -808,6 +808,52 @@ static void test_command_timeout(void **state)
 	lm_context_free(ctx);
 }
 
+static int cancel_when_set(void *data)
+{
+	return *(const int *)data;
+}
+
+/* A canceled command leaves its session unusable (the remote command's state is unknown); the
+ * cleanup of a canceled operation connects again and must not be canceled itself. */
+static void test_cancel_then_cleanup(void **state)
+{
+	char dir[1100];
+	lm_options o = LM_OPTIONS_INIT;
+	lm_context *ctx = NULL;
+	lm_ssh *ssh;
+	int canceled = 1, status;
+	char *out = NULL;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/state-cancel", GUEST_WORK);
+	o.state_dir = dir;
+	o.host_key_policy = LM_HOST_KEY_ACCEPT_NEW;
+	o.connect_timeout = 3;
+	o.command_timeout = 30;
+	o.log = capture_log;
+	o.should_cancel = cancel_when_set;
+	o.callback_data = &canceled;
+	assert_int_equal(lm_context_new(&ctx, &o), 0);
+	ssh = connect_ok(ctx, &guest_a);
+	assert_true(lm_ssh_usable(ssh));
+	assert_int_equal(lm_ssh_exec_capture(ssh, "sleep 10", 1024, &out, NULL, &status), LM_ECANCELED);
+	assert_true(contains(lm_error_last()->message, "canceled"));
+	assert_false(lm_ssh_usable(ssh));
+	lm_ssh_free(ssh);
+	/* Still canceled: a cleanup session waits through idle periods (each longer than the 250 ms in
+	 * which should_cancel is asked) to the end of its command. */
+	ssh = connect_ok(ctx, &guest_a);
+	lm_ssh_set_cancelable(ssh, 0);
+	assert_int_equal(lm_ssh_exec_capture(ssh, "sleep 0.6; echo done", 1024, &out, NULL, &status), 0);
+	assert_int_equal(status, 0);
+	assert_string_equal(out, "done\n");
+	assert_true(lm_ssh_usable(ssh));
+	lm_free(out);
+	lm_ssh_free(ssh);
+	assert_false(lm_ssh_usable(NULL));
+	lm_context_free(ctx);
+}
+
 static void test_hung_server_times_out(void **state)
 {
 	lm_context *ctx = context_with("hk", LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, 2);
@@ -1310,6 +1356,7 @@ int main(void)
 		cmocka_unit_test(test_passwords),
 		cmocka_unit_test(test_disk_full),
 		cmocka_unit_test(test_command_timeout),
+		cmocka_unit_test(test_cancel_then_cleanup),
 		cmocka_unit_test(test_hung_server_times_out),
 		cmocka_unit_test(test_connection_refused),
 		cmocka_unit_test(test_server_dies_during_upload),

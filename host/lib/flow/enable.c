@@ -339,6 +339,23 @@ out:
 	return rc;
 }
 
+/* The guest files this run put there go, even when the run was canceled: the cleanup does not ask
+ * should_cancel, and when a canceled or failed command left the session unusable, a new
+ * connection does the removal (the guest is still running; only this session is lost). */
+static int remove_guest_files(enable_run *r)
+{
+	int rc;
+
+	if (!lm_ssh_usable(r->ssh)) {
+		lm_ssh_free(r->ssh);
+		r->ssh = NULL;
+		if ((rc = lm_flow_connect(r->ctx, r->o->vm, &r->o->info, &r->ssh)) < 0)
+			return rc;
+	}
+	lm_ssh_set_cancelable(r->ssh, 0);
+	return lm_guest_remove_all(r->ssh, &r->facts);
+}
+
 /* A failed or interrupted enable leaves the VM as it was found: no half-installed guest, a VM it
  * started stopped again, one it stopped running again, and a preference that no enabled VM needs
  * any more given back. The outcome's message ends with what was left. */
@@ -352,7 +369,7 @@ static void undo(enable_run *r)
 	if (lm_context_options(r->ctx)->dry_run)
 		return;
 	if (!r->was_enabled && r->touched_guest && r->ssh != NULL) {
-		if (lm_guest_remove_all(r->ssh, &r->facts) == 0)
+		if (remove_guest_files(r) == 0)
 			lm_outcome_append(r->o, "; guest files removed");
 		else
 			lm_outcome_append(r->o, "; guest files could NOT be removed (%s)", lm_error_last()->message);

@@ -111,13 +111,13 @@ int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what)
 			timeout_ms = (int)(left * 1000.0) + 1;
 		}
 		/* The embedder's should_cancel is asked at least four times a second. */
-		if (ssh->ctx != NULL && lm_context_options(ssh->ctx)->should_cancel != NULL &&
+		if (!ssh->uncancelable && ssh->ctx != NULL && lm_context_options(ssh->ctx)->should_cancel != NULL &&
 		    (timeout_ms < 0 || timeout_ms > 250))
 			timeout_ms = 250;
 		rc = poll(&pfd, 1, timeout_ms);
 		if (rc > 0)
 			return 0;
-		if (rc == 0 && lm_context_check_cancel(ssh->ctx, what) < 0) {
+		if (rc == 0 && !ssh->uncancelable && lm_context_check_cancel(ssh->ctx, what) < 0) {
 			lm_ssh_mark_broken(ssh);
 			return lm_error_prefix("VM '%s' (%s:%d): ", ssh->vm, ssh->address, ssh->port);
 		}
@@ -287,6 +287,17 @@ int lm_ssh_connect_as(lm_ssh **out, lm_context *ctx, const char *vm_name, const 
 fail:
 	lm_ssh_free(ssh);
 	return rc;
+}
+
+int lm_ssh_usable(const lm_ssh *ssh)
+{
+	return ssh != NULL && !ssh->broken;
+}
+
+void lm_ssh_set_cancelable(lm_ssh *ssh, int cancelable)
+{
+	if (ssh != NULL)
+		ssh->uncancelable = !cancelable;
 }
 
 int lm_ssh_set_command_timeout(lm_ssh *ssh, double seconds)

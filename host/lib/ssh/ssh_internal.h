@@ -33,6 +33,7 @@ struct lm_ssh {
 	double connect_timeout; /* seconds */
 	double command_timeout; /* seconds; 0: no limit */
 	int broken;             /* the transport failed: every later call fails fast */
+	int uncancelable;       /* should_cancel is not asked (lm_ssh_set_cancelable) */
 	char account[32];       /* the VM manager's image account (user and password), when no user is given */
 };
 
