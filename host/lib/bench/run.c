@@ -1,0 +1,616 @@
+/* lm_bench_run: one workload in an enabled VM, stock and shimmed, interleaved round by round (so
+ * that drift — heat, other load — reaches both arms alike), recorded as an evidence folder. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "bench_internal.h"
+#include "clock.h"
+#include "context_internal.h"
+#include "error_internal.h"
+#include "flow_session.h"
+#include "fs.h"
+#include "lume-metal/profile.h"
+#include "lume-metal/version.h"
+#include "text.h"
+
+/* A run's output kept in memory (and written to the folder); beyond this it is an error. */
+#define OUTPUT_MAX (64u << 20)
+
+static const char *const arms[2] = {"stock", "shimmed"};
+
+static void iso_time(double t, char *buf, size_t size)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!(t >= 0 && t <= 253402300799.0) || gmtime_r(&tt, &tm) == NULL ||
+	    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, size, "unknown");
+}
+
+/* The folder: created, or an existing empty one; never one that holds files (a record is never
+ * mixed with another). *abs gets its absolute path. */
+static int make_folder(const char *dir, char **abs)
+{
+	char **created = NULL, *real;
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	int rc, used = 0;
+
+	*abs = NULL;
+	if (dir == NULL || dir[0] == '\0')
+		return lm_error_set(LM_EINVALID, "bench: no folder given for the record");
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			return lm_error_set(LM_EINVALID, "%s exists and is not a folder", dir);
+		if ((d = opendir(dir)) == NULL)
+			return lm_error_set(LM_EIO, "cannot read the folder %s: %s", dir, strerror(errno));
+		while ((e = readdir(d)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				used = 1;
+		closedir(d);
+		if (used)
+			return lm_error_set(LM_EINVALID, "%s is not empty: a record is never written over other files", dir);
+	} else if ((rc = lm_fs_mkdir_p(dir, 0755, &created)) < 0) {
+		return rc;
+	}
+	lm_strv_free(created);
+	if ((real = realpath(dir, NULL)) == NULL)
+		return lm_error_set(LM_EIO, "cannot resolve %s: %s", dir, strerror(errno));
+	*abs = real;
+	return 0;
+}
+
+/* The workload as run: llama-bench writes JSON only when asked (-o json); without an -o of its
+ * own the record asks for it. */
+static int workload_argv(const lm_bench_options *o, const char ***argv, size_t *argc)
+{
+	size_t i, n = o->argc;
+	int has_output = 0;
+	const char **v;
+
+	for (i = 1; i < o->argc; i++)
+		if (strcmp(o->argv[i], "-o") == 0 || strcmp(o->argv[i], "--output") == 0)
+			has_output = 1;
+	if ((v = calloc(n + 3, sizeof(*v))) == NULL)
+		return lm_error_nomem();
+	memcpy(v, o->argv, n * sizeof(*v));
+	if (o->parser == LM_BENCH_PARSER_LLAMA_BENCH && !has_output) {
+		v[n++] = "-o";
+		v[n++] = "json";
+	}
+	*argv = v;
+	*argc = n;
+	return 0;
+}
+
+/* The model files a llama-bench command names (-m/--model, comma-separated lists too). */
+static cJSON *model_paths(const char *const *argv, size_t argc)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 1; arr != NULL && i + 1 < argc; i++) {
+		char *copy, *tok, *save = NULL;
+		if (strcmp(argv[i], "-m") != 0 && strcmp(argv[i], "--model") != 0)
+			continue;
+		if ((copy = lm_text_dup(argv[++i])) == NULL)
+			break;
+		for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
+			cJSON_AddItemToArray(arr, cJSON_CreateString(tok));
+		free(copy);
+	}
+	return arr;
+}
+
+/* SHA-256 computed in the guest, with macOS's own `shasum -a 256`: {"path", "sha256"} (null and
+ * "error" when it could not be read). */
+static cJSON *guest_hash(lm_ssh *ssh, const char *path)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *q = NULL, *cmd = NULL, *out = NULL, *err = NULL;
+	int status = 0;
+
+	if (o == NULL)
+		return NULL;
+	cJSON_AddStringToObject(o, "path", path);
+	if (lm_shell_quote(path, &q) == 0 && (cmd = lm_format("shasum -a 256 -- %s", q)) != NULL &&
+	    lm_ssh_exec_capture(ssh, cmd, 64 * 1024, &out, &err, &status) == 0 && status == 0 && strlen(out) >= 64 &&
+	    strspn(out, "0123456789abcdef") >= 64) {
+		out[64] = '\0';
+		cJSON_AddStringToObject(o, "sha256", out);
+	} else {
+		cJSON_AddNullToObject(o, "sha256");
+		if (err != NULL && err[0] != '\0')
+			err[strcspn(err, "\n")] = '\0';
+		cJSON_AddStringToObject(o, "error", err != NULL && err[0] ? err : lm_error_last()->message);
+	}
+	lm_free(q);
+	free(cmd);
+	lm_free(out);
+	lm_free(err);
+	return o;
+}
+
+/* The guest's versions and hardware, one line each, whatever fails. */
+static const char guest_facts_cmd[] =
+    "printf '%s\\n' \"$(sw_vers -productVersion 2>/dev/null)\" \"$(sw_vers -buildVersion 2>/dev/null)\" "
+    "\"$(sysctl -n hw.model 2>/dev/null)\" \"$(sysctl -n hw.ncpu 2>/dev/null)\" "
+    "\"$(sysctl -n hw.memsize 2>/dev/null)\" \"$(sysctl -n machdep.cpu.brand_string 2>/dev/null)\" \"$SHELL\"";
+
+static void add_line(cJSON *obj, const char *key, char **cursor, int number)
+{
+	char *line = *cursor, *nl;
+
+	if (line == NULL || *line == '\0') {
+		cJSON_AddNullToObject(obj, key);
+		return;
+	}
+	if ((nl = strchr(line, '\n')) != NULL)
+		*nl = '\0';
+	*cursor = nl != NULL ? nl + 1 : NULL;
+	if (line[0] == '\0')
+		cJSON_AddNullToObject(obj, key);
+	else if (number && strspn(line, "0123456789") == strlen(line) && strlen(line) < 16)
+		cJSON_AddNumberToObject(obj, key, strtod(line, NULL));
+	else
+		cJSON_AddStringToObject(obj, key, line);
+}
+
+static int guest_and_vm(lm_flow_session *s, cJSON *meta)
+{
+	const lm_vm_outcome *o = lm_flow_session_vm(s);
+	cJSON *vm = cJSON_AddObjectToObject(meta, "vm"), *guest = cJSON_AddObjectToObject(meta, "guest");
+	char *out = NULL, *cursor;
+	int status = 0, rc;
+
+	if (vm == NULL || guest == NULL)
+		return lm_error_nomem();
+	if ((rc = lm_ssh_exec_capture(lm_flow_session_ssh(s), guest_facts_cmd, 64 * 1024, &out, NULL, &status)) < 0)
+		return rc;
+	cursor = out;
+	cJSON_AddStringToObject(vm, "name", o->vm);
+	cJSON_AddStringToObject(vm, "manager", lm_flow_session_manager(s));
+	cJSON_AddStringToObject(guest, "os", o->guest.os);
+	cJSON_AddStringToObject(guest, "arch", o->guest.arch);
+	add_line(guest, "os_version", &cursor, 0);
+	add_line(guest, "os_build", &cursor, 0);
+	add_line(vm, "model", &cursor, 0);
+	add_line(vm, "cpus", &cursor, 1);
+	add_line(vm, "memory_bytes", &cursor, 1);
+	add_line(vm, "cpu", &cursor, 0);
+	/* The display is the VM manager's configuration, which lume-metal does not read yet. */
+	cJSON_AddNullToObject(vm, "display");
+	if (o->guest.sip[0] != '\0')
+		cJSON_AddStringToObject(guest, "sip", o->guest.sip);
+	else
+		cJSON_AddNullToObject(guest, "sip");
+	add_line(guest, "shell", &cursor, 0);
+	lm_free(out);
+	return 0;
+}
+
+static int profile_section(lm_flow_session *s, cJSON *meta)
+{
+	const lm_profile *p = lm_flow_session_profile(s);
+	lm_env_entry env[LM_PROFILE_ENV_MAX];
+	cJSON *sec = cJSON_AddObjectToObject(meta, "profile"), *e, *def;
+	char *json = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	if (sec == NULL)
+		return lm_error_nomem();
+	cJSON_AddStringToObject(sec, "name", lm_profile_name(p));
+	if ((rc = lm_profile_render_env(p, env, &n)) < 0 || (rc = lm_profile_to_json(p, &json)) < 0)
+		return rc;
+	e = cJSON_AddObjectToObject(sec, "environment");
+	for (i = 0; i < n; i++)
+		cJSON_AddStringToObject(e, env[i].name, env[i].value);
+	if ((def = cJSON_Parse(json)) != NULL)
+		cJSON_AddItemToObject(sec, "definition", def);
+	lm_free(json);
+	return 0;
+}
+
+static cJSON *argv_json(const char *const *argv, size_t argc)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; a != NULL && i < argc; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]));
+	return a;
+}
+
+/* One run: its output captured, timed, written as <arm>-<round>.json|.stdout and .stderr. */
+static int run_one(lm_context *ctx, lm_flow_session *s, const char *dir, const char *cmd, int arm, int round,
+    const lm_bench_options *o, double *seconds, int *status, char **out, char **err, cJSON *runs)
+{
+	char name[64], errname[64], detail[96];
+	const char *vm = lm_flow_session_vm(s)->vm;
+	cJSON *run;
+	double t;
+	int rc;
+
+	snprintf(name, sizeof(name), "%s-%d.%s", arms[arm], round, o->parser == LM_BENCH_PARSER_NONE ? "stdout" : "json");
+	snprintf(errname, sizeof(errname), "%s-%d.stderr", arms[arm], round);
+	if ((rc = lm_context_check_cancel(ctx, "benchmarking")) < 0)
+		return rc;
+	lm_context_step(ctx, vm, arms[arm], LM_STEP_STARTED, 0, "");
+	t = lm_clock_monotonic();
+	rc = lm_ssh_exec_capture(lm_flow_session_ssh(s), cmd, OUTPUT_MAX, out, err, status);
+	*seconds = lm_clock_monotonic() - t;
+	if (rc < 0) {
+		lm_context_step(ctx, vm, arms[arm], LM_STEP_FAILED, *seconds, lm_error_last()->message);
+		return rc;
+	}
+	snprintf(detail, sizeof(detail), "round %d of %d, exit %d", round, o->rounds, *status);
+	lm_context_step(ctx, vm, arms[arm], LM_STEP_DONE, *seconds, detail);
+	if ((rc = lm_bench_write_file(dir, name, *out, strlen(*out))) < 0 ||
+	    (rc = lm_bench_write_file(dir, errname, *err, strlen(*err))) < 0)
+		return rc;
+	if ((run = cJSON_CreateObject()) == NULL)
+		return lm_error_nomem();
+	cJSON_AddStringToObject(run, "arm", arms[arm]);
+	cJSON_AddNumberToObject(run, "round", round);
+	cJSON_AddNumberToObject(run, "exit_status", *status);
+	cJSON_AddNumberToObject(run, "seconds", *seconds);
+	cJSON_AddStringToObject(run, "stdout", name);
+	cJSON_AddStringToObject(run, "stderr", errname);
+	cJSON_AddItemToArray(runs, run);
+	return 0;
+}
+
+/* ---- results from the raw outputs (also what compare recomputes) ---- */
+
+static lm_bench_test *test_for(lm_bench_result *r, const lm_llama_record *rec)
+{
+	char name[48];
+	lm_bench_test *grown;
+	size_t i;
+
+	lm_llama_test_name(rec->n_prompt, rec->n_gen, rec->n_depth, name, sizeof(name));
+	for (i = 0; i < r->ntests; i++)
+		if (strcmp(r->tests[i].name, name) == 0)
+			return &r->tests[i];
+	if ((grown = realloc(r->tests, (r->ntests + 1) * sizeof(*grown))) == NULL)
+		return NULL;
+	r->tests = grown;
+	memset(&grown[r->ntests], 0, sizeof(*grown));
+	snprintf(grown[r->ntests].name, sizeof(grown[r->ntests].name), "%s", name);
+	grown[r->ntests].n_prompt = rec->n_prompt;
+	grown[r->ntests].n_gen = rec->n_gen;
+	grown[r->ntests].n_depth = rec->n_depth;
+	return &grown[r->ntests++];
+}
+
+/* Every sample of one test in one arm, over the rounds, to its median. */
+static int arm_median(char *const *outs, int rounds, const char *test, double *median, size_t *count)
+{
+	double *all = NULL, *grown;
+	size_t n = 0, i;
+	int k, rc = 0;
+
+	for (k = 0; k < rounds; k++) {
+		lm_llama_output lo;
+		if (outs[k] == NULL || lm_llama_parse(outs[k], strlen(outs[k]), &lo) < 0) {
+			lm_error_clear();
+			continue;
+		}
+		for (i = 0; i < lo.count; i++) {
+			char name[48];
+			lm_llama_record *rec = &lo.records[i];
+			lm_llama_test_name(rec->n_prompt, rec->n_gen, rec->n_depth, name, sizeof(name));
+			if (strcmp(name, test) != 0 || rec->nsamples == 0)
+				continue;
+			if ((grown = realloc(all, (n + rec->nsamples) * sizeof(*all))) == NULL) {
+				rc = lm_error_nomem();
+				break;
+			}
+			all = grown;
+			memcpy(all + n, rec->samples_ts, rec->nsamples * sizeof(*all));
+			n += rec->nsamples;
+		}
+		lm_llama_output_dispose(&lo);
+	}
+	*median = lm_bench_median(all, n);
+	*count = n;
+	free(all);
+	return rc;
+}
+
+int lm_bench_collect(lm_bench_result *r, char *const *stock_out, char *const *shimmed_out, int rounds)
+{
+	char *const *arm_outs[2] = {stock_out, shimmed_out};
+	int a, k, rc = 0, first_error = 0;
+	size_t i;
+
+	/* The tests, in the order the runs printed them; a run that does not parse is an error. */
+	for (a = 0; a < 2; a++)
+		for (k = 0; k < rounds; k++) {
+			lm_llama_output lo;
+			if ((rc = lm_llama_parse(arm_outs[a][k] != NULL ? arm_outs[a][k] : "",
+			    arm_outs[a][k] != NULL ? strlen(arm_outs[a][k]) : 0, &lo)) < 0) {
+				if (first_error == 0)
+					first_error = lm_error_prefix("%s run %d: ", arms[a], k + 1);
+				continue;
+			}
+			for (i = 0; i < lo.count; i++)
+				if (test_for(r, &lo.records[i]) == NULL) {
+					lm_llama_output_dispose(&lo);
+					return lm_error_nomem();
+				}
+			lm_llama_output_dispose(&lo);
+		}
+	for (i = 0; i < r->ntests; i++) {
+		lm_bench_test *t = &r->tests[i];
+		if ((rc = arm_median(stock_out, rounds, t->name, &t->stock_median, &t->stock_samples)) < 0 ||
+		    (rc = arm_median(shimmed_out, rounds, t->name, &t->shimmed_median, &t->shimmed_samples)) < 0)
+			return rc;
+		t->ratio = lm_bench_ratio(t->shimmed_median, t->stock_median);
+	}
+	return first_error;
+}
+
+void lm_bench_collect_metal(lm_bench_result *r, char *const *stock_err, char *const *shimmed_err, int rounds)
+{
+	int k;
+
+	lm_bench_metal_parse(NULL, &r->stock_metal);
+	lm_bench_metal_parse(NULL, &r->shimmed_metal);
+	for (k = 0; k < rounds && !r->stock_metal.found; k++)
+		lm_bench_metal_parse(stock_err[k], &r->stock_metal);
+	for (k = 0; k < rounds && !r->shimmed_metal.found; k++)
+		lm_bench_metal_parse(shimmed_err[k], &r->shimmed_metal);
+	r->kernel_choice_changed = (r->stock_metal.found || r->shimmed_metal.found) &&
+	    lm_bench_metal_differs(&r->stock_metal, &r->shimmed_metal);
+}
+
+/* Without a parser: the whole command's wall clock, one "test". */
+static int collect_wall(lm_bench_result *r)
+{
+	double *v;
+	int k;
+
+	if ((r->tests = calloc(1, sizeof(*r->tests))) == NULL || (v = calloc((size_t)r->rounds, sizeof(*v))) == NULL)
+		return lm_error_nomem();
+	r->ntests = 1;
+	snprintf(r->tests[0].name, sizeof(r->tests[0].name), "wall");
+	for (k = 0; k < r->rounds; k++)
+		v[k] = r->stock_seconds[k];
+	r->tests[0].stock_median = lm_bench_median(v, (size_t)r->rounds);
+	for (k = 0; k < r->rounds; k++)
+		v[k] = r->shimmed_seconds[k];
+	r->tests[0].shimmed_median = lm_bench_median(v, (size_t)r->rounds);
+	r->tests[0].stock_samples = r->tests[0].shimmed_samples = (size_t)r->rounds;
+	/* seconds: the speed-up is stock / shimmed */
+	r->tests[0].ratio = lm_bench_ratio(r->tests[0].stock_median, r->tests[0].shimmed_median);
+	free(v);
+	return 0;
+}
+
+/* ---- the run ---- */
+
+typedef struct {
+	char **out[2], **err[2];
+} outputs;
+
+static void outputs_free(outputs *o, int rounds)
+{
+	int a, k;
+
+	for (a = 0; a < 2; a++) {
+		for (k = 0; k < rounds && o->out[a] != NULL; k++) {
+			lm_free(o->out[a][k]);
+			lm_free(o->err[a][k]);
+		}
+		free(o->out[a]);
+		free(o->err[a]);
+	}
+}
+
+static int write_record(lm_bench_result *r, cJSON *meta)
+{
+	char *json = cJSON_Print(meta), *md = lm_bench_metadata_md(meta), *csv = lm_bench_results_csv(r);
+	char *readme = lm_bench_readme(r, meta);
+	int rc;
+
+	if (json == NULL || md == NULL || csv == NULL || readme == NULL)
+		rc = lm_error_nomem();
+	else if ((rc = lm_bench_write_file(r->dir, "metadata.json", json, strlen(json))) == 0 &&
+	    (rc = lm_bench_write_file(r->dir, "metadata.md", md, strlen(md))) == 0 &&
+	    (rc = lm_bench_write_file(r->dir, "results.csv", csv, strlen(csv))) == 0 &&
+	    (rc = lm_bench_write_file(r->dir, "README.md", readme, strlen(readme))) == 0)
+		rc = lm_bench_write_sums(r->dir);
+	cJSON_free(json);
+	free(md);
+	free(csv);
+	free(readme);
+	return rc;
+}
+
+static int check_options(const lm_bench_options *o)
+{
+	if (o == NULL || o->vm == NULL || o->argc == 0 || o->argv == NULL)
+		return lm_error_set(LM_EINVALID, "bench: a VM and a workload command are required");
+	if (o->rounds < 0 || o->rounds > LM_BENCH_ROUNDS_MAX)
+		return lm_error_set(LM_EINVALID, "bench: %d rounds; between 1 and %d", o->rounds, LM_BENCH_ROUNDS_MAX);
+	if (o->parser != LM_BENCH_PARSER_LLAMA_BENCH && o->parser != LM_BENCH_PARSER_NONE)
+		return lm_error_set(LM_EINVALID, "bench: unknown workload parser %d", (int)o->parser);
+	return 0;
+}
+
+/* The profile asked for must be the one the VM was enabled with: the record names one profile. */
+static int check_profile(lm_flow_session *s, const char *wanted)
+{
+	lm_profile *p = NULL;
+	const char *have = lm_profile_name(lm_flow_session_profile(s));
+	int rc;
+
+	if (wanted == NULL)
+		return 0;
+	if ((rc = lm_profile_resolve(&p, wanted)) < 0)
+		return rc;
+	if (strcmp(lm_profile_name(p), have) != 0)
+		rc = lm_error_set(LM_EINVALID, "%s is enabled with the profile %s, not %s", lm_flow_session_vm(s)->vm,
+		    have, lm_profile_name(p));
+	lm_profile_free(p);
+	return rc;
+}
+
+static int environment(lm_flow_session *s, const char *const *argv, size_t argc, const lm_bench_options *o,
+    char *const cmds[2], cJSON *meta)
+{
+	lm_ssh *ssh = lm_flow_session_ssh(s);
+	cJSON *tool = cJSON_AddObjectToObject(meta, "lume_metal"), *w, *models, *m, *hashed;
+	char program[4096];
+	int rc;
+
+	cJSON_AddStringToObject(tool, "version", LUME_METAL_VERSION);
+	cJSON_AddStringToObject(tool, "bundle", lm_flow_session_vm(s)->bundle_id);
+	cJSON_AddItemToObject(tool, "shim", guest_hash(ssh, lm_flow_session_shim(s)));
+	cJSON_AddItemToObject(tool, "probe", guest_hash(ssh, lm_flow_session_probe(s)));
+	cJSON_AddItemToObject(meta, "host", lm_bench_host_facts());
+	if ((rc = guest_and_vm(s, meta)) < 0 || (rc = profile_section(s, meta)) < 0)
+		return rc;
+	w = cJSON_AddObjectToObject(meta, "workload");
+	cJSON_AddStringToObject(w, "parser", o->parser == LM_BENCH_PARSER_NONE ? "none" : "llama-bench");
+	cJSON_AddItemToObject(w, "argv", argv_json(argv, argc));
+	cJSON_AddStringToObject(w, "stock_command", cmds[0]);
+	cJSON_AddStringToObject(w, "shimmed_command", cmds[1]);
+	if ((rc = lm_flow_session_program(s, argv, argc, program, sizeof(program))) < 0)
+		return rc;
+	if (program[0] != '\0')
+		cJSON_AddItemToObject(w, "program", guest_hash(ssh, program));
+	else
+		cJSON_AddNullToObject(w, "program");
+	models = model_paths(argv, argc);
+	hashed = cJSON_AddArrayToObject(w, "models");
+	cJSON_ArrayForEach(m, models)
+		cJSON_AddItemToArray(hashed, guest_hash(ssh, m->valuestring));
+	cJSON_Delete(models);
+	return 0;
+}
+
+int lm_bench_run(lm_context *ctx, const lm_bench_options *opts, lm_bench_result *r)
+{
+	lm_bench_options o;
+	lm_flow_session *s = NULL;
+	const char **argv = NULL;
+	size_t argc = 0;
+	char *cmds[2] = {NULL, NULL}, when[32];
+	outputs out;
+	cJSON *meta = NULL, *runs, *protocol;
+	double t0 = lm_clock_monotonic();
+	int rc, k, a, failed = 0, recorded = 0;
+
+	memset(r, 0, sizeof(*r));
+	memset(&out, 0, sizeof(out));
+	if ((rc = check_options(opts)) < 0)
+		return rc;
+	o = *opts;
+	if (o.rounds == 0)
+		o.rounds = LM_BENCH_ROUNDS_DEFAULT;
+	r->rounds = o.rounds;
+	r->parser = o.parser;
+	snprintf(r->vm, sizeof(r->vm), "%s", o.vm);
+	if ((r->stock_seconds = calloc((size_t)o.rounds, sizeof(double))) == NULL ||
+	    (r->shimmed_seconds = calloc((size_t)o.rounds, sizeof(double))) == NULL ||
+	    (r->stock_exit = calloc((size_t)o.rounds, sizeof(int))) == NULL ||
+	    (r->shimmed_exit = calloc((size_t)o.rounds, sizeof(int))) == NULL)
+		return lm_error_nomem();
+	for (a = 0; a < 2; a++)
+		if ((out.out[a] = calloc((size_t)o.rounds, sizeof(char *))) == NULL ||
+		    (out.err[a] = calloc((size_t)o.rounds, sizeof(char *))) == NULL) {
+			rc = lm_error_nomem();
+			goto done;
+		}
+	if ((rc = workload_argv(&o, &argv, &argc)) < 0 || (rc = lm_flow_session_open(&s, ctx, o.vm)) < 0 ||
+	    (rc = check_profile(s, o.profile)) < 0 || (rc = lm_flow_session_warn(s, argv, argc)) < 0 ||
+	    (rc = lm_flow_session_command(s, 0, argv, argc, &cmds[0])) < 0 ||
+	    (rc = lm_flow_session_command(s, 1, argv, argc, &cmds[1])) < 0)
+		goto done;
+	snprintf(r->vm, sizeof(r->vm), "%s", lm_flow_session_vm(s)->vm);
+	if ((rc = make_folder(o.out_dir, &r->dir)) < 0)
+		goto done;
+	if ((meta = cJSON_CreateObject()) == NULL) {
+		rc = lm_error_nomem();
+		goto done;
+	}
+	cJSON_AddStringToObject(meta, "record", "lume-metal bench 1");
+	iso_time(lm_clock_epoch(), when, sizeof(when));
+	cJSON_AddStringToObject(meta, "started_at", when);
+	if ((rc = environment(s, argv, argc, &o, cmds, meta)) < 0)
+		goto done;
+	protocol = cJSON_AddObjectToObject(meta, "protocol");
+	cJSON_AddNumberToObject(protocol, "rounds", o.rounds);
+	cJSON_AddStringToObject(protocol, "order", "stock, shimmed, interleaved round by round");
+	cJSON_AddStringToObject(protocol, "headline", o.parser == LM_BENCH_PARSER_NONE ?
+	    "median wall-clock seconds per arm; speed-up = stock / shimmed" :
+	    "median of samples_ts per test and arm; ratio = shimmed / stock");
+	runs = cJSON_AddArrayToObject(meta, "runs");
+	/* No time limit for the workload itself: a long benchmark is not a hung command (Ctrl-C is). */
+	(void)lm_ssh_set_command_timeout(lm_flow_session_ssh(s), 0);
+	recorded = 1;
+	for (k = 0; k < o.rounds && rc == 0; k++)
+		for (a = 0; a < 2 && rc == 0; a++) {
+			double *sec = a == 0 ? &r->stock_seconds[k] : &r->shimmed_seconds[k];
+			int *st = a == 0 ? &r->stock_exit[k] : &r->shimmed_exit[k];
+			rc = run_one(ctx, s, r->dir, cmds[a], a, k + 1, &o, sec, st, &out.out[a][k], &out.err[a][k], runs);
+			if (rc == 0 && *st != 0 && !failed)
+				failed = lm_error_set(LM_EREMOTE, "the %s run of round %d exited with %d: %s", arms[a], k + 1,
+				    *st, out.err[a][k][0] ? out.err[a][k] : "no output on stderr");
+		}
+	if (rc == 0 && o.parser == LM_BENCH_PARSER_LLAMA_BENCH)
+		rc = lm_bench_collect(r, out.out[0], out.out[1], o.rounds);
+	else if (rc == 0)
+		rc = collect_wall(r);
+	lm_bench_collect_metal(r, out.err[0], out.err[1], o.rounds);
+	if (rc == 0 && failed)
+		rc = failed;
+done:
+	if (recorded) {
+		/* What was recorded stays, with its hashes, even when a run failed. */
+		int keep = rc;
+		iso_time(lm_clock_epoch(), when, sizeof(when));
+		cJSON_AddStringToObject(meta, "ended_at", when);
+		if (rc < 0)
+			cJSON_AddStringToObject(meta, "failure", lm_error_last()->message);
+		else
+			cJSON_AddNullToObject(meta, "failure");
+		if (write_record(r, meta) < 0 && keep == 0)
+			keep = lm_error_last()->code;
+		else if (keep < 0)
+			lm_error_set(keep, "%s", cJSON_GetObjectItemCaseSensitive(meta, "failure")->valuestring);
+		rc = keep;
+	}
+	r->seconds = lm_clock_monotonic() - t0;
+	cJSON_Delete(meta);
+	outputs_free(&out, o.rounds);
+	lm_free(cmds[0]);
+	lm_free(cmds[1]);
+	free(argv);
+	lm_flow_session_close(s);
+	return rc;
+}
+
+void lm_bench_result_dispose(lm_bench_result *r)
+{
+	if (r == NULL)
+		return;
+	free(r->dir);
+	free(r->tests);
+	free(r->stock_seconds);
+	free(r->shimmed_seconds);
+	free(r->stock_exit);
+	free(r->shimmed_exit);
+	memset(r, 0, sizeof(*r));
+}
