@@ -21,7 +21,8 @@ static int compare(lm_cli *cli)
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);
 	if (cli->json) {
 		env = lm_cli_envelope(cli, LM_EXIT_OK, 0, NULL);
-		lm_cli_print_document(cli, lm_bench_compare_to_json(rows, &env, &doc), doc);
+		rc = lm_bench_compare_to_json(rows, &env, &doc);
+		lm_cli_print_document(cli, rc, doc);
 	} else {
 		lm_cli_puts(stdout, text);
 	}
@@ -88,7 +89,8 @@ int lm_cmd_bench(lm_cli *cli)
 	} else if (cli->json) {
 		const lm_error *e = lm_error_last();
 		env = lm_cli_envelope(cli, exit_code, rc < 0 ? e->code : 0, rc < 0 ? e->message : NULL);
-		lm_cli_print_document(cli, lm_bench_result_to_json(&r, &env, &doc), doc);
+		int jrc = lm_bench_result_to_json(&r, &env, &doc);
+		lm_cli_print_document(cli, jrc, doc);
 		if (rc < 0)
 			lm_cli_printf(stderr, "lume-metal: %s\n", e->message);
 	} else {

@@ -569,13 +569,17 @@ int lm_bench_run(lm_context *ctx, const lm_bench_options *opts, lm_bench_result 
 				failed = lm_error_set(LM_EREMOTE, "the %s run of round %d exited with %d: %s", arms[a], k + 1,
 				    *st, out.err[a][k][0] ? out.err[a][k] : "no output on stderr");
 		}
-	if (rc == 0 && o.parser == LM_BENCH_PARSER_LLAMA_BENCH)
-		rc = lm_bench_collect(r, out.out[0], out.out[1], o.rounds);
-	else if (rc == 0)
-		rc = collect_wall(r);
+	if (rc == 0) {
+		/* A failed run is the error to report; what the others printed is still summed up. */
+		char why[1024];
+		if (failed)
+			snprintf(why, sizeof(why), "%s", lm_error_last()->message);
+		rc = o.parser == LM_BENCH_PARSER_LLAMA_BENCH ? lm_bench_collect(r, out.out[0], out.out[1], o.rounds)
+		                                             : collect_wall(r);
+		if (failed)
+			rc = lm_error_set(failed, "%s", why);
+	}
 	lm_bench_collect_metal(r, out.err[0], out.err[1], o.rounds);
-	if (rc == 0 && failed)
-		rc = failed;
 done:
 	if (recorded) {
 		/* What was recorded stays, with its hashes, even when a run failed. */
