@@ -36,6 +36,7 @@ typedef struct {
 	int verbose;             /* --verbose */
 	int repetitions;         /* --repetitions N (bench; 0: the default) */
 	const char *out_dir;     /* --out DIR (bench) */
+	int bare_metal;          /* --bare-metal (bench) */
 	lm_bench_parser workload_parser; /* --workload-parser (bench) */
 	const char *host;        /* --host CHIP: the host's own family for `profile lint` */
 	int argc;                /* positional arguments after the command word(s) */

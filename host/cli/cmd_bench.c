@@ -36,7 +36,8 @@ static void print_result(const lm_bench_result *r)
 	const int wall = r->parser == LM_BENCH_PARSER_NONE;
 	size_t i;
 
-	lm_cli_printf(stdout, "%s: %d rounds, stock and shimmed interleaved\n", r->vm, r->rounds);
+	lm_cli_printf(stdout, "%s: %d rounds, %s\n", r->vm, r->rounds, r->bare_metal ? "on this host (bare metal)" :
+	    "stock and shimmed interleaved");
 	lm_cli_printf(stdout, "  %-20s %14s %14s %10s\n", "test", wall ? "stock s" : "stock t/s",
 	    wall ? "shimmed s" : "shimmed t/s", wall ? "speed-up" : "ratio");
 	for (i = 0; i < r->ntests; i++)
@@ -61,11 +62,12 @@ int lm_cmd_bench(lm_cli *cli)
 
 	if (cli->argc >= 1 && strcmp(cli->argv[0], "compare") == 0 && cli->cmd_argc == 0)
 		return compare(cli);
-	if (cli->argc != 1 || cli->cmd_argc == 0)
+	if (cli->argc != (cli->bare_metal ? 0 : 1) || cli->cmd_argc == 0)
 		return lm_cli_usage_error(cli, "bench: lume-metal bench VM [--repetitions N] [--out DIR] -- llama-bench "
-		    "ARGS... (or bench compare DIR...)");
+		    "ARGS..., bench --bare-metal -- llama-bench ARGS..., or bench compare DIR...");
 	memset(&o, 0, sizeof(o));
-	o.vm = cli->argv[0];
+	o.vm = cli->bare_metal ? NULL : cli->argv[0];
+	o.bare_metal = cli->bare_metal;
 	o.argv = (const char *const *)cli->cmd_argv;
 	o.argc = (size_t)cli->cmd_argc;
 	o.rounds = cli->repetitions;
@@ -75,7 +77,7 @@ int lm_cmd_bench(lm_cli *cli)
 	if (o.out_dir == NULL) {
 		if (gmtime_r(&now, &tm) == NULL || strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0)
 			snprintf(stamp, sizeof(stamp), "now");
-		snprintf(deflt, sizeof(deflt), "lume-metal-bench-%.100s-%s", cli->argv[0], stamp);
+		snprintf(deflt, sizeof(deflt), "lume-metal-bench-%.100s-%s", cli->bare_metal ? "host" : cli->argv[0], stamp);
 		o.out_dir = deflt;
 	}
 	if ((rc = lm_cli_context(cli, &ctx)) != 0)

@@ -13,7 +13,7 @@ enum opt_id {
 	OPT_VM_MANAGER, OPT_LUME, OPT_HOST_KEY_POLICY, OPT_SSH_USER, OPT_SSH_KEY, OPT_SSH_PASSWORD_FILE,
 	OPT_BUNDLE, OPT_PROFILE, OPT_ALL, OPT_JOBS, OPT_NO_RESTART, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT,
 	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT, OPT_TART, OPT_UTMCTL,
-	OPT_EXERCISE, OPT_REPETITIONS, OPT_OUT, OPT_WORKLOAD_PARSER
+	OPT_EXERCISE, OPT_REPETITIONS, OPT_OUT, OPT_WORKLOAD_PARSER, OPT_BARE_METAL
 };
 
 static const struct option_doc {
@@ -50,6 +50,9 @@ static const struct option_doc {
 	{"workload-parser", required_argument, OPT_WORKLOAD_PARSER, "llama-bench|none", NULL,
 	 "bench: read the workload's output as llama-bench's JSON (default; -o json is added when the "
 	 "command has no -o), or not at all (wall-clock times and raw output only)."},
+	{"bare-metal", no_argument, OPT_BARE_METAL, NULL, NULL,
+	 "bench: run the workload on this host itself (one arm, no VM): the bare-metal record `bench compare` "
+	 "sets unlocked runs against."},
 	{"no-wait", no_argument, OPT_NO_WAIT, NULL, NULL,
 	 "enable, rollback, probe, run: when another lume-metal process is working on the VM, fail at "
 	 "once instead of waiting for it to finish."},
@@ -106,6 +109,7 @@ static const char *const command_help[] = {
 	"probe VM", "Stock vs shimmed capability table.",
 	"run VM -- CMD...", "Run one guest command with the shim; its exit code is returned.",
 	"bench VM -- llama-bench ARGS...", "Stock vs shimmed runs, interleaved, written as an evidence folder (docs/bench.md).",
+	"bench --bare-metal -- llama-bench ARGS...", "The same on this host itself: the bare-metal record.",
 	"bench compare DIR...", "Evidence folders side by side, and the published figures.",
 	"rollback VM...|--all", "Remove the guest files; restore the host preference when no VM is left.",
 	"profile list|show NAME|FILE|lint FILE", "Built-in profiles, a profile's effect and warnings.",
@@ -159,6 +163,7 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	case OPT_EXERCISE: cli->exercise = 1; return 0;
 	case OPT_VERBOSE: cli->verbose = 1; return 0;
 	case OPT_OUT: cli->out_dir = arg; return 0;
+	case OPT_BARE_METAL: cli->bare_metal = 1; return 0;
 	case OPT_WORKLOAD_PARSER:
 		if (strcmp(arg, "llama-bench") == 0)
 			cli->workload_parser = LM_BENCH_PARSER_LLAMA_BENCH;

@@ -39,6 +39,9 @@ typedef struct {
 	                              empty); an absolute path or relative to the working directory */
 	const char *profile;       /* the profile the caller asked for, to check against the VM's
 	                              (NULL: whatever the VM was enabled with) */
+	int bare_metal;            /* run the workload on this host itself, one arm ("host"), no VM
+	                              (vm is ignored): the figure `bench compare` sets the unlocked
+	                              runs against */
 } lm_bench_options;
 
 /* What llama.cpp's Metal backend selected, from its init lines on stderr (-1: not printed). */
@@ -71,6 +74,7 @@ typedef struct {
 	double *stock_seconds, *shimmed_seconds; /* wall clock per round (rounds entries each) */
 	int *stock_exit, *shimmed_exit;          /* exit status per round */
 	double seconds;            /* the whole run */
+	int bare_metal;            /* a run on the host itself: the "stock" fields hold the host arm */
 } lm_bench_result;
 
 /* Run the benchmark. Returns 0 when every run exited 0 and, with the llama-bench parser, its

@@ -122,6 +122,26 @@ scenario_bench_record() {
   expect_rc 0 "$E2E_DIR/c.json"
   jq_is "$E2E_DIR/c.json" '.rows[0].test' pp64
   validate "$E2E_DIR/b.json" "$E2E_DIR/c.json"
+
+  # A bare-metal record (the stand-in on this machine, the fake Metal at its stock level): compare
+  # sets the VM's unlocked runs against it.
+  head -c 4096 /dev/urandom >"$E2E_DIR/host-model.gguf"
+  LD_LIBRARY_PATH=$LM_FAKE_METAL bench_json "$E2E_DIR/h.json" bench --bare-metal --repetitions 2 \
+    --out "$E2E_DIR/bare" -- "$LM_LLAMA_BENCH" -m "$E2E_DIR/host-model.gguf" -p 64 -n 16 -r 2
+  expect_rc 0 "$E2E_DIR/h.json"
+  jq_is "$E2E_DIR/h.json" .bare_metal true
+  jq_is "$E2E_DIR/h.json" '.tests[0].stock_samples' 4
+  jq_is "$E2E_DIR/bare/metadata.json" .kind bare-metal
+  jq_is "$E2E_DIR/bare/metadata.json" '.workload.models[0].sha256' "$(sha256sum "$E2E_DIR/host-model.gguf" | cut -c1-64)"
+  [ -s "$E2E_DIR/bare/host-2.json" ] && [ -s "$E2E_DIR/bare/host-1.stderr" ] || fail "bare: $(ls "$E2E_DIR/bare")"
+  (cd "$E2E_DIR/bare" && sha256sum -c --strict SHA256SUMS >/dev/null) || fail "bare: sha256sum -c failed"
+  bench_json "$E2E_DIR/cb.json" bench compare "$rec" "$E2E_DIR/bare"
+  expect_rc 0 "$E2E_DIR/cb.json"
+  jq -e '.rows[0].test == "pp64" and .rows[0].bare_metal > 0 and .rows[0].unlocked_over_bare_metal > 0' \
+    "$E2E_DIR/cb.json" >/dev/null || fail "compare with bare metal: $(cat "$E2E_DIR/cb.json")"
+  echo "figure: pp64 unlocked / bare metal (the stand-in, stock fake Metal on the host) = $(jq .rows[0].unlocked_over_bare_metal "$E2E_DIR/cb.json")"
+  validate "$E2E_DIR/h.json" "$E2E_DIR/cb.json"
+
   echo "tampered" >>"$E2E_DIR/rec2/stock-1.stderr"
   lm_json "$E2E_DIR/c2.json" bench compare "$rec" "$E2E_DIR/rec2"
   expect_rc 1 "$E2E_DIR/c2.json"

@@ -89,6 +89,7 @@ static int load(folder *f)
 	snprintf(f->host, sizeof(f->host), "%s %s", str_in(meta, "host", "model"), str_in(meta, "host", "chip"));
 	w = cJSON_GetObjectItemCaseSensitive(meta, "kind");
 	snprintf(f->kind, sizeof(f->kind), "%s", cJSON_IsString(w) ? w->valuestring : "vm");
+	f->r.bare_metal = strcmp(f->kind, "bare-metal") == 0;
 	f->r.rounds = rounds;
 	f->r.parser = strcmp(str_in(meta, "workload", "parser"), "none") == 0 ? LM_BENCH_PARSER_NONE
 	                                                                        : LM_BENCH_PARSER_LLAMA_BENCH;

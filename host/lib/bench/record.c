@@ -188,6 +188,19 @@ char *lm_bench_readme(const lm_bench_result *r, const cJSON *meta)
 	lm_bench_metal_family(&r->stock_metal, sf, sizeof(sf));
 	lm_bench_metal_family(&r->shimmed_metal, hf, sizeof(hf));
 	lm_buf_printf(&b, "# lume-metal bench: %s\n\n", r->vm);
+	if (r->bare_metal) {
+		lm_buf_printf(&b, "Bare metal: the workload on the host itself, %s (%s), %d rounds. The `stock_*` columns "
+		    "of results.csv hold this host arm; `bench compare` sets other records' unlocked runs against it.\n\n"
+		    "| test | host (median) | samples |\n|---|---:|---:|\n", str_at(meta, "host.model"),
+		    str_at(meta, "host.chip"), r->rounds);
+		for (i = 0; i < r->ntests; i++)
+			lm_buf_printf(&b, "| %s | %.2f | %zu |\n", r->tests[i].name, r->tests[i].stock_median,
+			    r->tests[i].stock_samples);
+		lm_buf_printf(&b, "\nllama.cpp selected: GPU family %s, SIMD-group reduction %s, matrix %s, bfloat16 %s.\n",
+		    sf, yes_no(r->stock_metal.simdgroup_reduction), yes_no(r->stock_metal.simdgroup_mm),
+		    yes_no(r->stock_metal.bfloat));
+		return lm_buf_finish(&b);
+	}
 	lm_buf_printf(&b, "Host %s (%s), guest macOS %s (%s), profile %s; %d rounds, stock and shimmed "
 	    "interleaved. Recorded by lume-metal %s; see metadata.md for the environment and the exact commands, "
 	    "SHA256SUMS to check the files (`sha256sum -c SHA256SUMS` or `shasum -a 256 -c SHA256SUMS`).\n\n",

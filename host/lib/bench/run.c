@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench_internal.h"
 #include "clock.h"
@@ -15,6 +16,8 @@
 #include "error_internal.h"
 #include "flow_session.h"
 #include "fs.h"
+#include "proc.h"
+#include "sha256.h"
 #include "lume-metal/profile.h"
 #include "lume-metal/version.h"
 #include "text.h"
@@ -22,7 +25,38 @@
 /* A run's output kept in memory (and written to the folder); beyond this it is an error. */
 #define OUTPUT_MAX (64u << 20)
 
-static const char *const arms[2] = {"stock", "shimmed"};
+extern char **environ;
+
+static const char *const vm_arms[2] = {"stock", "shimmed"};
+static const char *const host_arms[1] = {"host"};
+
+/* Where the workload runs: an enabled VM (two arms, over SSH), or this host (one arm). */
+typedef struct {
+	lm_flow_session *s;     /* NULL on bare metal */
+	char *cmds[2];          /* the VM's command lines per arm */
+	char **local_argv;      /* bare metal: argv with the program's path first */
+	const char *const *arms;
+	int narms;
+} target;
+
+static int target_exec(const target *t, int arm, char **out, char **err, int *status)
+{
+	lm_proc_result res;
+	int rc;
+
+	if (t->s != NULL)
+		return lm_ssh_exec_capture(lm_flow_session_ssh(t->s), t->cmds[arm], OUTPUT_MAX, out, err, status);
+	if ((rc = lm_proc_run(t->local_argv, environ, LM_TIMEOUT_MAX, &res)) < 0)
+		return rc;
+	*out = res.out;
+	*err = res.err;
+	*status = res.exit_code;
+	res.out = res.err = NULL;
+	lm_proc_result_dispose(&res);
+	if ((*out == NULL && (*out = lm_text_dup("")) == NULL) || (*err == NULL && (*err = lm_text_dup("")) == NULL))
+		return lm_error_nomem();
+	return 0;
+}
 
 static void iso_time(double t, char *buf, size_t size)
 {
@@ -231,35 +265,35 @@ static cJSON *argv_json(const char *const *argv, size_t argc)
 }
 
 /* One run: its output captured, timed, written as <arm>-<round>.json|.stdout and .stderr. */
-static int run_one(lm_context *ctx, lm_flow_session *s, const char *dir, const char *cmd, int arm, int round,
+static int run_one(lm_context *ctx, const target *tg, const char *vm, const char *dir, int arm, int round,
     const lm_bench_options *o, double *seconds, int *status, char **out, char **err, cJSON *runs)
 {
 	char name[64], errname[64], detail[96];
-	const char *vm = lm_flow_session_vm(s)->vm;
+	const char *arm_name = tg->arms[arm];
 	cJSON *run;
 	double t;
 	int rc;
 
-	snprintf(name, sizeof(name), "%s-%d.%s", arms[arm], round, o->parser == LM_BENCH_PARSER_NONE ? "stdout" : "json");
-	snprintf(errname, sizeof(errname), "%s-%d.stderr", arms[arm], round);
+	snprintf(name, sizeof(name), "%s-%d.%s", arm_name, round, o->parser == LM_BENCH_PARSER_NONE ? "stdout" : "json");
+	snprintf(errname, sizeof(errname), "%s-%d.stderr", arm_name, round);
 	if ((rc = lm_context_check_cancel(ctx, "benchmarking")) < 0)
 		return rc;
-	lm_context_step(ctx, vm, arms[arm], LM_STEP_STARTED, 0, "");
+	lm_context_step(ctx, vm, arm_name, LM_STEP_STARTED, 0, "");
 	t = lm_clock_monotonic();
-	rc = lm_ssh_exec_capture(lm_flow_session_ssh(s), cmd, OUTPUT_MAX, out, err, status);
+	rc = target_exec(tg, arm, out, err, status);
 	*seconds = lm_clock_monotonic() - t;
 	if (rc < 0) {
-		lm_context_step(ctx, vm, arms[arm], LM_STEP_FAILED, *seconds, lm_error_last()->message);
+		lm_context_step(ctx, vm, arm_name, LM_STEP_FAILED, *seconds, lm_error_last()->message);
 		return rc;
 	}
 	snprintf(detail, sizeof(detail), "round %d of %d, exit %d", round, o->rounds, *status);
-	lm_context_step(ctx, vm, arms[arm], LM_STEP_DONE, *seconds, detail);
+	lm_context_step(ctx, vm, arm_name, LM_STEP_DONE, *seconds, detail);
 	if ((rc = lm_bench_write_file(dir, name, *out, strlen(*out))) < 0 ||
 	    (rc = lm_bench_write_file(dir, errname, *err, strlen(*err))) < 0)
 		return rc;
 	if ((run = cJSON_CreateObject()) == NULL)
 		return lm_error_nomem();
-	cJSON_AddStringToObject(run, "arm", arms[arm]);
+	cJSON_AddStringToObject(run, "arm", arm_name);
 	cJSON_AddNumberToObject(run, "round", round);
 	cJSON_AddNumberToObject(run, "exit_status", *status);
 	cJSON_AddNumberToObject(run, "seconds", *seconds);
@@ -299,7 +333,7 @@ static int arm_median(char *const *outs, int rounds, const char *test, double *m
 	size_t n = 0, i;
 	int k, rc = 0;
 
-	for (k = 0; k < rounds; k++) {
+	for (k = 0; outs != NULL && k < rounds; k++) {
 		lm_llama_output lo;
 		if (outs[k] == NULL || lm_llama_parse(outs[k], strlen(outs[k]), &lo) < 0) {
 			lm_error_clear();
@@ -330,17 +364,22 @@ static int arm_median(char *const *outs, int rounds, const char *test, double *m
 int lm_bench_collect(lm_bench_result *r, char *const *stock_out, char *const *shimmed_out, int rounds)
 {
 	char *const *arm_outs[2] = {stock_out, shimmed_out};
+	char first[1024] = "";
 	int a, k, rc = 0, first_error = 0;
 	size_t i;
 
-	/* The tests, in the order the runs printed them; a run that does not parse is an error. */
+	/* The tests, in the order the runs printed them; a run that does not parse is an error (a run
+	 * not made — NULL — is not). */
 	for (a = 0; a < 2; a++)
-		for (k = 0; k < rounds; k++) {
+		for (k = 0; k < rounds && arm_outs[a] != NULL; k++) {
 			lm_llama_output lo;
-			if ((rc = lm_llama_parse(arm_outs[a][k] != NULL ? arm_outs[a][k] : "",
-			    arm_outs[a][k] != NULL ? strlen(arm_outs[a][k]) : 0, &lo)) < 0) {
-				if (first_error == 0)
-					first_error = lm_error_prefix("%s run %d: ", arms[a], k + 1);
+			if (arm_outs[a][k] == NULL)
+				continue;
+			if ((rc = lm_llama_parse(arm_outs[a][k], strlen(arm_outs[a][k]), &lo)) < 0) {
+				if (first_error == 0) {
+					first_error = rc;
+					snprintf(first, sizeof(first), "%s run %d: %s", vm_arms[a], k + 1, lm_error_last()->message);
+				}
 				continue;
 			}
 			for (i = 0; i < lo.count; i++)
@@ -357,7 +396,7 @@ int lm_bench_collect(lm_bench_result *r, char *const *stock_out, char *const *sh
 			return rc;
 		t->ratio = lm_bench_ratio(t->shimmed_median, t->stock_median);
 	}
-	return first_error;
+	return first_error ? lm_error_set(first_error, "%s", first) : 0;
 }
 
 void lm_bench_collect_metal(lm_bench_result *r, char *const *stock_err, char *const *shimmed_err, int rounds)
@@ -368,7 +407,7 @@ void lm_bench_collect_metal(lm_bench_result *r, char *const *stock_err, char *co
 	lm_bench_metal_parse(NULL, &r->shimmed_metal);
 	for (k = 0; k < rounds && !r->stock_metal.found; k++)
 		lm_bench_metal_parse(stock_err[k], &r->stock_metal);
-	for (k = 0; k < rounds && !r->shimmed_metal.found; k++)
+	for (k = 0; shimmed_err != NULL && k < rounds && !r->shimmed_metal.found; k++)
 		lm_bench_metal_parse(shimmed_err[k], &r->shimmed_metal);
 	r->kernel_choice_changed = (r->stock_metal.found || r->shimmed_metal.found) &&
 	    lm_bench_metal_differs(&r->stock_metal, &r->shimmed_metal);
@@ -439,7 +478,7 @@ static int write_record(lm_bench_result *r, cJSON *meta)
 
 static int check_options(const lm_bench_options *o)
 {
-	if (o == NULL || o->vm == NULL || o->argc == 0 || o->argv == NULL)
+	if (o == NULL || (o->vm == NULL && !o->bare_metal) || o->argc == 0 || o->argv == NULL)
 		return lm_error_set(LM_EINVALID, "bench: a VM and a workload command are required");
 	if (o->rounds < 0 || o->rounds > LM_BENCH_ROUNDS_MAX)
 		return lm_error_set(LM_EINVALID, "bench: %d rounds; between 1 and %d", o->rounds, LM_BENCH_ROUNDS_MAX);
@@ -466,54 +505,196 @@ static int check_profile(lm_flow_session *s, const char *wanted)
 	return rc;
 }
 
-static int environment(lm_flow_session *s, const char *const *argv, size_t argc, const lm_bench_options *o,
-    char *const cmds[2], cJSON *meta)
+/* SHA-256 of a file on this host (bare metal): {"path", "sha256"}, null and "error" when unreadable. */
+static cJSON *local_hash(const char *path)
 {
-	lm_ssh *ssh = lm_flow_session_ssh(s);
+	cJSON *o = cJSON_CreateObject();
+	uint8_t digest[32];
+	char hex[65];
+
+	if (o == NULL)
+		return NULL;
+	cJSON_AddStringToObject(o, "path", path);
+	if (lm_sha256_file(path, digest) == 0) {
+		lm_sha256_hex(digest, hex);
+		cJSON_AddStringToObject(o, "sha256", hex);
+	} else {
+		cJSON_AddNullToObject(o, "sha256");
+		cJSON_AddStringToObject(o, "error", lm_error_last()->message);
+	}
+	return o;
+}
+
+/* The environment and the workload's files; in the guest (hashed there) or on this host. */
+static int environment(const target *t, const char *const *argv, size_t argc, const lm_bench_options *o,
+    cJSON *meta)
+{
+	lm_flow_session *s = t->s;
+	lm_ssh *ssh = s != NULL ? lm_flow_session_ssh(s) : NULL;
 	cJSON *tool = cJSON_AddObjectToObject(meta, "lume_metal"), *w, *models, *m, *hashed;
-	char program[4096];
+	char program[4096], *line = NULL;
 	int rc;
 
 	cJSON_AddStringToObject(tool, "version", LUME_METAL_VERSION);
-	cJSON_AddStringToObject(tool, "bundle", lm_flow_session_vm(s)->bundle_id);
-	cJSON_AddItemToObject(tool, "shim", guest_hash(ssh, lm_flow_session_shim(s)));
-	cJSON_AddItemToObject(tool, "probe", guest_hash(ssh, lm_flow_session_probe(s)));
 	cJSON_AddItemToObject(meta, "host", lm_bench_host_facts());
-	if ((rc = guest_and_vm(s, meta)) < 0 || (rc = profile_section(s, meta)) < 0)
-		return rc;
+	if (s != NULL) {
+		cJSON_AddStringToObject(tool, "bundle", lm_flow_session_vm(s)->bundle_id);
+		cJSON_AddItemToObject(tool, "shim", guest_hash(ssh, lm_flow_session_shim(s)));
+		cJSON_AddItemToObject(tool, "probe", guest_hash(ssh, lm_flow_session_probe(s)));
+		if ((rc = guest_and_vm(s, meta)) < 0 || (rc = profile_section(s, meta)) < 0)
+			return rc;
+	}
 	w = cJSON_AddObjectToObject(meta, "workload");
 	cJSON_AddStringToObject(w, "parser", o->parser == LM_BENCH_PARSER_NONE ? "none" : "llama-bench");
 	cJSON_AddItemToObject(w, "argv", argv_json(argv, argc));
-	cJSON_AddStringToObject(w, "stock_command", cmds[0]);
-	cJSON_AddStringToObject(w, "shimmed_command", cmds[1]);
-	if ((rc = lm_flow_session_program(s, argv, argc, program, sizeof(program))) < 0)
-		return rc;
-	if (program[0] != '\0')
-		cJSON_AddItemToObject(w, "program", guest_hash(ssh, program));
-	else
-		cJSON_AddNullToObject(w, "program");
+	if (s != NULL) {
+		cJSON_AddStringToObject(w, "stock_command", t->cmds[0]);
+		cJSON_AddStringToObject(w, "shimmed_command", t->cmds[1]);
+		if ((rc = lm_flow_session_program(s, argv, argc, program, sizeof(program))) < 0)
+			return rc;
+		if (program[0] != '\0')
+			cJSON_AddItemToObject(w, "program", guest_hash(ssh, program));
+		else
+			cJSON_AddNullToObject(w, "program");
+	} else {
+		if ((rc = lm_shell_quote_argv((const char *const *)t->local_argv, argc, &line)) < 0)
+			return rc;
+		cJSON_AddStringToObject(w, "command", line);
+		lm_free(line);
+		cJSON_AddItemToObject(w, "program", local_hash(t->local_argv[0]));
+	}
 	models = model_paths(argv, argc);
 	hashed = cJSON_AddArrayToObject(w, "models");
 	cJSON_ArrayForEach(m, models)
-		cJSON_AddItemToArray(hashed, guest_hash(ssh, m->valuestring));
+		cJSON_AddItemToArray(hashed, s != NULL ? guest_hash(ssh, m->valuestring) : local_hash(m->valuestring));
 	cJSON_Delete(models);
+	return 0;
+}
+
+/* The VM (its session, the two arms' command lines), or this host (the program found on PATH). */
+static int target_open(lm_context *ctx, const lm_bench_options *o, const char *const *argv, size_t argc, target *t)
+{
+	char *path = NULL;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if (o->bare_metal) {
+		t->arms = host_arms;
+		t->narms = 1;
+		if ((t->local_argv = calloc(argc + 1, sizeof(char *))) == NULL)
+			return lm_error_nomem();
+		memcpy(t->local_argv, argv, argc * sizeof(char *));
+		if ((rc = lm_proc_find_program(argv[0], &path)) < 0)
+			return rc;
+		t->local_argv[0] = path;
+		return 0;
+	}
+	t->arms = vm_arms;
+	t->narms = 2;
+	if ((rc = lm_flow_session_open(&t->s, ctx, o->vm)) < 0 || (rc = check_profile(t->s, o->profile)) < 0 ||
+	    (rc = lm_flow_session_warn(t->s, argv, argc)) < 0 ||
+	    (rc = lm_flow_session_command(t->s, 0, argv, argc, &t->cmds[0])) < 0 ||
+	    (rc = lm_flow_session_command(t->s, 1, argv, argc, &t->cmds[1])) < 0)
+		return rc;
+	/* No time limit for the workload itself: a long benchmark is not a hung command (Ctrl-C is). */
+	return lm_ssh_set_command_timeout(lm_flow_session_ssh(t->s), 0);
+}
+
+static void target_close(target *t)
+{
+	lm_free(t->cmds[0]);
+	lm_free(t->cmds[1]);
+	if (t->local_argv != NULL)
+		free(t->local_argv[0]);
+	free(t->local_argv);
+	lm_flow_session_close(t->s);
+}
+
+static cJSON *new_metadata(const lm_bench_options *o)
+{
+	cJSON *meta = cJSON_CreateObject();
+	char when[32];
+
+	if (meta == NULL)
+		return NULL;
+	cJSON_AddStringToObject(meta, "record", "lume-metal bench 1");
+	if (o->bare_metal)
+		cJSON_AddStringToObject(meta, "kind", "bare-metal");
+	iso_time(lm_clock_epoch(), when, sizeof(when));
+	cJSON_AddStringToObject(meta, "started_at", when);
+	return meta;
+}
+
+static void add_protocol(cJSON *meta, const lm_bench_options *o)
+{
+	cJSON *protocol = cJSON_AddObjectToObject(meta, "protocol");
+
+	cJSON_AddNumberToObject(protocol, "rounds", o->rounds);
+	cJSON_AddStringToObject(protocol, "order", o->bare_metal ? "the host arm, round by round" :
+	    "stock, shimmed, interleaved round by round");
+	cJSON_AddStringToObject(protocol, "headline", o->parser == LM_BENCH_PARSER_NONE ?
+	    "median wall-clock seconds per arm; speed-up = stock / shimmed" :
+	    "median of samples_ts per test and arm; ratio = shimmed / stock");
+}
+
+/* The rounds, interleaved; then the results from the raw outputs. */
+static int run_rounds(lm_context *ctx, const target *t, const lm_bench_options *o, lm_bench_result *r,
+    outputs *out, cJSON *runs)
+{
+	int k, a, rc = 0, failed = 0;
+	char why[1024];
+
+	for (k = 0; k < o->rounds && rc == 0; k++)
+		for (a = 0; a < t->narms && rc == 0; a++) {
+			double *sec = a == 0 ? &r->stock_seconds[k] : &r->shimmed_seconds[k];
+			int *st = a == 0 ? &r->stock_exit[k] : &r->shimmed_exit[k];
+			rc = run_one(ctx, t, r->vm, r->dir, a, k + 1, o, sec, st, &out->out[a][k], &out->err[a][k], runs);
+			if (rc == 0 && *st != 0 && !failed)
+				failed = lm_error_set(LM_EREMOTE, "the %s run of round %d exited with %d: %s", t->arms[a],
+				    k + 1, *st, out->err[a][k][0] ? out->err[a][k] : "no output on stderr");
+		}
+	if (rc < 0)
+		return rc;
+	/* A failed run is the error to report; what the others printed is still summed up. */
+	if (failed)
+		snprintf(why, sizeof(why), "%s", lm_error_last()->message);
+	rc = o->parser == LM_BENCH_PARSER_LLAMA_BENCH ?
+	    lm_bench_collect(r, out->out[0], t->narms > 1 ? out->out[1] : NULL, o->rounds) : collect_wall(r);
+	lm_bench_collect_metal(r, out->err[0], t->narms > 1 ? out->err[1] : NULL, o->rounds);
+	return failed ? lm_error_set(failed, "%s", why) : rc;
+}
+
+static int alloc_result(lm_bench_result *r, outputs *out, int rounds)
+{
+	int a;
+
+	if ((r->stock_seconds = calloc((size_t)rounds, sizeof(double))) == NULL ||
+	    (r->shimmed_seconds = calloc((size_t)rounds, sizeof(double))) == NULL ||
+	    (r->stock_exit = calloc((size_t)rounds, sizeof(int))) == NULL ||
+	    (r->shimmed_exit = calloc((size_t)rounds, sizeof(int))) == NULL)
+		return lm_error_nomem();
+	for (a = 0; a < 2; a++)
+		if ((out->out[a] = calloc((size_t)rounds, sizeof(char *))) == NULL ||
+		    (out->err[a] = calloc((size_t)rounds, sizeof(char *))) == NULL)
+			return lm_error_nomem();
 	return 0;
 }
 
 int lm_bench_run(lm_context *ctx, const lm_bench_options *opts, lm_bench_result *r)
 {
 	lm_bench_options o;
-	lm_flow_session *s = NULL;
+	target t;
 	const char **argv = NULL;
 	size_t argc = 0;
-	char *cmds[2] = {NULL, NULL}, when[32];
+	char when[32];
 	outputs out;
-	cJSON *meta = NULL, *runs, *protocol;
+	cJSON *meta = NULL, *runs;
 	double t0 = lm_clock_monotonic();
-	int rc, k, a, failed = 0, recorded = 0;
+	int rc;
 
 	memset(r, 0, sizeof(*r));
 	memset(&out, 0, sizeof(out));
+	memset(&t, 0, sizeof(t));
 	if ((rc = check_options(opts)) < 0)
 		return rc;
 	o = *opts;
@@ -521,88 +702,47 @@ int lm_bench_run(lm_context *ctx, const lm_bench_options *opts, lm_bench_result 
 		o.rounds = LM_BENCH_ROUNDS_DEFAULT;
 	r->rounds = o.rounds;
 	r->parser = o.parser;
-	snprintf(r->vm, sizeof(r->vm), "%s", o.vm);
-	if ((r->stock_seconds = calloc((size_t)o.rounds, sizeof(double))) == NULL ||
-	    (r->shimmed_seconds = calloc((size_t)o.rounds, sizeof(double))) == NULL ||
-	    (r->stock_exit = calloc((size_t)o.rounds, sizeof(int))) == NULL ||
-	    (r->shimmed_exit = calloc((size_t)o.rounds, sizeof(int))) == NULL)
-		return lm_error_nomem();
-	for (a = 0; a < 2; a++)
-		if ((out.out[a] = calloc((size_t)o.rounds, sizeof(char *))) == NULL ||
-		    (out.err[a] = calloc((size_t)o.rounds, sizeof(char *))) == NULL) {
-			rc = lm_error_nomem();
-			goto done;
-		}
-	if ((rc = workload_argv(&o, &argv, &argc)) < 0 || (rc = lm_flow_session_open(&s, ctx, o.vm)) < 0 ||
-	    (rc = check_profile(s, o.profile)) < 0 || (rc = lm_flow_session_warn(s, argv, argc)) < 0 ||
-	    (rc = lm_flow_session_command(s, 0, argv, argc, &cmds[0])) < 0 ||
-	    (rc = lm_flow_session_command(s, 1, argv, argc, &cmds[1])) < 0)
+	r->bare_metal = o.bare_metal;
+	snprintf(r->vm, sizeof(r->vm), "%s", o.bare_metal ? "host" : o.vm);
+	if ((rc = alloc_result(r, &out, o.rounds)) < 0 || (rc = workload_argv(&o, &argv, &argc)) < 0 ||
+	    (rc = target_open(ctx, &o, argv, argc, &t)) < 0)
 		goto done;
-	snprintf(r->vm, sizeof(r->vm), "%s", lm_flow_session_vm(s)->vm);
+	if (t.s != NULL)
+		snprintf(r->vm, sizeof(r->vm), "%s", lm_flow_session_vm(t.s)->vm);
 	if ((rc = make_folder(o.out_dir, &r->dir)) < 0)
 		goto done;
-	if ((meta = cJSON_CreateObject()) == NULL) {
+	if ((meta = new_metadata(&o)) == NULL) {
 		rc = lm_error_nomem();
 		goto done;
 	}
-	cJSON_AddStringToObject(meta, "record", "lume-metal bench 1");
-	iso_time(lm_clock_epoch(), when, sizeof(when));
-	cJSON_AddStringToObject(meta, "started_at", when);
-	if ((rc = environment(s, argv, argc, &o, cmds, meta)) < 0)
+	if ((rc = environment(&t, argv, argc, &o, meta)) < 0)
 		goto done;
-	protocol = cJSON_AddObjectToObject(meta, "protocol");
-	cJSON_AddNumberToObject(protocol, "rounds", o.rounds);
-	cJSON_AddStringToObject(protocol, "order", "stock, shimmed, interleaved round by round");
-	cJSON_AddStringToObject(protocol, "headline", o.parser == LM_BENCH_PARSER_NONE ?
-	    "median wall-clock seconds per arm; speed-up = stock / shimmed" :
-	    "median of samples_ts per test and arm; ratio = shimmed / stock");
+	add_protocol(meta, &o);
 	runs = cJSON_AddArrayToObject(meta, "runs");
-	/* No time limit for the workload itself: a long benchmark is not a hung command (Ctrl-C is). */
-	(void)lm_ssh_set_command_timeout(lm_flow_session_ssh(s), 0);
-	recorded = 1;
-	for (k = 0; k < o.rounds && rc == 0; k++)
-		for (a = 0; a < 2 && rc == 0; a++) {
-			double *sec = a == 0 ? &r->stock_seconds[k] : &r->shimmed_seconds[k];
-			int *st = a == 0 ? &r->stock_exit[k] : &r->shimmed_exit[k];
-			rc = run_one(ctx, s, r->dir, cmds[a], a, k + 1, &o, sec, st, &out.out[a][k], &out.err[a][k], runs);
-			if (rc == 0 && *st != 0 && !failed)
-				failed = lm_error_set(LM_EREMOTE, "the %s run of round %d exited with %d: %s", arms[a], k + 1,
-				    *st, out.err[a][k][0] ? out.err[a][k] : "no output on stderr");
-		}
-	if (rc == 0) {
-		/* A failed run is the error to report; what the others printed is still summed up. */
-		char why[1024];
-		if (failed)
-			snprintf(why, sizeof(why), "%s", lm_error_last()->message);
-		rc = o.parser == LM_BENCH_PARSER_LLAMA_BENCH ? lm_bench_collect(r, out.out[0], out.out[1], o.rounds)
-		                                             : collect_wall(r);
-		if (failed)
-			rc = lm_error_set(failed, "%s", why);
-	}
-	lm_bench_collect_metal(r, out.err[0], out.err[1], o.rounds);
+	rc = run_rounds(ctx, &t, &o, r, &out, runs);
 done:
-	if (recorded) {
+	if (meta != NULL) {
 		/* What was recorded stays, with its hashes, even when a run failed. */
 		int keep = rc;
+		char why[1024];
+		snprintf(why, sizeof(why), "%s", rc < 0 ? lm_error_last()->message : "");
 		iso_time(lm_clock_epoch(), when, sizeof(when));
 		cJSON_AddStringToObject(meta, "ended_at", when);
 		if (rc < 0)
-			cJSON_AddStringToObject(meta, "failure", lm_error_last()->message);
+			cJSON_AddStringToObject(meta, "failure", why);
 		else
 			cJSON_AddNullToObject(meta, "failure");
 		if (write_record(r, meta) < 0 && keep == 0)
 			keep = lm_error_last()->code;
 		else if (keep < 0)
-			lm_error_set(keep, "%s", cJSON_GetObjectItemCaseSensitive(meta, "failure")->valuestring);
+			lm_error_set(keep, "%s", why);
 		rc = keep;
 	}
 	r->seconds = lm_clock_monotonic() - t0;
 	cJSON_Delete(meta);
 	outputs_free(&out, o.rounds);
-	lm_free(cmds[0]);
-	lm_free(cmds[1]);
 	free(argv);
-	lm_flow_session_close(s);
+	target_close(&t);
 	return rc;
 }
 

@@ -468,6 +468,7 @@ int lm_bench_result_to_json(const lm_bench_result *r, const lm_json_envelope *en
 	else
 		cJSON_AddNullToObject(doc, "folder");
 	cJSON_AddNumberToObject(doc, "rounds", r->rounds);
+	cJSON_AddBoolToObject(doc, "bare_metal", r->bare_metal);
 	cJSON_AddStringToObject(doc, "parser", r->parser == LM_BENCH_PARSER_NONE ? "none" : "llama-bench");
 	cJSON_AddNumberToObject(doc, "seconds", r->seconds);
 	tests = cJSON_AddArrayToObject(doc, "tests");
