@@ -138,6 +138,17 @@ static int absolute_dir(lm_cli *cli, const char *arg, const char *source)
 	    "%s/%s), so that every run uses the same directory", source, arg, cwd, arg);
 }
 
+/* A whole decimal number in [min, max], or -1. */
+static long count_in(const char *arg, long min, long max)
+{
+	char *end;
+	long l;
+
+	errno = 0;
+	l = strtol(arg, &end, 10);
+	return errno != 0 || *end != '\0' || end == arg || l < min || l > max ? -1 : l;
+}
+
 static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 {
 	char *end;
@@ -173,9 +184,7 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 			return lm_cli_usage_error(cli, "%s: expected llama-bench or none, found '%s'", source, arg);
 		return 0;
 	case OPT_REPETITIONS:
-		errno = 0;
-		l = strtol(arg, &end, 10);
-		if (errno != 0 || *end != '\0' || end == arg || l < 1 || l > LM_BENCH_ROUNDS_MAX)
+		if ((l = count_in(arg, 1, LM_BENCH_ROUNDS_MAX)) < 0)
 			return lm_cli_usage_error(cli, "%s: expected a number of rounds in 1..%d, found '%s'", source,
 			    LM_BENCH_ROUNDS_MAX, arg);
 		cli->repetitions = (int)l;
@@ -226,9 +235,7 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 			return lm_cli_usage_error(cli, "%s: expected strict or accept-new, found '%s'", source, arg);
 		return 0;
 	case OPT_JOBS:
-		errno = 0;
-		l = strtol(arg, &end, 10);
-		if (errno != 0 || *end != '\0' || end == arg || l < 1 || l > 64)
+		if ((l = count_in(arg, 1, 64)) < 0)
 			return lm_cli_usage_error(cli, "%s: expected a number of jobs in 1..64, found '%s'", source, arg);
 		cli->jobs = (int)l;
 		return 0;
