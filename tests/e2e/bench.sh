@@ -40,7 +40,8 @@ validate() { "$LM_PYTHON" "$here/../support/json-validate" "$LM_SCHEMA" "$@" || 
 scenario_bench_record() {
   setup_guest
   local rec="$E2E_DIR/rec" f
-  lm bench vm1 --repetitions 3 --out "$rec" -- llama-bench -m models/tiny.gguf -p 64 -n 16 -r 2 \
+  # Lume's own program on PATH, as on a Mac with Lume installed: its version goes into the record.
+  LUME_METAL_LUME=$(jq -r .lume "$E2E_DIR/sim.json") lm bench vm1 --repetitions 3 --out "$rec" -- llama-bench -m models/tiny.gguf -p 64 -n 16 -r 2 \
     >"$E2E_DIR/b.txt" 2>"$E2E_DIR/b.err" || fail "bench failed: $(cat "$E2E_DIR/b.txt" "$E2E_DIR/b.err")"
   cat "$E2E_DIR/b.txt"
   for f in README.md metadata.md metadata.json results.csv SHA256SUMS \
@@ -87,6 +88,8 @@ scenario_bench_record() {
   jq -e '.workload.shimmed_command | contains("LUME_METAL_APPLE_FAMILY_MAX=1009")' "$m" >/dev/null || fail "shimmed command"
   jq -e '.workload.stock_command | contains("LUME_METAL") | not' "$m" >/dev/null || fail "stock command carries the shim"
   jq_is "$m" .vm.manager lume-api
+  jq_is "$m" .vm.manager_version 0.5.3
+  jq_is "$m" .vm.display 1024x768
   jq_is "$m" .vm.model VirtualMac2,1
   jq_is "$m" .guest.os_version "$(cat "$(vm_dir vm1)/os_version")"
   jq_is "$m" .guest.os_build "$(cat "$(vm_dir vm1)/build_version")"

@@ -202,7 +202,7 @@ static int guest_and_vm(lm_flow_session *s, cJSON *meta)
 {
 	const lm_vm_outcome *o = lm_flow_session_vm(s);
 	cJSON *vm = cJSON_AddObjectToObject(meta, "vm"), *guest = cJSON_AddObjectToObject(meta, "guest");
-	char *out = NULL, *cursor;
+	char *out = NULL, *cursor, version[128];
 	int status = 0, rc;
 
 	if (vm == NULL || guest == NULL)
@@ -212,6 +212,11 @@ static int guest_and_vm(lm_flow_session *s, cJSON *meta)
 	cursor = out;
 	cJSON_AddStringToObject(vm, "name", o->vm);
 	cJSON_AddStringToObject(vm, "manager", lm_flow_session_manager(s));
+	lm_flow_session_manager_version(s, version, sizeof(version));
+	if (version[0] != '\0')
+		cJSON_AddStringToObject(vm, "manager_version", version);
+	else
+		cJSON_AddNullToObject(vm, "manager_version");
 	cJSON_AddStringToObject(guest, "os", o->guest.os);
 	cJSON_AddStringToObject(guest, "arch", o->guest.arch);
 	add_line(guest, "os_version", &cursor, 0);
@@ -220,8 +225,11 @@ static int guest_and_vm(lm_flow_session *s, cJSON *meta)
 	add_line(vm, "cpus", &cursor, 1);
 	add_line(vm, "memory_bytes", &cursor, 1);
 	add_line(vm, "cpu", &cursor, 0);
-	/* The display is the VM manager's configuration, which lume-metal does not read yet. */
-	cJSON_AddNullToObject(vm, "display");
+	/* The display as the VM manager configures it (Lume, Tart); unknown for UTM and none. */
+	if (o->info.display[0] != '\0')
+		cJSON_AddStringToObject(vm, "display", o->info.display);
+	else
+		cJSON_AddNullToObject(vm, "display");
 	if (o->guest.sip[0] != '\0')
 		cJSON_AddStringToObject(guest, "sip", o->guest.sip);
 	else

@@ -264,6 +264,14 @@ const char *lm_flow_session_manager(const lm_flow_session *s)
 	return lm_vm_manager_name_for(s->vmm, s->result.vms[0].vm);
 }
 
+void lm_flow_session_manager_version(lm_flow_session *s, char *buf, size_t len)
+{
+	if (lm_vm_manager_version(s->vmm, s->result.vms[0].vm, buf, len) < 0) {
+		lm_log(s->ctx, LM_LOG_DEBUG, "%s: the VM manager's version: %s", s->result.vms[0].vm, lm_error_last()->message);
+		buf[0] = '\0';
+	}
+}
+
 lm_ssh *lm_flow_session_ssh(lm_flow_session *s)
 {
 	return s->ssh;

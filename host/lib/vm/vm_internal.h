@@ -73,6 +73,8 @@ int lm_vm_cli_init(lm_vm_manager *vmm, const char *program);
 /* VM objects (Lume's JSON) -> lm_vm_info. `what` names the source for messages. */
 int lm_vm_info_from_json(const cJSON *obj, lm_vm_info *out, const char *what);
 int lm_vm_info_array_from_json(const cJSON *array, lm_vm_info **out, size_t *count, const char *what);
+/* The display member (`key`: Lume's "display", Tart's "Display") into out->display, when it fits. */
+void lm_vm_display_from_json(const cJSON *obj, const char *key, lm_vm_info *out);
 
 /* Find the first JSON document of the wanted type (cJSON_Array or cJSON_Object) that starts a
  * line of `text`, skipping log lines before and after it. LM_EINVALID when there is none. */

@@ -17,8 +17,9 @@ void lm_flow_session_close(lm_flow_session *s); /* NULL is fine */
 /* Its outcome: name, manager's info, guest facts, profile name, bundle id. */
 const lm_vm_outcome *lm_flow_session_vm(const lm_flow_session *s);
 const lm_profile *lm_flow_session_profile(const lm_flow_session *s);
-/* The VM manager used for it ("lume-api", "tart", ...). */
+/* The VM manager used for it ("lume-api", "tart", ...), and its version ("" when it cannot be told). */
 const char *lm_flow_session_manager(const lm_flow_session *s);
+void lm_flow_session_manager_version(lm_flow_session *s, char *buf, size_t len);
 lm_ssh *lm_flow_session_ssh(lm_flow_session *s);
 /* Where the installed bundle's shim and probe are in the guest. */
 const char *lm_flow_session_shim(const lm_flow_session *s);
