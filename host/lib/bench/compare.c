@@ -192,7 +192,7 @@ static void text_row(lm_buf *b, const cJSON *row)
 	const char *cols[] = {"stock", "unlocked", "unlocked_over_stock", "bare_metal", "unlocked_over_bare_metal"};
 	size_t i;
 
-	lm_buf_printf(b, "%-28s %-10s %-14s", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "source")),
+	lm_buf_printf(b, "%-28s %-18s %-14s", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "source")),
 	    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "vm")),
 	    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "test")));
 	for (i = 0; i < 5; i++) {
@@ -247,7 +247,7 @@ int lm_bench_compare(const char *const *dirs, size_t n, char **text, char **json
 		    published[i].provenance);
 	}
 	if (rc == 0) {
-		lm_buf_printf(&b, "%-28s %-10s %-14s %12s %12s %12s %12s %12s\n", "source", "vm", "test", "stock",
+		lm_buf_printf(&b, "%-28s %-18s %-14s %12s %12s %12s %12s %12s\n", "source", "vm / workload", "test", "stock",
 		    "unlocked", "unl./stock", "bare metal", "unl./bare");
 		cJSON_ArrayForEach(row, rows)
 			text_row(&b, row);

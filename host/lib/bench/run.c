@@ -149,22 +149,26 @@ static cJSON *model_paths(const char *const *argv, size_t argc)
 static cJSON *guest_hash(lm_ssh *ssh, const char *path)
 {
 	cJSON *o = cJSON_CreateObject();
-	char *q = NULL, *cmd = NULL, *out = NULL, *err = NULL;
-	int status = 0;
+	char *q = NULL, *cmd = NULL, *out = NULL, *err = NULL, why[512];
+	int status = 0, rc;
 
 	if (o == NULL)
 		return NULL;
 	cJSON_AddStringToObject(o, "path", path);
-	if (lm_shell_quote(path, &q) == 0 && (cmd = lm_format("shasum -a 256 -- %s", q)) != NULL &&
-	    lm_ssh_exec_capture(ssh, cmd, 64 * 1024, &out, &err, &status) == 0 && status == 0 && strlen(out) >= 64 &&
-	    strspn(out, "0123456789abcdef") >= 64) {
+	rc = lm_shell_quote(path, &q) < 0 ? -1 : (cmd = lm_format("shasum -a 256 -- %s", q)) == NULL ? lm_error_nomem()
+	    : lm_ssh_exec_capture(ssh, cmd, 64 * 1024, &out, &err, &status);
+	if (rc == 0 && status == 0 && strlen(out) >= 64 && strspn(out, "0123456789abcdef") >= 64) {
 		out[64] = '\0';
 		cJSON_AddStringToObject(o, "sha256", out);
 	} else {
 		cJSON_AddNullToObject(o, "sha256");
-		if (err != NULL && err[0] != '\0')
-			err[strcspn(err, "\n")] = '\0';
-		cJSON_AddStringToObject(o, "error", err != NULL && err[0] ? err : lm_error_last()->message);
+		if (rc < 0)
+			snprintf(why, sizeof(why), "%s", lm_error_last()->message);
+		else if (err != NULL && err[0] != '\0')
+			snprintf(why, sizeof(why), "%.*s", (int)strcspn(err, "\n"), err);
+		else
+			snprintf(why, sizeof(why), "shasum -a 256 exited %d without a hash", status);
+		cJSON_AddStringToObject(o, "error", why);
 	}
 	lm_free(q);
 	free(cmd);
