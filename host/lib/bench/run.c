@@ -110,9 +110,16 @@ static int workload_argv(const lm_bench_options *o, const char ***argv, size_t *
 	int has_output = 0;
 	const char **v;
 
-	for (i = 1; i < o->argc; i++)
-		if (strcmp(o->argv[i], "-o") == 0 || strcmp(o->argv[i], "--output") == 0)
-			has_output = 1;
+	for (i = 1; i < o->argc; i++) {
+		if (strcmp(o->argv[i], "-o") != 0 && strcmp(o->argv[i], "--output") != 0)
+			continue;
+		has_output = 1;
+		if (o->parser == LM_BENCH_PARSER_LLAMA_BENCH && (i + 1 == o->argc ||
+		    (strcmp(o->argv[i + 1], "json") != 0 && strcmp(o->argv[i + 1], "jsonl") != 0)))
+			return lm_error_set(LM_EINVALID, "the workload's %s %s: llama-bench's output is read as JSON, so "
+			    "it must be json or jsonl (or not given: json is asked for); any other output is recorded "
+			    "only without the llama-bench parser", o->argv[i], i + 1 < o->argc ? o->argv[i + 1] : "");
+	}
 	if ((v = calloc(n + 3, sizeof(*v))) == NULL)
 		return lm_error_nomem();
 	memcpy(v, o->argv, n * sizeof(*v));
