@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	LM_FUZZ_CHECK(o.count > 0);
 	for (i = 0; i < o.count; i++) {
 		double lo = 0, hi = 0, median;
-		lm_llama_test_name(o.records[i].n_prompt, o.records[i].n_gen, o.records[i].n_depth, name, sizeof(name));
+		lm_llama_record_name(&o.records[i], name, sizeof(name));
 		LM_FUZZ_CHECK(name[0] == 'p' || name[0] == 't');
 		for (k = 0; k < o.records[i].nsamples; k++) {
 			double v = o.records[i].samples_ts[k];

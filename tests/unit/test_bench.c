@@ -80,7 +80,7 @@ static void test_llama_current(void **state)
 	assert_string_equal(o.records[0].backends, "MTL,BLAS");
 	assert_int_equal(o.records[1].n_gen, 128);
 	assert_int_equal(o.records[1].flash_attn, 1);
-	lm_llama_test_name(o.records[1].n_prompt, o.records[1].n_gen, o.records[1].n_depth, name, sizeof(name));
+	lm_llama_record_name(&o.records[1], name, sizeof(name));
 	assert_string_equal(name, "tg128");
 	lm_llama_output_dispose(&o);
 }
@@ -107,7 +107,7 @@ static void test_llama_jsonl_and_missing(void **state)
 	assert_ok(lm_llama_parse(jsonl, strlen(jsonl), &o));
 	assert_int_equal(o.count, 2);
 	assert_int_equal(o.records[0].flash_attn, 0);
-	lm_llama_test_name(o.records[0].n_prompt, o.records[0].n_gen, o.records[0].n_depth, name, sizeof(name));
+	lm_llama_record_name(&o.records[0], name, sizeof(name));
 	assert_string_equal(name, "pp512@d512");
 	assert_string_equal(o.records[1].load_mode, "");
 	assert_int_equal(o.records[1].n_depth, 0);
@@ -118,7 +118,7 @@ static void test_llama_jsonl_and_missing(void **state)
 	assert_ok(lm_llama_parse(avg_only, strlen(avg_only), &o));
 	assert_int_equal(o.records[0].nsamples, 1);
 	assert_true(o.records[0].samples_ts[0] == 99.5);
-	lm_llama_test_name(o.records[0].n_prompt, o.records[0].n_gen, o.records[0].n_depth, name, sizeof(name));
+	lm_llama_record_name(&o.records[0], name, sizeof(name));
 	assert_string_equal(name, "pp512+tg128");
 	lm_llama_output_dispose(&o);
 }

@@ -46,6 +46,8 @@ void lm_llama_output_dispose(lm_llama_output *out);
 /* "pp512", "tg128", "pp512+tg128", with "@d<depth>" when n_depth is not 0. */
 void lm_llama_test_name(unsigned long long n_prompt, unsigned long long n_gen, unsigned long long n_depth,
     char *buf, size_t len);
+/* The same for a record. */
+void lm_llama_record_name(const lm_llama_record *r, char *buf, size_t len);
 
 /* ---- metal_init.c ---- */
 

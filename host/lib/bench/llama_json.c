@@ -31,6 +31,11 @@ void lm_llama_test_name(unsigned long long n_prompt, unsigned long long n_gen, u
 		snprintf(buf, len, "pp%llu%s", n_prompt, depth);
 }
 
+void lm_llama_record_name(const lm_llama_record *r, char *buf, size_t len)
+{
+	lm_llama_test_name(r->n_prompt, r->n_gen, r->n_depth, buf, len);
+}
+
 static void copy_string(const cJSON *obj, const char *key, char *out, size_t len)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);

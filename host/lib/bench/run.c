@@ -330,7 +330,7 @@ static lm_bench_test *test_for(lm_bench_result *r, const lm_llama_record *rec)
 	lm_bench_test *grown;
 	size_t i;
 
-	lm_llama_test_name(rec->n_prompt, rec->n_gen, rec->n_depth, name, sizeof(name));
+	lm_llama_record_name(rec, name, sizeof(name));
 	for (i = 0; i < r->ntests; i++)
 		if (strcmp(r->tests[i].name, name) == 0)
 			return &r->tests[i];
@@ -361,7 +361,7 @@ static int arm_median(char *const *outs, int rounds, const char *test, double *m
 		for (i = 0; i < lo.count; i++) {
 			char name[48];
 			lm_llama_record *rec = &lo.records[i];
-			lm_llama_test_name(rec->n_prompt, rec->n_gen, rec->n_depth, name, sizeof(name));
+			lm_llama_record_name(rec, name, sizeof(name));
 			if (strcmp(name, test) != 0 || rec->nsamples == 0)
 				continue;
 			if ((grown = realloc(all, (n + rec->nsamples) * sizeof(*all))) == NULL) {
