@@ -22,6 +22,7 @@
 #include "lume-metal/vm.h"
 #include "lume-metal/ssh.h"
 #include "lume-metal/flow.h"
+#include "lume-metal/bench.h"
 #include "lume-metal/output.h"
 
 #endif

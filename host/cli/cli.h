@@ -34,10 +34,14 @@ typedef struct {
 	int no_restart;          /* --no-restart */
 	int exercise;            /* --exercise (probe) */
 	int verbose;             /* --verbose */
+	int repetitions;         /* --repetitions N (bench; 0: the default) */
+	const char *out_dir;     /* --out DIR (bench) */
+	int bare_metal;          /* --bare-metal (bench) */
+	lm_bench_parser workload_parser; /* --workload-parser (bench) */
 	const char *host;        /* --host CHIP: the host's own family for `profile lint` */
 	int argc;                /* positional arguments after the command word(s) */
 	char **argv;
-	int cmd_argc;            /* for `run`: what follows "--" */
+	int cmd_argc;            /* for `run` and `bench`: what follows "--" */
 	char **cmd_argv;
 	const char *command;     /* "enable", "profile", ... */
 	const char *json_command;/* the command as the JSON documents name it ("profile list", ...) */
@@ -95,5 +99,6 @@ int lm_cmd_probe(lm_cli *cli);
 int lm_cmd_run(lm_cli *cli);
 int lm_cmd_rollback(lm_cli *cli);
 int lm_cmd_forget_host(lm_cli *cli);
+int lm_cmd_bench(lm_cli *cli);
 
 #endif

@@ -13,7 +13,7 @@ enum opt_id {
 	OPT_VM_MANAGER, OPT_LUME, OPT_HOST_KEY_POLICY, OPT_SSH_USER, OPT_SSH_KEY, OPT_SSH_PASSWORD_FILE,
 	OPT_BUNDLE, OPT_PROFILE, OPT_ALL, OPT_JOBS, OPT_NO_RESTART, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT,
 	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT, OPT_TART, OPT_UTMCTL,
-	OPT_EXERCISE, OPT_KEEP_HOST, OPT_RESTORE_HOST
+	OPT_EXERCISE, OPT_KEEP_HOST, OPT_RESTORE_HOST, OPT_REPETITIONS, OPT_OUT, OPT_WORKLOAD_PARSER, OPT_BARE_METAL
 };
 
 static const struct option_doc {
@@ -51,6 +51,16 @@ static const struct option_doc {
 	{"exercise", no_argument, OPT_EXERCISE, NULL, NULL,
 	 "probe: also run small Metal kernels for the unlocked features with the shim and check them "
 	 "against the CPU (reduction, matrix, bfloat16, threadgroup memory): whether the unlock is real."},
+	{"repetitions", required_argument, OPT_REPETITIONS, "N", NULL,
+	 "bench: rounds of stock then shimmed runs (default 3, at most 100)."},
+	{"out", required_argument, OPT_OUT, "DIR", NULL,
+	 "bench: the evidence folder to write (new or empty; default ./lume-metal-bench-VM-TIME)."},
+	{"workload-parser", required_argument, OPT_WORKLOAD_PARSER, "llama-bench|none", NULL,
+	 "bench: read the workload's output as llama-bench's JSON (default; -o json is added when the "
+	 "command has no -o), or not at all (wall-clock times and raw output only)."},
+	{"bare-metal", no_argument, OPT_BARE_METAL, NULL, NULL,
+	 "bench: run the workload on this host itself (one arm, no VM): the bare-metal record `bench compare` "
+	 "sets unlocked runs against."},
 	{"no-wait", no_argument, OPT_NO_WAIT, NULL, NULL,
 	 "enable, rollback, probe, run: when another lume-metal process is working on the VM, fail at "
 	 "once instead of waiting for it to finish."},
@@ -106,6 +116,9 @@ static const char *const command_help[] = {
 	"status [VM...]", "Host preference and, per VM, state, bundle, restart pending, last probe.",
 	"probe VM", "Stock vs shimmed capability table.",
 	"run VM -- CMD...", "Run one guest command with the shim; its exit code is returned.",
+	"bench VM -- llama-bench ARGS...", "Stock vs shimmed runs, interleaved, written as an evidence folder (docs/bench.md).",
+	"bench --bare-metal -- llama-bench ARGS...", "The same on this host itself: the bare-metal record.",
+	"bench compare DIR...", "Evidence folders side by side, and the published figures.",
 	"rollback VM...|--all [--host]", "Remove the guest files; restore the host preference when no VM is left.",
 	"profile list|show NAME|FILE|lint FILE", "Built-in profiles, a profile's effect and warnings.",
 	"host enable [--keep]|disable|status", "The host preference alone (--keep: kept for a CI fleet until host disable).",
@@ -131,6 +144,17 @@ static int absolute_dir(lm_cli *cli, const char *arg, const char *source)
 		snprintf(cwd, sizeof(cwd), "(the current directory)");
 	return lm_cli_usage_error(cli, "%s: '%s' is a relative path; give an absolute one (from here it would be "
 	    "%s/%s), so that every run uses the same directory", source, arg, cwd, arg);
+}
+
+/* A whole decimal number in [min, max], or -1. */
+static long count_in(const char *arg, long min, long max)
+{
+	char *end;
+	long l;
+
+	errno = 0;
+	l = strtol(arg, &end, 10);
+	return errno != 0 || *end != '\0' || end == arg || l < min || l > max ? -1 : l;
 }
 
 static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
@@ -159,6 +183,22 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	case OPT_KEEP_HOST: cli->lib.keep_host = 1; return 0;
 	case OPT_RESTORE_HOST: cli->lib.restore_host = 1; return 0;
 	case OPT_VERBOSE: cli->verbose = 1; return 0;
+	case OPT_OUT: cli->out_dir = arg; return 0;
+	case OPT_BARE_METAL: cli->bare_metal = 1; return 0;
+	case OPT_WORKLOAD_PARSER:
+		if (strcmp(arg, "llama-bench") == 0)
+			cli->workload_parser = LM_BENCH_PARSER_LLAMA_BENCH;
+		else if (strcmp(arg, "none") == 0)
+			cli->workload_parser = LM_BENCH_PARSER_NONE;
+		else
+			return lm_cli_usage_error(cli, "%s: expected llama-bench or none, found '%s'", source, arg);
+		return 0;
+	case OPT_REPETITIONS:
+		if ((l = count_in(arg, 1, LM_BENCH_ROUNDS_MAX)) < 0)
+			return lm_cli_usage_error(cli, "%s: expected a number of rounds in 1..%d, found '%s'", source,
+			    LM_BENCH_ROUNDS_MAX, arg);
+		cli->repetitions = (int)l;
+		return 0;
 	case OPT_HOST: cli->host = arg; cli->lib.vm_address = arg; return 0;
 	case OPT_STATE_DIR:
 	case OPT_PREFS_DIR:
@@ -205,9 +245,7 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 			return lm_cli_usage_error(cli, "%s: expected strict or accept-new, found '%s'", source, arg);
 		return 0;
 	case OPT_JOBS:
-		errno = 0;
-		l = strtol(arg, &end, 10);
-		if (errno != 0 || *end != '\0' || end == arg || l < 1 || l > 64)
+		if ((l = count_in(arg, 1, 64)) < 0)
 			return lm_cli_usage_error(cli, "%s: expected a number of jobs in 1..64, found '%s'", source, arg);
 		cli->jobs = (int)l;
 		return 0;
@@ -334,7 +372,7 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 			return rc;
 	}
 
-	/* `run VM -- CMD...`: everything after the first "--" belongs to the guest command. */
+	/* `run VM -- CMD...`, `bench VM -- CMD...`: everything after the first "--" belongs to the guest command. */
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
 			dashdash = i;
@@ -397,11 +435,11 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	cli->command = argv[optind];
 	cli->argv = argv + optind + 1;
 	cli->argc = dashdash - optind - 1;
-	/* Only `run` takes a guest command; elsewhere "--" would hide options and names from the
+	/* Only `run` and `bench` take a guest command; elsewhere "--" would hide options and names from the
 	 * parser (`host enable -- --dry-run` must not change the preference). */
-	if (dashdash < argc && strcmp(cli->command, "run") != 0)
-		return lm_cli_usage_error(cli, "%s: '--' is only for run (lume-metal run VM -- CMD...); put options "
-		    "and names before it", cli->command);
+	if (dashdash < argc && strcmp(cli->command, "run") != 0 && strcmp(cli->command, "bench") != 0)
+		return lm_cli_usage_error(cli, "%s: '--' is only for run and bench (lume-metal run VM -- CMD...); put "
+		    "options and names before it", cli->command);
 	if (cli->lib.keep_host && strcmp(cli->command, "enable") != 0 &&
 	    !(strcmp(cli->command, "host") == 0 && cli->argc == 1 && strcmp(cli->argv[0], "enable") == 0))
 		return lm_cli_usage_error(cli, "%s: --keep and --keep-host are for host enable and enable", cli->command);

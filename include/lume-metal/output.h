@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "bench.h"
 #include "common.h"
 #include "flow.h"
 #include "prefs.h"
@@ -26,7 +27,7 @@ extern "C" {
 typedef struct {
 	const char *command;       /* "enable", "status", "probe", "run", "rollback", "profile list",
 	                              "profile show", "profile lint", "host enable", "host disable",
-	                              "host status", "forget-host", or the command word as given */
+	                              "host status", "forget-host", "bench", "bench compare", or the command word as given */
 	int exit_code;             /* what the program exits with */
 	int dry_run;
 	int error_code;            /* 0, or the lm_error_code of a failure */
@@ -53,6 +54,11 @@ LM_EXTERN(int) lm_profile_show_to_json(const lm_profile *profile, int builtin, i
     const lm_json_envelope *env, char **out);
 LM_EXTERN(int) lm_profile_lint_to_json(const lm_profile *profile, const char *source, int host_family,
     const lm_profile_lint_result *lint, const lm_json_envelope *env, char **out);
+
+/* bench: the record's folder, its tests and what llama.cpp selected per arm (docs/bench.md);
+ * bench compare: rows_json is what lm_bench_compare returned (NULL after a failure). */
+LM_EXTERN(int) lm_bench_result_to_json(const lm_bench_result *result, const lm_json_envelope *env, char **out);
+LM_EXTERN(int) lm_bench_compare_to_json(const char *rows_json, const lm_json_envelope *env, char **out);
 
 /* forget-host. */
 LM_EXTERN(int) lm_forget_host_to_json(const char *vm, int forgotten, const char *state_dir,

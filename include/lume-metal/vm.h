@@ -22,6 +22,8 @@ typedef struct {
 	int ssh_available;  /* Lume's 2-second probe of port 22 (the same probe for the other managers) */
 	char manager[16];   /* which manager answered: "lume-api", "lume-cli", "tart", "utm", "none" */
 	char account[32];   /* the guest account of that manager's images ("lume", "admin"); "" unknown */
+	char display[32];   /* the VM's display as its manager configures it ("1024x768"; Lume's
+	                       `display`, Tart's `Display`); "" unknown */
 } lm_vm_info;
 
 typedef struct lm_vm_manager lm_vm_manager;
@@ -36,6 +38,10 @@ LM_EXTERN(void) lm_vm_manager_free(lm_vm_manager *vmm);
 LM_EXTERN(const char *) lm_vm_manager_name(const lm_vm_manager *vmm);
 /* The manager used for `name` ("auto" until it was looked up): the choice shown per VM. */
 LM_EXTERN(const char *) lm_vm_manager_name_for(const lm_vm_manager *vmm, const char *name);
+/* The version of the manager used for `name`, as its program says it (`lume --version` — for
+ * Lume's API too —, `tart --version`, `utmctl version`): its first line into buf. LM_ENOTFOUND
+ * when the program is not there or the manager has none (none). */
+LM_EXTERN(int) lm_vm_manager_version(lm_vm_manager *vmm, const char *name, char *buf, size_t len);
 /* 0 for the manager-less mode: starting and stopping VMs are the user's job there. */
 LM_EXTERN(int) lm_vm_manager_can_start(const lm_vm_manager *vmm);
 

@@ -430,3 +430,89 @@ int lm_forget_host_to_json(const char *vm, int forgotten, const char *state_dir,
 	}
 	return finish(doc, out);
 }
+
+static cJSON *metal_json(const lm_bench_metal *m)
+{
+	cJSON *o;
+
+	if (!m->found)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+#define INT_OR_NULL(k, v) ((v) > 0 ? (void)cJSON_AddNumberToObject(o, k, v) : (void)cJSON_AddNullToObject(o, k))
+#define FLAG_OR_NULL(k, v) ((v) >= 0 ? (void)cJSON_AddBoolToObject(o, k, v) : (void)cJSON_AddNullToObject(o, k))
+	INT_OR_NULL("apple", m->apple);
+	INT_OR_NULL("common", m->common);
+	INT_OR_NULL("metal", m->metal);
+	FLAG_OR_NULL("simdgroup_reduction", m->simdgroup_reduction);
+	FLAG_OR_NULL("simdgroup_mm", m->simdgroup_mm);
+	FLAG_OR_NULL("bfloat16", m->bfloat);
+#undef INT_OR_NULL
+#undef FLAG_OR_NULL
+	return o;
+}
+
+static cJSON *doubles_json(const double *v, int n)
+{
+	return v != NULL ? cJSON_CreateDoubleArray(v, n) : cJSON_CreateArray();
+}
+
+int lm_bench_result_to_json(const lm_bench_result *r, const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env), *tests, *t, *ex;
+	size_t i;
+	int k;
+
+	if (doc == NULL)
+		return finish(NULL, out);
+	cJSON_AddStringToObject(doc, "vm", r->vm);
+	if (r->dir != NULL)
+		cJSON_AddStringToObject(doc, "folder", r->dir);
+	else
+		cJSON_AddNullToObject(doc, "folder");
+	cJSON_AddNumberToObject(doc, "rounds", r->rounds);
+	cJSON_AddBoolToObject(doc, "bare_metal", r->bare_metal);
+	cJSON_AddStringToObject(doc, "parser", r->parser == LM_BENCH_PARSER_NONE ? "none" : "llama-bench");
+	cJSON_AddNumberToObject(doc, "seconds", r->seconds);
+	tests = cJSON_AddArrayToObject(doc, "tests");
+	for (i = 0; i < r->ntests; i++) {
+		const lm_bench_test *bt = &r->tests[i];
+		t = cJSON_CreateObject();
+		cJSON_AddStringToObject(t, "test", bt->name);
+		cJSON_AddNumberToObject(t, "n_prompt", (double)bt->n_prompt);
+		cJSON_AddNumberToObject(t, "n_gen", (double)bt->n_gen);
+		cJSON_AddNumberToObject(t, "n_depth", (double)bt->n_depth);
+		cJSON_AddStringToObject(t, "unit", r->parser == LM_BENCH_PARSER_NONE ? "s" : "t/s");
+		cJSON_AddNumberToObject(t, "stock", bt->stock_median);
+		cJSON_AddNumberToObject(t, "shimmed", bt->shimmed_median);
+		if (bt->ratio > 0)
+			cJSON_AddNumberToObject(t, "ratio", bt->ratio);
+		else
+			cJSON_AddNullToObject(t, "ratio");
+		cJSON_AddNumberToObject(t, "stock_samples", (double)bt->stock_samples);
+		cJSON_AddNumberToObject(t, "shimmed_samples", (double)bt->shimmed_samples);
+		cJSON_AddItemToArray(tests, t);
+	}
+	cJSON_AddItemToObject(doc, "stock_metal", metal_json(&r->stock_metal));
+	cJSON_AddItemToObject(doc, "shimmed_metal", metal_json(&r->shimmed_metal));
+	cJSON_AddBoolToObject(doc, "kernel_choice_changed", r->kernel_choice_changed);
+	cJSON_AddItemToObject(doc, "stock_seconds", doubles_json(r->stock_seconds, r->stock_seconds ? r->rounds : 0));
+	cJSON_AddItemToObject(doc, "shimmed_seconds", doubles_json(r->shimmed_seconds, r->shimmed_seconds ? r->rounds : 0));
+	ex = cJSON_AddArrayToObject(doc, "exit_statuses");
+	for (k = 0; r->stock_exit != NULL && k < r->rounds; k++) {
+		cJSON *pair = cJSON_CreateIntArray((const int[2]){r->stock_exit[k], r->shimmed_exit[k]}, 2);
+		cJSON_AddItemToArray(ex, pair);
+	}
+	return finish(doc, out);
+}
+
+int lm_bench_compare_to_json(const char *rows_json, const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env), *rows = rows_json != NULL ? cJSON_Parse(rows_json) : NULL;
+
+	if (doc == NULL) {
+		cJSON_Delete(rows);
+		return finish(NULL, out);
+	}
+	cJSON_AddItemToObject(doc, "rows", rows != NULL ? rows : cJSON_CreateArray());
+	return finish(doc, out);
+}

@@ -11,6 +11,7 @@
 #include "lume-metal/vm.h"
 #include "context_internal.h"
 #include "clock.h"
+#include "proc.h"
 
 /* What a backend does; lm_vm_* in vm.c validate names and add the rules shared by both
  * (never start a running VM, stop only a running one, readiness by polling get). */
@@ -72,6 +73,8 @@ int lm_vm_cli_init(lm_vm_manager *vmm, const char *program);
 /* VM objects (Lume's JSON) -> lm_vm_info. `what` names the source for messages. */
 int lm_vm_info_from_json(const cJSON *obj, lm_vm_info *out, const char *what);
 int lm_vm_info_array_from_json(const cJSON *array, lm_vm_info **out, size_t *count, const char *what);
+/* The display member (`key`: Lume's "display", Tart's "Display") into out->display, when it fits. */
+void lm_vm_display_from_json(const cJSON *obj, const char *key, lm_vm_info *out);
 
 /* Find the first JSON document of the wanted type (cJSON_Array or cJSON_Object) that starts a
  * line of `text`, skipping log lines before and after it. LM_EINVALID when there is none. */
@@ -100,26 +103,7 @@ int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out)
  * socket listens, even when its process is not visible (then pid is 0, uid maybe known). */
 int lm_host_port_listener(int port, int *found, lm_host_process *out);
 
-/* Child processes, always through posix_spawn, never a shell. */
-typedef struct {
-	char *out;       /* stdout, NUL-terminated */
-	size_t out_len;
-	char *err;       /* stderr, NUL-terminated */
-	size_t err_len;
-	int exit_code;   /* exit status, or 128 + signal */
-	int timed_out;   /* killed after the timeout */
-} lm_proc_result;
-
-/* Find `name` on PATH (or check it when it contains '/'); *out is malloc'ed. LM_ENOTFOUND. */
-int lm_proc_find_program(const char *name, char **out);
-/* environ with NAME=VALUE set (replaced when present); free with lm_strv_free(). */
-char **lm_proc_env_with(const char *name, const char *value);
-/* Run argv[0] (a path) with env, stdin from /dev/null, capture stdout and stderr; kill it after
- * `timeout` seconds. Returns 0 when the program ran (whatever its exit code), <0 when it could
- * not be started or read. */
-int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_result *res);
-/* Contents only: the struct is the caller's. */
-void lm_proc_result_dispose(lm_proc_result *res);
+/* Child processes: proc.h (interface/, for the modules that depend on vm), and these two. */
 /* Start argv[0] in its own session, stdio on /dev/null, and return without waiting. */
 int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid);
 

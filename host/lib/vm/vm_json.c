@@ -18,6 +18,15 @@ static int copy_field(char *dst, size_t cap, const char *src, const char *what, 
 	return 0;
 }
 
+void lm_vm_display_from_json(const cJSON *obj, const char *key, lm_vm_info *out)
+{
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	/* Informational only: a value that is not a short string stays unknown. */
+	if (cJSON_IsString(d) && strlen(d->valuestring) < sizeof(out->display))
+		snprintf(out->display, sizeof(out->display), "%s", d->valuestring);
+}
+
 int lm_vm_info_from_json(const cJSON *obj, lm_vm_info *out, const char *what)
 {
 	const cJSON *name, *status, *os, *ip, *ssh;
@@ -45,6 +54,7 @@ int lm_vm_info_from_json(const cJSON *obj, lm_vm_info *out, const char *what)
 		return lm_error_set(LM_ERROR, "%s: VM '%s' has an \"ipAddress\" that is not a string", what, out->name);
 	ssh = cJSON_GetObjectItemCaseSensitive(obj, "sshAvailable");
 	out->ssh_available = cJSON_IsTrue(ssh);
+	lm_vm_display_from_json(obj, "display", out);
 	return 0;
 }
 

@@ -127,6 +127,7 @@ static int tart_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	set_state(out, doc);
 	if (cJSON_IsString(os = cJSON_GetObjectItemCaseSensitive(doc, "OS")))
 		snprintf(out->os, sizeof(out->os), "%s", strcmp(os->valuestring, "darwin") == 0 ? "macOS" : os->valuestring);
+	lm_vm_display_from_json(doc, "Display", out);
 	cJSON_Delete(doc);
 	if (strcmp(out->status, "running") == 0 && (rc = tart_ip(vmm, name, out)) < 0)
 		return rc;

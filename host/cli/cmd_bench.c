@@ -1,0 +1,105 @@
+/* lume-metal bench VM [--profile P] [--repetitions N] [--out DIR] [--workload-parser P] -- CMD...:
+ * the workload stock and shimmed, interleaved, recorded as an evidence folder (docs/bench.md);
+ * lume-metal bench compare DIR...: folders side by side with the published figures. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+static int compare(lm_cli *cli)
+{
+	lm_json_envelope env;
+	char *text = NULL, *rows = NULL, *doc = NULL;
+	int rc;
+
+	cli->json_command = "bench compare";
+	if (cli->argc < 2)
+		return lm_cli_usage_error(cli, "bench compare: lume-metal bench compare DIR [DIR...]");
+	rc = lm_bench_compare((const char *const *)cli->argv + 1, (size_t)cli->argc - 1, &text, &rows);
+	if (rc < 0)
+		return lm_cli_fail(cli, LM_EXIT_FAILURE);
+	if (cli->json) {
+		env = lm_cli_envelope(cli, LM_EXIT_OK, 0, NULL);
+		rc = lm_bench_compare_to_json(rows, &env, &doc);
+		lm_cli_print_document(cli, rc, doc);
+	} else {
+		lm_cli_puts(stdout, text);
+	}
+	lm_free(text);
+	lm_free(rows);
+	return LM_EXIT_OK;
+}
+
+static void print_result(const lm_bench_result *r)
+{
+	const int wall = r->parser == LM_BENCH_PARSER_NONE;
+	size_t i;
+
+	lm_cli_printf(stdout, "%s: %d rounds, %s\n", r->vm, r->rounds, r->bare_metal ? "on this host (bare metal)" :
+	    "stock and shimmed interleaved");
+	lm_cli_printf(stdout, "  %-20s %14s %14s %10s\n", "test", wall ? "stock s" : "stock t/s",
+	    wall ? "shimmed s" : "shimmed t/s", wall ? "speed-up" : "ratio");
+	for (i = 0; i < r->ntests; i++)
+		lm_cli_printf(stdout, "  %-20s %14.2f %14.2f %9.2fx\n", r->tests[i].name, r->tests[i].stock_median,
+		    r->tests[i].shimmed_median, r->tests[i].ratio);
+	if (r->stock_metal.found || r->shimmed_metal.found)
+		lm_cli_printf(stdout, "  llama.cpp's kernel choice: %s\n", r->kernel_choice_changed ?
+		    "changed by the unlock (see README.md)" : "the same in both arms");
+	lm_cli_printf(stdout, "record: %s (check it: sha256sum -c SHA256SUMS)\n", r->dir);
+}
+
+int lm_cmd_bench(lm_cli *cli)
+{
+	lm_context *ctx = NULL;
+	lm_bench_options o;
+	lm_bench_result r;
+	lm_json_envelope env;
+	char deflt[256], stamp[32], *doc = NULL;
+	time_t now = time(NULL);
+	struct tm tm;
+	int rc, exit_code;
+
+	if (cli->argc >= 1 && strcmp(cli->argv[0], "compare") == 0 && cli->cmd_argc == 0)
+		return compare(cli);
+	if (cli->argc != (cli->bare_metal ? 0 : 1) || cli->cmd_argc == 0)
+		return lm_cli_usage_error(cli, "bench: lume-metal bench VM [--repetitions N] [--out DIR] -- llama-bench "
+		    "ARGS..., bench --bare-metal -- llama-bench ARGS..., or bench compare DIR...");
+	memset(&o, 0, sizeof(o));
+	o.vm = cli->bare_metal ? NULL : cli->argv[0];
+	o.bare_metal = cli->bare_metal;
+	o.argv = (const char *const *)cli->cmd_argv;
+	o.argc = (size_t)cli->cmd_argc;
+	o.rounds = cli->repetitions;
+	o.parser = cli->workload_parser;
+	o.profile = cli->profile;
+	o.out_dir = cli->out_dir;
+	if (o.out_dir == NULL) {
+		if (gmtime_r(&now, &tm) == NULL || strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0)
+			snprintf(stamp, sizeof(stamp), "now");
+		snprintf(deflt, sizeof(deflt), "lume-metal-bench-%.100s-%s", cli->bare_metal ? "host" : cli->argv[0], stamp);
+		o.out_dir = deflt;
+	}
+	if ((rc = lm_cli_context(cli, &ctx)) != 0)
+		return rc;
+	lm_cli_trap_signals();
+	rc = lm_bench_run(ctx, &o, &r);
+	lm_context_free(ctx);
+	exit_code = rc < 0 ? LM_EXIT_FAILURE : LM_EXIT_OK;
+	if (rc < 0 && r.dir == NULL) {
+		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
+	} else if (cli->json) {
+		const lm_error *e = lm_error_last();
+		env = lm_cli_envelope(cli, exit_code, rc < 0 ? e->code : 0, rc < 0 ? e->message : NULL);
+		int jrc = lm_bench_result_to_json(&r, &env, &doc);
+		lm_cli_print_document(cli, jrc, doc);
+		if (rc < 0)
+			lm_cli_printf(stderr, "lume-metal: %s\n", e->message);
+	} else {
+		print_result(&r);
+		if (rc < 0)
+			exit_code = lm_cli_fail(cli, LM_EXIT_FAILURE);
+	}
+	lm_bench_result_dispose(&r);
+	return exit_code;
+}

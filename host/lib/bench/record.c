@@ -1,0 +1,290 @@
+/* The evidence folder's files (docs/bench.md): each written atomically, then SHA256SUMS over
+ * every other file, in the format `sha256sum -c` and `shasum -a 256 -c` read. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_internal.h"
+#include "error_internal.h"
+#include "fs.h"
+#include "sha256.h"
+#include "text.h"
+
+#define SUMS "SHA256SUMS"
+#define MAX_FILES 1024
+
+int lm_bench_write_file(const char *dir, const char *name, const char *data, size_t len)
+{
+	char *path = lm_format("%s/%s", dir, name);
+	int rc;
+
+	if (path == NULL)
+		return lm_error_nomem();
+	rc = lm_fs_write_atomic(path, data != NULL ? data : "", data != NULL ? len : 0, 0644);
+	free(path);
+	return rc;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The folder's regular files but SHA256SUMS, sorted (NULL-terminated; lm_strv_free). */
+static int list_files(const char *dir, char ***out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names;
+	size_t n = 0;
+
+	*out = NULL;
+	if (d == NULL)
+		return lm_error_set(LM_EIO, "cannot read the folder %s", dir);
+	if ((names = calloc(MAX_FILES + 1, sizeof(*names))) == NULL) {
+		closedir(d);
+		return lm_error_nomem();
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.' || strcmp(e->d_name, SUMS) == 0)
+			continue;
+		if (n == MAX_FILES || (names[n++] = lm_text_dup(e->d_name)) == NULL) {
+			closedir(d);
+			lm_strv_free(names);
+			return n == MAX_FILES ? lm_error_set(LM_EINVALID, "%s holds more than %d files", dir, MAX_FILES)
+			                      : lm_error_nomem();
+		}
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), cmp_name);
+	*out = names;
+	return 0;
+}
+
+static int file_hex(const char *dir, const char *name, char hex[65])
+{
+	uint8_t digest[32];
+	char *path = lm_format("%s/%s", dir, name);
+	int rc;
+
+	if (path == NULL)
+		return lm_error_nomem();
+	rc = lm_sha256_file(path, digest);
+	free(path);
+	if (rc == 0)
+		lm_sha256_hex(digest, hex);
+	return rc;
+}
+
+int lm_bench_write_sums(const char *dir)
+{
+	char **names = NULL, hex[65], *text;
+	lm_buf b = {0};
+	size_t i;
+	int rc;
+
+	if ((rc = list_files(dir, &names)) < 0)
+		return rc;
+	for (i = 0; names[i] != NULL; i++) {
+		if ((rc = file_hex(dir, names[i], hex)) < 0)
+			break;
+		lm_buf_printf(&b, "%s  %s\n", hex, names[i]);
+	}
+	lm_strv_free(names);
+	text = lm_buf_finish(&b);
+	if (rc == 0)
+		rc = text == NULL ? lm_error_nomem() : lm_bench_write_file(dir, SUMS, text, strlen(text));
+	free(text);
+	return rc;
+}
+
+int lm_bench_verify_sums(const char *dir)
+{
+	char *path = lm_format("%s/%s", dir, SUMS), *data = NULL, *line, *save = NULL, hex[65];
+	size_t len;
+	int rc, lineno = 0;
+
+	if (path == NULL)
+		return lm_error_nomem();
+	rc = lm_fs_read_file(path, 1 << 20, &data, &len);
+	free(path);
+	if (rc < 0)
+		return lm_error_prefix("%s is not an evidence folder: ", dir);
+	for (line = strtok_r(data, "\n", &save); line != NULL && rc == 0; line = strtok_r(NULL, "\n", &save)) {
+		const char *name = line + 66;
+		lineno++;
+		if (strlen(line) < 67 || line[64] != ' ' || (line[65] != ' ' && line[65] != '*') ||
+		    strchr(name, '/') != NULL || name[0] == '.') {
+			rc = lm_error_set(LM_ECORRUPT, "%s/%s: line %d is not \"SHA256  NAME\"", dir, SUMS, lineno);
+			break;
+		}
+		if ((rc = file_hex(dir, name, hex)) < 0)
+			break;
+		if (memcmp(hex, line, 64) != 0)
+			rc = lm_error_set(LM_ECORRUPT, "%s/%s: SHA-256 differs from %s", dir, name, SUMS);
+	}
+	free(data);
+	return rc;
+}
+
+/* ---- results.csv ---- */
+
+char *lm_bench_results_csv(const lm_bench_result *r)
+{
+	lm_buf b = {0};
+	char sf[96], hf[96];
+	size_t i;
+
+	lm_bench_metal_family(&r->stock_metal, sf, sizeof(sf));
+	lm_bench_metal_family(&r->shimmed_metal, hf, sizeof(hf));
+	lm_buf_puts(&b, "test,n_prompt,n_gen,n_depth,unit,stock_median,shimmed_median,ratio,stock_samples,"
+	    "shimmed_samples,stock_gpu_family,shimmed_gpu_family,stock_simdgroup_reduction,"
+	    "shimmed_simdgroup_reduction,stock_simdgroup_mm,shimmed_simdgroup_mm,stock_bfloat16,shimmed_bfloat16\n");
+	for (i = 0; i < r->ntests; i++) {
+		const lm_bench_test *t = &r->tests[i];
+		const int wall = r->parser == LM_BENCH_PARSER_NONE;
+		lm_buf_printf(&b, "%s,%llu,%llu,%llu,%s,%.2f,%.2f,%.3f,%zu,%zu,%s,%s,%s,%s,%s,%s,%s,%s\n", t->name,
+		    t->n_prompt, t->n_gen, t->n_depth, wall ? "s" : "t/s", t->stock_median, t->shimmed_median, t->ratio,
+		    t->stock_samples, t->shimmed_samples, sf, hf, lm_bench_flag(r->stock_metal.simdgroup_reduction),
+		    lm_bench_flag(r->shimmed_metal.simdgroup_reduction), lm_bench_flag(r->stock_metal.simdgroup_mm),
+		    lm_bench_flag(r->shimmed_metal.simdgroup_mm), lm_bench_flag(r->stock_metal.bfloat),
+		    lm_bench_flag(r->shimmed_metal.bfloat));
+	}
+	return lm_buf_finish(&b);
+}
+
+/* ---- README.md and metadata.md ---- */
+
+static const char *str_at(const cJSON *obj, const char *path)
+{
+	char key[64];
+	const char *dot;
+	const cJSON *v = obj;
+
+	while (v != NULL && path[0] != '\0') {
+		dot = strchr(path, '.');
+		snprintf(key, sizeof(key), "%.*s", dot ? (int)(dot - path) : (int)strlen(path), path);
+		v = cJSON_GetObjectItemCaseSensitive(v, key);
+		path = dot ? dot + 1 : "";
+	}
+	if (cJSON_IsString(v))
+		return v->valuestring;
+	return "unknown";
+}
+
+static const char *yes_no(int v)
+{
+	return v < 0 ? "not printed" : v ? "yes" : "no";
+}
+
+char *lm_bench_readme(const lm_bench_result *r, const cJSON *meta)
+{
+	lm_buf b = {0};
+	char sf[96], hf[96];
+	size_t i;
+	const int wall = r->parser == LM_BENCH_PARSER_NONE;
+
+	lm_bench_metal_family(&r->stock_metal, sf, sizeof(sf));
+	lm_bench_metal_family(&r->shimmed_metal, hf, sizeof(hf));
+	lm_buf_printf(&b, "# lume-metal bench: %s\n\n", r->vm);
+	if (r->bare_metal) {
+		lm_buf_printf(&b, "Bare metal: the workload on the host itself, %s (%s), %d rounds. The `stock_*` columns "
+		    "of results.csv hold this host arm; `bench compare` sets other records' unlocked runs against it.\n\n"
+		    "| test | host (median) | samples |\n|---|---:|---:|\n", str_at(meta, "host.model"),
+		    str_at(meta, "host.chip"), r->rounds);
+		for (i = 0; i < r->ntests; i++)
+			lm_buf_printf(&b, "| %s | %.2f | %zu |\n", r->tests[i].name, r->tests[i].stock_median,
+			    r->tests[i].stock_samples);
+		lm_buf_printf(&b, "\nllama.cpp selected: GPU family %s, SIMD-group reduction %s, matrix %s, bfloat16 %s.\n",
+		    sf, yes_no(r->stock_metal.simdgroup_reduction), yes_no(r->stock_metal.simdgroup_mm),
+		    yes_no(r->stock_metal.bfloat));
+		return lm_buf_finish(&b);
+	}
+	lm_buf_printf(&b, "Host %s (%s), guest macOS %s (%s), profile %s; %d rounds, stock and shimmed "
+	    "interleaved. Recorded by lume-metal %s; see metadata.md for the environment and the exact commands, "
+	    "SHA256SUMS to check the files (`sha256sum -c SHA256SUMS` or `shasum -a 256 -c SHA256SUMS`).\n\n",
+	    str_at(meta, "host.model"), str_at(meta, "host.chip"), str_at(meta, "guest.os_version"),
+	    str_at(meta, "guest.os_build"), str_at(meta, "profile.name"), r->rounds, str_at(meta, "lume_metal.version"));
+	if (wall) {
+		lm_buf_puts(&b, "| workload | unit | stock (median) | shimmed (median) | speed-up |\n|---|---|---:|---:|---:|\n");
+		for (i = 0; i < r->ntests; i++)
+			lm_buf_printf(&b, "| %s | s | %.3f | %.3f | %.2fx |\n", r->tests[i].name, r->tests[i].stock_median,
+			    r->tests[i].shimmed_median, r->tests[i].ratio);
+		lm_buf_puts(&b, "\nWall-clock seconds of the whole command per round (no workload parser); speed-up is "
+		    "stock / shimmed.\n");
+	} else {
+		lm_buf_puts(&b, "| test | stock t/s (median) | shimmed t/s (median) | shimmed / stock | samples |\n"
+		    "|---|---:|---:|---:|---:|\n");
+		for (i = 0; i < r->ntests; i++) {
+			const lm_bench_test *t = &r->tests[i];
+			lm_buf_printf(&b, "| %s | %.2f | %.2f | %.2fx | %zu / %zu |\n", t->name, t->stock_median,
+			    t->shimmed_median, t->ratio, t->stock_samples, t->shimmed_samples);
+		}
+		lm_buf_puts(&b, "\nHeadline numbers are medians of llama-bench's `samples_ts` over every round, not its "
+		    "`avg_ts`.\n");
+	}
+	lm_buf_puts(&b, "\n## What llama.cpp selected\n\n| | stock | shimmed |\n|---|---|---|\n");
+	lm_buf_printf(&b, "| GPU family | %s | %s |\n", sf, hf);
+	lm_buf_printf(&b, "| SIMD-group reduction | %s | %s |\n", yes_no(r->stock_metal.simdgroup_reduction),
+	    yes_no(r->shimmed_metal.simdgroup_reduction));
+	lm_buf_printf(&b, "| SIMD-group matrix multiply | %s | %s |\n", yes_no(r->stock_metal.simdgroup_mm),
+	    yes_no(r->shimmed_metal.simdgroup_mm));
+	lm_buf_printf(&b, "| bfloat16 | %s | %s |\n\n", yes_no(r->stock_metal.bfloat), yes_no(r->shimmed_metal.bfloat));
+	if (!r->stock_metal.found && !r->shimmed_metal.found)
+		lm_buf_puts(&b, "The workload printed no Metal init lines: whether the unlock changed llama.cpp's kernel "
+		    "choice is not recorded.\n");
+	else if (r->kernel_choice_changed)
+		lm_buf_puts(&b, "**The unlock changed llama.cpp's kernel choice**: the shimmed arm selected kernels the "
+		    "stock arm did not.\n");
+	else
+		lm_buf_puts(&b, "The unlock did **not** change llama.cpp's kernel choice: both arms selected the same "
+		    "kernels.\n");
+	lm_buf_puts(&b, "\n## Files\n\n- `metadata.md`, `metadata.json`: host, VM, guest, lume-metal, profile, commands, "
+	    "hashes, times\n- `<arm>-<round>.json` (`.stdout` without a parser) and `<arm>-<round>.stderr`: each "
+	    "run's raw output\n- `results.csv`: per test, the median per arm, the ratio and what llama.cpp selected\n"
+	    "- `SHA256SUMS`: every other file\n");
+	return lm_buf_finish(&b);
+}
+
+/* metadata.md: the JSON's sections as lists, in its order (one source for both files). */
+static void md_object(lm_buf *b, const cJSON *obj, int depth)
+{
+	const cJSON *v;
+	char *text;
+
+	cJSON_ArrayForEach(v, obj) {
+		lm_buf_printf(b, "%*s- %s:", depth * 2, "", v->string != NULL ? v->string : "");
+		if (cJSON_IsObject(v)) {
+			lm_buf_puts(b, "\n");
+			md_object(b, v, depth + 1);
+		} else if (cJSON_IsArray(v) && cJSON_GetArraySize(v) > 0 && cJSON_IsObject(cJSON_GetArrayItem(v, 0))) {
+			const cJSON *e;
+			lm_buf_puts(b, "\n");
+			cJSON_ArrayForEach(e, v)
+				md_object(b, e, depth + 1);
+		} else if (cJSON_IsString(v)) {
+			lm_buf_printf(b, " `%s`\n", v->valuestring);
+		} else if ((text = cJSON_PrintUnformatted(v)) != NULL) {
+			lm_buf_printf(b, " %s\n", text);
+			cJSON_free(text);
+		}
+	}
+}
+
+char *lm_bench_metadata_md(const cJSON *meta)
+{
+	lm_buf b = {0};
+	const cJSON *section;
+
+	lm_buf_puts(&b, "# Environment and provenance\n\nWritten by lume-metal bench; the same facts as "
+	    "metadata.json.\n");
+	cJSON_ArrayForEach(section, meta) {
+		lm_buf_printf(&b, "\n## %s\n\n", section->string);
+		if (cJSON_IsObject(section))
+			md_object(&b, section, 0);
+		else if (cJSON_IsString(section))
+			lm_buf_printf(&b, "`%s`\n", section->valuestring);
+	}
+	return lm_buf_finish(&b);
+}

@@ -1,0 +1,328 @@
+/* bench (host/lib/bench): llama-bench's output in every variant docs/bench.md lists, llama.cpp's
+ * Metal init lines, medians and ratios, the evidence folder's SHA256SUMS, and the JSON document.
+ * The whole command runs in tests/e2e/bench.sh. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bench_internal.h"
+#include "lume-metal/output.h"
+
+#define assert_ok(expr)                                                            \
+	do {                                                                       \
+		if ((expr) < 0)                                                    \
+			fail_msg("%s: %s", #expr, lm_error_last()->message);      \
+	} while (0)
+
+/* llama-bench -o json at 0104b151 (b10167 / b10359): the published evidence's field set. */
+static const char current_json[] =
+    "[\n"
+    "  {\n"
+    "    \"build_commit\": \"ee3d1b54c\",\n    \"build_number\": 10167,\n"
+    "    \"cpu_info\": \"Accelerate, Apple M1 Ultra (Virtual)\",\n    \"gpu_info\": \"Apple Paravirtual device\",\n"
+    "    \"backends\": \"MTL,BLAS\",\n    \"model_filename\": \"tinyllama-1.1b-chat-v1.0.Q4_K_M.gguf\",\n"
+    "    \"model_type\": \"llama 1B Q4_K - Medium\",\n    \"model_size\": 667815936,\n"
+    "    \"model_n_params\": 1100048384,\n    \"n_batch\": 2048,\n    \"n_ubatch\": 512,\n    \"n_threads\": 8,\n"
+    "    \"cpu_mask\": \"0x0\",\n    \"cpu_strict\": false,\n    \"poll\": 50,\n    \"type_k\": \"f16\",\n"
+    "    \"type_v\": \"f16\",\n    \"n_gpu_layers\": -1,\n    \"n_cpu_moe\": 0,\n    \"split_mode\": \"layer\",\n"
+    "    \"main_gpu\": 0,\n    \"no_kv_offload\": false,\n    \"flash_attn\": -1,\n    \"devices\": \"auto\",\n"
+    "    \"tensor_split\": \"0.00\",\n    \"tensor_buft_overrides\": \"none\",\n    \"load_mode\": \"mmap\",\n"
+    "    \"embeddings\": false,\n    \"no_op_offload\": 0,\n    \"no_host\": false,\n    \"fit_target\": 0,\n"
+    "    \"fit_min_ctx\": 0,\n    \"n_prompt\": 512,\n    \"n_gen\": 0,\n    \"n_depth\": 0,\n"
+    "    \"test_time\": \"2026-08-09T10:00:00Z\",\n    \"avg_ns\": 106953125,\n    \"stddev_ns\": 12000,\n"
+    "    \"avg_ts\": 4786.700000,\n    \"stddev_ts\": 0.700000,\n"
+    "    \"samples_ns\": [ 106975000, 106950000, 106930000 ],\n"
+    "    \"samples_ts\": [ 4786, 4787.4, 4786.7 ]\n"
+    "  },\n"
+    "  {\n"
+    "    \"build_commit\": \"ee3d1b54c\",\n    \"n_prompt\": 0,\n    \"n_gen\": 128,\n    \"n_depth\": 0,\n"
+    "    \"flash_attn\": 1,\n    \"load_mode\": \"mmap\",\n"
+    "    \"samples_ns\": [ 619554000, 620000000 ],\n    \"samples_ts\": [ 206.6, 206.45 ]\n"
+    "  }\n"
+    "]\n";
+
+/* The older schema (050fc7f): use_mmap instead of load_mode, flash_attn a bool, no fit_*. */
+static const char old_json[] =
+    "[\n  {\n    \"build_commit\": \"050fc7f\",\n    \"gpu_info\": \"Apple Paravirtual device\",\n"
+    "    \"flash_attn\": true,\n    \"use_mmap\": false,\n    \"n_prompt\": 512,\n    \"n_gen\": 0,\n"
+    "    \"n_depth\": 0,\n    \"samples_ns\": [ 1185000000 ],\n    \"samples_ts\": [ 431.86 ]\n  }\n]\n";
+
+/* -o jsonl: one object per line; the second also without n_depth and samples_ts (from samples_ns). */
+static const char jsonl[] =
+    "{\"build_commit\": \"ee3d1b54c\", \"flash_attn\": 0, \"n_prompt\": 512, \"n_gen\": 0, \"n_depth\": 512, "
+    "\"samples_ns\": [ 100000000 ],\"samples_ts\": [ 5120 ]}\n"
+    "\n"
+    "{\"n_prompt\": 0, \"n_gen\": 128, \"samples_ns\": [ 1000000000, 500000000 ]}\n";
+
+/* Only avg_ts (a build that printed no samples), and a pp+tg test. */
+static const char avg_only[] = "[{\"n_prompt\": 512, \"n_gen\": 128, \"avg_ts\": 99.5, \"unknown_key\": {\"x\": 1}}]";
+
+static void test_llama_current(void **state)
+{
+	lm_llama_output o;
+	char name[48];
+
+	(void)state;
+	assert_ok(lm_llama_parse(current_json, strlen(current_json), &o));
+	assert_int_equal(o.count, 2);
+	assert_int_equal(o.records[0].n_prompt, 512);
+	assert_int_equal(o.records[0].nsamples, 3);
+	assert_true(o.records[0].samples_ts[1] == 4787.4);
+	assert_int_equal(o.records[0].flash_attn, -1);
+	assert_string_equal(o.records[0].load_mode, "mmap");
+	assert_string_equal(o.records[0].gpu_info, "Apple Paravirtual device");
+	assert_string_equal(o.records[0].backends, "MTL,BLAS");
+	assert_int_equal(o.records[1].n_gen, 128);
+	assert_int_equal(o.records[1].flash_attn, 1);
+	lm_llama_record_name(&o.records[1], name, sizeof(name));
+	assert_string_equal(name, "tg128");
+	lm_llama_output_dispose(&o);
+}
+
+static void test_llama_old_schema(void **state)
+{
+	lm_llama_output o;
+
+	(void)state;
+	assert_ok(lm_llama_parse(old_json, strlen(old_json), &o));
+	assert_int_equal(o.count, 1);
+	assert_int_equal(o.records[0].flash_attn, 1);
+	assert_string_equal(o.records[0].load_mode, "none");
+	assert_true(o.records[0].samples_ts[0] == 431.86);
+	lm_llama_output_dispose(&o);
+}
+
+static void test_llama_jsonl_and_missing(void **state)
+{
+	lm_llama_output o;
+	char name[48];
+
+	(void)state;
+	assert_ok(lm_llama_parse(jsonl, strlen(jsonl), &o));
+	assert_int_equal(o.count, 2);
+	assert_int_equal(o.records[0].flash_attn, 0);
+	lm_llama_record_name(&o.records[0], name, sizeof(name));
+	assert_string_equal(name, "pp512@d512");
+	assert_string_equal(o.records[1].load_mode, "");
+	assert_int_equal(o.records[1].n_depth, 0);
+	assert_int_equal(o.records[1].nsamples, 2);
+	assert_true(o.records[1].samples_ts[0] == 128.0 && o.records[1].samples_ts[1] == 256.0);
+	lm_llama_output_dispose(&o);
+
+	assert_ok(lm_llama_parse(avg_only, strlen(avg_only), &o));
+	assert_int_equal(o.records[0].nsamples, 1);
+	assert_true(o.records[0].samples_ts[0] == 99.5);
+	lm_llama_record_name(&o.records[0], name, sizeof(name));
+	assert_string_equal(name, "pp512+tg128");
+	lm_llama_output_dispose(&o);
+}
+
+static void test_llama_refused(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{"", "empty"},
+		{"| model | test | t/s |\n", "not a JSON object"},
+		{"[\n  {\n    \"n_prompt\": 512,\n", "not a JSON array"},
+		{"[{\"n_gen\": 128}]", "no \"n_prompt\""},
+		{"[{\"n_prompt\": -1, \"n_gen\": 0}]", "n_prompt"},
+		{"[{\"n_prompt\": 1, \"n_gen\": 0, \"samples_ts\": [ 1, \"x\" ]}]", "samples_ts[1]"},
+		{"[{\"n_prompt\": 1, \"n_gen\": 0, \"samples_ts\": [ 0 ]}]", "positive"},
+		{"[]", "no test records"},
+		{"[1]", "expected an object"},
+		{"{\"n_prompt\": 1, \"n_gen\": 0}\nnot json\n", "line 2"},
+	};
+	lm_llama_output o;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (lm_llama_parse(cases[i].text, strlen(cases[i].text), &o) != LM_EINVALID)
+			fail_msg("case %zu accepted", i);
+		if (strstr(lm_error_last()->message, cases[i].want) == NULL)
+			fail_msg("case %zu: '%s' lacks '%s'", i, lm_error_last()->message, cases[i].want);
+		assert_null(o.records);
+	}
+}
+
+/* ggml_metal_device_init's lines as the published evidence's *.stderr show them. */
+static const char stock_err[] =
+    "ggml_metal_device_init: GPU name:   MTL0\n"
+    "ggml_metal_device_init: GPU family: MTLGPUFamilyApple5  (1005)\n"
+    "ggml_metal_device_init: GPU family: MTLGPUFamilyCommon3 (3003)\n"
+    "ggml_metal_device_init: simdgroup reduction   = false\n"
+    "ggml_metal_device_init: simdgroup matrix mul. = false\n"
+    "ggml_metal_device_init: has unified memory    = true\n"
+    "ggml_metal_device_init: has bfloat            = false\n"
+    "ggml_metal_device_init: has tensor            = false\n"
+    "ggml_metal_device_init: recommendedMaxWorkingSetSize  = 10922.67 MB\n";
+static const char shimmed_err[] =
+    "[LumeMetalCapabilities] Enabled for llama-bench (appleFamilyMax=1009 maxThreadgroupMemory=65536)\n"
+    "ggml_metal_device_init: GPU name:   MTL0 (Apple Paravirtual device)\n"
+    "ggml_metal_device_init: GPU family: MTLGPUFamilyApple9  (1009)\n"
+    "ggml_metal_device_init: GPU family: MTLGPUFamilyCommon3 (3003)\n"
+    "ggml_metal_device_init: simdgroup reduction   = true\n"
+    "ggml_metal_device_init: simdgroup matrix mul. = true\n"
+    "ggml_metal_device_init: has bfloat            = true\n";
+static const char host_err[] =
+    "ggml_metal_init: GPU family: MTLGPUFamilyApple7  (1007)\n"
+    "ggml_metal_init: GPU family: MTLGPUFamilyCommon3 (3003)\n"
+    "ggml_metal_init: GPU family: MTLGPUFamilyMetal4  (5002)\n"
+    "ggml_metal_init: simdgroup reduction   = true\n"
+    "ggml_metal_init: simdgroup matrix mul. = true\n"
+    "ggml_metal_init: has bfloat            = true\n";
+
+static void test_metal_init_lines(void **state)
+{
+	lm_bench_metal s, h, b, none;
+	char fam[96];
+
+	(void)state;
+	lm_bench_metal_parse(stock_err, &s);
+	lm_bench_metal_parse(shimmed_err, &h);
+	lm_bench_metal_parse(host_err, &b);
+	lm_bench_metal_parse("warming up\nno metal here\n", &none);
+	assert_true(s.found && s.apple == 1005 && s.common == 3003 && s.metal == 0);
+	assert_true(s.simdgroup_reduction == 0 && s.simdgroup_mm == 0 && s.bfloat == 0 && s.unified_memory == 1);
+	assert_true(h.apple == 1009 && h.simdgroup_reduction == 1 && h.simdgroup_mm == 1 && h.bfloat == 1);
+	assert_int_equal(h.unified_memory, -1);
+	assert_true(b.apple == 1007 && b.metal == 5002);
+	assert_false(none.found);
+	assert_int_equal(none.apple, -1);
+	lm_bench_metal_family(&s, fam, sizeof(fam));
+	assert_string_equal(fam, "Apple5 (1005) Common3 (3003)");
+	lm_bench_metal_family(&b, fam, sizeof(fam));
+	assert_string_equal(fam, "Apple7 (1007) Common3 (3003) Metal4 (5002)");
+	lm_bench_metal_family(&none, fam, sizeof(fam));
+	assert_string_equal(fam, "not printed");
+	assert_true(lm_bench_metal_differs(&s, &h));
+	assert_false(lm_bench_metal_differs(&h, &b));
+	assert_string_equal(lm_bench_flag(-1), "");
+	assert_string_equal(lm_bench_flag(1), "true");
+}
+
+static void test_median_ratio(void **state)
+{
+	double odd[] = {3, 1, 2}, even[] = {4, 1, 3, 2}, one[] = {7};
+
+	(void)state;
+	assert_true(lm_bench_median(odd, 3) == 2);
+	assert_true(lm_bench_median(even, 4) == 2.5);
+	assert_true(lm_bench_median(one, 1) == 7);
+	assert_true(lm_bench_median(NULL, 0) == 0);
+	assert_true(lm_bench_ratio(4786.7, 431.86) > 11.08 && lm_bench_ratio(4786.7, 431.86) < 11.09);
+	assert_true(lm_bench_ratio(1, 0) == 0 && lm_bench_ratio(0, 1) == 0);
+}
+
+/* Two rounds per arm: medians over every sample of every round; tests in the order printed. */
+static void test_collect(void **state)
+{
+	char *stock[2] = {(char *)old_json, (char *)current_json};
+	char *shimmed[2] = {(char *)current_json, (char *)current_json};
+	char *errs_s[2] = {NULL, (char *)stock_err}, *errs_h[2] = {(char *)shimmed_err, NULL};
+	lm_bench_result r;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	assert_ok(lm_bench_collect(&r, stock, shimmed, 2));
+	assert_int_equal(r.ntests, 2);
+	assert_string_equal(r.tests[0].name, "pp512");
+	assert_string_equal(r.tests[1].name, "tg128");
+	assert_int_equal(r.tests[0].stock_samples, 4);   /* 431.86, 4786, 4787.4, 4786.7 */
+	assert_true(r.tests[0].stock_median == (4786 + 4786.7) / 2);
+	assert_int_equal(r.tests[0].shimmed_samples, 6);
+	assert_true(r.tests[1].stock_samples == 2 && r.tests[1].shimmed_samples == 4);
+	assert_true(r.tests[1].ratio > 0.99 && r.tests[1].ratio < 1.01);
+	lm_bench_collect_metal(&r, errs_s, errs_h, 2);
+	assert_int_equal(r.stock_metal.apple, 1005);
+	assert_int_equal(r.shimmed_metal.apple, 1009);
+	assert_true(r.kernel_choice_changed);
+	lm_bench_result_dispose(&r);
+}
+
+static void test_sums(void **state)
+{
+	char dir[] = "/tmp/lm-test-bench.XXXXXX", path[256], line[256];
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_ok(lm_bench_write_file(dir, "stock-1.json", current_json, strlen(current_json)));
+	assert_ok(lm_bench_write_file(dir, "b.txt", "abc", 3));
+	assert_ok(lm_bench_write_sums(dir));
+	snprintf(path, sizeof(path), "%s/SHA256SUMS", dir);
+	assert_non_null(f = fopen(path, "r"));
+	assert_non_null(fgets(line, sizeof(line), f));
+	/* sha256sum -c's format: hash, two spaces, name; sorted; SHA256SUMS itself not listed */
+	assert_string_equal(line, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  b.txt\n");
+	assert_non_null(fgets(line, sizeof(line), f));
+	assert_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_ok(lm_bench_verify_sums(dir));
+	assert_ok(lm_bench_write_file(dir, "b.txt", "abd", 3));
+	assert_int_equal(lm_bench_verify_sums(dir), LM_ECORRUPT);
+	assert_non_null(strstr(lm_error_last()->message, "b.txt: SHA-256 differs"));
+	snprintf(path, sizeof(path), "%s/b.txt", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/stock-1.json", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/SHA256SUMS", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* The document: every test, both arms' selection, and null where nothing was printed. */
+static void test_json_document(void **state)
+{
+	lm_bench_test t = {"pp512", 512, 0, 0, 431.86, 4786.7, 11.08, 10, 10};
+	double ss[2] = {1.5, 1.6}, hs[2] = {0.2, 0.3};
+	int se[2] = {0, 0}, he[2] = {0, 1};
+	lm_bench_result r;
+	lm_json_envelope env = {"bench", 0, 0, 0, NULL, NULL};
+	char *doc = NULL;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.vm, sizeof(r.vm), "vm1");
+	r.rounds = 2;
+	r.ntests = 1;
+	r.tests = &t;
+	r.stock_seconds = ss;
+	r.shimmed_seconds = hs;
+	r.stock_exit = se;
+	r.shimmed_exit = he;
+	lm_bench_metal_parse(stock_err, &r.stock_metal);
+	lm_bench_metal_parse(NULL, &r.shimmed_metal);
+	assert_ok(lm_bench_result_to_json(&r, &env, &doc));
+	assert_non_null(strstr(doc, "\"command\":\t\"bench\""));
+	assert_non_null(strstr(doc, "\"folder\":\tnull"));
+	assert_non_null(strstr(doc, "\"ratio\":\t11.08"));
+	assert_non_null(strstr(doc, "\"apple\":\t1005"));
+	assert_non_null(strstr(doc, "\"shimmed_metal\":\tnull"));
+	assert_non_null(strstr(doc, "\"metal\":\tnull"));
+	lm_free(doc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_llama_current),
+		cmocka_unit_test(test_llama_old_schema),
+		cmocka_unit_test(test_llama_jsonl_and_missing),
+		cmocka_unit_test(test_llama_refused),
+		cmocka_unit_test(test_metal_init_lines),
+		cmocka_unit_test(test_median_ratio),
+		cmocka_unit_test(test_collect),
+		cmocka_unit_test(test_sums),
+		cmocka_unit_test(test_json_document),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
