@@ -16,6 +16,7 @@ static const struct {
 	{"profile", lm_cmd_profile},
 	{"host", lm_cmd_host},
 	{"forget-host", lm_cmd_forget_host},
+	{"gc", lm_cmd_gc},
 };
 
 int main(int argc, char **argv)

@@ -22,6 +22,12 @@ typedef struct {
 	int ssh_available;  /* Lume's 2-second probe of port 22 (the same probe for the other managers) */
 	char manager[16];   /* which manager answered: "lume-api", "lume-cli", "tart", "utm", "none" */
 	char account[32];   /* the guest account of that manager's images ("lume", "admin"); "" unknown */
+	/* The VM's identity from its manager's own configuration (lm_vm_get only; docs/security.md):
+	 * Lume's and Tart's config.json macAddress and machine identifier, UTM's config.plist UUID,
+	 * as "sha256:" and 64 hex digits. A VM deleted and re-created under the same name gets a new
+	 * one; host-key pins follow it. "" when it cannot be read, and then vm_id_why says why. */
+	char vm_id[72];
+	char vm_id_why[320];
 } lm_vm_info;
 
 typedef struct lm_vm_manager lm_vm_manager;

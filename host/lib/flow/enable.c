@@ -522,6 +522,7 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	/* The first worker's manager is opened here, so that an unreachable Lume is one clear error. */
 	if ((rc = lm_vm_manager_open(&workers[0].vmm, ctx)) < 0)
 		return lm_flow_fail_all(ctx, result, rc);
+	lm_flow_sweep_others(ctx, workers[0].vmm, result);
 	for (i = 0; i < nworkers; i++) {
 		workers[i].ctx = ctx;
 		workers[i].profile = profile;

@@ -34,6 +34,7 @@ struct lm_ssh {
 	double command_timeout; /* seconds; 0: no limit */
 	int broken;             /* the transport failed: every later call fails fast */
 	char account[32];       /* the VM manager's image account (user and password), when no user is given */
+	char vm_id[72];         /* the VM's identity from its manager ("" unknown): the pin records it */
 };
 
 

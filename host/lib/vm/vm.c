@@ -132,6 +132,7 @@ int lm_vm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	if ((rc = vmm->backend->get(vmm, vm, out)) < 0)
 		return rc;
 	lm_vm_fill_identity(out, vmm->backend);
+	lm_vm_id_read(vmm, vm, out);
 	return 0;
 }
 
