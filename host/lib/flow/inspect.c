@@ -262,10 +262,10 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 		lm_workload_derive(o->shimmed, &o->shimmed_flags);
 	o->guest = r.facts;
 	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0) {
-		int journal, pin;
+		int journal, pin, known = r.known;
 		record_dispose(&r);
 		/* Deleted since: forgotten now, listed as gone this once. */
-		if (rc == LM_ENOTFOUND && r.known && lm_flow_forget_vm(ctx, o->vm, &journal, &pin) == 0) {
+		if (rc == LM_ENOTFOUND && known && lm_flow_forget_vm(ctx, o->vm, &journal, &pin) == 0) {
 			lm_error_clear();
 			o->already_enabled = 0;
 			lm_flow_gone_outcome(o, journal, pin, 0);
