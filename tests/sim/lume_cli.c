@@ -409,12 +409,26 @@ static int cmd_stop(const config *c, const char *name, int argc, char **argv)
 	return 0;
 }
 
+/* A clone or delete through the server: 0 and `done` logged on 200, else its message, exit 1. */
+static int store_request(const config *c, const char *method, const char *path, const char *body, const char *done)
+{
+	answer a;
+	int rc;
+
+	if (http(c, method, path, body, 600, &a) < 0)
+		return 1;
+	rc = a.status == 200 ? 0 : report_failure(&a);
+	if (rc == 0)
+		log_line(c, 1, "%s", done);
+	free(a.body);
+	return rc;
+}
+
 /* `lume clone SRC DST` (Commands/Clone.swift) through the server's clone route. */
 static int cmd_clone(const config *c, const char *src, const char *dst)
 {
 	cJSON *o = cJSON_CreateObject();
 	char *body;
-	answer a;
 	int rc;
 
 	cJSON_AddStringToObject(o, "name", src);
@@ -422,14 +436,8 @@ static int cmd_clone(const config *c, const char *src, const char *dst)
 	body = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	log_line(c, 1, "Cloning VM %s to %s", src, dst);
-	rc = http(c, "POST", "/lume/vms/clone", body, 600, &a);
+	rc = store_request(c, "POST", "/lume/vms/clone", body, "VM cloned successfully");
 	free(body);
-	if (rc < 0)
-		return 1;
-	rc = a.status == 200 ? 0 : report_failure(&a);
-	if (rc == 0)
-		log_line(c, 1, "VM cloned successfully");
-	free(a.body);
 	return rc;
 }
 
@@ -437,8 +445,6 @@ static int cmd_clone(const config *c, const char *src, const char *dst)
 static int cmd_delete(const config *c, const char *name, int force)
 {
 	char path[300], line[16];
-	answer a;
-	int rc;
 
 	if (!force) {
 		printf("Are you sure you want to delete the virtual machine '%s'? [y/N] ", name);
@@ -450,13 +456,7 @@ static int cmd_delete(const config *c, const char *name, int force)
 	}
 	log_line(c, 1, "Deleting VM %s", name);
 	snprintf(path, sizeof(path), "/lume/vms/%s", name);
-	if (http(c, "DELETE", path, NULL, 600, &a) < 0)
-		return 1;
-	rc = a.status == 200 ? 0 : report_failure(&a);
-	if (rc == 0)
-		log_line(c, 1, "VM deleted successfully");
-	free(a.body);
-	return rc;
+	return store_request(c, "DELETE", path, NULL, "VM deleted successfully");
 }
 
 static void usage(FILE *f)
