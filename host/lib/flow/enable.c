@@ -119,6 +119,9 @@ static int step_preference(enable_run *r)
 			lm_journal_set_string(vm, "profile_json", profile_json);
 		}
 		lm_journal_set_string(vm, "enable_run", r->run_id);
+		/* Who runs it: only that manager's "no such VM" makes it gone (gone.c). */
+		if (r->o->info.manager[0] != '\0')
+			lm_journal_set_string(vm, "manager", r->o->info.manager);
 		if ((rc = lm_state_save(st)) < 0)
 			goto out;
 	}

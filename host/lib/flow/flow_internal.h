@@ -202,6 +202,8 @@ int lm_flow_open_known(lm_context *ctx, lm_flow_result *result);
 int lm_flow_summary_rc(const lm_flow_result *result);
 
 /* ---- gone.c: VMs their manager no longer knows ---- */
+/* The VM manager the journal recorded for `vm` ("lume-api", ...; "" when none) into buf. */
+int lm_flow_journal_manager(lm_context *ctx, const char *vm, char *buf, size_t size);
 /* Drop `vm`'s journal entry and known_hosts pin (dry run: only say whether there is an entry),
  * with one notice; *journal and *pin say what was (or would be) dropped. */
 int lm_flow_forget_vm(lm_context *ctx, const char *vm, int *journal, int *pin);

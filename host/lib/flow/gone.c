@@ -4,12 +4,39 @@
  * commands do not fail on it, the preference's bookkeeping counts only live VMs, and the journal
  * stays as large as the number of VMs that exist. Only a definite "not found" counts: a manager
  * that cannot be reached proves nothing, and nothing is dropped then. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flow_internal.h"
 #include "ssh_pins.h"
+#include "vm_gone.h"
 #include "str.h"
+
+/* Whether `name` is in the NULL-terminated list (NULL: empty). */
+static int listed(char **list, const char *name)
+{
+	for (; list != NULL && *list != NULL; list++)
+		if (strcmp(*list, name) == 0)
+			return 1;
+	return 0;
+}
+
+int lm_flow_journal_manager(lm_context *ctx, const char *vm, char *buf, size_t size)
+{
+	lm_state *st = NULL;
+	const cJSON *entry;
+	const char *m;
+	int rc;
+
+	buf[0] = '\0';
+	if ((rc = lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 0)) < 0)
+		return rc;
+	if ((entry = lm_state_vm(st, vm, 0)) != NULL && (m = lm_journal_string(entry, "manager")) != NULL)
+		snprintf(buf, size, "%s", m);
+	lm_state_close(st);
+	return 0;
+}
 
 int lm_flow_forget_vm(lm_context *ctx, const char *vm, int *journal, int *pin)
 {
@@ -18,10 +45,15 @@ int lm_flow_forget_vm(lm_context *ctx, const char *vm, int *journal, int *pin)
 
 	*journal = *pin = 0;
 	if (lm_context_options(ctx)->dry_run) {
+		char **pins = NULL;
 		if ((rc = lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 0)) < 0)
 			return rc;
 		*journal = lm_state_vm(st, vm, 0) != NULL;
 		lm_state_close(st);
+		if ((rc = lm_ssh_pinned_vms(ctx, &pins)) < 0)
+			return rc;
+		*pin = listed(pins, vm);
+		lm_strv_free(pins);
 		return 0;
 	}
 	if ((rc = lm_state_open(&st, ctx)) < 0)
@@ -53,15 +85,6 @@ void lm_flow_gone_outcome(lm_vm_outcome *o, int journal, int pin, int dry_run)
 	    journal ? "journal entry" : "", journal && pin ? " and " : "", pin ? "host-key pin" : "");
 }
 
-/* Whether `name` is in the NULL-terminated list (NULL: empty) or one of `except`. */
-static int listed(char **list, const char *name)
-{
-	for (; list != NULL && *list != NULL; list++)
-		if (strcmp(*list, name) == 0)
-			return 1;
-	return 0;
-}
-
 static int excepted(const char *const *except, size_t n, const char *name)
 {
 	size_t i;
@@ -72,16 +95,17 @@ static int excepted(const char *const *except, size_t n, const char *name)
 	return 0;
 }
 
-/* The names the journal and known_hosts remember, each once (NULL-terminated). */
-static int remembered(lm_context *ctx, char ***out)
+/* The names the journal and known_hosts remember, each once (NULL-terminated), and the manager
+ * the journal recorded for each ("" when none: a pin only, or an older journal). */
+static int remembered(lm_context *ctx, char ***out, char ***managers)
 {
 	lm_state *st = NULL;
 	const cJSON *vm;
-	char **pins = NULL, **names;
+	char **pins = NULL, **names, **mgrs = NULL;
 	size_t n = 0, cap, i;
 	int rc;
 
-	*out = NULL;
+	*out = *managers = NULL;
 	if ((rc = lm_ssh_pinned_vms(ctx, &pins)) < 0)
 		return rc;
 	if ((rc = lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 0)) < 0) {
@@ -91,40 +115,41 @@ static int remembered(lm_context *ctx, char ***out)
 	cap = (size_t)cJSON_GetArraySize(lm_state_vms(st)) + 1;
 	for (i = 0; pins != NULL && pins[i] != NULL; i++)
 		cap++;
-	if ((names = calloc(cap, sizeof(*names))) == NULL)
+	if ((names = calloc(cap, sizeof(*names))) == NULL || (mgrs = calloc(cap, sizeof(*mgrs))) == NULL)
 		goto nomem;
-	cJSON_ArrayForEach(vm, lm_state_vms(st))
-		if ((names[n++] = strdup(vm->string)) == NULL)
+	cJSON_ArrayForEach(vm, lm_state_vms(st)) {
+		const char *m = lm_journal_string(vm, "manager");
+		if ((mgrs[n] = strdup(m != NULL ? m : "")) == NULL || (names[n++] = strdup(vm->string)) == NULL)
 			goto nomem;
+	}
 	for (i = 0; pins != NULL && pins[i] != NULL; i++)
-		if (!listed(names, pins[i]) && (names[n++] = strdup(pins[i])) == NULL)
+		if (!listed(names, pins[i]) && ((mgrs[n] = strdup("")) == NULL || (names[n++] = strdup(pins[i])) == NULL))
 			goto nomem;
 	lm_state_close(st);
 	lm_strv_free(pins);
 	*out = names;
+	*managers = mgrs;
 	return 0;
 nomem:
 	lm_state_close(st);
 	lm_strv_free(pins);
 	lm_strv_free(names);
+	lm_strv_free(mgrs);
 	return lm_error_nomem();
 }
 
 int lm_flow_sweep_gone(lm_context *ctx, lm_vm_manager *vmm, const char *const *except, size_t n,
     lm_flow_result *report)
 {
-	char **names = NULL;
-	lm_vm_info info;
+	char **names = NULL, **managers = NULL;
 	size_t i;
 	int rc, journal, pin;
 
-	if ((rc = remembered(ctx, &names)) < 0)
+	if ((rc = remembered(ctx, &names, &managers)) < 0)
 		return rc;
 	for (i = 0; names != NULL && names[i] != NULL; i++) {
-		if (excepted(except, n, names[i]) || lm_vm_get(vmm, names[i], &info) != LM_ENOTFOUND) {
-			lm_error_clear();
+		if (excepted(except, n, names[i]) || !lm_vm_gone(vmm, names[i], managers[i]))
 			continue;
-		}
 		if ((rc = lm_flow_forget_vm(ctx, names[i], &journal, &pin)) < 0)
 			break;
 		if (report != NULL) {
@@ -142,6 +167,7 @@ int lm_flow_sweep_gone(lm_context *ctx, lm_vm_manager *vmm, const char *const *e
 		}
 	}
 	lm_strv_free(names);
+	lm_strv_free(managers);
 	return rc;
 }
 
