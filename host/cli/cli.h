@@ -100,5 +100,6 @@ int lm_cmd_run(lm_cli *cli);
 int lm_cmd_rollback(lm_cli *cli);
 int lm_cmd_forget_host(lm_cli *cli);
 int lm_cmd_bench(lm_cli *cli);
+int lm_cmd_gc(lm_cli *cli);
 
 #endif

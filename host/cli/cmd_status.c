@@ -19,11 +19,19 @@ static void print_text(const lm_flow_result *r)
 	for (i = 0; i < r->count; i++) {
 		const lm_vm_outcome *o = &r->vms[i];
 
+		if (o->gone) {
+			lm_cli_printf(stdout, "%s\n", o->message);
+			continue;
+		}
 		lm_cli_printf(stdout, "%s: %s\n", o->vm, o->rc < 0 ? o->message : o->already_enabled ? "enabled" : "not enabled");
 		if (o->rc < 0)
 			continue;
 		lm_cli_printf(stdout, "  state %s, ip %s, manager %s\n", o->info.status[0] ? o->info.status : "unknown",
 		    o->info.ip[0] ? o->info.ip : "-", o->info.manager[0] ? o->info.manager : "-");
+		if (o->info.vm_id[0] != '\0')
+			lm_cli_printf(stdout, "  identity %s\n", o->info.vm_id);
+		else if (o->info.vm_id_why[0] != '\0')
+			lm_cli_printf(stdout, "  identity unknown: %s (host-key pins follow the name only)\n", o->info.vm_id_why);
 		if (o->guest.os[0] != '\0')
 			lm_cli_printf(stdout, "  guest %s %s %s, SIP %s\n", o->guest.os, o->guest.os_version, o->guest.arch,
 			    o->guest.sip[0] ? o->guest.sip : "not reported");

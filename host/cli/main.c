@@ -17,6 +17,7 @@ static const struct {
 	{"host", lm_cmd_host},
 	{"forget-host", lm_cmd_forget_host},
 	{"bench", lm_cmd_bench},
+	{"gc", lm_cmd_gc},
 };
 
 int main(int argc, char **argv)

@@ -26,7 +26,7 @@ static const struct option_doc {
 } options[] = {
 	{"format", required_argument, OPT_FORMAT, "text|json", NULL,
 	 "Output format. json prints one document with a versioned schema (docs/json-output.md)."},
-	{"dry-run", no_argument, OPT_DRY_RUN, NULL, NULL, "Print the plan and change nothing."},
+	{"dry-run", no_argument, OPT_DRY_RUN, NULL, NULL, "Print the plan and change nothing (enable, rollback, host, gc)."},
 	{"force", no_argument, OPT_FORCE, NULL, NULL,
 	 "host disable/rollback: restore the preference even if someone else changed it since."},
 	{"force-user-mismatch", no_argument, OPT_FORCE_USER_MISMATCH, NULL, NULL,
@@ -123,6 +123,7 @@ static const char *const command_help[] = {
 	"profile list|show NAME|FILE|lint FILE", "Built-in profiles, a profile's effect and warnings.",
 	"host enable [--keep]|disable|status", "The host preference alone (--keep: kept for a CI fleet until host disable).",
 	"forget-host VM", "Forget a guest's recorded SSH host key.",
+	"gc [--dry-run]", "Forget the VMs their manager no longer knows (journal entries, host-key pins).",
 	NULL,
 };
 

@@ -76,6 +76,8 @@ typedef struct {
 	lm_report *exercised;         /* owned; may be NULL: the shimmed probe with --exercise (enable,
 	                                 probe --exercise; status and probe: the last one recorded) */
 	lm_workload_flags stock_flags, shimmed_flags;
+	int gone;                     /* its VM manager says it does not exist: its journal entry and
+	                                 host-key pin were forgotten (with dry_run: would be) */
 	size_t nsteps;
 	lm_flow_step *steps;          /* nsteps entries, in order */
 } lm_vm_outcome;
@@ -106,6 +108,10 @@ LM_EXTERN(int) lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t 
 /* status [VM...] (n == 0: every VM the state knows). Reads only; checks bundles over SSH when
  * the VM is running. */
 LM_EXTERN(int) lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result *result);
+
+/* gc: forget the VMs their manager no longer knows -- their journal entries and host-key pins.
+ * One outcome per VM forgotten (`gone` set; with ctx's dry_run nothing is changed). */
+LM_EXTERN(int) lm_flow_gc(lm_context *ctx, lm_flow_result *result);
 
 /* probe VM: stock and shimmed reports (needs the bundle installed, i.e. an enabled VM). */
 LM_EXTERN(int) lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result);

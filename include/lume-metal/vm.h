@@ -24,6 +24,12 @@ typedef struct {
 	char account[32];   /* the guest account of that manager's images ("lume", "admin"); "" unknown */
 	char display[32];   /* the VM's display as its manager configures it ("1024x768"; Lume's
 	                       `display`, Tart's `Display`); "" unknown */
+	/* The VM's identity from its manager's own configuration (lm_vm_get only; docs/security.md):
+	 * Lume's and Tart's config.json macAddress and machine identifier, UTM's config.plist UUID,
+	 * as "sha256:" and 64 hex digits. A VM deleted and re-created under the same name gets a new
+	 * one; host-key pins follow it. "" when it cannot be read, and then vm_id_why says why. */
+	char vm_id[72];
+	char vm_id_why[320];
 } lm_vm_info;
 
 typedef struct lm_vm_manager lm_vm_manager;

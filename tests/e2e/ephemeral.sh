@@ -67,6 +67,143 @@ scenario_keep_host() {
   [ $rc -eq 2 ] || fail "enable --host (no address): exit $rc, expected 2"
 }
 
+# The lume stand-in (lume-sim's CLI), for clone and delete as a CI job runs them.
+lume_cli() { "$(jq -r .lume "$E2E_DIR/sim.json")" "$@"; }
+state_size() { wc -c <"$LUME_METAL_STATE_DIR/state.json"; }
+pins() { grep -c '^[A-Za-z0-9]' "$LUME_METAL_STATE_DIR/known_hosts" 2>/dev/null || true; }
+
+# One CI job: clone SRC as NAME, start it, enable, a workload through run, rollback, delete.
+# The simulator's guests boot 0.2 s after their start: a boot margin of 0.5 s plays the part of the
+# 30 s a Mac's firmware needs (docs/lume-metal.md, "When a VM is restarted").
+ci_job() { # N SRC NAME
+  local n=$1 src=$2 name=$3
+  lume_cli clone "$src" "$name" >"$E2E_DIR/clone$n.out" 2>&1 || fail "job $n: lume clone: $(cat "$E2E_DIR/clone$n.out")"
+  vm_run "$name"
+  lm_json "$E2E_DIR/job$n-enable.json" enable "$name" --boot-margin 0.5
+  expect_rc 0 "$E2E_DIR/job$n-enable.json"
+  [ "$n" -eq 1 ] || jq_is "$E2E_DIR/job$n-enable.json" '.vms[0].restarted' false
+  jq_is "$E2E_DIR/job$n-enable.json" '.vms[0].vm_id | startswith("sha256:")' true
+  lm run "$name" -- metal-capabilities 1009 >"$E2E_DIR/job$n-run.out" || fail "job $n: run"
+  grep -qx 'supports_family=true' "$E2E_DIR/job$n-run.out" || fail "job $n: run: $(cat "$E2E_DIR/job$n-run.out")"
+  lm_json "$E2E_DIR/job$n-rollback.json" rollback "$name"
+  expect_rc 0 "$E2E_DIR/job$n-rollback.json"
+  jq_is "$E2E_DIR/job$n-rollback.json" '.host_preference_restored' false
+  curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/$name/stop" >/dev/null  # the server runs it: stop over HTTP
+  lume_cli delete "$name" --force >"$E2E_DIR/delete$n.out" 2>&1 || fail "job $n: lume delete: $(cat "$E2E_DIR/delete$n.out")"
+}
+
+# The issue's lifecycle, five jobs: clone -> run -> enable -> run -> rollback -> delete, the host
+# kept unlocked; ci-runner-1 comes back three times, once re-created from a newer base image (new
+# host keys, new identity): its pin is replaced with a warning, never refused. No restart after
+# the first job; the journal is as large after job 5 as after job 1; status keeps exiting 0.
+scenario_lifecycle() {
+  sim_start --vm base --vm base2 --lume-home "$HOME/.lume"
+  curl -fsS -X POST "$LUME_METAL_LUME_URL/_sim/vms/base2/rekey" >/dev/null   # a newer image: other keys
+  lm_json "$E2E_DIR/h.json" host enable --keep
+  expect_rc 0 "$E2E_DIR/h.json"
+  ci_job 1 base ci-runner-1
+  local size1; size1=$(state_size)
+  # Re-created at once from the newer image: the old pin is still there, and is replaced.
+  ci_job 2 base2 ci-runner-1
+  grep -q "ci-runner-1' is a new VM under a known name" "$E2E_DIR/job2-enable.json.err" ||
+    fail "job 2: no notice that the pin was replaced: $(cat "$E2E_DIR/job2-enable.json.err")"
+  ci_job 3 base ci-3
+  # Job 3's enable forgot the deleted ci-runner-1 (and its pin): first contact again.
+  ci_job 4 base ci-runner-1
+  ! grep -q "new VM under a known name" "$E2E_DIR/job4-enable.json.err" || fail "job 4: the old pin was not forgotten"
+  ci_job 5 base2 ci-runner-1
+  grep -q "ci-runner-1' is a new VM under a known name" "$E2E_DIR/job5-enable.json.err" ||
+    fail "job 5: no notice that the pin was replaced: $(cat "$E2E_DIR/job5-enable.json.err")"
+  [ "$(state_size)" -eq "$size1" ] || fail "journal grew: $size1 bytes after job 1, $(state_size) after job 5"
+  lm_json "$E2E_DIR/st.json" status
+  expect_rc 0 "$E2E_DIR/st.json"
+  jq_is "$E2E_DIR/st.json" '.host_preference.mode' kept
+  # The last job's pin goes with the next sweep (gc here): nothing of a deleted VM is kept.
+  lm_json "$E2E_DIR/gc.json" gc
+  expect_rc 0 "$E2E_DIR/gc.json"
+  [ "$(pins)" -eq 0 ] || fail "pins of deleted VMs left: $(cat "$LUME_METAL_STATE_DIR/known_hosts")"
+}
+
+# A job that ends without rollback: its VM deleted, status says gone once (exit 0) and forgets
+# it; the preference bookkeeping no longer counts it (host disable needs no --force).
+scenario_gone() {
+  sim_start --vm base --lume-home "$HOME/.lume"
+  lume_cli clone base ci-1 >/dev/null
+  lm_json "$E2E_DIR/e.json" enable ci-1
+  expect_rc 0 "$E2E_DIR/e.json"
+  grep -q '^ci-1 ' "$LUME_METAL_STATE_DIR/known_hosts" || fail "no pin for ci-1"
+  curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/ci-1/stop" >/dev/null   # the server runs it: stop it over HTTP
+  lume_cli delete ci-1 --force >/dev/null
+  lm_json "$E2E_DIR/s1.json" status
+  expect_rc 0 "$E2E_DIR/s1.json"
+  jq_is "$E2E_DIR/s1.json" '.vms | length' 1
+  jq_is "$E2E_DIR/s1.json" '.vms[0].gone' true
+  jq_is "$E2E_DIR/s1.json" '.vms[0].result' ok
+  ! grep -q '^ci-1 ' "$LUME_METAL_STATE_DIR/known_hosts" || fail "ci-1's pin kept"
+  lm_json "$E2E_DIR/s2.json" status
+  expect_rc 0 "$E2E_DIR/s2.json"
+  jq_is "$E2E_DIR/s2.json" '.vms | length' 0
+  lm_json "$E2E_DIR/hd.json" host disable
+  expect_rc 0 "$E2E_DIR/hd.json"
+  [ ! -e "$PLIST" ] || fail "preference not restored"
+}
+
+# gc: --dry-run lists and changes nothing; gc forgets journal entries and pins of deleted VMs.
+scenario_gc() {
+  sim_start --vm base --lume-home "$HOME/.lume"
+  lume_cli clone base ci-a >/dev/null
+  lume_cli clone base ci-b >/dev/null
+  lm_json "$E2E_DIR/e.json" enable ci-a ci-b --keep-host
+  expect_rc 0 "$E2E_DIR/e.json"
+  lm_json "$E2E_DIR/r.json" rollback ci-b        # ci-b: a pin only
+  for v in ci-a ci-b; do curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/$v/stop" >/dev/null || true; done
+  curl -fsS -X DELETE "$LUME_METAL_LUME_URL/lume/vms/ci-a" >/dev/null
+  curl -fsS -X DELETE "$LUME_METAL_LUME_URL/lume/vms/ci-b" >/dev/null
+  local before; before=$(cat "$LUME_METAL_STATE_DIR/state.json" "$LUME_METAL_STATE_DIR/known_hosts")
+  lm_json "$E2E_DIR/d.json" gc --dry-run
+  expect_rc 0 "$E2E_DIR/d.json"
+  jq_is "$E2E_DIR/d.json" '[.vms[].vm] | sort | join(",")' "ci-a,ci-b"
+  jq_is "$E2E_DIR/d.json" '[.vms[].gone] | all' true
+  [ "$(cat "$LUME_METAL_STATE_DIR/state.json" "$LUME_METAL_STATE_DIR/known_hosts")" = "$before" ] || fail "gc --dry-run changed files"
+  lm gc >"$E2E_DIR/gc.txt" || fail "gc: $(cat "$E2E_DIR/gc.txt")"
+  grep -q '^ci-a: gone .*forgot its journal entry and host-key pin' "$E2E_DIR/gc.txt" || fail "gc: $(cat "$E2E_DIR/gc.txt")"
+  grep -q '^ci-b: gone .*forgot its host-key pin' "$E2E_DIR/gc.txt" || fail "gc: $(cat "$E2E_DIR/gc.txt")"
+  jq_is "$LUME_METAL_STATE_DIR/state.json" '.vms | length' 0
+  lm gc | grep -q '^nothing to forget' || fail "second gc"
+}
+
+# Pins follow identity: the same identity with new host keys is refused as always; the VM's
+# identity is in status; a Tart clone has its own identity (Tart's config.json ecid).
+scenario_identity() {
+  sim_start --vm base --tart-vm tbase --lume-home "$HOME/.lume"
+  lume_cli clone base ci-1 >/dev/null
+  lm_json "$E2E_DIR/e.json" enable ci-1
+  expect_rc 0 "$E2E_DIR/e.json"
+  local id; id=$(jq -r '.vms[0].vm_id' "$E2E_DIR/e.json")
+  grep -q "^ci-1 .* id=$id " "$LUME_METAL_STATE_DIR/known_hosts" || fail "pin without the identity"
+  curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/ci-1/stop" >/dev/null
+  curl -fsS -X POST "$LUME_METAL_LUME_URL/_sim/vms/ci-1/rekey" >/dev/null
+  vm_run ci-1
+  lm_json "$E2E_DIR/s.json" status ci-1
+  jq_is "$E2E_DIR/s.json" '.vms[0].vm_id' "$id"
+  lm_json "$E2E_DIR/e2.json" enable ci-1
+  expect_rc 1 "$E2E_DIR/e2.json"
+  jq_is "$E2E_DIR/e2.json" '.vms[0].error.code' host-key
+  # Tart: `tart clone` gives the clone a new identity.
+  local tart; tart=$(jq -r .bin_dir "$E2E_DIR/sim.json")/tart
+  TART_HOME=$(jq -r .tart_home "$E2E_DIR/sim.json") "$tart" clone tbase tci-1 || fail "tart clone"
+  export TART_HOME; TART_HOME=$(jq -r .tart_home "$E2E_DIR/sim.json")
+  lm_json "$E2E_DIR/t1.json" status tbase --vm-manager tart --tart "$tart"
+  expect_rc 0 "$E2E_DIR/t1.json"
+  lm_json "$E2E_DIR/t2.json" status tci-1 --vm-manager tart --tart "$tart"
+  expect_rc 0 "$E2E_DIR/t2.json"
+  [ "$(jq -r '.vms[0].vm_id' "$E2E_DIR/t1.json")" != "$(jq -r '.vms[0].vm_id' "$E2E_DIR/t2.json")" ] ||
+    fail "a Tart clone has its source's identity"
+  jq_is "$E2E_DIR/t2.json" '.vms[0].vm_id | startswith("sha256:")' true
+  lm_json "$E2E_DIR/n.json" status ci-1 --vm-manager none --host 127.0.0.1
+  jq -r '.vms[0].vm_id_unreadable' "$E2E_DIR/n.json" | grep -q 'knows only its address' || fail "no reason: $(cat "$E2E_DIR/n.json")"
+}
+
 name=${1:?usage: ephemeral.sh NAME}
 "scenario_$name"
 check_guest_shells

@@ -55,6 +55,9 @@ doc forget-host-usage 2 forget-host
 doc rollback 0 rollback vm1 --no-restart
 doc rollback-all 0 rollback --all
 doc rollback-usage 2 rollback
+doc gc 0 gc
+doc gc-dry 0 gc --dry-run
+doc gc-usage 2 gc vm1
 doc status-no-lume 1 status vm1 --lume-url http://127.0.0.1:9 --vm-manager lume-api
 doc unknown-command 2 frobnicate
 doc unknown-option 2 status --no-such-option
@@ -63,10 +66,10 @@ doc unknown-option 2 status --no-such-option
 
 # Every command of the tool, succeeding and failing.
 for c in enable status probe run rollback "profile list" "profile show" "profile lint" "host enable" \
-         "host disable" "host status" forget-host; do
+         "host disable" "host status" forget-host gc; do
   [ -n "${seen["$c/true"]:-}" ] || [ "$c" = run ] || fail "no successful '$c' document was checked"
 done
-for c in enable status probe run rollback profile "profile show" "profile lint" host forget-host; do
+for c in enable status probe run rollback profile "profile show" "profile lint" host forget-host gc; do
   [ -n "${seen["$c/false"]:-}" ] || fail "no failing '$c' document was checked"
 done
 echo "ok: $n documents valid against $(basename "$LM_SCHEMA")"

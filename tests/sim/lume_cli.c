@@ -409,12 +409,63 @@ static int cmd_stop(const config *c, const char *name, int argc, char **argv)
 	return 0;
 }
 
+/* A clone or delete through the server: 0 and `done` logged on 200, else its message, exit 1. */
+static int store_request(const config *c, const char *method, const char *path, const char *body, const char *done)
+{
+	answer a;
+	int rc;
+
+	if (http(c, method, path, body, 600, &a) < 0)
+		return 1;
+	rc = a.status == 200 ? 0 : report_failure(&a);
+	if (rc == 0)
+		log_line(c, 1, "%s", done);
+	free(a.body);
+	return rc;
+}
+
+/* `lume clone SRC DST` (Commands/Clone.swift) through the server's clone route. */
+static int cmd_clone(const config *c, const char *src, const char *dst)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *body;
+	int rc;
+
+	cJSON_AddStringToObject(o, "name", src);
+	cJSON_AddStringToObject(o, "newName", dst);
+	body = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	log_line(c, 1, "Cloning VM %s to %s", src, dst);
+	rc = store_request(c, "POST", "/lume/vms/clone", body, "VM cloned successfully");
+	free(body);
+	return rc;
+}
+
+/* `lume delete NAME [--force]` (Commands/Delete.swift): asks first unless --force. */
+static int cmd_delete(const config *c, const char *name, int force)
+{
+	char path[300], line[16];
+
+	if (!force) {
+		printf("Are you sure you want to delete the virtual machine '%s'? [y/N] ", name);
+		fflush(stdout);
+		if (fgets(line, sizeof(line), stdin) == NULL || (strcmp(line, "y\n") != 0 && strcmp(line, "yes\n") != 0)) {
+			printf("Deletion cancelled\n");
+			return 0;
+		}
+	}
+	log_line(c, 1, "Deleting VM %s", name);
+	snprintf(path, sizeof(path), "/lume/vms/%s", name);
+	return store_request(c, "DELETE", path, NULL, "VM deleted successfully");
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "OVERVIEW: lume (lume-sim stand-in)\n\n"
 	           "USAGE: lume <subcommand>\n\n"
 	           "SUBCOMMANDS:\n  ls       List virtual machines\n  get      Get VM details\n"
 	           "  run      Run a virtual machine\n  stop     Stop a virtual machine\n"
+	           "  clone    Clone an existing virtual machine\n  delete   Delete a virtual machine\n"
 	           "  config   Get or set lume configuration (here: config storage list)\n");
 }
 
@@ -430,9 +481,9 @@ static int usage_error(const char *msg, const char *arg)
 
 static int dispatch(const config *c, int argc, char **argv)
 {
-	const char *cmd, *name = NULL, *log_file = NULL;
-	char vm[256];
-	int i, json = 0, detach = 0;
+	const char *cmd, *name = NULL, *log_file = NULL, *dst = NULL;
+	char vm[256], dst_vm[256];
+	int i, json = 0, detach = 0, force = 0;
 
 	if (argc < 2)
 		return usage_error("Missing expected subcommand", NULL);
@@ -453,7 +504,7 @@ static int dispatch(const config *c, int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(cmd, "ls") != 0 && strcmp(cmd, "list") != 0 && strcmp(cmd, "get") != 0 && strcmp(cmd, "run") != 0 &&
-	    strcmp(cmd, "stop") != 0)
+	    strcmp(cmd, "stop") != 0 && strcmp(cmd, "clone") != 0 && strcmp(cmd, "delete") != 0)
 		return usage_error("Unknown subcommand", cmd);
 	for (i = 2; i < argc; i++) {
 		const char *a = argv[i];
@@ -471,13 +522,18 @@ static int dispatch(const config *c, int argc, char **argv)
 			if (++i == argc)
 				return usage_error("Missing value for", a);
 			log_file = argv[i];
-		} else if ((strcmp(cmd, "run") == 0 && strcmp(a, "--display") == 0) || strcmp(a, "--storage") == 0) {
+		} else if (strcmp(cmd, "delete") == 0 && strcmp(a, "--force") == 0) {
+			force = 1;
+		} else if ((strcmp(cmd, "run") == 0 && strcmp(a, "--display") == 0) || strcmp(a, "--storage") == 0 ||
+		    (strcmp(cmd, "clone") == 0 && (strcmp(a, "--source-storage") == 0 || strcmp(a, "--dest-storage") == 0))) {
 			if (++i == argc)
 				return usage_error("Missing value for", a);
 		} else if (a[0] == '-') {
 			return usage_error("Unknown option", a);
 		} else if (name == NULL && strcmp(cmd, "ls") != 0 && strcmp(cmd, "list") != 0) {
 			name = a;
+		} else if (dst == NULL && strcmp(cmd, "clone") == 0) {
+			dst = a;
 		} else {
 			return usage_error("Unexpected argument", a);
 		}
@@ -492,6 +548,14 @@ static int dispatch(const config *c, int argc, char **argv)
 		snprintf(path, sizeof(path), "/lume/vms/%s", vm);
 		return cmd_show(c, path, 1, json, "Getting VM details");
 	}
+	if (strcmp(cmd, "clone") == 0) {
+		if (dst == NULL)
+			return usage_error("Missing expected argument '<new-name>'", NULL);
+		normalize(dst, dst_vm, sizeof(dst_vm));
+		return cmd_clone(c, vm, dst_vm);
+	}
+	if (strcmp(cmd, "delete") == 0)
+		return cmd_delete(c, vm, force);
 	if (strcmp(cmd, "run") == 0)
 		return detach ? run_detached(c, vm, log_file, argc, argv) : run_foreground(c, vm, argc, argv);
 	return cmd_stop(c, vm, argc, argv);

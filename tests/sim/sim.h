@@ -6,9 +6,13 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
+#include <cjson/cJSON.h>
+
 #define SIM_NAME_MAX 128
+#define SIM_CLONES_MAX 256 /* VMs that clones may add while it runs */
 #define SIM_VERSION "0.5.3"
 #define SIM_STATUS_VERSION "1.0.0" /* what Lume's GET /lume/host/status says, whatever its version */
 #define SIM_DIR_MAX 3072 /* leaves room for what goes below it */
@@ -33,6 +37,9 @@ typedef struct {
 	sim_manager manager;
 	int no_display;         /* UTM: config.plist has no Display entry */
 	char uuid[40];          /* UTM: Information.UUID */
+	char mac[24];           /* config.json's macAddress: new for every clone */
+	char machine_id[48];    /* Lume's machineIdentifier, Tart's ecid (base64): new for every clone */
+	_Atomic int deleted;    /* deleted (sim_store.c): unknown to everything, its slot never reused */
 	/* under sim.lock */
 	int running;            /* Lume's "running": set at once by run */
 	int booted;             /* the guest is up: ipAddress filled */
@@ -84,7 +91,10 @@ typedef struct {
 	int listen_fd;
 	int log_fd;
 	sim_vm *vms;
-	size_t nvms;
+	_Atomic size_t nvms;    /* grows when a VM is cloned (sim_store.c); slots never move */
+	size_t cap;             /* slots allocated */
+	uint32_t address_base;  /* --address-base, host order: clones take the lowest free one */
+	pthread_mutex_t store_lock; /* one clone or delete at a time */
 	pthread_mutex_t lock;   /* VM states, fault, log writes */
 	pthread_cond_t wake;    /* the supervisor's sleep */
 	int stopping;
@@ -139,6 +149,20 @@ int sim_managers_route(sim *s, const char *method, const char *path, const char 
 sim_vm *sim_lume_vm_find(sim *s, const char *name);
 /* sim_prefs.c: whether the host preference is on now, as a VM process starting now reads it. */
 int sim_host_level_unlocked(const sim *s);
+
+/* sim_store.c: clone and delete (Lume's routes and CLI, `tart clone|delete`, `utmctl
+ * clone|delete`). -1 with the manager's message in why. */
+int sim_vm_clone(sim *s, sim_manager mgr, const char *src, const char *dst, char *why, size_t cap);
+int sim_vm_delete(sim *s, sim_manager mgr, const char *name, char *why, size_t cap);
+/* A VM's macAddress and machine identifier: fixed by its startup index, or random (index < 0). */
+void sim_vm_new_identity(sim_vm *vm, long index);
+int sim_lume_config_write(sim *s, sim_vm *vm); /* HOME/NAME/config.json */
+int sim_address_free(const char *address);     /* can sshd bind ADDRESS:22? 1, 0, -1 (errno) */
+/* sim_managers.c: a clone's Tart config.json (with the clone's mac/ecid) or UTM bundle (new UUID). */
+int sim_managers_clone(sim *s, sim_vm *src, sim_vm *dst, size_t index);
+/* sim_main.c */
+int sim_vm_name_ok(const char *name);
+int sim_write_json_file(const char *path, cJSON *doc);
 
 /* sim_http.c */
 void *sim_accept_loop(void *arg);

@@ -117,6 +117,8 @@ int sim_client_http(const sim_client *c, const char *method, const char *path, c
 		hdr = curl_slist_append(hdr, "Content-Type: application/json");
 		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body != NULL ? body : "");
+	} else if (strcmp(method, "GET") != 0) {
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method); /* DELETE */
 	}
 	cc = curl_easy_perform(h);
 	if (cc == CURLE_OK)

@@ -211,6 +211,30 @@ static void route_attach(sim *s, sim_vm *vm, const char *body, reply *r)
 	cJSON_Delete(doc);
 }
 
+/* POST /lume/vms/clone {"name", "newName", "sourceLocation"?, "destLocation"?} (Lume's
+ * CloneRequest): 200 {"message":"VM cloned successfully","source","destination"}; 400 otherwise. */
+static void route_clone(sim *s, const char *body, reply *r)
+{
+	cJSON *doc = cJSON_Parse(body), *o;
+	const cJSON *src = cJSON_GetObjectItemCaseSensitive(doc, "name");
+	const cJSON *dst = cJSON_GetObjectItemCaseSensitive(doc, "newName");
+	char why[256];
+
+	if (!cJSON_IsString(src) || !cJSON_IsString(dst)) {
+		set_message(r, 400, "Invalid clone request body", NULL);
+	} else if (sim_vm_clone(s, SIM_MGR_LUME, src->valuestring, dst->valuestring, why, sizeof(why)) < 0) {
+		set_message(r, 400, why, NULL);
+	} else {
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "message", "VM cloned successfully");
+		cJSON_AddStringToObject(o, "source", src->valuestring);
+		cJSON_AddStringToObject(o, "destination", dst->valuestring);
+		set_json(r, 200, cJSON_PrintUnformatted(o));
+		cJSON_Delete(o);
+	}
+	cJSON_Delete(doc);
+}
+
 /* POST /_sim/vms/NAME/ACTION: the simulator's own hooks. */
 static int match_hook(const char *path, const char *action, char *name, size_t cap)
 {
@@ -269,6 +293,14 @@ static void route(sim *s, const char *method, const char *path, const char *body
 			sim_sleep(s->stop_delay); /* Lume's fixed delay after the VM is down */
 			set_message(r, 200, "VM stopped successfully", NULL);
 		}
+	} else if (post && strcmp(path, "/lume/vms/clone") == 0) {
+		route_clone(s, body, r);
+	} else if (strcmp(method, "DELETE") == 0 && match_vm(path, "", name, sizeof(name))) {
+		/* Lume answers a delete with 200 and an empty body. */
+		if (sim_vm_delete(s, SIM_MGR_LUME, name, why, sizeof(why)) < 0)
+			set_message(r, 400, why, NULL);
+		else
+			set_reply(r, 200, "application/json", "");
 	} else if (get && strcmp(path, "/lume/host/status") == 0) {
 		route_host_status(s, r);
 	} else if (post && strcmp(path, "/_sim/fault") == 0) {

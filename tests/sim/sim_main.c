@@ -61,6 +61,7 @@ static void usage(FILE *out)
 	    "  --prefs-dir DIR          the server user's preferences, read at every VM start for the\n"
 	    "                           host level its guest's Metal gets (default: $LUME_METAL_PREFS_DIR,\n"
 	    "                           else $HOME/Library/Preferences)\n"
+	    "  --lume-home DIR          Lume's VM store, ~/.lume (default DIR/lume): NAME/config.json per VM\n"
 	    "  --unsupported-vm NAME    this VM gets --unsupported-metal-dir instead (repeatable)\n"
 	    "  --unsupported-metal-dir DIR\n"
 	    "  --never-ready NAME       this VM runs but never gets an IP address (repeatable)\n"
@@ -121,31 +122,6 @@ static int add_name(name_list *l, const char *opt, const char *name)
 	return 0;
 }
 
-/* Can sshd bind ADDRESS:22? 1 yes, 0 taken; -1 (errno set) when no address can be bound at all
- * (port 22 needs root): then trying the next address would only walk the whole of 127/8. */
-static int address_free(const char *address)
-{
-	struct sockaddr_in sa;
-	int fd, one = 1, ok, err;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(22);
-	if (inet_pton(AF_INET, address, &sa.sin_addr) != 1)
-		return 0;
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	ok = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-	err = errno;
-	close(fd);
-	if (!ok && err != EADDRINUSE && err != EADDRNOTAVAIL) {
-		errno = err;
-		return -1;
-	}
-	return ok;
-}
-
 static int assign_addresses(sim *s, const char *base)
 {
 	struct in_addr a;
@@ -158,6 +134,7 @@ static int assign_addresses(sim *s, const char *base)
 		return -1;
 	}
 	h = ntohl(a.s_addr);
+	s->address_base = h;
 	for (i = 0; i < s->nvms; i++) {
 		for (;; h++) {
 			struct in_addr cand;
@@ -169,7 +146,7 @@ static int assign_addresses(sim *s, const char *base)
 			}
 			cand.s_addr = htonl(h);
 			inet_ntop(AF_INET, &cand, s->vms[i].address, sizeof(s->vms[i].address));
-			if ((free_ = address_free(s->vms[i].address)) < 0) {
+			if ((free_ = sim_address_free(s->vms[i].address)) < 0) {
 				fprintf(stderr, "lume-sim: cannot listen on %s:22 for the guests: %s%s\n", s->vms[i].address,
 				    strerror(errno), errno == EACCES ? " (port 22 needs root: run lume-sim as root)" : "");
 				return -1;
@@ -205,7 +182,7 @@ static int copy_file(const char *from, const char *to)
 	return rc;
 }
 
-static int write_json_file(const char *path, cJSON *doc)
+int sim_write_json_file(const char *path, cJSON *doc)
 {
 	char tmp[PATH_MAX + 8];
 	char *text = cJSON_Print(doc);
@@ -258,7 +235,7 @@ static int install_cli(sim *s)
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/lume-sim.json", s->bin_dir);
-	rc = write_json_file(path, cfg);
+	rc = sim_write_json_file(path, cfg);
 	cJSON_Delete(cfg);
 	return rc;
 }
@@ -335,7 +312,7 @@ static void print_summary(sim *s)
 	fflush(stdout);
 }
 
-static int valid_vm_name(const char *n)
+int sim_vm_name_ok(const char *n)
 {
 	size_t i, len = strlen(n);
 
@@ -352,7 +329,8 @@ enum {
 	O_PORT = 256, O_VMS, O_VM, O_DIR, O_BOOT, O_STOP, O_MAXRUN, O_ADDR, O_METAL, O_UNSUP_VM, O_UNSUP_DIR,
 	O_NEVER, O_OSV, O_HOME, O_FAULT, O_CLIV, O_GUEST, O_CLI, O_INFO, O_KEEP, O_PARENT, O_HELP, O_GRACE,
 	O_STATUS_DELAY, O_PULLING, O_TART_VM, O_UTM_VM, O_UTM_HEADLESS, O_TART_HOME, O_UTM_DOCS, O_TART_SHIM,
-	O_TART_VERSION, O_UTM_VERSION, O_UTM_NO_GUI, O_UTM_IGNORE, O_UTM_DELAY, O_TART_CLI, O_UTMCTL_CLI, O_PREFS
+	O_TART_VERSION, O_UTM_VERSION, O_UTM_NO_GUI, O_UTM_IGNORE, O_UTM_DELAY, O_TART_CLI, O_UTMCTL_CLI, O_PREFS,
+	O_LUME_HOME
 };
 
 /* NAME or NAME=PERCENT. */
@@ -373,36 +351,12 @@ static int add_pull(sim_pull *pulls, size_t *n, char *arg)
 			return -1;
 		}
 	}
-	if (!valid_vm_name(arg)) {
+	if (!sim_vm_name_ok(arg)) {
 		fprintf(stderr, "lume-sim: --pulling '%s': use letters, digits, '.', '_', '-'\n", arg);
 		return -1;
 	}
 	pulls[(*n)++].name = arg;
 	return 0;
-}
-
-/* HOME/NAME/config.json, as Lume keeps it in ~/.lume/NAME: the file whose lock holder runs it. */
-static int write_config(sim *s, sim_vm *vm, size_t index)
-{
-	char dir[sizeof(s->home) + SIM_NAME_MAX + 2];
-	cJSON *c = cJSON_CreateObject();
-	char mac[32];
-	int rc;
-
-	snprintf(dir, sizeof(dir), "%s/%s", s->home, vm->name);
-	snprintf(vm->config, sizeof(vm->config), "%s/config.json", dir);
-	snprintf(mac, sizeof(mac), "7a:6d:5f:00:%02x:%02x", (unsigned)(index >> 8) & 0xff, (unsigned)index & 0xff);
-	cJSON_AddStringToObject(c, "os", "macOS");
-	cJSON_AddNumberToObject(c, "cpuCount", 4);
-	cJSON_AddNumberToObject(c, "memorySize", 8589934592.0);
-	cJSON_AddNumberToObject(c, "diskSize", 85899345920.0);
-	cJSON_AddStringToObject(c, "macAddress", mac);
-	cJSON_AddStringToObject(c, "display", "1024x768");
-	rc = sim_mkdir_p(dir, 0755) < 0 ? -1 : write_json_file(vm->config, c);
-	cJSON_Delete(c);
-	if (rc < 0)
-		fprintf(stderr, "lume-sim: cannot write %s: %s\n", vm->config, strerror(errno));
-	return rc;
 }
 
 int main(int argc, char **argv)
@@ -428,12 +382,13 @@ int main(int argc, char **argv)
 		{"utm-no-gui", no_argument, NULL, O_UTM_NO_GUI}, {"utm-ignore-request", no_argument, NULL, O_UTM_IGNORE},
 		{"utm-request-delay", required_argument, NULL, O_UTM_DELAY}, {"tart-cli", required_argument, NULL, O_TART_CLI},
 		{"utmctl-cli", required_argument, NULL, O_UTMCTL_CLI}, {"prefs-dir", required_argument, NULL, O_PREFS},
+		{"lume-home", required_argument, NULL, O_LUME_HOME},
 		{NULL, 0, NULL, 0}};
 	sim_pull pulls[MAX_LIST];
 	sim s;
 	name_list names = {{0}, 0}, unsupported = {{0}, 0}, never = {{0}, 0};
 	name_list tart_names = {{0}, 0}, utm_names = {{0}, 0}, headless = {{0}, 0};
-	const char *tart_home_opt = NULL, *utm_docs_opt = NULL;
+	const char *tart_home_opt = NULL, *utm_docs_opt = NULL, *lume_home_opt = NULL;
 	const char *address_base = "127.0.0.2", *metal_dir = NULL, *unsupported_dir = NULL, *dir_opt = NULL;
 	char numbered[MAX_LIST][16];
 	long nvms = 1;
@@ -480,7 +435,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case O_VM:
-			if (!valid_vm_name(optarg)) {
+			if (!sim_vm_name_ok(optarg)) {
 				fprintf(stderr, "lume-sim: --vm '%s': use letters, digits, '.', '_', '-'\n", optarg);
 				return 64;
 			}
@@ -497,13 +452,14 @@ int main(int argc, char **argv)
 		case O_ADDR: address_base = optarg; break;
 		case O_METAL: metal_dir = optarg; break;
 		case O_PREFS: s.prefs_dir = optarg; break;
+		case O_LUME_HOME: lume_home_opt = optarg; break;
 		case O_UNSUP_VM: if (add_name(&unsupported, "--unsupported-vm", optarg) < 0) return 64; break;
 		case O_UNSUP_DIR: unsupported_dir = optarg; break;
 		case O_NEVER: if (add_name(&never, "--never-ready", optarg) < 0) return 64; break;
 		case O_TART_VM:
 		case O_UTM_VM:
 		case O_UTM_HEADLESS:
-			if (!valid_vm_name(optarg)) {
+			if (!sim_vm_name_ok(optarg)) {
 				fprintf(stderr, "lume-sim: '%s': use letters, digits, '.', '_', '-'\n", optarg);
 				return 64;
 			}
@@ -597,6 +553,8 @@ int main(int argc, char **argv)
 	}
 	snprintf(s.log_path, sizeof(s.log_path), "%s/requests.log", s.dir);
 	snprintf(s.home, sizeof(s.home), "%s/lume", s.dir);
+	if (lume_home_opt != NULL)
+		snprintf(s.home, sizeof(s.home), "%s", lume_home_opt);
 	snprintf(s.tart_home, sizeof(s.tart_home), "%s", tart_home_opt != NULL ? tart_home_opt : "");
 	if (tart_home_opt == NULL)
 		snprintf(s.tart_home, sizeof(s.tart_home), "%s/tart", s.dir);
@@ -608,8 +566,10 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&s.lock, NULL);
 	pthread_cond_init(&s.wake, NULL);
 	pthread_cond_init(&s.idle, NULL);
+	pthread_mutex_init(&s.store_lock, NULL);
 	s.nvms = names.n;
-	if ((s.vms = calloc(s.nvms, sizeof(*s.vms))) == NULL)
+	s.cap = names.n + SIM_CLONES_MAX;
+	if ((s.vms = calloc(s.cap, sizeof(*s.vms))) == NULL)
 		goto out;
 	for (i = 0; i < s.nvms; i++) {
 		sim_vm *vm = &s.vms[i];
@@ -628,7 +588,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "lume-sim: cannot create %s: %s\n", vm->dir, strerror(errno));
 			goto out;
 		}
-		if (vm->manager == SIM_MGR_LUME && write_config(&s, vm, i) < 0)
+		sim_vm_new_identity(vm, (long)i);
+		if (vm->manager == SIM_MGR_LUME && sim_lume_config_write(&s, vm) < 0)
 			goto out;
 		if (sim_pull_find(&s, vm->name) != NULL) {
 			fprintf(stderr, "lume-sim: %s is both a VM and --pulling\n", vm->name);
@@ -670,7 +631,7 @@ int main(int argc, char **argv)
 	}
 	sim_log_event(&s, "listening", NULL, s.url);
 	info = summary_json(&s);
-	if (s.info_file != NULL && write_json_file(s.info_file, info) < 0)
+	if (s.info_file != NULL && sim_write_json_file(s.info_file, info) < 0)
 		fprintf(stderr, "lume-sim: cannot write %s: %s\n", s.info_file, strerror(errno));
 	cJSON_Delete(info);
 	print_summary(&s);
@@ -714,6 +675,8 @@ out:
 	if (s.info_file != NULL)
 		unlink(s.info_file);
 	if (!s.keep && s.dir[0] != '\0') {
+		if (lume_home_opt != NULL)
+			sim_rm_rf(s.home);
 		if (s.dir_created)
 			sim_rm_rf(s.dir);
 		else {

@@ -31,8 +31,10 @@ static int write_text(const char *path, const char *text)
 	return rc;
 }
 
-/* Tart's VMConfig (VMConfig.swift), a sparse 50 GB disk and the NVRAM. */
-static int prepare_tart(sim *s, sim_vm *vm, size_t index)
+/* Tart's VMConfig (VMConfig.swift): the VM's identity is its macAddress and its ecid (the
+ * machine identifier's data, base64), both new for every `tart clone`; a sparse 50 GB disk and
+ * the NVRAM. */
+static int prepare_tart(sim *s, sim_vm *vm)
 {
 	char dir[sizeof(s->tart_home) + SIM_NAME_MAX + 8], path[sizeof(dir) + 16], text[1024];
 	int fd;
@@ -44,8 +46,8 @@ static int prepare_tart(sim *s, sim_vm *vm, size_t index)
 	snprintf(text, sizeof(text),
 	    "{\n  \"version\" : 1,\n  \"os\" : \"darwin\",\n  \"arch\" : \"arm64\",\n  \"cpuCountMin\" : 4,\n"
 	    "  \"cpuCount\" : 4,\n  \"memorySizeMin\" : 8589934592,\n  \"memorySize\" : 8589934592,\n"
-	    "  \"macAddress\" : \"7a:74:61:72:%02x:%02x\",\n  \"display\" : {\n    \"width\" : 1024,\n"
-	    "    \"height\" : 768\n  }\n}\n", (unsigned)(index >> 8) & 0xff, (unsigned)index & 0xff);
+	    "  \"macAddress\" : \"%s\",\n  \"ecid\" : \"%s\",\n  \"display\" : {\n    \"width\" : 1024,\n"
+	    "    \"height\" : 768\n  }\n}\n", vm->mac, vm->machine_id);
 	if (write_text(vm->config, text) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/disk.img", dir);
@@ -91,6 +93,14 @@ static int prepare_utm(sim *s, sim_vm *vm, size_t index)
 	return write_text(vm->config, text);
 }
 
+int sim_managers_clone(sim *s, sim_vm *src, sim_vm *dst, size_t index)
+{
+	if (dst->manager == SIM_MGR_TART)
+		return prepare_tart(s, dst);
+	dst->no_display = src->no_display;
+	return prepare_utm(s, dst, index); /* a new Information.UUID */
+}
+
 int sim_managers_prepare(sim *s)
 {
 	size_t i;
@@ -99,7 +109,7 @@ int sim_managers_prepare(sim *s)
 		sim_vm *vm = &s->vms[i];
 		int rc = 0;
 		if (vm->manager == SIM_MGR_TART)
-			rc = prepare_tart(s, vm, i);
+			rc = prepare_tart(s, vm);
 		else if (vm->manager == SIM_MGR_UTM)
 			rc = prepare_utm(s, vm, i);
 		if (rc < 0) {
@@ -231,7 +241,7 @@ int sim_managers_route(sim *s, const char *method, const char *path, const char 
 	if (get && strcmp(path, "/_sim/utm/vms") == 0) {
 		cJSON *a = cJSON_CreateArray();
 		for (i = 0; i < s->nvms; i++)
-			if (s->vms[i].manager == SIM_MGR_UTM)
+			if (s->vms[i].manager == SIM_MGR_UTM && !s->vms[i].deleted)
 				cJSON_AddItemToArray(a, state_object(s, &s->vms[i]));
 		*status = 200;
 		*json = cJSON_PrintUnformatted(a);
@@ -247,6 +257,23 @@ int sim_managers_route(sim *s, const char *method, const char *path, const char 
 	}
 	if (!post)
 		return 0;
+	if (strcmp(path, "/_sim/tart/clone") == 0 || strcmp(path, "/_sim/tart/delete") == 0 ||
+	    strcmp(path, "/_sim/utm/clone") == 0 || strcmp(path, "/_sim/utm/delete") == 0) {
+		/* `tart clone|delete`, `utmctl clone|delete`: {"name", "newName"?} */
+		cJSON *doc = cJSON_Parse(body);
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(doc, "name");
+		const cJSON *dst = cJSON_GetObjectItemCaseSensitive(doc, "newName");
+		sim_manager mgr = strncmp(path, "/_sim/tart/", 11) == 0 ? SIM_MGR_TART : SIM_MGR_UTM;
+		int rc = !cJSON_IsString(name) ? -1 : strstr(path, "/clone") != NULL ?
+		    (cJSON_IsString(dst) ? sim_vm_clone(s, mgr, name->valuestring, dst->valuestring, why, sizeof(why)) : -1) :
+		    sim_vm_delete(s, mgr, name->valuestring, why, sizeof(why));
+		if (rc < 0 && (!cJSON_IsString(name) || (strstr(path, "/clone") != NULL && !cJSON_IsString(dst))))
+			snprintf(why, sizeof(why), "expected {\"name\", \"newName\"}");
+		*status = rc < 0 ? 400 : 200;
+		*json = message(rc < 0 ? why : "done");
+		cJSON_Delete(doc);
+		return 1;
+	}
 	if ((vm = hook_vm(s, path, "poweroff")) != NULL) {
 		/* `tart run` got SIGINT: VZVirtualMachine.stop(), then it exits. */
 		if (!owner_matches(s, vm, body)) {

@@ -32,7 +32,7 @@ sim_vm *sim_vm_find(sim *s, const char *name)
 	size_t i;
 
 	for (i = 0; i < s->nvms; i++)
-		if (strcmp(s->vms[i].name, name) == 0)
+		if (!s->vms[i].deleted && strcmp(s->vms[i].name, name) == 0)
 			return &s->vms[i];
 	return NULL;
 }
@@ -466,7 +466,7 @@ char *sim_vms_json(sim *s)
 	size_t i;
 
 	for (i = 0; i < s->nvms; i++)
-		if (s->vms[i].manager == SIM_MGR_LUME) /* Lume knows its own VMs only */
+		if (s->vms[i].manager == SIM_MGR_LUME && !s->vms[i].deleted) /* Lume knows its own VMs only */
 			cJSON_AddItemToArray(a, vm_object(s, &s->vms[i]));
 	text = cJSON_Print(a);
 	cJSON_Delete(a);

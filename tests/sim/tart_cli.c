@@ -501,6 +501,41 @@ static int cmd_ip(int argc, char **argv)
 	}
 }
 
+/* `tart clone SRC DST` (Commands/Clone.swift: a new MAC address and machine identifier for the
+ * clone) and `tart delete NAME`, through the simulator's store. */
+static int cmd_store(int argc, char **argv)
+{
+	int clone = strcmp(argv[1], "clone") == 0;
+	cJSON *o;
+	char *body, msg[300];
+	sim_answer a;
+	int rc;
+
+	if (argc != (clone ? 4 : 3))
+		return usage_error("Missing expected argument '%s'", clone ? "<new-name>" : "<name>");
+	if (!vm_exists(argv[2]))
+		return not_found(argv[2], 0);
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", argv[2]);
+	if (clone)
+		cJSON_AddStringToObject(o, "newName", argv[3]);
+	body = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	rc = sim_client_http(&client, "POST", clone ? "/_sim/tart/clone" : "/_sim/tart/delete", body, 600, &a);
+	free(body);
+	if (rc < 0) {
+		fprintf(stderr, "cannot reach lume-sim: %s\n", a.error);
+		return 1;
+	}
+	rc = a.status == 200 ? 0 : 1;
+	if (rc != 0) {
+		sim_client_message(&a, msg, sizeof(msg));
+		fprintf(stderr, "%s\n", msg);
+	}
+	free(a.body);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	int rc;
@@ -523,6 +558,8 @@ int main(int argc, char **argv)
 		rc = cmd_stop(argc, argv);
 	else if (strcmp(argv[1], "ip") == 0)
 		rc = cmd_ip(argc, argv);
+	else if (strcmp(argv[1], "clone") == 0 || strcmp(argv[1], "delete") == 0)
+		rc = cmd_store(argc, argv);
 	else
 		rc = usage_error("Unknown subcommand '%s'", argv[1]);
 	fflush(stdout);

@@ -131,6 +131,7 @@ static void test_start_ready_stop(void **state)
 	lm_vm_manager *vmm = open_cli(&ctx);
 	const char *address = sim_fixture_address(&env.sim, "vm1");
 	lm_vm_info info;
+	int asked;
 
 	(void)state;
 	assert_int_equal(lm_vm_start(vmm, "vm1"), 0);
@@ -138,6 +139,11 @@ static void test_start_ready_stop(void **state)
 	assert_int_equal(lm_vm_wait_ready(vmm, "vm1", 0, &info), 0);
 	assert_string_equal(info.ip, address);
 	assert_int_equal(info.ssh_available, 1);
+	/* Its identity, from config.json in the storage location `lume config storage list` gives. */
+	assert_int_equal(strncmp(info.vm_id, "sha256:", 7), 0);
+	assert_string_equal(info.vm_id_why, "");
+	asked = cli_calls("\"argv\":[\"config\",\"storage\",\"list\"]");
+	assert_true(asked >= 1);
 	assert_real_sshd(address);
 	assert_int_equal(lm_vm_start(vmm, "vm1"), 0); /* running: not started again */
 	assert_int_equal(cli_calls("\"argv\":[\"run\",\"vm1\""), 1);
@@ -147,7 +153,8 @@ static void test_start_ready_stop(void **state)
 
 	/* `lume stop` signals that process (not the server), and the VM ends with it. */
 	assert_int_equal(lm_vm_stop(vmm, "vm1"), 0);
-	assert_int_equal(cli_calls("\"argv\":[\"config\",\"storage\",\"list\"]"), 1); /* where Lume keeps VMs */
+	/* Where Lume keeps VMs: asked once by this manager (for the identity above), not again. */
+	assert_int_equal(cli_calls("\"argv\":[\"config\",\"storage\",\"list\"]"), asked);
 	assert_int_equal(cli_calls("\"argv\":[\"stop\",\"vm1\"],\"exit\":0"), 1);
 	assert_int_equal(cli_calls("\"note\":\"SIGINT to PID "), 1);
 	assert_int_equal(sim_events("stopped", "vm1", "its lume run process (PID "), 1);

@@ -73,7 +73,10 @@ static int post(const char *name, const char *hook, const char *body, char *mess
 	sim_answer a;
 	long status;
 
-	snprintf(path, sizeof(path), "/_sim/vms/%s/%s", name, hook);
+	if (hook[0] == '/') /* a route of its own (the store's clone and delete) */
+		snprintf(path, sizeof(path), "%s", hook);
+	else
+		snprintf(path, sizeof(path), "/_sim/vms/%s/%s", name, hook);
 	if (sim_client_http(&client, "POST", path, body, 120, &a) < 0) {
 		snprintf(message, cap, "Connection is invalid.");
 		return -1;
@@ -86,7 +89,7 @@ static int post(const char *name, const char *hook, const char *body, char *mess
 
 int main(int argc, char **argv)
 {
-	const char *cmd = NULL, *id = NULL;
+	const char *cmd = NULL, *id = NULL, *new_name = NULL;
 	int force = 0, kill_ = 0, request = 0, disposable = 0, rc = 0, i;
 	char message[512];
 	cJSON *list = NULL, *vm;
@@ -97,7 +100,9 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-d") == 0 || strcmp(argv[i], "--debug") == 0 || strcmp(argv[i], "--hide") == 0)
 			continue;
-		if (strcmp(argv[i], "--force") == 0)
+		if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
+			new_name = argv[++i]; /* clone */
+		else if (strcmp(argv[i], "--force") == 0)
 			force = 1;
 		else if (strcmp(argv[i], "--kill") == 0)
 			kill_ = 1;
@@ -123,8 +128,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (strcmp(cmd, "list") != 0 && strcmp(cmd, "status") != 0 && strcmp(cmd, "start") != 0 &&
-	    strcmp(cmd, "stop") != 0 && strcmp(cmd, "ip-address") != 0)
+	    strcmp(cmd, "stop") != 0 && strcmp(cmd, "ip-address") != 0 && strcmp(cmd, "clone") != 0 &&
+	    strcmp(cmd, "delete") != 0)
 		return usage_error("Unknown subcommand");
+	if (strcmp(cmd, "clone") == 0 && new_name == NULL) /* the stand-in needs the clone's name */
+		return usage_error("Missing expected argument '--name <name>'");
 	if (strcmp(cmd, "list") != 0 && id == NULL)
 		return usage_error("Missing expected argument '<identifier>'");
 	if (force + kill_ + request > 1)
@@ -161,6 +169,19 @@ int main(int argc, char **argv)
 		else if (post(field(vm, "name"), request ? "request-stop" : "power-off", "{}", message, sizeof(message)) < 0 &&
 		    !kill_)
 			rc = event_error(message);
+	} else if (strcmp(cmd, "clone") == 0 || strcmp(cmd, "delete") == 0) {
+		/* UTM.app copies the bundle under a new Information.UUID; delete removes it. */
+		cJSON *o = cJSON_CreateObject();
+		char *body;
+		cJSON_AddStringToObject(o, "name", field(vm, "name"));
+		if (new_name != NULL)
+			cJSON_AddStringToObject(o, "newName", new_name);
+		body = cJSON_PrintUnformatted(o);
+		cJSON_Delete(o);
+		if (post(field(vm, "name"), strcmp(cmd, "clone") == 0 ? "/_sim/utm/clone" : "/_sim/utm/delete", body, message,
+		        sizeof(message)) < 0)
+			rc = event_error(message);
+		free(body);
 	} else { /* ip-address */
 		if (!version_at_least(client.utm_version, 5, 0, 3))
 			rc = event_error("Operation not supported by the backend.");

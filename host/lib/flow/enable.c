@@ -119,6 +119,9 @@ static int step_preference(enable_run *r)
 			lm_journal_set_string(vm, "profile_json", profile_json);
 		}
 		lm_journal_set_string(vm, "enable_run", r->run_id);
+		/* Who runs it: only that manager's "no such VM" makes it gone (gone.c). */
+		if (r->o->info.manager[0] != '\0')
+			lm_journal_set_string(vm, "manager", r->o->info.manager);
 		if ((rc = lm_state_save(st)) < 0)
 			goto out;
 	}
@@ -539,6 +542,7 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	/* The first worker's manager is opened here, so that an unreachable Lume is one clear error. */
 	if ((rc = lm_vm_manager_open(&workers[0].vmm, ctx)) < 0)
 		return lm_flow_fail_all(ctx, result, rc);
+	lm_flow_sweep_others(ctx, workers[0].vmm, result);
 	for (i = 0; i < nworkers; i++) {
 		workers[i].ctx = ctx;
 		workers[i].profile = profile;

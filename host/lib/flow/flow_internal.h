@@ -201,6 +201,22 @@ int lm_flow_open_known(lm_context *ctx, lm_flow_result *result);
 /* 0 when every VM succeeded; else the first failure's code and message. */
 int lm_flow_summary_rc(const lm_flow_result *result);
 
+/* ---- gone.c: VMs their manager no longer knows ---- */
+/* The VM manager the journal recorded for `vm` ("lume-api", ...; "" when none) into buf. */
+int lm_flow_journal_manager(lm_context *ctx, const char *vm, char *buf, size_t size);
+/* Drop `vm`'s journal entry and known_hosts pin (dry run: only say whether there is an entry),
+ * with one notice; *journal and *pin say what was (or would be) dropped. */
+int lm_flow_forget_vm(lm_context *ctx, const char *vm, int *journal, int *pin);
+/* o is a VM found gone: result ok, `gone`, the message saying what was forgotten. */
+void lm_flow_gone_outcome(lm_vm_outcome *o, int journal, int pin, int dry_run);
+/* Every VM the journal or known_hosts remember, other than `except`, that the manager says does
+ * not exist, is forgotten; with `report`, one outcome each is appended to it. */
+int lm_flow_sweep_gone(lm_context *ctx, lm_vm_manager *vmm, const char *const *except, size_t n,
+    lm_flow_result *report);
+/* lm_flow_sweep_gone() except the VMs of `result`, never failing (not in a dry run): enable and
+ * rollback keep the journal and the preference's bookkeeping to VMs that exist. */
+void lm_flow_sweep_others(lm_context *ctx, lm_vm_manager *vmm, const lm_flow_result *result);
+
 /* Connect to a running, ready VM's guest. */
 int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_ssh **out);
 

@@ -6,6 +6,7 @@
 
 #include "flow_internal.h"
 #include "flow_session.h"
+#include "vm_gone.h"
 #include "text.h"
 
 /* What the journal says about an enabled VM, enough to reach its installed bundle. */
@@ -354,7 +355,17 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 		lm_workload_derive(o->shimmed, &o->shimmed_flags);
 	o->guest = r.facts;
 	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0) {
+		int journal, pin, known = r.known;
+		char manager[32];
 		record_dispose(&r);
+		/* Deleted since: forgotten now, listed as gone this once. */
+		if (rc == LM_ENOTFOUND && known && lm_flow_journal_manager(ctx, o->vm, manager, sizeof(manager)) == 0 &&
+		    lm_vm_gone(vmm, o->vm, manager) && lm_flow_forget_vm(ctx, o->vm, &journal, &pin) == 0) {
+			lm_error_clear();
+			o->already_enabled = 0;
+			lm_flow_gone_outcome(o, journal, pin, 0);
+			return 0;
+		}
 		return lm_outcome_fail(ctx, o, rc);
 	}
 	lm_outcome_message(o, "%s: %s", o->vm, !r.known ? "not enabled" : r.status);

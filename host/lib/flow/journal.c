@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "flow_internal.h"
+#include "ssh_pins.h"
 #include "json.h"
 #include "str.h"
 #include "text.h"
@@ -348,5 +349,5 @@ int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_
 {
 	if (info->ip[0] == '\0')
 		return lm_error_set(LM_ERROR, "%s has no IP address (is it running?)", vm);
-	return lm_ssh_connect_as(out, ctx, vm, info->ip, 22, info->account);
+	return lm_ssh_connect_vm(out, ctx, vm, info->ip, 22, info->account, info->vm_id);
 }

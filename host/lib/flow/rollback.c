@@ -87,8 +87,11 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 				    o->started ? " (VM stopped again)" : "");
 			return rc;
 		}
-		/* The VM itself is gone: nothing left in a guest; forget it. */
+		/* The VM itself is gone: nothing left in a guest; forget it (its pin too). */
 		lm_step_add(ctx, o, "guest-files", lm_clock_epoch(), "the VM no longer exists: nothing to remove");
+		o->gone = 1;
+		if (!opts->dry_run && lm_ssh_forget_host(ctx, o->vm) < 0)
+			lm_log(ctx, LM_LOG_WARN, "%s: its host-key pin was not forgotten: %s", o->vm, lm_error_last()->message);
 	}
 	lm_flow_test_kill_point("rollback-after-guest");
 	if ((rc = lm_step_begin(ctx, o, "host-preference", &t)) < 0)
@@ -242,6 +245,8 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 		return rc;
 	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0)
 		return lm_flow_fail_all(ctx, result, rc);
+	/* Gone VMs would keep the preference "needed" for ever. */
+	lm_flow_sweep_others(ctx, vmm, result);
 	for (i = 0; i < result->count; i++)
 		(void)rollback_one(ctx, vmm, result, &result->vms[i]);
 	if (all && result->count == 0) {

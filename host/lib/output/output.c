@@ -226,6 +226,9 @@ static cJSON *outcome_json(const lm_vm_outcome *o)
 	add_string_or_null(v, "manager", o->info.manager);
 	add_string_or_null(v, "profile", o->profile);
 	cJSON_AddBoolToObject(v, "enabled", o->already_enabled || (o->rc == 0 && o->bundle_verified));
+	cJSON_AddBoolToObject(v, "gone", o->gone);
+	add_string_or_null(v, "vm_id", o->info.vm_id);
+	add_string_or_null(v, "vm_id_unreadable", o->info.vm_id_why);
 	cJSON_AddBoolToObject(v, "restarted", o->restarted);
 	cJSON_AddBoolToObject(v, "started", o->started);
 	cJSON_AddNumberToObject(v, "files_uploaded", o->files_uploaded);

@@ -2,7 +2,13 @@
  * written by this file only:
  *
  *   # comment
- *   NAME KEY-TYPE BASE64-KEY [COMMENT]
+ *   NAME KEY-TYPE BASE64-KEY [id=sha256:HEX] [COMMENT]
+ *
+ * `id=` is the VM's identity as its manager records it (lm_vm_info.vm_id), so that a pin follows
+ * the VM and not its name: a name whose identity changed is a new VM (deleted and re-created, a
+ * CI job's fresh clone) and its pin is replaced; the same identity with another key is refused.
+ * Earlier versions wrote no id (they read it as the comment); such a pin gets one the next time
+ * its key matches.
  *
  * one line per VM. Entries are keyed by the VM's name, not its address: Lume hands out addresses
  * by DHCP, so an address can change (or move to another VM) while the VM keeps its keys. The
@@ -20,6 +26,7 @@
  * (accept-new, forget-host) hold lm_fs_lock on known_hosts.lock, re-read the file under it, and
  * replace it, so that concurrent lume-metal processes never lose an entry. */
 #include "ssh_internal.h"
+#include "ssh_pins.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +116,7 @@ typedef struct {
 	char type[KH_TYPE_MAX + 1];
 	uint8_t *blob;
 	size_t blob_len;
+	char vm_id[72];        /* the identity recorded with the key ("" none) */
 	char problem[512];     /* why this line is not a valid entry or comment; "" when it is */
 } kh_line;
 
@@ -216,6 +224,11 @@ static void parse_line(kh_line *l)
 		lm_text_quote(shown, sizeof(shown), l->type, tn, 40);
 		snprintf(l->problem, sizeof(l->problem), "VM '%s': the key is not a '%s' key", l->name, shown);
 		return;
+	}
+	if ((key = next_field(&p, end, &kn)) != NULL && kn > 3 && memcmp(key, "id=", 3) == 0 &&
+	    kn - 3 < sizeof(l->vm_id)) {
+		memcpy(l->vm_id, key + 3, kn - 3);
+		l->vm_id[kn - 3] = '\0';
 	}
 	l->entry = 1;
 }
@@ -391,11 +404,12 @@ static int accepted_type(const char *type)
 int lm_ssh_verify_host_key(lm_ssh *ssh)
 {
 	const lm_options *opts = lm_context_options(ssh->ctx);
-	const kh_line *e;
+	const kh_line *e = NULL;
 	const char *blob;
-	char fp[64], type[64], old_fp[64], *b64 = NULL, *address = NULL, *line = NULL;
-	size_t len, n;
-	int htype, rc, lock_fd = -1, attempt;
+	char fp[64], type[64], old_fp[64], *b64 = NULL, *address = NULL, *line = NULL, id_field[80] = "";
+	unsigned char *keep = NULL;
+	size_t len, n, i;
+	int htype, rc, lock_fd = -1, attempt, same = 0, new_vm = 0;
 	kh_file f = {0};
 
 	if ((blob = libssh2_session_hostkey(ssh->session, &len, &htype)) == NULL || len == 0 || len > KH_MAX_BLOB)
@@ -413,13 +427,19 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 		/* First without the lock; again under it before recording. */
 		if ((rc = kh_read(ssh->ctx, &f)) < 0 || (rc = kh_check_readable(&f)) < 0)
 			goto out;
+		same = new_vm = 0;
 		if ((e = kh_find(&f, ssh->vm)) != NULL) {
-			if (strcmp(e->type, type) == 0 && e->blob_len == len && memcmp(e->blob, blob, len) == 0) {
+			same = strcmp(e->type, type) == 0 && e->blob_len == len && memcmp(e->blob, blob, len) == 0;
+			/* Another identity than the pin's: the pinned VM is gone and this is a new one. */
+			new_vm = ssh->vm_id[0] != '\0' && e->vm_id[0] != '\0' && strcmp(e->vm_id, ssh->vm_id) != 0;
+			if (same && !new_vm && (e->vm_id[0] != '\0' || ssh->vm_id[0] == '\0')) {
 				lm_log(ssh->ctx, LM_LOG_DEBUG, "ssh: VM '%s' host key %s %s matches %s", ssh->vm, type, fp, f.path);
 				rc = 0;
 				goto out;
 			}
 			lm_ssh_fingerprint(e->blob, e->blob_len, old_fp);
+		}
+		if (e != NULL && !same && !new_vm) {
 			rc = lm_error_set(LM_EHOSTKEY,
 			    "VM '%s' (%s:%d): the SSH host key has CHANGED and the connection was refused.\n"
 			    "  recorded: %s %s\n"
@@ -430,14 +450,15 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 			    ssh->vm, ssh->address, ssh->port, e->type, old_fp, type, fp, f.path, e->number);
 			goto out;
 		}
-		if (opts->host_key_policy == LM_HOST_KEY_STRICT) {
+		if (opts->host_key_policy == LM_HOST_KEY_STRICT && !same) {
 			rc = lm_error_set(LM_EHOSTKEY,
-			    "VM '%s' (%s:%d): its SSH host key is not known and the host key policy is strict; the "
+			    "VM '%s' (%s:%d): its SSH host key is not known%s and the host key policy is strict; the "
 			    "connection was refused.\n"
 			    "  offered: %s %s\n"
 			    "Compare it with the key inside the VM (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub), "
 			    "before recording it (policy accept-new) in %s",
-			    ssh->vm, ssh->address, ssh->port, type, fp, f.path);
+			    ssh->vm, ssh->address, ssh->port, new_vm ? " (a new VM under this name: its identity changed)" : "",
+			    type, fp, f.path);
 			goto out;
 		}
 		if (attempt == 0) {
@@ -453,18 +474,38 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 		goto out;
 	}
 	n = strlen(ssh->vm) + strlen(type) + strlen(b64) + strlen(address) + 64;
-	if ((line = malloc(n)) == NULL) {
+	if ((line = malloc(n + sizeof(id_field))) == NULL) {
 		rc = lm_error_nomem();
 		goto out;
 	}
-	snprintf(line, n, "%s %s %s first seen at %s port %d\n", ssh->vm, type, b64, address, ssh->port);
+	if (ssh->vm_id[0] != '\0')
+		snprintf(id_field, sizeof(id_field), "id=%s ", ssh->vm_id);
+	snprintf(line, n + sizeof(id_field), "%s %s %s %sfirst seen at %s port %d\n", ssh->vm, type, b64, id_field, address,
+	    ssh->port);
+	/* The VM's old pin goes in the same write (a new VM, or a pin without its identity yet). */
+	if (e != NULL) {
+		if ((keep = calloc(f.n + 1, 1)) == NULL) {
+			rc = lm_error_nomem();
+			goto out;
+		}
+		for (i = 0; i < f.n; i++)
+			keep[i] = &f.lines[i] != e;
+	}
 	lm_fs_remove_stale_temps(f.path);
-	if ((rc = kh_write(&f, NULL, line)) < 0)
+	if ((rc = kh_write(&f, keep, line)) < 0)
 		goto out;
-	lm_log(ssh->ctx, LM_LOG_INFO, "VM '%s': first contact, recorded its SSH host key %s %s in %s", ssh->vm, type,
-	    fp, f.path);
+	if (e == NULL)
+		lm_log(ssh->ctx, LM_LOG_INFO, "VM '%s': first contact, recorded its SSH host key %s %s in %s", ssh->vm, type,
+		    fp, f.path);
+	else if (new_vm)
+		lm_log(ssh->ctx, LM_LOG_WARN, "VM '%s' is a new VM under a known name (its identity changed: deleted and "
+		    "re-created, or a new clone); its host-key pin was replaced: was %s %s, now %s %s", ssh->vm, e->type,
+		    old_fp, type, fp);
+	else
+		lm_log(ssh->ctx, LM_LOG_DEBUG, "ssh: VM '%s': its pin now records the VM's identity", ssh->vm);
 	rc = 0;
 out:
+	free(keep);
 	lm_fs_unlock(lock_fd);
 	kh_free(&f);
 	free(line);
@@ -518,4 +559,31 @@ out:
 	kh_free(&f);
 	lm_fs_unlock(lock_fd);
 	return rc;
+}
+
+int lm_ssh_pinned_vms(lm_context *ctx, char ***names)
+{
+	kh_file f = {0};
+	size_t i, n = 0;
+	int rc;
+
+	*names = NULL;
+	if ((rc = kh_read(ctx, &f)) < 0)
+		return rc;
+	for (i = 0; i < f.n; i++)
+		if (f.lines[i].entry)
+			n++;
+	if (n > 0 && (*names = calloc(n + 1, sizeof(char *))) == NULL) {
+		kh_free(&f);
+		return lm_error_nomem();
+	}
+	for (i = 0, n = 0; i < f.n; i++)
+		if (f.lines[i].entry && ((*names)[n++] = strdup(f.lines[i].name)) == NULL) {
+			kh_free(&f);
+			lm_strv_free(*names);
+			*names = NULL;
+			return lm_error_nomem();
+		}
+	kh_free(&f);
+	return 0;
 }

@@ -1,5 +1,6 @@
 /* The SSH session: TCP connection, handshake, host-key check, authentication, errors, timeouts. */
 #include "ssh_internal.h"
+#include "ssh_pins.h"
 
 #include <pthread.h>
 #include <errno.h>
@@ -222,6 +223,12 @@ int lm_ssh_connect(lm_ssh **out, lm_context *ctx, const char *vm_name, const cha
 int lm_ssh_connect_as(lm_ssh **out, lm_context *ctx, const char *vm_name, const char *address, int port,
     const char *account)
 {
+	return lm_ssh_connect_vm(out, ctx, vm_name, address, port, account, NULL);
+}
+
+int lm_ssh_connect_vm(lm_ssh **out, lm_context *ctx, const char *vm_name, const char *address, int port,
+    const char *account, const char *vm_id)
+{
 	const lm_options *opts;
 	lm_ssh *ssh;
 	char prefs[256];
@@ -244,6 +251,8 @@ int lm_ssh_connect_as(lm_ssh **out, lm_context *ctx, const char *vm_name, const 
 	ssh->fd = -1;
 	ssh->ctx = ctx;
 	snprintf(ssh->account, sizeof(ssh->account), "%s", account != NULL && account[0] ? account : "lume");
+	if (vm_id != NULL && strlen(vm_id) < sizeof(ssh->vm_id) && vm_id[strspn(vm_id, "sha256:0123456789abcdef")] == '\0')
+		memcpy(ssh->vm_id, vm_id, strlen(vm_id) + 1);
 	ssh->port = port;
 	ssh->connect_timeout = opts->connect_timeout > 0 ? opts->connect_timeout : 10;
 	ssh->command_timeout = opts->command_timeout > 0 ? opts->command_timeout : 120;

@@ -35,6 +35,7 @@ struct lm_ssh {
 	int broken;             /* the transport failed: every later call fails fast */
 	int uncancelable;       /* should_cancel is not asked (lm_ssh_set_cancelable) */
 	char account[32];       /* the VM manager's image account (user and password), when no user is given */
+	char vm_id[72];         /* the VM's identity from its manager ("" unknown): the pin records it */
 };
 
 

@@ -132,6 +132,7 @@ int lm_vm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	if ((rc = vmm->backend->get(vmm, vm, out)) < 0)
 		return rc;
 	lm_vm_fill_identity(out, vmm->backend);
+	lm_vm_id_read(vmm, vm, out);
 	return 0;
 }
 
@@ -224,6 +225,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 		if (strcmp(info.status, "running") == 0 && info.ip[0] != '\0' && info.ssh_available) {
 			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: ready at %s after %.1f s", vm, info.ip, lm_clock_monotonic() - start);
 			lm_vm_fill_identity(&info, vmm->backend);
+			lm_vm_id_read(vmm, vm, &info);
 			if (out != NULL)
 				*out = info;
 			return 0;

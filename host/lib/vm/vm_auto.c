@@ -3,6 +3,7 @@
  * order; the one that knows the name is used for that VM from then on. A name two managers know
  * is an error that names them both: which VM was meant cannot be guessed. */
 #include "vm_internal.h"
+#include "vm_gone.h"
 #include "text.h"
 
 #include <stdio.h>
@@ -152,6 +153,38 @@ static void auto_release(lm_vm_manager *vmm)
 	free(vmm->choices);
 	vmm->choices = NULL;
 	vmm->nchoices = 0;
+}
+
+/* Lume's API and CLI are one manager with two ways in. */
+static int same_family(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0 || (strncmp(a, "lume", 4) == 0 && strncmp(b, "lume", 4) == 0);
+}
+
+int lm_vm_gone(lm_vm_manager *vmm, const char *name, const char *manager)
+{
+	lm_vm_info info;
+	size_t i;
+	int asked = 0, hinted = manager == NULL || manager[0] == '\0', rc;
+
+	if (vmm->backend != &lm_vm_backend_auto) {
+		/* A forced manager answers for its own VMs only. */
+		if (!hinted && !same_family(vmm->backend->name, manager))
+			return 0;
+		rc = vmm->backend->get(vmm, name, &info);
+		lm_error_clear();
+		return rc == LM_ENOTFOUND && strcmp(vmm->backend->name, "none") != 0;
+	}
+	for (i = 0; i < vmm->ncandidates; i++) {
+		const lm_vm_backend *b = vmm->candidates[i];
+		rc = b->get(vmm, name, &info);
+		lm_error_clear();
+		if (rc != LM_ENOTFOUND)
+			return 0; /* it knows the VM, or cannot tell */
+		asked++;
+		hinted = hinted || same_family(b->name, manager);
+	}
+	return asked > 0 && hinted;
 }
 
 const lm_vm_backend lm_vm_backend_auto = {"auto", auto_list, auto_get, auto_start, auto_stop, auto_release, NULL};

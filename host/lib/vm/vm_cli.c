@@ -307,6 +307,15 @@ static int cli_locations(lm_vm_manager *vmm)
 	return 0;
 }
 
+char *const *lm_vm_cli_storage(lm_vm_manager *vmm)
+{
+	if (vmm->program == NULL || cli_locations(vmm) < 0) {
+		lm_error_clear();
+		return NULL;
+	}
+	return vmm->locations;
+}
+
 /* The process that holds `name` (its config.json in any of Lume's storage locations). */
 static int cli_holder(lm_vm_manager *vmm, const char *name, lm_host_process *holder)
 {

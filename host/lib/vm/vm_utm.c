@@ -225,7 +225,7 @@ static int utm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 
 /* The VM's config.plist in UTM's Documents: the bundle whose Information.Name is `name`.
  * *path NULL when none was found (the sandbox container may not be readable). */
-static int find_config(lm_vm_manager *vmm, const char *name, char **path, plist_t *root)
+int lm_vm_utm_config(lm_vm_manager *vmm, const char *name, char **path, void **root)
 {
 	DIR *d;
 	struct dirent *e;
@@ -289,7 +289,7 @@ static int check_display(lm_vm_manager *vmm, const char *name)
 	char *value = NULL;
 	int rc;
 
-	if ((rc = find_config(vmm, name, &path, &root)) < 0)
+	if ((rc = lm_vm_utm_config(vmm, name, &path, (void **)&root)) < 0)
 		return rc;
 	if (path == NULL) {
 		lm_log(vmm->ctx, LM_LOG_WARN, "%s: its config.plist was not found in %s; whether it has a display (which "

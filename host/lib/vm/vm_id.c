@@ -1,0 +1,174 @@
+/* A VM's identity, read from its manager's own configuration, so that what lume-metal remembers
+ * about a VM (its host-key pin) follows the VM and not its name (docs/security.md):
+ *   Lume  ~/.lume/NAME/config.json (or another of Lume's storage locations): `macAddress` and
+ *         `machineIdentifier` (base64 data), both new for every clone (trycua/cua libs/lume,
+ *         VMConfig); neither is in the API's VM object;
+ *   Tart  TART_HOME/vms/NAME/config.json: `macAddress` and `ecid` (the machine identifier's
+ *         data, base64), new for every `tart clone` (Sources/tart/VMConfig.swift);
+ *   UTM   NAME.utm/config.plist: `Information.UUID`, new for every `utmctl clone`;
+ *   none  nothing to read: the VM is only an address.
+ * The identity is the SHA-256 of the manager's name and those fields: fixed-size, comparable,
+ * and it does not spread the machine identifier into lume-metal's files. */
+#include "vm_internal.h"
+#include "file.h"
+#include "sha256.h"
+#include "text.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <plist/plist.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LM_VM_CONFIG_MAX (1u << 20)
+
+static void set_id(lm_vm_info *info, const char *kind, const char *a, const char *b)
+{
+	lm_sha256_ctx c;
+	uint8_t digest[32];
+	char hex[65];
+
+	lm_sha256_init(&c);
+	lm_sha256_update(&c, kind, strlen(kind) + 1);
+	lm_sha256_update(&c, a, strlen(a) + 1);
+	lm_sha256_update(&c, b, strlen(b) + 1);
+	lm_sha256_final(&c, digest);
+	lm_sha256_hex(digest, hex);
+	snprintf(info->vm_id, sizeof(info->vm_id), "sha256:%s", hex);
+	info->vm_id_why[0] = '\0';
+}
+
+static void why(lm_vm_info *info, const char *fmt, ...) LM_PRINTF(2, 3);
+static void why(lm_vm_info *info, const char *fmt, ...)
+{
+	va_list ap;
+
+	info->vm_id[0] = '\0';
+	va_start(ap, fmt);
+	vsnprintf(info->vm_id_why, sizeof(info->vm_id_why), fmt, ap); /* a reason, cut if long */
+	va_end(ap);
+}
+
+static const char *json_text(const cJSON *doc, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, key);
+
+	return cJSON_IsString(v) && v->valuestring[0] != '\0' ? v->valuestring : NULL;
+}
+
+/* One config.json: 1 read (identity set), 0 no such file, -1 unreadable (reason set). */
+static int from_json(lm_vm_info *info, const char *kind, const char *path, const char *id_key)
+{
+	char *data = NULL;
+	size_t len;
+	cJSON *doc;
+	const char *mac, *id;
+	int rc = lm_fs_read_file(path, LM_VM_CONFIG_MAX, &data, &len);
+
+	if (rc == LM_ENOTFOUND) {
+		lm_error_clear();
+		return 0;
+	}
+	if (rc < 0) {
+		why(info, "%s cannot be read: %s", path, lm_error_last()->message);
+		lm_error_clear();
+		return -1;
+	}
+	doc = cJSON_ParseWithLength(data, len);
+	free(data);
+	mac = json_text(doc, "macAddress");
+	id = json_text(doc, id_key);
+	if (mac == NULL || id == NULL) {
+		why(info, "%s has no %s and %s strings", path, "macAddress", id_key);
+		cJSON_Delete(doc);
+		return -1;
+	}
+	set_id(info, kind, mac, id);
+	cJSON_Delete(doc);
+	return 1;
+}
+
+static void lume_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
+{
+	char *const *dirs = strcmp(info->manager, "lume-cli") == 0 ? lm_vm_cli_storage(vmm) : NULL;
+	const char *home = NULL;
+	char *path;
+	size_t i;
+	int rc;
+
+	if (dirs == NULL) {
+		/* The API tells no storage path: Lume's default location. */
+		if (lm_paths_home(&home) < 0) {
+			why(info, "Lume's VM store ~/.lume: %s", lm_error_last()->message);
+			lm_error_clear();
+			return;
+		}
+		if ((path = lm_vm_strf("%s/.lume/%s/config.json", home, name)) == NULL) {
+			why(info, "out of memory");
+			return;
+		}
+		rc = from_json(info, "lume", path, "machineIdentifier");
+		if (rc == 0)
+			why(info, "%s does not exist: the VM is in another of Lume's storage locations "
+			    "(~/.config/lume/config.yaml), which Lume's API does not tell", path);
+		free(path);
+		return;
+	}
+	for (i = 0; dirs[i] != NULL; i++) {
+		if ((path = lm_vm_strf("%s/%s/config.json", dirs[i], name)) == NULL) {
+			why(info, "out of memory");
+			return;
+		}
+		rc = from_json(info, "lume", path, "machineIdentifier");
+		free(path);
+		if (rc != 0)
+			return;
+	}
+	why(info, "no config.json for %s in Lume's storage locations (`lume config storage list`)", name);
+}
+
+static void utm_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
+{
+	char *path = NULL, *uuid = NULL;
+	void *root = NULL;
+	plist_t inf, node;
+
+	if (lm_vm_utm_config(vmm, name, &path, &root) < 0 || path == NULL) {
+		why(info, "no config.plist for %s in UTM's Documents (%s)", name, vmm->utm_documents);
+		lm_error_clear();
+		return;
+	}
+	inf = plist_dict_get_item((plist_t)root, "Information");
+	node = inf != NULL && plist_get_node_type(inf) == PLIST_DICT ? plist_dict_get_item(inf, "UUID") : NULL;
+	if (node != NULL && plist_get_node_type(node) == PLIST_STRING)
+		plist_get_string_val(node, &uuid);
+	if (uuid != NULL && uuid[0] != '\0')
+		set_id(info, "utm", uuid, "");
+	else
+		why(info, "%s has no Information.UUID", path);
+	free(uuid);
+	free(path);
+	plist_free((plist_t)root);
+}
+
+void lm_vm_id_read(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
+{
+	char *path;
+
+	if (strcmp(info->manager, "lume-api") == 0 || strcmp(info->manager, "lume-cli") == 0) {
+		lume_id(vmm, name, info);
+	} else if (strcmp(info->manager, "tart") == 0) {
+		if ((path = lm_vm_strf("%s/vms/%s/config.json", vmm->tart_home, name)) == NULL) {
+			why(info, "out of memory");
+			return;
+		}
+		if (from_json(info, "tart", path, "ecid") == 0)
+			why(info, "%s does not exist", path);
+		free(path);
+	} else if (strcmp(info->manager, "utm") == 0) {
+		utm_id(vmm, name, info);
+	} else {
+		why(info, "no VM manager runs this VM (%s): lume-metal knows only its address", info->manager);
+	}
+}
