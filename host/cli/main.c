@@ -16,6 +16,10 @@ static const struct {
 	{"profile", lm_cmd_profile},
 	{"host", lm_cmd_host},
 	{"forget-host", lm_cmd_forget_host},
+	{"agent", lm_cmd_agent},
+	{"doctor", lm_cmd_doctor},
+	{"help", lm_cmd_help},
+	{"completion", lm_cmd_completion},
 };
 
 int main(int argc, char **argv)
@@ -32,5 +36,5 @@ int main(int argc, char **argv)
 			lm_cli_exit_interrupted();
 			return rc;
 		}
-	return lm_cli_usage_error(&cli, "unknown command '%s' (see lume-metal --help)", cli.command);
+	return lm_cli_command_help(&cli, cli.command, stdout); /* unknown: an error naming the nearest command */
 }

@@ -36,6 +36,9 @@ LM_EXTERN(void) lm_vm_manager_free(lm_vm_manager *vmm);
 LM_EXTERN(const char *) lm_vm_manager_name(const lm_vm_manager *vmm);
 /* The manager used for `name` ("auto" until it was looked up): the choice shown per VM. */
 LM_EXTERN(const char *) lm_vm_manager_name_for(const lm_vm_manager *vmm, const char *name);
+/* The managers in use (automatic choice: every one found), each with its version when it tells
+ * one: "lume-api 0.2.22, tart 2.28.0" (a manager that does not answer says why instead). */
+LM_EXTERN(int) lm_vm_manager_versions(lm_vm_manager *vmm, char *buf, size_t len);
 /* 0 for the manager-less mode: starting and stopping VMs are the user's job there. */
 LM_EXTERN(int) lm_vm_manager_can_start(const lm_vm_manager *vmm);
 

@@ -154,7 +154,7 @@ static void auto_release(lm_vm_manager *vmm)
 	vmm->nchoices = 0;
 }
 
-const lm_vm_backend lm_vm_backend_auto = {"auto", auto_list, auto_get, auto_start, auto_stop, auto_release, NULL};
+const lm_vm_backend lm_vm_backend_auto = {"auto", auto_list, auto_get, auto_start, auto_stop, auto_release, NULL, NULL};
 
 const char *lm_vm_manager_name_for(const lm_vm_manager *vmm, const char *name)
 {

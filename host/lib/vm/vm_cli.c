@@ -373,7 +373,23 @@ static void cli_release(lm_vm_manager *vmm)
 	vmm->locations = NULL;
 }
 
-const lm_vm_backend lm_vm_backend_cli = {"lume-cli", cli_list, cli_get, cli_start, cli_stop, cli_release, "lume"};
+static int cli_version(lm_vm_manager *vmm, char *buf, size_t len)
+{
+	const char *args[] = {"--version", NULL};
+	lm_proc_result res;
+	int rc;
+
+	buf[0] = '\0';
+	if ((rc = cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res)) < 0)
+		return rc;
+	if (res.exit_code == 0)
+		lm_vm_version_line(res.out, buf, len);
+	lm_proc_result_dispose(&res);
+	return 0;
+}
+
+const lm_vm_backend lm_vm_backend_cli = {"lume-cli", cli_list, cli_get, cli_start, cli_stop, cli_release, "lume",
+	cli_version};
 
 int lm_vm_cli_init(lm_vm_manager *vmm, const char *program)
 {

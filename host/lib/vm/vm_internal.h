@@ -22,7 +22,12 @@ typedef struct {
 	int (*stop)(lm_vm_manager *vmm, const char *name);
 	void (*release)(lm_vm_manager *vmm);
 	const char *account; /* the guest account of this manager's images; NULL: Lume's "lume" */
+	/* Its version as it tells it ("" when it does not); NULL: it cannot tell. */
+	int (*version)(lm_vm_manager *vmm, char *buf, size_t len);
 } lm_vm_backend;
+
+/* The first line of a program's --version output, trimmed, into buf (the number from "x 1.2.3"). */
+void lm_vm_version_line(const char *out, char *buf, size_t len);
 
 #define LM_VM_MAX_CHILDREN 16
 #define LM_LUME_URL_DEFAULT "http://127.0.0.1:7777"
