@@ -11,13 +11,13 @@ static const struct {
 	const char *command;
 	const char *options;
 } command_options[] = {
-	{"enable", "profile jobs dry-run boot-margin timeout force-user-mismatch no-wait bundle"},
+	{"enable", "profile jobs dry-run keep-host boot-margin timeout force-user-mismatch no-wait bundle"},
 	{"status", "boot-margin"},
 	{"probe", "exercise no-wait"},
 	{"run", "no-wait"},
-	{"rollback", "all no-restart dry-run force timeout no-wait"},
+	{"rollback", "all no-restart restore-host dry-run force timeout no-wait"},
 	{"profile", "host"},
-	{"host", "dry-run force force-user-mismatch"},
+	{"host", "keep dry-run force force-user-mismatch"},
 	{"forget-host", ""},
 	{"agent", "label keep-alive run-at-load profile dry-run no-wait"},
 	{"doctor", "bundle"},
