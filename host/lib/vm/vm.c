@@ -89,13 +89,25 @@ void lm_vm_manager_free(lm_vm_manager *vmm)
 	free(vmm);
 }
 
-void lm_vm_version_line(const char *out, char *buf, size_t len)
+/* The first version number in a program's answer ("lume 0.2.22" -> "0.2.22"). */
+static void version_of(const char *out, char *buf, size_t len)
 {
 	size_t n;
 
 	out += strcspn(out, "0123456789\n");
 	n = strcspn(out, " \t\r\n");
 	lm_text_format_cut(buf, len, "%.*s", (int)n, out);
+}
+
+int lm_vm_version_answer(int rc, lm_proc_result *res, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (rc < 0)
+		return rc;
+	if (res->exit_code == 0)
+		version_of(res->out, buf, len);
+	lm_proc_result_dispose(res);
+	return 0;
 }
 
 int lm_vm_manager_versions(lm_vm_manager *vmm, char *buf, size_t len)

@@ -231,7 +231,7 @@ static int api_version(lm_vm_manager *vmm, char *buf, size_t len)
 		return rc;
 	v = cJSON_GetObjectItemCaseSensitive(doc, "version");
 	if (cJSON_IsString(v))
-		lm_vm_version_line(v->valuestring, buf, len);
+		lm_text_format_cut(buf, len, "%s", v->valuestring);
 	cJSON_Delete(doc);
 	return 0;
 }

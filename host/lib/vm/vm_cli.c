@@ -377,15 +377,8 @@ static int cli_version(lm_vm_manager *vmm, char *buf, size_t len)
 {
 	const char *args[] = {"--version", NULL};
 	lm_proc_result res;
-	int rc;
 
-	buf[0] = '\0';
-	if ((rc = cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res)) < 0)
-		return rc;
-	if (res.exit_code == 0)
-		lm_vm_version_line(res.out, buf, len);
-	lm_proc_result_dispose(&res);
-	return 0;
+	return lm_vm_version_answer(cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res), &res, buf, len);
 }
 
 const lm_vm_backend lm_vm_backend_cli = {"lume-cli", cli_list, cli_get, cli_start, cli_stop, cli_release, "lume",

@@ -26,8 +26,6 @@ typedef struct {
 	int (*version)(lm_vm_manager *vmm, char *buf, size_t len);
 } lm_vm_backend;
 
-/* The first line of a program's --version output, trimmed, into buf (the number from "x 1.2.3"). */
-void lm_vm_version_line(const char *out, char *buf, size_t len);
 
 #define LM_VM_MAX_CHILDREN 16
 #define LM_LUME_URL_DEFAULT "http://127.0.0.1:7777"
@@ -125,6 +123,9 @@ char **lm_proc_env_with(const char *name, const char *value);
 int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_result *res);
 /* Contents only: the struct is the caller's. */
 void lm_proc_result_dispose(lm_proc_result *res);
+/* A backend's version callback for a program asked `--version`: rc and res are what running it
+ * returned; buf gets the version from its output ("" when it exits non-zero); res is disposed. */
+int lm_vm_version_answer(int rc, lm_proc_result *res, char *buf, size_t len);
 /* Start argv[0] in its own session, stdio on /dev/null, and return without waiting. */
 int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid);
 

@@ -332,15 +332,8 @@ static int tart_version(lm_vm_manager *vmm, char *buf, size_t len)
 {
 	const char *args[] = {"--version", NULL};
 	lm_proc_result res;
-	int rc;
 
-	buf[0] = '\0';
-	if ((rc = tart_run_cmd(vmm, args, vmm->command_timeout, &res)) < 0)
-		return rc;
-	if (res.exit_code == 0)
-		lm_vm_version_line(res.out, buf, len);
-	lm_proc_result_dispose(&res);
-	return 0;
+	return lm_vm_version_answer(tart_run_cmd(vmm, args, vmm->command_timeout, &res), &res, buf, len);
 }
 
 const lm_vm_backend lm_vm_backend_tart = {"tart", tart_list, tart_get, tart_start, tart_stop, tart_release, "admin",
