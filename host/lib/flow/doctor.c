@@ -82,8 +82,8 @@ static void check_os_chip(lm_doctor_result *r)
 	}
 #endif
 	arm = strcmp(u.machine, "arm64") == 0 || strcmp(u.machine, "aarch64") == 0;
-	add(r, NULL, "chip", arm ? LM_CHECK_OK : LM_CHECK_WARN, "%s%s%s%s", chip[0] ? chip : u.machine, chip[0] ? " (" : "",
-	    chip[0] ? u.machine : "", arm ? (chip[0] ? ")" : "") : (chip[0] ? "), not Apple silicon" : ", not Apple silicon"));
+	add(r, NULL, "chip", arm ? LM_CHECK_OK : LM_CHECK_WARN, "%s%s%s%s%s", chip, chip[0] ? " (" : "", u.machine,
+	    chip[0] ? ")" : "", arm ? "" : ": not Apple silicon");
 }
 
 static void check_manager(lm_context *ctx, lm_doctor_result *r, lm_vm_manager **vmm)
