@@ -230,6 +230,14 @@ scenario_progress() {
   kill -CONT $holder
   wait $holder || fail "the holder failed: $(cat "$E2E_DIR/h.err")"
   wait $waiter || fail "the waiter failed: $(cat "$E2E_DIR/p.err")"
+
+  note "on a terminal: the wait is one live line, redrawn in place"
+  lm_json "$E2E_DIR/r2.json" rollback vm1 --no-restart
+  # script(1) gives the command a pseudo-terminal and keeps what it drew.
+  script -qefc "$(printf '%q ' "$LM_BIN" enable vm1)" "$E2E_DIR/tty.log" >/dev/null ||
+    fail "enable on a terminal: $(cat "$E2E_DIR/tty.log")"
+  grep -q $'\r\033\[Kvm1: wait-ready: waiting [0-9]* s: ' "$E2E_DIR/tty.log" || fail "no live line: $(cat -v "$E2E_DIR/tty.log")"
+  grep -q 'vm1: install done' "$E2E_DIR/tty.log" || fail "no step lines on a terminal: $(cat -v "$E2E_DIR/tty.log")"
 }
 
 scenario_help() {
