@@ -263,7 +263,7 @@ scenario_help() {
     fail "bash completes --format wrongly"
   lm completion zsh >"$E2E_DIR/c.zsh"; zsh -n "$E2E_DIR/c.zsh" || fail "zsh -n"
   lm completion fish >"$E2E_DIR/c.fish"
-  if [ -n "${LM_FISH:-}" ]; then "$LM_FISH" -n "$E2E_DIR/c.fish" || fail "fish -n"; fi
+  "${LM_FISH:?LM_FISH: fish, for fish -n}" -n "$E2E_DIR/c.fish" || fail "fish -n"
   grep -q "^complete -c lume-metal -l format -x -a 'text json jsonl'" "$E2E_DIR/c.fish" || fail "$(cat "$E2E_DIR/c.fish")"
 
   note "an error is printed once, on stderr, with one prefix; a VM not found names lume ls"
