@@ -21,8 +21,10 @@
 #include "lume-metal/prefs.h"
 #include "lume-metal/vm.h"
 #include "lume-metal/ssh.h"
+#include "lume-metal/agent.h"
 #include "lume-metal/flow.h"
 #include "lume-metal/bench.h"
+#include "lume-metal/doctor.h"
 #include "lume-metal/output.h"
 
 #endif

@@ -25,6 +25,18 @@ enum {
 	LM_EXIT_GUEST_UNSUPPORTED = 4 /* the shim does not activate in this guest; stock kept */
 };
 
+/* progress.c: what is shown of the waits in progress (one slot per VM and step). */
+#define LM_CLI_WAIT_SLOTS 16
+typedef struct {
+	int tty;                 /* stderr is a terminal: one live line, redrawn */
+	int drawn;               /* a live line is on screen (no newline yet) */
+	struct {
+		char key[160];   /* "vm/step" */
+		double next;     /* off a terminal: the wait's elapsed time at which the next line is due */
+		double seen;     /* the last elapsed time heard: a smaller one is a new wait */
+	} slot[LM_CLI_WAIT_SLOTS];
+} lm_cli_progress;
+
 typedef struct {
 	lm_options lib;          /* what the library needs; strings point into argv/environ */
 	int json;                /* --format json */
@@ -49,6 +61,12 @@ typedef struct {
 	/* run --format json: the guest's output, collected for the document */
 	char *out_bytes, *err_bytes;
 	size_t out_len, err_len;
+	int jsonl;               /* --format jsonl: step events as lines, then the document on one line */
+	int quiet;               /* --quiet */
+	const char *label;       /* --label (agent) */
+	int keep_alive;          /* --keep-alive (agent install) */
+	int run_at_load;         /* --run-at-load (agent install) */
+	lm_cli_progress live;    /* progress.c: the waits being shown */
 } lm_cli;
 
 /* options.c */
@@ -73,6 +91,22 @@ void lm_cli_log(void *data, lm_log_level level, const char *line);/* lm_options.
 int lm_cli_context(lm_cli *cli, lm_context **out);                /* context from the options */
 void lm_cli_iso_time(double epoch, char *buf, size_t size);       /* 2026-11-29T19:00:00Z */
 
+/* options.c: the tables, read by index (NULL past the end). */
+const char *lm_cli_option_at(size_t i, const char **arg, const char **help);
+const char *lm_cli_command_at(size_t i, const char **summary); /* usage line: "enable VM... [--profile P]" */
+
+/* help.c: help per command, and the nearest command to a mistyped one. */
+int lm_cli_command_help(lm_cli *cli, const char *command, FILE *out); /* LM_EXIT_USAGE when unknown */
+const char *lm_cli_nearest_command(const char *word);                /* NULL when nothing is near */
+int lm_cli_command_takes(const char *command, const char *option);  /* its own or a common option */
+
+/* completion.c: the completion script for bash, zsh or fish, from the tables above. */
+int lm_cli_completion(const char *shell, FILE *out);                   /* -1: unknown shell */
+
+/* progress.c: waits shown as a live line on a terminal, a plain line every 10 s elsewhere. */
+void lm_cli_progress_wait(lm_cli *cli, const lm_step_event *ev);
+void lm_cli_progress_clear(lm_cli *cli);                             /* before any other line */
+
 /* output_flow.c: flow results. */
 /* Whose domain holds the preference, and whether the Lume server's VMs read it, in one line. */
 void lm_cli_pref_user_line(const lm_host_pref_info *pref, char *buf, size_t size);
@@ -81,6 +115,7 @@ const char *lm_cli_pref_mode(const lm_host_pref_info *pref);
 int lm_cli_flow_exit(const lm_flow_result *result);
 void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *result, int exit_code);
 void lm_cli_flags_line(const lm_workload_flags *flags, char *buf, size_t len);
+void lm_cli_agent_lines(FILE *out, const lm_vm_outcome *o); /* cmd_agent.c: the VM's agents, if any */
 void lm_cli_exercise_lines(FILE *out, const char *indent, const char *title, const lm_report *exercised);
 
 /* interrupt.c: SIGINT/SIGTERM during a command that changes VMs. */
@@ -101,5 +136,9 @@ int lm_cmd_rollback(lm_cli *cli);
 int lm_cmd_forget_host(lm_cli *cli);
 int lm_cmd_bench(lm_cli *cli);
 int lm_cmd_gc(lm_cli *cli);
+int lm_cmd_agent(lm_cli *cli);
+int lm_cmd_doctor(lm_cli *cli);
+int lm_cmd_help(lm_cli *cli);
+int lm_cmd_completion(lm_cli *cli);
 
 #endif

@@ -26,8 +26,6 @@ int lm_cmd_enable(lm_cli *cli)
 		lm_cli_flow_print(cli, &result, exit_code);
 		if (lm_cli_interrupted())
 			lm_cli_interrupted_line(&result);
-		else if (exit_code != LM_EXIT_OK && !cli->json)
-			lm_cli_printf(stderr, "lume-metal: enable: %s\n", lm_error_last()->message);
 	}
 	lm_flow_result_dispose(&result);
 	lm_context_free(ctx);

@@ -23,9 +23,12 @@ static void print_text(const lm_flow_result *r)
 			lm_cli_printf(stdout, "%s\n", o->message);
 			continue;
 		}
-		lm_cli_printf(stdout, "%s: %s\n", o->vm, o->rc < 0 ? o->message : o->already_enabled ? "enabled" : "not enabled");
-		if (o->rc < 0)
+		if (o->rc < 0) {
+			lm_cli_printf(stdout, "%s: FAILED\n", o->vm);
+			lm_cli_printf(stderr, "lume-metal: %s\n", o->message); /* already names the VM */
 			continue;
+		}
+		lm_cli_printf(stdout, "%s: %s\n", o->vm, o->already_enabled ? "enabled" : "not enabled");
 		lm_cli_printf(stdout, "  state %s, ip %s, manager %s\n", o->info.status[0] ? o->info.status : "unknown",
 		    o->info.ip[0] ? o->info.ip : "-", o->info.manager[0] ? o->info.manager : "-");
 		if (o->info.vm_id[0] != '\0')
@@ -54,6 +57,7 @@ static void print_text(const lm_flow_result *r)
 		}
 		if (o->exercised != NULL)
 			lm_cli_exercise_lines(stdout, "  ", "last exercise", o->exercised);
+		lm_cli_agent_lines(stdout, o);
 	}
 }
 

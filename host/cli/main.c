@@ -18,6 +18,10 @@ static const struct {
 	{"forget-host", lm_cmd_forget_host},
 	{"bench", lm_cmd_bench},
 	{"gc", lm_cmd_gc},
+	{"agent", lm_cmd_agent},
+	{"doctor", lm_cmd_doctor},
+	{"help", lm_cmd_help},
+	{"completion", lm_cmd_completion},
 };
 
 int main(int argc, char **argv)
@@ -34,5 +38,5 @@ int main(int argc, char **argv)
 			lm_cli_exit_interrupted();
 			return rc;
 		}
-	return lm_cli_usage_error(&cli, "unknown command '%s' (see lume-metal --help)", cli.command);
+	return lm_cli_command_help(&cli, cli.command, stdout); /* unknown: an error naming the nearest command */
 }

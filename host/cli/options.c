@@ -13,7 +13,8 @@ enum opt_id {
 	OPT_VM_MANAGER, OPT_LUME, OPT_HOST_KEY_POLICY, OPT_SSH_USER, OPT_SSH_KEY, OPT_SSH_PASSWORD_FILE,
 	OPT_BUNDLE, OPT_PROFILE, OPT_ALL, OPT_JOBS, OPT_NO_RESTART, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT,
 	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT, OPT_TART, OPT_UTMCTL,
-	OPT_EXERCISE, OPT_KEEP_HOST, OPT_RESTORE_HOST, OPT_REPETITIONS, OPT_OUT, OPT_WORKLOAD_PARSER, OPT_BARE_METAL
+	OPT_EXERCISE, OPT_KEEP_HOST, OPT_RESTORE_HOST, OPT_REPETITIONS, OPT_OUT, OPT_WORKLOAD_PARSER, OPT_BARE_METAL,
+	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD
 };
 
 static const struct option_doc {
@@ -24,8 +25,17 @@ static const struct option_doc {
 	const char *env;   /* environment variable that sets the same, or NULL */
 	const char *help;
 } options[] = {
-	{"format", required_argument, OPT_FORMAT, "text|json", NULL,
-	 "Output format. json prints one document with a versioned schema (docs/json-output.md)."},
+	{"format", required_argument, OPT_FORMAT, "text|json|jsonl", NULL,
+	 "Output format. json prints one document with a versioned schema (docs/json-output.md); jsonl prints "
+	 "one line per step start and end per VM, then the document on one line (for CI logs and dashboards)."},
+	{"quiet", no_argument, OPT_QUIET, NULL, NULL,
+	 "No progress and no informational lines: results, warnings and errors only."},
+	{"label", required_argument, OPT_LABEL, "LABEL", NULL,
+	 "agent install/remove: the LaunchAgent's label, reverse-DNS (e.g. com.example.llama-server)."},
+	{"keep-alive", no_argument, OPT_KEEP_ALIVE, NULL, NULL,
+	 "agent install: launchd restarts the workload whenever it exits (KeepAlive)."},
+	{"run-at-load", no_argument, OPT_RUN_AT_LOAD, NULL, NULL,
+	 "agent install: launchd starts the workload when the agent is loaded, at each login too (RunAtLoad)."},
 	{"dry-run", no_argument, OPT_DRY_RUN, NULL, NULL, "Print the plan and change nothing (enable, rollback, host, gc)."},
 	{"force", no_argument, OPT_FORCE, NULL, NULL,
 	 "host disable/rollback: restore the preference even if someone else changed it since."},
@@ -124,6 +134,10 @@ static const char *const command_help[] = {
 	"host enable [--keep]|disable|status", "The host preference alone (--keep: kept for a CI fleet until host disable).",
 	"forget-host VM", "Forget a guest's recorded SSH host key.",
 	"gc [--dry-run]", "Forget the VMs their manager no longer knows (journal entries, host-key pins).",
+	"agent install|remove|list VM ...", "Per-workload LaunchAgents carrying the shim's environment.",
+	"doctor [VM...]", "Check the host and the VMs: one ok / warn / fail line per check, with what to do.",
+	"help [COMMAND]", "Help on one command (also: lume-metal COMMAND --help).",
+	"completion bash|zsh|fish", "Print the shell completion script (installed with lume-metal).",
 	NULL,
 };
 
@@ -166,13 +180,18 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 
 	switch (id) {
 	case OPT_FORMAT:
-		if (strcmp(arg, "json") == 0)
+		cli->jsonl = strcmp(arg, "jsonl") == 0;
+		if (strcmp(arg, "json") == 0 || cli->jsonl)
 			cli->json = 1;
 		else if (strcmp(arg, "text") == 0)
 			cli->json = 0;
 		else
-			return lm_cli_usage_error(cli, "%s: expected text or json, found '%s'", source, arg);
+			return lm_cli_usage_error(cli, "%s: expected text, json or jsonl, found '%s'", source, arg);
 		return 0;
+	case OPT_QUIET: cli->quiet = 1; return 0;
+	case OPT_LABEL: cli->label = arg; return 0;
+	case OPT_KEEP_ALIVE: cli->keep_alive = 1; return 0;
+	case OPT_RUN_AT_LOAD: cli->run_at_load = 1; return 0;
 	case OPT_DRY_RUN: cli->lib.dry_run = 1; return 0;
 	case OPT_FORCE: cli->lib.force = 1; return 0;
 	case OPT_FORCE_USER_MISMATCH: cli->lib.force_user_mismatch = 1; return 0;
@@ -355,7 +374,7 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	struct option longopts[N_OPTIONS + 1];
 	const char *val;
 	char flag[64];
-	int i, c, rc, dashdash = argc;
+	int i, c, rc, dashdash = argc, help = 0;
 	size_t k;
 
 	memset(cli, 0, sizeof(*cli));
@@ -383,11 +402,15 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 		}
 	}
 
-	/* --format json anywhere before "--" holds for errors found before it is parsed, too. */
-	for (i = 1; i < dashdash; i++)
-		if ((strcmp(argv[i], "--format") == 0 && i + 1 < dashdash && strcmp(argv[i + 1], "json") == 0) ||
-		    strcmp(argv[i], "--format=json") == 0)
+	/* --format json (jsonl) anywhere before "--" holds for errors found before it is parsed, too. */
+	for (i = 1; i < dashdash; i++) {
+		const char *f = strcmp(argv[i], "--format") == 0 && i + 1 < dashdash ? argv[i + 1] :
+		    strncmp(argv[i], "--format=", 9) == 0 ? argv[i] + 9 : "";
+		if (strcmp(f, "json") == 0 || strcmp(f, "jsonl") == 0) {
 			cli->json = 1;
+			cli->jsonl = f[4] == 'l';
+		}
+	}
 
 	/* `rollback --all --host`: --host without a value asks to restore a kept preference. An address
 	 * never starts with '-', so `--host IP` keeps its meaning. */
@@ -405,11 +428,13 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(dashdash, argv, ":hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(dashdash, argv, ":hqV", longopts, NULL)) != -1) {
 		if (c == OPT_HELP) {
-			lm_cli_usage(stdout);
-			return -1;
+			help = 1; /* after the loop: the command's help when a command is named */
+			continue;
 		}
+		if (c == 'q')
+			c = OPT_QUIET;
 		if (c == OPT_VERSION) {
 			printf("lume-metal %s\n", LUME_METAL_VERSION);
 			return -1;
@@ -429,6 +454,12 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 		if ((rc = set_option(cli, c, optarg, flag)) != 0)
 			return rc;
 	}
+	if (help) {
+		if (optind < dashdash)
+			return lm_cli_command_help(cli, argv[optind], stdout) == 0 ? -1 : LM_EXIT_USAGE;
+		lm_cli_usage(stdout);
+		return -1;
+	}
 	if (optind >= dashdash) {
 		lm_cli_usage(stderr);
 		return LM_EXIT_USAGE;
@@ -436,11 +467,12 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	cli->command = argv[optind];
 	cli->argv = argv + optind + 1;
 	cli->argc = dashdash - optind - 1;
-	/* Only `run` and `bench` take a guest command; elsewhere "--" would hide options and names from the
-	 * parser (`host enable -- --dry-run` must not change the preference). */
-	if (dashdash < argc && strcmp(cli->command, "run") != 0 && strcmp(cli->command, "bench") != 0)
-		return lm_cli_usage_error(cli, "%s: '--' is only for run and bench (lume-metal run VM -- CMD...); put "
-		    "options and names before it", cli->command);
+	/* Only `run`, `bench` and `agent install` take a guest command; elsewhere "--" would hide options
+	 * and names from the parser (`host enable -- --dry-run` must not change the preference). */
+	if (dashdash < argc && strcmp(cli->command, "run") != 0 && strcmp(cli->command, "bench") != 0 &&
+	    strcmp(cli->command, "agent") != 0)
+		return lm_cli_usage_error(cli, "%s: '--' is only for run, bench and agent install (lume-metal run VM -- "
+		    "CMD...); put options and names before it", cli->command);
 	if (cli->lib.keep_host && strcmp(cli->command, "enable") != 0 &&
 	    !(strcmp(cli->command, "host") == 0 && cli->argc == 1 && strcmp(cli->argv[0], "enable") == 0))
 		return lm_cli_usage_error(cli, "%s: --keep and --keep-host are for host enable and enable", cli->command);
@@ -448,4 +480,29 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 		return lm_cli_usage_error(cli, "%s: --restore-host (--host without an address) is for rollback; give "
 		    "--host an address (--host IP) elsewhere", cli->command);
 	return 0;
+}
+
+/* The tables, for help, the suggestions and the completion scripts (help.c, completion.c). */
+const char *lm_cli_option_at(size_t i, const char **arg, const char **help)
+{
+	if (i >= N_OPTIONS)
+		return NULL;
+	if (arg != NULL)
+		*arg = options[i].arg;
+	if (help != NULL)
+		*help = options[i].help;
+	return options[i].name;
+}
+
+const char *lm_cli_command_at(size_t i, const char **summary)
+{
+	size_t k;
+
+	for (k = 0; command_help[k] != NULL; k += 2)
+		if (k / 2 == i) {
+			if (summary != NULL)
+				*summary = command_help[k + 1];
+			return command_help[k];
+		}
+	return NULL;
 }

@@ -66,7 +66,13 @@ lm_json_envelope lm_cli_envelope(const lm_cli *cli, int exit_code, int error_cod
 
 void lm_cli_print_document(const lm_cli *cli, int rc, char *doc)
 {
-	(void)cli;
+	char *line = NULL;
+
+	/* JSON Lines: the document is the stream's last line. */
+	if (rc >= 0 && doc != NULL && cli != NULL && cli->jsonl && (rc = lm_json_one_line(doc, &line)) >= 0) {
+		lm_free(doc);
+		doc = line;
+	}
 	if (rc < 0 || doc == NULL) {
 		lm_cli_printf(stderr, "lume-metal: cannot render the JSON document: %s\n", lm_error_last()->message);
 		lm_free(doc);
@@ -162,6 +168,11 @@ static int report(lm_cli *cli, int exit_code, int code, const char *message)
 		rc = lm_json_error(&env, &doc);
 		lm_cli_print_document(cli, rc, doc);
 	}
+	if (cli != NULL)
+		lm_cli_progress_clear(cli);
+	/* One prefix: a message that already names the tool is not given a second one. */
+	if (strncmp(message, "lume-metal: ", 12) == 0)
+		message += 12;
 	lm_cli_printf(stderr, "lume-metal: %s\n", message);
 	if (cli != NULL && (hint = lm_cli_hint(cli, code)) != NULL)
 		lm_cli_printf(stderr, "hint: %s\n", hint);
@@ -191,22 +202,47 @@ int lm_cli_usage_error(lm_cli *cli, const char *fmt, ...)
 
 void lm_cli_log(void *data, lm_log_level level, const char *line)
 {
-	const lm_cli *cli = data;
+	lm_cli *cli = data;
 
 	if (level == LM_LOG_DEBUG && !cli->verbose)
 		return;
-	if (cli->json && level == LM_LOG_INFO)
+	if ((cli->json || cli->quiet) && level == LM_LOG_INFO)
 		return;
+	lm_cli_progress_clear(cli);
 	lm_cli_printf(stderr, "%s%s\n", level == LM_LOG_WARN ? "warning: " : "", line);
 }
 
-/* on_step: progress lines on stderr (stdout keeps the result). */
+static double now_epoch(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* on_step: JSON Lines events on stdout (--format jsonl), or progress lines on stderr (stdout
+ * keeps the result); waits are progress.c's. */
 static void on_step(void *data, const lm_step_event *ev)
 {
-	const lm_cli *cli = data;
+	lm_cli *cli = data;
+	char *line = NULL;
 
-	if (!cli->progress)
+	if (cli->jsonl) {
+		if (ev->state != LM_STEP_WAITING && lm_step_event_to_json(ev, cli->json_command != NULL ? cli->json_command :
+		    cli->command, now_epoch(), &line) == 0) {
+			fputs(line, stdout);
+			fflush(stdout);
+		}
+		lm_free(line);
 		return;
+	}
+	if (ev->state == LM_STEP_WAITING) {
+		lm_cli_progress_wait(cli, ev);
+		return;
+	}
+	if (!cli->progress || cli->quiet)
+		return;
+	lm_cli_progress_clear(cli);
 	if (ev->state == LM_STEP_STARTED)
 		lm_cli_printf(stderr, "%s%s%s ...\n", ev->vm, ev->vm[0] ? ": " : "", ev->name);
 	else
@@ -261,7 +297,8 @@ int lm_cli_context(lm_cli *cli, lm_context **out)
 	cli->lib.on_output = on_output;
 	cli->lib.should_cancel = lm_cli_should_cancel; /* interrupt.c: SIGINT and SIGTERM */
 	cli->lib.callback_data = cli;
-	cli->progress = cli->verbose || (!cli->json && isatty(STDERR_FILENO));
+	cli->live.tty = isatty(STDERR_FILENO);
+	cli->progress = cli->verbose || (!cli->json && cli->live.tty);
 	if (lm_context_new(out, &cli->lib) < 0)
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);
 	return 0;

@@ -43,6 +43,7 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 	size_t i, k;
 	int rc;
 
+	lm_cli_progress_clear(cli);
 	if (cli->json) {
 		env = lm_cli_envelope(cli, exit_code, failed != NULL ? failed->rc : 0, failed != NULL ? failed->message : NULL);
 		rc = lm_flow_result_to_json(r, &env, &doc);
@@ -55,7 +56,13 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 
 		for (k = 0; k < o->nsteps; k++)
 			total += o->steps[k].seconds;
-		lm_cli_printf(stdout, "%s%s (%.2f s)\n", o->rc < 0 ? "FAILED " : "", o->message, total);
+		/* A failure's message goes to stderr, once; stdout says which VM failed. */
+		if (o->rc < 0) {
+			lm_cli_printf(stdout, "FAILED %s (%.2f s)\n", o->vm, total);
+			lm_cli_printf(stderr, "lume-metal: %s\n", o->message);
+		} else {
+			lm_cli_printf(stdout, "%s (%.2f s)\n", o->message, total);
+		}
 		for (k = 0; k < o->nsteps; k++)
 			lm_cli_printf(stdout, "  %-16s %7.3f s  %s\n", o->steps[k].name, o->steps[k].seconds, o->steps[k].detail);
 	}

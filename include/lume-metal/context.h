@@ -33,7 +33,9 @@ typedef enum { LM_LOG_DEBUG, LM_LOG_INFO, LM_LOG_WARN } lm_log_level;
 typedef void (*lm_log_fn)(void *data, lm_log_level level, const char *line);
 
 /* Progress: every step of an operation is reported when it starts and when it ends. */
-typedef enum { LM_STEP_STARTED, LM_STEP_DONE, LM_STEP_FAILED } lm_step_state;
+/* LM_STEP_WAITING: while a step waits (a VM booting, SSH, another process's lock of the VM),
+ * about once a second; elapsed counts from the wait's start and detail says what is awaited. */
+typedef enum { LM_STEP_STARTED, LM_STEP_DONE, LM_STEP_FAILED, LM_STEP_WAITING } lm_step_state;
 typedef struct {
 	const char *vm;         /* the VM the step is about ("" for the host alone) */
 	const char *name;       /* "host-preference", "start", "ready", "guest", "restart", "bundle",

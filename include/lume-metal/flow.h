@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "agent.h"
 #include "context.h"
 #include "exercise.h"
 #include "prefs.h"
@@ -80,6 +81,9 @@ typedef struct {
 	                                 host-key pin were forgotten (with dry_run: would be) */
 	size_t nsteps;
 	lm_flow_step *steps;          /* nsteps entries, in order */
+	size_t nagents;
+	lm_agent_info *agents;        /* agent list and status: the VM's agents (agent.h); agent install
+	                                 and remove: the one agent */
 } lm_vm_outcome;
 
 typedef struct {
@@ -124,6 +128,17 @@ LM_EXTERN(int) lm_flow_probe_exercise(lm_context *ctx, const char *vm, lm_flow_r
  * on_output callback as it arrives (nothing is written to the caller's file descriptors);
  * *exit_status gets the guest command's exit status. */
 LM_EXTERN(int) lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t argc, int *exit_status);
+
+/* agent install VM: the workload's LaunchAgent (agent.h) with the shim's environment — the
+ * profile's (NULL: the one the VM was enabled with) — uploaded atomically to the guest's
+ * ~/Library/LaunchAgents/LABEL.plist, checked with `plutil -lint`, booted out when loaded, then
+ * bootstrapped into gui/UID and kickstarted; recorded in the journal. The VM must be enabled. */
+LM_EXTERN(int) lm_flow_agent_install(lm_context *ctx, const char *vm, const lm_agent_spec *spec,
+    const lm_profile *profile, lm_flow_result *result);
+/* agent remove VM LABEL: booted out, its plist removed, forgotten. */
+LM_EXTERN(int) lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_flow_result *result);
+/* agent list VM: the VM's agents from the journal, with launchd's state when the VM is running. */
+LM_EXTERN(int) lm_flow_agent_list(lm_context *ctx, const char *vm, lm_flow_result *result);
 
 #ifdef __cplusplus
 }

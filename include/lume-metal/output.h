@@ -13,6 +13,7 @@
 
 #include "bench.h"
 #include "common.h"
+#include "doctor.h"
 #include "flow.h"
 #include "prefs.h"
 #include "profile.h"
@@ -59,6 +60,18 @@ LM_EXTERN(int) lm_profile_lint_to_json(const lm_profile *profile, const char *so
  * bench compare: rows_json is what lm_bench_compare returned (NULL after a failure). */
 LM_EXTERN(int) lm_bench_result_to_json(const lm_bench_result *result, const lm_json_envelope *env, char **out);
 LM_EXTERN(int) lm_bench_compare_to_json(const char *rows_json, const lm_json_envelope *env, char **out);
+/* JSON Lines (--format jsonl): one step event as one line — schema, event "step", command, vm,
+ * step, state (started, done, failed, waiting), seconds, detail, time (`at`, epoch seconds) —
+ * newline-terminated. */
+LM_EXTERN(int) lm_step_event_to_json(const lm_step_event *event, const char *command, double at, char **out);
+/* Any document above as one line (the final line of a JSON Lines stream). */
+LM_EXTERN(int) lm_json_one_line(const char *document, char **out);
+
+/* doctor: checks[] (vm, check, level, message, hint) and counts; advice (may be NULL) gives the
+ * caller's hint for a check, or NULL. */
+typedef const char *(*lm_doctor_advice_fn)(void *data, const lm_doctor_check *check);
+LM_EXTERN(int) lm_doctor_to_json(const lm_doctor_result *result, lm_doctor_advice_fn advice, void *data,
+    const lm_json_envelope *env, char **out);
 
 /* forget-host. */
 LM_EXTERN(int) lm_forget_host_to_json(const char *vm, int forgotten, const char *state_dir,

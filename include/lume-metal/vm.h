@@ -48,6 +48,9 @@ LM_EXTERN(const char *) lm_vm_manager_name_for(const lm_vm_manager *vmm, const c
  * Lume's API too —, `tart --version`, `utmctl version`): its first line into buf. LM_ENOTFOUND
  * when the program is not there or the manager has none (none). */
 LM_EXTERN(int) lm_vm_manager_version(lm_vm_manager *vmm, const char *name, char *buf, size_t len);
+/* The managers in use (automatic choice: every one found), each with its version when it tells
+ * one: "lume-api 0.2.22, tart 2.28.0" (a manager that does not answer says why instead). */
+LM_EXTERN(int) lm_vm_manager_versions(lm_vm_manager *vmm, char *buf, size_t len);
 /* 0 for the manager-less mode: starting and stopping VMs are the user's job there. */
 LM_EXTERN(int) lm_vm_manager_can_start(const lm_vm_manager *vmm);
 

@@ -50,6 +50,22 @@ jq -e '.stdout == "out\n\\xff\n" and .stderr == "err\n" and .exit_status == 3' "
 doc host-disable-live 1 host disable
 jq -e '.error.code == "conflict" and (.error.hint | test("--force"))' "$E2E_DIR/doc-$n-host-disable-live.json" >/dev/null ||
   fail "host disable with a live VM: no conflict with a hint: $(cat "$E2E_DIR/doc-$n-host-disable-live.json")"
+# Agents (options before "--", as for run) and doctor.
+mkdir -p "$(vm_dir vm1)/opt/homebrew/bin"
+printf '#!/bin/sh\nexec sleep 600\n' >"$(vm_dir vm1)/opt/homebrew/bin/server"
+chmod 755 "$(vm_dir vm1)/opt/homebrew/bin/server"
+doc agent-install 0 --format json agent install vm1 --label com.example.server -- server
+doc agent-list 0 agent list vm1
+doc agent-remove 0 agent remove vm1 --label com.example.server
+doc agent-remove-unknown 1 agent remove vm1 --label com.example.server
+doc agent-usage 2 agent frobnicate vm1
+doc doctor 0 doctor vm1
+doc doctor-fail 1 doctor no-such-vm
+# JSON Lines: step events, then the document on one line.
+lm status vm1 --format jsonl >"$E2E_DIR/status.jsonl" || fail "status --format jsonl"
+lm enable vm1 --format jsonl >"$E2E_DIR/enable.jsonl" || fail "enable --format jsonl"
+"$LM_PYTHON" "$VALIDATE" "$LM_SCHEMA" --lines step_event "$E2E_DIR/status.jsonl" "$E2E_DIR/enable.jsonl" ||
+  fail "JSON Lines that do not follow $LM_SCHEMA (above)"
 doc forget-host 0 forget-host vm1
 doc forget-host-usage 2 forget-host
 doc rollback 0 rollback vm1 --no-restart
@@ -66,10 +82,11 @@ doc unknown-option 2 status --no-such-option
 
 # Every command of the tool, succeeding and failing.
 for c in enable status probe run rollback "profile list" "profile show" "profile lint" "host enable" \
-         "host disable" "host status" forget-host gc; do
+         "host disable" "host status" forget-host gc "agent install" "agent list" "agent remove" doctor; do
   [ -n "${seen["$c/true"]:-}" ] || [ "$c" = run ] || fail "no successful '$c' document was checked"
 done
-for c in enable status probe run rollback profile "profile show" "profile lint" host forget-host gc; do
+for c in enable status probe run rollback profile "profile show" "profile lint" host forget-host gc "agent remove" \
+         agent doctor; do
   [ -n "${seen["$c/false"]:-}" ] || fail "no failing '$c' document was checked"
 done
 echo "ok: $n documents valid against $(basename "$LM_SCHEMA")"

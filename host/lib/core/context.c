@@ -1,6 +1,7 @@
 #include "lume-metal/context.h"
 #include "context_internal.h"
 #include "error_internal.h"
+#include "clock.h"
 #include "str.h"
 
 #include <stdlib.h>
@@ -180,6 +181,17 @@ void lm_context_output(const lm_context *ctx, const char *vm, int stream, const 
 	pthread_mutex_lock(callback_lock(ctx));
 	ctx->opts.on_output(ctx->opts.callback_data, vm, stream, bytes, len);
 	pthread_mutex_unlock(callback_lock(ctx));
+}
+
+void lm_context_waiting(const lm_context *ctx, const char *vm, const char *step, double since, double *last,
+    const char *what)
+{
+	double now = lm_clock_monotonic();
+
+	if (*last > 0 && now - *last < 1.0)
+		return;
+	*last = now;
+	lm_context_step(ctx, vm, step, LM_STEP_WAITING, now - since, what);
 }
 
 int lm_context_check_cancel(const lm_context *ctx, const char *what)

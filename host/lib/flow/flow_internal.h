@@ -159,6 +159,57 @@ int lm_guest_run_target(lm_ssh *ssh, const lm_shim_env *se, const char *const *a
  * when the shim can reach the program. name: the program as the user gave it. */
 int lm_sip_warning(const lm_guest_facts *facts, const char *name, const lm_run_target *t, char *buf, size_t len);
 
+/* ---- inspect.c: an enabled VM as the journal records it ---- */
+
+/* What the journal says about an enabled VM, enough to reach its installed bundle. */
+typedef struct {
+	int known;
+	char status[32];
+	char profile_name[LM_PROFILE_NAME_MAX + 1];
+	lm_profile *profile;
+	char injection[64], shim[256], probe[256], bundle_id[96];
+	lm_guest_facts facts;
+	double started_at;       /* when this tool last started the VM; 0: never */
+	lm_report *stock, *shimmed, *exercised;
+	cJSON *agents;           /* a copy of the entry's "agents" array (agent.c), or NULL */
+} lm_vm_record;
+
+/* Read the journal's record of VM name (r->known 0 when it has none); dispose frees its contents. */
+int lm_vm_record_load(lm_context *ctx, const char *name, lm_vm_record *r);
+void lm_vm_record_dispose(lm_vm_record *r);
+/* An enabled VM, running, reached over SSH (*ssh), its guest facts in o->guest, with its shim
+ * environment (*se) from the record r loaded here. */
+int lm_flow_open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, lm_vm_record *r, lm_ssh **ssh,
+    lm_shim_env *se);
+
+/* ---- agent_plist.c, agent.c: per-workload LaunchAgents (agent.h) ---- */
+
+/* Where agents and their logs live in the guest, relative to its home. */
+#define LM_AGENT_DIR "Library/LaunchAgents"
+#define LM_AGENT_LOG_DIR "Library/Logs/lume-metal"
+
+typedef struct {
+	char plist[LM_AGENT_PATH_MAX];   /* HOME/Library/LaunchAgents/LABEL.plist */
+	char out_log[LM_AGENT_PATH_MAX]; /* HOME/Library/Logs/lume-metal/LABEL.out.log */
+	char err_log[LM_AGENT_PATH_MAX];
+} lm_agent_paths_t;
+
+/* The agent's guest paths; LM_EINVALID when they would not fit. */
+int lm_agent_paths(const char *home, const char *label, lm_agent_paths_t *paths);
+/* The agent's plist (XML, NUL-terminated, free()): Label, ProgramArguments (program — the
+ * workload's resolved absolute path — then spec's arguments after argv[0]), EnvironmentVariables
+ * (the shim's injection variable, the profile's LUME_METAL_*, a PATH with the bundle's tools and
+ * Homebrew's), StandardOutPath and StandardErrorPath, KeepAlive and RunAtLoad when asked. */
+int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const lm_shim_env *se, const char *home,
+    char **xml, size_t *len);
+/* o->agents from a journal entry's "agents" array, with launchd's state when ssh is given. */
+int lm_flow_agents_status(lm_ssh *ssh, const cJSON *agents, lm_vm_outcome *o);
+/* Boot the agents a journal entry lists (its "agents" array) out of launchd and remove their plists
+ * (rollback, before the guest files: the agents name the shim); `labels` gets their labels, ", "
+ * between them. The entry is left as it is. */
+int lm_guest_agents_remove_recorded(lm_ssh *ssh, const lm_guest_facts *facts, const cJSON *agents, char *labels,
+    size_t len);
+
 /* ---- journal.c: per-VM entries ---- */
 
 /* When this tool last asked for the VM to be started (epoch seconds; docs/state-format.md). */

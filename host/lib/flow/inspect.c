@@ -9,29 +9,17 @@
 #include "vm_gone.h"
 #include "text.h"
 
-/* What the journal says about an enabled VM, enough to reach its installed bundle. */
-typedef struct {
-	int known;
-	char status[32];
-	char profile_name[LM_PROFILE_NAME_MAX + 1];
-	lm_profile *profile;
-	char injection[64], shim[256], probe[256], bundle_id[96];
-	lm_guest_facts facts;
-	double started_at;       /* when this tool last started the VM; 0: never */
-	lm_report *stock, *shimmed, *exercised;
-} vm_record;
-
-/* Contents only: the record is the caller's. */
-static void record_dispose(vm_record *r)
+void lm_vm_record_dispose(lm_vm_record *r)
 {
 	lm_profile_free(r->profile);
 	lm_report_free(r->stock);
 	lm_report_free(r->shimmed);
 	lm_report_free(r->exercised);
+	cJSON_Delete(r->agents);
 	memset(r, 0, sizeof(*r));
 }
 
-static int record_load(lm_context *ctx, const char *name, vm_record *r)
+int lm_vm_record_load(lm_context *ctx, const char *name, lm_vm_record *r)
 {
 	lm_state *st = NULL;
 	const cJSON *vm, *bundle, *probe;
@@ -58,6 +46,11 @@ static int record_load(lm_context *ctx, const char *name, vm_record *r)
 	    (rc = lm_journal_load_facts(vm, &r->facts)) < 0)
 		goto out;
 	r->started_at = lm_journal_number(vm, LM_JOURNAL_VM_STARTED_AT);
+	if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(vm, "agents")) &&
+	    (r->agents = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(vm, "agents"), 1)) == NULL) {
+		rc = lm_error_nomem();
+		goto out;
+	}
 	probe = cJSON_GetObjectItemCaseSensitive(vm, "last_probe");
 	(void)lm_journal_load_report(probe, "stock", &r->stock);
 	(void)lm_journal_load_report(probe, "shimmed", &r->shimmed);
@@ -66,18 +59,17 @@ static int record_load(lm_context *ctx, const char *name, vm_record *r)
 out:
 	lm_state_close(st);
 	if (rc < 0)
-		record_dispose(r);
+		lm_vm_record_dispose(r);
 	return rc;
 }
 
-/* An enabled VM, running, reached over SSH, with its shim environment. */
-static int open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, vm_record *r, lm_ssh **ssh,
+int lm_flow_open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, lm_vm_record *r, lm_ssh **ssh,
     lm_shim_env *se)
 {
 	char current[128];
 	int rc;
 
-	if ((rc = record_load(ctx, o->vm, r)) < 0)
+	if ((rc = lm_vm_record_load(ctx, o->vm, r)) < 0)
 		return rc;
 	if (!r->known || strcmp(r->status, "enabled") != 0 || r->profile == NULL)
 		return lm_error_set(LM_ENOTENABLED, "%s is not enabled", o->vm);
@@ -102,7 +94,7 @@ static int probe_vm(lm_context *ctx, const char *vm, int exercise, lm_flow_resul
 	lm_ssh *ssh = NULL;
 	lm_state *st = NULL;
 	lm_shim_env se;
-	vm_record r;
+	lm_vm_record r;
 	lm_vm_outcome *o;
 	cJSON *entry, *probe;
 	double t;
@@ -114,7 +106,7 @@ static int probe_vm(lm_context *ctx, const char *vm, int exercise, lm_flow_resul
 		return rc;
 	o = &result->vms[0];
 	if ((rc = lm_vm_lock_take(&lock, ctx, o->vm, "probe", 0)) < 0 ||
-	    (rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = open_enabled(ctx, vmm, o, &r, &ssh, &se)) < 0 ||
+	    (rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = lm_flow_open_enabled(ctx, vmm, o, &r, &ssh, &se)) < 0 ||
 	    (rc = lm_step_begin(ctx, o, "probe", &t)) < 0 ||
 	    (rc = lm_guest_probe(ssh, &se, 0, &o->stock, NULL, 0)) < 0 ||
 	    (rc = lm_guest_probe(ssh, &se, 1, &o->shimmed, NULL, 0)) < 0) {
@@ -154,7 +146,7 @@ static int probe_vm(lm_context *ctx, const char *vm, int exercise, lm_flow_resul
 		lm_state_close(st);
 	}
 out:
-	record_dispose(&r);
+	lm_vm_record_dispose(&r);
 	lm_ssh_free(ssh);
 	lm_vm_manager_free(vmm);
 	lm_vm_lock_release(lock);
@@ -211,7 +203,7 @@ struct lm_flow_session {
 	lm_vm_manager *vmm;
 	lm_ssh *ssh;
 	lm_shim_env se;
-	vm_record r;
+	lm_vm_record r;
 	lm_flow_result result;
 };
 
@@ -228,7 +220,7 @@ int lm_flow_session_open(lm_flow_session **out, lm_context *ctx, const char *vm)
 	if ((rc = lm_flow_open_outcomes(&s->result, &vm, 1)) < 0 ||
 	    (rc = lm_vm_lock_take(&s->lock, ctx, s->result.vms[0].vm, "run", LM_VM_LOCK_SHARED)) < 0 ||
 	    (rc = lm_vm_manager_open(&s->vmm, ctx)) < 0 ||
-	    (rc = open_enabled(ctx, s->vmm, &s->result.vms[0], &s->r, &s->ssh, &s->se)) < 0) {
+	    (rc = lm_flow_open_enabled(ctx, s->vmm, &s->result.vms[0], &s->r, &s->ssh, &s->se)) < 0) {
 		lm_flow_session_close(s);
 		return rc;
 	}
@@ -243,7 +235,7 @@ void lm_flow_session_close(lm_flow_session *s)
 	if (s == NULL)
 		return;
 	lm_vm_lock_release(s->lock);
-	record_dispose(&s->r);
+	lm_vm_record_dispose(&s->r);
 	lm_ssh_free(s->ssh);
 	lm_vm_manager_free(s->vmm);
 	lm_flow_result_dispose(&s->result);
@@ -336,11 +328,11 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 {
 	lm_ssh *ssh = NULL;
 	lm_bundle *b = NULL;
-	vm_record r;
+	lm_vm_record r;
 	char current[128];
 	int ok = 0, rc;
 
-	if ((rc = record_load(ctx, o->vm, &r)) < 0)
+	if ((rc = lm_vm_record_load(ctx, o->vm, &r)) < 0)
 		return lm_outcome_fail(ctx, o, rc);
 	snprintf(o->profile, sizeof(o->profile), "%s", r.profile_name);
 	snprintf(o->bundle_id, sizeof(o->bundle_id), "%s", r.bundle_id);
@@ -357,7 +349,7 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0) {
 		int journal, pin, known = r.known;
 		char manager[32];
-		record_dispose(&r);
+		lm_vm_record_dispose(&r);
 		/* Deleted since: forgotten now, listed as gone this once. */
 		if (rc == LM_ENOTFOUND && known && lm_flow_journal_manager(ctx, o->vm, manager, sizeof(manager)) == 0 &&
 		    lm_vm_gone(vmm, o->vm, manager) && lm_flow_forget_vm(ctx, o->vm, &journal, &pin) == 0) {
@@ -379,11 +371,15 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 				o->bundle_verified = ok;
 		} else {
 			lm_outcome_append(o, "; guest unreachable: %s", lm_error_last()->message);
+			lm_ssh_free(ssh);
+			ssh = NULL;
 		}
 	}
+	if (lm_flow_agents_status(ssh, r.agents, o) < 0)
+		lm_outcome_append(o, "; agents: %s", lm_error_last()->message);
 	lm_bundle_free(b);
 	lm_ssh_free(ssh);
-	record_dispose(&r);
+	lm_vm_record_dispose(&r);
 	return 0;
 }
 

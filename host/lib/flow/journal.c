@@ -298,6 +298,7 @@ void lm_flow_result_dispose(lm_flow_result *result)
 		for (k = 0; k < o->nsteps; k++)
 			free(o->steps[k].detail);
 		free(o->steps);
+		free(o->agents);
 	}
 	free(result->vms);
 	result->vms = NULL;

@@ -9,11 +9,12 @@
 
 /* Reach the guest to remove its files. A stopped VM is started for it and stopped again, so
  * that it is left as it was found. */
-static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o)
+static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, const cJSON *agents)
 {
 	const lm_options *opts = lm_context_options(ctx);
 	lm_ssh *ssh = NULL;
 	lm_guest_facts facts;
+	char labels[512];
 	double t;
 	int was_running, rc;
 
@@ -23,7 +24,8 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome
 		return rc;
 	was_running = strcmp(o->info.status, "running") == 0;
 	if (opts->dry_run) {
-		lm_step_add(ctx, o, "guest-files", t, "would remove ~/%s%s", LM_GUEST_BASE,
+		lm_step_add(ctx, o, "guest-files", t, "would remove ~/%s%s%s", LM_GUEST_BASE,
+		    cJSON_GetArraySize(agents) > 0 ? " and the VM's agents" : "",
 		    was_running ? "" : " (starting the VM for it, then stopping it again)");
 		return 0;
 	}
@@ -35,10 +37,12 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome
 	if ((rc = lm_vm_wait_ready(vmm, o->vm, opts->ready_timeout, &o->info)) < 0 ||
 	    (rc = lm_flow_connect(ctx, o->vm, &o->info, &ssh)) < 0 ||
 	    (rc = lm_guest_facts_read(ssh, &facts, NULL, 0)) < 0 ||
+	    (rc = lm_guest_agents_remove_recorded(ssh, &facts, agents, labels, sizeof(labels))) < 0 ||
 	    (rc = lm_guest_remove_all(ssh, &facts)) < 0)
 		goto out;
 	o->guest = facts;
-	lm_step_add(ctx, o, "guest-files", t, "removed ~/%s", LM_GUEST_BASE);
+	lm_step_add(ctx, o, "guest-files", t, "removed ~/%s%s%s", LM_GUEST_BASE, labels[0] ? "; agents booted out and "
+	    "removed: " : "", labels);
 out:
 	lm_ssh_free(ssh);
 	if (!was_running && o->started) {
@@ -67,19 +71,25 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 	const lm_options *opts = lm_context_options(ctx);
 	lm_state *st = NULL;
 	lm_host_pref_info restored;
+	cJSON *entry, *agents = NULL;
 	double t;
 	int known, rc;
 
 	if ((rc = lm_state_open(&st, ctx)) < 0)
 		return lm_outcome_fail(ctx, o, rc);
-	known = lm_state_vm(st, o->vm, 0) != NULL;
+	known = (entry = lm_state_vm(st, o->vm, 0)) != NULL;
+	/* The agents go first: they name the shim that the guest files' removal takes away. */
+	if (known && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(entry, "agents")))
+		agents = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(entry, "agents"), 1);
 	lm_state_close(st);
 	if (!known) {
 		lm_outcome_message(o, "%s: was never enabled, nothing to roll back", o->vm);
 		o->already_enabled = 0;
 		return 0;
 	}
-	if ((rc = remove_guest_files(ctx, vmm, o)) < 0) {
+	rc = remove_guest_files(ctx, vmm, o, agents);
+	cJSON_Delete(agents);
+	if (rc < 0) {
 		if (rc != LM_ENOTFOUND || lm_vm_get(vmm, o->vm, &o->info) != LM_ENOTFOUND) {
 			lm_outcome_fail(ctx, o, rc);
 			if (rc == LM_ECANCELED)

@@ -76,15 +76,15 @@ static int printable_json(cJSON *item)
 	return 0;
 }
 
-/* Print and free the document. */
-static int finish(cJSON *doc, char **out)
+/* Print and free the document: indented, or on one line (JSON Lines). */
+static int finish_as(cJSON *doc, int one_line, char **out)
 {
 	char *text = NULL;
 	size_t n;
 
 	*out = NULL;
 	if (doc != NULL && printable_json(doc) == 0)
-		text = cJSON_Print(doc);
+		text = one_line ? cJSON_PrintUnformatted(doc) : cJSON_Print(doc);
 	cJSON_Delete(doc);
 	if (text == NULL)
 		return lm_error_nomem();
@@ -97,6 +97,11 @@ static int finish(cJSON *doc, char **out)
 	memcpy(*out + n, "\n", 2);
 	cJSON_free(text);
 	return 0;
+}
+
+static int finish(cJSON *doc, char **out)
+{
+	return finish_as(doc, 0, out);
 }
 
 static void add_string_or_null(cJSON *obj, const char *name, const char *value)
@@ -199,6 +204,95 @@ static cJSON *exercise_json(const lm_report *r)
 	return ex != NULL ? ex : cJSON_CreateNull();
 }
 
+static cJSON *agents_json(const lm_vm_outcome *o)
+{
+	cJSON *list = cJSON_CreateArray(), *a;
+	char when[32];
+	size_t i;
+
+	for (i = 0; list != NULL && i < o->nagents; i++) {
+		const lm_agent_info *ag = &o->agents[i];
+		a = cJSON_CreateObject();
+		cJSON_AddStringToObject(a, "label", ag->label);
+		add_string_or_null(a, "plist", ag->plist);
+		add_string_or_null(a, "program", ag->program);
+		cJSON_AddStringToObject(a, "state", ag->state);
+		if (ag->pid > 0)
+			cJSON_AddNumberToObject(a, "pid", (double)ag->pid);
+		else
+			cJSON_AddNullToObject(a, "pid");
+		add_string_or_null(a, "installed_at", iso_time(ag->installed_at, when, sizeof(when)) == 0 ? when : NULL);
+		cJSON_AddItemToArray(list, a);
+	}
+	return list;
+}
+
+static const char *step_state_word(lm_step_state state)
+{
+	switch (state) {
+	case LM_STEP_STARTED: return "started";
+	case LM_STEP_DONE: return "done";
+	case LM_STEP_FAILED: return "failed";
+	default: return "waiting";
+	}
+}
+
+int lm_step_event_to_json(const lm_step_event *ev, const char *command, double at, char **out)
+{
+	cJSON *doc = cJSON_CreateObject();
+	char when[32];
+
+	if (doc != NULL) {
+		cJSON_AddNumberToObject(doc, "schema", LM_JSON_SCHEMA);
+		cJSON_AddStringToObject(doc, "event", "step");
+		cJSON_AddStringToObject(doc, "command", command != NULL ? command : "");
+		add_string_or_null(doc, "vm", ev->vm);
+		cJSON_AddStringToObject(doc, "step", ev->name != NULL ? ev->name : "");
+		cJSON_AddStringToObject(doc, "state", step_state_word(ev->state));
+		cJSON_AddNumberToObject(doc, "seconds", ev->elapsed);
+		cJSON_AddStringToObject(doc, "detail", ev->detail != NULL ? ev->detail : "");
+		add_string_or_null(doc, "time", iso_time(at, when, sizeof(when)) == 0 ? when : NULL);
+	}
+	return finish_as(doc, 1, out);
+}
+
+int lm_doctor_to_json(const lm_doctor_result *r, lm_doctor_advice_fn advice, void *data,
+    const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env), *checks, *c, *counts;
+	const char *hint;
+	size_t i;
+
+	if (doc == NULL)
+		return finish(NULL, out);
+	checks = cJSON_AddArrayToObject(doc, "checks");
+	for (i = 0; i < r->count; i++) {
+		const lm_doctor_check *k = &r->checks[i];
+		c = cJSON_CreateObject();
+		add_string_or_null(c, "vm", k->vm);
+		cJSON_AddStringToObject(c, "check", k->name);
+		cJSON_AddStringToObject(c, "level", lm_check_level_name(k->level));
+		cJSON_AddStringToObject(c, "message", k->message != NULL ? k->message : "");
+		hint = advice != NULL && k->level != LM_CHECK_OK ? advice(data, k) : NULL;
+		add_string_or_null(c, "hint", hint);
+		cJSON_AddItemToArray(checks, c);
+	}
+	counts = cJSON_AddObjectToObject(doc, "counts");
+	cJSON_AddNumberToObject(counts, "ok", (double)(r->count - r->failed - r->warned));
+	cJSON_AddNumberToObject(counts, "warn", (double)r->warned);
+	cJSON_AddNumberToObject(counts, "fail", (double)r->failed);
+	return finish(doc, out);
+}
+
+int lm_json_one_line(const char *doc, char **out)
+{
+	cJSON *parsed = cJSON_Parse(doc);
+
+	if (parsed == NULL)
+		return lm_error_set(LM_EINVALID, "not a JSON document");
+	return finish_as(parsed, 1, out);
+}
+
 static const char *result_word(const lm_vm_outcome *o)
 {
 	if (o->rc == LM_EUNSUPPORTED)
@@ -250,8 +344,7 @@ static cJSON *outcome_json(const lm_vm_outcome *o)
 	for (i = 0; i < o->nsteps; i++) {
 		s = cJSON_CreateObject();
 		cJSON_AddStringToObject(s, "name", o->steps[i].name);
-		cJSON_AddStringToObject(s, "state", o->steps[i].state == LM_STEP_FAILED ? "failed" :
-		    o->steps[i].state == LM_STEP_DONE ? "done" : "started");
+		cJSON_AddStringToObject(s, "state", step_state_word(o->steps[i].state));
 		cJSON_AddNumberToObject(s, "seconds", o->steps[i].seconds);
 		cJSON_AddStringToObject(s, "detail", o->steps[i].detail != NULL ? o->steps[i].detail : "");
 		cJSON_AddItemToArray(steps, s);
@@ -261,6 +354,7 @@ static cJSON *outcome_json(const lm_vm_outcome *o)
 	if (o->tart != NULL) /* probe, in a Tart image with its own shim */
 		cJSON_AddItemToObject(v, "tart_image_shim", report_json(o->tart));
 	cJSON_AddItemToObject(v, "exercise", exercise_json(o->exercised));
+	cJSON_AddItemToObject(v, "agents", agents_json(o));
 	return v;
 }
 

@@ -299,10 +299,11 @@ void lm_fs_remove_stale_temps(const char *path)
 }
 
 /* timeout < 0: no limit; ctx (may be NULL) asked to cancel: LM_ECANCELED. */
+/* waiting: the vm and holder lm_fs_lock_wait reports while it waits, or NULL. */
 static int lock_file(const char *path, int how, double timeout, const lm_context *ctx, const char *what,
-    int *fd_out)
+    const char *const waiting[2], int *fd_out)
 {
-	double deadline = lm_clock_monotonic() + timeout;
+	double start = lm_clock_monotonic(), deadline = start + timeout, reported = 0;
 	struct stat sb;
 	long wait_ms = 1;
 	int fd, rc = 0;
@@ -322,6 +323,8 @@ static int lock_file(const char *path, int how, double timeout, const lm_context
 			rc = lm_error_set(LM_EIO, "%s: cannot lock: %s", path, strerror(errno));
 			break;
 		}
+		if (waiting != NULL)
+			lm_context_waiting(ctx, waiting[0], "wait-lock", start, &reported, waiting[1]);
 		if ((rc = lm_context_check_cancel(ctx, what)) < 0)
 			break;
 		if (timeout >= 0 && lm_clock_monotonic() >= deadline) {
@@ -343,12 +346,15 @@ static int lock_file(const char *path, int how, double timeout, const lm_context
 
 int lm_fs_lock(const char *path, int how, double timeout, const char *what, int *fd_out)
 {
-	return lock_file(path, how, timeout, NULL, what, fd_out);
+	return lock_file(path, how, timeout, NULL, what, NULL, fd_out);
 }
 
-int lm_fs_lock_wait(const char *path, int how, const lm_context *ctx, const char *what, int *fd_out)
+int lm_fs_lock_wait(const char *path, int how, const lm_context *ctx, const char *what, const char *vm,
+    const char *holder, int *fd_out)
 {
-	return lock_file(path, how, -1, ctx, what, fd_out);
+	const char *const waiting[2] = {vm, holder};
+
+	return lock_file(path, how, -1, ctx, what, waiting, fd_out);
 }
 
 void lm_fs_unlock(int fd)

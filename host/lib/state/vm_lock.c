@@ -54,7 +54,7 @@ static void holder(const char *path, char *out, size_t len)
 int lm_vm_lock_take(lm_vm_lock **out, lm_context *ctx, const char *vm, const char *operation, unsigned flags)
 {
 	lm_vm_lock *lock;
-	char *path = NULL, who[96], line[128];
+	char *path = NULL, who[96], line[128], waiting[160];
 	int how = (flags & LM_VM_LOCK_SHARED) ? LOCK_SH : LOCK_EX, rc, n;
 
 	*out = NULL;
@@ -75,7 +75,9 @@ int lm_vm_lock_take(lm_vm_lock **out, lm_context *ctx, const char *vm, const cha
 		}
 		lm_log(ctx, LM_LOG_INFO, "%s: another lume-metal process%s%s%s is working on this VM; waiting for it "
 		    "to finish", vm, who[0] ? " (" : "", who, who[0] ? ")" : "");
-		rc = lm_fs_lock_wait(path, how, ctx, "this VM's lock", &lock->fd);
+		snprintf(waiting, sizeof(waiting), "another lume-metal process%s%s%s is working on this VM", who[0] ? " (" : "",
+		    who, who[0] ? ")" : "");
+		rc = lm_fs_lock_wait(path, how, ctx, "this VM's lock", vm, waiting, &lock->fd);
 	}
 	if (rc < 0)
 		goto fail;

@@ -89,6 +89,47 @@ void lm_vm_manager_free(lm_vm_manager *vmm)
 	free(vmm);
 }
 
+/* The first version number in a program's answer ("lume 0.2.22" -> "0.2.22"). */
+static void version_of(const char *out, char *buf, size_t len)
+{
+	size_t n;
+
+	out += strcspn(out, "0123456789\n");
+	n = strcspn(out, " \t\r\n");
+	lm_text_format_cut(buf, len, "%.*s", (int)n, out);
+}
+
+int lm_vm_version_answer(int rc, lm_proc_result *res, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (rc < 0)
+		return rc;
+	if (res->exit_code == 0)
+		version_of(res->out, buf, len);
+	lm_proc_result_dispose(res);
+	return 0;
+}
+
+int lm_vm_manager_versions(lm_vm_manager *vmm, char *buf, size_t len)
+{
+	const lm_vm_backend *one[1];
+	const lm_vm_backend *const *list = vmm->ncandidates > 0 ? vmm->candidates : one;
+	size_t i, n = vmm->ncandidates > 0 ? vmm->ncandidates : 1, used;
+	char version[64];
+
+	one[0] = vmm->backend;
+	buf[0] = '\0';
+	for (i = 0; i < n; i++) {
+		version[0] = '\0';
+		if (list[i]->version != NULL && list[i]->version(vmm, version, sizeof(version)) < 0)
+			lm_text_format_cut(version, sizeof(version), "not answering: %s", lm_error_last()->message);
+		used = strlen(buf);
+		lm_text_format_cut(buf + used, len - used, "%s%s%s%s", i > 0 ? ", " : "", list[i]->name,
+		    version[0] ? " " : "", version);
+	}
+	return 0;
+}
+
 const char *lm_vm_manager_name(const lm_vm_manager *vmm)
 {
 	return (vmm != NULL && vmm->backend != NULL) ? vmm->backend->name : "none";
@@ -208,7 +249,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 {
 	char vm[LM_VM_NAME_MAX], why[160];
 	lm_vm_info info;
-	double start, deadline, delay = 0.1, left;
+	double start, deadline, delay = 0.1, left, reported = 0;
 	int rc;
 
 	if (out != NULL)
@@ -231,6 +272,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 			return 0;
 		}
 		describe_not_ready(&info, why, sizeof(why));
+		lm_context_waiting(vmm->ctx, vm, "wait-ready", start, &reported, why);
 		if ((rc = lm_context_check_cancel(vmm->ctx, "while waiting for the VM to be ready")) < 0)
 			return lm_error_prefix("%s: ", vm);
 		left = deadline - lm_clock_monotonic();

@@ -219,7 +219,25 @@ static void api_release(lm_vm_manager *vmm)
 	vmm->curl = NULL;
 }
 
-const lm_vm_backend lm_vm_backend_api = {"lume-api", api_list, api_get, api_start, api_stop, api_release, "lume"};
+/* GET /lume/host/status: {"status": "healthy", ..., "version": "..."}. */
+static int api_version(lm_vm_manager *vmm, char *buf, size_t len)
+{
+	cJSON *doc = NULL;
+	const cJSON *v;
+	int rc;
+
+	buf[0] = '\0';
+	if ((rc = api_call(vmm, "GET", "/lume/host/status", NULL, vmm->command_timeout, cJSON_Object, &doc)) < 0)
+		return rc;
+	v = cJSON_GetObjectItemCaseSensitive(doc, "version");
+	if (cJSON_IsString(v))
+		lm_text_format_cut(buf, len, "%s", v->valuestring);
+	cJSON_Delete(doc);
+	return 0;
+}
+
+const lm_vm_backend lm_vm_backend_api = {"lume-api", api_list, api_get, api_start, api_stop, api_release, "lume",
+	api_version};
 
 /* curl_global_init() is not thread-safe and must not be undone while any handle is alive: done
  * once per process, whichever thread comes first, and never cleaned up (libcurl's own advice for

@@ -187,7 +187,7 @@ int lm_vm_gone(lm_vm_manager *vmm, const char *name, const char *manager)
 	return asked > 0 && hinted;
 }
 
-const lm_vm_backend lm_vm_backend_auto = {"auto", auto_list, auto_get, auto_start, auto_stop, auto_release, NULL};
+const lm_vm_backend lm_vm_backend_auto = {"auto", auto_list, auto_get, auto_start, auto_stop, auto_release, NULL, NULL};
 
 const char *lm_vm_manager_name_for(const lm_vm_manager *vmm, const char *name)
 {

@@ -382,7 +382,16 @@ static void cli_release(lm_vm_manager *vmm)
 	vmm->locations = NULL;
 }
 
-const lm_vm_backend lm_vm_backend_cli = {"lume-cli", cli_list, cli_get, cli_start, cli_stop, cli_release, "lume"};
+static int cli_version(lm_vm_manager *vmm, char *buf, size_t len)
+{
+	const char *args[] = {"--version", NULL};
+	lm_proc_result res;
+
+	return lm_vm_version_answer(cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res), &res, buf, len);
+}
+
+const lm_vm_backend lm_vm_backend_cli = {"lume-cli", cli_list, cli_get, cli_start, cli_stop, cli_release, "lume",
+	cli_version};
 
 int lm_vm_cli_init(lm_vm_manager *vmm, const char *program)
 {

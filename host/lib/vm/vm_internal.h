@@ -23,7 +23,10 @@ typedef struct {
 	int (*stop)(lm_vm_manager *vmm, const char *name);
 	void (*release)(lm_vm_manager *vmm);
 	const char *account; /* the guest account of this manager's images; NULL: Lume's "lume" */
+	/* Its version as it tells it ("" when it does not); NULL: it cannot tell. */
+	int (*version)(lm_vm_manager *vmm, char *buf, size_t len);
 } lm_vm_backend;
+
 
 #define LM_VM_MAX_CHILDREN 16
 #define LM_LUME_URL_DEFAULT "http://127.0.0.1:7777"
@@ -104,6 +107,9 @@ int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out)
 int lm_host_port_listener(int port, int *found, lm_host_process *out);
 
 /* Child processes: proc.h (interface/, for the modules that depend on vm), and these two. */
+/* A backend's version callback for a program asked `--version`: rc and res are what running it
+ * returned; buf gets the version from its output ("" when it exits non-zero); res is disposed. */
+int lm_vm_version_answer(int rc, lm_proc_result *res, char *buf, size_t len);
 /* Start argv[0] in its own session, stdio on /dev/null, and return without waiting. */
 int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid);
 

@@ -112,7 +112,7 @@ static int none_stop(lm_vm_manager *vmm, const char *name)
 	    "from here; restarting it is the user's job", name);
 }
 
-const lm_vm_backend lm_vm_backend_none = {"none", none_list, none_get, none_start, none_stop, NULL, NULL};
+const lm_vm_backend lm_vm_backend_none = {"none", none_list, none_get, none_start, none_stop, NULL, NULL, NULL};
 
 int lm_vm_none_init(lm_vm_manager *vmm, const char *address)
 {

@@ -329,7 +329,16 @@ static void tart_release(lm_vm_manager *vmm)
 	lm_vm_reap_children(vmm); /* those still running keep their VM up */
 }
 
-const lm_vm_backend lm_vm_backend_tart = {"tart", tart_list, tart_get, tart_start, tart_stop, tart_release, "admin"};
+static int tart_version(lm_vm_manager *vmm, char *buf, size_t len)
+{
+	const char *args[] = {"--version", NULL};
+	lm_proc_result res;
+
+	return lm_vm_version_answer(tart_run_cmd(vmm, args, vmm->command_timeout, &res), &res, buf, len);
+}
+
+const lm_vm_backend lm_vm_backend_tart = {"tart", tart_list, tart_get, tart_start, tart_stop, tart_release, "admin",
+	tart_version};
 
 int lm_vm_tart_init(lm_vm_manager *vmm, const char *program)
 {

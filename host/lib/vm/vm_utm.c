@@ -372,7 +372,7 @@ static int utm_stop(lm_vm_manager *vmm, const char *name)
 	return utm_stop_by(vmm, name, "--force");
 }
 
-const lm_vm_backend lm_vm_backend_utm = {"utm", utm_list, utm_get, utm_start, utm_stop, NULL, NULL};
+const lm_vm_backend lm_vm_backend_utm = {"utm", utm_list, utm_get, utm_start, utm_stop, NULL, NULL, NULL};
 
 int lm_vm_utm_init(lm_vm_manager *vmm, const char *program)
 {

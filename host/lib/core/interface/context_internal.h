@@ -29,6 +29,13 @@ void lm_context_output(const lm_context *ctx, const char *vm, int stream, const 
  * to stop. */
 int lm_context_check_cancel(const lm_context *ctx, const char *what);
 
+/* A wait in progress (a VM booting, SSH, another process's lock): call on each round of the wait
+ * loop. Reports LM_STEP_WAITING for vm's step `step` with `what` as the detail, the first time and
+ * then at most once a second (*last: 0 before the first call, kept by the caller); `since` is
+ * the wait's start (lm_clock_monotonic). */
+void lm_context_waiting(const lm_context *ctx, const char *vm, const char *step, double since, double *last,
+    const char *what);
+
 /* Resolve the state directory: explicit, else $LUME_METAL_STATE_DIR is the CLI's business, else
  * $XDG_STATE_HOME/lume-metal or ~/.local/state/lume-metal (Linux),
  * ~/Library/Application Support/lume-metal (macOS). Does not create it. */

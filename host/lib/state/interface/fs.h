@@ -44,8 +44,10 @@ int lm_fs_missing_dirs(const char *path, char ***missing);
  * `what` ("the state lock"). *fd holds the lock until lm_fs_unlock(*fd); -1 on failure. */
 int lm_fs_lock(const char *path, int how, double timeout, const char *what, int *fd);
 /* lm_fs_lock() without a time limit, for a holder that may rightly take long (another operation
- * on the same VM); ends early with LM_ECANCELED once ctx (may be NULL) asks to cancel. */
-int lm_fs_lock_wait(const char *path, int how, const lm_context *ctx, const char *what, int *fd);
+ * on the same VM); ends early with LM_ECANCELED once ctx (may be NULL) asks to cancel. While it
+ * waits, ctx's on_step hears LM_STEP_WAITING for vm's step "wait-lock", `holder` as the detail. */
+int lm_fs_lock_wait(const char *path, int how, const lm_context *ctx, const char *what, const char *vm,
+    const char *holder, int *fd);
 void lm_fs_unlock(int fd);
 
 /* Remove `path` and fsync its directory; a missing file is fine. */

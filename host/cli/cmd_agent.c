@@ -1,0 +1,103 @@
+/* lume-metal agent install VM --label L [--keep-alive] [--run-at-load] [--profile P] -- PROG ARGS...
+ *            agent remove VM --label L (or: agent remove VM L)
+ *            agent list VM */
+#include <string.h>
+
+#include "cli.h"
+
+void lm_cli_agent_lines(FILE *out, const lm_vm_outcome *o)
+{
+	size_t i;
+
+	if (o->nagents == 0)
+		return;
+	lm_cli_printf(out, "  agents:\n");
+	for (i = 0; i < o->nagents; i++) {
+		const lm_agent_info *a = &o->agents[i];
+		if (a->pid > 0)
+			lm_cli_printf(out, "    %-32s %s (pid %ld)  %s\n", a->label, a->state, a->pid, a->program);
+		else
+			lm_cli_printf(out, "    %-32s %s  %s\n", a->label, a->state, a->program);
+	}
+}
+
+static int agent_usage(lm_cli *cli, const char *what)
+{
+	return lm_cli_usage_error(cli, "agent: %s (lume-metal agent install VM --label L [--keep-alive] [--run-at-load] "
+	    "[--profile P] -- PROG ARGS..., agent remove VM --label L, agent list VM)", what);
+}
+
+static int print_result(lm_cli *cli, int rc, lm_flow_result *result)
+{
+	int exit_code;
+
+	if (rc < 0 && result->count == 0)
+		return lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
+	exit_code = lm_cli_flow_exit(result);
+	if (cli->json || result->vms[0].rc < 0 || strcmp(cli->json_command, "agent list") != 0)
+		lm_cli_flow_print(cli, result, exit_code);
+	if (!cli->json && result->vms[0].rc == 0) {
+		if (strcmp(cli->json_command, "agent list") == 0 && result->vms[0].nagents == 0)
+			lm_cli_printf(stdout, "%s: no agents installed by lume-metal\n", result->vms[0].vm);
+		else if (strcmp(cli->json_command, "agent list") == 0)
+			lm_cli_printf(stdout, "%s:\n", result->vms[0].vm);
+		lm_cli_agent_lines(stdout, &result->vms[0]);
+	}
+	return exit_code;
+}
+
+int lm_cmd_agent(lm_cli *cli)
+{
+	const char *verb = cli->argc > 0 ? cli->argv[0] : "", *label = cli->label;
+	lm_context *ctx = NULL;
+	lm_profile *profile = NULL;
+	lm_flow_result result;
+	lm_agent_spec spec;
+	int rc, exit_code;
+
+	memset(&result, 0, sizeof(result));
+	if (strcmp(verb, "install") == 0)
+		cli->json_command = "agent install";
+	else if (strcmp(verb, "remove") == 0)
+		cli->json_command = "agent remove";
+	else if (strcmp(verb, "list") == 0)
+		cli->json_command = "agent list";
+	else
+		return agent_usage(cli, verb[0] ? "unknown subcommand; use install, remove or list" : "name a subcommand");
+	if (strcmp(verb, "remove") == 0 && label == NULL && cli->argc == 3)
+		label = cli->argv[2];
+	if (cli->argc != (strcmp(verb, "remove") == 0 && cli->label == NULL ? 3 : 2))
+		return agent_usage(cli, "name exactly one VM");
+	if (cli->cmd_argv != NULL && strcmp(verb, "install") != 0)
+		return agent_usage(cli, "'--' and a command are for agent install only");
+	if (strcmp(verb, "list") != 0 && label == NULL)
+		return agent_usage(cli, "give the agent's label with --label");
+	if (label != NULL && lm_agent_label_check(label) < 0)
+		return lm_cli_fail(cli, LM_EXIT_USAGE);
+	if (strcmp(verb, "install") == 0 && cli->cmd_argc == 0)
+		return agent_usage(cli, "give the workload after '--'");
+	if (cli->profile != NULL && lm_profile_resolve(&profile, cli->profile) < 0)
+		return lm_cli_fail(cli, LM_EXIT_FAILURE);
+	if ((rc = lm_cli_context(cli, &ctx)) != 0) {
+		lm_profile_free(profile);
+		return rc;
+	}
+	if (strcmp(verb, "install") == 0) {
+		memset(&spec, 0, sizeof(spec));
+		spec.label = label;
+		spec.argv = (const char *const *)cli->cmd_argv;
+		spec.argc = (size_t)cli->cmd_argc;
+		spec.keep_alive = cli->keep_alive;
+		spec.run_at_load = cli->run_at_load;
+		rc = lm_flow_agent_install(ctx, cli->argv[1], &spec, profile, &result);
+	} else if (strcmp(verb, "remove") == 0) {
+		rc = lm_flow_agent_remove(ctx, cli->argv[1], label, &result);
+	} else {
+		rc = lm_flow_agent_list(ctx, cli->argv[1], &result);
+	}
+	exit_code = print_result(cli, rc, &result);
+	lm_flow_result_dispose(&result);
+	lm_context_free(ctx);
+	lm_profile_free(profile);
+	return exit_code;
+}

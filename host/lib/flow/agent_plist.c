@@ -1,0 +1,110 @@
+/* A LaunchAgent's plist, built with libplist, and the one check of agent labels. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <plist/plist.h>
+
+#include "flow_internal.h"
+
+int lm_agent_label_check(const char *label)
+{
+	size_t i, n;
+
+	if (label == NULL || label[0] == '\0')
+		return lm_error_set(LM_EINVALID, "an agent needs a label (reverse-DNS, e.g. com.example.llama-server)");
+	n = strlen(label);
+	if (n >= LM_AGENT_LABEL_MAX)
+		return lm_error_set(LM_EINVALID, "agent label '%.40s...' is %zu bytes long; at most %d are allowed", label,
+		    n, LM_AGENT_LABEL_MAX - 1);
+	for (i = 0; i < n; i++) {
+		char c = label[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-'))
+			return lm_error_set(LM_EINVALID, "agent label '%s': byte %zu is not a letter, a digit, '.' or '-' "
+			    "(reverse-DNS characters only)", label, i + 1);
+	}
+	/* The label names the plist file and the launchd service: no empty component, no leading
+	 * '-' (read as an option) or '.', and nothing of Apple's. */
+	if (label[0] == '.' || label[0] == '-' || label[n - 1] == '.' || strstr(label, "..") != NULL)
+		return lm_error_set(LM_EINVALID, "agent label '%s': components separated by single dots, none empty, "
+		    "not starting with '-'", label);
+	if (strncmp(label, "com.apple.", 10) == 0)
+		return lm_error_set(LM_EINVALID, "agent label '%s': com.apple.* labels are Apple's", label);
+	return 0;
+}
+
+int lm_agent_paths(const char *home, const char *label, lm_agent_paths_t *p)
+{
+	int a = snprintf(p->plist, sizeof(p->plist), "%s/" LM_AGENT_DIR "/%s.plist", home, label);
+	int b = snprintf(p->out_log, sizeof(p->out_log), "%s/" LM_AGENT_LOG_DIR "/%s.out.log", home, label);
+	int c = snprintf(p->err_log, sizeof(p->err_log), "%s/" LM_AGENT_LOG_DIR "/%s.err.log", home, label);
+
+	if (a < 0 || b < 0 || c < 0 || (size_t)a >= sizeof(p->plist) || (size_t)b >= sizeof(p->out_log) ||
+	    (size_t)c >= sizeof(p->err_log))
+		return lm_error_set(LM_EINVALID, "the guest home '%s' with agent label '%s' makes paths longer than %d bytes",
+		    home, label, LM_AGENT_PATH_MAX - 1);
+	return 0;
+}
+
+static void dict_string(plist_t dict, const char *key, const char *value)
+{
+	plist_dict_set_item(dict, key, plist_new_string(value));
+}
+
+int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const lm_shim_env *se, const char *home,
+    char **xml, size_t *len)
+{
+	lm_agent_paths_t paths;
+	plist_t root, args, env;
+	char path[PATH_MAX + 64];
+	char *text = NULL;
+	uint32_t n = 0;
+	size_t i;
+	int rc;
+
+	*xml = NULL;
+	*len = 0;
+	if ((rc = lm_agent_label_check(spec->label)) < 0 || (rc = lm_agent_paths(home, spec->label, &paths)) < 0)
+		return rc;
+	if (spec->argc == 0 || program == NULL || program[0] != '/')
+		return lm_error_set(LM_EINVALID, "agent %s: the workload's program must be an absolute path in the guest",
+		    spec->label);
+	if ((root = plist_new_dict()) == NULL)
+		return lm_error_nomem();
+	dict_string(root, "Label", spec->label);
+	/* The program itself, never a launcher (/usr/bin/env, a shell): SIP purges DYLD_* variables
+	 * from protected programs, and the shim would not reach the workload. */
+	args = plist_new_array();
+	plist_array_append_item(args, plist_new_string(program));
+	for (i = 1; i < spec->argc; i++)
+		plist_array_append_item(args, plist_new_string(spec->argv[i]));
+	plist_dict_set_item(root, "ProgramArguments", args);
+	env = plist_new_dict();
+	dict_string(env, se->injection, se->shim_path);
+	for (i = 0; i < se->nenv; i++)
+		dict_string(env, se->env[i].name, se->env[i].value);
+	/* launchd's default PATH is the system's alone: the bundle's tools and Homebrew's first, as `run`. */
+	snprintf(path, sizeof(path), "%.*s:" LM_GUEST_HOMEBREW_PATH ":/usr/bin:/bin:/usr/sbin:/sbin",
+	    (int)(strrchr(se->probe_path, '/') != NULL ? strrchr(se->probe_path, '/') - se->probe_path : 0), se->probe_path);
+	dict_string(env, "PATH", path);
+	plist_dict_set_item(root, "EnvironmentVariables", env);
+	dict_string(root, "StandardOutPath", paths.out_log);
+	dict_string(root, "StandardErrorPath", paths.err_log);
+	if (spec->keep_alive)
+		plist_dict_set_item(root, "KeepAlive", plist_new_bool(1));
+	if (spec->run_at_load)
+		plist_dict_set_item(root, "RunAtLoad", plist_new_bool(1));
+	plist_to_xml(root, &text, &n);
+	plist_free(root);
+	if (text == NULL)
+		return lm_error_nomem();
+	if ((*xml = malloc((size_t)n + 1)) == NULL) {
+		plist_to_xml_free(text);
+		return lm_error_nomem();
+	}
+	memcpy(*xml, text, n);
+	(*xml)[n] = '\0';
+	*len = n;
+	plist_to_xml_free(text);
+	return 0;
+}

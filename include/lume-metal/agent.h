@@ -1,0 +1,50 @@
+/* lume-metal: per-workload LaunchAgents in a guest (`agent install|remove|list`).
+ *
+ * An agent is a launchd job in the guest account's gui domain whose plist carries the shim's
+ * environment (EnvironmentVariables), so that one long-running workload — an inference server —
+ * gets the unlocked answers while the rest of the login session stays stock. lume-metal never
+ * uses `launchctl setenv`. The flows that install, remove and list agents are in flow.h.
+ */
+#ifndef LUME_METAL_AGENT_H
+#define LUME_METAL_AGENT_H
+
+#include <stddef.h>
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A label is at most this long, terminator included. */
+#define LM_AGENT_LABEL_MAX 128
+/* A guest path (plist, log) is at most this long, terminator included. */
+#define LM_AGENT_PATH_MAX 1280
+
+/* What to install. */
+typedef struct {
+	const char *label;        /* reverse-DNS: [A-Za-z0-9.-], starting with a letter or digit */
+	const char *const *argv;  /* the workload: its program (looked up in the guest as `run` does) and arguments */
+	size_t argc;
+	int keep_alive;           /* launchd restarts it when it exits (KeepAlive) */
+	int run_at_load;          /* launchd starts it when loaded, at each login too (RunAtLoad) */
+} lm_agent_spec;
+
+/* One installed agent, as the journal records it and launchd reports it. */
+typedef struct {
+	char label[LM_AGENT_LABEL_MAX];
+	char plist[LM_AGENT_PATH_MAX];  /* ~/Library/LaunchAgents/LABEL.plist in the guest */
+	char program[LM_AGENT_PATH_MAX];/* the workload's program as resolved in the guest */
+	char state[32];                 /* launchd's: "running", "loaded" (not running), "not loaded";
+	                                   "unknown" when the guest was not reached */
+	long pid;                       /* running: its pid; else 0 */
+	double installed_at;            /* epoch seconds */
+} lm_agent_info;
+
+/* 0 when label is a valid agent label; LM_EINVALID with a message saying what is wrong. */
+LM_EXTERN(int) lm_agent_label_check(const char *label);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
