@@ -101,6 +101,8 @@ echo
 echo "fleet on one simulator (boot delay 1 s, stop delay 0.3 s, every VM restarted), one run:"
 printf '  %-34s %9.3f\n' "enable, one VM" "$fleet_one"
 printf '  %-34s %9.3f\n' "enable --jobs 16, 16 VMs" "$fleet_16"
+printf '  %-34s %9s %9s %9s\n' "step (summed per VM)" "one VM" "16: mean" "16: max"
+awk '$1 == "step" {printf "    %-32s %9.3f %9.3f %9.3f\n", $2, $3, $4, $5}' "$E2E_DIR/fleet.txt"
 echo
 ratio() { echo "$1 / $2" | bc -l; }
 r_first=$(ratio "$first" "$manual"); r_again=$(ratio "$again" "$ssh_true"); r_fleet=$(ratio "$fleet_16" "$fleet_one")

@@ -2,7 +2,7 @@
 # Part of bench-enable (figures, not a test): a fleet on one simulator that ignores Apple's two-VM
 # limit, 1 s boot and 0.3 s stop delay, every VM running from before the preference changes (so
 # each needs a restart): `enable` of one VM, then `enable --jobs 16` of 16 others. Writes
-# "one SECONDS" and "sixteen SECONDS" to the file $1.
+# "one SECONDS", "sixteen SECONDS" and per step "step NAME ONE MEAN MAX" to the file $1.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
 out=$1
@@ -26,3 +26,8 @@ jq_is "$E2E_DIR/sixteen.json" '[.vms[].restarted] | all' true
 jq_is "$E2E_DIR/sixteen.json" '.vms | length' 16
 sixteen=$(echo "$t1 - $t0" | bc -l)
 printf 'one %s\nsixteen %s\n' "$one" "$sixteen" >"$out"
+# Where the time went: each step's seconds for the one VM, and the mean and the longest of the 16.
+jq -r --slurpfile one "$E2E_DIR/one.json" '
+  [.vms[].steps[]] | group_by(.name)[] | .[0].name as $n |
+  "step \($n) \([$one[0].vms[0].steps[] | select(.name == $n) | .seconds] | add // 0) \(([.[].seconds] | add) / 16) \([.[].seconds] | max)"' \
+  "$E2E_DIR/sixteen.json" >>"$out"
