@@ -72,6 +72,8 @@ void lm_cli_iso_time(double epoch, char *buf, size_t size);       /* 2026-11-29T
 /* output_flow.c: flow results. */
 /* Whose domain holds the preference, and whether the Lume server's VMs read it, in one line. */
 void lm_cli_pref_user_line(const lm_host_pref_info *pref, char *buf, size_t size);
+/* Who gives a recorded change back (the last VM's rollback, or only host disable), in one line. */
+const char *lm_cli_pref_mode(const lm_host_pref_info *pref);
 int lm_cli_flow_exit(const lm_flow_result *result);
 void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *result, int exit_code);
 void lm_cli_flags_line(const lm_workload_flags *flags, char *buf, size_t len);

@@ -49,6 +49,7 @@ static void print_status(const lm_host_pref_info *info)
 	} else {
 		lm_cli_printf(stdout, "  original: nothing recorded (no change of lume-metal's is in effect)\n");
 	}
+	lm_cli_printf(stdout, "  mode:     %s\n", lm_cli_pref_mode(info));
 	lm_cli_pref_user_line(info, buf, sizeof(buf));
 	lm_cli_printf(stdout, "  user:     %s\n", buf);
 }
@@ -72,6 +73,8 @@ static void print_result(const lm_cli *cli, const char *action, const lm_host_pr
 		else
 			lm_cli_printf(stdout, "enabled: %s %s is now %s in %s (original: %s, recorded for restore)\n", info->domain,
 			    info->key, info->value, info->store, info->original);
+		if (info->recorded || cli->lib.keep_host)
+			lm_cli_printf(stdout, "mode: %s\n", lm_cli_pref_mode(info));
 		return;
 	}
 	if (!info->changed && !info->recorded)
@@ -97,7 +100,7 @@ int lm_cmd_host(lm_cli *cli)
 	int rc;
 
 	if (cli->argc != 1)
-		return lm_cli_usage_error(cli, "usage: lume-metal host enable|disable|status [--format text|json] "
+		return lm_cli_usage_error(cli, "usage: lume-metal host enable|disable|status [--keep] [--format text|json] "
 		    "[--dry-run] [--force]");
 	action = cli->argv[0];
 	if (strcmp(action, "enable") != 0 && strcmp(action, "disable") != 0 && strcmp(action, "status") != 0)

@@ -11,6 +11,7 @@ static void print_text(const lm_flow_result *r)
 	    p->store, p->managed ? ", managed by a configuration profile" : "");
 	if (p->recorded)
 		lm_cli_printf(stdout, "  changed by lume-metal; original: %s\n", p->original);
+	lm_cli_printf(stdout, "  mode: %s\n", lm_cli_pref_mode(p));
 	lm_cli_pref_user_line(p, user, sizeof(user));
 	lm_cli_printf(stdout, "  user: %s\n", user);
 	if (r->count == 0)

@@ -13,7 +13,7 @@ enum opt_id {
 	OPT_VM_MANAGER, OPT_LUME, OPT_HOST_KEY_POLICY, OPT_SSH_USER, OPT_SSH_KEY, OPT_SSH_PASSWORD_FILE,
 	OPT_BUNDLE, OPT_PROFILE, OPT_ALL, OPT_JOBS, OPT_NO_RESTART, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT,
 	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT, OPT_TART, OPT_UTMCTL,
-	OPT_EXERCISE
+	OPT_EXERCISE, OPT_KEEP_HOST, OPT_RESTORE_HOST
 };
 
 static const struct option_doc {
@@ -38,6 +38,14 @@ static const struct option_doc {
 	 "Capability profile: a built-in name (lume-metal profile list) or a JSON file."},
 	{"all", no_argument, OPT_ALL, NULL, NULL, "rollback: every VM the state knows."},
 	{"jobs", required_argument, OPT_JOBS, "N", NULL, "enable: VMs handled at once (default 1)."},
+	{"keep", no_argument, OPT_KEEP_HOST, NULL, NULL,
+	 "host enable: the fleet keeps the host unlocked: rolling back the last enabled VM leaves the "
+	 "preference set (so the next job's fresh VM needs no restart); only host disable, or rollback "
+	 "--restore-host, restores it."},
+	{"keep-host", no_argument, OPT_KEEP_HOST, NULL, NULL, "enable: the same as host enable --keep."},
+	{"restore-host", no_argument, OPT_RESTORE_HOST, NULL, NULL,
+	 "rollback: restore the host preference when no enabled VM is left, even when kept (--keep). "
+	 "`--host` with no value (last, or followed by another option) means the same."},
 	{"no-restart", no_argument, OPT_NO_RESTART, NULL, NULL,
 	 "rollback: do not restart running VMs that still carry the unlocked level."},
 	{"exercise", no_argument, OPT_EXERCISE, NULL, NULL,
@@ -94,13 +102,13 @@ static const struct option_doc {
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
 
 static const char *const command_help[] = {
-	"enable VM... [--profile P]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
+	"enable VM... [--profile P] [--keep-host]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
 	"status [VM...]", "Host preference and, per VM, state, bundle, restart pending, last probe.",
 	"probe VM", "Stock vs shimmed capability table.",
 	"run VM -- CMD...", "Run one guest command with the shim; its exit code is returned.",
-	"rollback VM...|--all", "Remove the guest files; restore the host preference when no VM is left.",
+	"rollback VM...|--all [--host]", "Remove the guest files; restore the host preference when no VM is left.",
 	"profile list|show NAME|FILE|lint FILE", "Built-in profiles, a profile's effect and warnings.",
-	"host enable|disable|status", "The host preference alone.",
+	"host enable [--keep]|disable|status", "The host preference alone (--keep: kept for a CI fleet until host disable).",
 	"forget-host VM", "Forget a guest's recorded SSH host key.",
 	NULL,
 };
@@ -148,6 +156,8 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	case OPT_NO_RESTART: cli->no_restart = 1; return 0;
 	case OPT_NO_WAIT: cli->lib.no_wait = 1; return 0;
 	case OPT_EXERCISE: cli->exercise = 1; return 0;
+	case OPT_KEEP_HOST: cli->lib.keep_host = 1; return 0;
+	case OPT_RESTORE_HOST: cli->lib.restore_host = 1; return 0;
 	case OPT_VERBOSE: cli->verbose = 1; return 0;
 	case OPT_HOST: cli->host = arg; cli->lib.vm_address = arg; return 0;
 	case OPT_STATE_DIR:
@@ -340,6 +350,12 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 		    strcmp(argv[i], "--format=json") == 0)
 			cli->json = 1;
 
+	/* `rollback --all --host`: --host without a value asks to restore a kept preference. An address
+	 * never starts with '-', so `--host IP` keeps its meaning. */
+	for (i = 1; i < dashdash; i++)
+		if (strcmp(argv[i], "--host") == 0 && (i + 1 >= dashdash || argv[i + 1][0] == '-'))
+			argv[i] = (char *)"--restore-host";
+
 	for (k = 0; k < N_OPTIONS; k++) {
 		longopts[k].name = options[k].name;
 		longopts[k].has_arg = options[k].has_arg;
@@ -386,5 +402,11 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	if (dashdash < argc && strcmp(cli->command, "run") != 0)
 		return lm_cli_usage_error(cli, "%s: '--' is only for run (lume-metal run VM -- CMD...); put options "
 		    "and names before it", cli->command);
+	if (cli->lib.keep_host && strcmp(cli->command, "enable") != 0 &&
+	    !(strcmp(cli->command, "host") == 0 && cli->argc == 1 && strcmp(cli->argv[0], "enable") == 0))
+		return lm_cli_usage_error(cli, "%s: --keep and --keep-host are for host enable and enable", cli->command);
+	if (cli->lib.restore_host && strcmp(cli->command, "rollback") != 0)
+		return lm_cli_usage_error(cli, "%s: --restore-host (--host without an address) is for rollback; give "
+		    "--host an address (--host IP) elsewhere", cli->command);
 	return 0;
 }

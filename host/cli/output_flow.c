@@ -81,6 +81,16 @@ void lm_cli_pref_user_line(const lm_host_pref_info *p, char *buf, size_t size)
 		snprintf(buf, size, "%s's domain, the Lume server's user's: its VMs read it", p->user);
 }
 
+const char *lm_cli_pref_mode(const lm_host_pref_info *p)
+{
+	if (!p->recorded)
+		return "no change of lume-metal's in effect";
+	if (p->kept)
+		return "kept: the fleet keeps the host unlocked; only `host disable` (or `rollback --all --host`) "
+		    "restores it";
+	return "per VM: rolling back the last enabled VM restores it";
+}
+
 /* The VM's llama.cpp flags in one short line: "reduction mm bf16 -tensor". */
 void lm_cli_flags_line(const lm_workload_flags *f, char *buf, size_t len)
 {

@@ -89,11 +89,16 @@ typedef struct {
 	                                   required with LM_VM_MANAGER_NONE, and UTM older than 5.0.3 */
 	const char *tart_program;       /* NULL: "tart" on PATH */
 	const char *utmctl_program;     /* NULL: "utmctl" on PATH, else UTM.app's */
+	int keep_host;                  /* enable, host enable: the host preference is kept by the fleet:
+	                                   rolling back the last enabled VM leaves it set; only a host
+	                                   disable (or a rollback with restore_host) restores it */
+	int restore_host;               /* rollback: restore the preference when no enabled VM is left,
+	                                   kept by keep_host or not */
 } lm_options;
 
 #define LM_OPTIONS_INIT {LM_OPTIONS_VERSION, NULL, NULL, NULL, LM_VM_MANAGER_AUTO, NULL, \
 	LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, \
-	NULL, NULL, NULL}
+	NULL, NULL, NULL, 0, 0}
 
 typedef struct lm_context lm_context;
 

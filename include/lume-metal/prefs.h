@@ -37,6 +37,8 @@ typedef struct {
 	char server_user[64];    /* the user the Lume server (lume serve) runs as; "" when none found */
 	long server_pid;         /* its PID; 0 when none was found or it is not visible */
 	int user_mismatch;       /* a Lume server runs as another user: its VMs do not read `user`'s domain */
+	int kept;                /* the recorded change is kept by the fleet (keep_host): rolling back the
+	                            last VM leaves it; 0 when per VM (restored with the last VM) or none */
 } lm_host_pref_info;
 
 /* The documented default setting (the default profile's): domain
@@ -45,6 +47,8 @@ typedef struct {
 LM_EXTERN(void) lm_host_pref_default(lm_pref_setting *out);
 
 /* Set the preference to `want` (the profile's), recording the previous state the first time.
+ * With ctx's keep_host, the recorded change is marked as kept by the fleet (also when it was
+ * recorded earlier); the mark goes only with the record, when the preference is restored.
  * Refuses with LM_EMANAGED when a configuration profile forces the key, and with LM_EWRONGUSER,
  * before anything is written, when the domain is not the Lume server's user's (see
  * docs/preferences.md; ctx's force_user_mismatch overrides).

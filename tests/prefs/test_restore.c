@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -377,6 +378,77 @@ static void test_locked_variant_shares_the_journal(void **state)
 	lm_state_close(st);
 }
 
+/* keep_host: the record carries the fleet's mark, also when made by an earlier per-VM enable; a
+ * journal of before the mark (no "kept") reads as per VM; disable drops the mark with the record. */
+static void test_kept_by_the_fleet(void **state)
+{
+	fixture *f = *state;
+	lm_host_pref_info info;
+	lm_context *keep;
+	lm_options opts = *lm_context_options(f->ctx);
+	char *path = lm_test_join(f->state, "state.json"), *doc;
+
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	assert_int_equal(info.recorded, 1);
+	assert_int_equal(info.kept, 0);
+	doc = lm_test_slurp(path, NULL);
+	assert_null(strstr(doc, "\"kept\""));   /* per VM: written as before the mode existed */
+	free(doc);
+	opts.keep_host = 1;
+	assert_int_equal(lm_context_new(&keep, &opts), 0);
+	assert_int_equal(lm_host_pref_enable(keep, &f->want, &info), 0);
+	assert_int_equal(info.changed, 0);
+	assert_int_equal(info.kept, 1);
+	assert_int_equal(lm_host_pref_status(f->ctx, NULL, &info), 0);
+	assert_int_equal(info.kept, 1);
+	/* A later enable without the option keeps the mark. */
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	assert_int_equal(info.kept, 1);
+	assert_int_equal(lm_host_pref_disable(f->ctx, &info), 0);
+	assert_int_equal(info.changed, 1);
+	assert_int_equal(info.recorded, 0);
+	assert_int_equal(info.kept, 0);
+	assert_null(file_dict(f));
+	/* First change made with the option: marked at once. */
+	assert_int_equal(lm_host_pref_enable(keep, &f->want, &info), 0);
+	assert_int_equal(info.changed, 1);
+	assert_int_equal(info.kept, 1);
+	doc = lm_test_slurp(path, NULL);
+	assert_non_null(strstr(doc, "\"kept\""));
+	free(doc);
+	lm_context_free(keep);
+	free(path);
+}
+
+/* Put `text` into the file at `path` just before the first `anchor`. */
+static void insert_before(const char *path, const char *anchor, const char *text)
+{
+	char *doc = lm_test_slurp(path, NULL), *at, *out;
+	size_t len;
+
+	assert_non_null(doc);
+	assert_non_null(at = strstr(doc, anchor));
+	len = strlen(doc) + strlen(text) + 1;
+	out = malloc(len);
+	snprintf(out, len, "%.*s%s%s", (int)(at - doc), doc, text, at);
+	lm_test_write(path, out, strlen(out));
+	free(out);
+	free(doc);
+}
+
+static void test_kept_mark_not_a_bool_is_damage(void **state)
+{
+	fixture *f = *state;
+	lm_host_pref_info info;
+	char *path = lm_test_join(f->state, "state.json");
+
+	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	insert_before(path, "\"changed_at\"", "\"kept\":\"yes\",");
+	assert_int_equal(lm_host_pref_status(f->ctx, NULL, &info), LM_ECORRUPT);
+	assert_non_null(strstr(lm_error_last()->message, "preference.kept"));
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +462,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_damaged_record_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_preference_recorded_is_a_conflict, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_locked_variant_shares_the_journal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kept_by_the_fleet, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kept_mark_not_a_bool_is_damage, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,6 +88,10 @@ static void boot(sim *s, sim_vm *vm, unsigned generation)
 		pthread_mutex_unlock(&vm->op_lock);
 		return;
 	}
+	/* A stop that failed left the previous run's guest behind (its log says why): on a Mac, a VM
+	 * that stopped has no guest left, so power that one off before this run boots a new one. */
+	if (vm->sshd_up && guest(s, vm, "stop", NULL) == 0)
+		vm->sshd_up = 0;
 	if (!vm->sshd_up) {
 		/* The guest's kern.boottime: now, to the microsecond as macOS reports it. */
 		snprintf(boot_time, sizeof(boot_time), "%.6f", sim_epoch());

@@ -98,7 +98,11 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 	forget_rolled_back(st, res, o);
 	if (lm_state_live_vms(st, NULL, NULL, 0) == 0) {
 		lm_host_pref_info before;
-		if ((rc = lm_host_pref_status_locked(st, NULL, &before)) == 0 && before.recorded) {
+		if ((rc = lm_host_pref_status_locked(st, NULL, &before)) == 0 && before.recorded &&
+		    before.kept && !opts->restore_host) {
+			lm_step_add(ctx, o, "host-preference", t, "kept: the fleet keeps the host unlocked (a host "
+			    "disable restores %s)", before.original);
+		} else if (rc == 0 && before.recorded) {
 			if ((rc = lm_host_pref_disable_locked(st, &restored)) < 0) {
 				lm_state_close(st);
 				return lm_outcome_fail(ctx, o, rc);
@@ -245,7 +249,7 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 		lm_host_pref_info before;
 		if (lm_state_open(&st, ctx) == 0) {
 			if (lm_host_pref_status_locked(st, NULL, &before) == 0 && before.recorded &&
-			    lm_state_live_vms(st, NULL, NULL, 0) == 0 && lm_host_pref_disable_locked(st, &result->pref) == 0) {
+			    (!before.kept || lm_context_options(ctx)->restore_host) && lm_state_live_vms(st, NULL, NULL, 0) == 0 && lm_host_pref_disable_locked(st, &result->pref) == 0) {
 				result->pref_restored = 1;
 				result->pref.changed_at = before.changed_at;
 			}

@@ -147,6 +147,8 @@ static cJSON *pref_json(const lm_host_pref_info *p)
 		cJSON_AddNullToObject(o, "changed_at_iso");
 	}
 	cJSON_AddBoolToObject(o, "changed", p->changed);
+	/* Who gives the preference back: the last VM's rollback, or only a host disable. */
+	add_string_or_null(o, "mode", !p->recorded ? NULL : p->kept ? "kept" : "per-vm");
 	/* Whose domain it is, and the Lume server's user (whose VMs read it). */
 	add_string_or_null(o, "user", p->user);
 	add_string_or_null(o, "server_user", p->server_user);

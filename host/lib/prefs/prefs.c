@@ -42,6 +42,7 @@ typedef struct {
 	plist_t written;
 	cJSON *created_dirs; /* array of strings, or NULL */
 	double changed_at;
+	int kept;            /* "kept": the fleet keeps the host unlocked (keep_host) */
 } pref_record;
 
 static void record_clear(pref_record *rec)
@@ -78,7 +79,7 @@ static int decode_value(const cJSON *obj, plist_t *out)
 static int record_load(lm_state *st, pref_record *rec, int *have)
 {
 	cJSON *pref = cJSON_GetObjectItemCaseSensitive(lm_state_doc(st), "preference");
-	const cJSON *orig, *changed, *dirs, *d;
+	const cJSON *orig, *changed, *dirs, *d, *kept;
 	const char *state, *why = NULL;
 
 	memset(rec, 0, sizeof(*rec));
@@ -127,6 +128,13 @@ static int record_load(lm_state *st, pref_record *rec, int *have)
 		goto bad;
 	}
 	rec->changed_at = changed->valuedouble;
+	/* Absent in journals written before the mode existed: per VM, as they were. */
+	kept = cJSON_GetObjectItemCaseSensitive(pref, "kept");
+	if (kept != NULL && !cJSON_IsBool(kept)) {
+		why = "\"preference.kept\" is not true or false";
+		goto bad;
+	}
+	rec->kept = cJSON_IsTrue(kept);
 	dirs = cJSON_GetObjectItemCaseSensitive(pref, "created_dirs");
 	if (dirs != NULL) {
 		if (!cJSON_IsArray(dirs)) {
@@ -228,6 +236,15 @@ static int record_set_written(lm_state *st, plist_t written)
 	return 0;
 }
 
+/* Mark the record as kept by the fleet (not saved). */
+static int record_set_kept(lm_state *st)
+{
+	cJSON *pref = cJSON_GetObjectItemCaseSensitive(lm_state_doc(st), "preference");
+
+	cJSON_DeleteItemFromObjectCaseSensitive(pref, "kept");
+	return cJSON_AddTrueToObject(pref, "kept") != NULL ? 0 : lm_error_nomem();
+}
+
 /* Display fields of lm_host_pref_info: a value too long for one ends in "...". */
 static void copy_str(char *dst, size_t size, const char *src)
 {
@@ -250,6 +267,7 @@ static void info_record(lm_host_pref_info *info, const pref_record *rec)
 	describe_original(rec, info->original, sizeof(info->original));
 	lm_pref_plist_describe(rec->written, info->written, sizeof(info->written));
 	info->changed_at = rec->changed_at;
+	info->kept = rec->kept;
 }
 
 static void info_no_record(lm_host_pref_info *info)
@@ -258,6 +276,7 @@ static void info_no_record(lm_host_pref_info *info)
 	info->original[0] = '\0';
 	info->written[0] = '\0';
 	info->changed_at = 0;
+	info->kept = 0;
 }
 
 static void info_current(lm_host_pref_info *info, int file_present, plist_t cur, plist_t want)
@@ -359,7 +378,7 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 	plist_t wantp = NULL;
 	char **missing = NULL, wantdesc[512];
 	double now = lm_clock_epoch(); /* with its fraction: the restart rule compares to the microsecond */
-	int have = 0, rc;
+	int keep = lm_context_options(lm_state_context(st))->keep_host, have = 0, rc;
 
 	memset(info, 0, sizeof(*info));
 	if ((rc = check_setting(want)) < 0)
@@ -406,16 +425,20 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 		goto out;
 	}
 	if (info->matches) {
-		/* Already in effect. A record stays as it is, except the value we would write now. */
-		if (have && !lm_pref_plist_equal(rec.written, wantp) && !is_dry_run(st)) {
-			if ((rc = record_set_written(st, wantp)) < 0 || (rc = lm_state_save(st)) < 0)
+		/* Already in effect. A record stays as it is, except the value we would write now and the
+		 * fleet's mark. Without a record there is nothing of ours to keep or restore. */
+		if (have && (!lm_pref_plist_equal(rec.written, wantp) || (keep && !rec.kept)) && !is_dry_run(st)) {
+			if ((rc = record_set_written(st, wantp)) < 0 || (keep && (rc = record_set_kept(st)) < 0) ||
+			    (rc = lm_state_save(st)) < 0)
 				goto out;
 			copy_str(info->written, sizeof(info->written), wantdesc);
 		}
+		info->kept = have && (rec.kept || keep);
 		rc = 0;
 		goto out;
 	}
 	info->changed = 1;
+	info->kept = keep || (have && rec.kept);
 	if (is_dry_run(st)) {
 		if (!have) {
 			copy_str(info->written, sizeof(info->written), wantdesc);
@@ -432,7 +455,7 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 		if ((rc = lm_prefs_store_missing_dirs(o.store, &missing)) < 0 ||
 		    (rc = record_put(st, o.store, want->domain, want->key, o.file_present, o.value, wantp, missing,
 		        now)) < 0 ||
-		    (rc = lm_state_save(st)) < 0)
+		    (keep && (rc = record_set_kept(st)) < 0) || (rc = lm_state_save(st)) < 0)
 			goto out;
 		info->recorded = 1;
 		if (o.value != NULL)
@@ -440,8 +463,9 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 		else
 			copy_str(info->original, sizeof(info->original), o.file_present ? "absent key" : "absent file");
 		info->changed_at = now;
-	} else if (!lm_pref_plist_equal(rec.written, wantp)) {
-		if ((rc = record_set_written(st, wantp)) < 0 || (rc = lm_state_save(st)) < 0)
+	} else if (!lm_pref_plist_equal(rec.written, wantp) || (keep && !rec.kept)) {
+		if ((rc = record_set_written(st, wantp)) < 0 || (keep && (rc = record_set_kept(st)) < 0) ||
+		    (rc = lm_state_save(st)) < 0)
 			goto out;
 	}
 	copy_str(info->written, sizeof(info->written), wantdesc);
