@@ -31,6 +31,7 @@ typedef struct {
 	lm_guest_facts known; /* an enabled VM's guest as the journal recorded it ... */
 	int known_ok;         /* ... when it recorded one */
 	int confirmed;      /* one round trip confirmed it all: facts, bundle hashes, probe, exercise */
+	double seen_at;     /* when the manager's answer in o->info had arrived (epoch) */
 } enable_run;
 
 /* Ask for the VM to start, noting the time first: its process starts after that moment. */
@@ -206,6 +207,8 @@ static const char *restart_reason(const enable_run *r)
 {
 	const lm_host_pref_info *pref = &r->res->pref;
 
+	if (r->facts.boot_time <= 0 && pref->changed_at > r->seen_at)
+		return "the VM was already running when the preference changed";
 	if (r->facts.boot_time <= 0)
 		return "the guest's boot time is unknown";
 	if (r->facts.boot_time < pref->changed_at)
@@ -240,11 +243,18 @@ static int step_vm_level(enable_run *r)
 			return rc;
 		return connect_guest(r, 0);
 	}
-	if ((rc = wait_ready(r, "running", 1)) < 0 || (rc = connect_guest(r, 1)) < 0)
-		return rc;
-	if (!lm_vm_restart_needed(pref, r->facts.boot_time, r->started_at, lm_context_options(r->ctx)->boot_margin))
-		return 0;
-	unconfirm(r);
+	/* The preference changed after the manager said the VM was running (this run, or another
+	 * worker of it, changed it a moment ago): its guest booted before the change, the restart
+	 * rule's clearest case, told by this machine's clock alone. Asking the guest its boot time
+	 * would change nothing; the restarted guest is asked everything. */
+	if (!(pref->changed_at > r->seen_at && !dry && lm_vm_manager_can_start(r->vmm))) {
+		if ((rc = wait_ready(r, "running", 1)) < 0 || (rc = connect_guest(r, 1)) < 0)
+			return rc;
+		if (!lm_vm_restart_needed(pref, r->facts.boot_time, r->started_at,
+		    lm_context_options(r->ctx)->boot_margin))
+			return 0;
+		unconfirm(r);
+	}
 	if ((rc = lm_step_begin(r->ctx, r->o, "restart", &t)) < 0)
 		return rc;
 	if (dry) {
@@ -503,7 +513,7 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	if ((rc = lm_context_check_cancel(ctx, "before anything was changed")) < 0 ||
 	    (rc = lm_vm_lock_take(&lock, ctx, o->vm, "enable", 0)) < 0 ||
 	    (rc = lm_random_hex(r.run_id, 16)) < 0 || (rc = lm_vm_get(vmm, o->vm, &o->info)) < 0 ||
-	    (rc = step_preference(&r)) < 0) {
+	    (r.seen_at = lm_clock_epoch(), rc = step_preference(&r)) < 0) {
 		lm_outcome_fail(ctx, o, rc);
 		goto out;
 	}
