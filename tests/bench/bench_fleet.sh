@@ -27,7 +27,8 @@ jq_is "$E2E_DIR/sixteen.json" '.vms | length' 16
 sixteen=$(echo "$t1 - $t0" | bc -l)
 printf 'one %s\nsixteen %s\n' "$one" "$sixteen" >"$out"
 # Where the time went: each step's seconds for the one VM, and the mean and the longest of the 16.
-jq -r --slurpfile one "$E2E_DIR/one.json" '
-  [.vms[].steps[]] | group_by(.name)[] | .[0].name as $n |
-  "step \($n) \([$one[0].vms[0].steps[] | select(.name == $n) | .seconds] | add // 0) \(([.[].seconds] | add) / 16) \([.[].seconds] | max)"' \
+jq -r --slurpfile one "$E2E_DIR/one.json" --argjson vms "$(jq -c .vms "$E2E_DIR/sixteen.json")" '
+  def per_vm($n): [.steps[] | select(.name == $n) | .seconds] | add // 0;
+  [.vms[].steps[].name] | unique[] as $n |
+  "step \($n) \($one[0].vms[0] | per_vm($n)) \(([$vms[] | per_vm($n)] | add) / 16) \([$vms[] | per_vm($n)] | max)"' \
   "$E2E_DIR/sixteen.json" >>"$out"
