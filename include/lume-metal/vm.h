@@ -65,6 +65,9 @@ LM_EXTERN(int) lm_vm_start(lm_vm_manager *vmm, const char *name);
 LM_EXTERN(int) lm_vm_stop(lm_vm_manager *vmm, const char *name);
 /* Wait until running with an IP and SSH reachable, polling with backoff, at most `timeout` s. */
 LM_EXTERN(int) lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm_info *out);
+/* What lm_vm_wait_ready waits for, as one answer of the manager says it: running, an IP, SSH
+ * reachable (1), or not yet (0). */
+LM_EXTERN(int) lm_vm_info_ready(const lm_vm_info *info);
 
 /* Who serves the Lume API on this host: the process listening on lume_url's port (`lume serve`,
  * normally the logged-in user's LaunchAgent). The VMs it runs read that user's preferences. */

@@ -67,7 +67,26 @@ scenario_idempotent() {
   jq_is "$E2E_DIR/e2.json" '.vms[0].message' "vm1: already enabled, verified"
   [ "$(count_requests POST /run "$from")" -eq 0 ] || fail "re-enable started the VM"
   [ "$(count_requests POST /stop "$from")" -eq 0 ] || fail "re-enable stopped the VM"
+  # It still proves what it claims: the probe ran stock and with the shim, and the exercise.
+  jq_is "$E2E_DIR/e2.json" '.vms[0].stock.families.Apple9' false
+  jq_is "$E2E_DIR/e2.json" '.vms[0].shimmed.families.Apple9' true
+  jq_is "$E2E_DIR/e2.json" '.vms[0].exercise.simdgroup_matrix.result' pass
+  jq_is "$E2E_DIR/e2.json" '[.vms[0].steps[].name] | join(",")' "host-preference,ready,guest,bundle,probe,exercise,record"
   # How long it takes is a figure of the enable benchmark (bench-enable), not a test.
+
+  # A changed file in the guest is found by the one-command confirmation too: reinstalled.
+  local dir; dir="$(guest_home vm1)/.local/share/lume-metal/$(jq -r '.vms[0].bundle' "$E2E_DIR/e2.json")"
+  printf 'x' >>"$dir/$(jq -r .probe "$LM_BUNDLE_DIR/manifest.json")"
+  lm_json "$E2E_DIR/e3.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e3.json"
+  jq_is "$E2E_DIR/e3.json" '.vms[0].files_uploaded > 0' true
+  jq_is "$E2E_DIR/e3.json" '.vms[0].message' "vm1: enabled"
+  jq_is "$E2E_DIR/e3.json" '.vms[0].shimmed.families.Apple9' true
+  # So is a manifest that no longer matches.
+  printf ' ' >>"$dir/manifest.json"
+  lm_json "$E2E_DIR/e4.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e4.json"
+  jq_is "$E2E_DIR/e4.json" '.vms[0].files_uploaded > 0' true
 }
 
 # A running VM that booted before the preference changed is restarted; the preference had a

@@ -73,6 +73,7 @@ int lm_context_new(lm_context **out, const lm_options *opts)
 	ctx->opts = *opts;
 	ctx->opts.vm_address = ctx->opts.tart_program = ctx->opts.utmctl_program = NULL;
 	pthread_mutex_init(&ctx->callback_lock, NULL);
+	pthread_mutex_init(&ctx->memo_lock, NULL);
 	if ((rc = dup_opt(&ctx->opts.state_dir, opts->state_dir)) < 0 ||
 	    (rc = dup_opt(&ctx->opts.prefs_dir, opts->prefs_dir)) < 0 ||
 	    (rc = dup_opt(&ctx->opts.lume_url, opts->lume_url)) < 0 ||
@@ -120,6 +121,8 @@ void lm_context_free(lm_context *ctx)
 	free((void *)ctx->opts.utmctl_program);
 	free(ctx->state_dir);
 	pthread_mutex_destroy(&ctx->callback_lock);
+	pthread_mutex_destroy(&ctx->memo_lock);
+	free(ctx->server_memo);
 	free(ctx);
 }
 

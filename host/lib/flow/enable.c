@@ -28,6 +28,10 @@ typedef struct {
 	int stopped_running; /* this run stopped the running VM to restart it */
 	int user_restart;   /* no VM manager: the user restarts the VM; the preference and the VM's
 	                       "enabling" entry are kept for the next enable after that restart */
+	lm_guest_facts known; /* an enabled VM's guest as the journal recorded it ... */
+	int known_ok;         /* ... when it recorded one */
+	int confirmed;      /* one round trip confirmed it all: facts, bundle hashes, probe, exercise */
+	double seen_at;     /* when the manager's answer in o->info had arrived (epoch) */
 } enable_run;
 
 /* Ask for the VM to start, noting the time first: its process starts after that moment. */
@@ -43,7 +47,9 @@ static int start_vm(enable_run *r)
 	return 0;
 }
 
-static int wait_ready(enable_run *r, const char *what)
+/* fresh: r->o->info is the manager's answer of a moment ago, and when that said ready there is
+ * nothing to wait for (after a start it still describes the VM from before). */
+static int wait_ready(enable_run *r, const char *what, int fresh)
 {
 	const lm_options *opts = lm_context_options(r->ctx);
 	double t;
@@ -51,16 +57,74 @@ static int wait_ready(enable_run *r, const char *what)
 
 	if ((rc = lm_step_begin(r->ctx, r->o, "ready", &t)) < 0)
 		return rc;
-	if ((rc = lm_vm_wait_ready(r->vmm, r->o->vm, opts->ready_timeout, &r->o->info)) < 0)
+	if (!(fresh && lm_vm_info_ready(&r->o->info)) &&
+	    (rc = lm_vm_wait_ready(r->vmm, r->o->vm, opts->ready_timeout, &r->o->info)) < 0)
 		return rc;
 	lm_step_add(r->ctx, r->o, "ready", t, "%s at %s, SSH reachable", what, r->o->info.ip);
 	return 0;
 }
 
-static int connect_guest(enable_run *r)
+/* An enabled VM whose guest the journal knows, re-enabled in one command (lm_guest_confirm): its
+ * boot time, the bundle `current` names with every hash, and the probe stock and with the shim
+ * and its exercise. Confirmed only when it is the boot the journal recorded (so the OS, its
+ * version, the architecture and SIP, which change only across a reboot, are the recorded ones),
+ * the home is the recorded one, `current` is this tool's bundle for that guest with every hash
+ * right, and the probe ran stock and with an active shim; the profile's checks follow in the
+ * steps as always. Anything else and the steps ask again, one question at a time, as for a VM
+ * seen for the first time. Returns 1 when confirmed, 0 when not, < 0 when SSH failed. */
+static int confirm_guest(enable_run *r)
+{
+	lm_guest_confirmation c;
+	lm_shim_env se;
+	int rc;
+
+	if (!r->was_enabled || !r->known_ok || lm_context_options(r->ctx)->dry_run)
+		return 0;
+	if (lm_bundle_open(&r->bundle, r->ctx, &r->known) < 0 ||
+	    lm_shim_env_make(&se, &r->known, r->bundle->injection, r->bundle->shim, r->bundle->probe, r->profile) < 0) {
+		lm_bundle_free(r->bundle);
+		r->bundle = NULL;
+		return 0; /* the steps meet the same error, and report it */
+	}
+	if ((rc = lm_guest_confirm(r->ssh, &r->known, r->bundle, &se, &c)) < 0)
+		return rc;
+	/* The same boot as recorded: the OS, its version, the architecture and SIP (which change only
+	 * across a reboot) are the journal's. */
+	if (c.facts_ok && c.facts.boot_time == r->known.boot_time && strcmp(c.facts.home, r->known.home) == 0 &&
+	    strcmp(c.current, r->bundle->id) == 0 && c.sums_ok && c.stock != NULL && c.shimmed != NULL &&
+	    lm_report_shim_active(c.shimmed)) {
+		r->facts = c.facts;
+		snprintf(r->current, sizeof(r->current), "%s", c.current);
+		r->o->stock = c.stock;
+		r->o->shimmed = c.shimmed;
+		r->o->exercised = c.exercised;
+		r->confirmed = 1;
+		return 1;
+	}
+	lm_guest_confirmation_dispose(&c);
+	lm_bundle_free(r->bundle); /* opened for the recorded guest: step_bundle opens this one's */
+	r->bundle = NULL;
+	return 0;
+}
+
+/* Forget what confirm_guest read: the VM is restarted, everything is asked again. */
+static void unconfirm(enable_run *r)
+{
+	if (!r->confirmed)
+		return;
+	lm_report_free(r->o->stock);
+	lm_report_free(r->o->shimmed);
+	lm_report_free(r->o->exercised);
+	r->o->stock = r->o->shimmed = r->o->exercised = NULL;
+	lm_bundle_free(r->bundle);
+	r->bundle = NULL;
+	r->confirmed = 0;
+}
+
+static int connect_guest(enable_run *r, int try_confirm)
 {
 	double t;
-	int rc;
+	int rc = 0;
 
 	lm_ssh_free(r->ssh);
 	r->ssh = NULL;
@@ -68,7 +132,9 @@ static int connect_guest(enable_run *r)
 		return rc;
 	if ((rc = lm_flow_connect(r->ctx, r->o->vm, &r->o->info, &r->ssh)) < 0)
 		return rc;
-	if ((rc = lm_guest_facts_read(r->ssh, &r->facts, r->current, sizeof(r->current))) < 0)
+	if (try_confirm && (rc = confirm_guest(r)) < 0)
+		return rc;
+	if (rc == 0 && (rc = lm_guest_facts_read(r->ssh, &r->facts, r->current, sizeof(r->current))) < 0)
 		return rc;
 	r->o->guest = r->facts;
 	lm_step_add(r->ctx, r->o, "guest", t, "%s %s %s, booted at %.6f", r->facts.os, r->facts.os_version,
@@ -104,6 +170,7 @@ static int step_preference(enable_run *r)
 	status = vm != NULL ? lm_journal_string(vm, "status") : NULL;
 	r->was_enabled = status != NULL && strcmp(status, "enabled") == 0;
 	r->started_at = vm != NULL ? lm_journal_number(vm, LM_JOURNAL_VM_STARTED_AT) : 0;
+	r->known_ok = r->was_enabled && lm_journal_load_facts(vm, &r->known) == 0 && r->known.home[0] == '/';
 	if ((rc = lm_host_pref_enable_locked(st, lm_profile_host_preference(r->profile), &r->res->pref)) < 0)
 		goto out;
 	if (r->res->pref.changed)
@@ -143,6 +210,8 @@ static const char *restart_reason(const enable_run *r)
 {
 	const lm_host_pref_info *pref = &r->res->pref;
 
+	if (r->facts.boot_time <= 0 && pref->changed_at > r->seen_at)
+		return "the VM was already running when the preference changed";
 	if (r->facts.boot_time <= 0)
 		return "the guest's boot time is unknown";
 	if (r->facts.boot_time < pref->changed_at)
@@ -159,8 +228,7 @@ static int step_vm_level(enable_run *r)
 	double t;
 	int rc;
 
-	if ((rc = lm_vm_get(r->vmm, r->o->vm, &r->o->info)) < 0)
-		return rc;
+	/* r->o->info: enable_one's answer from the manager, a moment before the preference step. */
 	if (strcmp(r->o->info.status, "running") != 0) {
 		if ((rc = lm_step_begin(r->ctx, r->o, "start", &t)) < 0)
 			return rc;
@@ -174,14 +242,22 @@ static int step_vm_level(enable_run *r)
 		r->o->started = 1;
 		lm_step_add(r->ctx, r->o, "start", t, "started (was %s)", r->o->info.status);
 		lm_flow_test_kill_point("after-start");
-		if ((rc = wait_ready(r, "booted")) < 0)
+		if ((rc = wait_ready(r, "booted", 0)) < 0)
 			return rc;
-		return connect_guest(r);
+		return connect_guest(r, 0);
 	}
-	if ((rc = wait_ready(r, "running")) < 0 || (rc = connect_guest(r)) < 0)
-		return rc;
-	if (!lm_vm_restart_needed(pref, r->facts.boot_time, r->started_at, lm_context_options(r->ctx)->boot_margin))
-		return 0;
+	/* The preference changed after the manager said the VM was running (this run, or another
+	 * worker of it, changed it a moment ago): its guest booted before the change, the restart
+	 * rule's clearest case, told by this machine's clock alone. Asking the guest its boot time
+	 * would change nothing; the restarted guest is asked everything. */
+	if (!(pref->changed_at > r->seen_at && !dry && lm_vm_manager_can_start(r->vmm))) {
+		if ((rc = wait_ready(r, "running", 1)) < 0 || (rc = connect_guest(r, 1)) < 0)
+			return rc;
+		if (!lm_vm_restart_needed(pref, r->facts.boot_time, r->started_at,
+		    lm_context_options(r->ctx)->boot_margin))
+			return 0;
+		unconfirm(r);
+	}
 	if ((rc = lm_step_begin(r->ctx, r->o, "restart", &t)) < 0)
 		return rc;
 	if (dry) {
@@ -205,9 +281,9 @@ static int step_vm_level(enable_run *r)
 		return rc;
 	r->o->restarted = 1;
 	lm_step_add(r->ctx, r->o, "restart", t, "restarted: %s", restart_reason(r));
-	if ((rc = wait_ready(r, "rebooted")) < 0)
+	if ((rc = wait_ready(r, "rebooted", 0)) < 0)
 		return rc;
-	return connect_guest(r);
+	return connect_guest(r, 0);
 }
 
 /* Step 3: the bundle for this guest, verified in place or installed atomically. */
@@ -218,10 +294,12 @@ static int step_bundle(enable_run *r)
 
 	if ((rc = lm_step_begin(r->ctx, r->o, "bundle", &t)) < 0)
 		return rc;
-	if ((rc = lm_bundle_open(&r->bundle, r->ctx, &r->facts)) < 0)
+	if (!r->confirmed && (rc = lm_bundle_open(&r->bundle, r->ctx, &r->facts)) < 0)
 		return rc;
 	snprintf(r->o->bundle_id, sizeof(r->o->bundle_id), "%s", r->bundle->id);
-	if (strcmp(r->current, r->bundle->id) == 0 &&
+	if (r->confirmed)
+		ok = 1; /* every hash checked by confirm_guest */
+	else if (strcmp(r->current, r->bundle->id) == 0 &&
 	    (rc = lm_guest_bundle_verify(r->ssh, &r->facts, r->bundle, &ok)) < 0)
 		return rc;
 	if (ok) {
@@ -264,8 +342,9 @@ static int step_probe(enable_run *r)
 	if ((rc = lm_shim_env_make(&se, &r->facts, r->bundle->injection, r->bundle->shim, r->bundle->probe,
 	    r->profile)) < 0)
 		return rc;
-	if ((rc = lm_guest_probe(r->ssh, &se, 0, &r->o->stock, NULL, 0)) < 0 ||
-	    (rc = lm_guest_probe(r->ssh, &se, 1, &r->o->shimmed, diag, sizeof(diag))) < 0)
+	diag[0] = '\0';
+	if (!r->confirmed && ((rc = lm_guest_probe(r->ssh, &se, 0, &r->o->stock, NULL, 0)) < 0 ||
+	    (rc = lm_guest_probe(r->ssh, &se, 1, &r->o->shimmed, diag, sizeof(diag))) < 0))
 		return rc;
 	lm_workload_derive(r->o->stock, &r->o->stock_flags);
 	lm_workload_derive(r->o->shimmed, &r->o->shimmed_flags);
@@ -282,6 +361,8 @@ static int step_probe(enable_run *r)
 	    lm_report_apple_family(r->o->shimmed) - 1000,
 	    (unsigned long long)lm_report_max_threadgroup_memory(r->o->shimmed));
 	/* The answers can come from the shim alone: believe the unlock only when its kernels run. */
+	if (r->confirmed)
+		return lm_flow_step_exercised(r->ctx, r->profile, r->o);
 	return lm_flow_step_exercise(r->ctx, r->ssh, &se, r->profile, r->o);
 }
 
@@ -452,7 +533,7 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	if ((rc = lm_context_check_cancel(ctx, "before anything was changed")) < 0 ||
 	    (rc = lm_vm_lock_take(&lock, ctx, o->vm, "enable", 0)) < 0 ||
 	    (rc = lm_random_hex(r.run_id, 16)) < 0 || (rc = lm_vm_get(vmm, o->vm, &o->info)) < 0 ||
-	    (rc = step_preference(&r)) < 0) {
+	    (r.seen_at = lm_clock_epoch(), rc = step_preference(&r)) < 0) {
 		lm_outcome_fail(ctx, o, rc);
 		goto out;
 	}

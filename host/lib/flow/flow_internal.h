@@ -126,11 +126,38 @@ int lm_guest_probe(lm_ssh *ssh, const lm_shim_env *se, int shimmed, lm_report **
 
 /* The shimmed probe with --exercise; LM_EUNSUPPORTED when the probe prints no exercise lines. */
 int lm_guest_exercise(lm_ssh *ssh, const lm_shim_env *se, lm_report **out);
+
+/* An enabled guest's re-enable in one round trip: one command that prints the boot time, the
+ * home and whether the Tart image's shim is there; the bundle directory `current` names and the
+ * SHA-256 of each of its files and of its manifest (computed in the guest by its OpenSSL); the
+ * probe's report stock; and its report with the shim and the exercise (one process). `known` is
+ * what the journal recorded of the guest: facts are `known` with what was printed (the caller
+ * compares the boot time with the recorded one). Every field is set only from a part that ran
+ * and read well: facts_ok, sums_ok (`current` is a directory beside it, whose name goes to
+ * current, and every file of `b` and the manifest are listed, each with the bundle's hash),
+ * stock, shimmed and exercised (the same report twice: the shimmed answers and the exercise come
+ * from one process). Returns < 0 only when the command could not run (SSH); a guest that answers
+ * otherwise leaves fields unset. */
+typedef struct {
+	lm_guest_facts facts;
+	char current[128];
+	int facts_ok;
+	int sums_ok;
+	lm_report *stock, *shimmed, *exercised;
+} lm_guest_confirmation;
+int lm_guest_confirm_command(const lm_guest_facts *known, const lm_bundle *b, const lm_shim_env *se,
+    const char *mark, char **out);
+int lm_guest_confirm(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *b, const lm_shim_env *se,
+    lm_guest_confirmation *c);
+/* Frees the reports a confirmation holds (not the struct). */
+void lm_guest_confirmation_dispose(lm_guest_confirmation *c);
 /* "reduction pass, matrix pass, bfloat16 pass; threadgroup memory 32768 bytes". */
 void lm_exercise_summary(const lm_report *r, char *buf, size_t len);
 /* Run it into o->exercised, check it against profile (NULL: no check), add the step. */
 int lm_flow_step_exercise(lm_context *ctx, lm_ssh *ssh, const lm_shim_env *se, const lm_profile *profile,
     lm_vm_outcome *o);
+/* The same step over results already in o->exercised (read by lm_guest_confirm). */
+int lm_flow_step_exercised(lm_context *ctx, const lm_profile *profile, lm_vm_outcome *o);
 
 /* ---- sip.c: the programs System Integrity Protection keeps the shim away from ---- */
 

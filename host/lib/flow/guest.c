@@ -99,12 +99,14 @@ static char *next_line(char **cursor)
 /* One round trip for everything the flow needs to know about the guest. The macOS tools are
  * asked exactly as on macOS; the simulator's guests answer through stand-ins. csrutil's first
  * line, or an empty one where there is no csrutil. */
+#define BOOT_TIME_COMMAND "(sysctl -n kern.boottime) 2>/dev/null || echo; "
+#define TART_SHIM_COMMAND "if test -f " LM_TART_SHIM_PATH "; then echo tart-shim; else echo; fi"
 #define FACTS_COMMAND \
 	"uname -s; uname -m; (sw_vers -productVersion) 2>/dev/null || echo; " \
-	"(sysctl -n kern.boottime) 2>/dev/null || echo; printf '%s\\n' \"$HOME\"; " \
+	BOOT_TIME_COMMAND "printf '%s\\n' \"$HOME\"; " \
 	"readlink \"$HOME/" LM_GUEST_BASE "/current\" 2>/dev/null || echo; " \
 	"{ (csrutil status) 2>/dev/null; echo; } | head -n 1; " \
-	"if test -f " LM_TART_SHIM_PATH "; then echo tart-shim; else echo; fi"
+	TART_SHIM_COMMAND
 
 /* One line of the facts into its field. Too long is an error naming the limit, never a cut: the
  * home directory becomes part of `rm -rf` paths, and a cut one could name another directory. */
@@ -120,9 +122,31 @@ static int take_line(char **cursor, char *dst, size_t len, const char *what)
 	    shown);
 }
 
+/* `sysctl -n kern.boottime` on macOS: "{ sec = 1764442800, usec = 250000 } Sun Nov 29 19:00:00
+ * 2026". The microseconds count: the restart rule compares with the preference's change to the
+ * fraction. Seconds outside what an epoch second can be, or no such line, read as unknown (0). */
+static double boot_time_parse(const char *boot)
+{
+	const char *sec, *usec;
+	double t = 0;
+
+	if ((sec = strstr(boot, "sec = ")) != NULL) {
+		long long s = strtoll(sec + 6, NULL, 10);
+		if (s > 0 && s < 100000000000LL) {
+			t = (double)s;
+			if ((usec = strstr(sec, "usec = ")) != NULL) {
+				long us = strtol(usec + 7, NULL, 10);
+				if (us > 0 && us < 1000000)
+					t += (double)us / 1e6;
+			}
+		}
+	}
+	return t;
+}
+
 int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char *current, size_t current_len)
 {
-	char *cursor = out, *boot, *sec, *usec;
+	char *cursor = out, *boot;
 	int rc;
 
 	memset(facts, 0, sizeof(*facts));
@@ -141,20 +165,7 @@ int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char
 	lm_sip_status_parse(next_line(&cursor), facts->sip, sizeof(facts->sip));
 	facts->tart_shim = strcmp(next_line(&cursor), "tart-shim") == 0;
 
-	/* macOS: "{ sec = 1764442800, usec = 250000 } Sun Nov 29 19:00:00 2026". The microseconds
-	 * count: the restart rule compares with the preference's change to the fraction. Seconds
-	 * outside what an epoch second can be read as unknown (0). */
-	if ((sec = strstr(boot, "sec = ")) != NULL) {
-		long long s = strtoll(sec + 6, NULL, 10);
-		if (s > 0 && s < 100000000000LL) {
-			facts->boot_time = (double)s;
-			if ((usec = strstr(sec, "usec = ")) != NULL) {
-				long us = strtol(usec + 7, NULL, 10);
-				if (us > 0 && us < 1000000)
-					facts->boot_time += (double)us / 1e6;
-			}
-		}
-	}
+	facts->boot_time = boot_time_parse(boot);
 	if (facts->os[0] == '\0' || facts->home[0] != '/')
 		return lm_error_set(LM_EREMOTE, "the guest did not say its OS and home directory (uname/HOME): %s",
 		    err != NULL ? err : "");
@@ -456,4 +467,207 @@ out:
 	lm_free(sout);
 	lm_free(serr);
 	return rc;
+}
+
+/* --- An enabled guest confirmed in one round trip (lm_guest_confirm) --- */
+
+/* The guest's answer, cut at this run's marker lines ("MARK NAME STATUS" after each part). */
+typedef struct {
+	char *text[4];
+	int status[4];
+} confirm_parts;
+
+static const char *const confirm_part_names[4] = {"facts", "sums", "stock", "shimmed"};
+
+/* After each part, on a line of its own whatever the part printed last: the marker, the part's
+ * name and its exit status. */
+static void cl_mark(cmdline *c, const char *mark, int part)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "\\n%s %s %%s\\n", mark, confirm_part_names[part]);
+	cl_raw(c, "; printf ");
+	cl_arg(c, line);
+	cl_raw(c, " \"$?\"");
+	if (part < 3)
+		cl_raw(c, "; ");
+}
+
+static void cl_command(cmdline *c, int rc, char *cmd)
+{
+	if (rc < 0 && c->rc == 0)
+		c->rc = rc;
+	if (cmd != NULL)
+		cl_raw(c, cmd);
+	free(cmd);
+}
+
+int lm_guest_confirm_command(const lm_guest_facts *known, const lm_bundle *b, const lm_shim_env *se,
+    const char *mark, char **out)
+{
+	const char *stock[2] = {se->probe_path, "--report"};
+	const char *shimmed[4] = {"LUME_METAL_LOG=1", se->probe_path, "--report", "--exercise"};
+	cmdline c = {0};
+	char *cmd = NULL;
+	size_t i;
+	int rc;
+
+	/* 1. What can change without a reboot: the boot time itself, the home, the Tart image's
+	 * shim; the rest of the facts is the journal's while the boot time is the recorded one. */
+	cl_raw(&c, BOOT_TIME_COMMAND "printf '%s\\n' \"$HOME\"; " TART_SHIM_COMMAND);
+	cl_mark(&c, mark, 0);
+	/* 2. The bundle `current` names (the shell's own `pwd -P`), then the SHA-256 of every file in
+	 * it and of its manifest, by the guest's OpenSSL (LibreSSL on macOS); the host compares them
+	 * with its bundle's. */
+	cl_raw(&c, "cd ");
+	cl_path(&c, known, "current");
+	cl_raw(&c, " && pwd -P && openssl dgst -sha256 -r");
+	for (i = 0; i < b->nfiles; i++) {
+		cl_raw(&c, " ");
+		cl_arg(&c, b->files[i].name);
+	}
+	cl_raw(&c, " manifest.json");
+	cl_mark(&c, mark, 1);
+	/* 3. The probe stock, then with the shim and its exercise in one process. */
+	rc = lm_shim_command(se, 0, stock, 2, &cmd);
+	cl_command(&c, rc, cmd);
+	cl_mark(&c, mark, 2);
+	cmd = NULL;
+	rc = lm_shim_command(se, LM_SHIM_ALL, shimmed, 4, &cmd);
+	cl_command(&c, rc, cmd);
+	cl_mark(&c, mark, 3);
+	return cl_done(&c, out);
+}
+
+/* Cut the output at the marker lines; a part whose marker is missing keeps status -1. Each part
+ * loses the newline the marker's printf put before it, and keeps its own. */
+static void confirm_split(char *out, const char *mark, confirm_parts *p)
+{
+	size_t mlen = strlen(mark), n;
+	char *start = out, *line = out, *nl;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		p->text[i] = NULL;
+		p->status[i] = -1;
+	}
+	i = 0;
+	while (line != NULL && *line != '\0' && i < 4) {
+		nl = strchr(line, '\n');
+		if (strncmp(line, mark, mlen) == 0 && line[mlen] == ' ' &&
+		    strncmp(line + mlen + 1, confirm_part_names[i], strlen(confirm_part_names[i])) == 0) {
+			*line = '\0';
+			if ((n = strlen(start)) > 0 && start[n - 1] == '\n')
+				start[n - 1] = '\0';
+			p->text[i] = start;
+			p->status[i] = atoi(line + mlen + 1 + strlen(confirm_part_names[i]));
+			start = nl != NULL ? nl + 1 : NULL;
+			i++;
+		}
+		line = nl != NULL ? nl + 1 : NULL;
+	}
+}
+
+/* Every file of the bundle and its manifest listed once with the bundle's SHA-256 ("HEX *NAME"
+ * or "HEX  NAME" lines), nothing else. */
+static int sums_match(char *text, const lm_bundle *b)
+{
+	uint8_t digest[32];
+	char manifest_hex[65], *cursor = text, *line;
+	size_t seen = 0, i;
+
+	lm_sha256(b->manifest, b->manifest_len, digest);
+	lm_sha256_hex(digest, manifest_hex);
+	while (cursor != NULL && *cursor != '\0') {
+		const char *name, *want = NULL;
+		line = next_line(&cursor);
+		if (strlen(line) < 66 || line[64] != ' ')
+			return 0;
+		name = line + 65 + (line[65] == '*' || line[65] == ' ');
+		if (strcmp(name, "manifest.json") == 0)
+			want = manifest_hex;
+		for (i = 0; want == NULL && i < b->nfiles; i++)
+			if (strcmp(name, b->files[i].name) == 0)
+				want = b->files[i].sha256;
+		if (want == NULL || strncmp(line, want, 64) != 0)
+			return 0;
+		seen++;
+	}
+	return seen == b->nfiles + 1;
+}
+
+/* The facts: the journal's, with the boot time, home and Tart shim this guest printed. */
+static int confirm_facts(char *text, const lm_guest_facts *known, lm_guest_facts *facts)
+{
+	char *cursor = text;
+
+	*facts = *known;
+	facts->boot_time = boot_time_parse(next_line(&cursor));
+	if (lm_text_format(facts->home, sizeof(facts->home), "%s", next_line(&cursor)) < 0)
+		return 0;
+	facts->tart_shim = strcmp(next_line(&cursor), "tart-shim") == 0;
+	return facts->boot_time > 0 && facts->home[0] == '/';
+}
+
+/* `pwd -P` in `current`: the bundle directory it names, whose name goes to current; then the
+ * sums of that directory's files. */
+static int confirm_bundle(char *text, const lm_guest_facts *known, const lm_bundle *b, char *current, size_t len)
+{
+	char base[PATH_MAX + 64], *cursor = text;
+	const char *dir = next_line(&cursor), *slash = strrchr(dir, '/');
+
+	if (slash == NULL || lm_text_format(base, sizeof(base), "%s/%s", known->home, LM_GUEST_BASE) < 0 ||
+	    (size_t)(slash - dir) != strlen(base) || strncmp(dir, base, strlen(base)) != 0 ||
+	    lm_text_format(current, len, "%s", slash + 1) < 0)
+		return 0;
+	return cursor != NULL && sums_match(cursor, b);
+}
+
+int lm_guest_confirm(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *b, const lm_shim_env *se,
+    lm_guest_confirmation *c)
+{
+	char mark[64], hex[17], *cmd = NULL, *out = NULL, *err = NULL;
+	confirm_parts p;
+	int status = 0, rc;
+
+	memset(c, 0, sizeof(*c));
+	/* A marker no file or probe line can carry: this run's own. */
+	if ((rc = lm_random_hex(hex, 8)) < 0)
+		return rc;
+	snprintf(mark, sizeof(mark), "@@lume-metal-%s@@", hex);
+	if ((rc = lm_guest_confirm_command(known, b, se, mark, &cmd)) < 0)
+		return rc;
+	rc = lm_ssh_exec_capture(ssh, cmd, 512 * 1024, &out, &err, &status);
+	free(cmd);
+	if (rc < 0)
+		return rc;
+	confirm_split(out, mark, &p);
+	if (p.status[0] == 0 && p.text[0] != NULL)
+		c->facts_ok = confirm_facts(p.text[0], known, &c->facts);
+	if (p.status[1] == 0 && p.text[1] != NULL)
+		c->sums_ok = confirm_bundle(p.text[1], known, b, c->current, sizeof(c->current));
+	/* The reports as the steps would read them; anything unreadable is simply not confirmed. */
+	if (p.status[2] == 0 && lm_report_parse_lines(&c->stock, p.text[2], strlen(p.text[2])) < 0)
+		c->stock = NULL;
+	if (p.status[3] == 0 && (lm_report_parse_lines(&c->shimmed, p.text[3], strlen(p.text[3])) < 0 ||
+	    lm_report_parse_lines(&c->exercised, p.text[3], strlen(p.text[3])) < 0)) {
+		lm_report_free(c->shimmed);
+		c->shimmed = NULL;
+	}
+	if (c->shimmed == NULL || c->exercised == NULL || !lm_report_has_exercise(c->exercised)) {
+		lm_report_free(c->shimmed);
+		lm_report_free(c->exercised);
+		c->shimmed = c->exercised = NULL;
+	}
+	lm_free(out);
+	lm_free(err);
+	return 0;
+}
+
+void lm_guest_confirmation_dispose(lm_guest_confirmation *c)
+{
+	lm_report_free(c->stock);
+	lm_report_free(c->shimmed);
+	lm_report_free(c->exercised);
+	c->stock = c->shimmed = c->exercised = NULL;
 }

@@ -411,7 +411,30 @@ static int url_endpoint(const char *url, char *address, size_t cap, int *port, i
 	return rc;
 }
 
+static int server_lookup(lm_context *ctx, lm_vm_server_info *out);
+
 int lm_vm_server_lookup(lm_context *ctx, lm_vm_server_info *out)
+{
+	double now = lm_clock_monotonic();
+	int rc = 0;
+
+	/* Under the memo's lock: workers of one enable that ask at once scan the processes once. */
+	pthread_mutex_lock(&ctx->memo_lock);
+	if (ctx->server_memo != NULL && now - ctx->server_memo_at < LM_SERVER_MEMO_SECONDS) {
+		*out = *(const lm_vm_server_info *)ctx->server_memo;
+	} else if ((rc = server_lookup(ctx, out)) == 0) {
+		if (ctx->server_memo == NULL)
+			ctx->server_memo = malloc(sizeof(*out));
+		if (ctx->server_memo != NULL) {
+			*(lm_vm_server_info *)ctx->server_memo = *out;
+			ctx->server_memo_at = now;
+		}
+	}
+	pthread_mutex_unlock(&ctx->memo_lock);
+	return rc;
+}
+
+static int server_lookup(lm_context *ctx, lm_vm_server_info *out)
 {
 	const lm_options *o = lm_context_options(ctx);
 	const char *url = (o->lume_url != NULL && o->lume_url[0] != '\0') ? o->lume_url : LM_LUME_URL_DEFAULT;

@@ -245,11 +245,16 @@ static void describe_not_ready(const lm_vm_info *info, char *buf, size_t cap)
 		snprintf(buf, cap, "running at %s, SSH (port 22) not reachable yet", info->ip);
 }
 
+int lm_vm_info_ready(const lm_vm_info *info)
+{
+	return info != NULL && strcmp(info->status, "running") == 0 && info->ip[0] != '\0' && info->ssh_available;
+}
+
 int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm_info *out)
 {
 	char vm[LM_VM_NAME_MAX], why[160];
 	lm_vm_info info;
-	double start, deadline, delay = 0.1, left, reported = 0;
+	double start, deadline, delay = 0.05, left, reported = 0;
 	int rc;
 
 	if (out != NULL)
@@ -263,7 +268,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 	for (;;) {
 		if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
 			return rc;
-		if (strcmp(info.status, "running") == 0 && info.ip[0] != '\0' && info.ssh_available) {
+		if (lm_vm_info_ready(&info)) {
 			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: ready at %s after %.1f s", vm, info.ip, lm_clock_monotonic() - start);
 			lm_vm_fill_identity(&info, vmm->backend);
 			lm_vm_id_read(vmm, vm, &info);
@@ -279,6 +284,9 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 		if (left <= 0)
 			return lm_error_set(LM_ETIMEOUT, "%s: not ready after %g s: %s", vm, timeout, why);
 		lm_clock_sleep(delay < left ? delay : left);
-		delay = delay * 1.5 > 2.0 ? 2.0 : delay * 1.5;
+		/* At most half a second between questions: every enable that restarts waits here, and a
+		 * longer step would be time lost after the guest's SSH answers (one light GET, or one
+		 * `lume get`, each half second is nothing for the manager). */
+		delay = delay * 1.5 > 0.5 ? 0.5 : delay * 1.5;
 	}
 }

@@ -13,7 +13,15 @@ struct lm_context {
 	lm_options opts;  /* strings owned by the context */
 	char *state_dir;  /* resolved */
 	pthread_mutex_t callback_lock; /* the embedder's callbacks are never called two at once */
+	/* The Lume server's owner as lm_vm_server_lookup (host/lib/vm/owner.c) last found it, for
+	 * LM_SERVER_MEMO_SECONDS: one command asks several times (enable's check, each VM's
+	 * preference step, the report), and each answer scans every process's open files. An
+	 * lm_vm_server_info, malloc'd, freed with the context. */
+	pthread_mutex_t memo_lock;
+	void *server_memo;
+	double server_memo_at; /* monotonic */
 };
+#define LM_SERVER_MEMO_SECONDS 2.0
 
 /* The longest timeout accepted, in seconds (a week): longer than any wait lume-metal has a reason
  * for, and small enough that its milliseconds fit an int. */
