@@ -19,6 +19,8 @@ static const struct {
 	{"profile", "host"},
 	{"host", "keep dry-run force force-user-mismatch"},
 	{"forget-host", ""},
+	{"gc", "dry-run"},
+	{"bench", "profile repetitions out workload-parser bare-metal no-wait"},
 	{"agent", "label keep-alive run-at-load profile dry-run no-wait"},
 	{"doctor", "bundle"},
 	{"help", ""},
@@ -115,7 +117,8 @@ const char *lm_cli_nearest_command(const char *word)
 		memcpy(found, usage, n);
 		found[n] = '\0';
 		d = wl >= 3 && wl < n && strncmp(found, word, wl) == 0 ? 1 : distance(word, found, 2);
-		if (d < best_d) {
+		/* Fewer edits than either word has letters: "e" is not a typo of "gc". */
+		if (d < best_d && d < wl && d < n) {
 			best_d = d;
 			best = usage;
 		}
