@@ -20,17 +20,6 @@ setup_guest() {
   chmod 644 "$(guest_home vm1)/models/tiny.gguf"
 }
 
-# bench_json OUTFILE ARGS...: lm_json with --format json before the command (after "--" it would be
-# the workload's).
-bench_json() {
-  local out=$1; shift
-  set +e
-  "$LM_BIN" --format json "$@" >"$out" 2>"$out.err"
-  LM_RC=$?
-  set -e
-  [ -s "$out" ] && jq -e . "$out" >/dev/null || fail "lume-metal $* printed no JSON document: $(cat "$out" "$out.err")"
-}
-
 csv_field() { # FILE TEST COLUMN: results.csv's value for a test
   awk -F, -v t="$2" -v c="$3" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next } $1 == t { print $col[c] }' "$1"
 }
@@ -105,7 +94,7 @@ scenario_bench_record() {
   grep -q 'shasum -a 256' "$(vm_dir vm1)/calls.log" 2>/dev/null || true # shasum is the machine's (not a stand-in)
 
   # --format json: the same results in the envelope, valid against the schema.
-  bench_json "$E2E_DIR/b.json" bench vm1 --repetitions 1 --out "$E2E_DIR/rec2" -- llama-bench -m models/tiny.gguf \
+  lm_json_first "$E2E_DIR/b.json" bench vm1 --repetitions 1 --out "$E2E_DIR/rec2" -- llama-bench -m models/tiny.gguf \
     -p 32 -n 0 -r 1 -o jsonl
   expect_rc 0 "$E2E_DIR/b.json"
   jq_is "$E2E_DIR/b.json" .command bench
@@ -129,7 +118,7 @@ scenario_bench_record() {
   # A bare-metal record (the stand-in on this machine, the fake Metal at its stock level): compare
   # sets the VM's unlocked runs against it.
   head -c 4096 /dev/urandom >"$E2E_DIR/host-model.gguf"
-  LD_LIBRARY_PATH=$LM_FAKE_METAL bench_json "$E2E_DIR/h.json" bench --bare-metal --repetitions 2 \
+  LD_LIBRARY_PATH=$LM_FAKE_METAL lm_json_first "$E2E_DIR/h.json" bench --bare-metal --repetitions 2 \
     --out "$E2E_DIR/bare" -- "$LM_LLAMA_BENCH" -m "$E2E_DIR/host-model.gguf" -p 64 -n 16 -r 2
   expect_rc 0 "$E2E_DIR/h.json"
   jq_is "$E2E_DIR/h.json" .bare_metal true
@@ -138,7 +127,7 @@ scenario_bench_record() {
   jq_is "$E2E_DIR/bare/metadata.json" '.workload.models[0].sha256' "$(sha256sum "$E2E_DIR/host-model.gguf" | cut -c1-64)"
   [ -s "$E2E_DIR/bare/host-2.json" ] && [ -s "$E2E_DIR/bare/host-1.stderr" ] || fail "bare: $(ls "$E2E_DIR/bare")"
   (cd "$E2E_DIR/bare" && sha256sum -c --strict SHA256SUMS >/dev/null) || fail "bare: sha256sum -c failed"
-  bench_json "$E2E_DIR/cb.json" bench compare "$rec" "$E2E_DIR/bare"
+  lm_json_first "$E2E_DIR/cb.json" bench compare "$rec" "$E2E_DIR/bare"
   expect_rc 0 "$E2E_DIR/cb.json"
   jq -e '.rows[0].test == "pp64" and .rows[0].bare_metal > 0 and .rows[0].unlocked_over_bare_metal > 0' \
     "$E2E_DIR/cb.json" >/dev/null || fail "compare with bare metal: $(cat "$E2E_DIR/cb.json")"
@@ -168,12 +157,12 @@ scenario_bench_none() {
   (cd "$rec" && sha256sum -c --strict SHA256SUMS >/dev/null) || fail "sha256sum -c failed"
 
   # A folder that holds files is refused, and left as it was.
-  bench_json "$E2E_DIR/r.json" bench vm1 --out "$rec" -- llama-bench -m models/tiny.gguf
+  lm_json_first "$E2E_DIR/r.json" bench vm1 --out "$rec" -- llama-bench -m models/tiny.gguf
   expect_rc 2 "$E2E_DIR/r.json"
   jq -r .error.message "$E2E_DIR/r.json" | grep -q "is not empty" || fail "$(cat "$E2E_DIR/r.json")"
   (cd "$rec" && sha256sum -c --strict SHA256SUMS >/dev/null) || fail "the refused run changed the folder"
   # A workload that fails is recorded as such, with its stderr, and the run fails.
-  bench_json "$E2E_DIR/f.json" bench vm1 --repetitions 1 --out "$E2E_DIR/failed" -- llama-bench -m models/missing.gguf
+  lm_json_first "$E2E_DIR/f.json" bench vm1 --repetitions 1 --out "$E2E_DIR/failed" -- llama-bench -m models/missing.gguf
   expect_rc 1 "$E2E_DIR/f.json"
   jq_is "$E2E_DIR/f.json" .error.code remote
   grep -q "failed to load model 'models/missing.gguf'" "$E2E_DIR/failed/stock-1.stderr" || fail "no stderr kept"

@@ -19,16 +19,6 @@ $2
 $got"
 }
 
-# lm_json with --format json before "--" (what follows it is the guest's command).
-lm_json_agent() {
-  local out=$1; shift
-  set +e
-  "$LM_BIN" --format json "$@" >"$out" 2>"$out.err"
-  LM_RC=$?
-  set -e
-  jq -e . "$out" >/dev/null || fail "lume-metal $* printed no JSON document: $(cat "$out" "$out.err")"
-}
-
 # A long-running workload in the guest's Homebrew directory, which says what environment it got.
 install_workload() { # VM
   local f; f="$(vm_dir "$1")/opt/homebrew/bin/llama-server"
@@ -59,7 +49,7 @@ scenario_agents() {
   expect_calls vm1 ""
 
   note "install: plist uploaded, linted, bootstrapped and kickstarted"
-  lm_json_agent "$E2E_DIR/i.json" agent install vm1 --label $LABEL --keep-alive -- llama-server --port 8080
+  lm_json_first "$E2E_DIR/i.json" agent install vm1 --label $LABEL --keep-alive -- llama-server --port 8080
   expect_rc 0 "$E2E_DIR/i.json"
   jq_is "$E2E_DIR/i.json" '.command' "agent install"
   jq_is "$E2E_DIR/i.json" '.vms[0].agents[0].label' $LABEL
@@ -95,7 +85,7 @@ launchctl print gui/501/$LABEL"
 
   note "installing the same label again boots the old one out first"
   clear_calls vm1
-  lm_json_agent "$E2E_DIR/i2.json" agent install vm1 --label $LABEL --run-at-load -- llama-server
+  lm_json_first "$E2E_DIR/i2.json" agent install vm1 --label $LABEL --run-at-load -- llama-server
   expect_rc 0 "$E2E_DIR/i2.json"
   expect_calls vm1 "plutil -lint $GUEST_PLIST
 launchctl print gui/501/$LABEL
@@ -117,8 +107,8 @@ launchctl bootout gui/501/$LABEL"
   jq_is "$E2E_DIR/r2.json" '.error.code' not-found
 
   note "rollback removes the VM's agents before its files"
-  lm_json_agent "$E2E_DIR/a1.json" agent install vm1 --label com.example.one -- llama-server
-  lm_json_agent "$E2E_DIR/a2.json" agent install vm1 --label com.example.two -- llama-server
+  lm_json_first "$E2E_DIR/a1.json" agent install vm1 --label com.example.one -- llama-server
+  lm_json_first "$E2E_DIR/a2.json" agent install vm1 --label com.example.two -- llama-server
   clear_calls vm1
   lm_json "$E2E_DIR/rb.json" rollback vm1
   expect_rc 0 "$E2E_DIR/rb.json"
@@ -132,7 +122,7 @@ launchctl bootout gui/501/com.example.two"
   [ -z "$(ls -A "$(vm_dir vm1)/launchd")" ] || fail "services left loaded: $(ls "$(vm_dir vm1)/launchd")"
 
   note "agents need an enabled VM; launchctl setenv is never used"
-  lm_json_agent "$E2E_DIR/ne.json" agent install vm1 --label $LABEL -- llama-server
+  lm_json_first "$E2E_DIR/ne.json" agent install vm1 --label $LABEL -- llama-server
   expect_rc 1 "$E2E_DIR/ne.json"
   jq_is "$E2E_DIR/ne.json" '.error.code' not-enabled
   ! grep -q '^launchctl setenv' "$(vm_dir vm1)/calls.log" || fail "launchctl setenv was used"

@@ -100,6 +100,18 @@ lm_json() {
   jq -e . "$out" >/dev/null || fail "lume-metal $* printed no JSON document: $(cat "$out" "$out.err")"
 }
 
+# lm_json_first OUTFILE ARGS...: the same with --format json before the command, for commands
+# that take a guest command after "--" (run's, bench's, agent install's), where it would be the
+# guest's.
+lm_json_first() {
+  local out=$1; shift
+  set +e
+  "$LM_BIN" --format json "$@" >"$out" 2>"$out.err"
+  LM_RC=$?
+  set -e
+  [ -s "$out" ] && jq -e . "$out" >/dev/null || fail "lume-metal $* printed no JSON document: $(cat "$out" "$out.err")"
+}
+
 expect_rc() { [ "$LM_RC" -eq "$1" ] || fail "expected exit $1, got $LM_RC: $(cat "$2" "$2.err")"; }
 jq_is() { # FILE FILTER EXPECTED
   local got; got=$(jq -r "$2" "$1")
