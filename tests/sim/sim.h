@@ -98,6 +98,8 @@ typedef struct {
 	pthread_mutex_t lock;   /* VM states, fault, log writes */
 	pthread_cond_t wake;    /* the supervisor's sleep */
 	int stopping;
+	int booting;            /* under lock: boots under way, each on its own thread (sim_vm.c) */
+	pthread_cond_t booted;  /* booting dropped */
 	pid_t parent;           /* --exit-with-parent: stop when this process is gone */
 	int active;             /* connections being served */
 	pthread_cond_t idle;    /* active dropped to 0 */

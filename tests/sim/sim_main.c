@@ -566,6 +566,7 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&s.lock, NULL);
 	pthread_cond_init(&s.wake, NULL);
 	pthread_cond_init(&s.idle, NULL);
+	pthread_cond_init(&s.booted, NULL);
 	pthread_mutex_init(&s.store_lock, NULL);
 	s.nvms = names.n;
 	s.cap = names.n + SIM_CLONES_MAX;

@@ -180,6 +180,56 @@ void sim_vm_power_off(sim *s, sim_vm *vm, const char *detail)
 	wait_down(s, vm);
 }
 
+typedef struct {
+	sim *s;
+	sim_vm *vm;
+	unsigned generation;
+} boot_job;
+
+static void *boot_thread(void *arg)
+{
+	boot_job *j = arg;
+
+	boot(j->s, j->vm, j->generation);
+	pthread_mutex_lock(&j->s->lock);
+	j->s->booting--;
+	pthread_cond_broadcast(&j->s->booted);
+	pthread_mutex_unlock(&j->s->lock);
+	free(j);
+	return NULL;
+}
+
+/* Each VM boots on its own, as on a Mac (one process per VM): sixteen VMs whose boot delay ends at
+ * the same moment are up together, not one after another. The supervisor waits for none of them;
+ * it counts them (s->booting) so that it ends only after the last. */
+static void boot_async(sim *s, sim_vm *vm, unsigned generation)
+{
+	boot_job *j = malloc(sizeof(*j));
+	pthread_attr_t attr;
+	pthread_t t;
+	int started = 0;
+
+	if (j != NULL) {
+		*j = (boot_job){s, vm, generation};
+		pthread_mutex_lock(&s->lock);
+		s->booting++;
+		pthread_mutex_unlock(&s->lock);
+		if (pthread_attr_init(&attr) == 0) {
+			pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+			started = pthread_create(&t, &attr, boot_thread, j) == 0;
+			pthread_attr_destroy(&attr);
+		}
+		if (!started) {
+			pthread_mutex_lock(&s->lock);
+			s->booting--;
+			pthread_mutex_unlock(&s->lock);
+			free(j);
+		}
+	}
+	if (!started)
+		boot(s, vm, generation); /* no thread to spare: this one boots it */
+}
+
 void *sim_supervisor(void *arg)
 {
 	sim *s = arg;
@@ -206,7 +256,7 @@ void *sim_supervisor(void *arg)
 			vm->boot_at = -1; /* one boot per run */
 			gen = vm->generation;
 			pthread_mutex_unlock(&s->lock);
-			boot(s, vm, gen);
+			boot_async(s, vm, gen);
 			pthread_mutex_lock(&s->lock);
 		}
 		if (s->parent > 0 && getppid() != s->parent) {
@@ -222,6 +272,9 @@ void *sim_supervisor(void *arg)
 		}
 		pthread_cond_timedwait(&s->wake, &s->lock, &until);
 	}
+	/* The boots under way end before the supervisor does: joining it means no boot is left. */
+	while (s->booting > 0)
+		pthread_cond_wait(&s->booted, &s->lock);
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
 }
