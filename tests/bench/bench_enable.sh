@@ -86,6 +86,10 @@ SIM_PID=
 "$here/bench_fleet.sh" "$E2E_DIR/fleet.txt"
 fleet_one=$(awk '$1 == "one" {print $2}' "$E2E_DIR/fleet.txt")
 fleet_16=$(awk '$1 == "sixteen" {print $2}' "$E2E_DIR/fleet.txt")
+floor_one=$(awk '$1 == "floor_one" {print $2}' "$E2E_DIR/fleet.txt")
+floor_16=$(awk '$1 == "floor_sixteen" {print $2}' "$E2E_DIR/fleet.txt")
+cpu_16=$(awk '$1 == "cpu_sixteen" {print $2}' "$E2E_DIR/fleet.txt")
+cores=$(awk '$1 == "cores" {print $2}' "$E2E_DIR/fleet.txt")
 
 echo
 echo "lume-metal enable on the simulator (boot delay 0, stop delay 0), one run:"
@@ -101,6 +105,12 @@ echo
 echo "fleet on one simulator (boot delay 1 s, stop delay 0.3 s, every VM restarted), one run:"
 printf '  %-34s %9.3f\n' "enable, one VM" "$fleet_one"
 printf '  %-34s %9.3f\n' "enable --jobs 16, 16 VMs" "$fleet_16"
+printf '  %-34s %9.3f\n' "simulator alone: restart one VM" "$floor_one"
+printf '  %-34s %9.3f\n' "simulator alone: restart 16 VMs" "$floor_16"
+printf '  %-34s %9.3f\n' "lume-metal beyond that, one VM" "$(echo "$fleet_one - $floor_one" | bc -l)"
+printf '  %-34s %9.3f\n' "lume-metal beyond that, 16 VMs" "$(echo "$fleet_16 - $floor_16" | bc -l)"
+printf '  %-34s %9.3f of %.3f (%s cores x %.3f s)\n' "busy CPU seconds, 16-VM run" "$cpu_16" \
+  "$(echo "$cores * $fleet_16" | bc -l)" "$cores" "$fleet_16"
 printf '  %-34s %9s %9s %9s\n' "step (summed per VM)" "one VM" "16: mean" "16: max"
 awk '$1 == "step" {printf "    %-32s %9.3f %9.3f %9.3f\n", $2, $3, $4, $5}' "$E2E_DIR/fleet.txt"
 echo
@@ -110,6 +120,7 @@ printf '  %-44s %6.2fx  (goal <= 0.40x)\n' "first enable / manual recipe" "$r_fi
 printf '  %-44s %6.2fx  (goal <= 1.25x)\n' "idempotent re-enable / ssh host true" "$r_again"
 printf '  %-44s %6.2fx  (goal <= 1.20x)\n' "16 VMs --jobs 16 / one VM" "$r_fleet"
 printf '  %-44s %6.2fx\n' "first enable / re-enable" "$(ratio "$first" "$again")"
+printf '  %-44s %6.2fx\n' "simulator alone: 16 VMs / one VM" "$(ratio "$floor_16" "$floor_one")"
 
 # The chart for docs/testing.md: each figure against what it is held to, in seconds.
 if [ -n "${LM_BENCH_SVG:-}" ]; then
