@@ -25,6 +25,7 @@ static int run(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *dat
 	char *buf = NULL, *signal_name = NULL;
 	double deadline = ssh->command_timeout > 0 ? lm_clock_monotonic() + ssh->command_timeout : 0;
 	int rc = 0, werr, progressed, stream;
+	unsigned long queued;
 	ssize_t n;
 
 	if ((buf = malloc(READ_CHUNK)) == NULL)
@@ -67,6 +68,13 @@ static int run(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *dat
 			continue;
 		if (libssh2_channel_eof(ch))
 			break;
+		/* Reading stderr can take stdout's next packets (and the EOF after them) off the socket
+		 * into libssh2's queue: waiting on the socket then would wait for data that has already
+		 * arrived, until the command timeout. Read again while anything is queued. */
+		queued = 0;
+		(void)libssh2_channel_window_read_ex(ch, &queued, NULL);
+		if (queued > 0)
+			continue;
 		if ((rc = lm_ssh_wait(ssh, deadline, "the remote command")) < 0)
 			goto out;
 	}
