@@ -45,8 +45,9 @@ LM_EXTERN(const char *) lm_vm_manager_name(const lm_vm_manager *vmm);
 /* The manager used for `name` ("auto" until it was looked up): the choice shown per VM. */
 LM_EXTERN(const char *) lm_vm_manager_name_for(const lm_vm_manager *vmm, const char *name);
 /* The version of the manager used for `name`, as its program says it (`lume --version` — for
- * Lume's API too —, `tart --version`, `utmctl version`): its first line into buf. LM_ENOTFOUND
- * when the program is not there or the manager has none (none). */
+ * Lume's API too —, `tart --version`, `utmctl version`): the first version number of its answer
+ * ("0.2.22") into buf, "" when the program fails. LM_ENOTFOUND when the program is not there, the
+ * manager has none (none) or has not been chosen for `name` yet (automatic choice). */
 LM_EXTERN(int) lm_vm_manager_version(lm_vm_manager *vmm, const char *name, char *buf, size_t len);
 /* The managers in use (automatic choice: every one found), each with its version when it tells
  * one: "lume-api 0.2.22, tart 2.28.0" (a manager that does not answer says why instead). */

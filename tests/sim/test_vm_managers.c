@@ -292,6 +292,21 @@ static void test_auto_choice_and_ambiguity(void **state)
 	assert_string_equal(info.manager, "utm");
 	assert_string_equal(lm_vm_manager_name_for(vmm, "tvm"), "tart");
 	assert_string_equal(lm_vm_manager_name_for(vmm, "other"), "auto");
+	/* Each VM's manager tells its version as its program does: Lume's API by `lume --version`
+	 * (its server says 1.0.0 whatever it is), Tart by `tart --version`, UTM by `utmctl version`. */
+	{
+		char version[64];
+		assert_int_equal(lm_vm_manager_version(vmm, "lvm", version, sizeof(version)), 0);
+		assert_string_equal(version, "0.5.3"); /* the simulator's SIM_VERSION */
+		assert_int_equal(lm_vm_manager_version(vmm, "tvm", version, sizeof(version)), 0);
+		assert_string_equal(version, "2.28.0");
+		assert_int_equal(lm_vm_manager_version(vmm, "uvm", version, sizeof(version)), 0);
+		assert_string_equal(version, "5.0.3");
+		assert_int_equal(lm_vm_manager_version(vmm, "other", version, sizeof(version)), LM_ENOTFOUND);
+		assert_error_mentions("no VM manager is known for other yet");
+		assert_int_equal(lm_vm_manager_versions(vmm, version, sizeof(version)), 0);
+		assert_string_equal(version, "lume-api 0.5.3, tart 2.28.0, utm 5.0.3");
+	}
 	assert_int_equal(lm_vm_get(vmm, "nope", &info), LM_ENOTFOUND);
 	assert_error_mentions("no VM manager knows this VM (asked: lume-api, tart, utm)");
 	lm_vm_manager_free(vmm);

@@ -1,6 +1,8 @@
 /* The VM manager: choosing a backend, and the rules every backend follows (never start a VM
  * that is already running, stop only a running one, readiness only by polling). */
 #include "vm_internal.h"
+
+extern char **environ;
 #include "text.h"
 
 #include <stdio.h>
@@ -108,6 +110,38 @@ int lm_vm_version_answer(int rc, lm_proc_result *res, char *buf, size_t len)
 		version_of(res->out, buf, len);
 	lm_proc_result_dispose(res);
 	return 0;
+}
+
+int lm_vm_program_version(const char *program, const char *arg, char *buf, size_t len)
+{
+	char *path = NULL, *argv[3];
+	lm_proc_result res;
+	int rc;
+
+	buf[0] = '\0';
+	if ((rc = lm_proc_find_program(program, &path)) < 0)
+		return rc;
+	argv[0] = path;
+	argv[1] = (char *)arg;
+	argv[2] = NULL;
+	rc = lm_proc_run(argv, environ, LM_VM_VERSION_TIMEOUT, &res);
+	free(path);
+	return lm_vm_version_answer(rc, &res, buf, len);
+}
+
+int lm_vm_manager_version(lm_vm_manager *vmm, const char *name, char *buf, size_t len)
+{
+	const lm_vm_backend *b = lm_vm_backend_for(vmm, name);
+
+	if (len == 0)
+		return lm_error_set(LM_EINVALID, "lm_vm_manager_version: no room for the answer");
+	buf[0] = '\0';
+	if (b == NULL)
+		return lm_error_set(LM_ENOTFOUND, "no VM manager is known for %s yet: look the VM up first "
+		    "(lm_vm_get)", name != NULL ? name : "(no name)");
+	if (b->version == NULL)
+		return lm_error_set(LM_ENOTFOUND, "the VM manager %s has no version to tell", b->name);
+	return b->version(vmm, buf, len);
 }
 
 int lm_vm_manager_versions(lm_vm_manager *vmm, char *buf, size_t len)

@@ -189,15 +189,22 @@ int lm_vm_gone(lm_vm_manager *vmm, const char *name, const char *manager)
 
 const lm_vm_backend lm_vm_backend_auto = {"auto", auto_list, auto_get, auto_start, auto_stop, auto_release, NULL, NULL};
 
+const lm_vm_backend *lm_vm_backend_for(const lm_vm_manager *vmm, const char *name)
+{
+	if (vmm == NULL || vmm->backend == NULL)
+		return NULL;
+	if (vmm->backend != &lm_vm_backend_auto)
+		return vmm->backend;
+	return name != NULL ? chosen(vmm, name) : NULL;
+}
+
 const char *lm_vm_manager_name_for(const lm_vm_manager *vmm, const char *name)
 {
-	const lm_vm_backend *b;
+	const lm_vm_backend *b = lm_vm_backend_for(vmm, name);
 
 	if (vmm == NULL || vmm->backend == NULL)
 		return "none";
-	if (vmm->backend != &lm_vm_backend_auto)
-		return vmm->backend->name;
-	return (name != NULL && (b = chosen(vmm, name)) != NULL) ? b->name : "auto";
+	return b != NULL ? b->name : "auto";
 }
 
 int lm_vm_auto_init(lm_vm_manager *vmm, const char *url, const char *lume_program)

@@ -110,6 +110,12 @@ int lm_host_port_listener(int port, int *found, lm_host_process *out);
 /* A backend's version callback for a program asked `--version`: rc and res are what running it
  * returned; buf gets the version from its output ("" when it exits non-zero); res is disposed. */
 int lm_vm_version_answer(int rc, lm_proc_result *res, char *buf, size_t len);
+/* `PROGRAM ARG` (found on PATH when it has no slash), answered as lm_vm_version_answer does. */
+#define LM_VM_VERSION_TIMEOUT 10.0
+int lm_vm_program_version(const char *program, const char *arg, char *buf, size_t len);
+/* The backend that serves `name`: the manager's own, or the automatic choice's once made; NULL
+ * before that. */
+const lm_vm_backend *lm_vm_backend_for(const lm_vm_manager *vmm, const char *name);
 /* Start argv[0] in its own session, stdio on /dev/null, and return without waiting. */
 int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid);
 

@@ -372,7 +372,17 @@ static int utm_stop(lm_vm_manager *vmm, const char *name)
 	return utm_stop_by(vmm, name, "--force");
 }
 
-const lm_vm_backend lm_vm_backend_utm = {"utm", utm_list, utm_get, utm_start, utm_stop, NULL, NULL, NULL};
+/* `utmctl version`: UTM's own version. */
+static int utm_version(lm_vm_manager *vmm, char *buf, size_t len)
+{
+	const char *args[] = {"version", NULL};
+	lm_proc_result res;
+
+	return lm_vm_version_answer(utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res), &res, buf, len);
+}
+
+const lm_vm_backend lm_vm_backend_utm = {"utm", utm_list, utm_get, utm_start, utm_stop, NULL, NULL,
+	utm_version};
 
 int lm_vm_utm_init(lm_vm_manager *vmm, const char *program)
 {
