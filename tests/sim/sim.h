@@ -116,6 +116,14 @@ typedef struct {
 	double utm_request_delay;  /* a guest asked to shut down is down after this */
 } sim;
 
+/* Work on one VM for a thread of its own (a boot, a guest's requested shutdown): not done when the
+ * VM's generation changed meanwhile (stopped or started again). */
+typedef struct {
+	sim *s;
+	sim_vm *vm;
+	unsigned generation;
+} sim_vm_job;
+
 /* sim_vm.c */
 sim_vm *sim_vm_find(sim *s, const char *name);
 const sim_pull *sim_pull_find(const sim *s, const char *name);

@@ -191,17 +191,11 @@ static cJSON *state_object(sim *s, sim_vm *vm)
 	return o;
 }
 
-typedef struct {
-	sim *s;
-	sim_vm *vm;
-	unsigned generation;
-} request_job;
-
 /* A guest asked to shut down is down after the request delay, unless it was stopped or started
  * again meanwhile. */
 static void *request_stop(void *arg)
 {
-	request_job *j = arg;
+	sim_vm_job *j = arg;
 	int current;
 
 	sim_sleep(j->s->utm_request_delay);
@@ -314,7 +308,7 @@ int sim_managers_route(sim *s, const char *method, const char *path, const char 
 		return 1;
 	}
 	if ((vm = hook_vm(s, path, "request-stop")) != NULL) {
-		request_job *j;
+		sim_vm_job *j;
 		pthread_t t;
 		pthread_mutex_lock(&s->lock);
 		if (!vm->running) {

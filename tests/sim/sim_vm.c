@@ -180,15 +180,9 @@ void sim_vm_power_off(sim *s, sim_vm *vm, const char *detail)
 	wait_down(s, vm);
 }
 
-typedef struct {
-	sim *s;
-	sim_vm *vm;
-	unsigned generation;
-} boot_job;
-
 static void *boot_thread(void *arg)
 {
-	boot_job *j = arg;
+	sim_vm_job *j = arg;
 
 	boot(j->s, j->vm, j->generation);
 	pthread_mutex_lock(&j->s->lock);
@@ -204,13 +198,13 @@ static void *boot_thread(void *arg)
  * it counts them (s->booting) so that it ends only after the last. */
 static void boot_async(sim *s, sim_vm *vm, unsigned generation)
 {
-	boot_job *j = malloc(sizeof(*j));
+	sim_vm_job *j = malloc(sizeof(*j));
 	pthread_attr_t attr;
 	pthread_t t;
 	int started = 0;
 
 	if (j != NULL) {
-		*j = (boot_job){s, vm, generation};
+		*j = (sim_vm_job){s, vm, generation};
 		pthread_mutex_lock(&s->lock);
 		s->booting++;
 		pthread_mutex_unlock(&s->lock);
