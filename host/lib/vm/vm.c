@@ -1,14 +1,13 @@
 /* The VM manager: choosing a backend, and the rules every backend follows (never start a VM
  * that is already running, stop only a running one, readiness only by polling). */
 #include "vm_internal.h"
-
-extern char **environ;
 #include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+extern char **environ;
 
 static lm_vm_manager *manager_new(lm_context *ctx)
 {
