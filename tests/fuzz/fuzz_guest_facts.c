@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow_internal.h"
+#include "guestops.h"
+#include "record.h"
 #include "fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -12,7 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static lm_profile *profile;
 	static const char *const argv[] = {"metal-capabilities", "--report", "stock"};
 	char *out = lm_fuzz_strdup(data, size), *cmd = NULL, current[128];
-	lm_guest_facts facts, back;
+	lm_guest_facts facts;
+	lm_vm_record rec, back;
 	lm_shim_env se;
 	cJSON *vm;
 
@@ -29,10 +31,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(cmd);
 
 	LM_FUZZ_CHECK((vm = cJSON_CreateObject()) != NULL);
-	lm_journal_store_facts(vm, &facts);
-	lm_journal_load_facts(vm, &back);
-	LM_FUZZ_CHECK(strcmp(back.os, facts.os) == 0 && strcmp(back.arch, facts.arch) == 0 &&
-	    strcmp(back.os_version, facts.os_version) == 0 && strcmp(back.home, facts.home) == 0);
+	memset(&rec, 0, sizeof(rec));
+	lm_vm_record_set_guest(&rec, &facts);
+	LM_FUZZ_CHECK(lm_vm_record_encode(&rec, vm) == 0);
+	LM_FUZZ_CHECK(lm_vm_record_decode(vm, "vm", &back) == 0);
+	LM_FUZZ_CHECK(strcmp(back.guest.os, facts.os) == 0 && strcmp(back.guest.arch, facts.arch) == 0 &&
+	    strcmp(back.guest.os_version, facts.os_version) == 0 && strcmp(back.guest.home, facts.home) == 0);
+	lm_vm_record_dispose(&back);
 	cJSON_Delete(vm);
 	free(out);
 	return 0;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fuzz_support.h"
+#include "record.h"
 #include "state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -30,8 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		lm_flow_result_dispose(&result);
 	}
 	/* What enable and rollback ask before they keep or restore the preference. */
-	if (lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 1) == 0) {
-		LM_FUZZ_CHECK(lm_state_live_vms(st, "vm1", names, sizeof(names)) >= 0);
+	if (lm_journal_open(&st, ctx, LM_STATE_READONLY, 1) == 0) {
+		LM_FUZZ_CHECK(lm_journal_live_vms(st, "vm1", names, sizeof(names)) >= 0);
 		LM_FUZZ_CHECK(strlen(names) < sizeof(names));
 		lm_state_close(st);
 	}

@@ -12,6 +12,7 @@
 
 #include "error_internal.h"
 #include "prefs_store.h"
+#include "record.h"
 #include "test_util.h"
 
 #define DOMAIN "com.apple.gpusw.ParavirtualizedGraphics"
@@ -225,7 +226,7 @@ static void test_crash_between_record_and_write_converges(void **state)
 	/* The next disable sees the original in place and just drops the record. */
 	assert_int_equal(lm_host_pref_disable(f->ctx, &info), 0);
 	assert_int_equal(info.recorded, 0);
-	assert_int_equal(lm_state_open(&st, f->ctx), 0);
+	assert_int_equal(lm_journal_open_rw(&st, f->ctx), 0);
 	assert_false(lm_host_pref_recorded(st));
 	lm_state_close(st);
 	/* Same crash, then the next enable writes and keeps the first record. */
@@ -358,23 +359,27 @@ static void test_locked_variant_shares_the_journal(void **state)
 {
 	fixture *f = *state;
 	lm_host_pref_info info;
+	lm_vm_record r;
 	lm_state *st;
 
-	assert_int_equal(lm_state_open(&st, f->ctx), 0);
+	assert_int_equal(lm_journal_open_rw(&st, f->ctx), 0);
 	assert_int_equal(lm_host_pref_enable_locked(st, &f->want, &info), 0);
 	assert_int_equal(info.changed, 1);
-	cJSON_AddStringToObject(lm_state_vm(st, "vm1", 1), "step", "preference");
+	assert_int_equal(lm_vm_record_get(st, "vm1", &r), 0);
+	lm_vm_record_set_status(&r, LM_VM_STATUS_ENABLING);
+	assert_int_equal(lm_vm_record_put(st, &r), 0);
+	lm_vm_record_dispose(&r);
 	assert_int_equal(lm_state_save(st), 0);
 	assert_true(lm_host_pref_recorded(st));
 	lm_state_close(st);
-	assert_int_equal(lm_state_open(&st, f->ctx), 0);
-	assert_non_null(lm_state_vm(st, "vm1", 0));
+	assert_int_equal(lm_journal_open_rw(&st, f->ctx), 0);
+	assert_true(lm_journal_has_vm(st, "vm1"));
 	assert_true(lm_host_pref_recorded(st));
 	assert_int_equal(lm_host_pref_status_locked(st, NULL, &info), 0);
 	assert_int_equal(info.recorded, 1);
 	assert_int_equal(lm_host_pref_disable_locked(st, &info), 0);
 	assert_false(lm_host_pref_recorded(st));
-	assert_non_null(lm_state_vm(st, "vm1", 0));
+	assert_true(lm_journal_has_vm(st, "vm1"));
 	lm_state_close(st);
 }
 

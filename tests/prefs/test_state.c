@@ -13,6 +13,7 @@
 
 #include "error_internal.h"
 #include "fs.h"
+#include "record.h"
 #include "state.h"
 #include "test_util.h"
 
@@ -66,27 +67,31 @@ static void test_fresh_journal_is_created_private(void **state)
 	lm_state *st;
 	struct stat sb;
 	char *path = lm_test_join(f->dir, "state.json"), *text;
-	cJSON *vm;
+	lm_vm_record r;
 
-	assert_int_equal(lm_state_open(&st, f->ctx), 0);
+	assert_int_equal(lm_journal_open_rw(&st, f->ctx), 0);
 	assert_int_equal(stat(f->dir, &sb), 0);
 	assert_int_equal(sb.st_mode & 0777, 0700);
 	assert_string_equal(lm_state_file(st), path);
 	assert_int_equal(cJSON_GetObjectItem(lm_state_doc(st), "schema")->valueint, 1);
-	assert_null(lm_state_vm(st, "vm1", 0));
-	vm = lm_state_vm(st, "vm1", 1);
-	assert_non_null(vm);
-	cJSON_AddStringToObject(vm, "bundle", "1.0");
+	assert_int_equal(lm_vm_record_get(st, "vm1", &r), 0);
+	assert_false(r.known);
+	assert_int_equal(lm_vm_record_set_address(&r, "127.0.0.2"), 0);
+	assert_int_equal(lm_vm_record_put(st, &r), 0);
+	lm_vm_record_dispose(&r);
 	assert_int_equal(lm_state_save(st), 0);
 	lm_state_close(st);
 	assert_int_equal(stat(path, &sb), 0);
 	assert_int_equal(sb.st_mode & 0777, 0600);
 	text = lm_test_slurp(path, NULL);
-	assert_non_null(strstr(text, "\"bundle\""));
+	assert_non_null(strstr(text, "\"address\""));
 	free(text);
 
-	assert_int_equal(lm_state_open(&st, f->ctx), 0);
-	assert_string_equal(cJSON_GetObjectItem(lm_state_vm(st, "vm1", 0), "bundle")->valuestring, "1.0");
+	assert_int_equal(lm_journal_open_rw(&st, f->ctx), 0);
+	assert_int_equal(lm_vm_record_get(st, "vm1", &r), 0);
+	assert_true(r.known);
+	assert_string_equal(r.address, "127.0.0.2");
+	lm_vm_record_dispose(&r);
 	lm_state_close(st);
 	lm_state_close(NULL);
 	free(path);
@@ -97,7 +102,7 @@ static void test_readonly_creates_nothing(void **state)
 	fixture *f = *state;
 	lm_state *st;
 
-	assert_int_equal(lm_state_open_ex(&st, f->ctx, LM_STATE_READONLY, 0), 0);
+	assert_int_equal(lm_journal_open(&st, f->ctx, LM_STATE_READONLY, 0), 0);
 	assert_non_null(lm_state_doc(st));
 	assert_int_equal(lm_state_save(st), LM_EINVALID);
 	lm_state_close(st);
@@ -109,18 +114,18 @@ static void test_lock_is_exclusive(void **state)
 	fixture *f = *state;
 	lm_state *a, *b;
 
-	assert_int_equal(lm_state_open(&a, f->ctx), 0);
+	assert_int_equal(lm_journal_open_rw(&a, f->ctx), 0);
 	/* flock locks belong to the open file description: a second open waits like another process. */
-	assert_int_equal(lm_state_open_ex(&b, f->ctx, 0, 0.2), LM_ELOCKED);
+	assert_int_equal(lm_journal_open(&b, f->ctx, 0, 0.2), LM_ELOCKED);
 	assert_non_null(strstr(lm_error_last()->message, "state.lock"));
 	/* Readers take it shared: they wait for a writer too, and do not block each other. */
-	assert_int_equal(lm_state_open_ex(&b, f->ctx, LM_STATE_READONLY, 0.2), LM_ELOCKED);
+	assert_int_equal(lm_journal_open(&b, f->ctx, LM_STATE_READONLY, 0.2), LM_ELOCKED);
 	lm_state_close(a);
-	assert_int_equal(lm_state_open_ex(&a, f->ctx, LM_STATE_READONLY, 0.2), 0);
-	assert_int_equal(lm_state_open_ex(&b, f->ctx, LM_STATE_READONLY, 0.2), 0);
+	assert_int_equal(lm_journal_open(&a, f->ctx, LM_STATE_READONLY, 0.2), 0);
+	assert_int_equal(lm_journal_open(&b, f->ctx, LM_STATE_READONLY, 0.2), 0);
 	lm_state_close(b);
 	lm_state_close(a);
-	assert_int_equal(lm_state_open_ex(&b, f->ctx, 0, 0.2), 0);
+	assert_int_equal(lm_journal_open(&b, f->ctx, 0, 0.2), 0);
 	lm_state_close(b);
 }
 
@@ -132,7 +137,7 @@ static void check_corrupt(fixture *f, const char *content, int expect_code)
 
 	assert_int_equal(lm_fs_mkdir_private(f->dir), 0);
 	lm_test_write(path, content, strlen(content));
-	assert_int_equal(lm_state_open(&st, f->ctx), expect_code);
+	assert_int_equal(lm_journal_open_rw(&st, f->ctx), expect_code);
 	assert_null(st);
 	after = lm_test_slurp(path, &len);
 	assert_int_equal(len, strlen(content));
@@ -154,10 +159,10 @@ static void test_corrupt_journal_is_kept_and_copied(void **state)
 	assert_non_null(strstr(msg, "state-format.md"));
 	assert_int_equal(count_copies(f->dir), 1);
 	/* Trying again does not pile up copies of the same damage. */
-	assert_int_equal(lm_state_open(&st, f->ctx), LM_ECORRUPT);
+	assert_int_equal(lm_journal_open_rw(&st, f->ctx), LM_ECORRUPT);
 	assert_int_equal(count_copies(f->dir), 1);
 	/* Read-only: the same error, and no copy. */
-	assert_int_equal(lm_state_open_ex(&st, f->ctx, LM_STATE_READONLY, 0), LM_ECORRUPT);
+	assert_int_equal(lm_journal_open(&st, f->ctx, LM_STATE_READONLY, 0), LM_ECORRUPT);
 	assert_int_equal(count_copies(f->dir), 1);
 
 	check_corrupt(f, "[1, 2]", LM_ECORRUPT);
@@ -177,7 +182,7 @@ static void test_state_dir_writable_by_others_is_refused(void **state)
 
 	assert_int_equal(lm_fs_mkdir_private(f->dir), 0);
 	assert_int_equal(chmod(f->dir, 0777), 0);
-	assert_int_equal(lm_state_open(&st, f->ctx), LM_EINVALID);
+	assert_int_equal(lm_journal_open_rw(&st, f->ctx), LM_EINVALID);
 	assert_non_null(strstr(lm_error_last()->message, "chmod 700"));
 }
 

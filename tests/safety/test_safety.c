@@ -25,6 +25,7 @@
 #include "flow_internal.h"
 #include "fs.h"
 #include "json.h"
+#include "record.h"
 #include "state.h"
 #include "text.h"
 
@@ -342,6 +343,7 @@ static void test_out_of_range_numbers(void **state)
 	static const char *const schemas[] = {"1e300", "-1e300", "1.5", "0", "2147483648", "\"1\""};
 	char *dir = path_in("numbers"), *journal, *bundle = path_in("numbers-bundle"), *manifest, text[256];
 	lm_guest_facts facts;
+	lm_vm_record rec;
 	lm_context *ctx;
 	lm_state *st = NULL;
 	lm_bundle *b = NULL;
@@ -357,16 +359,17 @@ static void test_out_of_range_numbers(void **state)
 	for (i = 0; i < sizeof(schemas) / sizeof(schemas[0]); i++) {
 		snprintf(text, sizeof(text), "{\"schema\":%s,\"vms\":{}}\n", schemas[i]);
 		write_text(journal, text);
-		if (lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 1) != LM_ECORRUPT)
+		if (lm_journal_open(&st, ctx, LM_STATE_READONLY, 1) != LM_ECORRUPT)
 			fail_msg("schema %s: %s", schemas[i], lm_error_last()->message);
 		assert_null(st);
 	}
-	/* journal.c: a boot time of 1e300 reads as unknown; a home too long for its field is an
+	/* vm_record.c: a boot time of 1e300 reads as unknown; a home too long for its field is an
 	 * error, never cut. */
 	vm = cJSON_Parse("{\"guest\":{\"os\":\"Darwin\",\"home\":\"/Users/lume\",\"boot_time\":1e300}}");
-	assert_int_equal(lm_journal_load_facts(vm, &facts), 0);
-	assert_int_equal(facts.boot_time, 0);
-	assert_string_equal(facts.home, "/Users/lume");
+	assert_int_equal(lm_vm_record_decode(vm, "vm1", &rec), 0);
+	assert_int_equal(rec.guest.boot_time, 0);
+	assert_string_equal(rec.guest.home, "/Users/lume");
+	lm_vm_record_dispose(&rec);
 	cJSON_Delete(vm);
 	{
 		char *long_home = malloc(LM_GUEST_HOME_MAX + 200), *json = malloc(LM_GUEST_HOME_MAX + 300);
@@ -376,7 +379,7 @@ static void test_out_of_range_numbers(void **state)
 		long_home[LM_GUEST_HOME_MAX + 199] = '\0';
 		snprintf(json, LM_GUEST_HOME_MAX + 300, "{\"guest\":{\"os\":\"Darwin\",\"home\":\"%s\"}}", long_home);
 		vm = cJSON_Parse(json);
-		assert_int_equal(lm_journal_load_facts(vm, &facts), LM_ECORRUPT);
+		assert_int_equal(lm_vm_record_decode(vm, "vm1", &rec), LM_ECORRUPT);
 		snprintf(limit, sizeof(limit), "%d", LM_GUEST_HOME_MAX - 1);
 		assert_message_has(limit);
 		cJSON_Delete(vm);

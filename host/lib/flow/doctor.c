@@ -198,18 +198,18 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
 	size_t i, running = 0;
 	int ok = 0;
 
-	if (!rec->known || strcmp(rec->status, "enabled") != 0) {
+	if (!rec->known || rec->status != LM_VM_STATUS_ENABLED) {
 		add(r, vm, "bundle", LM_CHECK_OK, "not enabled: no bundle installed");
 		return;
 	}
 	if (ssh == NULL)
-		add(r, vm, "bundle", LM_CHECK_WARN, "%s recorded; not checked (guest not reachable)", rec->bundle_id);
-	else if (lm_bundle_open(&b, ctx, g) == 0 && strcmp(b->id, rec->bundle_id) == 0 &&
+		add(r, vm, "bundle", LM_CHECK_WARN, "%s recorded; not checked (guest not reachable)", rec->bundle.id);
+	else if (lm_bundle_open(&b, ctx, g) == 0 && strcmp(b->id, rec->bundle.id) == 0 &&
 	    lm_guest_bundle_verify(ssh, g, b, &ok) == 0 && ok)
-		add(r, vm, "bundle", LM_CHECK_OK, "%s installed, every file verified by SHA-256", rec->bundle_id);
+		add(r, vm, "bundle", LM_CHECK_OK, "%s installed, every file verified by SHA-256", rec->bundle.id);
 	else
-		add(r, vm, "bundle", LM_CHECK_FAIL, "%s recorded, but the guest's files do not verify%s", rec->bundle_id,
-		    b != NULL && strcmp(b->id, rec->bundle_id) != 0 ? " (another bundle is installed on this host)" : "");
+		add(r, vm, "bundle", LM_CHECK_FAIL, "%s recorded, but the guest's files do not verify%s", rec->bundle.id,
+		    b != NULL && strcmp(b->id, rec->bundle.id) != 0 ? " (another bundle is installed on this host)" : "");
 	lm_bundle_free(b);
 	if (rec->shimmed == NULL)
 		add(r, vm, "last-probe", LM_CHECK_WARN, "no probe recorded");
@@ -226,7 +226,7 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
 		add(r, vm, "last-exercise", rec->profile == NULL || lm_profile_check_exercise(rec->profile, rec->exercised) == 0 ?
 		    LM_CHECK_OK : LM_CHECK_FAIL, "%s", summary);
 	}
-	if (lm_flow_agents_status(ssh, rec->agents, o) < 0) {
+	if (lm_flow_agents_status(ssh, rec, o) < 0) {
 		add(r, vm, "agents", LM_CHECK_WARN, "%s", lm_error_last()->message);
 	} else if (o->nagents > 0) {
 		for (i = 0; i < o->nagents; i++)
@@ -255,7 +255,7 @@ static void check_vm(lm_context *ctx, lm_vm_manager *vmm, lm_doctor_result *r, l
 	}
 	add(r, o->vm, "manager", LM_CHECK_OK, "%s%s", o->info.manager,
 	    lm_context_options(ctx)->vm_manager == LM_VM_MANAGER_AUTO ? " (found automatically)" : " (forced)");
-	g = rec.facts;
+	g = rec.guest;
 	if (strcmp(o->info.status, "running") != 0) {
 		add(r, o->vm, "reachable", LM_CHECK_WARN, "%s: the guest's checks need it running",
 		    o->info.status[0] ? o->info.status : "no status");

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "flow_internal.h"
-#include "text.h"
 #include "prefs_internal.h"
 #include "random.h"
 
@@ -142,54 +141,43 @@ static int connect_guest(enable_run *r, int try_confirm)
 	return 0;
 }
 
-/* The VM's journal entry still carries this run's mark. */
-static int journal_marked(const cJSON *vm, const enable_run *r)
-{
-	const char *mark = lm_journal_string(vm, "enable_run");
-
-	return mark != NULL && strcmp(mark, r->run_id) == 0;
-}
-
 /* Step 1: the host preference, under the journal lock, with the VM marked "enabling" so that a
  * crash from here on is something the next enable or rollback knows to finish. */
 static int step_preference(enable_run *r)
 {
 	lm_context *ctx = r->ctx;
 	lm_state *st = NULL;
-	cJSON *vm;
-	const char *status;
-	char *profile_json = NULL;
+	lm_vm_record rec;
 	double t;
 	int rc;
 
+	memset(&rec, 0, sizeof(rec));
 	if ((rc = lm_step_begin(ctx, r->o, "host-preference", &t)) < 0)
 		return rc;
-	if ((rc = lm_state_open(&st, ctx)) < 0)
+	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return rc;
-	vm = lm_state_vm(st, r->o->vm, 0);
-	status = vm != NULL ? lm_journal_string(vm, "status") : NULL;
-	r->was_enabled = status != NULL && strcmp(status, "enabled") == 0;
-	r->started_at = vm != NULL ? lm_journal_number(vm, LM_JOURNAL_VM_STARTED_AT) : 0;
-	r->known_ok = r->was_enabled && lm_journal_load_facts(vm, &r->known) == 0 && r->known.home[0] == '/';
+	if ((rc = lm_vm_record_get(st, r->o->vm, &rec)) < 0)
+		goto out;
+	r->was_enabled = rec.known && rec.status == LM_VM_STATUS_ENABLED;
+	r->started_at = rec.vm_started_at;
+	r->known_ok = r->was_enabled && rec.guest.home[0] == '/';
+	if (r->known_ok)
+		r->known = rec.guest;
 	if ((rc = lm_host_pref_enable_locked(st, lm_profile_host_preference(r->profile), &r->res->pref)) < 0)
 		goto out;
 	if (r->res->pref.changed)
 		r->res->pref_changed = 1;
 	if (!lm_context_options(ctx)->dry_run) {
-		vm = lm_state_vm(st, r->o->vm, 1);
 		/* An enabled VM keeps its recorded profile until this run has proven the new one. */
 		if (!r->was_enabled) {
-			lm_journal_set_string(vm, "status", "enabling");
-			if ((rc = lm_profile_to_json(r->profile, &profile_json)) < 0)
+			lm_vm_record_set_status(&rec, LM_VM_STATUS_ENABLING);
+			if ((rc = lm_vm_record_set_profile(&rec, r->profile)) < 0)
 				goto out;
-			lm_journal_set_string(vm, "profile", lm_profile_name(r->profile));
-			lm_journal_set_string(vm, "profile_json", profile_json);
 		}
-		lm_journal_set_string(vm, "enable_run", r->run_id);
 		/* Who runs it: only that manager's "no such VM" makes it gone (gone.c). */
-		if (r->o->info.manager[0] != '\0')
-			lm_journal_set_string(vm, "manager", r->o->info.manager);
-		if ((rc = lm_state_save(st)) < 0)
+		if ((rc = lm_vm_record_set_mark(&rec, r->run_id)) < 0 ||
+		    (rc = lm_vm_record_set_manager(&rec, r->o->info.manager)) < 0 ||
+		    (rc = lm_vm_record_put(st, &rec)) < 0 || (rc = lm_state_save(st)) < 0)
 			goto out;
 	}
 	if (r->res->pref.changed)
@@ -200,7 +188,7 @@ static int step_preference(enable_run *r)
 		lm_step_add(r->ctx, r->o, "host-preference", t, "%s %s already %s", r->res->pref.domain, r->res->pref.key,
 		    r->res->pref.value);
 out:
-	lm_free(profile_json);
+	lm_vm_record_dispose(&rec);
 	lm_state_close(st);
 	return rc;
 }
@@ -241,7 +229,7 @@ static int step_vm_level(enable_run *r)
 			return rc;
 		r->o->started = 1;
 		lm_step_add(r->ctx, r->o, "start", t, "started (was %s)", r->o->info.status);
-		lm_flow_test_kill_point("after-start");
+		lm_test_kill_point("after-start");
 		if ((rc = wait_ready(r, "booted", 0)) < 0)
 			return rc;
 		return connect_guest(r, 0);
@@ -276,7 +264,7 @@ static int step_vm_level(enable_run *r)
 	if ((rc = lm_vm_stop(r->vmm, r->o->vm)) < 0)
 		return rc;
 	r->stopped_running = 1;
-	lm_flow_test_kill_point("after-stop");
+	lm_test_kill_point("after-stop");
 	if ((rc = start_vm(r)) < 0)
 		return rc;
 	r->o->restarted = 1;
@@ -323,7 +311,7 @@ static int step_bundle(enable_run *r)
 	r->o->bundle_verified = 1;
 	lm_step_add(r->ctx, r->o, "install", t, "%s: %d files uploaded and verified by SHA-256", r->bundle->id,
 	    r->o->files_uploaded);
-	lm_flow_test_kill_point("after-install");
+	lm_test_kill_point("after-install");
 	return 0;
 }
 
@@ -370,55 +358,42 @@ static int step_probe(enable_run *r)
 static int step_record(enable_run *r)
 {
 	lm_state *st = NULL;
-	cJSON *vm, *bundle, *probe;
-	char *profile_json = NULL;
+	lm_vm_record rec;
 	double t;
 	int rc;
 
+	memset(&rec, 0, sizeof(rec));
 	if (lm_context_options(r->ctx)->dry_run)
 		return 0;
 	if ((rc = lm_step_begin(r->ctx, r->o, "record", &t)) < 0)
 		return rc;
-	if ((rc = lm_state_open(&st, r->ctx)) < 0)
+	if ((rc = lm_journal_open_rw(&st, r->ctx)) < 0)
 		return rc;
-	/* Only over the entry this run marked: had anything else removed or replaced it meanwhile
+	/* Only over the record this run marked: had anything else removed or replaced it meanwhile
 	 * (a rollback that restored the preference), recording "enabled" would lose that update. */
-	vm = lm_state_vm(st, r->o->vm, 0);
-	if (vm == NULL || !journal_marked(vm, r)) {
+	if ((rc = lm_vm_record_get(st, r->o->vm, &rec)) < 0)
+		goto out;
+	if (!lm_vm_record_marked(&rec, r->run_id)) {
 		rc = lm_error_set(LM_ECONFLICT, "the state journal's entry for %s changed while this enable ran "
 		    "(another process rolled it back); nothing was recorded", r->o->vm);
 		goto out;
 	}
-	cJSON_DeleteItemFromObjectCaseSensitive(vm, "enable_run");
-	if ((rc = lm_profile_to_json(r->profile, &profile_json)) < 0)
-		goto out;
-	lm_journal_set_string(vm, "profile", lm_profile_name(r->profile));
-	lm_journal_set_string(vm, "profile_json", profile_json);
-	lm_journal_set_string(vm, "status", "enabled");
-	if (lm_journal_number(vm, "enabled_at") == 0)
-		lm_journal_set_number(vm, "enabled_at", lm_clock_epoch());
-	lm_journal_set_string(vm, "address", r->o->info.ip);
-	lm_journal_store_facts(vm, &r->facts);
+	lm_vm_record_set_status(&rec, LM_VM_STATUS_ENABLED);
+	lm_vm_record_set_enabled_at(&rec, lm_clock_epoch());
+	lm_vm_record_set_guest(&rec, &r->facts);
 	if (r->started_now)
-		lm_journal_set_number(vm, LM_JOURNAL_VM_STARTED_AT, r->started_at);
-	cJSON_DeleteItemFromObjectCaseSensitive(vm, "bundle");
-	bundle = cJSON_AddObjectToObject(vm, "bundle");
-	cJSON_AddStringToObject(bundle, "id", r->bundle->id);
-	cJSON_AddStringToObject(bundle, "platform", r->bundle->platform);
-	cJSON_AddStringToObject(bundle, "injection_variable", r->bundle->injection);
-	cJSON_AddStringToObject(bundle, "shim", r->bundle->shim);
-	cJSON_AddStringToObject(bundle, "probe", r->bundle->probe);
-	cJSON_DeleteItemFromObjectCaseSensitive(vm, "last_probe");
-	probe = cJSON_AddObjectToObject(vm, "last_probe");
-	cJSON_AddNumberToObject(probe, "at", lm_clock_epoch());
-	if ((rc = lm_journal_store_report(probe, "stock", r->o->stock)) < 0 ||
-	    (rc = lm_journal_store_report(probe, "shimmed", r->o->shimmed)) < 0 ||
-	    (r->o->exercised != NULL && (rc = lm_journal_store_report(probe, "exercised", r->o->exercised)) < 0))
+		lm_vm_record_set_started_at(&rec, r->started_at);
+	if ((rc = lm_vm_record_set_mark(&rec, "")) < 0 || (rc = lm_vm_record_set_profile(&rec, r->profile)) < 0 ||
+	    (rc = lm_vm_record_set_address(&rec, r->o->info.ip)) < 0 ||
+	    (rc = lm_vm_record_set_bundle(&rec, r->bundle->id, r->bundle->platform, r->bundle->injection,
+	        r->bundle->shim, r->bundle->probe)) < 0 ||
+	    (rc = lm_vm_record_set_probe(&rec, lm_clock_epoch(), r->o->stock, r->o->shimmed, r->o->exercised)) < 0 ||
+	    (rc = lm_vm_record_put(st, &rec)) < 0)
 		goto out;
 	rc = lm_state_save(st);
 	lm_step_add(r->ctx, r->o, "record", t, "state journal updated");
 out:
-	lm_free(profile_json);
+	lm_vm_record_dispose(&rec);
 	lm_state_close(st);
 	return rc;
 }
@@ -446,7 +421,7 @@ static int remove_guest_files(enable_run *r)
 static void undo(enable_run *r)
 {
 	lm_state *st = NULL;
-	cJSON *vm;
+	lm_vm_record rec;
 	lm_host_pref_info restored;
 	int pref_restored = 0;
 
@@ -462,21 +437,22 @@ static void undo(enable_run *r)
 	}
 	lm_ssh_free(r->ssh);
 	r->ssh = NULL;
-	if (lm_state_open(&st, r->ctx) == 0) {
+	if (lm_journal_open_rw(&st, r->ctx) == 0) {
 		/* Only this run's own mark is taken back (see step_record). */
-		vm = lm_state_vm(st, r->o->vm, 0);
-		if (vm != NULL && journal_marked(vm, r)) {
-			if (r->was_enabled || r->user_restart)
-				cJSON_DeleteItemFromObjectCaseSensitive(vm, "enable_run");
-			else
-				cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), r->o->vm);
+		if (lm_vm_record_get(st, r->o->vm, &rec) == 0 && lm_vm_record_marked(&rec, r->run_id)) {
+			if (!(r->was_enabled || r->user_restart))
+				lm_journal_forget_vm(st, r->o->vm);
+			else if (lm_vm_record_set_mark(&rec, "") < 0 || lm_vm_record_put(st, &rec) < 0)
+				lm_outcome_append(r->o, "; the state journal still carries this run's mark (%s)",
+				    lm_error_last()->message);
 		}
+		lm_vm_record_dispose(&rec);
 		if (r->user_restart && r->res->pref.recorded) {
 			lm_outcome_append(r->o, "; host preference kept for the restart (a rollback of %s gives it back)",
 			    r->o->vm);
 		} else if (r->res->pref.recorded && r->res->pref.kept) {
 			lm_outcome_append(r->o, "; host preference kept (the fleet keeps the host unlocked)");
-		} else if (lm_state_live_vms(st, NULL, NULL, 0) == 0 && r->res->pref.recorded) {
+		} else if (lm_journal_live_vms(st, NULL, NULL, 0) == 0 && r->res->pref.recorded) {
 			if (lm_host_pref_disable_locked(st, &restored) == 0) {
 				/* The original as this run saw it recorded (the restored info has no record left). */
 				lm_outcome_append(r->o, "; host preference restored (%s)",
@@ -537,7 +513,7 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 		lm_outcome_fail(ctx, o, rc);
 		goto out;
 	}
-	lm_flow_test_kill_point("after-preference");
+	lm_test_kill_point("after-preference");
 	/* Each step begins by asking should_cancel (lm_step_begin); a canceled step is undone below. */
 	if ((rc = step_vm_level(&r)) < 0 || (r.ssh != NULL && (rc = step_bundle(&r)) < 0) ||
 	    (r.ssh != NULL && (rc = step_probe(&r)) < 0) || (r.ssh != NULL && (rc = step_record(&r)) < 0)) {
@@ -597,7 +573,7 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	enable_worker workers[LM_FLOW_MAX_JOBS];
 	pthread_t threads[LM_FLOW_MAX_JOBS];
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	double t = lm_clock_epoch();
+	double t = lm_clock_monotonic();
 	size_t i, next = 0, nworkers;
 	int rc;
 
@@ -649,6 +625,6 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	lm_vm_manager_free(workers[0].vmm);
 	if (lm_host_pref_status(ctx, lm_profile_host_preference(profile), &result->pref) < 0)
 		lm_log(ctx, LM_LOG_WARN, "could not read the host preference back: %s", lm_error_last()->message);
-	result->seconds = lm_clock_epoch() - t;
+	result->seconds = lm_clock_monotonic() - t;
 	return lm_flow_summary_rc(result);
 }

@@ -22,18 +22,29 @@ static int listed(char **list, const char *name)
 	return 0;
 }
 
+/* The manager a VM's record names ("" when none, or when its record cannot be read: then every
+ * manager asked must say it is gone). */
+static void recorded_manager(lm_state *st, const char *vm, char *buf, size_t size)
+{
+	lm_vm_record r;
+
+	buf[0] = '\0';
+	if (lm_vm_record_get(st, vm, &r) == 0)
+		snprintf(buf, size, "%s", r.manager);
+	else
+		lm_error_clear();
+	lm_vm_record_dispose(&r);
+}
+
 int lm_flow_journal_manager(lm_context *ctx, const char *vm, char *buf, size_t size)
 {
 	lm_state *st = NULL;
-	const cJSON *entry;
-	const char *m;
 	int rc;
 
 	buf[0] = '\0';
-	if ((rc = lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 0)) < 0)
+	if ((rc = lm_journal_open(&st, ctx, LM_STATE_READONLY, 0)) < 0)
 		return rc;
-	if ((entry = lm_state_vm(st, vm, 0)) != NULL && (m = lm_journal_string(entry, "manager")) != NULL)
-		snprintf(buf, size, "%s", m);
+	recorded_manager(st, vm, buf, size);
 	lm_state_close(st);
 	return 0;
 }
@@ -46,9 +57,9 @@ int lm_flow_forget_vm(lm_context *ctx, const char *vm, int *journal, int *pin)
 	*journal = *pin = 0;
 	if (lm_context_options(ctx)->dry_run) {
 		char **pins = NULL;
-		if ((rc = lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 0)) < 0)
+		if ((rc = lm_journal_open(&st, ctx, LM_STATE_READONLY, 0)) < 0)
 			return rc;
-		*journal = lm_state_vm(st, vm, 0) != NULL;
+		*journal = lm_journal_has_vm(st, vm);
 		lm_state_close(st);
 		if ((rc = lm_ssh_pinned_vms(ctx, &pins)) < 0)
 			return rc;
@@ -56,10 +67,10 @@ int lm_flow_forget_vm(lm_context *ctx, const char *vm, int *journal, int *pin)
 		lm_strv_free(pins);
 		return 0;
 	}
-	if ((rc = lm_state_open(&st, ctx)) < 0)
+	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return rc;
-	if (lm_state_vm(st, vm, 0) != NULL) {
-		cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), vm);
+	if (lm_journal_has_vm(st, vm)) {
+		lm_journal_forget_vm(st, vm);
 		if ((rc = lm_state_save(st)) < 0) {
 			lm_state_close(st);
 			return rc;
@@ -100,26 +111,31 @@ static int excepted(const char *const *except, size_t n, const char *name)
 static int remembered(lm_context *ctx, char ***out, char ***managers)
 {
 	lm_state *st = NULL;
-	const cJSON *vm;
-	char **pins = NULL, **names, **mgrs = NULL;
-	size_t n = 0, cap, i;
+	char **pins = NULL, **names = NULL, **mgrs = NULL, **journal = NULL, manager[32];
+	size_t n = 0, cap = 1, i;
 	int rc;
 
 	*out = *managers = NULL;
 	if ((rc = lm_ssh_pinned_vms(ctx, &pins)) < 0)
 		return rc;
-	if ((rc = lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 0)) < 0) {
+	if ((rc = lm_journal_open(&st, ctx, LM_STATE_READONLY, 0)) < 0) {
 		lm_strv_free(pins);
 		return rc;
 	}
-	cap = (size_t)cJSON_GetArraySize(lm_state_vms(st)) + 1;
+	if ((rc = lm_journal_vm_names(st, &journal)) < 0) {
+		lm_state_close(st);
+		lm_strv_free(pins);
+		return rc;
+	}
+	for (i = 0; journal[i] != NULL; i++)
+		cap++;
 	for (i = 0; pins != NULL && pins[i] != NULL; i++)
 		cap++;
 	if ((names = calloc(cap, sizeof(*names))) == NULL || (mgrs = calloc(cap, sizeof(*mgrs))) == NULL)
 		goto nomem;
-	cJSON_ArrayForEach(vm, lm_state_vms(st)) {
-		const char *m = lm_journal_string(vm, "manager");
-		if ((mgrs[n] = strdup(m != NULL ? m : "")) == NULL || (names[n++] = strdup(vm->string)) == NULL)
+	for (i = 0; journal[i] != NULL; i++) {
+		recorded_manager(st, journal[i], manager, sizeof(manager));
+		if ((mgrs[n] = strdup(manager)) == NULL || (names[n++] = strdup(journal[i])) == NULL)
 			goto nomem;
 	}
 	for (i = 0; pins != NULL && pins[i] != NULL; i++)
@@ -127,12 +143,14 @@ static int remembered(lm_context *ctx, char ***out, char ***managers)
 			goto nomem;
 	lm_state_close(st);
 	lm_strv_free(pins);
+	lm_strv_free(journal);
 	*out = names;
 	*managers = mgrs;
 	return 0;
 nomem:
 	lm_state_close(st);
 	lm_strv_free(pins);
+	lm_strv_free(journal);
 	lm_strv_free(names);
 	lm_strv_free(mgrs);
 	return lm_error_nomem();
@@ -191,7 +209,7 @@ void lm_flow_sweep_others(lm_context *ctx, lm_vm_manager *vmm, const lm_flow_res
 int lm_flow_gc(lm_context *ctx, lm_flow_result *result)
 {
 	lm_vm_manager *vmm = NULL;
-	double t = lm_clock_epoch();
+	double t = lm_clock_monotonic();
 	int rc;
 
 	memset(result, 0, sizeof(*result));
@@ -201,6 +219,6 @@ int lm_flow_gc(lm_context *ctx, lm_flow_result *result)
 	lm_vm_manager_free(vmm);
 	if (lm_host_pref_status(ctx, NULL, &result->pref) < 0)
 		lm_log(ctx, LM_LOG_WARN, "could not read the host preference: %s", lm_error_last()->message);
-	result->seconds = lm_clock_epoch() - t;
+	result->seconds = lm_clock_monotonic() - t;
 	return rc;
 }

@@ -9,7 +9,8 @@
 
 /* Reach the guest to remove its files. A stopped VM is started for it and stopped again, so
  * that it is left as it was found. */
-static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, const cJSON *agents)
+static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, const lm_agent_info *agents,
+    size_t nagents)
 {
 	const lm_options *opts = lm_context_options(ctx);
 	lm_ssh *ssh = NULL;
@@ -25,7 +26,7 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome
 	was_running = strcmp(o->info.status, "running") == 0;
 	if (opts->dry_run) {
 		lm_step_add(ctx, o, "guest-files", t, "would remove ~/%s%s%s", LM_GUEST_BASE,
-		    cJSON_GetArraySize(agents) > 0 ? " and the VM's agents" : "",
+		    nagents > 0 ? " and the VM's agents" : "",
 		    was_running ? "" : " (starting the VM for it, then stopping it again)");
 		return 0;
 	}
@@ -37,7 +38,7 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome
 	if ((rc = lm_vm_wait_ready(vmm, o->vm, opts->ready_timeout, &o->info)) < 0 ||
 	    (rc = lm_flow_connect(ctx, o->vm, &o->info, &ssh)) < 0 ||
 	    (rc = lm_guest_facts_read(ssh, &facts, NULL, 0)) < 0 ||
-	    (rc = lm_guest_agents_remove_recorded(ssh, &facts, agents, labels, sizeof(labels))) < 0 ||
+	    (rc = lm_guest_agents_remove(ssh, &facts, agents, nagents, labels, sizeof(labels))) < 0 ||
 	    (rc = lm_guest_remove_all(ssh, &facts)) < 0)
 		goto out;
 	o->guest = facts;
@@ -62,8 +63,8 @@ static void forget_rolled_back(lm_state *st, const lm_flow_result *res, const lm
 	if (lm_context_options(lm_state_context(st))->dry_run)
 		for (earlier = res->vms; earlier < o; earlier++)
 			if (earlier->rc == 0)
-				cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), earlier->vm);
-	cJSON_DeleteItemFromObjectCaseSensitive(lm_state_vms(st), o->vm);
+				lm_journal_forget_vm(st, earlier->vm);
+	lm_journal_forget_vm(st, o->vm);
 }
 
 static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res, lm_vm_outcome *o)
@@ -71,24 +72,34 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 	const lm_options *opts = lm_context_options(ctx);
 	lm_state *st = NULL;
 	lm_host_pref_info restored;
-	cJSON *entry, *agents = NULL;
+	lm_vm_record rec;
+	lm_agent_info *agents = NULL;
 	double t;
-	int known, rc;
+	size_t i;
+	int rc;
 
-	if ((rc = lm_state_open(&st, ctx)) < 0)
+	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return lm_outcome_fail(ctx, o, rc);
-	known = (entry = lm_state_vm(st, o->vm, 0)) != NULL;
-	/* The agents go first: they name the shim that the guest files' removal takes away. */
-	if (known && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(entry, "agents")))
-		agents = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(entry, "agents"), 1);
+	rc = lm_vm_record_get(st, o->vm, &rec);
 	lm_state_close(st);
-	if (!known) {
+	if (rc < 0)
+		return lm_outcome_fail(ctx, o, rc);
+	if (!rec.known) {
+		lm_vm_record_dispose(&rec);
 		lm_outcome_message(o, "%s: was never enabled, nothing to roll back", o->vm);
 		o->already_enabled = 0;
 		return 0;
 	}
-	rc = remove_guest_files(ctx, vmm, o, agents);
-	cJSON_Delete(agents);
+	/* The agents go first: they name the shim that the guest files' removal takes away. */
+	if (rec.nagents > 0 && (agents = calloc(rec.nagents, sizeof(*agents))) == NULL) {
+		lm_vm_record_dispose(&rec);
+		return lm_outcome_fail(ctx, o, lm_error_nomem());
+	}
+	for (i = 0; i < rec.nagents; i++)
+		lm_vm_record_agent_info(&rec.agents[i], &agents[i]);
+	rc = remove_guest_files(ctx, vmm, o, agents, rec.nagents);
+	free(agents);
+	lm_vm_record_dispose(&rec);
 	if (rc < 0) {
 		if (rc != LM_ENOTFOUND || lm_vm_get(vmm, o->vm, &o->info) != LM_ENOTFOUND) {
 			lm_outcome_fail(ctx, o, rc);
@@ -98,18 +109,18 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 			return rc;
 		}
 		/* The VM itself is gone: nothing left in a guest; forget it (its pin too). */
-		lm_step_add(ctx, o, "guest-files", lm_clock_epoch(), "the VM no longer exists: nothing to remove");
+		lm_step_add(ctx, o, "guest-files", lm_clock_monotonic(), "the VM no longer exists: nothing to remove");
 		o->gone = 1;
 		if (!opts->dry_run && lm_ssh_forget_host(ctx, o->vm) < 0)
 			lm_log(ctx, LM_LOG_WARN, "%s: its host-key pin was not forgotten: %s", o->vm, lm_error_last()->message);
 	}
-	lm_flow_test_kill_point("rollback-after-guest");
+	lm_test_kill_point("rollback-after-guest");
 	if ((rc = lm_step_begin(ctx, o, "host-preference", &t)) < 0)
 		return lm_outcome_fail(ctx, o, rc);
-	if ((rc = lm_state_open(&st, ctx)) < 0)
+	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return lm_outcome_fail(ctx, o, rc);
 	forget_rolled_back(st, res, o);
-	if (lm_state_live_vms(st, NULL, NULL, 0) == 0) {
+	if (lm_journal_live_vms(st, NULL, NULL, 0) == 0) {
 		lm_host_pref_info before;
 		if ((rc = lm_host_pref_status_locked(st, NULL, &before)) == 0 && before.recorded &&
 		    before.kept && !opts->restore_host) {
@@ -162,7 +173,7 @@ static int pref_set_again(lm_context *ctx)
 	lm_state *st = NULL;
 	int again;
 
-	if (lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 0) < 0)
+	if (lm_journal_open(&st, ctx, LM_STATE_READONLY, 0) < 0)
 		return 0;
 	again = lm_host_pref_recorded(st);
 	lm_state_close(st);
@@ -185,7 +196,7 @@ static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result
 		lm_ssh *ssh = NULL;
 		lm_vm_lock *lock = NULL;
 		lm_guest_facts facts;
-		double t = lm_clock_epoch();
+		double t = lm_clock_monotonic();
 
 		if (strcmp(list[i].status, "running") != 0 || list[i].ip[0] == '\0')
 			continue;
@@ -239,7 +250,7 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 {
 	lm_vm_manager *vmm = NULL;
 	lm_state *st = NULL;
-	double t = lm_clock_epoch();
+	double t = lm_clock_monotonic();
 	size_t i;
 	int rc;
 
@@ -262,9 +273,9 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 	if (all && result->count == 0) {
 		/* Nothing enabled, but a recorded preference (e.g. left by a crash) still goes back. */
 		lm_host_pref_info before;
-		if (lm_state_open(&st, ctx) == 0) {
+		if (lm_journal_open_rw(&st, ctx) == 0) {
 			if (lm_host_pref_status_locked(st, NULL, &before) == 0 && before.recorded &&
-			    (!before.kept || lm_context_options(ctx)->restore_host) && lm_state_live_vms(st, NULL, NULL, 0) == 0 && lm_host_pref_disable_locked(st, &result->pref) == 0) {
+			    (!before.kept || lm_context_options(ctx)->restore_host) && lm_journal_live_vms(st, NULL, NULL, 0) == 0 && lm_host_pref_disable_locked(st, &result->pref) == 0) {
 				result->pref_restored = 1;
 				result->pref.changed_at = before.changed_at;
 			}
@@ -276,6 +287,6 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 	lm_vm_manager_free(vmm);
 	if (!result->pref_restored && lm_host_pref_status(ctx, NULL, &result->pref) < 0)
 		lm_log(ctx, LM_LOG_WARN, "could not read the host preference: %s", lm_error_last()->message);
-	result->seconds = lm_clock_epoch() - t;
+	result->seconds = lm_clock_monotonic() - t;
 	return lm_flow_summary_rc(result);
 }

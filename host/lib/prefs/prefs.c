@@ -17,6 +17,7 @@
 #include "error_internal.h"
 #include "fs.h"
 #include "prefs_store.h"
+#include "record.h"
 
 #define DEFAULT_DOMAIN "com.apple.gpusw.ParavirtualizedGraphics"
 #define DEFAULT_KEY "ForceUnrestrictedDeviceFeatureLevel"
@@ -30,219 +31,102 @@ void lm_host_pref_default(lm_pref_setting *out)
 	out->value.boolean = 1;
 }
 
-typedef enum { ORIG_ABSENT_FILE, ORIG_ABSENT_KEY, ORIG_VALUE } orig_kind;
-
-/* The journal's "preference" object, decoded; owns copies (the document may change under it). */
+/* The journal's record of the change (record.h), with its values as property lists: the
+ * decoded form this module works on; owns copies (the document may change under it). */
 typedef struct {
-	char *store;
-	char *domain;
-	char *key;
-	orig_kind kind;
-	plist_t original; /* ORIG_VALUE */
+	lm_pref_record rec;
+	plist_t original; /* LM_PREF_ORIGINAL_VALUE */
 	plist_t written;
-	cJSON *created_dirs; /* array of strings, or NULL */
-	double changed_at;
-	int kept;            /* "kept": the fleet keeps the host unlocked (keep_host) */
 } pref_record;
 
-static void record_clear(pref_record *rec)
+static void record_clear(pref_record *r)
 {
-	free(rec->store);
-	free(rec->domain);
-	free(rec->key);
-	cJSON_Delete(rec->created_dirs);
-	plist_free(rec->original);
-	plist_free(rec->written);
-	memset(rec, 0, sizeof(*rec));
-}
-
-static const char *json_string(const cJSON *obj, const char *name)
-{
-	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, name);
-
-	return cJSON_IsString(item) && item->valuestring[0] != '\0' ? item->valuestring : NULL;
-}
-
-static int decode_value(const cJSON *obj, plist_t *out)
-{
-	const char *text = json_string(obj, "plist");
-
-	*out = NULL;
-	if (!cJSON_IsObject(obj) || text == NULL)
-		return LM_EINVALID;
-	if (lm_pref_plist_decode(text, out) < 0)
-		return LM_EINVALID;
-	return 0;
+	lm_pref_record_dispose(&r->rec);
+	plist_free(r->original);
+	plist_free(r->written);
+	memset(r, 0, sizeof(*r));
 }
 
 /* *have = 0 when the journal has no record. A damaged record is LM_ECORRUPT (via the journal). */
-static int record_load(lm_state *st, pref_record *rec, int *have)
+static int record_load(lm_state *st, pref_record *r, int *have)
 {
-	cJSON *pref = cJSON_GetObjectItemCaseSensitive(lm_state_doc(st), "preference");
-	const cJSON *orig, *changed, *dirs, *d, *kept;
-	const char *state, *why = NULL;
+	int rc;
 
-	memset(rec, 0, sizeof(*rec));
-	*have = 0;
-	if (pref == NULL || cJSON_IsNull(pref))
-		return 0;
-	if (!cJSON_IsObject(pref)) {
-		why = "\"preference\" is not an object";
-		goto bad;
+	memset(r, 0, sizeof(*r));
+	if ((rc = lm_pref_record_get(st, &r->rec, have)) < 0 || !*have)
+		return rc;
+	if (r->rec.original_state == LM_PREF_ORIGINAL_VALUE && lm_pref_plist_decode(r->rec.original.plist, &r->original) < 0) {
+		record_clear(r);
+		*have = 0;
+		return lm_state_corrupt(st, "\"preference.original.plist\" is not a base64 one-value binary plist");
 	}
-	if (json_string(pref, "store") == NULL || json_string(pref, "domain") == NULL ||
-	    json_string(pref, "key") == NULL) {
-		why = "\"preference\" lacks \"store\", \"domain\" or \"key\"";
-		goto bad;
+	if (lm_pref_plist_decode(r->rec.written.plist, &r->written) < 0) {
+		record_clear(r);
+		*have = 0;
+		return lm_state_corrupt(st, "\"preference.written.plist\" is not a base64 one-value binary plist");
 	}
-	if ((rec->store = strdup(json_string(pref, "store"))) == NULL ||
-	    (rec->domain = strdup(json_string(pref, "domain"))) == NULL ||
-	    (rec->key = strdup(json_string(pref, "key"))) == NULL) {
-		record_clear(rec);
-		return lm_error_nomem();
-	}
-	orig = cJSON_GetObjectItemCaseSensitive(pref, "original");
-	state = json_string(orig, "state");
-	if (state != NULL && strcmp(state, "absent-file") == 0) {
-		rec->kind = ORIG_ABSENT_FILE;
-	} else if (state != NULL && strcmp(state, "absent-key") == 0) {
-		rec->kind = ORIG_ABSENT_KEY;
-	} else if (state != NULL && strcmp(state, "value") == 0) {
-		rec->kind = ORIG_VALUE;
-		if (decode_value(orig, &rec->original) < 0) {
-			why = "\"preference.original.plist\" is not a base64 one-value binary plist";
-			goto bad;
-		}
-	} else {
-		why = "\"preference.original.state\" is not absent-file, absent-key or value";
-		goto bad;
-	}
-	if (decode_value(cJSON_GetObjectItemCaseSensitive(pref, "written"), &rec->written) < 0) {
-		why = "\"preference.written.plist\" is not a base64 one-value binary plist";
-		goto bad;
-	}
-	changed = cJSON_GetObjectItemCaseSensitive(pref, "changed_at");
-	/* Bounded here, so that turning it into a time_t later (for display) is always defined. */
-	if (!cJSON_IsNumber(changed) || !(changed->valuedouble >= 0 && changed->valuedouble <= (double)LM_JSON_INT_MAX)) {
-		why = "\"preference.changed_at\" is not a number of seconds since 1970";
-		goto bad;
-	}
-	rec->changed_at = changed->valuedouble;
-	/* Absent in journals written before the mode existed: per VM, as they were. */
-	kept = cJSON_GetObjectItemCaseSensitive(pref, "kept");
-	if (kept != NULL && !cJSON_IsBool(kept)) {
-		why = "\"preference.kept\" is not true or false";
-		goto bad;
-	}
-	rec->kept = cJSON_IsTrue(kept);
-	dirs = cJSON_GetObjectItemCaseSensitive(pref, "created_dirs");
-	if (dirs != NULL) {
-		if (!cJSON_IsArray(dirs)) {
-			why = "\"preference.created_dirs\" is not an array";
-			goto bad;
-		}
-		cJSON_ArrayForEach(d, dirs) {
-			if (!cJSON_IsString(d) || d->valuestring[0] != '/') {
-				why = "\"preference.created_dirs\" holds something other than absolute paths";
-				goto bad;
-			}
-		}
-		if ((rec->created_dirs = cJSON_Duplicate(dirs, 1)) == NULL) {
-			record_clear(rec);
-			return lm_error_nomem();
-		}
-	}
-	*have = 1;
 	return 0;
-bad:
-	record_clear(rec);
-	return lm_state_corrupt(st, why);
 }
 
-static cJSON *value_json(plist_t v)
+/* A value as the journal keeps it (lm_pref_record_value_dispose-free: the caller frees its strings). */
+static int value_of(plist_t v, lm_pref_record_value *out)
 {
-	char display[512], *text = NULL;
-	cJSON *obj = cJSON_CreateObject();
+	char display[512];
 
-	if (obj == NULL || lm_pref_plist_encode(v, &text) < 0) {
-		cJSON_Delete(obj);
-		return NULL;
-	}
+	memset(out, 0, sizeof(*out));
+	if (lm_pref_plist_encode(v, &out->plist) < 0)
+		return lm_error_nomem();
 	lm_pref_plist_describe(v, display, sizeof(display));
-	if (cJSON_AddStringToObject(obj, "type", lm_pref_plist_type(v)) == NULL ||
-	    cJSON_AddStringToObject(obj, "display", display) == NULL ||
-	    cJSON_AddStringToObject(obj, "plist", text) == NULL) {
-		cJSON_Delete(obj);
-		obj = NULL;
+	if ((out->type = strdup(lm_pref_plist_type(v))) == NULL || (out->display = strdup(display)) == NULL) {
+		free(out->plist);
+		free(out->type);
+		return lm_error_nomem();
 	}
-	free(text);
-	return obj;
+	return 0;
+}
+
+static void value_clear(lm_pref_record_value *v)
+{
+	free(v->type);
+	free(v->display);
+	free(v->plist);
+	memset(v, 0, sizeof(*v));
 }
 
 /* Put a new record in the journal document (not saved). */
 static int record_put(lm_state *st, const lm_prefs_store *store, const char *domain, const char *key,
     int file_present, plist_t original, plist_t written, char **created_dirs, double changed_at)
 {
-	cJSON *pref = cJSON_CreateObject(), *orig, *w, *dirs;
-	size_t i;
+	lm_pref_record rec;
+	int rc;
 
-	if (pref == NULL)
-		return lm_error_nomem();
-	if (cJSON_AddStringToObject(pref, "store", lm_prefs_store_id(store)) == NULL ||
-	    cJSON_AddStringToObject(pref, "domain", domain) == NULL ||
-	    cJSON_AddStringToObject(pref, "key", key) == NULL)
-		goto nomem;
-	if (original != NULL) {
-		if ((orig = value_json(original)) == NULL)
-			goto nomem;
-		cJSON_AddItemToObject(pref, "original", orig);
-		if (cJSON_AddStringToObject(orig, "state", "value") == NULL)
-			goto nomem;
-	} else {
-		if ((orig = cJSON_AddObjectToObject(pref, "original")) == NULL ||
-		    cJSON_AddStringToObject(orig, "state", file_present ? "absent-key" : "absent-file") == NULL)
-			goto nomem;
-	}
-	if ((w = value_json(written)) == NULL)
-		goto nomem;
-	cJSON_AddItemToObject(pref, "written", w);
-	if (created_dirs != NULL) {
-		if ((dirs = cJSON_AddArrayToObject(pref, "created_dirs")) == NULL)
-			goto nomem;
-		for (i = 0; created_dirs[i] != NULL; i++)
-			cJSON_AddItemToArray(dirs, cJSON_CreateString(created_dirs[i]));
-		if ((size_t)cJSON_GetArraySize(dirs) != i)
-			goto nomem;
-	}
-	if (cJSON_AddNumberToObject(pref, "changed_at", changed_at) == NULL)
-		goto nomem;
-	cJSON_DeleteItemFromObjectCaseSensitive(lm_state_doc(st), "preference");
-	cJSON_AddItemToObject(lm_state_doc(st), "preference", pref);
-	return 0;
-nomem:
-	cJSON_Delete(pref);
-	return lm_error_nomem();
+	memset(&rec, 0, sizeof(rec));
+	rec.store = (char *)lm_prefs_store_id(store);
+	rec.domain = (char *)domain;
+	rec.key = (char *)key;
+	rec.original_state = original != NULL ? LM_PREF_ORIGINAL_VALUE :
+	    file_present ? LM_PREF_ORIGINAL_ABSENT_KEY : LM_PREF_ORIGINAL_ABSENT_FILE;
+	rec.created_dirs = created_dirs;
+	rec.changed_at = changed_at;
+	if ((original == NULL || (rc = value_of(original, &rec.original)) == 0) &&
+	    (rc = value_of(written, &rec.written)) == 0)
+		rc = lm_pref_record_put(st, &rec);
+	value_clear(&rec.original);
+	value_clear(&rec.written);
+	return rc;
 }
 
 /* Replace only the "written" value of the record (the profile now wants another value). */
 static int record_set_written(lm_state *st, plist_t written)
 {
-	cJSON *pref = cJSON_GetObjectItemCaseSensitive(lm_state_doc(st), "preference");
-	cJSON *w = value_json(written);
+	lm_pref_record_value v;
+	int rc;
 
-	if (w == NULL)
-		return lm_error_nomem();
-	cJSON_ReplaceItemInObjectCaseSensitive(pref, "written", w);
-	return 0;
-}
-
-/* Mark the record as kept by the fleet (not saved). */
-static int record_set_kept(lm_state *st)
-{
-	cJSON *pref = cJSON_GetObjectItemCaseSensitive(lm_state_doc(st), "preference");
-
-	cJSON_DeleteItemFromObjectCaseSensitive(pref, "kept");
-	return cJSON_AddTrueToObject(pref, "kept") != NULL ? 0 : lm_error_nomem();
+	if ((rc = value_of(written, &v)) < 0)
+		return rc;
+	rc = lm_pref_record_set_written(st, &v);
+	value_clear(&v);
+	return rc;
 }
 
 /* Display fields of lm_host_pref_info: a value too long for one ends in "...". */
@@ -253,9 +137,9 @@ static void copy_str(char *dst, size_t size, const char *src)
 
 static void describe_original(const pref_record *rec, char *buf, size_t size)
 {
-	if (rec->kind == ORIG_ABSENT_FILE)
+	if (rec->rec.original_state == LM_PREF_ORIGINAL_ABSENT_FILE)
 		copy_str(buf, size, "absent file");
-	else if (rec->kind == ORIG_ABSENT_KEY)
+	else if (rec->rec.original_state == LM_PREF_ORIGINAL_ABSENT_KEY)
 		copy_str(buf, size, "absent key");
 	else
 		lm_pref_plist_describe(rec->original, buf, size);
@@ -266,8 +150,8 @@ static void info_record(lm_host_pref_info *info, const pref_record *rec)
 	info->recorded = 1;
 	describe_original(rec, info->original, sizeof(info->original));
 	lm_pref_plist_describe(rec->written, info->written, sizeof(info->written));
-	info->changed_at = rec->changed_at;
-	info->kept = rec->kept;
+	info->changed_at = rec->rec.changed_at;
+	info->kept = rec->rec.kept;
 }
 
 static void info_no_record(lm_host_pref_info *info)
@@ -391,9 +275,9 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 	if ((rc = record_load(st, &rec, &have)) < 0)
 		return rc;
 	memset(&o, 0, sizeof(o));
-	if (have && (strcmp(rec.domain, want->domain) != 0 || strcmp(rec.key, want->key) != 0)) {
+	if (have && (strcmp(rec.rec.domain, want->domain) != 0 || strcmp(rec.rec.key, want->key) != 0)) {
 		rc = lm_error_set(LM_ECONFLICT, "the state journal records a change of %s %s that is still in "
-		    "effect; this profile wants %s %s; the recorded one must be restored first", rec.domain, rec.key, want->domain, want->key);
+		    "effect; this profile wants %s %s; the recorded one must be restored first", rec.rec.domain, rec.rec.key, want->domain, want->key);
 		goto out;
 	}
 	if ((wantp = lm_pref_value_to_plist(&want->value)) == NULL) {
@@ -403,10 +287,10 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 	lm_pref_plist_describe(wantp, wantdesc, sizeof(wantdesc));
 	if ((rc = observe(st, want->domain, want->key, &o, info)) < 0)
 		goto out;
-	if (have && strcmp(rec.store, lm_prefs_store_id(o.store)) != 0) {
+	if (have && strcmp(rec.rec.store, lm_prefs_store_id(o.store)) != 0) {
 		rc = lm_error_set(LM_ECONFLICT, "the state journal records a change of %s %s made in %s, but this "
 		    "run uses %s; only the same preferences location can continue or restore it",
-		    rec.domain, rec.key, rec.store, lm_prefs_store_id(o.store));
+		    rec.rec.domain, rec.rec.key, rec.rec.store, lm_prefs_store_id(o.store));
 		goto out;
 	}
 	info_current(info, o.file_present, o.value, wantp);
@@ -427,18 +311,18 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 	if (info->matches) {
 		/* Already in effect. A record stays as it is, except the value we would write now and the
 		 * fleet's mark. Without a record there is nothing of ours to keep or restore. */
-		if (have && (!lm_pref_plist_equal(rec.written, wantp) || (keep && !rec.kept)) && !is_dry_run(st)) {
-			if ((rc = record_set_written(st, wantp)) < 0 || (keep && (rc = record_set_kept(st)) < 0) ||
+		if (have && (!lm_pref_plist_equal(rec.written, wantp) || (keep && !rec.rec.kept)) && !is_dry_run(st)) {
+			if ((rc = record_set_written(st, wantp)) < 0 || (keep && (rc = lm_pref_record_set_kept(st)) < 0) ||
 			    (rc = lm_state_save(st)) < 0)
 				goto out;
 			copy_str(info->written, sizeof(info->written), wantdesc);
 		}
-		info->kept = have && (rec.kept || keep);
+		info->kept = have && (rec.rec.kept || keep);
 		rc = 0;
 		goto out;
 	}
 	info->changed = 1;
-	info->kept = keep || (have && rec.kept);
+	info->kept = keep || (have && rec.rec.kept);
 	if (is_dry_run(st)) {
 		if (!have) {
 			copy_str(info->written, sizeof(info->written), wantdesc);
@@ -455,7 +339,7 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 		if ((rc = lm_prefs_store_missing_dirs(o.store, &missing)) < 0 ||
 		    (rc = record_put(st, o.store, want->domain, want->key, o.file_present, o.value, wantp, missing,
 		        now)) < 0 ||
-		    (keep && (rc = record_set_kept(st)) < 0) || (rc = lm_state_save(st)) < 0)
+		    (keep && (rc = lm_pref_record_set_kept(st)) < 0) || (rc = lm_state_save(st)) < 0)
 			goto out;
 		info->recorded = 1;
 		if (o.value != NULL)
@@ -463,8 +347,8 @@ int lm_host_pref_enable_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 		else
 			copy_str(info->original, sizeof(info->original), o.file_present ? "absent key" : "absent file");
 		info->changed_at = now;
-	} else if (!lm_pref_plist_equal(rec.written, wantp) || (keep && !rec.kept)) {
-		if ((rc = record_set_written(st, wantp)) < 0 || (keep && (rc = record_set_kept(st)) < 0) ||
+	} else if (!lm_pref_plist_equal(rec.written, wantp) || (keep && !rec.rec.kept)) {
+		if ((rc = record_set_written(st, wantp)) < 0 || (keep && (rc = lm_pref_record_set_kept(st)) < 0) ||
 		    (rc = lm_state_save(st)) < 0)
 			goto out;
 	}
@@ -490,16 +374,17 @@ out:
 /* Remove the directories the first change created, innermost first, while they are empty. */
 static void remove_created_dirs(const pref_record *rec)
 {
-	int i;
+	char **dirs = rec->rec.created_dirs;
+	size_t i = 0;
 
-	if (rec->created_dirs == NULL)
+	if (dirs == NULL)
 		return;
-	for (i = cJSON_GetArraySize(rec->created_dirs) - 1; i >= 0; i--) {
-		const cJSON *d = cJSON_GetArrayItem(rec->created_dirs, i);
-
-		if (rmdir(d->valuestring) != 0 && errno != ENOENT)
+	while (dirs[i] != NULL)
+		i++;
+	while (i-- > 0) {
+		if (rmdir(dirs[i]) != 0 && errno != ENOENT)
 			break;
-		lm_fs_sync_parent(d->valuestring);
+		lm_fs_sync_parent(dirs[i]);
 	}
 	lm_error_clear();
 }
@@ -507,7 +392,7 @@ static void remove_created_dirs(const pref_record *rec)
 /* Forget the record and save the journal. */
 static int drop_record(lm_state *st)
 {
-	cJSON_DeleteItemFromObjectCaseSensitive(lm_state_doc(st), "preference");
+	lm_pref_record_remove(st);
 	return lm_state_save(st);
 }
 
@@ -528,28 +413,28 @@ int lm_host_pref_disable_locked(lm_state *st, lm_host_pref_info *info)
 		lm_host_pref_default(&def);
 		return lm_host_pref_status_locked(st, &def, info);
 	}
-	copy_str(info->domain, sizeof(info->domain), rec.domain);
-	copy_str(info->key, sizeof(info->key), rec.key);
+	copy_str(info->domain, sizeof(info->domain), rec.rec.domain);
+	copy_str(info->key, sizeof(info->key), rec.rec.key);
 	if ((rc = lm_prefs_check_user(lm_state_context(st), info, 1)) < 0)
 		goto out;
-	if ((rc = observe(st, rec.domain, rec.key, &o, info)) < 0)
+	if ((rc = observe(st, rec.rec.domain, rec.rec.key, &o, info)) < 0)
 		goto out;
-	if (strcmp(rec.store, lm_prefs_store_id(o.store)) != 0) {
+	if (strcmp(rec.rec.store, lm_prefs_store_id(o.store)) != 0) {
 		rc = lm_error_set(LM_ECONFLICT, "the state journal records a change of %s %s made in %s, but this "
 		    "run uses %s; only the same preferences location can restore it",
-		    rec.domain, rec.key, rec.store, lm_prefs_store_id(o.store));
+		    rec.rec.domain, rec.rec.key, rec.rec.store, lm_prefs_store_id(o.store));
 		goto out;
 	}
 	info_current(info, o.file_present, o.value, rec.written);
 	info_record(info, &rec);
-	restored = rec.kind == ORIG_VALUE ? lm_pref_plist_equal(o.value, rec.original) : o.value == NULL;
+	restored = rec.rec.original_state == LM_PREF_ORIGINAL_VALUE ? lm_pref_plist_equal(o.value, rec.original) : o.value == NULL;
 	if (restored) {
 		/* Already as it was (an earlier run stopped before dropping the record, or before writing). */
 		if (!is_dry_run(st)) {
-			if (rec.kind == ORIG_ABSENT_FILE && o.file_present &&
-			    (rc = lm_prefs_store_delete(o.store, rec.key, 1)) < 0)
+			if (rec.rec.original_state == LM_PREF_ORIGINAL_ABSENT_FILE && o.file_present &&
+			    (rc = lm_prefs_store_delete(o.store, rec.rec.key, 1)) < 0)
 				goto out;
-			if (rec.kind == ORIG_ABSENT_FILE)
+			if (rec.rec.original_state == LM_PREF_ORIGINAL_ABSENT_FILE)
 				remove_created_dirs(&rec);
 			if ((rc = drop_record(st)) < 0)
 				goto out;
@@ -561,7 +446,7 @@ int lm_host_pref_disable_locked(lm_state *st, lm_host_pref_info *info)
 	if (!info->matches && !opts->force) {
 		rc = lm_error_set(LM_ECONFLICT, "%s %s now holds %s, not %s as lume-metal set it: someone else "
 		    "changed it, so it is left alone (restoring anyway needs force). Before lume-metal it was %s",
-		    rec.domain, rec.key,
+		    rec.rec.domain, rec.rec.key,
 		    info->present ? info->value : "nothing (absent)", info->written, info->original);
 		goto out;
 	}
@@ -570,17 +455,17 @@ int lm_host_pref_disable_locked(lm_state *st, lm_host_pref_info *info)
 		rc = 0;
 		goto out;
 	}
-	if (rec.kind == ORIG_VALUE)
-		rc = lm_prefs_store_set(o.store, rec.key, rec.original);
+	if (rec.rec.original_state == LM_PREF_ORIGINAL_VALUE)
+		rc = lm_prefs_store_set(o.store, rec.rec.key, rec.original);
 	else
-		rc = lm_prefs_store_delete(o.store, rec.key, rec.kind == ORIG_ABSENT_FILE);
+		rc = lm_prefs_store_delete(o.store, rec.rec.key, rec.rec.original_state == LM_PREF_ORIGINAL_ABSENT_FILE);
 	if (rc < 0) {
 		info->changed = 0;
 		goto out;
 	}
-	if (rec.kind == ORIG_ABSENT_FILE)
+	if (rec.rec.original_state == LM_PREF_ORIGINAL_ABSENT_FILE)
 		remove_created_dirs(&rec);
-	lm_log(lm_state_context(st), LM_LOG_INFO, "restored %s %s in %s to %s", rec.domain, rec.key, where(&o),
+	lm_log(lm_state_context(st), LM_LOG_INFO, "restored %s %s in %s to %s", rec.rec.domain, rec.rec.key, where(&o),
 	    info->original);
 	/* Only now that the preference is back may the record go. */
 	if ((rc = drop_record(st)) < 0)
@@ -589,7 +474,7 @@ int lm_host_pref_disable_locked(lm_state *st, lm_host_pref_info *info)
 	/* Report what is there now, as read back. */
 	plist_free(o.value);
 	o.value = NULL;
-	if ((rc = lm_prefs_store_read(o.store, rec.key, &o.file_present, &o.value)) < 0)
+	if ((rc = lm_prefs_store_read(o.store, rec.rec.key, &o.file_present, &o.value)) < 0)
 		goto out;
 	info_current(info, o.file_present, o.value, NULL);
 out:
@@ -615,8 +500,8 @@ int lm_host_pref_status_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 	}
 	if ((rc = check_setting(want)) < 0)
 		goto out;
-	copy_str(info->domain, sizeof(info->domain), have ? rec.domain : want->domain);
-	copy_str(info->key, sizeof(info->key), have ? rec.key : want->key);
+	copy_str(info->domain, sizeof(info->domain), have ? rec.rec.domain : want->domain);
+	copy_str(info->key, sizeof(info->key), have ? rec.rec.key : want->key);
 	if ((wantp = lm_pref_value_to_plist(&want->value)) == NULL) {
 		rc = lm_error_nomem();
 		goto out;
@@ -640,7 +525,7 @@ out:
 /* The public calls: take the journal (read-only for a dry run or a status), then do the above. */
 static int with_state(lm_context *ctx, int readonly, lm_state **st)
 {
-	return lm_state_open_ex(st, ctx, readonly ? LM_STATE_READONLY : 0, 0);
+	return lm_journal_open(st, ctx, readonly ? LM_STATE_READONLY : 0, 0);
 }
 
 int lm_host_pref_enable(lm_context *ctx, const lm_pref_setting *want, lm_host_pref_info *info)
@@ -668,7 +553,7 @@ int lm_host_pref_disable(lm_context *ctx, lm_host_pref_info *info)
 	if ((rc = with_state(ctx, lm_context_options(ctx)->dry_run, &st)) < 0)
 		return rc;
 	/* Enabled VMs still need the preference; taking it away under them needs force. */
-	if ((live = lm_state_live_vms(st, NULL, names, sizeof(names))) > 0 && !lm_context_options(ctx)->force) {
+	if ((live = lm_journal_live_vms(st, NULL, names, sizeof(names))) > 0 && !lm_context_options(ctx)->force) {
 		lm_state_close(st);
 		(void)lm_host_pref_status(ctx, NULL, info);
 		return lm_error_set(LM_ECONFLICT, "%d VM%s still enabled (%s) and need%s the preference; rolling "

@@ -23,7 +23,6 @@
 #define STATE_FILE "state.json"
 #define LOCK_FILE "state.lock"
 #define STATE_MAX (16u * 1024u * 1024u)
-#define STATE_SCHEMA 1
 #define LOCK_TIMEOUT_DEFAULT 10.0
 
 struct lm_state {
@@ -140,8 +139,6 @@ static int corrupt(lm_state *st, const char *data, size_t len, const char *why)
 static int load(lm_state *st)
 {
 	const char *end = NULL;
-	cJSON *schema, *vms, *pref;
-	int64_t version;
 	char *data = NULL, why[160];
 	size_t len;
 	int rc;
@@ -149,43 +146,21 @@ static int load(lm_state *st)
 	rc = lm_fs_read_file(st->path, STATE_MAX, &data, &len);
 	if (rc == LM_ENOTFOUND) {
 		lm_error_clear();
-		if ((st->doc = cJSON_CreateObject()) == NULL ||
-		    cJSON_AddNumberToObject(st->doc, "schema", STATE_SCHEMA) == NULL ||
-		    cJSON_AddObjectToObject(st->doc, "vms") == NULL)
-			return lm_error_nomem();
-		return 0;
+		return (st->doc = cJSON_CreateObject()) != NULL ? 0 : lm_error_nomem();
 	}
 	if (rc < 0)
 		return rc;
 	/* len + 1: cJSON's length-bounded parser wants the terminating NUL inside the length. */
 	st->doc = cJSON_ParseWithLengthOpts(data, len + 1, &end, 1);
-	if (st->doc == NULL) {
-		snprintf(why, sizeof(why), "not valid JSON near byte %ld",
-		    end != NULL && end >= data ? (long)(end - data) : 0L);
-		rc = corrupt(st, data, len, why);
-		goto out;
-	}
-	schema = cJSON_GetObjectItemCaseSensitive(st->doc, "schema");
-	if (!cJSON_IsObject(st->doc) || lm_json_int(schema, 1, INT_MAX, &version) != 0) {
-		rc = corrupt(st, data, len, "not a lume-metal state document: no \"schema\" number (a whole number "
-		    "from 1)");
-		goto out;
-	}
-	if (version > STATE_SCHEMA) {
-		rc = lm_error_set(LM_EUNSUPPORTED, "%s: written by a newer lume-metal (schema %lld, this one knows %d); "
-		    "use that version or a newer one", st->path, (long long)version, STATE_SCHEMA);
-		goto out;
-	}
-	vms = cJSON_GetObjectItemCaseSensitive(st->doc, "vms");
-	pref = cJSON_GetObjectItemCaseSensitive(st->doc, "preference");
-	if ((vms != NULL && !cJSON_IsObject(vms)) || (pref != NULL && !cJSON_IsObject(pref))) {
-		rc = corrupt(st, data, len, "\"vms\" and \"preference\" must be objects");
-		goto out;
-	}
-out:
-	if (rc < 0) {
+	if (st->doc == NULL || !cJSON_IsObject(st->doc)) {
+		if (st->doc == NULL)
+			snprintf(why, sizeof(why), "not valid JSON near byte %ld",
+			    end != NULL && end >= data ? (long)(end - data) : 0L);
+		else
+			snprintf(why, sizeof(why), "not a JSON object");
 		cJSON_Delete(st->doc);
 		st->doc = NULL;
+		rc = corrupt(st, data, len, why);
 	}
 	free(data);
 	return rc;
@@ -226,9 +201,7 @@ int lm_state_open_ex(lm_state **out, lm_context *ctx, unsigned flags, double loc
 	if (st->readonly) {
 		/* No directory: nothing was ever recorded, and a read-only open creates nothing. */
 		if (stat(dir, &sb) != 0 && errno == ENOENT) {
-			st->doc = cJSON_CreateObject();
-			if (st->doc == NULL || cJSON_AddNumberToObject(st->doc, "schema", STATE_SCHEMA) == NULL ||
-			    cJSON_AddObjectToObject(st->doc, "vms") == NULL) {
+			if ((st->doc = cJSON_CreateObject()) == NULL) {
 				rc = lm_error_nomem();
 				goto fail;
 			}
@@ -277,27 +250,6 @@ lm_context *lm_state_context(const lm_state *st)
 int lm_state_is_readonly(const lm_state *st)
 {
 	return st->readonly;
-}
-
-cJSON *lm_state_vms(lm_state *st)
-{
-	cJSON *vms = cJSON_GetObjectItemCaseSensitive(st->doc, "vms");
-
-	if (vms == NULL)
-		vms = cJSON_AddObjectToObject(st->doc, "vms");
-	return vms;
-}
-
-cJSON *lm_state_vm(lm_state *st, const char *name, int create)
-{
-	cJSON *vms = lm_state_vms(st), *vm;
-
-	if (vms == NULL)
-		return NULL;
-	vm = cJSON_GetObjectItemCaseSensitive(vms, name);
-	if (vm == NULL && create)
-		vm = cJSON_AddObjectToObject(vms, name);
-	return vm;
 }
 
 int lm_state_save(lm_state *st)
@@ -355,29 +307,4 @@ int lm_state_path(lm_context *ctx, const char *file, char **out)
 	if ((*out = join(dir, file)) == NULL)
 		return lm_error_nomem();
 	return 0;
-}
-
-int lm_state_live_vms(lm_state *st, const char *except, char *names, size_t len)
-{
-	const cJSON *vm, *status;
-	size_t used = 0;
-	int n = 0;
-
-	if (names != NULL && len > 0)
-		names[0] = '\0';
-	cJSON_ArrayForEach(vm, lm_state_vms(st)) {
-		status = cJSON_GetObjectItemCaseSensitive(vm, "status");
-		if (except != NULL && strcmp(vm->string, except) == 0)
-			continue;
-		if (!cJSON_IsString(status) || (strcmp(status->valuestring, "enabled") != 0 &&
-		    strcmp(status->valuestring, "enabling") != 0))
-			continue;
-		if (names != NULL && used < len) {
-			int w = snprintf(names + used, len - used, "%s%s", n > 0 ? ", " : "", vm->string);
-			lm_text_mark_cut(names + used, len - used, w); /* a long list ends in "..." */
-			used += w > 0 ? (size_t)w : 0;
-		}
-		n++;
-	}
-	return n;
 }

@@ -1,11 +1,8 @@
-/* Internal: the state journal (docs/state-format.md).
+/* Internal: the state document (docs/state-format.md, "How it is changed").
  *
- * One JSON document in the state directory (0700), changed only under an exclusive flock and
- * written atomically. Layout (schema 1):
- *   { "schema": 1,
- *     "preference": { ...recorded original, when changed... } | absent,
- *     "vms": { "<name>": { ...what was done to that VM (flow module)... } } }
- * Modules other than prefs/state read and change their own parts through cJSON.
+ * One JSON object in the state directory (0700), read under a shared or exclusive flock, changed
+ * only under the exclusive one and written atomically. This module knows nothing of what the
+ * document holds: its layout and keys are the record module's (record.h).
  */
 #ifndef LM_STATE_H
 #define LM_STATE_H
@@ -16,9 +13,10 @@
 
 typedef struct lm_state lm_state;
 
-/* Take the exclusive lock (waiting at most a few seconds, else LM_ELOCKED) and load the journal,
- * creating the directory 0700 and an empty document when there is none. A corrupt journal is
- * LM_ECORRUPT: the file is kept, a timestamped copy is made, and the message says how to recover. */
+/* Take the exclusive lock (waiting at most a few seconds, else LM_ELOCKED) and load the document,
+ * creating the directory 0700 and an empty object when there is none. A document that is not a
+ * JSON object is LM_ECORRUPT: the file is kept, a timestamped copy is made, and the message says
+ * how to recover. */
 int lm_state_open(lm_state **out, lm_context *ctx);
 
 /* lm_state_open() with flags and a lock timeout in seconds (<= 0: the default, 10 s).
@@ -34,16 +32,12 @@ const char *lm_state_file(const lm_state *st);
 lm_context *lm_state_context(const lm_state *st);
 int lm_state_is_readonly(const lm_state *st);
 
-/* A module found its part of the journal damaged (`why` says where): keep the file, make the
+/* A module found its part of the document damaged (`why` says where): keep the file, make the
  * timestamped copy (not when read-only) and return LM_ECORRUPT with the recovery advice. */
 int lm_state_corrupt(lm_state *st, const char *why);
 
 /* The document; modify in place, then lm_state_save(). Never NULL after a successful open. */
 cJSON *lm_state_doc(lm_state *st);
-
-/* The "vms" object, created when missing; and one VM's entry (created when `create`). */
-cJSON *lm_state_vms(lm_state *st);
-cJSON *lm_state_vm(lm_state *st, const char *name, int create);
 
 /* Write atomically (temp file in the same directory, fsync, rename, directory fsync). The lock is
  * kept until lm_state_close(). */
@@ -68,9 +62,5 @@ int lm_state_path(lm_context *ctx, const char *file, char **out);
 typedef struct lm_vm_lock lm_vm_lock;
 int lm_vm_lock_take(lm_vm_lock **out, lm_context *ctx, const char *vm, const char *operation, unsigned flags);
 void lm_vm_lock_release(lm_vm_lock *lock); /* NULL is fine */
-
-/* VMs whose status is "enabled" or "enabling", other than `except` (may be NULL): the host
- * preference is still needed for them. Their names, comma-separated, go to names (when not NULL). */
-int lm_state_live_vms(lm_state *st, const char *except, char *names, size_t len);
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow_internal.h"
+#include "guestops.h"
 #include "text.h"
 
 int lm_guest_exercise(lm_ssh *ssh, const lm_shim_env *se, lm_report **out)
@@ -55,42 +55,4 @@ void lm_exercise_summary(const lm_report *r, char *buf, size_t len)
 	text = lm_buf_finish(&b);
 	lm_text_format_cut(buf, len, "%s", text != NULL ? text : "");
 	free(text);
-}
-
-/* The profile's expected kernels passed (a profile of NULL: any result is reported). */
-static int exercise_verdict(lm_context *ctx, const lm_profile *profile, lm_vm_outcome *o, double t)
-{
-	char summary[200];
-	int rc;
-
-	lm_exercise_summary(o->exercised, summary, sizeof(summary));
-	if (profile != NULL && (rc = lm_profile_check_exercise(profile, o->exercised)) < 0)
-		return rc;
-	lm_step_add(ctx, o, "exercise", t, "%s", summary);
-	return 0;
-}
-
-int lm_flow_step_exercise(lm_context *ctx, lm_ssh *ssh, const lm_shim_env *se, const lm_profile *profile,
-    lm_vm_outcome *o)
-{
-	double t;
-	int rc;
-
-	if ((rc = lm_step_begin(ctx, o, "exercise", &t)) < 0)
-		return rc;
-	lm_report_free(o->exercised);
-	o->exercised = NULL;
-	if ((rc = lm_guest_exercise(ssh, se, &o->exercised)) < 0)
-		return rc;
-	return exercise_verdict(ctx, profile, o, t);
-}
-
-int lm_flow_step_exercised(lm_context *ctx, const lm_profile *profile, lm_vm_outcome *o)
-{
-	double t;
-	int rc;
-
-	if ((rc = lm_step_begin(ctx, o, "exercise", &t)) < 0)
-		return rc;
-	return exercise_verdict(ctx, profile, o, t);
 }

@@ -5,7 +5,7 @@
 
 #include <plist/plist.h>
 
-#include "flow_internal.h"
+#include "guestops.h"
 
 int lm_agent_label_check(const char *label)
 {

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "flow_internal.h"
+#include "guestops.h"
 #include "fs.h"
 #include "json.h"
 #include "sha256.h"

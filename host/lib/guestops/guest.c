@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow_internal.h"
+#include "guestops.h"
 #include "random.h"
 #include "sha256.h"
 #include "text.h"
@@ -306,7 +306,7 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 	if ((rc = lm_guest_install_prepare_command(facts, stage, &cmd)) < 0 ||
 	    (rc = run_checked(ssh, cmd, "preparing the guest directory")) < 0)
 		goto out;
-	lm_flow_test_kill_point("install-staging");
+	lm_test_kill_point("install-staging");
 
 	/* 2. Every file, verified by SHA-256 after upload, then the manifest last. */
 	for (i = 0; i < b->nfiles; i++) {
@@ -319,7 +319,7 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 		if (rc < 0)
 			goto cleanup;
 		(*uploaded)++;
-		lm_flow_test_kill_point("install-upload");
+		lm_test_kill_point("install-upload");
 	}
 	if ((rc = file_path(path, sizeof(path), facts, stage, "manifest.json")) < 0 ||
 	    (rc = lm_ssh_upload(ssh, b->manifest, b->manifest_len, path, 0644)) < 0)

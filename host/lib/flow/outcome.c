@@ -1,0 +1,203 @@
+/* The per-VM outcomes and the timed steps every flow command reports (flow.h). Durations are
+ * measured on the monotonic clock (docs/design.md, "Time"). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow_internal.h"
+#include "str.h"
+
+int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
+{
+	lm_state *st = NULL;
+	char **names = NULL;
+	size_t count = 0;
+	int rc;
+
+	if ((rc = lm_journal_open(&st, ctx, LM_STATE_READONLY, 10)) < 0)
+		return rc;
+	rc = lm_journal_vm_names(st, &names);
+	lm_state_close(st);
+	if (rc < 0)
+		return rc;
+	while (names[count] != NULL)
+		count++;
+	rc = lm_flow_open_outcomes(result, (const char *const *)names, count);
+	lm_strv_free(names);
+	return rc;
+}
+
+static lm_flow_step *step_push(lm_vm_outcome *o, const char *name)
+{
+	lm_flow_step *steps = realloc(o->steps, (o->nsteps + 1) * sizeof(*steps));
+
+	if (steps == NULL)
+		return NULL;
+	o->steps = steps;
+	memset(&steps[o->nsteps], 0, sizeof(*steps));
+	steps[o->nsteps].name = name;
+	return &steps[o->nsteps++];
+}
+
+/* The step begun and not yet done, if any. */
+static lm_flow_step *step_running(lm_vm_outcome *o)
+{
+	if (o->nsteps > 0 && o->steps[o->nsteps - 1].state == LM_STEP_STARTED)
+		return &o->steps[o->nsteps - 1];
+	return NULL;
+}
+
+int lm_step_begin(lm_context *ctx, lm_vm_outcome *o, const char *name, double *started)
+{
+	int rc;
+
+	*started = lm_clock_monotonic();
+	if ((rc = lm_context_check_cancel(ctx, "before the next step")) < 0)
+		return lm_error_prefix("%s: ", name);
+	if (step_push(o, name) == NULL)
+		return lm_error_nomem();
+	lm_context_step(ctx, o->vm, name, LM_STEP_STARTED, 0, "");
+	return 0;
+}
+
+void lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double started, const char *fmt, ...)
+{
+	lm_flow_step *s = step_running(o);
+	va_list ap;
+
+	if ((s == NULL || strcmp(s->name, name) != 0) && (s = step_push(o, name)) == NULL)
+		return; /* out of memory: the step is not listed, the operation goes on */
+	s->state = LM_STEP_DONE;
+	s->seconds = lm_clock_monotonic() - started;
+	va_start(ap, fmt);
+	s->detail = lm_vformat(fmt, ap);
+	va_end(ap);
+	lm_context_step(ctx, o->vm, s->name, LM_STEP_DONE, s->seconds, s->detail);
+}
+
+void lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...)
+{
+	va_list ap;
+	char *m;
+
+	va_start(ap, fmt);
+	m = lm_vformat(fmt, ap);
+	va_end(ap);
+	if (m == NULL)
+		return; /* out of memory: the previous message stays */
+	free(o->message);
+	o->message = m;
+}
+
+void lm_outcome_append(lm_vm_outcome *o, const char *fmt, ...)
+{
+	va_list ap;
+	char *tail, *m;
+
+	va_start(ap, fmt);
+	tail = lm_vformat(fmt, ap);
+	va_end(ap);
+	if (tail == NULL)
+		return; /* out of memory: the message stays as it was */
+	if ((m = lm_format("%s%s", o->message != NULL ? o->message : "", tail)) != NULL) {
+		free(o->message);
+		o->message = m;
+	}
+	free(tail);
+}
+
+int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc)
+{
+	lm_flow_step *s = step_running(o);
+	const char *why = lm_error_last()->message;
+
+	o->rc = rc;
+	lm_outcome_message(o, "%s: %s", o->vm, why);
+	if (s != NULL) {
+		s->state = LM_STEP_FAILED;
+		s->detail = strdup(why);
+		lm_context_step(ctx, o->vm, s->name, LM_STEP_FAILED, s->seconds, why);
+	}
+	return rc;
+}
+
+void lm_flow_result_dispose(lm_flow_result *result)
+{
+	size_t i, k;
+
+	if (result == NULL)
+		return;
+	for (i = 0; i < result->count; i++) {
+		lm_vm_outcome *o = &result->vms[i];
+
+		lm_report_free(o->stock);
+		lm_report_free(o->shimmed);
+		lm_report_free(o->tart);
+		lm_report_free(o->exercised);
+		free(o->message);
+		for (k = 0; k < o->nsteps; k++)
+			free(o->steps[k].detail);
+		free(o->steps);
+		free(o->agents);
+	}
+	free(result->vms);
+	result->vms = NULL;
+	result->count = 0;
+}
+
+int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t n)
+{
+	size_t i;
+
+	result->vms = NULL;
+	result->count = 0;
+	if (n == 0)
+		return 0;
+	if ((result->vms = calloc(n, sizeof(*result->vms))) == NULL)
+		return lm_error_nomem();
+	result->count = n;
+	for (i = 0; i < n; i++) {
+		char name[LM_VM_NAME_MAX];
+		if (lm_vm_name_normalize(vms[i], name) < 0) {
+			lm_flow_result_dispose(result);
+			return lm_error_last()->code; /* the message names the VM, sanitised */
+		}
+		snprintf(result->vms[i].vm, sizeof(result->vms[i].vm), "%s", name);
+	}
+	return 0;
+}
+
+int lm_flow_fail_all(lm_context *ctx, lm_flow_result *result, int rc)
+{
+	size_t i;
+
+	for (i = 0; i < result->count; i++)
+		lm_outcome_fail(ctx, &result->vms[i], rc);
+	return rc;
+}
+
+int lm_flow_summary_rc(const lm_flow_result *result)
+{
+	size_t i;
+
+	for (i = 0; i < result->count; i++)
+		if (result->vms[i].rc < 0)
+			return lm_error_set(result->vms[i].rc, "%s", result->vms[i].message);
+	return 0;
+}
+
+/* o->agents from the record, with launchd's state when the guest is reached (ssh). */
+int lm_flow_agents_status(lm_ssh *ssh, const lm_vm_record *r, lm_vm_outcome *o)
+{
+	size_t i;
+
+	if (r->nagents == 0)
+		return 0;
+	if ((o->agents = calloc(r->nagents, sizeof(*o->agents))) == NULL)
+		return lm_error_nomem();
+	for (i = 0; i < r->nagents; i++)
+		lm_vm_record_agent_info(&r->agents[i], &o->agents[i]);
+	o->nagents = r->nagents;
+	return ssh != NULL ? lm_guest_agents_query(ssh, o->agents, o->nagents) : 0;
+}

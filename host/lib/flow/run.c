@@ -1,0 +1,171 @@
+/* lume-metal run: one workload in an enabled VM with the shim, and the session bench holds for
+ * its workloads (flow_session.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow_internal.h"
+#include "flow_session.h"
+#include "text.h"
+
+/* The guest command's output goes to the embedder's on_output, as it arrives. */
+typedef struct {
+	const lm_context *ctx;
+	const char *vm;
+} run_output;
+
+static void stream_out(void *data, int stream, const char *bytes, size_t len)
+{
+	const run_output *ro = data;
+
+	lm_context_output(ro->ctx, ro->vm, stream, bytes, len);
+}
+
+/* Before running: a program SIP protects, or one run by such an interpreter, never gets the shim
+ * (or, with SIP off, is stopped by dyld): say so first. */
+static int warn_protected(lm_context *ctx, lm_ssh *ssh, const lm_shim_env *se, const lm_vm_outcome *o,
+    const char *const *argv, size_t argc)
+{
+	lm_run_target t;
+	char warning[4 * PATH_MAX];
+	size_t i;
+	int rc;
+
+	if ((rc = lm_guest_run_target(ssh, se, argv, argc, &t)) < 0)
+		return rc;
+	for (i = 0; i < argc && strchr(argv[i], '=') != NULL; i++)
+		;
+	if (i < argc && lm_sip_warning(&o->guest, argv[i], &t, warning, sizeof(warning)))
+		lm_log(ctx, LM_LOG_WARN, "%s: %s", o->vm, warning);
+	return 0;
+}
+
+/* An enabled VM held for workloads (run, bench): its shared lock, manager, SSH session and shim
+ * environment, and the outcome that carries its guest facts and profile. */
+struct lm_flow_session {
+	lm_context *ctx;
+	lm_vm_lock *lock;
+	lm_vm_manager *vmm;
+	lm_ssh *ssh;
+	lm_shim_env se;
+	lm_vm_record r;
+	lm_flow_result result;
+};
+
+int lm_flow_session_open(lm_flow_session **out, lm_context *ctx, const char *vm)
+{
+	lm_flow_session *s;
+	int rc;
+
+	*out = NULL;
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return lm_error_nomem();
+	s->ctx = ctx;
+	/* Shared: several workloads may run at once, but not while the VM is enabled or rolled back. */
+	if ((rc = lm_flow_open_outcomes(&s->result, &vm, 1)) < 0 ||
+	    (rc = lm_vm_lock_take(&s->lock, ctx, s->result.vms[0].vm, "run", LM_VM_LOCK_SHARED)) < 0 ||
+	    (rc = lm_vm_manager_open(&s->vmm, ctx)) < 0 ||
+	    (rc = lm_flow_open_enabled(ctx, s->vmm, &s->result.vms[0], &s->r, &s->ssh, &s->se)) < 0) {
+		lm_flow_session_close(s);
+		return rc;
+	}
+	snprintf(s->result.vms[0].profile, sizeof(s->result.vms[0].profile), "%s", s->r.profile_name);
+	snprintf(s->result.vms[0].bundle_id, sizeof(s->result.vms[0].bundle_id), "%s", s->r.bundle.id);
+	*out = s;
+	return 0;
+}
+
+void lm_flow_session_close(lm_flow_session *s)
+{
+	if (s == NULL)
+		return;
+	lm_vm_lock_release(s->lock);
+	lm_vm_record_dispose(&s->r);
+	lm_ssh_free(s->ssh);
+	lm_vm_manager_free(s->vmm);
+	lm_flow_result_dispose(&s->result);
+	free(s);
+}
+
+const lm_vm_outcome *lm_flow_session_vm(const lm_flow_session *s)
+{
+	return &s->result.vms[0];
+}
+
+const lm_profile *lm_flow_session_profile(const lm_flow_session *s)
+{
+	return s->r.profile;
+}
+
+const char *lm_flow_session_manager(const lm_flow_session *s)
+{
+	return lm_vm_manager_name_for(s->vmm, s->result.vms[0].vm);
+}
+
+void lm_flow_session_manager_version(lm_flow_session *s, char *buf, size_t len)
+{
+	if (lm_vm_manager_version(s->vmm, s->result.vms[0].vm, buf, len) < 0) {
+		lm_log(s->ctx, LM_LOG_DEBUG, "%s: the VM manager's version: %s", s->result.vms[0].vm, lm_error_last()->message);
+		buf[0] = '\0';
+	}
+}
+
+lm_ssh *lm_flow_session_ssh(lm_flow_session *s)
+{
+	return s->ssh;
+}
+
+const char *lm_flow_session_shim(const lm_flow_session *s)
+{
+	return s->se.shim_path;
+}
+
+const char *lm_flow_session_probe(const lm_flow_session *s)
+{
+	return s->se.probe_path;
+}
+
+int lm_flow_session_command(const lm_flow_session *s, int shimmed, const char *const *argv, size_t argc, char **cmd)
+{
+	return lm_shim_command(&s->se, shimmed ? LM_SHIM_ALL : LM_SHIM_PATH_ONLY, argv, argc, cmd);
+}
+
+int lm_flow_session_program(lm_flow_session *s, const char *const *argv, size_t argc, char *path, size_t len)
+{
+	lm_run_target t;
+	int rc;
+
+	if ((rc = lm_guest_run_target(s->ssh, &s->se, argv, argc, &t)) < 0)
+		return rc;
+	if (lm_text_format(path, len, "%s", t.program_real[0] ? t.program_real : t.program) < 0)
+		return lm_error_set(LM_EINVALID, "the workload's path in the guest is longer than %zu bytes", len - 1);
+	return 0;
+}
+
+int lm_flow_session_warn(lm_flow_session *s, const char *const *argv, size_t argc)
+{
+	return warn_protected(s->ctx, s->ssh, &s->se, &s->result.vms[0], argv, argc);
+}
+
+int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t argc, int *exit_status)
+{
+	lm_flow_session *s = NULL;
+	run_output ro;
+	char *cmd = NULL;
+	int rc;
+
+	*exit_status = 255;
+	if (argc == 0)
+		return lm_error_set(LM_EINVALID, "run: no guest command given");
+	if ((rc = lm_flow_session_open(&s, ctx, vm)) < 0 || (rc = lm_flow_session_warn(s, argv, argc)) < 0 ||
+	    (rc = lm_flow_session_command(s, 1, argv, argc, &cmd)) < 0)
+		goto out;
+	ro.ctx = ctx;
+	ro.vm = s->result.vms[0].vm;
+	rc = lm_ssh_exec(s->ssh, cmd, stream_out, &ro, exit_status);
+out:
+	free(cmd);
+	lm_flow_session_close(s);
+	return rc;
+}
+

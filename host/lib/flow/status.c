@@ -1,0 +1,87 @@
+/* lume-metal status: the host preference and, per VM, what its record says and what its guest
+ * shows now (bundle verified, restart pending, agents). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow_internal.h"
+#include "vm_gone.h"
+
+static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_info *pref, lm_vm_outcome *o)
+{
+	lm_ssh *ssh = NULL;
+	lm_bundle *b = NULL;
+	lm_vm_record r;
+	char current[128];
+	int ok = 0, rc;
+
+	if ((rc = lm_vm_record_load(ctx, o->vm, &r)) < 0)
+		return lm_outcome_fail(ctx, o, rc);
+	snprintf(o->profile, sizeof(o->profile), "%s", r.profile_name);
+	snprintf(o->bundle_id, sizeof(o->bundle_id), "%s", r.bundle.id);
+	o->already_enabled = r.known && r.status == LM_VM_STATUS_ENABLED;
+	o->stock = r.stock;
+	o->shimmed = r.shimmed;
+	o->exercised = r.exercised;
+	r.stock = r.shimmed = r.exercised = NULL;
+	if (o->stock != NULL)
+		lm_workload_derive(o->stock, &o->stock_flags);
+	if (o->shimmed != NULL)
+		lm_workload_derive(o->shimmed, &o->shimmed_flags);
+	o->guest = r.guest;
+	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0) {
+		int journal, pin, known = r.known;
+		char manager[32];
+		lm_vm_record_dispose(&r);
+		/* Deleted since: forgotten now, listed as gone this once. */
+		if (rc == LM_ENOTFOUND && known && lm_flow_journal_manager(ctx, o->vm, manager, sizeof(manager)) == 0 &&
+		    lm_vm_gone(vmm, o->vm, manager) && lm_flow_forget_vm(ctx, o->vm, &journal, &pin) == 0) {
+			lm_error_clear();
+			o->already_enabled = 0;
+			lm_flow_gone_outcome(o, journal, pin, 0);
+			return 0;
+		}
+		return lm_outcome_fail(ctx, o, rc);
+	}
+	lm_outcome_message(o, "%s: %s", o->vm, !r.known ? "not enabled" : lm_vm_record_status_name(r.status));
+	if (strcmp(o->info.status, "running") == 0 && o->info.ip[0] != '\0' && o->info.ssh_available) {
+		if (lm_flow_connect(ctx, o->vm, &o->info, &ssh) == 0 &&
+		    lm_guest_facts_read(ssh, &o->guest, current, sizeof(current)) == 0) {
+			o->restart_pending = lm_vm_restart_needed(pref, o->guest.boot_time, r.vm_started_at,
+			    lm_context_options(ctx)->boot_margin);
+			if (r.known && strcmp(current, r.bundle.id) == 0 && lm_bundle_open(&b, ctx, &o->guest) == 0 &&
+			    strcmp(b->id, r.bundle.id) == 0 && lm_guest_bundle_verify(ssh, &o->guest, b, &ok) == 0)
+				o->bundle_verified = ok;
+		} else {
+			lm_outcome_append(o, "; guest unreachable: %s", lm_error_last()->message);
+			lm_ssh_free(ssh);
+			ssh = NULL;
+		}
+	}
+	if (lm_flow_agents_status(ssh, &r, o) < 0)
+		lm_outcome_append(o, "; agents: %s", lm_error_last()->message);
+	lm_bundle_free(b);
+	lm_ssh_free(ssh);
+	lm_vm_record_dispose(&r);
+	return 0;
+}
+
+int lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result *result)
+{
+	lm_vm_manager *vmm = NULL;
+	size_t i;
+	int rc;
+
+	memset(result, 0, sizeof(*result));
+	if ((rc = lm_host_pref_status(ctx, NULL, &result->pref)) < 0)
+		return rc;
+	rc = n > 0 ? lm_flow_open_outcomes(result, vms, n) : lm_flow_open_known(ctx, result);
+	if (rc < 0 || result->count == 0)
+		return rc;
+	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0)
+		return lm_flow_fail_all(ctx, result, rc);
+	for (i = 0; i < result->count; i++)
+		(void)status_one(ctx, vmm, &result->pref, &result->vms[i]);
+	lm_vm_manager_free(vmm);
+	return 0;
+}

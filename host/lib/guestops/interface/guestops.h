@@ -1,0 +1,202 @@
+/* Internal: operations on one guest over SSH (guestops), and the guest bundle they install.
+ *
+ * Everything here does one thing to or in one guest and reports what it found; which of them a
+ * command runs, in which order, and what it records is flow/'s to decide. */
+#ifndef LM_GUESTOPS_H
+#define LM_GUESTOPS_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lume-metal/agent.h"
+#include "lume-metal/flow.h"
+#include "lume-metal/ssh.h"
+#include "context_internal.h"
+#include "test_hooks.h"
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+/* Where the guest keeps its files, relative to its home. */
+#define LM_GUEST_BASE ".local/share/lume-metal"
+
+/* Where Homebrew installs programs: Apple silicon, then Intel. Put on the workload's PATH. */
+#define LM_GUEST_HOMEBREW_PATH "/opt/homebrew/bin:/usr/local/bin"
+
+/* ---- bundle.c: a guest bundle on the host ---- */
+
+#define LM_BUNDLE_MAX_FILES 32
+typedef struct {
+	char name[256];      /* relative path inside the bundle: "metal-capabilities", "profiles/x.json" */
+	char sha256[65];
+	uint64_t size;
+	int mode;
+} lm_bundle_file;
+
+typedef struct {
+	char dir[PATH_MAX];
+	char id[LM_BUNDLE_ID_MAX]; /* "0.1.0-0123456789ab": the guest directory's name */
+	char platform[64];
+	char os[32];             /* "Darwin", "Linux" */
+	char injection[64];      /* "DYLD_INSERT_LIBRARIES", "LD_PRELOAD" */
+	char shim[256];
+	char probe[256];
+	size_t nfiles;
+	lm_bundle_file files[LM_BUNDLE_MAX_FILES];
+	char *manifest;          /* manifest.json's bytes, uploaded last */
+	size_t manifest_len;
+} lm_bundle;
+
+/* The bundle for a guest: ctx's bundle_dir when set, else the installed one for facts->os/arch. */
+int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts);
+/* Read one file, checking size and SHA-256 against the manifest. */
+int lm_bundle_read(const lm_bundle *b, const lm_bundle_file *f, void **data, size_t *len);
+void lm_bundle_free(lm_bundle *b);
+/* ctx's bundle_dir, when set: its manifest and every file checked, before any VM is touched. */
+int lm_bundle_check(lm_context *ctx);
+
+/* ---- guest.c: operations on one guest over SSH ---- */
+
+int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_t current_len);
+/* The facts command's output (modified in place: lines are cut at '\n'; NULL reads as empty);
+ * `err` is its stderr, quoted when the output says nothing usable. Split out of the read so that
+ * the parse of what the guest prints can be tested and fuzzed without a guest. */
+int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char *current, size_t current_len);
+/* Installed and every file matches? (1/0) */
+int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *ok);
+/* Install atomically (staging dir, verified uploads, rename, `current` switched atomically),
+ * removing older versions. *uploaded counts the files. */
+int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *uploaded);
+/* Its two shell commands (the same under zsh and sh): a fresh staging directory; the staged
+ * bundle into place, `current` switched, every other entry gone. */
+int lm_guest_install_prepare_command(const lm_guest_facts *facts, const char *stage, char **out);
+int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle *b, const char *stage, char **out);
+int lm_guest_remove_all(lm_ssh *ssh, const lm_guest_facts *facts);
+
+/* What the shim needs on a command line: injection variable and the LUME_METAL_* values. */
+typedef struct {
+	char injection[64];
+	char shim_path[PATH_MAX];
+	char probe_path[PATH_MAX];
+	size_t nenv;
+	lm_env_entry env[LM_PROFILE_ENV_MAX];
+} lm_shim_env;
+
+int lm_shim_env_make(lm_shim_env *se, const lm_guest_facts *facts, const char *injection,
+    const char *shim, const char *probe, const lm_profile *profile);
+/* The same for the Tart image's own shim (LM_TART_SHIM_PATH, TART_METAL_* as its guest agent
+ * sets them), the probe still ours. */
+int lm_shim_env_tart(lm_shim_env *tart, const lm_shim_env *se);
+/* `env VAR=... argv...` quoted for the guest's shell. with_shim: 0 nothing before argv;
+ * LM_SHIM_ALL the shim's variables and the bundle's PATH; LM_SHIM_PATH_ONLY the PATH alone (what
+ * the workload's name is looked up in, without loading the shim). */
+#define LM_SHIM_ALL 1
+#define LM_SHIM_PATH_ONLY 2
+int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *argv, size_t argc, char **out);
+/* Run the probe's --report stock or shimmed. *diag gets the shim's diagnostic (stderr) if any. */
+int lm_guest_probe(lm_ssh *ssh, const lm_shim_env *se, int shimmed, lm_report **out,
+    char *diag, size_t diag_len);
+
+/* ---- exercise.c: does the device run what it answers? ---- */
+
+/* The shimmed probe with --exercise; LM_EUNSUPPORTED when the probe prints no exercise lines. */
+int lm_guest_exercise(lm_ssh *ssh, const lm_shim_env *se, lm_report **out);
+
+/* An enabled guest's re-enable in one round trip: one command that prints the boot time, the
+ * home and whether the Tart image's shim is there; the bundle directory `current` names and the
+ * SHA-256 of each of its files and of its manifest (computed in the guest by its OpenSSL); the
+ * probe's report stock; and its report with the shim and the exercise (one process). `known` is
+ * what the journal recorded of the guest: facts are `known` with what was printed (the caller
+ * compares the boot time with the recorded one). Every field is set only from a part that ran
+ * and read well: facts_ok, sums_ok (`current` is a directory beside it, whose name goes to
+ * current, and every file of `b` and the manifest are listed, each with the bundle's hash),
+ * stock, shimmed and exercised (the same report twice: the shimmed answers and the exercise come
+ * from one process). Returns < 0 only when the command could not run (SSH); a guest that answers
+ * otherwise leaves fields unset. */
+typedef struct {
+	lm_guest_facts facts;
+	char current[128];
+	int facts_ok;
+	int sums_ok;
+	lm_report *stock, *shimmed, *exercised;
+} lm_guest_confirmation;
+int lm_guest_confirm_command(const lm_guest_facts *known, const lm_bundle *b, const lm_shim_env *se,
+    const char *mark, char **out);
+int lm_guest_confirm(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *b, const lm_shim_env *se,
+    lm_guest_confirmation *c);
+/* Frees the reports a confirmation holds (not the struct). */
+void lm_guest_confirmation_dispose(lm_guest_confirmation *c);
+/* "reduction pass, matrix pass, bfloat16 pass; threadgroup memory 32768 bytes". */
+void lm_exercise_summary(const lm_report *r, char *buf, size_t len);
+/* ---- sip.c: the programs System Integrity Protection keeps the shim away from ---- */
+
+/* csrutil status's first line -> "enabled", "disabled", "custom" ("unknown (Custom
+ * Configuration)"), or "" for anything else. */
+void lm_sip_status_parse(const char *line, char *out, size_t len);
+/* 1 when path is in a directory SIP protects (/bin, /sbin, /usr/bin, /usr/sbin, /usr/libexec,
+ * /System, except /System/Volumes/Data). */
+int lm_sip_protected_path(const char *path);
+
+/* ---- run_target.c: what `run` would start in the guest ---- */
+
+/* What `run` would start in the guest: the program found as env finds it, the file behind it, and
+ * for a script its #! interpreter. Empty strings for what does not apply. */
+typedef struct {
+	char program[PATH_MAX];
+	char program_real[PATH_MAX];
+	char interpreter[PATH_MAX];
+	char interpreter_real[PATH_MAX];
+} lm_run_target;
+
+/* Parse the guest-side resolver's key=value lines (unknown keys ignored). */
+void lm_run_target_parse(const char *output, lm_run_target *t);
+/* Look up argv's program in the guest, with the PATH the run gives it. */
+int lm_guest_run_target(lm_ssh *ssh, const lm_shim_env *se, const char *const *argv, size_t argc,
+    lm_run_target *t);
+/* The warning for running t with the shim in a guest whose SIP state is sip, or 0 (returns 1)
+ * when the shim can reach the program. name: the program as the user gave it. */
+int lm_sip_warning(const lm_guest_facts *facts, const char *name, const lm_run_target *t, char *buf, size_t len);
+
+/* ---- agent_plist.c: per-workload LaunchAgents (agent.h) ---- */
+
+/* Where agents and their logs live in the guest, relative to its home. */
+#define LM_AGENT_DIR "Library/LaunchAgents"
+#define LM_AGENT_LOG_DIR "Library/Logs/lume-metal"
+
+typedef struct {
+	char plist[LM_AGENT_PATH_MAX];   /* HOME/Library/LaunchAgents/LABEL.plist */
+	char out_log[LM_AGENT_PATH_MAX]; /* HOME/Library/Logs/lume-metal/LABEL.out.log */
+	char err_log[LM_AGENT_PATH_MAX];
+} lm_agent_paths_t;
+
+/* The agent's guest paths; LM_EINVALID when they would not fit. */
+int lm_agent_paths(const char *home, const char *label, lm_agent_paths_t *paths);
+/* The agent's plist (XML, NUL-terminated, free()): Label, ProgramArguments (program — the
+ * workload's resolved absolute path — then spec's arguments after argv[0]), EnvironmentVariables
+ * (the shim's injection variable, the profile's LUME_METAL_*, a PATH with the bundle's tools and
+ * Homebrew's), StandardOutPath and StandardErrorPath, KeepAlive and RunAtLoad when asked. */
+int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const lm_shim_env *se, const char *home,
+    char **xml, size_t *len);
+/* ---- launchd.c: launchd in the guest, as reference/lume.md's recipe drives it ---- */
+
+/* A guest command from argv; a non-zero exit is LM_EREMOTE naming `what` and its stderr, unless
+ * *status is wanted (then the caller judges). *out (may be NULL) gets its stdout. */
+int lm_guest_run_argv(lm_ssh *ssh, const char *const *argv, size_t argc, const char *what, char **out,
+    int *status);
+/* The guest account's launchd domain, "gui/501". */
+int lm_launchd_domain(lm_ssh *ssh, char *domain, size_t len);
+/* launchd's view of one agent (`launchctl print DOMAIN/LABEL`): a->state "not loaded", "loaded"
+ * or "running", a->pid when running. */
+int lm_launchd_query(lm_ssh *ssh, const char *domain, lm_agent_info *a);
+/* Out of launchd if it is in (bootout), and its plist (under home) gone. */
+int lm_launchd_unload(lm_ssh *ssh, const char *domain, const char *home, lm_agent_info *a);
+/* Every agent of agents[n] out of launchd and its plist gone (rollback, before the guest files:
+ * the agents name the shim); `labels` gets their labels, ", " between them. */
+int lm_guest_agents_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_agent_info *agents, size_t n,
+    char *labels, size_t len);
+/* launchd's state of each of agents[n] (in place). */
+int lm_guest_agents_query(lm_ssh *ssh, lm_agent_info *agents, size_t n);
+
+#endif

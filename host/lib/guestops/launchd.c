@@ -1,0 +1,147 @@
+/* launchd in the guest, as reference/lume.md's recipe drives it: plutil -lint, bootout when
+ * loaded, bootstrap gui/UID, kickstart -k; never `launchctl setenv`. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guestops.h"
+
+/* A guest command from argv; a non-zero exit is LM_EREMOTE naming `what` and its stderr, unless
+ * status is wanted (then the caller judges). */
+int lm_guest_run_argv(lm_ssh *ssh, const char *const *argv, size_t argc, const char *what, char **out, int *status)
+{
+	char *cmd = NULL, *sout = NULL, *serr = NULL;
+	int st = 0, rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if ((rc = lm_shell_quote_argv(argv, argc, &cmd)) < 0)
+		return rc;
+	rc = lm_ssh_exec_capture(ssh, cmd, 64 * 1024, &sout, &serr, &st);
+	lm_free(cmd);
+	if (rc == 0 && status == NULL && st != 0)
+		rc = lm_error_set(LM_EREMOTE, "%s failed (exit %d): %s", what, st,
+		    serr != NULL && serr[0] ? serr : sout != NULL && sout[0] ? sout : "no output");
+	if (status != NULL)
+		*status = st;
+	if (rc == 0 && out != NULL) {
+		*out = sout;
+		sout = NULL;
+	}
+	lm_free(sout);
+	lm_free(serr);
+	return rc;
+}
+
+/* The guest account's launchd domain, "gui/501". */
+int lm_launchd_domain(lm_ssh *ssh, char *domain, size_t len)
+{
+	const char *argv[] = {"id", "-u"};
+	char *out = NULL, *end;
+	long uid;
+	int rc;
+
+	if ((rc = lm_guest_run_argv(ssh, argv, 2, "id -u", &out, NULL)) < 0)
+		return rc;
+	errno = 0;
+	uid = strtol(out != NULL ? out : "", &end, 10);
+	if (errno != 0 || end == out || (*end != '\0' && *end != '\n') || uid < 0) {
+		rc = lm_error_set(LM_EREMOTE, "id -u in the guest printed '%s', not a user id", out != NULL ? out : "");
+		lm_free(out);
+		return rc;
+	}
+	lm_free(out);
+	snprintf(domain, len, "gui/%ld", uid);
+	return 0;
+}
+
+/* launchd's view of one agent (`launchctl print gui/UID/LABEL`): not loaded (it exits non-zero),
+ * or loaded with its state and pid. */
+int lm_launchd_query(lm_ssh *ssh, const char *domain, lm_agent_info *a)
+{
+	char target[160], *out = NULL, *line, *save = NULL, *v;
+	const char *argv[] = {"launchctl", "print", target};
+	int status = 0, rc;
+
+	snprintf(target, sizeof(target), "%s/%s", domain, a->label);
+	a->pid = 0;
+	if ((rc = lm_guest_run_argv(ssh, argv, 3, "launchctl print", &out, &status)) < 0)
+		return rc;
+	if (status != 0) {
+		snprintf(a->state, sizeof(a->state), "not loaded");
+		lm_free(out);
+		return 0;
+	}
+	snprintf(a->state, sizeof(a->state), "loaded");
+	for (line = strtok_r(out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		line += strspn(line, " \t");
+		if (strncmp(line, "state = ", 8) == 0 && strcmp(line + 8, "running") == 0)
+			snprintf(a->state, sizeof(a->state), "running");
+		else if (strncmp(line, "pid = ", 6) == 0 && (v = line + 6, *v >= '0' && *v <= '9'))
+			a->pid = strtol(v, NULL, 10);
+	}
+	if (strcmp(a->state, "running") != 0)
+		a->pid = 0;
+	lm_free(out);
+	return 0;
+}
+
+/* Out of launchd if it is in, and its plist gone. */
+int lm_launchd_unload(lm_ssh *ssh, const char *domain, const char *home, lm_agent_info *a)
+{
+	lm_agent_paths_t paths;
+	char target[160];
+	const char *argv[] = {"launchctl", "bootout", target};
+	int rc;
+
+	if ((rc = lm_agent_paths(home, a->label, &paths)) < 0 || (rc = lm_launchd_query(ssh, domain, a)) < 0)
+		return rc;
+	snprintf(target, sizeof(target), "%s/%s", domain, a->label);
+	if (strcmp(a->state, "not loaded") != 0 && (rc = lm_guest_run_argv(ssh, argv, 3, "launchctl bootout", NULL, NULL)) < 0)
+		return rc;
+	snprintf(a->state, sizeof(a->state), "not loaded");
+	a->pid = 0;
+	return lm_ssh_remove(ssh, paths.plist);
+}
+
+int lm_guest_agents_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_agent_info *agents, size_t n,
+    char *labels, size_t len)
+{
+	char domain[32];
+	lm_agent_info a;
+	size_t i, used;
+	int rc;
+
+	if (len > 0)
+		labels[0] = '\0';
+	if (n == 0)
+		return 0;
+	if ((rc = lm_launchd_domain(ssh, domain, sizeof(domain))) < 0)
+		return rc;
+	for (i = 0; i < n; i++) {
+		a = agents[i];
+		if ((rc = lm_launchd_unload(ssh, domain, facts->home, &a)) < 0)
+			return rc;
+		used = strlen(labels);
+		if (used + 1 < len)
+			snprintf(labels + used, len - used, "%s%s", i > 0 ? ", " : "", a.label);
+	}
+	return 0;
+}
+
+int lm_guest_agents_query(lm_ssh *ssh, lm_agent_info *agents, size_t n)
+{
+	char domain[32];
+	size_t i;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if ((rc = lm_launchd_domain(ssh, domain, sizeof(domain))) < 0)
+		return rc;
+	for (i = 0; i < n; i++)
+		if ((rc = lm_launchd_query(ssh, domain, &agents[i])) < 0)
+			return rc;
+	return 0;
+}

@@ -1,0 +1,120 @@
+/* The journal document's layout (docs/state-format.md, "Schema 1"): "schema", "preference",
+ * "vms". The state module keeps the document locked and writes it atomically; what it holds is
+ * known here only. */
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+#include "json.h"
+#include "str.h"
+#include "text.h"
+
+#define JOURNAL_SCHEMA 1
+
+/* A new journal, or the layout of an existing one checked. */
+static int check_layout(lm_state *st)
+{
+	cJSON *doc = lm_state_doc(st);
+	const cJSON *vms, *pref;
+	int64_t version;
+
+	if (doc->child == NULL) {
+		/* Nothing recorded yet: the empty document, saved with the first change. */
+		if (cJSON_AddNumberToObject(doc, "schema", JOURNAL_SCHEMA) == NULL ||
+		    cJSON_AddObjectToObject(doc, "vms") == NULL)
+			return lm_error_nomem();
+		return 0;
+	}
+	if (lm_json_int(cJSON_GetObjectItemCaseSensitive(doc, "schema"), 1, INT_MAX, &version) != 0)
+		return lm_state_corrupt(st, "not a lume-metal state document: no \"schema\" number (a whole number "
+		    "from 1)");
+	if (version > JOURNAL_SCHEMA)
+		return lm_error_set(LM_EUNSUPPORTED, "%s: written by a newer lume-metal (schema %lld, this one knows %d); "
+		    "use that version or a newer one", lm_state_file(st), (long long)version, JOURNAL_SCHEMA);
+	vms = cJSON_GetObjectItemCaseSensitive(doc, "vms");
+	pref = cJSON_GetObjectItemCaseSensitive(doc, "preference");
+	if ((vms != NULL && !cJSON_IsObject(vms)) || (pref != NULL && !cJSON_IsObject(pref)))
+		return lm_state_corrupt(st, "\"vms\" and \"preference\" must be objects");
+	return 0;
+}
+
+int lm_journal_open(lm_state **out, lm_context *ctx, unsigned flags, double lock_timeout)
+{
+	lm_state *st = NULL;
+	int rc;
+
+	*out = NULL;
+	if ((rc = lm_state_open_ex(&st, ctx, flags, lock_timeout)) < 0)
+		return rc;
+	if ((rc = check_layout(st)) < 0) {
+		lm_state_close(st);
+		return rc;
+	}
+	*out = st;
+	return 0;
+}
+
+int lm_journal_open_rw(lm_state **out, lm_context *ctx)
+{
+	return lm_journal_open(out, ctx, 0, 0);
+}
+
+static cJSON *vms_of(lm_state *st)
+{
+	return cJSON_GetObjectItemCaseSensitive(lm_state_doc(st), "vms");
+}
+
+int lm_journal_vm_names(lm_state *st, char ***out)
+{
+	const cJSON *vm;
+	char **names;
+	size_t n = 0;
+
+	*out = NULL;
+	if ((names = calloc((size_t)cJSON_GetArraySize(vms_of(st)) + 1, sizeof(*names))) == NULL)
+		return lm_error_nomem();
+	cJSON_ArrayForEach(vm, vms_of(st))
+		if ((names[n++] = strdup(vm->string)) == NULL) {
+			lm_strv_free(names);
+			return lm_error_nomem();
+		}
+	*out = names;
+	return 0;
+}
+
+int lm_journal_has_vm(lm_state *st, const char *name)
+{
+	return cJSON_GetObjectItemCaseSensitive(vms_of(st), name) != NULL;
+}
+
+void lm_journal_forget_vm(lm_state *st, const char *name)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(vms_of(st), name);
+}
+
+int lm_journal_live_vms(lm_state *st, const char *except, char *names, size_t len)
+{
+	const cJSON *vm;
+	size_t used = 0;
+	int n = 0;
+
+	if (names != NULL && len > 0)
+		names[0] = '\0';
+	cJSON_ArrayForEach(vm, vms_of(st)) {
+		if (except != NULL && strcmp(vm->string, except) == 0)
+			continue;
+		/* Only the status is read: a record damaged elsewhere still counts by it. */
+		if (lm_vm_record_status_of(vm) == LM_VM_STATUS_NONE)
+			continue;
+		if (names != NULL && used < len) {
+			int w = snprintf(names + used, len - used, "%s%s", n > 0 ? ", " : "", vm->string);
+			lm_text_mark_cut(names + used, len - used, w); /* a long list ends in "..." */
+			used += w > 0 ? (size_t)w : 0;
+		}
+		n++;
+	}
+	return n;
+}
