@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* What enable and rollback ask before they keep or restore the preference. */
 	if (lm_journal_open(&st, ctx, LM_STATE_READONLY, 1) == 0) {
-		LM_FUZZ_CHECK(lm_journal_live_vms(st, "vm1", names, sizeof(names)) >= 0);
+		LM_FUZZ_CHECK(lm_vm_record_live(st, "vm1", names, sizeof(names)) >= 0);
 		LM_FUZZ_CHECK(strlen(names) < sizeof(names));
 		lm_state_close(st);
 	}

@@ -452,7 +452,7 @@ static void undo(enable_run *r)
 			    r->o->vm);
 		} else if (r->res->pref.recorded && r->res->pref.kept) {
 			lm_outcome_append(r->o, "; host preference kept (the fleet keeps the host unlocked)");
-		} else if (lm_journal_live_vms(st, NULL, NULL, 0) == 0 && r->res->pref.recorded) {
+		} else if (lm_vm_record_live(st, NULL, NULL, 0) == 0 && r->res->pref.recorded) {
 			if (lm_host_pref_disable_locked(st, &restored) == 0) {
 				/* The original as this run saw it recorded (the restored info has no record left). */
 				lm_outcome_append(r->o, "; host preference restored (%s)",

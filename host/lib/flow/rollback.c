@@ -120,7 +120,7 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return lm_outcome_fail(ctx, o, rc);
 	forget_rolled_back(st, res, o);
-	if (lm_journal_live_vms(st, NULL, NULL, 0) == 0) {
+	if (lm_vm_record_live(st, NULL, NULL, 0) == 0) {
 		lm_host_pref_info before;
 		if ((rc = lm_host_pref_status_locked(st, NULL, &before)) == 0 && before.recorded &&
 		    before.kept && !opts->restore_host) {
@@ -275,7 +275,7 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 		lm_host_pref_info before;
 		if (lm_journal_open_rw(&st, ctx) == 0) {
 			if (lm_host_pref_status_locked(st, NULL, &before) == 0 && before.recorded &&
-			    (!before.kept || lm_context_options(ctx)->restore_host) && lm_journal_live_vms(st, NULL, NULL, 0) == 0 && lm_host_pref_disable_locked(st, &result->pref) == 0) {
+			    (!before.kept || lm_context_options(ctx)->restore_host) && lm_vm_record_live(st, NULL, NULL, 0) == 0 && lm_host_pref_disable_locked(st, &result->pref) == 0) {
 				result->pref_restored = 1;
 				result->pref.changed_at = before.changed_at;
 			}

@@ -553,7 +553,7 @@ int lm_host_pref_disable(lm_context *ctx, lm_host_pref_info *info)
 	if ((rc = with_state(ctx, lm_context_options(ctx)->dry_run, &st)) < 0)
 		return rc;
 	/* Enabled VMs still need the preference; taking it away under them needs force. */
-	if ((live = lm_journal_live_vms(st, NULL, names, sizeof(names))) > 0 && !lm_context_options(ctx)->force) {
+	if ((live = lm_vm_record_live(st, NULL, names, sizeof(names))) > 0 && !lm_context_options(ctx)->force) {
 		lm_state_close(st);
 		(void)lm_host_pref_status(ctx, NULL, info);
 		return lm_error_set(LM_ECONFLICT, "%d VM%s still enabled (%s) and need%s the preference; rolling "

@@ -10,7 +10,6 @@
 #include "record.h"
 #include "json.h"
 #include "str.h"
-#include "text.h"
 
 #define JOURNAL_SCHEMA 1
 
@@ -93,28 +92,4 @@ int lm_journal_has_vm(lm_state *st, const char *name)
 void lm_journal_forget_vm(lm_state *st, const char *name)
 {
 	cJSON_DeleteItemFromObjectCaseSensitive(vms_of(st), name);
-}
-
-int lm_journal_live_vms(lm_state *st, const char *except, char *names, size_t len)
-{
-	const cJSON *vm;
-	size_t used = 0;
-	int n = 0;
-
-	if (names != NULL && len > 0)
-		names[0] = '\0';
-	cJSON_ArrayForEach(vm, vms_of(st)) {
-		if (except != NULL && strcmp(vm->string, except) == 0)
-			continue;
-		/* Only the status is read: a record damaged elsewhere still counts by it. */
-		if (lm_vm_record_status_of(vm) == LM_VM_STATUS_NONE)
-			continue;
-		if (names != NULL && used < len) {
-			int w = snprintf(names + used, len - used, "%s%s", n > 0 ? ", " : "", vm->string);
-			lm_text_mark_cut(names + used, len - used, w); /* a long list ends in "..." */
-			used += w > 0 ? (size_t)w : 0;
-		}
-		n++;
-	}
-	return n;
 }

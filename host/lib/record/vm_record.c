@@ -461,6 +461,30 @@ void lm_vm_record_dispose(lm_vm_record *r)
 	memset(r, 0, sizeof(*r));
 }
 
+int lm_vm_record_live(lm_state *st, const char *except, char *names, size_t len)
+{
+	const cJSON *vm;
+	size_t used = 0;
+	int n = 0;
+
+	if (names != NULL && len > 0)
+		names[0] = '\0';
+	cJSON_ArrayForEach(vm, cJSON_GetObjectItemCaseSensitive(lm_state_doc(st), "vms")) {
+		if (except != NULL && strcmp(vm->string, except) == 0)
+			continue;
+		/* Only the status is read: a record damaged elsewhere still counts by it. */
+		if (lm_vm_record_status_of(vm) == LM_VM_STATUS_NONE)
+			continue;
+		if (names != NULL && used < len) {
+			int w = snprintf(names + used, len - used, "%s%s", n > 0 ? ", " : "", vm->string);
+			lm_text_mark_cut(names + used, len - used, w); /* a long list ends in "..." */
+			used += w > 0 ? (size_t)w : 0;
+		}
+		n++;
+	}
+	return n;
+}
+
 /* ---- setters ---- */
 
 /* A string into its fixed field, whole or not at all. */

@@ -38,11 +38,6 @@ int lm_journal_vm_names(lm_state *st, char ***out);
 int lm_journal_has_vm(lm_state *st, const char *name);
 /* Drop a VM's record (nothing when there is none). */
 void lm_journal_forget_vm(lm_state *st, const char *name);
-/* VMs whose record is "enabled" or "enabling", other than `except` (may be NULL): the host
- * preference is still needed for them. Their names, ", " between them, go to names (when not
- * NULL; a list too long ends in "..."). */
-int lm_journal_live_vms(lm_state *st, const char *except, char *names, size_t len);
-
 /* ---- vm_record.c: one VM's record ---- */
 
 typedef enum {
@@ -98,6 +93,11 @@ int lm_vm_record_put(lm_state *st, const lm_vm_record *r);
 /* lm_vm_record_get() through a read-only open of the journal. */
 int lm_vm_record_load(lm_context *ctx, const char *name, lm_vm_record *r);
 void lm_vm_record_dispose(lm_vm_record *r);
+
+/* VMs whose record is "enabled" or "enabling", other than `except` (may be NULL): the host
+ * preference is still needed for them. Their names, ", " between them, go to names (when not
+ * NULL; a list too long ends in "..."). */
+int lm_vm_record_live(lm_state *st, const char *except, char *names, size_t len);
 
 /* The same on one record's JSON object (tests and fuzzing; `name` only names it). */
 int lm_vm_record_decode(const cJSON *entry, const char *name, lm_vm_record *r);
