@@ -22,7 +22,7 @@
 
 #include "lume-metal.h"
 #include "error_internal.h"
-#include "flow_internal.h"
+#include "guestops.h"
 #include "fs.h"
 #include "json.h"
 #include "record.h"

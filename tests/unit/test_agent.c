@@ -12,7 +12,7 @@
 #include <cmocka.h>
 #include <plist/plist.h>
 
-#include "flow_internal.h"
+#include "guestops.h"
 
 static void test_labels(void **state)
 {

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "flow_internal.h"
+#include "guestops.h"
 #include "test_util.h"
 
 static const char *const shells[] = {LM_TEST_ZSH, "/bin/sh"};

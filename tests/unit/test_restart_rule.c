@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "flow_internal.h"
+#include "record.h"
 
 #define C 1796000000.25 /* the recorded change of the preference */
 

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "flow_internal.h"
+#include "guestops.h"
 
 static void test_protected_paths(void **state)
 {
