@@ -10,12 +10,43 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 #include "random.h"
 #include "sha256.h"
 
 #define IO_CHUNK 65536
+
+/* libssh2's path macros pass strlen() where the function takes an unsigned int: the _ex forms
+ * with the length converted here, once (no path of ours is near 4 GB; one that were would be
+ * refused by the server, never cut silently: it is passed as 0 bytes long). */
+static unsigned int path_len(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n <= UINT_MAX ? (unsigned int)n : 0;
+}
+
+static LIBSSH2_SFTP_HANDLE *sftp_open(LIBSSH2_SFTP *sftp, const char *path, unsigned long flags, long mode)
+{
+	return libssh2_sftp_open_ex(sftp, path, path_len(path), flags, mode, LIBSSH2_SFTP_OPENFILE);
+}
+
+static int sftp_unlink(LIBSSH2_SFTP *sftp, const char *path)
+{
+	return libssh2_sftp_unlink_ex(sftp, path, path_len(path));
+}
+
+static int sftp_rmdir(LIBSSH2_SFTP *sftp, const char *path)
+{
+	return libssh2_sftp_rmdir_ex(sftp, path, path_len(path));
+}
+
+static int sftp_stat(LIBSSH2_SFTP *sftp, const char *path, int type, LIBSSH2_SFTP_ATTRIBUTES *attrs)
+{
+	return libssh2_sftp_stat_ex(sftp, path, path_len(path), type, attrs);
+}
 
 static int sftp_open_session(lm_ssh *ssh)
 {
@@ -82,7 +113,7 @@ static int hash_remote(lm_ssh *ssh, const char *path, uint8_t digest[32], uint64
 	uint64_t total = 0;
 	int rc = 0;
 
-	if ((h = libssh2_sftp_open(ssh->sftp, path, LIBSSH2_FXF_READ, 0)) == NULL)
+	if ((h = sftp_open(ssh->sftp, path, LIBSSH2_FXF_READ, 0)) == NULL)
 		return sftp_fail(ssh, "opening", path);
 	if ((buf = malloc(IO_CHUNK)) == NULL) {
 		libssh2_sftp_close(h);
@@ -120,14 +151,14 @@ static int remove_path(lm_ssh *ssh, const char *path)
 {
 	LIBSSH2_SFTP_ATTRIBUTES attrs;
 
-	if (libssh2_sftp_unlink(ssh->sftp, path) == 0)
+	if (sftp_unlink(ssh->sftp, path) == 0)
 		return 0;
 	if (is_not_found(ssh))
 		return 0;
 	/* A directory: rmdir (empty ones only, as `rmdir` would). */
-	if (libssh2_sftp_lstat(ssh->sftp, path, &attrs) == 0 && (attrs.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) &&
+	if (sftp_stat(ssh->sftp, path, LIBSSH2_SFTP_LSTAT, &attrs) == 0 && (attrs.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) &&
 	    LIBSSH2_SFTP_S_ISDIR(attrs.permissions)) {
-		if (libssh2_sftp_rmdir(ssh->sftp, path) == 0)
+		if (sftp_rmdir(ssh->sftp, path) == 0)
 			return 0;
 		return sftp_fail(ssh, "removing the directory (it must be empty)", path);
 	}
@@ -155,7 +186,7 @@ int lm_ssh_stat(lm_ssh *ssh, const char *remote_path, lm_ssh_stat_info *out)
 	memset(out, 0, sizeof(*out));
 	if ((rc = sftp_open_session(ssh)) < 0)
 		return rc;
-	if (libssh2_sftp_lstat(ssh->sftp, remote_path, &attrs) != 0)
+	if (sftp_stat(ssh->sftp, remote_path, LIBSSH2_SFTP_LSTAT, &attrs) != 0)
 		return is_not_found(ssh) ? 0 : sftp_fail(ssh, "looking at", remote_path);
 	out->exists = 1;
 	if (attrs.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) {
@@ -241,7 +272,7 @@ int lm_ssh_upload(lm_ssh *ssh, const void *bytes, size_t len, const char *remote
 		return rc;
 	lm_sha256(bytes, len, want);
 
-	h = libssh2_sftp_open(ssh->sftp, tmp, LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_EXCL, 0600);
+	h = sftp_open(ssh->sftp, tmp, LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_EXCL, 0600);
 	if (h == NULL) {
 		rc = sftp_fail(ssh, "creating", tmp);
 		goto fail;
@@ -274,7 +305,7 @@ int lm_ssh_upload(lm_ssh *ssh, const void *bytes, size_t len, const char *remote
 	memset(&attrs, 0, sizeof(attrs));
 	attrs.flags = LIBSSH2_SFTP_ATTR_PERMISSIONS;
 	attrs.permissions = (unsigned long)mode;
-	if (libssh2_sftp_setstat(ssh->sftp, tmp, &attrs) != 0) {
+	if (sftp_stat(ssh->sftp, tmp, LIBSSH2_SFTP_SETSTAT, &attrs) != 0) {
 		rc = sftp_fail(ssh, "setting the mode of", tmp);
 		goto fail;
 	}
@@ -305,7 +336,7 @@ fail:
 		libssh2_sftp_close(h);
 	}
 	if (created && !ssh->broken)
-		libssh2_sftp_unlink(ssh->sftp, tmp); /* best effort; the error above is what matters */
+		sftp_unlink(ssh->sftp, tmp); /* best effort; the error above is what matters */
 	lm_ssh_set_blocking_timeout(ssh, ssh->command_timeout);
 	lm_error_prefix("upload of %s failed (nothing was left at that name): ", remote_path);
 	free(tmp);
