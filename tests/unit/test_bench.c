@@ -227,24 +227,27 @@ static void test_collect(void **state)
 	char *stock[2] = {(char *)old_json, (char *)current_json};
 	char *shimmed[2] = {(char *)current_json, (char *)current_json};
 	char *errs_s[2] = {NULL, (char *)stock_err}, *errs_h[2] = {(char *)shimmed_err, NULL};
-	lm_bench_result r;
+	lm_bench_result *r = NULL;
 
 	(void)state;
-	memset(&r, 0, sizeof(r));
-	assert_ok(lm_bench_collect(&r, stock, shimmed, 2));
-	assert_int_equal(r.ntests, 2);
-	assert_string_equal(r.tests[0].name, "pp512");
-	assert_string_equal(r.tests[1].name, "tg128");
-	assert_int_equal(r.tests[0].stock_samples, 4);   /* 431.86, 4786, 4787.4, 4786.7 */
-	assert_true(r.tests[0].stock_median == (4786 + 4786.7) / 2);
-	assert_int_equal(r.tests[0].shimmed_samples, 6);
-	assert_true(r.tests[1].stock_samples == 2 && r.tests[1].shimmed_samples == 4);
-	assert_true(r.tests[1].ratio > 0.99 && r.tests[1].ratio < 1.01);
-	lm_bench_collect_metal(&r, errs_s, errs_h, 2);
-	assert_int_equal(r.stock_metal.apple, 1005);
-	assert_int_equal(r.shimmed_metal.apple, 1009);
-	assert_true(r.kernel_choice_changed);
-	lm_bench_result_dispose(&r);
+	assert_ok(lm_bench_result_new(&r));
+	assert_true(r->size == sizeof(*r) && r->stock_metal->size == sizeof(lm_bench_metal));
+	assert_ok(lm_bench_collect(r, stock, shimmed, 2));
+	assert_int_equal(r->ntests, 2);
+	assert_int_equal(r->tests[0]->size, sizeof(lm_bench_test));
+	assert_string_equal(r->tests[0]->name, "pp512");
+	assert_string_equal(r->tests[1]->name, "tg128");
+	assert_int_equal(r->tests[0]->stock_samples, 4);   /* 431.86, 4786, 4787.4, 4786.7 */
+	assert_true(r->tests[0]->stock_median == (4786 + 4786.7) / 2);
+	assert_int_equal(r->tests[0]->shimmed_samples, 6);
+	assert_true(r->tests[1]->stock_samples == 2 && r->tests[1]->shimmed_samples == 4);
+	assert_true(r->tests[1]->ratio > 0.99 && r->tests[1]->ratio < 1.01);
+	assert_true(LM_HAS_FIELD(r->tests[1], lm_bench_test, shimmed_samples));
+	lm_bench_collect_metal(r, errs_s, errs_h, 2);
+	assert_int_equal(r->stock_metal->apple, 1005);
+	assert_int_equal(r->shimmed_metal->apple, 1009);
+	assert_true(r->kernel_choice_changed);
+	lm_bench_result_free(r);
 }
 
 static void test_sums(void **state)
@@ -281,7 +284,8 @@ static void test_sums(void **state)
 /* The document: every test, both arms' selection, and null where nothing was printed. */
 static void test_json_document(void **state)
 {
-	lm_bench_test t = {"pp512", 512, 0, 0, 431.86, 4786.7, 11.08, 10, 10};
+	lm_bench_test t = {sizeof(t), "pp512", 512, 0, 0, 431.86, 4786.7, 11.08, 10, 10}, *tp = &t;
+	lm_bench_metal sm = {sizeof(sm), 0, 0, 0, 0, 0, 0, 0, 0}, hm = sm;
 	double ss[2] = {1.5, 1.6}, hs[2] = {0.2, 0.3};
 	int se[2] = {0, 0}, he[2] = {0, 1};
 	lm_bench_result r;
@@ -290,16 +294,19 @@ static void test_json_document(void **state)
 
 	(void)state;
 	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
 	snprintf(r.vm, sizeof(r.vm), "vm1");
 	r.rounds = 2;
 	r.ntests = 1;
-	r.tests = &t;
+	r.tests = &tp;
 	r.stock_seconds = ss;
 	r.shimmed_seconds = hs;
 	r.stock_exit = se;
 	r.shimmed_exit = he;
-	lm_bench_metal_parse(stock_err, &r.stock_metal);
-	lm_bench_metal_parse(NULL, &r.shimmed_metal);
+	r.stock_metal = &sm;
+	r.shimmed_metal = &hm;
+	lm_bench_metal_parse(stock_err, r.stock_metal);
+	lm_bench_metal_parse(NULL, r.shimmed_metal);
 	assert_ok(lm_bench_result_to_json(&r, &env, &doc));
 	assert_non_null(strstr(doc, "\"command\":\t\"bench\""));
 	assert_non_null(strstr(doc, "\"folder\":\tnull"));
