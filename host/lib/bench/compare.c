@@ -3,6 +3,7 @@
  * published figures with where they come from. A folder whose metadata.json says
  * "kind": "bare-metal" is a run on the host itself: its stock arm is the bare-metal figure the
  * other folders' shimmed arm is set against. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,17 +166,29 @@ static double bare_metal(const folder *fs, size_t n, const char *test)
 	return 0;
 }
 
-/* A copy of *in at the end of c->rows, its strings in the same allocation (freed with it). */
-static int add_row(lm_bench_comparison *c, const lm_bench_comparison_row *in)
+/* A row's strings, copied into the row's own allocation. */
+static const size_t row_strings[] = {
+	offsetof(lm_bench_comparison_row, source), offsetof(lm_bench_comparison_row, vm),
+	offsetof(lm_bench_comparison_row, host), offsetof(lm_bench_comparison_row, test),
+	offsetof(lm_bench_comparison_row, unit), offsetof(lm_bench_comparison_row, provenance),
+};
+
+static const char **row_string(lm_bench_comparison_row *row, size_t k)
 {
+	return (const char **)(void *)((char *)row + row_strings[k]);
+}
+
+/* A copy of *in at the end of c->rows, its strings in the same allocation (freed with it). */
+static int add_row(lm_bench_comparison *c, lm_bench_comparison_row *in)
+{
+	const size_t nstrings = sizeof(row_strings) / sizeof(row_strings[0]);
 	lm_bench_comparison_row *row, **grown;
-	const char *from[] = {in->source, in->vm, in->host, in->test, in->unit, in->provenance};
-	const char **to[sizeof(from) / sizeof(from[0])];
-	size_t len[sizeof(from) / sizeof(from[0])], total = sizeof(*row), i;
+	size_t len[sizeof(row_strings) / sizeof(row_strings[0])], total = sizeof(*row), k;
+	const char *from;
 	char *at;
 
-	for (i = 0; i < sizeof(from) / sizeof(from[0]); i++)
-		total += len[i] = from[i] != NULL ? strlen(from[i]) + 1 : 0;
+	for (k = 0; k < nstrings; k++)
+		total += len[k] = (from = *row_string(in, k)) != NULL ? strlen(from) + 1 : 0;
 	if ((row = malloc(total)) == NULL)
 		return lm_error_nomem();
 	if ((grown = realloc(c->rows, (c->count + 1) * sizeof(*grown))) == NULL) {
@@ -185,12 +198,12 @@ static int add_row(lm_bench_comparison *c, const lm_bench_comparison_row *in)
 	c->rows = grown;
 	*row = *in;
 	row->size = sizeof(*row);
-	to[0] = &row->source, to[1] = &row->vm, to[2] = &row->host, to[3] = &row->test, to[4] = &row->unit;
-	to[5] = &row->provenance;
 	at = (char *)(row + 1);
-	for (i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
-		*to[i] = from[i] != NULL ? memcpy(at, from[i], len[i]) : NULL;
-		at += len[i];
+	for (k = 0; k < nstrings; k++) {
+		if ((from = *row_string(in, k)) == NULL)
+			continue;
+		*row_string(row, k) = memcpy(at, from, len[k]);
+		at += len[k];
 	}
 	c->rows[c->count++] = row;
 	return 0;
