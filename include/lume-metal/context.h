@@ -124,8 +124,8 @@ LM_EXTERN(int) lm_options_init(lm_options *opts, unsigned int version);
  * and timeouts between 0 and a week: LM_EINVALID otherwise. */
 LM_EXTERN(int) lm_context_new(lm_context **out, const lm_options *opts);
 LM_EXTERN(void) lm_context_free(lm_context *ctx);
-/* The options in use, defaults resolved, as the current version's struct (a program built against
- * an older version reads the fields it knows; they come first). */
+/* The options in use (the timeouts' defaults filled in), as the current version's struct: a
+ * program built against an older version reads the fields it knows, which come first. */
 LM_EXTERN(const lm_options *) lm_context_options(const lm_context *ctx);
 /* The state directory in use (resolved, created 0700 on first use by the state module). */
 LM_EXTERN(const char *) lm_context_state_dir(const lm_context *ctx);
