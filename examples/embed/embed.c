@@ -42,7 +42,7 @@ static void print_result(const char *what, const lm_flow_result *result)
 
 int main(int argc, char **argv)
 {
-	lm_options opts = LM_OPTIONS_INIT;
+	lm_options opts;
 	lm_context *ctx = NULL;
 	lm_profile *profile = NULL;
 	lm_flow_result result;
@@ -53,6 +53,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s VM\n", argv[0]);
 		return 2;
 	}
+	/* The defaults of the version this program is built with; a newer library reads just those. */
+	if (lm_options_init(&opts, LM_OPTIONS_VERSION) < 0)
+		return fail("options");
 	opts.state_dir = getenv("LUME_METAL_STATE_DIR");
 	opts.prefs_dir = getenv("LUME_METAL_PREFS_DIR");
 	opts.lume_url = getenv("LUME_METAL_LUME_URL");

@@ -7,27 +7,57 @@
 
 #include "cli.h"
 
+/* The comparison as a table: a column per figure, "-" where there is none. */
+static void print_comparison(const lm_bench_comparison *c)
+{
+	size_t i;
+
+	lm_cli_printf(stdout, "%-28s %-18s %-14s %12s %12s %12s %12s %12s\n", "source", "vm / workload", "test", "stock",
+	    "unlocked", "unl./stock", "bare metal", "unl./bare");
+	for (i = 0; i < c->count; i++) {
+		const lm_bench_comparison_row *row = c->rows[i];
+		const double v[] = {row->stock, row->unlocked, row->unlocked_over_stock, row->bare_metal,
+		    row->unlocked_over_bare_metal};
+		const int ratio[] = {0, 0, 1, 0, 1};
+		size_t k;
+
+		lm_cli_printf(stdout, "%-28s %-18s %-14s", row->source, row->vm, row->test);
+		for (k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+			if (!(v[k] > 0))
+				lm_cli_printf(stdout, " %12s", "-");
+			else if (ratio[k])
+				lm_cli_printf(stdout, " %11.2fx", v[k]);
+			else
+				lm_cli_printf(stdout, " %12.2f", v[k]);
+		}
+		lm_cli_printf(stdout, "\n");
+	}
+	lm_cli_printf(stdout, "\npublished figures (medians of samples_ts, M1 Ultra host, macOS guest):\n");
+	for (i = 0; i < c->count; i++)
+		if (c->rows[i]->kind == LM_BENCH_ROW_PUBLISHED)
+			lm_cli_printf(stdout, "  %s %s: %s\n", c->rows[i]->vm, c->rows[i]->test, c->rows[i]->provenance);
+}
+
 static int compare(lm_cli *cli)
 {
+	lm_bench_comparison *c = NULL;
 	lm_json_envelope env;
-	char *text = NULL, *rows = NULL, *doc = NULL;
+	char *doc = NULL;
 	int rc;
 
 	cli->json_command = "bench compare";
 	if (cli->argc < 2)
 		return lm_cli_usage_error(cli, "bench compare: lume-metal bench compare DIR [DIR...]");
-	rc = lm_bench_compare((const char *const *)cli->argv + 1, (size_t)cli->argc - 1, &text, &rows);
-	if (rc < 0)
+	if (lm_bench_compare((const char *const *)cli->argv + 1, (size_t)cli->argc - 1, &c) < 0)
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);
 	if (cli->json) {
 		env = lm_cli_envelope(cli, LM_EXIT_OK, 0, NULL);
-		rc = lm_bench_compare_to_json(rows, &env, &doc);
+		rc = lm_bench_compare_to_json(c, &env, &doc);
 		lm_cli_print_document(cli, rc, doc);
 	} else {
-		lm_cli_puts(stdout, text);
+		print_comparison(c);
 	}
-	lm_free(text);
-	lm_free(rows);
+	lm_bench_comparison_free(c);
 	return LM_EXIT_OK;
 }
 
@@ -41,9 +71,9 @@ static void print_result(const lm_bench_result *r)
 	lm_cli_printf(stdout, "  %-20s %14s %14s %10s\n", "test", wall ? "stock s" : "stock t/s",
 	    wall ? "shimmed s" : "shimmed t/s", wall ? "speed-up" : "ratio");
 	for (i = 0; i < r->ntests; i++)
-		lm_cli_printf(stdout, "  %-20s %14.2f %14.2f %9.2fx\n", r->tests[i].name, r->tests[i].stock_median,
-		    r->tests[i].shimmed_median, r->tests[i].ratio);
-	if (r->stock_metal.found || r->shimmed_metal.found)
+		lm_cli_printf(stdout, "  %-20s %14.2f %14.2f %9.2fx\n", r->tests[i]->name, r->tests[i]->stock_median,
+		    r->tests[i]->shimmed_median, r->tests[i]->ratio);
+	if (r->stock_metal->found || r->shimmed_metal->found)
 		lm_cli_printf(stdout, "  llama.cpp's kernel choice: %s\n", r->kernel_choice_changed ?
 		    "changed by the unlock (see README.md)" : "the same in both arms");
 	lm_cli_printf(stdout, "record: %s (check it: sha256sum -c SHA256SUMS)\n", r->dir);
@@ -53,7 +83,7 @@ int lm_cmd_bench(lm_cli *cli)
 {
 	lm_context *ctx = NULL;
 	lm_bench_options o;
-	lm_bench_result r;
+	lm_bench_result *r = NULL;
 	lm_json_envelope env;
 	char deflt[256], stamp[32], *doc = NULL;
 	time_t now = time(NULL);
@@ -86,20 +116,20 @@ int lm_cmd_bench(lm_cli *cli)
 	rc = lm_bench_run(ctx, &o, &r);
 	lm_context_free(ctx);
 	exit_code = rc < 0 ? LM_EXIT_FAILURE : LM_EXIT_OK;
-	if (rc < 0 && r.dir == NULL) {
+	if (rc < 0 && (r == NULL || r->dir == NULL)) {
 		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
 	} else if (cli->json) {
 		const lm_error *e = lm_error_last();
 		env = lm_cli_envelope(cli, exit_code, rc < 0 ? e->code : 0, rc < 0 ? e->message : NULL);
-		int jrc = lm_bench_result_to_json(&r, &env, &doc);
+		int jrc = lm_bench_result_to_json(r, &env, &doc);
 		lm_cli_print_document(cli, jrc, doc);
 		if (rc < 0)
 			lm_cli_printf(stderr, "lume-metal: %s\n", e->message);
 	} else {
-		print_result(&r);
+		print_result(r);
 		if (rc < 0)
 			exit_code = lm_cli_fail(cli, LM_EXIT_FAILURE);
 	}
-	lm_bench_result_dispose(&r);
+	lm_bench_result_free(r);
 	return exit_code;
 }

@@ -58,7 +58,7 @@ static const char *advise(void *data, const lm_doctor_check *c)
 int lm_cmd_doctor(lm_cli *cli)
 {
 	lm_context *ctx = NULL;
-	lm_doctor_result result;
+	lm_doctor_result *result = NULL;
 	lm_json_envelope env;
 	const char *hint, *scope;
 	char *doc = NULL;
@@ -71,23 +71,23 @@ int lm_cmd_doctor(lm_cli *cli)
 		lm_context_free(ctx);
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);
 	}
-	exit_code = result.failed > 0 ? LM_EXIT_FAILURE : LM_EXIT_OK;
+	exit_code = result->failed > 0 ? LM_EXIT_FAILURE : LM_EXIT_OK;
 	if (cli->json) {
 		env = lm_cli_envelope(cli, exit_code, 0, NULL);
-		rc = lm_doctor_to_json(&result, advise, NULL, &env, &doc);
+		rc = lm_doctor_to_json(result, advise, NULL, &env, &doc);
 		lm_cli_print_document(cli, rc, doc);
 	} else {
-		for (i = 0; i < result.count; i++) {
-			const lm_doctor_check *c = &result.checks[i];
+		for (i = 0; i < result->count; i++) {
+			const lm_doctor_check *c = result->checks[i];
 			scope = c->vm[0] ? c->vm : "host";
 			lm_cli_printf(stdout, "%-4s  %s %s: %s\n", lm_check_level_name(c->level), scope, c->name, c->message);
 			if (c->level != LM_CHECK_OK && (hint = advise(NULL, c)) != NULL)
 				lm_cli_printf(stdout, "      -> %s\n", hint);
 		}
-		lm_cli_printf(stdout, "%zu checks: %zu ok, %zu warn, %zu fail\n", result.count,
-		    result.count - result.failed - result.warned, result.warned, result.failed);
+		lm_cli_printf(stdout, "%zu checks: %zu ok, %zu warn, %zu fail\n", result->count,
+		    result->count - result->failed - result->warned, result->warned, result->failed);
 	}
-	lm_doctor_result_dispose(&result);
+	lm_doctor_result_free(result);
 	lm_context_free(ctx);
 	return exit_code;
 }

@@ -370,7 +370,6 @@ void lm_cli_man(FILE *out)
 
 int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 {
-	static const lm_options init = LM_OPTIONS_INIT;
 	struct option longopts[N_OPTIONS + 1];
 	const char *val;
 	char flag[64];
@@ -378,11 +377,12 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	size_t k;
 
 	memset(cli, 0, sizeof(*cli));
-	cli->lib = init;
+	cli->command = "";
+	if (lm_options_init(&cli->lib, LM_OPTIONS_VERSION) < 0)
+		return lm_cli_fail(cli, LM_EXIT_FAILURE);
 	cli->lib.log = lm_cli_log;
 	cli->lib.log_data = cli;
 	cli->jobs = 1;
-	cli->command = "";
 
 	/* Environment first, so that options override it. */
 	for (k = 0; k < N_OPTIONS; k++) {

@@ -44,8 +44,14 @@ typedef struct {
 	                              runs against */
 } lm_bench_options;
 
+/* The results below follow the ABI rule of docs/embedding.md: allocated by the library and only
+ * read by the caller, each starting with its size as the library was built (LM_HAS_FIELD), growing
+ * only at its end, and reached through pointers (arrays of pointers), so that a field added later
+ * never moves another. */
+
 /* What llama.cpp's Metal backend selected, from its init lines on stderr (-1: not printed). */
 typedef struct {
+	size_t size;               /* sizeof(lm_bench_metal) in the library that filled it */
 	int apple;                 /* highest MTLGPUFamilyAppleN: 1000 + N, e.g. 1005 */
 	int common;                /* 3000 + N */
 	int metal;                 /* 5000 + N; 0 when the line is absent (no Metal3) */
@@ -55,6 +61,7 @@ typedef struct {
 
 /* One llama-bench test (pp512, tg128, pp512+tg128, with "@dN" for a depth), both arms. */
 typedef struct {
+	size_t size;               /* sizeof(lm_bench_test) in the library that filled it */
 	char name[48];
 	unsigned long long n_prompt, n_gen, n_depth;
 	double stock_median, shimmed_median; /* tokens/s; 0 when the arm has no sample */
@@ -63,13 +70,14 @@ typedef struct {
 } lm_bench_test;
 
 typedef struct {
-	char *dir;                 /* the evidence folder (absolute) */
+	size_t size;               /* sizeof(lm_bench_result) in the library that filled it */
+	char *dir;                 /* the evidence folder (absolute); NULL when none was made */
 	char vm[128];
 	int rounds;
 	lm_bench_parser parser;
 	size_t ntests;
-	lm_bench_test *tests;
-	lm_bench_metal stock_metal, shimmed_metal;
+	lm_bench_test **tests;     /* ntests pointers */
+	lm_bench_metal *stock_metal, *shimmed_metal; /* never NULL */
 	int kernel_choice_changed; /* the shimmed arm selected other kernels than the stock one */
 	double *stock_seconds, *shimmed_seconds; /* wall clock per round (rounds entries each) */
 	int *stock_exit, *shimmed_exit;          /* exit status per round */
@@ -78,15 +86,49 @@ typedef struct {
 } lm_bench_result;
 
 /* Run the benchmark. Returns 0 when every run exited 0 and, with the llama-bench parser, its
- * output parsed; *result is filled (zeroed first) even on failure, as far as it got, and the
- * folder then holds what was recorded (with SHA256SUMS) or nothing when no run was made. */
-LM_EXTERN(int) lm_bench_run(lm_context *ctx, const lm_bench_options *opts, lm_bench_result *result);
-LM_EXTERN(void) lm_bench_result_dispose(lm_bench_result *result);
+ * output parsed. *out is set whether the run failed or not — as far as it got, and the folder then
+ * holds what was recorded (with SHA256SUMS) or nothing when no run was made (dir NULL) —; it is
+ * NULL only when the result itself could not be allocated. Free it with lm_bench_result_free(). */
+LM_EXTERN(int) lm_bench_run(lm_context *ctx, const lm_bench_options *opts, lm_bench_result **out);
+LM_EXTERN(void) lm_bench_result_free(lm_bench_result *result);
 
-/* bench compare: the folders (each read back from its metadata.json and raw files, checked
- * against its SHA256SUMS) side by side, then the published figures with their provenance, as
- * text (*text) and as a JSON array of rows (*json, may be NULL). Free both with lm_free(). */
-LM_EXTERN(int) lm_bench_compare(const char *const *dirs, size_t n, char **text, char **json);
+/* bench compare: one row per test of each folder, then one per published figure. Numbers are 0
+ * when there is none (the tool shows "-", JSON null). */
+typedef enum {
+	LM_BENCH_ROW_VM = 0,       /* a folder of a run in a VM, stock and shimmed */
+	LM_BENCH_ROW_BARE_METAL,   /* a folder of a run on the host itself: its one arm is "stock" */
+	LM_BENCH_ROW_PUBLISHED     /* a published figure, with its provenance */
+} lm_bench_row_kind;
+
+typedef struct {
+	size_t size;               /* sizeof(lm_bench_comparison_row) in the library that filled it */
+	lm_bench_row_kind kind;
+	const char *source;        /* the folder as given, or "published" */
+	const char *vm;            /* the folder's VM ("unknown" when not recorded), or the published workload */
+	const char *host;          /* the host's model and chip as recorded */
+	const char *test;          /* "pp512", "tg128", ... ; "wall" for a folder without a parser */
+	const char *unit;          /* "t/s", or "s" (wall-clock seconds) */
+	double stock;              /* the stock median (bare metal: the host arm's) */
+	double unlocked;           /* the shimmed median */
+	double unlocked_over_stock;
+	double bare_metal;         /* the stock median of the set's bare-metal folder for the same test */
+	double unlocked_over_bare_metal;
+	const char *provenance;    /* a published figure: where it is from; NULL for a folder */
+} lm_bench_comparison_row;
+
+typedef struct {
+	size_t size;               /* sizeof(lm_bench_comparison) in the library that filled it */
+	size_t count;
+	lm_bench_comparison_row **rows; /* count pointers: each folder's tests in the order given, then
+	                                   the published figures */
+} lm_bench_comparison;
+
+/* The folders (each read back from its metadata.json and raw files, checked against its
+ * SHA256SUMS first) side by side, and the published figures. Free *out with
+ * lm_bench_comparison_free(); NULL on failure. Text and JSON are the caller's to render
+ * (lm_bench_compare_to_json). */
+LM_EXTERN(int) lm_bench_compare(const char *const *dirs, size_t n, lm_bench_comparison **out);
+LM_EXTERN(void) lm_bench_comparison_free(lm_bench_comparison *comparison);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
-/* lume-metal: what every public header shares — the export macro — and the library's version.
+/* lume-metal: what every public header shares — the export macro, LM_HAS_FIELD for results — and
+ * the library's version.
  *
  * The library is built with hidden visibility; exactly the functions declared with LM_EXTERN in
  * these headers are exported (libgit2's GIT_EXTERN). tests/embed compares the installed
@@ -7,11 +8,21 @@
 #ifndef LUME_METAL_COMMON_H
 #define LUME_METAL_COMMON_H
 
+#include <stddef.h>
+
 #if defined(__GNUC__) && __GNUC__ >= 4
 #define LM_EXTERN(type) extern __attribute__((visibility("default"))) type
 #else
 #define LM_EXTERN(type) extern type
 #endif
+
+/* Whether the library that filled a result has `field`: every result struct the library allocates
+ * starts with `size_t size`, its size as that library was built, and grows only at its end
+ * (docs/embedding.md, "ABI"). A program that runs with libraries older than its headers reads a
+ * field added after the oldest of them only when this is true:
+ *     if (LM_HAS_FIELD(r, lm_bench_result, bare_metal) && r->bare_metal) ... */
+#define LM_HAS_FIELD(ptr, type, field) \
+	((ptr)->size >= offsetof(type, field) + sizeof(((type *)0)->field))
 
 #ifdef __cplusplus
 extern "C" {

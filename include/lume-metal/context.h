@@ -54,9 +54,15 @@ typedef void (*lm_output_fn)(void *data, const char *vm, int stream, const char 
  * return a flag that a signal handler sets (the lume-metal tool does so for SIGINT and SIGTERM). */
 typedef int (*lm_cancel_fn)(void *data);
 
+/* The options' version: a program fills them with lm_options_init(&opts, LM_OPTIONS_VERSION) and
+ * the library reads exactly the fields of that version, so that a program built against an older
+ * header keeps working with a newer library (its struct is shorter). The rule: a field is only
+ * ever added at the end, and every field added bumps LM_OPTIONS_VERSION (with the size of the new
+ * version in host/lib/core/context.c); no field is removed, reordered or retyped without a new
+ * SOVERSION (docs/embedding.md, "ABI"). */
 #define LM_OPTIONS_VERSION 1
 typedef struct {
-	unsigned int version;           /* LM_OPTIONS_VERSION */
+	unsigned int version;           /* the version the caller was built with (lm_options_init) */
 	const char *state_dir;          /* NULL: $XDG_STATE_HOME/lume-metal, ~/.local/state/lume-metal
 	                                   (Linux), ~/Library/Application Support/lume-metal (macOS) */
 	const char *prefs_dir;          /* NULL: CFPreferences on macOS, ~/Library/Preferences plist files elsewhere */
@@ -98,16 +104,28 @@ typedef struct {
 	                                   kept by keep_host or not */
 } lm_options;
 
+/* The same as lm_options_init(&opts, LM_OPTIONS_VERSION), as an initializer (kept for the programs
+ * that use it; lm_options_init is the way). */
 #define LM_OPTIONS_INIT {LM_OPTIONS_VERSION, NULL, NULL, NULL, LM_VM_MANAGER_AUTO, NULL, \
 	LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, \
 	NULL, NULL, NULL, 0, 0}
 
 typedef struct lm_context lm_context;
 
-/* Copies every string in opts; opts may be freed afterwards. Directories (state_dir, prefs_dir,
- * bundle_dir) must be absolute paths and timeouts between 0 and a week: LM_EINVALID otherwise. */
+/* Fill *opts with the defaults of `version` (every field 0 or NULL: the defaults documented above
+ * are resolved by lm_context_new) and set opts->version. Writes only the fields that `version`
+ * has. LM_EINVALID for a version this library does not know (0, or newer than LM_OPTIONS_VERSION
+ * of the library's own headers). */
+LM_EXTERN(int) lm_options_init(lm_options *opts, unsigned int version);
+
+/* Reads the fields of opts->version only (any version from 1 to LM_OPTIONS_VERSION; LM_EINVALID
+ * otherwise): the fields added after it take their defaults. Copies every string in opts; opts
+ * may be freed afterwards. Directories (state_dir, prefs_dir, bundle_dir) must be absolute paths
+ * and timeouts between 0 and a week: LM_EINVALID otherwise. */
 LM_EXTERN(int) lm_context_new(lm_context **out, const lm_options *opts);
 LM_EXTERN(void) lm_context_free(lm_context *ctx);
+/* The options in use (the timeouts' defaults filled in), as the current version's struct: a
+ * program built against an older version reads the fields it knows, which come first. */
 LM_EXTERN(const lm_options *) lm_context_options(const lm_context *ctx);
 /* The state directory in use (resolved, created 0700 on first use by the state module). */
 LM_EXTERN(const char *) lm_context_state_dir(const lm_context *ctx);

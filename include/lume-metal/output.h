@@ -57,9 +57,10 @@ LM_EXTERN(int) lm_profile_lint_to_json(const lm_profile *profile, const char *so
     const lm_profile_lint_result *lint, const lm_json_envelope *env, char **out);
 
 /* bench: the record's folder, its tests and what llama.cpp selected per arm (docs/bench.md);
- * bench compare: rows_json is what lm_bench_compare returned (NULL after a failure). */
+ * bench compare: the comparison's rows (comparison NULL: none, after a failure). */
 LM_EXTERN(int) lm_bench_result_to_json(const lm_bench_result *result, const lm_json_envelope *env, char **out);
-LM_EXTERN(int) lm_bench_compare_to_json(const char *rows_json, const lm_json_envelope *env, char **out);
+LM_EXTERN(int) lm_bench_compare_to_json(const lm_bench_comparison *comparison, const lm_json_envelope *env,
+    char **out);
 /* JSON Lines (--format jsonl): one step event as one line — schema, event "step", command, vm,
  * step, state (started, done, failed, waiting), seconds, detail, time (`at`, epoch seconds) —
  * newline-terminated. */

@@ -4,9 +4,11 @@
 
 int main(void)
 {
-	lm_options opts = LM_OPTIONS_INIT;
+	lm_options opts;
 	lm_context *ctx = NULL;
 
+	if (lm_options_init(&opts, LM_OPTIONS_VERSION) < 0)
+		return lm_error_last()->code;
 	if (lm_context_new(&ctx, &opts) < 0)
 		return lm_error_last()->code;
 	lm_context_free(ctx);

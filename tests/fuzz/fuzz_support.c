@@ -123,9 +123,7 @@ char *lm_fuzz_strdup(const uint8_t *data, size_t size)
 
 void lm_fuzz_options(lm_options *opts)
 {
-	lm_options init = LM_OPTIONS_INIT;
-
-	*opts = init;
+	LM_FUZZ_CHECK(lm_options_init(opts, LM_OPTIONS_VERSION) == 0);
 	opts->state_dir = lm_fuzz_dir();
 	opts->prefs_dir = lm_fuzz_dir();
 }

@@ -30,9 +30,10 @@ typedef struct {
 
 static lm_context *new_ctx(fixture *f, int dry_run, int force)
 {
-	lm_options opts = LM_OPTIONS_INIT;
+	lm_options opts;
 	lm_context *ctx;
 
+	assert_int_equal(lm_options_init(&opts, LM_OPTIONS_VERSION), 0);
 	opts.prefs_dir = f->prefs;
 	opts.state_dir = f->state;
 	opts.dry_run = dry_run;

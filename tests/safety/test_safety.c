@@ -74,9 +74,10 @@ static void assert_message_has(const char *needle)
 
 static lm_context *context_in(const char *state, const char *prefs, const char *bundle)
 {
-	lm_options o = LM_OPTIONS_INIT;
+	lm_options o;
 	lm_context *ctx = NULL;
 
+	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION), 0);
 	o.state_dir = state;
 	o.prefs_dir = prefs;
 	o.bundle_dir = bundle;
@@ -237,13 +238,14 @@ static void test_fifo_manifest_key_password_known_hosts(void **state)
 {
 	char *bundle = path_in("fifo-bundle"), *manifest, *key = path_in("fifo-key"), *pw = path_in("fifo-pw"),
 	     *sdir = path_in("fifo-kh"), *kh;
-	lm_options o = LM_OPTIONS_INIT;
+	lm_options o;
 	lm_guest_facts facts;
 	lm_bundle *b = NULL;
 	lm_context *ctx;
 	lm_ssh *ssh = NULL;
 
 	(void)state;
+	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION), 0);
 	/* The bundle manifest. */
 	assert_int_equal(lm_fs_mkdir_private(bundle), 0);
 	manifest = join2(bundle, "manifest.json");
@@ -288,10 +290,11 @@ static void test_fifo_manifest_key_password_known_hosts(void **state)
 
 static void test_relative_dirs_refused(void **state)
 {
-	lm_options o = LM_OPTIONS_INIT;
+	lm_options o;
 	lm_context *ctx = NULL;
 
 	(void)state;
+	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION), 0);
 	o.state_dir = "state";
 	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
 	assert_message_has("relative");
@@ -311,6 +314,41 @@ static void test_relative_dirs_refused(void **state)
 	o.connect_timeout = 0;
 	o.state_dir = "/abs/state";
 	assert_int_equal(lm_context_new(&ctx, &o), 0);
+	lm_context_free(ctx);
+}
+
+/* Options of a version this library does not know are refused by name, never read; every version
+ * it knows is filled with zeros, as LM_OPTIONS_INIT is (the version-1 program: tests/embed/abi_v1). */
+static void test_options_versions(void **state)
+{
+	static const lm_options by_macro = LM_OPTIONS_INIT;
+	const size_t end = offsetof(lm_options, restore_host) + sizeof(by_macro.restore_host);
+	lm_options o;
+	lm_context *ctx = NULL;
+
+	(void)state;
+	memset(&o, 0xa5, sizeof(o));
+	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION), 0);
+	assert_int_equal(o.version, LM_OPTIONS_VERSION);
+	assert_memory_equal(&o, &by_macro, end);
+	assert_int_equal(lm_options_init(&o, 0), LM_EINVALID);
+	assert_message_has("lm_options_init: asked for version 0; this library reads lm_options versions 1 to");
+	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION + 1), LM_EINVALID);
+	assert_int_equal(lm_options_init(NULL, LM_OPTIONS_VERSION), LM_EINVALID);
+	assert_int_equal(lm_options_init(&o, 1), 0);
+	assert_int_equal(o.version, 1);
+	o.version = LM_OPTIONS_VERSION + 1;
+	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	assert_message_has("options of version");
+	assert_null(ctx);
+	o.version = 0;
+	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	assert_int_equal(lm_context_new(&ctx, NULL), LM_EINVALID);
+	assert_message_has("no options given");
+	o.version = 1;
+	o.state_dir = "/abs/state";
+	assert_int_equal(lm_context_new(&ctx, &o), 0);
+	assert_int_equal(lm_context_options(ctx)->version, LM_OPTIONS_VERSION);
 	lm_context_free(ctx);
 }
 
@@ -492,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_fifo_journal_lock_plist),
 		cmocka_unit_test(test_fifo_manifest_key_password_known_hosts),
 		cmocka_unit_test(test_relative_dirs_refused),
+		cmocka_unit_test(test_options_versions),
 		cmocka_unit_test(test_json_to_int),
 		cmocka_unit_test(test_out_of_range_numbers),
 		cmocka_unit_test(test_guest_home_limit),

@@ -27,9 +27,10 @@ typedef struct {
 static inline lm_context *test_context(test_env *env, lm_vm_manager_kind kind, const char *url, const char *lume,
     double ready_timeout)
 {
-	lm_options o = LM_OPTIONS_INIT;
+	lm_options o;
 	lm_context *ctx = NULL;
 
+	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION), 0);
 	snprintf(env->state_dir, sizeof(env->state_dir), "%s/state", env->sim.dir);
 	o.state_dir = env->state_dir;
 	o.vm_manager = kind;

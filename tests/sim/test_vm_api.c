@@ -380,10 +380,11 @@ static void test_server_lookup(void **state)
 	lm_context *ctx = test_context(&env, LM_VM_MANAGER_AUTO, env.sim.url, NULL, 10);
 	lm_vm_server_info srv;
 	lm_host_pref_info pref;
-	lm_options o = LM_OPTIONS_INIT;
+	lm_options o;
 	char prefs[PATH_MAX + 16];
 
 	(void)state;
+	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION), 0);
 	assert_int_equal(lm_vm_server_lookup(ctx, &srv), 0);
 	assert_int_equal(srv.local, 1);
 	assert_int_equal(srv.found, 1);

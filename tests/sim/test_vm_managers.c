@@ -59,10 +59,11 @@ static int group_teardown(void **state)
 
 static lm_vm_manager *open_kind(lm_context **ctx, lm_vm_manager_kind kind, const char *address)
 {
-	lm_options o = LM_OPTIONS_INIT;
+	lm_options o;
 	char tart[PATH_MAX + 8], utmctl[PATH_MAX + 8];
 	lm_vm_manager *vmm = NULL;
 
+	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION), 0);
 	snprintf(env.state_dir, sizeof(env.state_dir), "%s/state", env.sim.dir);
 	snprintf(tart, sizeof(tart), "%s/tart", bin_dir);
 	snprintf(utmctl, sizeof(utmctl), "%s/utmctl", bin_dir);
@@ -253,7 +254,8 @@ static void test_none(void **state)
 	lm_context_free(ctx);
 	/* An address is required, and must be one. */
 	{
-		lm_options o = LM_OPTIONS_INIT;
+		lm_options o;
+		assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION), 0);
 		o.vm_manager = LM_VM_MANAGER_NONE;
 		o.state_dir = env.state_dir;
 		o.vm_address = "my-vm.local";

@@ -205,9 +205,10 @@ static lm_context *context_with(const char *state, lm_host_key_policy policy, co
     const char *password_file, double command_timeout)
 {
 	char dir[1100];
-	lm_options o = LM_OPTIONS_INIT;
+	lm_options o;
 	lm_context *ctx = NULL;
 
+	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION), 0);
 	snprintf(dir, sizeof(dir), "%s/state-%s", GUEST_WORK, state);
 	o.state_dir = dir;
 	o.host_key_policy = policy;
@@ -847,13 +848,14 @@ static int cancel_when_set(void *data)
 static void test_cancel_then_cleanup(void **state)
 {
 	char dir[1100];
-	lm_options o = LM_OPTIONS_INIT;
+	lm_options o;
 	lm_context *ctx = NULL;
 	lm_ssh *ssh;
 	int canceled = 1, status;
 	char *out = NULL;
 
 	(void)state;
+	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION), 0);
 	snprintf(dir, sizeof(dir), "%s/state-cancel", GUEST_WORK);
 	o.state_dir = dir;
 	o.host_key_policy = LM_HOST_KEY_ACCEPT_NEW;

@@ -1,6 +1,8 @@
 /* bench (host/lib/bench): llama-bench's output in every variant docs/bench.md lists, llama.cpp's
- * Metal init lines, medians and ratios, the evidence folder's SHA256SUMS, and the JSON document.
+ * Metal init lines, medians and ratios, the evidence folder's SHA256SUMS, compare's rows, and the
+ * JSON documents.
  * The whole command runs in tests/e2e/bench.sh. */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -227,24 +229,27 @@ static void test_collect(void **state)
 	char *stock[2] = {(char *)old_json, (char *)current_json};
 	char *shimmed[2] = {(char *)current_json, (char *)current_json};
 	char *errs_s[2] = {NULL, (char *)stock_err}, *errs_h[2] = {(char *)shimmed_err, NULL};
-	lm_bench_result r;
+	lm_bench_result *r = NULL;
 
 	(void)state;
-	memset(&r, 0, sizeof(r));
-	assert_ok(lm_bench_collect(&r, stock, shimmed, 2));
-	assert_int_equal(r.ntests, 2);
-	assert_string_equal(r.tests[0].name, "pp512");
-	assert_string_equal(r.tests[1].name, "tg128");
-	assert_int_equal(r.tests[0].stock_samples, 4);   /* 431.86, 4786, 4787.4, 4786.7 */
-	assert_true(r.tests[0].stock_median == (4786 + 4786.7) / 2);
-	assert_int_equal(r.tests[0].shimmed_samples, 6);
-	assert_true(r.tests[1].stock_samples == 2 && r.tests[1].shimmed_samples == 4);
-	assert_true(r.tests[1].ratio > 0.99 && r.tests[1].ratio < 1.01);
-	lm_bench_collect_metal(&r, errs_s, errs_h, 2);
-	assert_int_equal(r.stock_metal.apple, 1005);
-	assert_int_equal(r.shimmed_metal.apple, 1009);
-	assert_true(r.kernel_choice_changed);
-	lm_bench_result_dispose(&r);
+	assert_ok(lm_bench_result_new(&r));
+	assert_true(r->size == sizeof(*r) && r->stock_metal->size == sizeof(lm_bench_metal));
+	assert_ok(lm_bench_collect(r, stock, shimmed, 2));
+	assert_int_equal(r->ntests, 2);
+	assert_int_equal(r->tests[0]->size, sizeof(lm_bench_test));
+	assert_string_equal(r->tests[0]->name, "pp512");
+	assert_string_equal(r->tests[1]->name, "tg128");
+	assert_int_equal(r->tests[0]->stock_samples, 4);   /* 431.86, 4786, 4787.4, 4786.7 */
+	assert_true(r->tests[0]->stock_median == (4786 + 4786.7) / 2);
+	assert_int_equal(r->tests[0]->shimmed_samples, 6);
+	assert_true(r->tests[1]->stock_samples == 2 && r->tests[1]->shimmed_samples == 4);
+	assert_true(r->tests[1]->ratio > 0.99 && r->tests[1]->ratio < 1.01);
+	assert_true(LM_HAS_FIELD(r->tests[1], lm_bench_test, shimmed_samples));
+	lm_bench_collect_metal(r, errs_s, errs_h, 2);
+	assert_int_equal(r->stock_metal->apple, 1005);
+	assert_int_equal(r->shimmed_metal->apple, 1009);
+	assert_true(r->kernel_choice_changed);
+	lm_bench_result_free(r);
 }
 
 static void test_sums(void **state)
@@ -281,7 +286,8 @@ static void test_sums(void **state)
 /* The document: every test, both arms' selection, and null where nothing was printed. */
 static void test_json_document(void **state)
 {
-	lm_bench_test t = {"pp512", 512, 0, 0, 431.86, 4786.7, 11.08, 10, 10};
+	lm_bench_test t = {sizeof(t), "pp512", 512, 0, 0, 431.86, 4786.7, 11.08, 10, 10}, *tp = &t;
+	lm_bench_metal sm = {sizeof(sm), 0, 0, 0, 0, 0, 0, 0, 0}, hm = sm;
 	double ss[2] = {1.5, 1.6}, hs[2] = {0.2, 0.3};
 	int se[2] = {0, 0}, he[2] = {0, 1};
 	lm_bench_result r;
@@ -290,16 +296,19 @@ static void test_json_document(void **state)
 
 	(void)state;
 	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
 	snprintf(r.vm, sizeof(r.vm), "vm1");
 	r.rounds = 2;
 	r.ntests = 1;
-	r.tests = &t;
+	r.tests = &tp;
 	r.stock_seconds = ss;
 	r.shimmed_seconds = hs;
 	r.stock_exit = se;
 	r.shimmed_exit = he;
-	lm_bench_metal_parse(stock_err, &r.stock_metal);
-	lm_bench_metal_parse(NULL, &r.shimmed_metal);
+	r.stock_metal = &sm;
+	r.shimmed_metal = &hm;
+	lm_bench_metal_parse(stock_err, r.stock_metal);
+	lm_bench_metal_parse(NULL, r.shimmed_metal);
 	assert_ok(lm_bench_result_to_json(&r, &env, &doc));
 	assert_non_null(strstr(doc, "\"command\":\t\"bench\""));
 	assert_non_null(strstr(doc, "\"folder\":\tnull"));
@@ -308,6 +317,106 @@ static void test_json_document(void **state)
 	assert_non_null(strstr(doc, "\"shimmed_metal\":\tnull"));
 	assert_non_null(strstr(doc, "\"metal\":\tnull"));
 	lm_free(doc);
+}
+
+/* A flat folder and its files. */
+static void remove_folder(const char *dir)
+{
+	char path[512];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		assert_int_equal(unlink(path), 0);
+	}
+	closedir(d);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* An evidence folder of one round: metadata.json, the raw outputs, SHA256SUMS. */
+static void write_folder(const char *dir, const char *kind, const char *stock_out, const char *shimmed_out)
+{
+	char meta[1024];
+
+	snprintf(meta, sizeof(meta), "{\"record\": \"lume-metal bench 1\", %s\"vm\": {\"name\": \"vm1\"}, "
+	    "\"host\": {\"model\": \"Mac14,13\", \"chip\": \"Apple M2 Max\"}, \"workload\": {\"parser\": "
+	    "\"llama-bench\"}, \"protocol\": {\"rounds\": 1}, \"runs\": [{\"arm\": \"stock\", \"round\": 1, "
+	    "\"seconds\": 1.5, \"stdout\": \"stock-1.json\", \"stderr\": \"stock-1.stderr\"}%s]}\n",
+	    kind, shimmed_out != NULL ? ", {\"arm\": \"shimmed\", \"round\": 1, \"seconds\": 0.5, \"stdout\": "
+	    "\"shimmed-1.json\", \"stderr\": \"shimmed-1.stderr\"}" : "");
+	assert_ok(lm_bench_write_file(dir, "metadata.json", meta, strlen(meta)));
+	assert_ok(lm_bench_write_file(dir, "stock-1.json", stock_out, strlen(stock_out)));
+	assert_ok(lm_bench_write_file(dir, "stock-1.stderr", stock_err, strlen(stock_err)));
+	if (shimmed_out != NULL) {
+		assert_ok(lm_bench_write_file(dir, "shimmed-1.json", shimmed_out, strlen(shimmed_out)));
+		assert_ok(lm_bench_write_file(dir, "shimmed-1.stderr", shimmed_err, strlen(shimmed_err)));
+	}
+	assert_ok(lm_bench_write_sums(dir));
+}
+
+/* compare's typed rows: each folder's tests, set against the bare-metal folder, then the published
+ * figures with their provenance; the document has null where a row has no figure. */
+static void test_compare_rows(void **state)
+{
+	char vm_dir[] = "/tmp/lm-test-compare-vm.XXXXXX", bare_dir[] = "/tmp/lm-test-compare-bare.XXXXXX";
+	const char *dirs[] = {vm_dir, bare_dir};
+	lm_json_envelope env = {"bench compare", 0, 0, 0, NULL, NULL};
+	lm_bench_comparison *c = NULL, before;
+	const lm_bench_comparison_row *r;
+	char *doc = NULL, *at;
+	size_t i, provenances = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(vm_dir));
+	assert_non_null(mkdtemp(bare_dir));
+	write_folder(vm_dir, "", old_json, current_json);
+	write_folder(bare_dir, "\"kind\": \"bare-metal\", ", current_json, NULL);
+	assert_ok(lm_bench_compare(dirs, 2, &c));
+	assert_true(c->size == sizeof(*c) && c->count == 8);
+	for (i = 0; i < c->count; i++)
+		assert_int_equal(c->rows[i]->size, sizeof(lm_bench_comparison_row));
+	r = c->rows[0]; /* pp512: stock 431.86 here, unlocked 4786.7, bare metal 4786.7 */
+	assert_int_equal(r->kind, LM_BENCH_ROW_VM);
+	assert_string_equal(r->source, vm_dir);
+	assert_string_equal(r->host, "Mac14,13 Apple M2 Max");
+	assert_true(strcmp(r->test, "pp512") == 0 && strcmp(r->unit, "t/s") == 0 && r->provenance == NULL);
+	assert_true(r->stock == 431.86 && r->unlocked == 4786.7 && r->bare_metal == 4786.7);
+	assert_true(r->unlocked_over_stock > 11.08 && r->unlocked_over_stock < 11.09 && r->unlocked_over_bare_metal == 1);
+	r = c->rows[1]; /* tg128: no stock sample */
+	assert_true(strcmp(r->test, "tg128") == 0 && r->stock == 0 && r->unlocked_over_stock == 0);
+	assert_true(r->unlocked == (206.6 + 206.45) / 2 && r->bare_metal == r->unlocked);
+	r = c->rows[2];
+	assert_true(r->kind == LM_BENCH_ROW_BARE_METAL && strcmp(r->source, bare_dir) == 0);
+	assert_true(r->stock == 4786.7 && r->unlocked == 0 && r->bare_metal == 0);
+	for (i = 4; i < 8; i++) {
+		assert_int_equal(c->rows[i]->kind, LM_BENCH_ROW_PUBLISHED);
+		assert_string_equal(c->rows[i]->source, "published");
+		assert_non_null(strstr(c->rows[i]->provenance, "trycua/cua evidence/"));
+	}
+	assert_true(c->rows[4]->stock == 431.86 && c->rows[6]->stock == 0 && c->rows[6]->unlocked_over_stock == 7.20);
+	assert_true(LM_HAS_FIELD(c->rows[7], lm_bench_comparison_row, provenance));
+
+	assert_ok(lm_bench_compare_to_json(c, &env, &doc));
+	for (at = doc; (at = strstr(at, "\"provenance\":")) != NULL; at++)
+		provenances++;
+	assert_int_equal(provenances, 4);
+	assert_non_null(strstr(doc, "\"unlocked\":\tnull"));
+	assert_non_null(strstr(doc, "\"unlocked_over_bare_metal\":\t1\n"));
+	lm_free(doc);
+	lm_bench_comparison_free(c);
+
+	/* A folder that is not one: an error, no result. */
+	c = &before;
+	dirs[1] = "/nonexistent";
+	assert_true(lm_bench_compare(dirs, 2, &c) < 0);
+	assert_null(c);
+	assert_int_equal(lm_bench_compare(dirs, 0, &c), LM_EINVALID);
+	remove_folder(vm_dir);
+	remove_folder(bare_dir);
 }
 
 int main(void)
@@ -322,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_collect),
 		cmocka_unit_test(test_sums),
 		cmocka_unit_test(test_json_document),
+		cmocka_unit_test(test_compare_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

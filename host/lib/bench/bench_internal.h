@@ -88,6 +88,11 @@ char *lm_bench_metadata_md(const cJSON *meta);
 
 /* ---- run.c / compare.c: a folder's results recomputed from its raw files ---- */
 
+/* An empty result (its two Metal selections not printed), sizes set. */
+int lm_bench_result_new(lm_bench_result **out);
+/* A new test at the end of r->tests, named `name`, zeroed otherwise; NULL when out of memory. */
+lm_bench_test *lm_bench_add_test(lm_bench_result *r, const char *name);
+
 /* The tests of the raw llama-bench outputs `outs` (rounds of one arm each), medians per test. */
 int lm_bench_collect(lm_bench_result *r, char *const *stock_out, char *const *shimmed_out, int rounds);
 /* The Metal selection of each arm from its stderr files. */

@@ -3,6 +3,7 @@
  * published figures with where they come from. A folder whose metadata.json says
  * "kind": "bare-metal" is a run on the host itself: its stock arm is the bare-metal figure the
  * other folders' shimmed arm is set against. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,6 @@
 #include "error_internal.h"
 #include "str.h"
 #include "file.h"
-#include "text.h"
 
 /* The published figures (docs/bench.md): medians of samples_ts from Cua's evidence folders,
  * M1 Ultra host (Mac13,2), llama-bench -p 512 -n 128 -r 10 -t 8 -ngl -1 -o json. */
@@ -33,7 +33,7 @@ static const struct {
 typedef struct {
 	const char *dir;
 	char vm[128], host[256], kind[32];
-	lm_bench_result r;
+	lm_bench_result *r;
 } folder;
 
 static const char *str_in(const cJSON *obj, const char *a, const char *b)
@@ -68,7 +68,7 @@ static int load(folder *f)
 	size_t len;
 	int rc, rounds, a, k;
 
-	if ((rc = lm_bench_verify_sums(f->dir)) < 0)
+	if ((rc = lm_bench_result_new(&f->r)) < 0 || (rc = lm_bench_verify_sums(f->dir)) < 0)
 		return rc;
 	if ((path = lm_format("%s/metadata.json", f->dir)) == NULL)
 		return lm_error_nomem();
@@ -89,19 +89,19 @@ static int load(folder *f)
 	snprintf(f->host, sizeof(f->host), "%s %s", str_in(meta, "host", "model"), str_in(meta, "host", "chip"));
 	w = cJSON_GetObjectItemCaseSensitive(meta, "kind");
 	snprintf(f->kind, sizeof(f->kind), "%s", cJSON_IsString(w) ? w->valuestring : "vm");
-	f->r.bare_metal = strcmp(f->kind, "bare-metal") == 0;
-	f->r.rounds = rounds;
-	f->r.parser = strcmp(str_in(meta, "workload", "parser"), "none") == 0 ? LM_BENCH_PARSER_NONE
+	f->r->bare_metal = strcmp(f->kind, "bare-metal") == 0;
+	f->r->rounds = rounds;
+	f->r->parser = strcmp(str_in(meta, "workload", "parser"), "none") == 0 ? LM_BENCH_PARSER_NONE
 	                                                                        : LM_BENCH_PARSER_LLAMA_BENCH;
-	snprintf(f->r.vm, sizeof(f->r.vm), "%s", f->vm);
+	snprintf(f->r->vm, sizeof(f->r->vm), "%s", f->vm);
 	for (a = 0; a < 2; a++)
 		if ((outs[a] = calloc((size_t)rounds, sizeof(char *))) == NULL ||
 		    (errs[a] = calloc((size_t)rounds, sizeof(char *))) == NULL) {
 			rc = lm_error_nomem();
 			goto out;
 		}
-	if ((f->r.stock_seconds = calloc((size_t)rounds, sizeof(double))) == NULL ||
-	    (f->r.shimmed_seconds = calloc((size_t)rounds, sizeof(double))) == NULL) {
+	if ((f->r->stock_seconds = calloc((size_t)rounds, sizeof(double))) == NULL ||
+	    (f->r->shimmed_seconds = calloc((size_t)rounds, sizeof(double))) == NULL) {
 		rc = lm_error_nomem();
 		goto out;
 	}
@@ -112,7 +112,7 @@ static int load(folder *f)
 		if (arm == NULL || round < 1 || round > rounds)
 			continue;
 		k = round - 1;
-		(a ? f->r.shimmed_seconds : f->r.stock_seconds)[k] =
+		(a ? f->r->shimmed_seconds : f->r->stock_seconds)[k] =
 		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(run, "seconds"));
 		if ((rc = read_raw(f->dir, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(run, "stdout")),
 		    &outs[a][k])) < 0 ||
@@ -120,23 +120,22 @@ static int load(folder *f)
 		    &errs[a][k])) < 0)
 			goto out;
 	}
-	if (f->r.parser == LM_BENCH_PARSER_LLAMA_BENCH) {
-		rc = lm_bench_collect(&f->r, outs[0], outs[1], rounds);
+	if (f->r->parser == LM_BENCH_PARSER_LLAMA_BENCH) {
+		rc = lm_bench_collect(f->r, outs[0], outs[1], rounds);
 	} else {
 		double v[2][LM_BENCH_ROUNDS_MAX];
-		memcpy(v[0], f->r.stock_seconds, (size_t)rounds * sizeof(double));
-		memcpy(v[1], f->r.shimmed_seconds, (size_t)rounds * sizeof(double));
-		if ((f->r.tests = calloc(1, sizeof(*f->r.tests))) == NULL) {
+		lm_bench_test *t;
+		memcpy(v[0], f->r->stock_seconds, (size_t)rounds * sizeof(double));
+		memcpy(v[1], f->r->shimmed_seconds, (size_t)rounds * sizeof(double));
+		if ((t = lm_bench_add_test(f->r, "wall")) == NULL) {
 			rc = lm_error_nomem();
 			goto out;
 		}
-		f->r.ntests = 1;
-		snprintf(f->r.tests[0].name, sizeof(f->r.tests[0].name), "wall");
-		f->r.tests[0].stock_median = lm_bench_median(v[0], (size_t)rounds);
-		f->r.tests[0].shimmed_median = lm_bench_median(v[1], (size_t)rounds);
-		f->r.tests[0].ratio = lm_bench_ratio(f->r.tests[0].stock_median, f->r.tests[0].shimmed_median);
+		t->stock_median = lm_bench_median(v[0], (size_t)rounds);
+		t->shimmed_median = lm_bench_median(v[1], (size_t)rounds);
+		t->ratio = lm_bench_ratio(t->stock_median, t->shimmed_median);
 	}
-	lm_bench_collect_metal(&f->r, errs[0], errs[1], rounds);
+	lm_bench_collect_metal(f->r, errs[0], errs[1], rounds);
 	if (rc < 0)
 		lm_error_prefix("%s: ", f->dir);
 out:
@@ -160,114 +159,148 @@ static double bare_metal(const folder *fs, size_t n, const char *test)
 	for (i = 0; i < n; i++) {
 		if (strcmp(fs[i].kind, "bare-metal") != 0)
 			continue;
-		for (j = 0; j < fs[i].r.ntests; j++)
-			if (strcmp(fs[i].r.tests[j].name, test) == 0)
-				return fs[i].r.tests[j].stock_median;
+		for (j = 0; j < fs[i].r->ntests; j++)
+			if (strcmp(fs[i].r->tests[j]->name, test) == 0)
+				return fs[i].r->tests[j]->stock_median;
 	}
 	return 0;
 }
 
-static void add_row(cJSON *rows, const char *source, const char *vm, const char *host, const char *test,
-    const char *unit, double stock, double shimmed, double ratio, double bare)
-{
-	cJSON *o = cJSON_CreateObject();
+/* A row's strings, copied into the row's own allocation. */
+static const size_t row_strings[] = {
+	offsetof(lm_bench_comparison_row, source), offsetof(lm_bench_comparison_row, vm),
+	offsetof(lm_bench_comparison_row, host), offsetof(lm_bench_comparison_row, test),
+	offsetof(lm_bench_comparison_row, unit), offsetof(lm_bench_comparison_row, provenance),
+};
 
-	cJSON_AddStringToObject(o, "source", source);
-	cJSON_AddStringToObject(o, "vm", vm);
-	cJSON_AddStringToObject(o, "host", host);
-	cJSON_AddStringToObject(o, "test", test);
-	cJSON_AddStringToObject(o, "unit", unit);
-#define NUM_OR_NULL(k, v) ((v) > 0 ? (void)cJSON_AddNumberToObject(o, k, v) : (void)cJSON_AddNullToObject(o, k))
-	NUM_OR_NULL("stock", stock);
-	NUM_OR_NULL("unlocked", shimmed);
-	NUM_OR_NULL("unlocked_over_stock", ratio);
-	NUM_OR_NULL("bare_metal", bare);
-	NUM_OR_NULL("unlocked_over_bare_metal", lm_bench_ratio(shimmed, bare));
-#undef NUM_OR_NULL
-	cJSON_AddItemToArray(rows, o);
+static const char **row_string(lm_bench_comparison_row *row, size_t k)
+{
+	return (const char **)(void *)((char *)row + row_strings[k]);
 }
 
-static void text_row(lm_buf *b, const cJSON *row)
+/* A copy of *in at the end of c->rows, its strings in the same allocation (freed with it). */
+static int add_row(lm_bench_comparison *c, lm_bench_comparison_row *in)
 {
-	const char *cols[] = {"stock", "unlocked", "unlocked_over_stock", "bare_metal", "unlocked_over_bare_metal"};
-	size_t i;
+	const size_t nstrings = sizeof(row_strings) / sizeof(row_strings[0]);
+	lm_bench_comparison_row *row, **grown;
+	size_t len[sizeof(row_strings) / sizeof(row_strings[0])], total = sizeof(*row), k;
+	const char *from;
+	char *at;
 
-	lm_buf_printf(b, "%-28s %-18s %-14s", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "source")),
-	    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "vm")),
-	    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "test")));
-	for (i = 0; i < 5; i++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, cols[i]);
-		if (!cJSON_IsNumber(v))
-			lm_buf_printf(b, " %12s", "-");
-		else if (i == 2 || i == 4)
-			lm_buf_printf(b, " %11.2fx", v->valuedouble);
-		else
-			lm_buf_printf(b, " %12.2f", v->valuedouble);
-	}
-	lm_buf_puts(b, "\n");
-}
-
-int lm_bench_compare(const char *const *dirs, size_t n, char **text, char **json)
-{
-	folder *fs;
-	cJSON *rows = cJSON_CreateArray(), *row;
-	lm_buf b = {0};
-	size_t i, j;
-	int rc = 0;
-
-	*text = NULL;
-	if (json != NULL)
-		*json = NULL;
-	if (n == 0) {
-		cJSON_Delete(rows);
-		return lm_error_set(LM_EINVALID, "bench compare: no evidence folder given");
-	}
-	if ((fs = calloc(n, sizeof(*fs))) == NULL || rows == NULL) {
-		free(fs);
-		cJSON_Delete(rows);
+	for (k = 0; k < nstrings; k++)
+		total += len[k] = (from = *row_string(in, k)) != NULL ? strlen(from) + 1 : 0;
+	if ((row = malloc(total)) == NULL)
+		return lm_error_nomem();
+	if ((grown = realloc(c->rows, (c->count + 1) * sizeof(*grown))) == NULL) {
+		free(row);
 		return lm_error_nomem();
 	}
+	c->rows = grown;
+	*row = *in;
+	row->size = sizeof(*row);
+	at = (char *)(row + 1);
+	for (k = 0; k < nstrings; k++) {
+		if ((from = *row_string(in, k)) == NULL)
+			continue;
+		*row_string(row, k) = memcpy(at, from, len[k]);
+		at += len[k];
+	}
+	c->rows[c->count++] = row;
+	return 0;
+}
+
+/* The rows of one folder: each of its tests, set against the set's bare-metal folder. */
+static int folder_rows(lm_bench_comparison *c, const folder *fs, size_t n, size_t i)
+{
+	const int bare = strcmp(fs[i].kind, "bare-metal") == 0;
+	lm_bench_comparison_row row;
+	size_t j;
+	int rc = 0;
+
+	for (j = 0; j < fs[i].r->ntests && rc == 0; j++) {
+		const lm_bench_test *t = fs[i].r->tests[j];
+		memset(&row, 0, sizeof(row));
+		row.kind = bare ? LM_BENCH_ROW_BARE_METAL : LM_BENCH_ROW_VM;
+		row.source = fs[i].dir;
+		row.vm = fs[i].vm;
+		row.host = fs[i].host;
+		row.test = t->name;
+		row.unit = fs[i].r->parser == LM_BENCH_PARSER_NONE ? "s" : "t/s";
+		row.stock = t->stock_median;
+		row.unlocked = t->shimmed_median;
+		row.unlocked_over_stock = t->ratio;
+		row.bare_metal = bare ? 0 : bare_metal(fs, n, t->name);
+		row.unlocked_over_bare_metal = lm_bench_ratio(row.unlocked, row.bare_metal);
+		rc = add_row(c, &row);
+	}
+	return rc;
+}
+
+static int published_rows(lm_bench_comparison *c)
+{
+	lm_bench_comparison_row row;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < sizeof(published) / sizeof(published[0]) && rc == 0; i++) {
+		memset(&row, 0, sizeof(row));
+		row.kind = LM_BENCH_ROW_PUBLISHED;
+		row.source = "published";
+		row.vm = published[i].workload;
+		row.host = "Mac13,2 Apple M1 Ultra";
+		row.test = published[i].test;
+		row.unit = "t/s";
+		row.stock = published[i].stock;
+		row.unlocked = published[i].unlocked;
+		row.unlocked_over_stock = published[i].ratio;
+		row.provenance = published[i].provenance;
+		rc = add_row(c, &row);
+	}
+	return rc;
+}
+
+int lm_bench_compare(const char *const *dirs, size_t n, lm_bench_comparison **out)
+{
+	lm_bench_comparison *c;
+	folder *fs;
+	size_t i;
+	int rc = 0;
+
+	*out = NULL;
+	if (n == 0 || dirs == NULL)
+		return lm_error_set(LM_EINVALID, "bench compare: no evidence folder given");
+	if ((fs = calloc(n, sizeof(*fs))) == NULL || (c = calloc(1, sizeof(*c))) == NULL) {
+		free(fs);
+		return lm_error_nomem();
+	}
+	c->size = sizeof(*c);
 	for (i = 0; i < n && rc == 0; i++) {
 		fs[i].dir = dirs[i];
 		rc = load(&fs[i]);
 	}
-	for (i = 0; i < n && rc == 0; i++) {
-		const char *unit = fs[i].r.parser == LM_BENCH_PARSER_NONE ? "s" : "t/s";
-		for (j = 0; j < fs[i].r.ntests; j++) {
-			const lm_bench_test *t = &fs[i].r.tests[j];
-			double bare = strcmp(fs[i].kind, "bare-metal") != 0 ? bare_metal(fs, n, t->name) : 0;
-			add_row(rows, fs[i].dir, fs[i].vm, fs[i].host, t->name, unit, t->stock_median, t->shimmed_median,
-			    t->ratio, bare);
-		}
-	}
-	for (i = 0; i < sizeof(published) / sizeof(published[0]) && rc == 0; i++) {
-		add_row(rows, "published", published[i].workload, "Mac13,2 Apple M1 Ultra", published[i].test, "t/s",
-		    published[i].stock, published[i].unlocked, published[i].ratio, 0);
-		cJSON_AddStringToObject(cJSON_GetArrayItem(rows, cJSON_GetArraySize(rows) - 1), "provenance",
-		    published[i].provenance);
-	}
-	if (rc == 0) {
-		lm_buf_printf(&b, "%-28s %-18s %-14s %12s %12s %12s %12s %12s\n", "source", "vm / workload", "test", "stock",
-		    "unlocked", "unl./stock", "bare metal", "unl./bare");
-		cJSON_ArrayForEach(row, rows)
-			text_row(&b, row);
-		lm_buf_puts(&b, "\npublished figures (medians of samples_ts, M1 Ultra host, macOS guest):\n");
-		for (i = 0; i < sizeof(published) / sizeof(published[0]); i++)
-			lm_buf_printf(&b, "  %s %s: %s\n", published[i].workload, published[i].test, published[i].provenance);
-		if ((*text = lm_buf_finish(&b)) == NULL)
-			rc = lm_error_nomem();
-		if (rc == 0 && json != NULL && (*json = cJSON_Print(rows)) == NULL)
-			rc = lm_error_nomem();
-	} else {
-		free(lm_buf_finish(&b));
-	}
-	if (rc < 0) {
-		free(*text);
-		*text = NULL;
-	}
+	for (i = 0; i < n && rc == 0; i++)
+		rc = folder_rows(c, fs, n, i);
+	if (rc == 0)
+		rc = published_rows(c);
 	for (i = 0; i < n; i++)
-		lm_bench_result_dispose(&fs[i].r);
+		lm_bench_result_free(fs[i].r);
 	free(fs);
-	cJSON_Delete(rows);
-	return rc;
+	if (rc < 0) {
+		lm_bench_comparison_free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+void lm_bench_comparison_free(lm_bench_comparison *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < c->count; i++)
+		free(c->rows[i]);
+	free(c->rows);
+	free(c);
 }

@@ -136,20 +136,20 @@ char *lm_bench_results_csv(const lm_bench_result *r)
 	char sf[96], hf[96];
 	size_t i;
 
-	lm_bench_metal_family(&r->stock_metal, sf, sizeof(sf));
-	lm_bench_metal_family(&r->shimmed_metal, hf, sizeof(hf));
+	lm_bench_metal_family(r->stock_metal, sf, sizeof(sf));
+	lm_bench_metal_family(r->shimmed_metal, hf, sizeof(hf));
 	lm_buf_puts(&b, "test,n_prompt,n_gen,n_depth,unit,stock_median,shimmed_median,ratio,stock_samples,"
 	    "shimmed_samples,stock_gpu_family,shimmed_gpu_family,stock_simdgroup_reduction,"
 	    "shimmed_simdgroup_reduction,stock_simdgroup_mm,shimmed_simdgroup_mm,stock_bfloat16,shimmed_bfloat16\n");
 	for (i = 0; i < r->ntests; i++) {
-		const lm_bench_test *t = &r->tests[i];
+		const lm_bench_test *t = r->tests[i];
 		const int wall = r->parser == LM_BENCH_PARSER_NONE;
 		lm_buf_printf(&b, "%s,%llu,%llu,%llu,%s,%.2f,%.2f,%.3f,%zu,%zu,%s,%s,%s,%s,%s,%s,%s,%s\n", t->name,
 		    t->n_prompt, t->n_gen, t->n_depth, wall ? "s" : "t/s", t->stock_median, t->shimmed_median, t->ratio,
-		    t->stock_samples, t->shimmed_samples, sf, hf, lm_bench_flag(r->stock_metal.simdgroup_reduction),
-		    lm_bench_flag(r->shimmed_metal.simdgroup_reduction), lm_bench_flag(r->stock_metal.simdgroup_mm),
-		    lm_bench_flag(r->shimmed_metal.simdgroup_mm), lm_bench_flag(r->stock_metal.bfloat),
-		    lm_bench_flag(r->shimmed_metal.bfloat));
+		    t->stock_samples, t->shimmed_samples, sf, hf, lm_bench_flag(r->stock_metal->simdgroup_reduction),
+		    lm_bench_flag(r->shimmed_metal->simdgroup_reduction), lm_bench_flag(r->stock_metal->simdgroup_mm),
+		    lm_bench_flag(r->shimmed_metal->simdgroup_mm), lm_bench_flag(r->stock_metal->bfloat),
+		    lm_bench_flag(r->shimmed_metal->bfloat));
 	}
 	return lm_buf_finish(&b);
 }
@@ -185,8 +185,8 @@ char *lm_bench_readme(const lm_bench_result *r, const cJSON *meta)
 	size_t i;
 	const int wall = r->parser == LM_BENCH_PARSER_NONE;
 
-	lm_bench_metal_family(&r->stock_metal, sf, sizeof(sf));
-	lm_bench_metal_family(&r->shimmed_metal, hf, sizeof(hf));
+	lm_bench_metal_family(r->stock_metal, sf, sizeof(sf));
+	lm_bench_metal_family(r->shimmed_metal, hf, sizeof(hf));
 	lm_buf_printf(&b, "# lume-metal bench: %s\n\n", r->vm);
 	if (r->bare_metal) {
 		lm_buf_printf(&b, "Bare metal: the workload on the host itself, %s (%s), %d rounds. The `stock_*` columns "
@@ -194,11 +194,11 @@ char *lm_bench_readme(const lm_bench_result *r, const cJSON *meta)
 		    "| test | host (median) | samples |\n|---|---:|---:|\n", str_at(meta, "host.model"),
 		    str_at(meta, "host.chip"), r->rounds);
 		for (i = 0; i < r->ntests; i++)
-			lm_buf_printf(&b, "| %s | %.2f | %zu |\n", r->tests[i].name, r->tests[i].stock_median,
-			    r->tests[i].stock_samples);
+			lm_buf_printf(&b, "| %s | %.2f | %zu |\n", r->tests[i]->name, r->tests[i]->stock_median,
+			    r->tests[i]->stock_samples);
 		lm_buf_printf(&b, "\nllama.cpp selected: GPU family %s, SIMD-group reduction %s, matrix %s, bfloat16 %s.\n",
-		    sf, yes_no(r->stock_metal.simdgroup_reduction), yes_no(r->stock_metal.simdgroup_mm),
-		    yes_no(r->stock_metal.bfloat));
+		    sf, yes_no(r->stock_metal->simdgroup_reduction), yes_no(r->stock_metal->simdgroup_mm),
+		    yes_no(r->stock_metal->bfloat));
 		return lm_buf_finish(&b);
 	}
 	lm_buf_printf(&b, "Host %s (%s), guest macOS %s (%s), profile %s; %d rounds, stock and shimmed "
@@ -209,15 +209,15 @@ char *lm_bench_readme(const lm_bench_result *r, const cJSON *meta)
 	if (wall) {
 		lm_buf_puts(&b, "| workload | unit | stock (median) | shimmed (median) | speed-up |\n|---|---|---:|---:|---:|\n");
 		for (i = 0; i < r->ntests; i++)
-			lm_buf_printf(&b, "| %s | s | %.3f | %.3f | %.2fx |\n", r->tests[i].name, r->tests[i].stock_median,
-			    r->tests[i].shimmed_median, r->tests[i].ratio);
+			lm_buf_printf(&b, "| %s | s | %.3f | %.3f | %.2fx |\n", r->tests[i]->name, r->tests[i]->stock_median,
+			    r->tests[i]->shimmed_median, r->tests[i]->ratio);
 		lm_buf_puts(&b, "\nWall-clock seconds of the whole command per round (no workload parser); speed-up is "
 		    "stock / shimmed.\n");
 	} else {
 		lm_buf_puts(&b, "| test | stock t/s (median) | shimmed t/s (median) | shimmed / stock | samples |\n"
 		    "|---|---:|---:|---:|---:|\n");
 		for (i = 0; i < r->ntests; i++) {
-			const lm_bench_test *t = &r->tests[i];
+			const lm_bench_test *t = r->tests[i];
 			lm_buf_printf(&b, "| %s | %.2f | %.2f | %.2fx | %zu / %zu |\n", t->name, t->stock_median,
 			    t->shimmed_median, t->ratio, t->stock_samples, t->shimmed_samples);
 		}
@@ -226,12 +226,12 @@ char *lm_bench_readme(const lm_bench_result *r, const cJSON *meta)
 	}
 	lm_buf_puts(&b, "\n## What llama.cpp selected\n\n| | stock | shimmed |\n|---|---|---|\n");
 	lm_buf_printf(&b, "| GPU family | %s | %s |\n", sf, hf);
-	lm_buf_printf(&b, "| SIMD-group reduction | %s | %s |\n", yes_no(r->stock_metal.simdgroup_reduction),
-	    yes_no(r->shimmed_metal.simdgroup_reduction));
-	lm_buf_printf(&b, "| SIMD-group matrix multiply | %s | %s |\n", yes_no(r->stock_metal.simdgroup_mm),
-	    yes_no(r->shimmed_metal.simdgroup_mm));
-	lm_buf_printf(&b, "| bfloat16 | %s | %s |\n\n", yes_no(r->stock_metal.bfloat), yes_no(r->shimmed_metal.bfloat));
-	if (!r->stock_metal.found && !r->shimmed_metal.found)
+	lm_buf_printf(&b, "| SIMD-group reduction | %s | %s |\n", yes_no(r->stock_metal->simdgroup_reduction),
+	    yes_no(r->shimmed_metal->simdgroup_reduction));
+	lm_buf_printf(&b, "| SIMD-group matrix multiply | %s | %s |\n", yes_no(r->stock_metal->simdgroup_mm),
+	    yes_no(r->shimmed_metal->simdgroup_mm));
+	lm_buf_printf(&b, "| bfloat16 | %s | %s |\n\n", yes_no(r->stock_metal->bfloat), yes_no(r->shimmed_metal->bfloat));
+	if (!r->stock_metal->found && !r->shimmed_metal->found)
 		lm_buf_puts(&b, "The workload printed no Metal init lines: whether the unlock changed llama.cpp's kernel "
 		    "choice is not recorded.\n");
 	else if (r->kernel_choice_changed)

@@ -324,25 +324,39 @@ static int run_one(lm_context *ctx, const target *tg, const char *vm, const char
 
 /* ---- results from the raw outputs (also what compare recomputes) ---- */
 
+lm_bench_test *lm_bench_add_test(lm_bench_result *r, const char *name)
+{
+	lm_bench_test **grown, *t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return NULL;
+	if ((grown = realloc(r->tests, (r->ntests + 1) * sizeof(*grown))) == NULL) {
+		free(t);
+		return NULL;
+	}
+	r->tests = grown;
+	t->size = sizeof(*t);
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	r->tests[r->ntests++] = t;
+	return t;
+}
+
 static lm_bench_test *test_for(lm_bench_result *r, const lm_llama_record *rec)
 {
 	char name[48];
-	lm_bench_test *grown;
+	lm_bench_test *t;
 	size_t i;
 
 	lm_llama_record_name(rec, name, sizeof(name));
 	for (i = 0; i < r->ntests; i++)
-		if (strcmp(r->tests[i].name, name) == 0)
-			return &r->tests[i];
-	if ((grown = realloc(r->tests, (r->ntests + 1) * sizeof(*grown))) == NULL)
+		if (strcmp(r->tests[i]->name, name) == 0)
+			return r->tests[i];
+	if ((t = lm_bench_add_test(r, name)) == NULL)
 		return NULL;
-	r->tests = grown;
-	memset(&grown[r->ntests], 0, sizeof(*grown));
-	snprintf(grown[r->ntests].name, sizeof(grown[r->ntests].name), "%s", name);
-	grown[r->ntests].n_prompt = rec->n_prompt;
-	grown[r->ntests].n_gen = rec->n_gen;
-	grown[r->ntests].n_depth = rec->n_depth;
-	return &grown[r->ntests++];
+	t->n_prompt = rec->n_prompt;
+	t->n_gen = rec->n_gen;
+	t->n_depth = rec->n_depth;
+	return t;
 }
 
 /* Every sample of one test in one arm, over the rounds, to its median. */
@@ -409,7 +423,7 @@ int lm_bench_collect(lm_bench_result *r, char *const *stock_out, char *const *sh
 			lm_llama_output_dispose(&lo);
 		}
 	for (i = 0; i < r->ntests; i++) {
-		lm_bench_test *t = &r->tests[i];
+		lm_bench_test *t = r->tests[i];
 		if ((rc = arm_median(stock_out, rounds, t->name, &t->stock_median, &t->stock_samples)) < 0 ||
 		    (rc = arm_median(shimmed_out, rounds, t->name, &t->shimmed_median, &t->shimmed_samples)) < 0)
 			return rc;
@@ -422,35 +436,38 @@ void lm_bench_collect_metal(lm_bench_result *r, char *const *stock_err, char *co
 {
 	int k;
 
-	lm_bench_metal_parse(NULL, &r->stock_metal);
-	lm_bench_metal_parse(NULL, &r->shimmed_metal);
-	for (k = 0; k < rounds && !r->stock_metal.found; k++)
-		lm_bench_metal_parse(stock_err[k], &r->stock_metal);
-	for (k = 0; shimmed_err != NULL && k < rounds && !r->shimmed_metal.found; k++)
-		lm_bench_metal_parse(shimmed_err[k], &r->shimmed_metal);
-	r->kernel_choice_changed = (r->stock_metal.found || r->shimmed_metal.found) &&
-	    lm_bench_metal_differs(&r->stock_metal, &r->shimmed_metal);
+	lm_bench_metal_parse(NULL, r->stock_metal);
+	lm_bench_metal_parse(NULL, r->shimmed_metal);
+	for (k = 0; k < rounds && !r->stock_metal->found; k++)
+		lm_bench_metal_parse(stock_err[k], r->stock_metal);
+	for (k = 0; shimmed_err != NULL && k < rounds && !r->shimmed_metal->found; k++)
+		lm_bench_metal_parse(shimmed_err[k], r->shimmed_metal);
+	r->kernel_choice_changed = (r->stock_metal->found || r->shimmed_metal->found) &&
+	    lm_bench_metal_differs(r->stock_metal, r->shimmed_metal);
 }
 
 /* Without a parser: the whole command's wall clock, one "test". */
 static int collect_wall(lm_bench_result *r)
 {
+	lm_bench_test *t;
 	double *v;
 	int k;
 
-	if ((r->tests = calloc(1, sizeof(*r->tests))) == NULL || (v = calloc((size_t)r->rounds, sizeof(*v))) == NULL)
+	if ((v = calloc((size_t)r->rounds, sizeof(*v))) == NULL)
 		return lm_error_nomem();
-	r->ntests = 1;
-	snprintf(r->tests[0].name, sizeof(r->tests[0].name), "wall");
+	if ((t = lm_bench_add_test(r, "wall")) == NULL) {
+		free(v);
+		return lm_error_nomem();
+	}
 	for (k = 0; k < r->rounds; k++)
 		v[k] = r->stock_seconds[k];
-	r->tests[0].stock_median = lm_bench_median(v, (size_t)r->rounds);
+	t->stock_median = lm_bench_median(v, (size_t)r->rounds);
 	for (k = 0; k < r->rounds; k++)
 		v[k] = r->shimmed_seconds[k];
-	r->tests[0].shimmed_median = lm_bench_median(v, (size_t)r->rounds);
-	r->tests[0].stock_samples = r->tests[0].shimmed_samples = (size_t)r->rounds;
+	t->shimmed_median = lm_bench_median(v, (size_t)r->rounds);
+	t->stock_samples = t->shimmed_samples = (size_t)r->rounds;
 	/* seconds: the speed-up is stock / shimmed */
-	r->tests[0].ratio = lm_bench_ratio(r->tests[0].stock_median, r->tests[0].shimmed_median);
+	t->ratio = lm_bench_ratio(t->stock_median, t->shimmed_median);
 	free(v);
 	return 0;
 }
@@ -699,8 +716,28 @@ static int alloc_result(lm_bench_result *r, outputs *out, int rounds)
 	return 0;
 }
 
-int lm_bench_run(lm_context *ctx, const lm_bench_options *opts, lm_bench_result *r)
+int lm_bench_result_new(lm_bench_result **out)
 {
+	lm_bench_result *r;
+
+	if ((*out = r = calloc(1, sizeof(*r))) == NULL)
+		return lm_error_nomem();
+	r->size = sizeof(*r);
+	if ((r->stock_metal = calloc(1, sizeof(*r->stock_metal))) == NULL ||
+	    (r->shimmed_metal = calloc(1, sizeof(*r->shimmed_metal))) == NULL) {
+		lm_bench_result_free(r);
+		*out = NULL;
+		return lm_error_nomem();
+	}
+	r->stock_metal->size = r->shimmed_metal->size = sizeof(lm_bench_metal);
+	lm_bench_metal_parse(NULL, r->stock_metal);
+	lm_bench_metal_parse(NULL, r->shimmed_metal);
+	return 0;
+}
+
+int lm_bench_run(lm_context *ctx, const lm_bench_options *opts, lm_bench_result **result)
+{
+	lm_bench_result *r;
 	lm_bench_options o;
 	target t;
 	const char **argv = NULL;
@@ -711,9 +748,11 @@ int lm_bench_run(lm_context *ctx, const lm_bench_options *opts, lm_bench_result 
 	double t0 = lm_clock_monotonic();
 	int rc;
 
-	memset(r, 0, sizeof(*r));
 	memset(&out, 0, sizeof(out));
 	memset(&t, 0, sizeof(t));
+	if ((rc = lm_bench_result_new(result)) < 0)
+		return rc;
+	r = *result;
 	if ((rc = check_options(opts)) < 0)
 		return rc;
 	o = *opts;
@@ -765,15 +804,21 @@ done:
 	return rc;
 }
 
-void lm_bench_result_dispose(lm_bench_result *r)
+void lm_bench_result_free(lm_bench_result *r)
 {
+	size_t i;
+
 	if (r == NULL)
 		return;
 	free(r->dir);
+	for (i = 0; i < r->ntests; i++)
+		free(r->tests[i]);
 	free(r->tests);
+	free(r->stock_metal);
+	free(r->shimmed_metal);
 	free(r->stock_seconds);
 	free(r->shimmed_seconds);
 	free(r->stock_exit);
 	free(r->shimmed_exit);
-	memset(r, 0, sizeof(*r));
+	free(r);
 }

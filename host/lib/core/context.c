@@ -4,8 +4,46 @@
 #include "clock.h"
 #include "str.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Where each version of lm_options ends (the end of its last field): a caller built against
+ * version N passed a struct that long, and nothing past it may be read or written. Adding a field
+ * (at the end) means: LM_OPTIONS_VERSION + 1, the new version's line here, and OPTIONS_LAST moved
+ * to the new last field. The rule is the embedders' (docs/embedding.md, "ABI"). */
+#define OPTIONS_END(field) (offsetof(lm_options, field) + sizeof(((lm_options *)0)->field))
+#define OPTIONS_LAST restore_host
+static const size_t options_size[] = {
+	0,                         /* no version 0 */
+	OPTIONS_END(restore_host), /* 1 */
+};
+_Static_assert(sizeof(options_size) / sizeof(options_size[0]) == LM_OPTIONS_VERSION + 1,
+    "a new LM_OPTIONS_VERSION needs its size in options_size");
+_Static_assert(sizeof(lm_options) - OPTIONS_END(OPTIONS_LAST) < _Alignof(lm_options),
+    "lm_options has a field past OPTIONS_LAST: a new field needs a new LM_OPTIONS_VERSION");
+
+static int check_version(const char *fn, const char *what, unsigned int version)
+{
+	if (version < 1 || version > LM_OPTIONS_VERSION)
+		return lm_error_set(LM_EINVALID, "%s: %s version %u; this library reads lm_options versions 1 to %d",
+		    fn, what, version, LM_OPTIONS_VERSION);
+	return 0;
+}
+
+int lm_options_init(lm_options *opts, unsigned int version)
+{
+	int rc;
+
+	if (opts == NULL)
+		return lm_error_set(LM_EINVALID, "lm_options_init: no options to fill");
+	if ((rc = check_version("lm_options_init", "asked for", version)) < 0)
+		return rc;
+	/* Every default is 0 or NULL; lm_context_new resolves them. */
+	memset(opts, 0, options_size[version]);
+	opts->version = version;
+	return 0;
+}
 
 static int dup_opt(const char **dst, const char *src)
 {
@@ -57,21 +95,27 @@ static int check_options(const lm_options *opts)
 	return 0;
 }
 
-int lm_context_new(lm_context **out, const lm_options *opts)
+int lm_context_new(lm_context **out, const lm_options *given)
 {
+	lm_options theirs, *opts = &theirs;
 	lm_context *ctx;
 	int rc = 0;
 
 	*out = NULL;
-	if (opts == NULL || opts->version != LM_OPTIONS_VERSION)
-		return lm_error_set(LM_EINVALID, "lm_context_new: options missing or of another version (expected %d)",
-		    LM_OPTIONS_VERSION);
+	if (given == NULL)
+		return lm_error_set(LM_EINVALID, "lm_context_new: no options given");
+	if ((rc = check_version("lm_context_new", "options of", given->version)) < 0)
+		return rc;
+	/* Only the caller's version's fields: the ones added later keep their defaults (0). */
+	memset(&theirs, 0, sizeof(theirs));
+	memcpy(&theirs, given, options_size[given->version]);
 	if ((rc = check_options(opts)) < 0)
 		return rc;
 	if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
 		return lm_error_nomem();
 	ctx->opts = *opts;
 	ctx->opts.vm_address = ctx->opts.tart_program = ctx->opts.utmctl_program = NULL;
+	ctx->opts.version = LM_OPTIONS_VERSION;
 	pthread_mutex_init(&ctx->callback_lock, NULL);
 	pthread_mutex_init(&ctx->memo_lock, NULL);
 	if ((rc = dup_opt(&ctx->opts.state_dir, opts->state_dir)) < 0 ||

@@ -24,37 +24,45 @@ static void add(lm_doctor_result *r, const char *vm, const char *name, lm_check_
 
 static void add(lm_doctor_result *r, const char *vm, const char *name, lm_check_level level, const char *fmt, ...)
 {
-	lm_doctor_check *grown, *c;
+	lm_doctor_check **grown, *c;
 	va_list ap;
 
-	if ((grown = realloc(r->checks, (r->count + 1) * sizeof(*r->checks))) == NULL)
-		return; /* out of memory: the check is not listed */
+	/* Out of memory: the check is not listed. */
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return;
+	if ((grown = realloc(r->checks, (r->count + 1) * sizeof(*r->checks))) == NULL) {
+		free(c);
+		return;
+	}
 	r->checks = grown;
-	c = &r->checks[r->count];
-	memset(c, 0, sizeof(*c));
+	c->size = sizeof(*c);
 	snprintf(c->vm, sizeof(c->vm), "%s", vm != NULL ? vm : "");
 	c->name = name;
 	c->level = level;
 	va_start(ap, fmt);
 	c->message = lm_vformat(fmt, ap);
 	va_end(ap);
-	if (c->message == NULL)
+	if (c->message == NULL) {
+		free(c);
 		return;
-	r->count++;
+	}
+	r->checks[r->count++] = c;
 	r->failed += level == LM_CHECK_FAIL;
 	r->warned += level == LM_CHECK_WARN;
 }
 
-void lm_doctor_result_dispose(lm_doctor_result *r)
+void lm_doctor_result_free(lm_doctor_result *r)
 {
 	size_t i;
 
 	if (r == NULL)
 		return;
-	for (i = 0; i < r->count; i++)
-		free(r->checks[i].message);
+	for (i = 0; i < r->count; i++) {
+		free(r->checks[i]->message);
+		free(r->checks[i]);
+	}
 	free(r->checks);
-	memset(r, 0, sizeof(*r));
+	free(r);
 }
 
 /* ---- the host ---- */
@@ -278,14 +286,18 @@ static void check_vm(lm_context *ctx, lm_vm_manager *vmm, lm_doctor_result *r, l
 	lm_vm_record_dispose(&rec);
 }
 
-int lm_doctor_run(lm_context *ctx, const char *const *vms, size_t n, lm_doctor_result *result)
+int lm_doctor_run(lm_context *ctx, const char *const *vms, size_t n, lm_doctor_result **out)
 {
+	lm_doctor_result *result;
 	lm_vm_manager *vmm = NULL;
 	lm_flow_result known;
 	size_t i, enabled = 0;
 	int rc;
 
-	memset(result, 0, sizeof(*result));
+	*out = NULL;
+	if ((result = calloc(1, sizeof(*result))) == NULL)
+		return lm_error_nomem();
+	result->size = sizeof(*result);
 	memset(&known, 0, sizeof(known));
 	check_os_chip(result);
 	check_manager(ctx, result, &vmm);
@@ -298,6 +310,7 @@ int lm_doctor_run(lm_context *ctx, const char *const *vms, size_t n, lm_doctor_r
 		lm_flow_result_dispose(&known);
 		if ((rc = lm_flow_open_outcomes(&known, vms, n)) < 0) {
 			lm_vm_manager_free(vmm);
+			lm_doctor_result_free(result);
 			return rc;
 		}
 	}
@@ -305,5 +318,10 @@ int lm_doctor_run(lm_context *ctx, const char *const *vms, size_t n, lm_doctor_r
 		check_vm(ctx, vmm, result, &known.vms[i]);
 	lm_flow_result_dispose(&known);
 	lm_vm_manager_free(vmm);
-	return result->count > 0 ? 0 : lm_error_nomem();
+	if (result->count == 0) {
+		lm_doctor_result_free(result);
+		return lm_error_nomem();
+	}
+	*out = result;
+	return 0;
 }

@@ -267,7 +267,7 @@ int lm_doctor_to_json(const lm_doctor_result *r, lm_doctor_advice_fn advice, voi
 		return finish(NULL, out);
 	checks = cJSON_AddArrayToObject(doc, "checks");
 	for (i = 0; i < r->count; i++) {
-		const lm_doctor_check *k = &r->checks[i];
+		const lm_doctor_check *k = r->checks[i];
 		c = cJSON_CreateObject();
 		add_string_or_null(c, "vm", k->vm);
 		cJSON_AddStringToObject(c, "check", k->name);
@@ -572,7 +572,7 @@ int lm_bench_result_to_json(const lm_bench_result *r, const lm_json_envelope *en
 	cJSON_AddNumberToObject(doc, "seconds", r->seconds);
 	tests = cJSON_AddArrayToObject(doc, "tests");
 	for (i = 0; i < r->ntests; i++) {
-		const lm_bench_test *bt = &r->tests[i];
+		const lm_bench_test *bt = r->tests[i];
 		t = cJSON_CreateObject();
 		cJSON_AddStringToObject(t, "test", bt->name);
 		cJSON_AddNumberToObject(t, "n_prompt", (double)bt->n_prompt);
@@ -589,8 +589,8 @@ int lm_bench_result_to_json(const lm_bench_result *r, const lm_json_envelope *en
 		cJSON_AddNumberToObject(t, "shimmed_samples", (double)bt->shimmed_samples);
 		cJSON_AddItemToArray(tests, t);
 	}
-	cJSON_AddItemToObject(doc, "stock_metal", metal_json(&r->stock_metal));
-	cJSON_AddItemToObject(doc, "shimmed_metal", metal_json(&r->shimmed_metal));
+	cJSON_AddItemToObject(doc, "stock_metal", metal_json(r->stock_metal));
+	cJSON_AddItemToObject(doc, "shimmed_metal", metal_json(r->shimmed_metal));
 	cJSON_AddBoolToObject(doc, "kernel_choice_changed", r->kernel_choice_changed);
 	cJSON_AddItemToObject(doc, "stock_seconds", doubles_json(r->stock_seconds, r->stock_seconds ? r->rounds : 0));
 	cJSON_AddItemToObject(doc, "shimmed_seconds", doubles_json(r->shimmed_seconds, r->shimmed_seconds ? r->rounds : 0));
@@ -602,14 +602,38 @@ int lm_bench_result_to_json(const lm_bench_result *r, const lm_json_envelope *en
 	return finish(doc, out);
 }
 
-int lm_bench_compare_to_json(const char *rows_json, const lm_json_envelope *env, char **out)
+static void number_or_null(cJSON *o, const char *name, double v)
 {
-	cJSON *doc = envelope(env), *rows = rows_json != NULL ? cJSON_Parse(rows_json) : NULL;
+	if (v > 0)
+		cJSON_AddNumberToObject(o, name, v);
+	else
+		cJSON_AddNullToObject(o, name);
+}
 
-	if (doc == NULL) {
-		cJSON_Delete(rows);
+int lm_bench_compare_to_json(const lm_bench_comparison *c, const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env), *rows, *o;
+	size_t i;
+
+	if (doc == NULL)
 		return finish(NULL, out);
+	rows = cJSON_AddArrayToObject(doc, "rows");
+	for (i = 0; c != NULL && i < c->count; i++) {
+		const lm_bench_comparison_row *row = c->rows[i];
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "source", row->source);
+		cJSON_AddStringToObject(o, "vm", row->vm);
+		cJSON_AddStringToObject(o, "host", row->host);
+		cJSON_AddStringToObject(o, "test", row->test);
+		cJSON_AddStringToObject(o, "unit", row->unit);
+		number_or_null(o, "stock", row->stock);
+		number_or_null(o, "unlocked", row->unlocked);
+		number_or_null(o, "unlocked_over_stock", row->unlocked_over_stock);
+		number_or_null(o, "bare_metal", row->bare_metal);
+		number_or_null(o, "unlocked_over_bare_metal", row->unlocked_over_bare_metal);
+		if (row->provenance != NULL)
+			cJSON_AddStringToObject(o, "provenance", row->provenance);
+		cJSON_AddItemToArray(rows, o);
 	}
-	cJSON_AddItemToObject(doc, "rows", rows != NULL ? rows : cJSON_CreateArray());
 	return finish(doc, out);
 }
