@@ -24,9 +24,10 @@ typedef struct {
 
 static int setup(void **state)
 {
-	lm_options opts = LM_OPTIONS_INIT;
+	lm_options opts;
 	fixture *f = calloc(1, sizeof(*f));
 
+	assert_int_equal(lm_options_init(&opts, LM_OPTIONS_VERSION), 0);
 	f->tmp = lm_test_tmpdir();
 	f->dir = lm_test_join(f->tmp, "state");
 	opts.state_dir = f->dir;
