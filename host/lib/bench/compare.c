@@ -192,30 +192,31 @@ static void text_row(lm_buf *b, const cJSON *row)
 	const char *cols[] = {"stock", "unlocked", "unlocked_over_stock", "bare_metal", "unlocked_over_bare_metal"};
 	size_t i;
 
-	lm_buf_printf(b, "%-28s %-18s %-14s", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "source")),
+	lm_buf_addf(b, "%-28s %-18s %-14s", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "source")),
 	    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "vm")),
 	    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "test")));
 	for (i = 0; i < 5; i++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, cols[i]);
 		if (!cJSON_IsNumber(v))
-			lm_buf_printf(b, " %12s", "-");
+			lm_buf_addf(b, " %12s", "-");
 		else if (i == 2 || i == 4)
-			lm_buf_printf(b, " %11.2fx", v->valuedouble);
+			lm_buf_addf(b, " %11.2fx", v->valuedouble);
 		else
-			lm_buf_printf(b, " %12.2f", v->valuedouble);
+			lm_buf_addf(b, " %12.2f", v->valuedouble);
 	}
-	lm_buf_puts(b, "\n");
+	lm_buf_adds(b, "\n");
 }
 
 int lm_bench_compare(const char *const *dirs, size_t n, char **text, char **json)
 {
 	folder *fs;
 	cJSON *rows = cJSON_CreateArray(), *row;
-	lm_buf b = {0};
+	lm_buf b;
 	size_t i, j;
 	int rc = 0;
 
 	*text = NULL;
+	lm_buf_init(&b, LM_BUF_TEXT_MAX);
 	if (json != NULL)
 		*json = NULL;
 	if (n == 0) {
@@ -247,19 +248,18 @@ int lm_bench_compare(const char *const *dirs, size_t n, char **text, char **json
 		    published[i].provenance);
 	}
 	if (rc == 0) {
-		lm_buf_printf(&b, "%-28s %-18s %-14s %12s %12s %12s %12s %12s\n", "source", "vm / workload", "test", "stock",
+		lm_buf_addf(&b, "%-28s %-18s %-14s %12s %12s %12s %12s %12s\n", "source", "vm / workload", "test", "stock",
 		    "unlocked", "unl./stock", "bare metal", "unl./bare");
 		cJSON_ArrayForEach(row, rows)
 			text_row(&b, row);
-		lm_buf_puts(&b, "\npublished figures (medians of samples_ts, M1 Ultra host, macOS guest):\n");
+		lm_buf_adds(&b, "\npublished figures (medians of samples_ts, M1 Ultra host, macOS guest):\n");
 		for (i = 0; i < sizeof(published) / sizeof(published[0]); i++)
-			lm_buf_printf(&b, "  %s %s: %s\n", published[i].workload, published[i].test, published[i].provenance);
-		if ((*text = lm_buf_finish(&b)) == NULL)
-			rc = lm_error_nomem();
+			lm_buf_addf(&b, "  %s %s: %s\n", published[i].workload, published[i].test, published[i].provenance);
+		rc = lm_buf_take(&b, text, NULL);
 		if (rc == 0 && json != NULL && (*json = cJSON_Print(rows)) == NULL)
 			rc = lm_error_nomem();
 	} else {
-		free(lm_buf_finish(&b));
+		lm_buf_dispose(&b);
 	}
 	if (rc < 0) {
 		free(*text);

@@ -319,24 +319,26 @@ static const kh_line *kh_find(const kh_file *f, const char *name)
 /* Replace the file with `keep` lines of f (all when keep is NULL) plus `add` (may be NULL). */
 static int kh_write(const kh_file *f, const unsigned char *keep, const char *add)
 {
-	lm_buf b = {0};
-	size_t i;
+	lm_buf b;
+	size_t i, len;
 	char *text;
 	int rc;
 
+	/* No bigger than the file may be when it is read again. */
+	lm_buf_init(&b, KH_FILE_MAX);
 	if (f->n == 0)
-		lm_buf_puts(&b, KH_HEADER);
+		lm_buf_adds(&b, KH_HEADER);
 	for (i = 0; i < f->n; i++) {
 		if (keep != NULL && !keep[i])
 			continue;
-		lm_buf_put(&b, f->lines[i].text, f->lines[i].len);
-		lm_buf_puts(&b, "\n");
+		lm_buf_add(&b, f->lines[i].text, f->lines[i].len);
+		lm_buf_adds(&b, "\n");
 	}
 	if (add != NULL)
-		lm_buf_puts(&b, add);
-	if ((text = lm_buf_finish(&b)) == NULL)
-		return lm_error_nomem();
-	rc = lm_fs_write_atomic(f->path, text, strlen(text), 0600);
+		lm_buf_adds(&b, add);
+	if ((rc = lm_buf_take(&b, &text, &len)) < 0)
+		return lm_error_prefix("%s: ", f->path);
+	rc = lm_fs_write_atomic(f->path, text, len, 0600);
 	free(text);
 	return rc;
 }
@@ -469,7 +471,7 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 	}
 	/* accept-new: record it, under the lock, in the file just re-read. The address comes from the
 	 * VM manager: sanitised, so that it cannot end the line. */
-	if ((address = lm_text_sanitized(ssh->address, 0)) == NULL) {
+	if ((address = lm_text_sanitized(ssh->address, strlen(ssh->address), 0)) == NULL) {
 		rc = lm_error_nomem();
 		goto out;
 	}
