@@ -26,24 +26,15 @@
 #define LM_TART_STOP_TIMEOUT 30   /* `tart stop`'s own default before SIGKILL */
 #define LM_TART_IP_WAIT 1         /* seconds per `tart ip --wait` while the child is watched */
 
+/* Tart prunes its OCI cache on some commands; a query must not do that behind the user's back. */
+#define TART_ENV .env_name = "TART_NO_AUTO_PRUNE", .env_value = "1"
+
 static int tart_run_cmd(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
 {
-	const char *argv[12];
-	char **env;
-	size_t n = 0, i;
-	int rc;
+	const lm_proc_options o = {TART_ENV, .timeout = timeout};
 
-	argv[n++] = vmm->tart_program;
-	for (i = 0; args[i] != NULL && n < 11; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	/* Tart prunes its OCI cache on some commands; a query must not do that behind the user's back. */
-	if ((env = lm_proc_env_with("TART_NO_AUTO_PRUNE", "1")) == NULL)
-		return lm_error_nomem();
 	lm_vm_reap_children(vmm);
-	rc = lm_proc_run((char *const *)argv, env, timeout, res);
-	lm_strv_free(env);
-	if (rc < 0)
+	if (lm_proc_run(vmm->tart_program, args, &o, res) < 0)
 		return lm_error_prefix("tart: ");
 	return 0;
 }
@@ -229,14 +220,14 @@ static void log_tail(const char *path, char *buf, size_t cap)
 
 static int tart_start(lm_vm_manager *vmm, const char *name)
 {
-	char *argv[] = {vmm->tart_program, "run", "--no-graphics", (char *)name, NULL};
+	const char *args[] = {"run", "--no-graphics", name, NULL};
 	char wait_s[16], what[LM_VM_NAME_MAX + 24], line[200];
 	const char *ip_args[] = {"ip", name, "--wait", wait_s, NULL};
 	char *logs = NULL, *log = NULL;
 	lm_proc_result res;
 	double deadline = lm_clock_monotonic() + vmm->ready_timeout;
+	lm_proc_options o = {TART_ENV};
 	long holder;
-	char **env;
 	pid_t pid;
 	int status, rc;
 
@@ -254,14 +245,9 @@ static int tart_start(lm_vm_manager *vmm, const char *name)
 		rc = lm_error_set(LM_EIO, "%s: cannot create it: %s", logs, strerror(errno));
 		goto out;
 	}
-	if ((env = lm_proc_env_with("TART_NO_AUTO_PRUNE", "1")) == NULL) {
-		rc = lm_error_nomem();
-		goto out;
-	}
 	lm_vm_reap_children(vmm);
-	rc = lm_proc_spawn_detached_log(argv, env, log, &pid);
-	lm_strv_free(env);
-	if (rc < 0) {
+	o.log = log;
+	if ((rc = lm_proc_spawn_detached(vmm->tart_program, args, &o, &pid)) < 0) {
 		rc = lm_error_prefix("tart run %s: ", name);
 		goto out;
 	}

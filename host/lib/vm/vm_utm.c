@@ -27,20 +27,9 @@
 
 static int utm_cmd(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
 {
-	const char *argv[12];
-	char **env;
-	size_t n = 0, i;
-	int rc;
+	const lm_proc_options o = {.env_name = "LUME_METAL_CHILD", .env_value = "1", .timeout = timeout};
 
-	argv[n++] = vmm->utmctl_program;
-	for (i = 0; args[i] != NULL && n < 11; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	if ((env = lm_proc_env_with("LUME_METAL_CHILD", "1")) == NULL)
-		return lm_error_nomem();
-	rc = lm_proc_run((char *const *)argv, env, timeout, res);
-	lm_strv_free(env);
-	if (rc < 0)
+	if (lm_proc_run(vmm->utmctl_program, args, &o, res) < 0)
 		return lm_error_prefix("utmctl: ");
 	return 0;
 }
