@@ -16,6 +16,7 @@
 #include "lume-metal.h"
 #include "vm_internal.h"
 #include "file.h"
+#include "vm_name.h"
 
 static void test_name_valid(void **state)
 {
@@ -68,6 +69,87 @@ static void test_name_invalid(void **state)
 	{
 		char out[LM_VM_NAME_MAX];
 		assert_int_equal(lm_vm_name_normalize(long_name, out), 0);
+	}
+}
+
+/* Issue 22: two validators disagreed (the SSH layer took 255 bytes, a leading '-', "." and "..").
+ * One rule now: the name normalised for a VM manager, checked as stored, and taken by the SSH
+ * layer (connect, forget-host, known_hosts) -- same verdict, same message. */
+static void test_name_one_rule(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *mention; /* NULL: valid */
+	} cases[] = {
+		{"vm", NULL}, {"a", NULL}, {"A.b_C-9", NULL}, {"..x", NULL}, {".hidden", NULL}, {"x-", NULL},
+		{"-rf", "must not start with '-'"}, {"-", "must not start with '-'"},
+		{".", "is not allowed"}, {"..", "is not allowed"},
+		{"a/b", "character '/' at position 2"}, {"/", "character '/' at position 1"},
+		{"../x", "character '/' at position 3"}, {"a b", "character ' '"}, {"a\x1b[0m", "character \\x1b"},
+	};
+	char max[LM_VM_NAME_MAX], over[LM_VM_NAME_MAX + 1], out[LM_VM_NAME_MAX], message[512];
+	char dir[] = "/tmp/lm-name-rule-XXXXXX";
+	lm_options o = LM_OPTIONS_INIT;
+	lm_context *ctx = NULL;
+	lm_ssh *ssh = NULL;
+	size_t i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	o.state_dir = dir;
+	assert_int_equal(lm_context_new(&ctx, &o), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *name = cases[i].name;
+		int want = cases[i].mention != NULL ? LM_EINVALID : 0;
+
+		if (lm_vm_name_normalize(name, out) != want)
+			fail_msg("'%s': normalize says %d", name, lm_error_last()->code);
+		if (want == 0) {
+			assert_string_equal(out, name);
+			assert_int_equal(lm_vm_name_check(name, strlen(name)), 0);
+			assert_int_equal(lm_ssh_forget_host(ctx, name), 0); /* valid, and nothing to forget */
+			continue;
+		}
+		snprintf(message, sizeof(message), "%s", lm_error_last()->message);
+		if (strstr(message, cases[i].mention) == NULL)
+			fail_msg("'%s': \"%s\" does not mention \"%s\"", name, message, cases[i].mention);
+		assert_int_equal(lm_vm_name_check(name, strlen(name)), LM_EINVALID);
+		assert_string_equal(lm_error_last()->message, message);
+		assert_int_equal(lm_ssh_forget_host(ctx, name), LM_EINVALID);
+		assert_string_equal(lm_error_last()->message, message);
+		assert_int_equal(lm_ssh_connect(&ssh, ctx, name, "127.0.0.1", 22), LM_EINVALID);
+		assert_string_equal(lm_error_last()->message, message);
+		assert_null(ssh);
+	}
+	/* The longest name, and one byte more: the same limit for every layer. */
+	memset(max, 'm', sizeof(max) - 1);
+	max[sizeof(max) - 1] = '\0';
+	assert_int_equal(strlen(max), LM_VM_NAME_MAX - 1);
+	assert_int_equal(lm_vm_name_normalize(max, out), 0);
+	assert_int_equal(lm_vm_name_check(max, strlen(max)), 0);
+	assert_int_equal(lm_ssh_forget_host(ctx, max), 0);
+	memset(over, 'm', sizeof(over) - 1);
+	over[sizeof(over) - 1] = '\0';
+	assert_int_equal(lm_vm_name_normalize(over, out), LM_EINVALID);
+	assert_non_null(strstr(lm_error_last()->message, "is too long (128 bytes; at most 127)"));
+	assert_int_equal(lm_vm_name_check(over, strlen(over)), LM_EINVALID);
+	assert_int_equal(lm_ssh_forget_host(ctx, over), LM_EINVALID);
+	assert_non_null(strstr(lm_error_last()->message, "is too long (128 bytes; at most 127)"));
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, over, "127.0.0.1", 22), LM_EINVALID);
+	/* A stored name has no NAME:TAG (Lume's is stored NAME_TAG), and a NUL inside is no end. */
+	assert_int_equal(lm_vm_name_check("vm:tag", 6), LM_EINVALID);
+	assert_non_null(strstr(lm_error_last()->message, "character ':' at position 3"));
+	assert_int_equal(lm_vm_name_check("vm\0x", 4), LM_EINVALID);
+	assert_non_null(strstr(lm_error_last()->message, "character \\x00 at position 3"));
+	assert_int_equal(lm_vm_name_check(NULL, 0), LM_EINVALID);
+	assert_non_null(strstr(lm_error_last()->message, "empty"));
+	lm_context_free(ctx);
+	{
+		char *argv[] = {"/bin/rm", "-rf", dir, NULL};
+		const lm_proc_options po = {.timeout = 30};
+		lm_proc_result res;
+		assert_int_equal(lm_proc_run(argv[0], (const char *const *)argv + 1, &po, &res), 0);
+		lm_proc_result_dispose(&res);
 	}
 }
 
@@ -312,6 +394,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_name_invalid),
+		cmocka_unit_test(test_name_one_rule),
 		cmocka_unit_test(test_json_among_log_lines),
 		cmocka_unit_test(test_vm_objects),
 		cmocka_unit_test(test_excerpt),

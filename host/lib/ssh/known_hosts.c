@@ -37,13 +37,13 @@
 #include "sha256.h"
 #include "state.h"
 #include "text.h"
+#include "vm_name.h"
 
 #define KH_FILE "known_hosts"
 #define KH_LOCK "known_hosts.lock"
 #define KH_LOCK_WAIT 10.0 /* seconds */
 #define KH_MAX_BLOB 4096
 #define KH_FILE_MAX (16u * 1024u * 1024u)
-#define KH_NAME_MAX 255
 #define KH_TYPE_MAX 63
 #define KH_HEADER "# lume-metal known hosts (docs/security.md): one line per VM, NAME KEY-TYPE BASE64-KEY [COMMENT]\n"
 
@@ -77,32 +77,6 @@ void lm_ssh_blob_type(const uint8_t *blob, size_t len, char *out, size_t size)
 	out[n] = '\0';
 }
 
-static int name_char_ok(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-	    c == '-';
-}
-
-int lm_ssh_check_vm_name(const char *name)
-{
-	char shown[80];
-	const char *p;
-
-	if (name == NULL || name[0] == '\0')
-		return lm_error_set(LM_EINVALID, "a VM name is required");
-	for (p = name; *p; p++) {
-		if (!name_char_ok(*p)) {
-			lm_text_quote(shown, sizeof(shown), name, strlen(name), 60);
-			return lm_error_set(LM_EINVALID, "VM name '%s' is not valid: use letters, digits, '.', '_' and '-' "
-			    "(Lume's name:tag is written name_tag)", shown);
-		}
-	}
-	if (strlen(name) > KH_NAME_MAX)
-		return lm_error_set(LM_EINVALID, "VM name '%.40s...' is too long (%d characters at most)", name,
-		    KH_NAME_MAX);
-	return 0;
-}
-
 /* ---- the file ------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -112,7 +86,7 @@ typedef struct {
 	const char *first;     /* its first field (forget-host matches lines on it), or NULL */
 	size_t first_len;
 	int entry;             /* a valid entry: name, type and blob below */
-	char name[KH_NAME_MAX + 1];
+	char name[LM_VM_NAME_MAX];
 	char type[KH_TYPE_MAX + 1];
 	uint8_t *blob;
 	size_t blob_len;
@@ -164,7 +138,7 @@ static const char *next_field(const char **p, const char *end, size_t *n)
 static void parse_line(kh_line *l)
 {
 	const char *p = l->text, *end = l->text + l->len, *type, *key;
-	size_t n, tn, kn, i;
+	size_t n, tn, kn;
 	char shown[80], blob_type[KH_TYPE_MAX + 1];
 	long blen;
 
@@ -189,11 +163,9 @@ static void parse_line(kh_line *l)
 		snprintf(l->problem, sizeof(l->problem), "an OpenSSH marker line (%s), which lume-metal does not use", shown);
 		return;
 	}
-	for (i = 0; i < n && name_char_ok(l->first[i]); i++)
-		;
-	if (i < n || n > KH_NAME_MAX) {
-		snprintf(l->problem, sizeof(l->problem), "'%s' is not a VM name (one name of at most %d letters, digits, "
-		    "'.', '_' or '-')", shown, KH_NAME_MAX);
+	/* The one rule: a line lume-metal wrote always meets it. */
+	if (lm_vm_name_check(l->first, n) < 0) {
+		snprintf(l->problem, sizeof(l->problem), "%s", lm_error_last()->message);
 		return;
 	}
 	memcpy(l->name, l->first, n);
@@ -526,7 +498,7 @@ int lm_ssh_forget_host(lm_context *ctx, const char *vm_name)
 
 	if (ctx == NULL)
 		return lm_error_set(LM_EINVALID, "lm_ssh_forget_host: a context is required");
-	if ((rc = lm_ssh_check_vm_name(vm_name)) < 0)
+	if ((rc = lm_vm_name_check(vm_name, vm_name != NULL ? strlen(vm_name) : 0)) < 0)
 		return rc;
 	if ((rc = kh_lock(ctx, &lock_fd)) < 0)
 		return rc;

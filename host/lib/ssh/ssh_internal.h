@@ -59,9 +59,8 @@ int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what);
 /* Blocking libssh2 calls time out after this many seconds of silence from the server. */
 void lm_ssh_set_blocking_timeout(lm_ssh *ssh, double seconds);
 
-/* known_hosts.c */
-/* VM names key the known hosts: [A-Za-z0-9._-] only (nothing OpenSSH reads as a pattern). */
-int lm_ssh_check_vm_name(const char *name);
+/* known_hosts.c (VM names key the known hosts: the one rule of vm_name.h, whose [A-Za-z0-9._-]
+ * holds nothing OpenSSH reads as a pattern) */
 /* Host-key algorithms to offer, the VM's recorded key types first (as OpenSSH does). */
 int lm_ssh_hostkey_prefs(lm_ssh *ssh, char *buf, size_t size);
 /* After the handshake: match, record (accept-new) or refuse. */
