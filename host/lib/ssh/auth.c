@@ -82,7 +82,7 @@ static key_kind classify_openssh(const char *text, int *encrypted)
 	b += sizeof(begin) - 1;
 	if ((e = strstr(b, "-----END")) == NULL || (raw = malloc((size_t)(e - b))) == NULL)
 		return KEY_NOT_A_KEY;
-	len = lm_b64_decode(b, (size_t)(e - b), raw, (size_t)(e - b));
+	len = lm_b64_decode(b, (size_t)(e - b), raw, (size_t)(e - b), 0);
 	if (len > (long)sizeof(magic) && memcmp(raw, magic, sizeof(magic)) == 0) {
 		off = sizeof(magic);
 		if (take_string(raw, (size_t)len, &off, &s, &n) == 0) { /* cipher */

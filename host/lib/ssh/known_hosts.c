@@ -184,7 +184,7 @@ static void parse_line(kh_line *l)
 		snprintf(l->problem, sizeof(l->problem), "out of memory");
 		return;
 	}
-	blen = lm_b64_decode(key, kn, l->blob, KH_MAX_BLOB);
+	blen = lm_b64_decode(key, kn, l->blob, KH_MAX_BLOB, 0);
 	if (blen <= 0) {
 		snprintf(l->problem, sizeof(l->problem), "VM '%s': the key is not base64 of at most %d bytes", l->name,
 		    KH_MAX_BLOB);
@@ -393,7 +393,7 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 	if (!accepted_type(type))
 		return lm_error_set(LM_EHOSTKEY, "VM '%s' (%s:%d): the server offered a host key of type '%s', which "
 		    "lume-metal does not accept (use ed25519 or ECDSA host keys)", ssh->vm, ssh->address, ssh->port, type);
-	if ((b64 = malloc(4 * ((len + 2) / 3) + 1)) == NULL)
+	if ((b64 = malloc(lm_b64_encoded_len(len, 1) + 1)) == NULL)
 		return lm_error_nomem();
 	lm_b64_encode((const uint8_t *)blob, len, b64, 1);
 
