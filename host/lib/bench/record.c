@@ -8,6 +8,7 @@
 #include "bench_internal.h"
 #include "error_internal.h"
 #include "fs.h"
+#include "path.h"
 #include "sha256.h"
 #include "text.h"
 
@@ -16,11 +17,11 @@
 
 int lm_bench_write_file(const char *dir, const char *name, const char *data, size_t len)
 {
-	char *path = lm_format("%s/%s", dir, name);
+	char *path;
 	int rc;
 
-	if (path == NULL)
-		return lm_error_nomem();
+	if ((rc = lm_path_join(&path, dir, name, NULL)) < 0)
+		return rc;
 	rc = lm_fs_write_atomic(path, data != NULL ? data : "", data != NULL ? len : 0, 0644);
 	free(path);
 	return rc;
@@ -65,11 +66,11 @@ static int list_files(const char *dir, char ***out)
 static int file_hex(const char *dir, const char *name, char hex[65])
 {
 	uint8_t digest[32];
-	char *path = lm_format("%s/%s", dir, name);
+	char *path;
 	int rc;
 
-	if (path == NULL)
-		return lm_error_nomem();
+	if ((rc = lm_path_join(&path, dir, name, NULL)) < 0)
+		return rc;
 	rc = lm_sha256_file(path, digest);
 	free(path);
 	if (rc == 0)
@@ -105,12 +106,12 @@ int lm_bench_write_sums(const char *dir)
 
 int lm_bench_verify_sums(const char *dir)
 {
-	char *path = lm_format("%s/%s", dir, SUMS), *data = NULL, *line, *save = NULL, hex[65];
+	char *path, *data = NULL, *line, *save = NULL, hex[65];
 	size_t len;
 	int rc, lineno = 0;
 
-	if (path == NULL)
-		return lm_error_nomem();
+	if ((rc = lm_path_join(&path, dir, SUMS, NULL)) < 0)
+		return lm_error_prefix("%s is not an evidence folder: ", dir);
 	rc = lm_fs_read_file(path, 1 << 20, &data, &len);
 	free(path);
 	if (rc < 0)

@@ -287,8 +287,8 @@ static int cli_locations(lm_vm_manager *vmm)
 		}
 		lm_proc_result_dispose(&res);
 	}
-	if (n == 0 && lm_paths_home(&home) == 0 && (vmm->locations[0] = malloc(strlen(home) + 8)) != NULL)
-		sprintf(vmm->locations[0], "%s/.lume", home);
+	if (n == 0 && lm_paths_home(&home) == 0)
+		(void)lm_path_join(&vmm->locations[0], home, ".lume", NULL); /* none when it cannot be made */
 	return 0;
 }
 
@@ -312,13 +312,11 @@ static int cli_holder(lm_vm_manager *vmm, const char *name, lm_host_process *hol
 	if ((rc = cli_locations(vmm)) < 0)
 		return rc;
 	for (n = 0; vmm->locations[n] != NULL; n++) {
-		size_t len = strlen(vmm->locations[n]) + strlen(name) + 16;
-		if ((paths[n] = malloc(len)) == NULL) {
+		if ((rc = lm_path_join(&paths[n], vmm->locations[n], name, "config.json", NULL)) < 0) {
 			for (i = 0; i < n; i++)
 				free(paths[i]);
-			return lm_error_nomem();
+			return rc;
 		}
-		snprintf(paths[n], len, "%s/%s/config.json", vmm->locations[n], name);
 		files[n] = paths[n];
 	}
 	rc = lm_host_vm_holder(files, n, holder);

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "path.h"
 #include "str.h"
 #include "lume-metal/vm.h"
 #include "context_internal.h"
