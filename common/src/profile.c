@@ -10,13 +10,12 @@
 
 #include "error_internal.h"
 #include "json.h"
+#include "pref_default.h"
 #include "report_internal.h"
 #include "text.h"
 
 #define FORMAT_NAME "lume-metal-profile"
 #define FORMAT_VERSION 1
-#define DEFAULT_DOMAIN "com.apple.gpusw.ParavirtualizedGraphics"
-#define DEFAULT_KEY "ForceUnrestrictedDeviceFeatureLevel"
 
 #define TG_MIN 1024ULL
 #define TG_MAX 1048576ULL
@@ -188,9 +187,9 @@ static int parse_pref(lm_profile *p, const cJSON *obj, const char *src, const lm
 			}
 		}
 	}
-	if (p->pref_domain == NULL && (rc = set_string(&p->pref_domain, DEFAULT_DOMAIN)) != 0)
+	if (p->pref_domain == NULL && (rc = set_string(&p->pref_domain, LM_PREF_DEFAULT_DOMAIN)) != 0)
 		return rc;
-	if (p->pref_key == NULL && (rc = set_string(&p->pref_key, DEFAULT_KEY)) != 0)
+	if (p->pref_key == NULL && (rc = set_string(&p->pref_key, LM_PREF_DEFAULT_KEY)) != 0)
 		return rc;
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include "error_internal.h"
 #include "fs.h"
 #include "path.h"
+#include "pref_default.h"
 #include "prefs_store.h"
 #include "str.h"
 
@@ -27,7 +28,7 @@ int lm_prefs_validate_domain(const char *domain)
 	return 0;
 bad:
 	return lm_error_set(LM_EINVALID, "preference domain '%s' is not valid: expected a reverse-DNS name "
-	    "such as com.apple.gpusw.ParavirtualizedGraphics ([A-Za-z0-9._-], at most 200 characters)",
+	    "such as " LM_PREF_DEFAULT_DOMAIN " ([A-Za-z0-9._-], at most 200 characters)",
 	    domain != NULL ? domain : "");
 }
 
