@@ -455,7 +455,7 @@ static void test_buffers_fail_or_show_the_cut(void **state)
 	assert_string_equal(small, "");
 	lm_text_format_cut(small, sizeof(small), "%s", "12345678");
 	assert_string_equal(small, "1234...");
-	/* lm_buf_printf used to stop at 512 bytes. */
+	/* The formatted add used to stop at 512 bytes. */
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	lm_buf_init(&b, LM_BUF_TEXT_MAX);
