@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
+
 /* Largest integer a JSON number holds exactly (2^53 - 1); report and profile integers stay below. */
 #define LM_JSON_INT_MAX 9007199254740991ULL
 
@@ -61,24 +63,6 @@ int lm_text_parse_u64(const char *s, size_t n, uint64_t max, uint64_t *out);
 /* strdup that returns NULL only on allocation failure. */
 char *lm_text_dup(const char *s);
 
-/* A growing output buffer; after an allocation failure every call is a no-op and oom is set. */
-typedef struct {
-	char *data;
-	size_t len;
-	size_t cap;
-	int oom;
-} lm_buf;
-
-void lm_buf_put(lm_buf *b, const char *data, size_t n);
-void lm_buf_puts(lm_buf *b, const char *s);
-void lm_buf_printf(lm_buf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-/* The terminated string (caller frees), or NULL after an allocation failure (buffer freed). */
-char *lm_buf_finish(lm_buf *b);
-
 /* The one sanitiser for input echoed back (messages, terminal output, JSON strings). Every byte
  * that is not printable, well-formed UTF-8 -- C0 and C1 controls (ESC and U+009B start terminal
  * escape sequences), DEL, stray, truncated or overlong bytes -- is written as the text \xNN, so
@@ -88,8 +72,10 @@ char *lm_buf_finish(lm_buf *b);
  * Without either, \n \t \r are written as escapes (one line). */
 #define LM_TEXT_QUOTED 1u
 #define LM_TEXT_LINES 2u
-void lm_text_sanitize(lm_buf *b, const char *s, size_t len, unsigned flags);
-/* The same into a new string (caller frees); NULL only when out of memory. */
-char *lm_text_sanitized(const char *s, unsigned flags);
+/* Returns 0 or b's error (lm_buf_add). */
+int lm_text_sanitize(lm_buf *b, const char *s, size_t len, unsigned flags);
+/* The same for s[0..len) (NUL bytes included) into a new string (caller frees); NULL only when
+ * out of memory. */
+char *lm_text_sanitized(const char *s, size_t len, unsigned flags);
 
 #endif

@@ -96,6 +96,7 @@ const char *lm_error_name(int code)
 	case LM_ENOTPROVEN: return "not-proven";
 	case LM_EAMBIGUOUS: return "ambiguous";
 	case LM_ENOADDRESS: return "no-address";
+	case LM_ETOOLARGE: return "too-large";
 	default: return "error";
 	}
 }

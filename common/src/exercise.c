@@ -121,35 +121,24 @@ void lm_exercise_free(lm_report *report)
 	}
 }
 
-/* "pass", "fail", "fail: MESSAGE", "error: MESSAGE", unescaped (the caller escapes). */
-static void value_text(lm_buf *b, const lm_report *r, int i)
-{
-	const char *m = r->exercise_message[i] != NULL ? r->exercise_message[i] : "";
-
-	if (r->exercise[i] == LM_EXERCISE_PASS)
-		lm_buf_puts(b, "pass");
-	else if (r->exercise[i] == LM_EXERCISE_FAIL)
-		lm_buf_printf(b, "fail%s%s", m[0] ? ": " : "", m);
-	else
-		lm_buf_printf(b, "error: %s", m);
-}
-
+/* "pass", "fail", "fail: MESSAGE", "error: MESSAGE"; the word and the message through escape()
+ * (": " needs no escaping). */
 void lm_exercise_lines(lm_buf *b, const lm_report *r, void (*escape)(lm_buf *, const char *))
 {
-	lm_buf v = {0};
-	char *text;
+	const char *m;
 	int i;
 
 	for (i = 0; i < LM_EXERCISE_COUNT; i++) {
 		if (r->exercise[i] == LM_EXERCISE_NOT_RUN)
 			continue;
-		value_text(&v, r, i);
-		text = lm_buf_finish(&v);
-		lm_buf_printf(b, "exercise.%s=", names[i]);
-		escape(b, text != NULL ? text : "");
-		lm_buf_puts(b, "\n");
-		free(text);
-		memset(&v, 0, sizeof(v));
+		m = r->exercise_message[i] != NULL ? r->exercise_message[i] : "";
+		lm_buf_addf(b, "exercise.%s=", names[i]);
+		escape(b, r->exercise[i] == LM_EXERCISE_PASS ? "pass" : r->exercise[i] == LM_EXERCISE_FAIL ? "fail" : "error");
+		if (r->exercise[i] == LM_EXERCISE_ERROR || (r->exercise[i] == LM_EXERCISE_FAIL && m[0])) {
+			lm_buf_adds(b, ": ");
+			escape(b, m);
+		}
+		lm_buf_adds(b, "\n");
 	}
 }
 
@@ -331,19 +320,21 @@ static void describe(lm_buf *b, const lm_report *r, int i)
 	const char *m = r->exercise_message[i] != NULL ? r->exercise_message[i] : "";
 
 	switch (r->exercise[i]) {
-	case LM_EXERCISE_PASS: lm_buf_printf(b, "%s passed", names[i]); break;
-	case LM_EXERCISE_FAIL: lm_buf_printf(b, "%s computed wrong numbers%s%s", names[i], m[0] ? ": " : "", m); break;
-	case LM_EXERCISE_ERROR: lm_buf_printf(b, "%s: error: %s", names[i], m); break;
-	default: lm_buf_printf(b, "%s was not run", names[i]); break;
+	case LM_EXERCISE_PASS: lm_buf_addf(b, "%s passed", names[i]); break;
+	case LM_EXERCISE_FAIL: lm_buf_addf(b, "%s computed wrong numbers%s%s", names[i], m[0] ? ": " : "", m); break;
+	case LM_EXERCISE_ERROR: lm_buf_addf(b, "%s: error: %s", names[i], m); break;
+	default: lm_buf_addf(b, "%s was not run", names[i]); break;
 	}
 }
 
 int lm_profile_check_exercise(const lm_profile *profile, const lm_report *r)
 {
-	lm_buf proven = {0}, unproven = {0};
+	lm_buf proven, unproven;
 	char *p, *u;
 	int f, i, rc;
 
+	lm_buf_init(&proven, LM_BUF_TEXT_MAX);
+	lm_buf_init(&unproven, LM_BUF_TEXT_MAX);
 	for (f = 0; f < LM_EXERCISE_FEATURES; f++) {
 		if (profile->exercise_expect[f] != LM_EXERCISE_EXPECT_PASS)
 			continue;
@@ -353,29 +344,26 @@ int lm_profile_check_exercise(const lm_profile *profile, const lm_report *r)
 			if (!is_feature)
 				continue;
 			b = r->exercise[i] == LM_EXERCISE_PASS ? &proven : &unproven;
-			if (b->len)
-				lm_buf_puts(b, "; ");
+			if (lm_buf_len(b))
+				lm_buf_adds(b, "; ");
 			describe(b, r, i);
 		}
 	}
-	if (proven.oom || unproven.oom) {
-		free(proven.data);
-		free(unproven.data);
-		return lm_error_nomem();
+	if ((rc = lm_buf_take(&proven, &p, NULL)) < 0) {
+		lm_buf_dispose(&unproven);
+		return rc;
 	}
-	if (unproven.len == 0) {
-		free(proven.data);
-		free(unproven.data);
-		return 0;
+	if ((rc = lm_buf_take(&unproven, &u, NULL)) < 0 || u[0] == '\0') {
+		free(p);
+		free(u);
+		return rc;
 	}
-	p = lm_buf_finish(&proven);
-	u = lm_buf_finish(&unproven);
 	rc = lm_error_set(LM_ENOTPROVEN, "profile '%s': the guest's GPU does not run what the shimmed answers "
 	    "promise. Proven: the shim's answers%s%s. Not proven: %s. The answers alone can come from the shim "
 	    "while the host side is not unlocked. Likely causes: the VM was started before the host preference "
 	    "changed (a VM keeps the GPU feature level it started with), the preference was written to "
 	    "another user's domain than the one the VM manager runs as, or this guest does not support the "
-	    "unlock", profile->name, p != NULL && p[0] ? ", and " : "", p != NULL ? p : "", u != NULL ? u : "");
+	    "unlock", profile->name, p[0] ? ", and " : "", p, u);
 	free(p);
 	free(u);
 	return rc;

@@ -263,17 +263,15 @@ int lm_json_parse_object(cJSON **out, const char *text, size_t len, const char *
 	return 0;
 }
 
-static void print_quoted(lm_buf *b, const char *s)
+static int print_quoted(lm_buf *b, const char *s)
 {
 	cJSON *ref = cJSON_CreateStringReference(s);
 	char *q = ref ? cJSON_PrintUnformatted(ref) : NULL;
+	int rc = q != NULL ? lm_buf_adds(b, q) : lm_error_nomem();
 
-	if (q == NULL)
-		b->oom = 1;
-	else
-		lm_buf_puts(b, q);
 	free(q);
 	cJSON_Delete(ref);
+	return rc;
 }
 
 static void indent(lm_buf *b, int depth)
@@ -281,53 +279,48 @@ static void indent(lm_buf *b, int depth)
 	int i;
 
 	for (i = 0; i < depth; i++)
-		lm_buf_put(b, "  ", 2);
+		lm_buf_add(b, "  ", 2);
 }
 
-static void print_value(lm_buf *b, const cJSON *item, int depth)
+static int print_value(lm_buf *b, const cJSON *item, int depth)
 {
 	const cJSON *c;
 	char *leaf;
-	int is_obj = cJSON_IsObject(item);
+	int is_obj = cJSON_IsObject(item), rc;
 
 	if (is_obj || cJSON_IsArray(item)) {
-		if (item->child == NULL) {
-			lm_buf_puts(b, is_obj ? "{}" : "[]");
-			return;
-		}
-		lm_buf_puts(b, is_obj ? "{\n" : "[\n");
+		if (item->child == NULL)
+			return lm_buf_adds(b, is_obj ? "{}" : "[]");
+		lm_buf_adds(b, is_obj ? "{\n" : "[\n");
 		for (c = item->child; c != NULL; c = c->next) {
 			indent(b, depth + 1);
-			if (is_obj) {
-				print_quoted(b, c->string);
-				lm_buf_puts(b, ": ");
-			}
-			print_value(b, c, depth + 1);
-			lm_buf_puts(b, c->next ? ",\n" : "\n");
+			if (is_obj && ((rc = print_quoted(b, c->string)) < 0 || (rc = lm_buf_adds(b, ": ")) < 0))
+				return rc;
+			if ((rc = print_value(b, c, depth + 1)) < 0)
+				return rc;
+			lm_buf_adds(b, c->next ? ",\n" : "\n");
 		}
 		indent(b, depth);
-		lm_buf_puts(b, is_obj ? "}" : "]");
-		return;
+		return lm_buf_adds(b, is_obj ? "}" : "]");
 	}
-	if ((leaf = cJSON_PrintUnformatted(item)) == NULL) {
-		b->oom = 1;
-		return;
-	}
-	lm_buf_puts(b, leaf);
+	if ((leaf = cJSON_PrintUnformatted(item)) == NULL)
+		return lm_error_nomem();
+	rc = lm_buf_adds(b, leaf);
 	free(leaf);
+	return rc;
 }
 
 char *lm_json_print_canonical(const cJSON *item)
 {
-	lm_buf b = {0};
+	char *out = NULL;
+	lm_buf b;
 
-	print_value(&b, item, 0);
-	lm_buf_puts(&b, "\n");
-	if (b.oom) {
-		free(b.data);
+	lm_buf_init(&b, LM_BUF_TEXT_MAX);
+	if (print_value(&b, item, 0) < 0 || lm_buf_adds(&b, "\n") < 0 || lm_buf_take(&b, &out, NULL) < 0) {
+		lm_buf_dispose(&b);
 		return NULL;
 	}
-	return lm_buf_finish(&b);
+	return out;
 }
 
 int lm_json_to_int(double d, int64_t min, int64_t max, int64_t *out)

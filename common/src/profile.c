@@ -10,13 +10,12 @@
 
 #include "error_internal.h"
 #include "json.h"
+#include "pref_default.h"
 #include "report_internal.h"
 #include "text.h"
 
 #define FORMAT_NAME "lume-metal-profile"
 #define FORMAT_VERSION 1
-#define DEFAULT_DOMAIN "com.apple.gpusw.ParavirtualizedGraphics"
-#define DEFAULT_KEY "ForceUnrestrictedDeviceFeatureLevel"
 
 #define TG_MIN 1024ULL
 #define TG_MAX 1048576ULL
@@ -188,9 +187,9 @@ static int parse_pref(lm_profile *p, const cJSON *obj, const char *src, const lm
 			}
 		}
 	}
-	if (p->pref_domain == NULL && (rc = set_string(&p->pref_domain, DEFAULT_DOMAIN)) != 0)
+	if (p->pref_domain == NULL && (rc = set_string(&p->pref_domain, LM_PREF_DEFAULT_DOMAIN)) != 0)
 		return rc;
-	if (p->pref_key == NULL && (rc = set_string(&p->pref_key, DEFAULT_KEY)) != 0)
+	if (p->pref_key == NULL && (rc = set_string(&p->pref_key, LM_PREF_DEFAULT_KEY)) != 0)
 		return rc;
 	return 0;
 }
@@ -709,33 +708,33 @@ int lm_profile_render_env(const lm_profile *profile, lm_env_entry out[LM_PROFILE
 static void check_one(lm_buf *fails, const lm_profile_expectation *e, const lm_report *r)
 {
 	const char *side = side_names[e->shimmed];
-	const char *sep = fails->len ? "; " : "";
+	const char *sep = lm_buf_len(fails) ? "; " : "";
 	int idx;
 
 	switch (e->kind) {
 	case LM_EXPECT_FAMILY:
 		idx = lm_family_index(e->family);
 		if (r->family[idx] < 0)
-			lm_buf_printf(fails, "%s%s: %s expected %s, not reported", sep, side, lm_family_name(e->family),
+			lm_buf_addf(fails, "%s%s: %s expected %s, not reported", sep, side, lm_family_name(e->family),
 			    e->value ? "true" : "false");
 		else if ((uint64_t)r->family[idx] != e->value)
-			lm_buf_printf(fails, "%s%s: %s expected %s, found %s", sep, side, lm_family_name(e->family),
+			lm_buf_addf(fails, "%s%s: %s expected %s, found %s", sep, side, lm_family_name(e->family),
 			    e->value ? "true" : "false", r->family[idx] ? "true" : "false");
 		break;
 	case LM_EXPECT_MIN_THREADGROUP_MEMORY:
 		if (r->max_threadgroup_memory < e->value)
-			lm_buf_printf(fails, "%s%s: max_threadgroup_memory expected at least %llu, found %llu", sep, side,
+			lm_buf_addf(fails, "%s%s: max_threadgroup_memory expected at least %llu, found %llu", sep, side,
 			    (unsigned long long)e->value, (unsigned long long)r->max_threadgroup_memory);
 		break;
 	case LM_EXPECT_MIN_WORKING_SET_SIZE:
 		if (r->recommended_max_working_set_size < e->value)
-			lm_buf_printf(fails, "%s%s: recommended_max_working_set_size expected at least %llu, found %llu",
+			lm_buf_addf(fails, "%s%s: recommended_max_working_set_size expected at least %llu, found %llu",
 			    sep, side, (unsigned long long)e->value,
 			    (unsigned long long)r->recommended_max_working_set_size);
 		break;
 	case LM_EXPECT_SHIM_ACTIVE:
 		if ((uint64_t)(r->shim_active != 0) != e->value)
-			lm_buf_printf(fails, "%s%s: shim_active expected %s, found %s", sep, side,
+			lm_buf_addf(fails, "%s%s: shim_active expected %s, found %s", sep, side,
 			    e->value ? "true" : "false", r->shim_active ? "true" : "false");
 		break;
 	}
@@ -744,24 +743,22 @@ static void check_one(lm_buf *fails, const lm_profile_expectation *e, const lm_r
 int lm_profile_check(const lm_profile *profile, const lm_report *stock, const lm_report *shimmed)
 {
 	lm_profile_expectation e;
-	lm_buf fails = {0};
+	lm_buf fails;
 	size_t i, n = lm_profile_expectation_count(profile);
 	char *text;
 	int rc;
 
+	lm_buf_init(&fails, LM_BUF_TEXT_MAX);
 	for (i = 0; i < n; i++) {
 		const lm_report *r;
 		lm_profile_expectation_get(profile, i, &e);
 		if ((r = e.shimmed ? shimmed : stock) != NULL)
 			check_one(&fails, &e, r);
 	}
-	if (fails.oom)
-		return lm_error_nomem();
-	if (fails.len == 0) {
-		free(fails.data);
-		return 0;
+	if ((rc = lm_buf_take(&fails, &text, NULL)) < 0 || text[0] == '\0') {
+		free(text);
+		return rc;
 	}
-	text = lm_buf_finish(&fails);
 	rc = lm_error_set(LM_EUNSUPPORTED, "profile '%s': the probe did not confirm its expectations: %s",
 	    profile->name, text);
 	free(text);

@@ -388,54 +388,53 @@ static void put_escaped(lm_buf *b, const char *s)
 	for (; *s != '\0'; s++) {
 		unsigned char c = (unsigned char)*s;
 		if (c == '\\')
-			lm_buf_puts(b, "\\\\");
+			lm_buf_adds(b, "\\\\");
 		else if (c == '\n')
-			lm_buf_puts(b, "\\n");
+			lm_buf_adds(b, "\\n");
 		else if (c == '\r')
-			lm_buf_puts(b, "\\r");
+			lm_buf_adds(b, "\\r");
 		else if (c == '\t')
-			lm_buf_puts(b, "\\t");
+			lm_buf_adds(b, "\\t");
 		else if (c < 0x20 || c == 0x7f)
-			lm_buf_printf(b, "\\x%02x", c);
+			lm_buf_addf(b, "\\x%02x", c);
 		else
-			lm_buf_put(b, (const char *)&c, 1);
+			lm_buf_add(b, &c, 1);
 	}
 }
 
 int lm_report_to_lines(const lm_report *report, char **out)
 {
 	const lm_family *families = lm_family_table(NULL);
-	lm_buf b = {0};
+	lm_buf b;
 	int i;
 
 	*out = NULL;
+	lm_buf_init(&b, LM_BUF_TEXT_MAX);
 	/* Exercise lines make it 1.1: readers of 1 ignore them. */
-	lm_buf_puts(&b, lm_report_has_exercise(report) ? "format=" FORMAT_NAME "/1.1\ndevice=" :
+	lm_buf_adds(&b, lm_report_has_exercise(report) ? "format=" FORMAT_NAME "/1.1\ndevice=" :
 	    "format=" FORMAT_NAME "/1\ndevice=");
 	put_escaped(&b, report->device);
-	lm_buf_puts(&b, "\n");
+	lm_buf_adds(&b, "\n");
 	for (i = 0; i < LM_FAMILY_COUNT; i++)
 		if (report->family[i] >= 0)
-			lm_buf_printf(&b, "family.%s=%d\n", families[i].name, report->family[i]);
-	lm_buf_printf(&b, "max_threadgroup_memory=%llu\n", (unsigned long long)report->max_threadgroup_memory);
-	lm_buf_printf(&b, "recommended_max_working_set_size=%llu\n",
+			lm_buf_addf(&b, "family.%s=%d\n", families[i].name, report->family[i]);
+	lm_buf_addf(&b, "max_threadgroup_memory=%llu\n", (unsigned long long)report->max_threadgroup_memory);
+	lm_buf_addf(&b, "recommended_max_working_set_size=%llu\n",
 	    (unsigned long long)report->recommended_max_working_set_size);
-	lm_buf_printf(&b, "has_unified_memory=%d\nshim_active=%d\n", report->has_unified_memory, report->shim_active);
+	lm_buf_addf(&b, "has_unified_memory=%d\nshim_active=%d\n", report->has_unified_memory, report->shim_active);
 	if (report->probe_version != NULL) {
-		lm_buf_puts(&b, "probe_version=");
+		lm_buf_adds(&b, "probe_version=");
 		put_escaped(&b, report->probe_version);
-		lm_buf_puts(&b, "\n");
+		lm_buf_adds(&b, "\n");
 	}
 	if (report->shim_version != NULL) {
-		lm_buf_puts(&b, "shim_version=");
+		lm_buf_adds(&b, "shim_version=");
 		put_escaped(&b, report->shim_version);
-		lm_buf_puts(&b, "\n");
+		lm_buf_adds(&b, "\n");
 	}
 	lm_exercise_lines(&b, report, put_escaped);
-	lm_buf_puts(&b, "end=1\n");
-	if ((*out = lm_buf_finish(&b)) == NULL)
-		return lm_error_nomem();
-	return 0;
+	lm_buf_adds(&b, "end=1\n");
+	return lm_buf_take(&b, out, NULL);
 }
 
 /* ---- JSON form --------------------------------------------------------------------------- */

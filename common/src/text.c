@@ -3,6 +3,7 @@
 #include "lume-metal/error.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,7 @@ int lm_utf8_check(const char *buf, size_t len, size_t *bad)
 	return 0;
 }
 
-void lm_text_sanitize(lm_buf *b, const char *text, size_t len, unsigned flags)
+int lm_text_sanitize(lm_buf *b, const char *text, size_t len, unsigned flags)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *s = (const unsigned char *)text;
@@ -105,45 +106,54 @@ void lm_text_sanitize(lm_buf *b, const char *text, size_t len, unsigned flags)
 		if (n == 2 && c == 0xc2 && s[i + 1] < 0xa0)
 			n = 0;
 		if (n > 1) {
-			lm_buf_put(b, text + i, n);
+			lm_buf_add(b, text + i, n);
 			i += n;
 			continue;
 		}
 		i++;
 		if ((flags & LM_TEXT_QUOTED) && (c == '"' || c == '\\')) {
-			lm_buf_put(b, c == '"' ? "\\\"" : "\\\\", 2);
+			lm_buf_add(b, c == '"' ? "\\\"" : "\\\\", 2);
 			continue;
 		}
 		if (c == '\n' || c == '\t' || c == '\r') {
 			if ((flags & LM_TEXT_LINES) && c != '\r')
-				lm_buf_put(b, (const char *)&c, 1);
+				lm_buf_add(b, &c, 1);
 			else
-				lm_buf_puts(b, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r");
+				lm_buf_adds(b, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r");
 			continue;
 		}
 		if (n == 1 && c >= 0x20 && c != 0x7f) {
-			lm_buf_put(b, (const char *)&c, 1);
+			lm_buf_add(b, &c, 1);
 			continue;
 		}
 		esc[2] = hex[c >> 4];
 		esc[3] = hex[c & 15];
-		lm_buf_put(b, esc, 4);
+		lm_buf_add(b, esc, 4);
 	}
+	return lm_buf_error(b);
 }
 
 char *lm_text_printable(const char *text)
 {
-	return lm_text_sanitized(text, LM_TEXT_LINES);
+	return lm_text_sanitized(text, text != NULL ? strlen(text) : 0, LM_TEXT_LINES);
 }
 
-char *lm_text_sanitized(const char *s, unsigned flags)
+/* The limit for sanitising len bytes: what they can become (each byte at most \xNN). */
+static size_t sanitized_max(size_t len)
 {
-	lm_buf b = {0};
+	return len > SIZE_MAX / 4 ? SIZE_MAX - 1 : 4 * len;
+}
+
+char *lm_text_sanitized(const char *s, size_t len, unsigned flags)
+{
+	char *out;
+	lm_buf b;
 
 	if (s == NULL)
-		s = "";
-	lm_text_sanitize(&b, s, strlen(s), flags);
-	return lm_buf_finish(&b);
+		len = 0;
+	lm_buf_init(&b, sanitized_max(len));
+	lm_text_sanitize(&b, s != NULL ? s : "", len, flags);
+	return lm_buf_take(&b, &out, NULL) == 0 ? out : NULL;
 }
 
 size_t lm_text_distance(const char *a, const char *b, size_t cap)
@@ -179,15 +189,17 @@ size_t lm_text_distance(const char *a, const char *b, size_t cap)
 
 void lm_text_quote(char *out, size_t size, const char *s, size_t len, size_t max_chars)
 {
-	lm_buf b = {0};
+	lm_buf b;
 	size_t n;
 	int cut = len > max_chars;
 
 	if (size == 0)
 		return;
 	out[0] = '\0';
-	lm_text_sanitize(&b, s, cut ? max_chars : len, LM_TEXT_QUOTED);
-	if (b.oom)
+	if (cut)
+		len = max_chars;
+	lm_buf_init(&b, sanitized_max(len));
+	if (lm_text_sanitize(&b, s, len, LM_TEXT_QUOTED) < 0)
 		return;
 	n = b.len;
 	if (n + 1 > size) {
@@ -204,7 +216,7 @@ void lm_text_quote(char *out, size_t size, const char *s, size_t len, size_t max
 		n += 3;
 	}
 	out[n] = '\0';
-	free(b.data);
+	lm_buf_dispose(&b);
 }
 
 int lm_text_format(char *out, size_t size, const char *fmt, ...)
@@ -280,82 +292,5 @@ char *lm_text_dup(const char *s)
 
 	if (p != NULL)
 		memcpy(p, s, n);
-	return p;
-}
-
-void lm_buf_put(lm_buf *b, const char *data, size_t n)
-{
-	size_t cap;
-	char *p;
-
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		if ((p = realloc(b->data, cap)) == NULL) {
-			free(b->data);
-			b->data = NULL;
-			b->len = b->cap = 0;
-			b->oom = 1;
-			return;
-		}
-		b->data = p;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, data, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-}
-
-void lm_buf_puts(lm_buf *b, const char *s)
-{
-	lm_buf_put(b, s, strlen(s));
-}
-
-void lm_buf_printf(lm_buf *b, const char *fmt, ...)
-{
-	char tmp[512], *big;
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof(tmp)) {
-		lm_buf_put(b, tmp, (size_t)n);
-		return;
-	}
-	/* Longer than the stack buffer: format again at the right size (nothing is ever cut). */
-	if ((big = malloc((size_t)n + 1)) == NULL) {
-		free(b->data);
-		b->data = NULL;
-		b->len = b->cap = 0;
-		b->oom = 1;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	lm_buf_put(b, big, (size_t)n);
-	free(big);
-}
-
-char *lm_buf_finish(lm_buf *b)
-{
-	char *p;
-
-	if (b->oom)
-		return NULL;
-	if (b->data == NULL)
-		lm_buf_put(b, "", 0);
-	p = b->data;
-	b->data = NULL;
-	b->len = b->cap = 0;
 	return p;
 }

@@ -58,9 +58,12 @@ typedef struct {
 	const char *command;     /* "enable", "profile", ... */
 	const char *json_command;/* the command as the JSON documents name it ("profile list", ...) */
 	int progress;            /* step lines on stderr (a terminal, or --verbose) */
-	/* run --format json: the guest's output, collected for the document */
+	/* run --format json: the guest's output, collected for the document (the tool's own buffer:
+	 * it links only the public API); output_lost when memory ran out, never a document that
+	 * passes part of it off as all */
 	char *out_bytes, *err_bytes;
 	size_t out_len, err_len;
+	int output_lost;
 	int jsonl;               /* --format jsonl: step events as lines, then the document on one line */
 	int quiet;               /* --quiet */
 	const char *label;       /* --label (agent) */
@@ -78,6 +81,7 @@ void lm_cli_man(FILE *out);
  * otherwise. The CLI's own part: hints (which option or command helps with an error code) and the
  * callbacks it gives the library (progress lines, a run's output). */
 int lm_cli_fail(lm_cli *cli, int exit_code);                      /* prints lm_error_last() */
+int lm_cli_report(lm_cli *cli, int exit_code, int code, const char *message); /* prints this error */
 int lm_cli_usage_error(lm_cli *cli, const char *fmt, ...) LM_CLI_PRINTF(2, 3); /* LM_EXIT_USAGE */
 const char *lm_cli_hint(const lm_cli *cli, int code);             /* NULL when none */
 void lm_cli_print_document(const lm_cli *cli, int rc, char *doc);  /* prints and frees; rc < 0: failed */

@@ -23,6 +23,12 @@ int lm_cmd_run(lm_cli *cli)
 		free(cli->err_bytes);
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);
 	}
+	if (cli->json && cli->output_lost) {
+		free(cli->out_bytes);
+		free(cli->err_bytes);
+		return lm_cli_report(cli, LM_EXIT_FAILURE, LM_ENOMEM, "out of memory while collecting the guest's output "
+		    "for the JSON document: the command ran, but its output is not all there");
+	}
 	if (cli->json) {
 		env = lm_cli_envelope(cli, status, 0, NULL);
 		if (lm_run_to_json(cli->argv[0], status, cli->out_bytes, cli->out_len,

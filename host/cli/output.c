@@ -156,7 +156,7 @@ const char *lm_cli_hint(const lm_cli *cli, int code)
 	return NULL;
 }
 
-static int report(lm_cli *cli, int exit_code, int code, const char *message)
+int lm_cli_report(lm_cli *cli, int exit_code, int code, const char *message)
 {
 	lm_json_envelope env;
 	const char *hint;
@@ -183,7 +183,7 @@ int lm_cli_fail(lm_cli *cli, int exit_code)
 {
 	const lm_error *e = lm_error_last();
 
-	return report(cli, exit_code, e->code != 0 ? e->code : LM_ERROR, e->message[0] ? e->message : "failed");
+	return lm_cli_report(cli, exit_code, e->code != 0 ? e->code : LM_ERROR, e->message[0] ? e->message : "failed");
 }
 
 int lm_cli_usage_error(lm_cli *cli, const char *fmt, ...)
@@ -197,7 +197,7 @@ int lm_cli_usage_error(lm_cli *cli, const char *fmt, ...)
 	va_end(ap);
 	if (n >= (int)sizeof(message))
 		memcpy(message + sizeof(message) - 4, "...", 4); /* cut, visibly */
-	return report(cli, LM_EXIT_USAGE, LM_EINVALID, message);
+	return lm_cli_report(cli, LM_EXIT_USAGE, LM_EINVALID, message);
 }
 
 void lm_cli_log(void *data, lm_log_level level, const char *line)
@@ -265,12 +265,16 @@ static void write_all(int fd, const char *bytes, size_t len)
 	}
 }
 
-static void collect(char **buf, size_t *len, const char *bytes, size_t n)
+static void collect(lm_cli *cli, char **buf, size_t *len, const char *bytes, size_t n)
 {
-	char *p = realloc(*buf, *len + n + 1);
+	char *p;
 
-	if (p == NULL)
+	if (cli->output_lost)
 		return;
+	if ((p = realloc(*buf, *len + n + 1)) == NULL) {
+		cli->output_lost = 1;
+		return;
+	}
 	memcpy(p + *len, bytes, n);
 	*len += n;
 	p[*len] = '\0';
@@ -286,9 +290,9 @@ static void on_output(void *data, const char *vm, int stream, const char *bytes,
 	if (!cli->json)
 		write_all(stream == 2 ? STDERR_FILENO : STDOUT_FILENO, bytes, len);
 	else if (stream == 2)
-		collect(&cli->err_bytes, &cli->err_len, bytes, len);
+		collect(cli, &cli->err_bytes, &cli->err_len, bytes, len);
 	else
-		collect(&cli->out_bytes, &cli->out_len, bytes, len);
+		collect(cli, &cli->out_bytes, &cli->out_len, bytes, len);
 }
 
 int lm_cli_context(lm_cli *cli, lm_context **out)

@@ -39,7 +39,9 @@ typedef enum {
 	LM_ENOBUNDLE = -21,   /* no guest bundle for the guest's platform where it was looked for */
 	LM_ENOTPROVEN = -22,  /* the device did not run the kernels its (shimmed) answers promise */
 	LM_EAMBIGUOUS = -23,  /* a VM name more than one VM manager knows */
-	LM_ENOADDRESS = -24   /* the VM manager cannot tell the guest's address, and none was given */
+	LM_ENOADDRESS = -24,  /* the VM manager cannot tell the guest's address, and none was given */
+	LM_ETOOLARGE = -25    /* more than a stated limit: a child's or a guest command's output, an
+	                         answer, a buffer (the message names the limit); nothing was cut */
 } lm_error_code;
 
 typedef struct {

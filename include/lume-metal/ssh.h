@@ -46,7 +46,9 @@ typedef void (*lm_ssh_output_fn)(void *data, int stream, const char *bytes, size
  * (or 255 when the command was killed by a signal). Transport failures are errors; a non-zero
  * remote status is not. */
 LM_EXTERN(int) lm_ssh_exec(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *data, int *exit_status);
-/* Same, collecting stdout (and stderr) in memory, at most max bytes each; free with lm_free(). */
+/* Same, collecting stdout (and stderr) in memory; free with lm_free(). More than max bytes on
+ * either stream is LM_ETOOLARGE naming the limit (the command still runs to its end, its output
+ * read and dropped; nothing is returned), never a cut result. */
 LM_EXTERN(int) lm_ssh_exec_capture(lm_ssh *ssh, const char *command, size_t max, char **out_stdout,
     char **out_stderr, int *exit_status);
 

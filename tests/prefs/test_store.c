@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "error_internal.h"
+#include "pref_default.h"
 #include "prefs_store.h"
 #include "test_util.h"
 
@@ -357,6 +358,26 @@ static void test_value_description_and_equality(void **state)
 	plist_free(r);
 }
 
+/* Issue 22: lm_host_pref_default is the one default (common/interface/pref_default.h), the one
+ * the default profile sets. */
+static void test_default_setting(void **state)
+{
+	lm_pref_setting def;
+	lm_profile *p = NULL;
+
+	(void)state;
+	lm_host_pref_default(&def);
+	assert_string_equal(def.domain, LM_PREF_DEFAULT_DOMAIN);
+	assert_string_equal(def.key, LM_PREF_DEFAULT_KEY);
+	assert_int_equal(def.value.type, LM_PREF_BOOL);
+	assert_int_equal(def.value.boolean, 1);
+	assert_int_equal(lm_profile_builtin(&p, lm_profile_default_name()), 0);
+	assert_string_equal(lm_profile_host_preference(p)->domain, def.domain);
+	assert_string_equal(lm_profile_host_preference(p)->key, def.key);
+	lm_profile_free(p);
+	assert_int_equal(lm_prefs_validate_domain(LM_PREF_DEFAULT_DOMAIN), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +389,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unreadable_locations, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_managed_file_simulates_configuration_profile, setup, teardown),
 		cmocka_unit_test(test_domain_validation),
+		cmocka_unit_test(test_default_setting),
 		cmocka_unit_test(test_value_encoding_round_trips_every_type),
 		cmocka_unit_test(test_value_description_and_equality),
 	};

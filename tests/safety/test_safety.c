@@ -120,10 +120,7 @@ static int teardown(void **state)
 
 static char *sanitized(const char *s, size_t len, unsigned flags)
 {
-	lm_buf b = {0};
-
-	lm_text_sanitize(&b, s, len, flags);
-	return lm_buf_finish(&b);
+	return lm_text_sanitized(s, len, flags);
 }
 
 static void test_sanitiser(void **state)
@@ -490,7 +487,7 @@ static void test_guest_home_limit(void **state)
 static void test_buffers_fail_or_show_the_cut(void **state)
 {
 	char small[8], big[600], *s;
-	lm_buf b = {0};
+	lm_buf b;
 
 	(void)state;
 	assert_int_equal(lm_text_format(small, sizeof(small), "%s", "1234567"), 0);
@@ -499,11 +496,12 @@ static void test_buffers_fail_or_show_the_cut(void **state)
 	assert_string_equal(small, "");
 	lm_text_format_cut(small, sizeof(small), "%s", "12345678");
 	assert_string_equal(small, "1234...");
-	/* lm_buf_printf used to stop at 512 bytes. */
+	/* The formatted add used to stop at 512 bytes. */
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	lm_buf_printf(&b, "<%s>", big);
-	s = lm_buf_finish(&b);
+	lm_buf_init(&b, LM_BUF_TEXT_MAX);
+	assert_int_equal(lm_buf_addf(&b, "<%s>", big), 0);
+	assert_int_equal(lm_buf_take(&b, &s, NULL), 0);
 	assert_int_equal(strlen(s), sizeof(big) + 1);
 	free(s);
 	/* An error message longer than its buffer ends in "...". */

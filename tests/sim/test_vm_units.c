@@ -6,11 +6,17 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "lume-metal.h"
 #include "vm_internal.h"
+#include "file.h"
+#include "vm_name.h"
 
 static void test_name_valid(void **state)
 {
@@ -63,6 +69,87 @@ static void test_name_invalid(void **state)
 	{
 		char out[LM_VM_NAME_MAX];
 		assert_int_equal(lm_vm_name_normalize(long_name, out), 0);
+	}
+}
+
+/* Issue 22: two validators disagreed (the SSH layer took 255 bytes, a leading '-', "." and "..").
+ * One rule now: the name normalised for a VM manager, checked as stored, and taken by the SSH
+ * layer (connect, forget-host, known_hosts) -- same verdict, same message. */
+static void test_name_one_rule(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *mention; /* NULL: valid */
+	} cases[] = {
+		{"vm", NULL}, {"a", NULL}, {"A.b_C-9", NULL}, {"..x", NULL}, {".hidden", NULL}, {"x-", NULL},
+		{"-rf", "must not start with '-'"}, {"-", "must not start with '-'"},
+		{".", "is not allowed"}, {"..", "is not allowed"},
+		{"a/b", "character '/' at position 2"}, {"/", "character '/' at position 1"},
+		{"../x", "character '/' at position 3"}, {"a b", "character ' '"}, {"a\x1b[0m", "character \\x1b"},
+	};
+	char max[LM_VM_NAME_MAX], over[LM_VM_NAME_MAX + 1], out[LM_VM_NAME_MAX], message[512];
+	char dir[] = "/tmp/lm-name-rule-XXXXXX";
+	lm_options o = LM_OPTIONS_INIT;
+	lm_context *ctx = NULL;
+	lm_ssh *ssh = NULL;
+	size_t i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	o.state_dir = dir;
+	assert_int_equal(lm_context_new(&ctx, &o), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *name = cases[i].name;
+		int want = cases[i].mention != NULL ? LM_EINVALID : 0;
+
+		if (lm_vm_name_normalize(name, out) != want)
+			fail_msg("'%s': normalize says %d", name, lm_error_last()->code);
+		if (want == 0) {
+			assert_string_equal(out, name);
+			assert_int_equal(lm_vm_name_check(name, strlen(name)), 0);
+			assert_int_equal(lm_ssh_forget_host(ctx, name), 0); /* valid, and nothing to forget */
+			continue;
+		}
+		snprintf(message, sizeof(message), "%s", lm_error_last()->message);
+		if (strstr(message, cases[i].mention) == NULL)
+			fail_msg("'%s': \"%s\" does not mention \"%s\"", name, message, cases[i].mention);
+		assert_int_equal(lm_vm_name_check(name, strlen(name)), LM_EINVALID);
+		assert_string_equal(lm_error_last()->message, message);
+		assert_int_equal(lm_ssh_forget_host(ctx, name), LM_EINVALID);
+		assert_string_equal(lm_error_last()->message, message);
+		assert_int_equal(lm_ssh_connect(&ssh, ctx, name, "127.0.0.1", 22), LM_EINVALID);
+		assert_string_equal(lm_error_last()->message, message);
+		assert_null(ssh);
+	}
+	/* The longest name, and one byte more: the same limit for every layer. */
+	memset(max, 'm', sizeof(max) - 1);
+	max[sizeof(max) - 1] = '\0';
+	assert_int_equal(strlen(max), LM_VM_NAME_MAX - 1);
+	assert_int_equal(lm_vm_name_normalize(max, out), 0);
+	assert_int_equal(lm_vm_name_check(max, strlen(max)), 0);
+	assert_int_equal(lm_ssh_forget_host(ctx, max), 0);
+	memset(over, 'm', sizeof(over) - 1);
+	over[sizeof(over) - 1] = '\0';
+	assert_int_equal(lm_vm_name_normalize(over, out), LM_EINVALID);
+	assert_non_null(strstr(lm_error_last()->message, "is too long (128 bytes; at most 127)"));
+	assert_int_equal(lm_vm_name_check(over, strlen(over)), LM_EINVALID);
+	assert_int_equal(lm_ssh_forget_host(ctx, over), LM_EINVALID);
+	assert_non_null(strstr(lm_error_last()->message, "is too long (128 bytes; at most 127)"));
+	assert_int_equal(lm_ssh_connect(&ssh, ctx, over, "127.0.0.1", 22), LM_EINVALID);
+	/* A stored name has no NAME:TAG (Lume's is stored NAME_TAG), and a NUL inside is no end. */
+	assert_int_equal(lm_vm_name_check("vm:tag", 6), LM_EINVALID);
+	assert_non_null(strstr(lm_error_last()->message, "character ':' at position 3"));
+	assert_int_equal(lm_vm_name_check("vm\0x", 4), LM_EINVALID);
+	assert_non_null(strstr(lm_error_last()->message, "character \\x00 at position 3"));
+	assert_int_equal(lm_vm_name_check(NULL, 0), LM_EINVALID);
+	assert_non_null(strstr(lm_error_last()->message, "empty"));
+	lm_context_free(ctx);
+	{
+		char *argv[] = {"/bin/rm", "-rf", dir, NULL};
+		const lm_proc_options po = {.timeout = 30};
+		lm_proc_result res;
+		assert_int_equal(lm_proc_run(argv[0], (const char *const *)argv + 1, &po, &res), 0);
+		lm_proc_result_dispose(&res);
 	}
 }
 
@@ -168,32 +255,35 @@ static void test_excerpt(void **state)
 
 static void test_proc_env_drops_password(void **state)
 {
-	char *show[] = {"/bin/sh", "-c", "echo \"[${LUME_METAL_SSH_PASSWORD-unset}]\"", NULL};
-	char **env;
+	const char *show[] = {"-c", "echo \"[${LUME_METAL_SSH_PASSWORD-unset}] $LUME_LOG_LEVEL\"", NULL};
+	const lm_proc_options o = {.env_name = "LUME_LOG_LEVEL", .env_value = "error", .timeout = 10};
+	const lm_proc_options plain = {.timeout = 10};
 	lm_proc_result res;
 
 	(void)state;
 	setenv("LUME_METAL_SSH_PASSWORD", "s3cret", 1);
-	env = lm_proc_env_with("LUME_LOG_LEVEL", "error");
-	unsetenv("LUME_METAL_SSH_PASSWORD");
-	assert_non_null(env);
-	assert_int_equal(lm_proc_run(show, env, 10, &res), 0);
-	assert_string_equal(res.out, "[unset]\n");
+	setenv("LUME_LOG_LEVEL", "debug", 1);
+	assert_int_equal(lm_proc_run("/bin/sh", show, &o, &res), 0);
+	assert_string_equal(res.out, "[unset] error\n"); /* ours replaced, the password left out */
 	lm_proc_result_dispose(&res);
-	lm_strv_free(env);
+	/* Without a variable to set too (a manager's --version, bench's bare-metal workload). */
+	assert_int_equal(lm_proc_run("/bin/sh", show, &plain, &res), 0);
+	assert_string_equal(res.out, "[unset] debug\n");
+	lm_proc_result_dispose(&res);
+	unsetenv("LUME_METAL_SSH_PASSWORD");
+	unsetenv("LUME_LOG_LEVEL");
 }
 
 static void test_proc_run_and_timeout(void **state)
 {
-	char *echo[] = {"/bin/sh", "-c", "echo out; echo err >&2; echo $LUME_LOG_LEVEL; exit 3", NULL};
-	char *sleeper[] = {"/bin/sleep", "10", NULL};
-	char *missing[] = {"/nonexistent/lume", NULL};
-	char **env = lm_proc_env_with("LUME_LOG_LEVEL", "error");
+	const char *echo[] = {"-c", "echo out; echo err >&2; echo $LUME_LOG_LEVEL; exit 3", NULL};
+	const char *sleeper[] = {"10", NULL};
+	const lm_proc_options o = {.env_name = "LUME_LOG_LEVEL", .env_value = "error", .timeout = 10};
+	const lm_proc_options quick = {.timeout = 0.3};
 	lm_proc_result res;
 
 	(void)state;
-	assert_non_null(env);
-	assert_int_equal(lm_proc_run(echo, env, 10, &res), 0);
+	assert_int_equal(lm_proc_run("/bin/sh", echo, &o, &res), 0);
 	assert_string_equal(res.out, "out\nerror\n");
 	assert_string_equal(res.err, "err\n");
 	assert_int_equal(res.exit_code, 3);
@@ -201,12 +291,88 @@ static void test_proc_run_and_timeout(void **state)
 	lm_proc_result_dispose(&res);
 
 	/* timed_out says the 0.3 s limit ended it (sleep would have run 10 s). */
-	assert_int_equal(lm_proc_run(sleeper, env, 0.3, &res), 0);
+	assert_int_equal(lm_proc_run("/bin/sleep", sleeper, &quick, &res), 0);
 	assert_int_equal(res.timed_out, 1);
 	lm_proc_result_dispose(&res);
 
-	assert_int_equal(lm_proc_run(missing, env, 1, &res), LM_ENOTFOUND);
-	lm_strv_free(env);
+	assert_int_equal(lm_proc_run("/nonexistent/lume", NULL, &o, &res), LM_ENOTFOUND);
+	assert_null(res.out);
+}
+
+/* Issue 22: the managers' runners kept at most 10 arguments and dropped the rest silently. Every
+ * argument reaches the child, run or started detached. */
+#define MANY_ARGS 50
+static void test_proc_every_argument(void **state)
+{
+	char words[MANY_ARGS][16], expect[MANY_ARGS * 16 + 16], log[] = "/tmp/lm-proc-args-XXXXXX", *text;
+	const char *args[MANY_ARGS + 4];
+	lm_proc_options o = {.timeout = 10};
+	lm_proc_result res;
+	size_t n = 0, len, i;
+	int fd, status;
+	pid_t pid;
+
+	(void)state;
+	args[n++] = "-c";
+	args[n++] = "printf '%s\\n' \"$#\" \"$@\"";
+	args[n++] = "sh";
+	len = (size_t)snprintf(expect, sizeof(expect), "%d\n", MANY_ARGS);
+	for (i = 0; i < MANY_ARGS; i++) {
+		snprintf(words[i], sizeof(words[i]), "arg %zu", i + 1);
+		args[n++] = words[i];
+		len += (size_t)snprintf(expect + len, sizeof(expect) - len, "%s\n", words[i]);
+	}
+	args[n] = NULL;
+	assert_int_equal(lm_proc_run("/bin/sh", args, &o, &res), 0);
+	assert_string_equal(res.out, expect);
+	lm_proc_result_dispose(&res);
+
+	fd = mkstemp(log);
+	assert_true(fd >= 0);
+	close(fd);
+	o.log = log;
+	assert_int_equal(lm_proc_spawn_detached("/bin/sh", args, &o, &pid), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(lm_fs_read_file(log, 1 << 16, &text, &len), 0);
+	assert_string_equal(text, expect);
+	free(text);
+	unlink(log);
+}
+
+/* Issue 22: output past the limit was cut silently (at 16 MiB). Up to the limit it is kept whole;
+ * one byte more on either stream is LM_ETOOLARGE naming the limit, after the child ran to its end. */
+static void test_proc_output_limit(void **state)
+{
+	char marker[] = "/tmp/lm-proc-limit-XXXXXX", script[256];
+	const char *fits[] = {"-c", "printf 0123456789; printf abcdefghij >&2", NULL};
+	const char *args[] = {"-c", script, NULL};
+	const lm_proc_options o = {.timeout = 30, .output_max = 10};
+	lm_proc_result res;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	assert_int_equal(lm_proc_run("/bin/sh", fits, &o, &res), 0);
+	assert_string_equal(res.out, "0123456789");
+	assert_string_equal(res.err, "abcdefghij");
+	lm_proc_result_dispose(&res);
+
+	fd = mkstemp(marker);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(marker);
+	/* Far more than a pipe holds: the child is never blocked, and it reaches its last command. */
+	snprintf(script, sizeof(script), "printf 01234567890; head -c 1000000 /dev/zero; : > %s", marker);
+	assert_int_equal(lm_proc_run("/bin/sh", args, &o, &res), LM_ETOOLARGE);
+	assert_non_null(strstr(lm_error_last()->message, "/bin/sh: more than 10 bytes (the limit) on its standard output"));
+	assert_null(res.out);
+	assert_null(res.err);
+	assert_int_equal(stat(marker, &st), 0);
+	unlink(marker);
+
+	snprintf(script, sizeof(script), "printf 0123456789a >&2");
+	assert_int_equal(lm_proc_run("/bin/sh", args, &o, &res), LM_ETOOLARGE);
+	assert_non_null(strstr(lm_error_last()->message, "more than 10 bytes (the limit) on its standard error"));
 }
 
 static void test_find_program(void **state)
@@ -228,12 +394,15 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_name_invalid),
+		cmocka_unit_test(test_name_one_rule),
 		cmocka_unit_test(test_json_among_log_lines),
 		cmocka_unit_test(test_vm_objects),
 		cmocka_unit_test(test_excerpt),
 		cmocka_unit_test(test_utm_list_table),
 		cmocka_unit_test(test_proc_run_and_timeout),
 		cmocka_unit_test(test_proc_env_drops_password),
+		cmocka_unit_test(test_proc_every_argument),
+		cmocka_unit_test(test_proc_output_limit),
 		cmocka_unit_test(test_find_program),
 	};
 

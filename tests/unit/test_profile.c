@@ -12,6 +12,7 @@
 
 #include "lume-metal/error.h"
 #include "lume-metal/profile.h"
+#include "pref_default.h"
 
 #define MINIMAL "{\"format\":\"lume-metal-profile\",\"version\":1,\"name\":\"t\",\"description\":\"d\"," \
 	"\"capabilities\":{\"apple_family_max\":1009,\"max_threadgroup_memory\":65536}}"
@@ -686,10 +687,38 @@ static void test_lint(void **state)
 	lm_profile_free(p);
 }
 
+/* Issue 22: one default preference. Every built-in profile sets it, and a profile that names no
+ * host preference gets it. */
+static void test_default_preference(void **state)
+{
+	const lm_pref_setting *pref;
+	lm_profile *p = NULL;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < lm_profile_builtin_count(); i++) {
+		assert_int_equal(lm_profile_builtin(&p, lm_profile_builtin_name(i)), 0);
+		pref = lm_profile_host_preference(p);
+		assert_string_equal(pref->domain, LM_PREF_DEFAULT_DOMAIN);
+		assert_string_equal(pref->key, LM_PREF_DEFAULT_KEY);
+		assert_int_equal(pref->value.type, LM_PREF_BOOL);
+		assert_int_equal(pref->value.boolean, 1);
+		lm_profile_free(p);
+	}
+	assert_int_equal(lm_profile_parse(&p, MINIMAL, strlen(MINIMAL), "minimal.json"), 0);
+	pref = lm_profile_host_preference(p);
+	assert_string_equal(pref->domain, LM_PREF_DEFAULT_DOMAIN);
+	assert_string_equal(pref->key, LM_PREF_DEFAULT_KEY);
+	assert_int_equal(pref->value.type, LM_PREF_BOOL);
+	assert_int_equal(pref->value.boolean, 1);
+	lm_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_malformed_profiles),
+		cmocka_unit_test(test_default_preference),
 		cmocka_unit_test(test_too_deep),
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_too_many_validations),

@@ -10,6 +10,7 @@
 
 #include "bench_internal.h"
 #include "error_internal.h"
+#include "path.h"
 #include "str.h"
 #include "file.h"
 
@@ -52,8 +53,8 @@ static int read_raw(const char *dir, const char *name, char **out)
 	*out = NULL;
 	if (name == NULL)
 		return 0;
-	if ((path = lm_format("%s/%s", dir, name)) == NULL)
-		return lm_error_nomem();
+	if ((rc = lm_path_join(&path, dir, name, NULL)) < 0)
+		return rc;
 	rc = lm_fs_read_file(path, 64u << 20, out, &len);
 	free(path);
 	return rc;
@@ -70,8 +71,8 @@ static int load(folder *f)
 
 	if ((rc = lm_bench_result_new(&f->r)) < 0 || (rc = lm_bench_verify_sums(f->dir)) < 0)
 		return rc;
-	if ((path = lm_format("%s/metadata.json", f->dir)) == NULL)
-		return lm_error_nomem();
+	if ((rc = lm_path_join(&path, f->dir, "metadata.json", NULL)) < 0)
+		return rc;
 	rc = lm_fs_read_file(path, 16u << 20, &data, &len);
 	free(path);
 	if (rc < 0)

@@ -100,18 +100,17 @@ void lm_bench_metal_parse(const char *text, lm_bench_metal *m)
 
 void lm_bench_metal_family(const lm_bench_metal *m, char *buf, size_t len)
 {
-	lm_buf b = {0};
-	char *text;
+	lm_buf b;
 
+	lm_buf_init(&b, LM_BUF_TEXT_MAX);
 	if (m->apple > 0)
-		lm_buf_printf(&b, "Apple%d (%d)", m->apple - 1000, m->apple);
+		lm_buf_addf(&b, "Apple%d (%d)", m->apple - 1000, m->apple);
 	if (m->common > 0)
-		lm_buf_printf(&b, "%sCommon%d (%d)", b.len ? " " : "", m->common - 3000, m->common);
+		lm_buf_addf(&b, "%sCommon%d (%d)", lm_buf_len(&b) ? " " : "", m->common - 3000, m->common);
 	if (m->metal > 0)
-		lm_buf_printf(&b, "%sMetal%d (%d)", b.len ? " " : "", m->metal - 5000 + 2, m->metal);
-	text = lm_buf_finish(&b);
-	lm_text_format_cut(buf, len, "%s", text != NULL && text[0] ? text : "not printed");
-	free(text);
+		lm_buf_addf(&b, "%sMetal%d (%d)", lm_buf_len(&b) ? " " : "", m->metal - 5000 + 2, m->metal);
+	lm_text_format_cut(buf, len, "%s", lm_buf_len(&b) ? lm_buf_ptr(&b) : "not printed");
+	lm_buf_dispose(&b);
 }
 
 int lm_bench_metal_differs(const lm_bench_metal *a, const lm_bench_metal *b)

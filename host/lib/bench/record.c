@@ -8,6 +8,7 @@
 #include "bench_internal.h"
 #include "error_internal.h"
 #include "fs.h"
+#include "path.h"
 #include "sha256.h"
 #include "text.h"
 
@@ -16,11 +17,11 @@
 
 int lm_bench_write_file(const char *dir, const char *name, const char *data, size_t len)
 {
-	char *path = lm_format("%s/%s", dir, name);
+	char *path;
 	int rc;
 
-	if (path == NULL)
-		return lm_error_nomem();
+	if ((rc = lm_path_join(&path, dir, name, NULL)) < 0)
+		return rc;
 	rc = lm_fs_write_atomic(path, data != NULL ? data : "", data != NULL ? len : 0, 0644);
 	free(path);
 	return rc;
@@ -65,11 +66,11 @@ static int list_files(const char *dir, char ***out)
 static int file_hex(const char *dir, const char *name, char hex[65])
 {
 	uint8_t digest[32];
-	char *path = lm_format("%s/%s", dir, name);
+	char *path;
 	int rc;
 
-	if (path == NULL)
-		return lm_error_nomem();
+	if ((rc = lm_path_join(&path, dir, name, NULL)) < 0)
+		return rc;
 	rc = lm_sha256_file(path, digest);
 	free(path);
 	if (rc == 0)
@@ -80,33 +81,37 @@ static int file_hex(const char *dir, const char *name, char hex[65])
 int lm_bench_write_sums(const char *dir)
 {
 	char **names = NULL, hex[65], *text;
-	lm_buf b = {0};
-	size_t i;
+	size_t i, len;
+	lm_buf b;
 	int rc;
 
 	if ((rc = list_files(dir, &names)) < 0)
 		return rc;
+	lm_buf_init(&b, LM_BUF_TEXT_MAX);
 	for (i = 0; names[i] != NULL; i++) {
 		if ((rc = file_hex(dir, names[i], hex)) < 0)
 			break;
-		lm_buf_printf(&b, "%s  %s\n", hex, names[i]);
+		lm_buf_addf(&b, "%s  %s\n", hex, names[i]);
 	}
 	lm_strv_free(names);
-	text = lm_buf_finish(&b);
-	if (rc == 0)
-		rc = text == NULL ? lm_error_nomem() : lm_bench_write_file(dir, SUMS, text, strlen(text));
+	if (rc < 0) {
+		lm_buf_dispose(&b);
+		return rc;
+	}
+	if ((rc = lm_buf_take(&b, &text, &len)) == 0)
+		rc = lm_bench_write_file(dir, SUMS, text, len);
 	free(text);
 	return rc;
 }
 
 int lm_bench_verify_sums(const char *dir)
 {
-	char *path = lm_format("%s/%s", dir, SUMS), *data = NULL, *line, *save = NULL, hex[65];
+	char *path, *data = NULL, *line, *save = NULL, hex[65];
 	size_t len;
 	int rc, lineno = 0;
 
-	if (path == NULL)
-		return lm_error_nomem();
+	if ((rc = lm_path_join(&path, dir, SUMS, NULL)) < 0)
+		return lm_error_prefix("%s is not an evidence folder: ", dir);
 	rc = lm_fs_read_file(path, 1 << 20, &data, &len);
 	free(path);
 	if (rc < 0)
@@ -130,28 +135,37 @@ int lm_bench_verify_sums(const char *dir)
 
 /* ---- results.csv ---- */
 
+/* The text built in b, or NULL (the message set) when it could not be. */
+static char *text_of(lm_buf *b)
+{
+	char *text;
+
+	return lm_buf_take(b, &text, NULL) == 0 ? text : NULL;
+}
+
 char *lm_bench_results_csv(const lm_bench_result *r)
 {
-	lm_buf b = {0};
 	char sf[96], hf[96];
 	size_t i;
+	lm_buf b;
 
+	lm_buf_init(&b, LM_BUF_TEXT_MAX);
 	lm_bench_metal_family(r->stock_metal, sf, sizeof(sf));
 	lm_bench_metal_family(r->shimmed_metal, hf, sizeof(hf));
-	lm_buf_puts(&b, "test,n_prompt,n_gen,n_depth,unit,stock_median,shimmed_median,ratio,stock_samples,"
+	lm_buf_adds(&b, "test,n_prompt,n_gen,n_depth,unit,stock_median,shimmed_median,ratio,stock_samples,"
 	    "shimmed_samples,stock_gpu_family,shimmed_gpu_family,stock_simdgroup_reduction,"
 	    "shimmed_simdgroup_reduction,stock_simdgroup_mm,shimmed_simdgroup_mm,stock_bfloat16,shimmed_bfloat16\n");
 	for (i = 0; i < r->ntests; i++) {
 		const lm_bench_test *t = r->tests[i];
 		const int wall = r->parser == LM_BENCH_PARSER_NONE;
-		lm_buf_printf(&b, "%s,%llu,%llu,%llu,%s,%.2f,%.2f,%.3f,%zu,%zu,%s,%s,%s,%s,%s,%s,%s,%s\n", t->name,
+		lm_buf_addf(&b, "%s,%llu,%llu,%llu,%s,%.2f,%.2f,%.3f,%zu,%zu,%s,%s,%s,%s,%s,%s,%s,%s\n", t->name,
 		    t->n_prompt, t->n_gen, t->n_depth, wall ? "s" : "t/s", t->stock_median, t->shimmed_median, t->ratio,
 		    t->stock_samples, t->shimmed_samples, sf, hf, lm_bench_flag(r->stock_metal->simdgroup_reduction),
 		    lm_bench_flag(r->shimmed_metal->simdgroup_reduction), lm_bench_flag(r->stock_metal->simdgroup_mm),
 		    lm_bench_flag(r->shimmed_metal->simdgroup_mm), lm_bench_flag(r->stock_metal->bfloat),
 		    lm_bench_flag(r->shimmed_metal->bfloat));
 	}
-	return lm_buf_finish(&b);
+	return text_of(&b);
 }
 
 /* ---- README.md and metadata.md ---- */
@@ -180,111 +194,122 @@ static const char *yes_no(int v)
 
 char *lm_bench_readme(const lm_bench_result *r, const cJSON *meta)
 {
-	lm_buf b = {0};
 	char sf[96], hf[96];
 	size_t i;
 	const int wall = r->parser == LM_BENCH_PARSER_NONE;
+	lm_buf b;
 
+	lm_buf_init(&b, LM_BUF_TEXT_MAX);
 	lm_bench_metal_family(r->stock_metal, sf, sizeof(sf));
 	lm_bench_metal_family(r->shimmed_metal, hf, sizeof(hf));
-	lm_buf_printf(&b, "# lume-metal bench: %s\n\n", r->vm);
+	lm_buf_addf(&b, "# lume-metal bench: %s\n\n", r->vm);
 	if (r->bare_metal) {
-		lm_buf_printf(&b, "Bare metal: the workload on the host itself, %s (%s), %d rounds. The `stock_*` columns "
+		lm_buf_addf(&b, "Bare metal: the workload on the host itself, %s (%s), %d rounds. The `stock_*` columns "
 		    "of results.csv hold this host arm; `bench compare` sets other records' unlocked runs against it.\n\n"
 		    "| test | host (median) | samples |\n|---|---:|---:|\n", str_at(meta, "host.model"),
 		    str_at(meta, "host.chip"), r->rounds);
 		for (i = 0; i < r->ntests; i++)
-			lm_buf_printf(&b, "| %s | %.2f | %zu |\n", r->tests[i]->name, r->tests[i]->stock_median,
+			lm_buf_addf(&b, "| %s | %.2f | %zu |\n", r->tests[i]->name, r->tests[i]->stock_median,
 			    r->tests[i]->stock_samples);
-		lm_buf_printf(&b, "\nllama.cpp selected: GPU family %s, SIMD-group reduction %s, matrix %s, bfloat16 %s.\n",
+		lm_buf_addf(&b, "\nllama.cpp selected: GPU family %s, SIMD-group reduction %s, matrix %s, bfloat16 %s.\n",
 		    sf, yes_no(r->stock_metal->simdgroup_reduction), yes_no(r->stock_metal->simdgroup_mm),
 		    yes_no(r->stock_metal->bfloat));
-		return lm_buf_finish(&b);
+		return text_of(&b);
 	}
-	lm_buf_printf(&b, "Host %s (%s), guest macOS %s (%s), profile %s; %d rounds, stock and shimmed "
+	lm_buf_addf(&b, "Host %s (%s), guest macOS %s (%s), profile %s; %d rounds, stock and shimmed "
 	    "interleaved. Recorded by lume-metal %s; see metadata.md for the environment and the exact commands, "
 	    "SHA256SUMS to check the files (`sha256sum -c SHA256SUMS` or `shasum -a 256 -c SHA256SUMS`).\n\n",
 	    str_at(meta, "host.model"), str_at(meta, "host.chip"), str_at(meta, "guest.os_version"),
 	    str_at(meta, "guest.os_build"), str_at(meta, "profile.name"), r->rounds, str_at(meta, "lume_metal.version"));
 	if (wall) {
-		lm_buf_puts(&b, "| workload | unit | stock (median) | shimmed (median) | speed-up |\n|---|---|---:|---:|---:|\n");
+		lm_buf_adds(&b, "| workload | unit | stock (median) | shimmed (median) | speed-up |\n|---|---|---:|---:|---:|\n");
 		for (i = 0; i < r->ntests; i++)
-			lm_buf_printf(&b, "| %s | s | %.3f | %.3f | %.2fx |\n", r->tests[i]->name, r->tests[i]->stock_median,
+			lm_buf_addf(&b, "| %s | s | %.3f | %.3f | %.2fx |\n", r->tests[i]->name, r->tests[i]->stock_median,
 			    r->tests[i]->shimmed_median, r->tests[i]->ratio);
-		lm_buf_puts(&b, "\nWall-clock seconds of the whole command per round (no workload parser); speed-up is "
+		lm_buf_adds(&b, "\nWall-clock seconds of the whole command per round (no workload parser); speed-up is "
 		    "stock / shimmed.\n");
 	} else {
-		lm_buf_puts(&b, "| test | stock t/s (median) | shimmed t/s (median) | shimmed / stock | samples |\n"
+		lm_buf_adds(&b, "| test | stock t/s (median) | shimmed t/s (median) | shimmed / stock | samples |\n"
 		    "|---|---:|---:|---:|---:|\n");
 		for (i = 0; i < r->ntests; i++) {
 			const lm_bench_test *t = r->tests[i];
-			lm_buf_printf(&b, "| %s | %.2f | %.2f | %.2fx | %zu / %zu |\n", t->name, t->stock_median,
+			lm_buf_addf(&b, "| %s | %.2f | %.2f | %.2fx | %zu / %zu |\n", t->name, t->stock_median,
 			    t->shimmed_median, t->ratio, t->stock_samples, t->shimmed_samples);
 		}
-		lm_buf_puts(&b, "\nHeadline numbers are medians of llama-bench's `samples_ts` over every round, not its "
+		lm_buf_adds(&b, "\nHeadline numbers are medians of llama-bench's `samples_ts` over every round, not its "
 		    "`avg_ts`.\n");
 	}
-	lm_buf_puts(&b, "\n## What llama.cpp selected\n\n| | stock | shimmed |\n|---|---|---|\n");
-	lm_buf_printf(&b, "| GPU family | %s | %s |\n", sf, hf);
-	lm_buf_printf(&b, "| SIMD-group reduction | %s | %s |\n", yes_no(r->stock_metal->simdgroup_reduction),
+	lm_buf_adds(&b, "\n## What llama.cpp selected\n\n| | stock | shimmed |\n|---|---|---|\n");
+	lm_buf_addf(&b, "| GPU family | %s | %s |\n", sf, hf);
+	lm_buf_addf(&b, "| SIMD-group reduction | %s | %s |\n", yes_no(r->stock_metal->simdgroup_reduction),
 	    yes_no(r->shimmed_metal->simdgroup_reduction));
-	lm_buf_printf(&b, "| SIMD-group matrix multiply | %s | %s |\n", yes_no(r->stock_metal->simdgroup_mm),
+	lm_buf_addf(&b, "| SIMD-group matrix multiply | %s | %s |\n", yes_no(r->stock_metal->simdgroup_mm),
 	    yes_no(r->shimmed_metal->simdgroup_mm));
-	lm_buf_printf(&b, "| bfloat16 | %s | %s |\n\n", yes_no(r->stock_metal->bfloat), yes_no(r->shimmed_metal->bfloat));
+	lm_buf_addf(&b, "| bfloat16 | %s | %s |\n\n", yes_no(r->stock_metal->bfloat), yes_no(r->shimmed_metal->bfloat));
 	if (!r->stock_metal->found && !r->shimmed_metal->found)
-		lm_buf_puts(&b, "The workload printed no Metal init lines: whether the unlock changed llama.cpp's kernel "
+		lm_buf_adds(&b, "The workload printed no Metal init lines: whether the unlock changed llama.cpp's kernel "
 		    "choice is not recorded.\n");
 	else if (r->kernel_choice_changed)
-		lm_buf_puts(&b, "**The unlock changed llama.cpp's kernel choice**: the shimmed arm selected kernels the "
+		lm_buf_adds(&b, "**The unlock changed llama.cpp's kernel choice**: the shimmed arm selected kernels the "
 		    "stock arm did not.\n");
 	else
-		lm_buf_puts(&b, "The unlock did **not** change llama.cpp's kernel choice: both arms selected the same "
+		lm_buf_adds(&b, "The unlock did **not** change llama.cpp's kernel choice: both arms selected the same "
 		    "kernels.\n");
-	lm_buf_puts(&b, "\n## Files\n\n- `metadata.md`, `metadata.json`: host, VM, guest, lume-metal, profile, commands, "
+	lm_buf_adds(&b, "\n## Files\n\n- `metadata.md`, `metadata.json`: host, VM, guest, lume-metal, profile, commands, "
 	    "hashes, times\n- `<arm>-<round>.json` (`.stdout` without a parser) and `<arm>-<round>.stderr`: each "
 	    "run's raw output\n- `results.csv`: per test, the median per arm, the ratio and what llama.cpp selected\n"
 	    "- `SHA256SUMS`: every other file\n");
-	return lm_buf_finish(&b);
+	return text_of(&b);
 }
 
 /* metadata.md: the JSON's sections as lists, in its order (one source for both files). */
-static void md_object(lm_buf *b, const cJSON *obj, int depth)
+static int md_object(lm_buf *b, const cJSON *obj, int depth)
 {
 	const cJSON *v;
 	char *text;
+	int rc = 0;
 
 	cJSON_ArrayForEach(v, obj) {
-		lm_buf_printf(b, "%*s- %s:", depth * 2, "", v->string != NULL ? v->string : "");
+		lm_buf_addf(b, "%*s- %s:", depth * 2, "", v->string != NULL ? v->string : "");
 		if (cJSON_IsObject(v)) {
-			lm_buf_puts(b, "\n");
-			md_object(b, v, depth + 1);
+			lm_buf_adds(b, "\n");
+			rc = md_object(b, v, depth + 1);
 		} else if (cJSON_IsArray(v) && cJSON_GetArraySize(v) > 0 && cJSON_IsObject(cJSON_GetArrayItem(v, 0))) {
 			const cJSON *e;
-			lm_buf_puts(b, "\n");
+			lm_buf_adds(b, "\n");
 			cJSON_ArrayForEach(e, v)
-				md_object(b, e, depth + 1);
+				if ((rc = md_object(b, e, depth + 1)) < 0)
+					break;
 		} else if (cJSON_IsString(v)) {
-			lm_buf_printf(b, " `%s`\n", v->valuestring);
+			lm_buf_addf(b, " `%s`\n", v->valuestring);
 		} else if ((text = cJSON_PrintUnformatted(v)) != NULL) {
-			lm_buf_printf(b, " %s\n", text);
+			lm_buf_addf(b, " %s\n", text);
 			cJSON_free(text);
+		} else {
+			rc = lm_error_nomem(); /* a value left out would be a wrong record */
 		}
+		if (rc < 0)
+			return rc;
 	}
+	return lm_buf_error(b);
 }
 
 char *lm_bench_metadata_md(const cJSON *meta)
 {
-	lm_buf b = {0};
 	const cJSON *section;
+	lm_buf b;
 
-	lm_buf_puts(&b, "# Environment and provenance\n\nWritten by lume-metal bench; the same facts as "
+	lm_buf_init(&b, LM_BUF_TEXT_MAX);
+	lm_buf_adds(&b, "# Environment and provenance\n\nWritten by lume-metal bench; the same facts as "
 	    "metadata.json.\n");
 	cJSON_ArrayForEach(section, meta) {
-		lm_buf_printf(&b, "\n## %s\n\n", section->string);
-		if (cJSON_IsObject(section))
-			md_object(&b, section, 0);
-		else if (cJSON_IsString(section))
-			lm_buf_printf(&b, "`%s`\n", section->valuestring);
+		lm_buf_addf(&b, "\n## %s\n\n", section->string);
+		if (cJSON_IsObject(section) && md_object(&b, section, 0) < 0) {
+			lm_buf_dispose(&b);
+			return NULL;
+		}
+		if (cJSON_IsString(section))
+			lm_buf_addf(&b, "`%s`\n", section->valuestring);
 	}
-	return lm_buf_finish(&b);
+	return text_of(&b);
 }

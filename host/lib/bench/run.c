@@ -25,7 +25,6 @@
 /* A run's output kept in memory (and written to the folder); beyond this it is an error. */
 #define OUTPUT_MAX (64u << 20)
 
-extern char **environ;
 
 static const char *const vm_arms[2] = {"stock", "shimmed"};
 static const char *const host_arms[1] = {"host"};
@@ -41,20 +40,17 @@ typedef struct {
 
 static int target_exec(const target *t, int arm, char **out, char **err, int *status)
 {
+	const lm_proc_options o = {.timeout = LM_TIMEOUT_MAX, .output_max = OUTPUT_MAX};
 	lm_proc_result res;
 	int rc;
 
 	if (t->s != NULL)
 		return lm_ssh_exec_capture(lm_flow_session_ssh(t->s), t->cmds[arm], OUTPUT_MAX, out, err, status);
-	if ((rc = lm_proc_run(t->local_argv, environ, LM_TIMEOUT_MAX, &res)) < 0)
+	if ((rc = lm_proc_run(t->local_argv[0], (const char *const *)t->local_argv + 1, &o, &res)) < 0)
 		return rc;
-	*out = res.out;
+	*out = res.out; /* both strings, "" when the stream was empty */
 	*err = res.err;
 	*status = res.exit_code;
-	res.out = res.err = NULL;
-	lm_proc_result_dispose(&res);
-	if ((*out == NULL && (*out = lm_text_dup("")) == NULL) || (*err == NULL && (*err = lm_text_dup("")) == NULL))
-		return lm_error_nomem();
 	return 0;
 }
 

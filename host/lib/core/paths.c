@@ -1,6 +1,7 @@
 /* dladdr() and Dl_info are GNU extensions on glibc. */
 #define _GNU_SOURCE
 #include "context_internal.h"
+#include "path.h"
 #include "text.h"
 
 #include <dlfcn.h>
@@ -40,16 +41,6 @@ void lm_paths_user_name(long uid, char *buf, size_t cap)
 		snprintf(buf, cap, "uid %ld", uid);
 }
 
-static int join(char **out, const char *a, const char *b)
-{
-	size_t n = strlen(a) + strlen(b) + 2;
-
-	if ((*out = malloc(n)) == NULL)
-		return lm_error_nomem();
-	snprintf(*out, n, "%s/%s", a, b);
-	return 0;
-}
-
 int lm_paths_state_dir(char **out, const char *explicit_dir)
 {
 	const char *home, *xdg;
@@ -61,14 +52,14 @@ int lm_paths_state_dir(char **out, const char *explicit_dir)
 #ifdef __APPLE__
 	if ((rc = lm_paths_home(&home)) < 0)
 		return rc;
-	return join(out, home, "Library/Application Support/lume-metal");
+	return lm_path_join(out, home, "Library/Application Support/lume-metal", NULL);
 #else
 	xdg = getenv("XDG_STATE_HOME");
 	if (xdg != NULL && xdg[0] == '/')
-		return join(out, xdg, "lume-metal");
+		return lm_path_join(out, xdg, "lume-metal", NULL);
 	if ((rc = lm_paths_home(&home)) < 0)
 		return rc;
-	return join(out, home, ".local/state/lume-metal");
+	return lm_path_join(out, home, ".local/state/lume-metal", NULL);
 #endif
 }
 
@@ -89,7 +80,7 @@ int lm_paths_data_dir(char **out)
 	if (dladdr((void *)&lm_paths_data_dir, &info) != 0 && info.dli_fname != NULL &&
 	    realpath(info.dli_fname, lib) != NULL && (slash = strrchr(lib, '/')) != NULL) {
 		*slash = '\0';
-		return join(out, lib, LM_LIBDIR_TO_DATADIR);
+		return lm_path_join(out, lib, LM_LIBDIR_TO_DATADIR, NULL);
 	}
 	*out = strdup(LM_INSTALL_DATADIR);
 	return *out == NULL ? lm_error_nomem() : 0;

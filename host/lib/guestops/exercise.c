@@ -43,16 +43,15 @@ out:
 void lm_exercise_summary(const lm_report *r, char *buf, size_t len)
 {
 	static const char *const shown[] = {"reduction", "matrix", "bfloat16"};
-	lm_buf b = {0};
-	char *text;
+	lm_buf b;
 	int i;
 
+	lm_buf_init(&b, LM_BUF_TEXT_MAX);
 	for (i = 0; i < 3; i++)
-		lm_buf_printf(&b, "%s%s %s", i ? ", " : "", shown[i],
+		lm_buf_addf(&b, "%s%s %s", i ? ", " : "", shown[i],
 		    lm_exercise_result_name(lm_report_exercise(r, (lm_exercise)i, NULL)));
-	lm_buf_printf(&b, "; threadgroup memory %llu bytes",
+	lm_buf_addf(&b, "; threadgroup memory %llu bytes",
 	    (unsigned long long)lm_report_threadgroup_memory_exercised(r));
-	text = lm_buf_finish(&b);
-	lm_text_format_cut(buf, len, "%s", text != NULL ? text : "");
-	free(text);
+	lm_text_format_cut(buf, len, "%s", lm_buf_ptr(&b));
+	lm_buf_dispose(&b);
 }

@@ -383,11 +383,7 @@ int lm_flow_result_to_json(const lm_flow_result *r, const lm_json_envelope *env,
 /* A guest's output, every byte of it (NUL included), through the one sanitiser. */
 static char *printable_bytes(const char *bytes, size_t len)
 {
-	lm_buf b = {0};
-
-	lm_text_sanitize(&b, bytes != NULL ? bytes : "", bytes != NULL ? len : 0, LM_TEXT_LINES);
-	lm_buf_puts(&b, "");
-	return lm_buf_finish(&b);
+	return lm_text_sanitized(bytes, len, LM_TEXT_LINES);
 }
 
 int lm_run_to_json(const char *vm, int exit_status, const char *out_bytes, size_t out_len,

@@ -16,17 +16,16 @@
 #include "context_internal.h"
 #include "error_internal.h"
 #include "fs.h"
+#include "pref_default.h"
 #include "prefs_store.h"
 #include "record.h"
 
-#define DEFAULT_DOMAIN "com.apple.gpusw.ParavirtualizedGraphics"
-#define DEFAULT_KEY "ForceUnrestrictedDeviceFeatureLevel"
 
 void lm_host_pref_default(lm_pref_setting *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->domain = DEFAULT_DOMAIN;
-	out->key = DEFAULT_KEY;
+	out->domain = LM_PREF_DEFAULT_DOMAIN;
+	out->key = LM_PREF_DEFAULT_KEY;
 	out->value.type = LM_PREF_BOOL;
 	out->value.boolean = 1;
 }

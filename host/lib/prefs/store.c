@@ -7,6 +7,8 @@
 #include "context_internal.h"
 #include "error_internal.h"
 #include "fs.h"
+#include "path.h"
+#include "pref_default.h"
 #include "prefs_store.h"
 #include "str.h"
 
@@ -26,14 +28,14 @@ int lm_prefs_validate_domain(const char *domain)
 	return 0;
 bad:
 	return lm_error_set(LM_EINVALID, "preference domain '%s' is not valid: expected a reverse-DNS name "
-	    "such as com.apple.gpusw.ParavirtualizedGraphics ([A-Za-z0-9._-], at most 200 characters)",
+	    "such as " LM_PREF_DEFAULT_DOMAIN " ([A-Za-z0-9._-], at most 200 characters)",
 	    domain != NULL ? domain : "");
 }
 
 int lm_prefs_store_open_plist(lm_prefs_store **out, const char *dir, const char *domain)
 {
 	lm_prefs_store *store;
-	char cwd[4096], *absdir = NULL;
+	char cwd[4096], file[256], *absdir = NULL;
 	size_t n;
 	int rc;
 
@@ -46,12 +48,11 @@ int lm_prefs_store_open_plist(lm_prefs_store **out, const char *dir, const char 
 	if (dir[0] != '/') {
 		if (getcwd(cwd, sizeof(cwd)) == NULL)
 			return lm_error_set(LM_EIO, "cannot tell the current directory to resolve '%s'", dir);
-		absdir = lm_format("%s/%s", cwd, dir);
-	} else {
-		absdir = strdup(dir);
-	}
-	if (absdir == NULL)
+		if ((rc = lm_path_join(&absdir, cwd, dir, NULL)) < 0)
+			return rc;
+	} else if ((absdir = strdup(dir)) == NULL) {
 		return lm_error_nomem();
+	}
 	/* Drop trailing slashes so that the same directory always gives the same identity. */
 	for (n = strlen(absdir); n > 1 && absdir[n - 1] == '/'; n--)
 		absdir[n - 1] = '\0';
@@ -60,12 +61,15 @@ int lm_prefs_store_open_plist(lm_prefs_store **out, const char *dir, const char 
 		return lm_error_nomem();
 	}
 	store->ops = &lm_plist_store_ops;
-	store->domain = strdup(domain);
-	store->path = lm_format("%s/%s.plist", absdir, domain);
-	store->managed_path = lm_format("%s/managed/%s.plist", absdir, domain);
+	snprintf(file, sizeof(file), "%s.plist", domain); /* a valid domain (at most 200 bytes) fits */
+	if ((rc = lm_path_join(&store->path, absdir, file, NULL)) < 0 ||
+	    (rc = lm_path_join(&store->managed_path, absdir, "managed", file, NULL)) < 0) {
+		free(absdir);
+		lm_prefs_store_free(store);
+		return rc;
+	}
 	free(absdir);
-	if (store->domain == NULL || store->path == NULL || store->managed_path == NULL ||
-	    (store->id = lm_format("plist:%s", store->path)) == NULL) {
+	if ((store->domain = strdup(domain)) == NULL || (store->id = lm_format("plist:%s", store->path)) == NULL) {
 		lm_prefs_store_free(store);
 		return lm_error_nomem();
 	}
@@ -107,8 +111,8 @@ int lm_prefs_store_open(lm_prefs_store **out, const lm_context *ctx, const char 
 
 	if ((rc = lm_paths_home(&home)) < 0)
 		return rc;
-	if ((dir = lm_format("%s/Library/Preferences", home)) == NULL)
-		return lm_error_nomem();
+	if ((rc = lm_path_join(&dir, home, "Library/Preferences", NULL)) < 0)
+		return rc;
 	rc = lm_prefs_store_open_plist(out, dir, domain);
 	free(dir);
 	return rc;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "b64.h"
 #include "error_internal.h"
 #include "prefs_store.h"
 #include "text.h"
@@ -189,73 +190,6 @@ int lm_pref_plist_equal(plist_t a, plist_t b)
 	}
 }
 
-static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static char *base64_encode(const unsigned char *in, size_t len)
-{
-	size_t i, o = 0, n = (len + 2) / 3 * 4;
-	char *out = malloc(n + 1);
-	uint32_t w;
-
-	if (out == NULL)
-		return NULL;
-	for (i = 0; i + 2 < len; i += 3) {
-		w = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		out[o++] = b64chars[w >> 18 & 63];
-		out[o++] = b64chars[w >> 12 & 63];
-		out[o++] = b64chars[w >> 6 & 63];
-		out[o++] = b64chars[w & 63];
-	}
-	if (i < len) {
-		w = (uint32_t)in[i] << 16 | (i + 1 < len ? (uint32_t)in[i + 1] << 8 : 0);
-		out[o++] = b64chars[w >> 18 & 63];
-		out[o++] = b64chars[w >> 12 & 63];
-		out[o++] = i + 1 < len ? b64chars[w >> 6 & 63] : '=';
-		out[o++] = '=';
-	}
-	out[o] = '\0';
-	return out;
-}
-
-static int b64value(char c)
-{
-	const char *p = c != '\0' ? strchr(b64chars, c) : NULL;
-
-	return p != NULL ? (int)(p - b64chars) : -1;
-}
-
-/* Strict: length a multiple of 4, padding only at the end. NULL on anything else. */
-static unsigned char *base64_decode(const char *in, size_t *outlen)
-{
-	size_t len = strlen(in), i, o = 0, pad = 0;
-	unsigned char *out;
-	int v[4], k;
-
-	if (len == 0 || len % 4 != 0)
-		return NULL;
-	if (in[len - 1] == '=')
-		pad++;
-	if (in[len - 2] == '=')
-		pad++;
-	if ((out = malloc(len / 4 * 3)) == NULL)
-		return NULL;
-	for (i = 0; i < len; i += 4) {
-		for (k = 0; k < 4; k++) {
-			if (i + 4 == len && k >= 4 - (int)pad && in[i + (size_t)k] == '=')
-				v[k] = 0;
-			else if ((v[k] = b64value(in[i + (size_t)k])) < 0) {
-				free(out);
-				return NULL;
-			}
-		}
-		out[o++] = (unsigned char)(v[0] << 2 | v[1] >> 4);
-		out[o++] = (unsigned char)((v[1] & 15) << 4 | v[2] >> 2);
-		out[o++] = (unsigned char)((v[2] & 3) << 6 | v[3]);
-	}
-	*outlen = o - pad;
-	return out;
-}
-
 int lm_pref_plist_encode(plist_t v, char **out)
 {
 	plist_t arr;
@@ -270,21 +204,28 @@ int lm_pref_plist_encode(plist_t v, char **out)
 	plist_free(arr);
 	if (bin == NULL)
 		return lm_error_set(LM_EINVALID, "cannot serialise a %s value", lm_pref_plist_type(v));
-	*out = base64_encode((const unsigned char *)bin, len);
+	if ((*out = malloc(lm_b64_encoded_len(len, 1) + 1)) != NULL)
+		lm_b64_encode((const uint8_t *)bin, len, *out, 1);
 	plist_to_bin_free(bin);
 	return *out != NULL ? 0 : lm_error_nomem();
 }
 
 int lm_pref_plist_decode(const char *text, plist_t *out)
 {
+	size_t n = text != NULL ? strlen(text) : 0;
 	unsigned char *bin;
-	size_t len = 0;
 	plist_t arr = NULL;
+	long len;
 	int rc;
 
 	*out = NULL;
-	if (text == NULL || (bin = base64_decode(text, &len)) == NULL)
+	if ((bin = malloc(n / 4 * 3 + 1)) == NULL)
+		return lm_error_nomem();
+	/* Strict: only what lm_pref_plist_encode writes. */
+	if ((len = lm_b64_decode(text != NULL ? text : "", n, bin, n / 4 * 3, LM_B64_STRICT)) < 0) {
+		free(bin);
 		return lm_error_set(LM_EINVALID, "not base64");
+	}
 	if (len >= 8 && len <= UINT32_MAX && memcmp(bin, "bplist00", 8) == 0)
 		plist_from_bin((const char *)bin, (uint32_t)len, &arr);
 	free(bin);

@@ -7,6 +7,7 @@
  * line, an error message or a child process. RSA keys are refused with an explanation: libssh2
  * 1.10 can only sign with ssh-rsa (SHA-1), which current OpenSSH servers, macOS's included, refuse. */
 #include "ssh_internal.h"
+#include "path.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -82,7 +83,7 @@ static key_kind classify_openssh(const char *text, int *encrypted)
 	b += sizeof(begin) - 1;
 	if ((e = strstr(b, "-----END")) == NULL || (raw = malloc((size_t)(e - b))) == NULL)
 		return KEY_NOT_A_KEY;
-	len = lm_b64_decode(b, (size_t)(e - b), raw, (size_t)(e - b));
+	len = lm_b64_decode(b, (size_t)(e - b), raw, (size_t)(e - b), 0);
 	if (len > (long)sizeof(magic) && memcmp(raw, magic, sizeof(magic)) == 0) {
 		off = sizeof(magic);
 		if (take_string(raw, (size_t)len, &off, &s, &n) == 0) { /* cipher */
@@ -365,7 +366,7 @@ int lm_ssh_authenticate(lm_ssh *ssh)
 			return rc;
 		if (lm_paths_home(&home) == 0) {
 			for (i = 0; i < sizeof(default_keys) / sizeof(default_keys[0]); i++) {
-				if (lm_text_format(path, sizeof(path), "%s/%s", home, default_keys[i]) < 0) {
+				if (lm_path_join_buf(path, sizeof(path), home, default_keys[i], NULL) < 0) {
 					tried_add(&tried, "~/%s (HOME is longer than %zu bytes; skipped)", default_keys[i],
 					    sizeof(path) - 40);
 					continue;

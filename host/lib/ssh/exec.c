@@ -3,6 +3,8 @@
  * the command timeout is one deadline for the whole command. */
 #include "ssh_internal.h"
 
+#include "buf.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,73 +126,55 @@ int lm_ssh_exec(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *da
 	return 0;
 }
 
+/* Each stream the caller wants into a buffer of at most max bytes (one it does not want is read
+ * and dropped). Past max the rest is still read, so that the command is never blocked on a full
+ * channel and runs to its end as it would otherwise; the capture is then an error, never a cut
+ * result. */
 typedef struct {
-	char *buf[2];
-	size_t len[2];
-	size_t cap[2];
-	size_t max;
-	int nomem;
+	lm_buf buf[2];
+	int want[2];
 } capture;
 
 static void capture_out(void *data, int stream, const char *bytes, size_t len)
 {
 	capture *c = data;
 	int i = stream == 1 ? 0 : 1;
-	size_t room = c->max - c->len[i], want, cap;
-	char *p;
 
-	if (len > room)
-		len = room; /* beyond max: read and dropped, so that the command is never blocked */
-	if (len == 0 || c->nomem)
-		return;
-	want = c->len[i] + len + 1;
-	if (want > c->cap[i]) {
-		cap = c->cap[i] ? c->cap[i] : 4096;
-		while (cap < want)
-			cap *= 2;
-		if ((p = realloc(c->buf[i], cap)) == NULL) {
-			c->nomem = 1;
-			return;
-		}
-		c->buf[i] = p;
-		c->cap[i] = cap;
-	}
-	memcpy(c->buf[i] + c->len[i], bytes, len);
-	c->len[i] += len;
-	c->buf[i][c->len[i]] = '\0';
+	if (c->want[i])
+		lm_buf_add(&c->buf[i], bytes, len);
 }
 
 int lm_ssh_exec_capture(lm_ssh *ssh, const char *command, size_t max, char **out_stdout, char **out_stderr,
     int *exit_status)
 {
+	static const char *const names[2] = {"standard output", "standard error"};
+	char **dst[2] = {out_stdout, out_stderr};
 	capture c;
 	int rc, i;
 
-	memset(&c, 0, sizeof(c));
-	c.max = max;
-	if (out_stdout != NULL)
-		*out_stdout = NULL;
-	if (out_stderr != NULL)
-		*out_stderr = NULL;
-	if ((rc = lm_ssh_exec(ssh, command, capture_out, &c, exit_status)) < 0 || c.nomem) {
-		free(c.buf[0]);
-		free(c.buf[1]);
-		return rc < 0 ? rc : lm_error_nomem();
+	for (i = 0; i < 2; i++) {
+		lm_buf_init(&c.buf[i], max);
+		if ((c.want[i] = dst[i] != NULL))
+			*dst[i] = NULL;
+	}
+	rc = lm_ssh_exec(ssh, command, capture_out, &c, exit_status);
+	for (i = 0; i < 2 && rc == 0; i++) {
+		if (lm_buf_error(&c.buf[i]) == LM_ETOOLARGE)
+			rc = lm_error_set(LM_ETOOLARGE, "VM '%s': the command wrote more than %zu bytes (the limit) to its %s; "
+			    "nothing of it was kept", ssh->vm, max, names[i]);
+		else if (lm_buf_error(&c.buf[i]) != 0)
+			rc = lm_error_nomem();
 	}
 	for (i = 0; i < 2; i++) {
-		char **dst = i == 0 ? out_stdout : out_stderr;
-
-		if (c.buf[i] == NULL && dst != NULL && (c.buf[i] = calloc(1, 1)) == NULL) {
-			free(c.buf[0]);
-			free(c.buf[1]);
-			return lm_error_nomem();
-		}
-		if (dst != NULL) {
-			*dst = c.buf[i];
-			c.buf[i] = NULL;
-		}
+		if (rc == 0 && dst[i] != NULL)
+			rc = lm_buf_take(&c.buf[i], dst[i], NULL);
+		lm_buf_dispose(&c.buf[i]);
 	}
-	free(c.buf[0]);
-	free(c.buf[1]);
-	return 0;
+	if (rc < 0)
+		for (i = 0; i < 2; i++)
+			if (dst[i] != NULL) {
+				free(*dst[i]);
+				*dst[i] = NULL;
+			}
+	return rc;
 }

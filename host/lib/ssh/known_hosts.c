@@ -37,13 +37,13 @@
 #include "sha256.h"
 #include "state.h"
 #include "text.h"
+#include "vm_name.h"
 
 #define KH_FILE "known_hosts"
 #define KH_LOCK "known_hosts.lock"
 #define KH_LOCK_WAIT 10.0 /* seconds */
 #define KH_MAX_BLOB 4096
 #define KH_FILE_MAX (16u * 1024u * 1024u)
-#define KH_NAME_MAX 255
 #define KH_TYPE_MAX 63
 #define KH_HEADER "# lume-metal known hosts (docs/security.md): one line per VM, NAME KEY-TYPE BASE64-KEY [COMMENT]\n"
 
@@ -77,32 +77,6 @@ void lm_ssh_blob_type(const uint8_t *blob, size_t len, char *out, size_t size)
 	out[n] = '\0';
 }
 
-static int name_char_ok(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-	    c == '-';
-}
-
-int lm_ssh_check_vm_name(const char *name)
-{
-	char shown[80];
-	const char *p;
-
-	if (name == NULL || name[0] == '\0')
-		return lm_error_set(LM_EINVALID, "a VM name is required");
-	for (p = name; *p; p++) {
-		if (!name_char_ok(*p)) {
-			lm_text_quote(shown, sizeof(shown), name, strlen(name), 60);
-			return lm_error_set(LM_EINVALID, "VM name '%s' is not valid: use letters, digits, '.', '_' and '-' "
-			    "(Lume's name:tag is written name_tag)", shown);
-		}
-	}
-	if (strlen(name) > KH_NAME_MAX)
-		return lm_error_set(LM_EINVALID, "VM name '%.40s...' is too long (%d characters at most)", name,
-		    KH_NAME_MAX);
-	return 0;
-}
-
 /* ---- the file ------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -112,7 +86,7 @@ typedef struct {
 	const char *first;     /* its first field (forget-host matches lines on it), or NULL */
 	size_t first_len;
 	int entry;             /* a valid entry: name, type and blob below */
-	char name[KH_NAME_MAX + 1];
+	char name[LM_VM_NAME_MAX];
 	char type[KH_TYPE_MAX + 1];
 	uint8_t *blob;
 	size_t blob_len;
@@ -164,7 +138,7 @@ static const char *next_field(const char **p, const char *end, size_t *n)
 static void parse_line(kh_line *l)
 {
 	const char *p = l->text, *end = l->text + l->len, *type, *key;
-	size_t n, tn, kn, i;
+	size_t n, tn, kn;
 	char shown[80], blob_type[KH_TYPE_MAX + 1];
 	long blen;
 
@@ -189,11 +163,9 @@ static void parse_line(kh_line *l)
 		snprintf(l->problem, sizeof(l->problem), "an OpenSSH marker line (%s), which lume-metal does not use", shown);
 		return;
 	}
-	for (i = 0; i < n && name_char_ok(l->first[i]); i++)
-		;
-	if (i < n || n > KH_NAME_MAX) {
-		snprintf(l->problem, sizeof(l->problem), "'%s' is not a VM name (one name of at most %d letters, digits, "
-		    "'.', '_' or '-')", shown, KH_NAME_MAX);
+	/* The one rule: a line lume-metal wrote always meets it. */
+	if (lm_vm_name_check(l->first, n) < 0) {
+		snprintf(l->problem, sizeof(l->problem), "%s", lm_error_last()->message);
 		return;
 	}
 	memcpy(l->name, l->first, n);
@@ -212,7 +184,7 @@ static void parse_line(kh_line *l)
 		snprintf(l->problem, sizeof(l->problem), "out of memory");
 		return;
 	}
-	blen = lm_b64_decode(key, kn, l->blob, KH_MAX_BLOB);
+	blen = lm_b64_decode(key, kn, l->blob, KH_MAX_BLOB, 0);
 	if (blen <= 0) {
 		snprintf(l->problem, sizeof(l->problem), "VM '%s': the key is not base64 of at most %d bytes", l->name,
 		    KH_MAX_BLOB);
@@ -319,24 +291,26 @@ static const kh_line *kh_find(const kh_file *f, const char *name)
 /* Replace the file with `keep` lines of f (all when keep is NULL) plus `add` (may be NULL). */
 static int kh_write(const kh_file *f, const unsigned char *keep, const char *add)
 {
-	lm_buf b = {0};
-	size_t i;
+	lm_buf b;
+	size_t i, len;
 	char *text;
 	int rc;
 
+	/* No bigger than the file may be when it is read again. */
+	lm_buf_init(&b, KH_FILE_MAX);
 	if (f->n == 0)
-		lm_buf_puts(&b, KH_HEADER);
+		lm_buf_adds(&b, KH_HEADER);
 	for (i = 0; i < f->n; i++) {
 		if (keep != NULL && !keep[i])
 			continue;
-		lm_buf_put(&b, f->lines[i].text, f->lines[i].len);
-		lm_buf_puts(&b, "\n");
+		lm_buf_add(&b, f->lines[i].text, f->lines[i].len);
+		lm_buf_adds(&b, "\n");
 	}
 	if (add != NULL)
-		lm_buf_puts(&b, add);
-	if ((text = lm_buf_finish(&b)) == NULL)
-		return lm_error_nomem();
-	rc = lm_fs_write_atomic(f->path, text, strlen(text), 0600);
+		lm_buf_adds(&b, add);
+	if ((rc = lm_buf_take(&b, &text, &len)) < 0)
+		return lm_error_prefix("%s: ", f->path);
+	rc = lm_fs_write_atomic(f->path, text, len, 0600);
 	free(text);
 	return rc;
 }
@@ -419,7 +393,7 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 	if (!accepted_type(type))
 		return lm_error_set(LM_EHOSTKEY, "VM '%s' (%s:%d): the server offered a host key of type '%s', which "
 		    "lume-metal does not accept (use ed25519 or ECDSA host keys)", ssh->vm, ssh->address, ssh->port, type);
-	if ((b64 = malloc(4 * ((len + 2) / 3) + 1)) == NULL)
+	if ((b64 = malloc(lm_b64_encoded_len(len, 1) + 1)) == NULL)
 		return lm_error_nomem();
 	lm_b64_encode((const uint8_t *)blob, len, b64, 1);
 
@@ -469,7 +443,7 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 	}
 	/* accept-new: record it, under the lock, in the file just re-read. The address comes from the
 	 * VM manager: sanitised, so that it cannot end the line. */
-	if ((address = lm_text_sanitized(ssh->address, 0)) == NULL) {
+	if ((address = lm_text_sanitized(ssh->address, strlen(ssh->address), 0)) == NULL) {
 		rc = lm_error_nomem();
 		goto out;
 	}
@@ -524,7 +498,7 @@ int lm_ssh_forget_host(lm_context *ctx, const char *vm_name)
 
 	if (ctx == NULL)
 		return lm_error_set(LM_EINVALID, "lm_ssh_forget_host: a context is required");
-	if ((rc = lm_ssh_check_vm_name(vm_name)) < 0)
+	if ((rc = lm_vm_name_check(vm_name, vm_name != NULL ? strlen(vm_name) : 0)) < 0)
 		return rc;
 	if ((rc = kh_lock(ctx, &lock_fd)) < 0)
 		return rc;

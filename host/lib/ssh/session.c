@@ -1,6 +1,7 @@
 /* The SSH session: TCP connection, handshake, host-key check, authentication, errors, timeouts. */
 #include "ssh_internal.h"
 #include "ssh_pins.h"
+#include "vm_name.h"
 
 #include <pthread.h>
 #include <errno.h>
@@ -248,7 +249,7 @@ int lm_ssh_connect_vm(lm_ssh **out, lm_context *ctx, const char *vm_name, const 
 	*out = NULL;
 	if (ctx == NULL || address == NULL || address[0] == '\0')
 		return lm_error_set(LM_EINVALID, "lm_ssh_connect: a context and an address are required");
-	if ((rc = lm_ssh_check_vm_name(vm_name)) < 0)
+	if ((rc = lm_vm_name_check(vm_name, vm_name != NULL ? strlen(vm_name) : 0)) < 0)
 		return rc;
 	if (port <= 0 || port > 65535)
 		return lm_error_set(LM_EINVALID, "VM '%s': SSH port %d is out of range (1-65535)", vm_name, port);

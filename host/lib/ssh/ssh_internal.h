@@ -6,7 +6,6 @@
  *   exec.c         remote commands (non-blocking, both streams at once)
  *   sftp.c         upload with verification, sha256, remove, stat
  *   quote.c        the one POSIX sh quoting function
- *   b64.c          base64 (fingerprints, key files)
  */
 #ifndef LM_SSH_INTERNAL_H
 #define LM_SSH_INTERNAL_H
@@ -19,6 +18,7 @@
 
 #include "lume-metal/ssh.h"
 #include "context_internal.h"
+#include "b64.h"
 #include "clock.h"
 #include "error_internal.h"
 
@@ -59,9 +59,8 @@ int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what);
 /* Blocking libssh2 calls time out after this many seconds of silence from the server. */
 void lm_ssh_set_blocking_timeout(lm_ssh *ssh, double seconds);
 
-/* known_hosts.c */
-/* VM names key the known hosts: [A-Za-z0-9._-] only (nothing OpenSSH reads as a pattern). */
-int lm_ssh_check_vm_name(const char *name);
+/* known_hosts.c (VM names key the known hosts: the one rule of vm_name.h, whose [A-Za-z0-9._-]
+ * holds nothing OpenSSH reads as a pattern) */
 /* Host-key algorithms to offer, the VM's recorded key types first (as OpenSSH does). */
 int lm_ssh_hostkey_prefs(lm_ssh *ssh, char *buf, size_t size);
 /* After the handshake: match, record (accept-new) or refuse. */
@@ -78,11 +77,6 @@ int lm_ssh_authenticate(lm_ssh *ssh);
 /* Overwrite a secret in memory in a way the compiler keeps. */
 void lm_ssh_scrub(void *p, size_t n);
 
-/* b64.c: standard alphabet. encode writes a NUL-terminated string (padding optional) into out
- * of at least 4*((n+2)/3)+1 bytes. decode skips whitespace; returns the length or -1 when the
- * text is not base64 or does not fit. */
-void lm_b64_encode(const uint8_t *in, size_t n, char *out, int pad);
-long lm_b64_decode(const char *in, size_t n, uint8_t *out, size_t out_size);
 
 /* OpenSSH-style fingerprint of a key blob: "SHA256:" + base64 without padding (51 bytes + NUL). */
 void lm_ssh_fingerprint(const uint8_t *blob, size_t len, char out[64]);

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "context_internal.h"
 #include "error_internal.h"
+#include "path.h"
 
 /* Split "dir/name" into its directory ("." when none) and base name. */
 static int split_path(const char *path, char **dir, const char **base)
@@ -289,7 +290,7 @@ void lm_fs_remove_stale_temps(const char *path)
 			/* mkstemp's suffix is exactly six characters. */
 			if (strncmp(de->d_name, prefix, plen - 1) != 0 || strlen(de->d_name) != plen - 1 + 6)
 				continue;
-			if ((size_t)snprintf(full, sizeof(full), "%s/%s", dir, de->d_name) < sizeof(full))
+			if (lm_path_join_buf(full, sizeof(full), dir, de->d_name, NULL) == 0)
 				unlink(full);
 		}
 		closedir(d);

@@ -18,6 +18,7 @@
 #include "error_internal.h"
 #include "fs.h"
 #include "json.h"
+#include "path.h"
 #include "text.h"
 
 #define STATE_FILE "state.json"
@@ -33,16 +34,6 @@ struct lm_state {
 	int readonly;
 	cJSON *doc;
 };
-
-static char *join(const char *a, const char *b)
-{
-	size_t n = strlen(a) + strlen(b) + 2;
-	char *s = malloc(n);
-
-	if (s != NULL)
-		snprintf(s, n, "%s/%s", a, b);
-	return s;
-}
 
 /* The state directory must be ours and not writable by anyone else (OpenSSH's rule for ~/.ssh). */
 static int check_dir(const char *dir)
@@ -64,11 +55,11 @@ static int check_dir(const char *dir)
 
 static int take_lock(lm_state *st, int how, double timeout)
 {
-	char *lock_path = join(st->dir, LOCK_FILE);
+	char *lock_path;
 	int rc;
 
-	if (lock_path == NULL)
-		return lm_error_nomem();
+	if ((rc = lm_path_join(&lock_path, st->dir, LOCK_FILE, NULL)) < 0)
+		return rc;
 	rc = lm_fs_lock(lock_path, how, timeout, "the state lock", &st->lock_fd);
 	free(lock_path);
 	return rc;
@@ -89,7 +80,7 @@ static char *find_identical_copy(const lm_state *st, const char *data, size_t le
 	while (found == NULL && (de = readdir(d)) != NULL) {
 		if (strncmp(de->d_name, prefix, sizeof(prefix) - 1) != 0)
 			continue;
-		if ((full = join(st->dir, de->d_name)) == NULL)
+		if (lm_path_join(&full, st->dir, de->d_name, NULL) < 0)
 			break;
 		if (lm_fs_read_file(full, STATE_MAX, &buf, &blen) == 0) {
 			if (blen == len && memcmp(buf, data, len) == 0)
@@ -115,8 +106,8 @@ static int corrupt(lm_state *st, const char *data, size_t len, const char *why)
 		gmtime_r(&now, &tm);
 		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
 		snprintf(name, sizeof(name), STATE_FILE ".corrupt-%s", stamp);
-		if ((copy = join(st->dir, name)) == NULL)
-			return lm_error_nomem();
+		if ((rc = lm_path_join(&copy, st->dir, name, NULL)) < 0)
+			return rc;
 		if (lm_fs_write_atomic(copy, data, len, 0600) < 0) {
 			rc = lm_error_set(LM_ECORRUPT, "%s: the state file is damaged (%s) and could not be copied "
 			    "aside either (%s); it was left as it is (its format: docs/state-format.md)",
@@ -194,10 +185,12 @@ int lm_state_open_ex(lm_state **out, lm_context *ctx, unsigned flags, double loc
 	st->ctx = ctx;
 	st->lock_fd = -1;
 	st->readonly = (flags & LM_STATE_READONLY) != 0;
-	if ((st->dir = strdup(dir)) == NULL || (st->path = join(dir, STATE_FILE)) == NULL) {
+	if ((st->dir = strdup(dir)) == NULL) {
 		rc = lm_error_nomem();
 		goto fail;
 	}
+	if ((rc = lm_path_join(&st->path, dir, STATE_FILE, NULL)) < 0)
+		goto fail;
 	if (st->readonly) {
 		/* No directory: nothing was ever recorded, and a read-only open creates nothing. */
 		if (stat(dir, &sb) != 0 && errno == ENOENT) {
@@ -304,7 +297,5 @@ int lm_state_path(lm_context *ctx, const char *file, char **out)
 		return lm_error_set(LM_EINVALID, "no state directory is set");
 	if ((rc = lm_fs_mkdir_private(dir)) < 0 || (rc = check_dir(dir)) < 0)
 		return rc;
-	if ((*out = join(dir, file)) == NULL)
-		return lm_error_nomem();
-	return 0;
+	return lm_path_join(out, dir, file, NULL);
 }

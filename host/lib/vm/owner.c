@@ -70,10 +70,9 @@ static long lowest_pid_with(int (*match)(const struct stat *, const void *), con
 		snprintf(dir, sizeof(dir), "/proc/%ld/fd", pid);
 		if ((fds = opendir(dir)) == NULL)
 			continue;
-		for (found = 0; !found && (f = readdir(fds)) != NULL;) {
-			snprintf(path, sizeof(path), "%s/%s", dir, f->d_name);
-			found = f->d_name[0] != '.' && stat(path, &st) == 0 && match(&st, arg);
-		}
+		for (found = 0; !found && (f = readdir(fds)) != NULL;)
+			found = f->d_name[0] != '.' && lm_path_join_buf(path, sizeof(path), dir, f->d_name, NULL) == 0 &&
+			    stat(path, &st) == 0 && match(&st, arg);
 		closedir(fds);
 		if (found)
 			best = pid;

@@ -1,6 +1,7 @@
-/* Child processes for the Lume CLI backend: posix_spawn only, output captured through pipes,
- * a deadline after which the child is killed. */
+/* Child processes (proc.h): posix_spawn only, output captured through pipes into bounded
+ * buffers, a deadline after which the child is killed. */
 #include "vm_internal.h"
+#include "buf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +17,7 @@
 
 extern char **environ;
 
-#define LM_PROC_OUTPUT_MAX (16u * 1024u * 1024u)
+#define PASSWORD_VAR "LUME_METAL_SSH_PASSWORD="
 
 /* Children start with no blocked signals and default SIGPIPE, whatever the host application
  * blocks or ignores. */
@@ -79,9 +80,12 @@ int lm_proc_find_program(const char *name, char **out)
 	return lm_error_set(LM_ENOTFOUND, "%s: not found on PATH", name);
 }
 
-char **lm_proc_env_with(const char *name, const char *value)
+/* environ without the guest password, with o's variable set (replaced when present); free with
+ * lm_strv_free(). NULL when out of memory. */
+static char **child_env(const lm_proc_options *o)
 {
-	size_t n = 0, i, j = 0, nlen = strlen(name);
+	const char *name = o->env_name;
+	size_t n = 0, i, j = 0, nlen = name != NULL ? strlen(name) : 0;
 	char **env;
 
 	while (environ != NULL && environ[n] != NULL)
@@ -89,21 +93,36 @@ char **lm_proc_env_with(const char *name, const char *value)
 	if ((env = calloc(n + 2, sizeof(*env))) == NULL)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		if (strncmp(environ[i], name, nlen) == 0 && environ[i][nlen] == '=')
+		if (name != NULL && strncmp(environ[i], name, nlen) == 0 && environ[i][nlen] == '=')
 			continue;
 		/* The guest password is ours alone: never handed to a child process. */
-		if (strncmp(environ[i], "LUME_METAL_SSH_PASSWORD=", 24) == 0)
+		if (strncmp(environ[i], PASSWORD_VAR, sizeof(PASSWORD_VAR) - 1) == 0)
 			continue;
 		if ((env[j++] = strdup(environ[i])) == NULL)
 			goto fail;
 	}
-	if ((env[j] = malloc(nlen + strlen(value) + 2)) == NULL)
+	if (name != NULL && (env[j] = lm_format("%s=%s", name, o->env_value != NULL ? o->env_value : "")) == NULL)
 		goto fail;
-	sprintf(env[j], "%s=%s", name, value);
 	return env;
 fail:
 	lm_strv_free(env);
 	return NULL;
+}
+
+/* program, then args: as many as there are. The strings are the caller's; free the array only. */
+static char **child_argv(const char *program, const char *const args[])
+{
+	size_t n = 0, i;
+	char **argv;
+
+	while (args != NULL && args[n] != NULL)
+		n++;
+	if ((argv = calloc(n + 2, sizeof(*argv))) == NULL)
+		return NULL;
+	argv[0] = (char *)program;
+	for (i = 0; i < n; i++)
+		argv[i + 1] = (char *)args[i];
+	return argv;
 }
 
 void lm_proc_result_dispose(lm_proc_result *res)
@@ -128,18 +147,13 @@ static int make_pipe(int fds[2])
 	return 0;
 }
 
-typedef struct {
-	char *data;
-	size_t len;
-	size_t cap;
-} lm_proc_buf;
-
-/* Read what is available; returns 1 at EOF, 0 when more may come, <0 on error. */
-static int drain(int fd, lm_proc_buf *b)
+/* Read what is available into b; returns 1 at EOF, 0 when more may come, <0 on a read error or
+ * when out of memory. Past b's limit the bytes are read and dropped (b keeps LM_ETOOLARGE), so
+ * that the child is never blocked on a full pipe. */
+static int drain(int fd, lm_buf *b)
 {
 	char chunk[4096];
 	ssize_t r;
-	char *nd;
 
 	for (;;) {
 		r = read(fd, chunk, sizeof(chunk));
@@ -147,20 +161,8 @@ static int drain(int fd, lm_proc_buf *b)
 			return 1;
 		if (r < 0)
 			return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
-		if (b->len + (size_t)r > LM_PROC_OUTPUT_MAX)
-			continue; /* keep reading so the child never blocks, but stop storing */
-		if (b->len + (size_t)r + 1 > b->cap) {
-			size_t ncap = b->cap ? b->cap * 2 : 8192;
-			while (ncap < b->len + (size_t)r + 1)
-				ncap *= 2;
-			if ((nd = realloc(b->data, ncap)) == NULL)
-				return -1;
-			b->data = nd;
-			b->cap = ncap;
-		}
-		memcpy(b->data + b->len, chunk, (size_t)r);
-		b->len += (size_t)r;
-		b->data[b->len] = '\0';
+		if (lm_buf_add(b, chunk, (size_t)r) == LM_ENOMEM)
+			return -1;
 	}
 }
 
@@ -173,18 +175,19 @@ static int exit_code_of(int status)
 	return 255;
 }
 
-int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_result *res)
+static int run(char *const argv[], char *const env[], const lm_proc_options *o, lm_proc_result *res)
 {
+	static const char *const names[2] = {"standard output", "standard error"};
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1};
-	lm_proc_buf bo = {0}, be = {0};
-	int out_open = 1, err_open = 1, exited = 0, status = 0, rc = 0, e;
+	size_t max = o->output_max != 0 ? o->output_max : LM_PROC_OUTPUT_MAX;
+	lm_buf bo, be;
+	int out_open = 1, err_open = 1, exited = 0, status = 0, rc = 0, e, i;
 	pid_t pid;
-	double deadline = lm_clock_monotonic() + timeout, left;
+	double deadline = lm_clock_monotonic() + o->timeout, left;
 	struct pollfd pfd[2];
 
-	memset(res, 0, sizeof(*res));
 	if (make_pipe(outp) < 0 || make_pipe(errp) < 0) {
 		e = errno;
 		if (outp[0] >= 0) {
@@ -209,6 +212,8 @@ int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_r
 		close(errp[0]);
 		return lm_error_set(e == ENOENT ? LM_ENOTFOUND : LM_ERROR, "%s: cannot start: %s", argv[0], strerror(e));
 	}
+	lm_buf_init(&bo, max);
+	lm_buf_init(&be, max);
 	/* Read until the child has exited and both pipes are drained. A child that leaves a
 	 * grandchild holding the pipes open must not keep us waiting: once the child has exited,
 	 * only what is already buffered is read. */
@@ -277,19 +282,28 @@ int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_r
 	close(outp[0]);
 	close(errp[0]);
 	res->exit_code = exit_code_of(status);
-	if (rc == 0 && ((bo.data == NULL && (bo.data = calloc(1, 1)) == NULL) ||
-	    (be.data == NULL && (be.data = calloc(1, 1)) == NULL)))
-		rc = lm_error_nomem();
-	if (rc < 0) {
-		free(bo.data);
-		free(be.data);
-		memset(res, 0, sizeof(*res));
-		return rc;
-	}
-	res->out = bo.data;
-	res->out_len = bo.len;
-	res->err = be.data;
-	res->err_len = be.len;
+	for (i = 0; i < 2 && rc == 0; i++)
+		if (lm_buf_error(i == 0 ? &bo : &be) == LM_ETOOLARGE)
+			rc = lm_error_set(LM_ETOOLARGE, "%s: more than %zu bytes (the limit) on its %s; nothing of it was kept",
+			    argv[0], max, names[i]);
+	if (rc == 0 && (rc = lm_buf_take(&bo, &res->out, &res->out_len)) == 0)
+		rc = lm_buf_take(&be, &res->err, &res->err_len);
+	lm_buf_dispose(&bo);
+	lm_buf_dispose(&be);
+	return rc;
+}
+
+int lm_proc_run(const char *program, const char *const args[], const lm_proc_options *opts, lm_proc_result *res)
+{
+	char **argv = child_argv(program, args), **env = child_env(opts);
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	rc = argv != NULL && env != NULL ? run(argv, env, opts, res) : lm_error_nomem();
+	free(argv);
+	lm_strv_free(env);
+	if (rc < 0)
+		lm_proc_result_dispose(res);
 	return rc;
 }
 
@@ -325,12 +339,13 @@ static int spawn_detached(char *const argv[], char *const env[], const char *log
 	return 0;
 }
 
-int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid)
+int lm_proc_spawn_detached(const char *program, const char *const args[], const lm_proc_options *opts, pid_t *pid)
 {
-	return spawn_detached(argv, env, NULL, pid);
-}
+	char **argv = child_argv(program, args), **env = child_env(opts);
+	int rc;
 
-int lm_proc_spawn_detached_log(char *const argv[], char *const env[], const char *log, pid_t *pid)
-{
-	return spawn_detached(argv, env, log, pid);
+	rc = argv != NULL && env != NULL ? spawn_detached(argv, env, opts->log, pid) : lm_error_nomem();
+	free(argv);
+	lm_strv_free(env);
+	return rc;
 }

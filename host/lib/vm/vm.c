@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern char **environ;
-
 static lm_vm_manager *manager_new(lm_context *ctx)
 {
 	const lm_options *o = lm_context_options(ctx);
@@ -113,17 +111,16 @@ int lm_vm_version_answer(int rc, lm_proc_result *res, char *buf, size_t len)
 
 int lm_vm_program_version(const char *program, const char *arg, char *buf, size_t len)
 {
-	char *path = NULL, *argv[3];
+	const char *args[] = {arg, NULL};
+	const lm_proc_options o = {.timeout = LM_VM_VERSION_TIMEOUT};
+	char *path = NULL;
 	lm_proc_result res;
 	int rc;
 
 	buf[0] = '\0';
 	if ((rc = lm_proc_find_program(program, &path)) < 0)
 		return rc;
-	argv[0] = path;
-	argv[1] = (char *)arg;
-	argv[2] = NULL;
-	rc = lm_proc_run(argv, environ, LM_VM_VERSION_TIMEOUT, &res);
+	rc = lm_proc_run(path, args, &o, &res);
 	free(path);
 	return lm_vm_version_answer(rc, &res, buf, len);
 }

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "vm_internal.h"
+#include "buf.h"
 #include "text.h"
 
 #include <curl/curl.h>
@@ -13,44 +14,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LM_API_BODY_MAX (8u * 1024u * 1024u)
+#define LM_API_BODY_MAX ((size_t)8 << 20)
 #define LM_API_GET_TIMEOUT 30.0   /* sshAvailable costs Lume up to 2 s per running VM */
 #define LM_API_STOP_MIN 60.0      /* a stop blocks until the VM is down, then 5 s more */
 
 typedef struct {
-	char *data;
-	size_t len;
-	int overflow;
-} api_body;
-
-typedef struct {
 	long status;
 	char content_type[64];
-	api_body body;
+	lm_buf body;
 } api_response;
 
+/* The answer's body, whole or not at all: an add that fails stops the transfer. */
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
-	api_body *b = userdata;
 	size_t n = size * nmemb;
-	char *nd;
 
-	if (b->len + n > LM_API_BODY_MAX) {
-		b->overflow = 1;
-		return 0;
-	}
-	if ((nd = realloc(b->data, b->len + n + 1)) == NULL)
-		return 0;
-	b->data = nd;
-	memcpy(b->data + b->len, ptr, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-	return n;
+	return lm_buf_add(userdata, ptr, n) == 0 ? n : 0;
 }
 
 static void response_dispose(api_response *r)
 {
-	free(r->body.data);
+	lm_buf_dispose(&r->body);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -64,6 +48,7 @@ static int api_request(CURL *curl, const char *url, const char *method, const ch
 	CURLcode cc;
 
 	memset(r, 0, sizeof(*r));
+	lm_buf_init(&r->body, LM_API_BODY_MAX);
 	curl_easy_reset(curl);
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -83,19 +68,18 @@ static int api_request(CURL *curl, const char *url, const char *method, const ch
 	cc = curl_easy_perform(curl);
 	curl_slist_free_all(headers);
 	if (cc != CURLE_OK) {
-		int code = cc == CURLE_OPERATION_TIMEDOUT ? LM_ETIMEOUT : LM_ENETWORK;
-		int overflow = r->body.overflow;
+		int code = cc == CURLE_OPERATION_TIMEDOUT ? LM_ETIMEOUT : LM_ENETWORK, body = lm_buf_error(&r->body);
 		response_dispose(r);
-		if (overflow)
-			return lm_error_set(LM_ERROR, "lume: the answer to %s %s is larger than %u bytes", method, url,
-			    LM_API_BODY_MAX);
+		if (body == LM_ETOOLARGE)
+			return lm_error_set(LM_ETOOLARGE, "lume: the answer to %s %s is larger than %zu bytes (the limit)", method,
+			    url, LM_API_BODY_MAX);
+		if (body != 0)
+			return lm_error_nomem();
 		return lm_error_set(code, "lume: %s %s failed: %s", method, url, errbuf[0] ? errbuf : curl_easy_strerror(cc));
 	}
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
 	if (curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != NULL)
 		(void)lm_text_format(r->content_type, sizeof(r->content_type), "%s", ct); /* too long: "", not JSON's */
-	if (r->body.data == NULL && (r->body.data = calloc(1, 1)) == NULL)
-		return lm_error_nomem();
 	return 0;
 }
 
@@ -103,7 +87,7 @@ static int api_request(CURL *curl, const char *url, const char *method, const ch
 static int api_error(const api_response *r, const char *method, const char *path)
 {
 	char excerpt[120];
-	cJSON *doc = cJSON_Parse(r->body.data);
+	cJSON *doc = cJSON_Parse(lm_buf_ptr(&r->body));
 	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(doc, "message");
 	int code = LM_ERROR;
 
@@ -115,7 +99,7 @@ static int api_error(const api_response *r, const char *method, const char *path
 		return lm_error_set(code, "lume: %s (HTTP %ld)", excerpt, r->status);
 	}
 	cJSON_Delete(doc);
-	lm_vm_excerpt(r->body.data, excerpt, sizeof(excerpt));
+	lm_vm_excerpt(lm_buf_ptr(&r->body), excerpt, sizeof(excerpt));
 	if (r->status == 404)
 		return lm_error_set(LM_ERROR,
 		    "lume: %s %s: no such route (HTTP 404%s%s): is the URL the Lume API (lume serve)?", method, path,
@@ -151,9 +135,9 @@ static int api_call(lm_vm_manager *vmm, const char *method, const char *path, co
 		response_dispose(&r);
 		return 0;
 	}
-	doc = cJSON_Parse(r.body.data);
+	doc = cJSON_Parse(lm_buf_ptr(&r.body));
 	if (doc == NULL || (doc->type & 0xff) != want_type) {
-		lm_vm_excerpt(r.body.data, excerpt, sizeof(excerpt));
+		lm_vm_excerpt(lm_buf_ptr(&r.body), excerpt, sizeof(excerpt));
 		cJSON_Delete(doc);
 		rc = lm_error_set(LM_ERROR, "lume: %s %s: expected a JSON %s, got %s'%s' (HTTP %ld)", method, path,
 		    want_type == cJSON_Array ? "array" : "object", doc == NULL ? "something that is not JSON: " : "",

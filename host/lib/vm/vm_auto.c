@@ -30,40 +30,39 @@ static int resolve(lm_vm_manager *vmm, const char *name, const lm_vm_backend **o
 {
 	const lm_vm_backend *found[4];
 	lm_vm_info answers[4];
-	lm_buf asked = {0}, errors = {0};
+	lm_buf asked, errors;
 	struct lm_vm_choice *bigger;
-	char *a, *e;
 	size_t i, n = 0;
 	int rc;
 
 	*fresh = 0;
 	if ((*out = chosen(vmm, name)) != NULL)
 		return 0;
+	lm_buf_init(&asked, LM_BUF_TEXT_MAX);
+	lm_buf_init(&errors, LM_BUF_TEXT_MAX);
 	for (i = 0; i < vmm->ncandidates; i++) {
 		const lm_vm_backend *b = vmm->candidates[i];
-		lm_buf_printf(&asked, "%s%s", i ? ", " : "", b->name);
+		lm_buf_addf(&asked, "%s%s", i ? ", " : "", b->name);
 		if ((rc = b->get(vmm, name, &answers[n])) == 0) {
 			found[n++] = b;
 		} else if (rc != LM_ENOTFOUND) {
 			/* a manager that cannot answer (UTM.app not running, say) cannot rule the name out */
-			lm_buf_printf(&errors, "; %s: %s", b->name, lm_error_last()->message);
+			lm_buf_addf(&errors, "; %s: %s", b->name, lm_error_last()->message);
 			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: %s could not say whether it knows it: %s", name, b->name,
 			    lm_error_last()->message);
 		}
 	}
-	a = lm_buf_finish(&asked);
-	e = lm_buf_finish(&errors);
 	if (n == 0)
-		rc = lm_error_set(LM_ENOTFOUND, "%s: no VM manager knows this VM (asked: %s)%s", name, a ? a : "",
-		    e ? e : "");
+		rc = lm_error_set(LM_ENOTFOUND, "%s: no VM manager knows this VM (asked: %s)%s", name, lm_buf_ptr(&asked),
+		    lm_buf_ptr(&errors));
 	else if (n > 1)
 		rc = lm_error_set(LM_EAMBIGUOUS, "%s: more than one VM manager has a VM of this name (%s and %s%s%s); "
 		    "which one is meant cannot be told", name, found[0]->name, found[1]->name, n > 2 ? " and " : "",
 		    n > 2 ? found[2]->name : "");
 	else
 		rc = 0;
-	free(a);
-	free(e);
+	lm_buf_dispose(&asked);
+	lm_buf_dispose(&errors);
 	if (rc < 0)
 		return rc;
 	if ((bigger = realloc(vmm->choices, (vmm->nchoices + 1) * sizeof(*bigger))) == NULL)

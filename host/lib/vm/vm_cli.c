@@ -43,21 +43,10 @@ void lm_vm_adopt_child(lm_vm_manager *vmm, pid_t pid)
 /* Run `lume ARGS...`; argv excludes the program. */
 static int cli_run(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
 {
-	const char *argv[12];
-	char **env;
-	size_t n = 0, i;
-	int rc;
+	const lm_proc_options o = {.env_name = "LUME_LOG_LEVEL", .env_value = "error", .timeout = timeout};
 
-	argv[n++] = vmm->program;
-	for (i = 0; args[i] != NULL && n < 11; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	if ((env = lm_proc_env_with("LUME_LOG_LEVEL", "error")) == NULL)
-		return lm_error_nomem();
 	lm_vm_reap_children(vmm);
-	rc = lm_proc_run((char *const *)argv, env, timeout, res);
-	lm_strv_free(env);
-	if (rc < 0)
+	if (lm_proc_run(vmm->program, args, &o, res) < 0)
 		return lm_error_prefix("lume: ");
 	return 0;
 }
@@ -184,19 +173,15 @@ static int cli_is_old(lm_vm_manager *vmm)
  * child in its own session. A child that fails at once is reported. */
 static int cli_start_child(lm_vm_manager *vmm, const char *name)
 {
-	char *argv[] = {vmm->program, "run", (char *)name, "--no-display", NULL};
-	char **env;
+	const char *args[] = {"run", name, "--no-display", NULL};
+	const lm_proc_options o = {.env_name = "LUME_LOG_LEVEL", .env_value = "error"};
 	pid_t pid;
 	double deadline;
 	int status, rc;
 	size_t i;
 
-	if ((env = lm_proc_env_with("LUME_LOG_LEVEL", "error")) == NULL)
-		return lm_error_nomem();
 	lm_vm_reap_children(vmm);
-	rc = lm_proc_spawn_detached(argv, env, &pid);
-	lm_strv_free(env);
-	if (rc < 0)
+	if ((rc = lm_proc_spawn_detached(vmm->program, args, &o, &pid)) < 0)
 		return lm_error_prefix("lume run %s: ", name);
 	lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: `lume run --no-display` running as PID %ld", name, (long)pid);
 	deadline = lm_clock_monotonic() + 0.5;
@@ -302,8 +287,8 @@ static int cli_locations(lm_vm_manager *vmm)
 		}
 		lm_proc_result_dispose(&res);
 	}
-	if (n == 0 && lm_paths_home(&home) == 0 && (vmm->locations[0] = malloc(strlen(home) + 8)) != NULL)
-		sprintf(vmm->locations[0], "%s/.lume", home);
+	if (n == 0 && lm_paths_home(&home) == 0)
+		(void)lm_path_join(&vmm->locations[0], home, ".lume", NULL); /* none when it cannot be made */
 	return 0;
 }
 
@@ -327,13 +312,11 @@ static int cli_holder(lm_vm_manager *vmm, const char *name, lm_host_process *hol
 	if ((rc = cli_locations(vmm)) < 0)
 		return rc;
 	for (n = 0; vmm->locations[n] != NULL; n++) {
-		size_t len = strlen(vmm->locations[n]) + strlen(name) + 16;
-		if ((paths[n] = malloc(len)) == NULL) {
+		if ((rc = lm_path_join(&paths[n], vmm->locations[n], name, "config.json", NULL)) < 0) {
 			for (i = 0; i < n; i++)
 				free(paths[i]);
-			return lm_error_nomem();
+			return rc;
 		}
-		snprintf(paths[n], len, "%s/%s/config.json", vmm->locations[n], name);
 		files[n] = paths[n];
 	}
 	rc = lm_host_vm_holder(files, n, holder);

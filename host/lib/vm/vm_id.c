@@ -104,8 +104,9 @@ static void lume_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 			lm_error_clear();
 			return;
 		}
-		if ((path = lm_vm_strf("%s/.lume/%s/config.json", home, name)) == NULL) {
-			why(info, "out of memory");
+		if (lm_path_join(&path, home, ".lume", name, "config.json", NULL) < 0) {
+			why(info, "%s", lm_error_last()->message);
+			lm_error_clear();
 			return;
 		}
 		rc = from_json(info, "lume", path, "machineIdentifier");
@@ -116,8 +117,9 @@ static void lume_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 		return;
 	}
 	for (i = 0; dirs[i] != NULL; i++) {
-		if ((path = lm_vm_strf("%s/%s/config.json", dirs[i], name)) == NULL) {
-			why(info, "out of memory");
+		if (lm_path_join(&path, dirs[i], name, "config.json", NULL) < 0) {
+			why(info, "%s", lm_error_last()->message);
+			lm_error_clear();
 			return;
 		}
 		rc = from_json(info, "lume", path, "machineIdentifier");
@@ -159,8 +161,9 @@ void lm_vm_id_read(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 	if (strcmp(info->manager, "lume-api") == 0 || strcmp(info->manager, "lume-cli") == 0) {
 		lume_id(vmm, name, info);
 	} else if (strcmp(info->manager, "tart") == 0) {
-		if ((path = lm_vm_strf("%s/vms/%s/config.json", vmm->tart_home, name)) == NULL) {
-			why(info, "out of memory");
+		if (lm_path_join(&path, vmm->tart_home, "vms", name, "config.json", NULL) < 0) {
+			why(info, "%s", lm_error_last()->message);
+			lm_error_clear();
 			return;
 		}
 		if (from_json(info, "tart", path, "ecid") == 0)

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "path.h"
 #include "str.h"
 #include "lume-metal/vm.h"
 #include "context_internal.h"
@@ -116,8 +117,6 @@ int lm_vm_program_version(const char *program, const char *arg, char *buf, size_
 /* The backend that serves `name`: the manager's own, or the automatic choice's once made; NULL
  * before that. */
 const lm_vm_backend *lm_vm_backend_for(const lm_vm_manager *vmm, const char *name);
-/* Start argv[0] in its own session, stdio on /dev/null, and return without waiting. */
-int lm_proc_spawn_detached(char *const argv[], char *const env[], pid_t *pid);
 
 extern const lm_vm_backend lm_vm_backend_tart;
 extern const lm_vm_backend lm_vm_backend_utm;
@@ -154,8 +153,6 @@ char *lm_vm_strf(const char *fmt, ...) LM_PRINTF(1, 2);
 int lm_vm_is_ipv4(const char *s);
 /* The most useful line of a failed command: the last non-empty line of stderr, else stdout. */
 void lm_vm_failure_line(const lm_proc_result *res, char *buf, size_t cap);
-/* Start argv[0] in its own session, stdin /dev/null, stdout and stderr appended to log (0600). */
-int lm_proc_spawn_detached_log(char *const argv[], char *const env[], const char *log, pid_t *pid);
 /* Remember a detached child (reaped by lm_vm_reap_children). */
 void lm_vm_adopt_child(lm_vm_manager *vmm, pid_t pid);
 void lm_vm_reap_children(lm_vm_manager *vmm);

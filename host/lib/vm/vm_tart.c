@@ -26,24 +26,15 @@
 #define LM_TART_STOP_TIMEOUT 30   /* `tart stop`'s own default before SIGKILL */
 #define LM_TART_IP_WAIT 1         /* seconds per `tart ip --wait` while the child is watched */
 
+/* Tart prunes its OCI cache on some commands; a query must not do that behind the user's back. */
+#define TART_ENV .env_name = "TART_NO_AUTO_PRUNE", .env_value = "1"
+
 static int tart_run_cmd(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
 {
-	const char *argv[12];
-	char **env;
-	size_t n = 0, i;
-	int rc;
+	const lm_proc_options o = {TART_ENV, .timeout = timeout};
 
-	argv[n++] = vmm->tart_program;
-	for (i = 0; args[i] != NULL && n < 11; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	/* Tart prunes its OCI cache on some commands; a query must not do that behind the user's back. */
-	if ((env = lm_proc_env_with("TART_NO_AUTO_PRUNE", "1")) == NULL)
-		return lm_error_nomem();
 	lm_vm_reap_children(vmm);
-	rc = lm_proc_run((char *const *)argv, env, timeout, res);
-	lm_strv_free(env);
-	if (rc < 0)
+	if (lm_proc_run(vmm->tart_program, args, &o, res) < 0)
 		return lm_error_prefix("tart: ");
 	return 0;
 }
@@ -189,7 +180,7 @@ static long lock_holder(lm_vm_manager *vmm, const char *name)
 	long pid = 0;
 	int fd;
 
-	if ((path = lm_vm_strf("%s/vms/%s/config.json", vmm->tart_home, name)) == NULL)
+	if (lm_path_join(&path, vmm->tart_home, "vms", name, "config.json", NULL) < 0)
 		return 0;
 	if ((fd = open(path, O_RDWR | O_CLOEXEC)) >= 0) {
 		memset(&fl, 0, sizeof(fl));
@@ -229,14 +220,14 @@ static void log_tail(const char *path, char *buf, size_t cap)
 
 static int tart_start(lm_vm_manager *vmm, const char *name)
 {
-	char *argv[] = {vmm->tart_program, "run", "--no-graphics", (char *)name, NULL};
-	char wait_s[16], what[LM_VM_NAME_MAX + 24], line[200];
+	const char *args[] = {"run", "--no-graphics", name, NULL};
+	char wait_s[16], what[LM_VM_NAME_MAX + 24], line[200], file[LM_VM_NAME_MAX + 16];
 	const char *ip_args[] = {"ip", name, "--wait", wait_s, NULL};
 	char *logs = NULL, *log = NULL;
 	lm_proc_result res;
 	double deadline = lm_clock_monotonic() + vmm->ready_timeout;
+	lm_proc_options o = {TART_ENV};
 	long holder;
-	char **env;
 	pid_t pid;
 	int status, rc;
 
@@ -244,24 +235,20 @@ static int tart_start(lm_vm_manager *vmm, const char *name)
 		return lm_error_set(LM_EVMOWNER, "%s: its config.json (%s/vms/%s) is locked by %s%ld: the VM runs already "
 		    "(a `tart run` process holds that lock while the VM runs); not started again", name, vmm->tart_home,
 		    name, holder > 0 ? "PID " : "", holder > 0 ? holder : 0);
-	if ((logs = lm_vm_strf("%s/logs", lm_context_state_dir(vmm->ctx))) == NULL ||
-	    (log = lm_vm_strf("%s/tart-run-%s.log", logs, name)) == NULL) {
+	snprintf(file, sizeof(file), "tart-run-%s.log", name); /* a valid name: it fits */
+	if ((rc = lm_path_join(&logs, lm_context_state_dir(vmm->ctx), "logs", NULL)) < 0 ||
+	    (rc = lm_path_join(&log, logs, file, NULL)) < 0) {
 		free(logs);
-		return lm_error_nomem();
+		return rc;
 	}
 	/* Private, like the state directory it is in (created here when nothing else has yet). */
 	if ((mkdir(lm_context_state_dir(vmm->ctx), 0700) < 0 && errno != EEXIST) || (mkdir(logs, 0700) < 0 && errno != EEXIST)) {
 		rc = lm_error_set(LM_EIO, "%s: cannot create it: %s", logs, strerror(errno));
 		goto out;
 	}
-	if ((env = lm_proc_env_with("TART_NO_AUTO_PRUNE", "1")) == NULL) {
-		rc = lm_error_nomem();
-		goto out;
-	}
 	lm_vm_reap_children(vmm);
-	rc = lm_proc_spawn_detached_log(argv, env, log, &pid);
-	lm_strv_free(env);
-	if (rc < 0) {
+	o.log = log;
+	if ((rc = lm_proc_spawn_detached(vmm->tart_program, args, &o, &pid)) < 0) {
 		rc = lm_error_prefix("tart run %s: ", name);
 		goto out;
 	}
@@ -344,6 +331,7 @@ int lm_vm_tart_init(lm_vm_manager *vmm, const char *program)
 {
 	const char *home = getenv("TART_HOME"), *user_home = NULL;
 	char why[512];
+	int rc;
 
 	if (lm_proc_find_program(program, &vmm->tart_program) < 0) {
 		lm_text_format_cut(why, sizeof(why), "%s", lm_error_last()->message);
@@ -354,8 +342,8 @@ int lm_vm_tart_init(lm_vm_manager *vmm, const char *program)
 		if ((vmm->tart_home = strdup(home)) == NULL)
 			return lm_error_nomem();
 	} else if (lm_paths_home(&user_home) == 0) {
-		if ((vmm->tart_home = lm_vm_strf("%s/.tart", user_home)) == NULL)
-			return lm_error_nomem();
+		if ((rc = lm_path_join(&vmm->tart_home, user_home, ".tart", NULL)) < 0)
+			return rc;
 	} else {
 		return lm_error_set(LM_ENOTFOUND, "Tart's home is unknown: neither TART_HOME nor HOME is set");
 	}

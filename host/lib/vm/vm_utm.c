@@ -27,20 +27,9 @@
 
 static int utm_cmd(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
 {
-	const char *argv[12];
-	char **env;
-	size_t n = 0, i;
-	int rc;
+	const lm_proc_options o = {.env_name = "LUME_METAL_CHILD", .env_value = "1", .timeout = timeout};
 
-	argv[n++] = vmm->utmctl_program;
-	for (i = 0; args[i] != NULL && n < 11; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	if ((env = lm_proc_env_with("LUME_METAL_CHILD", "1")) == NULL)
-		return lm_error_nomem();
-	rc = lm_proc_run((char *const *)argv, env, timeout, res);
-	lm_strv_free(env);
-	if (rc < 0)
+	if (lm_proc_run(vmm->utmctl_program, args, &o, res) < 0)
 		return lm_error_prefix("utmctl: ");
 	return 0;
 }
@@ -233,6 +222,7 @@ int lm_vm_utm_config(lm_vm_manager *vmm, const char *name, char **path, void **r
 	size_t len;
 	FILE *f;
 	long size;
+	int rc;
 
 	*path = NULL;
 	*root = NULL;
@@ -244,9 +234,9 @@ int lm_vm_utm_config(lm_vm_manager *vmm, const char *name, char **path, void **r
 		char *value = NULL;
 		if (l < 5 || strcmp(e->d_name + l - 4, ".utm") != 0)
 			continue;
-		if ((p = lm_vm_strf("%s/%s/config.plist", vmm->utm_documents, e->d_name)) == NULL) {
+		if ((rc = lm_path_join(&p, vmm->utm_documents, e->d_name, "config.plist", NULL)) < 0) {
 			closedir(d);
-			return lm_error_nomem();
+			return rc;
 		}
 		if ((f = fopen(p, "rb")) == NULL || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) <= 0 || size > (1 << 22) ||
 		    fseek(f, 0, SEEK_SET) != 0 || (data = malloc((size_t)size)) == NULL) {
@@ -388,6 +378,7 @@ int lm_vm_utm_init(lm_vm_manager *vmm, const char *program)
 {
 	const char *home = NULL;
 	char why[512];
+	int rc;
 
 	if (lm_proc_find_program(program, &vmm->utmctl_program) < 0) {
 		lm_text_format_cut(why, sizeof(why), "%s", lm_error_last()->message);
@@ -398,8 +389,8 @@ int lm_vm_utm_init(lm_vm_manager *vmm, const char *program)
 	if (lm_paths_home(&home) < 0)
 		return lm_error_set(LM_ENOTFOUND, "UTM's documents are unknown: HOME is not set");
 	/* UTM is sandboxed: its VMs are bundles in its container's Documents (UTMData.swift). */
-	if ((vmm->utm_documents = lm_vm_strf("%s/Library/Containers/com.utmapp.UTM/Data/Documents", home)) == NULL)
-		return lm_error_nomem();
+	if ((rc = lm_path_join(&vmm->utm_documents, home, "Library/Containers/com.utmapp.UTM/Data/Documents", NULL)) < 0)
+		return rc;
 	vmm->utm_ip = -1;
 	vmm->backend = &lm_vm_backend_utm;
 	return 0;

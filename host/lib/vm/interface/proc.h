@@ -1,11 +1,29 @@
-/* Internal (for the modules that depend on vm): child processes of this host, always through
- * posix_spawn, never a shell (host/lib/vm/proc.c). */
+/* Internal (for the modules that depend on vm): the one way this host's library runs a child
+ * process (host/lib/vm/proc.c) -- the VM managers' programs (lume, tart, utmctl), their versions,
+ * bench's bare-metal workload. Always posix_spawn, never a shell; any number of arguments.
+ *
+ * The child's environment is ours less LUME_METAL_SSH_PASSWORD (the guest password is ours alone,
+ * docs/security.md), with at most one variable set; stdin is /dev/null; it starts with no blocked
+ * signals and the default SIGPIPE, whatever the host application blocks or ignores. */
 #ifndef LM_PROC_H
 #define LM_PROC_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
-/* Child processes, always through posix_spawn, never a shell. */
+/* What lm_proc_run keeps of each stream when the caller states no limit. */
+#define LM_PROC_OUTPUT_MAX ((size_t)16 << 20)
+
+typedef struct {
+	const char *env_name;   /* one variable set for the child (replacing ours), or NULL */
+	const char *env_value;
+	double timeout;         /* lm_proc_run: seconds until the child is killed */
+	size_t output_max;      /* lm_proc_run: bytes kept per stream (0: LM_PROC_OUTPUT_MAX); more is
+	                           LM_ETOOLARGE once the child has ended, never a cut result */
+	const char *log;        /* lm_proc_spawn_detached: stdout and stderr appended to this file
+	                           (created 0600); NULL: /dev/null */
+} lm_proc_options;
+
 typedef struct {
 	char *out;       /* stdout, NUL-terminated */
 	size_t out_len;
@@ -17,12 +35,19 @@ typedef struct {
 
 /* Find `name` on PATH (or check it when it contains '/'); *out is malloc'ed. LM_ENOTFOUND. */
 int lm_proc_find_program(const char *name, char **out);
-/* environ with NAME=VALUE set (replaced when present); free with lm_strv_free(). */
-char **lm_proc_env_with(const char *name, const char *value);
-/* Run argv[0] (a path) with env, stdin from /dev/null, capture stdout and stderr; kill it after
- * `timeout` seconds. Returns 0 when the program ran (whatever its exit code), <0 when it could
- * not be started or read. */
-int lm_proc_run(char *const argv[], char *const env[], double timeout, lm_proc_result *res);
+
+/* Run `program` (a path) with args (NULL-terminated, not counting the program; any number),
+ * capturing stdout and stderr. Returns 0 when the program ran (whatever its exit code; a timeout
+ * is res->timed_out), LM_ENOTFOUND or LM_ERROR when it could not be started, LM_ETOOLARGE when a
+ * stream was longer than opts->output_max (the child still ran to its end, its output read and
+ * dropped; res is empty). Messages start with the program's path. */
+int lm_proc_run(const char *program, const char *const args[], const lm_proc_options *opts, lm_proc_result *res);
+
+/* Start `program` with args in its own session (a terminal's ^C or hang-up on ours must not stop
+ * it) and return without waiting: *pid is the caller's to reap. */
+int lm_proc_spawn_detached(const char *program, const char *const args[], const lm_proc_options *opts, pid_t *pid);
+
 /* Contents only: the struct is the caller's. */
 void lm_proc_result_dispose(lm_proc_result *res);
+
 #endif

@@ -1,9 +1,14 @@
-/* Base64 (RFC 4648, standard alphabet), for key fingerprints and OpenSSH key files. */
-#include "ssh_internal.h"
+/* The one base64 (b64.h). */
+#include "b64.h"
 
 #include <string.h>
 
 static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+size_t lm_b64_encoded_len(size_t n, int pad)
+{
+	return pad ? (n + 2) / 3 * 4 : n / 3 * 4 + (n % 3 ? n % 3 + 1 : 0);
+}
 
 void lm_b64_encode(const uint8_t *in, size_t n, char *out, int pad)
 {
@@ -43,16 +48,18 @@ static int value_of(char c)
 	return p != NULL ? (int)(p - alphabet) : -1;
 }
 
-long lm_b64_decode(const char *in, size_t n, uint8_t *out, size_t out_size)
+long lm_b64_decode(const char *in, size_t n, uint8_t *out, size_t out_size, unsigned flags)
 {
 	uint32_t acc = 0;
 	size_t i, len = 0;
 	int bits = 0, v, padding = 0;
 
+	if ((flags & LM_B64_STRICT) && (n == 0 || n % 4 != 0))
+		return -1;
 	for (i = 0; i < n; i++) {
 		char c = in[i];
 
-		if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+		if ((c == ' ' || c == '\t' || c == '\r' || c == '\n') && !(flags & LM_B64_STRICT))
 			continue;
 		if (c == '=') {
 			padding++;
