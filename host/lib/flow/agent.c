@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "flow_internal.h"
+#include "path.h"
 
 /* Record (create) or forget (!create) one agent in the VM's entry. */
 static int journal_update(lm_context *ctx, const char *vm, const lm_agent_spec *spec, const lm_agent_info *a,
@@ -130,8 +131,11 @@ static int install_steps(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 		return rc;
 	snprintf(a->plist, sizeof(a->plist), "%s", paths.plist);
 	snprintf(target, sizeof(target), "%s/%s", op->domain, a->label);
-	snprintf(dirs[0], sizeof(dirs[0]), "%s/" LM_AGENT_DIR, op->o->guest.home);
-	snprintf(dirs[1], sizeof(dirs[1]), "%s/" LM_AGENT_LOG_DIR, op->o->guest.home);
+	if ((rc = lm_path_join_buf(dirs[0], sizeof(dirs[0]), op->o->guest.home, LM_AGENT_DIR, NULL)) < 0 ||
+	    (rc = lm_path_join_buf(dirs[1], sizeof(dirs[1]), op->o->guest.home, LM_AGENT_LOG_DIR, NULL)) < 0) {
+		free(xml);
+		return rc;
+	}
 	if (lm_context_options(ctx)->dry_run) {
 		lm_step_add(ctx, op->o, "agent-plist", t, "would install %s running %s, then bootstrap it in %s",
 		    paths.plist, a->program, op->domain);

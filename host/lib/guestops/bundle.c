@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "guestops.h"
+#include "path.h"
 #include "fs.h"
 #include "json.h"
 #include "sha256.h"
@@ -121,7 +122,7 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 	const char *given = lm_context_options(ctx)->bundle_dir;
 	char platform[2 * LM_GUEST_FIELD_MAX + 8], *data = NULL, path[PATH_MAX + 32];
 	lm_bundle *b;
-	int n, rc;
+	int rc;
 
 	*out = NULL;
 	if ((b = calloc(1, sizeof(*b))) == NULL)
@@ -135,15 +136,12 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 	} else {
 		if ((rc = lm_paths_data_dir(&data)) < 0)
 			goto fail;
-		n = snprintf(b->dir, sizeof(b->dir), "%s/bundles/%s", data,
-		    platform_for(facts, platform, sizeof(platform)));
-		if (n < 0 || (size_t)n >= sizeof(b->dir)) {
-			rc = lm_error_set(LM_EINVALID, "the installation's data directory %s is longer than %d bytes",
-			    data, PATH_MAX);
+		if ((rc = lm_path_join_buf(b->dir, sizeof(b->dir), data, "bundles",
+		    platform_for(facts, platform, sizeof(platform)), NULL)) < 0)
 			goto fail;
-		}
 	}
-	snprintf(path, sizeof(path), "%s/manifest.json", b->dir);
+	if ((rc = lm_path_join_buf(path, sizeof(path), b->dir, "manifest.json", NULL)) < 0)
+		goto fail;
 	if ((rc = lm_fs_read_file(path, LM_MANIFEST_MAX, &b->manifest, &b->manifest_len)) < 0) {
 		if (rc == LM_ENOTFOUND && given != NULL)
 			rc = lm_error_set(LM_ENOBUNDLE, "%s is not a guest bundle (no manifest.json in it)", b->dir);
@@ -170,12 +168,13 @@ fail:
 
 int lm_bundle_read(const lm_bundle *b, const lm_bundle_file *f, void **data, size_t *len)
 {
-	char path[PATH_MAX + 300], hex[65];
+	char path[PATH_MAX], hex[65];
 	uint8_t digest[32];
 	char *buf;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/%s", b->dir, f->name);
+	if ((rc = lm_path_join_buf(path, sizeof(path), b->dir, f->name, NULL)) < 0)
+		return rc;
 	if ((rc = lm_fs_read_file(path, LM_BUNDLE_FILE_MAX, &buf, len)) < 0)
 		return rc;
 	lm_sha256(buf, *len, digest);

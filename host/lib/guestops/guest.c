@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "guestops.h"
+#include "buf.h"
+#include "path.h"
 #include "random.h"
 #include "sha256.h"
 #include "text.h"
@@ -17,40 +19,39 @@
  * unquoted glob (zsh's NOMATCH makes one that matches nothing an error; `find -name` takes the
  * pattern instead), no unquoted expansion that relies on word splitting (zsh does not split),
  * nothing bash-only. */
-typedef struct {
-	char *s;
-	size_t len, cap;
-	int rc;
-} cmdline;
+typedef lm_buf cmdline;
+
+/* No command of ours comes near this; one that did would be a bug, refused as too large. */
+#define LM_GUEST_COMMAND_MAX ((size_t)1 << 20)
+
+static void cl_init(cmdline *c)
+{
+	lm_buf_init(c, LM_GUEST_COMMAND_MAX);
+}
+
+/* The first failure sticks (the buffer's own, or one of ours); cl_done returns it. */
+static void cl_fail(cmdline *c, int rc)
+{
+	if (c->error == 0)
+		c->error = rc;
+}
 
 static void cl_raw(cmdline *c, const char *text)
 {
-	size_t n = strlen(text);
-	char *p;
-
-	if (c->rc < 0)
-		return;
-	if (c->len + n + 1 > c->cap) {
-		size_t cap = (c->len + n + 1) * 2;
-		if ((p = realloc(c->s, cap)) == NULL) {
-			c->rc = lm_error_nomem();
-			return;
-		}
-		c->s = p;
-		c->cap = cap;
-	}
-	memcpy(c->s + c->len, text, n + 1);
-	c->len += n;
+	(void)lm_buf_adds(c, text);
 }
 
 static void cl_arg(cmdline *c, const char *arg)
 {
 	char *q;
+	int rc;
 
-	if (c->rc < 0)
+	if (lm_buf_error(c) < 0)
 		return;
-	if ((c->rc = lm_shell_quote(arg, &q)) < 0)
+	if ((rc = lm_shell_quote(arg, &q)) < 0) {
+		cl_fail(c, rc);
 		return;
+	}
 	cl_raw(c, q);
 	lm_free(q);
 }
@@ -60,12 +61,12 @@ static void cl_arg(cmdline *c, const char *arg)
 static void cl_path(cmdline *c, const lm_guest_facts *g, const char *rest)
 {
 	char path[PATH_MAX];
+	int rc;
 
-	if (c->rc < 0)
+	if (lm_buf_error(c) < 0)
 		return;
-	if (lm_text_format(path, sizeof(path), "%s/%s%s%s", g->home, LM_GUEST_BASE, rest[0] ? "/" : "", rest) < 0) {
-		c->rc = lm_error_set(LM_EINVALID, "a guest path under %s would be longer than %zu bytes (the limit)",
-		    LM_GUEST_BASE, sizeof(path) - 1);
+	if ((rc = lm_path_join_buf(path, sizeof(path), g->home, LM_GUEST_BASE, rest[0] ? rest : NULL, NULL)) < 0) {
+		cl_fail(c, rc);
 		return;
 	}
 	cl_arg(c, path);
@@ -73,12 +74,7 @@ static void cl_path(cmdline *c, const lm_guest_facts *g, const char *rest)
 
 static int cl_done(cmdline *c, char **out)
 {
-	if (c->rc < 0) {
-		free(c->s);
-		return c->rc;
-	}
-	*out = c->s;
-	return 0;
+	return lm_buf_take(c, out, NULL);
 }
 
 static char *next_line(char **cursor)
@@ -188,10 +184,7 @@ int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_
 
 static int file_path(char *buf, size_t len, const lm_guest_facts *g, const char *dir, const char *name)
 {
-	if (lm_text_format(buf, len, "%s/%s/%s/%s", g->home, LM_GUEST_BASE, dir, name) < 0)
-		return lm_error_set(LM_EINVALID, "the guest path of %s would be longer than %zu bytes (the limit)", name,
-		    len - 1);
-	return 0;
+	return lm_path_join_buf(buf, len, g->home, LM_GUEST_BASE, dir, name, NULL);
 }
 
 int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *ok)
@@ -254,7 +247,9 @@ static int staging_name(char *buf, size_t len, const lm_bundle *b)
 
 int lm_guest_install_prepare_command(const lm_guest_facts *facts, const char *stage, char **out)
 {
-	cmdline c = {0};
+	cmdline c;
+
+	cl_init(&c);
 	/* A fresh staging directory; staging left by an interrupted run goes. */
 	cl_raw(&c, "umask 022 && mkdir -p ");
 	cl_path(&c, facts, "");
@@ -269,7 +264,9 @@ int lm_guest_install_prepare_command(const lm_guest_facts *facts, const char *st
 
 int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle *b, const char *stage, char **out)
 {
-	cmdline c = {0};
+	cmdline c;
+
+	cl_init(&c);
 
 	/* Into place, then `current` switched with one rename, then older versions go. */
 	cl_raw(&c, "cd ");
@@ -337,7 +334,9 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 cleanup:
 	/* No half-installed guest: the staging directory goes; `current` was never touched. */
 	{
-		cmdline r = {0};
+		cmdline r;
+
+		cl_init(&r);
 		char *rm = NULL;
 		int saved = rc;
 		char msg[2048];
@@ -357,7 +356,9 @@ out:
 
 int lm_guest_remove_all(lm_ssh *ssh, const lm_guest_facts *facts)
 {
-	cmdline c = {0};
+	cmdline c;
+
+	cl_init(&c);
 	char *cmd = NULL;
 	int rc;
 
@@ -373,14 +374,16 @@ int lm_guest_remove_all(lm_ssh *ssh, const lm_guest_facts *facts)
 int lm_shim_env_make(lm_shim_env *se, const lm_guest_facts *facts, const char *injection,
     const char *shim, const char *probe, const lm_profile *profile)
 {
+	int rc;
+
 	memset(se, 0, sizeof(*se));
-	if (lm_text_format(se->injection, sizeof(se->injection), "%s", injection) < 0 ||
-	    lm_text_format(se->shim_path, sizeof(se->shim_path), "%s/%s/current/%s", facts->home, LM_GUEST_BASE,
-	        shim) < 0 ||
-	    lm_text_format(se->probe_path, sizeof(se->probe_path), "%s/%s/current/%s", facts->home, LM_GUEST_BASE,
-	        probe) < 0)
-		return lm_error_set(LM_EINVALID, "the shim's variable name or a guest path is longer than %zu bytes (the "
-		    "limit)", sizeof(se->shim_path) - 1);
+	if (lm_text_format(se->injection, sizeof(se->injection), "%s", injection) < 0)
+		return lm_error_set(LM_EINVALID, "the shim's variable name is longer than %zu bytes (the limit)",
+		    sizeof(se->injection) - 1);
+	if ((rc = lm_path_join_buf(se->shim_path, sizeof(se->shim_path), facts->home, LM_GUEST_BASE, "current", shim,
+	    NULL)) < 0 || (rc = lm_path_join_buf(se->probe_path, sizeof(se->probe_path), facts->home, LM_GUEST_BASE,
+	    "current", probe, NULL)) < 0)
+		return rc;
 	return lm_profile_render_env(profile, se->env, &se->nenv);
 }
 
@@ -399,7 +402,9 @@ int lm_shim_env_tart(lm_shim_env *tart, const lm_shim_env *se)
 
 int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *argv, size_t argc, char **out)
 {
-	cmdline c = {0};
+	cmdline c;
+
+	cl_init(&c);
 	char assign[PATH_MAX + 128];
 	size_t i;
 
@@ -495,8 +500,8 @@ static void cl_mark(cmdline *c, const char *mark, int part)
 
 static void cl_command(cmdline *c, int rc, char *cmd)
 {
-	if (rc < 0 && c->rc == 0)
-		c->rc = rc;
+	if (rc < 0)
+		cl_fail(c, rc);
 	if (cmd != NULL)
 		cl_raw(c, cmd);
 	free(cmd);
@@ -507,7 +512,9 @@ int lm_guest_confirm_command(const lm_guest_facts *known, const lm_bundle *b, co
 {
 	const char *stock[2] = {se->probe_path, "--report"};
 	const char *shimmed[4] = {"LUME_METAL_LOG=1", se->probe_path, "--report", "--exercise"};
-	cmdline c = {0};
+	cmdline c;
+
+	cl_init(&c);
 	char *cmd = NULL;
 	size_t i;
 	int rc;
@@ -616,7 +623,7 @@ static int confirm_bundle(char *text, const lm_guest_facts *known, const lm_bund
 	char base[PATH_MAX + 64], *cursor = text;
 	const char *dir = next_line(&cursor), *slash = strrchr(dir, '/');
 
-	if (slash == NULL || lm_text_format(base, sizeof(base), "%s/%s", known->home, LM_GUEST_BASE) < 0 ||
+	if (slash == NULL || lm_path_join_buf(base, sizeof(base), known->home, LM_GUEST_BASE, NULL) < 0 ||
 	    (size_t)(slash - dir) != strlen(base) || strncmp(dir, base, strlen(base)) != 0 ||
 	    lm_text_format(current, len, "%s", slash + 1) < 0)
 		return 0;
