@@ -37,7 +37,7 @@ static void print_result(const char *what, const lm_flow_result *result)
 	size_t i;
 
 	for (i = 0; i < result->count; i++)
-		printf("%s: %s\n", what, result->vms[i].message);
+		printf("%s: %s\n", what, result->vms[i]->message);
 }
 
 int main(int argc, char **argv)
@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 	lm_options opts;
 	lm_context *ctx = NULL;
 	lm_profile *profile = NULL;
-	lm_flow_result result;
+	lm_flow_result *result = NULL;
 	const char *const *vm = (const char *const *)&argv[1];
 	int rc = 1;
 
@@ -69,33 +69,32 @@ int main(int argc, char **argv)
 		return fail("profile");
 	}
 
+	/* A result comes back even when the call fails (each VM's rc and message say what happened);
+	 * it is the library's, freed with lm_flow_result_free(). */
 	if (lm_flow_enable(ctx, vm, 1, profile, 1, &result) < 0) {
-		lm_flow_result_dispose(&result);
 		rc = fail("enable");
 		goto out;
 	}
-	print_result("enable", &result);
-	lm_flow_result_dispose(&result);
+	print_result("enable", result);
+	lm_flow_result_free(result);
 
 	if (lm_flow_status(ctx, vm, 1, &result) < 0) {
-		lm_flow_result_dispose(&result);
 		rc = fail("status");
 		goto out;
 	}
-	print_result("status", &result);
-	printf("status: bundle %s\n", result.count == 1 && result.vms[0].bundle_verified ? "verified" : "not verified");
-	lm_flow_result_dispose(&result);
+	print_result("status", result);
+	printf("status: bundle %s\n", result->count == 1 && result->vms[0]->bundle_verified ? "verified" : "not verified");
+	lm_flow_result_free(result);
 
 	if (lm_flow_rollback(ctx, vm, 1, 0, 1, &result) < 0) {
-		lm_flow_result_dispose(&result);
 		rc = fail("rollback");
 		goto out;
 	}
-	print_result("rollback", &result);
-	printf("rollback: host preference %s\n", result.pref_restored ? "restored" : "kept");
-	lm_flow_result_dispose(&result);
+	print_result("rollback", result);
+	printf("rollback: host preference %s\n", result->pref_restored ? "restored" : "kept");
 	rc = 0;
 out:
+	lm_flow_result_free(result);
 	lm_profile_free(profile);
 	lm_context_free(ctx);
 	return rc;

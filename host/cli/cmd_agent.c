@@ -13,7 +13,7 @@ void lm_cli_agent_lines(FILE *out, const lm_vm_outcome *o)
 		return;
 	lm_cli_printf(out, "  agents:\n");
 	for (i = 0; i < o->nagents; i++) {
-		const lm_agent_info *a = &o->agents[i];
+		const lm_agent_info *a = o->agents[i];
 		if (a->pid > 0)
 			lm_cli_printf(out, "    %-32s %s (pid %ld)  %s\n", a->label, a->state, a->pid, a->program);
 		else
@@ -27,21 +27,23 @@ static int agent_usage(lm_cli *cli, const char *what)
 	    "[--profile P] -- PROG ARGS..., agent remove VM --label L, agent list VM)", what);
 }
 
-static int print_result(lm_cli *cli, int rc, lm_flow_result *result)
+static int print_result(lm_cli *cli, int rc, const lm_flow_result *result)
 {
+	const lm_vm_outcome *o;
 	int exit_code;
 
-	if (rc < 0 && result->count == 0)
+	if (rc < 0 && (result == NULL || result->count == 0))
 		return lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
+	o = result->vms[0];
 	exit_code = lm_cli_flow_exit(result);
-	if (cli->json || result->vms[0].rc < 0 || strcmp(cli->json_command, "agent list") != 0)
+	if (cli->json || o->rc < 0 || strcmp(cli->json_command, "agent list") != 0)
 		lm_cli_flow_print(cli, result, exit_code);
-	if (!cli->json && result->vms[0].rc == 0) {
-		if (strcmp(cli->json_command, "agent list") == 0 && result->vms[0].nagents == 0)
-			lm_cli_printf(stdout, "%s: no agents installed by lume-metal\n", result->vms[0].vm);
+	if (!cli->json && o->rc == 0) {
+		if (strcmp(cli->json_command, "agent list") == 0 && o->nagents == 0)
+			lm_cli_printf(stdout, "%s: no agents installed by lume-metal\n", o->vm);
 		else if (strcmp(cli->json_command, "agent list") == 0)
-			lm_cli_printf(stdout, "%s:\n", result->vms[0].vm);
-		lm_cli_agent_lines(stdout, &result->vms[0]);
+			lm_cli_printf(stdout, "%s:\n", o->vm);
+		lm_cli_agent_lines(stdout, o);
 	}
 	return exit_code;
 }
@@ -51,11 +53,10 @@ int lm_cmd_agent(lm_cli *cli)
 	const char *verb = cli->argc > 0 ? cli->argv[0] : "", *label = cli->label;
 	lm_context *ctx = NULL;
 	lm_profile *profile = NULL;
-	lm_flow_result result;
+	lm_flow_result *result = NULL;
 	lm_agent_spec spec;
 	int rc, exit_code;
 
-	memset(&result, 0, sizeof(result));
 	if (strcmp(verb, "install") == 0)
 		cli->json_command = "agent install";
 	else if (strcmp(verb, "remove") == 0)
@@ -95,8 +96,8 @@ int lm_cmd_agent(lm_cli *cli)
 	} else {
 		rc = lm_flow_agent_list(ctx, cli->argv[1], &result);
 	}
-	exit_code = print_result(cli, rc, &result);
-	lm_flow_result_dispose(&result);
+	exit_code = print_result(cli, rc, result);
+	lm_flow_result_free(result);
 	lm_context_free(ctx);
 	lm_profile_free(profile);
 	return exit_code;

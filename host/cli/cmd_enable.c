@@ -5,7 +5,7 @@ int lm_cmd_enable(lm_cli *cli)
 {
 	lm_context *ctx = NULL;
 	lm_profile *profile = NULL;
-	lm_flow_result result;
+	lm_flow_result *result = NULL;
 	int rc, exit_code;
 
 	if (cli->argc == 0)
@@ -19,15 +19,15 @@ int lm_cmd_enable(lm_cli *cli)
 	}
 	lm_cli_trap_signals();
 	rc = lm_flow_enable(ctx, (const char *const *)cli->argv, (size_t)cli->argc, profile, cli->jobs, &result);
-	if (rc < 0 && result.count == 0) {
+	if (rc < 0 && (result == NULL || result->count == 0)) {
 		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
 	} else {
-		exit_code = lm_cli_flow_exit(&result);
-		lm_cli_flow_print(cli, &result, exit_code);
+		exit_code = lm_cli_flow_exit(result);
+		lm_cli_flow_print(cli, result, exit_code);
 		if (lm_cli_interrupted())
-			lm_cli_interrupted_line(&result);
+			lm_cli_interrupted_line(result);
 	}
-	lm_flow_result_dispose(&result);
+	lm_flow_result_free(result);
 	lm_context_free(ctx);
 	lm_profile_free(profile);
 	return exit_code;

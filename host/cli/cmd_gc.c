@@ -5,7 +5,7 @@
 int lm_cmd_gc(lm_cli *cli)
 {
 	lm_context *ctx = NULL;
-	lm_flow_result result;
+	lm_flow_result *result = NULL;
 	size_t i;
 	int rc, exit_code;
 
@@ -19,14 +19,14 @@ int lm_cmd_gc(lm_cli *cli)
 	} else {
 		exit_code = LM_EXIT_OK;
 		if (cli->json)
-			lm_cli_flow_print(cli, &result, exit_code);
-		else if (result.count == 0)
+			lm_cli_flow_print(cli, result, exit_code);
+		else if (result->count == 0)
 			lm_cli_printf(stdout, "nothing to forget: every VM lume-metal remembers exists\n");
 		else
-			for (i = 0; i < result.count; i++)
-				lm_cli_printf(stdout, "%s\n", result.vms[i].message);
+			for (i = 0; i < result->count; i++)
+				lm_cli_printf(stdout, "%s\n", result->vms[i]->message);
 	}
-	lm_flow_result_dispose(&result);
+	lm_flow_result_free(result);
 	lm_context_free(ctx);
 	return exit_code;
 }

@@ -59,7 +59,7 @@ static void print_table(const lm_vm_outcome *o)
 int lm_cmd_probe(lm_cli *cli)
 {
 	lm_context *ctx = NULL;
-	lm_flow_result result;
+	lm_flow_result *result = NULL;
 	int rc, exit_code;
 
 	if (cli->argc != 1)
@@ -67,16 +67,16 @@ int lm_cmd_probe(lm_cli *cli)
 	if ((rc = lm_cli_context(cli, &ctx)) != 0)
 		return rc;
 	rc = cli->exercise ? lm_flow_probe_exercise(ctx, cli->argv[0], &result) : lm_flow_probe(ctx, cli->argv[0], &result);
-	if (rc < 0 && result.count == 0) {
+	if (rc < 0 && (result == NULL || result->count == 0)) {
 		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
 	} else {
-		exit_code = lm_cli_flow_exit(&result);
+		exit_code = lm_cli_flow_exit(result);
 		if (cli->json || rc < 0)
-			lm_cli_flow_print(cli, &result, exit_code);
+			lm_cli_flow_print(cli, result, exit_code);
 		else
-			print_table(&result.vms[0]);
+			print_table(result->vms[0]);
 	}
-	lm_flow_result_dispose(&result);
+	lm_flow_result_free(result);
 	lm_context_free(ctx);
 	return exit_code;
 }

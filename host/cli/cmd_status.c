@@ -17,7 +17,7 @@ static void print_text(const lm_flow_result *r)
 	if (r->count == 0)
 		lm_cli_printf(stdout, "no VM is enabled\n");
 	for (i = 0; i < r->count; i++) {
-		const lm_vm_outcome *o = &r->vms[i];
+		const lm_vm_outcome *o = r->vms[i];
 
 		if (o->gone) {
 			lm_cli_printf(stdout, "%s\n", o->message);
@@ -64,7 +64,7 @@ static void print_text(const lm_flow_result *r)
 int lm_cmd_status(lm_cli *cli)
 {
 	lm_context *ctx = NULL;
-	lm_flow_result result;
+	lm_flow_result *result = NULL;
 	int rc, exit_code;
 
 	if ((rc = lm_cli_context(cli, &ctx)) != 0)
@@ -73,13 +73,13 @@ int lm_cmd_status(lm_cli *cli)
 	if (rc < 0) {
 		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
 	} else {
-		exit_code = lm_cli_flow_exit(&result);
+		exit_code = lm_cli_flow_exit(result);
 		if (cli->json)
-			lm_cli_flow_print(cli, &result, exit_code);
+			lm_cli_flow_print(cli, result, exit_code);
 		else
-			print_text(&result);
+			print_text(result);
 	}
-	lm_flow_result_dispose(&result);
+	lm_flow_result_free(result);
 	lm_context_free(ctx);
 	return exit_code;
 }

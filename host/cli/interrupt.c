@@ -50,9 +50,9 @@ void lm_cli_interrupted_line(const lm_flow_result *r)
 
 	lm_cli_printf(stderr, "lume-metal: interrupted by %s: ", caught == SIGTERM ? "SIGTERM" : "SIGINT");
 	for (i = 0; i < r->count; i++) {
-		if (r->vms[i].rc != LM_ECANCELED)
+		if (r->vms[i]->rc != LM_ECANCELED)
 			continue;
-		lm_cli_printf(stderr, "%s%s", n++ > 0 ? " | " : "", r->vms[i].message);
+		lm_cli_printf(stderr, "%s%s", n++ > 0 ? " | " : "", r->vms[i]->message);
 	}
 	if (n == 0)
 		lm_cli_puts(stderr, "every VM was already done; nothing was undone");

@@ -11,9 +11,9 @@ int lm_cli_flow_exit(const lm_flow_result *r)
 	size_t i, failed = 0, unsupported = 0;
 
 	for (i = 0; i < r->count; i++) {
-		if (r->vms[i].rc == LM_EUNSUPPORTED)
+		if (r->vms[i]->rc == LM_EUNSUPPORTED)
 			unsupported++;
-		else if (r->vms[i].rc < 0)
+		else if (r->vms[i]->rc < 0)
 			failed++;
 	}
 	if (failed + unsupported == 0)
@@ -29,8 +29,8 @@ static const lm_vm_outcome *first_failure(const lm_flow_result *r)
 	size_t i;
 
 	for (i = 0; i < r->count; i++)
-		if (r->vms[i].rc < 0)
-			return &r->vms[i];
+		if (r->vms[i]->rc < 0)
+			return r->vms[i];
 	return NULL;
 }
 
@@ -51,11 +51,11 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 		return;
 	}
 	for (i = 0; i < r->count; i++) {
-		const lm_vm_outcome *o = &r->vms[i];
+		const lm_vm_outcome *o = r->vms[i];
 		double total = 0;
 
 		for (k = 0; k < o->nsteps; k++)
-			total += o->steps[k].seconds;
+			total += o->steps[k]->seconds;
 		/* A failure's message goes to stderr, once; stdout says which VM failed. */
 		if (o->rc < 0) {
 			lm_cli_printf(stdout, "FAILED %s (%.2f s)\n", o->vm, total);
@@ -64,7 +64,7 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 			lm_cli_printf(stdout, "%s (%.2f s)\n", o->message, total);
 		}
 		for (k = 0; k < o->nsteps; k++)
-			lm_cli_printf(stdout, "  %-16s %7.3f s  %s\n", o->steps[k].name, o->steps[k].seconds, o->steps[k].detail);
+			lm_cli_printf(stdout, "  %-16s %7.3f s  %s\n", o->steps[k]->name, o->steps[k]->seconds, o->steps[k]->detail);
 	}
 	if (r->pref_restored)
 		lm_cli_printf(stdout, "host preference %s.%s restored: %s\n", r->pref.domain, r->pref.key,

@@ -30,8 +30,10 @@ typedef struct {
 	int run_at_load;          /* launchd starts it when loaded, at each login too (RunAtLoad) */
 } lm_agent_spec;
 
-/* One installed agent, as the journal records it and launchd reports it. */
+/* One installed agent, as the journal records it and launchd reports it: part of a flow result,
+ * allocated by the library, growing only at its end (flow.h). */
 typedef struct {
+	size_t size;                    /* sizeof(lm_agent_info) as the library was built */
 	char label[LM_AGENT_LABEL_MAX];
 	char plist[LM_AGENT_PATH_MAX];  /* ~/Library/LaunchAgents/LABEL.plist in the guest */
 	char program[LM_AGENT_PATH_MAX];/* the workload's program as resolved in the guest */

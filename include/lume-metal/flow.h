@@ -3,8 +3,21 @@
  * These join the preference store, the state journal, the VM manager, the SSH transport and the
  * guest bundle. Each VM's outcome is reported separately, with the steps it took and how long
  * each took, so that a fleet run can tell which VMs failed and why; while an operation runs, the
- * same steps go to the context's on_step callback. Every function below fills *result (zeroed
- * first) even when it fails; release it with lm_flow_result_dispose().
+ * same steps go to the context's on_step callback.
+ *
+ * Every function below that reports outcomes sets *out to a result the library allocated, even
+ * when it fails (then with the outcomes of the VMs it got to: none when it failed before any VM
+ * was handled, e.g. on an invalid name); *out is NULL only when the result itself could not be
+ * allocated (LM_ENOMEM). Release it with lm_flow_result_free().
+ *
+ * The results are read, never allocated, by the caller: lm_flow_result, lm_vm_outcome,
+ * lm_flow_step and lm_agent_info each start with `size` (sizeof as the library was built) and grow
+ * only at their end, and their arrays are arrays of pointers, so that a program built against an
+ * older header reads the fields it knows from a newer library; a field newer than the oldest
+ * library a program supports is read when LM_HAS_FIELD(ptr, type, field) (common.h) says the
+ * library has it. The structs held by value inside them (lm_vm_info, lm_guest_facts,
+ * lm_workload_flags, lm_host_pref_info) are frozen: a new fact goes at the end of the result.
+ * docs/embedding.md, "ABI".
  */
 #ifndef LUME_METAL_FLOW_H
 #define LUME_METAL_FLOW_H
@@ -28,6 +41,7 @@ extern "C" {
 
 /* One step of a VM's outcome, as on_step reported it (context.h). */
 typedef struct {
+	size_t size;            /* sizeof(lm_flow_step) as the library was built */
 	const char *name;       /* "host-preference", "restart", "install", "probe", ... (static) */
 	lm_step_state state;    /* LM_STEP_DONE, or LM_STEP_FAILED for the step an error stopped */
 	double seconds;
@@ -57,6 +71,7 @@ typedef struct {
 #define LM_TART_SHIM_PATH "/usr/local/lib/TartMetalCapabilities.dylib"
 
 typedef struct {
+	size_t size;                  /* sizeof(lm_vm_outcome) as the library was built */
 	char vm[LM_VM_NAME_MAX];      /* validated to fit (lm_vm_name_normalize) */
 	int rc;                       /* 0, LM_EUNSUPPORTED (guest unsupported, stock kept), or an error */
 	char *message;                /* what happened / what went wrong and what state was left */
@@ -80,49 +95,49 @@ typedef struct {
 	int gone;                     /* its VM manager says it does not exist: its journal entry and
 	                                 host-key pin were forgotten (with dry_run: would be) */
 	size_t nsteps;
-	lm_flow_step *steps;          /* nsteps entries, in order */
+	lm_flow_step **steps;         /* nsteps entries, in order */
 	size_t nagents;
-	lm_agent_info *agents;        /* agent list and status: the VM's agents (agent.h); agent install
-	                                 and remove: the one agent */
+	lm_agent_info **agents;       /* nagents entries. agent list and status: the VM's agents
+	                                 (agent.h); agent install and remove: the one agent */
 } lm_vm_outcome;
 
 typedef struct {
+	size_t size;                  /* sizeof(lm_flow_result) as the library was built */
 	lm_host_pref_info pref;       /* the host preference after the run */
 	int pref_changed;             /* this run changed the host preference */
 	int pref_restored;            /* rollback restored it */
 	size_t count;
-	lm_vm_outcome *vms;           /* count entries */
+	lm_vm_outcome **vms;          /* count entries */
 	double seconds;
 } lm_flow_result;
 
-/* Free what a result holds (messages, steps, reports); the struct itself is the caller's. A
- * zeroed or already disposed result is fine. */
-LM_EXTERN(void) lm_flow_result_dispose(lm_flow_result *result);
+/* Free a result and everything it holds (outcomes, messages, steps, reports, agents); NULL is fine. */
+LM_EXTERN(void) lm_flow_result_free(lm_flow_result *result);
 
 /* enable VM...: see docs/lume-metal.md. Returns 0 when every VM is enabled; otherwise the
  * per-VM rc tells (LM_EUNSUPPORTED: guest unsupported, stock kept). */
 LM_EXTERN(int) lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_profile *profile,
-    int jobs, lm_flow_result *result);
+    int jobs, lm_flow_result **out);
 
 /* rollback VM... (all = every VM the state knows). restart: restart running VMs that still
  * carry the unlocked level once the preference is restored. */
 LM_EXTERN(int) lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all, int restart,
-    lm_flow_result *result);
+    lm_flow_result **out);
 
 /* status [VM...] (n == 0: every VM the state knows). Reads only; checks bundles over SSH when
  * the VM is running. */
-LM_EXTERN(int) lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result *result);
+LM_EXTERN(int) lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result **out);
 
 /* gc: forget the VMs their manager no longer knows -- their journal entries and host-key pins.
  * One outcome per VM forgotten (`gone` set; with ctx's dry_run nothing is changed). */
-LM_EXTERN(int) lm_flow_gc(lm_context *ctx, lm_flow_result *result);
+LM_EXTERN(int) lm_flow_gc(lm_context *ctx, lm_flow_result **out);
 
 /* probe VM: stock and shimmed reports (needs the bundle installed, i.e. an enabled VM). */
-LM_EXTERN(int) lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result);
+LM_EXTERN(int) lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result **out);
 /* probe VM --exercise: the same, and the shimmed probe runs the exercise kernels (docs/guest.md);
  * its results go to the outcome's `exercised` and the journal. Reported, not checked: 0 whatever
  * the kernels did. */
-LM_EXTERN(int) lm_flow_probe_exercise(lm_context *ctx, const char *vm, lm_flow_result *result);
+LM_EXTERN(int) lm_flow_probe_exercise(lm_context *ctx, const char *vm, lm_flow_result **out);
 
 /* run VM -- argv: one guest command with the shim environment. Its output goes to the context's
  * on_output callback as it arrives (nothing is written to the caller's file descriptors);
@@ -134,11 +149,11 @@ LM_EXTERN(int) lm_flow_run(lm_context *ctx, const char *vm, const char *const *a
  * ~/Library/LaunchAgents/LABEL.plist, checked with `plutil -lint`, booted out when loaded, then
  * bootstrapped into gui/UID and kickstarted; recorded in the journal. The VM must be enabled. */
 LM_EXTERN(int) lm_flow_agent_install(lm_context *ctx, const char *vm, const lm_agent_spec *spec,
-    const lm_profile *profile, lm_flow_result *result);
+    const lm_profile *profile, lm_flow_result **out);
 /* agent remove VM LABEL: booted out, its plist removed, forgotten. */
-LM_EXTERN(int) lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_flow_result *result);
+LM_EXTERN(int) lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_flow_result **out);
 /* agent list VM: the VM's agents from the journal, with launchd's state when the VM is running. */
-LM_EXTERN(int) lm_flow_agent_list(lm_context *ctx, const char *vm, lm_flow_result *result);
+LM_EXTERN(int) lm_flow_agent_list(lm_context *ctx, const char *vm, lm_flow_result **out);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static lm_context *ctx;
-	lm_flow_result result;
+	lm_flow_result *result = NULL;
 	lm_state *st = NULL;
 	char names[256];
 	size_t i;
@@ -25,11 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ctx = lm_fuzz_context(&opts);
 	}
 	lm_fuzz_write("state.json", data, size);
-	if (lm_flow_status(ctx, NULL, 0, &result) == 0) {
-		for (i = 0; i < result.count; i++)
-			LM_FUZZ_CHECK(result.vms[i].rc < 0 && result.vms[i].message[0] != '\0');
-		lm_flow_result_dispose(&result);
-	}
+	if (lm_flow_status(ctx, NULL, 0, &result) == 0)
+		for (i = 0; i < result->count; i++)
+			LM_FUZZ_CHECK(result->vms[i]->rc < 0 && result->vms[i]->message[0] != '\0');
+	lm_flow_result_free(result);
 	/* What enable and rollback ask before they keep or restore the preference. */
 	if (lm_journal_open(&st, ctx, LM_STATE_READONLY, 1) == 0) {
 		LM_FUZZ_CHECK(lm_vm_record_live(st, "vm1", names, sizeof(names)) >= 0);

@@ -55,10 +55,9 @@ static int op_open(lm_context *ctx, const char *vm, const char *what, lm_flow_re
 	int rc;
 
 	memset(op, 0, sizeof(*op));
-	memset(result, 0, sizeof(*result));
 	if ((rc = lm_flow_open_outcomes(result, &vm, 1)) < 0)
 		return rc;
-	op->o = &result->vms[0];
+	op->o = result->vms[0];
 	if ((rc = lm_vm_lock_take(&op->lock, ctx, op->o->vm, what, 0)) < 0 ||
 	    (rc = lm_vm_manager_open(&op->vmm, ctx)) < 0 ||
 	    (rc = lm_flow_open_enabled(ctx, op->vmm, op->o, &op->r, &op->ssh, &op->se)) < 0 ||
@@ -177,16 +176,15 @@ static int install_steps(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 }
 
 int lm_flow_agent_install(lm_context *ctx, const char *vm, const lm_agent_spec *spec, const lm_profile *profile,
-    lm_flow_result *result)
+    lm_flow_result **out)
 {
 	lm_agent_info a;
 	agent_op op;
 	int rc, recorded = 0;
 
-	memset(result, 0, sizeof(*result));
-	if ((rc = check_spec(spec)) < 0)
+	if ((rc = lm_flow_result_new(out)) < 0 || (rc = check_spec(spec)) < 0)
 		return rc;
-	if ((rc = op_open(ctx, vm, "agent install", result, &op)) < 0)
+	if ((rc = op_open(ctx, vm, "agent install", *out, &op)) < 0)
 		goto out;
 	if (profile != NULL && (rc = lm_shim_env_make(&op.se, &op.o->guest, op.r.bundle.injection, op.r.bundle.shim, op.r.bundle.probe,
 	    profile)) < 0) {
@@ -207,10 +205,7 @@ int lm_flow_agent_install(lm_context *ctx, const char *vm, const lm_agent_spec *
 			lm_outcome_append(op.o, "; the agent is not installed");
 		goto out;
 	}
-	if ((op.o->agents = malloc(sizeof(a))) != NULL) {
-		op.o->agents[0] = a;
-		op.o->nagents = 1;
-	}
+	(void)lm_outcome_add_agent(op.o, &a); /* out of memory: installed, not listed */
 	lm_outcome_message(op.o, "%s: agent %s %s", op.o->vm, a.label,
 	    lm_context_options(ctx)->dry_run ? "would be installed" : "installed and started");
 out:
@@ -218,7 +213,7 @@ out:
 	return rc;
 }
 
-int lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_flow_result *result)
+int lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_flow_result **out)
 {
 	lm_agent_spec spec;
 	lm_agent_info a;
@@ -227,10 +222,9 @@ int lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_
 	double t;
 	int rc;
 
-	memset(result, 0, sizeof(*result));
-	if ((rc = lm_agent_label_check(label)) < 0)
+	if ((rc = lm_flow_result_new(out)) < 0 || (rc = lm_agent_label_check(label)) < 0)
 		return rc;
-	if ((rc = op_open(ctx, vm, "agent remove", result, &op)) < 0)
+	if ((rc = op_open(ctx, vm, "agent remove", *out, &op)) < 0)
 		goto out;
 	/* op_open read the record under the VM's lock: no other operation changed it since. */
 	if ((recorded = lm_vm_record_find_agent(&op.r, label)) != NULL)
@@ -253,10 +247,7 @@ int lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_
 		lm_step_add(ctx, op.o, "agent-unload", t, "booted out of %s, %s removed (its logs are kept)", op.domain,
 		    a.plist);
 	}
-	if ((op.o->agents = malloc(sizeof(a))) != NULL) {
-		op.o->agents[0] = a;
-		op.o->nagents = 1;
-	}
+	(void)lm_outcome_add_agent(op.o, &a); /* out of memory: removed, not listed */
 	lm_outcome_message(op.o, "%s: agent %s %s", op.o->vm, label,
 	    lm_context_options(ctx)->dry_run ? "would be removed" : "removed");
 out:
@@ -264,7 +255,7 @@ out:
 	return rc;
 }
 
-int lm_flow_agent_list(lm_context *ctx, const char *vm, lm_flow_result *result)
+int lm_flow_agent_list(lm_context *ctx, const char *vm, lm_flow_result **out)
 {
-	return lm_flow_status(ctx, &vm, 1, result);
+	return lm_flow_status(ctx, &vm, 1, out);
 }

@@ -238,7 +238,7 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
 		add(r, vm, "agents", LM_CHECK_WARN, "%s", lm_error_last()->message);
 	} else if (o->nagents > 0) {
 		for (i = 0; i < o->nagents; i++)
-			running += strcmp(o->agents[i].state, "running") == 0;
+			running += strcmp(o->agents[i]->state, "running") == 0;
 		add(r, vm, "agents", ssh == NULL || running == o->nagents ? LM_CHECK_OK : LM_CHECK_WARN,
 		    "%zu agent%s, %zu running%s", o->nagents, o->nagents == 1 ? "" : "s", running,
 		    ssh == NULL ? " (not checked: guest not reachable)" : "");
@@ -290,7 +290,7 @@ int lm_doctor_run(lm_context *ctx, const char *const *vms, size_t n, lm_doctor_r
 {
 	lm_doctor_result *result;
 	lm_vm_manager *vmm = NULL;
-	lm_flow_result known;
+	lm_flow_result *known = NULL;
 	size_t i, enabled = 0;
 	int rc;
 
@@ -298,25 +298,25 @@ int lm_doctor_run(lm_context *ctx, const char *const *vms, size_t n, lm_doctor_r
 	if ((result = calloc(1, sizeof(*result))) == NULL)
 		return lm_error_nomem();
 	result->size = sizeof(*result);
-	memset(&known, 0, sizeof(known));
 	check_os_chip(result);
 	check_manager(ctx, result, &vmm);
 	/* Every VM the journal knows is enabled (rollback forgets it). */
-	if (lm_flow_open_known(ctx, &known) == 0)
-		enabled = known.count;
+	if (lm_flow_result_new(&known) == 0 && lm_flow_open_known(ctx, known) == 0)
+		enabled = known->count;
 	check_preference(ctx, result, enabled);
 	check_bundle(ctx, result);
 	if (n > 0) {
-		lm_flow_result_dispose(&known);
-		if ((rc = lm_flow_open_outcomes(&known, vms, n)) < 0) {
+		lm_flow_result_free(known);
+		if ((rc = lm_flow_result_new(&known)) < 0 || (rc = lm_flow_open_outcomes(known, vms, n)) < 0) {
+			lm_flow_result_free(known);
 			lm_vm_manager_free(vmm);
 			lm_doctor_result_free(result);
 			return rc;
 		}
 	}
-	for (i = 0; i < known.count; i++)
-		check_vm(ctx, vmm, result, &known.vms[i]);
-	lm_flow_result_dispose(&known);
+	for (i = 0; known != NULL && i < known->count; i++)
+		check_vm(ctx, vmm, result, known->vms[i]);
+	lm_flow_result_free(known);
 	lm_vm_manager_free(vmm);
 	if (result->count == 0) {
 		lm_doctor_result_free(result);

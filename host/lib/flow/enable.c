@@ -560,7 +560,7 @@ static void *enable_worker_run(void *arg)
 		pthread_mutex_unlock(w->lock);
 		if (i >= w->result->count)
 			break;
-		(void)enable_one(w->ctx, vmm, w->profile, &w->local, &w->result->vms[i]);
+		(void)enable_one(w->ctx, vmm, w->profile, &w->local, w->result->vms[i]);
 	}
 	if (vmm != w->vmm)
 		lm_vm_manager_free(vmm);
@@ -568,8 +568,9 @@ static void *enable_worker_run(void *arg)
 }
 
 int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_profile *profile,
-    int jobs, lm_flow_result *result)
+    int jobs, lm_flow_result **out)
 {
+	lm_flow_result *result;
 	enable_worker workers[LM_FLOW_MAX_JOBS];
 	pthread_t threads[LM_FLOW_MAX_JOBS];
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -577,7 +578,9 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	size_t i, next = 0, nworkers;
 	int rc;
 
-	memset(result, 0, sizeof(*result));
+	if ((rc = lm_flow_result_new(out)) < 0)
+		return rc;
+	result = *out;
 	if ((rc = lm_flow_open_outcomes(result, vms, n)) < 0)
 		return rc;
 	if (n == 0)

@@ -31,9 +31,16 @@ int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc);
 void lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
 void lm_outcome_append(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
 
+/* A copy of *a appended to o->agents. */
+int lm_outcome_add_agent(lm_vm_outcome *o, const lm_agent_info *a);
 /* o->agents from the VM's record, with launchd's state when its guest is reached (ssh not NULL). */
 int lm_flow_agents_status(lm_ssh *ssh, const lm_vm_record *r, lm_vm_outcome *o);
-/* Allocate one outcome per named VM (names validated and normalised). */
+/* A result without outcomes (lm_flow_result_free() frees it); *out is NULL when out of memory. */
+int lm_flow_result_new(lm_flow_result **out);
+/* One more outcome in result, for the VM `vm` (a valid name); *out (when not NULL) gets it. */
+int lm_flow_outcome_add(lm_flow_result *result, const char *vm, lm_vm_outcome **out);
+/* One outcome per named VM (names validated and normalised) into a result without outcomes;
+ * on failure it has none. */
 int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t n);
 /* Every VM failed for the same reason (the last error), before any was handled. */
 int lm_flow_fail_all(lm_context *ctx, lm_flow_result *result, int rc);

@@ -171,16 +171,9 @@ int lm_flow_sweep_gone(lm_context *ctx, lm_vm_manager *vmm, const char *const *e
 		if ((rc = lm_flow_forget_vm(ctx, names[i], &journal, &pin)) < 0)
 			break;
 		if (report != NULL) {
-			lm_vm_outcome *grown = realloc(report->vms, (report->count + 1) * sizeof(*grown));
 			lm_vm_outcome *o;
-			if (grown == NULL) {
-				rc = lm_error_nomem();
+			if ((rc = lm_flow_outcome_add(report, names[i], &o)) < 0)
 				break;
-			}
-			report->vms = grown;
-			o = &report->vms[report->count++];
-			memset(o, 0, sizeof(*o));
-			snprintf(o->vm, sizeof(o->vm), "%s", names[i]);
 			lm_flow_gone_outcome(o, journal, pin, lm_context_options(ctx)->dry_run);
 		}
 	}
@@ -199,20 +192,23 @@ void lm_flow_sweep_others(lm_context *ctx, lm_vm_manager *vmm, const lm_flow_res
 		return;
 	}
 	for (i = 0; i < result->count; i++)
-		names[i] = result->vms[i].vm;
+		names[i] = result->vms[i]->vm;
 	if (lm_flow_sweep_gone(ctx, vmm, names, result->count, NULL) < 0)
 		lm_log(ctx, LM_LOG_DEBUG, "looking for VMs that no longer exist: %s", lm_error_last()->message);
 	lm_error_clear();
 	free(names);
 }
 
-int lm_flow_gc(lm_context *ctx, lm_flow_result *result)
+int lm_flow_gc(lm_context *ctx, lm_flow_result **out)
 {
+	lm_flow_result *result;
 	lm_vm_manager *vmm = NULL;
 	double t = lm_clock_monotonic();
 	int rc;
 
-	memset(result, 0, sizeof(*result));
+	if ((rc = lm_flow_result_new(out)) < 0)
+		return rc;
+	result = *out;
 	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0)
 		return rc;
 	rc = lm_flow_sweep_gone(ctx, vmm, NULL, 0, result);

@@ -1,12 +1,24 @@
 /* The per-VM outcomes and the timed steps every flow command reports (flow.h). Durations are
  * measured on the monotonic clock (docs/design.md, "Time"). */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flow_internal.h"
 #include "str.h"
+
+/* A result grows only at its end, and LM_HAS_FIELD tells a field from its offset and size: a field
+ * added into the old struct's trailing padding would look present in a library without it. So
+ * every result ends without padding; adding a field at the end moves its line here. */
+#define LM_ENDS_WITH(type, field) \
+	_Static_assert(sizeof(type) == offsetof(type, field) + sizeof(((type *)0)->field), \
+	    #type " ends with " #field ", without padding")
+LM_ENDS_WITH(lm_flow_result, seconds);
+LM_ENDS_WITH(lm_vm_outcome, agents);
+LM_ENDS_WITH(lm_flow_step, detail);
+LM_ENDS_WITH(lm_agent_info, installed_at);
 
 int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
 {
@@ -28,23 +40,29 @@ int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
 	return rc;
 }
 
+/* Each step is allocated on its own: the outcome holds pointers (flow.h). */
 static lm_flow_step *step_push(lm_vm_outcome *o, const char *name)
 {
-	lm_flow_step *steps = realloc(o->steps, (o->nsteps + 1) * sizeof(*steps));
+	lm_flow_step **steps, *s;
 
-	if (steps == NULL)
+	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
+	if ((steps = realloc(o->steps, (o->nsteps + 1) * sizeof(*steps))) == NULL) {
+		free(s);
+		return NULL;
+	}
+	s->size = sizeof(*s);
+	s->name = name;
 	o->steps = steps;
-	memset(&steps[o->nsteps], 0, sizeof(*steps));
-	steps[o->nsteps].name = name;
-	return &steps[o->nsteps++];
+	steps[o->nsteps++] = s;
+	return s;
 }
 
 /* The step begun and not yet done, if any. */
 static lm_flow_step *step_running(lm_vm_outcome *o)
 {
-	if (o->nsteps > 0 && o->steps[o->nsteps - 1].state == LM_STEP_STARTED)
-		return &o->steps[o->nsteps - 1];
+	if (o->nsteps > 0 && o->steps[o->nsteps - 1]->state == LM_STEP_STARTED)
+		return o->steps[o->nsteps - 1];
 	return NULL;
 }
 
@@ -122,48 +140,84 @@ int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc)
 	return rc;
 }
 
-void lm_flow_result_dispose(lm_flow_result *result)
+int lm_flow_result_new(lm_flow_result **out)
 {
-	size_t i, k;
+	if ((*out = calloc(1, sizeof(**out))) == NULL)
+		return lm_error_nomem();
+	(*out)->size = sizeof(**out);
+	return 0;
+}
 
-	if (result == NULL)
-		return;
-	for (i = 0; i < result->count; i++) {
-		lm_vm_outcome *o = &result->vms[i];
+static void outcome_free(lm_vm_outcome *o)
+{
+	size_t k;
 
-		lm_report_free(o->stock);
-		lm_report_free(o->shimmed);
-		lm_report_free(o->tart);
-		lm_report_free(o->exercised);
-		free(o->message);
-		for (k = 0; k < o->nsteps; k++)
-			free(o->steps[k].detail);
-		free(o->steps);
-		free(o->agents);
+	lm_report_free(o->stock);
+	lm_report_free(o->shimmed);
+	lm_report_free(o->tart);
+	lm_report_free(o->exercised);
+	free(o->message);
+	for (k = 0; k < o->nsteps; k++) {
+		free(o->steps[k]->detail);
+		free(o->steps[k]);
 	}
+	free(o->steps);
+	for (k = 0; k < o->nagents; k++)
+		free(o->agents[k]);
+	free(o->agents);
+	free(o);
+}
+
+/* No outcome left: result is as lm_flow_result_new() made it, but for pref. */
+static void outcomes_free(lm_flow_result *result)
+{
+	size_t i;
+
+	for (i = 0; i < result->count; i++)
+		outcome_free(result->vms[i]);
 	free(result->vms);
 	result->vms = NULL;
 	result->count = 0;
 }
 
+void lm_flow_result_free(lm_flow_result *result)
+{
+	if (result == NULL)
+		return;
+	outcomes_free(result);
+	free(result);
+}
+
+int lm_flow_outcome_add(lm_flow_result *result, const char *vm, lm_vm_outcome **out)
+{
+	lm_vm_outcome **vms, *o;
+
+	if ((o = calloc(1, sizeof(*o))) == NULL)
+		return lm_error_nomem();
+	if ((vms = realloc(result->vms, (result->count + 1) * sizeof(*vms))) == NULL) {
+		free(o);
+		return lm_error_nomem();
+	}
+	o->size = sizeof(*o);
+	snprintf(o->vm, sizeof(o->vm), "%s", vm);
+	result->vms = vms;
+	vms[result->count++] = o;
+	if (out != NULL)
+		*out = o;
+	return 0;
+}
+
 int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t n)
 {
+	char name[LM_VM_NAME_MAX];
 	size_t i;
+	int rc;
 
-	result->vms = NULL;
-	result->count = 0;
-	if (n == 0)
-		return 0;
-	if ((result->vms = calloc(n, sizeof(*result->vms))) == NULL)
-		return lm_error_nomem();
-	result->count = n;
 	for (i = 0; i < n; i++) {
-		char name[LM_VM_NAME_MAX];
-		if (lm_vm_name_normalize(vms[i], name) < 0) {
-			lm_flow_result_dispose(result);
-			return lm_error_last()->code; /* the message names the VM, sanitised */
+		if ((rc = lm_vm_name_normalize(vms[i], name)) < 0 || (rc = lm_flow_outcome_add(result, name, NULL)) < 0) {
+			outcomes_free(result);
+			return rc; /* the message names the VM, sanitised */
 		}
-		snprintf(result->vms[i].vm, sizeof(result->vms[i].vm), "%s", name);
 	}
 	return 0;
 }
@@ -173,7 +227,7 @@ int lm_flow_fail_all(lm_context *ctx, lm_flow_result *result, int rc)
 	size_t i;
 
 	for (i = 0; i < result->count; i++)
-		lm_outcome_fail(ctx, &result->vms[i], rc);
+		lm_outcome_fail(ctx, result->vms[i], rc);
 	return rc;
 }
 
@@ -182,22 +236,39 @@ int lm_flow_summary_rc(const lm_flow_result *result)
 	size_t i;
 
 	for (i = 0; i < result->count; i++)
-		if (result->vms[i].rc < 0)
-			return lm_error_set(result->vms[i].rc, "%s", result->vms[i].message);
+		if (result->vms[i]->rc < 0)
+			return lm_error_set(result->vms[i]->rc, "%s", result->vms[i]->message);
+	return 0;
+}
+
+int lm_outcome_add_agent(lm_vm_outcome *o, const lm_agent_info *a)
+{
+	lm_agent_info **agents, *copy;
+
+	if ((copy = malloc(sizeof(*copy))) == NULL)
+		return lm_error_nomem();
+	if ((agents = realloc(o->agents, (o->nagents + 1) * sizeof(*agents))) == NULL) {
+		free(copy);
+		return lm_error_nomem();
+	}
+	*copy = *a;
+	copy->size = sizeof(*copy);
+	o->agents = agents;
+	agents[o->nagents++] = copy;
 	return 0;
 }
 
 /* o->agents from the record, with launchd's state when the guest is reached (ssh). */
 int lm_flow_agents_status(lm_ssh *ssh, const lm_vm_record *r, lm_vm_outcome *o)
 {
+	lm_agent_info a;
 	size_t i;
+	int rc;
 
-	if (r->nagents == 0)
-		return 0;
-	if ((o->agents = calloc(r->nagents, sizeof(*o->agents))) == NULL)
-		return lm_error_nomem();
-	for (i = 0; i < r->nagents; i++)
-		lm_vm_record_agent_info(&r->agents[i], &o->agents[i]);
-	o->nagents = r->nagents;
+	for (i = 0; i < r->nagents; i++) {
+		lm_vm_record_agent_info(&r->agents[i], &a);
+		if ((rc = lm_outcome_add_agent(o, &a)) < 0)
+			return rc;
+	}
 	return ssh != NULL ? lm_guest_agents_query(ssh, o->agents, o->nagents) : 0;
 }

@@ -44,7 +44,7 @@ int lm_flow_step_exercised(lm_context *ctx, const lm_profile *profile, lm_vm_out
 	return exercise_verdict(ctx, profile, o, t);
 }
 
-static int probe_vm(lm_context *ctx, const char *vm, int exercise, lm_flow_result *result)
+static int probe_vm(lm_context *ctx, const char *vm, int exercise, lm_flow_result **out)
 {
 	lm_vm_lock *lock = NULL;
 	lm_vm_manager *vmm = NULL;
@@ -58,10 +58,9 @@ static int probe_vm(lm_context *ctx, const char *vm, int exercise, lm_flow_resul
 	int rc;
 
 	memset(&r, 0, sizeof(r));
-	memset(result, 0, sizeof(*result));
-	if ((rc = lm_flow_open_outcomes(result, &vm, 1)) < 0)
+	if ((rc = lm_flow_result_new(out)) < 0 || (rc = lm_flow_open_outcomes(*out, &vm, 1)) < 0)
 		return rc;
-	o = &result->vms[0];
+	o = (*out)->vms[0];
 	if ((rc = lm_vm_lock_take(&lock, ctx, o->vm, "probe", 0)) < 0 ||
 	    (rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = lm_flow_open_enabled(ctx, vmm, o, &r, &ssh, &se)) < 0 ||
 	    (rc = lm_step_begin(ctx, o, "probe", &t)) < 0 ||
@@ -107,13 +106,13 @@ out:
 	return rc;
 }
 
-int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result *result)
+int lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result **out)
 {
-	return probe_vm(ctx, vm, 0, result);
+	return probe_vm(ctx, vm, 0, out);
 }
 
-int lm_flow_probe_exercise(lm_context *ctx, const char *vm, lm_flow_result *result)
+int lm_flow_probe_exercise(lm_context *ctx, const char *vm, lm_flow_result **out)
 {
-	return probe_vm(ctx, vm, 1, result);
+	return probe_vm(ctx, vm, 1, out);
 }
 

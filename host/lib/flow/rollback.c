@@ -58,12 +58,12 @@ out:
  * says what the real run would do ("kept" only while VMs outside this run stay enabled). */
 static void forget_rolled_back(lm_state *st, const lm_flow_result *res, const lm_vm_outcome *o)
 {
-	const lm_vm_outcome *earlier;
+	size_t i;
 
 	if (lm_context_options(lm_state_context(st))->dry_run)
-		for (earlier = res->vms; earlier < o; earlier++)
-			if (earlier->rc == 0)
-				lm_journal_forget_vm(st, earlier->vm);
+		for (i = 0; i < res->count && res->vms[i] != o; i++)
+			if (res->vms[i]->rc == 0)
+				lm_journal_forget_vm(st, res->vms[i]->vm);
 	lm_journal_forget_vm(st, o->vm);
 }
 
@@ -234,9 +234,9 @@ static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result
 		}
 		lm_vm_lock_release(lock);
 		for (size_t k = 0; k < res->count; k++)
-			if (strcmp(res->vms[k].vm, list[i].name) == 0) {
-				res->vms[k].restarted = !dry;
-				lm_step_add(ctx, &res->vms[k], "restart", t, "%s off the unlocked level",
+			if (strcmp(res->vms[k]->vm, list[i].name) == 0) {
+				res->vms[k]->restarted = !dry;
+				lm_step_add(ctx, res->vms[k], "restart", t, "%s off the unlocked level",
 				    dry ? "would restart" : "restarted");
 			}
 		lm_log(ctx, LM_LOG_INFO, dry ? "would restart %s (booted with the unlocked level)" :
@@ -246,15 +246,18 @@ static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result
 }
 
 int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all, int restart,
-    lm_flow_result *result)
+    lm_flow_result **out)
 {
+	lm_flow_result *result;
 	lm_vm_manager *vmm = NULL;
 	lm_state *st = NULL;
 	double t = lm_clock_monotonic();
 	size_t i;
 	int rc;
 
-	memset(result, 0, sizeof(*result));
+	if ((rc = lm_flow_result_new(out)) < 0)
+		return rc;
+	result = *out;
 	if (all) {
 		rc = lm_flow_open_known(ctx, result);
 	} else {
@@ -269,7 +272,7 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 	/* Gone VMs would keep the preference "needed" for ever. */
 	lm_flow_sweep_others(ctx, vmm, result);
 	for (i = 0; i < result->count; i++)
-		(void)rollback_one(ctx, vmm, result, &result->vms[i]);
+		(void)rollback_one(ctx, vmm, result, result->vms[i]);
 	if (all && result->count == 0) {
 		/* Nothing enabled, but a recorded preference (e.g. left by a crash) still goes back. */
 		lm_host_pref_info before;

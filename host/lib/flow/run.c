@@ -49,7 +49,8 @@ struct lm_flow_session {
 	lm_ssh *ssh;
 	lm_shim_env se;
 	lm_vm_record r;
-	lm_flow_result result;
+	lm_flow_result *result;
+	lm_vm_outcome *o; /* result's one outcome */
 };
 
 int lm_flow_session_open(lm_flow_session **out, lm_context *ctx, const char *vm)
@@ -61,18 +62,21 @@ int lm_flow_session_open(lm_flow_session **out, lm_context *ctx, const char *vm)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return lm_error_nomem();
 	s->ctx = ctx;
+	if ((rc = lm_flow_result_new(&s->result)) < 0 || (rc = lm_flow_open_outcomes(s->result, &vm, 1)) < 0)
+		goto fail;
+	s->o = s->result->vms[0];
 	/* Shared: several workloads may run at once, but not while the VM is enabled or rolled back. */
-	if ((rc = lm_flow_open_outcomes(&s->result, &vm, 1)) < 0 ||
-	    (rc = lm_vm_lock_take(&s->lock, ctx, s->result.vms[0].vm, "run", LM_VM_LOCK_SHARED)) < 0 ||
+	if ((rc = lm_vm_lock_take(&s->lock, ctx, s->o->vm, "run", LM_VM_LOCK_SHARED)) < 0 ||
 	    (rc = lm_vm_manager_open(&s->vmm, ctx)) < 0 ||
-	    (rc = lm_flow_open_enabled(ctx, s->vmm, &s->result.vms[0], &s->r, &s->ssh, &s->se)) < 0) {
-		lm_flow_session_close(s);
-		return rc;
-	}
-	snprintf(s->result.vms[0].profile, sizeof(s->result.vms[0].profile), "%s", s->r.profile_name);
-	snprintf(s->result.vms[0].bundle_id, sizeof(s->result.vms[0].bundle_id), "%s", s->r.bundle.id);
+	    (rc = lm_flow_open_enabled(ctx, s->vmm, s->o, &s->r, &s->ssh, &s->se)) < 0)
+		goto fail;
+	snprintf(s->o->profile, sizeof(s->o->profile), "%s", s->r.profile_name);
+	snprintf(s->o->bundle_id, sizeof(s->o->bundle_id), "%s", s->r.bundle.id);
 	*out = s;
 	return 0;
+fail:
+	lm_flow_session_close(s);
+	return rc;
 }
 
 void lm_flow_session_close(lm_flow_session *s)
@@ -83,13 +87,13 @@ void lm_flow_session_close(lm_flow_session *s)
 	lm_vm_record_dispose(&s->r);
 	lm_ssh_free(s->ssh);
 	lm_vm_manager_free(s->vmm);
-	lm_flow_result_dispose(&s->result);
+	lm_flow_result_free(s->result);
 	free(s);
 }
 
 const lm_vm_outcome *lm_flow_session_vm(const lm_flow_session *s)
 {
-	return &s->result.vms[0];
+	return s->o;
 }
 
 const lm_profile *lm_flow_session_profile(const lm_flow_session *s)
@@ -99,13 +103,13 @@ const lm_profile *lm_flow_session_profile(const lm_flow_session *s)
 
 const char *lm_flow_session_manager(const lm_flow_session *s)
 {
-	return lm_vm_manager_name_for(s->vmm, s->result.vms[0].vm);
+	return lm_vm_manager_name_for(s->vmm, s->o->vm);
 }
 
 void lm_flow_session_manager_version(lm_flow_session *s, char *buf, size_t len)
 {
-	if (lm_vm_manager_version(s->vmm, s->result.vms[0].vm, buf, len) < 0) {
-		lm_log(s->ctx, LM_LOG_DEBUG, "%s: the VM manager's version: %s", s->result.vms[0].vm, lm_error_last()->message);
+	if (lm_vm_manager_version(s->vmm, s->o->vm, buf, len) < 0) {
+		lm_log(s->ctx, LM_LOG_DEBUG, "%s: the VM manager's version: %s", s->o->vm, lm_error_last()->message);
 		buf[0] = '\0';
 	}
 }
@@ -144,7 +148,7 @@ int lm_flow_session_program(lm_flow_session *s, const char *const *argv, size_t 
 
 int lm_flow_session_warn(lm_flow_session *s, const char *const *argv, size_t argc)
 {
-	return warn_protected(s->ctx, s->ssh, &s->se, &s->result.vms[0], argv, argc);
+	return warn_protected(s->ctx, s->ssh, &s->se, s->o, argv, argc);
 }
 
 int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t argc, int *exit_status)
@@ -161,7 +165,7 @@ int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t
 	    (rc = lm_flow_session_command(s, 1, argv, argc, &cmd)) < 0)
 		goto out;
 	ro.ctx = ctx;
-	ro.vm = s->result.vms[0].vm;
+	ro.vm = s->o->vm;
 	rc = lm_ssh_exec(s->ssh, cmd, stream_out, &ro, exit_status);
 out:
 	free(cmd);

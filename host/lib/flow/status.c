@@ -66,13 +66,16 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 	return 0;
 }
 
-int lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result *result)
+int lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result **out)
 {
+	lm_flow_result *result;
 	lm_vm_manager *vmm = NULL;
 	size_t i;
 	int rc;
 
-	memset(result, 0, sizeof(*result));
+	if ((rc = lm_flow_result_new(out)) < 0)
+		return rc;
+	result = *out;
 	if ((rc = lm_host_pref_status(ctx, NULL, &result->pref)) < 0)
 		return rc;
 	rc = n > 0 ? lm_flow_open_outcomes(result, vms, n) : lm_flow_open_known(ctx, result);
@@ -81,7 +84,7 @@ int lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_re
 	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0)
 		return lm_flow_fail_all(ctx, result, rc);
 	for (i = 0; i < result->count; i++)
-		(void)status_one(ctx, vmm, &result->pref, &result->vms[i]);
+		(void)status_one(ctx, vmm, &result->pref, result->vms[i]);
 	lm_vm_manager_free(vmm);
 	return 0;
 }

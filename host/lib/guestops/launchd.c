@@ -130,7 +130,7 @@ int lm_guest_agents_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_ag
 	return 0;
 }
 
-int lm_guest_agents_query(lm_ssh *ssh, lm_agent_info *agents, size_t n)
+int lm_guest_agents_query(lm_ssh *ssh, lm_agent_info *const *agents, size_t n)
 {
 	char domain[32];
 	size_t i;
@@ -141,7 +141,7 @@ int lm_guest_agents_query(lm_ssh *ssh, lm_agent_info *agents, size_t n)
 	if ((rc = lm_launchd_domain(ssh, domain, sizeof(domain))) < 0)
 		return rc;
 	for (i = 0; i < n; i++)
-		if ((rc = lm_launchd_query(ssh, domain, &agents[i])) < 0)
+		if ((rc = lm_launchd_query(ssh, domain, agents[i])) < 0)
 			return rc;
 	return 0;
 }

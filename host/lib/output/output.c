@@ -211,7 +211,7 @@ static cJSON *agents_json(const lm_vm_outcome *o)
 	size_t i;
 
 	for (i = 0; list != NULL && i < o->nagents; i++) {
-		const lm_agent_info *ag = &o->agents[i];
+		const lm_agent_info *ag = o->agents[i];
 		a = cJSON_CreateObject();
 		cJSON_AddStringToObject(a, "label", ag->label);
 		add_string_or_null(a, "plist", ag->plist);
@@ -342,11 +342,12 @@ static cJSON *outcome_json(const lm_vm_outcome *o)
 	cJSON_AddBoolToObject(g, "tart_shim", o->guest.tart_shim);
 	steps = cJSON_AddArrayToObject(v, "steps");
 	for (i = 0; i < o->nsteps; i++) {
+		const lm_flow_step *st = o->steps[i];
 		s = cJSON_CreateObject();
-		cJSON_AddStringToObject(s, "name", o->steps[i].name);
-		cJSON_AddStringToObject(s, "state", step_state_word(o->steps[i].state));
-		cJSON_AddNumberToObject(s, "seconds", o->steps[i].seconds);
-		cJSON_AddStringToObject(s, "detail", o->steps[i].detail != NULL ? o->steps[i].detail : "");
+		cJSON_AddStringToObject(s, "name", st->name);
+		cJSON_AddStringToObject(s, "state", step_state_word(st->state));
+		cJSON_AddNumberToObject(s, "seconds", st->seconds);
+		cJSON_AddStringToObject(s, "detail", st->detail != NULL ? st->detail : "");
 		cJSON_AddItemToArray(steps, s);
 	}
 	cJSON_AddItemToObject(v, "stock", report_json(o->stock));
@@ -376,7 +377,7 @@ int lm_flow_result_to_json(const lm_flow_result *r, const lm_json_envelope *env,
 	cJSON_AddBoolToObject(doc, "host_preference_restored", r->pref_restored);
 	vms = cJSON_AddArrayToObject(doc, "vms");
 	for (i = 0; i < r->count; i++)
-		cJSON_AddItemToArray(vms, outcome_json(&r->vms[i]));
+		cJSON_AddItemToArray(vms, outcome_json(r->vms[i]));
 	return finish(doc, out);
 }
 

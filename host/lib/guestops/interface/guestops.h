@@ -196,7 +196,7 @@ int lm_launchd_unload(lm_ssh *ssh, const char *domain, const char *home, lm_agen
  * the agents name the shim); `labels` gets their labels, ", " between them. */
 int lm_guest_agents_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_agent_info *agents, size_t n,
     char *labels, size_t len);
-/* launchd's state of each of agents[n] (in place). */
-int lm_guest_agents_query(lm_ssh *ssh, lm_agent_info *agents, size_t n);
+/* launchd's state of each of the n agents (in place; a flow outcome's array of pointers). */
+int lm_guest_agents_query(lm_ssh *ssh, lm_agent_info *const *agents, size_t n);
 
 #endif
