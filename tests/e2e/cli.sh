@@ -211,8 +211,7 @@ scenario_progress() {
   LUME_METAL_TEST_STOP_AT=after-preference "$LM_BIN_HOOKS" enable vm1 >"$E2E_DIR/h.out" 2>"$E2E_DIR/h.err" &
   holder=$!
   waiter=
-  # (e2e_cleanup takes the exit status from $?, which the subshell sets back; it exits.)
-  trap 'rc=$?; kill -KILL $holder $waiter 2>/dev/null || true; (exit $rc) || e2e_cleanup; e2e_cleanup' EXIT
+  trap 'rc=$?; kill -KILL $holder $waiter 2>/dev/null || true; lm_test_exit "$rc"' EXIT
   wait_for is_stopped $holder
   "$LM_BIN" probe vm1 >"$E2E_DIR/p.out" 2>"$E2E_DIR/p.err" &
   waiter=$!

@@ -12,7 +12,7 @@
 
 #include "error_internal.h"
 #include "prefs_store.h"
-#include "test_util.h"
+#include "lm_test.h"
 
 #define DOMAIN "com.apple.gpusw.ParavirtualizedGraphics"
 #define KEY "ForceUnrestrictedDeviceFeatureLevel"
@@ -44,7 +44,7 @@ static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
 
-	f->tmp = lm_test_tmpdir();
+	f->tmp = lm_test_tmpdir("prefs");
 	f->prefs = lm_test_join(f->tmp, "prefs");
 	f->file = lm_test_join(f->prefs, DOMAIN ".plist");
 	f->state = lm_test_join(f->tmp, "state");

@@ -14,7 +14,7 @@
 #include "error_internal.h"
 #include "fs.h"
 #include "state.h"
-#include "test_util.h"
+#include "lm_test.h"
 
 typedef struct {
 	char *tmp;
@@ -27,7 +27,7 @@ static int setup(void **state)
 	lm_options opts = LM_OPTIONS_INIT;
 	fixture *f = calloc(1, sizeof(*f));
 
-	f->tmp = lm_test_tmpdir();
+	f->tmp = lm_test_tmpdir("prefs");
 	f->dir = lm_test_join(f->tmp, "state");
 	opts.state_dir = f->dir;
 	assert_int_equal(lm_context_new(&f->ctx, &opts), 0);

@@ -11,7 +11,7 @@
 
 #include "error_internal.h"
 #include "prefs_store.h"
-#include "test_util.h"
+#include "lm_test.h"
 
 #define DOMAIN "com.apple.gpusw.ParavirtualizedGraphics"
 #define KEY "ForceUnrestrictedDeviceFeatureLevel"
@@ -42,7 +42,7 @@ static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
 
-	f->dir = lm_test_tmpdir();
+	f->dir = lm_test_tmpdir("prefs");
 	f->prefs = lm_test_join(f->dir, "prefs");
 	f->file = lm_test_join(f->prefs, DOMAIN ".plist");
 	assert_int_equal(lm_prefs_store_open_plist(&f->store, f->prefs, DOMAIN), 0);

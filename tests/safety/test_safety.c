@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <setjmp.h>
 
@@ -27,48 +26,19 @@
 #include "json.h"
 #include "state.h"
 #include "text.h"
+#include "lm_test.h"
 
 static char *tmp_dir;
 
-static char *join2(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *p = malloc(n);
-
-	assert_non_null(p);
-	snprintf(p, n, "%s/%s", dir, name);
-	return p;
-}
-
 static char *path_in(const char *name)
 {
-	return join2(tmp_dir, name);
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	return lm_test_join(tmp_dir, name);
 }
 
 static void make_fifo(const char *path)
 {
 	unlink(path);
 	assert_int_equal(mkfifo(path, 0600), 0);
-}
-
-static int contains(const char *hay, const char *needle)
-{
-	return hay != NULL && strstr(hay, needle) != NULL;
-}
-
-static void assert_message_has(const char *needle)
-{
-	if (!contains(lm_error_last()->message, needle))
-		fail_msg("expected \"%s\" in: %s", needle, lm_error_last()->message);
 }
 
 static lm_context *context_in(const char *state, const char *prefs, const char *bundle)
@@ -80,18 +50,14 @@ static lm_context *context_in(const char *state, const char *prefs, const char *
 	o.prefs_dir = prefs;
 	o.bundle_dir = bundle;
 	o.connect_timeout = 2;
-	if (lm_context_new(&ctx, &o) != 0)
-		fail_msg("context: %s", lm_error_last()->message);
+	lm_assert_ok(lm_context_new(&ctx, &o));
 	return ctx;
 }
 
 static int setup(void **state)
 {
-	char tmpl[] = "/tmp/lm-safety-XXXXXX";
-
 	(void)state;
-	assert_non_null(mkdtemp(tmpl));
-	tmp_dir = strdup(tmpl);
+	tmp_dir = lm_test_tmpdir("safety");
 	/* A FIFO that blocks would hang the test: the alarm makes that a failure instead. */
 	alarm(60);
 	return 0;
@@ -99,17 +65,9 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char *argv[] = {"/bin/rm", "-rf", tmp_dir, NULL};
-	pid_t pid;
-	int status;
-
 	(void)state;
 	alarm(0);
-	if ((pid = fork()) == 0) {
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	waitpid(pid, &status, 0);
+	lm_test_rmtree(tmp_dir);
 	free(tmp_dir);
 	return 0;
 }
@@ -157,7 +115,7 @@ static void test_sanitiser(void **state)
 		assert_int_equal(lm_vm_name_normalize("bad\x1b]0;owned\x07name", name), LM_EINVALID);
 		assert_null(strchr(lm_error_last()->message, '\x1b'));
 		assert_null(strchr(lm_error_last()->message, '\x07'));
-		assert_message_has("\\x1b]0;owned\\x07");
+		lm_assert_error_has("\\x1b]0;owned\\x07");
 		assert_int_equal(lm_vm_name_normalize("\xff\xfe", name), LM_EINVALID);
 		assert_int_equal(lm_utf8_check(lm_error_last()->message, strlen(lm_error_last()->message), &bad), 0);
 	}
@@ -175,15 +133,15 @@ static void test_fifo_reader(void **state)
 	(void)state;
 	make_fifo(fifo);
 	assert_int_equal(lm_fs_read_file(fifo, 100, &data, &len), LM_EINVALID);
-	assert_message_has("FIFO");
+	lm_assert_error_has("FIFO");
 	assert_int_equal(lm_fs_open_read(fifo, &fd, &st), LM_EINVALID);
 	assert_int_equal(fd, -1);
 	/* A profile. */
 	{
 		lm_profile *p = NULL;
 		assert_int_equal(lm_profile_load_file(&p, fifo), LM_EINVALID);
-		assert_message_has(fifo);
-		assert_message_has("FIFO");
+		lm_assert_error_has(fifo);
+		lm_assert_error_has("FIFO");
 	}
 	free(fifo);
 }
@@ -199,28 +157,28 @@ static void test_fifo_journal_lock_plist(void **state)
 	(void)state;
 	assert_int_equal(lm_fs_mkdir_private(dir), 0);
 	assert_int_equal(lm_fs_mkdir_private(prefs), 0);
-	journal = join2(dir, "state.json");
-	lock = join2(dir, "state.lock");
-	plist = join2(prefs, "com.apple.gpusw.ParavirtualizedGraphics.plist");
+	journal = lm_test_join(dir, "state.json");
+	lock = lm_test_join(dir, "state.lock");
+	plist = lm_test_join(prefs, "com.apple.gpusw.ParavirtualizedGraphics.plist");
 	ctx = context_in(dir, prefs, NULL);
 	/* The journal. */
 	make_fifo(journal);
 	assert_int_equal(lm_state_open(&st, ctx), LM_EINVALID);
 	assert_null(st);
-	assert_message_has("FIFO");
+	lm_assert_error_has("FIFO");
 	assert_int_equal(lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 1), LM_EINVALID);
 	unlink(journal);
 	/* The lock file. */
 	make_fifo(lock);
 	assert_int_equal(lm_state_open(&st, ctx), LM_EIO);
-	assert_message_has("not a regular file");
+	lm_assert_error_has("not a regular file");
 	unlink(lock);
 	/* The preference plist. */
 	make_fifo(plist);
 	lm_host_pref_default(&want);
 	memset(&info, 0, sizeof(info));
 	assert_int_equal(lm_host_pref_status(ctx, &want, &info), LM_EINVALID);
-	assert_message_has("FIFO");
+	lm_assert_error_has("FIFO");
 	memset(&info, 0, sizeof(info));
 	assert_int_equal(lm_host_pref_enable(ctx, &want, &info), LM_EINVALID);
 	unlink(plist);
@@ -245,12 +203,12 @@ static void test_fifo_manifest_key_password_known_hosts(void **state)
 	(void)state;
 	/* The bundle manifest. */
 	assert_int_equal(lm_fs_mkdir_private(bundle), 0);
-	manifest = join2(bundle, "manifest.json");
+	manifest = lm_test_join(bundle, "manifest.json");
 	make_fifo(manifest);
 	ctx = context_in(sdir, NULL, bundle);
 	memset(&facts, 0, sizeof(facts));
 	assert_int_equal(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
-	assert_message_has("FIFO");
+	lm_assert_error_has("FIFO");
 	lm_context_free(ctx);
 	/* A key file and a password file: refused before any connection is tried (port 1 of a
 	 * loopback address nobody listens on would say "refused" otherwise). */
@@ -259,21 +217,21 @@ static void test_fifo_manifest_key_password_known_hosts(void **state)
 	o.ssh_key = key;
 	assert_int_equal(lm_context_new(&ctx, &o), 0);
 	assert_int_equal(lm_ssh_connect(&ssh, ctx, "vm", "127.0.0.1", 1), LM_EINVALID);
-	assert_message_has("FIFO");
+	lm_assert_error_has("FIFO");
 	lm_context_free(ctx);
 	make_fifo(pw);
 	o.ssh_key = NULL;
 	o.ssh_password_file = pw;
 	assert_int_equal(lm_context_new(&ctx, &o), 0);
 	assert_int_equal(lm_ssh_connect(&ssh, ctx, "vm", "127.0.0.1", 1), LM_EINVALID);
-	assert_message_has("FIFO");
-	assert_message_has("password file");
+	lm_assert_error_has("FIFO");
+	lm_assert_error_has("password file");
 	/* known_hosts. */
 	assert_int_equal(lm_fs_mkdir_private(sdir), 0);
-	kh = join2(sdir, "known_hosts");
+	kh = lm_test_join(sdir, "known_hosts");
 	make_fifo(kh);
 	assert_int_equal(lm_ssh_forget_host(ctx, "vm"), LM_EINVALID);
-	assert_message_has("FIFO");
+	lm_assert_error_has("FIFO");
 	lm_context_free(ctx);
 	free(kh);
 	free(manifest);
@@ -293,7 +251,7 @@ static void test_relative_dirs_refused(void **state)
 	(void)state;
 	o.state_dir = "state";
 	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
-	assert_message_has("relative");
+	lm_assert_error_has("relative");
 	assert_null(ctx);
 	o.state_dir = NULL;
 	o.prefs_dir = "./prefs";
@@ -351,12 +309,12 @@ static void test_out_of_range_numbers(void **state)
 
 	(void)state;
 	assert_int_equal(lm_fs_mkdir_private(dir), 0);
-	journal = join2(dir, "state.json");
+	journal = lm_test_join(dir, "state.json");
 	ctx = context_in(dir, NULL, bundle);
 	/* state.c: the schema number. */
 	for (i = 0; i < sizeof(schemas) / sizeof(schemas[0]); i++) {
 		snprintf(text, sizeof(text), "{\"schema\":%s,\"vms\":{}}\n", schemas[i]);
-		write_text(journal, text);
+		lm_test_write_text(journal, text);
 		if (lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 1) != LM_ECORRUPT)
 			fail_msg("schema %s: %s", schemas[i], lm_error_last()->message);
 		assert_null(st);
@@ -378,22 +336,22 @@ static void test_out_of_range_numbers(void **state)
 		vm = cJSON_Parse(json);
 		assert_int_equal(lm_journal_load_facts(vm, &facts), LM_ECORRUPT);
 		snprintf(limit, sizeof(limit), "%d", LM_GUEST_HOME_MAX - 1);
-		assert_message_has(limit);
+		lm_assert_error_has(limit);
 		cJSON_Delete(vm);
 		free(long_home);
 		free(json);
 	}
 	/* bundle.c: a file size of 1.4e47, a version of 1e300. */
 	assert_int_equal(lm_fs_mkdir_private(bundle), 0);
-	manifest = join2(bundle, "manifest.json");
-	write_text(manifest, "{\"format\":\"lume-metal-bundle\",\"version\":1,\"bundle_id\":\"x-1\",\"platform\":\"p\","
+	manifest = lm_test_join(bundle, "manifest.json");
+	lm_test_write_text(manifest, "{\"format\":\"lume-metal-bundle\",\"version\":1,\"bundle_id\":\"x-1\",\"platform\":\"p\","
 	    "\"os\":\"Linux\",\"injection_variable\":\"LD_PRELOAD\",\"shim\":\"s\",\"probe\":\"p\",\"files\":[{\"name\":"
 	    "\"s\",\"sha256\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"size\":1.4e47,"
 	    "\"mode\":\"0755\"}]}");
 	memset(&facts, 0, sizeof(facts));
 	assert_int_equal(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
-	assert_message_has("size");
-	write_text(manifest, "{\"format\":\"lume-metal-bundle\",\"version\":1e300}");
+	lm_assert_error_has("size");
+	lm_test_write_text(manifest, "{\"format\":\"lume-metal-bundle\",\"version\":1e300}");
 	assert_int_equal(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
 	/* A profile's integer preference value. */
 	assert_int_equal(lm_profile_parse(&p, "{\"format\":\"lume-metal-profile\",\"version\":1,\"name\":\"t\","
@@ -430,8 +388,8 @@ static void test_guest_home_limit(void **state)
 			assert_string_equal(current, "0.1.0-abc");
 		} else {
 			assert_int_equal(lm_guest_facts_parse(out, NULL, &facts, current, sizeof(current)), LM_EREMOTE);
-			assert_message_has("home directory");
-			assert_message_has(limit);
+			lm_assert_error_has("home directory");
+			lm_assert_error_has(limit);
 		}
 	}
 	/* The same for the other fields. */
@@ -442,7 +400,7 @@ static void test_guest_home_limit(void **state)
 		snprintf(out, sizeof(out), "%s\narm64\n26\n\n/Users/lume\n\n", os);
 		assert_int_equal(lm_guest_facts_parse(out, NULL, &facts, NULL, 0), LM_EREMOTE);
 		snprintf(limit, sizeof(limit), "%d bytes", LM_GUEST_FIELD_MAX - 1);
-		assert_message_has(limit);
+		lm_assert_error_has(limit);
 	}
 }
 

@@ -1,5 +1,5 @@
 #include "sim_fixture.h"
-#include "fs.h"
+#include "lm_test.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -55,17 +55,9 @@ static void nap(double s)
 	nanosleep(&ts, NULL);
 }
 
-static char *slurp(const char *path)
-{
-	char *data = NULL;
-	size_t n;
-
-	return lm_fs_read_file(path, 64u << 20, &data, &n) < 0 ? NULL : data;
-}
-
 static int read_info(sim_fixture *f, const char *path)
 {
-	char *text = slurp(path);
+	char *text = lm_test_slurp(path, NULL);
 	cJSON *doc = text != NULL ? cJSON_Parse(text) : NULL;
 	const cJSON *vm;
 	int ok = 0;
@@ -101,13 +93,15 @@ int sim_fixture_start(sim_fixture *f, const char *tag, const char *const args[])
 	size_t n = 0, i;
 	double waited;
 	int status, e;
+	char *dir = lm_test_tmpdir(tag);
 
 	memset(f, 0, sizeof(*f));
-	snprintf(f->dir, sizeof(f->dir), "/tmp/lm-%s.XXXXXX", tag);
-	if (mkdtemp(f->dir) == NULL) {
-		fprintf(stderr, "fixture: mkdtemp: %s\n", strerror(errno));
+	if (snprintf(f->dir, sizeof(f->dir), "%s", dir) >= (int)sizeof(f->dir)) {
+		fprintf(stderr, "fixture: %s: path too long\n", dir);
+		free(dir);
 		return -1;
 	}
+	free(dir);
 	snprintf(simdir, sizeof(simdir), "%s/sim", f->dir);
 	snprintf(info, sizeof(info), "%s/info.json", f->dir);
 	argv[n++] = LUME_SIM_PROGRAM;
@@ -118,6 +112,9 @@ int sim_fixture_start(sim_fixture *f, const char *tag, const char *const args[])
 	argv[n++] = "--info";
 	argv[n++] = info;
 	argv[n++] = "--exit-with-parent";
+	/* The guests' /24 is the test's own, from the address plan. */
+	argv[n++] = "--address-base";
+	argv[n++] = lm_test_address_base();
 	for (i = 0; args != NULL && args[i] != NULL && n < 63; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
@@ -149,17 +146,6 @@ int sim_fixture_start(sim_fixture *f, const char *tag, const char *const args[])
 	return -1;
 }
 
-static int rm_tree(const char *path)
-{
-	const char *argv[] = {"/bin/rm", "-rf", "--", path, NULL};
-	pid_t pid;
-	int status;
-
-	if (posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ) != 0)
-		return -1;
-	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
 int sim_fixture_stop(sim_fixture *f)
 {
 	double waited;
@@ -185,14 +171,14 @@ int sim_fixture_stop(sim_fixture *f)
 		f->pid = 0;
 	}
 	if (f->dir[0] != '\0')
-		rm_tree(f->dir);
+		lm_test_rmtree(f->dir);
 	f->dir[0] = '\0';
 	return rc;
 }
 
 int sim_fixture_count(const sim_fixture *f, const char *const needles[])
 {
-	char *text = slurp(f->log), *line, *save = NULL;
+	char *text = lm_test_slurp(f->log, NULL), *line, *save = NULL;
 	int count = 0;
 	size_t i;
 

@@ -19,8 +19,9 @@ typedef struct {
 	int nvms;
 } sim_fixture;
 
-/* Start lume-sim with `args` (NULL-terminated, besides --port/--dir/--info which are added) and
- * wait until it listens. 0 or -1 with a message on stderr. */
+/* Start lume-sim with `args` (NULL-terminated, besides --port/--dir/--info/--exit-with-parent and
+ * --address-base, the test's /24 from the address plan, which are added) and wait until it
+ * listens. 0 or -1 with a message on stderr. */
 int sim_fixture_start(sim_fixture *f, const char *tag, const char *const args[]);
 /* SIGTERM, then SIGKILL after 15 s; -1 when it did not exit with status 0. */
 int sim_fixture_stop(sim_fixture *f);

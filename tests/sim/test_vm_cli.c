@@ -9,8 +9,7 @@ static test_env env;
 static int group_setup(void **state)
 {
 	static const char *const args[] = {"--vm", "vm1", "--vm", "old", "--vm", "img_latest", "--vm", "never",
-		"--never-ready", "never", "--boot-delay", "0.2", "--stop-delay", "0.1", "--address-base", "127.0.62.2",
-		NULL};
+		"--never-ready", "never", "--boot-delay", "0.2", "--stop-delay", "0.1", NULL};
 
 	(void)state;
 	return sim_fixture_start(&env.sim, "vm-cli", args);
@@ -119,7 +118,7 @@ static void test_get_unknown_vm(void **state)
 	assert_int_equal(lm_vm_get(vmm, "my-vm", &info), LM_ENOTFOUND);
 	assert_string_equal(lm_error_last()->message, "lume get my-vm: Error: Virtual machine not found: my-vm (exit 1)");
 	assert_int_equal(lm_vm_start(vmm, "my-vm"), LM_ENOTFOUND);
-	assert_error_mentions("my-vm");
+	lm_assert_error_has("my-vm");
 	assert_int_equal(cli_calls("\"argv\":[\"run\""), 0);
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
@@ -225,9 +224,9 @@ static void test_server_error_through_cli(void **state)
 	    0);
 	free(body);
 	assert_int_equal(lm_vm_get(vmm, "vm1", &info), LM_ERROR);
-	assert_error_mentions("lume get vm1: ");
-	assert_error_mentions("lume-sim injected failure");
-	assert_error_mentions("(exit 1)");
+	lm_assert_error_has("lume get vm1: ");
+	lm_assert_error_has("lume-sim injected failure");
+	lm_assert_error_has("(exit 1)");
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
 }
@@ -250,10 +249,10 @@ static void test_never_stops_a_server_vm(void **state)
 	assert_int_equal(status, 202);
 	wait_running(vmm, "vm1");
 	assert_int_equal(lm_vm_stop(vmm, "vm1"), LM_EVMOWNER);
-	assert_error_mentions("vm1 is held by PID ");
-	assert_error_mentions("not by a `lume run` process of its own");
-	assert_error_mentions("every VM it runs");
-	assert_error_mentions("vm1 was not stopped");
+	lm_assert_error_has("vm1 is held by PID ");
+	lm_assert_error_has("not by a `lume run` process of its own");
+	lm_assert_error_has("every VM it runs");
+	lm_assert_error_has("vm1 was not stopped");
 	assert_int_equal(cli_calls("\"argv\":[\"stop\",\"vm1\"]"), 2); /* test_start_ready_stop's only */
 	assert_int_equal(kill(env.sim.pid, 0), 0);
 	/* Still up: "running" comes before the guest has booted, so wait for it to answer first. */
@@ -277,8 +276,8 @@ static void test_lume_missing(void **state)
 	ctx = test_context(&env, LM_VM_MANAGER_LUME_CLI, NULL, "/nonexistent/lume", 10);
 	assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_ENOTFOUND);
 	assert_null(vmm);
-	assert_error_mentions("/nonexistent/lume");
-	assert_error_mentions("https://github.com/trycua/cua");
+	lm_assert_error_has("/nonexistent/lume");
+	lm_assert_error_has("https://github.com/trycua/cua");
 	lm_context_free(ctx);
 
 	/* `lume` looked up on a PATH that does not have it. */
@@ -287,7 +286,7 @@ static void test_lume_missing(void **state)
 	setenv("PATH", empty, 1);
 	ctx = test_context(&env, LM_VM_MANAGER_LUME_CLI, NULL, NULL, 10);
 	assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_ENOTFOUND);
-	assert_error_mentions("lume: not found on PATH");
+	lm_assert_error_has("lume: not found on PATH");
 	lm_context_free(ctx);
 	if (path != NULL)
 		setenv("PATH", path, 1);

@@ -12,25 +12,10 @@ static char bin_dir[PATH_MAX];
 static char tart_home[PATH_MAX + 32];
 static char home[PATH_MAX + 16];
 
-static void make_dirs(const char *path)
-{
-	char buf[PATH_MAX + 64], *p;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (p = buf + 1; *p != '\0'; p++)
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(buf, 0755);
-			*p = '/';
-		}
-	mkdir(buf, 0755);
-}
-
 static int group_setup(void **state)
 {
 	static const char *const args[] = {"--vm", "lvm", "--tart-vm", "tvm", "--tart-vm", "tvm2", "--utm-vm", "uvm",
-		"--utm-headless", "uhead", "--boot-delay", "0.2", "--stop-delay", "0.1", "--utm-request-delay", "0.1",
-		"--address-base", "127.0.238.2", NULL};
+		"--utm-headless", "uhead", "--boot-delay", "0.2", "--stop-delay", "0.1", "--utm-request-delay", "0.1", NULL};
 	char docs[PATH_MAX + 128], target[PATH_MAX + 32], *slash;
 
 	(void)state;
@@ -45,7 +30,8 @@ static int group_setup(void **state)
 	snprintf(home, sizeof(home), "%s/home", env.sim.dir);
 	setenv("HOME", home, 1);
 	snprintf(docs, sizeof(docs), "%s/Library/Containers/com.utmapp.UTM/Data", home);
-	make_dirs(docs);
+	if (lm_test_mkdir_p(docs, 0755) < 0)
+		return -1;
 	snprintf(target, sizeof(target), "%s/sim/utm", env.sim.dir);
 	strncat(docs, "/Documents", sizeof(docs) - strlen(docs) - 1);
 	return symlink(target, docs);
@@ -77,8 +63,7 @@ static lm_vm_manager *open_kind(lm_context **ctx, lm_vm_manager_kind kind, const
 	o.command_timeout = 20;
 	o.connect_timeout = 5;
 	assert_int_equal(lm_context_new(ctx, &o), 0);
-	if (lm_vm_manager_open(&vmm, *ctx) != 0)
-		fail_msg("open: %s", lm_error_last()->message);
+	lm_assert_ok(lm_vm_manager_open(&vmm, *ctx));
 	return vmm;
 }
 
@@ -112,8 +97,8 @@ static void test_tart_list_get_unknown(void **state)
 	assert_string_equal(info.os, "macOS");
 	assert_string_equal(info.ip, "");
 	assert_int_equal(lm_vm_get(vmm, "nope", &info), LM_ENOTFOUND);
-	assert_error_mentions("Tart has no such VM");
-	assert_error_mentions("the specified VM \"nope\" does not exist (exit 2)");
+	lm_assert_error_has("Tart has no such VM");
+	lm_assert_error_has("the specified VM \"nope\" does not exist (exit 2)");
 	assert_int_equal(lm_vm_start(vmm, "nope"), LM_ENOTFOUND);
 	assert_int_equal(calls("tart", "\"argv\":[\"run\""), 0);
 	lm_vm_manager_free(vmm);
@@ -215,11 +200,11 @@ static void test_utm_list_start_stop(void **state)
 	assert_string_equal(vms[0].status, "stopped");
 	lm_free(vms);
 	assert_int_equal(lm_vm_get(vmm, "lvm", &info), LM_ENOTFOUND);
-	assert_error_mentions("UTM has no such VM");
+	lm_assert_error_has("UTM has no such VM");
 	/* No display configured: no paravirtual GPU; refused before anything is started. */
 	assert_int_equal(lm_vm_start(vmm, "uhead"), LM_ERROR);
-	assert_error_mentions("no display configured");
-	assert_error_mentions("uhead.utm/config.plist");
+	lm_assert_error_has("no display configured");
+	lm_assert_error_has("uhead.utm/config.plist");
 	assert_int_equal(calls("utmctl", "\"argv\":[\"start\",\"uhead\"]"), 0);
 	assert_int_equal(lm_vm_start(vmm, "uvm"), 0);
 	assert_int_equal(lm_vm_wait_ready(vmm, "uvm", 0, &info), 0);
@@ -248,7 +233,7 @@ static void test_none(void **state)
 	assert_string_equal(info.status, "unreachable");
 	assert_string_equal(info.ip, address);
 	assert_int_equal(lm_vm_start(vmm, "whatever"), LM_ERROR);
-	assert_error_mentions("start it yourself");
+	lm_assert_error_has("start it yourself");
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
 	/* An address is required, and must be one. */
@@ -259,7 +244,7 @@ static void test_none(void **state)
 		o.vm_address = "my-vm.local";
 		assert_int_equal(lm_context_new(&ctx, &o), 0);
 		assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_EINVALID);
-		assert_error_mentions("not an IPv4 address");
+		lm_assert_error_has("not an IPv4 address");
 		lm_context_free(ctx);
 		o.vm_address = NULL;
 		assert_int_equal(lm_context_new(&ctx, &o), 0);
@@ -303,18 +288,18 @@ static void test_auto_choice_and_ambiguity(void **state)
 		assert_int_equal(lm_vm_manager_version(vmm, "uvm", version, sizeof(version)), 0);
 		assert_string_equal(version, "5.0.3");
 		assert_int_equal(lm_vm_manager_version(vmm, "other", version, sizeof(version)), LM_ENOTFOUND);
-		assert_error_mentions("no VM manager is known for other yet");
+		lm_assert_error_has("no VM manager is known for other yet");
 		assert_int_equal(lm_vm_manager_versions(vmm, version, sizeof(version)), 0);
 		assert_string_equal(version, "lume-api 0.5.3, tart 2.28.0, utm 5.0.3");
 	}
 	assert_int_equal(lm_vm_get(vmm, "nope", &info), LM_ENOTFOUND);
-	assert_error_mentions("no VM manager knows this VM (asked: lume-api, tart, utm)");
+	lm_assert_error_has("no VM manager knows this VM (asked: lume-api, tart, utm)");
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
 
 	/* lvm in Tart's store too */
 	snprintf(dir, sizeof(dir), "%s/vms/lvm", tart_home);
-	make_dirs(dir);
+	assert_int_equal(lm_test_mkdir_p(dir, 0755), 0);
 	strncat(dir, "/config.json", sizeof(dir) - strlen(dir) - 1);
 	assert_true((fd = open(dir, O_WRONLY | O_CREAT, 0644)) >= 0);
 	assert_int_equal(write(fd, "{}", 2), 2);
@@ -325,7 +310,7 @@ static void test_auto_choice_and_ambiguity(void **state)
 	close(open(dir, O_WRONLY | O_CREAT, 0644));
 	vmm = open_kind(&ctx, LM_VM_MANAGER_AUTO, NULL);
 	assert_int_equal(lm_vm_get(vmm, "lvm", &info), LM_EAMBIGUOUS);
-	assert_error_mentions("more than one VM manager has a VM of this name (lume-api and tart)");
+	lm_assert_error_has("more than one VM manager has a VM of this name (lume-api and tart)");
 	assert_int_equal(lm_vm_start(vmm, "lvm"), LM_EAMBIGUOUS);
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);

@@ -11,6 +11,7 @@
 
 #include "lume-metal.h"
 #include "vm_internal.h"
+#include "lm_test.h"
 
 static void test_name_valid(void **state)
 {
@@ -30,10 +31,9 @@ static void check_invalid(const char *name, const char *mention)
 {
 	char out[LM_VM_NAME_MAX];
 
-	assert_int_equal(lm_vm_name_normalize(name, out), LM_EINVALID);
+	lm_assert_fails(lm_vm_name_normalize(name, out), LM_EINVALID);
 	assert_string_equal(out, "");
-	if (strstr(lm_error_last()->message, mention) == NULL)
-		fail_msg("'%s': message \"%s\" does not mention \"%s\"", name, lm_error_last()->message, mention);
+	lm_assert_error_has(mention);
 }
 
 static void test_name_invalid(void **state)

@@ -12,6 +12,7 @@
 
 #include "lume-metal/error.h"
 #include "sha256.h"
+#include "lm_test.h"
 
 static void assert_hex(const uint8_t digest[32], const char *want)
 {

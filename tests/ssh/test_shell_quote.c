@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "lume-metal/ssh.h"
+#include "lm_test.h"
 
 extern char **environ;
 

@@ -13,6 +13,7 @@
 #include <plist/plist.h>
 
 #include "flow_internal.h"
+#include "lm_test.h"
 
 static void test_labels(void **state)
 {

@@ -13,12 +13,7 @@
 
 #include "bench_internal.h"
 #include "lume-metal/output.h"
-
-#define assert_ok(expr)                                                            \
-	do {                                                                       \
-		if ((expr) < 0)                                                    \
-			fail_msg("%s: %s", #expr, lm_error_last()->message);      \
-	} while (0)
+#include "lm_test.h"
 
 /* llama-bench -o json at 0104b151 (b10167 / b10359): the published evidence's field set. */
 static const char current_json[] =
@@ -69,7 +64,7 @@ static void test_llama_current(void **state)
 	char name[48];
 
 	(void)state;
-	assert_ok(lm_llama_parse(current_json, strlen(current_json), &o));
+	lm_assert_ok(lm_llama_parse(current_json, strlen(current_json), &o));
 	assert_int_equal(o.count, 2);
 	assert_int_equal(o.records[0].n_prompt, 512);
 	assert_int_equal(o.records[0].nsamples, 3);
@@ -90,7 +85,7 @@ static void test_llama_old_schema(void **state)
 	lm_llama_output o;
 
 	(void)state;
-	assert_ok(lm_llama_parse(old_json, strlen(old_json), &o));
+	lm_assert_ok(lm_llama_parse(old_json, strlen(old_json), &o));
 	assert_int_equal(o.count, 1);
 	assert_int_equal(o.records[0].flash_attn, 1);
 	assert_string_equal(o.records[0].load_mode, "none");
@@ -104,7 +99,7 @@ static void test_llama_jsonl_and_missing(void **state)
 	char name[48];
 
 	(void)state;
-	assert_ok(lm_llama_parse(jsonl, strlen(jsonl), &o));
+	lm_assert_ok(lm_llama_parse(jsonl, strlen(jsonl), &o));
 	assert_int_equal(o.count, 2);
 	assert_int_equal(o.records[0].flash_attn, 0);
 	lm_llama_record_name(&o.records[0], name, sizeof(name));
@@ -115,7 +110,7 @@ static void test_llama_jsonl_and_missing(void **state)
 	assert_true(o.records[1].samples_ts[0] == 128.0 && o.records[1].samples_ts[1] == 256.0);
 	lm_llama_output_dispose(&o);
 
-	assert_ok(lm_llama_parse(avg_only, strlen(avg_only), &o));
+	lm_assert_ok(lm_llama_parse(avg_only, strlen(avg_only), &o));
 	assert_int_equal(o.records[0].nsamples, 1);
 	assert_true(o.records[0].samples_ts[0] == 99.5);
 	lm_llama_record_name(&o.records[0], name, sizeof(name));
@@ -231,7 +226,7 @@ static void test_collect(void **state)
 
 	(void)state;
 	memset(&r, 0, sizeof(r));
-	assert_ok(lm_bench_collect(&r, stock, shimmed, 2));
+	lm_assert_ok(lm_bench_collect(&r, stock, shimmed, 2));
 	assert_int_equal(r.ntests, 2);
 	assert_string_equal(r.tests[0].name, "pp512");
 	assert_string_equal(r.tests[1].name, "tg128");
@@ -254,9 +249,9 @@ static void test_sums(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	assert_ok(lm_bench_write_file(dir, "stock-1.json", current_json, strlen(current_json)));
-	assert_ok(lm_bench_write_file(dir, "b.txt", "abc", 3));
-	assert_ok(lm_bench_write_sums(dir));
+	lm_assert_ok(lm_bench_write_file(dir, "stock-1.json", current_json, strlen(current_json)));
+	lm_assert_ok(lm_bench_write_file(dir, "b.txt", "abc", 3));
+	lm_assert_ok(lm_bench_write_sums(dir));
 	snprintf(path, sizeof(path), "%s/SHA256SUMS", dir);
 	assert_non_null(f = fopen(path, "r"));
 	assert_non_null(fgets(line, sizeof(line), f));
@@ -265,8 +260,8 @@ static void test_sums(void **state)
 	assert_non_null(fgets(line, sizeof(line), f));
 	assert_null(fgets(line, sizeof(line), f));
 	fclose(f);
-	assert_ok(lm_bench_verify_sums(dir));
-	assert_ok(lm_bench_write_file(dir, "b.txt", "abd", 3));
+	lm_assert_ok(lm_bench_verify_sums(dir));
+	lm_assert_ok(lm_bench_write_file(dir, "b.txt", "abd", 3));
 	assert_int_equal(lm_bench_verify_sums(dir), LM_ECORRUPT);
 	assert_non_null(strstr(lm_error_last()->message, "b.txt: SHA-256 differs"));
 	snprintf(path, sizeof(path), "%s/b.txt", dir);
@@ -300,7 +295,7 @@ static void test_json_document(void **state)
 	r.shimmed_exit = he;
 	lm_bench_metal_parse(stock_err, &r.stock_metal);
 	lm_bench_metal_parse(NULL, &r.shimmed_metal);
-	assert_ok(lm_bench_result_to_json(&r, &env, &doc));
+	lm_assert_ok(lm_bench_result_to_json(&r, &env, &doc));
 	assert_non_null(strstr(doc, "\"command\":\t\"bench\""));
 	assert_non_null(strstr(doc, "\"folder\":\tnull"));
 	assert_non_null(strstr(doc, "\"ratio\":\t11.08"));

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "cli.h"
+#include "lm_test.h"
 
 static void test_nearest(void **state)
 {

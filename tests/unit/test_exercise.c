@@ -13,6 +13,7 @@
 #include "lume-metal/exercise.h"
 #include "lume-metal/profile.h"
 #include "lume-metal/report.h"
+#include "lm_test.h"
 
 #define HEAD \
     "device=Apple Paravirtual device\n" \
@@ -47,8 +48,7 @@ static lm_report *parse(const char *text)
 {
 	lm_report *r = NULL;
 
-	if (lm_report_parse_lines(&r, text, strlen(text)) != 0)
-		fail_msg("%s", lm_error_last()->message);
+	lm_assert_ok(lm_report_parse_lines(&r, text, strlen(text)));
 	return r;
 }
 
@@ -165,8 +165,7 @@ static lm_profile *profile(const char *json)
 {
 	lm_profile *p = NULL;
 
-	if (lm_profile_parse(&p, json, strlen(json), "t.json") != 0)
-		fail_msg("%s", lm_error_last()->message);
+	lm_assert_ok(lm_profile_parse(&p, json, strlen(json), "t.json"));
 	return p;
 }
 

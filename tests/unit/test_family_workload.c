@@ -12,6 +12,7 @@
 #include "lume-metal/family_list.h"
 #include "lume-metal/report.h"
 #include "lume-metal/workload.h"
+#include "lm_test.h"
 
 static void test_family_table(void **state)
 {
@@ -63,8 +64,7 @@ static lm_report *answers(const char *device, int apple_max, int metal3, int met
 	}
 	o += (size_t)snprintf(text + o, sizeof(text) - o, "max_threadgroup_memory=32768\n"
 	    "recommended_max_working_set_size=0\nhas_unified_memory=1\nshim_active=0\nend=1\n");
-	if (lm_report_parse_lines(&r, text, o) != 0)
-		fail_msg("%s", lm_error_last()->message);
+	lm_assert_ok(lm_report_parse_lines(&r, text, o));
 	return r;
 }
 

@@ -12,6 +12,7 @@
 
 #include "lume-metal/error.h"
 #include "lume-metal/profile.h"
+#include "lm_test.h"
 
 #define MINIMAL "{\"format\":\"lume-metal-profile\",\"version\":1,\"name\":\"t\",\"description\":\"d\"," \
 	"\"capabilities\":{\"apple_family_max\":1009,\"max_threadgroup_memory\":65536}}"
@@ -250,8 +251,7 @@ static char *canonical(const char *json, size_t len)
 	lm_profile *p;
 	char *out = NULL;
 
-	if (lm_profile_parse(&p, json, len, "rt.json") != 0)
-		fail_msg("parse: %s", lm_error_last()->message);
+	lm_assert_ok(lm_profile_parse(&p, json, len, "rt.json"));
 	assert_int_equal(lm_profile_to_json(p, &out), 0);
 	lm_profile_free(p);
 	return out;
@@ -454,25 +454,14 @@ static void test_builtins(void **state)
 	lm_profile_free(p);
 }
 
-static void write_file(const char *path, const char *data, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
-}
-
 static void test_files(void **state)
 {
-	char dir[] = "/tmp/lm-profile-test-XXXXXX", path[64], missing[256];
+	char *dir = lm_test_tmpdir("profile"), *path = lm_test_join(dir, "mine.json"), missing[256];
 	char *big;
 	lm_profile *p;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/mine.json", dir);
-	write_file(path, MINIMAL, strlen(MINIMAL));
+	lm_test_write_text(path, MINIMAL);
 	assert_int_equal(lm_profile_load_file(&p, path), 0);
 	assert_string_equal(lm_profile_name(p), "t");
 	lm_profile_free(p);
@@ -480,14 +469,14 @@ static void test_files(void **state)
 	lm_profile_free(p);
 
 	/* Messages name the file as given. */
-	write_file(path, "{\"format\":\"lume-metal-profile\",\"version\":1,\"nme\":1}", 51);
+	lm_test_write_text(path, "{\"format\":\"lume-metal-profile\",\"version\":1,\"nme\":1}");
 	assert_int_equal(lm_profile_load_file(&p, path), LM_EINVALID);
 	snprintf(missing, sizeof(missing), "%s: $.nme: unknown field; did you mean \"name\"?", path);
 	assert_string_equal(lm_error_last()->message, missing);
 
 	big = malloc(LM_PROFILE_MAX_BYTES + 10);
 	memset(big, ' ', LM_PROFILE_MAX_BYTES + 10);
-	write_file(path, big, LM_PROFILE_MAX_BYTES + 10);
+	lm_test_write(path, big, LM_PROFILE_MAX_BYTES + 10);
 	free(big);
 	assert_int_equal(lm_profile_load_file(&p, path), LM_EINVALID);
 	snprintf(missing, sizeof(missing), "profile %s: too large (1048586 bytes; at most 1048576)", path);
@@ -500,6 +489,8 @@ static void test_files(void **state)
 	assert_int_equal(lm_profile_load_file(&p, dir), LM_EINVALID);
 	assert_non_null(strstr(lm_error_last()->message, "not a regular file"));
 	assert_int_equal(rmdir(dir), 0);
+	free(path);
+	free(dir);
 }
 
 static void test_render_env(void **state)
@@ -543,8 +534,7 @@ static lm_report *report(int apple_max, int metal3, unsigned tg, int shim)
 	    "family.Common2=1\nfamily.Common3=1\nfamily.Metal3=%d\nfamily.Metal4=0\nmax_threadgroup_memory=%u\n"
 	    "recommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=%d\nend=1\n",
 	    metal3, tg, shim);
-	if (lm_report_parse_lines(&r, text, o) != 0)
-		fail_msg("report: %s", lm_error_last()->message);
+	lm_assert_ok(lm_report_parse_lines(&r, text, o));
 	return r;
 }
 

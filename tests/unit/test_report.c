@@ -13,6 +13,7 @@
 #include "lume-metal/family.h"
 #include "lume-metal/report.h"
 #include "lume-metal/workload.h"
+#include "lm_test.h"
 
 /* What the stock paravirtual device answers, exactly as the probe prints it. */
 static const char stock_lines[] =

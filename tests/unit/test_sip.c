@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "flow_internal.h"
+#include "lm_test.h"
 
 static void test_protected_paths(void **state)
 {
