@@ -529,7 +529,7 @@ static void test_unsupported_metal_stays_stock(void **state)
 	assert_string_equal(r.out, "device=Apple Paravirtual device\nfamily=1009\nsupports_family=false\n"
 	    "max_threadgroup_memory=32768\n");
 	assert_int_equal(lm_test_count(r.err, "\n"), 1);
-	assert_non_null(strstr(r.err, "lume-metal-shim: stock: AppleParavirtDevice has an unexpected signature for supportsFamily:"));
+	lm_assert_contains(r.err, "lume-metal-shim: stock: AppleParavirtDevice has an unexpected signature for supportsFamily:");
 }
 
 static void test_other_answers_unchanged(void **state)
@@ -580,7 +580,7 @@ static void test_report_escaping(void **state)
 	assert_int_equal(r.status, 0);
 	assert_int_equal(lm_test_count(r.out, "\n"), 2 + 17 + 6);
 	assert_memory_equal(r.out, want, sizeof(want) - 1);
-	assert_non_null(strstr(r.out, "\nshim_active=1\nprobe_version=" LM_VERSION "\nend=1\n"));
+	lm_assert_contains(r.out, "\nshim_active=1\nprobe_version=" LM_VERSION "\nend=1\n");
 }
 
 /* ---- the exercise (probe --exercise, the fake Metal's compute path) ----------------------- */
@@ -605,8 +605,8 @@ static void test_exercise_unlocked(void **state)
 	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", NULL);
 	assert_int_equal(r.status, 0);
 	assert_memory_equal(r.out, "format=lume-metal-report/1.1\n", 29);
-	assert_non_null(strstr(r.out, "\nfamily.Apple9=1\n"));
-	assert_non_null(strstr(r.out, "\nshim_active=1\n"));
+	lm_assert_contains(r.out, "\nfamily.Apple9=1\n");
+	lm_assert_contains(r.out, "\nshim_active=1\n");
 	assert_string_equal(exercise_part(&r),
 	    "exercise.simdgroup_reduction=pass\n"
 	    "exercise.simdgroup_matrix=pass\n"
@@ -622,7 +622,7 @@ static void test_exercise_unlocked(void **state)
 		run_env(&r2, "stock", 0, both, "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", NULL);
 		assert_int_equal(r2.status, 0);
 		assert_string_equal(exercise_part(&r2), exercise_part(&r));
-		assert_non_null(strstr(r2.out, "\nshim_active=0\n"));
+		lm_assert_contains(r2.out, "\nshim_active=0\n");
 	}
 }
 
@@ -643,7 +643,7 @@ static void test_exercise_restricted(void **state)
 	/* The shim claims Apple9; a VM that started at the restricted level cannot build the kernels. */
 	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LM_FAKE_METAL_FEATURE_LEVEL=restricted", NULL);
 	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.out, "\nfamily.Apple9=1\n"));
+	lm_assert_contains(r.out, "\nfamily.Apple9=1\n");
 	assert_string_equal(exercise_part(&r), want);
 	/* No level given: restricted, as a stock host. */
 	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
@@ -659,7 +659,7 @@ static void test_exercise_no_compute_path(void **state)
 
 	run_env(&r, "nocompute", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", NULL);
 	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.out, "\nshim_active=1\n"));
+	lm_assert_contains(r.out, "\nshim_active=1\n");
 	assert_string_equal(exercise_part(&r),
 	    "exercise.simdgroup_reduction=" NO_COMPUTE "exercise.simdgroup_matrix=" NO_COMPUTE
 	    "exercise.bfloat16=" NO_COMPUTE "exercise.threadgroup_memory.16384=" NO_COMPUTE

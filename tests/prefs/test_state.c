@@ -30,7 +30,7 @@ static int setup(void **state)
 	f->tmp = lm_test_tmpdir("prefs");
 	f->dir = lm_test_join(f->tmp, "state");
 	opts.state_dir = f->dir;
-	assert_int_equal(lm_context_new(&f->ctx, &opts), 0);
+	lm_assert_ok(lm_context_new(&f->ctx, &opts));
 	*state = f;
 	return 0;
 }
@@ -68,7 +68,7 @@ static void test_fresh_journal_is_created_private(void **state)
 	char *path = lm_test_join(f->dir, "state.json"), *text;
 	cJSON *vm;
 
-	assert_int_equal(lm_state_open(&st, f->ctx), 0);
+	lm_assert_ok(lm_state_open(&st, f->ctx));
 	assert_int_equal(stat(f->dir, &sb), 0);
 	assert_int_equal(sb.st_mode & 0777, 0700);
 	assert_string_equal(lm_state_file(st), path);
@@ -77,15 +77,15 @@ static void test_fresh_journal_is_created_private(void **state)
 	vm = lm_state_vm(st, "vm1", 1);
 	assert_non_null(vm);
 	cJSON_AddStringToObject(vm, "bundle", "1.0");
-	assert_int_equal(lm_state_save(st), 0);
+	lm_assert_ok(lm_state_save(st));
 	lm_state_close(st);
 	assert_int_equal(stat(path, &sb), 0);
 	assert_int_equal(sb.st_mode & 0777, 0600);
 	text = lm_test_slurp(path, NULL);
-	assert_non_null(strstr(text, "\"bundle\""));
+	lm_assert_contains(text, "\"bundle\"");
 	free(text);
 
-	assert_int_equal(lm_state_open(&st, f->ctx), 0);
+	lm_assert_ok(lm_state_open(&st, f->ctx));
 	assert_string_equal(cJSON_GetObjectItem(lm_state_vm(st, "vm1", 0), "bundle")->valuestring, "1.0");
 	lm_state_close(st);
 	lm_state_close(NULL);
@@ -97,9 +97,9 @@ static void test_readonly_creates_nothing(void **state)
 	fixture *f = *state;
 	lm_state *st;
 
-	assert_int_equal(lm_state_open_ex(&st, f->ctx, LM_STATE_READONLY, 0), 0);
+	lm_assert_ok(lm_state_open_ex(&st, f->ctx, LM_STATE_READONLY, 0));
 	assert_non_null(lm_state_doc(st));
-	assert_int_equal(lm_state_save(st), LM_EINVALID);
+	lm_assert_fails(lm_state_save(st), LM_EINVALID);
 	lm_state_close(st);
 	assert_false(lm_test_exists(f->dir));
 }
@@ -109,18 +109,18 @@ static void test_lock_is_exclusive(void **state)
 	fixture *f = *state;
 	lm_state *a, *b;
 
-	assert_int_equal(lm_state_open(&a, f->ctx), 0);
+	lm_assert_ok(lm_state_open(&a, f->ctx));
 	/* flock locks belong to the open file description: a second open waits like another process. */
-	assert_int_equal(lm_state_open_ex(&b, f->ctx, 0, 0.2), LM_ELOCKED);
-	assert_non_null(strstr(lm_error_last()->message, "state.lock"));
+	lm_assert_fails(lm_state_open_ex(&b, f->ctx, 0, 0.2), LM_ELOCKED);
+	lm_assert_error_has("state.lock");
 	/* Readers take it shared: they wait for a writer too, and do not block each other. */
-	assert_int_equal(lm_state_open_ex(&b, f->ctx, LM_STATE_READONLY, 0.2), LM_ELOCKED);
+	lm_assert_fails(lm_state_open_ex(&b, f->ctx, LM_STATE_READONLY, 0.2), LM_ELOCKED);
 	lm_state_close(a);
-	assert_int_equal(lm_state_open_ex(&a, f->ctx, LM_STATE_READONLY, 0.2), 0);
-	assert_int_equal(lm_state_open_ex(&b, f->ctx, LM_STATE_READONLY, 0.2), 0);
+	lm_assert_ok(lm_state_open_ex(&a, f->ctx, LM_STATE_READONLY, 0.2));
+	lm_assert_ok(lm_state_open_ex(&b, f->ctx, LM_STATE_READONLY, 0.2));
 	lm_state_close(b);
 	lm_state_close(a);
-	assert_int_equal(lm_state_open_ex(&b, f->ctx, 0, 0.2), 0);
+	lm_assert_ok(lm_state_open_ex(&b, f->ctx, 0, 0.2));
 	lm_state_close(b);
 }
 
@@ -130,7 +130,7 @@ static void check_corrupt(fixture *f, const char *content, int expect_code)
 	size_t len = 0;
 	lm_state *st = NULL;
 
-	assert_int_equal(lm_fs_mkdir_private(f->dir), 0);
+	lm_assert_ok(lm_fs_mkdir_private(f->dir));
 	lm_test_write(path, content, strlen(content));
 	assert_int_equal(lm_state_open(&st, f->ctx), expect_code);
 	assert_null(st);
@@ -149,15 +149,15 @@ static void test_corrupt_journal_is_kept_and_copied(void **state)
 
 	check_corrupt(f, "{\"schema\": 1, \"vms\": {", LM_ECORRUPT);
 	msg = lm_error_last()->message;
-	assert_non_null(strstr(msg, "state.json"));
-	assert_non_null(strstr(msg, "copy"));
-	assert_non_null(strstr(msg, "state-format.md"));
+	lm_assert_contains(msg, "state.json");
+	lm_assert_contains(msg, "copy");
+	lm_assert_contains(msg, "state-format.md");
 	assert_int_equal(count_copies(f->dir), 1);
 	/* Trying again does not pile up copies of the same damage. */
-	assert_int_equal(lm_state_open(&st, f->ctx), LM_ECORRUPT);
+	lm_assert_fails(lm_state_open(&st, f->ctx), LM_ECORRUPT);
 	assert_int_equal(count_copies(f->dir), 1);
 	/* Read-only: the same error, and no copy. */
-	assert_int_equal(lm_state_open_ex(&st, f->ctx, LM_STATE_READONLY, 0), LM_ECORRUPT);
+	lm_assert_fails(lm_state_open_ex(&st, f->ctx, LM_STATE_READONLY, 0), LM_ECORRUPT);
 	assert_int_equal(count_copies(f->dir), 1);
 
 	check_corrupt(f, "[1, 2]", LM_ECORRUPT);
@@ -167,7 +167,7 @@ static void test_corrupt_journal_is_kept_and_copied(void **state)
 	check_corrupt(f, "", LM_ECORRUPT);
 	check_corrupt(f, "{\"schema\": 1} trailing", LM_ECORRUPT);
 	check_corrupt(f, "{\"schema\": 7}", LM_EUNSUPPORTED);
-	assert_non_null(strstr(lm_error_last()->message, "newer"));
+	lm_assert_error_has("newer");
 }
 
 static void test_state_dir_writable_by_others_is_refused(void **state)
@@ -175,10 +175,10 @@ static void test_state_dir_writable_by_others_is_refused(void **state)
 	fixture *f = *state;
 	lm_state *st;
 
-	assert_int_equal(lm_fs_mkdir_private(f->dir), 0);
+	lm_assert_ok(lm_fs_mkdir_private(f->dir));
 	assert_int_equal(chmod(f->dir, 0777), 0);
-	assert_int_equal(lm_state_open(&st, f->ctx), LM_EINVALID);
-	assert_non_null(strstr(lm_error_last()->message, "chmod 700"));
+	lm_assert_fails(lm_state_open(&st, f->ctx), LM_EINVALID);
+	lm_assert_error_has("chmod 700");
 }
 
 static void test_state_path(void **state)
@@ -186,10 +186,10 @@ static void test_state_path(void **state)
 	fixture *f = *state;
 	char *p = NULL;
 
-	assert_int_equal(lm_state_path(f->ctx, "../x", &p), LM_EINVALID);
-	assert_int_equal(lm_state_path(f->ctx, "a/b", &p), LM_EINVALID);
-	assert_int_equal(lm_state_path(f->ctx, "known_hosts", &p), 0);
-	assert_non_null(strstr(p, "/state/known_hosts"));
+	lm_assert_fails(lm_state_path(f->ctx, "../x", &p), LM_EINVALID);
+	lm_assert_fails(lm_state_path(f->ctx, "a/b", &p), LM_EINVALID);
+	lm_assert_ok(lm_state_path(f->ctx, "known_hosts", &p));
+	lm_assert_contains(p, "/state/known_hosts");
 	assert_true(lm_test_exists(f->dir));
 	free(p);
 }

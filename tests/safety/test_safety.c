@@ -107,17 +107,17 @@ static void test_sanitiser(void **state)
 	free(s);
 	/* lm_text_quote never ends inside a UTF-8 sequence when it cuts, and marks the cut. */
 	lm_text_quote(out, 9, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 10, 100);
-	assert_int_equal(lm_utf8_check(out, strlen(out), &bad), 0);
+	lm_assert_ok(lm_utf8_check(out, strlen(out), &bad));
 	assert_string_equal(out, "\xc3\xa9\xc3\xa9...");
 	/* A rejected VM name in a library message: no raw escape byte. */
 	{
 		char name[LM_VM_NAME_MAX];
-		assert_int_equal(lm_vm_name_normalize("bad\x1b]0;owned\x07name", name), LM_EINVALID);
+		lm_assert_fails(lm_vm_name_normalize("bad\x1b]0;owned\x07name", name), LM_EINVALID);
 		assert_null(strchr(lm_error_last()->message, '\x1b'));
 		assert_null(strchr(lm_error_last()->message, '\x07'));
 		lm_assert_error_has("\\x1b]0;owned\\x07");
-		assert_int_equal(lm_vm_name_normalize("\xff\xfe", name), LM_EINVALID);
-		assert_int_equal(lm_utf8_check(lm_error_last()->message, strlen(lm_error_last()->message), &bad), 0);
+		lm_assert_fails(lm_vm_name_normalize("\xff\xfe", name), LM_EINVALID);
+		lm_assert_ok(lm_utf8_check(lm_error_last()->message, strlen(lm_error_last()->message), &bad));
 	}
 }
 
@@ -132,14 +132,14 @@ static void test_fifo_reader(void **state)
 
 	(void)state;
 	make_fifo(fifo);
-	assert_int_equal(lm_fs_read_file(fifo, 100, &data, &len), LM_EINVALID);
+	lm_assert_fails(lm_fs_read_file(fifo, 100, &data, &len), LM_EINVALID);
 	lm_assert_error_has("FIFO");
-	assert_int_equal(lm_fs_open_read(fifo, &fd, &st), LM_EINVALID);
+	lm_assert_fails(lm_fs_open_read(fifo, &fd, &st), LM_EINVALID);
 	assert_int_equal(fd, -1);
 	/* A profile. */
 	{
 		lm_profile *p = NULL;
-		assert_int_equal(lm_profile_load_file(&p, fifo), LM_EINVALID);
+		lm_assert_fails(lm_profile_load_file(&p, fifo), LM_EINVALID);
 		lm_assert_error_has(fifo);
 		lm_assert_error_has("FIFO");
 	}
@@ -155,32 +155,32 @@ static void test_fifo_journal_lock_plist(void **state)
 	lm_state *st = NULL;
 
 	(void)state;
-	assert_int_equal(lm_fs_mkdir_private(dir), 0);
-	assert_int_equal(lm_fs_mkdir_private(prefs), 0);
+	lm_assert_ok(lm_fs_mkdir_private(dir));
+	lm_assert_ok(lm_fs_mkdir_private(prefs));
 	journal = lm_test_join(dir, "state.json");
 	lock = lm_test_join(dir, "state.lock");
 	plist = lm_test_join(prefs, "com.apple.gpusw.ParavirtualizedGraphics.plist");
 	ctx = context_in(dir, prefs, NULL);
 	/* The journal. */
 	make_fifo(journal);
-	assert_int_equal(lm_state_open(&st, ctx), LM_EINVALID);
+	lm_assert_fails(lm_state_open(&st, ctx), LM_EINVALID);
 	assert_null(st);
 	lm_assert_error_has("FIFO");
-	assert_int_equal(lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 1), LM_EINVALID);
+	lm_assert_fails(lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 1), LM_EINVALID);
 	unlink(journal);
 	/* The lock file. */
 	make_fifo(lock);
-	assert_int_equal(lm_state_open(&st, ctx), LM_EIO);
+	lm_assert_fails(lm_state_open(&st, ctx), LM_EIO);
 	lm_assert_error_has("not a regular file");
 	unlink(lock);
 	/* The preference plist. */
 	make_fifo(plist);
 	lm_host_pref_default(&want);
 	memset(&info, 0, sizeof(info));
-	assert_int_equal(lm_host_pref_status(ctx, &want, &info), LM_EINVALID);
+	lm_assert_fails(lm_host_pref_status(ctx, &want, &info), LM_EINVALID);
 	lm_assert_error_has("FIFO");
 	memset(&info, 0, sizeof(info));
-	assert_int_equal(lm_host_pref_enable(ctx, &want, &info), LM_EINVALID);
+	lm_assert_fails(lm_host_pref_enable(ctx, &want, &info), LM_EINVALID);
 	unlink(plist);
 	lm_context_free(ctx);
 	free(journal);
@@ -202,12 +202,12 @@ static void test_fifo_manifest_key_password_known_hosts(void **state)
 
 	(void)state;
 	/* The bundle manifest. */
-	assert_int_equal(lm_fs_mkdir_private(bundle), 0);
+	lm_assert_ok(lm_fs_mkdir_private(bundle));
 	manifest = lm_test_join(bundle, "manifest.json");
 	make_fifo(manifest);
 	ctx = context_in(sdir, NULL, bundle);
 	memset(&facts, 0, sizeof(facts));
-	assert_int_equal(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
+	lm_assert_fails(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
 	lm_assert_error_has("FIFO");
 	lm_context_free(ctx);
 	/* A key file and a password file: refused before any connection is tried (port 1 of a
@@ -215,22 +215,22 @@ static void test_fifo_manifest_key_password_known_hosts(void **state)
 	make_fifo(key);
 	o.state_dir = sdir;
 	o.ssh_key = key;
-	assert_int_equal(lm_context_new(&ctx, &o), 0);
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, "vm", "127.0.0.1", 1), LM_EINVALID);
+	lm_assert_ok(lm_context_new(&ctx, &o));
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, "vm", "127.0.0.1", 1), LM_EINVALID);
 	lm_assert_error_has("FIFO");
 	lm_context_free(ctx);
 	make_fifo(pw);
 	o.ssh_key = NULL;
 	o.ssh_password_file = pw;
-	assert_int_equal(lm_context_new(&ctx, &o), 0);
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, "vm", "127.0.0.1", 1), LM_EINVALID);
+	lm_assert_ok(lm_context_new(&ctx, &o));
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, "vm", "127.0.0.1", 1), LM_EINVALID);
 	lm_assert_error_has("FIFO");
 	lm_assert_error_has("password file");
 	/* known_hosts. */
-	assert_int_equal(lm_fs_mkdir_private(sdir), 0);
+	lm_assert_ok(lm_fs_mkdir_private(sdir));
 	kh = lm_test_join(sdir, "known_hosts");
 	make_fifo(kh);
-	assert_int_equal(lm_ssh_forget_host(ctx, "vm"), LM_EINVALID);
+	lm_assert_fails(lm_ssh_forget_host(ctx, "vm"), LM_EINVALID);
 	lm_assert_error_has("FIFO");
 	lm_context_free(ctx);
 	free(kh);
@@ -250,24 +250,24 @@ static void test_relative_dirs_refused(void **state)
 
 	(void)state;
 	o.state_dir = "state";
-	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	lm_assert_fails(lm_context_new(&ctx, &o), LM_EINVALID);
 	lm_assert_error_has("relative");
 	assert_null(ctx);
 	o.state_dir = NULL;
 	o.prefs_dir = "./prefs";
-	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	lm_assert_fails(lm_context_new(&ctx, &o), LM_EINVALID);
 	o.prefs_dir = NULL;
 	o.bundle_dir = "bundle";
-	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	lm_assert_fails(lm_context_new(&ctx, &o), LM_EINVALID);
 	o.bundle_dir = NULL;
 	/* Timeouts become milliseconds: NaN or absurd values are refused, not converted. */
 	o.connect_timeout = NAN;
-	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	lm_assert_fails(lm_context_new(&ctx, &o), LM_EINVALID);
 	o.connect_timeout = 1e300;
-	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	lm_assert_fails(lm_context_new(&ctx, &o), LM_EINVALID);
 	o.connect_timeout = 0;
 	o.state_dir = "/abs/state";
-	assert_int_equal(lm_context_new(&ctx, &o), 0);
+	lm_assert_ok(lm_context_new(&ctx, &o));
 	lm_context_free(ctx);
 }
 
@@ -278,12 +278,12 @@ static void test_json_to_int(void **state)
 	int64_t v = 7;
 
 	(void)state;
-	assert_int_equal(lm_json_to_int(1, 1, 10, &v), 0);
+	lm_assert_ok(lm_json_to_int(1, 1, 10, &v));
 	assert_int_equal(v, 1);
-	assert_int_equal(lm_json_to_int(9007199254740991.0, 0, INT64_MAX, &v), 0);
+	lm_assert_ok(lm_json_to_int(9007199254740991.0, 0, INT64_MAX, &v));
 	assert_true(v == 9007199254740991LL);
 	assert_int_equal(lm_json_to_int(9007199254740992.0, 0, INT64_MAX, &v), -1);
-	assert_int_equal(lm_json_to_int(-9007199254740991.0, INT64_MIN, 0, &v), 0);
+	lm_assert_ok(lm_json_to_int(-9007199254740991.0, INT64_MIN, 0, &v));
 	assert_int_equal(lm_json_to_int(1e300, INT64_MIN, INT64_MAX, &v), -1);
 	assert_int_equal(lm_json_to_int(-1e300, INT64_MIN, INT64_MAX, &v), -1);
 	assert_int_equal(lm_json_to_int(1.4e47, 0, INT64_MAX, &v), -1);
@@ -291,7 +291,7 @@ static void test_json_to_int(void **state)
 	assert_int_equal(lm_json_to_int(NAN, INT64_MIN, INT64_MAX, &v), -1);
 	assert_int_equal(lm_json_to_int(INFINITY, INT64_MIN, INT64_MAX, &v), -1);
 	assert_int_equal(lm_json_to_int(11, 1, 10, &v), -1);
-	assert_int_equal(lm_json_to_int(-0.0, 0, 0, &v), 0);
+	lm_assert_ok(lm_json_to_int(-0.0, 0, 0, &v));
 	assert_int_equal(v, 0);
 }
 
@@ -308,7 +308,7 @@ static void test_out_of_range_numbers(void **state)
 	size_t i;
 
 	(void)state;
-	assert_int_equal(lm_fs_mkdir_private(dir), 0);
+	lm_assert_ok(lm_fs_mkdir_private(dir));
 	journal = lm_test_join(dir, "state.json");
 	ctx = context_in(dir, NULL, bundle);
 	/* state.c: the schema number. */
@@ -322,7 +322,7 @@ static void test_out_of_range_numbers(void **state)
 	/* journal.c: a boot time of 1e300 reads as unknown; a home too long for its field is an
 	 * error, never cut. */
 	vm = cJSON_Parse("{\"guest\":{\"os\":\"Darwin\",\"home\":\"/Users/lume\",\"boot_time\":1e300}}");
-	assert_int_equal(lm_journal_load_facts(vm, &facts), 0);
+	lm_assert_ok(lm_journal_load_facts(vm, &facts));
 	assert_int_equal(facts.boot_time, 0);
 	assert_string_equal(facts.home, "/Users/lume");
 	cJSON_Delete(vm);
@@ -334,7 +334,7 @@ static void test_out_of_range_numbers(void **state)
 		long_home[LM_GUEST_HOME_MAX + 199] = '\0';
 		snprintf(json, LM_GUEST_HOME_MAX + 300, "{\"guest\":{\"os\":\"Darwin\",\"home\":\"%s\"}}", long_home);
 		vm = cJSON_Parse(json);
-		assert_int_equal(lm_journal_load_facts(vm, &facts), LM_ECORRUPT);
+		lm_assert_fails(lm_journal_load_facts(vm, &facts), LM_ECORRUPT);
 		snprintf(limit, sizeof(limit), "%d", LM_GUEST_HOME_MAX - 1);
 		lm_assert_error_has(limit);
 		cJSON_Delete(vm);
@@ -342,17 +342,17 @@ static void test_out_of_range_numbers(void **state)
 		free(json);
 	}
 	/* bundle.c: a file size of 1.4e47, a version of 1e300. */
-	assert_int_equal(lm_fs_mkdir_private(bundle), 0);
+	lm_assert_ok(lm_fs_mkdir_private(bundle));
 	manifest = lm_test_join(bundle, "manifest.json");
 	lm_test_write_text(manifest, "{\"format\":\"lume-metal-bundle\",\"version\":1,\"bundle_id\":\"x-1\",\"platform\":\"p\","
 	    "\"os\":\"Linux\",\"injection_variable\":\"LD_PRELOAD\",\"shim\":\"s\",\"probe\":\"p\",\"files\":[{\"name\":"
 	    "\"s\",\"sha256\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"size\":1.4e47,"
 	    "\"mode\":\"0755\"}]}");
 	memset(&facts, 0, sizeof(facts));
-	assert_int_equal(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
+	lm_assert_fails(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
 	lm_assert_error_has("size");
 	lm_test_write_text(manifest, "{\"format\":\"lume-metal-bundle\",\"version\":1e300}");
-	assert_int_equal(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
+	lm_assert_fails(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
 	/* A profile's integer preference value. */
 	assert_int_equal(lm_profile_parse(&p, "{\"format\":\"lume-metal-profile\",\"version\":1,\"name\":\"t\","
 	    "\"capabilities\":{\"apple_family_max\":1009,\"max_threadgroup_memory\":65536},"
@@ -383,11 +383,11 @@ static void test_guest_home_limit(void **state)
 		home[n] = '\0';
 		snprintf(out, sizeof(out), "Darwin\narm64\n26.5.2\n{ sec = 1796000000, usec = 0 }\n%s\n0.1.0-abc\n", home);
 		if (n == LM_GUEST_HOME_MAX - 1) {
-			assert_int_equal(lm_guest_facts_parse(out, NULL, &facts, current, sizeof(current)), 0);
+			lm_assert_ok(lm_guest_facts_parse(out, NULL, &facts, current, sizeof(current)));
 			assert_string_equal(facts.home, home);
 			assert_string_equal(current, "0.1.0-abc");
 		} else {
-			assert_int_equal(lm_guest_facts_parse(out, NULL, &facts, current, sizeof(current)), LM_EREMOTE);
+			lm_assert_fails(lm_guest_facts_parse(out, NULL, &facts, current, sizeof(current)), LM_EREMOTE);
 			lm_assert_error_has("home directory");
 			lm_assert_error_has(limit);
 		}
@@ -398,7 +398,7 @@ static void test_guest_home_limit(void **state)
 		memset(os, 'D', LM_GUEST_FIELD_MAX);
 		os[LM_GUEST_FIELD_MAX] = '\0';
 		snprintf(out, sizeof(out), "%s\narm64\n26\n\n/Users/lume\n\n", os);
-		assert_int_equal(lm_guest_facts_parse(out, NULL, &facts, NULL, 0), LM_EREMOTE);
+		lm_assert_fails(lm_guest_facts_parse(out, NULL, &facts, NULL, 0), LM_EREMOTE);
 		snprintf(limit, sizeof(limit), "%d bytes", LM_GUEST_FIELD_MAX - 1);
 		lm_assert_error_has(limit);
 	}
@@ -410,7 +410,7 @@ static void test_buffers_fail_or_show_the_cut(void **state)
 	lm_buf b = {0};
 
 	(void)state;
-	assert_int_equal(lm_text_format(small, sizeof(small), "%s", "1234567"), 0);
+	lm_assert_ok(lm_text_format(small, sizeof(small), "%s", "1234567"));
 	assert_string_equal(small, "1234567");
 	assert_int_equal(lm_text_format(small, sizeof(small), "%s", "12345678"), -1);
 	assert_string_equal(small, "");

@@ -27,7 +27,7 @@ static lm_vm_manager *open_api(lm_context **ctx, double ready_timeout)
 	lm_vm_manager *vmm = NULL;
 
 	*ctx = test_context(&env, LM_VM_MANAGER_AUTO, env.sim.url, "/nonexistent/lume", ready_timeout);
-	assert_int_equal(lm_vm_manager_open(&vmm, *ctx), 0);
+	lm_assert_ok(lm_vm_manager_open(&vmm, *ctx));
 	assert_string_equal(lm_vm_manager_name(vmm), "lume-api");
 	return vmm;
 }
@@ -46,14 +46,14 @@ static void test_list_and_get(void **state)
 	size_t n = 0;
 
 	(void)state;
-	assert_int_equal(lm_vm_list(vmm, &vms, &n), 0);
+	lm_assert_ok(lm_vm_list(vmm, &vms, &n));
 	assert_int_equal(n, 3);
 	assert_string_equal(vms[0].name, "vm1");
 	assert_string_equal(vms[2].name, "never");
 	assert_string_equal(vms[1].status, "stopped");
 	assert_string_equal(vms[1].os, "macOS");
 	lm_free(vms);
-	assert_int_equal(lm_vm_get(vmm, "vm2", &info), 0);
+	lm_assert_ok(lm_vm_get(vmm, "vm2", &info));
 	assert_string_equal(info.name, "vm2");
 	assert_string_equal(info.status, "stopped");
 	assert_string_equal(info.ip, "");
@@ -69,7 +69,7 @@ static void test_get_unknown_vm(void **state)
 	lm_vm_info info;
 
 	(void)state;
-	assert_int_equal(lm_vm_get(vmm, "my-vm", &info), LM_ENOTFOUND);
+	lm_assert_fails(lm_vm_get(vmm, "my-vm", &info), LM_ENOTFOUND);
 	assert_string_equal(lm_error_last()->message, "lume: Virtual machine not found: my-vm (HTTP 400)");
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
@@ -83,25 +83,25 @@ static void test_start_ready_stop(void **state)
 	lm_vm_info info;
 
 	(void)state;
-	assert_int_equal(lm_vm_start(vmm, "vm1"), 0);
+	lm_assert_ok(lm_vm_start(vmm, "vm1"));
 	assert_int_equal(count("\"POST\"", "/lume/vms/vm1/run\""), 1);
 	assert_int_equal(count("/lume/vms/vm1/run\"", "\"body\":\"{\\\"noDisplay\\\":true}\""), 1);
-	assert_int_equal(lm_vm_wait_ready(vmm, "vm1", 0, &info), 0);
+	lm_assert_ok(lm_vm_wait_ready(vmm, "vm1", 0, &info));
 	assert_string_equal(info.status, "running");
 	assert_string_equal(info.ip, address);
 	assert_int_equal(info.ssh_available, 1);
 	assert_real_sshd(address);
 
 	/* Already running: nothing is sent (Lume would rewrite the VM's configuration). */
-	assert_int_equal(lm_vm_start(vmm, "vm1"), 0);
+	lm_assert_ok(lm_vm_start(vmm, "vm1"));
 	assert_int_equal(count("\"POST\"", "/lume/vms/vm1/run\""), 1);
 
-	assert_int_equal(lm_vm_stop(vmm, "vm1"), 0);
-	assert_int_equal(lm_vm_get(vmm, "vm1", &info), 0);
+	lm_assert_ok(lm_vm_stop(vmm, "vm1"));
+	lm_assert_ok(lm_vm_get(vmm, "vm1", &info));
 	assert_string_equal(info.status, "stopped");
 	assert_true(port22_closed(address));
 	/* Stopped already: nothing is sent. */
-	assert_int_equal(lm_vm_stop(vmm, "vm1"), 0);
+	lm_assert_ok(lm_vm_stop(vmm, "vm1"));
 	assert_int_equal(count("\"POST\"", "/lume/vms/vm1/stop\""), 1);
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
@@ -114,10 +114,10 @@ static void test_start_unknown_vm(void **state)
 	lm_vm_info info;
 
 	(void)state;
-	assert_int_equal(lm_vm_start(vmm, "ghost"), LM_ENOTFOUND);
+	lm_assert_fails(lm_vm_start(vmm, "ghost"), LM_ENOTFOUND);
 	lm_assert_error_has("Virtual machine not found: ghost");
 	/* The wait says so at once instead of using up its timeout. */
-	assert_int_equal(lm_vm_wait_ready(vmm, "ghost", 30, &info), LM_ENOTFOUND);
+	lm_assert_fails(lm_vm_wait_ready(vmm, "ghost", 30, &info), LM_ENOTFOUND);
 	lm_assert_error_has("ghost");
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
@@ -130,12 +130,12 @@ static void test_never_ready_times_out(void **state)
 	lm_vm_info info;
 
 	(void)state;
-	assert_int_equal(lm_vm_start(vmm, "never"), 0);
-	assert_int_equal(lm_vm_wait_ready(vmm, "never", 1, &info), LM_ETIMEOUT);
+	lm_assert_ok(lm_vm_start(vmm, "never"));
+	lm_assert_fails(lm_vm_wait_ready(vmm, "never", 1, &info), LM_ETIMEOUT);
 	assert_string_equal(lm_error_last()->message, "never: not ready after 1 s: running, no IP address yet");
-	assert_int_equal(lm_vm_stop(vmm, "never"), 0);
+	lm_assert_ok(lm_vm_stop(vmm, "never"));
 	/* A VM nobody started: the message says it is stopped. */
-	assert_int_equal(lm_vm_wait_ready(vmm, "vm2", 0.3, &info), LM_ETIMEOUT);
+	lm_assert_fails(lm_vm_wait_ready(vmm, "vm2", 0.3, &info), LM_ETIMEOUT);
 	assert_string_equal(lm_error_last()->message, "vm2: not ready after 0.3 s: stopped");
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
@@ -160,16 +160,16 @@ static void test_server_errors(void **state)
 
 	(void)state;
 	set_fault("{\"mode\":\"500\",\"count\":1}");
-	assert_int_equal(lm_vm_get(vmm, "vm2", &info), LM_ERROR);
+	lm_assert_fails(lm_vm_get(vmm, "vm2", &info), LM_ERROR);
 	lm_assert_error_has("(HTTP 500)");
 	lm_assert_error_has("lume-sim injected failure");
-	assert_int_equal(lm_vm_get(vmm, "vm2", &info), 0); /* the fault was for one request */
+	lm_assert_ok(lm_vm_get(vmm, "vm2", &info)); /* the fault was for one request */
 
 	set_fault("{\"mode\":\"garbage\"}");
-	assert_int_equal(lm_vm_list(vmm, &vms, &n), LM_ERROR);
+	lm_assert_fails(lm_vm_list(vmm, &vms, &n), LM_ERROR);
 	lm_assert_error_has("not JSON");
 	lm_assert_error_has("GET /lume/vms");
-	assert_int_equal(lm_vm_start(vmm, "vm2"), LM_ERROR);
+	lm_assert_fails(lm_vm_start(vmm, "vm2"), LM_ERROR);
 	lm_assert_error_has("not JSON");
 	set_fault("{\"mode\":\"none\"}");
 	assert_int_equal(count("\"POST\"", "/lume/vms/vm2/run\""), 0);
@@ -184,8 +184,8 @@ static void test_invalid_names_send_nothing(void **state)
 	lm_vm_info info;
 
 	(void)state;
-	assert_int_equal(lm_vm_get(vmm, "../etc", &info), LM_EINVALID);
-	assert_int_equal(lm_vm_start(vmm, "a b"), LM_EINVALID);
+	lm_assert_fails(lm_vm_get(vmm, "../etc", &info), LM_EINVALID);
+	lm_assert_fails(lm_vm_start(vmm, "a b"), LM_EINVALID);
 	assert_int_equal(count("a b", NULL), 0);
 	assert_int_equal(count("../etc", NULL), 0);
 	lm_vm_manager_free(vmm);
@@ -202,8 +202,8 @@ static void test_unreachable_api(void **state)
 	(void)state;
 	/* Forced API, nothing listening: a clear network error naming the URL. */
 	ctx = test_context(&env, LM_VM_MANAGER_LUME_API, "http://127.0.0.1:1", NULL, 10);
-	assert_int_equal(lm_vm_manager_open(&vmm, ctx), 0);
-	assert_int_equal(lm_vm_list(vmm, &vms, &n), LM_ENETWORK);
+	lm_assert_ok(lm_vm_manager_open(&vmm, ctx));
+	lm_assert_fails(lm_vm_list(vmm, &vms, &n), LM_ENETWORK);
 	lm_assert_error_has("http://127.0.0.1:1/lume/vms");
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
@@ -211,7 +211,7 @@ static void test_unreachable_api(void **state)
 	/* Automatic choice with neither the API nor `lume`: says what was tried (the tool adds what to
 	 * do, by the code). */
 	ctx = test_context(&env, LM_VM_MANAGER_AUTO, "http://127.0.0.1:1", "/nonexistent/lume", 10);
-	assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_ENOTFOUND);
+	lm_assert_fails(lm_vm_manager_open(&vmm, ctx), LM_ENOTFOUND);
 	assert_null(vmm);
 	lm_assert_error_has("nothing accepts connections at http://127.0.0.1:1");
 	lm_assert_error_has("/nonexistent/lume");
@@ -219,7 +219,7 @@ static void test_unreachable_api(void **state)
 
 	/* A URL that is not one. */
 	ctx = test_context(&env, LM_VM_MANAGER_LUME_API, "127.0.0.1:7777", NULL, 10);
-	assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_EINVALID);
+	lm_assert_fails(lm_vm_manager_open(&vmm, ctx), LM_EINVALID);
 	lm_context_free(ctx);
 }
 
@@ -277,7 +277,7 @@ static void test_simulator_quirks(void **state)
 	cJSON_Delete(doc);
 	expect("GET", "/lume/vms", NULL, 200, "application/json", "vm1");
 	assert_int_equal(sim_fixture_http(&env.sim, "GET", "/lume/vms", NULL, &status, &body, NULL, 0), 0);
-	assert_null(strstr(body, "img"));
+	lm_assert_not_contains(body, "img");
 	free(body);
 
 	/* Running at once, no address until booted. */
@@ -294,7 +294,7 @@ static void test_simulator_quirks(void **state)
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(doc, "ipAddress")));
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(doc, "sshAvailable"))); /* no address: no probe, null */
 	assert_true(cJSON_IsString(cJSON_GetObjectItem(doc, "vncUrl")));     /* VNC runs with noDisplay too */
-	assert_non_null(strstr(cJSON_GetObjectItem(doc, "vncUrl")->valuestring, "vnc://"));
+	lm_assert_contains(cJSON_GetObjectItem(doc, "vncUrl")->valuestring, "vnc://");
 	cJSON_Delete(doc);
 	/* The stop blocks until the guest is down: when it answers, the guest's port is closed. */
 	expect("POST", "/lume/vms/vm2/stop", "", 200, "application/json", "VM stopped successfully");
@@ -315,21 +315,21 @@ static void test_object_shapes(void **state)
 	lm_vm_info info;
 
 	(void)state;
-	assert_int_equal(lm_vm_get(vmm, "img", &info), 0);
+	lm_assert_ok(lm_vm_get(vmm, "img", &info));
 	assert_string_equal(info.name, "img");
 	assert_string_equal(info.status, "pulling");
 	assert_string_equal(info.ip, "");
 	assert_int_equal(info.ssh_available, 0);
-	assert_int_equal(lm_vm_start(vmm, "img"), LM_EUNSUPPORTED);
+	lm_assert_fails(lm_vm_start(vmm, "img"), LM_EUNSUPPORTED);
 	lm_assert_error_has("pulling");
 	assert_int_equal(count("\"POST\"", "/lume/vms/img/run\""), 0);
 
-	assert_int_equal(lm_vm_start(vmm, "never"), 0);
-	assert_int_equal(lm_vm_get(vmm, "never", &info), 0);
+	lm_assert_ok(lm_vm_start(vmm, "never"));
+	lm_assert_ok(lm_vm_get(vmm, "never", &info));
 	assert_string_equal(info.status, "running");
 	assert_string_equal(info.ip, "");
 	assert_int_equal(info.ssh_available, 0);
-	assert_int_equal(lm_vm_stop(vmm, "never"), 0);
+	lm_assert_ok(lm_vm_stop(vmm, "never"));
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
 }
@@ -364,10 +364,10 @@ static void test_detection_by_connection(void **state)
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(sa.sin_port));
 	ctx = test_context(&env, LM_VM_MANAGER_AUTO, url, env.sim.lume, 10);
-	assert_int_equal(lm_vm_manager_open(&vmm, ctx), 0);
+	lm_assert_ok(lm_vm_manager_open(&vmm, ctx));
 	assert_string_equal(lm_vm_manager_name(vmm), "lume-api");
 	close(fd);
-	assert_int_equal(lm_vm_list(vmm, &vms, &n), LM_ENETWORK);
+	lm_assert_fails(lm_vm_list(vmm, &vms, &n), LM_ENETWORK);
 	lm_assert_error_has(url);
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
@@ -383,12 +383,12 @@ static void test_server_lookup(void **state)
 	char prefs[PATH_MAX + 16];
 
 	(void)state;
-	assert_int_equal(lm_vm_server_lookup(ctx, &srv), 0);
+	lm_assert_ok(lm_vm_server_lookup(ctx, &srv));
 	assert_int_equal(srv.local, 1);
 	assert_int_equal(srv.found, 1);
 	assert_int_equal(srv.pid, (long)env.sim.pid);
 	assert_int_equal(srv.uid, (long)geteuid());
-	assert_non_null(strstr(srv.command, "lume-sim"));
+	lm_assert_contains(srv.command, "lume-sim");
 	lm_context_free(ctx);
 
 	/* Whose domain the preference is in: the server's user's (the same user here). */
@@ -397,8 +397,8 @@ static void test_server_lookup(void **state)
 	o.state_dir = env.state_dir;
 	o.prefs_dir = prefs;
 	o.lume_url = env.sim.url;
-	assert_int_equal(lm_context_new(&ctx, &o), 0);
-	assert_int_equal(lm_host_pref_status(ctx, NULL, &pref), 0);
+	lm_assert_ok(lm_context_new(&ctx, &o));
+	lm_assert_ok(lm_host_pref_status(ctx, NULL, &pref));
 	assert_string_equal(pref.user, pref.server_user);
 	assert_int_equal(pref.server_pid, (long)env.sim.pid);
 	assert_int_equal(pref.user_mismatch, 0);
@@ -406,7 +406,7 @@ static void test_server_lookup(void **state)
 
 	/* Nothing listening: no server. */
 	ctx = test_context(&env, LM_VM_MANAGER_AUTO, "http://127.0.0.1:1", NULL, 10);
-	assert_int_equal(lm_vm_server_lookup(ctx, &srv), 0);
+	lm_assert_ok(lm_vm_server_lookup(ctx, &srv));
 	assert_int_equal(srv.found, 0);
 	assert_string_equal(srv.address, "127.0.0.1:1");
 	lm_context_free(ctx);
@@ -427,11 +427,11 @@ static void test_api_stop_of_cli_vm(void **state)
 	signals = count("\"event\":\"signal\"", "the server sends SIGINT to PID ");
 	stops = count("\"event\":\"stopped\"", "\"vm\":\"vm2\"");
 	cctx = test_context(&env, LM_VM_MANAGER_LUME_CLI, NULL, env.sim.lume, 20);
-	assert_int_equal(lm_vm_manager_open(&cli, cctx), 0);
-	assert_int_equal(lm_vm_start(cli, "vm2"), 0);
-	assert_int_equal(lm_vm_wait_ready(api, "vm2", 0, &info), 0);
+	lm_assert_ok(lm_vm_manager_open(&cli, cctx));
+	lm_assert_ok(lm_vm_start(cli, "vm2"));
+	lm_assert_ok(lm_vm_wait_ready(api, "vm2", 0, &info));
 	assert_int_equal(count("\"event\":\"run\"", "by lume run (PID "), runs + 1);
-	assert_int_equal(lm_vm_stop(api, "vm2"), 0);
+	lm_assert_ok(lm_vm_stop(api, "vm2"));
 	assert_int_equal(count("\"event\":\"signal\"", "the server sends SIGINT to PID "), signals + 1);
 	assert_int_equal(count("\"event\":\"stopped\"", "\"vm\":\"vm2\""), stops + 1);
 	assert_true(port22_closed(sim_fixture_address(&env.sim, "vm2")));

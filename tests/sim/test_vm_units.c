@@ -18,13 +18,13 @@ static void test_name_valid(void **state)
 	char out[LM_VM_NAME_MAX];
 
 	(void)state;
-	assert_int_equal(lm_vm_name_normalize("my-vm", out), 0);
+	lm_assert_ok(lm_vm_name_normalize("my-vm", out));
 	assert_string_equal(out, "my-vm");
-	assert_int_equal(lm_vm_name_normalize("macos-sequoia-cua:latest", out), 0);
+	lm_assert_ok(lm_vm_name_normalize("macos-sequoia-cua:latest", out));
 	assert_string_equal(out, "macos-sequoia-cua_latest");
-	assert_int_equal(lm_vm_name_normalize("A.b_C-9", out), 0);
+	lm_assert_ok(lm_vm_name_normalize("A.b_C-9", out));
 	assert_string_equal(out, "A.b_C-9");
-	assert_int_equal(lm_vm_name_normalize("..x", out), 0);
+	lm_assert_ok(lm_vm_name_normalize("..x", out));
 }
 
 static void check_invalid(const char *name, const char *mention)
@@ -62,7 +62,7 @@ static void test_name_invalid(void **state)
 	long_name[LM_VM_NAME_MAX - 1] = '\0'; /* 127 bytes: the longest allowed */
 	{
 		char out[LM_VM_NAME_MAX];
-		assert_int_equal(lm_vm_name_normalize(long_name, out), 0);
+		lm_assert_ok(lm_vm_name_normalize(long_name, out));
 	}
 }
 
@@ -79,8 +79,8 @@ static void test_json_among_log_lines(void **state)
 	size_t n;
 
 	(void)state;
-	assert_int_equal(lm_vm_json_find(out, cJSON_Array, &doc), 0);
-	assert_int_equal(lm_vm_info_array_from_json(doc, &vms, &n, "test"), 0);
+	lm_assert_ok(lm_vm_json_find(out, cJSON_Array, &doc));
+	lm_assert_ok(lm_vm_info_array_from_json(doc, &vms, &n, "test"));
 	assert_int_equal(n, 1);
 	assert_string_equal(vms[0].name, "a");
 	assert_string_equal(vms[0].ip, "192.168.64.5");
@@ -88,14 +88,14 @@ static void test_json_among_log_lines(void **state)
 	lm_free(vms);
 	cJSON_Delete(doc);
 
-	assert_int_equal(lm_vm_json_find("[]\n", cJSON_Array, &doc), 0);
+	lm_assert_ok(lm_vm_json_find("[]\n", cJSON_Array, &doc));
 	assert_int_equal(cJSON_GetArraySize(doc), 0);
 	cJSON_Delete(doc);
-	assert_int_equal(lm_vm_json_find("INFO: no json here\n[broken\n", cJSON_Array, &doc), LM_EINVALID);
+	lm_assert_fails(lm_vm_json_find("INFO: no json here\n[broken\n", cJSON_Array, &doc), LM_EINVALID);
 	assert_null(doc);
-	assert_int_equal(lm_vm_json_find("", cJSON_Array, &doc), LM_EINVALID);
-	assert_int_equal(lm_vm_json_find("{\"a\":1}\n", cJSON_Array, &doc), LM_EINVALID);
-	assert_int_equal(lm_vm_json_find("log\n  {\"a\":1}\n", cJSON_Object, &doc), 0);
+	lm_assert_fails(lm_vm_json_find("", cJSON_Array, &doc), LM_EINVALID);
+	lm_assert_fails(lm_vm_json_find("{\"a\":1}\n", cJSON_Array, &doc), LM_EINVALID);
+	lm_assert_ok(lm_vm_json_find("log\n  {\"a\":1}\n", cJSON_Object, &doc));
 	cJSON_Delete(doc);
 }
 
@@ -107,19 +107,19 @@ static void test_vm_objects(void **state)
 	(void)state;
 	/* Every key null but name and status, as Lume sends for a stopped VM. */
 	doc = cJSON_Parse("{\"name\":\"v\",\"status\":\"stopped\",\"os\":null,\"ipAddress\":null,\"sshAvailable\":null}");
-	assert_int_equal(lm_vm_info_from_json(doc, &info, "t"), 0);
+	lm_assert_ok(lm_vm_info_from_json(doc, &info, "t"));
 	assert_string_equal(info.os, "");
 	assert_string_equal(info.ip, "");
 	assert_int_equal(info.ssh_available, 0);
 	cJSON_Delete(doc);
 	doc = cJSON_Parse("{\"name\":\"v\"}");
-	assert_int_equal(lm_vm_info_from_json(doc, &info, "t"), LM_ERROR);
+	lm_assert_fails(lm_vm_info_from_json(doc, &info, "t"), LM_ERROR);
 	cJSON_Delete(doc);
 	doc = cJSON_Parse("{\"name\":\"v\",\"status\":\"running\",\"ipAddress\":5}");
-	assert_int_equal(lm_vm_info_from_json(doc, &info, "t"), LM_ERROR);
+	lm_assert_fails(lm_vm_info_from_json(doc, &info, "t"), LM_ERROR);
 	cJSON_Delete(doc);
 	doc = cJSON_Parse("[1]");
-	assert_int_equal(lm_vm_info_from_json(doc, &info, "t"), LM_ERROR);
+	lm_assert_fails(lm_vm_info_from_json(doc, &info, "t"), LM_ERROR);
 	cJSON_Delete(doc);
 }
 
@@ -139,7 +139,7 @@ static void test_utm_list_table(void **state)
 	size_t n = 0;
 
 	(void)state;
-	assert_int_equal(lm_vm_utm_parse_list(text, &vms, &n), 0);
+	lm_assert_ok(lm_vm_utm_parse_list(text, &vms, &n));
 	assert_int_equal(n, 3);
 	assert_string_equal(vms[0].name, "dev-vm");
 	assert_string_equal(vms[0].status, "running"); /* UTM's "started" */
@@ -148,7 +148,7 @@ static void test_utm_list_table(void **state)
 	assert_string_equal(vms[2].name, "last");
 	assert_string_equal(vms[2].status, "paused");
 	free(vms);
-	assert_int_equal(lm_vm_utm_parse_list(empty, &vms, &n), 0);
+	lm_assert_ok(lm_vm_utm_parse_list(empty, &vms, &n));
 	assert_int_equal(n, 0);
 	assert_null(vms);
 }
@@ -177,7 +177,7 @@ static void test_proc_env_drops_password(void **state)
 	env = lm_proc_env_with("LUME_LOG_LEVEL", "error");
 	unsetenv("LUME_METAL_SSH_PASSWORD");
 	assert_non_null(env);
-	assert_int_equal(lm_proc_run(show, env, 10, &res), 0);
+	lm_assert_ok(lm_proc_run(show, env, 10, &res));
 	assert_string_equal(res.out, "[unset]\n");
 	lm_proc_result_dispose(&res);
 	lm_strv_free(env);
@@ -193,7 +193,7 @@ static void test_proc_run_and_timeout(void **state)
 
 	(void)state;
 	assert_non_null(env);
-	assert_int_equal(lm_proc_run(echo, env, 10, &res), 0);
+	lm_assert_ok(lm_proc_run(echo, env, 10, &res));
 	assert_string_equal(res.out, "out\nerror\n");
 	assert_string_equal(res.err, "err\n");
 	assert_int_equal(res.exit_code, 3);
@@ -201,11 +201,11 @@ static void test_proc_run_and_timeout(void **state)
 	lm_proc_result_dispose(&res);
 
 	/* timed_out says the 0.3 s limit ended it (sleep would have run 10 s). */
-	assert_int_equal(lm_proc_run(sleeper, env, 0.3, &res), 0);
+	lm_assert_ok(lm_proc_run(sleeper, env, 0.3, &res));
 	assert_int_equal(res.timed_out, 1);
 	lm_proc_result_dispose(&res);
 
-	assert_int_equal(lm_proc_run(missing, env, 1, &res), LM_ENOTFOUND);
+	lm_assert_fails(lm_proc_run(missing, env, 1, &res), LM_ENOTFOUND);
 	lm_strv_free(env);
 }
 
@@ -214,13 +214,13 @@ static void test_find_program(void **state)
 	char *p = NULL;
 
 	(void)state;
-	assert_int_equal(lm_proc_find_program("sh", &p), 0);
-	assert_non_null(strstr(p, "/sh"));
+	lm_assert_ok(lm_proc_find_program("sh", &p));
+	lm_assert_contains(p, "/sh");
 	free(p);
-	assert_int_equal(lm_proc_find_program("/bin/sh", &p), 0);
+	lm_assert_ok(lm_proc_find_program("/bin/sh", &p));
 	free(p);
-	assert_int_equal(lm_proc_find_program("lume-metal-no-such-program", &p), LM_ENOTFOUND);
-	assert_int_equal(lm_proc_find_program("/etc", &p), LM_ENOTFOUND);
+	lm_assert_fails(lm_proc_find_program("lume-metal-no-such-program", &p), LM_ENOTFOUND);
+	lm_assert_fails(lm_proc_find_program("/etc", &p), LM_ENOTFOUND);
 }
 
 int main(void)

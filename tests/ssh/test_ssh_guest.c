@@ -181,7 +181,7 @@ static lm_context *context_with(const char *state, lm_host_key_policy policy, co
 	o.connect_timeout = 3;
 	o.command_timeout = command_timeout > 0 ? command_timeout : 30;
 	o.log = capture_log;
-	assert_int_equal(lm_context_new(&ctx, &o), 0);
+	lm_assert_ok(lm_context_new(&ctx, &o));
 	return ctx;
 }
 
@@ -255,15 +255,15 @@ static void test_new_host_recorded(void **state)
 	 * kept in the comment. */
 	assert_true(strncmp(text, "# lume-metal known hosts", 24) == 0);
 	snprintf(line_start, sizeof(line_start), "\n%s ssh-ed25519 ", guest_a.name);
-	assert_true(lm_test_contains(text, line_start));
-	assert_true(lm_test_contains(text, guest_a.address));
+	lm_assert_contains(text, line_start);
+	lm_assert_contains(text, guest_a.address);
 	free(text);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
 	assert_int_equal(stat(lm_context_state_dir(ctx), &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0700);
 	guest_fingerprint(&guest_a, fp);
-	assert_true(lm_test_contains(log_text, fp)); /* "first contact, recorded ... SHA256:..." */
+	lm_assert_contains(log_text, fp); /* "first contact, recorded ... SHA256:..." */
 	lm_context_free(ctx);
 }
 
@@ -295,12 +295,12 @@ static void test_strict_unknown_refused(void **state)
 	lm_ssh *ssh = NULL;
 	char fp[128], path[1200];
 
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_EHOSTKEY);
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_EHOSTKEY);
 	assert_null(ssh);
 	guest_fingerprint(&guest_a, fp);
-	assert_true(lm_test_contains(lm_error_last()->message, fp));
-	assert_true(lm_test_contains(lm_error_last()->message, "strict"));
-	assert_true(lm_test_contains(lm_error_last()->message, guest_a.name));
+	lm_assert_error_has(fp);
+	lm_assert_error_has("strict");
+	lm_assert_error_has(guest_a.name);
 	snprintf(path, sizeof(path), "%s/known_hosts", lm_context_state_dir(ctx));
 	assert_int_equal(access(path, F_OK), -1); /* nothing recorded */
 	lm_context_free(ctx);
@@ -311,8 +311,8 @@ static void test_invalid_vm_name(void **state)
 	lm_context *ctx = context_for("hk");
 	lm_ssh *ssh = NULL;
 
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, "bad name\n", guest_a.address, guest_a.port), LM_EINVALID);
-	assert_int_equal(lm_ssh_forget_host(ctx, "a*b"), LM_EINVALID);
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, "bad name\n", guest_a.address, guest_a.port), LM_EINVALID);
+	lm_assert_fails(lm_ssh_forget_host(ctx, "a*b"), LM_EINVALID);
 	lm_context_free(ctx);
 }
 
@@ -348,26 +348,26 @@ static void test_exec_status_and_streams(void **state)
 	int status = -1;
 
 	/* One session serves every command. */
-	assert_int_equal(lm_ssh_exec_capture(ssh, "true", 1024, &out, &err, &status), 0);
+	lm_assert_ok(lm_ssh_exec_capture(ssh, "true", 1024, &out, &err, &status));
 	assert_int_equal(status, 0);
 	assert_string_equal(out, "");
 	lm_free(out);
 	lm_free(err);
-	assert_int_equal(lm_ssh_exec_capture(ssh, "exit 3", 1024, &out, &err, &status), 0);
+	lm_assert_ok(lm_ssh_exec_capture(ssh, "exit 3", 1024, &out, &err, &status));
 	assert_int_equal(status, 3);
 	lm_free(out);
 	lm_free(err);
-	assert_int_equal(lm_ssh_exec_capture(ssh, "printf out; printf err >&2; exit 42", 1024, &out, &err, &status), 0);
+	lm_assert_ok(lm_ssh_exec_capture(ssh, "printf out; printf err >&2; exit 42", 1024, &out, &err, &status));
 	assert_int_equal(status, 42);
 	assert_string_equal(out, "out");
 	assert_string_equal(err, "err");
 	lm_free(out);
 	lm_free(err);
-	assert_int_equal(lm_ssh_exec_capture(ssh, "kill -KILL $$", 1024, &out, &err, &status), 0);
+	lm_assert_ok(lm_ssh_exec_capture(ssh, "kill -KILL $$", 1024, &out, &err, &status));
 	assert_int_equal(status, 255); /* killed by a signal */
 	lm_free(out);
 	lm_free(err);
-	assert_int_equal(lm_ssh_exec_capture(ssh, "id -un; echo $HOME; pwd", 1024, &out, NULL, &status), 0);
+	lm_assert_ok(lm_ssh_exec_capture(ssh, "id -un; echo $HOME; pwd", 1024, &out, NULL, &status));
 	assert_string_equal(out, "lume\n/Users/lume\n/Users/lume\n");
 	lm_free(out);
 	lm_ssh_free(ssh);
@@ -421,7 +421,7 @@ static void test_exec_output_queued_while_reading_stderr(void **state)
 	for (i = 0; i < 300; i++) {
 		snprintf(cmd, sizeof(cmd), "printf 'o%d\\n'", i);
 		snprintf(want, sizeof(want), "o%d\n", i);
-		assert_int_equal(lm_ssh_exec_capture(ssh, cmd, 1024, &out, &err, &status), 0);
+		lm_assert_ok(lm_ssh_exec_capture(ssh, cmd, 1024, &out, &err, &status));
 		assert_int_equal(status, 0);
 		assert_string_equal(out, want);
 		assert_string_equal(err, "");
@@ -450,8 +450,8 @@ static void test_quote_round_trip_remote(void **state)
 		const char *sh_argv[] = {"sh", "-c", NULL};
 
 		/* Directly through the login shell, ... */
-		assert_int_equal(lm_shell_quote_argv(argv, 3, &cmd), 0);
-		assert_int_equal(lm_ssh_exec_capture(ssh, cmd, 4096, &out, &err, &status), 0);
+		lm_assert_ok(lm_shell_quote_argv(argv, 3, &cmd));
+		lm_assert_ok(lm_ssh_exec_capture(ssh, cmd, 4096, &out, &err, &status));
 		snprintf(want, sizeof(want), "%s\n", cases[i]);
 		assert_int_equal(status, 0);
 		assert_string_equal(out, want);
@@ -460,8 +460,8 @@ static void test_quote_round_trip_remote(void **state)
 		/* ... and quoted twice, through a real remote `sh -c`. */
 		inner = cmd;
 		sh_argv[2] = inner;
-		assert_int_equal(lm_shell_quote_argv(sh_argv, 3, &cmd), 0);
-		assert_int_equal(lm_ssh_exec_capture(ssh, cmd, 4096, &out, &err, &status), 0);
+		lm_assert_ok(lm_shell_quote_argv(sh_argv, 3, &cmd));
+		lm_assert_ok(lm_ssh_exec_capture(ssh, cmd, 4096, &out, &err, &status));
 		assert_int_equal(status, 0);
 		assert_string_equal(out, want);
 		lm_free(out);
@@ -484,7 +484,7 @@ static void test_guest_standins(void **state)
 	                     &out, NULL, &status), 0);
 	assert_int_equal(status, 0);
 	assert_true(strncmp(out, "26.5.2\n{ sec = 1796000000, usec = 250000 } ", 43) == 0);
-	assert_true(lm_test_contains(out, "2026\nLinux\n"));
+	lm_assert_contains(out, "2026\nLinux\n");
 	lm_free(out);
 	assert_int_equal(lm_ssh_exec_capture(ssh, "launchctl bootstrap gui/$(id -u) '/Users/lume/a b.plist'", 4096, &out,
 	                     NULL, &status), 0);
@@ -493,8 +493,8 @@ static void test_guest_standins(void **state)
 	lm_free(out);
 	snprintf(path, sizeof(path), "%s/calls.log", guest_a.dir);
 	calls = lm_test_slurp(path, NULL);
-	assert_true(lm_test_contains(calls, "sw_vers -productVersion\nsysctl -n kern.boottime\n"));
-	assert_true(lm_test_contains(calls, "launchctl bootstrap gui/501 /Users/lume/a\\ b.plist\n"));
+	lm_assert_contains(calls, "sw_vers -productVersion\nsysctl -n kern.boottime\n");
+	lm_assert_contains(calls, "launchctl bootstrap gui/501 /Users/lume/a\\ b.plist\n");
 	free(calls);
 	lm_ssh_free(ssh);
 	lm_context_free(ctx);
@@ -553,7 +553,7 @@ static void test_upload_verified(void **state)
 	                     NULL, &status), 0);
 	assert_int_equal(status, 0);
 	lm_free(out);
-	assert_int_equal(lm_ssh_upload(ssh, bytes, n, "/Users/lume/.local/share/lume/metal-capabilities/probe", 0755), 0);
+	lm_assert_ok(lm_ssh_upload(ssh, bytes, n, "/Users/lume/.local/share/lume/metal-capabilities/probe", 0755));
 	/* Bytes and mode, seen on the guest's side (its home is a directory of ours). */
 	snprintf(path, sizeof(path), "%s/home/.local/share/lume/metal-capabilities/probe", guest_a.dir);
 	host_copy = lm_test_slurp(path, &len);
@@ -566,37 +566,37 @@ static void test_upload_verified(void **state)
 	assert_int_equal(leftovers(&guest_a, ".local/share/lume/metal-capabilities"), 0);
 	/* Hash and stat over SFTP. */
 	lm_sha256(bytes, n, want);
-	assert_int_equal(lm_ssh_sha256(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe", got), 0);
+	lm_assert_ok(lm_ssh_sha256(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe", got));
 	assert_memory_equal(want, got, 32);
-	assert_int_equal(lm_ssh_stat(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe", &st), 0);
+	lm_assert_ok(lm_ssh_stat(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe", &st));
 	assert_true(st.exists && !st.is_dir && !st.is_link);
 	assert_int_equal(st.size, n);
 	assert_int_equal(st.mode, 0755);
-	assert_int_equal(lm_ssh_stat(ssh, "/Users/lume/.local/share/lume", &st), 0);
+	lm_assert_ok(lm_ssh_stat(ssh, "/Users/lume/.local/share/lume", &st));
 	assert_true(st.exists && st.is_dir);
 	/* Replacing an existing file (relative paths are the home's), with another mode. */
-	assert_int_equal(lm_ssh_upload(ssh, "second\n", 7, ".local/share/lume/metal-capabilities/probe", 0644), 0);
+	lm_assert_ok(lm_ssh_upload(ssh, "second\n", 7, ".local/share/lume/metal-capabilities/probe", 0644));
 	host_copy = lm_test_slurp(path, &len);
 	assert_string_equal(host_copy, "second\n");
 	free(host_copy);
 	assert_int_equal(stat(path, &hst), 0);
 	assert_int_equal(hst.st_mode & 07777, 0644);
 	/* An empty file is a file too. */
-	assert_int_equal(lm_ssh_upload(ssh, "", 0, "empty", 0600), 0);
-	assert_int_equal(lm_ssh_stat(ssh, "empty", &st), 0);
+	lm_assert_ok(lm_ssh_upload(ssh, "", 0, "empty", 0600));
+	lm_assert_ok(lm_ssh_stat(ssh, "empty", &st));
 	assert_true(st.exists && st.size == 0 && st.mode == 0600);
 	/* Remove; removing what is absent is fine; hashing it is LM_ENOTFOUND. */
-	assert_int_equal(lm_ssh_remove(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe"), 0);
-	assert_int_equal(lm_ssh_remove(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe"), 0);
-	assert_int_equal(lm_ssh_stat(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe", &st), 0);
+	lm_assert_ok(lm_ssh_remove(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe"));
+	lm_assert_ok(lm_ssh_remove(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe"));
+	lm_assert_ok(lm_ssh_stat(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe", &st));
 	assert_false(st.exists);
-	assert_int_equal(lm_ssh_sha256(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe", got), LM_ENOTFOUND);
-	assert_int_equal(lm_ssh_remove(ssh, "/Users/lume/.local/share/lume/metal-capabilities"), 0); /* empty dir */
-	assert_int_equal(lm_ssh_stat(ssh, "/Users/lume/.local/share/lume/metal-capabilities", &st), 0);
+	lm_assert_fails(lm_ssh_sha256(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe", got), LM_ENOTFOUND);
+	lm_assert_ok(lm_ssh_remove(ssh, "/Users/lume/.local/share/lume/metal-capabilities")); /* empty dir */
+	lm_assert_ok(lm_ssh_stat(ssh, "/Users/lume/.local/share/lume/metal-capabilities", &st));
 	assert_false(st.exists);
 	/* Into a directory that does not exist: a clear error, nothing anywhere. */
-	assert_int_equal(lm_ssh_upload(ssh, bytes, 100, "/Users/lume/no/such/dir/f", 0644), LM_ENOTFOUND);
-	assert_true(lm_test_contains(lm_error_last()->message, "/Users/lume/no/such/dir/f"));
+	lm_assert_fails(lm_ssh_upload(ssh, bytes, 100, "/Users/lume/no/such/dir/f", 0644), LM_ENOTFOUND);
+	lm_assert_error_has("/Users/lume/no/such/dir/f");
 	free(bytes);
 	lm_ssh_free(ssh);
 	lm_context_free(ctx);
@@ -665,11 +665,11 @@ static void test_ed25519_key_file(void **state)
 	unlink(def);
 	/* --ssh-key naming something that is not a key, or nothing. */
 	ctx = context_with("hk", LM_HOST_KEY_ACCEPT_NEW, pub, NULL, 0);
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_EINVALID);
-	assert_true(lm_test_contains(lm_error_last()->message, ".pub"));
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_EINVALID);
+	lm_assert_error_has(".pub");
 	lm_context_free(ctx);
 	ctx = context_with("hk", LM_HOST_KEY_ACCEPT_NEW, "/nonexistent/key", NULL, 0);
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_ENOTFOUND);
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_ENOTFOUND);
 	lm_context_free(ctx);
 }
 
@@ -683,14 +683,14 @@ static void test_rsa_key_refused(void **state)
 	snprintf(key, sizeof(key), "%s/id_test_rsa", GUEST_WORK);
 	keygen("rsa", key);
 	ctx = context_with("hk", LM_HOST_KEY_ACCEPT_NEW, key, NULL, 0);
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_EUNSUPPORTED);
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_EUNSUPPORTED);
 	assert_null(ssh);
 	msg = lm_error_last()->message;
-	assert_true(lm_test_contains(msg, key));
-	assert_true(lm_test_contains(msg, "RSA"));
-	assert_true(lm_test_contains(msg, "libssh2 1.10"));
-	assert_true(lm_test_contains(msg, "rsa-sha2"));
-	assert_true(lm_test_contains(msg, "ed25519"));
+	lm_assert_contains(msg, key);
+	lm_assert_contains(msg, "RSA");
+	lm_assert_contains(msg, "libssh2 1.10");
+	lm_assert_contains(msg, "rsa-sha2");
+	lm_assert_contains(msg, "ed25519");
 	lm_context_free(ctx);
 }
 
@@ -706,13 +706,13 @@ static void test_passwords(void **state)
 	/* Wrong password from the environment: refused, and Lume's default is not tried behind it. */
 	setenv("LUME_METAL_SSH_PASSWORD", "wrong-Pw-123", 1);
 	ctx = context_for("pw");
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_b.name, guest_b.address, guest_b.port), LM_EAUTH);
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, guest_b.name, guest_b.address, guest_b.port), LM_EAUTH);
 	assert_null(ssh);
 	msg = lm_error_last()->message;
-	assert_true(lm_test_contains(msg, guest_b.name));
-	assert_true(lm_test_contains(msg, "LUME_METAL_SSH_PASSWORD"));
-	assert_false(lm_test_contains(msg, "Lume's default password"));
-	assert_false(lm_test_contains(msg, "wrong-Pw-123"));
+	lm_assert_contains(msg, guest_b.name);
+	lm_assert_contains(msg, "LUME_METAL_SSH_PASSWORD");
+	lm_assert_not_contains(msg, "Lume's default password");
+	lm_assert_not_contains(msg, "wrong-Pw-123");
 	/* The right one from the environment. */
 	setenv("LUME_METAL_SSH_PASSWORD", GUEST_PASSWORD_B, 1);
 	ssh = connect_ok(ctx, &guest_b);
@@ -728,14 +728,14 @@ static void test_passwords(void **state)
 	lm_context_free(ctx);
 	write_file(pwfile, "not-it\n", 0600);
 	ctx = context_with("pw", LM_HOST_KEY_ACCEPT_NEW, NULL, pwfile, 0);
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_b.name, guest_b.address, guest_b.port), LM_EAUTH);
-	assert_true(lm_test_contains(lm_error_last()->message, "password from the password file"));
-	assert_false(lm_test_contains(lm_error_last()->message, "not-it"));
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, guest_b.name, guest_b.address, guest_b.port), LM_EAUTH);
+	lm_assert_error_has("password from the password file");
+	lm_assert_not_contains(lm_error_last()->message, "not-it");
 	lm_context_free(ctx);
 	/* No secret in any log line. */
-	assert_false(lm_test_contains(log_text, GUEST_PASSWORD_B));
-	assert_false(lm_test_contains(log_text, "wrong-Pw-123"));
-	assert_false(lm_test_contains(log_text, "not-it"));
+	lm_assert_not_contains(log_text, GUEST_PASSWORD_B);
+	lm_assert_not_contains(log_text, "wrong-Pw-123");
+	lm_assert_not_contains(log_text, "not-it");
 	unlink(pwfile);
 }
 
@@ -753,12 +753,12 @@ static void test_disk_full(void **state)
 	ssh = connect_ok(ctx, &guest_b);
 	unsetenv("LUME_METAL_SSH_PASSWORD");
 	/* guest_b's home is a 1 MiB tmpfs. */
-	assert_int_equal(lm_ssh_upload(ssh, bytes, 3 << 20, "/Users/lume/big", 0644), LM_EREMOTE);
-	assert_true(lm_test_contains(lm_error_last()->message, "disk is full"));
-	assert_true(lm_test_contains(lm_error_last()->message, "/Users/lume/big"));
-	assert_int_equal(lm_ssh_stat(ssh, "/Users/lume/big", &st), 0);
+	lm_assert_fails(lm_ssh_upload(ssh, bytes, 3 << 20, "/Users/lume/big", 0644), LM_EREMOTE);
+	lm_assert_error_has("disk is full");
+	lm_assert_error_has("/Users/lume/big");
+	lm_assert_ok(lm_ssh_stat(ssh, "/Users/lume/big", &st));
 	assert_false(st.exists);
-	assert_int_equal(lm_ssh_exec_capture(ssh, "ls -A /Users/lume", 4096, &out, NULL, &status), 0);
+	lm_assert_ok(lm_ssh_exec_capture(ssh, "ls -A /Users/lume", 4096, &out, NULL, &status));
 	assert_string_equal(out, ""); /* the temporary file is gone too */
 	lm_free(out);
 	lm_ssh_free(ssh);
@@ -777,16 +777,16 @@ static void test_command_timeout(void **state)
 	char *out;
 
 	/* LM_ETIMEOUT itself says the 1 s limit ended it: the command would have finished after 10 s. */
-	assert_int_equal(lm_ssh_exec_capture(ssh, "sleep 10", 1024, &out, NULL, &status), LM_ETIMEOUT);
-	assert_true(lm_test_contains(lm_error_last()->message, guest_a.name));
-	assert_true(lm_test_contains(lm_error_last()->message, "timeout"));
+	lm_assert_fails(lm_ssh_exec_capture(ssh, "sleep 10", 1024, &out, NULL, &status), LM_ETIMEOUT);
+	lm_assert_error_has(guest_a.name);
+	lm_assert_error_has("timeout");
 	/* The session is not reused after that. */
-	assert_int_equal(lm_ssh_exec_capture(ssh, "true", 1024, &out, NULL, &status), LM_ENETWORK);
+	lm_assert_fails(lm_ssh_exec_capture(ssh, "true", 1024, &out, NULL, &status), LM_ENETWORK);
 	lm_ssh_free(ssh);
 	/* Lifting the limit for one session. */
 	ssh = connect_ok(ctx, &guest_a);
-	assert_int_equal(lm_ssh_set_command_timeout(ssh, 0), 0);
-	assert_int_equal(lm_ssh_exec_capture(ssh, "sleep 1.5; echo done", 1024, &out, NULL, &status), 0);
+	lm_assert_ok(lm_ssh_set_command_timeout(ssh, 0));
+	lm_assert_ok(lm_ssh_exec_capture(ssh, "sleep 1.5; echo done", 1024, &out, NULL, &status));
 	assert_string_equal(out, "done\n");
 	lm_free(out);
 	lm_ssh_free(ssh);
@@ -818,18 +818,18 @@ static void test_cancel_then_cleanup(void **state)
 	o.log = capture_log;
 	o.should_cancel = cancel_when_set;
 	o.callback_data = &canceled;
-	assert_int_equal(lm_context_new(&ctx, &o), 0);
+	lm_assert_ok(lm_context_new(&ctx, &o));
 	ssh = connect_ok(ctx, &guest_a);
 	assert_true(lm_ssh_usable(ssh));
-	assert_int_equal(lm_ssh_exec_capture(ssh, "sleep 10", 1024, &out, NULL, &status), LM_ECANCELED);
-	assert_true(lm_test_contains(lm_error_last()->message, "canceled"));
+	lm_assert_fails(lm_ssh_exec_capture(ssh, "sleep 10", 1024, &out, NULL, &status), LM_ECANCELED);
+	lm_assert_error_has("canceled");
 	assert_false(lm_ssh_usable(ssh));
 	lm_ssh_free(ssh);
 	/* Still canceled: a cleanup session waits through idle periods (each longer than the 250 ms in
 	 * which should_cancel is asked) to the end of its command. */
 	ssh = connect_ok(ctx, &guest_a);
 	lm_ssh_set_cancelable(ssh, 0);
-	assert_int_equal(lm_ssh_exec_capture(ssh, "sleep 0.6; echo done", 1024, &out, NULL, &status), 0);
+	lm_assert_ok(lm_ssh_exec_capture(ssh, "sleep 0.6; echo done", 1024, &out, NULL, &status));
 	assert_int_equal(status, 0);
 	assert_string_equal(out, "done\n");
 	assert_true(lm_ssh_usable(ssh));
@@ -849,10 +849,10 @@ static void test_hung_server_times_out(void **state)
 	 * says the connect timeout ended the wait (the server would never have answered). */
 	assert_true(pid > 0);
 	assert_int_equal(kill(pid, SIGSTOP), 0);
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_ETIMEOUT);
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_ETIMEOUT);
 	kill(pid, SIGCONT);
-	assert_true(lm_test_contains(lm_error_last()->message, guest_a.name));
-	assert_true(lm_test_contains(lm_error_last()->message, "handshake"));
+	lm_assert_error_has(guest_a.name);
+	lm_assert_error_has("handshake");
 	lm_context_free(ctx);
 }
 
@@ -862,9 +862,9 @@ static void test_connection_refused(void **state)
 	lm_ssh *ssh = NULL;
 	int port = pick_port(nobody_address);
 
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, "guest-c", nobody_address, port), LM_ENETWORK);
-	assert_true(lm_test_contains(lm_error_last()->message, "guest-c"));
-	assert_true(lm_test_contains(lm_error_last()->message, "refused"));
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, "guest-c", nobody_address, port), LM_ENETWORK);
+	lm_assert_error_has("guest-c");
+	lm_assert_error_has("refused");
 	lm_context_free(ctx);
 }
 
@@ -1034,8 +1034,8 @@ stop:
 		fail_msg("%s", why);
 	if (job.rc != LM_ENETWORK && job.rc != LM_EREMOTE)
 		fail_msg("upload: rc %d, expected a lost connection: %s", job.rc, job.message);
-	assert_true(lm_test_contains(job.message, "/Users/lume/big.bin"));
-	assert_true(lm_test_contains(job.message, guest_a.name));
+	lm_assert_contains(job.message, "/Users/lume/big.bin");
+	lm_assert_contains(job.message, guest_a.name);
 	assert_int_equal(access(final_path, F_OK), -1); /* nothing at the final name */
 	lm_ssh_free(job.ssh);
 	free((void *)job.bytes);
@@ -1044,7 +1044,7 @@ stop:
 	guest_start(&guest_a);
 	ctx = context_for("hk");
 	job.ssh = connect_ok(ctx, &guest_a);
-	assert_int_equal(lm_ssh_upload(job.ssh, "ok", 2, "/Users/lume/big.bin", 0644), 0);
+	lm_assert_ok(lm_ssh_upload(job.ssh, "ok", 2, "/Users/lume/big.bin", 0644));
 	assert_int_equal(access(final_path, F_OK), 0);
 	lm_ssh_free(job.ssh);
 	lm_context_free(ctx);
@@ -1065,15 +1065,15 @@ static void test_changed_host_refused_then_forgotten(void **state)
 	assert_string_not_equal(old_fp, new_fp);
 	snprintf(path, sizeof(path), "%s/known_hosts", lm_context_state_dir(ctx));
 	before = lm_test_slurp(path, NULL);
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_EHOSTKEY);
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_EHOSTKEY);
 	assert_null(ssh);
 	msg = lm_error_last()->message;
-	assert_true(lm_test_contains(msg, "CHANGED"));
-	assert_true(lm_test_contains(msg, old_fp));
-	assert_true(lm_test_contains(msg, new_fp));
+	lm_assert_contains(msg, "CHANGED");
+	lm_assert_contains(msg, old_fp);
+	lm_assert_contains(msg, new_fp);
 	/* The library states the facts; the tool adds how to forget the key (its hint). */
-	assert_true(lm_test_contains(msg, "once the old key is forgotten"));
-	assert_false(lm_test_contains(msg, "lume-metal forget-host"));
+	lm_assert_contains(msg, "once the old key is forgotten");
+	lm_assert_not_contains(msg, "lume-metal forget-host");
 	after = lm_test_slurp(path, NULL);
 	assert_string_equal(before, after); /* a changed key is never recorded */
 	free(before);
@@ -1101,26 +1101,26 @@ static void test_changed_host_refused_then_forgotten(void **state)
 	{
 		char *argv[] = {LM_CLI, "forget-host", "guest-a", "--state-dir", state_arg, "--format", "json", NULL};
 		assert_int_equal(run(argv, NULL, out, sizeof(out)), 0);
-		assert_true(lm_test_contains(out, "\"forgotten\":\t1"));
+		lm_assert_contains(out, "\"forgotten\":\t1");
 		assert_int_equal(run(argv, NULL, out, sizeof(out)), 0);
-		assert_true(lm_test_contains(out, "\"forgotten\":\t0"));
+		lm_assert_contains(out, "\"forgotten\":\t0");
 	}
 	{
 		char *argv[] = {LM_CLI, "forget-host", "guest-a", "--state-dir", state_arg, NULL};
 		assert_int_equal(run(argv, NULL, out, sizeof(out)), 0);
-		assert_true(lm_test_contains(out, "nothing to forget"));
+		lm_assert_contains(out, "nothing to forget");
 	}
 	ssh = connect_ok(ctx, &guest_a);
 	lm_ssh_free(ssh);
 	after = lm_test_slurp(path, NULL);
-	assert_true(lm_test_contains(after, "guest-a ssh-ed25519 "));
-	assert_true(lm_test_contains(after, other_line));
+	lm_assert_contains(after, "guest-a ssh-ed25519 ");
+	lm_assert_contains(after, other_line);
 	free(after);
 	assert_int_equal(lm_ssh_forget_host(ctx, "guest-a"), 1);
-	assert_int_equal(lm_ssh_forget_host(ctx, "guest-a"), 0);
+	lm_assert_ok(lm_ssh_forget_host(ctx, "guest-a"));
 	after = lm_test_slurp(path, NULL);
-	assert_true(lm_test_contains(after, other_line));
-	assert_false(lm_test_contains(after, "guest-a "));
+	lm_assert_contains(after, other_line);
+	lm_assert_not_contains(after, "guest-a ");
 	free(after);
 	lm_context_free(ctx);
 }
@@ -1171,7 +1171,7 @@ static void test_host_keys_pinned_for_every_name_length(void **state)
 			fail_msg("name of %zu characters: a changed key was not refused (%s)", name_lengths[k],
 			    lm_error_last()->message);
 		assert_null(ssh);
-		assert_true(lm_test_contains(lm_error_last()->message, "CHANGED"));
+		lm_assert_error_has("CHANGED");
 	}
 	after = lm_test_slurp(path, NULL);
 	assert_string_equal(before, after);
@@ -1223,28 +1223,28 @@ static void test_malformed_known_hosts(void **state)
 		free(old);
 	}
 	write_file(path, text, 0600);
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_ECORRUPT);
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_ECORRUPT);
 	assert_null(ssh);
-	assert_true(lm_test_contains(lm_error_last()->message, "line 3"));
-	assert_true(lm_test_contains(lm_error_last()->message, "hashed"));
+	lm_assert_error_has("line 3");
+	lm_assert_error_has("hashed");
 	/* Another VM is refused too: a line that cannot be read might be its pin. */
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, "m1", guest_a.address, guest_a.port), LM_ECORRUPT);
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, "m1", guest_a.address, guest_a.port), LM_ECORRUPT);
 	/* forget-host of m1 removes its (malformed) line only. */
 	assert_int_equal(lm_ssh_forget_host(ctx, "m1"), 1);
 	after = lm_test_slurp(path, NULL);
-	assert_false(lm_test_contains(after, "\nm1 "));
-	assert_true(lm_test_contains(after, "|1|c2FsdA|bad-hash ssh-ed25519 AAAA\n"));
-	assert_true(lm_test_contains(after, "# a comment\n"));
+	lm_assert_not_contains(after, "\nm1 ");
+	lm_assert_contains(after, "|1|c2FsdA|bad-hash ssh-ed25519 AAAA\n");
+	lm_assert_contains(after, "# a comment\n");
 	free(after);
 	/* forget-host of guest-a removes both of its lines (the duplicate too). */
 	assert_int_equal(lm_ssh_forget_host(ctx, "guest-a"), 2);
 	assert_int_equal(lm_ssh_forget_host(ctx, "p1"), 1);
 	after = lm_test_slurp(path, NULL);
-	assert_false(lm_test_contains(after, "guest-a"));
-	assert_false(lm_test_contains(after, "\np1 "));
+	lm_assert_not_contains(after, "guest-a");
+	lm_assert_not_contains(after, "\np1 ");
 	free(after);
 	/* Still refused while the hashed line is there; fine once it is gone. */
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_ECORRUPT);
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, guest_a.port), LM_ECORRUPT);
 	after = lm_test_slurp(path, NULL);
 	sp = strstr(after, "|1|");
 	memmove(sp, strchr(sp, '\n') + 1, strlen(strchr(sp, '\n') + 1) + 1);
@@ -1264,7 +1264,7 @@ static void test_old_known_hosts_read(void **state)
 	char path[1200], pub[1200], line[2048], *key, *sp;
 	lm_ssh *ssh = NULL;
 
-	assert_int_equal(lm_fs_mkdir_private(lm_context_state_dir(ctx)), 0);
+	lm_assert_ok(lm_fs_mkdir_private(lm_context_state_dir(ctx)));
 	snprintf(path, sizeof(path), "%s/known_hosts", lm_context_state_dir(ctx));
 	snprintf(pub, sizeof(pub), "%s/hostkeys/ssh_host_ecdsa_key.pub", guest_a.dir);
 	key = lm_test_slurp(pub, NULL);
@@ -1279,7 +1279,7 @@ static void test_old_known_hosts_read(void **state)
 	/* Pinned to another key: refused. */
 	snprintf(line, sizeof(line), "m1 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEB old\n");
 	write_file(path, line, 0600);
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, "m1", guest_a.address, guest_a.port), LM_EHOSTKEY);
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, "m1", guest_a.address, guest_a.port), LM_EHOSTKEY);
 	free(key);
 	lm_context_free(ctx);
 }
@@ -1328,7 +1328,7 @@ static void test_password_file_unusable(void **state)
 		if (!lm_test_contains(lm_error_last()->message, cases[i].says) ||
 		    (cases[i].code != LM_EAUTH && !lm_test_contains(lm_error_last()->message, pwfile)))
 			fail_msg("%s: %s", cases[i].what, lm_error_last()->message);
-		assert_false(lm_test_contains(lm_error_last()->message, "Lume's default password"));
+		lm_assert_not_contains(lm_error_last()->message, "Lume's default password");
 		lm_context_free(ctx);
 		if (strcmp(cases[i].what, "directory") == 0)
 			rmdir(pwfile);

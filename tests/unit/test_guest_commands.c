@@ -106,7 +106,7 @@ static void test_prepare_fresh_guest(void **state)
 	char *cmd = NULL, out[256];
 	size_t i;
 
-	assert_int_equal(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &cmd), 0);
+	lm_assert_ok(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &cmd));
 	for (i = 0; i < NSHELLS; i++) {
 		char *base = base_path(f, "");
 		lm_test_rmtree(base);
@@ -125,7 +125,7 @@ static void test_prepare_removes_leftovers(void **state)
 	char *cmd = NULL, out[256], *p;
 	size_t i;
 
-	assert_int_equal(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &cmd), 0);
+	lm_assert_ok(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &cmd));
 	for (i = 0; i < NSHELLS; i++) {
 		p = base_path(f, ".staging-0.0.9-old/profiles");
 		assert_int_equal(lm_test_mkdir_p(p, 0755), 0);
@@ -150,8 +150,8 @@ static void test_switch(void **state)
 	size_t i;
 	ssize_t n;
 
-	assert_int_equal(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &prepare), 0);
-	assert_int_equal(lm_guest_install_switch_command(&f->facts, f->bundle, ".staging-0.1.0-0123456789ab", &sw), 0);
+	lm_assert_ok(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &prepare));
+	lm_assert_ok(lm_guest_install_switch_command(&f->facts, f->bundle, ".staging-0.1.0-0123456789ab", &sw));
 	for (i = 0; i < NSHELLS; i++) {
 		p = base_path(f, "0.0.9-old");
 		assert_int_equal(lm_test_mkdir_p(p, 0755), 0);
@@ -205,7 +205,7 @@ static void test_run_path(void **state)
 	size_t i;
 
 	shim_env(f, &se, home);
-	assert_int_equal(lm_shim_command(&se, 1, argv, 2, &cmd), 0);
+	lm_assert_ok(lm_shim_command(&se, 1, argv, 2, &cmd));
 	snprintf(want, sizeof(want), "%s/%s/current:/opt/homebrew/bin:/usr/local/bin:" SESSION_PATH "\n", home,
 	    LM_GUEST_BASE);
 	for (i = 0; i < NSHELLS; i++) {
@@ -232,7 +232,7 @@ static void test_run_arguments_verbatim(void **state)
 	for (k = 2; k < argc; k++)
 		n += (size_t)snprintf(want + n, sizeof(want) - n, "[%s]\n", argv[k]);
 	shim_env(f, &se, "/Users/lume");
-	assert_int_equal(lm_shim_command(&se, 1, argv, argc, &cmd), 0);
+	lm_assert_ok(lm_shim_command(&se, 1, argv, argc, &cmd));
 	for (i = 0; i < NSHELLS; i++) {
 		assert_int_equal(run_shell(shells[i], cmd, f->home, out, sizeof(out)), 0);
 		if (strcmp(out, want) != 0)
@@ -240,7 +240,7 @@ static void test_run_arguments_verbatim(void **state)
 	}
 	free(cmd);
 	cmd = NULL;
-	assert_int_equal(lm_shim_command(&se, 1, env_argv, 3, &cmd), 0);
+	lm_assert_ok(lm_shim_command(&se, 1, env_argv, 3, &cmd));
 	snprintf(want, sizeof(want), "/Users/lume/%s/current/lib shim*.so\n1009\n", LM_GUEST_BASE);
 	for (i = 0; i < NSHELLS; i++) {
 		assert_int_equal(run_shell(shells[i], cmd, f->home, out, sizeof(out)), 0);
