@@ -15,7 +15,6 @@ JOBS=${JOBS:-50}
 now() { date +%s.%N; }
 elapsed() { echo "$2 - $1" | bc -l; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-lume_cli() { "$(jq -r .lume "$E2E_DIR/sim.json")" "$@"; }
 
 sim_start --vm base --lume-home "$HOME/.lume"
 

@@ -596,6 +596,25 @@ static const char *exercise_part(const lm_test_result *r)
 	return at + 1;
 }
 
+/* The exercise lines at the unlocked level, and at the restricted one (docs/guest.md). */
+static const char exercise_unlocked[] =
+    "exercise.simdgroup_reduction=pass\n"
+    "exercise.simdgroup_matrix=pass\n"
+    "exercise.bfloat16=pass\n"
+    "exercise.threadgroup_memory.16384=pass\n"
+    "exercise.threadgroup_memory.32768=pass\n"
+    "exercise.threadgroup_memory.65536=" TG64_ERROR
+    "end=1\n";
+static const char exercise_restricted[] =
+    "exercise.simdgroup_reduction=error: Encountered unlowered function call to air.simd_sum.f32\n"
+    "exercise.simdgroup_matrix=error: Encountered unlowered function call to "
+    "air.simdgroup_matrix_8x8_multiply_accumulate.v64f32.v64f32.v64f32.v64f32\n"
+    "exercise.bfloat16=error: Encountered unlowered function call to air.convert.bf16.f32\n"
+    "exercise.threadgroup_memory.16384=pass\n"
+    "exercise.threadgroup_memory.32768=pass\n"
+    "exercise.threadgroup_memory.65536=" TG64_ERROR
+    "end=1\n";
+
 static void test_exercise_unlocked(void **state)
 {
 	static char *argv[] = { LM_PROBE, "--exercise", NULL };
@@ -607,14 +626,7 @@ static void test_exercise_unlocked(void **state)
 	assert_memory_equal(r.out, "format=lume-metal-report/1.1\n", 29);
 	lm_assert_contains(r.out, "\nfamily.Apple9=1\n");
 	lm_assert_contains(r.out, "\nshim_active=1\n");
-	assert_string_equal(exercise_part(&r),
-	    "exercise.simdgroup_reduction=pass\n"
-	    "exercise.simdgroup_matrix=pass\n"
-	    "exercise.bfloat16=pass\n"
-	    "exercise.threadgroup_memory.16384=pass\n"
-	    "exercise.threadgroup_memory.32768=pass\n"
-	    "exercise.threadgroup_memory.65536=" TG64_ERROR
-	    "end=1\n");
+	assert_string_equal(exercise_part(&r), exercise_unlocked);
 	/* --report --exercise is the same; without the shim too (the work does not depend on it). */
 	{
 		char *both[] = { LM_PROBE, "--report", "--exercise", NULL };
@@ -629,26 +641,17 @@ static void test_exercise_unlocked(void **state)
 static void test_exercise_restricted(void **state)
 {
 	static char *argv[] = { LM_PROBE, "--exercise", NULL };
-	static const char want[] =
-	    "exercise.simdgroup_reduction=error: Encountered unlowered function call to air.simd_sum.f32\n"
-	    "exercise.simdgroup_matrix=error: Encountered unlowered function call to "
-	    "air.simdgroup_matrix_8x8_multiply_accumulate.v64f32.v64f32.v64f32.v64f32\n"
-	    "exercise.bfloat16=error: Encountered unlowered function call to air.convert.bf16.f32\n"
-	    "exercise.threadgroup_memory.16384=pass\n"
-	    "exercise.threadgroup_memory.32768=pass\n"
-	    "exercise.threadgroup_memory.65536=" TG64_ERROR
-	    "end=1\n";
 	lm_test_result r;
 
 	/* The shim claims Apple9; a VM that started at the restricted level cannot build the kernels. */
 	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LM_FAKE_METAL_FEATURE_LEVEL=restricted", NULL);
 	assert_int_equal(r.status, 0);
 	lm_assert_contains(r.out, "\nfamily.Apple9=1\n");
-	assert_string_equal(exercise_part(&r), want);
+	assert_string_equal(exercise_part(&r), exercise_restricted);
 	/* No level given: restricted, as a stock host. */
 	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
 	assert_int_equal(r.status, 0);
-	assert_string_equal(exercise_part(&r), want);
+	assert_string_equal(exercise_part(&r), exercise_restricted);
 }
 
 static void test_exercise_no_compute_path(void **state)
@@ -710,6 +713,66 @@ static void test_exercise_bad_options(void **state)
 	}
 }
 
+/* ---- the fake Metal itself, with no shim in the process ------------------------------------- */
+
+/* What the paravirtual device answers stock (docs/guest.md, "The fake Metal"): the same device
+ * from MTLCreateSystemDefaultDevice and MTLCopyAllDevices, the concrete class over a private base
+ * class (none in the noprivate variant), no device at all with LM_FAKE_METAL_NO_DEVICE, another
+ * name with LM_FAKE_METAL_NAME. */
+static void test_fake_metal_stock_device(void **state)
+{
+	static char *dflt[] = { LM_DEVICES, "default", NULL };
+	static char *all[] = { LM_DEVICES, "all", NULL };
+	lm_test_result r;
+
+	run_env(&r, "stock", 0, dflt, NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, STOCK_LINE "tg=32768 wss=" STOCK_WSS " base.Apple9=0\n");
+	run_env(&r, "stock", 0, all, NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "count=1\n" STOCK_LINE "tg=32768 wss=" STOCK_WSS " base.Apple9=0\n");
+	run_env(&r, "noprivate", 0, dflt, NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, STOCK_LINE "tg=32768 wss=" STOCK_WSS " base.Apple9=-\n");
+	run_env(&r, "stock", 0, dflt, "LM_FAKE_METAL_NO_DEVICE=1", NULL);
+	assert_int_equal(r.status, 1);
+	assert_int_equal(r.out_len, 0);
+	run_env(&r, "stock", 0, all, "LM_FAKE_METAL_NO_DEVICE=1", NULL);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.out, "count=0\n");
+	run_env(&r, "stock", 0, dflt, "LM_FAKE_METAL_NAME=Some GPU", NULL);
+	assert_int_equal(r.status, 0);
+	lm_assert_contains(r.out, "class=AppleParavirtDevice name=Some GPU Apple5=1 Apple6=0 ");
+}
+
+/* The compute path with no shim: the unlocked kernels run only at the unlocked level the VM
+ * started with (LM_FAKE_METAL_FEATURE_LEVEL; absent is restricted), more than 32 KB of
+ * threadgroup memory fails at both, the nocompute variant has no compute path, and the test
+ * hooks hang a kernel or make it compute wrong numbers. */
+static void test_fake_metal_compute_levels(void **state)
+{
+	static char *argv[] = { LM_PROBE, "--exercise", "--timeout-ms=50", NULL };
+	lm_test_result r;
+
+	run_env(&r, "stock", 0, argv, "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", NULL);
+	assert_int_equal(r.status, 0);
+	lm_assert_contains(r.out, "\nshim_active=0\n");
+	assert_string_equal(exercise_part(&r), exercise_unlocked);
+	run_env(&r, "stock", 0, argv, "LM_FAKE_METAL_FEATURE_LEVEL=restricted", NULL);
+	assert_string_equal(exercise_part(&r), exercise_restricted);
+	run_env(&r, "stock", 0, argv, "LM_FAKE_METAL_FEATURE_LEVEL=Unlocked", NULL); /* anything else */
+	assert_string_equal(exercise_part(&r), exercise_restricted);
+	run_env(&r, "stock", 0, argv, NULL);
+	assert_string_equal(exercise_part(&r), exercise_restricted);
+	run_env(&r, "nocompute", 0, argv, "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", NULL);
+	lm_assert_contains(exercise_part(&r), "exercise.simdgroup_reduction=error: Metal's AppleParavirtDevice does not "
+	    "implement -newLibraryWithSource:options:error: (no compute path)\n");
+	run_env(&r, "stock", 0, argv, "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", "LM_FAKE_METAL_HANG=lm_simd_sum",
+	    "LM_FAKE_METAL_WRONG=lm_simdgroup_mma", NULL);
+	lm_assert_contains(exercise_part(&r), "exercise.simdgroup_reduction=error: the kernel did not complete within "
+	    "50 ms; abandoned\nexercise.simdgroup_matrix=fail: ");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -734,6 +797,8 @@ int main(void)
 		cmocka_unit_test(test_exercise_no_compute_path),
 		cmocka_unit_test(test_exercise_hang_and_wrong_numbers),
 		cmocka_unit_test(test_exercise_bad_options),
+		cmocka_unit_test(test_fake_metal_stock_device),
+		cmocka_unit_test(test_fake_metal_compute_levels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -77,6 +77,9 @@ static int read_info(sim_fixture *f, const char *path)
 			snprintf(f->names[f->nvms], sizeof(f->names[0]), "%s", cJSON_GetObjectItem(vm, "name")->valuestring);
 			snprintf(f->addresses[f->nvms], sizeof(f->addresses[0]), "%s",
 			    cJSON_GetObjectItem(vm, "address")->valuestring);
+			snprintf(f->vm_dirs[f->nvms], sizeof(f->vm_dirs[0]), "%s", cJSON_GetObjectItem(vm, "dir")->valuestring);
+			snprintf(f->vm_configs[f->nvms], sizeof(f->vm_configs[0]), "%s",
+			    cJSON_GetObjectItem(vm, "config")->valuestring);
 			f->nvms++;
 		}
 		ok = 1;
@@ -94,8 +97,10 @@ int sim_fixture_start(sim_fixture *f, const char *tag, const char *const args[])
 	double waited;
 	int status, e;
 	char *dir = lm_test_tmpdir(tag);
+	long http_timeout = f->http_timeout;
 
 	memset(f, 0, sizeof(*f));
+	f->http_timeout = http_timeout;
 	if (snprintf(f->dir, sizeof(f->dir), "%s", dir) >= (int)sizeof(f->dir)) {
 		fprintf(stderr, "fixture: %s: path too long\n", dir);
 		free(dir);
@@ -223,12 +228,14 @@ int sim_fixture_http(const sim_fixture *f, const char *method, const char *path,
 	snprintf(url, sizeof(url), "%s%s", f->url, path);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, f->http_timeout > 0 ? f->http_timeout : 30L);
 	curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
 	if (strcmp(method, "POST") == 0)
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, data != NULL ? data : "");
+	else if (strcmp(method, "GET") != 0)
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	cc = curl_easy_perform(h);
 	if (cc == CURLE_OK) {
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
@@ -238,15 +245,22 @@ int sim_fixture_http(const sim_fixture *f, const char *method, const char *path,
 	curl_easy_cleanup(h);
 	if (*body == NULL)
 		*body = calloc(1, 1);
-	return cc == CURLE_OK ? 0 : -1;
+	return cc == CURLE_OK ? 0 : cc == CURLE_OPERATION_TIMEDOUT ? -2 : -1;
 }
 
-const char *sim_fixture_address(const sim_fixture *f, const char *name)
+int sim_fixture_vm(const sim_fixture *f, const char *name)
 {
 	int i;
 
 	for (i = 0; i < f->nvms; i++)
 		if (strcmp(f->names[i], name) == 0)
-			return f->addresses[i];
-	return "";
+			return i;
+	return -1;
+}
+
+const char *sim_fixture_address(const sim_fixture *f, const char *name)
+{
+	int i = sim_fixture_vm(f, name);
+
+	return i >= 0 ? f->addresses[i] : "";
 }

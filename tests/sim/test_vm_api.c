@@ -1,5 +1,5 @@
-/* The Lume HTTP API backend against lume-sim (real sshd guests), and the simulator's own
- * faithfulness to reference/lume.md. */
+/* The Lume HTTP API backend against lume-sim (real sshd guests). The simulator's own faithfulness
+ * to reference/lume.md is test_sim_api's. */
 #include "test_common.h"
 
 #include <cjson/cJSON.h>
@@ -223,89 +223,6 @@ static void test_unreachable_api(void **state)
 	lm_context_free(ctx);
 }
 
-/* The simulator itself, as reference/lume.md describes Lume. */
-static void expect(const char *method, const char *path, const char *data, long status, const char *type,
-    const char *body_has)
-{
-	long got;
-	char *body, ct[64] = "";
-
-	assert_int_equal(sim_fixture_http(&env.sim, method, path, data, &got, &body, ct, sizeof(ct)), 0);
-	if (got != status || strstr(body, body_has) == NULL || strncmp(ct, type, strlen(type)) != 0)
-		fail_msg("%s %s: HTTP %ld %s '%s'; expected %ld %s with '%s'", method, path, got, ct, body, status, type,
-		    body_has);
-	free(body);
-}
-
-static void test_simulator_quirks(void **state)
-{
-	static const char *const keys[] = {"name", "os", "status", "cpuCount", "memorySize", "diskSize", "display",
-		"provisioningOperation", "vncUrl", "ipAddress", "sshAvailable", "locationName", "sharedDirectories",
-		"networkMode", "downloadProgress"};
-	long status;
-	char *body;
-	cJSON *doc;
-	size_t i;
-	int runs;
-
-	(void)state;
-	expect("POST", "/lume/vms/nobody/run", "", 202, "application/json",
-	    "{\"message\":\"VM start initiated\",\"name\":\"nobody\",\"status\":\"pending\"}");
-	expect("GET", "/lume/nothing", NULL, 404, "text/plain", "Not found");
-	expect("GET", "/lume/vms?all=1", NULL, 404, "text/plain", "Not found");
-	expect("GET", "/lume/vms/vm%32", NULL, 400, "application/json", "Virtual machine not found: vm%32");
-	expect("POST", "/lume/vms/vm2/stop", "", 400, "application/json", "not running: vm2");
-	expect("GET", "/lume/host/status", NULL, 200, "application/json", "\"status\":\"healthy\"");
-	expect("GET", "/lume/host/status", NULL, 200, "application/json", "\"max_vms\":2");
-	expect("GET", "/lume/host/status", NULL, 200, "application/json", "\"version\":\"1.0.0\""); /* whatever Lume's */
-	/* A run body Lume cannot decode is refused; no body at all is every default. */
-	runs = count("\"event\":\"run\"", "\"vm\":\"vm2\"");
-	expect("POST", "/lume/vms/vm2/run", "{\"noDisplay\":true", 400, "application/json", "Invalid run request body");
-	expect("POST", "/lume/vms/vm2/run", "[]", 400, "application/json", "Invalid run request body");
-	expect("POST", "/lume/vms/vm2/run", "{\"noDisplay\":\"yes\"}", 400, "application/json",
-	    "Invalid run request body");
-	assert_int_equal(count("\"event\":\"run\"", "\"vm\":\"vm2\""), runs);
-	/* A VM being pulled: only name, status and progress; not in the list. */
-	assert_int_equal(sim_fixture_http(&env.sim, "GET", "/lume/vms/img", NULL, &status, &body, NULL, 0), 0);
-	assert_int_equal(status, 200);
-	doc = cJSON_Parse(body);
-	free(body);
-	assert_non_null(doc);
-	assert_int_equal(cJSON_GetArraySize(doc), 3);
-	assert_string_equal(cJSON_GetObjectItem(doc, "status")->valuestring, "pulling");
-	assert_true(cJSON_GetObjectItem(doc, "downloadProgress")->valuedouble == 42.5);
-	cJSON_Delete(doc);
-	expect("GET", "/lume/vms", NULL, 200, "application/json", "vm1");
-	assert_int_equal(sim_fixture_http(&env.sim, "GET", "/lume/vms", NULL, &status, &body, NULL, 0), 0);
-	lm_assert_not_contains(body, "img");
-	free(body);
-
-	/* Running at once, no address until booted. */
-	expect("POST", "/lume/vms/vm2/run", "{\"noDisplay\":true}", 202, "application/json", "pending");
-	assert_int_equal(sim_fixture_http(&env.sim, "GET", "/lume/vms/vm2", NULL, &status, &body, NULL, 0), 0);
-	assert_int_equal(status, 200);
-	doc = cJSON_Parse(body);
-	free(body);
-	assert_non_null(doc);
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!cJSON_HasObjectItem(doc, keys[i]))
-			fail_msg("VM object without \"%s\"", keys[i]);
-	assert_string_equal(cJSON_GetObjectItem(doc, "status")->valuestring, "running");
-	assert_true(cJSON_IsNull(cJSON_GetObjectItem(doc, "ipAddress")));
-	assert_true(cJSON_IsNull(cJSON_GetObjectItem(doc, "sshAvailable"))); /* no address: no probe, null */
-	assert_true(cJSON_IsString(cJSON_GetObjectItem(doc, "vncUrl")));     /* VNC runs with noDisplay too */
-	lm_assert_contains(cJSON_GetObjectItem(doc, "vncUrl")->valuestring, "vnc://");
-	cJSON_Delete(doc);
-	/* The stop blocks until the guest is down: when it answers, the guest's port is closed. */
-	expect("POST", "/lume/vms/vm2/stop", "", 200, "application/json", "VM stopped successfully");
-	assert_true(port22_closed(sim_fixture_address(&env.sim, "vm2")));
-
-	/* The simulator's own hooks (not Lume's): new host keys for a guest. */
-	expect("POST", "/_sim/vms/vm2/rekey", "", 200, "application/json", "host keys replaced");
-	expect("POST", "/_sim/vms/ghost/rekey", "", 400, "application/json", "Virtual machine not found: ghost");
-	expect("POST", "/_sim/fault", "{\"mode\":\"sometimes\"}", 400, "application/json", "unknown fault mode");
-}
-
 /* Lume's VM objects in every shape parse: a VM being pulled (three keys), a running VM without
  * an address (sshAvailable null); a pulling VM is not started. */
 static void test_object_shapes(void **state)
@@ -452,7 +369,6 @@ int main(void)
 		cmocka_unit_test(test_server_errors),
 		cmocka_unit_test(test_invalid_names_send_nothing),
 		cmocka_unit_test(test_unreachable_api),
-		cmocka_unit_test(test_simulator_quirks),
 		cmocka_unit_test(test_object_shapes),
 		cmocka_unit_test(test_detection_by_connection),
 		cmocka_unit_test(test_server_lookup),
