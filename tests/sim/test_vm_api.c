@@ -2,9 +2,6 @@
  * to reference/lume.md is test_sim_api's. */
 #include "test_common.h"
 
-#include <cjson/cJSON.h>
-#include <time.h>
-
 static test_env env;
 
 static int group_setup(void **state)
