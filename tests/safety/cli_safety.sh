@@ -24,7 +24,6 @@ run() {
   [ "$rc" = "$want" ] || fail "$name: exit $rc, expected $want; stderr: $(cat "$T/$name.err")"
   echo "ok: $name (exit $rc): $(head -c 200 "$T/$name.err" | tr '\n' ' ')"
 }
-err_has() { grep -qF -- "$2" "$T/$1.err" || fail "$1: stderr lacks '$2': $(cat "$T/$1.err")"; }
 no_raw_control() { # nothing in stdout or stderr that could drive a terminal
   local f
   for f in "$T/$1.out" "$T/$1.err"; do

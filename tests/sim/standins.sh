@@ -8,18 +8,6 @@ export LM_SIM_ONLY=1 # no lume-metal here
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
 
-# cmd NAME WANT_EXIT PROGRAM ARGS...: stdout in $E2E_DIR/NAME.out, stderr in NAME.err, the exit
-# status checked.
-cmd() {
-  local name=$1 want=$2 rc=0
-  shift 2
-  "$@" >"$E2E_DIR/$name.out" 2>"$E2E_DIR/$name.err" </dev/null || rc=$?
-  [ "$rc" = "$want" ] || fail "$name: $* exited $rc, expected $want: $(cat "$E2E_DIR/$name.out" "$E2E_DIR/$name.err")"
-}
-out_is() { [ "$(cat "$E2E_DIR/$1.out")" = "$2" ] || fail "$1: stdout '$(cat "$E2E_DIR/$1.out")', expected '$2'"; }
-err_is() { [ "$(cat "$E2E_DIR/$1.err")" = "$2" ] || fail "$1: stderr '$(cat "$E2E_DIR/$1.err")', expected '$2'"; }
-out_has() { grep -qF -- "$2" "$E2E_DIR/$1.out" || fail "$1: stdout lacks '$2': $(cat "$E2E_DIR/$1.out")"; }
-err_has() { grep -qF -- "$2" "$E2E_DIR/$1.err" || fail "$1: stderr lacks '$2': $(cat "$E2E_DIR/$1.err")"; }
 # The JSON document among the stand-in's log lines on stdout ("[TIME] LEVEL: ...", the
 # simulator's notice).
 json_of() { grep -vE '^\[(lume-sim\] notice: |[0-9]{4}-[0-9]{2}-[0-9]{2}T)' "$E2E_DIR/$1.out"; }
@@ -43,9 +31,9 @@ bin() { jq -r .bin_dir "$E2E_DIR/sim.json"; }
 # --version: 0.5.3, or --cli-version, or LUME_SIM_VERSION for one call.
 scenario_lume_version() {
   sim_start --vm vm1 --cli-version 0.5.1
-  cmd v 0 "$(bin)/lume" --version
+  run_checked v 0 "$(bin)/lume" --version
   out_is v 0.5.1
-  LUME_SIM_VERSION=0.4.2 cmd v2 0 "$(bin)/lume" --version
+  LUME_SIM_VERSION=0.4.2 run_checked v2 0 "$(bin)/lume" --version
   out_is v2 0.4.2
   [ "$(calls lume-cli --version)" -eq 2 ] || fail "lume --version not recorded twice"
 }
@@ -56,23 +44,23 @@ scenario_lume_version() {
 scenario_lume_ls_get() {
   sim_start --vm vm1 --vm vm2 --vm img_latest
   local lume; lume="$(bin)/lume"
-  cmd ls 0 "$lume" ls --format json
+  run_checked ls 0 "$lume" ls --format json
   json_of ls | jq -e 'type == "array" and length == 3 and (map(.name) == ["vm1", "vm2", "img_latest"])' >/dev/null ||
     fail "ls --format json: $(cat "$E2E_DIR/ls.out")"
   grep -Eq '^\[[0-9T:-]+Z\] INFO: ' "$E2E_DIR/ls.out" || fail "no log line among the JSON: $(cat "$E2E_DIR/ls.out")"
   out_has ls "[lume-sim] notice: "
-  cmd get 0 "$lume" get vm2 --format json
+  run_checked get 0 "$lume" get vm2 --format json
   json_of get | jq -e 'type == "array" and length == 1 and .[0].name == "vm2" and .[0].status == "stopped"' >/dev/null ||
     fail "get --format json: $(cat "$E2E_DIR/get.out")"
-  cmd tag 0 "$lume" get img:latest --format json
+  run_checked tag 0 "$lume" get img:latest --format json
   json_of tag | jq -e '.[0].name == "img_latest"' >/dev/null || fail "NAME:TAG: $(cat "$E2E_DIR/tag.out")"
-  cmd ghost 1 "$lume" get ghost --format json
+  run_checked ghost 1 "$lume" get ghost --format json
   err_is ghost "Error: Virtual machine not found: ghost"
-  LUME_LOG_LEVEL=error cmd quiet 0 "$lume" get vm1 --format json
+  LUME_LOG_LEVEL=error run_checked quiet 0 "$lume" get vm1 --format json
   ! grep -q '] INFO: ' "$E2E_DIR/quiet.out" || fail "LUME_LOG_LEVEL=error: $(cat "$E2E_DIR/quiet.out")"
   out_has quiet "[lume-sim] notice: "
   json_of quiet | jq -e '.[0].name == "vm1"' >/dev/null || fail "quiet get: $(cat "$E2E_DIR/quiet.out")"
-  cmd text 0 "$lume" ls
+  run_checked text 0 "$lume" ls
   grep -Eq '^name +os +status +ip' "$E2E_DIR/text.out" || fail "ls (text): $(cat "$E2E_DIR/text.out")"
 }
 
@@ -80,14 +68,14 @@ scenario_lume_ls_get() {
 scenario_lume_usage() {
   sim_start --vm vm1
   local lume; lume="$(bin)/lume"
-  cmd none 64 "$lume"
-  cmd unknown 64 "$lume" frobnicate
+  run_checked none 64 "$lume"
+  run_checked unknown 64 "$lume" frobnicate
   err_has unknown "Error: Unknown subcommand 'frobnicate'"
-  cmd option 64 "$lume" ls --all
+  run_checked option 64 "$lume" ls --all
   err_has option "Error: Unknown option '--all'"
-  cmd format 64 "$lume" ls --format xml
-  cmd noname 64 "$lume" get
-  cmd storage 0 "$lume" config storage list
+  run_checked format 64 "$lume" ls --format xml
+  run_checked noname 64 "$lume" get
+  run_checked storage 0 "$lume" config storage list
   out_is storage "VM Storage Locations:
   - home: $(jq -r .home "$E2E_DIR/sim.json") (default)"
 }
@@ -109,14 +97,14 @@ scenario_lume_run_blocking() {
   [ "$(holder_of "$config")" = "$pid" ] || fail "config.json is held by $(holder_of "$config"), not lume run ($pid)"
   kill -0 "$pid" || fail "lume run did not block"
 
-  cmd again 1 "$lume" run vm1
+  run_checked again 1 "$lume" run vm1
   out_has again "ERROR: VM already running (failed to acquire lock)"
   out_has again "INFO: Attempting emergency lock cleanup"
   err_is again "Error: Virtual machine already running: vm1"
   log_has '.source == "lume-cli" and .exit == -1 and (.note // "" | startswith("emergency lock cleanup"))' ||
     fail "the lock cleanup was not recorded"
 
-  cmd stop 0 "$lume" stop vm1
+  run_checked stop 0 "$lume" stop vm1
   out_has stop "Found process $pid holding lock on config file"
   out_has stop "VM stopped successfully via process termination"
   rc=0; wait "$pid" || rc=$?
@@ -148,17 +136,17 @@ scenario_lume_run_blocking() {
 scenario_lume_detach_options() {
   sim_start --vm vm1
   local lume pid; lume="$(bin)/lume"
-  cmd detach 0 "$lume" run vm1 --detach --log-file "$E2E_DIR/vm1.log"
+  run_checked detach 0 "$lume" run vm1 --detach --log-file "$E2E_DIR/vm1.log"
   out_has detach "Log: $E2E_DIR/vm1.log"
   pid=$(sed -n "s/^Started 'vm1' in the background (PID \([0-9]*\))\.$/\1/p" "$E2E_DIR/detach.out")
   [ -n "$pid" ] || fail "no Started line: $(cat "$E2E_DIR/detach.out")"
   wait_for 30 "vm1 to run" is_status vm1 running
   wait_for 30 "the detached run to log" grep -q "VM vm1 started" "$E2E_DIR/vm1.log"
-  cmd stop 0 "$lume" stop vm1
+  run_checked stop 0 "$lume" stop vm1
   wait_for 30 "the detached run to end" exited "$pid"
-  LUME_SIM_VERSION=0.4.9 cmd old 64 "$lume" run vm1 --detach
+  LUME_SIM_VERSION=0.4.9 run_checked old 64 "$lume" run vm1 --detach
   err_has old "Error: Unknown option '--detach'"
-  LUME_SIM_VERSION=0.4.9 cmd oldlog 64 "$lume" run vm1 --log-file "$E2E_DIR/x.log"
+  LUME_SIM_VERSION=0.4.9 run_checked oldlog 64 "$lume" run vm1 --log-file "$E2E_DIR/x.log"
 }
 
 # `lume stop` of a VM that does not exist, and of one nobody holds: exit 1 in Lume's words. (A
@@ -166,9 +154,9 @@ scenario_lume_detach_options() {
 # e2e_lume_stop_ends_server.)
 scenario_lume_stop_refusals() {
   sim_start --vm vm1
-  cmd ghost 1 "$(bin)/lume" stop ghost
+  run_checked ghost 1 "$(bin)/lume" stop ghost
   err_is ghost "Error: Virtual machine not found: ghost"
-  cmd idle 1 "$(bin)/lume" stop vm1
+  run_checked idle 1 "$(bin)/lume" stop vm1
   err_is idle "Error: Virtual machine not running: vm1"
   [ "$(count_requests POST /stop)" -eq 0 ] || fail "the stand-in asked the server to stop"
 }
@@ -178,11 +166,11 @@ scenario_lume_stop_refusals() {
 scenario_lume_clone_delete() {
   sim_start --vm vm1 --vm vm2
   local lume; lume="$(bin)/lume"
-  cmd clone 0 "$lume" clone vm1 vm9
+  run_checked clone 0 "$lume" clone vm1 vm9
   out_has clone "INFO: Cloning VM vm1 to vm9"
   out_has clone "INFO: VM cloned successfully"
   [ "$(vm_status vm9)" = stopped ] || fail "no vm9 after the clone"
-  cmd taken 1 "$lume" clone vm1 vm2
+  run_checked taken 1 "$lume" clone vm1 vm2
   err_is taken "Error: Virtual machine already exists: vm2"
   "$lume" delete vm9 <<<"n" >"$E2E_DIR/no.out" 2>&1 || fail "delete, answered n: $(cat "$E2E_DIR/no.out")"
   # The question has no newline of its own: on a terminal the answer ends its line.
@@ -191,17 +179,17 @@ scenario_lume_clone_delete() {
   [ "$(vm_status vm9)" = stopped ] || fail "vm9 deleted without a yes"
   "$lume" delete vm9 <<<"yes" >"$E2E_DIR/yes.out" 2>&1 || fail "delete, answered yes: $(cat "$E2E_DIR/yes.out")"
   curl -sS "$LUME_METAL_LUME_URL/lume/vms/vm9" | grep -q "Virtual machine not found: vm9" || fail "vm9 still there"
-  cmd force 0 "$lume" delete vm2 --force
+  run_checked force 0 "$lume" delete vm2 --force
   ! grep -q "Are you sure" "$E2E_DIR/force.out" || fail "--force asked"
-  cmd ghost 1 "$lume" delete ghost --force
+  run_checked ghost 1 "$lume" delete ghost --force
   err_is ghost "Error: Virtual machine not found: ghost"
 }
 
 # Every invocation of the stand-in is in the request log: argv, exit, pid.
 scenario_lume_request_log() {
   sim_start --vm vm1
-  cmd get 0 "$(bin)/lume" get vm1 --format json
-  cmd ghost 1 "$(bin)/lume" get ghost
+  run_checked get 0 "$(bin)/lume" get vm1 --format json
+  run_checked ghost 1 "$(bin)/lume" get ghost
   log_has '.source == "lume-cli" and .argv == ["get", "vm1", "--format", "json"] and .exit == 0 and (.pid | type) == "number"' ||
     fail "get vm1 not recorded: $(cat "$SIM_LOG")"
   log_has '.source == "lume-cli" and .argv == ["get", "ghost"] and .exit == 1' || fail "get ghost not recorded"
@@ -236,29 +224,29 @@ scenario_tart_list_get() {
   export_tart
   local tart f; tart="$(bin)/tart"
   for f in config.json disk.img nvram.bin; do [ -f "$(tart_vm_dir t1)/$f" ] || fail "no $f in Tart's store"; done
-  cmd version 0 "$tart" --version
+  run_checked version 0 "$tart" --version
   out_is version 2.30.1
-  cmd list 0 "$tart" list --format json
+  run_checked list 0 "$tart" list --format json
   jq -e 'length == 2 and (map(.Name) == ["t1", "t2"]) and (.[0] | keys_unsorted == ["Source", "Name", "Disk", "Size", "Accessed", "Running", "State"])
          and .[0].State == "stopped" and .[0].Running == false and .[0].Source == "local"' "$E2E_DIR/list.out" >/dev/null ||
     fail "tart list --format json: $(cat "$E2E_DIR/list.out")"
   grep -q '^    "Name" : "t1",$' "$E2E_DIR/list.out" || fail "not JSONEncoder's pretty print: $(cat "$E2E_DIR/list.out")"
-  cmd quiet 0 "$tart" list -q
+  run_checked quiet 0 "$tart" list -q
   out_is quiet "t1
 t2"
-  cmd text 0 "$tart" list
+  run_checked text 0 "$tart" list
   ! grep -q Running "$E2E_DIR/text.out" || fail "the text list shows Running: $(cat "$E2E_DIR/text.out")"
-  cmd get 0 "$tart" get t1 --format json
+  run_checked get 0 "$tart" get t1 --format json
   jq -e 'keys_unsorted == ["OS", "CPU", "Memory", "Disk", "DiskFormat", "Size", "Display", "Running", "State"] and
          .State == "stopped" and (.Size | type) == "string"' "$E2E_DIR/get.out" >/dev/null ||
     fail "tart get --format json: $(cat "$E2E_DIR/get.out")"
-  cmd ghost 2 "$tart" get ghost
+  run_checked ghost 2 "$tart" get ghost
   err_is ghost 'the specified VM "ghost" does not exist'
-  cmd usage 64 "$tart" frobnicate
+  run_checked usage 64 "$tart" frobnicate
   # A directory without one of the three files is no VM.
   mkdir -p "$(tart_vm_dir half)"
   cp "$(tart_vm_dir t1)/config.json" "$(tart_vm_dir half)/"
-  cmd half 0 "$tart" list -q
+  run_checked half 0 "$tart" list -q
   out_is half "t1
 t2"
 }
@@ -271,9 +259,9 @@ scenario_tart_run_stop() {
   export_tart
   local tart pid rc address; tart="$(bin)/tart"
   tart_ip() { "$tart" ip "$1" >/dev/null 2>&1; }
-  cmd ghost 1 "$tart" run ghost
+  run_checked ghost 1 "$tart" run ghost
   err_is ghost 'Error: the specified VM "ghost" does not exist'
-  cmd excl 64 "$tart" run t1 --graphics --no-graphics
+  run_checked excl 64 "$tart" run t1 --graphics --no-graphics
   "$tart" run t1 --no-graphics >"$E2E_DIR/run.out" 2>&1 &
   pid=$!
   wait_for 30 "t1 to boot" tart_ip t1
@@ -282,18 +270,18 @@ scenario_tart_run_stop() {
   # Cirrus Labs' image: the admin account, and the image's own shim.
   grep -q '^admin:x:[0-9]*:[0-9]*:[^:]*:/Users/admin:' "$(vm_field t1 dir)/etc/passwd" || fail "no admin account in t1"
   [ -f "$(vm_field t1 dir)/usr-local-lib/TartMetalCapabilities.dylib" ] || fail "no TartMetalCapabilities.dylib in t1"
-  cmd state 0 "$tart" get t1 --format json
+  run_checked state 0 "$tart" get t1 --format json
   jq -e '.State == "running" and .Running == true' "$E2E_DIR/state.out" >/dev/null || fail "$(cat "$E2E_DIR/state.out")"
-  cmd again 2 "$tart" run t1
+  run_checked again 2 "$tart" run t1
   err_is again 'VM "t1" is already running!'
-  cmd noip 1 "$tart" ip t2
+  run_checked noip 1 "$tart" ip t2
   err_is noip "no IP address found, is your VM running?"
-  cmd stop 0 "$tart" stop t1
+  run_checked stop 0 "$tart" stop t1
   rc=0; wait "$pid" || rc=$?
   [ "$rc" -eq 0 ] || fail "tart run ended with $rc after tart stop"
   grep -qx "Stopping VM..." "$E2E_DIR/run.out" || fail "tart run: $(cat "$E2E_DIR/run.out")"
   ! port22_open "$address" || fail "t1's guest still answers after the stop"
-  cmd idle 2 "$tart" stop t1
+  run_checked idle 2 "$tart" stop t1
   err_is idle 'VM "t1" is not running'
   # The guest stops by itself (SIGUSR2 asks it): tart run ends with 0.
   "$tart" run t1 >"$E2E_DIR/run2.out" 2>&1 &
@@ -311,14 +299,14 @@ scenario_tart_clone_delete() {
   sim_start --tart-vm t1
   export_tart
   local tart; tart="$(bin)/tart"
-  cmd clone 0 "$tart" clone t1 t9
+  run_checked clone 0 "$tart" clone t1 t9
   [ "$(jq -r .macAddress "$(tart_vm_dir t9)/config.json")" != "$(jq -r .macAddress "$(tart_vm_dir t1)/config.json")" ] ||
     fail "the clone kept the macAddress"
   [ "$(jq -r .ecid "$(tart_vm_dir t9)/config.json")" != "$(jq -r .ecid "$(tart_vm_dir t1)/config.json")" ] ||
     fail "the clone kept the ecid"
-  cmd ghost 2 "$tart" clone ghost t8
+  run_checked ghost 2 "$tart" clone ghost t8
   err_is ghost 'the specified VM "ghost" does not exist'
-  cmd delete 0 "$tart" delete t9
+  run_checked delete 0 "$tart" delete t9
   [ ! -e "$(tart_vm_dir t9)" ] || fail "t9 still in Tart's store"
 }
 
@@ -328,7 +316,7 @@ scenario_tart_vm_limit() {
   export_tart
   vm_run l1
   vm_run l2
-  cmd limit 1 "$(bin)/tart" run t1
+  run_checked limit 1 "$(bin)/tart" run t1
   err_has limit "The number of VMs exceeds the system limit (other running VMs: "
 }
 
@@ -341,32 +329,32 @@ scenario_utmctl() {
   local utm uuid address; utm="$(bin)/utmctl"
   utm_is() { [ "$("$utm" status "$1")" = "$2" ]; }
   utm_has_ip() { [ -n "$("$utm" ip-address "$1")" ]; }
-  cmd version 0 "$utm" version
+  run_checked version 0 "$utm" version
   out_is version 5.0.3
-  cmd list 0 "$utm" list
+  run_checked list 0 "$utm" list
   head -n 1 "$E2E_DIR/list.out" | grep -qx 'UUID                                 Status   Name' || fail "$(cat "$E2E_DIR/list.out")"
   grep -Eq '^[0-9A-F-]{36} stopped  u1$' "$E2E_DIR/list.out" || fail "list: $(cat "$E2E_DIR/list.out")"
   uuid=$(awk '$3 == "u1" {print $1}' "$E2E_DIR/list.out")
-  cmd status 0 "$utm" status "$uuid"
+  run_checked status 0 "$utm" status "$uuid"
   out_is status stopped
-  cmd ghost 1 "$utm" status u
+  run_checked ghost 1 "$utm" status u
   err_is ghost "Error: Virtual machine not found."
-  cmd dispo 0 "$utm" start u1 --disposable
+  run_checked dispo 0 "$utm" start u1 --disposable
   err_has dispo "Error from event: Operation not supported by the backend."
-  cmd styles 64 "$utm" stop u1 --force --request
-  cmd notrunning 0 "$utm" stop u1
+  run_checked styles 64 "$utm" stop u1 --force --request
+  run_checked notrunning 0 "$utm" stop u1
   err_has notrunning "The virtual machine is not running."
-  cmd start 0 "$utm" start u1
+  run_checked start 0 "$utm" start u1
   wait_for 30 "u1 to start" utm_is u1 started
   wait_for 30 "u1's address" utm_has_ip u1
   address=$("$utm" ip-address u1)
   [ "$address" = "$(jq -r '.vms[] | select(.name == "u1") | .address' "$E2E_DIR/sim.json")" ] || fail "ip-address: $address"
   # --request asks the guest, which shuts down after the request delay.
-  cmd request 0 "$utm" stop u1 --request
+  run_checked request 0 "$utm" stop u1 --request
   wait_for 30 "u1 to stop" utm_is u1 stopped
   [ "$(sim_events request-stop u1)" -eq 1 ] || fail "no request-stop event"
   ! port22_open "$address" || fail "u1's guest still answers"
-  cmd kill 0 "$utm" stop u1 --kill   # --kill of a stopped VM: no error
+  run_checked kill 0 "$utm" stop u1 --kill   # --kill of a stopped VM: no error
 }
 
 # Before 5.0.3 ip-address is not supported for Apple VMs; without a GUI session every event fails
@@ -375,14 +363,14 @@ scenario_utmctl_limits() {
   sim_start --utm-vm u1 --utm-version 4.6.4 --utm-ignore-request
   local utm; utm="$(bin)/utmctl"
   utm_is() { [ "$("$utm" status "$1")" = "$2" ]; }
-  cmd start 0 "$utm" start u1
+  run_checked start 0 "$utm" start u1
   wait_for 30 "u1 to start" utm_is u1 started
-  cmd ip 0 "$utm" ip-address u1
+  run_checked ip 0 "$utm" ip-address u1
   err_has ip "Error from event: Operation not supported by the backend."
-  cmd request 0 "$utm" stop u1 --request
+  run_checked request 0 "$utm" stop u1 --request
   [ "$(sim_events request-ignored u1)" -eq 1 ] || fail "no request-ignored event"
   [ "$("$utm" status u1)" = started ] || fail "a guest that ignores the request stopped"
-  cmd force 0 "$utm" stop u1 --force
+  run_checked force 0 "$utm" stop u1 --force
   wait_for 30 "u1 to stop" utm_is u1 stopped
   curl -fsS -X POST -d '{}' "$LUME_METAL_LUME_URL/_sim/vms/u1/utm-start" >/dev/null
   wait_for 30 "u1 to start" utm_is u1 started
@@ -391,7 +379,7 @@ scenario_utmctl_limits() {
 }
 scenario_utmctl_no_gui() {
   sim_start --utm-vm u1 --utm-no-gui
-  cmd list 0 "$(bin)/utmctl" list
+  run_checked list 0 "$(bin)/utmctl" list
   err_has list "Error from event: The operation couldn’t be completed. (OSStatus error -1743.)"
   err_has list "NOTE: utmctl does not work from SSH sessions or before logging in."
   [ ! -s "$E2E_DIR/list.out" ] || fail "list printed without a GUI session: $(cat "$E2E_DIR/list.out")"
@@ -411,12 +399,12 @@ scenario_utmctl_bundles() {
     fail "no Information Name and UUID: $(cat "$E2E_DIR/u1.xml")"
   grep -q '<key>Display</key><array><dict>' "$E2E_DIR/u1.xml" || fail "u1 has no display: $(cat "$E2E_DIR/u1.xml")"
   grep -Eq '<key>Display</key>(<array/>|<array></array>)' "$E2E_DIR/h1.xml" || fail "the headless VM has a display: $(cat "$E2E_DIR/h1.xml")"
-  cmd clone 0 "$utm" clone u1 --name u9
+  run_checked clone 0 "$utm" clone u1 --name u9
   [ -f "$docs/u9.utm/config.plist" ] || fail "no clone bundle"
   uuid_of() { plistutil -i "$docs/$1.utm/config.plist" -o - -f xml | tr -d '\n\t ' | sed -n 's/.*<key>UUID<\/key><string>\([^<]*\)<.*/\1/p'; }
   [ "$(uuid_of u9)" != "$(uuid_of u1)" ] || fail "the clone kept the UUID"
-  cmd noname 64 "$utm" clone u1
-  cmd delete 0 "$utm" delete u9
+  run_checked noname 64 "$utm" clone u1
+  run_checked delete 0 "$utm" delete u9
   [ ! -e "$docs/u9.utm" ] || fail "u9's bundle left"
 }
 
@@ -439,7 +427,7 @@ lm_test_before_exit() {
 gsh() {
   local name=$1 want=$2
   shift 2
-  cmd "$name" "$want" ssh -i "$E2E_DIR/key" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+  run_checked "$name" "$want" ssh -i "$E2E_DIR/key" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
     -o LogLevel=ERROR "lume@$(lm_test_address 2)" "$@"
 }
 

@@ -24,6 +24,20 @@ lm_test_exit() { # [STATUS]: the script's (default: the status the exit trap was
   exit "$rc"
 }
 
+# run_checked NAME WANT_EXIT PROGRAM ARGS...: PROGRAM run with an empty stdin, its stdout in
+# $T/NAME.out and its stderr in $T/NAME.err, its exit status checked. Then out_is/err_is NAME TEXT
+# (all of it) and out_has/err_has NAME TEXT (a fixed string in it).
+run_checked() {
+  local name=$1 want=$2 rc=0
+  shift 2
+  "$@" >"$T/$name.out" 2>"$T/$name.err" </dev/null || rc=$?
+  [ "$rc" = "$want" ] || fail "$name: $* exited $rc, expected $want: $(cat "$T/$name.out" "$T/$name.err")"
+}
+out_is() { [ "$(cat "$T/$1.out")" = "$2" ] || fail "$1: stdout '$(cat "$T/$1.out")', expected '$2'"; }
+err_is() { [ "$(cat "$T/$1.err")" = "$2" ] || fail "$1: stderr '$(cat "$T/$1.err")', expected '$2'"; }
+out_has() { grep -qF -- "$2" "$T/$1.out" || fail "$1: stdout lacks '$2': $(cat "$T/$1.out")"; }
+err_has() { grep -qF -- "$2" "$T/$1.err" || fail "$1: stderr lacks '$2': $(cat "$T/$1.err")"; }
+
 # lm_test_address HOST [BASE]: host HOST (1..254) of the test's loopback /24, the one of
 # LM_ADDRESS_BASE (or BASE, such as "$LM_ADDRESS_BASE_B"). A test that binds addresses never picks
 # its own: without one from the plan it stops here, saying so.
