@@ -22,7 +22,6 @@ sim_events_with() {
 calls() { jq -c --arg s "$1" --arg a "$2" 'select(.source == $s and .argv[0] == $a)' "$SIM_LOG" | wc -l; }
 # The lowest PID with FILE open, as Lume's `lsof -F p` finds the holder of a VM.
 holder_of() { find /proc/[0-9]*/fd -maxdepth 1 -lname "$1" 2>/dev/null | cut -d/ -f3 | sort -n | head -n 1; }
-holder_is() { [ "$(holder_of "$1")" = "$2" ]; }
 
 bin() { jq -r .bin_dir "$E2E_DIR/sim.json"; }
 
