@@ -1,9 +1,70 @@
-# lm_add_unit_test(<name> SOURCES ... [LIBS ...] [LABELS ...]): one cmocka executable, one CTest test.
+# lm_add_unit_test(<name> SOURCES ... [LIBS ...] [LABELS ...]): one cmocka executable, one CTest
+# test, with the tests' shared helpers (tests/support/lm_test.h).
 function(lm_add_unit_test name)
   cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
-  target_link_libraries(${name} PRIVATE lm::cmocka ${T_LIBS})
+  target_link_libraries(${name} PRIVATE lm::cmocka lm_test ${T_LIBS})
   lm_target_warnings(${name})
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS "unit;${T_LABELS}")
+endfunction()
+
+# The loopback address plan. A test whose guests listen on loopback addresses (the simulator's
+# VMs and the SSH tests' guests: real sshd processes, on port 22 of their address) gets a /24 of
+# its own, 127.0.N.0/24, so that tests run at once (ctest -j) never meet on an address. Two tests
+# on one net would not fail where they meet: the simulator skips an address whose port 22 is
+# taken, into the next test's guests, and a guest's host key would then change under another
+# test. The nets are handed out in configure order, LUME_METAL_NET_FIRST to LUME_METAL_NET_LAST;
+# 127.0.0.0/24 (the API's 127.0.0.1, the simulator's default guests from 127.0.0.2) and
+# 127.0.1-9 are left for runs by hand. The plan is written to tests/address-plan.txt in the build
+# tree; hygiene_address_plan checks the registered tests against it and the sources for
+# addresses picked by hand.
+set(LUME_METAL_NET_FIRST 10)
+set(LUME_METAL_NET_LAST 254)
+
+# lm_loopback_net(<owner> <var>): the next free net N of the plan for <owner> (a test or a
+# target), in <var>. A plan that runs out stops the configure.
+function(lm_loopback_net owner var)
+  get_property(next GLOBAL PROPERTY LUME_METAL_NET_NEXT)
+  if(NOT next)
+    set(next ${LUME_METAL_NET_FIRST})
+  endif()
+  if(next GREATER LUME_METAL_NET_LAST)
+    get_property(plan GLOBAL PROPERTY LUME_METAL_ADDRESS_PLAN)
+    list(LENGTH plan taken)
+    message(FATAL_ERROR "lume-metal: the loopback address plan is full: ${owner} needs a /24, and all "
+      "${taken} of 127.0.${LUME_METAL_NET_FIRST}.0/24 to 127.0.${LUME_METAL_NET_LAST}.0/24 are taken "
+      "(cmake/LumeMetalTesting.cmake)")
+  endif()
+  math(EXPR after "${next} + 1")
+  set_property(GLOBAL PROPERTY LUME_METAL_NET_NEXT ${after})
+  set_property(GLOBAL APPEND PROPERTY LUME_METAL_ADDRESS_PLAN "127.0.${next}.0/24 ${owner}")
+  set(${var} ${next} PARENT_SCOPE)
+endfunction()
+
+# lm_test_loopback(<test> [NETS 1|2]): nets of the plan for <test> (registered in this
+# directory), in its environment as the first guest address of each: LM_ADDRESS_BASE=127.0.N.2
+# and, with NETS 2, LM_ADDRESS_BASE_B for a second simulator. The tests' scripts and programs take
+# their addresses from there only (lm_test_address() in tests/support/lm_test.h).
+function(lm_test_loopback test)
+  cmake_parse_arguments(L "" "NETS" "" ${ARGN})
+  if(NOT L_NETS)
+    set(L_NETS 1)
+  endif()
+  if(NOT L_NETS MATCHES "^[12]$")
+    message(FATAL_ERROR "lm_test_loopback(${test}): NETS is 1 or 2, not '${L_NETS}'")
+  endif()
+  lm_loopback_net(${test} net)
+  set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "LM_ADDRESS_BASE=127.0.${net}.2")
+  if(L_NETS EQUAL 2)
+    lm_loopback_net(${test} net)
+    set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "LM_ADDRESS_BASE_B=127.0.${net}.2")
+  endif()
+endfunction()
+
+# lm_write_address_plan(): the plan as configured, one net and its owner a line.
+function(lm_write_address_plan)
+  get_property(plan GLOBAL PROPERTY LUME_METAL_ADDRESS_PLAN)
+  list(JOIN plan "\n" text)
+  file(WRITE ${PROJECT_BINARY_DIR}/tests/address-plan.txt "${text}\n")
 endfunction()

@@ -10,11 +10,8 @@
 # one VM, 1 s boot and 0.3 s stop delay, every VM restarted. With LM_BENCH_SVG set, also a chart
 # of the run (gnuplot) written there.
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../e2e/lib.sh"
+. "$here/bench_lib.sh"
 
-now() { date +%s.%N; }
-elapsed() { echo "$2 - $1" | bc -l; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 sim_start --vm lm-vm --vm manual-vm --boot-delay 0 --stop-delay 0
 vm_run lm-vm

@@ -7,12 +7,9 @@
 #    unlocked level), split by object. The fake Metal computes the kernels on the CPU, so its share
 #    stands for the GPU's work, which a real device does elsewhere.
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../e2e/lib.sh"
+. "$here/bench_lib.sh"
 : "${LM_PROBE:?LM_PROBE: the Linux probe}" "${LM_SHIM:?LM_SHIM: the Linux shim}"
 
-now() { date +%s.%N; }
-elapsed() { echo "$2 - $1" | bc -l; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 sim_start --vm vm1 --boot-delay 0 --stop-delay 0
 lm_json "$E2E_DIR/e.json" enable vm1

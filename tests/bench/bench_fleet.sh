@@ -7,10 +7,9 @@
 # "floor_one SECONDS", "floor_sixteen SECONDS", "cpu_sixteen SECONDS" (the machine's busy CPU time
 # during the 16-VM run), "cores N" and per step "step NAME ONE MEAN MAX" to the file $1.
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../e2e/lib.sh"
+. "$here/bench_lib.sh"
 out=$1
 
-now() { date +%s.%N; }
 vms=(--vm solo)
 fleet=()
 for i in $(seq 1 16); do vms+=(--vm "f$i"); fleet+=("f$i"); done

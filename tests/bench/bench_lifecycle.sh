@@ -9,13 +9,9 @@
 # The simulator's guests boot 0.2 s after their start; a boot margin of 0.5 s stands for the 30 s
 # a Mac's firmware takes (docs/lume-metal.md, "When a VM is restarted").
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../e2e/lib.sh"
+. "$here/bench_lib.sh"
 
 JOBS=${JOBS:-50}
-now() { date +%s.%N; }
-elapsed() { echo "$2 - $1" | bc -l; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-lume_cli() { "$(jq -r .lume "$E2E_DIR/sim.json")" "$@"; }
 
 sim_start --vm base --lume-home "$HOME/.lume"
 

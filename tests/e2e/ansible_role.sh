@@ -7,28 +7,19 @@
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 examples=$(cd "$here/../../examples/ansible" && pwd)
-: "${LM_ADDRESS_BASE_B:?LM_ADDRESS_BASE_B: guest addresses of the second host}"
-
-# Host a: lib.sh's simulator. Host b: a second one, stopped by PID on exit like the first.
-SIM_B_PID=
-cleanup_b() {
-  if [ -n "$SIM_B_PID" ]; then
-    kill -TERM "$SIM_B_PID" 2>/dev/null || true
-    for _ in $(seq 1 600); do kill -0 "$SIM_B_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$SIM_B_PID" 2>/dev/null || true
-  fi
-  e2e_cleanup
-}
-trap cleanup_b EXIT INT TERM
+# Host a: lib.sh's simulator. Host b: a second one on the test's second net, stopped by PID on
+# exit like the first.
+address_base_b=$(lm_test_address 2 "${LM_ADDRESS_BASE_B:-}")
 
 # Each host's simulator reads its own host's preferences (the Lume server user's domain).
 mkdir -p "$E2E_DIR/mac-a/prefs" "$E2E_DIR/mac-b/prefs"
 sim_start --vm vm1 --vm vm2 --boot-delay 0 --stop-delay 0 --prefs-dir "$E2E_DIR/mac-a/prefs"
 url_a=$LUME_METAL_LUME_URL
 "$LM_SIM" --port 0 --prefs-dir "$E2E_DIR/mac-b/prefs" --dir "$E2E_DIR/sim-b" --info "$E2E_DIR/sim-b.json" --boot-delay 0 --stop-delay 0 \
-  --metal-dir "$LM_FAKE_METAL" --address-base "$LM_ADDRESS_BASE_B" --exit-with-parent \
+  --metal-dir "$LM_FAKE_METAL" --address-base "$address_base_b" --exit-with-parent \
   --vm vm1 --vm vm2 >"$E2E_DIR/sim-b.out" 2>&1 &
 SIM_B_PID=$!
+E2E_MORE_SIMS+=("$SIM_B_PID")
 for _ in $(seq 1 200); do
   [ -s "$E2E_DIR/sim-b.json" ] && break
   kill -0 "$SIM_B_PID" 2>/dev/null || fail "the second simulator exited: $(cat "$E2E_DIR/sim-b.out")"

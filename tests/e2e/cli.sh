@@ -28,11 +28,6 @@ install_workload() { # VM
 
 is_stopped() { [ "$(ps -o stat= -p "$1" | cut -c1)" = T ]; }
 
-# wait_for CONDITION-COMMAND... : poll (bounded) until it holds.
-wait_for() {
-  for _ in $(seq 1 300); do "$@" && return 0; sleep 0.05; done
-  fail "condition never held: $*"
-}
 
 scenario_agents() {
   sim_start --vm vm1
@@ -71,7 +66,7 @@ launchctl print gui/501/$LABEL"
 
   note "the workload runs with the shim's environment"
   local log=$home/Library/Logs/lume-metal/$LABEL.out.log
-  wait_for grep -q "family=1009 shim=.*args=--port 8080" "$log"
+  wait_for 15 "the agent to start" grep -q "family=1009 shim=.*args=--port 8080" "$log"
 
   note "list and status show it with launchd's state"
   lm_json "$E2E_DIR/l.json" agent list vm1
@@ -211,12 +206,11 @@ scenario_progress() {
   LUME_METAL_TEST_STOP_AT=after-preference "$LM_BIN_HOOKS" enable vm1 >"$E2E_DIR/h.out" 2>"$E2E_DIR/h.err" &
   holder=$!
   waiter=
-  # (e2e_cleanup takes the exit status from $?, which the subshell sets back; it exits.)
-  trap 'rc=$?; kill -KILL $holder $waiter 2>/dev/null || true; (exit $rc) || e2e_cleanup; e2e_cleanup' EXIT
-  wait_for is_stopped $holder
+  trap 'rc=$?; kill -KILL $holder $waiter 2>/dev/null || true; lm_test_exit "$rc"' EXIT
+  wait_for 15 "the holder to stop at its step" is_stopped $holder
   "$LM_BIN" probe vm1 >"$E2E_DIR/p.out" 2>"$E2E_DIR/p.err" &
   waiter=$!
-  wait_for grep -q '^vm1: wait-lock: waiting (.*): another lume-metal process (pid [0-9]*, enable) is working on this VM' "$E2E_DIR/p.err"
+  wait_for 15 "the waiter to say it waits" grep -q '^vm1: wait-lock: waiting (.*): another lume-metal process (pid [0-9]*, enable) is working on this VM' "$E2E_DIR/p.err"
   kill -CONT $holder
   wait $holder || fail "the holder failed: $(cat "$E2E_DIR/h.err")"
   wait $waiter || fail "the waiter failed: $(cat "$E2E_DIR/p.err")"

@@ -68,7 +68,6 @@ scenario_keep_host() {
 }
 
 # The lume stand-in (lume-sim's CLI), for clone and delete as a CI job runs them.
-lume_cli() { "$(jq -r .lume "$E2E_DIR/sim.json")" "$@"; }
 state_size() { wc -c <"$LUME_METAL_STATE_DIR/state.json"; }
 pins() { grep -c '^[A-Za-z0-9]' "$LUME_METAL_STATE_DIR/known_hosts" 2>/dev/null || true; }
 

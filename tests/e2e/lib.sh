@@ -1,15 +1,20 @@
 # Shared by the end-to-end scenarios: a Lume simulator with real sshd guests, and lume-metal
 # pointed at it with its own state, preferences and home. Everything lives under one temporary
 # directory and every process started here is stopped by PID on exit, even when a check fails.
-set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../support/lm_test.sh"
 
-: "${LM_BIN:?LM_BIN: the lume-metal binary}"
+# lume-metal itself; the simulator's own tests (tests/sim/standins.sh) set LM_SIM_ONLY and run none.
+[ -n "${LM_SIM_ONLY:-}" ] || : "${LM_BIN:?LM_BIN: the lume-metal binary}"
 : "${LM_SIM:?LM_SIM: the lume-sim binary}"
 : "${LM_FAKE_METAL:?LM_FAKE_METAL: the fake Metal directory}"
+# The guests' /24, from the address plan: checked before anything starts.
+GUEST_ADDRESS_BASE=$(lm_test_address 2)
 
-E2E_DIR=$(mktemp -d "${TMPDIR:-/tmp}/lm-e2e.XXXXXX")
+lm_test_scratch e2e
+E2E_DIR=$T
 chmod 755 "$E2E_DIR"   # the guests' account reaches its stand-ins below it
-SIM_PID=
+SIM_PID=        # sim_start's simulator
+E2E_MORE_SIMS=() # the PIDs of any other a scenario starts; all are stopped on exit
 export HOME="$E2E_DIR/home"
 export LUME_METAL_STATE_DIR="$E2E_DIR/state"
 export LUME_METAL_PREFS_DIR="$E2E_DIR/prefs"
@@ -18,32 +23,30 @@ unset SSH_AUTH_SOCK LUME_METAL_SSH_PASSWORD LUME_METAL_BUNDLE || true
 mkdir -p "$HOME" "$LUME_METAL_PREFS_DIR"
 PLIST="$LUME_METAL_PREFS_DIR/com.apple.gpusw.ParavirtualizedGraphics.plist"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-note() { echo "--- $*"; }
-
-e2e_cleanup() {
-  local rc=$?
-  if [ -n "$SIM_PID" ] && kill -0 "$SIM_PID" 2>/dev/null; then
+# Before the scratch directory goes (lm_test.sh): the simulators stopped, and what one printed when
+# the test failed. A script with more to undo defines lm_test_before_exit itself and calls this.
+e2e_before_exit() {
+  local rc=$1 pid
+  for pid in "${E2E_MORE_SIMS[@]}" $SIM_PID; do
+    kill -0 "$pid" 2>/dev/null || continue
     # Until it has stopped every guest it started: killing it earlier would leave them running.
     # (A simulator that never ends is the test's timeout's business.)
-    kill -TERM "$SIM_PID" 2>/dev/null || true
+    kill -TERM "$pid" 2>/dev/null || true
     # a busy machine can take a while to stop the guests: wait for that rather than orphan them
-    for _ in $(seq 1 600); do kill -0 "$SIM_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$SIM_PID" 2>/dev/null || true
-    wait "$SIM_PID" 2>/dev/null || true
-  fi
-  if [ $rc -ne 0 ] && [ -f "$E2E_DIR/sim.out" ]; then
+    for _ in $(seq 1 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  if [ "$rc" -ne 0 ] && [ -f "$E2E_DIR/sim.out" ]; then
     echo "--- simulator output:" >&2; tail -n 30 "$E2E_DIR/sim.out" >&2 || true
   fi
-  rm -rf "$E2E_DIR"
-  exit $rc
 }
-trap e2e_cleanup EXIT INT TERM
+lm_test_before_exit() { e2e_before_exit "$@"; }
 
 # sim_start [lume-sim options...]: start the simulator on a free port, wait for its info file.
 sim_start() {
   "$LM_SIM" --port 0 --dir "$E2E_DIR/sim" --info "$E2E_DIR/sim.json" --boot-delay 0.2 --stop-delay 0.1 \
-    --metal-dir "$LM_FAKE_METAL" --address-base "${LM_ADDRESS_BASE:-127.0.99.2}" --exit-with-parent "$@" >"$E2E_DIR/sim.out" 2>&1 &
+    --metal-dir "$LM_FAKE_METAL" --address-base "$GUEST_ADDRESS_BASE" --exit-with-parent "$@" >"$E2E_DIR/sim.out" 2>&1 &
   SIM_PID=$!
   for _ in $(seq 1 200); do
     [ -s "$E2E_DIR/sim.json" ] && break
@@ -68,6 +71,37 @@ vm_run() {
 }
 
 vm_status() { curl -fsS "$LUME_METAL_LUME_URL/lume/vms/$1" | jq -r .status; }
+vm_ready() { curl -fsS "$LUME_METAL_LUME_URL/lume/vms/$1" | jq -e '.sshAvailable == true' >/dev/null; }
+# vm_field NAME FIELD: a VM's entry in the simulator's info file (address, dir, config...).
+vm_field() { jq -r --arg n "$1" --arg f "$2" '.vms[] | select(.name == $n) | .[$f]' "$E2E_DIR/sim.json"; }
+# The simulator's `lume` stand-in.
+lume_cli() { "$(jq -r .lume "$E2E_DIR/sim.json")" "$@"; }
+
+# The simulator's events of one kind for one VM (run, boot, stopped, signal...).
+sim_events() {
+  jq -c --arg e "$1" --arg v "$2" 'select(.source == "sim" and .event == $e and .vm == $v)' "$SIM_LOG" | wc -l
+}
+# log_has FILTER: some line of the request log is selected by the jq FILTER.
+log_has() { [ "$(jq -c "select($1)" "$SIM_LOG" | wc -l)" -gt 0 ]; }
+port22_open() { (exec 3<>"/dev/tcp/$1/22") 2>/dev/null; }
+# The process is gone, or a zombie nobody reaps (some containers' init never does).
+exited() { [ ! -e "/proc/$1" ] || grep -q '^[0-9]* (.*) [ZX] ' "/proc/$1/stat" 2>/dev/null; }
+holds() { # PID FILE: the process has FILE open
+  local fd
+  for fd in /proc/"$1"/fd/*; do [ "$(readlink "$fd")" = "$2" ] && return 0; done
+  return 1
+}
+# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds (a condition, never a fixed sleep; the
+# seconds are a hang guard).
+wait_for() {
+  local limit=$1 what=$2 i
+  shift 2
+  for i in $(seq 1 $((limit * 20))); do
+    "$@" && return 0
+    sleep 0.05
+  done
+  fail "$what"
+}
 
 # Count of requests in the simulator's log matching METHOD and a path suffix, since line N.
 log_lines() { wc -l <"$SIM_LOG"; }

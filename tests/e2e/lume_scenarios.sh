@@ -5,33 +5,7 @@
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-lume_cli() { "$(jq -r .lume "$E2E_DIR/sim.json")" "$@"; }
-vm_field() { jq -r --arg n "$1" --arg f "$2" '.vms[] | select(.name == $n) | .[$f]' "$E2E_DIR/sim.json"; }
-# The simulator's events of one kind for one VM (run, boot, stopped, signal...).
-sim_events() {
-  jq -c --arg e "$1" --arg v "$2" 'select(.source == "sim" and .event == $e and .vm == $v)' "$SIM_LOG" | wc -l
-}
-# log_has FILTER: some line of the request log is selected by the jq FILTER.
-log_has() { [ "$(jq -c "select($1)" "$SIM_LOG" | wc -l)" -gt 0 ]; }
-port22_open() { (exec 3<>"/dev/tcp/$1/22") 2>/dev/null; }
-vm_ready() { curl -fsS "$LUME_METAL_LUME_URL/lume/vms/$1" | jq -e '.sshAvailable == true' >/dev/null; }
-exited() { [ ! -e "/proc/$1" ] || grep -q '^[0-9]* (.*) [ZX] ' "/proc/$1/stat" 2>/dev/null; }
 clock_at_least() { [ "$(date +%s)" -ge "$1" ]; }
-holds() { # PID FILE: the process has FILE open
-  local fd
-  for fd in /proc/"$1"/fd/*; do [ "$(readlink "$fd")" = "$2" ] && return 0; done
-  return 1
-}
-# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds (a condition, never a fixed sleep).
-wait_for() {
-  local limit=$1 what=$2 i
-  shift 2
-  for i in $(seq 1 $((limit * 20))); do
-    "$@" && return 0
-    sleep 0.05
-  done
-  fail "$what"
-}
 # End the simulator and wait until it has stopped its guests (a condition, however long the guests
 # take on a busy machine), so that none outlives the scenario.
 sim_stop() {

@@ -1,15 +1,13 @@
 #!/usr/bin/env bash
 # What a user without root sees: unprivileged.sh sim|demo. Run as an unprivileged user (nobody)
 # when the tests run as root. Each must refuse at once, in one line that says why.
-set -euo pipefail
+. "$(dirname "$0")/../support/lm_test.sh"
 : "${LM_SIM:?}" "${LM_BUILD_DIR:?}" "${LM_SOURCE_DIR:?}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 as_user() {
   if [ "$(id -u)" -eq 0 ]; then setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; else "$@"; fi
 }
-T=$(mktemp -d "${TMPDIR:-/tmp}/lm-unprivileged.XXXXXX")
+lm_test_scratch unprivileged
 chmod 777 "$T"
-trap 'rm -rf "$T"' EXIT
 export TMPDIR=$T
 
 # one_line_refusal RC OUT ERR REGEX

@@ -2,13 +2,13 @@
 # The installed library exports exactly the functions declared in the installed headers (no
 # missing symbol, no extra one), and the installed library and tool carry no test hook.
 # check_exports.sh PREFIX CC NM
-set -euo pipefail
+. "$(dirname "$0")/../support/lm_test.sh"
 prefix=$1 cc=$2 nm=$3
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 lib=$(find "$prefix" -name 'liblume-metal.so' -o -name 'liblume-metal.dylib' | head -n 1)
 [ -n "$lib" ] || fail "no liblume-metal in $prefix"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+lm_test_scratch exports
+work=$T
 
 # Declared: every installed header on its own (each must compile alone), preprocessed, every
 # identifier lm_* followed by "(" (function pointer typedefs end in ")(" and do not match).

@@ -2,9 +2,8 @@
 # The installed module map (include/lume-metal-swift/module.modulemap) builds as a Clang module
 # from nothing but that folder on the include path, and the object that imports it refers to the
 # library's functions. check_modulemap.sh PREFIX CLANG SOURCE.m WORKDIR NM
-set -euo pipefail
+. "$(dirname "$0")/../support/lm_test.sh"
 prefix=$1 clang=$2 src=$3 work=$4 nm=$5
-fail() { echo "FAIL: $*" >&2; exit 1; }
 rm -rf "$work"; mkdir -p "$work"
 "$clang" -x objective-c -fmodules -fmodules-cache-path="$work/cache" -Werror -Wall -Wextra \
   -I "$prefix/include/lume-metal-swift" -c "$src" -o "$work/import.o" ||

@@ -1,6 +1,6 @@
 #include "fuzz_support.h"
+#include "lm_test.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char scratch[64];
-static char path_buf[256];
+static char *scratch;
+static char path_buf[4096];
 
 void lm_fuzz_fail(const char *what, const char *file, int line)
 {
@@ -18,57 +18,25 @@ void lm_fuzz_fail(const char *what, const char *file, int line)
 	abort();
 }
 
-/* Only what the targets put there: files, and directories one level down. */
-static void remove_tree(const char *dir, int depth)
-{
-	char path[512];
-	struct dirent *e;
-	struct stat sb;
-	DIR *d = opendir(dir);
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (depth < 2 && lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-			remove_tree(path, depth + 1);
-		else
-			unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 static void remove_scratch(void)
 {
-	remove_tree(scratch, 0);
+	lm_test_rmtree(scratch);
 }
 
 const char *lm_fuzz_dir(void)
 {
-	const char *tmp;
-
-	if (scratch[0] != '\0')
+	if (scratch != NULL)
 		return scratch;
 	/* In memory when possible: the targets rewrite a file per input, and on a disk file system
 	 * each rewrite waits for the disk (ext4 flushes a truncated file when it is closed). */
-	tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
-	if (tmp == NULL || tmp[0] != '/' || strlen(tmp) > 32)
-		tmp = "/tmp";
-	snprintf(scratch, sizeof(scratch), "%s/lm-fuzz-XXXXXX", tmp);
-	if (mkdtemp(scratch) == NULL) {
-		fprintf(stderr, "fuzz: cannot create a scratch directory in %s: %s\n", tmp, strerror(errno));
-		abort();
-	}
+	scratch = lm_test_tmpdir_in(access("/dev/shm", W_OK) == 0 ? "/dev/shm" : NULL, "fuzz");
 	atexit(remove_scratch);
 	return scratch;
 }
 
 const char *lm_fuzz_subdir(const char *name)
 {
-	static char dir[256];
+	static char dir[4096];
 
 	snprintf(dir, sizeof(dir), "%s/%s", lm_fuzz_dir(), name);
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST)

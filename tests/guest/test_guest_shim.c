@@ -2,33 +2,20 @@
  * fake Metal (GNU Objective-C runtime). Every child gets a clean environment built here, so the
  * results do not depend on the caller's environment or current directory.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <setjmp.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "lume-metal/family_list.h"
+#include "lm_test.h"
 
 #define STOCK_WSS "11453251584"
-
-struct result {
-	int status; /* exit code, or 128 + signal */
-	char out[8192];
-	char err[4096];
-	size_t out_len, err_len;
-};
 
 static const char *metal_dir(const char *variant)
 {
@@ -40,71 +27,11 @@ static const char *metal_dir(const char *variant)
 	return b;
 }
 
-/* Run argv with exactly the environment envp (NULL-terminated), capture stdout and stderr. */
-static void run(struct result *r, char *const argv[], char *const envp[])
-{
-	int out[2], err[2];
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	int status;
-	struct pollfd p[2];
-	time_t deadline = time(NULL) + 20;
-
-	memset(r, 0, sizeof(*r));
-	assert_int_equal(pipe(out), 0);
-	assert_int_equal(pipe(err), 0);
-	for (int i = 0; i < 2; i++) {
-		fcntl(out[i], F_SETFD, FD_CLOEXEC);
-		fcntl(err[i], F_SETFD, FD_CLOEXEC);
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-	assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, envp), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	close(out[1]);
-	close(err[1]);
-	p[0] = (struct pollfd){ .fd = out[0], .events = POLLIN };
-	p[1] = (struct pollfd){ .fd = err[0], .events = POLLIN };
-	while (p[0].fd >= 0 || p[1].fd >= 0) {
-		int n = poll(p, 2, 1000);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (time(NULL) > deadline) {
-			kill(pid, SIGKILL);
-			break;
-		}
-		for (int i = 0; i < 2; i++) {
-			char *buf = i == 0 ? r->out : r->err;
-			size_t cap = (i == 0 ? sizeof(r->out) : sizeof(r->err)) - 1;
-			size_t *len = i == 0 ? &r->out_len : &r->err_len;
-			ssize_t got;
-
-			if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			got = read(p[i].fd, buf + *len, cap - *len);
-			if (got <= 0) {
-				close(p[i].fd);
-				p[i].fd = -1;
-			} else {
-				*len += (size_t)got;
-			}
-		}
-	}
-	for (int i = 0; i < 2; i++)
-		if (p[i].fd >= 0)
-			close(p[i].fd);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	r->out[r->out_len] = '\0';
-	r->err[r->err_len] = '\0';
-}
-
 /* Environment: LD_LIBRARY_PATH=<variant dir>, LD_PRELOAD=<shim> when preload, then extra
  * "NAME=value" strings (NULL-terminated). */
 static const char *preload_shim = LM_SHIM; /* the Tart image's build in test_tart_names_image_shim */
 
-static void run_env(struct result *r, const char *variant, int preload, char *const argv[], ...)
+static void run_env(lm_test_result *r, const char *variant, int preload, char *const argv[], ...)
 {
 	static char lib[1100], pre[1100];
 	char *envp[32];
@@ -123,7 +50,7 @@ static void run_env(struct result *r, const char *variant, int preload, char *co
 		envp[n++] = s;
 	va_end(ap);
 	envp[n] = NULL;
-	run(r, argv, envp);
+	lm_test_run(r, argv, envp, NULL);
 }
 
 /* The report the probe must print for the fake paravirtual device. ceiling 0: stock families. */
@@ -144,15 +71,6 @@ static void expected_report(char *buf, size_t cap, long ceiling, const char *tg,
 	snprintf(buf + n, cap - n,
 	    "max_threadgroup_memory=%s\nrecommended_max_working_set_size=%s\nhas_unified_memory=1\n"
 	    "shim_active=%d\nprobe_version=%s\nend=1\n", tg, wss, active, LM_VERSION);
-}
-
-static int count_lines(const char *s)
-{
-	int n = 0;
-
-	for (; *s != '\0'; s++)
-		n += *s == '\n';
-	return n;
 }
 
 /* ---- the environment table ----------------------------------------------------------- */
@@ -266,7 +184,7 @@ static void test_env_table(void **state)
 		char *extra[4] = { NULL, NULL, NULL, NULL };
 		size_t e = 0;
 		char want[4096];
-		struct result r;
+		lm_test_result r;
 
 		if (c->family)
 			snprintf(f, sizeof(f), FAM "=%s", c->family), extra[e++] = f;
@@ -311,7 +229,7 @@ static void check_tart_case(size_t i, const struct tart_case *c)
 {
 	static char *argv[] = { LM_PROBE, "--report", NULL };
 	char want[4096], line[256];
-	struct result r;
+	lm_test_result r;
 
 	expected_report(want, sizeof(want), c->ceiling, c->want_tg, c->want_wss, c->ceiling != 0);
 	run_env(&r, "stock", 1, argv, "LUME_METAL_LOG=1", c->env[0], c->env[1], c->env[2], c->env[3], c->env[4], c->env[5],
@@ -381,7 +299,7 @@ static void test_tart_names_image_shim(void **state)
 
 /* sh (shimmed through LD_PRELOAD=preload) runs a child that prints its LD_PRELOAD, then the probe
  * as another child. inherit: LUME_METAL_INHERIT=1; family: LUME_METAL_APPLE_FAMILY_MAX or NULL. */
-static void run_shimmed_shell(struct result *r, const char *preload, int inherit, const char *family)
+static void run_shimmed_shell(lm_test_result *r, const char *preload, int inherit, const char *family)
 {
 	static char script[] = "/usr/bin/env | grep '^LD_PRELOAD=' || echo 'LD_PRELOAD unset'; "
 	                       "\"$0\" --report | grep -e '^shim_active=' -e '^family.Apple9='";
@@ -401,7 +319,7 @@ static void run_shimmed_shell(struct result *r, const char *preload, int inherit
 		envp[n++] = fam;
 	}
 	envp[n] = NULL;
-	run(r, argv, envp);
+	lm_test_run(r, argv, envp, NULL);
 	assert_int_equal(r->status, 0);
 	assert_int_equal(r->err_len, 0);
 }
@@ -409,7 +327,7 @@ static void run_shimmed_shell(struct result *r, const char *preload, int inherit
 static void test_children_start_clean(void **state)
 {
 	char metal[1100], preload[4200], want[8400];
-	struct result r;
+	lm_test_result r;
 
 	snprintf(metal, sizeof(metal), "%s/libMetal.so", metal_dir("stock"));
 
@@ -446,7 +364,7 @@ static void test_published_lines(void **state)
 	static char *plain[] = { LM_PROBE, NULL };
 	static char *fam1007[] = { LM_PROBE, "1007", NULL };
 	static char *metal3[] = { LM_PROBE, "5001", NULL };
-	struct result r;
+	lm_test_result r;
 
 	run_env(&r, "stock", 0, plain, NULL);
 	assert_int_equal(r.status, 0);
@@ -471,7 +389,7 @@ static void test_published_lines(void **state)
 static void test_probe_bad_arguments(void **state)
 {
 	static const char *bad[] = { "abc", "-1", "+1009", "1009x", "", "0", "0x3F1", "123456", " 1009" };
-	struct result r;
+	lm_test_result r;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *argv[] = { LM_PROBE, (char *)bad[i], NULL };
@@ -495,7 +413,7 @@ static void test_probe_no_device(void **state)
 {
 	static char *plain[] = { LM_PROBE, NULL };
 	static char *report[] = { LM_PROBE, "--report", NULL };
-	struct result r;
+	lm_test_result r;
 
 	run_env(&r, "stock", 1, plain, "LM_FAKE_METAL_NO_DEVICE=1", "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
 	assert_int_equal(r.status, 1);
@@ -516,7 +434,7 @@ static void test_probe_no_device(void **state)
 static void test_default_device_and_super(void **state)
 {
 	static char *argv[] = { LM_DEVICES, "default", NULL };
-	struct result r;
+	lm_test_result r;
 
 	/* The concrete class overrides supportsFamily: and calls super; the base keeps its stock answer. */
 	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
@@ -530,7 +448,7 @@ static void test_default_device_and_super(void **state)
 static void test_copy_all_devices(void **state)
 {
 	static char *argv[] = { LM_DEVICES, "all", NULL };
-	struct result r;
+	lm_test_result r;
 
 	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009",
 	    "LUME_METAL_RECOMMENDED_WORKING_SET_SIZE=20000000000", NULL);
@@ -547,7 +465,7 @@ static void test_dlopen_after_start(void **state)
 {
 	char path[1200];
 	char *argv[] = { LM_DEVICES_DLOPEN, path, "default", NULL };
-	struct result r;
+	lm_test_result r;
 
 	/* Metal loaded with dlopen(RTLD_LOCAL) after start and called through its own handle: only the
 	 * runtime's class-load callback can see it; -[_MTLDevice initGPUFamilySupport] does the rest. */
@@ -567,7 +485,7 @@ static void test_private_class_missing(void **state)
 {
 	static char *argv[] = { LM_PROBE, "--report", NULL };
 	char want[4096];
-	struct result r;
+	lm_test_result r;
 
 	expected_report(want, sizeof(want), 1009, "65536", STOCK_WSS, 1);
 	run_env(&r, "noprivate", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LUME_METAL_LOG=1", NULL);
@@ -581,7 +499,7 @@ static void test_init_method_missing(void **state)
 	static char *report[] = { LM_PROBE, "--report", NULL };
 	static char *devices[] = { LM_DEVICES, "default", NULL };
 	char want[4096];
-	struct result r;
+	lm_test_result r;
 
 	expected_report(want, sizeof(want), 1008, "65536", STOCK_WSS, 1);
 	run_env(&r, "noinit", 1, report, "LUME_METAL_APPLE_FAMILY_MAX=1008", "LUME_METAL_LOG=1", NULL);
@@ -598,7 +516,7 @@ static void test_unsupported_metal_stays_stock(void **state)
 	static char *report[] = { LM_PROBE, "--report", NULL };
 	static char *plain[] = { LM_PROBE, NULL };
 	char want[4096];
-	struct result r;
+	lm_test_result r;
 
 	expected_report(want, sizeof(want), 0, "32768", STOCK_WSS, 0);
 	run_env(&r, "unsupported", 1, report, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
@@ -610,14 +528,14 @@ static void test_unsupported_metal_stays_stock(void **state)
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.out, "device=Apple Paravirtual device\nfamily=1009\nsupports_family=false\n"
 	    "max_threadgroup_memory=32768\n");
-	assert_int_equal(count_lines(r.err), 1);
-	assert_non_null(strstr(r.err, "lume-metal-shim: stock: AppleParavirtDevice has an unexpected signature for supportsFamily:"));
+	assert_int_equal(lm_test_count(r.err, "\n"), 1);
+	lm_assert_contains(r.err, "lume-metal-shim: stock: AppleParavirtDevice has an unexpected signature for supportsFamily:");
 }
 
 static void test_other_answers_unchanged(void **state)
 {
 	static char *argv[] = { LM_DEVICES, "default", NULL };
-	struct result r;
+	lm_test_result r;
 
 	/* The highest ceiling: Apple families all true; Mac, Common, Metal3, Metal4, unknown and the
 	 * name stay the device's own. */
@@ -632,7 +550,7 @@ static void test_threads_preloaded(void **state)
 {
 	static char *wide[] = { LM_DEVICES, "threads", "1", NULL };
 	static char *stock[] = { LM_DEVICES, "threads", "0", NULL };
-	struct result r;
+	lm_test_result r;
 
 	run_env(&r, "stock", 1, wide, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
 	assert_int_equal(r.status, 0);
@@ -650,7 +568,7 @@ static void test_threads_preloaded(void **state)
 static void test_report_escaping(void **state)
 {
 	static char *argv[] = { LM_PROBE, "--report", NULL };
-	struct result r;
+	lm_test_result r;
 
 	/* One line per key whatever the device name holds: \ \n \r \t spelled out, other control
 	 * bytes as \xHH, everything else (UTF-8 included) verbatim. */
@@ -660,9 +578,9 @@ static void test_report_escaping(void **state)
 	run_env(&r, "stock", 1, argv, "LM_FAKE_METAL_NAME=a\\b\tc\nd\re\x01" "f\x7f" "g\xc3\xa9=h",
 	    "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
 	assert_int_equal(r.status, 0);
-	assert_int_equal(count_lines(r.out), 2 + 17 + 6);
+	assert_int_equal(lm_test_count(r.out, "\n"), 2 + 17 + 6);
 	assert_memory_equal(r.out, want, sizeof(want) - 1);
-	assert_non_null(strstr(r.out, "\nshim_active=1\nprobe_version=" LM_VERSION "\nend=1\n"));
+	lm_assert_contains(r.out, "\nshim_active=1\nprobe_version=" LM_VERSION "\nend=1\n");
 }
 
 /* ---- the exercise (probe --exercise, the fake Metal's compute path) ----------------------- */
@@ -670,7 +588,7 @@ static void test_report_escaping(void **state)
 #define TG64_ERROR "error: Threadgroup memory size (65536) exceeds the maximum threadgroup memory allowed (32768)\n"
 
 /* The probe's output from its exercise lines on (they follow probe_version). */
-static const char *exercise_part(const struct result *r)
+static const char *exercise_part(const lm_test_result *r)
 {
 	const char *at = strstr(r->out, "\nexercise.");
 
@@ -678,70 +596,73 @@ static const char *exercise_part(const struct result *r)
 	return at + 1;
 }
 
+/* The exercise lines at the unlocked level, and at the restricted one (docs/guest.md). */
+static const char exercise_unlocked[] =
+    "exercise.simdgroup_reduction=pass\n"
+    "exercise.simdgroup_matrix=pass\n"
+    "exercise.bfloat16=pass\n"
+    "exercise.threadgroup_memory.16384=pass\n"
+    "exercise.threadgroup_memory.32768=pass\n"
+    "exercise.threadgroup_memory.65536=" TG64_ERROR
+    "end=1\n";
+static const char exercise_restricted[] =
+    "exercise.simdgroup_reduction=error: Encountered unlowered function call to air.simd_sum.f32\n"
+    "exercise.simdgroup_matrix=error: Encountered unlowered function call to "
+    "air.simdgroup_matrix_8x8_multiply_accumulate.v64f32.v64f32.v64f32.v64f32\n"
+    "exercise.bfloat16=error: Encountered unlowered function call to air.convert.bf16.f32\n"
+    "exercise.threadgroup_memory.16384=pass\n"
+    "exercise.threadgroup_memory.32768=pass\n"
+    "exercise.threadgroup_memory.65536=" TG64_ERROR
+    "end=1\n";
+
 static void test_exercise_unlocked(void **state)
 {
 	static char *argv[] = { LM_PROBE, "--exercise", NULL };
-	struct result r;
+	lm_test_result r;
 
 	/* With the shim, at the unlocked level: the answers and the work agree. */
 	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", NULL);
 	assert_int_equal(r.status, 0);
 	assert_memory_equal(r.out, "format=lume-metal-report/1.1\n", 29);
-	assert_non_null(strstr(r.out, "\nfamily.Apple9=1\n"));
-	assert_non_null(strstr(r.out, "\nshim_active=1\n"));
-	assert_string_equal(exercise_part(&r),
-	    "exercise.simdgroup_reduction=pass\n"
-	    "exercise.simdgroup_matrix=pass\n"
-	    "exercise.bfloat16=pass\n"
-	    "exercise.threadgroup_memory.16384=pass\n"
-	    "exercise.threadgroup_memory.32768=pass\n"
-	    "exercise.threadgroup_memory.65536=" TG64_ERROR
-	    "end=1\n");
+	lm_assert_contains(r.out, "\nfamily.Apple9=1\n");
+	lm_assert_contains(r.out, "\nshim_active=1\n");
+	assert_string_equal(exercise_part(&r), exercise_unlocked);
 	/* --report --exercise is the same; without the shim too (the work does not depend on it). */
 	{
 		char *both[] = { LM_PROBE, "--report", "--exercise", NULL };
-		struct result r2;
+		lm_test_result r2;
 		run_env(&r2, "stock", 0, both, "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", NULL);
 		assert_int_equal(r2.status, 0);
 		assert_string_equal(exercise_part(&r2), exercise_part(&r));
-		assert_non_null(strstr(r2.out, "\nshim_active=0\n"));
+		lm_assert_contains(r2.out, "\nshim_active=0\n");
 	}
 }
 
 static void test_exercise_restricted(void **state)
 {
 	static char *argv[] = { LM_PROBE, "--exercise", NULL };
-	static const char want[] =
-	    "exercise.simdgroup_reduction=error: Encountered unlowered function call to air.simd_sum.f32\n"
-	    "exercise.simdgroup_matrix=error: Encountered unlowered function call to "
-	    "air.simdgroup_matrix_8x8_multiply_accumulate.v64f32.v64f32.v64f32.v64f32\n"
-	    "exercise.bfloat16=error: Encountered unlowered function call to air.convert.bf16.f32\n"
-	    "exercise.threadgroup_memory.16384=pass\n"
-	    "exercise.threadgroup_memory.32768=pass\n"
-	    "exercise.threadgroup_memory.65536=" TG64_ERROR
-	    "end=1\n";
-	struct result r;
+	lm_test_result r;
 
 	/* The shim claims Apple9; a VM that started at the restricted level cannot build the kernels. */
 	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LM_FAKE_METAL_FEATURE_LEVEL=restricted", NULL);
 	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.out, "\nfamily.Apple9=1\n"));
-	assert_string_equal(exercise_part(&r), want);
+	lm_assert_contains(r.out, "\nfamily.Apple9=1\n");
+	assert_string_equal(exercise_part(&r), exercise_restricted);
 	/* No level given: restricted, as a stock host. */
 	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", NULL);
 	assert_int_equal(r.status, 0);
-	assert_string_equal(exercise_part(&r), want);
+	assert_string_equal(exercise_part(&r), exercise_restricted);
 }
 
 static void test_exercise_no_compute_path(void **state)
 {
 	static char *argv[] = { LM_PROBE, "--exercise", NULL };
 #define NO_COMPUTE "error: Metal's AppleParavirtDevice does not implement -newLibraryWithSource:options:error: (no compute path)\n"
-	struct result r;
+	lm_test_result r;
 
 	run_env(&r, "nocompute", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", NULL);
 	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.out, "\nshim_active=1\n"));
+	lm_assert_contains(r.out, "\nshim_active=1\n");
 	assert_string_equal(exercise_part(&r),
 	    "exercise.simdgroup_reduction=" NO_COMPUTE "exercise.simdgroup_matrix=" NO_COMPUTE
 	    "exercise.bfloat16=" NO_COMPUTE "exercise.threadgroup_memory.16384=" NO_COMPUTE
@@ -752,7 +673,7 @@ static void test_exercise_no_compute_path(void **state)
 static void test_exercise_hang_and_wrong_numbers(void **state)
 {
 	static char *argv[] = { LM_PROBE, "--exercise", "--timeout-ms=50", NULL };
-	struct result r;
+	lm_test_result r;
 
 	/* A kernel whose command buffer never completes is abandoned and reported; the others still
 	 * run. A kernel that computes something else is a fail, with what differed. */
@@ -778,7 +699,7 @@ static void test_exercise_bad_options(void **state)
 {
 	static const char *bad[] = { "--timeout-ms=0", "--timeout-ms=", "--timeout-ms=3600001", "--timeout-ms=01",
 		"--timeout-ms=5s", "1009", "--exercises" };
-	struct result r;
+	lm_test_result r;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *argv[] = { LM_PROBE, "--exercise", (char *)bad[i], NULL };
@@ -790,6 +711,66 @@ static void test_exercise_bad_options(void **state)
 		assert_string_equal(r.err, want);
 		assert_int_equal(r.out_len, 0);
 	}
+}
+
+/* ---- the fake Metal itself, with no shim in the process ------------------------------------- */
+
+/* What the paravirtual device answers stock (docs/guest.md, "The fake Metal"): the same device
+ * from MTLCreateSystemDefaultDevice and MTLCopyAllDevices, the concrete class over a private base
+ * class (none in the noprivate variant), no device at all with LM_FAKE_METAL_NO_DEVICE, another
+ * name with LM_FAKE_METAL_NAME. */
+static void test_fake_metal_stock_device(void **state)
+{
+	static char *dflt[] = { LM_DEVICES, "default", NULL };
+	static char *all[] = { LM_DEVICES, "all", NULL };
+	lm_test_result r;
+
+	run_env(&r, "stock", 0, dflt, NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, STOCK_LINE "tg=32768 wss=" STOCK_WSS " base.Apple9=0\n");
+	run_env(&r, "stock", 0, all, NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "count=1\n" STOCK_LINE "tg=32768 wss=" STOCK_WSS " base.Apple9=0\n");
+	run_env(&r, "noprivate", 0, dflt, NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, STOCK_LINE "tg=32768 wss=" STOCK_WSS " base.Apple9=-\n");
+	run_env(&r, "stock", 0, dflt, "LM_FAKE_METAL_NO_DEVICE=1", NULL);
+	assert_int_equal(r.status, 1);
+	assert_int_equal(r.out_len, 0);
+	run_env(&r, "stock", 0, all, "LM_FAKE_METAL_NO_DEVICE=1", NULL);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.out, "count=0\n");
+	run_env(&r, "stock", 0, dflt, "LM_FAKE_METAL_NAME=Some GPU", NULL);
+	assert_int_equal(r.status, 0);
+	lm_assert_contains(r.out, "class=AppleParavirtDevice name=Some GPU Apple5=1 Apple6=0 ");
+}
+
+/* The compute path with no shim: the unlocked kernels run only at the unlocked level the VM
+ * started with (LM_FAKE_METAL_FEATURE_LEVEL; absent is restricted), more than 32 KB of
+ * threadgroup memory fails at both, the nocompute variant has no compute path, and the test
+ * hooks hang a kernel or make it compute wrong numbers. */
+static void test_fake_metal_compute_levels(void **state)
+{
+	static char *argv[] = { LM_PROBE, "--exercise", "--timeout-ms=50", NULL };
+	lm_test_result r;
+
+	run_env(&r, "stock", 0, argv, "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", NULL);
+	assert_int_equal(r.status, 0);
+	lm_assert_contains(r.out, "\nshim_active=0\n");
+	assert_string_equal(exercise_part(&r), exercise_unlocked);
+	run_env(&r, "stock", 0, argv, "LM_FAKE_METAL_FEATURE_LEVEL=restricted", NULL);
+	assert_string_equal(exercise_part(&r), exercise_restricted);
+	run_env(&r, "stock", 0, argv, "LM_FAKE_METAL_FEATURE_LEVEL=Unlocked", NULL); /* anything else */
+	assert_string_equal(exercise_part(&r), exercise_restricted);
+	run_env(&r, "stock", 0, argv, NULL);
+	assert_string_equal(exercise_part(&r), exercise_restricted);
+	run_env(&r, "nocompute", 0, argv, "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", NULL);
+	lm_assert_contains(exercise_part(&r), "exercise.simdgroup_reduction=error: Metal's AppleParavirtDevice does not "
+	    "implement -newLibraryWithSource:options:error: (no compute path)\n");
+	run_env(&r, "stock", 0, argv, "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", "LM_FAKE_METAL_HANG=lm_simd_sum",
+	    "LM_FAKE_METAL_WRONG=lm_simdgroup_mma", NULL);
+	lm_assert_contains(exercise_part(&r), "exercise.simdgroup_reduction=error: the kernel did not complete within "
+	    "50 ms; abandoned\nexercise.simdgroup_matrix=fail: ");
 }
 
 int main(void)
@@ -816,6 +797,8 @@ int main(void)
 		cmocka_unit_test(test_exercise_no_compute_path),
 		cmocka_unit_test(test_exercise_hang_and_wrong_numbers),
 		cmocka_unit_test(test_exercise_bad_options),
+		cmocka_unit_test(test_fake_metal_stock_device),
+		cmocka_unit_test(test_fake_metal_compute_levels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

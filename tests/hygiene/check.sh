@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # check.sh NAME: one rule of docs/testing.md, checked on the tree (see CMakeLists.txt).
-set -euo pipefail
+. "$(dirname "$0")/../support/lm_test.sh"
 : "${SOURCE_DIR:?}" "${BUILD_DIR:?}" "${CMAKE:?}" "${CTEST:?}" "${WORK_DIR:?}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # No retries: a test that fails once is a failure (the presets and CI never run it again).
 presets_no_retry() {
@@ -32,6 +31,35 @@ no_timing_asserts() {
           \( -name 'test_*.c' -o -name '*.sh' -o -name '*.cmake' \) -type f -print | sort) || true)
   [ -z "$found" ] || fail "timing assertions in tests (move them to a benchmark):
 $found"
+}
+
+# The loopback address plan (cmake/LumeMetalTesting.cmake): tests run at once (ctest -j) never
+# share a /24, since a guest that finds its address taken moves on into another test's. Each net
+# is handed out once, each test uses only the nets the plan gave it (from its environment and its
+# command line), and no source picks an address of its own outside 127.0.0.0/24 (left for runs
+# by hand).
+address_plan() {
+  local plan=$BUILD_DIR/tests/address-plan.txt found pairs shared t net
+  [ -s "$plan" ] || fail "no address plan at $plan"
+  found=$(awk '{print $1}' "$plan" | sort | uniq -d)
+  [ -z "$found" ] || fail "nets handed out more than once: $found ($plan)"
+  pairs=$("$CTEST" --test-dir "$BUILD_DIR" --show-only=json-v1 | jq -r '
+      .tests[] | .name as $t
+      | ((.command // []) + [.properties[]? | select(.name == "ENVIRONMENT") | .value[]])[]
+      | scan("127\\.[0-9]+\\.[0-9]+\\.[0-9]+") | "\($t) \(.)"' |
+    awk '{ split($2, o, "."); if (o[2] != 0 || o[3] != 0) print $1, o[1] "." o[2] "." o[3] ".0/24" }' | sort -u)
+  [ -n "$pairs" ] || fail "no test uses the plan's addresses: $("$CTEST" --test-dir "$BUILD_DIR" -N | tail -n 1)"
+  shared=$(awk '{print $2}' <<<"$pairs" | sort | uniq -d)
+  [ -z "$shared" ] || fail "nets used by more than one test:
+$(grep -F -f <(printf ' %s\n' $shared) <<<"$pairs")"
+  while read -r t net; do
+    grep -qxF "$net $t" "$plan" || fail "$t uses $net, which the plan did not give it ($plan)"
+  done <<<"$pairs"
+  found=$(cd "$SOURCE_DIR" && grep -rnIE '127\.(0\.[1-9][0-9]*|[1-9][0-9]*\.[0-9]+)\.[0-9]+' \
+      CMakeLists.txt cmake tests --exclude-dir=corpus || true)
+  [ -z "$found" ] || fail "loopback addresses picked by hand (take them from the plan: lm_test_loopback):
+$found"
+  echo "$(wc -l <"$plan") nets in the plan; $(wc -l <<<"$pairs") used by the registered tests, one test each"
 }
 
 # configure SCRATCH_NAME [cmake args...]: configure the tree afresh in the work directory with the

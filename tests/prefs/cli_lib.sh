@@ -1,20 +1,13 @@
 # Shared by the cli_*.sh tests: the real lume-metal binary, plistutil as the independent reader,
 # one private temporary directory removed on exit whatever happens.
 # usage (from a test): source cli_lib.sh LUME_METAL PLISTUTIL
-set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../support/lm_test.sh"
 LM=$1
 PLISTUTIL=$2
 DOMAIN=com.apple.gpusw.ParavirtualizedGraphics
 KEY=ForceUnrestrictedDeviceFeatureLevel
-T=$(mktemp -d "${TMPDIR:-/tmp}/lm-prefs-cli.XXXXXX")
-cleanup() {
-  chmod -R u+rwX "$T" 2>/dev/null || true
-  rm -rf "$T"
-}
-trap cleanup EXIT
+lm_test_scratch prefs-cli
 unset LUME_METAL_PREFS_DIR LUME_METAL_STATE_DIR LUME_METAL_TEST_WRITE_DELAY_US
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # The plist as XML according to plistutil, or "ABSENT" / "UNREADABLE". plistutil exits 0 even when it cannot
 # read its input, so its output is checked instead.

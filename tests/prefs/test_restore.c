@@ -13,7 +13,7 @@
 #include "error_internal.h"
 #include "prefs_store.h"
 #include "record.h"
-#include "test_util.h"
+#include "lm_test.h"
 
 #define DOMAIN "com.apple.gpusw.ParavirtualizedGraphics"
 #define KEY "ForceUnrestrictedDeviceFeatureLevel"
@@ -38,7 +38,7 @@ static lm_context *new_ctx(fixture *f, int dry_run, int force)
 	opts.state_dir = f->state;
 	opts.dry_run = dry_run;
 	opts.force = force;
-	assert_int_equal(lm_context_new(&ctx, &opts), 0);
+	lm_assert_ok(lm_context_new(&ctx, &opts));
 	return ctx;
 }
 
@@ -46,12 +46,12 @@ static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
 
-	f->tmp = lm_test_tmpdir();
+	f->tmp = lm_test_tmpdir("prefs");
 	f->prefs = lm_test_join(f->tmp, "prefs");
 	f->file = lm_test_join(f->prefs, DOMAIN ".plist");
 	f->state = lm_test_join(f->tmp, "state");
 	f->ctx = new_ctx(f, 0, 0);
-	assert_int_equal(lm_prefs_store_open_plist(&f->store, f->prefs, DOMAIN), 0);
+	lm_assert_ok(lm_prefs_store_open_plist(&f->store, f->prefs, DOMAIN));
 	lm_host_pref_default(&f->want);
 	*state = f;
 	return 0;
@@ -108,7 +108,7 @@ static void round_trip(fixture *f, plist_t prior, int dir_too)
 		put_file(f, prior);
 	else if (!dir_too)
 		assert_int_equal(mkdir(f->prefs, 0700), 0);
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	lm_assert_ok(lm_host_pref_enable(f->ctx, &f->want, &info));
 	assert_int_equal(info.changed, 1);
 	assert_int_equal(info.recorded, 1);
 	assert_int_equal(info.matches, 1);
@@ -118,11 +118,11 @@ static void round_trip(fixture *f, plist_t prior, int dir_too)
 	assert_true(lm_pref_plist_equal(plist_dict_get_item(after, KEY), t));
 	plist_free(after);
 	/* A second enable confirms and changes nothing. */
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	lm_assert_ok(lm_host_pref_enable(f->ctx, &f->want, &info));
 	assert_int_equal(info.changed, 0);
 	assert_int_equal(info.recorded, 1);
 
-	assert_int_equal(lm_host_pref_disable(f->ctx, &info), 0);
+	lm_assert_ok(lm_host_pref_disable(f->ctx, &info));
 	assert_int_equal(info.changed, 1);
 	assert_int_equal(info.recorded, 0);
 	after = file_dict(f);
@@ -134,7 +134,7 @@ static void round_trip(fixture *f, plist_t prior, int dir_too)
 	}
 	plist_free(after);
 	/* A second disable has nothing to do. */
-	assert_int_equal(lm_host_pref_disable(f->ctx, &info), 0);
+	lm_assert_ok(lm_host_pref_disable(f->ctx, &info));
 	assert_int_equal(info.changed, 0);
 	plist_free(t);
 }
@@ -166,11 +166,11 @@ static void test_already_true_is_left_unrecorded(void **state)
 
 	plist_dict_set_item(d, KEY, plist_new_bool(1));
 	put_file(f, d);
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	lm_assert_ok(lm_host_pref_enable(f->ctx, &f->want, &info));
 	assert_int_equal(info.changed, 0);
 	assert_int_equal(info.recorded, 0);
 	assert_int_equal(info.matches, 1);
-	assert_int_equal(lm_host_pref_disable(f->ctx, &info), 0);
+	lm_assert_ok(lm_host_pref_disable(f->ctx, &info));
 	assert_int_equal(info.changed, 0);
 	plist_free(d);
 	d = file_dict(f);
@@ -187,22 +187,22 @@ static void test_someone_else_changed_it(void **state)
 
 	plist_dict_set_item(d, KEY, plist_new_uint(1));
 	put_file(f, d);
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
-	assert_int_equal(lm_prefs_store_set(f->store, KEY, mine), 0);
-	assert_int_equal(lm_host_pref_disable(f->ctx, &info), LM_ECONFLICT);
-	assert_non_null(strstr(lm_error_last()->message, "false (bool)"));
-	assert_non_null(strstr(lm_error_last()->message, "true (bool)"));
-	assert_non_null(strstr(lm_error_last()->message, "1 (integer)"));
-	assert_non_null(strstr(lm_error_last()->message, "needs force")); /* a fact; the tool names --force */
-	assert_null(strstr(lm_error_last()->message, "--"));
+	lm_assert_ok(lm_host_pref_enable(f->ctx, &f->want, &info));
+	lm_assert_ok(lm_prefs_store_set(f->store, KEY, mine));
+	lm_assert_fails(lm_host_pref_disable(f->ctx, &info), LM_ECONFLICT);
+	lm_assert_error_has("false (bool)");
+	lm_assert_error_has("true (bool)");
+	lm_assert_error_has("1 (integer)");
+	lm_assert_error_has("needs force"); /* a fact; the tool names --force */
+	lm_assert_not_contains(lm_error_last()->message, "--");
 	now = file_dict(f);
 	assert_true(lm_pref_plist_equal(plist_dict_get_item(now, KEY), mine));
 	plist_free(now);
 	/* Their value stays, the record stays; --force restores the original. */
-	assert_int_equal(lm_host_pref_status(f->ctx, NULL, &info), 0);
+	lm_assert_ok(lm_host_pref_status(f->ctx, NULL, &info));
 	assert_int_equal(info.recorded, 1);
 	forced = new_ctx(f, 0, 1);
-	assert_int_equal(lm_host_pref_disable(forced, &info), 0);
+	lm_assert_ok(lm_host_pref_disable(forced, &info));
 	assert_int_equal(info.changed, 1);
 	lm_context_free(forced);
 	now = file_dict(f);
@@ -222,21 +222,21 @@ static void test_crash_between_record_and_write_converges(void **state)
 	plist_dict_set_item(d, KEY, plist_copy(orig));
 	put_file(f, d);
 	/* A run recorded the original and was killed before writing the preference. */
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
-	assert_int_equal(lm_prefs_store_set(f->store, KEY, orig), 0);
+	lm_assert_ok(lm_host_pref_enable(f->ctx, &f->want, &info));
+	lm_assert_ok(lm_prefs_store_set(f->store, KEY, orig));
 	/* The next disable sees the original in place and just drops the record. */
-	assert_int_equal(lm_host_pref_disable(f->ctx, &info), 0);
+	lm_assert_ok(lm_host_pref_disable(f->ctx, &info));
 	assert_int_equal(info.recorded, 0);
-	assert_int_equal(lm_journal_open_rw(&st, f->ctx), 0);
+	lm_assert_ok(lm_journal_open_rw(&st, f->ctx));
 	assert_false(lm_host_pref_recorded(st));
 	lm_state_close(st);
 	/* Same crash, then the next enable writes and keeps the first record. */
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
-	assert_int_equal(lm_prefs_store_set(f->store, KEY, orig), 0);
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	lm_assert_ok(lm_host_pref_enable(f->ctx, &f->want, &info));
+	lm_assert_ok(lm_prefs_store_set(f->store, KEY, orig));
+	lm_assert_ok(lm_host_pref_enable(f->ctx, &f->want, &info));
 	assert_int_equal(info.changed, 1);
 	assert_string_equal(info.original, "false (bool)");
-	assert_int_equal(lm_host_pref_disable(f->ctx, &info), 0);
+	lm_assert_ok(lm_host_pref_disable(f->ctx, &info));
 	now = file_dict(f);
 	assert_true(lm_pref_plist_equal(now, d));
 	plist_free(now);
@@ -259,12 +259,12 @@ static void test_managed_preference_is_not_fought(void **state)
 	plist_to_bin(d, &bin, &len);
 	lm_test_write(mfile, bin, len);
 	plist_to_bin_free(bin);
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), LM_EMANAGED);
+	lm_assert_fails(lm_host_pref_enable(f->ctx, &f->want, &info), LM_EMANAGED);
 	assert_int_equal(info.managed, 1);
 	assert_string_equal(info.managed_value, "false (bool)");
-	assert_non_null(strstr(lm_error_last()->message, "configuration profile"));
+	lm_assert_error_has("configuration profile");
 	assert_false(lm_test_exists(f->file));
-	assert_int_equal(lm_host_pref_status(f->ctx, NULL, &info), 0);
+	lm_assert_ok(lm_host_pref_status(f->ctx, NULL, &info));
 	assert_int_equal(info.managed, 1);
 	/* Forced to what we want: nothing to fight. */
 	plist_dict_set_item(d, KEY, plist_new_bool(1));
@@ -272,7 +272,7 @@ static void test_managed_preference_is_not_fought(void **state)
 	plist_to_bin(d, &bin, &len);
 	lm_test_write(mfile, bin, len);
 	plist_to_bin_free(bin);
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	lm_assert_ok(lm_host_pref_enable(f->ctx, &f->want, &info));
 	plist_free(d);
 	free(mfile);
 	free(mdir);
@@ -286,15 +286,15 @@ static void test_unexpected_type_changes_nothing(void **state)
 
 	plist_dict_set_item(d, KEY, plist_new_date(100, 0));
 	put_file(f, d);
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), LM_EINVALID);
-	assert_non_null(strstr(lm_error_last()->message, f->file));
-	assert_non_null(strstr(lm_error_last()->message, "(date)"));
+	lm_assert_fails(lm_host_pref_enable(f->ctx, &f->want, &info), LM_EINVALID);
+	lm_assert_error_has(f->file);
+	lm_assert_error_has("(date)");
 	now = file_dict(f);
 	assert_true(lm_pref_plist_equal(now, d));
 	plist_free(now);
 	plist_free(d);
 	/* Nothing was recorded either. */
-	assert_int_equal(lm_host_pref_status(f->ctx, NULL, &info), 0);
+	lm_assert_ok(lm_host_pref_status(f->ctx, NULL, &info));
 	assert_int_equal(info.recorded, 0);
 	assert_string_equal(info.value, "2001-01-01T00:01:40Z (date)");
 }
@@ -305,16 +305,16 @@ static void test_dry_run_changes_nothing(void **state)
 	lm_context *dry = new_ctx(f, 1, 0);
 	lm_host_pref_info info;
 
-	assert_int_equal(lm_host_pref_enable(dry, &f->want, &info), 0);
+	lm_assert_ok(lm_host_pref_enable(dry, &f->want, &info));
 	assert_int_equal(info.changed, 1);
 	assert_string_equal(info.original, "absent file");
 	assert_false(lm_test_exists(f->prefs));
 	assert_false(lm_test_exists(f->state));
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
-	assert_int_equal(lm_host_pref_disable(dry, &info), 0);
+	lm_assert_ok(lm_host_pref_enable(f->ctx, &f->want, &info));
+	lm_assert_ok(lm_host_pref_disable(dry, &info));
 	assert_int_equal(info.changed, 1);
 	assert_true(lm_test_exists(f->file));
-	assert_int_equal(lm_host_pref_status(f->ctx, NULL, &info), 0);
+	lm_assert_ok(lm_host_pref_status(f->ctx, NULL, &info));
 	assert_int_equal(info.recorded, 1);
 	lm_context_free(dry);
 }
@@ -330,9 +330,9 @@ static void test_damaged_record_is_an_error(void **state)
 	assert_int_equal(mkdir(f->state, 0700), 0);
 	lm_test_write(path, bad, strlen(bad));
 	before = lm_test_slurp(path, NULL);
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), LM_ECORRUPT);
-	assert_int_equal(lm_host_pref_disable(f->ctx, &info), LM_ECORRUPT);
-	assert_int_equal(lm_host_pref_status(f->ctx, NULL, &info), LM_ECORRUPT);
+	lm_assert_fails(lm_host_pref_enable(f->ctx, &f->want, &info), LM_ECORRUPT);
+	lm_assert_fails(lm_host_pref_disable(f->ctx, &info), LM_ECORRUPT);
+	lm_assert_fails(lm_host_pref_status(f->ctx, NULL, &info), LM_ECORRUPT);
 	after = lm_test_slurp(path, NULL);
 	assert_string_equal(before, after);
 	assert_false(lm_test_exists(f->prefs));
@@ -347,12 +347,12 @@ static void test_other_preference_recorded_is_a_conflict(void **state)
 	lm_host_pref_info info;
 	lm_pref_setting other = f->want;
 
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	lm_assert_ok(lm_host_pref_enable(f->ctx, &f->want, &info));
 	other.key = "SomethingElse";
-	assert_int_equal(lm_host_pref_enable(f->ctx, &other, &info), LM_ECONFLICT);
-	assert_non_null(strstr(lm_error_last()->message, "must be restored first"));
+	lm_assert_fails(lm_host_pref_enable(f->ctx, &other, &info), LM_ECONFLICT);
+	lm_assert_error_has("must be restored first");
 	other.key = "";
-	assert_int_equal(lm_host_pref_enable(f->ctx, &other, &info), LM_EINVALID);
+	lm_assert_fails(lm_host_pref_enable(f->ctx, &other, &info), LM_EINVALID);
 }
 
 /* The enable flow's way: one journal lock around the preference and its own VM records. */
@@ -363,22 +363,22 @@ static void test_locked_variant_shares_the_journal(void **state)
 	lm_vm_record r;
 	lm_state *st;
 
-	assert_int_equal(lm_journal_open_rw(&st, f->ctx), 0);
-	assert_int_equal(lm_host_pref_enable_locked(st, &f->want, &info), 0);
+	lm_assert_ok(lm_journal_open_rw(&st, f->ctx));
+	lm_assert_ok(lm_host_pref_enable_locked(st, &f->want, &info));
 	assert_int_equal(info.changed, 1);
-	assert_int_equal(lm_vm_record_get(st, "vm1", &r), 0);
+	lm_assert_ok(lm_vm_record_get(st, "vm1", &r));
 	lm_vm_record_set_status(&r, LM_VM_STATUS_ENABLING);
-	assert_int_equal(lm_vm_record_put(st, &r), 0);
+	lm_assert_ok(lm_vm_record_put(st, &r));
 	lm_vm_record_dispose(&r);
-	assert_int_equal(lm_state_save(st), 0);
+	lm_assert_ok(lm_state_save(st));
 	assert_true(lm_host_pref_recorded(st));
 	lm_state_close(st);
-	assert_int_equal(lm_journal_open_rw(&st, f->ctx), 0);
+	lm_assert_ok(lm_journal_open_rw(&st, f->ctx));
 	assert_true(lm_journal_has_vm(st, "vm1"));
 	assert_true(lm_host_pref_recorded(st));
-	assert_int_equal(lm_host_pref_status_locked(st, NULL, &info), 0);
+	lm_assert_ok(lm_host_pref_status_locked(st, NULL, &info));
 	assert_int_equal(info.recorded, 1);
-	assert_int_equal(lm_host_pref_disable_locked(st, &info), 0);
+	lm_assert_ok(lm_host_pref_disable_locked(st, &info));
 	assert_false(lm_host_pref_recorded(st));
 	assert_true(lm_journal_has_vm(st, "vm1"));
 	lm_state_close(st);
@@ -394,33 +394,33 @@ static void test_kept_by_the_fleet(void **state)
 	lm_options opts = *lm_context_options(f->ctx);
 	char *path = lm_test_join(f->state, "state.json"), *doc;
 
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	lm_assert_ok(lm_host_pref_enable(f->ctx, &f->want, &info));
 	assert_int_equal(info.recorded, 1);
 	assert_int_equal(info.kept, 0);
 	doc = lm_test_slurp(path, NULL);
-	assert_null(strstr(doc, "\"kept\""));   /* per VM: written as before the mode existed */
+	lm_assert_not_contains(doc, "\"kept\"");   /* per VM: written as before the mode existed */
 	free(doc);
 	opts.keep_host = 1;
-	assert_int_equal(lm_context_new(&keep, &opts), 0);
-	assert_int_equal(lm_host_pref_enable(keep, &f->want, &info), 0);
+	lm_assert_ok(lm_context_new(&keep, &opts));
+	lm_assert_ok(lm_host_pref_enable(keep, &f->want, &info));
 	assert_int_equal(info.changed, 0);
 	assert_int_equal(info.kept, 1);
-	assert_int_equal(lm_host_pref_status(f->ctx, NULL, &info), 0);
+	lm_assert_ok(lm_host_pref_status(f->ctx, NULL, &info));
 	assert_int_equal(info.kept, 1);
 	/* A later enable without the option keeps the mark. */
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	lm_assert_ok(lm_host_pref_enable(f->ctx, &f->want, &info));
 	assert_int_equal(info.kept, 1);
-	assert_int_equal(lm_host_pref_disable(f->ctx, &info), 0);
+	lm_assert_ok(lm_host_pref_disable(f->ctx, &info));
 	assert_int_equal(info.changed, 1);
 	assert_int_equal(info.recorded, 0);
 	assert_int_equal(info.kept, 0);
 	assert_null(file_dict(f));
 	/* First change made with the option: marked at once. */
-	assert_int_equal(lm_host_pref_enable(keep, &f->want, &info), 0);
+	lm_assert_ok(lm_host_pref_enable(keep, &f->want, &info));
 	assert_int_equal(info.changed, 1);
 	assert_int_equal(info.kept, 1);
 	doc = lm_test_slurp(path, NULL);
-	assert_non_null(strstr(doc, "\"kept\""));
+	lm_assert_contains(doc, "\"kept\"");
 	free(doc);
 	lm_context_free(keep);
 	free(path);
@@ -448,10 +448,10 @@ static void test_kept_mark_not_a_bool_is_damage(void **state)
 	lm_host_pref_info info;
 	char *path = lm_test_join(f->state, "state.json");
 
-	assert_int_equal(lm_host_pref_enable(f->ctx, &f->want, &info), 0);
+	lm_assert_ok(lm_host_pref_enable(f->ctx, &f->want, &info));
 	insert_before(path, "\"changed_at\"", "\"kept\":\"yes\",");
-	assert_int_equal(lm_host_pref_status(f->ctx, NULL, &info), LM_ECORRUPT);
-	assert_non_null(strstr(lm_error_last()->message, "preference.kept"));
+	lm_assert_fails(lm_host_pref_status(f->ctx, NULL, &info), LM_ECORRUPT);
+	lm_assert_error_has("preference.kept");
 	free(path);
 }
 

@@ -1,4 +1,6 @@
-/* The state journal (host/lib/core/state.h): creation, atomic save, lock, corrupt files. */
+/* The state journal (host/lib/state/state.h): creation, atomic save, lock, corrupt files; and its
+ * records (host/lib/record/record.h): a VM's record by one table, the setters' rules, only changed
+ * parts written, the live VMs, the document's layout. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +17,7 @@
 #include "fs.h"
 #include "record.h"
 #include "state.h"
-#include "test_util.h"
+#include "lm_test.h"
 
 typedef struct {
 	char *tmp;
@@ -28,11 +30,11 @@ static int setup(void **state)
 	lm_options opts;
 	fixture *f = calloc(1, sizeof(*f));
 
-	assert_int_equal(lm_options_init(&opts, LM_OPTIONS_VERSION), 0);
-	f->tmp = lm_test_tmpdir();
+	lm_assert_ok(lm_options_init(&opts, LM_OPTIONS_VERSION));
+	f->tmp = lm_test_tmpdir("prefs");
 	f->dir = lm_test_join(f->tmp, "state");
 	opts.state_dir = f->dir;
-	assert_int_equal(lm_context_new(&f->ctx, &opts), 0);
+	lm_assert_ok(lm_context_new(&f->ctx, &opts));
 	*state = f;
 	return 0;
 }
@@ -70,26 +72,26 @@ static void test_fresh_journal_is_created_private(void **state)
 	char *path = lm_test_join(f->dir, "state.json"), *text;
 	lm_vm_record r;
 
-	assert_int_equal(lm_journal_open_rw(&st, f->ctx), 0);
+	lm_assert_ok(lm_journal_open_rw(&st, f->ctx));
 	assert_int_equal(stat(f->dir, &sb), 0);
 	assert_int_equal(sb.st_mode & 0777, 0700);
 	assert_string_equal(lm_state_file(st), path);
 	assert_int_equal(cJSON_GetObjectItem(lm_state_doc(st), "schema")->valueint, 1);
-	assert_int_equal(lm_vm_record_get(st, "vm1", &r), 0);
+	lm_assert_ok(lm_vm_record_get(st, "vm1", &r));
 	assert_false(r.known);
-	assert_int_equal(lm_vm_record_set_address(&r, "127.0.0.2"), 0);
-	assert_int_equal(lm_vm_record_put(st, &r), 0);
+	lm_assert_ok(lm_vm_record_set_address(&r, "127.0.0.2"));
+	lm_assert_ok(lm_vm_record_put(st, &r));
 	lm_vm_record_dispose(&r);
-	assert_int_equal(lm_state_save(st), 0);
+	lm_assert_ok(lm_state_save(st));
 	lm_state_close(st);
 	assert_int_equal(stat(path, &sb), 0);
 	assert_int_equal(sb.st_mode & 0777, 0600);
 	text = lm_test_slurp(path, NULL);
-	assert_non_null(strstr(text, "\"address\""));
+	lm_assert_contains(text, "\"address\"");
 	free(text);
 
-	assert_int_equal(lm_journal_open_rw(&st, f->ctx), 0);
-	assert_int_equal(lm_vm_record_get(st, "vm1", &r), 0);
+	lm_assert_ok(lm_journal_open_rw(&st, f->ctx));
+	lm_assert_ok(lm_vm_record_get(st, "vm1", &r));
 	assert_true(r.known);
 	assert_string_equal(r.address, "127.0.0.2");
 	lm_vm_record_dispose(&r);
@@ -103,9 +105,9 @@ static void test_readonly_creates_nothing(void **state)
 	fixture *f = *state;
 	lm_state *st;
 
-	assert_int_equal(lm_journal_open(&st, f->ctx, LM_STATE_READONLY, 0), 0);
+	lm_assert_ok(lm_journal_open(&st, f->ctx, LM_STATE_READONLY, 0));
 	assert_non_null(lm_state_doc(st));
-	assert_int_equal(lm_state_save(st), LM_EINVALID);
+	lm_assert_fails(lm_state_save(st), LM_EINVALID);
 	lm_state_close(st);
 	assert_false(lm_test_exists(f->dir));
 }
@@ -115,18 +117,18 @@ static void test_lock_is_exclusive(void **state)
 	fixture *f = *state;
 	lm_state *a, *b;
 
-	assert_int_equal(lm_journal_open_rw(&a, f->ctx), 0);
+	lm_assert_ok(lm_journal_open_rw(&a, f->ctx));
 	/* flock locks belong to the open file description: a second open waits like another process. */
-	assert_int_equal(lm_journal_open(&b, f->ctx, 0, 0.2), LM_ELOCKED);
-	assert_non_null(strstr(lm_error_last()->message, "state.lock"));
+	lm_assert_fails(lm_journal_open(&b, f->ctx, 0, 0.2), LM_ELOCKED);
+	lm_assert_error_has("state.lock");
 	/* Readers take it shared: they wait for a writer too, and do not block each other. */
-	assert_int_equal(lm_journal_open(&b, f->ctx, LM_STATE_READONLY, 0.2), LM_ELOCKED);
+	lm_assert_fails(lm_journal_open(&b, f->ctx, LM_STATE_READONLY, 0.2), LM_ELOCKED);
 	lm_state_close(a);
-	assert_int_equal(lm_journal_open(&a, f->ctx, LM_STATE_READONLY, 0.2), 0);
-	assert_int_equal(lm_journal_open(&b, f->ctx, LM_STATE_READONLY, 0.2), 0);
+	lm_assert_ok(lm_journal_open(&a, f->ctx, LM_STATE_READONLY, 0.2));
+	lm_assert_ok(lm_journal_open(&b, f->ctx, LM_STATE_READONLY, 0.2));
 	lm_state_close(b);
 	lm_state_close(a);
-	assert_int_equal(lm_journal_open(&b, f->ctx, 0, 0.2), 0);
+	lm_assert_ok(lm_journal_open(&b, f->ctx, 0, 0.2));
 	lm_state_close(b);
 }
 
@@ -136,7 +138,7 @@ static void check_corrupt(fixture *f, const char *content, int expect_code)
 	size_t len = 0;
 	lm_state *st = NULL;
 
-	assert_int_equal(lm_fs_mkdir_private(f->dir), 0);
+	lm_assert_ok(lm_fs_mkdir_private(f->dir));
 	lm_test_write(path, content, strlen(content));
 	assert_int_equal(lm_journal_open_rw(&st, f->ctx), expect_code);
 	assert_null(st);
@@ -155,15 +157,15 @@ static void test_corrupt_journal_is_kept_and_copied(void **state)
 
 	check_corrupt(f, "{\"schema\": 1, \"vms\": {", LM_ECORRUPT);
 	msg = lm_error_last()->message;
-	assert_non_null(strstr(msg, "state.json"));
-	assert_non_null(strstr(msg, "copy"));
-	assert_non_null(strstr(msg, "state-format.md"));
+	lm_assert_contains(msg, "state.json");
+	lm_assert_contains(msg, "copy");
+	lm_assert_contains(msg, "state-format.md");
 	assert_int_equal(count_copies(f->dir), 1);
 	/* Trying again does not pile up copies of the same damage. */
-	assert_int_equal(lm_journal_open_rw(&st, f->ctx), LM_ECORRUPT);
+	lm_assert_fails(lm_journal_open_rw(&st, f->ctx), LM_ECORRUPT);
 	assert_int_equal(count_copies(f->dir), 1);
 	/* Read-only: the same error, and no copy. */
-	assert_int_equal(lm_journal_open(&st, f->ctx, LM_STATE_READONLY, 0), LM_ECORRUPT);
+	lm_assert_fails(lm_journal_open(&st, f->ctx, LM_STATE_READONLY, 0), LM_ECORRUPT);
 	assert_int_equal(count_copies(f->dir), 1);
 
 	check_corrupt(f, "[1, 2]", LM_ECORRUPT);
@@ -173,7 +175,7 @@ static void test_corrupt_journal_is_kept_and_copied(void **state)
 	check_corrupt(f, "", LM_ECORRUPT);
 	check_corrupt(f, "{\"schema\": 1} trailing", LM_ECORRUPT);
 	check_corrupt(f, "{\"schema\": 7}", LM_EUNSUPPORTED);
-	assert_non_null(strstr(lm_error_last()->message, "newer"));
+	lm_assert_error_has("newer");
 }
 
 static void test_state_dir_writable_by_others_is_refused(void **state)
@@ -181,10 +183,10 @@ static void test_state_dir_writable_by_others_is_refused(void **state)
 	fixture *f = *state;
 	lm_state *st;
 
-	assert_int_equal(lm_fs_mkdir_private(f->dir), 0);
+	lm_assert_ok(lm_fs_mkdir_private(f->dir));
 	assert_int_equal(chmod(f->dir, 0777), 0);
-	assert_int_equal(lm_journal_open_rw(&st, f->ctx), LM_EINVALID);
-	assert_non_null(strstr(lm_error_last()->message, "chmod 700"));
+	lm_assert_fails(lm_journal_open_rw(&st, f->ctx), LM_EINVALID);
+	lm_assert_error_has("chmod 700");
 }
 
 static void test_state_path(void **state)
@@ -192,12 +194,247 @@ static void test_state_path(void **state)
 	fixture *f = *state;
 	char *p = NULL;
 
-	assert_int_equal(lm_state_path(f->ctx, "../x", &p), LM_EINVALID);
-	assert_int_equal(lm_state_path(f->ctx, "a/b", &p), LM_EINVALID);
-	assert_int_equal(lm_state_path(f->ctx, "known_hosts", &p), 0);
-	assert_non_null(strstr(p, "/state/known_hosts"));
+	lm_assert_fails(lm_state_path(f->ctx, "../x", &p), LM_EINVALID);
+	lm_assert_fails(lm_state_path(f->ctx, "a/b", &p), LM_EINVALID);
+	lm_assert_ok(lm_state_path(f->ctx, "known_hosts", &p));
+	lm_assert_contains(p, "/state/known_hosts");
 	assert_true(lm_test_exists(f->dir));
 	free(p);
+}
+
+/* ---- the journal's records (host/lib/record) ---- */
+
+static lm_guest_facts sample_guest(void)
+{
+	lm_guest_facts g;
+
+	memset(&g, 0, sizeof(g));
+	strcpy(g.os, "Darwin");
+	strcpy(g.arch, "arm64");
+	strcpy(g.os_version, "26.5.2");
+	strcpy(g.home, "/Users/lume");
+	strcpy(g.sip, "enabled");
+	g.boot_time = 1767225601.25;
+	return g;
+}
+
+/* Every part set, put, saved, read back: the same values. */
+static void test_round_trip(void **state)
+{
+	fixture *f = *state;
+	lm_vm_record r, back;
+	lm_profile *p = NULL;
+	lm_state *st = NULL;
+	lm_guest_facts g = sample_guest();
+	const char *argv[] = {"llama-server", "-m", "model.gguf"};
+	lm_agent_spec spec = {"com.example.llama", argv, 3, 1, 0};
+	lm_agent_info info;
+	lm_report *stock = NULL;
+
+	lm_assert_ok(lm_profile_builtin(&p, lm_profile_default_name()));
+	lm_assert_ok(lm_report_stock_paravirtual(&stock));
+	lm_assert_ok(lm_journal_open_rw(&st, f->ctx));
+	lm_assert_ok(lm_vm_record_get(st, "vm1", &r));
+	assert_false(r.known);
+	lm_vm_record_set_status(&r, LM_VM_STATUS_ENABLED);
+	lm_assert_ok(lm_vm_record_set_profile(&r, p));
+	lm_assert_ok(lm_vm_record_set_manager(&r, "lume-api"));
+	lm_assert_ok(lm_vm_record_set_address(&r, "127.0.0.2"));
+	lm_vm_record_set_enabled_at(&r, 100.5);
+	lm_vm_record_set_started_at(&r, 99.25);
+	lm_vm_record_set_guest(&r, &g);
+	lm_assert_ok(lm_vm_record_set_bundle(&r, "0.1.0-abc", "darwin-universal", "DYLD_INSERT_LIBRARIES",
+	    "LumeMetalShim.dylib", "metal-capabilities"));
+	lm_assert_ok(lm_vm_record_set_probe(&r, 101, stock, stock, NULL));
+	memset(&info, 0, sizeof(info));
+	strcpy(info.label, "com.example.llama");
+	strcpy(info.plist, "/Users/lume/Library/LaunchAgents/com.example.llama.plist");
+	strcpy(info.program, "/opt/homebrew/bin/llama-server");
+	info.installed_at = 102;
+	lm_assert_ok(lm_vm_record_add_agent(&r, &spec, &info));
+	lm_assert_ok(lm_vm_record_put(st, &r));
+	lm_assert_ok(lm_state_save(st));
+	lm_state_close(st);
+	lm_vm_record_dispose(&r);
+
+	lm_assert_ok(lm_vm_record_load(f->ctx, "vm1", &back));
+	assert_true(back.known);
+	assert_int_equal(back.status, LM_VM_STATUS_ENABLED);
+	assert_string_equal(back.profile_name, lm_profile_name(p));
+	assert_non_null(back.profile);
+	assert_string_equal(back.manager, "lume-api");
+	assert_string_equal(back.address, "127.0.0.2");
+	assert_true(back.enabled_at == 100.5 && back.vm_started_at == 99.25 && back.probed_at == 101);
+	assert_string_equal(back.guest.home, "/Users/lume");
+	assert_string_equal(back.guest.sip, "enabled");
+	assert_true(back.guest.boot_time == g.boot_time);
+	assert_string_equal(back.bundle.injection, "DYLD_INSERT_LIBRARIES");
+	assert_non_null(back.stock);
+	assert_non_null(back.shimmed);
+	assert_null(back.exercised);
+	assert_int_equal(back.nagents, 1);
+	assert_string_equal(back.agents[0].program, "/opt/homebrew/bin/llama-server");
+	/* The program is recorded resolved; argv keeps what follows it. */
+	assert_string_equal(back.agents[0].argv[0], "-m");
+	assert_string_equal(back.agents[0].argv[1], "model.gguf");
+	assert_null(back.agents[0].argv[2]);
+	assert_true(back.agents[0].keep_alive && !back.agents[0].run_at_load);
+	lm_vm_record_dispose(&back);
+	lm_report_free(stock);
+	lm_profile_free(p);
+}
+
+/* A put writes only what a setter changed: other keys, known or not, stay exactly as they were. */
+static void test_only_changed_parts_are_written(void **state)
+{
+	cJSON *entry = cJSON_Parse("{\"status\":\"enabled\",\"future_key\":{\"x\":1},\"guest\":{\"os\":\"Darwin\","
+	    "\"home\":\"/Users/lume\",\"future\":true},\"bundle\":{\"id\":\"b1\"}}");
+	lm_vm_record r;
+	char *text;
+
+	(void)state;
+	assert_non_null(entry);
+	lm_assert_ok(lm_vm_record_decode(entry, "vm1", &r));
+	lm_assert_ok(lm_vm_record_set_mark(&r, "0123abcd"));
+	lm_assert_ok(lm_vm_record_encode(&r, entry));
+	text = cJSON_PrintUnformatted(entry);
+	lm_assert_contains(text, "\"future_key\":{\"x\":1}");
+	lm_assert_contains(text, "\"future\":true"); /* the guest object was not rewritten */
+	lm_assert_contains(text, "\"enable_run\":\"0123abcd\"");
+	free(text);
+	/* An empty mark takes the key away; a nested part is replaced whole when changed. */
+	lm_assert_ok(lm_vm_record_set_mark(&r, ""));
+	lm_vm_record_set_guest(&r, &r.guest);
+	lm_assert_ok(lm_vm_record_encode(&r, entry));
+	text = cJSON_PrintUnformatted(entry);
+	lm_assert_not_contains(text, "enable_run");
+	lm_assert_not_contains(text, "\"future\":true");
+	lm_assert_contains(text, "\"home\":\"/Users/lume\"");
+	free(text);
+	lm_vm_record_dispose(&r);
+	cJSON_Delete(entry);
+}
+
+/* The setters' rules. */
+static void test_setter_rules(void **state)
+{
+	lm_vm_record r;
+	lm_guest_facts g = sample_guest();
+	char long_id[LM_BUNDLE_ID_MAX + 8];
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	/* Only the first enable's time is kept. */
+	lm_vm_record_set_enabled_at(&r, 10);
+	lm_vm_record_set_enabled_at(&r, 20);
+	assert_true(r.enabled_at == 10);
+	/* An unknown manager proves nothing: the recorded one stays. */
+	lm_assert_ok(lm_vm_record_set_manager(&r, "tart"));
+	lm_assert_ok(lm_vm_record_set_manager(&r, ""));
+	assert_string_equal(r.manager, "tart");
+	/* Only a SIP state csrutil reports is recorded. */
+	strcpy(g.sip, "weird");
+	lm_vm_record_set_guest(&r, &g);
+	assert_string_equal(r.guest.sip, "");
+	/* A value that does not fit is refused whole, never cut. */
+	memset(long_id, 'x', sizeof(long_id) - 1);
+	long_id[sizeof(long_id) - 1] = '\0';
+	assert_int_equal(lm_vm_record_set_bundle(&r, long_id, "p", "i", "s", "q"), LM_EINVALID);
+	lm_assert_error_has("bundle's id");
+	/* A mark is the run's own. */
+	assert_false(lm_vm_record_marked(&r, "abc"));
+	r.known = 1;
+	lm_assert_ok(lm_vm_record_set_mark(&r, "abc"));
+	assert_true(lm_vm_record_marked(&r, "abc"));
+	assert_false(lm_vm_record_marked(&r, "abd"));
+	lm_vm_record_dispose(&r);
+}
+
+/* Damaged values are errors that name the key and the limit, never cut; odd values read as unknown. */
+static void test_decode_damage(void **state)
+{
+	cJSON *entry;
+	lm_vm_record r;
+	char *json;
+	size_t n = LM_GUEST_HOME_MAX + 10;
+
+	(void)state;
+	entry = cJSON_Parse("{\"status\":\"exploded\",\"guest\":{\"boot_time\":1e300,\"sip\":\"maybe\"},"
+	    "\"last_probe\":{\"stock\":{\"not\":\"a report\"}}}");
+	lm_assert_ok(lm_vm_record_decode(entry, "vm1", &r));
+	assert_int_equal(r.status, LM_VM_STATUS_NONE);
+	assert_true(r.guest.boot_time == 0);
+	assert_string_equal(r.guest.sip, "");
+	assert_null(r.stock);
+	lm_vm_record_dispose(&r);
+	cJSON_Delete(entry);
+
+	json = malloc(n + 64);
+	strcpy(json, "{\"guest\":{\"home\":\"/");
+	memset(json + strlen(json), 'h', n);
+	strcpy(json + strlen("{\"guest\":{\"home\":\"/") + n, "\"}}");
+	entry = cJSON_Parse(json);
+	assert_non_null(entry);
+	assert_int_equal(lm_vm_record_decode(entry, "vm1", &r), LM_ECORRUPT);
+	lm_assert_error_has("guest.home");
+	cJSON_Delete(entry);
+	free(json);
+
+	entry = cJSON_Parse("{\"agents\":[{\"label\":\"-bad label\"}]}");
+	assert_int_equal(lm_vm_record_decode(entry, "vm1", &r), LM_ECORRUPT);
+	cJSON_Delete(entry);
+}
+
+/* The VMs that keep the preference needed: "enabling" or "enabled", by name, other than one. */
+static void test_live_vms(void **state)
+{
+	fixture *f = *state;
+	lm_state *st = NULL;
+	lm_vm_record r;
+	char names[64];
+	static const struct {
+		const char *name;
+		lm_vm_status status;
+	} vms[] = {{"a", LM_VM_STATUS_ENABLED}, {"b", LM_VM_STATUS_ENABLING}, {"c", LM_VM_STATUS_NONE}};
+	size_t i;
+
+	lm_assert_ok(lm_journal_open_rw(&st, f->ctx));
+	for (i = 0; i < 3; i++) {
+		lm_assert_ok(lm_vm_record_get(st, vms[i].name, &r));
+		lm_vm_record_set_status(&r, vms[i].status);
+		lm_assert_ok(lm_vm_record_set_address(&r, "127.0.0.2"));
+		lm_assert_ok(lm_vm_record_put(st, &r));
+		lm_vm_record_dispose(&r);
+	}
+	assert_int_equal(lm_vm_record_live(st, NULL, names, sizeof(names)), 2);
+	assert_string_equal(names, "a, b");
+	assert_int_equal(lm_vm_record_live(st, "a", names, sizeof(names)), 1);
+	assert_string_equal(names, "b");
+	assert_true(lm_journal_has_vm(st, "c"));
+	lm_journal_forget_vm(st, "c");
+	assert_false(lm_journal_has_vm(st, "c"));
+	lm_state_close(st);
+}
+
+/* The document's layout: a newer schema is refused, a wrong shape is damage. */
+static void test_layout(void **state)
+{
+	fixture *f = *state;
+	lm_state *st = NULL;
+	char *path;
+
+	lm_assert_ok(lm_journal_open_rw(&st, f->ctx)); /* creates the directory */
+	lm_state_close(st);
+	path = lm_test_join(f->dir, "state.json");
+	lm_test_write(path, "{\"schema\":2,\"vms\":{}}", 21);
+	assert_int_equal(lm_journal_open(&st, f->ctx, LM_STATE_READONLY, 1), LM_EUNSUPPORTED);
+	lm_assert_error_has("newer lume-metal");
+	lm_test_write(path, "{\"schema\":1,\"vms\":[]}", 21);
+	assert_int_equal(lm_journal_open(&st, f->ctx, LM_STATE_READONLY, 1), LM_ECORRUPT);
+	/* The state module alone reads it: it is a JSON object, nothing more is asked. */
+	lm_assert_ok(lm_state_open_ex(&st, f->ctx, LM_STATE_READONLY, 1));
+	lm_state_close(st);
+	free(path);
 }
 
 int main(void)
@@ -209,6 +446,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corrupt_journal_is_kept_and_copied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_dir_writable_by_others_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test(test_only_changed_parts_are_written),
+		cmocka_unit_test(test_setter_rules),
+		cmocka_unit_test(test_decode_damage),
+		cmocka_unit_test_setup_teardown(test_live_vms, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,7 @@
 #include "error_internal.h"
 #include "pref_default.h"
 #include "prefs_store.h"
-#include "test_util.h"
+#include "lm_test.h"
 
 #define DOMAIN "com.apple.gpusw.ParavirtualizedGraphics"
 #define KEY "ForceUnrestrictedDeviceFeatureLevel"
@@ -43,10 +43,10 @@ static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
 
-	f->dir = lm_test_tmpdir();
+	f->dir = lm_test_tmpdir("prefs");
 	f->prefs = lm_test_join(f->dir, "prefs");
 	f->file = lm_test_join(f->prefs, DOMAIN ".plist");
-	assert_int_equal(lm_prefs_store_open_plist(&f->store, f->prefs, DOMAIN), 0);
+	lm_assert_ok(lm_prefs_store_open_plist(&f->store, f->prefs, DOMAIN));
 	*state = f;
 	return 0;
 }
@@ -82,10 +82,10 @@ static void test_absent_directory_reads_as_absent_file(void **state)
 	plist_t v = NULL;
 	int present = 1;
 
-	assert_int_equal(lm_prefs_store_read(f->store, KEY, &present, &v), 0);
+	lm_assert_ok(lm_prefs_store_read(f->store, KEY, &present, &v));
 	assert_int_equal(present, 0);
 	assert_null(v);
-	assert_non_null(strstr(lm_prefs_store_id(f->store), "plist:/"));
+	lm_assert_contains(lm_prefs_store_id(f->store), "plist:/");
 	assert_string_equal(lm_prefs_store_path(f->store), f->file);
 }
 
@@ -100,16 +100,16 @@ static void test_set_writes_binary_and_keeps_every_other_key(void **state)
 	lm_test_write(f->file, every_type_xml, strlen(every_type_xml));
 	before = parse_file(f->file);
 	assert_non_null(before);
-	assert_int_equal(lm_prefs_store_set(f->store, KEY, t), 0);
+	lm_assert_ok(lm_prefs_store_set(f->store, KEY, t));
 	data = lm_test_slurp(f->file, NULL);
 	assert_memory_equal(data, "bplist00", 8);
 	free(data);
-	assert_int_equal(lm_prefs_store_read(f->store, KEY, &present, &v), 0);
+	lm_assert_ok(lm_prefs_store_read(f->store, KEY, &present, &v));
 	assert_int_equal(present, 1);
 	assert_true(lm_pref_plist_equal(v, t));
 	plist_free(v);
 	/* Remove our key again: exactly the original dictionary, every type intact. */
-	assert_int_equal(lm_prefs_store_delete(f->store, KEY, 1), 0);
+	lm_assert_ok(lm_prefs_store_delete(f->store, KEY, 1));
 	after = parse_file(f->file);
 	assert_true(lm_pref_plist_equal(before, after));
 	plist_free(before);
@@ -122,16 +122,16 @@ static void test_delete_removes_file_only_when_empty(void **state)
 	fixture *f = *state;
 	plist_t t = plist_new_bool(1), o = plist_new_string("other");
 
-	assert_int_equal(lm_prefs_store_set(f->store, KEY, t), 0);
+	lm_assert_ok(lm_prefs_store_set(f->store, KEY, t));
 	assert_true(lm_test_exists(f->file));
-	assert_int_equal(lm_prefs_store_delete(f->store, KEY, 1), 0);
+	lm_assert_ok(lm_prefs_store_delete(f->store, KEY, 1));
 	assert_false(lm_test_exists(f->file));
-	assert_int_equal(lm_prefs_store_set(f->store, KEY, t), 0);
-	assert_int_equal(lm_prefs_store_set(f->store, "Other", o), 0);
-	assert_int_equal(lm_prefs_store_delete(f->store, KEY, 1), 0);
+	lm_assert_ok(lm_prefs_store_set(f->store, KEY, t));
+	lm_assert_ok(lm_prefs_store_set(f->store, "Other", o));
+	lm_assert_ok(lm_prefs_store_delete(f->store, KEY, 1));
 	assert_true(lm_test_exists(f->file));
 	/* Deleting an absent key leaves the file alone. */
-	assert_int_equal(lm_prefs_store_delete(f->store, KEY, 0), 0);
+	lm_assert_ok(lm_prefs_store_delete(f->store, KEY, 0));
 	assert_true(lm_test_exists(f->file));
 	plist_free(t);
 	plist_free(o);
@@ -147,7 +147,7 @@ static void check_malformed(fixture *f, const void *content, size_t len, int cod
 
 	lm_test_write(f->file, content, len);
 	assert_int_equal(lm_prefs_store_read(f->store, KEY, &present, &v), code);
-	assert_non_null(strstr(lm_error_last()->message, f->file));
+	lm_assert_error_has(f->file);
 	assert_int_equal(lm_prefs_store_set(f->store, KEY, t), code);
 	assert_int_equal(lm_prefs_store_delete(f->store, KEY, 1), code);
 	after = lm_test_slurp(f->file, &alen);
@@ -206,7 +206,7 @@ static void test_strings_that_cannot_be_kept(void **state)
 
 	assert_int_equal(mkdir(f->prefs, 0700), 0);
 	check_malformed(f, nul_xml, sizeof(nul_xml) - 1, LM_ECORRUPT);
-	assert_non_null(strstr(lm_error_last()->message, "NUL character or invalid UTF-8"));
+	lm_assert_error_has("NUL character or invalid UTF-8");
 	check_malformed(f, bad_utf8_xml, sizeof(bad_utf8_xml) - 1, LM_ECORRUPT);
 	check_malformed(f, nul_utf16, sizeof(nul_utf16) - 1, LM_ECORRUPT);
 	check_malformed(f, nul_key_utf16, sizeof(nul_key_utf16) - 1, LM_ECORRUPT);
@@ -226,15 +226,15 @@ static void test_unreadable_locations(void **state)
 
 	/* The prefs "directory" is a regular file. */
 	lm_test_write(asfile, "x", 1);
-	assert_int_equal(lm_prefs_store_open_plist(&s, asfile, DOMAIN), 0);
+	lm_assert_ok(lm_prefs_store_open_plist(&s, asfile, DOMAIN));
 	assert_true(lm_prefs_store_read(s, KEY, &present, &v) < 0);
-	assert_non_null(strstr(lm_error_last()->message, asfile));
+	lm_assert_error_has(asfile);
 	lm_prefs_store_free(s);
 	/* The plist "file" is a directory. */
 	assert_int_equal(mkdir(f->prefs, 0700), 0);
 	assert_int_equal(mkdir(f->file, 0700), 0);
 	assert_true(lm_prefs_store_read(f->store, KEY, &present, &v) < 0);
-	assert_non_null(strstr(lm_error_last()->message, f->file));
+	lm_assert_error_has(f->file);
 	free(asfile);
 }
 
@@ -247,7 +247,7 @@ static void test_managed_file_simulates_configuration_profile(void **state)
 	uint32_t blen = 0;
 	int managed = 1;
 
-	assert_int_equal(lm_prefs_store_managed(f->store, KEY, &managed, &forced), 0);
+	lm_assert_ok(lm_prefs_store_managed(f->store, KEY, &managed, &forced));
 	assert_int_equal(managed, 0);
 	assert_null(forced);
 	assert_int_equal(mkdir(f->prefs, 0700), 0);
@@ -255,11 +255,11 @@ static void test_managed_file_simulates_configuration_profile(void **state)
 	plist_dict_set_item(d, KEY, plist_new_bool(0));
 	plist_to_bin(d, &bin, &blen);
 	lm_test_write(mfile, bin, blen);
-	assert_int_equal(lm_prefs_store_managed(f->store, KEY, &managed, &forced), 0);
+	lm_assert_ok(lm_prefs_store_managed(f->store, KEY, &managed, &forced));
 	assert_int_equal(managed, 1);
 	assert_int_equal(plist_get_node_type(forced), PLIST_BOOLEAN);
 	plist_free(forced);
-	assert_int_equal(lm_prefs_store_managed(f->store, "OtherKey", &managed, &forced), 0);
+	lm_assert_ok(lm_prefs_store_managed(f->store, "OtherKey", &managed, &forced));
 	assert_int_equal(managed, 0);
 	assert_null(forced);
 	plist_to_bin_free(bin);
@@ -273,12 +273,12 @@ static void test_domain_validation(void **state)
 	lm_prefs_store *s = NULL;
 
 	(void)state;
-	assert_int_equal(lm_prefs_store_open_plist(&s, "/tmp", "../etc/passwd"), LM_EINVALID);
-	assert_int_equal(lm_prefs_store_open_plist(&s, "/tmp", ".hidden"), LM_EINVALID);
-	assert_int_equal(lm_prefs_store_open_plist(&s, "/tmp", "a/b"), LM_EINVALID);
-	assert_int_equal(lm_prefs_store_open_plist(&s, "/tmp", ""), LM_EINVALID);
+	lm_assert_fails(lm_prefs_store_open_plist(&s, "/tmp", "../etc/passwd"), LM_EINVALID);
+	lm_assert_fails(lm_prefs_store_open_plist(&s, "/tmp", ".hidden"), LM_EINVALID);
+	lm_assert_fails(lm_prefs_store_open_plist(&s, "/tmp", "a/b"), LM_EINVALID);
+	lm_assert_fails(lm_prefs_store_open_plist(&s, "/tmp", ""), LM_EINVALID);
 	assert_null(s);
-	assert_int_equal(lm_prefs_store_open_plist(&s, "/tmp/", "com.example.x-y_z"), 0);
+	lm_assert_ok(lm_prefs_store_open_plist(&s, "/tmp/", "com.example.x-y_z"));
 	assert_string_equal(lm_prefs_store_path(s), "/tmp/com.example.x-y_z.plist");
 	lm_prefs_store_free(s);
 	lm_prefs_store_free(NULL);
@@ -300,11 +300,11 @@ static void test_value_encoding_round_trips_every_type(void **state)
 		plist_dict_next_item(all, it, &key, &item);
 		if (item == NULL)
 			break;
-		assert_int_equal(lm_pref_plist_encode(item, &text), 0);
-		assert_int_equal(lm_pref_plist_decode(text, &back), 0);
+		lm_assert_ok(lm_pref_plist_encode(item, &text));
+		lm_assert_ok(lm_pref_plist_decode(text, &back));
 		assert_true(lm_pref_plist_equal(item, back));
 		lm_pref_plist_describe(item, desc, sizeof(desc));
-		assert_non_null(strstr(desc, lm_pref_plist_type(item)));
+		lm_assert_contains(desc, lm_pref_plist_type(item));
 		plist_free(back);
 		free(text);
 		free(key);
@@ -313,16 +313,16 @@ static void test_value_encoding_round_trips_every_type(void **state)
 	free(it);
 	assert_int_equal(n, 8);
 	/* The whole dictionary too. */
-	assert_int_equal(lm_pref_plist_encode(all, &text), 0);
-	assert_int_equal(lm_pref_plist_decode(text, &back), 0);
+	lm_assert_ok(lm_pref_plist_encode(all, &text));
+	lm_assert_ok(lm_pref_plist_decode(text, &back));
 	assert_true(lm_pref_plist_equal(all, back));
 	plist_free(back);
 	free(text);
 	plist_free(all);
 
-	assert_int_equal(lm_pref_plist_decode("not base64!", &back), LM_EINVALID);
-	assert_int_equal(lm_pref_plist_decode("aGVsbG8=", &back), LM_EINVALID); /* "hello" */
-	assert_int_equal(lm_pref_plist_decode("", &back), LM_EINVALID);
+	lm_assert_fails(lm_pref_plist_decode("not base64!", &back), LM_EINVALID);
+	lm_assert_fails(lm_pref_plist_decode("aGVsbG8=", &back), LM_EINVALID); /* "hello" */
+	lm_assert_fails(lm_pref_plist_decode("", &back), LM_EINVALID);
 	assert_null(back);
 }
 

@@ -4,10 +4,9 @@
 # numbers in the journal (item 7). Every run is bounded by `timeout`: a hang is a failure, not a
 # stuck test.
 # usage: cli_safety.sh LUME_METAL
-set -euo pipefail
+. "$(dirname "$0")/../support/lm_test.sh"
 LM=$1
-T=$(mktemp -d "${TMPDIR:-/tmp}/lm-safety-cli.XXXXXX")
-trap 'rm -rf "$T"' EXIT
+lm_test_scratch safety-cli
 unset LUME_METAL_PREFS_DIR LUME_METAL_STATE_DIR LUME_METAL_BUNDLE LUME_METAL_SSH_PASSWORD
 export HOME=$T/home XDG_STATE_HOME=$T/xdg
 mkdir -p "$HOME"
@@ -15,7 +14,6 @@ RAW=$'[\e\a]'   # ESC starts terminal escape sequences; BEL ends OSC ones
 CSI8=$'\xc2\x9b' # the C1 CSI, U+009B, as UTF-8
 DOMAIN=com.apple.gpusw.ParavirtualizedGraphics
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # run NAME EXPECTED-EXIT ARGS...: stdout in $T/NAME.out, stderr in $T/NAME.err.
 run() {
@@ -26,7 +24,6 @@ run() {
   [ "$rc" = "$want" ] || fail "$name: exit $rc, expected $want; stderr: $(cat "$T/$name.err")"
   echo "ok: $name (exit $rc): $(head -c 200 "$T/$name.err" | tr '\n' ' ')"
 }
-err_has() { grep -qF -- "$2" "$T/$1.err" || fail "$1: stderr lacks '$2': $(cat "$T/$1.err")"; }
 no_raw_control() { # nothing in stdout or stderr that could drive a terminal
   local f
   for f in "$T/$1.out" "$T/$1.err"; do

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <setjmp.h>
 
@@ -28,48 +27,19 @@
 #include "record.h"
 #include "state.h"
 #include "text.h"
+#include "lm_test.h"
 
 static char *tmp_dir;
 
-static char *join2(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *p = malloc(n);
-
-	assert_non_null(p);
-	snprintf(p, n, "%s/%s", dir, name);
-	return p;
-}
-
 static char *path_in(const char *name)
 {
-	return join2(tmp_dir, name);
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	return lm_test_join(tmp_dir, name);
 }
 
 static void make_fifo(const char *path)
 {
 	unlink(path);
 	assert_int_equal(mkfifo(path, 0600), 0);
-}
-
-static int contains(const char *hay, const char *needle)
-{
-	return hay != NULL && strstr(hay, needle) != NULL;
-}
-
-static void assert_message_has(const char *needle)
-{
-	if (!contains(lm_error_last()->message, needle))
-		fail_msg("expected \"%s\" in: %s", needle, lm_error_last()->message);
 }
 
 static lm_context *context_in(const char *state, const char *prefs, const char *bundle)
@@ -82,18 +52,14 @@ static lm_context *context_in(const char *state, const char *prefs, const char *
 	o.prefs_dir = prefs;
 	o.bundle_dir = bundle;
 	o.connect_timeout = 2;
-	if (lm_context_new(&ctx, &o) != 0)
-		fail_msg("context: %s", lm_error_last()->message);
+	lm_assert_ok(lm_context_new(&ctx, &o));
 	return ctx;
 }
 
 static int setup(void **state)
 {
-	char tmpl[] = "/tmp/lm-safety-XXXXXX";
-
 	(void)state;
-	assert_non_null(mkdtemp(tmpl));
-	tmp_dir = strdup(tmpl);
+	tmp_dir = lm_test_tmpdir("safety");
 	/* A FIFO that blocks would hang the test: the alarm makes that a failure instead. */
 	alarm(60);
 	return 0;
@@ -101,17 +67,9 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char *argv[] = {"/bin/rm", "-rf", tmp_dir, NULL};
-	pid_t pid;
-	int status;
-
 	(void)state;
 	alarm(0);
-	if ((pid = fork()) == 0) {
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	waitpid(pid, &status, 0);
+	lm_test_rmtree(tmp_dir);
 	free(tmp_dir);
 	return 0;
 }
@@ -148,17 +106,17 @@ static void test_sanitiser(void **state)
 	free(s);
 	/* lm_text_quote never ends inside a UTF-8 sequence when it cuts, and marks the cut. */
 	lm_text_quote(out, 9, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 10, 100);
-	assert_int_equal(lm_utf8_check(out, strlen(out), &bad), 0);
+	lm_assert_ok(lm_utf8_check(out, strlen(out), &bad));
 	assert_string_equal(out, "\xc3\xa9\xc3\xa9...");
 	/* A rejected VM name in a library message: no raw escape byte. */
 	{
 		char name[LM_VM_NAME_MAX];
-		assert_int_equal(lm_vm_name_normalize("bad\x1b]0;owned\x07name", name), LM_EINVALID);
+		lm_assert_fails(lm_vm_name_normalize("bad\x1b]0;owned\x07name", name), LM_EINVALID);
 		assert_null(strchr(lm_error_last()->message, '\x1b'));
 		assert_null(strchr(lm_error_last()->message, '\x07'));
-		assert_message_has("\\x1b]0;owned\\x07");
-		assert_int_equal(lm_vm_name_normalize("\xff\xfe", name), LM_EINVALID);
-		assert_int_equal(lm_utf8_check(lm_error_last()->message, strlen(lm_error_last()->message), &bad), 0);
+		lm_assert_error_has("\\x1b]0;owned\\x07");
+		lm_assert_fails(lm_vm_name_normalize("\xff\xfe", name), LM_EINVALID);
+		lm_assert_ok(lm_utf8_check(lm_error_last()->message, strlen(lm_error_last()->message), &bad));
 	}
 }
 
@@ -173,16 +131,16 @@ static void test_fifo_reader(void **state)
 
 	(void)state;
 	make_fifo(fifo);
-	assert_int_equal(lm_fs_read_file(fifo, 100, &data, &len), LM_EINVALID);
-	assert_message_has("FIFO");
-	assert_int_equal(lm_fs_open_read(fifo, &fd, &st), LM_EINVALID);
+	lm_assert_fails(lm_fs_read_file(fifo, 100, &data, &len), LM_EINVALID);
+	lm_assert_error_has("FIFO");
+	lm_assert_fails(lm_fs_open_read(fifo, &fd, &st), LM_EINVALID);
 	assert_int_equal(fd, -1);
 	/* A profile. */
 	{
 		lm_profile *p = NULL;
-		assert_int_equal(lm_profile_load_file(&p, fifo), LM_EINVALID);
-		assert_message_has(fifo);
-		assert_message_has("FIFO");
+		lm_assert_fails(lm_profile_load_file(&p, fifo), LM_EINVALID);
+		lm_assert_error_has(fifo);
+		lm_assert_error_has("FIFO");
 	}
 	free(fifo);
 }
@@ -196,32 +154,32 @@ static void test_fifo_journal_lock_plist(void **state)
 	lm_state *st = NULL;
 
 	(void)state;
-	assert_int_equal(lm_fs_mkdir_private(dir), 0);
-	assert_int_equal(lm_fs_mkdir_private(prefs), 0);
-	journal = join2(dir, "state.json");
-	lock = join2(dir, "state.lock");
-	plist = join2(prefs, "com.apple.gpusw.ParavirtualizedGraphics.plist");
+	lm_assert_ok(lm_fs_mkdir_private(dir));
+	lm_assert_ok(lm_fs_mkdir_private(prefs));
+	journal = lm_test_join(dir, "state.json");
+	lock = lm_test_join(dir, "state.lock");
+	plist = lm_test_join(prefs, "com.apple.gpusw.ParavirtualizedGraphics.plist");
 	ctx = context_in(dir, prefs, NULL);
 	/* The journal. */
 	make_fifo(journal);
-	assert_int_equal(lm_state_open(&st, ctx), LM_EINVALID);
+	lm_assert_fails(lm_state_open(&st, ctx), LM_EINVALID);
 	assert_null(st);
-	assert_message_has("FIFO");
-	assert_int_equal(lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 1), LM_EINVALID);
+	lm_assert_error_has("FIFO");
+	lm_assert_fails(lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 1), LM_EINVALID);
 	unlink(journal);
 	/* The lock file. */
 	make_fifo(lock);
-	assert_int_equal(lm_state_open(&st, ctx), LM_EIO);
-	assert_message_has("not a regular file");
+	lm_assert_fails(lm_state_open(&st, ctx), LM_EIO);
+	lm_assert_error_has("not a regular file");
 	unlink(lock);
 	/* The preference plist. */
 	make_fifo(plist);
 	lm_host_pref_default(&want);
 	memset(&info, 0, sizeof(info));
-	assert_int_equal(lm_host_pref_status(ctx, &want, &info), LM_EINVALID);
-	assert_message_has("FIFO");
+	lm_assert_fails(lm_host_pref_status(ctx, &want, &info), LM_EINVALID);
+	lm_assert_error_has("FIFO");
 	memset(&info, 0, sizeof(info));
-	assert_int_equal(lm_host_pref_enable(ctx, &want, &info), LM_EINVALID);
+	lm_assert_fails(lm_host_pref_enable(ctx, &want, &info), LM_EINVALID);
 	unlink(plist);
 	lm_context_free(ctx);
 	free(journal);
@@ -244,36 +202,36 @@ static void test_fifo_manifest_key_password_known_hosts(void **state)
 	(void)state;
 	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION), 0);
 	/* The bundle manifest. */
-	assert_int_equal(lm_fs_mkdir_private(bundle), 0);
-	manifest = join2(bundle, "manifest.json");
+	lm_assert_ok(lm_fs_mkdir_private(bundle));
+	manifest = lm_test_join(bundle, "manifest.json");
 	make_fifo(manifest);
 	ctx = context_in(sdir, NULL, bundle);
 	memset(&facts, 0, sizeof(facts));
-	assert_int_equal(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
-	assert_message_has("FIFO");
+	lm_assert_fails(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
+	lm_assert_error_has("FIFO");
 	lm_context_free(ctx);
 	/* A key file and a password file: refused before any connection is tried (port 1 of a
 	 * loopback address nobody listens on would say "refused" otherwise). */
 	make_fifo(key);
 	o.state_dir = sdir;
 	o.ssh_key = key;
-	assert_int_equal(lm_context_new(&ctx, &o), 0);
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, "vm", "127.0.0.1", 1), LM_EINVALID);
-	assert_message_has("FIFO");
+	lm_assert_ok(lm_context_new(&ctx, &o));
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, "vm", "127.0.0.1", 1), LM_EINVALID);
+	lm_assert_error_has("FIFO");
 	lm_context_free(ctx);
 	make_fifo(pw);
 	o.ssh_key = NULL;
 	o.ssh_password_file = pw;
-	assert_int_equal(lm_context_new(&ctx, &o), 0);
-	assert_int_equal(lm_ssh_connect(&ssh, ctx, "vm", "127.0.0.1", 1), LM_EINVALID);
-	assert_message_has("FIFO");
-	assert_message_has("password file");
+	lm_assert_ok(lm_context_new(&ctx, &o));
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, "vm", "127.0.0.1", 1), LM_EINVALID);
+	lm_assert_error_has("FIFO");
+	lm_assert_error_has("password file");
 	/* known_hosts. */
-	assert_int_equal(lm_fs_mkdir_private(sdir), 0);
-	kh = join2(sdir, "known_hosts");
+	lm_assert_ok(lm_fs_mkdir_private(sdir));
+	kh = lm_test_join(sdir, "known_hosts");
 	make_fifo(kh);
-	assert_int_equal(lm_ssh_forget_host(ctx, "vm"), LM_EINVALID);
-	assert_message_has("FIFO");
+	lm_assert_fails(lm_ssh_forget_host(ctx, "vm"), LM_EINVALID);
+	lm_assert_error_has("FIFO");
 	lm_context_free(ctx);
 	free(kh);
 	free(manifest);
@@ -293,24 +251,24 @@ static void test_relative_dirs_refused(void **state)
 	(void)state;
 	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION), 0);
 	o.state_dir = "state";
-	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
-	assert_message_has("relative");
+	lm_assert_fails(lm_context_new(&ctx, &o), LM_EINVALID);
+	lm_assert_error_has("relative");
 	assert_null(ctx);
 	o.state_dir = NULL;
 	o.prefs_dir = "./prefs";
-	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	lm_assert_fails(lm_context_new(&ctx, &o), LM_EINVALID);
 	o.prefs_dir = NULL;
 	o.bundle_dir = "bundle";
-	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	lm_assert_fails(lm_context_new(&ctx, &o), LM_EINVALID);
 	o.bundle_dir = NULL;
 	/* Timeouts become milliseconds: NaN or absurd values are refused, not converted. */
 	o.connect_timeout = NAN;
-	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	lm_assert_fails(lm_context_new(&ctx, &o), LM_EINVALID);
 	o.connect_timeout = 1e300;
-	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
+	lm_assert_fails(lm_context_new(&ctx, &o), LM_EINVALID);
 	o.connect_timeout = 0;
 	o.state_dir = "/abs/state";
-	assert_int_equal(lm_context_new(&ctx, &o), 0);
+	lm_assert_ok(lm_context_new(&ctx, &o));
 	lm_context_free(ctx);
 }
 
@@ -329,19 +287,19 @@ static void test_options_versions(void **state)
 	assert_int_equal(o.version, LM_OPTIONS_VERSION);
 	assert_memory_equal(&o, &by_macro, end);
 	assert_int_equal(lm_options_init(&o, 0), LM_EINVALID);
-	assert_message_has("lm_options_init: asked for version 0; this library reads lm_options versions 1 to");
+	lm_assert_error_has("lm_options_init: asked for version 0; this library reads lm_options versions 1 to");
 	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION + 1), LM_EINVALID);
 	assert_int_equal(lm_options_init(NULL, LM_OPTIONS_VERSION), LM_EINVALID);
 	assert_int_equal(lm_options_init(&o, 1), 0);
 	assert_int_equal(o.version, 1);
 	o.version = LM_OPTIONS_VERSION + 1;
 	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
-	assert_message_has("options of version");
+	lm_assert_error_has("options of version");
 	assert_null(ctx);
 	o.version = 0;
 	assert_int_equal(lm_context_new(&ctx, &o), LM_EINVALID);
 	assert_int_equal(lm_context_new(&ctx, NULL), LM_EINVALID);
-	assert_message_has("no options given");
+	lm_assert_error_has("no options given");
 	o.version = 1;
 	o.state_dir = "/abs/state";
 	assert_int_equal(lm_context_new(&ctx, &o), 0);
@@ -356,12 +314,12 @@ static void test_json_to_int(void **state)
 	int64_t v = 7;
 
 	(void)state;
-	assert_int_equal(lm_json_to_int(1, 1, 10, &v), 0);
+	lm_assert_ok(lm_json_to_int(1, 1, 10, &v));
 	assert_int_equal(v, 1);
-	assert_int_equal(lm_json_to_int(9007199254740991.0, 0, INT64_MAX, &v), 0);
+	lm_assert_ok(lm_json_to_int(9007199254740991.0, 0, INT64_MAX, &v));
 	assert_true(v == 9007199254740991LL);
 	assert_int_equal(lm_json_to_int(9007199254740992.0, 0, INT64_MAX, &v), -1);
-	assert_int_equal(lm_json_to_int(-9007199254740991.0, INT64_MIN, 0, &v), 0);
+	lm_assert_ok(lm_json_to_int(-9007199254740991.0, INT64_MIN, 0, &v));
 	assert_int_equal(lm_json_to_int(1e300, INT64_MIN, INT64_MAX, &v), -1);
 	assert_int_equal(lm_json_to_int(-1e300, INT64_MIN, INT64_MAX, &v), -1);
 	assert_int_equal(lm_json_to_int(1.4e47, 0, INT64_MAX, &v), -1);
@@ -369,7 +327,7 @@ static void test_json_to_int(void **state)
 	assert_int_equal(lm_json_to_int(NAN, INT64_MIN, INT64_MAX, &v), -1);
 	assert_int_equal(lm_json_to_int(INFINITY, INT64_MIN, INT64_MAX, &v), -1);
 	assert_int_equal(lm_json_to_int(11, 1, 10, &v), -1);
-	assert_int_equal(lm_json_to_int(-0.0, 0, 0, &v), 0);
+	lm_assert_ok(lm_json_to_int(-0.0, 0, 0, &v));
 	assert_int_equal(v, 0);
 }
 
@@ -387,13 +345,13 @@ static void test_out_of_range_numbers(void **state)
 	size_t i;
 
 	(void)state;
-	assert_int_equal(lm_fs_mkdir_private(dir), 0);
-	journal = join2(dir, "state.json");
+	lm_assert_ok(lm_fs_mkdir_private(dir));
+	journal = lm_test_join(dir, "state.json");
 	ctx = context_in(dir, NULL, bundle);
 	/* state.c: the schema number. */
 	for (i = 0; i < sizeof(schemas) / sizeof(schemas[0]); i++) {
 		snprintf(text, sizeof(text), "{\"schema\":%s,\"vms\":{}}\n", schemas[i]);
-		write_text(journal, text);
+		lm_test_write_text(journal, text);
 		if (lm_journal_open(&st, ctx, LM_STATE_READONLY, 1) != LM_ECORRUPT)
 			fail_msg("schema %s: %s", schemas[i], lm_error_last()->message);
 		assert_null(st);
@@ -401,7 +359,7 @@ static void test_out_of_range_numbers(void **state)
 	/* vm_record.c: a boot time of 1e300 reads as unknown; a home too long for its field is an
 	 * error, never cut. */
 	vm = cJSON_Parse("{\"guest\":{\"os\":\"Darwin\",\"home\":\"/Users/lume\",\"boot_time\":1e300}}");
-	assert_int_equal(lm_vm_record_decode(vm, "vm1", &rec), 0);
+	lm_assert_ok(lm_vm_record_decode(vm, "vm1", &rec));
 	assert_int_equal(rec.guest.boot_time, 0);
 	assert_string_equal(rec.guest.home, "/Users/lume");
 	lm_vm_record_dispose(&rec);
@@ -414,25 +372,25 @@ static void test_out_of_range_numbers(void **state)
 		long_home[LM_GUEST_HOME_MAX + 199] = '\0';
 		snprintf(json, LM_GUEST_HOME_MAX + 300, "{\"guest\":{\"os\":\"Darwin\",\"home\":\"%s\"}}", long_home);
 		vm = cJSON_Parse(json);
-		assert_int_equal(lm_vm_record_decode(vm, "vm1", &rec), LM_ECORRUPT);
+		lm_assert_fails(lm_vm_record_decode(vm, "vm1", &rec), LM_ECORRUPT);
 		snprintf(limit, sizeof(limit), "%d", LM_GUEST_HOME_MAX - 1);
-		assert_message_has(limit);
+		lm_assert_error_has(limit);
 		cJSON_Delete(vm);
 		free(long_home);
 		free(json);
 	}
 	/* bundle.c: a file size of 1.4e47, a version of 1e300. */
-	assert_int_equal(lm_fs_mkdir_private(bundle), 0);
-	manifest = join2(bundle, "manifest.json");
-	write_text(manifest, "{\"format\":\"lume-metal-bundle\",\"version\":1,\"bundle_id\":\"x-1\",\"platform\":\"p\","
+	lm_assert_ok(lm_fs_mkdir_private(bundle));
+	manifest = lm_test_join(bundle, "manifest.json");
+	lm_test_write_text(manifest, "{\"format\":\"lume-metal-bundle\",\"version\":1,\"bundle_id\":\"x-1\",\"platform\":\"p\","
 	    "\"os\":\"Linux\",\"injection_variable\":\"LD_PRELOAD\",\"shim\":\"s\",\"probe\":\"p\",\"files\":[{\"name\":"
 	    "\"s\",\"sha256\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"size\":1.4e47,"
 	    "\"mode\":\"0755\"}]}");
 	memset(&facts, 0, sizeof(facts));
-	assert_int_equal(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
-	assert_message_has("size");
-	write_text(manifest, "{\"format\":\"lume-metal-bundle\",\"version\":1e300}");
-	assert_int_equal(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
+	lm_assert_fails(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
+	lm_assert_error_has("size");
+	lm_test_write_text(manifest, "{\"format\":\"lume-metal-bundle\",\"version\":1e300}");
+	lm_assert_fails(lm_bundle_open(&b, ctx, &facts), LM_EINVALID);
 	/* A profile's integer preference value. */
 	assert_int_equal(lm_profile_parse(&p, "{\"format\":\"lume-metal-profile\",\"version\":1,\"name\":\"t\","
 	    "\"capabilities\":{\"apple_family_max\":1009,\"max_threadgroup_memory\":65536},"
@@ -463,13 +421,13 @@ static void test_guest_home_limit(void **state)
 		home[n] = '\0';
 		snprintf(out, sizeof(out), "Darwin\narm64\n26.5.2\n{ sec = 1796000000, usec = 0 }\n%s\n0.1.0-abc\n", home);
 		if (n == LM_GUEST_HOME_MAX - 1) {
-			assert_int_equal(lm_guest_facts_parse(out, NULL, &facts, current, sizeof(current)), 0);
+			lm_assert_ok(lm_guest_facts_parse(out, NULL, &facts, current, sizeof(current)));
 			assert_string_equal(facts.home, home);
 			assert_string_equal(current, "0.1.0-abc");
 		} else {
-			assert_int_equal(lm_guest_facts_parse(out, NULL, &facts, current, sizeof(current)), LM_EREMOTE);
-			assert_message_has("home directory");
-			assert_message_has(limit);
+			lm_assert_fails(lm_guest_facts_parse(out, NULL, &facts, current, sizeof(current)), LM_EREMOTE);
+			lm_assert_error_has("home directory");
+			lm_assert_error_has(limit);
 		}
 	}
 	/* The same for the other fields. */
@@ -478,9 +436,9 @@ static void test_guest_home_limit(void **state)
 		memset(os, 'D', LM_GUEST_FIELD_MAX);
 		os[LM_GUEST_FIELD_MAX] = '\0';
 		snprintf(out, sizeof(out), "%s\narm64\n26\n\n/Users/lume\n\n", os);
-		assert_int_equal(lm_guest_facts_parse(out, NULL, &facts, NULL, 0), LM_EREMOTE);
+		lm_assert_fails(lm_guest_facts_parse(out, NULL, &facts, NULL, 0), LM_EREMOTE);
 		snprintf(limit, sizeof(limit), "%d bytes", LM_GUEST_FIELD_MAX - 1);
-		assert_message_has(limit);
+		lm_assert_error_has(limit);
 	}
 }
 
@@ -490,7 +448,7 @@ static void test_buffers_fail_or_show_the_cut(void **state)
 	lm_buf b;
 
 	(void)state;
-	assert_int_equal(lm_text_format(small, sizeof(small), "%s", "1234567"), 0);
+	lm_assert_ok(lm_text_format(small, sizeof(small), "%s", "1234567"));
 	assert_string_equal(small, "1234567");
 	assert_int_equal(lm_text_format(small, sizeof(small), "%s", "12345678"), -1);
 	assert_string_equal(small, "");

@@ -11,6 +11,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "lm_test.h" /* lm_test_rmtree, lm_test_mkdir_p */
+
 #define SIM_NAME_MAX 128
 #define SIM_CLONES_MAX 256 /* VMs that clones may add while it runs */
 #define SIM_VERSION "0.5.3"
@@ -186,8 +188,6 @@ void sim_log_event(sim *s, const char *event, const char *vm, const char *detail
 /* posix_spawn argv, wait up to timeout, stdout into out (may be NULL). Returns the exit status
  * or -1. */
 int sim_spawn_wait(char *const argv[], double timeout, char *out, size_t outcap, char *err, size_t errcap);
-int sim_rm_rf(const char *path);
-int sim_mkdir_p(const char *path, unsigned mode);
 
 /* lume_lock.c: Lume's VM lock (shared by lume-sim and its `lume` stand-in). */
 pid_t sim_lock_owner(const char *config);  /* lowest PID with the file open (lsof -F p); 0: none */

@@ -1,5 +1,5 @@
 #include "sim_fixture.h"
-#include "fs.h"
+#include "lm_test.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -55,17 +55,9 @@ static void nap(double s)
 	nanosleep(&ts, NULL);
 }
 
-static char *slurp(const char *path)
-{
-	char *data = NULL;
-	size_t n;
-
-	return lm_fs_read_file(path, 64u << 20, &data, &n) < 0 ? NULL : data;
-}
-
 static int read_info(sim_fixture *f, const char *path)
 {
-	char *text = slurp(path);
+	char *text = lm_test_slurp(path, NULL);
 	cJSON *doc = text != NULL ? cJSON_Parse(text) : NULL;
 	const cJSON *vm;
 	int ok = 0;
@@ -85,6 +77,9 @@ static int read_info(sim_fixture *f, const char *path)
 			snprintf(f->names[f->nvms], sizeof(f->names[0]), "%s", cJSON_GetObjectItem(vm, "name")->valuestring);
 			snprintf(f->addresses[f->nvms], sizeof(f->addresses[0]), "%s",
 			    cJSON_GetObjectItem(vm, "address")->valuestring);
+			snprintf(f->vm_dirs[f->nvms], sizeof(f->vm_dirs[0]), "%s", cJSON_GetObjectItem(vm, "dir")->valuestring);
+			snprintf(f->vm_configs[f->nvms], sizeof(f->vm_configs[0]), "%s",
+			    cJSON_GetObjectItem(vm, "config")->valuestring);
 			f->nvms++;
 		}
 		ok = 1;
@@ -101,13 +96,17 @@ int sim_fixture_start(sim_fixture *f, const char *tag, const char *const args[])
 	size_t n = 0, i;
 	double waited;
 	int status, e;
+	char *dir = lm_test_tmpdir(tag);
+	long http_timeout = f->http_timeout;
 
 	memset(f, 0, sizeof(*f));
-	snprintf(f->dir, sizeof(f->dir), "/tmp/lm-%s.XXXXXX", tag);
-	if (mkdtemp(f->dir) == NULL) {
-		fprintf(stderr, "fixture: mkdtemp: %s\n", strerror(errno));
+	f->http_timeout = http_timeout;
+	if (snprintf(f->dir, sizeof(f->dir), "%s", dir) >= (int)sizeof(f->dir)) {
+		fprintf(stderr, "fixture: %s: path too long\n", dir);
+		free(dir);
 		return -1;
 	}
+	free(dir);
 	snprintf(simdir, sizeof(simdir), "%s/sim", f->dir);
 	snprintf(info, sizeof(info), "%s/info.json", f->dir);
 	argv[n++] = LUME_SIM_PROGRAM;
@@ -118,6 +117,9 @@ int sim_fixture_start(sim_fixture *f, const char *tag, const char *const args[])
 	argv[n++] = "--info";
 	argv[n++] = info;
 	argv[n++] = "--exit-with-parent";
+	/* The guests' /24 is the test's own, from the address plan. */
+	argv[n++] = "--address-base";
+	argv[n++] = lm_test_address_base();
 	for (i = 0; args != NULL && args[i] != NULL && n < 63; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
@@ -149,17 +151,6 @@ int sim_fixture_start(sim_fixture *f, const char *tag, const char *const args[])
 	return -1;
 }
 
-static int rm_tree(const char *path)
-{
-	const char *argv[] = {"/bin/rm", "-rf", "--", path, NULL};
-	pid_t pid;
-	int status;
-
-	if (posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ) != 0)
-		return -1;
-	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
 int sim_fixture_stop(sim_fixture *f)
 {
 	double waited;
@@ -185,14 +176,14 @@ int sim_fixture_stop(sim_fixture *f)
 		f->pid = 0;
 	}
 	if (f->dir[0] != '\0')
-		rm_tree(f->dir);
+		lm_test_rmtree(f->dir);
 	f->dir[0] = '\0';
 	return rc;
 }
 
 int sim_fixture_count(const sim_fixture *f, const char *const needles[])
 {
-	char *text = slurp(f->log), *line, *save = NULL;
+	char *text = lm_test_slurp(f->log, NULL), *line, *save = NULL;
 	int count = 0;
 	size_t i;
 
@@ -237,12 +228,14 @@ int sim_fixture_http(const sim_fixture *f, const char *method, const char *path,
 	snprintf(url, sizeof(url), "%s%s", f->url, path);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, f->http_timeout > 0 ? f->http_timeout : 30L);
 	curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
 	if (strcmp(method, "POST") == 0)
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, data != NULL ? data : "");
+	else if (strcmp(method, "GET") != 0)
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	cc = curl_easy_perform(h);
 	if (cc == CURLE_OK) {
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
@@ -252,15 +245,22 @@ int sim_fixture_http(const sim_fixture *f, const char *method, const char *path,
 	curl_easy_cleanup(h);
 	if (*body == NULL)
 		*body = calloc(1, 1);
-	return cc == CURLE_OK ? 0 : -1;
+	return cc == CURLE_OK ? 0 : cc == CURLE_OPERATION_TIMEDOUT ? -2 : -1;
 }
 
-const char *sim_fixture_address(const sim_fixture *f, const char *name)
+int sim_fixture_vm(const sim_fixture *f, const char *name)
 {
 	int i;
 
 	for (i = 0; i < f->nvms; i++)
 		if (strcmp(f->names[i], name) == 0)
-			return f->addresses[i];
-	return "";
+			return i;
+	return -1;
+}
+
+const char *sim_fixture_address(const sim_fixture *f, const char *name)
+{
+	int i = sim_fixture_vm(f, name);
+
+	return i >= 0 ? f->addresses[i] : "";
 }

@@ -216,7 +216,7 @@ static int install_cli(sim *s)
 	snprintf(s->bin_dir, sizeof(s->bin_dir), "%s/bin", s->dir);
 	snprintf(s->lume_path, sizeof(s->lume_path), "%s/lume", s->bin_dir);
 	snprintf(logs, sizeof(logs), "%s/logs", s->dir);
-	if (sim_mkdir_p(s->bin_dir, 0755) < 0 || sim_mkdir_p(logs, 0755) < 0)
+	if (lm_test_mkdir_p(s->bin_dir, 0755) < 0 || lm_test_mkdir_p(logs, 0755) < 0)
 		return -1;
 	unlink(s->lume_path);
 	if (link(s->cli_program, s->lume_path) < 0 && copy_file(s->cli_program, s->lume_path) < 0) {
@@ -541,7 +541,7 @@ int main(int argc, char **argv)
 		struct stat st;
 		char real[PATH_MAX];
 		s.dir_created = stat(dir_opt, &st) != 0;
-		if (sim_mkdir_p(dir_opt, 0755) < 0 || realpath(dir_opt, real) == NULL) {
+		if (lm_test_mkdir_p(dir_opt, 0755) < 0 || realpath(dir_opt, real) == NULL) {
 			fprintf(stderr, "lume-sim: cannot use --dir %s: %s\n", dir_opt, strerror(errno));
 			return 1;
 		}
@@ -585,7 +585,7 @@ int main(int argc, char **argv)
 		vm->lock_fd = -1;
 		vm->vnc_port = 59000 + (int)i;
 		pthread_mutex_init(&vm->op_lock, NULL);
-		if (sim_mkdir_p(vm->dir, 0755) < 0) {
+		if (lm_test_mkdir_p(vm->dir, 0755) < 0) {
 			fprintf(stderr, "lume-sim: cannot create %s: %s\n", vm->dir, strerror(errno));
 			goto out;
 		}
@@ -677,23 +677,23 @@ out:
 		unlink(s.info_file);
 	if (!s.keep && s.dir[0] != '\0') {
 		if (lume_home_opt != NULL)
-			sim_rm_rf(s.home);
+			lm_test_rmtree(s.home);
 		if (s.dir_created)
-			sim_rm_rf(s.dir);
+			lm_test_rmtree(s.dir);
 		else {
 			char p[PATH_MAX + 16];
 			snprintf(p, sizeof(p), "%s/vms", s.dir);
-			sim_rm_rf(p);
+			lm_test_rmtree(p);
 			snprintf(p, sizeof(p), "%s/bin", s.dir);
-			sim_rm_rf(p);
+			lm_test_rmtree(p);
 			snprintf(p, sizeof(p), "%s/logs", s.dir);
-			sim_rm_rf(p);
-			sim_rm_rf(s.home);
-			sim_rm_rf(s.log_path);
+			lm_test_rmtree(p);
+			lm_test_rmtree(s.home);
+			lm_test_rmtree(s.log_path);
 			if (tart_home_opt == NULL)
-				sim_rm_rf(s.tart_home);
+				lm_test_rmtree(s.tart_home);
 			if (utm_docs_opt == NULL)
-				sim_rm_rf(s.utm_documents);
+				lm_test_rmtree(s.utm_documents);
 		}
 	}
 	free(s.vms);

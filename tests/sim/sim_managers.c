@@ -40,7 +40,7 @@ static int prepare_tart(sim *s, sim_vm *vm)
 	int fd;
 
 	snprintf(dir, sizeof(dir), "%s/vms/%s", s->tart_home, vm->name);
-	if (sim_mkdir_p(dir, 0755) < 0)
+	if (lm_test_mkdir_p(dir, 0755) < 0)
 		return -1;
 	snprintf(vm->config, sizeof(vm->config), "%s/config.json", dir);
 	snprintf(text, sizeof(text),
@@ -69,7 +69,7 @@ static int prepare_utm(sim *s, sim_vm *vm, size_t index)
 	snprintf(vm->uuid, sizeof(vm->uuid), "5A1B0C2D-3E4F-4A5B-8C6D-%012zX", index + 1);
 	snprintf(dir, sizeof(dir), "%s/%s.utm", s->utm_documents, vm->name);
 	snprintf(data, sizeof(data), "%s/Data", dir);
-	if (sim_mkdir_p(data, 0755) < 0)
+	if (lm_test_mkdir_p(data, 0755) < 0)
 		return -1;
 	snprintf(vm->config, sizeof(vm->config), "%s/config.plist", dir);
 	snprintf(text, sizeof(text),

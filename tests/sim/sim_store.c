@@ -76,7 +76,7 @@ int sim_lume_config_write(sim *s, sim_vm *vm)
 	cJSON_AddStringToObject(c, "display", "1024x768");
 	cJSON_AddStringToObject(c, "hardwareModel", "YnBsaXN0MDDTAQIDBAUGXxAZRGF0YVJlcHJlc2VudGF0aW9uVmVyc2lvbg==");
 	cJSON_AddStringToObject(c, "machineIdentifier", vm->machine_id);
-	rc = sim_mkdir_p(dir, 0755) < 0 ? -1 : sim_write_json_file(vm->config, c);
+	rc = lm_test_mkdir_p(dir, 0755) < 0 ? -1 : sim_write_json_file(vm->config, c);
 	cJSON_Delete(c);
 	if (rc < 0)
 		fprintf(stderr, "lume-sim: cannot write %s: %s\n", vm->config, strerror(errno));
@@ -207,10 +207,10 @@ int sim_vm_clone(sim *s, sim_manager mgr, const char *src_name, const char *dst_
 		snprintf(why, cap, "lume-sim: no free loopback address for %s", dst_name);
 		goto out;
 	}
-	if (sim_mkdir_p(dst->dir, 0755) < 0 || copy_disk(s, src, dst) < 0 ||
+	if (lm_test_mkdir_p(dst->dir, 0755) < 0 || copy_disk(s, src, dst) < 0 ||
 	    (mgr == SIM_MGR_LUME ? sim_lume_config_write(s, dst) : sim_managers_clone(s, src, dst, s->nvms)) < 0) {
 		snprintf(why, cap, "lume-sim: cannot write %s's files", dst_name);
-		sim_rm_rf(dst->dir);
+		lm_test_rmtree(dst->dir);
 		goto out;
 	}
 	/* Published last: every field is set before another thread can see the slot. */
@@ -246,8 +246,8 @@ int sim_vm_delete(sim *s, sim_manager mgr, const char *name, char *why, size_t c
 	snprintf(dir, sizeof(dir), "%s", vm->config);
 	if (strrchr(dir, '/') != NULL)
 		*strrchr(dir, '/') = '\0';
-	sim_rm_rf(dir);
-	sim_rm_rf(vm->dir);
+	lm_test_rmtree(dir);
+	lm_test_rmtree(vm->dir);
 	sim_log_event(s, "delete", name, NULL);
 	rc = 0;
 out:

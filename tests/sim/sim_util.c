@@ -1,11 +1,9 @@
-/* lume-sim: clocks, the request log, child processes, directories. */
-#define _XOPEN_SOURCE 700 /* nftw */
+/* lume-sim: clocks, the request log, child processes. */
 #include "sim.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -205,42 +203,4 @@ int sim_spawn_wait(char *const argv[], double timeout, char *out, size_t outcap,
 	close(op[0]);
 	close(ep[0]);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP)
-		return rmdir(path) < 0 && errno != ENOENT ? -1 : 0;
-	return unlink(path) < 0 && errno != ENOENT ? -1 : 0;
-}
-
-int sim_rm_rf(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -1;
-	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-int sim_mkdir_p(const char *path, unsigned mode)
-{
-	char tmp[PATH_MAX];
-	size_t i;
-
-	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
-		return -1;
-	for (i = 1; tmp[i] != '\0'; i++) {
-		if (tmp[i] != '/')
-			continue;
-		tmp[i] = '\0';
-		if (mkdir(tmp, (mode_t)mode) < 0 && errno != EEXIST)
-			return -1;
-		tmp[i] = '/';
-	}
-	if (mkdir(tmp, (mode_t)mode) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
 }

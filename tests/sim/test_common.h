@@ -18,6 +18,7 @@
 
 #include "lume-metal.h"
 #include "sim_fixture.h"
+#include "lm_test.h"
 
 typedef struct {
 	sim_fixture sim;
@@ -41,14 +42,6 @@ static inline lm_context *test_context(test_env *env, lm_vm_manager_kind kind, c
 	assert_int_equal(lm_context_new(&ctx, &o), 0);
 	return ctx;
 }
-
-/* The error message contains `needle`. */
-#define assert_error_mentions(needle)                                                                   \
-	do {                                                                                                \
-		const char *m_ = lm_error_last()->message;                                                      \
-		if (strstr(m_, (needle)) == NULL)                                                               \
-			fail_msg("error message \"%s\" does not mention \"%s\"", m_, (needle));                     \
-	} while (0)
 
 /* A real SSH server answers on ADDRESS:22 with an OpenSSH banner. */
 static inline void assert_real_sshd(const char *address)

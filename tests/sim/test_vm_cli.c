@@ -9,8 +9,7 @@ static test_env env;
 static int group_setup(void **state)
 {
 	static const char *const args[] = {"--vm", "vm1", "--vm", "old", "--vm", "img_latest", "--vm", "never",
-		"--never-ready", "never", "--boot-delay", "0.2", "--stop-delay", "0.1", "--address-base", "127.0.62.2",
-		NULL};
+		"--never-ready", "never", "--boot-delay", "0.2", "--stop-delay", "0.1", NULL};
 
 	(void)state;
 	return sim_fixture_start(&env.sim, "vm-cli", args);
@@ -27,7 +26,7 @@ static lm_vm_manager *open_cli(lm_context **ctx)
 	lm_vm_manager *vmm = NULL;
 
 	*ctx = test_context(&env, LM_VM_MANAGER_LUME_CLI, NULL, env.sim.lume, 20);
-	assert_int_equal(lm_vm_manager_open(&vmm, *ctx), 0);
+	lm_assert_ok(lm_vm_manager_open(&vmm, *ctx));
 	assert_string_equal(lm_vm_manager_name(vmm), "lume-cli");
 	return vmm;
 }
@@ -63,7 +62,7 @@ static void wait_running(lm_vm_manager *vmm, const char *vm)
 	int i;
 
 	for (i = 0; i < 500; i++) {
-		assert_int_equal(lm_vm_get(vmm, vm, &info), 0);
+		lm_assert_ok(lm_vm_get(vmm, vm, &info));
 		if (strcmp(info.status, "running") == 0)
 			return;
 		usleep(20 * 1000);
@@ -77,7 +76,7 @@ static void test_auto_picks_cli_without_api(void **state)
 	lm_vm_manager *vmm = NULL;
 
 	(void)state;
-	assert_int_equal(lm_vm_manager_open(&vmm, ctx), 0);
+	lm_assert_ok(lm_vm_manager_open(&vmm, ctx));
 	assert_string_equal(lm_vm_manager_name(vmm), "lume-cli");
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
@@ -92,18 +91,18 @@ static void test_list_and_get(void **state)
 
 	(void)state;
 	/* The stand-in prints log lines around its JSON even with LUME_LOG_LEVEL=error. */
-	assert_int_equal(lm_vm_list(vmm, &vms, &n), 0);
+	lm_assert_ok(lm_vm_list(vmm, &vms, &n));
 	assert_int_equal(n, 4);
 	assert_string_equal(vms[0].name, "vm1");
 	assert_string_equal(vms[0].status, "stopped");
 	lm_free(vms);
 	assert_int_equal(cli_calls("\"argv\":[\"ls\",\"--format\",\"json\"]"), 1);
-	assert_int_equal(lm_vm_get(vmm, "vm1", &info), 0);
+	lm_assert_ok(lm_vm_get(vmm, "vm1", &info));
 	assert_string_equal(info.name, "vm1");
 	assert_string_equal(info.os, "macOS");
 	assert_int_equal(cli_calls("\"argv\":[\"get\",\"vm1\",\"--format\",\"json\"]"), 1);
 	/* NAME:TAG is Lume's NAME_TAG. */
-	assert_int_equal(lm_vm_get(vmm, "img:latest", &info), 0);
+	lm_assert_ok(lm_vm_get(vmm, "img:latest", &info));
 	assert_string_equal(info.name, "img_latest");
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
@@ -116,10 +115,10 @@ static void test_get_unknown_vm(void **state)
 	lm_vm_info info;
 
 	(void)state;
-	assert_int_equal(lm_vm_get(vmm, "my-vm", &info), LM_ENOTFOUND);
+	lm_assert_fails(lm_vm_get(vmm, "my-vm", &info), LM_ENOTFOUND);
 	assert_string_equal(lm_error_last()->message, "lume get my-vm: Error: Virtual machine not found: my-vm (exit 1)");
-	assert_int_equal(lm_vm_start(vmm, "my-vm"), LM_ENOTFOUND);
-	assert_error_mentions("my-vm");
+	lm_assert_fails(lm_vm_start(vmm, "my-vm"), LM_ENOTFOUND);
+	lm_assert_error_has("my-vm");
 	assert_int_equal(cli_calls("\"argv\":[\"run\""), 0);
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
@@ -134,9 +133,9 @@ static void test_start_ready_stop(void **state)
 	int asked;
 
 	(void)state;
-	assert_int_equal(lm_vm_start(vmm, "vm1"), 0);
+	lm_assert_ok(lm_vm_start(vmm, "vm1"));
 	assert_int_equal(cli_calls("\"argv\":[\"run\",\"vm1\",\"--detach\"],\"exit\":0"), 1);
-	assert_int_equal(lm_vm_wait_ready(vmm, "vm1", 0, &info), 0);
+	lm_assert_ok(lm_vm_wait_ready(vmm, "vm1", 0, &info));
 	assert_string_equal(info.ip, address);
 	assert_int_equal(info.ssh_available, 1);
 	/* Its identity, from config.json in the storage location `lume config storage list` gives. */
@@ -145,24 +144,24 @@ static void test_start_ready_stop(void **state)
 	asked = cli_calls("\"argv\":[\"config\",\"storage\",\"list\"]");
 	assert_true(asked >= 1);
 	assert_real_sshd(address);
-	assert_int_equal(lm_vm_start(vmm, "vm1"), 0); /* running: not started again */
+	lm_assert_ok(lm_vm_start(vmm, "vm1")); /* running: not started again */
 	assert_int_equal(cli_calls("\"argv\":[\"run\",\"vm1\""), 1);
 	/* Run by the detached `lume run` process, which holds the VM; the server was not asked. */
 	assert_int_equal(sim_events("run", "vm1", "by lume run (PID "), 1);
 	assert_int_equal(http_calls("\"POST\"", "/lume/vms/vm1/run\""), 0);
 
 	/* `lume stop` signals that process (not the server), and the VM ends with it. */
-	assert_int_equal(lm_vm_stop(vmm, "vm1"), 0);
+	lm_assert_ok(lm_vm_stop(vmm, "vm1"));
 	/* Where Lume keeps VMs: asked once by this manager (for the identity above), not again. */
 	assert_int_equal(cli_calls("\"argv\":[\"config\",\"storage\",\"list\"]"), asked);
 	assert_int_equal(cli_calls("\"argv\":[\"stop\",\"vm1\"],\"exit\":0"), 1);
 	assert_int_equal(cli_calls("\"note\":\"SIGINT to PID "), 1);
 	assert_int_equal(sim_events("stopped", "vm1", "its lume run process (PID "), 1);
 	assert_int_equal(http_calls("\"POST\"", "/lume/vms/vm1/stop\""), 0);
-	assert_int_equal(lm_vm_get(vmm, "vm1", &info), 0);
+	lm_assert_ok(lm_vm_get(vmm, "vm1", &info));
 	assert_string_equal(info.status, "stopped");
 	assert_true(port22_closed(address));
-	assert_int_equal(lm_vm_stop(vmm, "vm1"), 0); /* stopped: nothing to do */
+	lm_assert_ok(lm_vm_stop(vmm, "vm1")); /* stopped: nothing to do */
 	assert_int_equal(cli_calls("\"argv\":[\"stop\",\"vm1\"],\"exit\":0"), 1);
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
@@ -177,14 +176,14 @@ static void test_old_lume_without_detach(void **state)
 	(void)state;
 	setenv("LUME_SIM_VERSION", "0.4.2", 1); /* the stand-in behaves like Lume 0.4 */
 	vmm = open_cli(&ctx);
-	assert_int_equal(lm_vm_start(vmm, "old"), 0);
+	lm_assert_ok(lm_vm_start(vmm, "old"));
 	assert_int_equal(cli_calls("\"argv\":[\"run\",\"old\",\"--detach\"],\"exit\":64"), 1);
 	assert_int_equal(cli_calls("\"argv\":[\"--version\"]"), 1);
-	assert_int_equal(lm_vm_wait_ready(vmm, "old", 0, &info), 0);
+	lm_assert_ok(lm_vm_wait_ready(vmm, "old", 0, &info));
 	assert_string_equal(info.status, "running");
 	assert_real_sshd(info.ip);
-	assert_int_equal(lm_vm_stop(vmm, "old"), 0);
-	assert_int_equal(lm_vm_get(vmm, "old", &info), 0);
+	lm_assert_ok(lm_vm_stop(vmm, "old"));
+	lm_assert_ok(lm_vm_get(vmm, "old", &info));
 	assert_string_equal(info.status, "stopped");
 	/* Lume's own run --no-display child was started exactly once, and ended by us (our child:
 	 * only we can reap it), not by `lume stop`. */
@@ -203,10 +202,10 @@ static void test_never_ready_times_out(void **state)
 	lm_vm_info info;
 
 	(void)state;
-	assert_int_equal(lm_vm_start(vmm, "never"), 0);
-	assert_int_equal(lm_vm_wait_ready(vmm, "never", 1, &info), LM_ETIMEOUT);
+	lm_assert_ok(lm_vm_start(vmm, "never"));
+	lm_assert_fails(lm_vm_wait_ready(vmm, "never", 1, &info), LM_ETIMEOUT);
 	assert_string_equal(lm_error_last()->message, "never: not ready after 1 s: running, no IP address yet");
-	assert_int_equal(lm_vm_stop(vmm, "never"), 0);
+	lm_assert_ok(lm_vm_stop(vmm, "never"));
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
 }
@@ -224,10 +223,10 @@ static void test_server_error_through_cli(void **state)
 	                     &body, NULL, 0),
 	    0);
 	free(body);
-	assert_int_equal(lm_vm_get(vmm, "vm1", &info), LM_ERROR);
-	assert_error_mentions("lume get vm1: ");
-	assert_error_mentions("lume-sim injected failure");
-	assert_error_mentions("(exit 1)");
+	lm_assert_fails(lm_vm_get(vmm, "vm1", &info), LM_ERROR);
+	lm_assert_error_has("lume get vm1: ");
+	lm_assert_error_has("lume-sim injected failure");
+	lm_assert_error_has("(exit 1)");
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
 }
@@ -249,15 +248,15 @@ static void test_never_stops_a_server_vm(void **state)
 	free(body);
 	assert_int_equal(status, 202);
 	wait_running(vmm, "vm1");
-	assert_int_equal(lm_vm_stop(vmm, "vm1"), LM_EVMOWNER);
-	assert_error_mentions("vm1 is held by PID ");
-	assert_error_mentions("not by a `lume run` process of its own");
-	assert_error_mentions("every VM it runs");
-	assert_error_mentions("vm1 was not stopped");
+	lm_assert_fails(lm_vm_stop(vmm, "vm1"), LM_EVMOWNER);
+	lm_assert_error_has("vm1 is held by PID ");
+	lm_assert_error_has("not by a `lume run` process of its own");
+	lm_assert_error_has("every VM it runs");
+	lm_assert_error_has("vm1 was not stopped");
 	assert_int_equal(cli_calls("\"argv\":[\"stop\",\"vm1\"]"), 2); /* test_start_ready_stop's only */
 	assert_int_equal(kill(env.sim.pid, 0), 0);
 	/* Still up: "running" comes before the guest has booted, so wait for it to answer first. */
-	assert_int_equal(lm_vm_wait_ready(vmm, "vm1", 0, &info), 0);
+	lm_assert_ok(lm_vm_wait_ready(vmm, "vm1", 0, &info));
 	assert_real_sshd(sim_fixture_address(&env.sim, "vm1"));
 	assert_int_equal(sim_fixture_http(&env.sim, "POST", "/lume/vms/vm1/stop", NULL, &status, &body, NULL, 0), 0);
 	free(body);
@@ -275,10 +274,10 @@ static void test_lume_missing(void **state)
 
 	(void)state;
 	ctx = test_context(&env, LM_VM_MANAGER_LUME_CLI, NULL, "/nonexistent/lume", 10);
-	assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_ENOTFOUND);
+	lm_assert_fails(lm_vm_manager_open(&vmm, ctx), LM_ENOTFOUND);
 	assert_null(vmm);
-	assert_error_mentions("/nonexistent/lume");
-	assert_error_mentions("https://github.com/trycua/cua");
+	lm_assert_error_has("/nonexistent/lume");
+	lm_assert_error_has("https://github.com/trycua/cua");
 	lm_context_free(ctx);
 
 	/* `lume` looked up on a PATH that does not have it. */
@@ -286,8 +285,8 @@ static void test_lume_missing(void **state)
 	mkdir(empty, 0755);
 	setenv("PATH", empty, 1);
 	ctx = test_context(&env, LM_VM_MANAGER_LUME_CLI, NULL, NULL, 10);
-	assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_ENOTFOUND);
-	assert_error_mentions("lume: not found on PATH");
+	lm_assert_fails(lm_vm_manager_open(&vmm, ctx), LM_ENOTFOUND);
+	lm_assert_error_has("lume: not found on PATH");
 	lm_context_free(ctx);
 	if (path != NULL)
 		setenv("PATH", path, 1);

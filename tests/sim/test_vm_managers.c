@@ -12,25 +12,10 @@ static char bin_dir[PATH_MAX];
 static char tart_home[PATH_MAX + 32];
 static char home[PATH_MAX + 16];
 
-static void make_dirs(const char *path)
-{
-	char buf[PATH_MAX + 64], *p;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (p = buf + 1; *p != '\0'; p++)
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(buf, 0755);
-			*p = '/';
-		}
-	mkdir(buf, 0755);
-}
-
 static int group_setup(void **state)
 {
 	static const char *const args[] = {"--vm", "lvm", "--tart-vm", "tvm", "--tart-vm", "tvm2", "--utm-vm", "uvm",
-		"--utm-headless", "uhead", "--boot-delay", "0.2", "--stop-delay", "0.1", "--utm-request-delay", "0.1",
-		"--address-base", "127.0.238.2", NULL};
+		"--utm-headless", "uhead", "--boot-delay", "0.2", "--stop-delay", "0.1", "--utm-request-delay", "0.1", NULL};
 	char docs[PATH_MAX + 128], target[PATH_MAX + 32], *slash;
 
 	(void)state;
@@ -45,7 +30,8 @@ static int group_setup(void **state)
 	snprintf(home, sizeof(home), "%s/home", env.sim.dir);
 	setenv("HOME", home, 1);
 	snprintf(docs, sizeof(docs), "%s/Library/Containers/com.utmapp.UTM/Data", home);
-	make_dirs(docs);
+	if (lm_test_mkdir_p(docs, 0755) < 0)
+		return -1;
 	snprintf(target, sizeof(target), "%s/sim/utm", env.sim.dir);
 	strncat(docs, "/Documents", sizeof(docs) - strlen(docs) - 1);
 	return symlink(target, docs);
@@ -77,9 +63,8 @@ static lm_vm_manager *open_kind(lm_context **ctx, lm_vm_manager_kind kind, const
 	o.ready_timeout = 20;
 	o.command_timeout = 20;
 	o.connect_timeout = 5;
-	assert_int_equal(lm_context_new(ctx, &o), 0);
-	if (lm_vm_manager_open(&vmm, *ctx) != 0)
-		fail_msg("open: %s", lm_error_last()->message);
+	lm_assert_ok(lm_context_new(ctx, &o));
+	lm_assert_ok(lm_vm_manager_open(&vmm, *ctx));
 	return vmm;
 }
 
@@ -101,7 +86,7 @@ static void test_tart_list_get_unknown(void **state)
 
 	(void)state;
 	assert_string_equal(lm_vm_manager_name(vmm), "tart");
-	assert_int_equal(lm_vm_list(vmm, &vms, &n), 0);
+	lm_assert_ok(lm_vm_list(vmm, &vms, &n));
 	assert_int_equal(n, 2); /* Tart's own store only: not Lume's or UTM's VMs */
 	assert_string_equal(vms[0].name, "tvm");
 	assert_string_equal(vms[1].name, "tvm2");
@@ -109,13 +94,13 @@ static void test_tart_list_get_unknown(void **state)
 	assert_string_equal(vms[0].manager, "tart");
 	assert_string_equal(vms[0].account, "admin");
 	lm_free(vms);
-	assert_int_equal(lm_vm_get(vmm, "tvm", &info), 0);
+	lm_assert_ok(lm_vm_get(vmm, "tvm", &info));
 	assert_string_equal(info.os, "macOS");
 	assert_string_equal(info.ip, "");
-	assert_int_equal(lm_vm_get(vmm, "nope", &info), LM_ENOTFOUND);
-	assert_error_mentions("Tart has no such VM");
-	assert_error_mentions("the specified VM \"nope\" does not exist (exit 2)");
-	assert_int_equal(lm_vm_start(vmm, "nope"), LM_ENOTFOUND);
+	lm_assert_fails(lm_vm_get(vmm, "nope", &info), LM_ENOTFOUND);
+	lm_assert_error_has("Tart has no such VM");
+	lm_assert_error_has("the specified VM \"nope\" does not exist (exit 2)");
+	lm_assert_fails(lm_vm_start(vmm, "nope"), LM_ENOTFOUND);
 	assert_int_equal(calls("tart", "\"argv\":[\"run\""), 0);
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
@@ -131,8 +116,8 @@ static void test_tart_start_ready_stop(void **state)
 	lm_vm_info info;
 
 	(void)state;
-	assert_int_equal(lm_vm_start(vmm, "tvm"), 0);
-	assert_int_equal(lm_vm_wait_ready(vmm, "tvm", 0, &info), 0);
+	lm_assert_ok(lm_vm_start(vmm, "tvm"));
+	lm_assert_ok(lm_vm_wait_ready(vmm, "tvm", 0, &info));
 	assert_string_equal(info.ip, address);
 	assert_string_equal(info.status, "running");
 	assert_real_sshd(address);
@@ -142,16 +127,16 @@ static void test_tart_start_ready_stop(void **state)
 	assert_int_equal(st.st_mode & 0777, 0600);
 	assert_true(calls("tart", "\"argv\":[\"ip\",\"tvm\",\"--wait\",\"1\"]") >= 1);
 	/* Running: never started again. */
-	assert_int_equal(lm_vm_start(vmm, "tvm"), 0);
-	assert_int_equal(lm_vm_stop(vmm, "tvm"), 0);
+	lm_assert_ok(lm_vm_start(vmm, "tvm"));
+	lm_assert_ok(lm_vm_stop(vmm, "tvm"));
 	assert_true(calls("tart", "\"argv\":[\"stop\",\"tvm\",\"--timeout\",\"20\"],\"exit\":0") == 1);
-	assert_int_equal(lm_vm_get(vmm, "tvm", &info), 0);
+	lm_assert_ok(lm_vm_get(vmm, "tvm", &info));
 	assert_string_equal(info.status, "stopped");
 	assert_true(port22_closed(address));
 	/* its `tart run` ended with exit 0 after powering the guest off (recorded when it ends) */
 	assert_int_equal(calls("tart", "\"argv\":[\"run\",\"--no-graphics\",\"tvm\"],\"exit\":0"), 1);
 	/* A stopped VM: nothing to stop, nothing sent. */
-	assert_int_equal(lm_vm_stop(vmm, "tvm"), 0);
+	lm_assert_ok(lm_vm_stop(vmm, "tvm"));
 	assert_int_equal(calls("tart", "\"argv\":[\"stop\",\"tvm\""), 1);
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
@@ -188,13 +173,13 @@ static void test_tart_lock_held(void **state)
 	assert_int_equal(read(ready[0], path, 1), 1); /* the lock is held */
 	close(ready[0]);
 	vmm = open_kind(&ctx, LM_VM_MANAGER_TART, NULL);
-	assert_int_equal(lm_vm_get(vmm, "tvm2", &info), 0);
+	lm_assert_ok(lm_vm_get(vmm, "tvm2", &info));
 	assert_string_equal(info.status, "running");
-	assert_int_equal(lm_vm_start(vmm, "tvm2"), 0);
+	lm_assert_ok(lm_vm_start(vmm, "tvm2"));
 	assert_int_equal(calls("tart", "\"argv\":[\"run\",\"--no-graphics\",\"tvm2\"]"), 0);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	assert_int_equal(lm_vm_get(vmm, "tvm2", &info), 0);
+	lm_assert_ok(lm_vm_get(vmm, "tvm2", &info));
 	assert_string_equal(info.status, "stopped");
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
@@ -209,25 +194,25 @@ static void test_utm_list_start_stop(void **state)
 	size_t n = 0;
 
 	(void)state;
-	assert_int_equal(lm_vm_list(vmm, &vms, &n), 0);
+	lm_assert_ok(lm_vm_list(vmm, &vms, &n));
 	assert_int_equal(n, 2);
 	assert_string_equal(vms[0].name, "uvm");
 	assert_string_equal(vms[1].name, "uhead");
 	assert_string_equal(vms[0].status, "stopped");
 	lm_free(vms);
-	assert_int_equal(lm_vm_get(vmm, "lvm", &info), LM_ENOTFOUND);
-	assert_error_mentions("UTM has no such VM");
+	lm_assert_fails(lm_vm_get(vmm, "lvm", &info), LM_ENOTFOUND);
+	lm_assert_error_has("UTM has no such VM");
 	/* No display configured: no paravirtual GPU; refused before anything is started. */
-	assert_int_equal(lm_vm_start(vmm, "uhead"), LM_ERROR);
-	assert_error_mentions("no display configured");
-	assert_error_mentions("uhead.utm/config.plist");
+	lm_assert_fails(lm_vm_start(vmm, "uhead"), LM_ERROR);
+	lm_assert_error_has("no display configured");
+	lm_assert_error_has("uhead.utm/config.plist");
 	assert_int_equal(calls("utmctl", "\"argv\":[\"start\",\"uhead\"]"), 0);
-	assert_int_equal(lm_vm_start(vmm, "uvm"), 0);
-	assert_int_equal(lm_vm_wait_ready(vmm, "uvm", 0, &info), 0);
+	lm_assert_ok(lm_vm_start(vmm, "uvm"));
+	lm_assert_ok(lm_vm_wait_ready(vmm, "uvm", 0, &info));
 	assert_string_equal(info.ip, address);
 	assert_real_sshd(address);
 	/* A clean shutdown first; this guest obeys, so no power-off. */
-	assert_int_equal(lm_vm_stop(vmm, "uvm"), 0);
+	lm_assert_ok(lm_vm_stop(vmm, "uvm"));
 	assert_int_equal(calls("utmctl", "\"argv\":[\"stop\",\"uvm\",\"--request\"]"), 1);
 	assert_int_equal(calls("utmctl", "\"argv\":[\"stop\",\"uvm\",\"--force\"]"), 0);
 	assert_true(port22_closed(address));
@@ -244,12 +229,12 @@ static void test_none(void **state)
 
 	(void)state;
 	assert_string_equal(lm_vm_manager_name(vmm), "none");
-	assert_int_equal(lm_vm_manager_can_start(vmm), 0);
-	assert_int_equal(lm_vm_get(vmm, "whatever", &info), 0);
+	lm_assert_ok(lm_vm_manager_can_start(vmm));
+	lm_assert_ok(lm_vm_get(vmm, "whatever", &info));
 	assert_string_equal(info.status, "unreachable");
 	assert_string_equal(info.ip, address);
-	assert_int_equal(lm_vm_start(vmm, "whatever"), LM_ERROR);
-	assert_error_mentions("start it yourself");
+	lm_assert_fails(lm_vm_start(vmm, "whatever"), LM_ERROR);
+	lm_assert_error_has("start it yourself");
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
 	/* An address is required, and must be one. */
@@ -259,13 +244,13 @@ static void test_none(void **state)
 		o.vm_manager = LM_VM_MANAGER_NONE;
 		o.state_dir = env.state_dir;
 		o.vm_address = "my-vm.local";
-		assert_int_equal(lm_context_new(&ctx, &o), 0);
-		assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_EINVALID);
-		assert_error_mentions("not an IPv4 address");
+		lm_assert_ok(lm_context_new(&ctx, &o));
+		lm_assert_fails(lm_vm_manager_open(&vmm, ctx), LM_EINVALID);
+		lm_assert_error_has("not an IPv4 address");
 		lm_context_free(ctx);
 		o.vm_address = NULL;
-		assert_int_equal(lm_context_new(&ctx, &o), 0);
-		assert_int_equal(lm_vm_manager_open(&vmm, ctx), LM_ENOADDRESS);
+		lm_assert_ok(lm_context_new(&ctx, &o));
+		lm_assert_fails(lm_vm_manager_open(&vmm, ctx), LM_ENOADDRESS);
 		assert_string_equal(lm_error_name(LM_ENOADDRESS), "no-address");
 		lm_context_free(ctx);
 	}
@@ -285,12 +270,12 @@ static void test_auto_choice_and_ambiguity(void **state)
 	setenv("PATH", newpath, 1);
 	vmm = open_kind(&ctx, LM_VM_MANAGER_AUTO, NULL);
 	assert_string_equal(lm_vm_manager_name(vmm), "auto");
-	assert_int_equal(lm_vm_get(vmm, "lvm", &info), 0);
+	lm_assert_ok(lm_vm_get(vmm, "lvm", &info));
 	assert_string_equal(info.manager, "lume-api");
-	assert_int_equal(lm_vm_get(vmm, "tvm", &info), 0);
+	lm_assert_ok(lm_vm_get(vmm, "tvm", &info));
 	assert_string_equal(info.manager, "tart");
 	assert_string_equal(info.account, "admin");
-	assert_int_equal(lm_vm_get(vmm, "uvm", &info), 0);
+	lm_assert_ok(lm_vm_get(vmm, "uvm", &info));
 	assert_string_equal(info.manager, "utm");
 	assert_string_equal(lm_vm_manager_name_for(vmm, "tvm"), "tart");
 	assert_string_equal(lm_vm_manager_name_for(vmm, "other"), "auto");
@@ -298,25 +283,25 @@ static void test_auto_choice_and_ambiguity(void **state)
 	 * (its server says 1.0.0 whatever it is), Tart by `tart --version`, UTM by `utmctl version`. */
 	{
 		char version[64];
-		assert_int_equal(lm_vm_manager_version(vmm, "lvm", version, sizeof(version)), 0);
+		lm_assert_ok(lm_vm_manager_version(vmm, "lvm", version, sizeof(version)));
 		assert_string_equal(version, "0.5.3"); /* the simulator's SIM_VERSION */
-		assert_int_equal(lm_vm_manager_version(vmm, "tvm", version, sizeof(version)), 0);
+		lm_assert_ok(lm_vm_manager_version(vmm, "tvm", version, sizeof(version)));
 		assert_string_equal(version, "2.28.0");
-		assert_int_equal(lm_vm_manager_version(vmm, "uvm", version, sizeof(version)), 0);
+		lm_assert_ok(lm_vm_manager_version(vmm, "uvm", version, sizeof(version)));
 		assert_string_equal(version, "5.0.3");
-		assert_int_equal(lm_vm_manager_version(vmm, "other", version, sizeof(version)), LM_ENOTFOUND);
-		assert_error_mentions("no VM manager is known for other yet");
-		assert_int_equal(lm_vm_manager_versions(vmm, version, sizeof(version)), 0);
+		lm_assert_fails(lm_vm_manager_version(vmm, "other", version, sizeof(version)), LM_ENOTFOUND);
+		lm_assert_error_has("no VM manager is known for other yet");
+		lm_assert_ok(lm_vm_manager_versions(vmm, version, sizeof(version)));
 		assert_string_equal(version, "lume-api 0.5.3, tart 2.28.0, utm 5.0.3");
 	}
-	assert_int_equal(lm_vm_get(vmm, "nope", &info), LM_ENOTFOUND);
-	assert_error_mentions("no VM manager knows this VM (asked: lume-api, tart, utm)");
+	lm_assert_fails(lm_vm_get(vmm, "nope", &info), LM_ENOTFOUND);
+	lm_assert_error_has("no VM manager knows this VM (asked: lume-api, tart, utm)");
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
 
 	/* lvm in Tart's store too */
 	snprintf(dir, sizeof(dir), "%s/vms/lvm", tart_home);
-	make_dirs(dir);
+	assert_int_equal(lm_test_mkdir_p(dir, 0755), 0);
 	strncat(dir, "/config.json", sizeof(dir) - strlen(dir) - 1);
 	assert_true((fd = open(dir, O_WRONLY | O_CREAT, 0644)) >= 0);
 	assert_int_equal(write(fd, "{}", 2), 2);
@@ -326,9 +311,9 @@ static void test_auto_choice_and_ambiguity(void **state)
 	snprintf(dir, sizeof(dir), "%s/vms/lvm/nvram.bin", tart_home);
 	close(open(dir, O_WRONLY | O_CREAT, 0644));
 	vmm = open_kind(&ctx, LM_VM_MANAGER_AUTO, NULL);
-	assert_int_equal(lm_vm_get(vmm, "lvm", &info), LM_EAMBIGUOUS);
-	assert_error_mentions("more than one VM manager has a VM of this name (lume-api and tart)");
-	assert_int_equal(lm_vm_start(vmm, "lvm"), LM_EAMBIGUOUS);
+	lm_assert_fails(lm_vm_get(vmm, "lvm", &info), LM_EAMBIGUOUS);
+	lm_assert_error_has("more than one VM manager has a VM of this name (lume-api and tart)");
+	lm_assert_fails(lm_vm_start(vmm, "lvm"), LM_EAMBIGUOUS);
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
 	if (path != NULL)

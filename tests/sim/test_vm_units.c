@@ -17,29 +17,29 @@
 #include "vm_internal.h"
 #include "file.h"
 #include "vm_name.h"
+#include "lm_test.h"
 
 static void test_name_valid(void **state)
 {
 	char out[LM_VM_NAME_MAX];
 
 	(void)state;
-	assert_int_equal(lm_vm_name_normalize("my-vm", out), 0);
+	lm_assert_ok(lm_vm_name_normalize("my-vm", out));
 	assert_string_equal(out, "my-vm");
-	assert_int_equal(lm_vm_name_normalize("macos-sequoia-cua:latest", out), 0);
+	lm_assert_ok(lm_vm_name_normalize("macos-sequoia-cua:latest", out));
 	assert_string_equal(out, "macos-sequoia-cua_latest");
-	assert_int_equal(lm_vm_name_normalize("A.b_C-9", out), 0);
+	lm_assert_ok(lm_vm_name_normalize("A.b_C-9", out));
 	assert_string_equal(out, "A.b_C-9");
-	assert_int_equal(lm_vm_name_normalize("..x", out), 0);
+	lm_assert_ok(lm_vm_name_normalize("..x", out));
 }
 
 static void check_invalid(const char *name, const char *mention)
 {
 	char out[LM_VM_NAME_MAX];
 
-	assert_int_equal(lm_vm_name_normalize(name, out), LM_EINVALID);
+	lm_assert_fails(lm_vm_name_normalize(name, out), LM_EINVALID);
 	assert_string_equal(out, "");
-	if (strstr(lm_error_last()->message, mention) == NULL)
-		fail_msg("'%s': message \"%s\" does not mention \"%s\"", name, lm_error_last()->message, mention);
+	lm_assert_error_has(mention);
 }
 
 static void test_name_invalid(void **state)
@@ -68,7 +68,7 @@ static void test_name_invalid(void **state)
 	long_name[LM_VM_NAME_MAX - 1] = '\0'; /* 127 bytes: the longest allowed */
 	{
 		char out[LM_VM_NAME_MAX];
-		assert_int_equal(lm_vm_name_normalize(long_name, out), 0);
+		lm_assert_ok(lm_vm_name_normalize(long_name, out));
 	}
 }
 
@@ -166,8 +166,8 @@ static void test_json_among_log_lines(void **state)
 	size_t n;
 
 	(void)state;
-	assert_int_equal(lm_vm_json_find(out, cJSON_Array, &doc), 0);
-	assert_int_equal(lm_vm_info_array_from_json(doc, &vms, &n, "test"), 0);
+	lm_assert_ok(lm_vm_json_find(out, cJSON_Array, &doc));
+	lm_assert_ok(lm_vm_info_array_from_json(doc, &vms, &n, "test"));
 	assert_int_equal(n, 1);
 	assert_string_equal(vms[0].name, "a");
 	assert_string_equal(vms[0].ip, "192.168.64.5");
@@ -175,14 +175,14 @@ static void test_json_among_log_lines(void **state)
 	lm_free(vms);
 	cJSON_Delete(doc);
 
-	assert_int_equal(lm_vm_json_find("[]\n", cJSON_Array, &doc), 0);
+	lm_assert_ok(lm_vm_json_find("[]\n", cJSON_Array, &doc));
 	assert_int_equal(cJSON_GetArraySize(doc), 0);
 	cJSON_Delete(doc);
-	assert_int_equal(lm_vm_json_find("INFO: no json here\n[broken\n", cJSON_Array, &doc), LM_EINVALID);
+	lm_assert_fails(lm_vm_json_find("INFO: no json here\n[broken\n", cJSON_Array, &doc), LM_EINVALID);
 	assert_null(doc);
-	assert_int_equal(lm_vm_json_find("", cJSON_Array, &doc), LM_EINVALID);
-	assert_int_equal(lm_vm_json_find("{\"a\":1}\n", cJSON_Array, &doc), LM_EINVALID);
-	assert_int_equal(lm_vm_json_find("log\n  {\"a\":1}\n", cJSON_Object, &doc), 0);
+	lm_assert_fails(lm_vm_json_find("", cJSON_Array, &doc), LM_EINVALID);
+	lm_assert_fails(lm_vm_json_find("{\"a\":1}\n", cJSON_Array, &doc), LM_EINVALID);
+	lm_assert_ok(lm_vm_json_find("log\n  {\"a\":1}\n", cJSON_Object, &doc));
 	cJSON_Delete(doc);
 }
 
@@ -194,19 +194,19 @@ static void test_vm_objects(void **state)
 	(void)state;
 	/* Every key null but name and status, as Lume sends for a stopped VM. */
 	doc = cJSON_Parse("{\"name\":\"v\",\"status\":\"stopped\",\"os\":null,\"ipAddress\":null,\"sshAvailable\":null}");
-	assert_int_equal(lm_vm_info_from_json(doc, &info, "t"), 0);
+	lm_assert_ok(lm_vm_info_from_json(doc, &info, "t"));
 	assert_string_equal(info.os, "");
 	assert_string_equal(info.ip, "");
 	assert_int_equal(info.ssh_available, 0);
 	cJSON_Delete(doc);
 	doc = cJSON_Parse("{\"name\":\"v\"}");
-	assert_int_equal(lm_vm_info_from_json(doc, &info, "t"), LM_ERROR);
+	lm_assert_fails(lm_vm_info_from_json(doc, &info, "t"), LM_ERROR);
 	cJSON_Delete(doc);
 	doc = cJSON_Parse("{\"name\":\"v\",\"status\":\"running\",\"ipAddress\":5}");
-	assert_int_equal(lm_vm_info_from_json(doc, &info, "t"), LM_ERROR);
+	lm_assert_fails(lm_vm_info_from_json(doc, &info, "t"), LM_ERROR);
 	cJSON_Delete(doc);
 	doc = cJSON_Parse("[1]");
-	assert_int_equal(lm_vm_info_from_json(doc, &info, "t"), LM_ERROR);
+	lm_assert_fails(lm_vm_info_from_json(doc, &info, "t"), LM_ERROR);
 	cJSON_Delete(doc);
 }
 
@@ -226,7 +226,7 @@ static void test_utm_list_table(void **state)
 	size_t n = 0;
 
 	(void)state;
-	assert_int_equal(lm_vm_utm_parse_list(text, &vms, &n), 0);
+	lm_assert_ok(lm_vm_utm_parse_list(text, &vms, &n));
 	assert_int_equal(n, 3);
 	assert_string_equal(vms[0].name, "dev-vm");
 	assert_string_equal(vms[0].status, "running"); /* UTM's "started" */
@@ -235,7 +235,7 @@ static void test_utm_list_table(void **state)
 	assert_string_equal(vms[2].name, "last");
 	assert_string_equal(vms[2].status, "paused");
 	free(vms);
-	assert_int_equal(lm_vm_utm_parse_list(empty, &vms, &n), 0);
+	lm_assert_ok(lm_vm_utm_parse_list(empty, &vms, &n));
 	assert_int_equal(n, 0);
 	assert_null(vms);
 }
@@ -263,7 +263,7 @@ static void test_proc_env_drops_password(void **state)
 	(void)state;
 	setenv("LUME_METAL_SSH_PASSWORD", "s3cret", 1);
 	setenv("LUME_LOG_LEVEL", "debug", 1);
-	assert_int_equal(lm_proc_run("/bin/sh", show, &o, &res), 0);
+	lm_assert_ok(lm_proc_run("/bin/sh", show, &o, &res));
 	assert_string_equal(res.out, "[unset] error\n"); /* ours replaced, the password left out */
 	lm_proc_result_dispose(&res);
 	/* Without a variable to set too (a manager's --version, bench's bare-metal workload). */
@@ -283,7 +283,7 @@ static void test_proc_run_and_timeout(void **state)
 	lm_proc_result res;
 
 	(void)state;
-	assert_int_equal(lm_proc_run("/bin/sh", echo, &o, &res), 0);
+	lm_assert_ok(lm_proc_run("/bin/sh", echo, &o, &res));
 	assert_string_equal(res.out, "out\nerror\n");
 	assert_string_equal(res.err, "err\n");
 	assert_int_equal(res.exit_code, 3);
@@ -291,7 +291,7 @@ static void test_proc_run_and_timeout(void **state)
 	lm_proc_result_dispose(&res);
 
 	/* timed_out says the 0.3 s limit ended it (sleep would have run 10 s). */
-	assert_int_equal(lm_proc_run("/bin/sleep", sleeper, &quick, &res), 0);
+	lm_assert_ok(lm_proc_run("/bin/sleep", sleeper, &quick, &res));
 	assert_int_equal(res.timed_out, 1);
 	lm_proc_result_dispose(&res);
 
@@ -323,7 +323,7 @@ static void test_proc_every_argument(void **state)
 		len += (size_t)snprintf(expect + len, sizeof(expect) - len, "%s\n", words[i]);
 	}
 	args[n] = NULL;
-	assert_int_equal(lm_proc_run("/bin/sh", args, &o, &res), 0);
+	lm_assert_ok(lm_proc_run("/bin/sh", args, &o, &res));
 	assert_string_equal(res.out, expect);
 	lm_proc_result_dispose(&res);
 
@@ -331,7 +331,7 @@ static void test_proc_every_argument(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	o.log = log;
-	assert_int_equal(lm_proc_spawn_detached("/bin/sh", args, &o, &pid), 0);
+	lm_assert_ok(lm_proc_spawn_detached("/bin/sh", args, &o, &pid));
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_int_equal(lm_fs_read_file(log, 1 << 16, &text, &len), 0);
 	assert_string_equal(text, expect);
@@ -352,7 +352,7 @@ static void test_proc_output_limit(void **state)
 	int fd;
 
 	(void)state;
-	assert_int_equal(lm_proc_run("/bin/sh", fits, &o, &res), 0);
+	lm_assert_ok(lm_proc_run("/bin/sh", fits, &o, &res));
 	assert_string_equal(res.out, "0123456789");
 	assert_string_equal(res.err, "abcdefghij");
 	lm_proc_result_dispose(&res);
@@ -380,13 +380,13 @@ static void test_find_program(void **state)
 	char *p = NULL;
 
 	(void)state;
-	assert_int_equal(lm_proc_find_program("sh", &p), 0);
-	assert_non_null(strstr(p, "/sh"));
+	lm_assert_ok(lm_proc_find_program("sh", &p));
+	lm_assert_contains(p, "/sh");
 	free(p);
-	assert_int_equal(lm_proc_find_program("/bin/sh", &p), 0);
+	lm_assert_ok(lm_proc_find_program("/bin/sh", &p));
 	free(p);
-	assert_int_equal(lm_proc_find_program("lume-metal-no-such-program", &p), LM_ENOTFOUND);
-	assert_int_equal(lm_proc_find_program("/etc", &p), LM_ENOTFOUND);
+	lm_assert_fails(lm_proc_find_program("lume-metal-no-such-program", &p), LM_ENOTFOUND);
+	lm_assert_fails(lm_proc_find_program("/etc", &p), LM_ENOTFOUND);
 }
 
 int main(void)

@@ -2,9 +2,11 @@
 # guest_fixture_stop.sh GUEST_SSHD WORKDIR: stopping one simulated guest powers off that guest —
 # its sshd and every process its sessions started, detached ones included — and nothing of any
 # other guest's (a stop once killed by a recorded mount namespace id, which the kernel reuses).
-set -euo pipefail
+. "$(dirname "$0")/../support/lm_test.sh"
 G=$1 WORK=$2
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# Two guests on port 22 of the test's own /24 (the address plan).
+address_a=$(lm_test_address 2)
+address_b=$(lm_test_address 3)
 rm -rf "$WORK"
 mkdir -p "$WORK"
 chmod 755 "$WORK"
@@ -44,10 +46,10 @@ wait_sleeper() {
 }
 
 tag_a=0.${$}1 tag_b=0.${$}2 tag_b2=0.${$}3
-guest a 127.0.135.2
-guest b 127.0.135.3
-[ "$(leave_sleeper 127.0.135.2 "$tag_a")" = started ] || fail "session in a"
-[ "$(leave_sleeper 127.0.135.3 "$tag_b")" = started ] || fail "session in b"
+guest a "$address_a"
+guest b "$address_b"
+[ "$(leave_sleeper "$address_a" "$tag_a")" = started ] || fail "session in a"
+[ "$(leave_sleeper "$address_b" "$tag_b")" = started ] || fail "session in b"
 wait_sleeper "$tag_a" running && wait_sleeper "$tag_b" running || fail "the sleepers did not start"
 pid_b=$(cat "$WORK/b/sshd.pid")
 
@@ -57,7 +59,7 @@ wait_sleeper "$tag_a" gone || fail "a's detached process survived a's stop: $(sl
 "$G" status --dir "$WORK/b" || fail "stopping a stopped b"
 kill -0 "$pid_b" || fail "stopping a killed b's sshd"
 [ -n "$(sleeper_pids "$tag_b")" ] || fail "stopping a killed b's session process"
-[ "$(leave_sleeper 127.0.135.3 "$tag_b2")" = started ] && wait_sleeper "$tag_b2" running || fail "b no longer answers"
+[ "$(leave_sleeper "$address_b" "$tag_b2")" = started ] && wait_sleeper "$tag_b2" running || fail "b no longer answers"
 
 "$G" stop --dir "$WORK/b"
 wait_sleeper "$tag_b" gone || fail "b's detached process survived b's stop"

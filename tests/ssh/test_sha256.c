@@ -12,6 +12,7 @@
 
 #include "lume-metal/error.h"
 #include "sha256.h"
+#include "lm_test.h"
 
 static void assert_hex(const uint8_t digest[32], const char *want)
 {
@@ -116,11 +117,11 @@ static void test_file(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "abc", 3), 3);
 	close(fd);
-	assert_int_equal(lm_sha256_file(path, d), 0);
+	lm_assert_ok(lm_sha256_file(path, d));
 	assert_hex(d, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 	unlink(path);
-	assert_int_equal(lm_sha256_file(path, d), LM_ENOTFOUND);
-	assert_non_null(strstr(lm_error_last()->message, path));
+	lm_assert_fails(lm_sha256_file(path, d), LM_ENOTFOUND);
+	lm_assert_error_has(path);
 }
 
 int main(void)

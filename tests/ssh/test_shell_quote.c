@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "lume-metal/ssh.h"
+#include "lm_test.h"
 
 extern char **environ;
 
@@ -21,7 +22,7 @@ static void expect(const char *arg, const char *want)
 {
 	char *got = NULL;
 
-	assert_int_equal(lm_shell_quote(arg, &got), 0);
+	lm_assert_ok(lm_shell_quote(arg, &got));
 	assert_string_equal(got, want);
 	lm_free(got);
 }
@@ -61,14 +62,14 @@ static void test_argv(void **state)
 	const char *argv[] = {"printf", "%s\\n", "a b", "", "it's"};
 	char *got = NULL;
 
-	assert_int_equal(lm_shell_quote_argv(argv, 5, &got), 0);
+	lm_assert_ok(lm_shell_quote_argv(argv, 5, &got));
 	assert_string_equal(got, "printf '%s\\n' 'a b' '' 'it'\\''s'");
 	lm_free(got);
-	assert_int_equal(lm_shell_quote_argv(argv, 0, &got), 0);
+	lm_assert_ok(lm_shell_quote_argv(argv, 0, &got));
 	assert_string_equal(got, "");
 	lm_free(got);
 	argv[1] = NULL;
-	assert_int_equal(lm_shell_quote_argv(argv, 2, &got), LM_EINVALID);
+	lm_assert_fails(lm_shell_quote_argv(argv, 2, &got), LM_EINVALID);
 	assert_null(got);
 }
 
@@ -84,7 +85,7 @@ static void round_trip_local(const char *arg)
 	ssize_t n;
 	pid_t pid;
 
-	assert_int_equal(lm_shell_quote_argv(argv, 3, &cmd), 0);
+	lm_assert_ok(lm_shell_quote_argv(argv, 3, &cmd));
 	sh_argv[0] = "sh";
 	sh_argv[1] = "-c";
 	sh_argv[2] = cmd;

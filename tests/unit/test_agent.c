@@ -13,6 +13,7 @@
 #include <plist/plist.h>
 
 #include "guestops.h"
+#include "lm_test.h"
 
 static void test_labels(void **state)
 {
@@ -24,18 +25,18 @@ static void test_labels(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
-		assert_int_equal(lm_agent_label_check(good[i]), 0);
+		lm_assert_ok(lm_agent_label_check(good[i]));
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(lm_agent_label_check(bad[i]), LM_EINVALID);
+		lm_assert_fails(lm_agent_label_check(bad[i]), LM_EINVALID);
 		assert_true(strlen(lm_error_last()->message) > 0);
 	}
-	assert_int_equal(lm_agent_label_check(NULL), LM_EINVALID);
+	lm_assert_fails(lm_agent_label_check(NULL), LM_EINVALID);
 	memset(long_label, 'a', sizeof(long_label) - 1);
 	long_label[sizeof(long_label) - 1] = '\0';
-	assert_int_equal(lm_agent_label_check(long_label), LM_EINVALID);
-	assert_non_null(strstr(lm_error_last()->message, "at most 127"));
+	lm_assert_fails(lm_agent_label_check(long_label), LM_EINVALID);
+	lm_assert_error_has("at most 127");
 	long_label[LM_AGENT_LABEL_MAX - 1] = '\0';
-	assert_int_equal(lm_agent_label_check(long_label), 0);
+	lm_assert_ok(lm_agent_label_check(long_label));
 }
 
 static void shim_env(lm_shim_env *se)
@@ -72,9 +73,9 @@ static plist_t build(const lm_agent_spec *spec, const char *program)
 	size_t len = 0;
 
 	shim_env(&se);
-	assert_int_equal(lm_agent_plist_build(spec, program, &se, "/Users/lume", &xml, &len), 0);
+	lm_assert_ok(lm_agent_plist_build(spec, program, &se, "/Users/lume", &xml, &len));
 	assert_int_equal(strlen(xml), len);
-	assert_non_null(strstr(xml, "<?xml"));
+	lm_assert_contains(xml, "<?xml");
 	plist_from_xml(xml, (uint32_t)len, &root);
 	free(xml);
 	assert_non_null(root);
@@ -144,7 +145,7 @@ static void test_plist_refused(void **state)
 	(void)state;
 	shim_env(&se);
 	/* launchd needs an absolute program. */
-	assert_int_equal(lm_agent_plist_build(&spec, "llama-server", &se, "/Users/lume", &xml, &len), LM_EINVALID);
+	lm_assert_fails(lm_agent_plist_build(&spec, "llama-server", &se, "/Users/lume", &xml, &len), LM_EINVALID);
 	assert_null(xml);
 	assert_int_equal(len, 0);
 	spec.label = "bad label";
@@ -157,7 +158,7 @@ static void test_plist_refused(void **state)
 	home[sizeof(home) - 1] = '\0';
 	assert_int_equal(lm_agent_plist_build(&spec, "/opt/homebrew/bin/llama-server", &se, home, &xml, &len),
 	    LM_EINVALID);
-	assert_non_null(strstr(lm_error_last()->message, "longer than"));
+	lm_assert_error_has("longer than");
 }
 
 int main(void)

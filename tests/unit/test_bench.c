@@ -15,12 +15,7 @@
 
 #include "bench_internal.h"
 #include "lume-metal/output.h"
-
-#define assert_ok(expr)                                                            \
-	do {                                                                       \
-		if ((expr) < 0)                                                    \
-			fail_msg("%s: %s", #expr, lm_error_last()->message);      \
-	} while (0)
+#include "lm_test.h"
 
 /* llama-bench -o json at 0104b151 (b10167 / b10359): the published evidence's field set. */
 static const char current_json[] =
@@ -71,7 +66,7 @@ static void test_llama_current(void **state)
 	char name[48];
 
 	(void)state;
-	assert_ok(lm_llama_parse(current_json, strlen(current_json), &o));
+	lm_assert_ok(lm_llama_parse(current_json, strlen(current_json), &o));
 	assert_int_equal(o.count, 2);
 	assert_int_equal(o.records[0].n_prompt, 512);
 	assert_int_equal(o.records[0].nsamples, 3);
@@ -92,7 +87,7 @@ static void test_llama_old_schema(void **state)
 	lm_llama_output o;
 
 	(void)state;
-	assert_ok(lm_llama_parse(old_json, strlen(old_json), &o));
+	lm_assert_ok(lm_llama_parse(old_json, strlen(old_json), &o));
 	assert_int_equal(o.count, 1);
 	assert_int_equal(o.records[0].flash_attn, 1);
 	assert_string_equal(o.records[0].load_mode, "none");
@@ -106,7 +101,7 @@ static void test_llama_jsonl_and_missing(void **state)
 	char name[48];
 
 	(void)state;
-	assert_ok(lm_llama_parse(jsonl, strlen(jsonl), &o));
+	lm_assert_ok(lm_llama_parse(jsonl, strlen(jsonl), &o));
 	assert_int_equal(o.count, 2);
 	assert_int_equal(o.records[0].flash_attn, 0);
 	lm_llama_record_name(&o.records[0], name, sizeof(name));
@@ -117,7 +112,7 @@ static void test_llama_jsonl_and_missing(void **state)
 	assert_true(o.records[1].samples_ts[0] == 128.0 && o.records[1].samples_ts[1] == 256.0);
 	lm_llama_output_dispose(&o);
 
-	assert_ok(lm_llama_parse(avg_only, strlen(avg_only), &o));
+	lm_assert_ok(lm_llama_parse(avg_only, strlen(avg_only), &o));
 	assert_int_equal(o.records[0].nsamples, 1);
 	assert_true(o.records[0].samples_ts[0] == 99.5);
 	lm_llama_record_name(&o.records[0], name, sizeof(name));
@@ -232,9 +227,9 @@ static void test_collect(void **state)
 	lm_bench_result *r = NULL;
 
 	(void)state;
-	assert_ok(lm_bench_result_new(&r));
+	lm_assert_ok(lm_bench_result_new(&r));
 	assert_true(r->size == sizeof(*r) && r->stock_metal->size == sizeof(lm_bench_metal));
-	assert_ok(lm_bench_collect(r, stock, shimmed, 2));
+	lm_assert_ok(lm_bench_collect(r, stock, shimmed, 2));
 	assert_int_equal(r->ntests, 2);
 	assert_int_equal(r->tests[0]->size, sizeof(lm_bench_test));
 	assert_string_equal(r->tests[0]->name, "pp512");
@@ -259,9 +254,9 @@ static void test_sums(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	assert_ok(lm_bench_write_file(dir, "stock-1.json", current_json, strlen(current_json)));
-	assert_ok(lm_bench_write_file(dir, "b.txt", "abc", 3));
-	assert_ok(lm_bench_write_sums(dir));
+	lm_assert_ok(lm_bench_write_file(dir, "stock-1.json", current_json, strlen(current_json)));
+	lm_assert_ok(lm_bench_write_file(dir, "b.txt", "abc", 3));
+	lm_assert_ok(lm_bench_write_sums(dir));
 	snprintf(path, sizeof(path), "%s/SHA256SUMS", dir);
 	assert_non_null(f = fopen(path, "r"));
 	assert_non_null(fgets(line, sizeof(line), f));
@@ -270,10 +265,10 @@ static void test_sums(void **state)
 	assert_non_null(fgets(line, sizeof(line), f));
 	assert_null(fgets(line, sizeof(line), f));
 	fclose(f);
-	assert_ok(lm_bench_verify_sums(dir));
-	assert_ok(lm_bench_write_file(dir, "b.txt", "abd", 3));
-	assert_int_equal(lm_bench_verify_sums(dir), LM_ECORRUPT);
-	assert_non_null(strstr(lm_error_last()->message, "b.txt: SHA-256 differs"));
+	lm_assert_ok(lm_bench_verify_sums(dir));
+	lm_assert_ok(lm_bench_write_file(dir, "b.txt", "abd", 3));
+	lm_assert_fails(lm_bench_verify_sums(dir), LM_ECORRUPT);
+	lm_assert_error_has("b.txt: SHA-256 differs");
 	snprintf(path, sizeof(path), "%s/b.txt", dir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/stock-1.json", dir);
@@ -309,13 +304,13 @@ static void test_json_document(void **state)
 	r.shimmed_metal = &hm;
 	lm_bench_metal_parse(stock_err, r.stock_metal);
 	lm_bench_metal_parse(NULL, r.shimmed_metal);
-	assert_ok(lm_bench_result_to_json(&r, &env, &doc));
-	assert_non_null(strstr(doc, "\"command\":\t\"bench\""));
-	assert_non_null(strstr(doc, "\"folder\":\tnull"));
-	assert_non_null(strstr(doc, "\"ratio\":\t11.08"));
-	assert_non_null(strstr(doc, "\"apple\":\t1005"));
-	assert_non_null(strstr(doc, "\"shimmed_metal\":\tnull"));
-	assert_non_null(strstr(doc, "\"metal\":\tnull"));
+	lm_assert_ok(lm_bench_result_to_json(&r, &env, &doc));
+	lm_assert_contains(doc, "\"command\":\t\"bench\"");
+	lm_assert_contains(doc, "\"folder\":\tnull");
+	lm_assert_contains(doc, "\"ratio\":\t11.08");
+	lm_assert_contains(doc, "\"apple\":\t1005");
+	lm_assert_contains(doc, "\"shimmed_metal\":\tnull");
+	lm_assert_contains(doc, "\"metal\":\tnull");
 	lm_free(doc);
 }
 
@@ -348,14 +343,14 @@ static void write_folder(const char *dir, const char *kind, const char *stock_ou
 	    "\"seconds\": 1.5, \"stdout\": \"stock-1.json\", \"stderr\": \"stock-1.stderr\"}%s]}\n",
 	    kind, shimmed_out != NULL ? ", {\"arm\": \"shimmed\", \"round\": 1, \"seconds\": 0.5, \"stdout\": "
 	    "\"shimmed-1.json\", \"stderr\": \"shimmed-1.stderr\"}" : "");
-	assert_ok(lm_bench_write_file(dir, "metadata.json", meta, strlen(meta)));
-	assert_ok(lm_bench_write_file(dir, "stock-1.json", stock_out, strlen(stock_out)));
-	assert_ok(lm_bench_write_file(dir, "stock-1.stderr", stock_err, strlen(stock_err)));
+	lm_assert_ok(lm_bench_write_file(dir, "metadata.json", meta, strlen(meta)));
+	lm_assert_ok(lm_bench_write_file(dir, "stock-1.json", stock_out, strlen(stock_out)));
+	lm_assert_ok(lm_bench_write_file(dir, "stock-1.stderr", stock_err, strlen(stock_err)));
 	if (shimmed_out != NULL) {
-		assert_ok(lm_bench_write_file(dir, "shimmed-1.json", shimmed_out, strlen(shimmed_out)));
-		assert_ok(lm_bench_write_file(dir, "shimmed-1.stderr", shimmed_err, strlen(shimmed_err)));
+		lm_assert_ok(lm_bench_write_file(dir, "shimmed-1.json", shimmed_out, strlen(shimmed_out)));
+		lm_assert_ok(lm_bench_write_file(dir, "shimmed-1.stderr", shimmed_err, strlen(shimmed_err)));
 	}
-	assert_ok(lm_bench_write_sums(dir));
+	lm_assert_ok(lm_bench_write_sums(dir));
 }
 
 /* compare's typed rows: each folder's tests, set against the bare-metal folder, then the published
@@ -375,7 +370,7 @@ static void test_compare_rows(void **state)
 	assert_non_null(mkdtemp(bare_dir));
 	write_folder(vm_dir, "", old_json, current_json);
 	write_folder(bare_dir, "\"kind\": \"bare-metal\", ", current_json, NULL);
-	assert_ok(lm_bench_compare(dirs, 2, &c));
+	lm_assert_ok(lm_bench_compare(dirs, 2, &c));
 	assert_true(c->size == sizeof(*c) && c->count == 8);
 	for (i = 0; i < c->count; i++)
 		assert_int_equal(c->rows[i]->size, sizeof(lm_bench_comparison_row));
@@ -400,7 +395,7 @@ static void test_compare_rows(void **state)
 	assert_true(c->rows[4]->stock == 431.86 && c->rows[6]->stock == 0 && c->rows[6]->unlocked_over_stock == 7.20);
 	assert_true(LM_HAS_FIELD(c->rows[7], lm_bench_comparison_row, provenance));
 
-	assert_ok(lm_bench_compare_to_json(c, &env, &doc));
+	lm_assert_ok(lm_bench_compare_to_json(c, &env, &doc));
 	for (at = doc; (at = strstr(at, "\"provenance\":")) != NULL; at++)
 		provenances++;
 	assert_int_equal(provenances, 4);

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "cli.h"
+#include "lm_test.h"
 
 static void test_nearest(void **state)
 {
@@ -46,7 +47,7 @@ static char *script(const char *shell)
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(lm_cli_completion(shell, f), 0);
+	lm_assert_ok(lm_cli_completion(shell, f));
 	fclose(f);
 	return buf;
 }
@@ -110,7 +111,7 @@ static void test_completion_details(void **state)
 			fail_msg("the %s script lacks: %s", want[i][0], want[i][1]);
 		free(text);
 	}
-	assert_null(strstr(fish, "profile's effect"));
+	lm_assert_not_contains(fish, "profile's effect");
 	assert_int_equal(lm_cli_completion("tcsh", null), -1);
 	fclose(null);
 	free(fish);

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "error_internal.h"
+#include "lm_test.h"
 
 static void test_set_and_prefix(void **state)
 {

@@ -13,6 +13,7 @@
 #include "lume-metal/exercise.h"
 #include "lume-metal/profile.h"
 #include "lume-metal/report.h"
+#include "lm_test.h"
 
 #define HEAD \
     "device=Apple Paravirtual device\n" \
@@ -47,8 +48,7 @@ static lm_report *parse(const char *text)
 {
 	lm_report *r = NULL;
 
-	if (lm_report_parse_lines(&r, text, strlen(text)) != 0)
-		fail_msg("%s", lm_error_last()->message);
+	lm_assert_ok(lm_report_parse_lines(&r, text, strlen(text)));
 	return r;
 }
 
@@ -73,12 +73,12 @@ static void test_lines(void **state)
 	assert_null(lm_exercise_name(LM_EXERCISE_COUNT));
 
 	/* The line form again is what the probe printed (format 1.1, values escaped). */
-	assert_int_equal(lm_report_to_lines(r, &lines), 0);
+	lm_assert_ok(lm_report_to_lines(r, &lines));
 	assert_string_equal(lines, restricted);
 	lm_free(lines);
 
 	/* The JSON form carries it and reads back the same. */
-	assert_int_equal(lm_report_to_json(r, &json), 0);
+	lm_assert_ok(lm_report_to_json(r, &json));
 	assert_non_null(strstr(json,
 	    "  \"exercise\": {\n"
 	    "    \"simdgroup_reduction\": {\n"
@@ -96,8 +96,8 @@ static void test_lines(void **state)
 	    "      \"largest\": 32768,\n"
 	    "      \"sizes\": {\n"
 	    "        \"16384\": {\n"));
-	assert_int_equal(lm_report_from_json(&back, json, strlen(json)), 0);
-	assert_int_equal(lm_report_to_lines(back, &lines), 0);
+	lm_assert_ok(lm_report_from_json(&back, json, strlen(json)));
+	lm_assert_ok(lm_report_to_lines(back, &lines));
 	assert_string_equal(lines, restricted);
 	lm_free(lines);
 	lm_free(json);
@@ -118,8 +118,8 @@ static void test_without_exercise(void **state)
 	assert_false(lm_report_has_exercise(r));
 	assert_int_equal(lm_report_exercise(r, LM_EXERCISE_BFLOAT16, NULL), LM_EXERCISE_NOT_RUN);
 	assert_int_equal(lm_report_threadgroup_memory_exercised(r), 0);
-	assert_int_equal(lm_report_to_json(r, &json), 0);
-	assert_null(strstr(json, "exercise"));
+	lm_assert_ok(lm_report_to_json(r, &json));
+	lm_assert_not_contains(json, "exercise");
 	lm_free(json);
 	lm_report_free(r);
 
@@ -151,7 +151,7 @@ static void test_bad_lines(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(text, sizeof(text), "format=lume-metal-report/1.1\n" HEAD "%send=1\n", bad[i].line);
-		assert_int_equal(lm_report_parse_lines(&r, text, strlen(text)), LM_EINVALID);
+		lm_assert_fails(lm_report_parse_lines(&r, text, strlen(text)), LM_EINVALID);
 		assert_string_equal(lm_error_last()->message, bad[i].message);
 	}
 }
@@ -165,8 +165,7 @@ static lm_profile *profile(const char *json)
 {
 	lm_profile *p = NULL;
 
-	if (lm_profile_parse(&p, json, strlen(json), "t.json") != 0)
-		fail_msg("%s", lm_error_last()->message);
+	lm_assert_ok(lm_profile_parse(&p, json, strlen(json), "t.json"));
 	return p;
 }
 
@@ -178,43 +177,43 @@ static void test_profile_expectations(void **state)
 
 	(void)state;
 	/* The published profile: reduction, matrix and bfloat16 must pass; threadgroup memory is reported. */
-	assert_int_equal(lm_profile_builtin(&p, "published"), 0);
+	lm_assert_ok(lm_profile_builtin(&p, "published"));
 	assert_int_equal(lm_profile_exercise_expect(p, 0), LM_EXERCISE_EXPECT_PASS);
 	assert_int_equal(lm_profile_exercise_expect(p, 1), LM_EXERCISE_EXPECT_PASS);
 	assert_int_equal(lm_profile_exercise_expect(p, 2), LM_EXERCISE_EXPECT_PASS);
 	assert_int_equal(lm_profile_exercise_expect(p, 3), LM_EXERCISE_EXPECT_REPORT);
 	assert_string_equal(lm_exercise_feature_name(3), "threadgroup_memory");
 	r = parse(all_pass);
-	assert_int_equal(lm_profile_check_exercise(p, r), 0);
+	lm_assert_ok(lm_profile_check_exercise(p, r));
 	lm_report_free(r);
 	r = parse(restricted);
-	assert_int_equal(lm_profile_check_exercise(p, r), LM_ENOTPROVEN);
+	lm_assert_fails(lm_profile_check_exercise(p, r), LM_ENOTPROVEN);
 	msg = lm_error_last()->message;
 	assert_non_null(strstr(msg, "profile 'published': the guest's GPU does not run what the shimmed answers "
 	    "promise. Proven: the shim's answers, and bfloat16 passed. Not proven: simdgroup_reduction: error: "
 	    "Encountered unlowered function call to air.simd_sum.f32; simdgroup_matrix computed wrong numbers: "
 	    "element 9 is 3, expected 2. "));
-	assert_non_null(strstr(msg, "Likely causes: the VM was started before the host preference changed"));
-	assert_null(strstr(msg, "--"));
+	lm_assert_contains(msg, "Likely causes: the VM was started before the host preference changed");
+	lm_assert_not_contains(msg, "--");
 	lm_report_free(r);
 	lm_profile_free(p);
 
 	/* threadgroup_memory "pass": every size up to the profile's max_threadgroup_memory (32768). */
 	p = profile(PROFILE(",\"exercise\":{\"threadgroup_memory\":\"pass\",\"bfloat16\":\"report\"}"));
 	r = parse(all_pass);
-	assert_int_equal(lm_profile_check_exercise(p, r), LM_ENOTPROVEN);
+	lm_assert_fails(lm_profile_check_exercise(p, r), LM_ENOTPROVEN);
 	assert_non_null(strstr(lm_error_last()->message, "Proven: the shim's answers, and threadgroup_memory.16384 "
 	    "passed. Not proven: threadgroup_memory.32768 computed wrong numbers. "));
 	lm_report_free(r);
 	r = parse(restricted);
-	assert_int_equal(lm_profile_check_exercise(p, r), 0);
+	lm_assert_ok(lm_profile_check_exercise(p, r));
 	lm_report_free(r);
 	lm_profile_free(p);
 
 	/* Expectations without "exercise": nothing required. */
 	p = profile(PROFILE(""));
 	r = parse(restricted);
-	assert_int_equal(lm_profile_check_exercise(p, r), 0);
+	lm_assert_ok(lm_profile_check_exercise(p, r));
 	lm_report_free(r);
 	lm_profile_free(p);
 }
@@ -235,15 +234,15 @@ static void test_profile_errors(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(lm_profile_parse(&p, bad[i].json, strlen(bad[i].json), "t.json"), LM_EINVALID);
+		lm_assert_fails(lm_profile_parse(&p, bad[i].json, strlen(bad[i].json), "t.json"), LM_EINVALID);
 		assert_string_equal(lm_error_last()->message, bad[i].message);
 	}
 	/* An unknown feature is refused, with a suggestion. */
 	{
 		const char *j = PROFILE(",\"exercise\":{\"bfloat\":\"pass\"}");
-		assert_int_equal(lm_profile_parse(&p, j, strlen(j), "t.json"), LM_EINVALID);
-		assert_non_null(strstr(lm_error_last()->message, "$.expectations.exercise"));
-		assert_non_null(strstr(lm_error_last()->message, "bfloat16"));
+		lm_assert_fails(lm_profile_parse(&p, j, strlen(j), "t.json"), LM_EINVALID);
+		lm_assert_error_has("$.expectations.exercise");
+		lm_assert_error_has("bfloat16");
 	}
 }
 

@@ -7,17 +7,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "guestops.h"
-#include "test_util.h"
+#include "lm_test.h"
 
 static const char *const shells[] = {LM_TEST_ZSH, "/bin/sh"};
 #define NSHELLS (sizeof(shells) / sizeof(shells[0]))
@@ -30,28 +27,16 @@ static int run_shell(const char *shell, const char *command, const char *home, c
 	char env_home[PATH_MAX + 8], env_zdotdir[PATH_MAX + 12];
 	char *argv[] = {(char *)shell, "-c", (char *)command, NULL};
 	char *envp[] = {"PATH=" SESSION_PATH, env_home, env_zdotdir, NULL};
-	posix_spawn_file_actions_t fa;
-	int fds[2], status = -1;
-	size_t len = 0;
-	ssize_t n;
-	pid_t pid;
+	static lm_test_result r;
 
 	snprintf(env_home, sizeof(env_home), "HOME=%s", home);
 	snprintf(env_zdotdir, sizeof(env_zdotdir), "ZDOTDIR=%s", home);
-	assert_int_equal(pipe(fds), 0);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-	posix_spawn_file_actions_addclose(&fa, fds[0]);
-	posix_spawn_file_actions_addclose(&fa, fds[1]);
-	assert_int_equal(posix_spawn(&pid, shell, &fa, NULL, argv, envp), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	close(fds[1]);
-	while ((n = read(fds[0], out + len, outcap - 1 - len)) > 0)
-		len += (size_t)n;
-	out[len] = '\0';
-	close(fds[0]);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	lm_test_run(&r, argv, envp, NULL);
+	fputs(r.err, stderr); /* the shell's own complaints, next to the check that fails */
+	if (r.out_len >= outcap)
+		fail_msg("%s -c '%s': %zu bytes of output, more than the test's %zu", shell, command, r.out_len, outcap - 1);
+	memcpy(out, r.out, r.out_len + 1);
+	return r.status;
 }
 
 typedef struct {
@@ -64,7 +49,7 @@ static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
 
-	f->home = lm_test_tmpdir();
+	f->home = lm_test_tmpdir("guest-commands");
 	snprintf(f->facts.os, sizeof(f->facts.os), "%s", "Linux"); /* the mv of this machine */
 	snprintf(f->facts.home, sizeof(f->facts.home), "%s", f->home);
 	f->bundle = calloc(1, sizeof(*f->bundle));
@@ -92,25 +77,10 @@ static char *base_path(fixture *f, const char *rest)
 	return strdup(path);
 }
 
-static void mkdir_p(const char *path)
-{
-	char buf[PATH_MAX], *p;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(buf, 0755);
-			*p = '/';
-		}
-	mkdir(buf, 0755);
-}
-
 static int exists(fixture *f, const char *rest)
 {
 	char *p = base_path(f, rest);
-	struct stat st;
-	int ok = lstat(p, &st) == 0;
+	int ok = lm_test_exists(p);
 
 	free(p);
 	return ok;
@@ -136,7 +106,7 @@ static void test_prepare_fresh_guest(void **state)
 	char *cmd = NULL, out[256];
 	size_t i;
 
-	assert_int_equal(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &cmd), 0);
+	lm_assert_ok(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &cmd));
 	for (i = 0; i < NSHELLS; i++) {
 		char *base = base_path(f, "");
 		lm_test_rmtree(base);
@@ -155,16 +125,16 @@ static void test_prepare_removes_leftovers(void **state)
 	char *cmd = NULL, out[256], *p;
 	size_t i;
 
-	assert_int_equal(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &cmd), 0);
+	lm_assert_ok(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &cmd));
 	for (i = 0; i < NSHELLS; i++) {
 		p = base_path(f, ".staging-0.0.9-old/profiles");
-		mkdir_p(p);
+		assert_int_equal(lm_test_mkdir_p(p, 0755), 0);
 		free(p);
 		p = base_path(f, ".current.new");
 		assert_int_equal(symlink("0.0.9-old", p), 0);
 		free(p);
 		p = base_path(f, "0.0.8-kept");
-		mkdir_p(p);
+		assert_int_equal(lm_test_mkdir_p(p, 0755), 0);
 		free(p);
 		assert_int_equal(run_shell(shells[i], cmd, f->home, out, sizeof(out)), 0);
 		assert_entries(f, shells[i], ".staging-0.1.0-0123456789ab 0.0.8-kept ");
@@ -180,11 +150,11 @@ static void test_switch(void **state)
 	size_t i;
 	ssize_t n;
 
-	assert_int_equal(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &prepare), 0);
-	assert_int_equal(lm_guest_install_switch_command(&f->facts, f->bundle, ".staging-0.1.0-0123456789ab", &sw), 0);
+	lm_assert_ok(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &prepare));
+	lm_assert_ok(lm_guest_install_switch_command(&f->facts, f->bundle, ".staging-0.1.0-0123456789ab", &sw));
 	for (i = 0; i < NSHELLS; i++) {
 		p = base_path(f, "0.0.9-old");
-		mkdir_p(p);
+		assert_int_equal(lm_test_mkdir_p(p, 0755), 0);
 		free(p);
 		p = base_path(f, "current");
 		unlink(p);
@@ -192,7 +162,7 @@ static void test_switch(void **state)
 		free(p);
 		assert_int_equal(run_shell(shells[i], prepare, f->home, out, sizeof(out)), 0);
 		p = base_path(f, ".staging-other"); /* e.g. left by a concurrent, killed run */
-		mkdir_p(p);
+		assert_int_equal(lm_test_mkdir_p(p, 0755), 0);
 		free(p);
 		p = base_path(f, ".staging-0.1.0-0123456789ab/manifest.json");
 		lm_test_write(p, "{}", 2);
@@ -235,7 +205,7 @@ static void test_run_path(void **state)
 	size_t i;
 
 	shim_env(f, &se, home);
-	assert_int_equal(lm_shim_command(&se, 1, argv, 2, &cmd), 0);
+	lm_assert_ok(lm_shim_command(&se, 1, argv, 2, &cmd));
 	snprintf(want, sizeof(want), "%s/%s/current:/opt/homebrew/bin:/usr/local/bin:" SESSION_PATH "\n", home,
 	    LM_GUEST_BASE);
 	for (i = 0; i < NSHELLS; i++) {
@@ -262,7 +232,7 @@ static void test_run_arguments_verbatim(void **state)
 	for (k = 2; k < argc; k++)
 		n += (size_t)snprintf(want + n, sizeof(want) - n, "[%s]\n", argv[k]);
 	shim_env(f, &se, "/Users/lume");
-	assert_int_equal(lm_shim_command(&se, 1, argv, argc, &cmd), 0);
+	lm_assert_ok(lm_shim_command(&se, 1, argv, argc, &cmd));
 	for (i = 0; i < NSHELLS; i++) {
 		assert_int_equal(run_shell(shells[i], cmd, f->home, out, sizeof(out)), 0);
 		if (strcmp(out, want) != 0)
@@ -270,7 +240,7 @@ static void test_run_arguments_verbatim(void **state)
 	}
 	free(cmd);
 	cmd = NULL;
-	assert_int_equal(lm_shim_command(&se, 1, env_argv, 3, &cmd), 0);
+	lm_assert_ok(lm_shim_command(&se, 1, env_argv, 3, &cmd));
 	snprintf(want, sizeof(want), "/Users/lume/%s/current/lib shim*.so\n1009\n", LM_GUEST_BASE);
 	for (i = 0; i < NSHELLS; i++) {
 		assert_int_equal(run_shell(shells[i], cmd, f->home, out, sizeof(out)), 0);

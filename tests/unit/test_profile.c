@@ -13,6 +13,7 @@
 #include "lume-metal/error.h"
 #include "lume-metal/profile.h"
 #include "pref_default.h"
+#include "lm_test.h"
 
 #define MINIMAL "{\"format\":\"lume-metal-profile\",\"version\":1,\"name\":\"t\",\"description\":\"d\"," \
 	"\"capabilities\":{\"apple_family_max\":1009,\"max_threadgroup_memory\":65536}}"
@@ -205,9 +206,9 @@ static void test_too_deep(void **state)
 		buf[o++] = '[';
 	for (i = 0; i < depth; i++)
 		buf[o++] = ']';
-	assert_int_equal(lm_profile_parse(&p, buf, o, "deep.json"), LM_EINVALID);
-	assert_non_null(strstr(lm_error_last()->message, "deep.json: line 1, column "));
-	assert_non_null(strstr(lm_error_last()->message, "invalid JSON"));
+	lm_assert_fails(lm_profile_parse(&p, buf, o, "deep.json"), LM_EINVALID);
+	lm_assert_error_has("deep.json: line 1, column ");
+	lm_assert_error_has("invalid JSON");
 	free(buf);
 }
 
@@ -219,11 +220,11 @@ static void test_too_large(void **state)
 
 	(void)state;
 	memset(buf, ' ', n);
-	assert_int_equal(lm_profile_parse(&p, buf, n, "big.json"), LM_EINVALID);
+	lm_assert_fails(lm_profile_parse(&p, buf, n, "big.json"), LM_EINVALID);
 	assert_string_equal(lm_error_last()->message,
 	    "big.json: the input is 1048577 bytes; at most 1048576 bytes are accepted");
 	/* Exactly at the limit is read, and judged on its content. */
-	assert_int_equal(lm_profile_parse(&p, buf, n - 1, "big.json"), LM_EINVALID);
+	lm_assert_fails(lm_profile_parse(&p, buf, n - 1, "big.json"), LM_EINVALID);
 	assert_string_equal(lm_error_last()->message, "big.json: the input is empty; expected a JSON object");
 	free(buf);
 }
@@ -240,7 +241,7 @@ static void test_too_many_validations(void **state)
 		o += (size_t)sprintf(buf + o, "%s{\"chip\":\"M1\",\"host_os\":\"a\",\"guest_os\":\"b\","
 		    "\"workloads\":[\"w\"],\"evidence\":\"e\"}", i ? "," : "");
 	o += (size_t)sprintf(buf + o, "]}");
-	assert_int_equal(lm_profile_parse(&p, buf, o, "many.json"), LM_EINVALID);
+	lm_assert_fails(lm_profile_parse(&p, buf, o, "many.json"), LM_EINVALID);
 	assert_string_equal(lm_error_last()->message, "many.json: $.validated_on: expected an array of at most "
 	    "64 validations, found an array of 65 elements");
 	free(buf);
@@ -251,9 +252,8 @@ static char *canonical(const char *json, size_t len)
 	lm_profile *p;
 	char *out = NULL;
 
-	if (lm_profile_parse(&p, json, len, "rt.json") != 0)
-		fail_msg("parse: %s", lm_error_last()->message);
-	assert_int_equal(lm_profile_to_json(p, &out), 0);
+	lm_assert_ok(lm_profile_parse(&p, json, len, "rt.json"));
+	lm_assert_ok(lm_profile_to_json(p, &out));
 	lm_profile_free(p);
 	return out;
 }
@@ -294,8 +294,8 @@ static void test_round_trips(void **state)
 	    "\"capabilities\":{\"apple_family_max\":1999,\"max_threadgroup_memory\":1024},"
 	    "\"host_preference\":{\"value\":-42},\"expectations\":{\"stock\":{}}}");
 	for (i = 0; i < lm_profile_builtin_count(); i++) {
-		assert_int_equal(lm_profile_builtin(&p, lm_profile_builtin_name(i)), 0);
-		assert_int_equal(lm_profile_to_json(p, &json), 0);
+		lm_assert_ok(lm_profile_builtin(&p, lm_profile_builtin_name(i)));
+		lm_assert_ok(lm_profile_to_json(p, &json));
 		round_trip(json);
 		lm_free(json);
 		lm_profile_free(p);
@@ -359,7 +359,7 @@ static void test_full_profile_fields(void **state)
 	lm_profile_expectation e;
 
 	(void)state;
-	assert_int_equal(lm_profile_parse(&p, full_profile, strlen(full_profile), NULL), 0);
+	lm_assert_ok(lm_profile_parse(&p, full_profile, strlen(full_profile), NULL));
 	assert_string_equal(lm_profile_name(p), "full-1.x_y");
 	assert_int_equal(lm_profile_caps(p)->apple_family_max, 1008);
 	assert_int_equal(lm_profile_caps(p)->has_recommended_working_set_size, 1);
@@ -370,29 +370,29 @@ static void test_full_profile_fields(void **state)
 	assert_int_equal(pref->value.type, LM_PREF_STRING);
 	assert_string_equal(pref->value.string, "yes");
 	assert_int_equal(lm_profile_validation_count(p), 2);
-	assert_int_equal(lm_profile_validation_get(p, 0, &v), 0);
+	lm_assert_ok(lm_profile_validation_get(p, 0, &v));
 	assert_string_equal(v.chip, "M4 Max");
 	assert_int_equal(v.workload_count, 2);
 	assert_string_equal(v.workloads[1], "w2");
 	assert_string_equal(v.evidence, "runs \"A\" \xc3\xa9");
-	assert_int_equal(lm_profile_validation_get(p, 2, &v), LM_ENOTFOUND);
+	lm_assert_fails(lm_profile_validation_get(p, 2, &v), LM_ENOTFOUND);
 	/* stock: Apple5, shim_active; shimmed: Apple8, Metal3, min tg, min ws, shim_active */
 	assert_int_equal(lm_profile_expectation_count(p), 7);
-	assert_int_equal(lm_profile_expectation_get(p, 0, &e), 0);
+	lm_assert_ok(lm_profile_expectation_get(p, 0, &e));
 	assert_int_equal(e.shimmed, 0);
 	assert_int_equal(e.kind, LM_EXPECT_FAMILY);
 	assert_int_equal(e.family, 1005);
-	assert_int_equal(lm_profile_expectation_get(p, 2, &e), 0);
+	lm_assert_ok(lm_profile_expectation_get(p, 2, &e));
 	assert_int_equal(e.shimmed, 1);
 	assert_int_equal(e.family, 1008);
-	assert_int_equal(lm_profile_expectation_get(p, 5, &e), 0);
+	lm_assert_ok(lm_profile_expectation_get(p, 5, &e));
 	assert_int_equal(e.kind, LM_EXPECT_MIN_WORKING_SET_SIZE);
 	assert_int_equal(e.value, 2000000);
-	assert_int_equal(lm_profile_expectation_get(p, 7, &e), LM_ENOTFOUND);
+	lm_assert_fails(lm_profile_expectation_get(p, 7, &e), LM_ENOTFOUND);
 	lm_profile_free(p);
 
 	/* An integer preference value and a UTF-8 byte order mark. */
-	assert_int_equal(lm_profile_parse(&p, bom_profile, sizeof(bom_profile) - 1, "bom.json"), 0);
+	lm_assert_ok(lm_profile_parse(&p, bom_profile, sizeof(bom_profile) - 1, "bom.json"));
 	assert_int_equal(lm_profile_host_preference(p)->value.type, LM_PREF_INTEGER);
 	assert_int_equal(lm_profile_host_preference(p)->value.integer, 3);
 	assert_string_equal(lm_profile_host_preference(p)->key, "ForceUnrestrictedDeviceFeatureLevel");
@@ -414,7 +414,7 @@ static void test_builtins(void **state)
 	assert_string_equal(lm_profile_builtin_name(1), "conservative");
 	assert_null(lm_profile_builtin_name(2));
 	for (i = 0; i < lm_profile_builtin_count(); i++) {
-		assert_int_equal(lm_profile_builtin(&p, lm_profile_builtin_name(i)), 0);
+		lm_assert_ok(lm_profile_builtin(&p, lm_profile_builtin_name(i)));
 		assert_string_equal(lm_profile_name(p), lm_profile_builtin_name(i));
 		pref = lm_profile_host_preference(p);
 		assert_string_equal(pref->domain, "com.apple.gpusw.ParavirtualizedGraphics");
@@ -423,12 +423,12 @@ static void test_builtins(void **state)
 		assert_int_equal(pref->value.boolean, 1);
 		lm_profile_free(p);
 	}
-	assert_int_equal(lm_profile_builtin(&p, "published"), 0);
+	lm_assert_ok(lm_profile_builtin(&p, "published"));
 	assert_int_equal(lm_profile_caps(p)->apple_family_max, 1009);
 	assert_int_equal(lm_profile_caps(p)->max_threadgroup_memory, 65536);
 	assert_int_equal(lm_profile_caps(p)->has_recommended_working_set_size, 0);
 	assert_int_equal(lm_profile_validated(p), 1);
-	assert_int_equal(lm_profile_validation_get(p, 0, &v), 0);
+	lm_assert_ok(lm_profile_validation_get(p, 0, &v));
 	assert_string_equal(v.chip, "M1 Ultra");
 	assert_string_equal(v.host_os, "macOS 26.6.1");
 	assert_string_equal(v.guest_os, "macOS 26.5.2");
@@ -436,71 +436,62 @@ static void test_builtins(void **state)
 	assert_string_equal(v.workloads[0], "llama.cpp b10167");
 	assert_string_equal(v.workloads[1], "MLX-LM 0.31.3");
 	lm_profile_free(p);
-	assert_int_equal(lm_profile_builtin(&p, "conservative"), 0);
+	lm_assert_ok(lm_profile_builtin(&p, "conservative"));
 	assert_int_equal(lm_profile_caps(p)->apple_family_max, 1007);
 	assert_int_equal(lm_profile_caps(p)->max_threadgroup_memory, 32768);
-	assert_int_equal(lm_profile_validated(p), 0);
+	lm_assert_ok(lm_profile_validated(p));
 	lm_profile_free(p);
 
-	assert_int_equal(lm_profile_builtin(&p, "publishd"), LM_ENOTFOUND);
+	lm_assert_fails(lm_profile_builtin(&p, "publishd"), LM_ENOTFOUND);
 	assert_null(p);
 	assert_string_equal(lm_error_last()->message, "no built-in profile 'publishd'; did you mean 'published'? "
 	    "(built-in: published, conservative; a path to a JSON file works too)");
-	assert_int_equal(lm_profile_resolve(&p, "turbo"), LM_ENOTFOUND);
+	lm_assert_fails(lm_profile_resolve(&p, "turbo"), LM_ENOTFOUND);
 	assert_string_equal(lm_error_last()->message,
 	    "no built-in profile 'turbo' (built-in: published, conservative; a path to a JSON file works too)");
-	assert_int_equal(lm_profile_resolve(&p, ""), LM_EINVALID);
-	assert_int_equal(lm_profile_resolve(&p, "conservative"), 0);
+	lm_assert_fails(lm_profile_resolve(&p, ""), LM_EINVALID);
+	lm_assert_ok(lm_profile_resolve(&p, "conservative"));
 	assert_string_equal(lm_profile_name(p), "conservative");
 	lm_profile_free(p);
 }
 
-static void write_file(const char *path, const char *data, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
-}
-
 static void test_files(void **state)
 {
-	char dir[] = "/tmp/lm-profile-test-XXXXXX", path[64], missing[256];
+	char *dir = lm_test_tmpdir("profile"), *path = lm_test_join(dir, "mine.json"), missing[256];
 	char *big;
 	lm_profile *p;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/mine.json", dir);
-	write_file(path, MINIMAL, strlen(MINIMAL));
-	assert_int_equal(lm_profile_load_file(&p, path), 0);
+	lm_test_write_text(path, MINIMAL);
+	lm_assert_ok(lm_profile_load_file(&p, path));
 	assert_string_equal(lm_profile_name(p), "t");
 	lm_profile_free(p);
-	assert_int_equal(lm_profile_resolve(&p, path), 0); /* a path, not a built-in name */
+	lm_assert_ok(lm_profile_resolve(&p, path)); /* a path, not a built-in name */
 	lm_profile_free(p);
 
 	/* Messages name the file as given. */
-	write_file(path, "{\"format\":\"lume-metal-profile\",\"version\":1,\"nme\":1}", 51);
-	assert_int_equal(lm_profile_load_file(&p, path), LM_EINVALID);
+	lm_test_write_text(path, "{\"format\":\"lume-metal-profile\",\"version\":1,\"nme\":1}");
+	lm_assert_fails(lm_profile_load_file(&p, path), LM_EINVALID);
 	snprintf(missing, sizeof(missing), "%s: $.nme: unknown field; did you mean \"name\"?", path);
 	assert_string_equal(lm_error_last()->message, missing);
 
 	big = malloc(LM_PROFILE_MAX_BYTES + 10);
 	memset(big, ' ', LM_PROFILE_MAX_BYTES + 10);
-	write_file(path, big, LM_PROFILE_MAX_BYTES + 10);
+	lm_test_write(path, big, LM_PROFILE_MAX_BYTES + 10);
 	free(big);
-	assert_int_equal(lm_profile_load_file(&p, path), LM_EINVALID);
+	lm_assert_fails(lm_profile_load_file(&p, path), LM_EINVALID);
 	snprintf(missing, sizeof(missing), "profile %s: too large (1048586 bytes; at most 1048576)", path);
 	assert_string_equal(lm_error_last()->message, missing);
 	assert_int_equal(unlink(path), 0);
 
 	snprintf(missing, sizeof(missing), "%s/absent.json", dir);
-	assert_int_equal(lm_profile_resolve(&p, missing), LM_ENOTFOUND);
-	assert_non_null(strstr(lm_error_last()->message, "no such file"));
-	assert_int_equal(lm_profile_load_file(&p, dir), LM_EINVALID);
-	assert_non_null(strstr(lm_error_last()->message, "not a regular file"));
+	lm_assert_fails(lm_profile_resolve(&p, missing), LM_ENOTFOUND);
+	lm_assert_error_has("no such file");
+	lm_assert_fails(lm_profile_load_file(&p, dir), LM_EINVALID);
+	lm_assert_error_has("not a regular file");
 	assert_int_equal(rmdir(dir), 0);
+	free(path);
+	free(dir);
 }
 
 static void test_render_env(void **state)
@@ -510,16 +501,16 @@ static void test_render_env(void **state)
 	lm_profile *p;
 
 	(void)state;
-	assert_int_equal(lm_profile_builtin(&p, "published"), 0);
-	assert_int_equal(lm_profile_render_env(p, env, &n), 0);
+	lm_assert_ok(lm_profile_builtin(&p, "published"));
+	lm_assert_ok(lm_profile_render_env(p, env, &n));
 	assert_int_equal(n, 2);
 	assert_string_equal(env[0].name, "LUME_METAL_APPLE_FAMILY_MAX");
 	assert_string_equal(env[0].value, "1009");
 	assert_string_equal(env[1].name, "LUME_METAL_MAX_THREADGROUP_MEMORY");
 	assert_string_equal(env[1].value, "65536");
 	lm_profile_free(p);
-	assert_int_equal(lm_profile_parse(&p, full_profile, strlen(full_profile), "f"), 0);
-	assert_int_equal(lm_profile_render_env(p, env, &n), 0);
+	lm_assert_ok(lm_profile_parse(&p, full_profile, strlen(full_profile), "f"));
+	lm_assert_ok(lm_profile_render_env(p, env, &n));
 	assert_int_equal(n, 3);
 	assert_string_equal(env[0].value, "1008");
 	assert_string_equal(env[1].value, "4096");
@@ -544,8 +535,7 @@ static lm_report *report(int apple_max, int metal3, unsigned tg, int shim)
 	    "family.Common2=1\nfamily.Common3=1\nfamily.Metal3=%d\nfamily.Metal4=0\nmax_threadgroup_memory=%u\n"
 	    "recommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=%d\nend=1\n",
 	    metal3, tg, shim);
-	if (lm_report_parse_lines(&r, text, o) != 0)
-		fail_msg("report: %s", lm_error_last()->message);
+	lm_assert_ok(lm_report_parse_lines(&r, text, o));
 	return r;
 }
 
@@ -556,16 +546,16 @@ static void test_check(void **state)
 	lm_profile *p;
 
 	(void)state;
-	assert_int_equal(lm_profile_builtin(&p, "published"), 0);
-	assert_int_equal(lm_profile_check(p, stock, good), 0);
-	assert_int_equal(lm_profile_check(p, NULL, good), 0);
-	assert_int_equal(lm_profile_check(p, stock, NULL), 0);
-	assert_int_equal(lm_profile_check(p, stock, inactive), LM_EUNSUPPORTED);
+	lm_assert_ok(lm_profile_builtin(&p, "published"));
+	lm_assert_ok(lm_profile_check(p, stock, good));
+	lm_assert_ok(lm_profile_check(p, NULL, good));
+	lm_assert_ok(lm_profile_check(p, stock, NULL));
+	lm_assert_fails(lm_profile_check(p, stock, inactive), LM_EUNSUPPORTED);
 	assert_string_equal(lm_error_last()->message, "profile 'published': the probe did not confirm its "
 	    "expectations: shimmed: Apple7 expected true, found false; shimmed: Apple9 expected true, found false; "
 	    "shimmed: max_threadgroup_memory expected at least 65536, found 32768; shimmed: shim_active expected "
 	    "true, found false");
-	assert_int_equal(lm_profile_check(p, good, metal3), LM_EUNSUPPORTED);
+	lm_assert_fails(lm_profile_check(p, good, metal3), LM_EUNSUPPORTED);
 	assert_string_equal(lm_error_last()->message, "profile 'published': the probe did not confirm its "
 	    "expectations: stock: shim_active expected false, found true; shimmed: Metal3 expected false, found "
 	    "true; shimmed: max_threadgroup_memory expected at least 65536, found 32768");
@@ -577,9 +567,9 @@ static void test_check(void **state)
 		const char *json = "{\"format\":\"lume-metal-report\",\"version\":1,\"device\":\"x\",\"families\":"
 		    "{\"Apple9\":true},\"max_threadgroup_memory\":65536,\"recommended_max_working_set_size\":1,"
 		    "\"has_unified_memory\":true,\"shim_active\":true}";
-		assert_int_equal(lm_report_from_json(&partial, json, strlen(json)), 0);
-		assert_int_equal(lm_profile_builtin(&p, "conservative"), 0);
-		assert_int_equal(lm_profile_check(p, NULL, partial), LM_EUNSUPPORTED);
+		lm_assert_ok(lm_report_from_json(&partial, json, strlen(json)));
+		lm_assert_ok(lm_profile_builtin(&p, "conservative"));
+		lm_assert_fails(lm_profile_check(p, NULL, partial), LM_EUNSUPPORTED);
 		assert_string_equal(lm_error_last()->message, "profile 'conservative': the probe did not confirm its "
 		    "expectations: shimmed: Apple7 expected true, not reported; shimmed: Metal3 expected false, not reported");
 		lm_profile_free(p);
@@ -598,20 +588,20 @@ static void test_apply(void **state)
 	int yes = -1;
 
 	(void)state;
-	assert_int_equal(lm_report_stock_paravirtual(&stock), 0);
-	assert_int_equal(lm_profile_builtin(&p, "published"), 0);
-	assert_int_equal(lm_profile_apply(p, stock, &shimmed), 0);
+	lm_assert_ok(lm_report_stock_paravirtual(&stock));
+	lm_assert_ok(lm_profile_builtin(&p, "published"));
+	lm_assert_ok(lm_profile_apply(p, stock, &shimmed));
 	assert_int_equal(lm_report_apple_family(stock), 1005);
 	assert_int_equal(lm_report_apple_family(shimmed), 1009);
-	assert_int_equal(lm_report_family(shimmed, 1010, &yes), 0);
+	lm_assert_ok(lm_report_family(shimmed, 1010, &yes));
 	assert_int_equal(yes, 0);
-	assert_int_equal(lm_report_family(shimmed, 5001, &yes), 0);
+	lm_assert_ok(lm_report_family(shimmed, 5001, &yes));
 	assert_int_equal(yes, 0);
 	assert_int_equal(lm_report_max_threadgroup_memory(shimmed), 65536);
 	assert_int_equal(lm_report_shim_active(shimmed), 1);
 	assert_string_equal(lm_report_device(shimmed), "Apple Paravirtual device");
 	/* The stock answers of this profile's own shimmed report satisfy its expectations. */
-	assert_int_equal(lm_profile_check(p, stock, shimmed), 0);
+	lm_assert_ok(lm_profile_check(p, stock, shimmed));
 	lm_report_free(shimmed);
 	lm_profile_free(p);
 	lm_report_free(stock);
@@ -638,8 +628,8 @@ static void test_lint(void **state)
 	    "\"min_threadgroup_memory\":262144}}}";
 
 	(void)state;
-	assert_int_equal(lm_profile_builtin(&p, "published"), 0);
-	assert_int_equal(lm_profile_lint(p, 1007, &r), 0);
+	lm_assert_ok(lm_profile_builtin(&p, "published"));
+	lm_assert_ok(lm_profile_lint(p, 1007, &r));
 	assert_int_equal(r.stock.llama_simdgroup_reduction, 0);
 	assert_int_equal(r.stock.llama_simdgroup_mm, 0);
 	assert_int_equal(r.stock.llama_bfloat16, 0);
@@ -656,22 +646,22 @@ static void test_lint(void **state)
 		if (strcmp(r.items[i].code, "threadgroup-memory-beyond-families") == 0)
 			assert_string_equal(r.items[i].message, "max_threadgroup_memory 65536: no Apple family reports "
 			    "more than 32 KB; kernels that really allocate more may fail");
-	assert_int_equal(lm_profile_lint(p, 0, &r), 0);
+	lm_assert_ok(lm_profile_lint(p, 0, &r));
 	assert_int_equal(r.warnings, 1);
-	assert_int_equal(lm_profile_lint(p, 1009, &r), 0);
+	lm_assert_ok(lm_profile_lint(p, 1009, &r));
 	assert_false(has_code(&r, "ceiling-above-host", LM_LINT_WARNING));
 	lm_profile_free(p);
 
-	assert_int_equal(lm_profile_builtin(&p, "conservative"), 0);
-	assert_int_equal(lm_profile_lint(p, 0, &r), 0);
+	lm_assert_ok(lm_profile_builtin(&p, "conservative"));
+	lm_assert_ok(lm_profile_lint(p, 0, &r));
 	assert_int_equal(r.warnings, 1);
 	assert_true(has_code(&r, "not-validated", LM_LINT_WARNING));
 	assert_true(has_code(&r, "threadgroup-memory-unchanged", LM_LINT_NOTE));
 	assert_int_equal(r.shimmed.llama_simdgroup_mm, 1);
 	lm_profile_free(p);
 
-	assert_int_equal(lm_profile_parse(&p, metal3, strlen(metal3), "m.json"), 0);
-	assert_int_equal(lm_profile_lint(p, 0, &r), 0);
+	lm_assert_ok(lm_profile_parse(&p, metal3, strlen(metal3), "m.json"));
+	lm_assert_ok(lm_profile_lint(p, 0, &r));
 	assert_true(has_code(&r, "mlx-residency-risk", LM_LINT_WARNING));
 	assert_true(has_code(&r, "llama-unchanged", LM_LINT_WARNING));
 	assert_true(has_code(&r, "expectation-unreachable", LM_LINT_WARNING));

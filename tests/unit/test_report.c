@@ -13,6 +13,7 @@
 #include "lume-metal/family.h"
 #include "lume-metal/report.h"
 #include "lume-metal/workload.h"
+#include "lm_test.h"
 
 /* What the stock paravirtual device answers, exactly as the probe prints it. */
 static const char stock_lines[] =
@@ -155,22 +156,22 @@ static void test_stock_report(void **state)
 	char *lines;
 
 	(void)state;
-	assert_int_equal(lm_report_parse_lines(&r, stock_lines, strlen(stock_lines)), 0);
+	lm_assert_ok(lm_report_parse_lines(&r, stock_lines, strlen(stock_lines)));
 	assert_string_equal(lm_report_device(r), "Apple Paravirtual device");
 	assert_int_equal(lm_report_apple_family(r), 1005);
-	assert_int_equal(lm_report_family(r, 1005, &yes), 0);
+	lm_assert_ok(lm_report_family(r, 1005, &yes));
 	assert_int_equal(yes, 1);
-	assert_int_equal(lm_report_family(r, 1006, &yes), 0);
+	lm_assert_ok(lm_report_family(r, 1006, &yes));
 	assert_int_equal(yes, 0);
-	assert_int_equal(lm_report_family(r, 4001, &yes), LM_ENOTFOUND);
+	lm_assert_fails(lm_report_family(r, 4001, &yes), LM_ENOTFOUND);
 	assert_int_equal(lm_report_max_threadgroup_memory(r), 32768);
 	assert_true(lm_report_recommended_working_set_size(r) == 17179869184ULL);
 	assert_int_equal(lm_report_unified_memory(r), 1);
-	assert_int_equal(lm_report_shim_active(r), 0);
+	lm_assert_ok(lm_report_shim_active(r));
 	assert_null(lm_report_probe_version(r));
 	assert_null(lm_report_shim_version(r));
 	/* Written back, the line format is byte for byte what the probe printed. */
-	assert_int_equal(lm_report_to_lines(r, &lines), 0);
+	lm_assert_ok(lm_report_to_lines(r, &lines));
 	assert_string_equal(lines, stock_lines);
 	lm_free(lines);
 	lm_report_free(r);
@@ -196,7 +197,7 @@ static void test_optional_and_unknown_keys(void **state)
 	lm_report *r;
 
 	(void)state;
-	assert_int_equal(lm_report_parse_lines(&r, text, strlen(text)), 0);
+	lm_assert_ok(lm_report_parse_lines(&r, text, strlen(text)));
 	assert_string_equal(lm_report_probe_version(r), "0.1.0");
 	assert_string_equal(lm_report_shim_version(r), "0.1.0 (abc)");
 	lm_report_free(r);
@@ -206,7 +207,7 @@ static void test_optional_and_unknown_keys(void **state)
 	text = malloc(strlen(stock_lines) + 8);
 	strcpy(text, "format=lume-metal-report/1.7");
 	strcat(text, strchr(stock_lines, '\n'));
-	assert_int_equal(lm_report_parse_lines(&r, text, strlen(text)), 0);
+	lm_assert_ok(lm_report_parse_lines(&r, text, strlen(text)));
 	assert_int_equal(lm_report_apple_family(r), 1005);
 	lm_report_free(r);
 	free(text);
@@ -226,7 +227,7 @@ static void test_every_family_required(void **state)
 		at = strstr(text, line);
 		assert_non_null(at);
 		memmove(at, strchr(at, '\n') + 1, strlen(strchr(at, '\n') + 1) + 1);
-		assert_int_equal(lm_report_parse_lines(&r, text, strlen(text)), LM_EINVALID);
+		lm_assert_fails(lm_report_parse_lines(&r, text, strlen(text)), LM_EINVALID);
 		snprintf(expected, sizeof(expected), "report: line 23: report ended without required key 'family.%s'",
 		    t[i].name);
 		assert_string_equal(lm_error_last()->message, expected);
@@ -246,13 +247,13 @@ static void test_hostile_input(void **state)
 	o = (size_t)sprintf(text, "format=lume-metal-report/1\ndevice=");
 	memset(text + o, 'A', big);
 	strcpy(text + o + big, "\nend=1\n");
-	assert_int_equal(lm_report_parse_lines(&r, text, strlen(text)), LM_EINVALID);
+	lm_assert_fails(lm_report_parse_lines(&r, text, strlen(text)), LM_EINVALID);
 	assert_string_equal(lm_error_last()->message, "report: line 2: longer than 4096 bytes");
 	/* Exactly 4096 bytes is fine (and fails later for what is missing). */
 	o = (size_t)sprintf(text, "format=lume-metal-report/1\ndevice=");
 	memset(text + o, 'A', 4096 - 7);
 	strcpy(text + o + 4096 - 7, "\nend=1\n");
-	assert_int_equal(lm_report_parse_lines(&r, text, strlen(text)), LM_EINVALID);
+	lm_assert_fails(lm_report_parse_lines(&r, text, strlen(text)), LM_EINVALID);
 	assert_string_equal(lm_error_last()->message, "report: line 3: report ended without required key "
 	    "'max_threadgroup_memory'");
 	free(text);
@@ -260,7 +261,7 @@ static void test_hostile_input(void **state)
 	/* More than 1 MiB. */
 	huge = malloc(1024 * 1024 + 2);
 	memset(huge, '\n', 1024 * 1024 + 1);
-	assert_int_equal(lm_report_parse_lines(&r, huge, 1024 * 1024 + 1), LM_EINVALID);
+	lm_assert_fails(lm_report_parse_lines(&r, huge, 1024 * 1024 + 1), LM_EINVALID);
 	assert_string_equal(lm_error_last()->message, "report: 1048577 bytes; a capability report is at most 1048576 bytes");
 	free(huge);
 
@@ -270,13 +271,13 @@ static void test_hostile_input(void **state)
 	for (i = 0; i < 300; i++)
 		o += (size_t)sprintf(text + o, "unknown.k%zu=1\n", i);
 	strcpy(text + o, "end=1\n");
-	assert_int_equal(lm_report_parse_lines(&r, text, strlen(text)), LM_EINVALID);
+	lm_assert_fails(lm_report_parse_lines(&r, text, strlen(text)), LM_EINVALID);
 	assert_string_equal(lm_error_last()->message, "report: line 258: more than 256 unknown keys; this is not a "
 	    "capability report");
 	free(text);
 
 	/* NULL input is an empty report. */
-	assert_int_equal(lm_report_parse_lines(&r, NULL, 10), LM_EINVALID);
+	lm_assert_fails(lm_report_parse_lines(&r, NULL, 10), LM_EINVALID);
 	assert_string_equal(lm_error_last()->message, "report: empty; expected format=lume-metal-report/1 on line 1");
 }
 
@@ -293,8 +294,8 @@ static void test_escaping_round_trip(void **state)
 		device[o++] = (char)c;
 	device[o] = '\0';
 	strcat(device, "\x7f\\ \xc3\xa9 \xe6\x97\xa5 = x");
-	assert_int_equal(lm_report_parse_lines(&r, stock_lines, strlen(stock_lines)), 0);
-	assert_int_equal(lm_report_to_lines(r, &lines), 0);
+	lm_assert_ok(lm_report_parse_lines(&r, stock_lines, strlen(stock_lines)));
+	lm_assert_ok(lm_report_to_lines(r, &lines));
 	lm_report_free(r);
 	/* Replace the device with the hostile one by writing its escaped form. */
 	text = with_lines("");
@@ -310,18 +311,18 @@ static void test_escaping_round_trip(void **state)
 		free(text);
 		text = rebuilt;
 	}
-	assert_int_equal(lm_report_parse_lines(&r, text, strlen(text)), 0);
+	lm_assert_ok(lm_report_parse_lines(&r, text, strlen(text)));
 	assert_string_equal(lm_report_device(r), device);
 	lm_free(lines);
-	assert_int_equal(lm_report_to_lines(r, &lines), 0);
+	lm_assert_ok(lm_report_to_lines(r, &lines));
 	assert_string_equal(lines, text); /* the writer escapes exactly as the probe does */
-	assert_int_equal(lm_report_parse_lines(&back, lines, strlen(lines)), 0);
+	lm_assert_ok(lm_report_parse_lines(&back, lines, strlen(lines)));
 	assert_string_equal(lm_report_device(back), device);
 	/* And through JSON. */
-	assert_int_equal(lm_report_to_json(back, &json), 0);
-	assert_int_equal(lm_report_from_json(&from_json, json, strlen(json)), 0);
+	lm_assert_ok(lm_report_to_json(back, &json));
+	lm_assert_ok(lm_report_from_json(&from_json, json, strlen(json)));
 	assert_string_equal(lm_report_device(from_json), device);
-	assert_int_equal(lm_report_to_json(from_json, &json2), 0);
+	lm_assert_ok(lm_report_to_json(from_json, &json2));
 	assert_string_equal(json, json2);
 	lm_free(json);
 	lm_free(json2);
@@ -338,8 +339,8 @@ static void test_json_form(void **state)
 	lm_report *r;
 
 	(void)state;
-	assert_int_equal(lm_report_parse_lines(&r, text, strlen(text)), 0);
-	assert_int_equal(lm_report_to_json(r, &json), 0);
+	lm_assert_ok(lm_report_parse_lines(&r, text, strlen(text)));
+	lm_assert_ok(lm_report_to_json(r, &json));
 	assert_string_equal(json,
 	    "{\n"
 	    "  \"format\": \"lume-metal-report\",\n"
@@ -413,10 +414,10 @@ static void test_json_errors(void **state)
 		assert_null(r);
 	}
 	/* Unknown keys and families are ignored; missing families are not carried. */
-	assert_int_equal(lm_report_from_json(&r, ok, strlen(ok)), 0);
-	assert_int_equal(lm_report_family(r, 1007, &yes), 0);
+	lm_assert_ok(lm_report_from_json(&r, ok, strlen(ok)));
+	lm_assert_ok(lm_report_family(r, 1007, &yes));
 	assert_int_equal(yes, 1);
-	assert_int_equal(lm_report_family(r, 1005, &yes), LM_ENOTFOUND);
+	lm_assert_fails(lm_report_family(r, 1005, &yes), LM_ENOTFOUND);
 	assert_int_equal(lm_report_apple_family(r), 1007);
 	lm_report_free(r);
 }
@@ -427,16 +428,16 @@ static void test_stock_paravirtual(void **state)
 	char *a, *b;
 
 	(void)state;
-	assert_int_equal(lm_report_stock_paravirtual(&r), 0);
-	assert_int_equal(lm_report_parse_lines(&parsed, stock_lines, strlen(stock_lines)), 0);
+	lm_assert_ok(lm_report_stock_paravirtual(&r));
+	lm_assert_ok(lm_report_parse_lines(&parsed, stock_lines, strlen(stock_lines)));
 	assert_int_equal(lm_report_apple_family(r), 1005);
 	assert_int_equal(lm_report_max_threadgroup_memory(r), 32768);
 	assert_string_equal(lm_report_device(r), lm_report_device(parsed));
-	assert_int_equal(lm_report_to_lines(r, &a), 0);
-	assert_int_equal(lm_report_to_lines(parsed, &b), 0);
+	lm_assert_ok(lm_report_to_lines(r, &a));
+	lm_assert_ok(lm_report_to_lines(parsed, &b));
 	/* The same answers; only the working-set size (unknown in the stock model) differs. */
-	assert_non_null(strstr(a, "recommended_max_working_set_size=0\n"));
-	assert_non_null(strstr(b, "recommended_max_working_set_size=17179869184\n"));
+	lm_assert_contains(a, "recommended_max_working_set_size=0\n");
+	lm_assert_contains(b, "recommended_max_working_set_size=17179869184\n");
 	assert_memory_equal(a, b, (size_t)(strstr(a, "recommended") - a));
 	lm_free(a);
 	lm_free(b);

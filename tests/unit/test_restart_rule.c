@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "record.h"
+#include "lm_test.h"
 
 #define C 1796000000.25 /* the recorded change of the preference */
 

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "guestops.h"
+#include "lm_test.h"
 
 static void test_protected_paths(void **state)
 {
@@ -103,21 +104,21 @@ static void test_warning(void **state)
 	    "Run it with a program or interpreter outside the system directories (Homebrew's /opt/homebrew/bin/python3, "
 	    "a venv's bin/python).");
 	assert_int_equal(lm_sip_warning(&mac, "py", &link, w, sizeof(w)), 1);
-	assert_non_null(strstr(w, "py is /Users/lume/bin/py, a link to /usr/bin/python3, which System Integrity"));
+	lm_assert_contains(w, "py is /Users/lume/bin/py, a link to /usr/bin/python3, which System Integrity");
 	assert_int_equal(lm_sip_warning(&mac, "./job.sh", &script, w, sizeof(w)), 1);
-	assert_non_null(strstr(w, "./job.sh (./job.sh) is a script run by /usr/bin/env, which System Integrity"));
+	lm_assert_contains(w, "./job.sh (./job.sh) is a script run by /usr/bin/env, which System Integrity");
 	assert_int_equal(lm_sip_warning(&off, "sh", &sh, w, sizeof(w)), 1);
-	assert_non_null(strstr(w, "(SIP disabled): dyld then loads the shim into it, but protected programs are arm64e"));
-	assert_non_null(strstr(w, "stops the program (\"inserted dylib could not be loaded\")"));
+	lm_assert_contains(w, "(SIP disabled): dyld then loads the shim into it, but protected programs are arm64e");
+	lm_assert_contains(w, "stops the program (\"inserted dylib could not be loaded\")");
 	assert_int_equal(lm_sip_warning(&unknown, "sh", &sh, w, sizeof(w)), 1);
-	assert_non_null(strstr(w, "(SIP state not reported)"));
+	lm_assert_contains(w, "(SIP state not reported)");
 
 	/* Nothing to say: outside the system directories, not found, or not macOS. */
-	assert_int_equal(lm_sip_warning(&mac, "python3", &brew, w, sizeof(w)), 0);
+	lm_assert_ok(lm_sip_warning(&mac, "python3", &brew, w, sizeof(w)));
 	assert_string_equal(w, "");
-	assert_int_equal(lm_sip_warning(&mac, "./job.py", &venv, w, sizeof(w)), 0);
-	assert_int_equal(lm_sip_warning(&mac, "nothing", &none, w, sizeof(w)), 0);
-	assert_int_equal(lm_sip_warning(&linux_guest, "sh", &sh, w, sizeof(w)), 0);
+	lm_assert_ok(lm_sip_warning(&mac, "./job.py", &venv, w, sizeof(w)));
+	lm_assert_ok(lm_sip_warning(&mac, "nothing", &none, w, sizeof(w)));
+	lm_assert_ok(lm_sip_warning(&linux_guest, "sh", &sh, w, sizeof(w)));
 }
 
 int main(void)
