@@ -158,7 +158,8 @@ static int load(lm_state *st)
 	if (rc < 0)
 		return rc;
 	/* len + 1: cJSON's length-bounded parser wants the terminating NUL inside the length. */
-	st->doc = cJSON_ParseWithLengthOpts(data, len + 1, &end, 1);
+	if ((rc = lm_json_parse(&st->doc, data, len + 1, &end, 1)) == LM_ENOMEM)
+		goto out;
 	if (st->doc == NULL) {
 		snprintf(why, sizeof(why), "not valid JSON near byte %ld",
 		    end != NULL && end >= data ? (long)(end - data) : 0L);

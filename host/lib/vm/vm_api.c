@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "vm_internal.h"
+#include "json.h"
 #include "text.h"
 
 #include <curl/curl.h>
@@ -21,6 +22,7 @@ typedef struct {
 	char *data;
 	size_t len;
 	int overflow;
+	int nomem;
 } api_body;
 
 typedef struct {
@@ -39,8 +41,10 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 		b->overflow = 1;
 		return 0;
 	}
-	if ((nd = realloc(b->data, b->len + n + 1)) == NULL)
+	if ((nd = realloc(b->data, b->len + n + 1)) == NULL) {
+		b->nomem = 1;
 		return 0;
+	}
 	b->data = nd;
 	memcpy(b->data + b->len, ptr, n);
 	b->len += n;
@@ -84,8 +88,10 @@ static int api_request(CURL *curl, const char *url, const char *method, const ch
 	curl_slist_free_all(headers);
 	if (cc != CURLE_OK) {
 		int code = cc == CURLE_OPERATION_TIMEDOUT ? LM_ETIMEOUT : LM_ENETWORK;
-		int overflow = r->body.overflow;
+		int overflow = r->body.overflow, nomem = r->body.nomem;
 		response_dispose(r);
+		if (nomem)
+			return lm_error_nomem();
 		if (overflow)
 			return lm_error_set(LM_ERROR, "lume: the answer to %s %s is larger than %u bytes", method, url,
 			    LM_API_BODY_MAX);
@@ -103,10 +109,14 @@ static int api_request(CURL *curl, const char *url, const char *method, const ch
 static int api_error(const api_response *r, const char *method, const char *path)
 {
 	char excerpt[120];
-	cJSON *doc = cJSON_Parse(r->body.data);
-	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(doc, "message");
+	cJSON *doc;
+	const cJSON *msg;
 	int code = LM_ERROR;
 
+	/* Not JSON is an answer too (a 404's text); a JSON one that could not be held is not. */
+	if (lm_json_parse(&doc, r->body.data, r->body.len + 1, NULL, 0) == LM_ENOMEM)
+		return LM_ENOMEM;
+	msg = cJSON_GetObjectItemCaseSensitive(doc, "message");
 	if (cJSON_IsString(msg)) {
 		if (r->status == 400 && strncmp(msg->valuestring, "Virtual machine not found", 25) == 0)
 			code = LM_ENOTFOUND;
@@ -151,7 +161,10 @@ static int api_call(lm_vm_manager *vmm, const char *method, const char *path, co
 		response_dispose(&r);
 		return 0;
 	}
-	doc = cJSON_Parse(r.body.data);
+	if (lm_json_parse(&doc, r.body.data, r.body.len + 1, NULL, 0) == LM_ENOMEM) {
+		response_dispose(&r);
+		return LM_ENOMEM;
+	}
 	if (doc == NULL || (doc->type & 0xff) != want_type) {
 		lm_vm_excerpt(r.body.data, excerpt, sizeof(excerpt));
 		cJSON_Delete(doc);
