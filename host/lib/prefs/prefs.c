@@ -63,15 +63,17 @@ static const char *json_string(const cJSON *obj, const char *name)
 	return cJSON_IsString(item) && item->valuestring[0] != '\0' ? item->valuestring : NULL;
 }
 
+/* LM_EINVALID for a value that is not one, LM_ENOMEM (set) when out of memory. */
 static int decode_value(const cJSON *obj, plist_t *out)
 {
 	const char *text = json_string(obj, "plist");
+	int rc;
 
 	*out = NULL;
 	if (!cJSON_IsObject(obj) || text == NULL)
 		return LM_EINVALID;
-	if (lm_pref_plist_decode(text, out) < 0)
-		return LM_EINVALID;
+	if ((rc = lm_pref_plist_decode(text, out)) < 0)
+		return rc == LM_ENOMEM ? rc : LM_EINVALID;
 	return 0;
 }
 
@@ -81,6 +83,7 @@ static int record_load(lm_state *st, pref_record *rec, int *have)
 	cJSON *pref = cJSON_GetObjectItemCaseSensitive(lm_state_doc(st), "preference");
 	const cJSON *orig, *changed, *dirs, *d, *kept;
 	const char *state, *why = NULL;
+	int rc;
 
 	memset(rec, 0, sizeof(*rec));
 	*have = 0;
@@ -97,10 +100,8 @@ static int record_load(lm_state *st, pref_record *rec, int *have)
 	}
 	if ((rec->store = strdup(json_string(pref, "store"))) == NULL ||
 	    (rec->domain = strdup(json_string(pref, "domain"))) == NULL ||
-	    (rec->key = strdup(json_string(pref, "key"))) == NULL) {
-		record_clear(rec);
-		return lm_error_nomem();
-	}
+	    (rec->key = strdup(json_string(pref, "key"))) == NULL)
+		goto nomem;
 	orig = cJSON_GetObjectItemCaseSensitive(pref, "original");
 	state = json_string(orig, "state");
 	if (state != NULL && strcmp(state, "absent-file") == 0) {
@@ -109,7 +110,9 @@ static int record_load(lm_state *st, pref_record *rec, int *have)
 		rec->kind = ORIG_ABSENT_KEY;
 	} else if (state != NULL && strcmp(state, "value") == 0) {
 		rec->kind = ORIG_VALUE;
-		if (decode_value(orig, &rec->original) < 0) {
+		if ((rc = decode_value(orig, &rec->original)) == LM_ENOMEM)
+			goto nomem;
+		if (rc < 0) {
 			why = "\"preference.original.plist\" is not a base64 one-value binary plist";
 			goto bad;
 		}
@@ -117,7 +120,9 @@ static int record_load(lm_state *st, pref_record *rec, int *have)
 		why = "\"preference.original.state\" is not absent-file, absent-key or value";
 		goto bad;
 	}
-	if (decode_value(cJSON_GetObjectItemCaseSensitive(pref, "written"), &rec->written) < 0) {
+	if ((rc = decode_value(cJSON_GetObjectItemCaseSensitive(pref, "written"), &rec->written)) == LM_ENOMEM)
+		goto nomem;
+	if (rc < 0) {
 		why = "\"preference.written.plist\" is not a base64 one-value binary plist";
 		goto bad;
 	}
@@ -147,13 +152,14 @@ static int record_load(lm_state *st, pref_record *rec, int *have)
 				goto bad;
 			}
 		}
-		if ((rec->created_dirs = cJSON_Duplicate(dirs, 1)) == NULL) {
-			record_clear(rec);
-			return lm_error_nomem();
-		}
+		if ((rec->created_dirs = cJSON_Duplicate(dirs, 1)) == NULL)
+			goto nomem;
 	}
 	*have = 1;
 	return 0;
+nomem:
+	record_clear(rec);
+	return lm_error_nomem();
 bad:
 	record_clear(rec);
 	return lm_state_corrupt(st, why);

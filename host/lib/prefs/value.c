@@ -224,28 +224,30 @@ static int b64value(char c)
 	return p != NULL ? (int)(p - b64chars) : -1;
 }
 
-/* Strict: length a multiple of 4, padding only at the end. NULL on anything else. */
-static unsigned char *base64_decode(const char *in, size_t *outlen)
+/* Strict: length a multiple of 4, padding only at the end. LM_EINVALID ("not base64") on
+ * anything else, LM_ENOMEM when out of memory. */
+static int base64_decode(const char *in, unsigned char **result, size_t *outlen)
 {
 	size_t len = strlen(in), i, o = 0, pad = 0;
 	unsigned char *out;
 	int v[4], k;
 
+	*result = NULL;
 	if (len == 0 || len % 4 != 0)
-		return NULL;
+		return lm_error_set(LM_EINVALID, "not base64");
 	if (in[len - 1] == '=')
 		pad++;
 	if (in[len - 2] == '=')
 		pad++;
 	if ((out = malloc(len / 4 * 3)) == NULL)
-		return NULL;
+		return lm_error_nomem();
 	for (i = 0; i < len; i += 4) {
 		for (k = 0; k < 4; k++) {
 			if (i + 4 == len && k >= 4 - (int)pad && in[i + (size_t)k] == '=')
 				v[k] = 0;
 			else if ((v[k] = b64value(in[i + (size_t)k])) < 0) {
 				free(out);
-				return NULL;
+				return lm_error_set(LM_EINVALID, "not base64");
 			}
 		}
 		out[o++] = (unsigned char)(v[0] << 2 | v[1] >> 4);
@@ -253,7 +255,8 @@ static unsigned char *base64_decode(const char *in, size_t *outlen)
 		out[o++] = (unsigned char)((v[2] & 3) << 6 | v[3]);
 	}
 	*outlen = o - pad;
-	return out;
+	*result = out;
+	return 0;
 }
 
 int lm_pref_plist_encode(plist_t v, char **out)
@@ -283,8 +286,10 @@ int lm_pref_plist_decode(const char *text, plist_t *out)
 	int rc;
 
 	*out = NULL;
-	if (text == NULL || (bin = base64_decode(text, &len)) == NULL)
+	if (text == NULL)
 		return lm_error_set(LM_EINVALID, "not base64");
+	if ((rc = base64_decode(text, &bin, &len)) < 0)
+		return rc;
 	if (len >= 8 && len <= UINT32_MAX && memcmp(bin, "bplist00", 8) == 0)
 		plist_from_bin((const char *)bin, (uint32_t)len, &arr);
 	free(bin);
