@@ -35,6 +35,12 @@ int lm_json_fail(const char *source, const lm_json_path *path, const char *fmt, 
 #endif
     ;
 
+/* cJSON_ParseWithLengthOpts(text, len, end, whole), telling what cJSON cannot: 0 and *out; or,
+ * when it fails, LM_ENOMEM ("out of memory") if the text is valid JSON (cJSON ran out of memory;
+ * checked without allocating), else LM_EINVALID ("invalid JSON near byte N", *end where the
+ * parse stopped: callers say whose text it was). */
+int lm_json_parse(cJSON **out, const char *text, size_t len, const char **end, int whole);
+
 /* Parse one JSON object from text[0..len) with every check (size <= max_len, not empty, no NUL,
  * valid UTF-8, valid JSON, nothing after it, no duplicate keys, an object at the root). */
 int lm_json_parse_object(cJSON **out, const char *text, size_t len, const char *source, size_t max_len);

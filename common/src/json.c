@@ -132,6 +132,200 @@ static int is_ws(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/* The JSON grammar (RFC 8259), never laxer than cJSON's parser: cJSON reads every text this
+ * accepts, given the memory. It allocates nothing, so that it can tell, after a parse failed,
+ * whether the text was at fault or the memory. JSON_BAD: not such a text. */
+#define JSON_BAD ((size_t)-1)
+
+static size_t json_ws(const char *s, size_t len, size_t i)
+{
+	while (i < len && is_ws(s[i]))
+		i++;
+	return i;
+}
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+		return (c | 0x20) - 'a' + 10;
+	return -1;
+}
+
+/* s[i] is the opening quote; the offset after the closing one. UTF-16 surrogates as cJSON wants
+ * them: a high one followed at once by a low one, never a low one alone. */
+static size_t json_string(const char *s, size_t len, size_t i)
+{
+	unsigned v;
+	int high = 0, k, d;
+
+	for (i++; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"')
+			return high ? JSON_BAD : i + 1;
+		if (c < 0x20 || (high && c != '\\'))
+			return JSON_BAD;
+		if (c != '\\')
+			continue;
+		if (++i >= len)
+			return JSON_BAD;
+		if (s[i] != 'u') {
+			if (high || s[i] == '\0' || strchr("\"\\/bfnrt", s[i]) == NULL)
+				return JSON_BAD;
+			continue;
+		}
+		if (len - i < 5)
+			return JSON_BAD;
+		for (v = 0, k = 1; k <= 4; k++) {
+			if ((d = hex_value(s[i + (size_t)k])) < 0)
+				return JSON_BAD;
+			v = v * 16 + (unsigned)d;
+		}
+		i += 4;
+		if (high) {
+			if (v < 0xDC00 || v > 0xDFFF)
+				return JSON_BAD;
+			high = 0;
+		} else if (v >= 0xDC00 && v <= 0xDFFF) {
+			return JSON_BAD;
+		} else {
+			high = v >= 0xD800 && v <= 0xDBFF;
+		}
+	}
+	return JSON_BAD;
+}
+
+static size_t json_digits(const char *s, size_t len, size_t i)
+{
+	size_t start = i;
+
+	while (i < len && s[i] >= '0' && s[i] <= '9')
+		i++;
+	return i > start ? i : JSON_BAD;
+}
+
+/* At most 63 characters: cJSON 1.7.15 reads a number through a 64-byte buffer. */
+static size_t json_number(const char *s, size_t len, size_t i)
+{
+	size_t start = i;
+
+	if (s[i] == '-')
+		i++;
+	if (i < len && s[i] == '0')
+		i++;
+	else if ((i = json_digits(s, len, i)) == JSON_BAD)
+		return JSON_BAD;
+	if (i < len && s[i] == '.' && (i = json_digits(s, len, i + 1)) == JSON_BAD)
+		return JSON_BAD;
+	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < len && (s[i] == '+' || s[i] == '-'))
+			i++;
+		if ((i = json_digits(s, len, i)) == JSON_BAD)
+			return JSON_BAD;
+	}
+	return i - start <= 63 ? i : JSON_BAD;
+}
+
+static size_t json_scalar(const char *s, size_t len, size_t i)
+{
+	static const char *const words[] = {"true", "false", "null"};
+	size_t k, n;
+
+	if (s[i] == '"')
+		return json_string(s, len, i);
+	if (s[i] == '-' || (s[i] >= '0' && s[i] <= '9'))
+		return json_number(s, len, i);
+	for (k = 0; k < sizeof(words) / sizeof(words[0]); k++) {
+		n = strlen(words[k]);
+		if (len - i >= n && memcmp(s + i, words[k], n) == 0)
+			return i + n;
+	}
+	return JSON_BAD;
+}
+
+/* One JSON value at the start of s[0..len) (after a UTF-8 byte order mark and whitespace, as
+ * cJSON skips them), nested at most CJSON_NESTING_LIMIT deep; with `whole`, followed by nothing
+ * but whitespace and a NUL inside len (cJSON's require_null_terminated). */
+static int json_valid(const char *s, size_t len, int whole)
+{
+	char open[CJSON_NESTING_LIMIT]; /* '{' or '[' per level */
+	size_t depth = 0, i = 0;
+	int want_key = 0;
+
+	if (s == NULL)
+		return 0;
+	if (len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
+		i = 3;
+	for (;;) {
+		/* A value (or, in an object, a key and its value). */
+		i = json_ws(s, len, i);
+		if (i >= len)
+			return 0;
+		if (want_key) {
+			if (s[i] != '"' || (i = json_string(s, len, i)) == JSON_BAD)
+				return 0;
+			i = json_ws(s, len, i);
+			if (i >= len || s[i] != ':')
+				return 0;
+			i = json_ws(s, len, i + 1);
+			if (i >= len)
+				return 0;
+			want_key = 0;
+		}
+		if (s[i] == '{' || s[i] == '[') {
+			if (depth >= sizeof(open))
+				return 0;
+			open[depth++] = s[i];
+			i = json_ws(s, len, i + 1);
+			if (i < len && s[i] == (open[depth - 1] == '{' ? '}' : ']')) {
+				depth--;
+				i++;
+			} else {
+				want_key = open[depth - 1] == '{';
+				continue;
+			}
+		} else if ((i = json_scalar(s, len, i)) == JSON_BAD) {
+			return 0;
+		}
+		/* After a value: a comma, the end of containers, or the end of the text. */
+		for (;;) {
+			i = json_ws(s, len, i);
+			if (depth == 0)
+				return !whole || (i < len && s[i] == '\0');
+			if (i >= len)
+				return 0;
+			if (s[i] == ',') {
+				i++;
+				want_key = open[depth - 1] == '{';
+				break;
+			}
+			if (s[i] != (open[depth - 1] == '{' ? '}' : ']'))
+				return 0;
+			depth--;
+			i++;
+		}
+	}
+}
+
+int lm_json_parse(cJSON **out, const char *text, size_t len, const char **end, int whole)
+{
+	const char *stop = NULL;
+	size_t off;
+
+	*out = text != NULL && len > 0 ? cJSON_ParseWithLengthOpts(text, len, &stop, whole) : NULL;
+	if (end != NULL)
+		*end = stop;
+	if (*out != NULL)
+		return 0;
+	if (json_valid(text, len, whole))
+		return lm_error_nomem();
+	off = stop != NULL && stop >= text && stop <= text + len ? (size_t)(stop - text) : 0;
+	return lm_error_set(LM_EINVALID, "invalid JSON near byte %zu", off);
+}
+
 static int key_cmp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -233,7 +427,8 @@ int lm_json_parse_object(cJSON **out, const char *text, size_t len, const char *
 	if (lm_utf8_check(text, len, &bad) != 0)
 		return lm_error_set(LM_EINVALID, "%s: byte %zu: invalid UTF-8 (0x%02x); save the file as UTF-8",
 		    source, bad, (unsigned)(unsigned char)text[bad]);
-	root = cJSON_ParseWithLengthOpts(text + off, len - off, &end, 0);
+	if ((rc = lm_json_parse(&root, text + off, len - off, &end, 0)) == LM_ENOMEM)
+		return rc;
 	if (root == NULL) {
 		off = (end != NULL && end >= text && end <= text + len) ? (size_t)(end - text) : off;
 		line_column(text, off, &line, &col);

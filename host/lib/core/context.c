@@ -114,6 +114,10 @@ int lm_context_new(lm_context **out, const lm_options *given)
 	if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
 		return lm_error_nomem();
 	ctx->opts = *opts;
+	/* Every string is copied below; until then the context owns none (a failed copy frees only
+	 * the copies made, never the caller's strings). */
+	ctx->opts.state_dir = ctx->opts.prefs_dir = ctx->opts.lume_url = ctx->opts.lume_program = NULL;
+	ctx->opts.ssh_user = ctx->opts.ssh_key = ctx->opts.ssh_password_file = ctx->opts.bundle_dir = NULL;
 	ctx->opts.vm_address = ctx->opts.tart_program = ctx->opts.utmctl_program = NULL;
 	ctx->opts.version = LM_OPTIONS_VERSION;
 	pthread_mutex_init(&ctx->callback_lock, NULL);

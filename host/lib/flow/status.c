@@ -44,26 +44,29 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 		return lm_outcome_fail(ctx, o, rc);
 	}
 	lm_outcome_message(o, "%s: %s", o->vm, !r.known ? "not enabled" : lm_vm_record_status_name(r.status));
+	/* What cannot be asked is said in the message; running out of memory fails the VM's status
+	 * (a bundle not verified for want of memory is not an unverified bundle). */
+	rc = 0;
 	if (strcmp(o->info.status, "running") == 0 && o->info.ip[0] != '\0' && o->info.ssh_available) {
-		if (lm_flow_connect(ctx, o->vm, &o->info, &ssh) == 0 &&
-		    lm_guest_facts_read(ssh, &o->guest, current, sizeof(current)) == 0) {
+		if ((rc = lm_flow_connect(ctx, o->vm, &o->info, &ssh)) == 0 &&
+		    (rc = lm_guest_facts_read(ssh, &o->guest, current, sizeof(current))) == 0) {
 			o->restart_pending = lm_vm_restart_needed(pref, o->guest.boot_time, r.vm_started_at,
 			    lm_context_options(ctx)->boot_margin);
-			if (r.known && strcmp(current, r.bundle.id) == 0 && lm_bundle_open(&b, ctx, &o->guest) == 0 &&
-			    strcmp(b->id, r.bundle.id) == 0 && lm_guest_bundle_verify(ssh, &o->guest, b, &ok) == 0)
+			if (r.known && strcmp(current, r.bundle.id) == 0 && (rc = lm_bundle_open(&b, ctx, &o->guest)) == 0 &&
+			    strcmp(b->id, r.bundle.id) == 0 && (rc = lm_guest_bundle_verify(ssh, &o->guest, b, &ok)) == 0)
 				o->bundle_verified = ok;
-		} else {
+		} else if (rc != LM_ENOMEM) {
 			lm_outcome_append(o, "; guest unreachable: %s", lm_error_last()->message);
 			lm_ssh_free(ssh);
 			ssh = NULL;
 		}
 	}
-	if (lm_flow_agents_status(ssh, &r, o) < 0)
+	if (rc != LM_ENOMEM && (rc = lm_flow_agents_status(ssh, &r, o)) < 0 && rc != LM_ENOMEM)
 		lm_outcome_append(o, "; agents: %s", lm_error_last()->message);
 	lm_bundle_free(b);
 	lm_ssh_free(ssh);
 	lm_vm_record_dispose(&r);
-	return 0;
+	return rc == LM_ENOMEM ? lm_outcome_fail(ctx, o, rc) : 0;
 }
 
 int lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result **out)

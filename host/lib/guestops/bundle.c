@@ -50,12 +50,14 @@ static int copy_field(const cJSON *obj, const char *key, char *out, size_t len, 
 
 static int parse_manifest(lm_bundle *b, const char *path)
 {
-	cJSON *doc = cJSON_ParseWithLength(b->manifest, b->manifest_len);
+	cJSON *doc;
 	const cJSON *files, *f, *v;
 	int64_t num;
 	int rc = 0;
 	size_t i = 0;
 
+	if (lm_json_parse(&doc, b->manifest, b->manifest_len, NULL, 0) == LM_ENOMEM)
+		return LM_ENOMEM;
 	if (doc == NULL || !cJSON_IsObject(doc)) {
 		cJSON_Delete(doc);
 		return lm_error_set(LM_EINVALID, "%s: not a JSON object: rebuild the bundle", path);

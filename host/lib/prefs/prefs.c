@@ -54,15 +54,19 @@ static int record_load(lm_state *st, pref_record *r, int *have)
 	memset(r, 0, sizeof(*r));
 	if ((rc = lm_pref_record_get(st, &r->rec, have)) < 0 || !*have)
 		return rc;
-	if (r->rec.original_state == LM_PREF_ORIGINAL_VALUE && lm_pref_plist_decode(r->rec.original.plist, &r->original) < 0) {
+	/* Out of memory is that, not a damaged journal. */
+	if (r->rec.original_state == LM_PREF_ORIGINAL_VALUE &&
+	    (rc = lm_pref_plist_decode(r->rec.original.plist, &r->original)) < 0) {
 		record_clear(r);
 		*have = 0;
-		return lm_state_corrupt(st, "\"preference.original.plist\" is not a base64 one-value binary plist");
+		return rc == LM_ENOMEM ? rc :
+		    lm_state_corrupt(st, "\"preference.original.plist\" is not a base64 one-value binary plist");
 	}
-	if (lm_pref_plist_decode(r->rec.written.plist, &r->written) < 0) {
+	if ((rc = lm_pref_plist_decode(r->rec.written.plist, &r->written)) < 0) {
 		record_clear(r);
 		*have = 0;
-		return lm_state_corrupt(st, "\"preference.written.plist\" is not a base64 one-value binary plist");
+		return rc == LM_ENOMEM ? rc :
+		    lm_state_corrupt(st, "\"preference.written.plist\" is not a base64 one-value binary plist");
 	}
 	return 0;
 }

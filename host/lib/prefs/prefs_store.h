@@ -28,7 +28,7 @@ int lm_pref_plist_equal(plist_t a, plist_t b);
 /* The types a preference flag can take (what `defaults write -bool|-int|-string` produce). */
 int lm_pref_plist_is_flag_type(plist_t v);
 /* Lossless text form for the journal: base64 of a binary plist whose root is a one-element array
- * holding `v`. Decode returns LM_EINVALID on anything else. */
+ * holding `v`. Decode returns LM_EINVALID on anything else (LM_ENOMEM when out of memory). */
 int lm_pref_plist_encode(plist_t v, char **out);
 int lm_pref_plist_decode(const char *text, plist_t *out);
 /* Parse a whole plist file's bytes (XML or binary); NULL when it is not a property list. Check

@@ -165,18 +165,23 @@ static int decode_agent(const cJSON *j, lm_vm_record_agent *a)
 static int decode_report(const cJSON *item, lm_report **out)
 {
 	char *json;
+	int rc;
 
 	*out = NULL;
 	if (!cJSON_IsObject(item))
 		return 0;
 	if ((json = cJSON_PrintUnformatted(item)) == NULL)
 		return lm_error_nomem();
-	/* A report an older or newer probe wrote that no longer parses is as good as none. */
-	if (lm_report_from_json(out, json, strlen(json)) < 0) {
+	/* A report an older or newer probe wrote that no longer parses is as good as none; one that
+	 * could not be held for want of memory is an error. */
+	rc = lm_report_from_json(out, json, strlen(json));
+	free(json);
+	if (rc == LM_ENOMEM)
+		return rc;
+	if (rc < 0) {
 		*out = NULL;
 		lm_error_clear();
 	}
-	free(json);
 	return 0;
 }
 

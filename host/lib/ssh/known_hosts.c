@@ -92,6 +92,7 @@ typedef struct {
 	size_t blob_len;
 	char vm_id[72];        /* the identity recorded with the key ("" none) */
 	char problem[512];     /* why this line is not a valid entry or comment; "" when it is */
+	int nomem;             /* it could not be read for want of memory */
 } kh_line;
 
 typedef struct {
@@ -181,7 +182,7 @@ static void parse_line(kh_line *l)
 	memcpy(l->type, type, tn);
 	l->type[tn] = '\0';
 	if ((l->blob = malloc(KH_MAX_BLOB)) == NULL) {
-		snprintf(l->problem, sizeof(l->problem), "out of memory");
+		l->nomem = 1; /* not a fault of the line's */
 		return;
 	}
 	blen = lm_b64_decode(key, kn, l->blob, KH_MAX_BLOB, 0);
@@ -241,7 +242,10 @@ static int kh_read(lm_context *ctx, kh_file *f)
 		f->lines[f->n].len = n;
 		f->lines[f->n].number = f->n + 1;
 		parse_line(&f->lines[f->n]);
-		f->n++;
+		if (f->lines[f->n++].nomem) {
+			kh_free(f);
+			return lm_error_nomem();
+		}
 	}
 	/* One entry per VM: a second one is not a valid line (which of the two is the pin?). */
 	for (i = 0; i < f->n; i++) {

@@ -142,7 +142,11 @@ static int load(lm_state *st)
 	if (rc < 0)
 		return rc;
 	/* len + 1: cJSON's length-bounded parser wants the terminating NUL inside the length. */
-	st->doc = cJSON_ParseWithLengthOpts(data, len + 1, &end, 1);
+	/* Out of memory is that, not a damaged document (no copy of a sound file is made). */
+	if ((rc = lm_json_parse(&st->doc, data, len + 1, &end, 1)) == LM_ENOMEM) {
+		free(data);
+		return rc;
+	}
 	if (st->doc == NULL || !cJSON_IsObject(st->doc)) {
 		if (st->doc == NULL)
 			snprintf(why, sizeof(why), "not valid JSON near byte %ld",

@@ -203,8 +203,7 @@ int lm_vm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	if ((rc = vmm->backend->get(vmm, vm, out)) < 0)
 		return rc;
 	lm_vm_fill_identity(out, vmm->backend);
-	lm_vm_id_read(vmm, vm, out);
-	return 0;
+	return lm_vm_id_read(vmm, vm, out);
 }
 
 int lm_vm_start(lm_vm_manager *vmm, const char *name)
@@ -301,7 +300,8 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 		if (lm_vm_info_ready(&info)) {
 			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: ready at %s after %.1f s", vm, info.ip, lm_clock_monotonic() - start);
 			lm_vm_fill_identity(&info, vmm->backend);
-			lm_vm_id_read(vmm, vm, &info);
+			if ((rc = lm_vm_id_read(vmm, vm, &info)) < 0)
+				return rc;
 			if (out != NULL)
 				*out = info;
 			return 0;

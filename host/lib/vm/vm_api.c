@@ -7,6 +7,7 @@
 
 #include "vm_internal.h"
 #include "buf.h"
+#include "json.h"
 #include "text.h"
 
 #include <curl/curl.h>
@@ -87,10 +88,14 @@ static int api_request(CURL *curl, const char *url, const char *method, const ch
 static int api_error(const api_response *r, const char *method, const char *path)
 {
 	char excerpt[120];
-	cJSON *doc = cJSON_Parse(lm_buf_ptr(&r->body));
-	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(doc, "message");
+	cJSON *doc;
+	const cJSON *msg;
 	int code = LM_ERROR;
 
+	/* Not JSON is an answer too (a 404's text); a JSON one that could not be held is not. */
+	if (lm_json_parse(&doc, lm_buf_ptr(&r->body), lm_buf_len(&r->body) + 1, NULL, 0) == LM_ENOMEM)
+		return LM_ENOMEM;
+	msg = cJSON_GetObjectItemCaseSensitive(doc, "message");
 	if (cJSON_IsString(msg)) {
 		if (r->status == 400 && strncmp(msg->valuestring, "Virtual machine not found", 25) == 0)
 			code = LM_ENOTFOUND;
@@ -135,7 +140,10 @@ static int api_call(lm_vm_manager *vmm, const char *method, const char *path, co
 		response_dispose(&r);
 		return 0;
 	}
-	doc = cJSON_Parse(lm_buf_ptr(&r.body));
+	if (lm_json_parse(&doc, lm_buf_ptr(&r.body), lm_buf_len(&r.body) + 1, NULL, 0) == LM_ENOMEM) {
+		response_dispose(&r);
+		return LM_ENOMEM;
+	}
 	if (doc == NULL || (doc->type & 0xff) != want_type) {
 		lm_vm_excerpt(lm_buf_ptr(&r.body), excerpt, sizeof(excerpt));
 		cJSON_Delete(doc);

@@ -226,7 +226,9 @@ int lm_vm_auto_init(lm_vm_manager *vmm, const char *url, const char *lume_progra
 		if (rc == LM_EINVALID)
 			return rc;
 		lm_text_format_cut(api_why, sizeof(api_why), "%s", lm_error_last()->message);
-		if (lm_proc_find_program(lume_program, &found) == 0) {
+		if ((rc = lm_proc_find_program(lume_program, &found)) == LM_ENOMEM)
+			return rc;
+		if (rc == 0) {
 			free(found);
 			lm_log(vmm->ctx, LM_LOG_DEBUG, "no Lume API (%s); the lume CLI is a candidate", api_why);
 			if ((rc = lm_vm_cli_init(vmm, lume_program)) < 0)
@@ -234,13 +236,17 @@ int lm_vm_auto_init(lm_vm_manager *vmm, const char *url, const char *lume_progra
 			vmm->candidates[vmm->ncandidates++] = &lm_vm_backend_cli;
 		}
 	}
-	if (lm_proc_find_program(tart, &found) == 0) {
+	if ((rc = lm_proc_find_program(tart, &found)) == LM_ENOMEM)
+		return rc;
+	if (rc == 0) {
 		free(found);
 		if ((rc = lm_vm_tart_init(vmm, tart)) < 0)
 			return rc;
 		vmm->candidates[vmm->ncandidates++] = &lm_vm_backend_tart;
 	}
-	if (lm_proc_find_program(utmctl, &found) == 0) {
+	if ((rc = lm_proc_find_program(utmctl, &found)) == LM_ENOMEM)
+		return rc;
+	if (rc == 0) {
 		free(found);
 		if ((rc = lm_vm_utm_init(vmm, utmctl)) < 0)
 			return rc;

@@ -379,8 +379,11 @@ const lm_vm_backend lm_vm_backend_cli = {"lume-cli", cli_list, cli_get, cli_star
 int lm_vm_cli_init(lm_vm_manager *vmm, const char *program)
 {
 	char why[512];
+	int rc;
 
-	if (lm_proc_find_program(program, &vmm->program) < 0) {
+	if ((rc = lm_proc_find_program(program, &vmm->program)) < 0) {
+		if (rc == LM_ENOMEM)
+			return rc;
 		lm_text_format_cut(why, sizeof(why), "%s", lm_error_last()->message);
 		return lm_error_set(LM_ENOTFOUND,
 		    "the lume program was not found (%s); Lume: https://github.com/trycua/cua (libs/lume)",

@@ -11,6 +11,7 @@
  * and it does not spread the machine identifier into lume-metal's files. */
 #include "vm_internal.h"
 #include "file.h"
+#include "json.h"
 #include "sha256.h"
 #include "text.h"
 
@@ -57,7 +58,7 @@ static const char *json_text(const cJSON *doc, const char *key)
 	return cJSON_IsString(v) && v->valuestring[0] != '\0' ? v->valuestring : NULL;
 }
 
-/* One config.json: 1 read (identity set), 0 no such file, -1 unreadable (reason set). */
+/* One config.json: 1 read (identity set), 0 no such file, -1 unreadable (reason set), LM_ENOMEM. */
 static int from_json(lm_vm_info *info, const char *kind, const char *path, const char *id_key)
 {
 	char *data = NULL;
@@ -70,13 +71,17 @@ static int from_json(lm_vm_info *info, const char *kind, const char *path, const
 		lm_error_clear();
 		return 0;
 	}
+	if (rc == LM_ENOMEM)
+		return rc;
 	if (rc < 0) {
 		why(info, "%s cannot be read: %s", path, lm_error_last()->message);
 		lm_error_clear();
 		return -1;
 	}
-	doc = cJSON_ParseWithLength(data, len);
+	rc = lm_json_parse(&doc, data, len, NULL, 0);
 	free(data);
+	if (rc == LM_ENOMEM)
+		return rc;
 	mac = json_text(doc, "macAddress");
 	id = json_text(doc, id_key);
 	if (mac == NULL || id == NULL) {
@@ -89,7 +94,7 @@ static int from_json(lm_vm_info *info, const char *kind, const char *path, const
 	return 1;
 }
 
-static void lume_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
+static int lume_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 {
 	char *const *dirs = strcmp(info->manager, "lume-cli") == 0 ? lm_vm_cli_storage(vmm) : NULL;
 	const char *home = NULL;
@@ -102,44 +107,52 @@ static void lume_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 		if (lm_paths_home(&home) < 0) {
 			why(info, "Lume's VM store ~/.lume: %s", lm_error_last()->message);
 			lm_error_clear();
-			return;
+			return 0;
 		}
-		if (lm_path_join(&path, home, ".lume", name, "config.json", NULL) < 0) {
+		if ((rc = lm_path_join(&path, home, ".lume", name, "config.json", NULL)) < 0) {
+			if (rc == LM_ENOMEM)
+				return rc;
 			why(info, "%s", lm_error_last()->message);
 			lm_error_clear();
-			return;
+			return 0;
 		}
 		rc = from_json(info, "lume", path, "machineIdentifier");
 		if (rc == 0)
 			why(info, "%s does not exist: the VM is in another of Lume's storage locations "
 			    "(~/.config/lume/config.yaml), which Lume's API does not tell", path);
 		free(path);
-		return;
+		return rc == LM_ENOMEM ? rc : 0;
 	}
 	for (i = 0; dirs[i] != NULL; i++) {
-		if (lm_path_join(&path, dirs[i], name, "config.json", NULL) < 0) {
+		if ((rc = lm_path_join(&path, dirs[i], name, "config.json", NULL)) < 0) {
+			if (rc == LM_ENOMEM)
+				return rc;
 			why(info, "%s", lm_error_last()->message);
 			lm_error_clear();
-			return;
+			return 0;
 		}
 		rc = from_json(info, "lume", path, "machineIdentifier");
 		free(path);
 		if (rc != 0)
-			return;
+			return rc == LM_ENOMEM ? rc : 0;
 	}
 	why(info, "no config.json for %s in Lume's storage locations (`lume config storage list`)", name);
+	return 0;
 }
 
-static void utm_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
+static int utm_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 {
 	char *path = NULL, *uuid = NULL;
 	void *root = NULL;
 	plist_t inf, node;
+	int rc;
 
-	if (lm_vm_utm_config(vmm, name, &path, &root) < 0 || path == NULL) {
+	if ((rc = lm_vm_utm_config(vmm, name, &path, &root)) == LM_ENOMEM)
+		return rc;
+	if (rc < 0 || path == NULL) {
 		why(info, "no config.plist for %s in UTM's Documents (%s)", name, vmm->utm_documents);
 		lm_error_clear();
-		return;
+		return 0;
 	}
 	inf = plist_dict_get_item((plist_t)root, "Information");
 	node = inf != NULL && plist_get_node_type(inf) == PLIST_DICT ? plist_dict_get_item(inf, "UUID") : NULL;
@@ -152,26 +165,31 @@ static void utm_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 	free(uuid);
 	free(path);
 	plist_free((plist_t)root);
+	return 0;
 }
 
-void lm_vm_id_read(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
+int lm_vm_id_read(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 {
 	char *path;
+	int rc;
 
-	if (strcmp(info->manager, "lume-api") == 0 || strcmp(info->manager, "lume-cli") == 0) {
-		lume_id(vmm, name, info);
-	} else if (strcmp(info->manager, "tart") == 0) {
-		if (lm_path_join(&path, vmm->tart_home, "vms", name, "config.json", NULL) < 0) {
+	if (strcmp(info->manager, "lume-api") == 0 || strcmp(info->manager, "lume-cli") == 0)
+		return lume_id(vmm, name, info);
+	if (strcmp(info->manager, "tart") == 0) {
+		if ((rc = lm_path_join(&path, vmm->tart_home, "vms", name, "config.json", NULL)) < 0) {
+			if (rc == LM_ENOMEM)
+				return rc;
 			why(info, "%s", lm_error_last()->message);
 			lm_error_clear();
-			return;
+			return 0;
 		}
-		if (from_json(info, "tart", path, "ecid") == 0)
+		if ((rc = from_json(info, "tart", path, "ecid")) == 0)
 			why(info, "%s does not exist", path);
 		free(path);
-	} else if (strcmp(info->manager, "utm") == 0) {
-		utm_id(vmm, name, info);
-	} else {
-		why(info, "no VM manager runs this VM (%s): lume-metal knows only its address", info->manager);
+		return rc == LM_ENOMEM ? rc : 0;
 	}
+	if (strcmp(info->manager, "utm") == 0)
+		return utm_id(vmm, name, info);
+	why(info, "no VM manager runs this VM (%s): lume-metal knows only its address", info->manager);
+	return 0;
 }

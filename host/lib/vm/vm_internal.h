@@ -133,9 +133,9 @@ int lm_vm_utm_config(lm_vm_manager *vmm, const char *name, char **path, void **r
 char *const *lm_vm_cli_storage(lm_vm_manager *vmm);
 
 /* vm_id.c: the VM's identity from its manager's own files, into info->vm_id (or the reason it
- * cannot be read into info->vm_id_why). Never fails the caller: a file that cannot be read is a
- * reason, not an error. */
-void lm_vm_id_read(lm_vm_manager *vmm, const char *name, lm_vm_info *info);
+ * cannot be read into info->vm_id_why). Fails only when out of memory (LM_ENOMEM): a file that
+ * cannot be read is a reason, not an error. */
+int lm_vm_id_read(lm_vm_manager *vmm, const char *name, lm_vm_info *info);
 int lm_vm_none_init(lm_vm_manager *vmm, const char *address);
 /* Automatic choice: the candidates that are there (Lume's API or CLI, tart, utmctl). */
 int lm_vm_auto_init(lm_vm_manager *vmm, const char *url, const char *lume_program);

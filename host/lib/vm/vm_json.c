@@ -1,5 +1,6 @@
 /* Lume's VM objects, and finding a JSON document among the log lines `lume` prints on stdout. */
 #include "vm_internal.h"
+#include "json.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -95,7 +96,8 @@ int lm_vm_json_find(const char *text, int want_type, cJSON **out)
 			p++;
 		if ((want_type == cJSON_Array && *p == '[') || (want_type == cJSON_Object && *p == '{')) {
 			/* A log line may start with '[' too ("[2026-...] INFO: ..."): it does not parse. */
-			doc = cJSON_ParseWithOpts(p, &end, 0);
+			if (lm_json_parse(&doc, p, strlen(p) + 1, &end, 0) == LM_ENOMEM)
+				return LM_ENOMEM;
 			if (doc != NULL && (doc->type & 0xff) == want_type) {
 				*out = doc;
 				return 0;

@@ -333,7 +333,9 @@ int lm_vm_tart_init(lm_vm_manager *vmm, const char *program)
 	char why[512];
 	int rc;
 
-	if (lm_proc_find_program(program, &vmm->tart_program) < 0) {
+	if ((rc = lm_proc_find_program(program, &vmm->tart_program)) < 0) {
+		if (rc == LM_ENOMEM)
+			return rc;
 		lm_text_format_cut(why, sizeof(why), "%s", lm_error_last()->message);
 		return lm_error_set(LM_ENOTFOUND, "the tart program was not found (%s)", why);
 	}

@@ -239,11 +239,17 @@ int lm_vm_utm_config(lm_vm_manager *vmm, const char *name, char **path, void **r
 			return rc;
 		}
 		if ((f = fopen(p, "rb")) == NULL || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) <= 0 || size > (1 << 22) ||
-		    fseek(f, 0, SEEK_SET) != 0 || (data = malloc((size_t)size)) == NULL) {
+		    fseek(f, 0, SEEK_SET) != 0) {
 			if (f != NULL)
 				fclose(f);
 			free(p);
 			continue;
+		}
+		if ((data = malloc((size_t)size)) == NULL) {
+			fclose(f);
+			free(p);
+			closedir(d);
+			return lm_error_nomem();
 		}
 		len = fread(data, 1, (size_t)size, f);
 		fclose(f);
@@ -380,10 +386,14 @@ int lm_vm_utm_init(lm_vm_manager *vmm, const char *program)
 	char why[512];
 	int rc;
 
-	if (lm_proc_find_program(program, &vmm->utmctl_program) < 0) {
+	if ((rc = lm_proc_find_program(program, &vmm->utmctl_program)) < 0) {
+		if (rc == LM_ENOMEM)
+			return rc;
 		lm_text_format_cut(why, sizeof(why), "%s", lm_error_last()->message);
 		/* The app ships it; Homebrew's cask links it onto PATH. */
-		if (strchr(program, '/') != NULL || lm_proc_find_program(LM_UTM_APP, &vmm->utmctl_program) < 0)
+		if (strchr(program, '/') == NULL && (rc = lm_proc_find_program(LM_UTM_APP, &vmm->utmctl_program)) == LM_ENOMEM)
+			return rc;
+		if (strchr(program, '/') != NULL || rc < 0)
 			return lm_error_set(LM_ENOTFOUND, "the utmctl program was not found (%s), nor %s", why, LM_UTM_APP);
 	}
 	if (lm_paths_home(&home) < 0)

@@ -1,15 +1,38 @@
-/* Internal: test hooks (docs/testing.md), compiled in test builds only (LM_TEST_HOOKS: the tests'
- * library and tool, never the installed ones).
+/* Internal: the test hooks, in test builds only (LM_TEST_HOOKS: the tests' static library and the
+ * lume-metal-hooks tool; never the installed library or tool). docs/testing.md, "Test-only hooks",
+ * lists every one; fs.h's write delay is declared beside the code it acts on.
  *
  * lm_test_kill_point(step): LUME_METAL_TEST_KILL_AT=<step> makes the process SIGKILL itself when
  * it reaches that step, to prove that every step is crash-safe; LUME_METAL_TEST_STOP_AT=<step>
  * makes it SIGSTOP itself there (the first time only), so that a test can act while it holds what
- * it holds at that step (its VM lock) and signal it at a known point. */
+ * it holds at that step (its VM lock) and signal it at a known point.
+ *
+ * The fault-injecting allocator (model: SQLite's src/test_malloc.c, faultsimStep). Programs linked
+ * with LM_FAULT_ALLOC_LINK_OPTIONS (host/lib/core/CMakeLists.txt: the linker's --wrap of malloc,
+ * calloc, realloc, strdup and strndup) send every such call made by the objects linked into them --
+ * the library's modules, common/ and the tool -- through a counter, and cJSON's allocations through
+ * the same counter (cJSON_InitHooks). Allocations made inside other libraries (libc, libssh2,
+ * libcurl, libplist) are not counted: they fail only when the machine runs out.
+ *
+ *   LUME_METAL_TEST_FAIL_ALLOC=N     the Nth counted allocation fails and so does every one after
+ *                                    it (persistent: the run cannot recover by allocating again)
+ *   LUME_METAL_TEST_FAIL_ALLOC=N,R   R allocations fail from the Nth on, then they succeed again
+ *                                    (N,1: the Nth alone)
+ *   LUME_METAL_TEST_FAIL_ALLOC_LOG=F every injected failure appends its ordinal and a newline to F,
+ *                                    so that a test knows whether its run met a failure at all
+ *
+ * A malformed value ends the program at its start (exit 125): a test that asked for a failure must
+ * not run without it. */
 #ifndef LM_TEST_HOOKS_H
 #define LM_TEST_HOOKS_H
 
 #ifdef LM_TEST_HOOKS
+#include <stddef.h>
+
 void lm_test_kill_point(const char *step);
+/* Counted allocations so far in this process, and failures injected so far. */
+size_t lm_test_alloc_count(void);
+size_t lm_test_alloc_failures(void);
 #else
 #define lm_test_kill_point(step) ((void)0)
 #endif
