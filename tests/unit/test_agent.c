@@ -1,4 +1,4 @@
-/* Agent labels and the LaunchAgent plist (host/lib/flow/agent_plist.c): what launchd gets, read
+/* Agent labels and the LaunchAgent plist (host/lib/guestops/agent_plist.c): what launchd gets, read
  * back with libplist as launchd and plutil would read it. The launchctl sequence runs in the e2e
  * scenarios against the guest's stand-ins (tests/e2e/cli.sh agents). */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* The shell commands lume-metal sends to a guest (host/lib/flow/guest.c), run here under zsh with
+/* The shell commands lume-metal sends to a guest (host/lib/guestops/guest.c), run here under zsh with
  * its default options — the login shell of Cua's macOS images, where a glob that matches nothing
  * is an error — and under /bin/sh: each must do exactly the same under both. */
 #include <setjmp.h>

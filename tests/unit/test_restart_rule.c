@@ -1,4 +1,4 @@
-/* The restart rule (host/lib/flow/journal.c, docs/lume-metal.md "When a VM is restarted"): one
+/* The restart rule (host/lib/record/level.c, docs/lume-metal.md "When a VM is restarted"): one
  * table of cases, each a test; the simulator rows of the issue are e2e_restart_* / e2e_keep_*. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /* System Integrity Protection and `run`: which paths are protected, csrutil's words, the guest-side
- * resolver's lines, and the warning (host/lib/flow/sip.c). The resolver itself runs in the e2e
+ * resolver's lines, and the warning (host/lib/guestops/sip.c). The resolver itself runs in the e2e
  * scenarios (tests/e2e/sip.sh). */
 #include <setjmp.h>
 #include <stdarg.h>
