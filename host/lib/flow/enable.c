@@ -27,6 +27,7 @@ typedef struct {
 	int stopped_running; /* this run stopped the running VM to restart it */
 	int user_restart;   /* no VM manager: the user restarts the VM; the preference and the VM's
 	                       "enabling" entry are kept for the next enable after that restart */
+	int pref_set;       /* this run set the host preference (a failure from there on is undone) */
 	lm_guest_facts known; /* an enabled VM's guest as the journal recorded it ... */
 	int known_ok;         /* ... when it recorded one */
 	int confirmed;      /* one round trip confirmed it all: facts, bundle hashes, probe, exercise */
@@ -166,7 +167,7 @@ static int step_preference(enable_run *r)
 	if ((rc = lm_host_pref_enable_locked(st, lm_profile_host_preference(r->profile), &r->res->pref)) < 0)
 		goto out;
 	if (r->res->pref.changed)
-		r->res->pref_changed = 1;
+		r->res->pref_changed = r->pref_set = !lm_context_options(ctx)->dry_run;
 	if (!lm_context_options(ctx)->dry_run) {
 		/* An enabled VM keeps its recorded profile until this run has proven the new one. */
 		if (!r->was_enabled) {
@@ -511,6 +512,8 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	    (rc = lm_random_hex(r.run_id, 16)) < 0 || (rc = lm_vm_get(vmm, o->vm, &o->info)) < 0 ||
 	    (r.seen_at = lm_clock_epoch(), rc = step_preference(&r)) < 0) {
 		lm_outcome_fail(ctx, o, rc);
+		if (r.pref_set)
+			undo(&r); /* the step failed after it set the preference */
 		goto out;
 	}
 	lm_test_kill_point("after-preference");
@@ -523,9 +526,11 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	}
 	o->already_enabled = r.was_enabled && !o->restarted && !o->started && o->files_uploaded == 0 &&
 	    !res->pref_changed;
-	lm_outcome_message(o, "%s: %s", o->vm,
+	/* Enabled and recorded, but not to be reported without its message: out of memory. */
+	if ((rc = lm_outcome_message(o, "%s: %s", o->vm,
 	    lm_context_options(ctx)->dry_run ? "plan ready (dry run: nothing changed)" :
-	    o->already_enabled ? "already enabled, verified" : "enabled");
+	    o->already_enabled ? "already enabled, verified" : "enabled")) < 0)
+		lm_outcome_fail(ctx, o, rc);
 out:
 	lm_bundle_free(r.bundle);
 	lm_ssh_free(r.ssh);

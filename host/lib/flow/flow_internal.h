@@ -28,7 +28,7 @@ void lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double sta
  * not done is marked failed (and reported). */
 int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc);
 /* Replace / extend o->message (printf-style). */
-void lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
+int lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
 void lm_outcome_append(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
 
 /* A copy of *a appended to o->agents. */

@@ -8,6 +8,7 @@
 
 #include "flow_internal.h"
 #include "str.h"
+#include "text.h"
 
 /* A result grows only at its end, and LM_HAS_FIELD tells a field from its offset and size: a field
  * added into the old struct's trailing padding would look present in a library without it. So
@@ -41,13 +42,20 @@ int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
 }
 
 /* Each step is allocated on its own: the outcome holds pointers (flow.h). */
+/* A step's detail is written into room reserved when the step is listed, so that saying what was
+ * done cannot fail for want of memory once the step runs (a longer detail is allocated then, and
+ * is what fits, ending in "...", when it cannot be). */
+#define STEP_DETAIL_RESERVE 256
+
 static lm_flow_step *step_push(lm_vm_outcome *o, const char *name)
 {
 	lm_flow_step **steps, *s;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
-	if ((steps = realloc(o->steps, (o->nsteps + 1) * sizeof(*steps))) == NULL) {
+	if ((s->detail = calloc(1, STEP_DETAIL_RESERVE)) == NULL ||
+	    (steps = realloc(o->steps, (o->nsteps + 1) * sizeof(*steps))) == NULL) {
+		free(s->detail);
 		free(s);
 		return NULL;
 	}
@@ -56,6 +64,36 @@ static lm_flow_step *step_push(lm_vm_outcome *o, const char *name)
 	o->steps = steps;
 	steps[o->nsteps++] = s;
 	return s;
+}
+
+static void step_detail(lm_flow_step *s, const char *fmt, va_list ap) LM_PRINTF(2, 0);
+static void step_detail(lm_flow_step *s, const char *fmt, va_list ap)
+{
+	va_list again;
+	char *full;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(s->detail, STEP_DETAIL_RESERVE, fmt, ap);
+	if (n >= STEP_DETAIL_RESERVE) {
+		if ((full = lm_vformat(fmt, again)) != NULL) {
+			free(s->detail);
+			s->detail = full;
+		} else {
+			lm_text_mark_cut(s->detail, STEP_DETAIL_RESERVE, n);
+		}
+	}
+	va_end(again);
+}
+
+static void step_detailf(lm_flow_step *s, const char *fmt, ...) LM_PRINTF(2, 3);
+static void step_detailf(lm_flow_step *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	step_detail(s, fmt, ap);
+	va_end(ap);
 }
 
 /* The step begun and not yet done, if any. */
@@ -89,12 +127,12 @@ void lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double sta
 	s->state = LM_STEP_DONE;
 	s->seconds = lm_clock_monotonic() - started;
 	va_start(ap, fmt);
-	s->detail = lm_vformat(fmt, ap);
+	step_detail(s, fmt, ap);
 	va_end(ap);
 	lm_context_step(ctx, o->vm, s->name, LM_STEP_DONE, s->seconds, s->detail);
 }
 
-void lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...)
+int lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...)
 {
 	va_list ap;
 	char *m;
@@ -103,9 +141,10 @@ void lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...)
 	m = lm_vformat(fmt, ap);
 	va_end(ap);
 	if (m == NULL)
-		return; /* out of memory: the previous message stays */
+		return lm_error_nomem(); /* the previous message stays */
 	free(o->message);
 	o->message = m;
+	return 0;
 }
 
 void lm_outcome_append(lm_vm_outcome *o, const char *fmt, ...)
@@ -129,12 +168,16 @@ int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc)
 {
 	lm_flow_step *s = step_running(o);
 	const char *why = lm_error_last()->message;
+	char *m;
 
 	o->rc = rc;
-	lm_outcome_message(o, "%s: %s", o->vm, why);
+	/* Never an earlier message in its place: none at all, when this one cannot be had. */
+	m = lm_format("%s: %s", o->vm, why);
+	free(o->message);
+	o->message = m;
 	if (s != NULL) {
 		s->state = LM_STEP_FAILED;
-		s->detail = strdup(why);
+		step_detailf(s, "%s", why);
 		lm_context_step(ctx, o->vm, s->name, LM_STEP_FAILED, s->seconds, why);
 	}
 	return rc;
@@ -237,7 +280,10 @@ int lm_flow_summary_rc(const lm_flow_result *result)
 
 	for (i = 0; i < result->count; i++)
 		if (result->vms[i]->rc < 0)
-			return lm_error_set(result->vms[i]->rc, "%s", result->vms[i]->message);
+			return result->vms[i]->message != NULL ? lm_error_set(result->vms[i]->rc, "%s", result->vms[i]->message) :
+			    /* no message: there was no memory for it */
+			    lm_error_set(result->vms[i]->rc, "%s: %s", result->vms[i]->vm,
+			        result->vms[i]->rc == LM_ENOMEM ? "out of memory" : lm_error_name(result->vms[i]->rc));
 	return 0;
 }
 

@@ -42,16 +42,10 @@ out:
 
 void lm_exercise_summary(const lm_report *r, char *buf, size_t len)
 {
-	static const char *const shown[] = {"reduction", "matrix", "bfloat16"};
-	lm_buf b;
-	int i;
-
-	lm_buf_init(&b, LM_BUF_TEXT_MAX);
-	for (i = 0; i < 3; i++)
-		lm_buf_addf(&b, "%s%s %s", i ? ", " : "", shown[i],
-		    lm_exercise_result_name(lm_report_exercise(r, (lm_exercise)i, NULL)));
-	lm_buf_addf(&b, "; threadgroup memory %llu bytes",
+	/* Formatted in place: a step's detail that needs no memory (it was "" when there was none). */
+	lm_text_format_cut(buf, len, "reduction %s, matrix %s, bfloat16 %s; threadgroup memory %llu bytes",
+	    lm_exercise_result_name(lm_report_exercise(r, LM_EXERCISE_SIMDGROUP_REDUCTION, NULL)),
+	    lm_exercise_result_name(lm_report_exercise(r, LM_EXERCISE_SIMDGROUP_MATRIX, NULL)),
+	    lm_exercise_result_name(lm_report_exercise(r, LM_EXERCISE_BFLOAT16, NULL)),
 	    (unsigned long long)lm_report_threadgroup_memory_exercised(r));
-	lm_text_format_cut(buf, len, "%s", lm_buf_ptr(&b));
-	lm_buf_dispose(&b);
 }
