@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# Allocation failures (issue 22, model: SQLite's src/test_malloc.c faultsimStep): alloc_failures.sh
+# COMMAND MODE, COMMAND enable, status or rollback of one VM on the simulator, MODE once or
+# persistent. For N = 1, 2, ... lume-metal-hooks runs the command with its Nth counted allocation
+# failing (LUME_METAL_TEST_FAIL_ALLOC=N,1 once; =N, and every one after it, persistent), until a
+# run in which no allocation failed: that run succeeded, and N - 1 is the number of failure
+# points. Every other run must end in an error that says "out of memory" (exit 1: no crash, no
+# sanitizer report, no hang), with the host preference, the journal and the guest's files exactly
+# as before the command or exactly as after a successful run; then the world is put back as it
+# was before for the next N. Every N is run, none sampled: LM_FAULT_WORKERS workers (default 4),
+# each with a simulator and a VM of its own on its own loopback /24 (LM_ADDRESS_BASE's and the
+# next ones), take every LM_FAULT_WORKERS-th N. `alloc_failures.sh COMMAND MODE N` runs that N alone
+# and shows its output and the world's differences (to reproduce a problem). docs/testing.md,
+# "Allocation failures".
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+: "${LM_BIN_HOOKS:?LM_BIN_HOOKS: lume-metal built with the test hooks}"
+
+usage() { echo "usage: alloc_failures.sh enable|status|rollback once|persistent [N]" >&2; exit 2; }
+
+# The world as the command sees it, in a form that compares: the preference file's bytes, the
+# journal with its times and run marks blanked (a successful run at another moment writes other
+# times), an absent journal the same as an empty one, and the guest's files (type, mode, size,
+# link target, content hash); any staging directory left behind shows up in the latter. Every
+# run is followed by one: the journal's form is computed once per distinct content.
+declare -A JOURNAL_VIEW=()
+world() { # sets WORLD
+  local raw='{"schema":1,"vms":{}}' plist guest
+  if [ -e "$PLIST" ]; then plist=$(sha256sum <"$PLIST"); else plist=absent; fi
+  [ ! -e "$LUME_METAL_STATE_DIR/state.json" ] || { raw=; IFS= read -r -d '' raw <"$LUME_METAL_STATE_DIR/state.json" || true; }
+  if [ -z "${JOURNAL_VIEW[x$raw]+set}" ]; then
+    JOURNAL_VIEW[x$raw]=$(printf '%s' "$raw" | jq -S 'walk(if type == "object" then with_entries(
+        if (.key | test("^(changed_at|enabled_at|vm_started_at|boot_time|at|installed_at)$")) and (.value | type) == "number" then .value = "TIME"
+        elif .key == "enable_run" then .value = "RUN" else . end) else . end)')
+  fi
+  if [ -e "$GUEST" ]; then
+    guest=$(cd "$GUEST" && find . -printf '%y %m %s %P %l\n' -type f -exec sha256sum {} + | sort)
+  else
+    guest=absent
+  fi
+  WORLD="== preference"$'\n'"$plist"$'\n'"== journal"$'\n'"${JOURNAL_VIEW[x$raw]}"$'\n'"== guest"$'\n'"$guest"
+}
+
+# What a run printed, without its durations and times (numbers with a fraction).
+shown() { sed -E 's/[0-9]+\.[0-9]+/#/g' "$1"; }
+
+# Files and VM of the state before the command: saved once, put back before every run.
+save_before() {
+  mkdir -p "$E2E_DIR/before"
+  [ ! -e "$LUME_METAL_STATE_DIR" ] || cp -a "$LUME_METAL_STATE_DIR" "$E2E_DIR/before/state"
+  cp -a "$LUME_METAL_PREFS_DIR" "$E2E_DIR/before/prefs"
+  [ ! -e "$GUEST" ] || cp -a "$GUEST" "$E2E_DIR/before/guest"
+}
+
+restore_before() {
+  rm -rf "$LUME_METAL_STATE_DIR" "$LUME_METAL_PREFS_DIR" "$GUEST"
+  [ ! -e "$E2E_DIR/before/state" ] || cp -a "$E2E_DIR/before/state" "$LUME_METAL_STATE_DIR"
+  cp -a "$E2E_DIR/before/prefs" "$LUME_METAL_PREFS_DIR"
+  [ ! -e "$E2E_DIR/before/guest" ] || cp -a "$E2E_DIR/before/guest" "$GUEST"
+  # Before every command the VM runs: enable's restart and rollback's too start from a running
+  # VM (one the preference restored above applies to, when it has to be started again).
+  [[ $(curl -fsS "$LUME_METAL_LUME_URL/lume/vms/vm1") =~ \"status\":[[:space:]]*\"running\" ]] || vm_run vm1
+}
+
+# worker COMMAND MODE K WORKERS OUT [ONE]: N = K, K + WORKERS, ... until a run without a failure.
+# OUT gets "fired COUNT", "absorbed COUNT", "clean-at N", one "absorbed-at N" line per run that
+# succeeded in spite of its failure, and one "problem N: ..." line per run that broke a rule.
+# ONE: N = K only, its output and the world's differences shown.
+worker() {
+  local cmd=$1 mode=$2 k=$3 w=$4 out=$5 one=${6:-} n rc spec fired=0 absorbed=0 between=0 err errtext before after now ok_shown
+  sim_start --vm vm1 --boot-delay 0 --stop-delay 0
+  GUEST="$(guest_home vm1)/.local/share/lume-metal"
+  vm_run vm1
+  case "$cmd" in
+  status|rollback)
+    lm enable vm1 >"$E2E_DIR/setup.out" 2>&1 || fail "enable before $cmd: $(cat "$E2E_DIR/setup.out")" ;;
+  esac
+  save_before
+  world
+  before=$WORLD
+  "$LM_BIN_HOOKS" "$cmd" vm1 >"$E2E_DIR/ok.out" 2>"$E2E_DIR/ok.err" ||
+    fail "$cmd without failures: $(cat "$E2E_DIR/ok.out" "$E2E_DIR/ok.err")"
+  ok_shown=$(shown "$E2E_DIR/ok.out")
+  world
+  after=$WORLD
+  : >"$out"
+  for ((n = k; ; n += w)); do
+    restore_before
+    case "$mode" in once) spec="$n,1" ;; persistent) spec=$n ;; esac
+    rm -f "$E2E_DIR/fired" "$E2E_DIR/trace"
+    set +e
+    LUME_METAL_TEST_FAIL_ALLOC=$spec LUME_METAL_TEST_FAIL_ALLOC_LOG="$E2E_DIR/fired" \
+      LUME_METAL_TEST_FAIL_ALLOC_TRACE=${one:+$E2E_DIR/trace} \
+      timeout -s KILL 120 "$LM_BIN_HOOKS" "$cmd" vm1 >"$E2E_DIR/run.out" 2>"$E2E_DIR/run.err"
+    rc=$?
+    set -e
+    world
+    now=$WORLD
+    errtext=
+    IFS= read -r -d '' errtext <"$E2E_DIR/run.err" || true
+    err=${errtext//$'\n'/ }
+    err=${err:0:400}
+    if [ -n "$one" ]; then
+      echo "--- N=$n: exit $rc; allocation failures: $(wc -l <"$E2E_DIR/fired" 2>/dev/null || echo 0)"
+      echo "--- stdout:"; cat "$E2E_DIR/run.out"; echo "--- stderr:"; cat "$E2E_DIR/run.err"
+      if [ -s "$E2E_DIR/trace" ]; then
+        echo "--- where the allocation failed:"
+        # "binary(+0xOFFSET) [...]" lines: the offsets, resolved where the binary is ours
+        sed -nE 's/^([^(]+)\(\+(0x[0-9a-f]+)\).*/\1 \2/p' "$E2E_DIR/trace" | while read -r bin off; do
+          if command -v addr2line >/dev/null; then addr2line -f -i -p -e "$bin" "$off" 2>/dev/null | sed "s|^|  |"; else echo "  $bin $off"; fi
+        done
+      fi
+      echo "--- world: before -> now"; diff <(echo "$before") <(echo "$now") || true
+      echo "--- world: after -> now"; diff <(echo "$after") <(echo "$now") || true
+    fi
+    if [ ! -s "$E2E_DIR/fired" ]; then
+      # No allocation failed: the command has fewer than N; it must simply have succeeded.
+      [ "$rc" -eq 0 ] || echo "problem $n: no allocation failed, yet exit $rc: $err" >>"$out"
+      [ "$now" = "$after" ] ||
+        echo "problem $n: no allocation failed, yet the world differs from a successful run's: $(diff <(echo "$after") <(echo "$now") | head -5 | tr '\n' ' ')" >>"$out"
+      echo "clean-at $n" >>"$out"
+      break
+    fi
+    fired=$((fired + 1))
+    if [ "$rc" -eq 0 ]; then
+      # The failure was absorbed: fine only if nothing shows it (the code had another way).
+      if [ "$(shown "$E2E_DIR/run.out")" = "$ok_shown" ] && [ "$now" = "$after" ]; then
+        absorbed=$((absorbed + 1))
+        echo "absorbed-at $n" >>"$out"
+      else
+        echo "problem $n: an allocation failed, yet the command succeeded with another output or world: $(diff <(echo "$ok_shown") <(shown "$E2E_DIR/run.out") | head -6 | tr '\n' ' ')$(diff <(echo "$after") <(echo "$now") | head -6 | tr '\n' ' ')" >>"$out"
+      fi
+    elif [ "$rc" -eq 137 ]; then
+      echo "problem $n: no end within 120 s (killed)" >>"$out"
+    elif [ "$rc" -ne 1 ]; then
+      echo "problem $n: exit $rc, expected 1: $err" >>"$out"
+    elif ! [[ $'\n'$errtext =~ $'\n'lume-metal:\ [^$'\n']*out\ of\ memory ]]; then
+      echo "problem $n: the error does not say out of memory: $err" >>"$out"
+    fi
+    if [[ $errtext == *Sanitizer* || $errtext == *"runtime error:"* ]]; then
+      echo "problem $n: sanitizer report: $err" >>"$out"
+    fi
+    if [ "$now" != "$before" ] && [ "$now" != "$after" ]; then
+      # In between: what a crash at that point leaves (rollback removes the guest's files before
+      # the journal forgets the VM; a persistent failure leaves no memory to undo anything). The
+      # journal still says what is left: the same command, run again, must finish the job.
+      set +e
+      "$LM_BIN_HOOKS" "$cmd" vm1 >"$E2E_DIR/again.out" 2>"$E2E_DIR/again.err"
+      rc=$?
+      set -e
+      world
+      if [ "$rc" -eq 0 ] && [ "$WORLD" = "$after" ]; then
+        between=$((between + 1))
+        echo "between-at $n" >>"$out"
+      else
+        echo "problem $n: the world is neither as before nor as after, and the command run again (exit $rc) left: $(diff <(echo "$after") <(echo "$WORLD") | head -8 | tr '\n' ' ') (after the failure: $(diff <(echo "$before") <(echo "$now") | head -8 | tr '\n' ' '))" >>"$out"
+      fi
+      [ -z "$one" ] || { echo "--- run again: exit $rc"; cat "$E2E_DIR/again.out" "$E2E_DIR/again.err"; }
+    fi
+    [ -z "$one" ] || break
+  done
+  echo "fired $fired" >>"$out"
+  echo "absorbed $absorbed" >>"$out"
+  echo "between $between" >>"$out"
+  check_guest_shells
+}
+
+if [ "${1:-}" = --worker ]; then
+  shift
+  worker "$@"
+  exit 0
+fi
+
+[ $# -eq 2 ] || [ $# -eq 3 ] || usage
+cmd=$1 mode=$2
+case "$cmd" in enable|status|rollback) ;; *) usage ;; esac
+case "$mode" in once|persistent) ;; *) usage ;; esac
+if [ $# -eq 3 ]; then
+  [[ $3 =~ ^[1-9][0-9]*$ ]] || usage
+  worker "$cmd" "$mode" "$3" 1 "$E2E_DIR/one" one
+  cat "$E2E_DIR/one"
+  ! grep -q '^problem' "$E2E_DIR/one"
+  exit
+fi
+workers=${LM_FAULT_WORKERS:-4}
+[[ $workers =~ ^[1-9][0-9]?$ ]] || fail "LM_FAULT_WORKERS=$workers: expected 1 to 99"
+IFS=. read -r a b net _ <<<"$LM_ADDRESS_BASE"
+
+pids=()
+stop_workers() {
+  local p
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+# The workers go first, then lib.sh's own clean-up (its simulator, the scratch directory).
+lm_test_before_exit() { stop_workers; e2e_before_exit "$@"; }
+
+for ((k = 1; k <= workers; k++)); do
+  LM_ADDRESS_BASE="$a.$b.$((net + k - 1)).2" "$0" --worker "$cmd" "$mode" "$k" "$workers" "$E2E_DIR/worker-$k" \
+    >"$E2E_DIR/worker-$k.log" 2>&1 &
+  pids+=($!)
+done
+failed_workers=0
+for ((k = 1; k <= workers; k++)); do
+  if ! wait "${pids[k - 1]}"; then
+    failed_workers=1
+    echo "--- worker $k failed:" >&2; tail -n 20 "$E2E_DIR/worker-$k.log" >&2
+  fi
+done
+pids=()
+[ "$failed_workers" -eq 0 ] || fail "$cmd ($mode): a worker failed"
+
+# Every N below the first that ran clean must have failed an allocation: the workers agree.
+points=0 absorbed=0 between=0 first_clean=
+for ((k = 1; k <= workers; k++)); do
+  f=$(awk '$1 == "fired" {print $2}' "$E2E_DIR/worker-$k")
+  a=$(awk '$1 == "absorbed" {print $2}' "$E2E_DIR/worker-$k")
+  b=$(awk '$1 == "between" {print $2}' "$E2E_DIR/worker-$k")
+  c=$(awk '$1 == "clean-at" {print $2}' "$E2E_DIR/worker-$k")
+  points=$((points + f)) absorbed=$((absorbed + a)) between=$((between + b))
+  if [ -z "$first_clean" ] || [ "$c" -lt "$first_clean" ]; then first_clean=$c; fi
+done
+problems=$(cat "$E2E_DIR"/worker-* | grep '^problem' | sort -t' ' -k2,2n || true)
+echo "$cmd ($mode): $points failure points (the command makes $((first_clean - 1)) counted allocations):" \
+  "$((points - absorbed)) ended in out of memory ($((points - absorbed - between)) with the world as before or" \
+  "as after, $between in between and finished by the next run), $absorbed absorbed the failure with the same" \
+  "output and world; $(printf '%s' "$problems" | grep -c . || true) broke a rule"
+[ -z "$problems" ] || fail "$cmd ($mode):
+$problems"
+[ "$points" -gt 0 ] || fail "$cmd ($mode): no allocation failed at all (is the allocator wrapped?)"
