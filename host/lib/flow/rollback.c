@@ -147,7 +147,9 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 		return lm_outcome_fail(ctx, o, rc);
 	}
 	lm_state_close(st);
-	lm_outcome_message(o, "%s: %s", o->vm, opts->dry_run ? "would be rolled back" : "rolled back");
+	/* Rolled back, but not to be reported without its message: out of memory. */
+	if ((rc = lm_outcome_message(o, "%s: %s", o->vm, opts->dry_run ? "would be rolled back" : "rolled back")) < 0)
+		return lm_outcome_fail(ctx, o, rc);
 	return 0;
 }
 
