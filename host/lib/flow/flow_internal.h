@@ -21,8 +21,10 @@
 /* A step starts: 0, or LM_ECANCELED when the embedder asks to stop (the operation then fails
  * like on any error). *started gets the time to pass to lm_step_add. */
 int lm_step_begin(lm_context *ctx, lm_vm_outcome *o, const char *name, double *started);
-/* A step is done (the one begun under that name, or a new one); `name` must be static. */
-void lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double started, const char *fmt, ...)
+/* A step is done (the one begun under that name, or a new one); `name` must be static. A step
+ * begun is always listed with its detail (room for it is reserved when it begins): 0; a new one is
+ * left out when there is no memory for it: LM_ENOMEM. */
+int lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double started, const char *fmt, ...)
     LM_PRINTF(5, 6);
 /* Set o->rc and o->message from the last error, prefixed with the VM's name; a step begun and
  * not done is marked failed (and reported). */

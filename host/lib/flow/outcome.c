@@ -117,19 +117,20 @@ int lm_step_begin(lm_context *ctx, lm_vm_outcome *o, const char *name, double *s
 	return 0;
 }
 
-void lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double started, const char *fmt, ...)
+int lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double started, const char *fmt, ...)
 {
 	lm_flow_step *s = step_running(o);
 	va_list ap;
 
 	if ((s == NULL || strcmp(s->name, name) != 0) && (s = step_push(o, name)) == NULL)
-		return; /* out of memory: the step is not listed, the operation goes on */
+		return lm_error_nomem(); /* a step not begun: not listed */
 	s->state = LM_STEP_DONE;
 	s->seconds = lm_clock_monotonic() - started;
 	va_start(ap, fmt);
 	step_detail(s, fmt, ap);
 	va_end(ap);
 	lm_context_step(ctx, o->vm, s->name, LM_STEP_DONE, s->seconds, s->detail);
+	return 0;
 }
 
 int lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...)

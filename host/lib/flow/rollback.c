@@ -183,18 +183,23 @@ static int pref_set_again(lm_context *ctx)
 }
 
 /* After the preference is restored, running VMs that booted with it still run unlocked. A VM
- * another process is working on is left to it. */
-static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res, double changed_at)
+ * another process is working on is left to it. A VM that cannot be restarted is a warning; running
+ * out of memory ends it all (LM_ENOMEM: the caller fails the run, the VMs may still run unlocked). */
+static int restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res, double changed_at)
 {
 	const int dry = lm_context_options(ctx)->dry_run;
 	lm_vm_info *list = NULL;
 	size_t count = 0, i;
+	int rc;
 
-	if (lm_vm_list(vmm, &list, &count) < 0) {
+	if ((rc = lm_vm_list(vmm, &list, &count)) < 0) {
+		if (rc == LM_ENOMEM)
+			return rc;
 		lm_log(ctx, LM_LOG_WARN, "could not list VMs to restart them: %s", lm_error_last()->message);
-		return;
+		return 0;
 	}
-	for (i = 0; i < count; i++) {
+	rc = 0;
+	for (i = 0; i < count && rc == 0; i++) {
 		lm_ssh *ssh = NULL;
 		lm_vm_lock *lock = NULL;
 		lm_guest_facts facts;
@@ -202,8 +207,11 @@ static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result
 
 		if (strcmp(list[i].status, "running") != 0 || list[i].ip[0] == '\0')
 			continue;
-		if (lm_vm_lock_take(&lock, ctx, list[i].name, "rollback (restart)", LM_VM_LOCK_TRY) < 0) {
+		if ((rc = lm_vm_lock_take(&lock, ctx, list[i].name, "rollback (restart)", LM_VM_LOCK_TRY)) < 0) {
+			if (rc == LM_ENOMEM)
+				break;
 			lm_log(ctx, LM_LOG_INFO, "%s: not restarted: %s", list[i].name, lm_error_last()->message);
+			rc = 0;
 			continue;
 		}
 		if (!dry && pref_set_again(ctx)) {
@@ -212,12 +220,15 @@ static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result
 			lm_vm_lock_release(lock);
 			break;
 		}
-		if (lm_flow_connect(ctx, list[i].name, &list[i], &ssh) < 0 ||
-		    lm_guest_facts_read(ssh, &facts, NULL, 0) < 0) {
-			lm_log(ctx, LM_LOG_WARN, "%s: cannot tell whether it still runs at the unlocked level (%s); "
-			    "it was not restarted", list[i].name, lm_error_last()->message);
+		if ((rc = lm_flow_connect(ctx, list[i].name, &list[i], &ssh)) < 0 ||
+		    (rc = lm_guest_facts_read(ssh, &facts, NULL, 0)) < 0) {
 			lm_ssh_free(ssh);
 			lm_vm_lock_release(lock);
+			if (rc == LM_ENOMEM)
+				break;
+			lm_log(ctx, LM_LOG_WARN, "%s: cannot tell whether it still runs at the unlocked level (%s); "
+			    "it was not restarted", list[i].name, lm_error_last()->message);
+			rc = 0;
 			continue;
 		}
 		lm_ssh_free(ssh);
@@ -228,23 +239,28 @@ static void restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result
 			lm_vm_lock_release(lock);
 			continue;
 		}
-		if (!dry && (lm_vm_stop(vmm, list[i].name) < 0 || lm_vm_start(vmm, list[i].name) < 0 ||
-		    lm_vm_wait_ready(vmm, list[i].name, lm_context_options(ctx)->ready_timeout, NULL) < 0)) {
-			lm_log(ctx, LM_LOG_WARN, "%s: restart failed: %s", list[i].name, lm_error_last()->message);
+		if (!dry && ((rc = lm_vm_stop(vmm, list[i].name)) < 0 || (rc = lm_vm_start(vmm, list[i].name)) < 0 ||
+		    (rc = lm_vm_wait_ready(vmm, list[i].name, lm_context_options(ctx)->ready_timeout, NULL)) < 0)) {
 			lm_vm_lock_release(lock);
+			if (rc == LM_ENOMEM)
+				break;
+			lm_log(ctx, LM_LOG_WARN, "%s: restart failed: %s", list[i].name, lm_error_last()->message);
+			rc = 0;
 			continue;
 		}
 		lm_vm_lock_release(lock);
-		for (size_t k = 0; k < res->count; k++)
+		for (size_t k = 0; k < res->count && rc == 0; k++)
 			if (strcmp(res->vms[k]->vm, list[i].name) == 0) {
 				res->vms[k]->restarted = !dry;
-				lm_step_add(ctx, res->vms[k], "restart", t, "%s off the unlocked level",
+				rc = lm_step_add(ctx, res->vms[k], "restart", t, "%s off the unlocked level",
 				    dry ? "would restart" : "restarted");
 			}
-		lm_log(ctx, LM_LOG_INFO, dry ? "would restart %s (booted with the unlocked level)" :
-		    "%s restarted: it had booted with the unlocked level", list[i].name);
+		if (rc == 0)
+			lm_log(ctx, LM_LOG_INFO, dry ? "would restart %s (booted with the unlocked level)" :
+			    "%s restarted: it had booted with the unlocked level", list[i].name);
 	}
 	lm_free(list);
+	return rc;
 }
 
 int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all, int restart,
@@ -287,8 +303,14 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 			lm_state_close(st);
 		}
 	}
-	if (result->pref_restored && restart)
-		restart_unlocked(ctx, vmm, result, result->pref.changed_at);
+	if (result->pref_restored && restart && restart_unlocked(ctx, vmm, result, result->pref.changed_at) < 0) {
+		/* Rolled back; what could not be done is said (the VMs may still run unlocked). */
+		lm_error_set(LM_ENOMEM, "rolled back, but the running VMs that booted with the unlocked level were "
+		    "not restarted: out of memory");
+		for (i = 0; i < result->count; i++)
+			if (result->vms[i]->rc == 0)
+				lm_outcome_fail(ctx, result->vms[i], LM_ENOMEM);
+	}
 	lm_vm_manager_free(vmm);
 	if (!result->pref_restored && lm_host_pref_status(ctx, NULL, &result->pref) < 0)
 		lm_log(ctx, LM_LOG_WARN, "could not read the host preference: %s", lm_error_last()->message);
