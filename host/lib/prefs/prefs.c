@@ -71,7 +71,16 @@ static int record_load(lm_state *st, pref_record *r, int *have)
 	return 0;
 }
 
-/* A value as the journal keeps it (lm_pref_record_value_dispose-free: the caller frees its strings). */
+static void value_clear(lm_pref_record_value *v)
+{
+	free(v->type);
+	free(v->display);
+	free(v->plist);
+	memset(v, 0, sizeof(*v));
+}
+
+/* A value as the journal keeps it; the caller frees its strings with value_clear (also after a
+ * failure, which leaves nothing to free twice). */
 static int value_of(plist_t v, lm_pref_record_value *out)
 {
 	char display[512];
@@ -81,19 +90,10 @@ static int value_of(plist_t v, lm_pref_record_value *out)
 		return lm_error_nomem();
 	lm_pref_plist_describe(v, display, sizeof(display));
 	if ((out->type = strdup(lm_pref_plist_type(v))) == NULL || (out->display = strdup(display)) == NULL) {
-		free(out->plist);
-		free(out->type);
+		value_clear(out);
 		return lm_error_nomem();
 	}
 	return 0;
-}
-
-static void value_clear(lm_pref_record_value *v)
-{
-	free(v->type);
-	free(v->display);
-	free(v->plist);
-	memset(v, 0, sizeof(*v));
 }
 
 /* Put a new record in the journal document (not saved). */

@@ -198,7 +198,10 @@ int lm_pref_record_put(lm_state *st, const lm_pref_record *rec)
 	if (rec->original_state == LM_PREF_ORIGINAL_VALUE) {
 		if ((orig = value_encode(&rec->original)) == NULL)
 			goto nomem;
-		cJSON_AddItemToObject(pref, "original", orig);
+		if (!cJSON_AddItemToObject(pref, "original", orig)) {
+			cJSON_Delete(orig);
+			goto nomem;
+		}
 	} else if ((orig = cJSON_AddObjectToObject(pref, "original")) == NULL) {
 		goto nomem;
 	}
@@ -206,7 +209,10 @@ int lm_pref_record_put(lm_state *st, const lm_pref_record *rec)
 		goto nomem;
 	if ((w = value_encode(&rec->written)) == NULL)
 		goto nomem;
-	cJSON_AddItemToObject(pref, "written", w);
+	if (!cJSON_AddItemToObject(pref, "written", w)) {
+		cJSON_Delete(w);
+		goto nomem;
+	}
 	if (rec->created_dirs != NULL) {
 		if ((dirs = cJSON_AddArrayToObject(pref, "created_dirs")) == NULL)
 			goto nomem;
@@ -217,8 +223,11 @@ int lm_pref_record_put(lm_state *st, const lm_pref_record *rec)
 	if (cJSON_AddNumberToObject(pref, "changed_at", rec->changed_at) == NULL ||
 	    (rec->kept && cJSON_AddTrueToObject(pref, "kept") == NULL))
 		goto nomem;
+	/* Adding copies the key: it can fail, and then the caller must not save a journal that lost
+	 * the record (the sweep of enable found it saved without it, the original forgotten). */
 	cJSON_DeleteItemFromObjectCaseSensitive(lm_state_doc(st), PREF);
-	cJSON_AddItemToObject(lm_state_doc(st), PREF, pref);
+	if (!cJSON_AddItemToObject(lm_state_doc(st), PREF, pref))
+		goto nomem;
 	return 0;
 nomem:
 	cJSON_Delete(pref);
@@ -232,7 +241,10 @@ int lm_pref_record_set_written(lm_state *st, const lm_pref_record_value *written
 
 	if (w == NULL)
 		return lm_error_nomem();
-	cJSON_ReplaceItemInObjectCaseSensitive(pref, "written", w);
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(pref, "written", w)) {
+		cJSON_Delete(w);
+		return lm_error_nomem();
+	}
 	return 0;
 }
 
