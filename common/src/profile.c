@@ -646,8 +646,9 @@ static cJSON *profile_json(const lm_profile *p)
 		if (!p->expect[k].present)
 			continue;
 		ok = (side = side_json(&p->expect[k])) != NULL;
-		if (ok)
-			cJSON_AddItemToObject(exp, side_names[k], side);
+		/* Adding copies the name and can fail: the side would be missing from the text. */
+		if (ok && !(ok = cJSON_AddItemToObject(exp, side_names[k], side)))
+			cJSON_Delete(side);
 	}
 	ok = ok && lm_exercise_expectations_json(p->exercise_expect, exp) == 0;
 	ok = ok && (arr = cJSON_AddArrayToObject(doc, "validated_on")) != NULL;
