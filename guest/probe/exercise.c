@@ -648,7 +648,8 @@ static void exercise_bfloat(run *r)
 
 	for (i = 0; i < BFLOAT_N; i++) {
 		int k = i % 8 + 1;
-		float step = k >= 4 ? 1.0f / 32.0f : k >= 2 ? 1.0f / 64.0f : 1.0f / 128.0f; /* 2^(e-7) */
+		/* a bfloat16 step at k: 2^(e - 7) for k in [2^e, 2^(e+1)) */
+		float step = k >= 8 ? 1.0f / 16.0f : k >= 4 ? 1.0f / 32.0f : k >= 2 ? 1.0f / 64.0f : 1.0f / 128.0f;
 		a[i] = (float)k + 0.75f * step;
 		b[i] = pow2[i % 6];
 		c[i] = (float)(i % 3 - 1);
