@@ -50,6 +50,17 @@ long write(int fd, const void *buf, lm_size len);
 int sched_yield(void);
 int usleep(unsigned int usec);
 void *dlsym(void *handle, const char *name);
+/* The probe's no-copy exercise: a shared mapping of a temporary file, as llama.cpp maps weights.
+ * The protection and sharing values are the same on macOS and Linux. */
+int mkstemp(char *path);
+int close(int fd);
+int unlink(const char *path);
+void *mmap(void *addr, lm_size len, int prot, int flags, int fd, long offset);
+int munmap(void *addr, lm_size len);
+#define LM_PROT_READ 1
+#define LM_PROT_WRITE 2
+#define LM_MAP_SHARED 1
+#define LM_MAP_FAILED ((void *)-1)
 
 /* dladdr's answer: the same four fields, in this order, on macOS and glibc. */
 typedef struct {

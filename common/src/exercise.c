@@ -16,12 +16,13 @@
 static const char *const names[LM_EXERCISE_COUNT] = {
 #define LM_EX_NAME(name) #name,
 	LM_EXERCISE_LIST(LM_EX_NAME)
-#undef LM_EX_NAME
 #define LM_EX_TG_NAME(bytes) "threadgroup_memory." #bytes,
 	LM_EXERCISE_TG_LIST(LM_EX_TG_NAME)
 #undef LM_EX_TG_NAME
+	LM_EXERCISE_DEFECT_LIST(LM_EX_NAME)
+#undef LM_EX_NAME
 };
-static const uint64_t tg_bytes[LM_EXERCISE_COUNT] = {0, 0, 0, 16384, 32768, 65536};
+static const uint64_t tg_bytes[LM_EXERCISE_COUNT] = {0, 0, 0, 16384, 32768, 65536, 0, 0};
 static const char *const features[LM_EXERCISE_FEATURES] = {"simdgroup_reduction", "simdgroup_matrix", "bfloat16",
 	"threadgroup_memory"};
 static const char *const result_names[] = {"not run", "pass", "fail", "error"};
@@ -31,6 +32,11 @@ _Static_assert(sizeof(names) / sizeof(names[0]) == LM_EXERCISE_COUNT, "exercise_
 const char *lm_exercise_name(lm_exercise e)
 {
 	return (unsigned)e < LM_EXERCISE_COUNT ? names[e] : NULL;
+}
+
+int lm_exercise_is_defect(lm_exercise e)
+{
+	return e == LM_EXERCISE_NOCOPY_BUFFER || e == LM_EXERCISE_INDIRECT_COMMAND_BUFFER;
 }
 
 const char *lm_exercise_result_name(lm_exercise_result r)
@@ -167,7 +173,7 @@ cJSON *lm_exercise_json(const lm_report *r)
 		return NULL;
 	ok = (o = cJSON_CreateObject()) != NULL;
 	for (i = 0; ok && i < LM_EXERCISE_COUNT; i++) {
-		if (tg_bytes[i] != 0 || r->exercise[i] == LM_EXERCISE_NOT_RUN)
+		if (tg_bytes[i] != 0 || lm_exercise_is_defect((lm_exercise)i) || r->exercise[i] == LM_EXERCISE_NOT_RUN)
 			continue;
 		ok = (item = result_json(r, i)) != NULL && cJSON_AddItemToObject(o, names[i], item);
 	}
@@ -181,6 +187,12 @@ cJSON *lm_exercise_json(const lm_report *r)
 			continue;
 		snprintf(key, sizeof(key), "%llu", (unsigned long long)tg_bytes[i]);
 		ok = (item = result_json(r, i)) != NULL && cJSON_AddItemToObject(sizes, key, item);
+	}
+	/* The known defects last, as the probe prints them. */
+	for (i = 0; ok && i < LM_EXERCISE_COUNT; i++) {
+		if (!lm_exercise_is_defect((lm_exercise)i) || r->exercise[i] == LM_EXERCISE_NOT_RUN)
+			continue;
+		ok = (item = result_json(r, i)) != NULL && cJSON_AddItemToObject(o, names[i], item);
 	}
 	if (!ok) {
 		cJSON_Delete(o);

@@ -13,6 +13,7 @@
 #include "error_internal.h"
 #include "exercise_internal.h"
 #include "json.h"
+#include "lume-metal/exercise_list.h"
 #include "lume-metal/workload.h"
 #include "text.h"
 
@@ -410,8 +411,8 @@ int lm_report_to_lines(const lm_report *report, char **out)
 
 	*out = NULL;
 	lm_buf_init(&b, LM_BUF_TEXT_MAX);
-	/* Exercise lines make it 1.1: readers of 1 ignore them. */
-	lm_buf_adds(&b, lm_report_has_exercise(report) ? "format=" FORMAT_NAME "/1.1\ndevice=" :
+	/* Exercise lines make it the probe's minor version: readers of 1 ignore them. */
+	lm_buf_adds(&b, lm_report_has_exercise(report) ? "format=" LM_EXERCISE_REPORT_FORMAT "\ndevice=" :
 	    "format=" FORMAT_NAME "/1\ndevice=");
 	put_escaped(&b, report->device);
 	lm_buf_adds(&b, "\n");

@@ -180,7 +180,6 @@ static void print_exercises(struct out *o, id device, unsigned timeout_ms)
 	print_outcome(o, &x);                                           \
 	out_flush(o);
 	LM_EXERCISE_LIST(LM_PRINT_EXERCISE)
-#undef LM_PRINT_EXERCISE
 #define LM_PRINT_TG(bytes)                                            \
 	lm_exercise_threadgroup(device, bytes, timeout_ms, &x);         \
 	out_str(o, "exercise.threadgroup_memory." #bytes "=");          \
@@ -188,6 +187,9 @@ static void print_exercises(struct out *o, id device, unsigned timeout_ms)
 	out_flush(o);
 	LM_EXERCISE_TG_LIST(LM_PRINT_TG)
 #undef LM_PRINT_TG
+	/* The known defects last: reported, and a fail there is the defect showing. */
+	LM_EXERCISE_DEFECT_LIST(LM_PRINT_EXERCISE)
+#undef LM_PRINT_EXERCISE
 }
 
 static void print_report(struct out *o, id device, int exercise, unsigned timeout_ms)

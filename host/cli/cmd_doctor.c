@@ -27,6 +27,9 @@ static const struct {
 	{"last-probe", "`lume-metal probe {vm}` probes it now; `lume-metal enable {vm}` repairs it"},
 	{"last-exercise", "`lume-metal probe {vm} --exercise` runs it now; a failure: stop and start the VM, then "
 	    "enable again"},
+	{"known-defects", "nocopy_buffer: run llama.cpp with --no-mmap (its weights then go through copied "
+	    "buffers); indirect_command_buffer: turn off the workload's use of them (tinygrad: its Metal graph); "
+	    "docs/guest.md, \"Known defects\""},
 	{"agents", "`lume-metal agent list {vm}` shows them; the agent's log is in ~/Library/Logs/lume-metal"},
 	{"record", "see docs/state-format.md"},
 };

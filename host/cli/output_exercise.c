@@ -4,18 +4,29 @@
 void lm_cli_exercise_lines(FILE *out, const char *indent, const char *title, const lm_report *exercised)
 {
 	const char *message;
-	int i;
+	int i, defects = 0;
 
 	if (exercised == NULL || !lm_report_has_exercise(exercised))
 		return;
 	lm_cli_printf(out, "%s%s (with the shim; kernels checked against the CPU):\n", indent, title);
 	for (i = 0; i < LM_EXERCISE_COUNT; i++) {
 		lm_exercise_result res = lm_report_exercise(exercised, (lm_exercise)i, &message);
-		if (res == LM_EXERCISE_NOT_RUN)
+		if (res == LM_EXERCISE_NOT_RUN || lm_exercise_is_defect((lm_exercise)i))
 			continue;
 		lm_cli_printf(out, "%s  %-30s %s%s%s\n", indent, lm_exercise_name((lm_exercise)i),
 		    lm_exercise_result_name(res), message[0] ? ": " : "", message);
 	}
 	lm_cli_printf(out, "%s  %-30s %llu bytes\n", indent, "threadgroup memory that runs",
 	    (unsigned long long)lm_report_threadgroup_memory_exercised(exercised));
+	/* The device's known defects: a fail is the defect showing, reported beside the rest. */
+	for (i = 0; i < LM_EXERCISE_COUNT; i++) {
+		lm_exercise_result res = lm_report_exercise(exercised, (lm_exercise)i, &message);
+		if (res == LM_EXERCISE_NOT_RUN || !lm_exercise_is_defect((lm_exercise)i))
+			continue;
+		if (defects++ == 0)
+			lm_cli_printf(out, "%s  known defects of the paravirtual device (reported, not required):\n", indent);
+		lm_cli_printf(out, "%s    %-28s %s%s%s\n", indent, lm_exercise_name((lm_exercise)i),
+		    res == LM_EXERCISE_PASS ? "not shown" : res == LM_EXERCISE_FAIL ? "shown" : "error",
+		    message[0] ? ": " : "", message);
+	}
 }

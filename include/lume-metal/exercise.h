@@ -26,6 +26,9 @@ typedef enum {
 	LM_EXERCISE_THREADGROUP_16K,
 	LM_EXERCISE_THREADGROUP_32K,
 	LM_EXERCISE_THREADGROUP_64K,
+	/* The paravirtual device's known defects: reported, not required by any profile. */
+	LM_EXERCISE_NOCOPY_BUFFER,           /* stale data through newBufferWithBytesNoCopy: buffers */
+	LM_EXERCISE_INDIRECT_COMMAND_BUFFER, /* indirect command buffers */
 	LM_EXERCISE_COUNT
 } lm_exercise;
 
@@ -45,6 +48,8 @@ LM_EXTERN(const char *) lm_exercise_result_name(lm_exercise_result r);
 LM_EXTERN(int) lm_report_has_exercise(const lm_report *report);
 /* The result of one exercise; *message (may be NULL) gets the fail/error text, "" when none. */
 LM_EXTERN(lm_exercise_result) lm_report_exercise(const lm_report *report, lm_exercise e, const char **message);
+/* 1 for the known defects' exercises (a fail there is a defect shown, reported, never required). */
+LM_EXTERN(int) lm_exercise_is_defect(lm_exercise e);
 /* The largest threadgroup-memory size whose kernel passed (16384, 32768, 65536), 0 when none. */
 LM_EXTERN(uint64_t) lm_report_threadgroup_memory_exercised(const lm_report *report);
 

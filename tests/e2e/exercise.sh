@@ -50,6 +50,13 @@ scenario_exercise_unlocked() {
     fail "probe --exercise ran no exercise: $(cat "$E2E_DIR/px.json")"
   [ "$(count_requests POST /stop "$from")" -eq 0 ] || fail "probe stopped the VM"
 
+  # The known defects: checked, none shown (reported, not required).
+  grep -Eqx '      nocopy_buffer +not shown' "$E2E_DIR/px.txt" || fail "probe --exercise text: $(cat "$E2E_DIR/px.txt")"
+  exercise_is "$E2E_DIR/px.json" indirect_command_buffer pass
+  lm doctor vm1 >"$E2E_DIR/d.txt"
+  grep -qx 'ok    vm1 known-defects: none shown in the last exercise (nocopy_buffer, indirect_command_buffer checked)' \
+    "$E2E_DIR/d.txt" || fail "doctor text: $(cat "$E2E_DIR/d.txt")"
+
   # status: the last results.
   lm status vm1 >"$E2E_DIR/s.txt"
   grep -Eq '^  last exercise \(with the shim' "$E2E_DIR/s.txt" || fail "status text: $(cat "$E2E_DIR/s.txt")"
@@ -132,6 +139,57 @@ scenario_exercise_nocompute() {
   done
   [ ! -e "$(guest_home vm1)/.local/share/lume-metal" ] || fail "guest files left"
   [ ! -e "$PLIST" ] || fail "preference left: $(plist_xml)"
+}
+
+# The paravirtual device's known defects (issue 23): a VM whose Metal shows one (the simulator's
+# --metal-defects, the fake Metal's LM_FAKE_METAL_DEFECTS) has it reported by enable, probe
+# --exercise and doctor, in text and JSON, as reported and not required: enable still succeeds.
+scenario_exercise_defects() {
+  sim_start --vm vm1 --vm vm2 --metal-defects vm1=nocopy_buffer --metal-defects vm2=indirect_command_buffer
+  local vm defect other message advice
+  for vm in vm1 vm2; do
+    if [ "$vm" = vm1 ]; then
+      defect=nocopy_buffer other=indirect_command_buffer advice='--no-mmap'
+      message="after the CPU wrote the mapped file's memory again, word 0 reached the GPU as 1, expected 10001 (the value before the write: the GPU read a stale copy)"
+    else
+      defect=indirect_command_buffer other=nocopy_buffer advice='tinygrad'
+      message='the dispatch in the indirect command buffer did not run (its output is untouched)'
+    fi
+    note "$vm: $defect shown, enable succeeds"
+    lm_json "$E2E_DIR/e-$vm.json" enable "$vm"
+    expect_rc 0 "$E2E_DIR/e-$vm.json"
+    [ "$(cat "$(vm_dir "$vm")/metal_defects")" = "$defect" ] || fail "$vm: the guest has no $defect switch"
+    exercise_is "$E2E_DIR/e-$vm.json" "$defect" fail
+    jq_is "$E2E_DIR/e-$vm.json" ".vms[0].exercise.$defect.message" "$message"
+    exercise_is "$E2E_DIR/e-$vm.json" "$other" pass
+    exercise_is "$E2E_DIR/e-$vm.json" simdgroup_matrix pass
+    jq -r '.vms[0].steps[] | select(.name == "exercise") | .detail' "$E2E_DIR/e-$vm.json" |
+      grep -qx "reduction pass, matrix pass, bfloat16 pass; threadgroup memory 32768 bytes; known defect shown (not required): $defect" ||
+      fail "$vm: exercise step: $(jq .vms[0].steps "$E2E_DIR/e-$vm.json")"
+
+    note "$vm: probe --exercise, text and JSON"
+    lm probe "$vm" --exercise >"$E2E_DIR/px-$vm.txt"
+    grep -qx '    known defects of the paravirtual device (reported, not required):' "$E2E_DIR/px-$vm.txt" ||
+      fail "probe text: $(cat "$E2E_DIR/px-$vm.txt")"
+    grep -qxF "      $(printf '%-28s' "$defect") shown: $message" "$E2E_DIR/px-$vm.txt" ||
+      fail "probe text: $(cat "$E2E_DIR/px-$vm.txt")"
+    grep -Eqx "      $other +not shown" "$E2E_DIR/px-$vm.txt" || fail "probe text: $(cat "$E2E_DIR/px-$vm.txt")"
+    lm_json "$E2E_DIR/px-$vm.json" probe "$vm" --exercise
+    expect_rc 0 "$E2E_DIR/px-$vm.json"
+    exercise_is "$E2E_DIR/px-$vm.json" "$defect" fail
+    exercise_is "$E2E_DIR/px-$vm.json" "$other" pass
+
+    note "$vm: doctor warns (never fails), with what to do; text and JSON"
+    lm doctor "$vm" >"$E2E_DIR/d-$vm.txt"
+    grep -qxF "warn  $vm known-defects: shown in the last exercise (reported, not required): $defect: $message" \
+      "$E2E_DIR/d-$vm.txt" || fail "doctor text: $(cat "$E2E_DIR/d-$vm.txt")"
+    grep -q "^      -> .*$advice" "$E2E_DIR/d-$vm.txt" || fail "doctor advice: $(cat "$E2E_DIR/d-$vm.txt")"
+    grep -q "^ok    $vm last-exercise: " "$E2E_DIR/d-$vm.txt" || fail "doctor text: $(cat "$E2E_DIR/d-$vm.txt")"
+    lm_json "$E2E_DIR/d-$vm.json" doctor "$vm"
+    expect_rc 0 "$E2E_DIR/d-$vm.json"
+    jq_is "$E2E_DIR/d-$vm.json" "[.checks[] | select(.vm == \"$vm\" and .check == \"known-defects\")][0].level" warn
+    jq_is "$E2E_DIR/d-$vm.json" '.counts.fail' 0
+  done
 }
 
 name=${1:?usage: exercise.sh NAME}

@@ -604,6 +604,8 @@ static const char exercise_unlocked[] =
     "exercise.threadgroup_memory.16384=pass\n"
     "exercise.threadgroup_memory.32768=pass\n"
     "exercise.threadgroup_memory.65536=" TG64_ERROR
+    "exercise.nocopy_buffer=pass\n"
+    "exercise.indirect_command_buffer=pass\n"
     "end=1\n";
 static const char exercise_restricted[] =
     "exercise.simdgroup_reduction=error: Encountered unlowered function call to air.simd_sum.f32\n"
@@ -613,6 +615,8 @@ static const char exercise_restricted[] =
     "exercise.threadgroup_memory.16384=pass\n"
     "exercise.threadgroup_memory.32768=pass\n"
     "exercise.threadgroup_memory.65536=" TG64_ERROR
+    "exercise.nocopy_buffer=pass\n"
+    "exercise.indirect_command_buffer=pass\n"
     "end=1\n";
 
 static void test_exercise_unlocked(void **state)
@@ -623,7 +627,7 @@ static void test_exercise_unlocked(void **state)
 	/* With the shim, at the unlocked level: the answers and the work agree. */
 	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", NULL);
 	assert_int_equal(r.status, 0);
-	assert_memory_equal(r.out, "format=lume-metal-report/1.1\n", 29);
+	assert_memory_equal(r.out, "format=lume-metal-report/1.2\n", 29);
 	lm_assert_contains(r.out, "\nfamily.Apple9=1\n");
 	lm_assert_contains(r.out, "\nshim_active=1\n");
 	assert_string_equal(exercise_part(&r), exercise_unlocked);
@@ -666,7 +670,8 @@ static void test_exercise_no_compute_path(void **state)
 	assert_string_equal(exercise_part(&r),
 	    "exercise.simdgroup_reduction=" NO_COMPUTE "exercise.simdgroup_matrix=" NO_COMPUTE
 	    "exercise.bfloat16=" NO_COMPUTE "exercise.threadgroup_memory.16384=" NO_COMPUTE
-	    "exercise.threadgroup_memory.32768=" NO_COMPUTE "exercise.threadgroup_memory.65536=" NO_COMPUTE "end=1\n");
+	    "exercise.threadgroup_memory.32768=" NO_COMPUTE "exercise.threadgroup_memory.65536=" NO_COMPUTE
+	    "exercise.nocopy_buffer=" NO_COMPUTE "exercise.indirect_command_buffer=" NO_COMPUTE "end=1\n");
 #undef NO_COMPUTE
 }
 
@@ -683,16 +688,89 @@ static void test_exercise_hang_and_wrong_numbers(void **state)
 	assert_string_equal(exercise_part(&r),
 	    "exercise.simdgroup_reduction=pass\n"
 	    "exercise.simdgroup_matrix=error: the kernel did not complete within 50 ms; abandoned\n"
-	    "exercise.bfloat16=fail: element 0 is -3.002929, expected -3\n"
+	    "exercise.bfloat16=fail: element 0 is 1.007812, expected 0.007812\n"
 	    "exercise.threadgroup_memory.16384=pass\n"
 	    "exercise.threadgroup_memory.32768=pass\n"
 	    "exercise.threadgroup_memory.65536=" TG64_ERROR
+	    "exercise.nocopy_buffer=pass\n"
+	    "exercise.indirect_command_buffer=pass\n"
 	    "end=1\n");
 	run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LM_FAKE_METAL_FEATURE_LEVEL=unlocked",
 	    "LM_FAKE_METAL_WRONG=lm_threadgroup_memory", NULL);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "\nexercise.threadgroup_memory.16384=fail: thread 0 read back 33095681, "
 	    "expected 33095680\n"));
+}
+
+/* The exercise's value for `name` in the probe's output: what follows "exercise.NAME=" up to the
+ * end of the line, copied to buf. */
+static const char *exercise_value(const lm_test_result *r, const char *name, char *buf, size_t cap)
+{
+	char key[96];
+	const char *at, *end;
+
+	snprintf(key, sizeof(key), "\nexercise.%s=", name);
+	at = strstr(r->out, key);
+	assert_non_null(at);
+	at += strlen(key);
+	end = strchr(at, '\n');
+	assert_non_null(end);
+	snprintf(buf, cap, "%.*s", (int)(end - at), at);
+	return buf;
+}
+
+/* Each exercise fails on a fake GPU that makes the mistake it is for (LM_FAKE_METAL_WRONG=
+ * <kernel>:<mistake>, LM_FAKE_METAL_DEFECTS), one wrong fake at a time, with what differed; every
+ * other exercise still passes. The right fake passes them all (test_exercise_unlocked). */
+static void test_exercise_each_mistake(void **state)
+{
+	static char *argv[] = { LM_PROBE, "--exercise", NULL };
+	static const struct {
+		const char *env, *exercise, *want;
+	} cases[] = {
+		{"LM_FAKE_METAL_WRONG=lm_simd_sum:lanes", "simdgroup_reduction", "fail: prefix of thread 1 is 32, expected 1"},
+		{"LM_FAKE_METAL_WRONG=lm_simd_sum:half_simd", "simdgroup_reduction", "fail: total 0 is 784, expected 2080"},
+		{"LM_FAKE_METAL_WRONG=lm_simdgroup_mma:transpose_a", "simdgroup_matrix", "fail: element 0 is "},
+		{"LM_FAKE_METAL_WRONG=lm_simdgroup_mma:transpose_b", "simdgroup_matrix", "fail: element 0 is "},
+		{"LM_FAKE_METAL_WRONG=lm_simdgroup_mma:swap", "simdgroup_matrix", "fail: element 0 is "},
+		{"LM_FAKE_METAL_WRONG=lm_simdgroup_mma:lanes", "simdgroup_matrix", "fail: element 0 is "},
+		{"LM_FAKE_METAL_WRONG=lm_bfloat_fma:float", "bfloat16", "fail: element 0 is 0.005859, expected 0.007812"},
+		{"LM_FAKE_METAL_WRONG=lm_bfloat_fma:truncate", "bfloat16", "fail: element 0 is 0, expected 0.007812"},
+		{"LM_FAKE_METAL_WRONG=lm_threadgroup_memory:alias", "threadgroup_memory.16384", "fail: thread 0 read back "},
+		{"LM_FAKE_METAL_DEFECTS=nocopy_buffer", "nocopy_buffer", "fail: after the CPU wrote the mapped file's "
+		    "memory again, word 0 reached the GPU as 1, expected 10001 (the value before the write: the GPU read "
+		    "a stale copy)"},
+		{"LM_FAKE_METAL_DEFECTS=indirect_command_buffer", "indirect_command_buffer", "fail: the dispatch in the "
+		    "indirect command buffer did not run (its output is untouched)"},
+	};
+	static const char *const all[] = {"simdgroup_reduction", "simdgroup_matrix", "bfloat16",
+		"threadgroup_memory.16384", "threadgroup_memory.32768", "nocopy_buffer", "indirect_command_buffer"};
+	char got[1100];
+	size_t i, k;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		lm_test_result r;
+		run_env(&r, "stock", 1, argv, "LUME_METAL_APPLE_FAMILY_MAX=1009", "LM_FAKE_METAL_FEATURE_LEVEL=unlocked",
+		    cases[i].env, NULL);
+		assert_int_equal(r.status, 0);
+		exercise_value(&r, cases[i].exercise, got, sizeof(got));
+		if (strncmp(got, cases[i].want, strlen(cases[i].want)) != 0)
+			fail_msg("%s: exercise.%s=%s, expected %s...", cases[i].env, cases[i].exercise, got, cases[i].want);
+		for (k = 0; k < sizeof(all) / sizeof(all[0]); k++)
+			if (strcmp(all[k], cases[i].exercise) != 0 &&
+			    !(strcmp(cases[i].exercise, "threadgroup_memory.16384") == 0 &&
+			        strcmp(all[k], "threadgroup_memory.32768") == 0) &&
+			    strcmp(exercise_value(&r, all[k], got, sizeof(got)), "pass") != 0)
+				fail_msg("%s: exercise.%s=%s, expected pass", cases[i].env, all[k], got);
+	}
+	/* A mistake the fake does not know is an error, never a pass. */
+	{
+		lm_test_result r;
+		run_env(&r, "stock", 1, argv, "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", "LM_FAKE_METAL_WRONG=lm_bfloat_fma:typo",
+		    NULL);
+		lm_assert_contains(exercise_value(&r, "bfloat16", got, sizeof(got)), "error: Execution of the command buffer "
+		    "was aborted due to an error during execution. LM_FAKE_METAL_WRONG names a mistake");
+	}
 }
 
 static void test_exercise_bad_options(void **state)
@@ -796,6 +874,7 @@ int main(void)
 		cmocka_unit_test(test_exercise_restricted),
 		cmocka_unit_test(test_exercise_no_compute_path),
 		cmocka_unit_test(test_exercise_hang_and_wrong_numbers),
+		cmocka_unit_test(test_exercise_each_mistake),
 		cmocka_unit_test(test_exercise_bad_options),
 		cmocka_unit_test(test_fake_metal_stock_device),
 		cmocka_unit_test(test_fake_metal_compute_levels),

@@ -65,6 +65,9 @@ static void usage(FILE *out)
 	    "  --unsupported-vm NAME    this VM gets --unsupported-metal-dir instead (repeatable)\n"
 	    "  --unsupported-metal-dir DIR\n"
 	    "  --never-ready NAME       this VM runs but never gets an IP address (repeatable)\n"
+	    "  --metal-defects NAME=LIST  this VM's fake Metal has these known defects of the paravirtual\n"
+	    "                           device (nocopy_buffer, indirect_command_buffer; comma-separated;\n"
+	    "                           repeatable; docs/guest.md)\n"
 	    "  --pulling NAME[=PERCENT] a VM being pulled: GET /lume/vms/NAME says \"pulling\" (repeatable)\n"
 	    "  --tart-vm NAME           a VM of Tart's (store: --tart-home), admin/admin, the Tart shim installed\n"
 	    "  --utm-vm NAME            a VM of UTM's (bundles: --utm-documents)\n"
@@ -330,7 +333,7 @@ enum {
 	O_NEVER, O_OSV, O_HOME, O_FAULT, O_CLIV, O_GUEST, O_CLI, O_INFO, O_KEEP, O_PARENT, O_HELP, O_GRACE,
 	O_STATUS_DELAY, O_PULLING, O_TART_VM, O_UTM_VM, O_UTM_HEADLESS, O_TART_HOME, O_UTM_DOCS, O_TART_SHIM,
 	O_TART_VERSION, O_UTM_VERSION, O_UTM_NO_GUI, O_UTM_IGNORE, O_UTM_DELAY, O_TART_CLI, O_UTMCTL_CLI, O_PREFS,
-	O_LUME_HOME
+	O_LUME_HOME, O_DEFECTS
 };
 
 /* NAME or NAME=PERCENT. */
@@ -382,12 +385,12 @@ int main(int argc, char **argv)
 		{"utm-no-gui", no_argument, NULL, O_UTM_NO_GUI}, {"utm-ignore-request", no_argument, NULL, O_UTM_IGNORE},
 		{"utm-request-delay", required_argument, NULL, O_UTM_DELAY}, {"tart-cli", required_argument, NULL, O_TART_CLI},
 		{"utmctl-cli", required_argument, NULL, O_UTMCTL_CLI}, {"prefs-dir", required_argument, NULL, O_PREFS},
-		{"lume-home", required_argument, NULL, O_LUME_HOME},
+		{"lume-home", required_argument, NULL, O_LUME_HOME}, {"metal-defects", required_argument, NULL, O_DEFECTS},
 		{NULL, 0, NULL, 0}};
 	sim_pull pulls[MAX_LIST];
 	sim s;
 	name_list names = {{0}, 0}, unsupported = {{0}, 0}, never = {{0}, 0};
-	name_list tart_names = {{0}, 0}, utm_names = {{0}, 0}, headless = {{0}, 0};
+	name_list tart_names = {{0}, 0}, utm_names = {{0}, 0}, headless = {{0}, 0}, defects = {{0}, 0};
 	const char *tart_home_opt = NULL, *utm_docs_opt = NULL, *lume_home_opt = NULL;
 	const char *address_base = "127.0.0.2", *metal_dir = NULL, *unsupported_dir = NULL, *dir_opt = NULL;
 	char numbered[MAX_LIST][16];
@@ -456,6 +459,14 @@ int main(int argc, char **argv)
 		case O_UNSUP_VM: if (add_name(&unsupported, "--unsupported-vm", optarg) < 0) return 64; break;
 		case O_UNSUP_DIR: unsupported_dir = optarg; break;
 		case O_NEVER: if (add_name(&never, "--never-ready", optarg) < 0) return 64; break;
+		case O_DEFECTS: /* NAME=LIST: the list is checked by guest-sshd, which gives it to the guest */
+			if (strchr(optarg, '=') == NULL || strchr(optarg, '=')[1] == '\0') {
+				fprintf(stderr, "lume-sim: --metal-defects %s: expected NAME=LIST\n", optarg);
+				return 64;
+			}
+			if (add_name(&defects, "--metal-defects", optarg) < 0)
+				return 64;
+			break;
 		case O_TART_VM:
 		case O_UTM_VM:
 		case O_UTM_HEADLESS:
@@ -578,6 +589,10 @@ int main(int argc, char **argv)
 		snprintf(vm->dir, sizeof(vm->dir), "%s/vms/%s", s.dir, vm->name);
 		vm->metal_dir = in_list(&unsupported, vm->name) ? unsupported_dir : metal_dir;
 		vm->never_ready = in_list(&never, vm->name);
+		for (size_t d = 0; d < defects.n; d++)
+			if (strncmp(defects.names[d], vm->name, strlen(vm->name)) == 0 &&
+			    defects.names[d][strlen(vm->name)] == '=')
+				vm->metal_defects = defects.names[d] + strlen(vm->name) + 1;
 		vm->manager = in_list(&tart_names, vm->name) ? SIM_MGR_TART : in_list(&utm_names, vm->name) ? SIM_MGR_UTM :
 		    SIM_MGR_LUME;
 		vm->no_display = in_list(&headless, vm->name);

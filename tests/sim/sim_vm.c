@@ -50,7 +50,7 @@ const sim_pull *sim_pull_find(const sim *s, const char *name)
 /* guest-sshd COMMAND --dir DIR [more...]; logs a failure. Caller holds vm->op_lock. */
 static int guest(sim *s, sim_vm *vm, const char *command, const char *const extra[])
 {
-	const char *argv[24];
+	const char *argv[32];
 	char out[256], err[1024];
 	size_t n = 0, i;
 	int rc;
@@ -59,7 +59,7 @@ static int guest(sim *s, sim_vm *vm, const char *command, const char *const extr
 	argv[n++] = command;
 	argv[n++] = "--dir";
 	argv[n++] = vm->dir;
-	for (i = 0; extra != NULL && extra[i] != NULL && n < 23; i++)
+	for (i = 0; extra != NULL && extra[i] != NULL && n < 31; i++)
 		argv[n++] = extra[i];
 	argv[n] = NULL;
 	rc = sim_spawn_wait((char *const *)argv, SIM_GUEST_TIMEOUT, out, sizeof(out), err, sizeof(err));
@@ -108,6 +108,10 @@ static void boot(sim *s, sim_vm *vm, unsigned generation)
 		if (vm->metal_dir != NULL) {
 			extra[n++] = "--metal-dir";
 			extra[n++] = vm->metal_dir;
+		}
+		if (vm->metal_defects != NULL) {
+			extra[n++] = "--metal-defects";
+			extra[n++] = vm->metal_defects;
 		}
 		/* The level this VM's process read when it started (sim_vm_run), not today's value. */
 		pthread_mutex_lock(&s->lock);

@@ -26,13 +26,15 @@
 
 /* What the probe prints on a VM that started at the restricted level, with the shim. */
 static const char restricted[] =
-    "format=lume-metal-report/1.1\n" HEAD
+    "format=lume-metal-report/1.2\n" HEAD
     "exercise.simdgroup_reduction=error: Encountered unlowered function call to air.simd_sum.f32\n"
     "exercise.simdgroup_matrix=fail: element 9 is 3, expected 2\n"
     "exercise.bfloat16=pass\n"
     "exercise.threadgroup_memory.16384=pass\n"
     "exercise.threadgroup_memory.32768=pass\n"
     "exercise.threadgroup_memory.65536=error: too big \\t tab\n"
+    "exercise.nocopy_buffer=fail: word 0 reached the GPU as 1, expected 10001\n"
+    "exercise.indirect_command_buffer=pass\n"
     "end=1\n";
 
 static const char all_pass[] =
@@ -42,6 +44,18 @@ static const char all_pass[] =
     "exercise.bfloat16=pass\n"
     "exercise.threadgroup_memory.16384=pass\n"
     "exercise.threadgroup_memory.32768=fail\n"
+    "end=1\n";
+
+/* Every feature passes; both known defects show. */
+static const char defects_shown[] =
+    "format=lume-metal-report/1.2\n" HEAD
+    "exercise.simdgroup_reduction=pass\n"
+    "exercise.simdgroup_matrix=pass\n"
+    "exercise.bfloat16=pass\n"
+    "exercise.threadgroup_memory.16384=pass\n"
+    "exercise.threadgroup_memory.32768=pass\n"
+    "exercise.nocopy_buffer=fail: stale\n"
+    "exercise.indirect_command_buffer=fail: did not run\n"
     "end=1\n";
 
 static lm_report *parse(const char *text)
@@ -71,8 +85,19 @@ static void test_lines(void **state)
 	assert_int_equal(lm_report_threadgroup_memory_exercised(r), 32768);
 	assert_string_equal(lm_exercise_name(LM_EXERCISE_THREADGROUP_16K), "threadgroup_memory.16384");
 	assert_null(lm_exercise_name(LM_EXERCISE_COUNT));
+	/* The known defects: read like the others, reported apart (a fail is the defect showing). */
+	assert_int_equal(lm_report_exercise(r, LM_EXERCISE_NOCOPY_BUFFER, &m), LM_EXERCISE_FAIL);
+	assert_string_equal(m, "word 0 reached the GPU as 1, expected 10001");
+	assert_int_equal(lm_report_exercise(r, LM_EXERCISE_INDIRECT_COMMAND_BUFFER, NULL), LM_EXERCISE_PASS);
+	assert_string_equal(lm_exercise_name(LM_EXERCISE_NOCOPY_BUFFER), "nocopy_buffer");
+	assert_string_equal(lm_exercise_name(LM_EXERCISE_INDIRECT_COMMAND_BUFFER), "indirect_command_buffer");
+	assert_true(lm_exercise_is_defect(LM_EXERCISE_NOCOPY_BUFFER));
+	assert_true(lm_exercise_is_defect(LM_EXERCISE_INDIRECT_COMMAND_BUFFER));
+	assert_false(lm_exercise_is_defect(LM_EXERCISE_SIMDGROUP_MATRIX));
+	assert_false(lm_exercise_is_defect(LM_EXERCISE_THREADGROUP_64K));
+	assert_false(lm_exercise_is_defect(LM_EXERCISE_COUNT));
 
-	/* The line form again is what the probe printed (format 1.1, values escaped). */
+	/* The line form again is what the probe printed (format 1.2, values escaped). */
 	lm_assert_ok(lm_report_to_lines(r, &lines));
 	assert_string_equal(lines, restricted);
 	lm_free(lines);
@@ -96,6 +121,16 @@ static void test_lines(void **state)
 	    "      \"largest\": 32768,\n"
 	    "      \"sizes\": {\n"
 	    "        \"16384\": {\n"));
+	assert_non_null(strstr(json,
+	    "    },\n"
+	    "    \"nocopy_buffer\": {\n"
+	    "      \"result\": \"fail\",\n"
+	    "      \"message\": \"word 0 reached the GPU as 1, expected 10001\"\n"
+	    "    },\n"
+	    "    \"indirect_command_buffer\": {\n"
+	    "      \"result\": \"pass\"\n"
+	    "    }\n"
+	    "  }\n"));
 	lm_assert_ok(lm_report_from_json(&back, json, strlen(json)));
 	lm_assert_ok(lm_report_to_lines(back, &lines));
 	assert_string_equal(lines, restricted);
@@ -120,6 +155,16 @@ static void test_without_exercise(void **state)
 	assert_int_equal(lm_report_threadgroup_memory_exercised(r), 0);
 	lm_assert_ok(lm_report_to_json(r, &json));
 	lm_assert_not_contains(json, "exercise");
+	lm_free(json);
+	lm_report_free(r);
+
+	/* A 1.1 report (a probe older than the defect checks): the defects were not run. */
+	r = parse(all_pass);
+	assert_true(lm_report_has_exercise(r));
+	assert_int_equal(lm_report_exercise(r, LM_EXERCISE_NOCOPY_BUFFER, NULL), LM_EXERCISE_NOT_RUN);
+	assert_int_equal(lm_report_exercise(r, LM_EXERCISE_INDIRECT_COMMAND_BUFFER, NULL), LM_EXERCISE_NOT_RUN);
+	lm_assert_ok(lm_report_to_json(r, &json));
+	lm_assert_not_contains(json, "nocopy_buffer");
 	lm_free(json);
 	lm_report_free(r);
 
@@ -195,6 +240,11 @@ static void test_profile_expectations(void **state)
 	    "element 9 is 3, expected 2. "));
 	lm_assert_contains(msg, "Likely causes: the VM was started before the host preference changed");
 	lm_assert_not_contains(msg, "--");
+	lm_assert_not_contains(msg, "nocopy_buffer"); /* a defect is never what is not proven */
+	lm_report_free(r);
+	/* Known defects that show are reported, never required: the profile's check passes. */
+	r = parse(defects_shown);
+	lm_assert_ok(lm_profile_check_exercise(p, r));
 	lm_report_free(r);
 	lm_profile_free(p);
 

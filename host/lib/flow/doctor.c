@@ -198,6 +198,36 @@ static void check_guest_facts(lm_doctor_result *r, const char *vm, const lm_gues
 		    "), which `tart exec` sessions get; lume-metal's shim is used for its own commands");
 }
 
+/* The paravirtual device's known defects in the last exercise: a warning when one showed (a
+ * workload that uses the feature breaks), never a failure (no profile requires them). */
+static void check_defects(lm_doctor_result *r, const char *vm, const lm_report *exercised)
+{
+	char shown[1024] = "", checked[128] = "";
+	const char *message;
+	size_t n;
+	int i;
+
+	for (i = 0; i < LM_EXERCISE_COUNT; i++) {
+		lm_exercise_result res = lm_report_exercise(exercised, (lm_exercise)i, &message);
+		if (!lm_exercise_is_defect((lm_exercise)i) || res == LM_EXERCISE_NOT_RUN)
+			continue;
+		n = strlen(checked);
+		snprintf(checked + n, sizeof(checked) - n, "%s%s%s", n ? ", " : "", lm_exercise_name((lm_exercise)i),
+		    res == LM_EXERCISE_ERROR ? " (could not run)" : "");
+		if (res != LM_EXERCISE_FAIL)
+			continue;
+		n = strlen(shown);
+		snprintf(shown + n, sizeof(shown) - n, "%s%s: %s", n ? "; " : "", lm_exercise_name((lm_exercise)i),
+		    message[0] ? message : "wrong results");
+	}
+	if (checked[0] == '\0')
+		return; /* an exercise from a probe older than these checks */
+	if (shown[0] != '\0')
+		add(r, vm, "known-defects", LM_CHECK_WARN, "shown in the last exercise (reported, not required): %s", shown);
+	else
+		add(r, vm, "known-defects", LM_CHECK_OK, "none shown in the last exercise (%s checked)", checked);
+}
+
 static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, lm_ssh *ssh, const lm_guest_facts *g,
     const lm_vm_record *rec, lm_vm_outcome *o)
 {
@@ -233,6 +263,7 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
 		lm_exercise_summary(rec->exercised, summary, sizeof(summary));
 		add(r, vm, "last-exercise", rec->profile == NULL || lm_profile_check_exercise(rec->profile, rec->exercised) == 0 ?
 		    LM_CHECK_OK : LM_CHECK_FAIL, "%s", summary);
+		check_defects(r, vm, rec->exercised);
 	}
 	if (lm_flow_agents_status(ssh, rec, o) < 0) {
 		add(r, vm, "agents", LM_CHECK_WARN, "%s", lm_error_last()->message);

@@ -26,7 +26,10 @@ __attribute__((objc_root_class))
 /* The device's compute methods, implemented in fake_metal_compute.m. */
 id fake_new_library(id source, id options, id *error);
 id fake_new_pipeline(id function, id *error);
+id fake_new_pipeline_desc(id descriptor, id *error);
 id fake_new_buffer(const void *bytes, unsigned long length);
+id fake_new_buffer_nocopy(void *bytes, unsigned long length);
+id fake_new_icb(id descriptor, unsigned long max_commands);
 id fake_new_queue(void);
 
 #endif

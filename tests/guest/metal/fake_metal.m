@@ -216,6 +216,21 @@ id MTLCopyAllDevices(void) __attribute__((visibility("default")));
 {
 	return fake_new_queue();
 }
+- (id)newComputePipelineStateWithDescriptor:(id)descriptor options:(unsigned long)options reflection:(id *)reflection
+    error:(id *)error
+{
+	return fake_new_pipeline_desc(descriptor, error);
+}
+- (id)newBufferWithBytesNoCopy:(void *)bytes length:(unsigned long)length options:(unsigned long)options
+    deallocator:(id)deallocator
+{
+	return fake_new_buffer_nocopy(bytes, length);
+}
+- (id)newIndirectCommandBufferWithDescriptor:(id)descriptor maxCommandCount:(unsigned long)count
+    options:(unsigned long)options
+{
+	return fake_new_icb(descriptor, count);
+}
 @end
 #endif
 
