@@ -71,12 +71,12 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 {
 	const lm_options *opts = lm_context_options(ctx);
 	lm_state *st = NULL;
-	lm_host_pref_info restored;
+	lm_host_pref_info restored, before;
 	lm_vm_record rec;
 	lm_agent_info *agents = NULL;
 	double t;
 	size_t i;
-	int rc;
+	int rc, live;
 
 	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return lm_outcome_fail(ctx, o, rc);
@@ -120,13 +120,18 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return lm_outcome_fail(ctx, o, rc);
 	forget_rolled_back(st, res, o);
-	if (lm_vm_record_live(st, NULL, NULL, 0) == 0) {
-		lm_host_pref_info before;
-		if ((rc = lm_host_pref_status_locked(st, NULL, &before)) == 0 && before.recorded &&
-		    before.kept && !opts->restore_host) {
+	/* Both questions can fail (out of memory): an answer taken from a failure would keep the
+	 * preference and say "rolled back" (the allocation sweep found it). */
+	if ((live = lm_vm_record_live(st, NULL, NULL, 0)) < 0 ||
+	    (live == 0 && (rc = lm_host_pref_status_locked(st, NULL, &before)) < 0)) {
+		lm_state_close(st);
+		return lm_outcome_fail(ctx, o, live < 0 ? live : rc);
+	}
+	if (live == 0) {
+		if (before.recorded && before.kept && !opts->restore_host) {
 			lm_step_add(ctx, o, "host-preference", t, "kept: the fleet keeps the host unlocked (a host "
 			    "disable restores %s)", before.original);
-		} else if (rc == 0 && before.recorded) {
+		} else if (before.recorded) {
 			if ((rc = lm_host_pref_disable_locked(st, &restored)) < 0) {
 				lm_state_close(st);
 				return lm_outcome_fail(ctx, o, rc);
@@ -151,6 +156,27 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 	if ((rc = lm_outcome_message(o, "%s: %s", o->vm, opts->dry_run ? "would be rolled back" : "rolled back")) < 0)
 		return lm_outcome_fail(ctx, o, rc);
 	return 0;
+}
+
+/* Nothing enabled, but a recorded preference (left by a crash, say) still goes back. A question
+ * that fails is the run's error, not a "no". */
+static int restore_left_behind(lm_context *ctx, lm_flow_result *result)
+{
+	lm_host_pref_info before;
+	lm_state *st = NULL;
+	int rc;
+
+	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
+		return rc;
+	if ((rc = lm_host_pref_status_locked(st, NULL, &before)) == 0 && before.recorded &&
+	    (!before.kept || lm_context_options(ctx)->restore_host) &&
+	    (rc = lm_vm_record_live(st, NULL, NULL, 0)) == 0 &&
+	    (rc = lm_host_pref_disable_locked(st, &result->pref)) == 0) {
+		result->pref_restored = 1;
+		result->pref.changed_at = before.changed_at;
+	}
+	lm_state_close(st);
+	return rc < 0 ? rc : 0;
 }
 
 /* One VM, under its lock: an enable or rollback of the same VM by another process waits. */
@@ -268,7 +294,6 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 {
 	lm_flow_result *result;
 	lm_vm_manager *vmm = NULL;
-	lm_state *st = NULL;
 	double t = lm_clock_monotonic();
 	size_t i;
 	int rc;
@@ -291,17 +316,9 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 	lm_flow_sweep_others(ctx, vmm, result);
 	for (i = 0; i < result->count; i++)
 		(void)rollback_one(ctx, vmm, result, result->vms[i]);
-	if (all && result->count == 0) {
-		/* Nothing enabled, but a recorded preference (e.g. left by a crash) still goes back. */
-		lm_host_pref_info before;
-		if (lm_journal_open_rw(&st, ctx) == 0) {
-			if (lm_host_pref_status_locked(st, NULL, &before) == 0 && before.recorded &&
-			    (!before.kept || lm_context_options(ctx)->restore_host) && lm_vm_record_live(st, NULL, NULL, 0) == 0 && lm_host_pref_disable_locked(st, &result->pref) == 0) {
-				result->pref_restored = 1;
-				result->pref.changed_at = before.changed_at;
-			}
-			lm_state_close(st);
-		}
+	if (all && result->count == 0 && (rc = restore_left_behind(ctx, result)) < 0) {
+		lm_vm_manager_free(vmm);
+		return rc;
 	}
 	if (result->pref_restored && restart && restart_unlocked(ctx, vmm, result, result->pref.changed_at) < 0) {
 		/* Rolled back; what could not be done is said (the VMs may still run unlocked). */
