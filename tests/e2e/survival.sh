@@ -8,6 +8,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 LABEL=com.example.llama-server
 
+# json_of OUTFILE COMMAND...: lm_json for any command line (lume-metal-hooks with a hook, lume-metal
+# in another network namespace or environment): its exit code in LM_RC, its JSON document checked.
+json_of() {
+  local out=$1; shift
+  set +e
+  "$@" >"$out" 2>"$out.err"
+  LM_RC=$?
+  set -e
+  jq -e . "$out" >/dev/null || fail "$* printed no JSON document: $(cat "$out" "$out.err")"
+}
+
 # A long-running workload in the guest's Homebrew directory, which says what it was started with.
 install_workload() { # VM
   local f; f="$(vm_dir "$1")/opt/homebrew/bin/llama-server"
@@ -21,6 +32,17 @@ plist_args() { plistutil -i "$(agent_plist)" -o - -f xml 2>/dev/null || plistuti
 agent_pid() { sed -n 's/^pid //p' "$(vm_dir vm1)/launchd/$LABEL" 2>/dev/null | grep -v '^0$' || true; }
 # The guest's launchctl calls since the log was last cleared, one per line.
 launchctl_calls() { grep -E '^launchctl ' "$(vm_dir vm1)/calls.log" || true; }
+
+# agent_is_installed PORT: the agent of the workload with --port PORT is the one launchd runs,
+# `agent list` and the journal show, and nothing but its plist is left in LaunchAgents.
+agent_is_installed() {
+  lm_json "$E2E_DIR/l.json" agent list vm1
+  jq_is "$E2E_DIR/l.json" '.vms[0].agents[0].state' running
+  jq -r '.vms.vm1.agents[0].argv | join(" ")' "$LUME_METAL_STATE_DIR/state.json" | grep -qx -- "--port $1" ||
+    fail "journal: $(jq -c .vms.vm1.agents "$LUME_METAL_STATE_DIR/state.json")"
+  [ -z "$(ls -A "$(guest_home vm1)/Library/LaunchAgents" | grep -v "^$LABEL.plist$")" ] ||
+    fail "left in LaunchAgents: $(ls -A "$(guest_home vm1)/Library/LaunchAgents")"
+}
 
 # An enabled VM running agent v1 (`--port 8080`), launchd keeping a booted-out label for DRAIN s.
 agent_setup() { # DRAIN
@@ -52,12 +74,7 @@ scenario_agent_slow_bootout() {
   grep -qx "launchctl bootout gui/501/$LABEL" <<<"$calls" || fail "no bootout: $calls"
   [ "$(sed -n "/^launchctl bootout/,/^launchctl bootstrap/p" <<<"$calls" | grep -c "^launchctl print")" -ge 2 ] ||
     fail "the install did not wait for launchd to let go of the label: $calls"
-  lm_json "$E2E_DIR/l.json" agent list vm1
-  jq_is "$E2E_DIR/l.json" '.vms[0].agents[0].state' running
-  jq -r '.vms.vm1.agents[0].argv | join(" ")' "$LUME_METAL_STATE_DIR/state.json" | grep -qx -- "--port 9090" ||
-    fail "journal: $(jq -c .vms.vm1.agents "$LUME_METAL_STATE_DIR/state.json")"
-  [ -z "$(ls -A "$(guest_home vm1)/Library/LaunchAgents" | grep -v "^$LABEL.plist$")" ] ||
-    fail "left in LaunchAgents: $(ls -A "$(guest_home vm1)/Library/LaunchAgents")"
+  agent_is_installed 9090
   check_guest_shells
 }
 
@@ -66,11 +83,8 @@ scenario_agent_slow_bootout() {
 # with its journal entry; nothing is left behind.
 scenario_agent_bootout_past_bound() {
   agent_setup 6
-  set +e
-  LUME_METAL_TEST_LAUNCHD_WAIT=3 "$LM_BIN_HOOKS" --format json agent install vm1 --label $LABEL -- llama-server \
-    --port 9090 >"$E2E_DIR/i2.json" 2>"$E2E_DIR/i2.json.err"
-  LM_RC=$?
-  set -e
+  json_of "$E2E_DIR/i2.json" env LUME_METAL_TEST_LAUNCHD_WAIT=3 "$LM_BIN_HOOKS" --format json agent install vm1 \
+    --label $LABEL -- llama-server --port 9090
   expect_rc 1 "$E2E_DIR/i2.json"
   local msg; msg=$(jq -r '.vms[0].message' "$E2E_DIR/i2.json")
   grep -q "launchd still holds $LABEL" <<<"$msg" || fail "the message does not say launchd held the label: $msg"
@@ -79,12 +93,7 @@ scenario_agent_bootout_past_bound() {
   [ -n "$(agent_pid)" ] || fail "agent v1 is not running again"
   wait_for 15 "agent v1 to start again" test "$(grep -c "started args=--port 8080" "$(agent_log)")" -ge 2
   ! grep -q "started args=--port 9090" "$(agent_log)" || fail "v2 ran"
-  lm_json "$E2E_DIR/l.json" agent list vm1
-  jq_is "$E2E_DIR/l.json" '.vms[0].agents[0].state' running
-  jq -r '.vms.vm1.agents[0].argv | join(" ")' "$LUME_METAL_STATE_DIR/state.json" | grep -qx -- "--port 8080" ||
-    fail "journal: $(jq -c .vms.vm1.agents "$LUME_METAL_STATE_DIR/state.json")"
-  [ -z "$(ls -A "$(guest_home vm1)/Library/LaunchAgents" | grep -v "^$LABEL.plist$")" ] ||
-    fail "left in LaunchAgents: $(ls -A "$(guest_home vm1)/Library/LaunchAgents")"
+  agent_is_installed 8080
   check_guest_shells
 }
 
@@ -115,11 +124,8 @@ ci_reaper() { # MANAGER
   esac
   bin=$(jq -r .bin_dir "$E2E_DIR/sim.json")
   export PATH="$bin:$PATH"
-  set +e
-  env "${JOB_VARS[@]}" "$LM_BIN" --vm-manager "$1" --lume "$bin/lume" --timeout 120 enable vm1 --format json \
-    >"$E2E_DIR/e.json" 2>"$E2E_DIR/e.json.err"
-  LM_RC=$?
-  set -e
+  json_of "$E2E_DIR/e.json" env "${JOB_VARS[@]}" "$LM_BIN" --vm-manager "$1" --lume "$bin/lume" --timeout 120 \
+    enable vm1 --format json
   expect_rc 0 "$E2E_DIR/e.json"
   jq_is "$E2E_DIR/e.json" '.vms[0].started' true
   local reaped; reaped=$(reap_job)
@@ -154,20 +160,13 @@ scenario_local_network() {
   sim_start --vm vm1
   vm_run vm1
   local addr; addr=$(vm_field vm1 address)
-  set +e
-  unreachable "$LM_BIN" --vm-manager none --host "$addr" --timeout 3 enable vm1 --format json >"$E2E_DIR/e.json" \
-    2>"$E2E_DIR/e.json.err"
-  LM_RC=$?
-  set -e
+  json_of "$E2E_DIR/e.json" unreachable "$LM_BIN" --vm-manager none --host "$addr" --timeout 3 enable vm1 --format json
   expect_rc 1 "$E2E_DIR/e.json"
   local msg; msg=$(jq -r '.vms[0].message' "$E2E_DIR/e.json")
   grep -q "SSH at $addr (port 22): no route to host (EHOSTUNREACH)" <<<"$msg" || fail "not said unreachable: $msg"
   grep -q "Local Network privacy" <<<"$msg" || fail "Local Network privacy not named: $msg"
   ! grep -q "not reachable yet" <<<"$msg" || fail "said as a slow boot: $msg"
-  set +e
-  unreachable "$LM_BIN" --vm-manager none --host "$addr" doctor vm1 --format json >"$E2E_DIR/d.json" 2>"$E2E_DIR/d.json.err"
-  LM_RC=$?
-  set -e
+  json_of "$E2E_DIR/d.json" unreachable "$LM_BIN" --vm-manager none --host "$addr" doctor vm1 --format json
   expect_rc 1 "$E2E_DIR/d.json"
   jq_is "$E2E_DIR/d.json" '[.checks[] | select(.check == "local-network")][0].level' fail
   jq -r '.checks[] | select(.check == "local-network") | .message + " / " + .hint' "$E2E_DIR/d.json" |

@@ -141,12 +141,10 @@ static int previous_keep(agent_op *op, const char *plist, previous_agent *prev)
 	snprintf(prev->backup, sizeof(prev->backup), "%s/.%s.lume-metal-previous", dir, slash + 1);
 	if ((rc = lm_ssh_stat(op->ssh, plist, &si)) < 0)
 		return rc;
-	prev->guest_touched = 1;
-	if (!si.exists)
-		return 0;
-	if ((rc = lm_guest_run_argv(op->ssh, cp_argv, 4, "cp (the previous plist)", NULL, NULL)) < 0)
+	if (si.exists && (rc = lm_guest_run_argv(op->ssh, cp_argv, 4, "cp (the previous plist)", NULL, NULL)) < 0)
 		return rc;
-	prev->had_plist = 1;
+	prev->had_plist = si.exists;
+	prev->guest_touched = 1;
 	return 0;
 }
 

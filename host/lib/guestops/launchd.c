@@ -113,9 +113,9 @@ int lm_launchd_bootstrap(lm_context *ctx, lm_ssh *ssh, const char *domain, const
 	for (;;) {
 		if ((rc = run_argv_both(ssh, argv, 4, &sout, &serr, &st)) < 0 || st == 0)
 			break;
-		/* 5: launchd has not let go of the label yet (or refuses the file for good: the bound
-		 * ends that too, and the message is launchd's). */
-		if (st != 5) {
+		/* 5: launchd has not let go of the label yet -- unless it says the file is refused for
+		 * good (others may write it, or it is not the user's). */
+		if (st != 5 || strstr(serr != NULL ? serr : "", "bad ownership/permissions") != NULL) {
 			rc = lm_error_set(LM_EREMOTE, "launchctl bootstrap failed (exit %d): %s", st, said(sout, serr));
 			break;
 		}
