@@ -116,15 +116,14 @@ static int none_start(lm_vm_manager *vmm, const char *name)
 {
 	char words[256];
 
-	/* What the probe of the get before this one answered: a refused or unreachable address is
-	 * not a stopped VM (macOS 15's Local Network privacy answers EHOSTUNREACH). */
-	if (vmm->ssh_probe_err != 0 && vmm->ssh_probe_err != ETIMEDOUT) {
+	/* What the probe of the get before this one answered, by name: a refused port 22 is most
+	 * likely a VM that is off, an unreachable address may be macOS 15's Local Network privacy. */
+	if (vmm->ssh_probe_err != 0 && vmm->ssh_probe_err != ETIMEDOUT)
 		lm_connect_error_words(vmm->ssh_probe_err, words, sizeof(words));
-		return lm_error_set(LM_ENETWORK, "%s: SSH at %s (port 22): %s; no VM manager is in use, so lume-metal "
-		    "cannot tell whether the VM runs", name, vmm->address, words);
-	}
+	else
+		snprintf(words, sizeof(words), "does not answer");
 	return lm_error_set(LM_ERROR, "%s: no VM manager is in use, so the VM cannot be started from here; "
-	    "start it yourself: SSH at %s does not answer", name, vmm->address);
+	    "start it yourself if it is off: SSH at %s (port 22): %s", name, vmm->address, words);
 }
 
 static int none_stop(lm_vm_manager *vmm, const char *name)
