@@ -20,6 +20,11 @@ static const struct {
 	    "for a VM, `lume-metal enable {vm}` repairs its files"},
 	{"manager", "check the VM's name (lume ls, tart list, utmctl list)"},
 	{"reachable", "start the VM (`lume run {vm}`), check its network, and that Remote Login (SSH) is on"},
+	/* Apple TN3179: Local Network privacy covers apps and LaunchAgents (a CI runner's); programs run
+	 * from Terminal or SSH, and launchd daemons, are exempt. */
+	{"local-network", "on macOS 15 or later: allow the program that runs lume-metal (the terminal app, or the "
+	    "CI runner's agent) under System Settings > Privacy & Security > Local Network, once, in the GUI; or run "
+	    "lume-metal from Terminal or an SSH session, or as a LaunchDaemon, which that permission does not cover"},
 	{"guest-os", "lume-metal's shim is for macOS guests"},
 	{"sip", "keep SIP enabled; run workloads with programs outside the system directories (Homebrew's)"},
 	{"shell", "make zsh the guest account's login shell (chsh -s /bin/zsh)"},

@@ -78,13 +78,14 @@ launchctl print gui/501/$LABEL"
   lm_json "$E2E_DIR/s.json" status vm1
   jq_is "$E2E_DIR/s.json" '.vms[0].agents[0].state' running
 
-  note "installing the same label again boots the old one out first"
+  note "installing the same label again boots the old one out first, and waits until launchd let go of it"
   clear_calls vm1
   lm_json_first "$E2E_DIR/i2.json" agent install vm1 --label $LABEL --run-at-load -- llama-server
   expect_rc 0 "$E2E_DIR/i2.json"
   expect_calls vm1 "plutil -lint $GUEST_PLIST
 launchctl print gui/501/$LABEL
 launchctl bootout gui/501/$LABEL
+launchctl print gui/501/$LABEL
 launchctl bootstrap gui/501 $GUEST_PLIST
 launchctl kickstart -k gui/501/$LABEL
 launchctl print gui/501/$LABEL"

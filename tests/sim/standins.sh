@@ -481,15 +481,14 @@ scenario_guest_sysctl() {
 # launchctl as launchd checks it: the caller's own gui/UID domain, an absolute plist the user owns
 # and others cannot write; per-label state; a started agent really runs with its plist's
 # arguments, environment and log paths; launchd's messages and exit codes; anything else refused.
-scenario_guest_launchctl() {
-  guest_up
-  local uid plist=/Users/lume/Library/LaunchAgents/dev.test.agent.plist
-  gsh uid 0 'id -u'
-  uid=$(cat "$E2E_DIR/uid.out")
-  gsh write 0 "mkdir -p ~/Library/LaunchAgents && cat >$plist <<'EOF'
+# write_agent_plist LABEL: ~/Library/LaunchAgents/LABEL.plist in the guest, a RunAtLoad agent that
+# prints "hello world" to ~/agent.out and sleeps.
+write_agent_plist() {
+  local plist=/Users/lume/Library/LaunchAgents/$1.plist
+  gsh "write-$1" 0 "mkdir -p ~/Library/LaunchAgents && cat >$plist <<'EOF'
 <?xml version=\"1.0\" encoding=\"UTF-8\"?>
 <plist version=\"1.0\"><dict>
-<key>Label</key><string>dev.test.agent</string>
+<key>Label</key><string>$1</string>
 <key>ProgramArguments</key><array><string>/bin/sh</string><string>-c</string><string>echo \"\$GREETING \$1\"; exec sleep 600</string><string>sh</string><string>world</string></array>
 <key>EnvironmentVariables</key><dict><key>GREETING</key><string>hello</string></dict>
 <key>StandardOutPath</key><string>/Users/lume/agent.out</string>
@@ -497,6 +496,14 @@ scenario_guest_launchctl() {
 </dict></plist>
 EOF
 chmod 644 $plist"
+}
+
+scenario_guest_launchctl() {
+  guest_up
+  local uid plist=/Users/lume/Library/LaunchAgents/dev.test.agent.plist
+  gsh uid 0 'id -u'
+  uid=$(cat "$E2E_DIR/uid.out")
+  write_agent_plist dev.test.agent
   gsh lint 0 "plutil -lint $plist"
   out_is lint "$plist: OK"
   gsh otherdomain 1 "launchctl bootstrap gui/0 $plist"
@@ -534,6 +541,50 @@ chmod 644 $plist"
   "$GUEST_SSHD" stop --dir "$GUEST_DIR"
   "$GUEST_SSHD" start --dir "$GUEST_DIR" --address "$(lm_test_address 2)" >/dev/null
   gsh print4 113 "launchctl print gui/$uid/dev.test.agent"
+}
+
+# launchd's slow bootout (reference/vm-managers-and-bench.md, "launchd"): for the guest's drain
+# time after `bootout` the label stays -- `print` shows it (exit 0), `bootstrap` fails with 5,
+# `kickstart` with 37, another `bootout` is accepted -- and then it is gone (`print` 113) and can
+# be bootstrapped again. The drain is read at each bootout (guest-sshd launchd-drain).
+scenario_guest_launchctl_drain() {
+  guest_up --launchd-drain 30
+  local uid plist=/Users/lume/Library/LaunchAgents/dev.test.slow.plist
+  [ "$(cat "$GUEST_DIR/launchd_drain")" = 30 ] || fail "drain: $(cat "$GUEST_DIR/launchd_drain")"
+  gsh uid 0 'id -u'
+  uid=$(cat "$E2E_DIR/uid.out")
+  write_agent_plist dev.test.slow
+  gsh boot 0 "launchctl bootstrap gui/$uid $plist"
+  wait_for 30 "the agent's output" grep -qx 'hello world' "$GUEST_DIR/home/agent.out"
+  gsh print 0 "launchctl print gui/$uid/dev.test.slow"
+  local pid; pid=$(sed -n 's/^[[:space:]]*pid = //p' "$E2E_DIR/print.out")
+  [ -n "$pid" ] || fail "no pid: $(cat "$E2E_DIR/print.out")"
+  gsh out 0 "launchctl bootout gui/$uid/dev.test.slow"
+  # Draining (30 s from the bootout: far more than these few commands take).
+  gsh drain-print 0 "launchctl print gui/$uid/dev.test.slow"
+  out_has drain-print "state = not running"
+  gsh drain-boot 5 "launchctl bootstrap gui/$uid $plist"
+  err_is drain-boot "Bootstrap failed: 5: Input/output error"
+  gsh drain-kick 37 "launchctl kickstart -k gui/$uid/dev.test.slow"
+  err_is drain-kick "Could not kickstart service \"dev.test.slow\": 37: Operation already in progress"
+  gsh drain-out 0 "launchctl bootout gui/$uid/dev.test.slow"
+  gsh alive 1 "kill -0 $pid"
+  # A drain of 1 s: gone once it is over, and loaded again.
+  "$GUEST_SSHD" launchd-drain --dir "$GUEST_DIR" 1
+  write_agent_plist dev.test.quick
+  gsh boot2 0 "launchctl bootstrap gui/$uid /Users/lume/Library/LaunchAgents/dev.test.quick.plist"
+  gsh out2 0 "launchctl bootout gui/$uid/dev.test.quick"
+  gone() { ! ssh -i "$E2E_DIR/key" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+    -o LogLevel=ERROR "lume@$(lm_test_address 2)" "launchctl print gui/$uid/dev.test.quick" >/dev/null 2>&1; }
+  wait_for 30 "launchd to let go of dev.test.quick" gone
+  gsh gone 113 "launchctl print gui/$uid/dev.test.quick"
+  gsh boot3 0 "launchctl bootstrap gui/$uid /Users/lume/Library/LaunchAgents/dev.test.quick.plist"
+  # Drain 0 (the default): gone at once.
+  "$GUEST_SSHD" launchd-drain --dir "$GUEST_DIR" 0
+  gsh out3 0 "launchctl bootout gui/$uid/dev.test.quick"
+  gsh gone2 113 "launchctl print gui/$uid/dev.test.quick"
+  run_checked bad 1 "$GUEST_SSHD" launchd-drain --dir "$GUEST_DIR" soon
+  err_has bad "the launchd drain must be seconds"
 }
 
 # plutil: only -lint, through plistutil.

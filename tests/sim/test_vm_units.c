@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "vm_internal.h"
 #include "file.h"
 #include "vm_name.h"
+#include "net_words.h"
 #include "lm_test.h"
 
 static void test_name_valid(void **state)
@@ -274,6 +276,68 @@ static void test_proc_env_drops_password(void **state)
 	unsetenv("LUME_LOG_LEVEL");
 }
 
+/* Issue 24: a CI runner kills every process of a job that carries its tracking variables when the
+ * job ends; a VM's owner (detached, or left behind by `lume run --detach`: vm_owner) goes without
+ * them -- each of proc.h's list, and nothing else (a variable that only starts with one name stays).
+ * Any other child keeps them: it ends with lume-metal. */
+static void test_proc_env_vm_owner(void **state)
+{
+	const char *show[] = {"-c", "echo \"${RUNNER_TRACKING_ID-unset} ${JENKINS_NODE_COOKIE-unset} ${BUILD_ID-unset} "
+	    "$RUNNER_TRACKING_ID_X\"", NULL};
+	lm_proc_options owner = {.timeout = 10, .vm_owner = 1};
+	const lm_proc_options plain = {.timeout = 10};
+	char log[] = "/tmp/lm-proc-owner-XXXXXX", *text;
+	lm_proc_result res;
+	size_t len;
+	int fd, status;
+	pid_t pid;
+
+	(void)state;
+	setenv("RUNNER_TRACKING_ID", "github_1", 1);
+	setenv("JENKINS_NODE_COOKIE", "cookie", 1);
+	setenv("BUILD_ID", "42", 1);
+	setenv("RUNNER_TRACKING_ID_X", "kept", 1);
+	lm_assert_ok(lm_proc_run("/bin/sh", show, &owner, &res));
+	assert_string_equal(res.out, "unset unset unset kept\n");
+	lm_proc_result_dispose(&res);
+	lm_assert_ok(lm_proc_run("/bin/sh", show, &plain, &res));
+	assert_string_equal(res.out, "github_1 cookie 42 kept\n");
+	lm_proc_result_dispose(&res);
+	fd = mkstemp(log);
+	assert_true(fd >= 0);
+	close(fd);
+	owner.log = log;
+	owner.vm_owner = 0; /* detached is a VM's owner whatever the field says */
+	lm_assert_ok(lm_proc_spawn_detached("/bin/sh", show, &owner, &pid));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(lm_fs_read_file(log, 1 << 16, &text, &len), 0);
+	assert_string_equal(text, "unset unset unset kept\n");
+	free(text);
+	unlink(log);
+	unsetenv("RUNNER_TRACKING_ID");
+	unsetenv("JENKINS_NODE_COOKIE");
+	unsetenv("BUILD_ID");
+	unsetenv("RUNNER_TRACKING_ID_X");
+}
+
+/* Issue 24: a failed connect is said by name wherever lume-metal connects; EHOSTUNREACH names
+ * macOS 15's Local Network privacy, which answers so. */
+static void test_connect_error_words(void **state)
+{
+	char buf[256];
+
+	(void)state;
+	lm_connect_error_words(ECONNREFUSED, buf, sizeof(buf));
+	lm_assert_contains(buf, "connection refused (ECONNREFUSED)");
+	lm_connect_error_words(EHOSTUNREACH, buf, sizeof(buf));
+	lm_assert_contains(buf, "no route to host (EHOSTUNREACH)");
+	lm_assert_contains(buf, "Local Network privacy");
+	lm_connect_error_words(ENETUNREACH, buf, sizeof(buf));
+	lm_assert_contains(buf, "(ENETUNREACH)");
+	lm_connect_error_words(EACCES, buf, sizeof(buf));
+	assert_string_equal(buf, strerror(EACCES));
+}
+
 static void test_proc_run_and_timeout(void **state)
 {
 	const char *echo[] = {"-c", "echo out; echo err >&2; echo $LUME_LOG_LEVEL; exit 3", NULL};
@@ -401,6 +465,8 @@ int main(void)
 		cmocka_unit_test(test_utm_list_table),
 		cmocka_unit_test(test_proc_run_and_timeout),
 		cmocka_unit_test(test_proc_env_drops_password),
+		cmocka_unit_test(test_proc_env_vm_owner),
+		cmocka_unit_test(test_connect_error_words),
 		cmocka_unit_test(test_proc_every_argument),
 		cmocka_unit_test(test_proc_output_limit),
 		cmocka_unit_test(test_find_program),

@@ -111,15 +111,53 @@ static int check_spec(const lm_agent_spec *spec)
 	return rc;
 }
 
+/* What an install under a label found there, so that a failed one puts it back: the plist (kept
+ * aside in the guest while the new one is tried), launchd's state of the agent, the journal's
+ * entry. A re-install boots the running agent out, and launchd may keep its label for longer than
+ * the install waits: the user then still has the agent they had, running as it was. */
+typedef struct {
+	int guest_touched;             /* the plist's path may have changed (kept aside first) */
+	int had_plist;                 /* a plist was at the label's path: kept as `backup` */
+	char backup[LM_AGENT_PATH_MAX + 32];
+	char was[32];                  /* launchd's state of it before ("not loaded": never asked) */
+	int launchd_touched;           /* the old one booted out, or the new one bootstrapped */
+	const lm_vm_record_agent *recorded; /* the journal's entry before (in op->r), or NULL */
+} previous_agent;
+
+/* Keep the plist at the label's path aside (a copy: the original stays until the new one is
+ * uploaded over it, so that an interrupted install leaves a plist in place). */
+static int previous_keep(agent_op *op, const char *plist, previous_agent *prev)
+{
+	lm_ssh_stat_info si;
+	const char *cp_argv[] = {"cp", "-p", plist, prev->backup};
+	char dir[LM_AGENT_PATH_MAX], *slash;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s", plist);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		return lm_error_set(LM_EINVALID, "%s: not an absolute path", plist);
+	*slash = '\0';
+	/* Hidden and not ending in .plist: nothing loads it at login. */
+	snprintf(prev->backup, sizeof(prev->backup), "%s/.%s.lume-metal-previous", dir, slash + 1);
+	if ((rc = lm_ssh_stat(op->ssh, plist, &si)) < 0)
+		return rc;
+	if (si.exists && (rc = lm_guest_run_argv(op->ssh, cp_argv, 4, "cp (the previous plist)", NULL, NULL)) < 0)
+		return rc;
+	prev->had_plist = si.exists;
+	prev->guest_touched = 1;
+	return 0;
+}
+
 /* Upload, lint, and load; *recorded says whether the journal lists it (for the undo). */
-static int install_steps(lm_context *ctx, agent_op *op, const lm_agent_spec *spec, lm_agent_info *a, int *recorded)
+static int install_steps(lm_context *ctx, agent_op *op, const lm_agent_spec *spec, lm_agent_info *a, int *recorded,
+    previous_agent *prev)
 {
 	lm_agent_paths_t paths;
 	char *xml = NULL, dirs[2][LM_AGENT_PATH_MAX], target[160];
 	const char *mkdir_argv[] = {"mkdir", "-p", dirs[0], dirs[1]};
 	const char *lint_argv[] = {"plutil", "-lint", paths.plist};
-	const char *boot_argv[] = {"launchctl", "bootstrap", op->domain, paths.plist};
 	const char *kick_argv[] = {"launchctl", "kickstart", "-k", target};
+	lm_launchd_wait w = {0, op->o->vm, "agent-load"};
 	size_t len = 0;
 	double t;
 	int rc;
@@ -151,6 +189,7 @@ static int install_steps(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 	lm_step_add(ctx, op->o, "record", t, "state journal lists the agent");
 	if ((rc = lm_step_begin(ctx, op->o, "agent-upload", &t)) < 0 ||
 	    (rc = lm_guest_run_argv(op->ssh, mkdir_argv, 4, "mkdir", NULL, NULL)) < 0 ||
+	    (rc = previous_keep(op, paths.plist, prev)) < 0 ||
 	    (rc = lm_ssh_upload(op->ssh, xml, len, paths.plist, 0644)) < 0 ||
 	    (rc = lm_guest_run_argv(op->ssh, lint_argv, 3, "plutil -lint", NULL, NULL)) < 0) {
 		free(xml);
@@ -161,24 +200,125 @@ static int install_steps(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 	lm_test_kill_point("agent-after-upload");
 	if ((rc = lm_step_begin(ctx, op->o, "agent-load", &t)) < 0 || (rc = lm_launchd_query(op->ssh, op->domain, a)) < 0)
 		return rc;
+	snprintf(prev->was, sizeof(prev->was), "%s", a->state);
+	w.deadline = lm_clock_monotonic() + lm_launchd_release_wait();
 	if (strcmp(a->state, "not loaded") != 0) {
 		const char *out_argv[] = {"launchctl", "bootout", target};
-		if ((rc = lm_guest_run_argv(op->ssh, out_argv, 3, "launchctl bootout", NULL, NULL)) < 0)
+		prev->launchd_touched = 1;
+		if ((rc = lm_guest_run_argv(op->ssh, out_argv, 3, "launchctl bootout", NULL, NULL)) < 0 ||
+		    (rc = lm_launchd_wait_gone(ctx, op->ssh, op->domain, a->label, &w)) < 0)
 			return rc;
 	}
-	if ((rc = lm_guest_run_argv(op->ssh, boot_argv, 4, "launchctl bootstrap", NULL, NULL)) < 0 ||
+	prev->launchd_touched = 1;
+	if ((rc = lm_launchd_bootstrap(ctx, op->ssh, op->domain, paths.plist, &w)) < 0 ||
 	    (rc = lm_guest_run_argv(op->ssh, kick_argv, 4, "launchctl kickstart", NULL, NULL)) < 0 ||
 	    (rc = lm_launchd_query(op->ssh, op->domain, a)) < 0)
 		return rc;
+	if (prev->had_plist)
+		(void)lm_ssh_remove(op->ssh, prev->backup); /* a copy left behind loads nothing */
 	lm_step_add(ctx, op->o, "agent-load", t, "bootstrapped in %s and kickstarted: %s%s", op->domain, a->state,
 	    a->pid > 0 ? " (pid known)" : "");
 	return 0;
+}
+
+/* The journal's entry for the agent as it was before (or none). */
+static int journal_restore(lm_context *ctx, const char *vm, const previous_agent *prev, const lm_agent_info *a)
+{
+	const lm_vm_record_agent *r = prev->recorded;
+	lm_agent_spec spec;
+	lm_agent_info info;
+	const char **argv;
+	size_t n = 0;
+	int rc;
+
+	memset(&spec, 0, sizeof(spec));
+	if (r == NULL)
+		return journal_update(ctx, vm, &spec, a, 0);
+	while (r->argv != NULL && r->argv[n] != NULL)
+		n++;
+	if ((argv = calloc(n + 2, sizeof(*argv))) == NULL)
+		return lm_error_nomem();
+	argv[0] = r->program;
+	if (n > 0)
+		memcpy(argv + 1, r->argv, n * sizeof(*argv));
+	spec.label = r->label;
+	spec.argv = argv;
+	spec.argc = n + 1;
+	spec.keep_alive = r->keep_alive;
+	spec.run_at_load = r->run_at_load;
+	lm_vm_record_agent_info(r, &info);
+	rc = journal_update(ctx, vm, &spec, &info, 1);
+	free(argv);
+	return rc;
+}
+
+/* The agent the install found, back as it was: its plist, loaded and running again if it was,
+ * the journal's entry. launchd gets twice the install's wait to let go of the label: the user's
+ * agent matters more than the time. */
+static int previous_restore(lm_context *ctx, agent_op *op, const previous_agent *prev, lm_agent_info *a)
+{
+	const char *mv_argv[] = {"mv", "-f", prev->backup, a->plist};
+	char target[160];
+	const char *kick_argv[] = {"launchctl", "kickstart", target};
+	lm_launchd_wait w = {lm_clock_monotonic() + 2 * lm_launchd_release_wait(), op->o->vm, "agent-restore"};
+	int rc;
+
+	snprintf(target, sizeof(target), "%s/%s", op->domain, a->label);
+	if (prev->launchd_touched) {
+		/* The new one out, if it got in, and launchd's hold on the label over. */
+		const char *out_argv[] = {"launchctl", "bootout", target};
+		if ((rc = lm_launchd_query(op->ssh, op->domain, a)) < 0 ||
+		    (strcmp(a->state, "not loaded") != 0 &&
+		    (rc = lm_guest_run_argv(op->ssh, out_argv, 3, "launchctl bootout", NULL, NULL)) < 0) ||
+		    (rc = lm_launchd_wait_gone(ctx, op->ssh, op->domain, a->label, &w)) < 0)
+			return rc;
+	}
+	if ((rc = lm_guest_run_argv(op->ssh, mv_argv, 4, "mv (the previous plist back)", NULL, NULL)) < 0)
+		return rc;
+	if (prev->launchd_touched && strcmp(prev->was, "not loaded") != 0 &&
+	    ((rc = lm_launchd_bootstrap(ctx, op->ssh, op->domain, a->plist, &w)) < 0 ||
+	    (strcmp(prev->was, "running") == 0 &&
+	    (rc = lm_guest_run_argv(op->ssh, kick_argv, 3, "launchctl kickstart", NULL, NULL)) < 0)))
+		return rc;
+	if ((rc = lm_launchd_query(op->ssh, op->domain, a)) < 0)
+		return rc;
+	return journal_restore(ctx, op->o->vm, prev, a);
+}
+
+/* A failed install undone: the previous agent back, or nothing half-installed (out of launchd,
+ * plist and record gone). */
+static void install_undo(lm_context *ctx, agent_op *op, const lm_agent_spec *spec, const previous_agent *prev,
+    lm_agent_info *a)
+{
+	if (!prev->guest_touched) {
+		if (journal_restore(ctx, op->o->vm, prev, a) < 0)
+			lm_outcome_append(op->o, "; the journal could not be put back (%s): `lume-metal agent list` "
+			    "shows what it says", lm_error_last()->message);
+		else
+			lm_outcome_append(op->o, "; nothing was changed in the guest");
+		return;
+	}
+	if (prev->had_plist) {
+		if (previous_restore(ctx, op, prev, a) < 0)
+			lm_outcome_append(op->o, "; putting the previous agent back failed too (%s): its plist is kept "
+			    "in the guest as %s; `mv` it to %s and `launchctl bootstrap %s %s` there", lm_error_last()->message,
+			    prev->backup, a->plist, op->domain, a->plist);
+		else
+			lm_outcome_append(op->o, "; the previous agent %s is back as it was (%s)", a->label, a->state);
+		return;
+	}
+	if (lm_launchd_unload(op->ssh, op->domain, op->o->guest.home, a) < 0 || journal_update(ctx, op->o->vm, spec, a, 0) < 0)
+		lm_outcome_append(op->o, "; undoing failed too (%s): `lume-metal agent remove` or `rollback` "
+		    "removes it", lm_error_last()->message);
+	else
+		lm_outcome_append(op->o, "; the agent is not installed");
 }
 
 int lm_flow_agent_install(lm_context *ctx, const char *vm, const lm_agent_spec *spec, const lm_profile *profile,
     lm_flow_result **out)
 {
 	lm_agent_info a;
+	previous_agent prev;
 	agent_op op;
 	int rc, recorded = 0;
 
@@ -192,17 +332,16 @@ int lm_flow_agent_install(lm_context *ctx, const char *vm, const lm_agent_spec *
 		goto out;
 	}
 	memset(&a, 0, sizeof(a));
+	memset(&prev, 0, sizeof(prev));
+	snprintf(prev.was, sizeof(prev.was), "not loaded");
+	/* op_open read the record under the VM's lock: no other operation changed it since. */
+	prev.recorded = lm_vm_record_find_agent(&op.r, spec->label);
 	snprintf(a.label, sizeof(a.label), "%s", spec->label);
 	a.installed_at = lm_clock_epoch();
-	if ((rc = install_steps(ctx, &op, spec, &a, &recorded)) < 0) {
+	if ((rc = install_steps(ctx, &op, spec, &a, &recorded, &prev)) < 0) {
 		lm_outcome_fail(ctx, op.o, rc);
-		/* Nothing half-installed: out of launchd, plist and record gone. */
-		if (recorded && (lm_launchd_unload(op.ssh, op.domain, op.o->guest.home, &a) < 0 ||
-		    journal_update(ctx, op.o->vm, spec, &a, 0) < 0))
-			lm_outcome_append(op.o, "; undoing failed too (%s): `lume-metal agent remove` or `rollback` "
-			    "removes it", lm_error_last()->message);
-		else
-			lm_outcome_append(op.o, "; the agent is not installed");
+		if (recorded)
+			install_undo(ctx, &op, spec, &prev, &a);
 		goto out;
 	}
 	(void)lm_outcome_add_agent(op.o, &a); /* out of memory: installed, not listed */

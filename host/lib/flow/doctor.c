@@ -1,5 +1,6 @@
 /* lume-metal doctor: what the host and each VM look like to lume-metal, one check at a time.
  * Reads only: the preference, the journal, the VM managers and the guests over SSH. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,9 @@
 
 #include "lume-metal/doctor.h"
 #include "flow_internal.h"
+#include "net_words.h"
 #include "str.h"
+#include "vm_probe.h"
 
 const char *lm_check_level_name(lm_check_level level)
 {
@@ -281,7 +284,8 @@ static void check_vm(lm_context *ctx, lm_vm_manager *vmm, lm_doctor_result *r, l
 	lm_vm_record rec;
 	lm_ssh *ssh = NULL;
 	lm_guest_facts g;
-	char current[128];
+	char current[128], words[256];
+	int probe_err;
 
 	if (lm_vm_record_load(ctx, o->vm, &rec) < 0) {
 		add(r, o->vm, "record", LM_CHECK_FAIL, "%s", lm_error_last()->message);
@@ -295,7 +299,13 @@ static void check_vm(lm_context *ctx, lm_vm_manager *vmm, lm_doctor_result *r, l
 	add(r, o->vm, "manager", LM_CHECK_OK, "%s%s", o->info.manager,
 	    lm_context_options(ctx)->vm_manager == LM_VM_MANAGER_AUTO ? " (found automatically)" : " (forced)");
 	g = rec.guest;
-	if (strcmp(o->info.status, "running") != 0) {
+	if ((probe_err = lm_vm_ssh_probe_error(vmm)) != 0 && probe_err != ETIMEDOUT && o->info.ip[0] != '\0') {
+		lm_connect_error_words(probe_err, words, sizeof(words));
+		/* Refused or unreachable: said by name, not as a guest still booting; EHOSTUNREACH is
+		 * its own check, as macOS 15's Local Network privacy answers so (the tool says what to do). */
+		add(r, o->vm, probe_err == EHOSTUNREACH ? "local-network" : "reachable", LM_CHECK_FAIL,
+		    "%s at %s, SSH (port 22): %s", o->info.status, o->info.ip, words);
+	} else if (strcmp(o->info.status, "running") != 0) {
 		add(r, o->vm, "reachable", LM_CHECK_WARN, "%s: the guest's checks need it running",
 		    o->info.status[0] ? o->info.status : "no status");
 	} else if (o->info.ip[0] == '\0' || !o->info.ssh_available) {

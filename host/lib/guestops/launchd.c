@@ -1,33 +1,134 @@
 /* launchd in the guest, as reference/lume.md's recipe drives it: plutil -lint, bootout when
- * loaded, bootstrap gui/UID, kickstart -k; never `launchctl setenv`. */
+ * loaded, bootstrap gui/UID, kickstart -k; never `launchctl setenv`.
+ *
+ * `launchctl bootout` returns before launchd lets go of the label: for some seconds (about 5 on
+ * macOS 26.5, up to the job's ExitTimeOut) `print` still shows it and a bootstrap of the same
+ * label fails with 5 (reference/vm-managers-and-bench.md, "launchd"). So a reload waits for
+ * `print` to say the label is gone (113) and retries the bootstrap on 5, within a bound. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "guestops.h"
+
+/* How often launchd is asked again while it holds a booted-out label. */
+#define LM_LAUNCHD_POLL 0.25
+
+/* A guest command from argv, its stdout and stderr kept (lm_free) and its exit status. */
+static int run_argv_both(lm_ssh *ssh, const char *const *argv, size_t argc, char **sout, char **serr, int *st)
+{
+	char *cmd = NULL;
+	int rc;
+
+	*sout = *serr = NULL;
+	*st = 0;
+	if ((rc = lm_shell_quote_argv(argv, argc, &cmd)) < 0)
+		return rc;
+	rc = lm_ssh_exec_capture(ssh, cmd, 64 * 1024, sout, serr, st);
+	lm_free(cmd);
+	return rc;
+}
+
+/* What a failed guest command said: its stderr, else its stdout. */
+static const char *said(const char *sout, const char *serr)
+{
+	return serr != NULL && serr[0] ? serr : sout != NULL && sout[0] ? sout : "no output";
+}
 
 /* A guest command from argv; a non-zero exit is LM_EREMOTE naming `what` and its stderr, unless
  * status is wanted (then the caller judges). */
 int lm_guest_run_argv(lm_ssh *ssh, const char *const *argv, size_t argc, const char *what, char **out, int *status)
 {
-	char *cmd = NULL, *sout = NULL, *serr = NULL;
+	char *sout = NULL, *serr = NULL;
 	int st = 0, rc;
 
 	if (out != NULL)
 		*out = NULL;
-	if ((rc = lm_shell_quote_argv(argv, argc, &cmd)) < 0)
-		return rc;
-	rc = lm_ssh_exec_capture(ssh, cmd, 64 * 1024, &sout, &serr, &st);
-	lm_free(cmd);
+	rc = run_argv_both(ssh, argv, argc, &sout, &serr, &st);
 	if (rc == 0 && status == NULL && st != 0)
-		rc = lm_error_set(LM_EREMOTE, "%s failed (exit %d): %s", what, st,
-		    serr != NULL && serr[0] ? serr : sout != NULL && sout[0] ? sout : "no output");
+		rc = lm_error_set(LM_EREMOTE, "%s failed (exit %d): %s", what, st, said(sout, serr));
 	if (status != NULL)
 		*status = st;
 	if (rc == 0 && out != NULL) {
 		*out = sout;
 		sout = NULL;
+	}
+	lm_free(sout);
+	lm_free(serr);
+	return rc;
+}
+
+double lm_launchd_release_wait(void)
+{
+	return lm_test_launchd_wait(LM_LAUNCHD_RELEASE_WAIT);
+}
+
+/* One round of a launchd wait: LM_ETIMEOUT past the deadline (the caller says what did not
+ * happen), LM_ECANCELED on request; otherwise reported and slept. */
+static int launchd_wait_round(lm_context *ctx, const lm_launchd_wait *w, double since, double *last, const char *what)
+{
+	int rc;
+
+	if (lm_clock_monotonic() >= w->deadline)
+		return LM_ETIMEOUT;
+	if ((rc = lm_context_check_cancel(ctx, what)) < 0)
+		return rc;
+	lm_context_waiting(ctx, w->vm, w->step, since, last, what);
+	lm_clock_sleep(LM_LAUNCHD_POLL);
+	return 0;
+}
+
+int lm_launchd_wait_gone(lm_context *ctx, lm_ssh *ssh, const char *domain, const char *label, const lm_launchd_wait *w)
+{
+	lm_agent_info a;
+	double since = lm_clock_monotonic(), last = 0;
+	char what[LM_AGENT_LABEL_MAX + 64];
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	snprintf(a.label, sizeof(a.label), "%s", label);
+	snprintf(what, sizeof(what), "launchd to let go of %s", label);
+	for (;;) {
+		if ((rc = lm_launchd_query(ssh, domain, &a)) < 0)
+			return rc;
+		if (strcmp(a.state, "not loaded") == 0)
+			return 0;
+		if ((rc = launchd_wait_round(ctx, w, since, &last, what)) == LM_ETIMEOUT)
+			return lm_error_set(LM_ETIMEOUT, "launchd still holds %s %.0f s after its bootout "
+			    "(`launchctl print %s/%s` still shows it)", label, lm_clock_monotonic() - since, domain, label);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+int lm_launchd_bootstrap(lm_context *ctx, lm_ssh *ssh, const char *domain, const char *plist, const lm_launchd_wait *w)
+{
+	const char *argv[] = {"launchctl", "bootstrap", domain, plist};
+	double since = lm_clock_monotonic(), last = 0;
+	char *sout = NULL, *serr = NULL;
+	int st, rc;
+
+	for (;;) {
+		if ((rc = run_argv_both(ssh, argv, 4, &sout, &serr, &st)) < 0 || st == 0)
+			break;
+		/* 5: launchd has not let go of the label yet -- unless it says the file is refused for
+		 * good (others may write it, or it is not the user's). */
+		if (st != 5 || strstr(serr != NULL ? serr : "", "bad ownership/permissions") != NULL) {
+			rc = lm_error_set(LM_EREMOTE, "launchctl bootstrap failed (exit %d): %s", st, said(sout, serr));
+			break;
+		}
+		if ((rc = launchd_wait_round(ctx, w, since, &last, "launchd to accept the bootstrap")) == LM_ETIMEOUT) {
+			rc = lm_error_set(LM_ETIMEOUT, "launchctl bootstrap still failed after %.0f s (exit %d): %s",
+			    lm_clock_monotonic() - since, st, said(sout, serr));
+			break;
+		}
+		lm_free(sout);
+		lm_free(serr);
+		sout = serr = NULL;
+		if (rc < 0)
+			break;
 	}
 	lm_free(sout);
 	lm_free(serr);

@@ -1,6 +1,7 @@
 /* The SSH session: TCP connection, handshake, host-key check, authentication, errors, timeouts. */
 #include "ssh_internal.h"
 #include "ssh_pins.h"
+#include "net_words.h"
 #include "vm_name.h"
 
 #include <pthread.h>
@@ -137,7 +138,7 @@ int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what)
 static int tcp_connect(lm_ssh *ssh)
 {
 	struct addrinfo hints, *res = NULL, *ai;
-	char port[16];
+	char port[16], words[256];
 	int fd = -1, rc, err = 0, flags, timed_out = 0;
 	double deadline = lm_clock_monotonic() + ssh->connect_timeout;
 
@@ -204,8 +205,9 @@ static int tcp_connect(lm_ssh *ssh)
 			    "VM '%s' (%s:%d): no TCP connection to its SSH server within %.0f s (connect timeout); "
 			    "is the VM running and its SSH server (Remote Login) on?",
 			    ssh->vm, ssh->address, ssh->port, ssh->connect_timeout);
+		lm_connect_error_words(err, words, sizeof(words));
 		return lm_error_set(LM_ENETWORK, "VM '%s' (%s:%d): cannot connect to its SSH server: %s", ssh->vm,
-		    ssh->address, ssh->port, strerror(err));
+		    ssh->address, ssh->port, words);
 	}
 	ssh->fd = fd;
 	return 0;

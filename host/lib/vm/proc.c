@@ -80,9 +80,23 @@ int lm_proc_find_program(const char *name, char **out)
 	return lm_error_set(LM_ENOTFOUND, "%s: not found on PATH", name);
 }
 
-/* environ without the guest password, with o's variable set (replaced when present); free with
- * lm_strv_free(). NULL when out of memory. */
-static char **child_env(const lm_proc_options *o)
+/* NAME=... names one of the job-tracking variables. */
+static int job_tracking(const char *entry)
+{
+	static const char *const vars[] = LM_PROC_JOB_TRACKING_VARS;
+	size_t i, len;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		len = strlen(vars[i]);
+		if (strncmp(entry, vars[i], len) == 0 && entry[len] == '=')
+			return 1;
+	}
+	return 0;
+}
+
+/* environ without the guest password (and, for a VM's owner, the CI job-tracking variables), with
+ * o's variable set (replaced when present); free with lm_strv_free(). NULL when out of memory. */
+static char **child_env(const lm_proc_options *o, int vm_owner)
 {
 	const char *name = o->env_name;
 	size_t n = 0, i, j = 0, nlen = name != NULL ? strlen(name) : 0;
@@ -97,6 +111,9 @@ static char **child_env(const lm_proc_options *o)
 			continue;
 		/* The guest password is ours alone: never handed to a child process. */
 		if (strncmp(environ[i], PASSWORD_VAR, sizeof(PASSWORD_VAR) - 1) == 0)
+			continue;
+		/* A VM's owner outlives the CI job that started it. */
+		if (vm_owner && job_tracking(environ[i]))
 			continue;
 		if ((env[j++] = strdup(environ[i])) == NULL)
 			goto fail;
@@ -295,7 +312,7 @@ static int run(char *const argv[], char *const env[], const lm_proc_options *o, 
 
 int lm_proc_run(const char *program, const char *const args[], const lm_proc_options *opts, lm_proc_result *res)
 {
-	char **argv = child_argv(program, args), **env = child_env(opts);
+	char **argv = child_argv(program, args), **env = child_env(opts, opts->vm_owner);
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -341,7 +358,7 @@ static int spawn_detached(char *const argv[], char *const env[], const char *log
 
 int lm_proc_spawn_detached(const char *program, const char *const args[], const lm_proc_options *opts, pid_t *pid)
 {
-	char **argv = child_argv(program, args), **env = child_env(opts);
+	char **argv = child_argv(program, args), **env = child_env(opts, 1);
 	int rc;
 
 	rc = argv != NULL && env != NULL ? spawn_detached(argv, env, opts->log, pid) : lm_error_nomem();

@@ -2,7 +2,10 @@
  * that is already running, stop only a running one, readiness only by polling). */
 #include "vm_internal.h"
 #include "text.h"
+#include "net_words.h"
+#include "vm_probe.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +203,7 @@ int lm_vm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	memset(out, 0, sizeof(*out));
 	if ((rc = lm_vm_name_normalize(name, vm)) < 0)
 		return rc;
+	vmm->ssh_probe_err = 0;
 	if ((rc = vmm->backend->get(vmm, vm, out)) < 0)
 		return rc;
 	lm_vm_fill_identity(out, vmm->backend);
@@ -263,10 +267,22 @@ int lm_vm_stop(lm_vm_manager *vmm, const char *name)
 	}
 }
 
-/* What is missing, for the timeout message. */
-static void describe_not_ready(const lm_vm_info *info, char *buf, size_t cap)
+int lm_vm_ssh_probe_error(const lm_vm_manager *vmm)
 {
-	if (strcmp(info->status, "running") != 0)
+	return vmm != NULL ? vmm->ssh_probe_err : 0;
+}
+
+/* What is missing, for the timeout message: the probe's error by name when port 22 refused or
+ * could not be reached (not "not reachable yet": that is a boot still going on). */
+static void describe_not_ready(const lm_vm_info *info, int probe_err, char *buf, size_t cap)
+{
+	char words[256];
+
+	if (probe_err != 0 && probe_err != ETIMEDOUT && info->ip[0] != '\0') {
+		lm_connect_error_words(probe_err, words, sizeof(words));
+		snprintf(buf, cap, "%s at %s, SSH (port 22): %s", info->status[0] ? info->status : "no status", info->ip,
+		    words);
+	} else if (strcmp(info->status, "running") != 0)
 		snprintf(buf, cap, "%s", info->status[0] ? info->status : "no status");
 	else if (info->ip[0] == '\0')
 		snprintf(buf, cap, "running, no IP address yet");
@@ -281,7 +297,7 @@ int lm_vm_info_ready(const lm_vm_info *info)
 
 int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm_info *out)
 {
-	char vm[LM_VM_NAME_MAX], why[160];
+	char vm[LM_VM_NAME_MAX], why[400];
 	lm_vm_info info;
 	double start, deadline, delay = 0.05, left, reported = 0;
 	int rc;
@@ -295,6 +311,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 	start = lm_clock_monotonic();
 	deadline = start + timeout;
 	for (;;) {
+		vmm->ssh_probe_err = 0;
 		if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
 			return rc;
 		if (lm_vm_info_ready(&info)) {
@@ -306,7 +323,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 				*out = info;
 			return 0;
 		}
-		describe_not_ready(&info, why, sizeof(why));
+		describe_not_ready(&info, vmm->ssh_probe_err, why, sizeof(why));
 		lm_context_waiting(vmm->ctx, vm, "wait-ready", start, &reported, why);
 		if ((rc = lm_context_check_cancel(vmm->ctx, "while waiting for the VM to be ready")) < 0)
 			return lm_error_prefix("%s: ", vm);

@@ -40,15 +40,21 @@ void lm_vm_adopt_child(lm_vm_manager *vmm, pid_t pid)
 		}
 }
 
-/* Run `lume ARGS...`; argv excludes the program. */
-static int cli_run(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
+/* Run `lume ARGS...`; argv excludes the program. vm_owner: it leaves a VM's owner behind (proc.h). */
+static int cli_run_as(lm_vm_manager *vmm, const char *const args[], double timeout, int vm_owner, lm_proc_result *res)
 {
-	const lm_proc_options o = {.env_name = "LUME_LOG_LEVEL", .env_value = "error", .timeout = timeout};
+	const lm_proc_options o = {.env_name = "LUME_LOG_LEVEL", .env_value = "error", .timeout = timeout,
+	    .vm_owner = vm_owner};
 
 	lm_vm_reap_children(vmm);
 	if (lm_proc_run(vmm->program, args, &o, res) < 0)
 		return lm_error_prefix("lume: ");
 	return 0;
+}
+
+static int cli_run(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
+{
+	return cli_run_as(vmm, args, timeout, 0, res);
 }
 
 /* The most useful line of a failed command: the last non-empty line of stderr, else of stdout. */
@@ -212,7 +218,8 @@ static int cli_start(lm_vm_manager *vmm, const char *name)
 	if (vmm->old_lume == 1)
 		return cli_start_child(vmm, name);
 	snprintf(what, sizeof(what), "run %s --detach", name);
-	if ((rc = cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res)) < 0)
+	/* Its relaunched `lume run` holds the VM: it must outlive a CI job (proc.h). */
+	if ((rc = cli_run_as(vmm, args, LM_CLI_QUERY_TIMEOUT, 1, &res)) < 0)
 		return rc;
 	if (res.exit_code == 0 && !res.timed_out) {
 		vmm->old_lume = 0;

@@ -55,6 +55,9 @@ struct lm_vm_manager {
 	int utm_ip;          /* -1 unknown, 1 `utmctl ip-address` works for this UTM, 0 it does not */
 	/* none, and UTM without ip-address */
 	char *address;
+	/* tart, utm, none: why the last `get`'s probe of port 22 failed (errno; 0: it answered, or
+	 * there was no address, or Lume probed it itself) */
+	int ssh_probe_err;
 	/* auto: which backends answer, and which one knows each VM */
 	const lm_vm_backend *candidates[4];
 	size_t ncandidates;
@@ -145,8 +148,10 @@ int lm_vm_auto_init(lm_vm_manager *vmm, const char *url, const char *lume_progra
 int lm_vm_utm_parse_list(char *text, lm_vm_info **out, size_t *count);
 /* manager and account from the backend that answered, when not set yet. */
 void lm_vm_fill_identity(lm_vm_info *info, const lm_vm_backend *b);
-/* Fill ip (when known) and ssh_available by a 2-second TCP probe of port 22, as Lume does. */
-void lm_vm_probe_ssh(lm_vm_info *info);
+/* Fill ip (when known) and ssh_available by a 2-second TCP probe of port 22, as Lume does;
+ * returns why the probe failed (an errno value: refused, unreachable, ETIMEDOUT), 0 when port 22
+ * answered or there is no address to ask. */
+int lm_vm_probe_ssh(lm_vm_info *info);
 /* A formatted string (caller frees); NULL only when out of memory. */
 char *lm_vm_strf(const char *fmt, ...) LM_PRINTF(1, 2);
 /* A dotted IPv4 address (what the managers print). */

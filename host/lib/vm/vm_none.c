@@ -3,6 +3,7 @@
  * and saying so is all this backend does for them. Also the helpers every non-Lume backend shares:
  * Lume's readiness check (a 2-second TCP connect to port 22) for managers that have none. */
 #include "vm_internal.h"
+#include "net_words.h"
 #include "text.h"
 
 #include <stdarg.h>
@@ -44,40 +45,52 @@ int lm_vm_is_ipv4(const char *s)
 	return s != NULL && inet_pton(AF_INET, s, &a) == 1;
 }
 
+/* 0 when address:port accepts a connection within timeout, else why not (an errno value). */
 static int tcp_probe(const char *address, int port, double timeout)
 {
 	struct sockaddr_in sa;
 	struct pollfd p;
-	int fd, err = 0, ok = 0;
+	int fd, err = 0, why = EINVAL, pr;
 	socklen_t len = sizeof(err);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons((unsigned short)port);
 	if (inet_pton(AF_INET, address, &sa.sin_addr) != 1)
-		return 0;
+		return EINVAL;
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-		return 0;
+		return errno;
 	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
+		why = errno;
 		close(fd);
-		return 0;
+		return why;
 	}
+	/* The error is kept: a refused or unreachable address (macOS 15's Local Network privacy
+	 * answers EHOSTUNREACH) is not a guest that is still booting. */
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-		ok = 1;
-	} else if (errno == EINPROGRESS) {
+		why = 0;
+	} else if ((why = errno) == EINPROGRESS) {
 		p.fd = fd;
 		p.events = POLLOUT;
-		if (poll(&p, 1, (int)(timeout * 1000)) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
-		    err == 0)
-			ok = 1;
+		if ((pr = poll(&p, 1, (int)(timeout * 1000))) == 0)
+			why = ETIMEDOUT;
+		else if (pr < 0)
+			why = errno;
+		else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+			why = errno;
+		else
+			why = err;
 	}
 	close(fd);
-	return ok;
+	return why;
 }
 
-void lm_vm_probe_ssh(lm_vm_info *info)
+int lm_vm_probe_ssh(lm_vm_info *info)
 {
-	info->ssh_available = info->ip[0] != '\0' && tcp_probe(info->ip, 22, LM_SSH_PROBE_TIMEOUT);
+	int why = info->ip[0] != '\0' ? tcp_probe(info->ip, 22, LM_SSH_PROBE_TIMEOUT) : 0;
+
+	info->ssh_available = info->ip[0] != '\0' && why == 0;
+	return why;
 }
 
 static int none_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
@@ -85,7 +98,7 @@ static int none_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", name);
 	snprintf(out->ip, sizeof(out->ip), "%s", vmm->address);
-	lm_vm_probe_ssh(out);
+	vmm->ssh_probe_err = lm_vm_probe_ssh(out);
 	/* Nothing says whether the VM runs: it is "running" while its SSH answers. */
 	snprintf(out->status, sizeof(out->status), "%s", out->ssh_available ? "running" : "unreachable");
 	return 0;
@@ -101,8 +114,16 @@ static int none_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 
 static int none_start(lm_vm_manager *vmm, const char *name)
 {
+	char words[256];
+
+	/* What the probe of the get before this one answered, by name: a refused port 22 is most
+	 * likely a VM that is off, an unreachable address may be macOS 15's Local Network privacy. */
+	if (vmm->ssh_probe_err != 0 && vmm->ssh_probe_err != ETIMEDOUT)
+		lm_connect_error_words(vmm->ssh_probe_err, words, sizeof(words));
+	else
+		snprintf(words, sizeof(words), "does not answer");
 	return lm_error_set(LM_ERROR, "%s: no VM manager is in use, so the VM cannot be started from here; "
-	    "start it yourself: SSH at %s does not answer", name, vmm->address);
+	    "start it yourself if it is off: SSH at %s (port 22): %s", name, vmm->address, words);
 }
 
 static int none_stop(lm_vm_manager *vmm, const char *name)

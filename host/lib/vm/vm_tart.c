@@ -122,7 +122,7 @@ static int tart_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	cJSON_Delete(doc);
 	if (strcmp(out->status, "running") == 0 && (rc = tart_ip(vmm, name, out)) < 0)
 		return rc;
-	lm_vm_probe_ssh(out);
+	vmm->ssh_probe_err = lm_vm_probe_ssh(out);
 	return 0;
 }
 
@@ -159,7 +159,7 @@ static int tart_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 		set_state(&list[n], item);
 		if (strcmp(list[n].status, "running") == 0 && (rc = tart_ip(vmm, list[n].name, &list[n])) < 0)
 			break;
-		lm_vm_probe_ssh(&list[n]);
+		(void)lm_vm_probe_ssh(&list[n]);
 		n++;
 	}
 	cJSON_Delete(doc);

@@ -136,7 +136,7 @@ static int utm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	set_status(out, word);
 	if (strcmp(out->status, "running") == 0 && (rc = utm_address(vmm, name, out)) < 0)
 		return rc;
-	lm_vm_probe_ssh(out);
+	vmm->ssh_probe_err = lm_vm_probe_ssh(out);
 	return 0;
 }
 
@@ -205,7 +205,7 @@ static int utm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 		if (strcmp(list[i].status, "running") == 0 && lm_vm_name_normalize(list[i].name, valid) == 0 &&
 		    utm_address(vmm, list[i].name, &list[i]) < 0)
 			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: no address: %s", list[i].name, lm_error_last()->message);
-		lm_vm_probe_ssh(&list[i]);
+		(void)lm_vm_probe_ssh(&list[i]);
 	}
 	*out = list;
 	*count = n;

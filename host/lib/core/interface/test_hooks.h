@@ -22,7 +22,11 @@
  *                                    so that a test knows whether its run met a failure at all
  *
  * A malformed value ends the program at its start (exit 125): a test that asked for a failure must
- * not run without it. */
+ * not run without it.
+ *
+ * lm_test_launchd_wait(seconds): LUME_METAL_TEST_LAUNCHD_WAIT=S (seconds, > 0) replaces how long
+ * agent install waits for launchd to let go of a booted-out label, so that a test can outlast it
+ * with a guest's drain time of a few seconds; malformed ends the program (exit 125). */
 #ifndef LM_TEST_HOOKS_H
 #define LM_TEST_HOOKS_H
 
@@ -33,8 +37,10 @@ void lm_test_kill_point(const char *step);
 /* Counted allocations so far in this process, and failures injected so far. */
 size_t lm_test_alloc_count(void);
 size_t lm_test_alloc_failures(void);
+double lm_test_launchd_wait(double seconds);
 #else
 #define lm_test_kill_point(step) ((void)0)
+#define lm_test_launchd_wait(seconds) (seconds)
 #endif
 
 #endif

@@ -190,6 +190,25 @@ int lm_launchd_domain(lm_ssh *ssh, char *domain, size_t len);
 /* launchd's view of one agent (`launchctl print DOMAIN/LABEL`): a->state "not loaded", "loaded"
  * or "running", a->pid when running. */
 int lm_launchd_query(lm_ssh *ssh, const char *domain, lm_agent_info *a);
+/* How long a reload waits for launchd to let go of a booted-out label and accept the bootstrap
+ * again: past launchd's own ExitTimeOut (20 s by default, then SIGKILL for a job that has not
+ * ended) and the about 5 s measured after that (reference/vm-managers-and-bench.md, "launchd").
+ * lm_launchd_release_wait() is it, or the test hook's LUME_METAL_TEST_LAUNCHD_WAIT. */
+#define LM_LAUNCHD_RELEASE_WAIT 30.0
+double lm_launchd_release_wait(void);
+/* A bounded launchd wait: until `deadline` (lm_clock_monotonic), reported as vm's step `step`. */
+typedef struct {
+	double deadline;
+	const char *vm;
+	const char *step;
+} lm_launchd_wait;
+/* Until `launchctl print DOMAIN/LABEL` says the label is gone, asked again every 0.25 s:
+ * LM_ETIMEOUT (saying launchd still holds it) past the deadline, LM_ECANCELED on ctx's request. */
+int lm_launchd_wait_gone(lm_context *ctx, lm_ssh *ssh, const char *domain, const char *label, const lm_launchd_wait *w);
+/* `launchctl bootstrap DOMAIN PLIST`, again every 0.25 s while it fails with 5 (Input/output
+ * error: launchd still holds the label): LM_ETIMEOUT with launchd's message past the deadline,
+ * LM_EREMOTE at once for any other failure, LM_ECANCELED on ctx's request. */
+int lm_launchd_bootstrap(lm_context *ctx, lm_ssh *ssh, const char *domain, const char *plist, const lm_launchd_wait *w);
 /* Out of launchd if it is in (bootout), and its plist (under home) gone. */
 int lm_launchd_unload(lm_ssh *ssh, const char *domain, const char *home, lm_agent_info *a);
 /* Every agent of agents[n] out of launchd and its plist gone (rollback, before the guest files:

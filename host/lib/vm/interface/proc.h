@@ -4,12 +4,22 @@
  *
  * The child's environment is ours less LUME_METAL_SSH_PASSWORD (the guest password is ours alone,
  * docs/security.md), with at most one variable set; stdin is /dev/null; it starts with no blocked
- * signals and the default SIGPIPE, whatever the host application blocks or ignores. */
+ * signals and the default SIGPIPE, whatever the host application blocks or ignores. A VM's
+ * owner -- a detached child (`tart run`, old Lume's `lume run`), or a child that leaves one
+ * behind (`lume run --detach` relaunches itself with our environment) -- also goes without the
+ * CI job-tracking variables below. */
 #ifndef LM_PROC_H
 #define LM_PROC_H
 
 #include <stddef.h>
 #include <sys/types.h>
+
+/* The variables by which a CI runner finds a job's processes to kill them when the job ends
+ * (docs/vm-managers.md, "VMs outlive the CI job"): the GitHub Actions runner's
+ * RUNNER_TRACKING_ID (actions/runner #598, #4601: its maintainers' way out is starting the process
+ * without it), Jenkins' ProcessTreeKiller's JENKINS_NODE_COOKIE and BUILD_ID. A VM that
+ * lume-metal starts must outlive the job that asked for it, so its owner never carries them. */
+#define LM_PROC_JOB_TRACKING_VARS {"RUNNER_TRACKING_ID", "JENKINS_NODE_COOKIE", "BUILD_ID"}
 
 /* What lm_proc_run keeps of each stream when the caller states no limit. */
 #define LM_PROC_OUTPUT_MAX ((size_t)16 << 20)
@@ -22,6 +32,8 @@ typedef struct {
 	                           LM_ETOOLARGE once the child has ended, never a cut result */
 	const char *log;        /* lm_proc_spawn_detached: stdout and stderr appended to this file
 	                           (created 0600); NULL: /dev/null */
+	int vm_owner;           /* lm_proc_run: the child leaves a VM's owner behind; without the
+	                           job-tracking variables (always so for lm_proc_spawn_detached) */
 } lm_proc_options;
 
 typedef struct {
