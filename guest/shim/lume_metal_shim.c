@@ -602,7 +602,7 @@ static void record_text(struct out *o, int written)
 		int hooked = __atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) == SLOT_HOOKED;
 
 		put(o, i == 0 ? "\n      {\"class\": " : ",\n      {\"class\": ");
-		put_str(o, class_getName(sl->cls));
+		put_str(o, class_getName(__atomic_load_n(&sl->cls, __ATOMIC_ACQUIRE)));
 		put(o, ", \"installed\": ");
 		put_bool(o, hooked);
 		put(o, ", \"why_not\": ");
