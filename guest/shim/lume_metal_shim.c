@@ -474,14 +474,8 @@ static void put(struct out *o, const char *s)
 static void put_u64(struct out *o, lm_u64 v)
 {
 	char b[24];
-	lm_size i = sizeof(b) - 1;
 
-	b[i] = '\0';
-	do {
-		b[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	put(o, b + i);
+	put(o, lm_decimal(b, v));
 }
 
 static void put_long(struct out *o, long v)
@@ -729,18 +723,11 @@ static int record_path(char *dst, lm_size cap, const char *dir, const char *dot,
 {
 	char pid[24];
 	struct out o = { dst, 0, cap - 1, 0 };
-	lm_size i = sizeof(pid) - 1;
-	unsigned v = (unsigned)rec.pid;
 
-	pid[i] = '\0';
-	do {
-		pid[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
 	put(&o, dir);
 	put(&o, "/");
 	put(&o, dot);
-	put(&o, pid + i);
+	put(&o, lm_decimal(pid, (lm_u64)(unsigned)rec.pid));
 	put(&o, suffix);
 	dst[o.n] = '\0';
 	return !o.full;

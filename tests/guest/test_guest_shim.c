@@ -967,6 +967,22 @@ static void test_record_unwritable(void **state)
 	assert_int_equal(chmod(ro, 0755), 0);
 }
 
+/* The probe's record (ceiling 1009) on a variant of the fake Metal, in records-root/contents-VARIANT. */
+static cJSON *variant_record(const char *variant)
+{
+	static char *argv[] = { LM_PROBE, "--report", NULL };
+	char name[64], env[1100];
+	const char *dir;
+	lm_test_result r;
+
+	snprintf(name, sizeof(name), "contents-%s", variant);
+	dir = records_dir(name);
+	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
+	run_env(&r, variant, 1, argv, FAM "=1009", env, NULL);
+	assert_int_equal(r.status, 0);
+	return record_only(dir);
+}
+
 /* What the probe asked, with the stock and the given answers, and everything else the record says. */
 static void test_record_contents(void **state)
 {
@@ -1047,27 +1063,18 @@ static void test_record_contents(void **state)
 	cJSON_Delete(doc);
 
 	/* A device class the shim refuses, and a Metal without the private class or its method. */
-	dir = records_dir("contents-unsupported");
-	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
-	run_env(&r, "unsupported", 1, argv, FAM "=1009", env, NULL);
-	doc = record_only(dir);
+	doc = variant_record("unsupported");
 	assert_bool_at(doc, "profile.active", 1);
 	assert_bool_at(doc, "hooks.device_classes.0.installed", 0);
 	assert_str_at(doc, "hooks.device_classes.0.why_not",
 	    "AppleParavirtDevice has an unexpected signature for supportsFamily:");
 	assert_int_equal(cJSON_GetArraySize(at(doc, "questions")), 0);
 	cJSON_Delete(doc);
-	dir = records_dir("contents-noprivate");
-	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
-	run_env(&r, "noprivate", 1, argv, FAM "=1009", env, NULL);
-	doc = record_only(dir);
+	doc = variant_record("noprivate");
 	assert_str_at(doc, "hooks.init_gpu_family_support.why_not", "class _MTLDevice not found");
 	assert_bool_at(doc, "hooks.device_classes.0.installed", 1);
 	cJSON_Delete(doc);
-	dir = records_dir("contents-noinit");
-	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
-	run_env(&r, "noinit", 1, argv, FAM "=1009", env, NULL);
-	doc = record_only(dir);
+	doc = variant_record("noinit");
 	assert_str_at(doc, "hooks.init_gpu_family_support.why_not", "_MTLDevice has no method initGPUFamilySupport");
 	cJSON_Delete(doc);
 
