@@ -62,6 +62,7 @@
 #define LM_NAME 128         /* a class or device name */
 #define LM_QUESTIONS 64
 #define LM_TG_READS 4       /* distinct maxThreadgroupMemoryLength stock values per class */
+#define LM_SEEN_EMPTY(index) ((index) + 2) /* the key of family index + 1, whose entry is index + 1 */
 
 #if !defined(LM_SHIM_VERSION)
 #error "LM_SHIM_VERSION: the project version the shim is built from (guest/CMakeLists.txt)"
@@ -97,7 +98,8 @@ static struct slot {
 	/* For the record only. why: written before state is published. seen[family & 255] holds
 	 * family + 1 (as unsigned) once that family was asked: one load and one compare tell a
 	 * question already recorded. The families of the table never share an entry; others that do
-	 * are recorded under collide_busy. */
+	 * are recorded under collide_busy. An empty entry holds LM_SEEN_EMPTY(index), the key of a
+	 * family that belongs to another entry, so that no family ever matches an empty one. */
 	char why[LM_WHY];
 	unsigned long seen[256];
 	int collide_busy;
@@ -784,6 +786,10 @@ static void record_init(void)
 		copy_text(rec.host_reason, sizeof(rec.host_reason), clean);
 		rec.has_host_reason = 1;
 	}
+	for (lm_size i = 0; i < LM_SLOTS; i++) {
+		for (unsigned long k = 0; k < 256; k++)
+			slots[i].seen[k] = LM_SEEN_EMPTY(k);
+	}
 	rec.sel_name = sel_registerName("name");
 	rec.sel_utf8 = sel_registerName("UTF8String");
 	rec.on = 1;
@@ -827,16 +833,17 @@ static int question_recorded(lm_size i, long family)
 static void record_question_slow(lm_size i, id self, long family, unsigned char stock, unsigned char given)
 {
 	struct slot *sl = &slots[i];
-	unsigned long key = (unsigned long)family + 1, *entry = &sl->seen[(unsigned long)family & 255], empty = 0;
+	unsigned long index = (unsigned long)family & 255, key = (unsigned long)family + 1;
+	unsigned long *entry = &sl->seen[index], empty = LM_SEEN_EMPTY(index);
 	int idle = 0, locked = 0;
 	unsigned q;
 
-	if (key == 0 || !__atomic_compare_exchange_n(entry, &empty, key, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		if (key != 0 && empty == key)
+	if (!__atomic_compare_exchange_n(entry, &empty, key, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		if (empty == key)
 			return; /* another thread recorded it meanwhile */
-		/* The entry is another family's (or family is -1, whose key is the empty entry's 0): one
-		 * thread at a time scans and records; one that finds it busy leaves the question to the
-		 * next time it is asked, and the record says it may lack one. */
+		/* The entry is another family's: one thread at a time scans and records; one that finds
+		 * it busy leaves the question to the next time it is asked, and the record says it may
+		 * lack one. */
 		if (!__atomic_compare_exchange_n(&sl->collide_busy, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			record_incomplete();
 			return;

@@ -1088,6 +1088,34 @@ static void test_record_contents(void **state)
 	assert_int_equal(dir_names(dir, env, sizeof(env)), 0);
 }
 
+/* Families that share an entry of the shim's seen table (family & 255: 1001, 1257, -23 and 233),
+ * and -1 (whose key is the empty entry's): each recorded once, in the order asked, nothing lost. */
+static void test_record_colliding_families(void **state)
+{
+	static char *argv[] = { LM_DEVICES, "ask", "1001", "1257", "-23", "233", "-1", "1001", "1257", "-1", "-23",
+		"233", "1009", NULL };
+	static const long want[] = { 1001, 1257, -23, 233, -1, 1009 };
+	const char *dir = records_dir("colliding");
+	char env[1100];
+	const cJSON *q;
+	lm_test_result r;
+	cJSON *doc;
+
+	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
+	run_env(&r, "stock", 1, argv, FAM "=1009", env, NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "1001=1 1257=0 -23=0 233=0 -1=0 1001=1 1257=0 -1=0 -23=0 233=0 1009=1\n");
+	doc = record_only(dir);
+	assert_bool_at(doc, "incomplete", 0);
+	q = at(doc, "questions");
+	assert_int_equal(cJSON_GetArraySize(q), 6);
+	for (int i = 0; i < 6; i++) {
+		assert_num_at(cJSON_GetArrayItem(q, i), "family", (double)want[i]);
+		assert_bool_at(cJSON_GetArrayItem(q, i), "given", want[i] == 1001 || want[i] == 1009);
+	}
+	cJSON_Delete(doc);
+}
+
 /* The record whose EXE's base name is BASE; NULL when none. */
 static cJSON *record_of(const char *dir, const char *names, const char *base)
 {
@@ -1285,6 +1313,7 @@ int main(void)
 		cmocka_unit_test(test_record_contents),
 		cmocka_unit_test(test_record_children),
 		cmocka_unit_test(test_record_atomic),
+		cmocka_unit_test(test_record_colliding_families),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
