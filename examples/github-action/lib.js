@@ -57,7 +57,7 @@ function checkVersion(bin) {
   const r = childProcess.spawnSync(bin, ["--version"], { encoding: "utf8" });
   if (r.error) {
     throw new Error(`cannot run ${bin}: ${r.error.message}; install lume-metal ${MIN_VERSION} or later ` +
-      `(brew install lume-metal/lume-metal/lume-metal, or a release tarball) or set the lume-metal input`);
+      `(docs/releasing.md: the Homebrew tap or a release tarball) or set the lume-metal input`);
   }
   const v = parseVersion(r.stdout || "");
   if (!v) {
