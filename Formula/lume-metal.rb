@@ -14,8 +14,8 @@ class LumeMetal < Formula
   depends_on "cjson"
   depends_on "libplist"
   depends_on "libssh2"
-  depends_on :macos
   depends_on "openssl@3"
+  depends_on :macos
 
   uses_from_macos "curl"
 

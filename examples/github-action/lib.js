@@ -89,7 +89,7 @@ function runJsonl(bin, args) {
       if (event && event.event === "step") {
         if (event.state !== "started") {
           const who = event.vm ? `${event.vm}: ` : "";
-          console.log(`${who}${event.step} ${event.state} (${event.seconds.toFixed(2)} s)` +
+          console.log(`${who}${event.step} ${event.state} (${Number(event.seconds || 0).toFixed(2)} s)` +
             `${event.detail ? `: ${event.detail}` : ""}`);
         }
       } else {
