@@ -8,8 +8,9 @@
 : "${LM_BUILD_DIR:?LM_BUILD_DIR: the build tree}" "${LM_SOURCE_DIR:?LM_SOURCE_DIR: the source tree}"
 lm_test_scratch demo
 export TMPDIR=$T
+address=$(lm_test_address 2)
 set +e
-LUME_METAL_BUILD_DIR=$LM_BUILD_DIR LUME_METAL_DEMO_ADDRESS_BASE=$(lm_test_address 2) \
+LUME_METAL_BUILD_DIR=$LM_BUILD_DIR LUME_METAL_DEMO_ADDRESS_BASE=$address \
   "$LM_SOURCE_DIR/examples/demo.sh" >"$T/out" 2>"$T/err" </dev/null
 rc=$?
 set -e
