@@ -146,10 +146,13 @@ function probeTable(vm) {
       rows.push([`exercise: ${kernel}`, "", r.result + (r.message ? ` (${r.message})` : "")]);
     }
   }
-  return "| | stock | with the shim |\n|---|---|---|\n" +
-    rows.map((r) => `| ${r.map(mdCell).join(" | ")} |`).join("\n") + "\n\n" +
-    "The threadgroup memory row is the value the device reports (llama.cpp uses it only in " +
-    "assertions); the exercise row is the largest size a kernel actually ran with.\n";
+  const table = "| | stock | with the shim |\n|---|---|---|\n" +
+    rows.map((r) => `| ${r.map(mdCell).join(" | ")} |`).join("\n") + "\n";
+  // A raised answer above what the kernels ran (the published profile's 64 KB) is not a failure.
+  const ran = vm.exercise?.threadgroup_memory?.largest;
+  if (ran == null || !(shim.max_threadgroup_memory > ran)) return table;
+  return table + `\n${shim.max_threadgroup_memory} bytes of threadgroup memory is the value the device ` +
+    `reports with the shim; kernels run with up to ${ran}. llama.cpp uses the reported value only in assertions.\n`;
 }
 
 function summarize(title, doc) {
