@@ -1,27 +1,35 @@
 #!/usr/bin/env bash
-# The GitHub Action (examples/github-action): its shell steps run as a runner runs them
-# (tests/support/run-composite-action) against the Lume simulator: outputs from lume-metal's JSON,
-# the recorded rollback at the end, failures in lume-metal's own words.
+# The GitHub Action (examples/github-action): its main and post steps run as a runner runs a node20
+# action (tests/support/run-node-action) against the Lume simulator: outputs and the job summary
+# from lume-metal's JSON, the post step's rollback after a job that succeeded, failed or was
+# cancelled, failures in lume-metal's own words, the minimum version named.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 action=$(cd "$here/../../examples/github-action" && pwd)
-runner="$here/../support/run-composite-action"
+runner="$here/../support/run-node-action"
 
-sim_start --vm vm1 --vm vm2 --boot-delay 0 --stop-delay 0
+# vm3 never gets an address: its enable waits, and is cancelled while it does.
+sim_start --vm vm1 --vm vm2 --vm vm3 --never-ready vm3 --boot-delay 0 --stop-delay 0
 vm_run vm1
 vm_run vm2
-# Until lume-metal is on the runner's PATH, the step is given the built program.
 export GITHUB_ENV="$E2E_DIR/github_env" RUNNER_TEMP="$E2E_DIR/runner_temp"
 mkdir -p "$RUNNER_TEMP"; : >"$GITHUB_ENV"
 
-# step OUT INPUT...: the action's steps with those inputs; outputs in OUT, exit code in STEP_RC,
-# what the step printed in OUT.log.
+# job NAME: a new job, with its own state (kept from main to post) and summary.
+job() {
+  export LM_ACTION_STATE_FILE="$E2E_DIR/$1.state" GITHUB_STEP_SUMMARY="$E2E_DIR/$1.summary"
+  : >"$LM_ACTION_STATE_FILE"; : >"$GITHUB_STEP_SUMMARY"
+}
+# step OUT PHASE INPUT...: one phase of the action with those inputs (the runner gives post the
+# step's inputs too); outputs in OUT, exit code in
+# STEP_RC, what it printed in OUT.log. Until lume-metal is on the runner's PATH, it is given the
+# built program.
 step() {
-  local out=$1; shift
+  local out=$1 phase=$2; shift 2
   local args=(--input "lume-metal=$LM_BIN") i
   for i in "$@"; do args+=(--input "$i"); done
   set +e
-  "$runner" "$action" "${args[@]}" >"$out" 2>"$out.log"
+  "$runner" "$action" "$phase" "${args[@]}" >"$out" 2>"$out.log"
   STEP_RC=$?
   set -e
 }
@@ -30,10 +38,12 @@ expect_output() { # OUT NAME VALUE
   local got; got=$(output "$1" "$2")
   [ "$got" = "$3" ] || fail "output $2: expected '$3', found '$got' ($(cat "$1" "$1.log"))"
 }
-home1=$(guest_home vm1); home2=$(guest_home vm2)
+home1=$(guest_home vm1); home2=$(guest_home vm2); home3=$(guest_home vm3)
+enabled_in_journal() { jq -e --arg v "$1" '.vms[$v] != null' "$LUME_METAL_STATE_DIR/state.json" >/dev/null 2>&1; }
 
-note "enable two VMs (both restarted), rollback at the end requested"
-step "$E2E_DIR/e1" vms="vm1 vm2" rollback-at-end=true
+note "job 1, main: enable two VMs (both restarted); outputs, step lines, the probe table in the summary"
+job j1
+step "$E2E_DIR/e1" main vms="vm1 vm2"
 [ "$STEP_RC" -eq 0 ] || fail "enable: $(cat "$E2E_DIR/e1" "$E2E_DIR/e1.log")"
 expect_output "$E2E_DIR/e1" changed true
 expect_output "$E2E_DIR/e1" restarted true
@@ -42,46 +52,88 @@ expect_output "$E2E_DIR/e1" exit-code 0
 json=$(output "$E2E_DIR/e1" json)
 jq_is "$json" '.command' enable
 jq_is "$json" '[.vms[].restarted] | all' true
-grep -qx 'LUME_METAL_ACTION_ROLLBACK_VMS=vm1 vm2' "$GITHUB_ENV" || fail "rollback not recorded: $(cat "$GITHUB_ENV")"
+grep -Eq '^vm1: [a-z-]+ done \([0-9]+\.[0-9]{2} s\)' "$E2E_DIR/e1.log" || fail "no step lines as they happened: $(cat "$E2E_DIR/e1.log")"
+for vm in vm1 vm2; do
+  grep -qx "#### $vm: ok" "$GITHUB_STEP_SUMMARY" || fail "summary: no $vm: $(cat "$GITHUB_STEP_SUMMARY")"
+done
+stock_tg=$(jq -r '.vms[0].stock.max_threadgroup_memory' "$json"); shim_tg=$(jq -r '.vms[0].shimmed.max_threadgroup_memory' "$json")
+grep -qxF "| max threadgroup memory (reported) | $stock_tg | $shim_tg |" "$GITHUB_STEP_SUMMARY" &&
+  grep -qxF "| shim active | no | yes |" "$GITHUB_STEP_SUMMARY" &&
+  grep -q '^| exercise: ' "$GITHUB_STEP_SUMMARY" &&
+  grep -qxF "$shim_tg bytes of threadgroup memory is the value the device reports with the shim; kernels run with up to $(jq -r '.vms[0].exercise.threadgroup_memory.largest' "$json"). llama.cpp uses the reported value only in assertions." "$GITHUB_STEP_SUMMARY" ||
+  fail "summary: no probe table: $(cat "$GITHUB_STEP_SUMMARY")"
 [ -L "$home1/.local/share/lume-metal/current" ] && [ -L "$home2/.local/share/lume-metal/current" ] ||
   fail "bundle not installed"
 
-note "the next job's enable: nothing changed, nothing restarted"
-step "$E2E_DIR/e2" vms="vm1
-vm2" jobs=1
+note "job 2 (while job 1 runs its workload), rollback-at-end false: nothing changed, nothing to roll back"
+job j2
+step "$E2E_DIR/e2" main vms="vm1
+vm2" jobs=1 rollback-at-end=false
 [ "$STEP_RC" -eq 0 ] || fail "re-enable: $(cat "$E2E_DIR/e2" "$E2E_DIR/e2.log")"
 expect_output "$E2E_DIR/e2" changed false
 expect_output "$E2E_DIR/e2" restarted false
 jq_is "$(output "$E2E_DIR/e2" json)" '[.vms[].enabled] | all' true
+step "$E2E_DIR/p2" post vms="vm1 vm2" rollback-at-end=false
+[ "$STEP_RC" -eq 0 ] && grep -q 'nothing to roll back' "$E2E_DIR/p2.log" || fail "post without rollback: $(cat "$E2E_DIR/p2.log")"
+[ -L "$home1/.local/share/lume-metal/current" ] || fail "job 2's post rolled back"
 
-note "a VM that does not exist: the step fails with lume-metal's own message"
-step "$E2E_DIR/bad" vms="vm1 no-such-vm"
+note "job 1, post: the VMs are rolled back"
+LM_ACTION_STATE_FILE="$E2E_DIR/j1.state" GITHUB_STEP_SUMMARY="$E2E_DIR/j1.summary" step "$E2E_DIR/p1" post vms="vm1 vm2"
+[ "$STEP_RC" -eq 0 ] || fail "post: $(cat "$E2E_DIR/p1.log")"
+grep -qx '#### vm1: ok' "$E2E_DIR/j1.summary" && grep -q '^### lume-metal rollback' "$E2E_DIR/j1.summary" ||
+  fail "summary: no rollback: $(cat "$E2E_DIR/j1.summary")"
+[ ! -e "$home1/.local/share/lume-metal" ] && [ ! -e "$home2/.local/share/lume-metal" ] || fail "guest files left"
+! enabled_in_journal vm1 && ! enabled_in_journal vm2 || fail "journal: $(cat "$LUME_METAL_STATE_DIR/state.json")"
+
+note "a failed job: a VM that does not exist fails main in lume-metal's words; post rolls back the other"
+job j3
+step "$E2E_DIR/bad" main vms="vm1 no-such-vm"
 [ "$STEP_RC" -eq 3 ] || fail "partial failure: exit $STEP_RC, expected 3: $(cat "$E2E_DIR/bad.log")"
 expect_output "$E2E_DIR/bad" exit-code 3
 [ "$(output "$E2E_DIR/bad" results | jq -r '."no-such-vm"')" = failed ] || fail "results: $(cat "$E2E_DIR/bad")"
 message=$(jq -r '.vms[] | select(.vm == "no-such-vm") | .error.message' "$(output "$E2E_DIR/bad" json)")
 grep -qF "::error title=lume-metal no-such-vm::$message" "$E2E_DIR/bad.log" || fail "no ::error with '$message': $(cat "$E2E_DIR/bad.log")"
+[ -L "$home1/.local/share/lume-metal/current" ] || fail "vm1 not enabled"
+step "$E2E_DIR/pbad" post vms="vm1 no-such-vm"
+[ ! -e "$home1/.local/share/lume-metal" ] && ! enabled_in_journal vm1 || fail "failed job: vm1 not rolled back: $(cat "$E2E_DIR/pbad.log")"
 
-note "bad inputs: refused before lume-metal runs"
-step "$E2E_DIR/empty" vms=""
+note "a job cancelled while enable waits for its VM: lume-metal undoes it, post finds nothing left"
+job j4
+[ "$(vm_status vm3)" = stopped ] || fail "vm3: $(vm_status vm3)"
+runs_before=$(count_requests POST /vm3/run)
+"$runner" "$action" main --input "lume-metal=$LM_BIN" --input vms=vm3 --input jobs=1 \
+  >"$E2E_DIR/c1" 2>"$E2E_DIR/c1.log" &
+main_pid=$!
+E2E_MORE_SIMS+=("$main_pid")
+wait_for 60 "enable never started vm3: $(cat "$E2E_DIR/c1.log")" \
+  eval '[ "$(count_requests POST /vm3/run)" -gt "$runs_before" ]'
+kill -INT "$main_pid"
+set +e; wait "$main_pid"; STEP_RC=$?; set -e
+[ "$STEP_RC" -ne 0 ] || fail "cancelled main exited 0: $(cat "$E2E_DIR/c1.log")"
+grep -q 'SIGINT: the job is being cancelled' "$E2E_DIR/c1.log" && grep -q '::error title=lume-metal vm3::' "$E2E_DIR/c1.log" ||
+  fail "cancelled main: $(cat "$E2E_DIR/c1.log")"
+jq_is "$(output "$E2E_DIR/c1" json)" '.vms[0].error.code' canceled
+step "$E2E_DIR/pc" post vms=vm3 jobs=1
+[ "$STEP_RC" -eq 0 ] || fail "post after cancel: exit $STEP_RC: $(cat "$E2E_DIR/pc.log")"
+grep -q '^vm3: ok' "$E2E_DIR/pc.log" || fail "post after cancel: $(cat "$E2E_DIR/pc.log")"
+wait_for 30 "vm3 not stopped again: $(vm_status vm3)" eval '[ "$(vm_status vm3)" = stopped ]'
+[ ! -e "$home3/.local/share/lume-metal" ] && ! enabled_in_journal vm3 || fail "cancelled job left vm3 enabled"
+
+note "bad inputs and a lume-metal too old: refused before enable runs, the minimum version named"
+job j5
+step "$E2E_DIR/empty" main vms=""
 [ "$STEP_RC" -eq 1 ] && grep -q '::error title=lume-metal::the vms input is empty' "$E2E_DIR/empty.log" ||
   fail "empty vms: exit $STEP_RC: $(cat "$E2E_DIR/empty.log")"
-step "$E2E_DIR/dash" vms="--all"
+step "$E2E_DIR/dash" main vms="--all"
 [ "$STEP_RC" -eq 1 ] && grep -q "VM name '--all' starts with '-'" "$E2E_DIR/dash.log" || fail "--all as a VM: $(cat "$E2E_DIR/dash.log")"
-step "$E2E_DIR/mode" mode=disable vms=vm1
-[ "$STEP_RC" -eq 1 ] && grep -q "mode 'disable' is neither enable nor rollback" "$E2E_DIR/mode.log" || fail "bad mode: $(cat "$E2E_DIR/mode.log")"
-
-note "the job's last step: rollback of what the enable step recorded"
-step "$E2E_DIR/r1" mode=rollback
-[ "$STEP_RC" -eq 0 ] || fail "rollback: $(cat "$E2E_DIR/r1" "$E2E_DIR/r1.log")"
-expect_output "$E2E_DIR/r1" changed true
-[ "$(output "$E2E_DIR/r1" results | jq -c .)" = '{"vm1":"ok","vm2":"ok"}' ] || fail "results: $(cat "$E2E_DIR/r1")"
-[ ! -e "$home1/.local/share/lume-metal" ] && [ ! -e "$home2/.local/share/lume-metal" ] || fail "guest files left"
-
-note "a job whose enable step did not ask for it: the last step does nothing"
-: >"$GITHUB_ENV"
-step "$E2E_DIR/r2" mode=rollback
-[ "$STEP_RC" -eq 0 ] || fail "rollback without a record: $(cat "$E2E_DIR/r2.log")"
-expect_output "$E2E_DIR/r2" changed false
-grep -q 'nothing to roll back' "$E2E_DIR/r2.log" || fail "$(cat "$E2E_DIR/r2.log")"
-echo "github action: enable, re-enable, failures, rollback as expected"
+step "$E2E_DIR/rae" main vms=vm1 rollback-at-end=yes
+[ "$STEP_RC" -eq 1 ] && grep -q "rollback-at-end is 'yes'" "$E2E_DIR/rae.log" || fail "rollback-at-end=yes: $(cat "$E2E_DIR/rae.log")"
+min=$(sed -n 's/^const MIN_VERSION = "\(.*\)";/\1/p' "$action/lib.js")
+grep -q "^## \[$min\]" "$here/../../CHANGELOG.md" || fail "MIN_VERSION $min is no release in CHANGELOG.md"
+printf '#!/bin/sh\necho "lume-metal 0.0.9"\n' >"$E2E_DIR/old-lume-metal"; chmod +x "$E2E_DIR/old-lume-metal"
+"$runner" "$action" main --input "lume-metal=$E2E_DIR/old-lume-metal" --input vms=vm1 >"$E2E_DIR/old" 2>"$E2E_DIR/old.log" && fail "an old lume-metal was accepted"
+grep -qF "::error title=lume-metal::$E2E_DIR/old-lume-metal is lume-metal 0.0.9; this action needs $min or later" "$E2E_DIR/old.log" ||
+  fail "old lume-metal: $(cat "$E2E_DIR/old.log")"
+step "$E2E_DIR/pold" post vms=vm1
+[ "$STEP_RC" -eq 0 ] && grep -q 'nothing to roll back' "$E2E_DIR/pold.log" || fail "post after refused inputs: $(cat "$E2E_DIR/pold.log")"
+echo "github action: main, summary, post after success, failure and cancellation, refusals as expected"

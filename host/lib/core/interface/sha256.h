@@ -1,15 +1,16 @@
-/* Internal: SHA-256 (FIPS 180-4), for verifying uploads and bundle manifests. */
+/* Internal: SHA-256 from libcrypto (OpenSSL), for verifying uploads and bundle manifests. */
 #ifndef LM_SHA256_H
 #define LM_SHA256_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include <openssl/sha.h>
+
+/* libcrypto's own context, held by value: hashing allocates nothing and cannot fail, so every
+ * function but lm_sha256_file returns nothing. */
 typedef struct {
-	uint32_t h[8];
-	uint64_t length;   /* bytes hashed so far */
-	uint8_t block[64];
-	size_t used;
+	SHA256_CTX sha;
 } lm_sha256_ctx;
 
 void lm_sha256_init(lm_sha256_ctx *c);
