@@ -1,6 +1,7 @@
 /* A VM's identity, read from its manager's own configuration, so that what lume-metal remembers
  * about a VM (its host-key pin) follows the VM and not its name (docs/security.md):
- *   Lume  ~/.lume/NAME/config.json (or another of Lume's storage locations): `macAddress` and
+ *   Lume  LOCATION/NAME/config.json in one of Lume's storage locations (`lume config storage
+ *         list`, GET /lume/config/locations; ~/.lume by default): `macAddress` and
  *         `machineIdentifier` (base64 data), both new for every clone (trycua/cua libs/lume,
  *         VMConfig); neither is in the API's VM object;
  *   Tart  TART_HOME/vms/NAME/config.json: `macAddress` and `ecid` (the machine identifier's
@@ -96,14 +97,20 @@ static int from_json(lm_vm_info *info, const char *kind, const char *path, const
 
 static int lume_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 {
-	char *const *dirs = strcmp(info->manager, "lume-cli") == 0 ? lm_vm_cli_storage(vmm) : NULL;
+	char *const *dirs = NULL;
+	char listed[300] = "", *path;
 	const char *home = NULL;
-	char *path;
 	size_t i;
 	int rc;
 
+	/* Lume's storage locations, from the backend that answers for the VM: the CLI's `lume config
+	 * storage list`, the API's GET /lume/config/locations. */
+	rc = strcmp(info->manager, "lume-cli") == 0 ? lm_vm_cli_storage(vmm, &dirs) :
+	    lm_vm_api_storage(vmm, &dirs, listed, sizeof(listed));
+	if (rc < 0)
+		return rc;
 	if (dirs == NULL) {
-		/* The API tells no storage path: Lume's default location. */
+		/* Nothing listed them (an older Lume without the route): Lume's default location. */
 		if (lm_paths_home(&home) < 0) {
 			why(info, "Lume's VM store ~/.lume: %s", lm_error_last()->message);
 			lm_error_clear();
@@ -118,8 +125,8 @@ static int lume_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 		}
 		rc = from_json(info, "lume", path, "machineIdentifier");
 		if (rc == 0)
-			why(info, "%s does not exist: the VM is in another of Lume's storage locations "
-			    "(~/.config/lume/config.yaml), which Lume's API does not tell", path);
+			why(info, "%s does not exist, and Lume did not list its other storage locations (%s)", path,
+			    listed[0] ? listed : "no answer");
 		free(path);
 		return rc == LM_ENOMEM ? rc : 0;
 	}
@@ -136,7 +143,8 @@ static int lume_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 		if (rc != 0)
 			return rc == LM_ENOMEM ? rc : 0;
 	}
-	why(info, "no config.json for %s in Lume's storage locations (`lume config storage list`)", name);
+	why(info, "no config.json for %s in Lume's storage locations (%s)", name,
+	    strcmp(info->manager, "lume-cli") == 0 ? "`lume config storage list`" : "GET /lume/config/locations");
 	return 0;
 }
 
