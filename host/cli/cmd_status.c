@@ -39,9 +39,9 @@ static void print_text(const lm_flow_result *r)
 			lm_cli_printf(stdout, "  guest %s %s %s, SIP %s\n", o->guest.os, o->guest.os_version, o->guest.arch,
 			    o->guest.sip[0] ? o->guest.sip : "not reported");
 		if (o->guest.tart_shim)
-			lm_cli_printf(stdout, "  the Tart image's own shim is installed (" LM_TART_SHIM_PATH ", TART_METAL_*): "
-			    "`tart exec` sessions get it from the image's guest agent, SSH sessions do not; lume-metal's "
-			    "shim reads TART_METAL_* too\n");
+			lm_cli_printf(stdout, "  the Tart image's own shim is installed (" LM_TART_SHIM_PATH ", TART_METAL_*), "
+			    "not enabled: Cirrus Labs' images inject it into no session, `tart exec` ones included; "
+			    "lume-metal's shim reads TART_METAL_* too\n");
 		if (o->already_enabled) {
 			lm_cli_printf(stdout, "  profile %s, bundle %s: %s\n", o->profile, o->bundle_id,
 			    o->bundle_verified ? "verified" : "not verified (VM not running, or files differ)");

@@ -195,7 +195,8 @@ static void check_guest_facts(lm_doctor_result *r, const char *vm, const lm_gues
 		    g->sip[0] ? g->sip : "not reported");
 	if (g->tart_shim)
 		add(r, vm, "tart-shim", LM_CHECK_WARN, "the Tart image carries Cirrus Labs' own shim (" LM_TART_SHIM_PATH
-		    "), which `tart exec` sessions get; lume-metal's shim is used for its own commands");
+		    "), installed but not enabled: no session gets it, `tart exec` ones included; lume-metal's shim "
+		    "is used for its own commands");
 }
 
 static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, lm_ssh *ssh, const lm_guest_facts *g,

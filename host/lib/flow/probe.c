@@ -72,7 +72,8 @@ static int probe_vm(lm_context *ctx, const char *vm, int exercise, lm_flow_resul
 	snprintf(o->profile, sizeof(o->profile), "%s", r.profile_name);
 	lm_workload_derive(o->stock, &o->stock_flags);
 	lm_workload_derive(o->shimmed, &o->shimmed_flags);
-	/* A Tart image's own shim: a third column, what `tart exec` sessions get. */
+	/* A Tart image's own shim: a third column, the answers it gives once enabled as its README says
+	 * (Cirrus Labs' images install it without enabling it). */
 	if (o->guest.tart_shim) {
 		lm_shim_env tart;
 		if (lm_shim_env_tart(&tart, &se) < 0 || lm_guest_probe(ssh, &tart, 1, &o->tart, NULL, 0) < 0)
