@@ -52,7 +52,7 @@ static void print_table(const lm_vm_outcome *o)
 	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "MLX residency-set risk", yn(o->stock_flags.mlx_residency_risk),
 	    yn(o->shimmed_flags.mlx_residency_risk));
 	if (o->exercised != NULL)
-		lm_cli_exercise_lines(stdout, "  ", "exercise", o->exercised);
+		lm_cli_exercise_lines(stdout, "  ", "exercise", o->exercised, o->guest.os_version);
 	else
 		lm_cli_printf(stdout, "  exercise: never run (lume-metal probe %s --exercise)\n", o->vm);
 }

@@ -4,7 +4,7 @@
 static void print_text(const lm_flow_result *r)
 {
 	const lm_host_pref_info *p = &r->pref;
-	char flags[160], user[512];
+	char flags[160], user[1800];
 	size_t i;
 
 	lm_cli_printf(stdout, "host preference %s %s: %s (%s%s)\n", p->domain, p->key, p->present ? p->value : "absent",
@@ -14,6 +14,8 @@ static void print_text(const lm_flow_result *r)
 	lm_cli_printf(stdout, "  mode: %s\n", lm_cli_pref_mode(p));
 	lm_cli_pref_user_line(p, user, sizeof(user));
 	lm_cli_printf(stdout, "  user: %s\n", user);
+	lm_cli_pref_byhost_line(p, &r->byhost, user, sizeof(user));
+	lm_cli_printf(stdout, "  -currentHost: %s\n", user);
 	if (r->count == 0)
 		lm_cli_printf(stdout, "no VM is enabled\n");
 	for (i = 0; i < r->count; i++) {
@@ -56,7 +58,7 @@ static void print_text(const lm_flow_result *r)
 			    (unsigned long long)lm_report_max_threadgroup_memory(o->shimmed), flags);
 		}
 		if (o->exercised != NULL)
-			lm_cli_exercise_lines(stdout, "  ", "last exercise", o->exercised);
+			lm_cli_exercise_lines(stdout, "  ", "last exercise", o->exercised, o->guest.os_version);
 		lm_cli_agent_lines(stdout, o);
 	}
 }

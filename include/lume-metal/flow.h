@@ -109,6 +109,8 @@ typedef struct {
 	size_t count;
 	lm_vm_outcome **vms;          /* count entries */
 	double seconds;
+	lm_host_pref_byhost byhost;   /* status: the preference's -currentHost value, which wins over
+	                                 `pref` (size 0 when not read) */
 } lm_flow_result;
 
 /* Free a result and everything it holds (outcomes, messages, steps, reports, agents); NULL is fine. */

@@ -203,7 +203,7 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
     const lm_vm_record *rec, lm_vm_outcome *o)
 {
 	lm_bundle *b = NULL;
-	char summary[256];
+	char summary[256], note[200] = "";
 	size_t i, running = 0;
 	int ok = 0;
 
@@ -232,8 +232,8 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
 		add(r, vm, "last-exercise", LM_CHECK_WARN, "no exercise recorded");
 	} else {
 		lm_exercise_summary(rec->exercised, summary, sizeof(summary));
-		add(r, vm, "last-exercise", rec->profile == NULL || lm_profile_check_exercise(rec->profile, rec->exercised) == 0 ?
-		    LM_CHECK_OK : LM_CHECK_FAIL, "%s", summary);
+		ok = rec->profile == NULL || lm_guest_exercise_check(rec->profile, rec->exercised, g, note, sizeof(note)) == 0;
+		add(r, vm, "last-exercise", ok ? LM_CHECK_OK : LM_CHECK_FAIL, "%s%s%s", summary, note[0] ? "; " : "", note);
 	}
 	if (lm_flow_agents_status(ssh, rec, o) < 0) {
 		add(r, vm, "agents", LM_CHECK_WARN, "%s", lm_error_last()->message);

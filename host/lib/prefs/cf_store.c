@@ -196,6 +196,27 @@ static int cf_managed(lm_prefs_store *store, const char *key, int *managed, plis
 	return rc;
 }
 
+/* `defaults -currentHost`: the current user's value for this host alone, which CFPreferences
+ * reads before the any-host one. */
+static int cf_byhost(lm_prefs_store *store, const char *key, plist_t *value)
+{
+	cf_store *cs = store->impl;
+	CFStringRef k = cf_string(key);
+	CFPropertyListRef v;
+	int rc = 0;
+
+	if (k == NULL)
+		return lm_error_set(LM_EINVALID, "preference key '%s' is not valid UTF-8", key);
+	CFPreferencesSynchronize(cs->domain, kCFPreferencesCurrentUser, kCFPreferencesCurrentHost);
+	v = CFPreferencesCopyValue(k, cs->domain, kCFPreferencesCurrentUser, kCFPreferencesCurrentHost);
+	CFRelease(k);
+	if (v != NULL) {
+		rc = cf_to_plist(v, value);
+		CFRelease(v);
+	}
+	return rc;
+}
+
 static void cf_free(lm_prefs_store *store)
 {
 	cf_store *cs = store->impl;
@@ -209,7 +230,7 @@ static void cf_free(lm_prefs_store *store)
 }
 
 static const struct lm_prefs_store_ops cf_ops = {
-	cf_read, cf_set, cf_del, cf_managed, cf_free,
+	cf_read, cf_set, cf_del, cf_managed, cf_free, cf_byhost,
 };
 
 int lm_cf_store_init(lm_prefs_store *store)
