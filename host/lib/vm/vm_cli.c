@@ -286,6 +286,15 @@ int lm_vm_storage_add(lm_vm_manager *vmm, const char *path)
 	return 0;
 }
 
+int lm_vm_storage_default(lm_vm_manager *vmm)
+{
+	if (vmm->locations[0] != NULL)
+		return 0;
+	if (vmm->locations_why[0] == '\0')
+		lm_text_format_cut(vmm->locations_why, sizeof(vmm->locations_why), "it listed none");
+	return lm_vm_storage_add(vmm, "~/.lume");
+}
+
 /* Lume's VM storage directories, as `lume config storage list` prints them
  * ("  - NAME: PATH (default)"), asked once; without an answer, Lume's default ~/.lume. */
 static int cli_locations(lm_vm_manager *vmm)
@@ -299,7 +308,16 @@ static int cli_locations(lm_vm_manager *vmm)
 		return 0;
 	if ((rc = lm_vm_storage_add(vmm, NULL)) < 0)
 		return rc;
-	if (cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res) == 0) {
+	if ((rc = cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res)) < 0) {
+		if (rc == LM_ENOMEM)
+			return rc;
+		lm_text_format_cut(vmm->locations_why, sizeof(vmm->locations_why), "%s", lm_error_last()->message);
+		lm_error_clear();
+		rc = 0;
+	} else {
+		if (res.exit_code != 0)
+			lm_text_format_cut(vmm->locations_why, sizeof(vmm->locations_why), "`lume config storage list` "
+			    "exited %d", res.exit_code);
 		for (line = res.exit_code == 0 ? strtok_r(res.out, "\n", &save) : NULL; line != NULL && rc == 0;
 		     line = strtok_r(NULL, "\n", &save)) {
 			if (strncmp(line, "  - ", 4) != 0 || (path = strstr(line, ": ")) == NULL)
@@ -311,9 +329,7 @@ static int cli_locations(lm_vm_manager *vmm)
 		}
 		lm_proc_result_dispose(&res);
 	}
-	if (rc == 0 && vmm->locations[0] == NULL)
-		rc = lm_vm_storage_add(vmm, "~/.lume");
-	return rc;
+	return rc < 0 ? rc : lm_vm_storage_default(vmm);
 }
 
 int lm_vm_cli_storage(lm_vm_manager *vmm, char *const **out)

@@ -104,40 +104,17 @@ static int from_json(lm_vm_info *info, const char *kind, const char *path, const
 
 static int lume_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 {
+	int cli = strcmp(info->manager, "lume-cli") == 0;
 	char *const *dirs = NULL;
-	char listed[300] = "", *path;
-	const char *home = NULL;
+	char *path;
 	size_t i;
 	int rc;
 
 	/* Lume's storage locations, from the backend that answers for the VM: the CLI's `lume config
 	 * storage list`, the API's GET /lume/config/locations. */
-	rc = strcmp(info->manager, "lume-cli") == 0 ? lm_vm_cli_storage(vmm, &dirs) :
-	    lm_vm_api_storage(vmm, &dirs, listed, sizeof(listed));
-	if (rc < 0)
+	if ((rc = cli ? lm_vm_cli_storage(vmm, &dirs) : lm_vm_api_storage(vmm, &dirs)) < 0)
 		return rc;
-	if (dirs == NULL) {
-		/* Nothing listed them (an older Lume without the route): Lume's default location. */
-		if (lm_paths_home(&home) < 0) {
-			why(info, "Lume's VM store ~/.lume: %s", lm_error_last()->message);
-			lm_error_clear();
-			return 0;
-		}
-		if ((rc = lm_path_join(&path, home, ".lume", name, "config.json", NULL)) < 0) {
-			if (rc == LM_ENOMEM)
-				return rc;
-			why(info, "%s", lm_error_last()->message);
-			lm_error_clear();
-			return 0;
-		}
-		rc = from_json(info, "lume", path, "macAddress", "machineIdentifier");
-		if (rc == 0)
-			why(info, "%s does not exist, and Lume did not list its other storage locations (%s)", path,
-			    listed[0] ? listed : "no answer");
-		free(path);
-		return rc == LM_ENOMEM ? rc : 0;
-	}
-	for (i = 0; dirs[i] != NULL; i++) {
+	for (i = 0; dirs != NULL && dirs[i] != NULL; i++) {
 		if ((rc = lm_path_join(&path, dirs[i], name, "config.json", NULL)) < 0) {
 			if (rc == LM_ENOMEM)
 				return rc;
@@ -150,8 +127,12 @@ static int lume_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 		if (rc != 0)
 			return rc == LM_ENOMEM ? rc : 0;
 	}
-	why(info, "no config.json for %s in Lume's storage locations (%s)", name,
-	    strcmp(info->manager, "lume-cli") == 0 ? "`lume config storage list`" : "GET /lume/config/locations");
+	if (vmm->locations_why[0] != '\0')
+		why(info, "no config.json for %s in ~/.lume, and Lume did not list its other storage locations: %s", name,
+		    vmm->locations_why);
+	else
+		why(info, "no config.json for %s in Lume's storage locations (%s)", name,
+		    cli ? "`lume config storage list`" : "GET /lume/config/locations");
 	return 0;
 }
 

@@ -46,6 +46,7 @@ struct lm_vm_manager {
 	int old_lume;       /* -1 unknown, 0 has `run --detach`, 1 older than 0.5.0 */
 	char **locations;   /* Lume's VM storage directories (`lume config storage list`, or the API's
 	                       GET /lume/config/locations), NULL-terminated; asked once */
+	char locations_why[256]; /* why they are ~/.lume alone: Lume did not list them ("" when it did) */
 	pid_t children[LM_VM_MAX_CHILDREN]; /* detached `lume run` / `tart run` children, reaped when done */
 	/* tart */
 	char *tart_program;
@@ -133,15 +134,17 @@ int lm_vm_utm_init(lm_vm_manager *vmm, const char *program);
  * (*path NULL when none was found; *root is a plist_t, plist_free it). */
 int lm_vm_utm_config(lm_vm_manager *vmm, const char *name, char **path, void **root);
 /* Lume's VM storage directories, NULL-terminated, asked once per manager: the CLI's `lume config
- * storage list` (~/.lume when it does not answer), the API's GET /lume/config/locations (*out
- * NULL, with *why, when the server does not answer it). *out NULL too when the backend is not
- * there. Fail only when out of memory. */
+ * storage list`, the API's GET /lume/config/locations; ~/.lume alone when Lume does not list them
+ * (vmm->locations_why says why). *out NULL when the backend is not there. Fail only when out of
+ * memory. */
 #define LM_VM_MAX_LOCATIONS 16
 int lm_vm_cli_storage(lm_vm_manager *vmm, char *const **out);
-int lm_vm_api_storage(lm_vm_manager *vmm, char *const **out, char *why, size_t why_len);
+int lm_vm_api_storage(lm_vm_manager *vmm, char *const **out);
 /* Add one of Lume's location paths to vmm->locations (a leading ~ is this user's home); path
  * NULL only makes the list. Paths past LM_VM_MAX_LOCATIONS are not looked at. */
 int lm_vm_storage_add(lm_vm_manager *vmm, const char *path);
+/* When Lume listed none: its default ~/.lume alone, with the reason in vmm->locations_why. */
+int lm_vm_storage_default(lm_vm_manager *vmm);
 
 /* vm_id.c: the VM's identity from its manager's own files, into info->vm_id (or the reason it
  * cannot be read into info->vm_id_why). Fails only when out of memory (LM_ENOMEM): a file that
