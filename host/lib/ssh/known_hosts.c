@@ -429,8 +429,9 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 			    "either someone is intercepting the connection (man-in-the-middle), or this VM made new "
 			    "host keys (re-installed, its keys removed, or a clone of the same source or image, which "
 			    "keeps its identity, whose guest made its own). Compare the offered key with the one inside "
-			    "the VM (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub); only when they match, forget the "
-			    "old key and the next connection records the new one. Known hosts: %s, line %zu",
+			    "the VM (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub): only when they match forget it; "
+			    "once the old key is forgotten, the next connection records the new one. Known hosts: %s, "
+			    "line %zu",
 			    ssh->vm, ssh->address, ssh->port, e->type, old_fp, type, fp, ssh->vm_id, f.path, e->number);
 			goto out;
 		}
