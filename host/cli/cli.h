@@ -116,11 +116,14 @@ void lm_cli_progress_clear(lm_cli *cli);                             /* before a
 void lm_cli_pref_user_line(const lm_host_pref_info *pref, char *buf, size_t size);
 /* Who gives a recorded change back (the last VM's rollback, or only host disable), in one line. */
 const char *lm_cli_pref_mode(const lm_host_pref_info *pref);
+/* The preference's -currentHost value, which wins over the one lume-metal writes, in one line. */
+void lm_cli_pref_byhost_line(const lm_host_pref_info *pref, const lm_host_pref_byhost *b, char *buf, size_t size);
 int lm_cli_flow_exit(const lm_flow_result *result);
 void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *result, int exit_code);
 void lm_cli_flags_line(const lm_workload_flags *flags, char *buf, size_t len);
 void lm_cli_agent_lines(FILE *out, const lm_vm_outcome *o); /* cmd_agent.c: the VM's agents, if any */
-void lm_cli_exercise_lines(FILE *out, const char *indent, const char *title, const lm_report *exercised);
+void lm_cli_exercise_lines(FILE *out, const char *indent, const char *title, const lm_report *exercised,
+    const char *os_version);
 
 /* interrupt.c: SIGINT/SIGTERM during a command that changes VMs. */
 void lm_cli_trap_signals(void);                      /* from now on, a signal cancels */

@@ -32,9 +32,9 @@ static const char *or_absent(const lm_host_pref_info *info)
 	return info->file_present ? "absent (no such key)" : "absent (no such file)";
 }
 
-static void print_status(const lm_host_pref_info *info)
+static void print_status(const lm_host_pref_info *info, const lm_host_pref_byhost *byhost)
 {
-	char when[32], buf[512];
+	char when[32], buf[1800];
 
 	lm_cli_printf(stdout, "host preference %s %s\n", info->domain, info->key);
 	lm_cli_printf(stdout, "  store:    %s\n", info->store);
@@ -52,14 +52,17 @@ static void print_status(const lm_host_pref_info *info)
 	lm_cli_printf(stdout, "  mode:     %s\n", lm_cli_pref_mode(info));
 	lm_cli_pref_user_line(info, buf, sizeof(buf));
 	lm_cli_printf(stdout, "  user:     %s\n", buf);
+	lm_cli_pref_byhost_line(info, byhost, buf, sizeof(buf));
+	lm_cli_printf(stdout, "  -currentHost: %s\n", buf);
 }
 
-static void print_result(const lm_cli *cli, const char *action, const lm_host_pref_info *info)
+static void print_result(const lm_cli *cli, const char *action, const lm_host_pref_info *info,
+    const lm_host_pref_byhost *byhost)
 {
 	int dry = cli->lib.dry_run;
 
 	if (strcmp(action, "status") == 0) {
-		print_status(info);
+		print_status(info, byhost);
 		return;
 	}
 	if (strcmp(action, "enable") == 0) {
@@ -90,6 +93,7 @@ static void print_result(const lm_cli *cli, const char *action, const lm_host_pr
 
 int lm_cmd_host(lm_cli *cli)
 {
+	lm_host_pref_byhost byhost;
 	lm_host_pref_info info;
 	lm_pref_setting want;
 	lm_context *ctx;
@@ -115,6 +119,7 @@ int lm_cmd_host(lm_cli *cli)
 		want = *lm_profile_host_preference(profile);
 	}
 	memset(&info, 0, sizeof(info));
+	memset(&byhost, 0, sizeof(byhost));
 	if ((rc = lm_cli_context(cli, &ctx)) != 0) {
 		lm_profile_free(profile);
 		return rc;
@@ -123,19 +128,19 @@ int lm_cmd_host(lm_cli *cli)
 		rc = lm_host_pref_enable(ctx, &want, &info);
 	else if (strcmp(action, "disable") == 0)
 		rc = lm_host_pref_disable(ctx, &info);
-	else
-		rc = lm_host_pref_status(ctx, &want, &info);
+	else if ((rc = lm_host_pref_status(ctx, &want, &info)) == 0)
+		rc = lm_host_pref_byhost_status(ctx, &want, &byhost);
 	lm_context_free(ctx);
 	lm_profile_free(profile); /* want's strings are not used past this point */
 	if (rc < 0)
 		return fail(cli, &info);
 	if (cli->json) {
 		env = lm_cli_envelope(cli, LM_EXIT_OK, 0, NULL);
-		if (lm_host_pref_info_to_json(&info, &env, &doc) < 0)
+		if (lm_host_pref_status_to_json(&info, &byhost, &env, &doc) < 0)
 			doc = NULL;
 		lm_cli_print_document(cli, doc == NULL ? -1 : 0, doc);
 	} else {
-		print_result(cli, action, &info);
+		print_result(cli, action, &info, &byhost);
 	}
 	return LM_EXIT_OK;
 }

@@ -13,7 +13,8 @@ static void print_table(const lm_vm_outcome *o)
 	int a, b, c;
 
 	lm_cli_printf(stdout, "%s: %s (%s)\n", o->vm, lm_report_device(o->stock), o->guest.os_version);
-	/* A Tart image's own shim (what `tart exec` sessions get) is a third column. */
+	/* A Tart image's own shim, as its README enables it (the image enables it nowhere), is a third
+	 * column. */
 	lm_cli_printf(stdout, "  %-30s %-10s %-10s%s\n", "", "stock", "shimmed", o->tart != NULL ? " tart-image" : "");
 	fam = lm_family_table(&n);
 	for (i = 0; i < n; i++) {
@@ -51,7 +52,7 @@ static void print_table(const lm_vm_outcome *o)
 	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "MLX residency-set risk", yn(o->stock_flags.mlx_residency_risk),
 	    yn(o->shimmed_flags.mlx_residency_risk));
 	if (o->exercised != NULL)
-		lm_cli_exercise_lines(stdout, "  ", "exercise", o->exercised);
+		lm_cli_exercise_lines(stdout, "  ", "exercise", o->exercised, o->guest.os_version);
 	else
 		lm_cli_printf(stdout, "  exercise: never run (lume-metal probe %s --exercise)\n", o->vm);
 }

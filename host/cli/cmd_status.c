@@ -4,7 +4,7 @@
 static void print_text(const lm_flow_result *r)
 {
 	const lm_host_pref_info *p = &r->pref;
-	char flags[160], user[512];
+	char flags[160], user[1800];
 	size_t i;
 
 	lm_cli_printf(stdout, "host preference %s %s: %s (%s%s)\n", p->domain, p->key, p->present ? p->value : "absent",
@@ -14,6 +14,8 @@ static void print_text(const lm_flow_result *r)
 	lm_cli_printf(stdout, "  mode: %s\n", lm_cli_pref_mode(p));
 	lm_cli_pref_user_line(p, user, sizeof(user));
 	lm_cli_printf(stdout, "  user: %s\n", user);
+	lm_cli_pref_byhost_line(p, &r->byhost, user, sizeof(user));
+	lm_cli_printf(stdout, "  -currentHost: %s\n", user);
 	if (r->count == 0)
 		lm_cli_printf(stdout, "no VM is enabled\n");
 	for (i = 0; i < r->count; i++) {
@@ -39,9 +41,9 @@ static void print_text(const lm_flow_result *r)
 			lm_cli_printf(stdout, "  guest %s %s %s, SIP %s\n", o->guest.os, o->guest.os_version, o->guest.arch,
 			    o->guest.sip[0] ? o->guest.sip : "not reported");
 		if (o->guest.tart_shim)
-			lm_cli_printf(stdout, "  the Tart image's own shim is installed (" LM_TART_SHIM_PATH ", TART_METAL_*): "
-			    "`tart exec` sessions get it from the image's guest agent, SSH sessions do not; lume-metal's "
-			    "shim reads TART_METAL_* too\n");
+			lm_cli_printf(stdout, "  the Tart image's own shim is installed (" LM_TART_SHIM_PATH ", TART_METAL_*), "
+			    "not enabled: Cirrus Labs' images inject it into no session, `tart exec` ones included; "
+			    "lume-metal's shim reads TART_METAL_* too\n");
 		if (o->already_enabled) {
 			lm_cli_printf(stdout, "  profile %s, bundle %s: %s\n", o->profile, o->bundle_id,
 			    o->bundle_verified ? "verified" : "not verified (VM not running, or files differ)");
@@ -56,7 +58,7 @@ static void print_text(const lm_flow_result *r)
 			    (unsigned long long)lm_report_max_threadgroup_memory(o->shimmed), flags);
 		}
 		if (o->exercised != NULL)
-			lm_cli_exercise_lines(stdout, "  ", "last exercise", o->exercised);
+			lm_cli_exercise_lines(stdout, "  ", "last exercise", o->exercised, o->guest.os_version);
 		lm_cli_agent_lines(stdout, o);
 	}
 }

@@ -111,7 +111,8 @@ static const struct {
 	const char *only, *not;
 	const char *text;
 } hints[] = {
-	{LM_EHOSTKEY, NULL, NULL, "if the VM was re-created, forget its old key with `lume-metal forget-host {vm}` "
+	{LM_EHOSTKEY, NULL, NULL, "if the VM was re-created or made new host keys (compare them first), forget its "
+	    "old key with `lume-metal forget-host {vm}` "
 	    "and connect again; with --host-key-policy strict, a new VM's key is recorded by one connection with "
 	    "--host-key-policy accept-new"},
 	{LM_EAUTH, NULL, NULL, "load a key into ssh-agent, pass --ssh-key FILE (ed25519 or ECDSA), or give the "

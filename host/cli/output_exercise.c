@@ -17,9 +17,12 @@ static void threadgroup_memory_note(FILE *out, const char *indent, const lm_repo
 	    indent);
 }
 
-void lm_cli_exercise_lines(FILE *out, const char *indent, const char *title, const lm_report *exercised)
+void lm_cli_exercise_lines(FILE *out, const char *indent, const char *title, const lm_report *exercised,
+    const char *os_version)
 {
 	const char *message;
+	char why[200];
+	unsigned waived = lm_exercise_waived(os_version, why, sizeof(why));
 	int i, defects = 0;
 
 	if (exercised == NULL || !lm_report_has_exercise(exercised))
@@ -31,6 +34,9 @@ void lm_cli_exercise_lines(FILE *out, const char *indent, const char *title, con
 			continue;
 		lm_cli_printf(out, "%s  %-30s %s%s%s\n", indent, lm_exercise_name((lm_exercise)i),
 		    lm_exercise_result_name(res), message[0] ? ": " : "", message);
+		/* The first three exercises are the features of the same index. */
+		if (i < LM_EXERCISE_FEATURES && (waived & (1u << i)) != 0)
+			lm_cli_printf(out, "%s  %-30s (%s)\n", indent, "", why);
 	}
 	lm_cli_printf(out, "%s  %-30s %llu bytes\n", indent, "threadgroup memory that runs",
 	    (unsigned long long)lm_report_threadgroup_memory_exercised(exercised));

@@ -88,6 +88,16 @@ void lm_cli_pref_user_line(const lm_host_pref_info *p, char *buf, size_t size)
 		snprintf(buf, size, "%s's domain, the Lume server's user's: its VMs read it", p->user);
 }
 
+void lm_cli_pref_byhost_line(const lm_host_pref_info *p, const lm_host_pref_byhost *b, char *buf, size_t size)
+{
+	if (!b->present)
+		snprintf(buf, size, "none (%s)", b->where);
+	else
+		snprintf(buf, size, "%s in %s: it wins over the value above for the process that runs the VMs%s; "
+		    "remove it with `defaults -currentHost delete %s %s`", b->value, b->where,
+		    b->matches ? " (the same value)" : ", which then does not get the unlock", p->domain, p->key);
+}
+
 const char *lm_cli_pref_mode(const lm_host_pref_info *p)
 {
 	if (!p->recorded)

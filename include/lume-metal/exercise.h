@@ -64,6 +64,15 @@ LM_EXTERN(lm_exercise_expect) lm_profile_exercise_expect(const lm_profile *profi
  * 0 when every expected pass passed; otherwise LM_ENOTPROVEN with a message that says what was
  * and was not proven. */
 LM_EXTERN(int) lm_profile_check_exercise(const lm_profile *profile, const lm_report *exercised);
+/* The same, with the features whose bit (1 << feature) is set in `waived` not required: what the
+ * guest cannot run whatever the host does (lm_exercise_waived). */
+LM_EXTERN(int) lm_profile_check_exercise_waived(const lm_profile *profile, const lm_report *exercised,
+    unsigned waived);
+/* What a guest of this macOS version (sw_vers -productVersion) cannot run whatever the host does,
+ * as bits (1 << feature), so that no profile requires it there: bfloat16 below macOS 14 (it needs
+ * the Metal Shading Language 3.1, and llama.cpp turns it off below). `why` (NULL: not wanted)
+ * says which and why, "" when nothing is waived; an unknown version waives nothing. */
+LM_EXTERN(unsigned) lm_exercise_waived(const char *macos_version, char *why, size_t len);
 
 #ifdef __cplusplus
 }

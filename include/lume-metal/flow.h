@@ -66,8 +66,8 @@ typedef struct {
 	int tart_shim;                       /* the Tart images' own shim is installed (LM_TART_SHIM_PATH) */
 } lm_guest_facts;
 
-/* Cirrus Labs' Tart macOS images install their own shim here, configured by TART_METAL_*, and
- * inject it into `tart exec` sessions through their guest-agent jobs (SSH sessions stay stock). */
+/* Cirrus Labs' Tart macOS images install their own shim here, configured by TART_METAL_*, without
+ * enabling it: no session gets it (their image test fails a build whose guest-agent jobs inject it). */
 #define LM_TART_SHIM_PATH "/usr/local/lib/TartMetalCapabilities.dylib"
 
 typedef struct {
@@ -109,6 +109,8 @@ typedef struct {
 	size_t count;
 	lm_vm_outcome **vms;          /* count entries */
 	double seconds;
+	lm_host_pref_byhost byhost;   /* status: the preference's -currentHost value, which wins over
+	                                 `pref` (size 0 when not read) */
 } lm_flow_result;
 
 /* Free a result and everything it holds (outcomes, messages, steps, reports, agents); NULL is fine. */

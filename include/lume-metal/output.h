@@ -48,6 +48,9 @@ LM_EXTERN(int) lm_run_to_json(const char *vm, int exit_status, const char *out_b
 
 /* host enable|disable|status; info may be NULL (a failure before the preference was read). */
 LM_EXTERN(int) lm_host_pref_info_to_json(const lm_host_pref_info *info, const lm_json_envelope *env, char **out);
+/* The same with the preference's -currentHost value (`host_preference.byhost`; NULL: none). */
+LM_EXTERN(int) lm_host_pref_status_to_json(const lm_host_pref_info *info, const lm_host_pref_byhost *byhost,
+    const lm_json_envelope *env, char **out);
 
 /* profile list (the built-in profiles), show, lint. */
 LM_EXTERN(int) lm_profile_list_to_json(const lm_json_envelope *env, char **out);

@@ -64,6 +64,22 @@ LM_EXTERN(int) lm_host_pref_disable(lm_context *ctx, lm_host_pref_info *info);
  * NULL (the default profile's preference is used). */
 LM_EXTERN(int) lm_host_pref_status(lm_context *ctx, const lm_pref_setting *want, lm_host_pref_info *info);
 
+/* The preference's -currentHost value (`defaults -currentHost`; a ByHost file,
+ * ~/Library/Preferences/ByHost/<domain>.<hardware UUID>.plist). CFPreferences reads the current
+ * user's current-host value before the any-host one lume-metal writes, so one there wins for the
+ * process that runs the VM: lume-metal never writes it, and reports it. */
+typedef struct {
+	size_t size;             /* sizeof(lm_host_pref_byhost) as the library was built */
+	int present;             /* the key has a -currentHost value */
+	char value[512];         /* "false (bool)", ...; "" when absent */
+	int matches;             /* it equals the wanted value (0 when absent) */
+	char where[1104];        /* what was read: the ByHost file, "CFPreferences, current host", or
+	                            "not read: WHY" (the hardware UUID unknown) */
+} lm_host_pref_byhost;
+
+/* Read it for `want`'s domain and key (NULL: the default profile's). Reads only. */
+LM_EXTERN(int) lm_host_pref_byhost_status(lm_context *ctx, const lm_pref_setting *want, lm_host_pref_byhost *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -250,7 +250,7 @@ scenario_failure_undo() {
 # ---- one manager's own behaviour -----------------------------------------------------------
 
 # Tart: the image's own TartMetalCapabilities.dylib is found, reported, and probed as a third
-# column (the environment its guest agent gives `tart exec` sessions).
+# column (with the values the images' agents once set; current images do not enable it).
 scenario_tart_image_shim() {
   enable_once
   # The Tart image's own shim is there, reads TART_METAL_* only; ours reads both, LUME_METAL_* first.

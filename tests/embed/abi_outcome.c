@@ -92,6 +92,8 @@ int main(int argc, char **argv)
 	if (result != NULL) {
 		CHECK(result->size == sizeof(lm_flow_result));
 		CHECK(LM_HAS_FIELD(result, lm_flow_result, seconds));
+		CHECK(LM_HAS_FIELD(result, lm_flow_result, byhost)); /* enable leaves it unread: size 0 */
+		CHECK(result->byhost.size == 0);
 		CHECK(result->count == 2);
 		for (i = 0; i < result->count && i < 2; i++)
 			check_outcome(result->vms[i], vms[i]);

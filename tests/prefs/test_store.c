@@ -268,6 +268,43 @@ static void test_managed_file_simulates_configuration_profile(void **state)
 	free(mdir);
 }
 
+/* The -currentHost value: ByHost/<domain>.<UUID>.plist, the UUID this machine's ID written as a
+ * hardware UUID (upper case, 8-4-4-4-12); another host's file, or the any-host file, is not it. */
+static void test_byhost_file_is_the_current_hosts(void **state)
+{
+	fixture *f = *state;
+	char where[1104], *dir = lm_test_join(f->prefs, "ByHost"), *other = lm_test_join(dir, DOMAIN ".00000000-0000-0000-0000-000000000000.plist");
+	const char *file;
+	plist_t d = plist_new_dict(), v = NULL;
+	char *bin = NULL;
+	uint32_t blen = 0;
+
+	lm_assert_ok(lm_prefs_store_byhost(f->store, KEY, &v, where, sizeof(where)));
+	assert_null(v);
+	lm_assert_contains(where, "/ByHost/" DOMAIN ".");
+	file = where;
+	assert_int_equal(strlen(strrchr(file, '/') + 1), strlen(DOMAIN ".") + 36 + strlen(".plist"));
+	assert_int_equal(strspn(file + strlen(file) - 42, "0123456789ABCDEF-"), 36);
+	assert_int_equal(mkdir(f->prefs, 0700), 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	plist_dict_set_item(d, KEY, plist_new_bool(0));
+	plist_to_bin(d, &bin, &blen);
+	lm_test_write(other, bin, blen);
+	lm_test_write(f->file, bin, blen);
+	lm_assert_ok(lm_prefs_store_byhost(f->store, KEY, &v, where, sizeof(where)));
+	assert_null(v); /* neither another host's value nor the any-host one */
+	lm_test_write(where, bin, blen);
+	lm_assert_ok(lm_prefs_store_byhost(f->store, KEY, &v, where, sizeof(where)));
+	assert_int_equal(plist_get_node_type(v), PLIST_BOOLEAN);
+	plist_free(v);
+	lm_assert_ok(lm_prefs_store_byhost(f->store, "OtherKey", &v, where, sizeof(where)));
+	assert_null(v);
+	plist_to_bin_free(bin);
+	plist_free(d);
+	free(other);
+	free(dir);
+}
+
 static void test_domain_validation(void **state)
 {
 	lm_prefs_store *s = NULL;
@@ -388,6 +425,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_strings_that_cannot_be_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_locations, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_managed_file_simulates_configuration_profile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_byhost_file_is_the_current_hosts, setup, teardown),
 		cmocka_unit_test(test_domain_validation),
 		cmocka_unit_test(test_default_setting),
 		cmocka_unit_test(test_value_encoding_round_trips_every_type),

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -130,6 +131,11 @@ static int load_config(config *c)
 		if (end != env && *end == '\0' && g >= 0)
 			c->stop_grace = g;
 	}
+	/* Every Lume command records a telemetry event (and flushes it for up to 1.5 s) unless
+	 * LUME_TELEMETRY_ENABLED says off, in any case: 0, false, no, off (Commands/Telemetry.swift). */
+	env = getenv("LUME_TELEMETRY_ENABLED");
+	c->sc.telemetry = env == NULL || !(strcmp(env, "0") == 0 || strcasecmp(env, "false") == 0 ||
+	    strcasecmp(env, "no") == 0 || strcasecmp(env, "off") == 0);
 	if ((env = getenv("LUME_LOG_LEVEL")) != NULL) {
 		if (strcmp(env, "debug") == 0)
 			c->level = 0;

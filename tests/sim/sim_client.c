@@ -36,6 +36,7 @@ int sim_client_load(sim_client *c, const char *source)
 
 	memset(c, 0, sizeof(*c));
 	c->source = source;
+	c->telemetry = -1;
 	snprintf(c->tart_version, sizeof(c->tart_version), "2.28.0");
 	snprintf(c->utm_version, sizeof(c->utm_version), "5.0.3");
 	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0) {
@@ -178,6 +179,8 @@ void sim_client_record(const sim_client *c, int argc, char **argv, int code, con
 	cJSON_AddNumberToObject(o, "pid", (double)getpid());
 	if (note != NULL)
 		cJSON_AddStringToObject(o, "note", note);
+	if (c->telemetry >= 0)
+		cJSON_AddBoolToObject(o, "telemetry", c->telemetry);
 	text = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	if (text == NULL)

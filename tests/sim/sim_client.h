@@ -15,6 +15,8 @@ typedef struct {
 	char utm_version[32];
 	int utm_no_gui;
 	const char *source; /* "tart", "utmctl": the request log's "source" */
+	int telemetry;      /* `lume`: 1 when this invocation records telemetry, 0 when
+	                       LUME_TELEMETRY_ENABLED turns it off; -1 for the other stand-ins */
 } sim_client;
 
 typedef struct {
@@ -31,7 +33,7 @@ int sim_client_http(const sim_client *c, const char *method, const char *path, c
     sim_answer *a);
 /* GET path as JSON; NULL when unreachable or not 200 (*status says which). */
 cJSON *sim_client_get_json(const sim_client *c, const char *path, long *status);
-/* One line in the request log: {"source", "argv", "exit", "pid", "note"?}. */
+/* One line in the request log: {"source", "argv", "exit", "pid", "note"?, "telemetry"?}. */
 void sim_client_record(const sim_client *c, int argc, char **argv, int code, const char *note);
 /* {"message"} of an answer, or "" */
 void sim_client_message(const sim_answer *a, char *buf, size_t cap);

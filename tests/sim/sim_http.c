@@ -247,6 +247,27 @@ static int match_hook(const char *path, const char *action, char *name, size_t c
 	return strchr(name, '/') == NULL;
 }
 
+/* GET /lume/config/locations (Server.swift, Handlers.swift handleGetLocations): the storage
+ * locations as Lume's settings keep them, [{"name", "path"}], a path under the home with "~" as
+ * Lume's default "~/.lume" is kept. The simulator has one, the store the `lume` stand-in lists. */
+static void route_locations(sim *s, reply *r)
+{
+	const char *home = getenv("HOME");
+	size_t n = home != NULL ? strlen(home) : 0;
+	cJSON *a = cJSON_CreateArray(), *o = cJSON_CreateObject();
+	char path[sizeof(s->home) + 2];
+
+	if (n > 1 && strncmp(s->home, home, n) == 0 && s->home[n] == '/')
+		snprintf(path, sizeof(path), "~%s", s->home + n);
+	else
+		snprintf(path, sizeof(path), "%s", s->home);
+	cJSON_AddStringToObject(o, "name", "home");
+	cJSON_AddStringToObject(o, "path", path);
+	cJSON_AddItemToArray(a, o);
+	set_json(r, 200, cJSON_PrintUnformatted(a));
+	cJSON_Delete(a);
+}
+
 static void route(sim *s, const char *method, const char *path, const char *body, reply *r)
 {
 	char name[SIM_NAME_MAX + 64], why[256];
@@ -303,6 +324,8 @@ static void route(sim *s, const char *method, const char *path, const char *body
 			set_reply(r, 200, "application/json", "");
 	} else if (get && strcmp(path, "/lume/host/status") == 0) {
 		route_host_status(s, r);
+	} else if (get && strcmp(path, "/lume/config/locations") == 0) {
+		route_locations(s, r);
 	} else if (post && strcmp(path, "/_sim/fault") == 0) {
 		route_fault(s, body, r);
 	} else if (post && match_hook(path, "rekey", name, sizeof(name))) {

@@ -31,9 +31,8 @@ static int write_text(const char *path, const char *text)
 	return rc;
 }
 
-/* Tart's VMConfig (VMConfig.swift): the VM's identity is its macAddress and its ecid (the
- * machine identifier's data, base64), both new for every `tart clone`; a sparse 50 GB disk and
- * the NVRAM. */
+/* Tart's VMConfig (VMConfig.swift): its macAddress and its ecid (the machine identifier's data,
+ * base64); a sparse 50 GB disk and the NVRAM. */
 static int prepare_tart(sim *s, sim_vm *vm)
 {
 	char dir[sizeof(s->tart_home) + SIM_NAME_MAX + 8], path[sizeof(dir) + 16], text[1024];
@@ -93,10 +92,29 @@ static int prepare_utm(sim *s, sim_vm *vm, size_t index)
 	return write_text(vm->config, text);
 }
 
+/* Another of Tart's local VMs (the source among them) has this MAC. Caller holds store_lock. */
+static int tart_mac_taken(const sim *s, const char *mac)
+{
+	size_t i;
+
+	for (i = 0; i < s->nvms; i++)
+		if (s->vms[i].manager == SIM_MGR_TART && !s->vms[i].deleted && strcmp(s->vms[i].mac, mac) == 0)
+			return 1;
+	return 0;
+}
+
 int sim_managers_clone(sim *s, sim_vm *src, sim_vm *dst, size_t index)
 {
-	if (dst->manager == SIM_MGR_TART)
+	if (dst->manager == SIM_MGR_TART) {
+		/* `tart clone` copies config.json, the ecid with it, and gives the clone a new MAC only when
+		 * another local VM already has the source's (Commands/Clone.swift, VMDirectory.swift
+		 * clone(to:generateMAC:)). A local source has it itself: the clone of one always gets a
+		 * new MAC (dst's, drawn by the caller); only an OCI image's first clone keeps it. */
+		snprintf(dst->machine_id, sizeof(dst->machine_id), "%s", src->machine_id);
+		if (!tart_mac_taken(s, src->mac))
+			snprintf(dst->mac, sizeof(dst->mac), "%s", src->mac);
 		return prepare_tart(s, dst);
+	}
 	dst->no_display = src->no_display;
 	return prepare_utm(s, dst, index); /* a new Information.UUID */
 }

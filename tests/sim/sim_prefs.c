@@ -5,9 +5,15 @@
  * preferences when it starts, and the guest's paravirtual GPU keeps that feature level until the
  * VM process ends. The simulator does the same with the plist file lume-metal writes off macOS:
  * at every run it reads the file, records the level for that VM, and hands it to the guest, whose
- * fake Metal runs the unlocked kernels only at the unlocked level (tests/guest/metal). */
+ * fake Metal runs the unlocked kernels only at the unlocked level (tests/guest/metal).
+ *
+ * CFPreferences reads the user's value for the current host (`defaults -currentHost`, the file
+ * ByHost/<domain>.<hardware UUID>.plist) before the any-host one: a key there decides. This
+ * machine's ID (/etc/machine-id) stands for the hardware UUID, written as macOS writes it
+ * (upper case, 8-4-4-4-12), as lume-metal's plist store does. */
 #include "sim.h"
 
+#include <ctype.h>
 #include <plist/plist.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,20 +56,17 @@ static int value_is_on(plist_t v)
 	}
 }
 
-int sim_host_level_unlocked(const sim *s)
+/* The key's value in one preferences file: 1 on, 0 off, -1 when the file or the key is absent. */
+static int file_level(const char *path)
 {
-	char path[SIM_DIR_MAX + 128];
 	FILE *f;
 	char *data = NULL;
 	long len;
 	plist_t root = NULL, v;
-	int on = 0;
+	int on = -1;
 
-	if (s->prefs_dir == NULL)
-		return 0;
-	snprintf(path, sizeof(path), "%s/" SIM_PREFS_DOMAIN ".plist", s->prefs_dir);
 	if ((f = fopen(path, "rb")) == NULL)
-		return 0; /* absent: the restricted default */
+		return -1;
 	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) > 0 && len <= SIM_PREFS_MAX && fseek(f, 0, SEEK_SET) == 0 &&
 	    (data = malloc((size_t)len)) != NULL && fread(data, 1, (size_t)len, f) == (size_t)len) {
 		plist_from_memory(data, (uint32_t)len, &root);
@@ -76,4 +79,29 @@ int sim_host_level_unlocked(const sim *s)
 	if (root != NULL)
 		plist_free(root);
 	return on;
+}
+
+int sim_host_level_unlocked(const sim *s)
+{
+	char path[SIM_DIR_MAX + 128], id[40] = "", uuid[40];
+	FILE *f;
+	int on = -1;
+
+	if (s->prefs_dir == NULL)
+		return 0;
+	if ((f = fopen("/etc/machine-id", "r")) != NULL) {
+		if (fgets(id, sizeof(id), f) != NULL && strspn(id, "0123456789abcdef") == 32) {
+			snprintf(uuid, sizeof(uuid), "%.8s-%.4s-%.4s-%.4s-%.12s", id, id + 8, id + 12, id + 16, id + 20);
+			for (char *c = uuid; *c != '\0'; c++)
+				*c = (char)toupper((unsigned char)*c);
+			snprintf(path, sizeof(path), "%s/ByHost/" SIM_PREFS_DOMAIN ".%s.plist", s->prefs_dir, uuid);
+			on = file_level(path);
+		}
+		fclose(f);
+	}
+	if (on < 0) {
+		snprintf(path, sizeof(path), "%s/" SIM_PREFS_DOMAIN ".plist", s->prefs_dir);
+		on = file_level(path);
+	}
+	return on > 0; /* absent: the restricted default */
 }

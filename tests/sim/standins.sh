@@ -293,7 +293,8 @@ scenario_tart_run_stop() {
   grep -qx "guest has stopped the virtual machine" "$E2E_DIR/run2.out" || fail "$(cat "$E2E_DIR/run2.out")"
 }
 
-# `tart clone`: a new VM with a new macAddress and ecid; `tart delete`; an unknown source exits 2.
+# `tart clone`: a new VM that keeps its source's ecid and gets a new macAddress (the source, a
+# local VM, has the old one); `tart delete`; an unknown source exits 2.
 scenario_tart_clone_delete() {
   sim_start --tart-vm t1
   export_tart
@@ -301,8 +302,9 @@ scenario_tart_clone_delete() {
   run_checked clone 0 "$tart" clone t1 t9
   [ "$(jq -r .macAddress "$(tart_vm_dir t9)/config.json")" != "$(jq -r .macAddress "$(tart_vm_dir t1)/config.json")" ] ||
     fail "the clone kept the macAddress"
-  [ "$(jq -r .ecid "$(tart_vm_dir t9)/config.json")" != "$(jq -r .ecid "$(tart_vm_dir t1)/config.json")" ] ||
-    fail "the clone kept the ecid"
+  [ "$(jq -r .ecid "$(tart_vm_dir t9)/config.json")" = "$(jq -r .ecid "$(tart_vm_dir t1)/config.json")" ] ||
+    fail "the clone has an ecid of its own"
+  jq -e '.ecid | length > 0' "$(tart_vm_dir t9)/config.json" >/dev/null || fail "the clone has no ecid"
   run_checked ghost 2 "$tart" clone ghost t8
   err_is ghost 'the specified VM "ghost" does not exist'
   run_checked delete 0 "$tart" delete t9

@@ -501,8 +501,8 @@ static int cmd_ip(int argc, char **argv)
 	}
 }
 
-/* `tart clone SRC DST` (Commands/Clone.swift: a new MAC address and machine identifier for the
- * clone) and `tart delete NAME`, through the simulator's store. */
+/* `tart clone SRC DST` (Commands/Clone.swift: config.json copied, the ecid kept, a new MAC only
+ * when another local VM has the source's) and `tart delete NAME`, through the simulator's store. */
 static int cmd_store(int argc, char **argv)
 {
 	int clone = strcmp(argv[1], "clone") == 0;

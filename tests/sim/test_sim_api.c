@@ -216,6 +216,23 @@ static void test_unknown_routes_404_text(void **state)
 	expect("GET", "/", NULL, 404, "text/plain", "Not found");
 }
 
+/* GET /lume/config/locations: an array of {"name", "path"}, the store where the VMs' config.json
+ * files are (the `lume` stand-in's `config storage list` names the same one). */
+static void test_config_locations(void **state)
+{
+	cJSON *doc = json_of("GET", "/lume/config/locations", NULL, 200), *loc;
+	char *want = lm_test_join(sim.dir, "sim/lume");
+
+	(void)state;
+	assert_true(cJSON_IsArray(doc));
+	assert_int_equal(cJSON_GetArraySize(doc), 1);
+	loc = cJSON_GetArrayItem(doc, 0);
+	assert_string_equal(str_of(loc, "name"), "home");
+	assert_string_equal(str_of(loc, "path"), want);
+	free(want);
+	cJSON_Delete(doc);
+}
+
 /* Paths are routed as they arrive: no percent-decoding, no query splitting. */
 static void test_paths_routed_raw(void **state)
 {
@@ -859,6 +876,7 @@ int main(void)
 		cmocka_unit_test(test_api_on_127_0_0_1_only),
 		cmocka_unit_test(test_unknown_routes_404_text),
 		cmocka_unit_test(test_paths_routed_raw),
+		cmocka_unit_test(test_config_locations),
 		cmocka_unit_test(test_failures_400_message),
 		cmocka_unit_test(test_list_every_key),
 		cmocka_unit_test(test_get_one_object),

@@ -257,8 +257,9 @@ static void test_excerpt(void **state)
 
 static void test_proc_env_drops_password(void **state)
 {
-	const char *show[] = {"-c", "echo \"[${LUME_METAL_SSH_PASSWORD-unset}] $LUME_LOG_LEVEL\"", NULL};
-	const lm_proc_options o = {.env_name = "LUME_LOG_LEVEL", .env_value = "error", .timeout = 10};
+	const char *show[] = {"-c", "echo \"[${LUME_METAL_SSH_PASSWORD-unset}] $LUME_LOG_LEVEL ${LUME_TELEMETRY_ENABLED-unset}\"", NULL};
+	const char *const env[] = {"LUME_LOG_LEVEL=error", "LUME_TELEMETRY_ENABLED=0", NULL};
+	const lm_proc_options o = {.env = env, .timeout = 10};
 	const lm_proc_options plain = {.timeout = 10};
 	lm_proc_result res;
 
@@ -266,11 +267,11 @@ static void test_proc_env_drops_password(void **state)
 	setenv("LUME_METAL_SSH_PASSWORD", "s3cret", 1);
 	setenv("LUME_LOG_LEVEL", "debug", 1);
 	lm_assert_ok(lm_proc_run("/bin/sh", show, &o, &res));
-	assert_string_equal(res.out, "[unset] error\n"); /* ours replaced, the password left out */
+	assert_string_equal(res.out, "[unset] error 0\n"); /* ours replaced, the password left out */
 	lm_proc_result_dispose(&res);
 	/* Without a variable to set too (a manager's --version, bench's bare-metal workload). */
 	assert_int_equal(lm_proc_run("/bin/sh", show, &plain, &res), 0);
-	assert_string_equal(res.out, "[unset] debug\n");
+	assert_string_equal(res.out, "[unset] debug unset\n");
 	lm_proc_result_dispose(&res);
 	unsetenv("LUME_METAL_SSH_PASSWORD");
 	unsetenv("LUME_LOG_LEVEL");
@@ -342,7 +343,8 @@ static void test_proc_run_and_timeout(void **state)
 {
 	const char *echo[] = {"-c", "echo out; echo err >&2; echo $LUME_LOG_LEVEL; exit 3", NULL};
 	const char *sleeper[] = {"10", NULL};
-	const lm_proc_options o = {.env_name = "LUME_LOG_LEVEL", .env_value = "error", .timeout = 10};
+	const char *const env[] = {"LUME_LOG_LEVEL=error", NULL};
+	const lm_proc_options o = {.env = env, .timeout = 10};
 	const lm_proc_options quick = {.timeout = 0.3};
 	lm_proc_result res;
 

@@ -198,7 +198,8 @@ static void check_guest_facts(lm_doctor_result *r, const char *vm, const lm_gues
 		    g->sip[0] ? g->sip : "not reported");
 	if (g->tart_shim)
 		add(r, vm, "tart-shim", LM_CHECK_WARN, "the Tart image carries Cirrus Labs' own shim (" LM_TART_SHIM_PATH
-		    "), which `tart exec` sessions get; lume-metal's shim is used for its own commands");
+		    "), installed but not enabled: no session gets it, `tart exec` ones included; lume-metal's shim "
+		    "is used for its own commands");
 }
 
 /* The paravirtual device's known defects in the last exercise: a warning when one showed (a
@@ -235,7 +236,7 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
     const lm_vm_record *rec, lm_vm_outcome *o)
 {
 	lm_bundle *b = NULL;
-	char summary[256];
+	char summary[256], note[200] = "";
 	size_t i, running = 0;
 	int ok = 0;
 
@@ -264,8 +265,8 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
 		add(r, vm, "last-exercise", LM_CHECK_WARN, "no exercise recorded");
 	} else {
 		lm_exercise_summary(rec->exercised, summary, sizeof(summary));
-		add(r, vm, "last-exercise", rec->profile == NULL || lm_profile_check_exercise(rec->profile, rec->exercised) == 0 ?
-		    LM_CHECK_OK : LM_CHECK_FAIL, "%s", summary);
+		ok = rec->profile == NULL || lm_guest_exercise_check(rec->profile, rec->exercised, g, note, sizeof(note)) == 0;
+		add(r, vm, "last-exercise", ok ? LM_CHECK_OK : LM_CHECK_FAIL, "%s%s%s", summary, note[0] ? "; " : "", note);
 		check_defects(r, vm, rec->exercised);
 	}
 	if (lm_flow_agents_status(ssh, rec, o) < 0) {

@@ -16,7 +16,7 @@
 #define LM_ENDS_WITH(type, field) \
 	_Static_assert(sizeof(type) == offsetof(type, field) + sizeof(((type *)0)->field), \
 	    #type " ends with " #field ", without padding")
-LM_ENDS_WITH(lm_flow_result, seconds);
+LM_ENDS_WITH(lm_flow_result, byhost);
 LM_ENDS_WITH(lm_vm_outcome, agents);
 LM_ENDS_WITH(lm_flow_step, detail);
 LM_ENDS_WITH(lm_agent_info, installed_at);

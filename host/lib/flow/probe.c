@@ -6,16 +6,17 @@
 
 #include "flow_internal.h"
 
-/* The profile's expected kernels passed (a profile of NULL: any result is reported). */
+/* The profile's expected kernels passed, those the guest's macOS can run (a profile of NULL: any
+ * result is reported). The step says what was not required of this guest, and why. */
 static int exercise_verdict(lm_context *ctx, const lm_profile *profile, lm_vm_outcome *o, double t)
 {
-	char summary[200];
+	char summary[200], note[200] = "";
 	int rc;
 
 	lm_exercise_summary(o->exercised, summary, sizeof(summary));
-	if (profile != NULL && (rc = lm_profile_check_exercise(profile, o->exercised)) < 0)
+	if (profile != NULL && (rc = lm_guest_exercise_check(profile, o->exercised, &o->guest, note, sizeof(note))) < 0)
 		return rc;
-	lm_step_add(ctx, o, "exercise", t, "%s", summary);
+	lm_step_add(ctx, o, "exercise", t, "%s%s%s", summary, note[0] ? "; " : "", note);
 	return 0;
 }
 
@@ -72,7 +73,8 @@ static int probe_vm(lm_context *ctx, const char *vm, int exercise, lm_flow_resul
 	snprintf(o->profile, sizeof(o->profile), "%s", r.profile_name);
 	lm_workload_derive(o->stock, &o->stock_flags);
 	lm_workload_derive(o->shimmed, &o->shimmed_flags);
-	/* A Tart image's own shim: a third column, what `tart exec` sessions get. */
+	/* A Tart image's own shim: a third column, the answers it gives once enabled as its README says
+	 * (Cirrus Labs' images install it without enabling it). */
 	if (o->guest.tart_shim) {
 		lm_shim_env tart;
 		if (lm_shim_env_tart(&tart, &se) < 0 || lm_guest_probe(ssh, &tart, 1, &o->tart, NULL, 0) < 0)

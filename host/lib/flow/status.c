@@ -79,7 +79,8 @@ int lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_re
 	if ((rc = lm_flow_result_new(out)) < 0)
 		return rc;
 	result = *out;
-	if ((rc = lm_host_pref_status(ctx, NULL, &result->pref)) < 0)
+	if ((rc = lm_host_pref_status(ctx, NULL, &result->pref)) < 0 ||
+	    (rc = lm_host_pref_byhost_status(ctx, NULL, &result->byhost)) < 0)
 		return rc;
 	rc = n > 0 ? lm_flow_open_outcomes(result, vms, n) : lm_flow_open_known(ctx, result);
 	if (rc < 0 || result->count == 0)

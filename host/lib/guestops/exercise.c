@@ -40,6 +40,45 @@ out:
 	return rc;
 }
 
+/* The first number of a macOS version ("13.6.7" -> 13); 0 when it does not start with one. */
+static int macos_major(const char *version)
+{
+	int major = 0;
+
+	while (*version >= '0' && *version <= '9' && major < 1000)
+		major = major * 10 + (*version++ - '0');
+	return major;
+}
+
+unsigned lm_exercise_waived(const char *macos_version, char *why, size_t len)
+{
+	int major = macos_version != NULL ? macos_major(macos_version) : 0;
+
+	if (why != NULL && len > 0)
+		why[0] = '\0';
+	/* bfloat needs the Metal Shading Language 3.1, which came with macOS 14: below it a bfloat16
+	 * kernel cannot compile, and llama.cpp turns bfloat16 off (ggml-metal.metal, `__METAL_VERSION__
+	 * < 310`), so no workload of it needs one there (reference/metal.md). */
+	if (major == 0 || major >= 14)
+		return 0;
+	if (why != NULL)
+		lm_text_format_cut(why, len, "bfloat16 not required of a macOS %s guest: it needs the Metal Shading "
+		    "Language 3.1 (macOS 14), and llama.cpp turns it off below", macos_version);
+	return 1u << LM_EXERCISE_BFLOAT16; /* the feature's index is the exercise's for the first three */
+}
+
+int lm_guest_exercise_check(const lm_profile *profile, const lm_report *exercised, const lm_guest_facts *g,
+    char *note, size_t len)
+{
+	/* os_version is sw_vers's: only a macOS guest has one (the tests' Linux guests play macOS). */
+	unsigned waived = lm_exercise_waived(g != NULL ? g->os_version : NULL, note, len);
+
+	/* Said only when the profile would have required it. */
+	if (waived != 0 && lm_profile_exercise_expect(profile, LM_EXERCISE_BFLOAT16) != LM_EXERCISE_EXPECT_PASS)
+		note[0] = '\0';
+	return lm_profile_check_exercise_waived(profile, exercised, waived);
+}
+
 void lm_exercise_summary(const lm_report *r, char *buf, size_t len)
 {
 	size_t n;

@@ -391,7 +391,9 @@ int lm_shim_env_tart(lm_shim_env *tart, const lm_shim_env *se)
 {
 	*tart = *se;
 	snprintf(tart->shim_path, sizeof(tart->shim_path), "%s", LM_TART_SHIM_PATH);
-	/* What the images' guest-agent jobs set (macos-image-templates, the launchd plists). */
+	/* The values Cirrus Labs' images once set in their guest-agent jobs (family 1009, 64 KB); the
+	 * current images set them nowhere (macos-image-templates, scripts/test-tart-metal-capabilities.sh
+	 * fails an image that injects the shim): what the shim answers once someone enables it. */
 	tart->nenv = 2;
 	tart->env[0].name = "TART_METAL_APPLE_FAMILY_MAX";
 	snprintf(tart->env[0].value, sizeof(tart->env[0].value), "1009");

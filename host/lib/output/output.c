@@ -127,6 +127,19 @@ static int iso_time(double epoch, char *buf, size_t size)
 	return 0;
 }
 
+/* The -currentHost value, when it was read (status, host status). */
+static void byhost_json(cJSON *pref, const lm_host_pref_byhost *b)
+{
+	cJSON *o;
+
+	if (b == NULL || b->size == 0 || (o = cJSON_AddObjectToObject(pref, "byhost")) == NULL)
+		return;
+	cJSON_AddStringToObject(o, "where", b->where);
+	cJSON_AddBoolToObject(o, "present", b->present);
+	add_string_or_null(o, "value", b->value);
+	cJSON_AddBoolToObject(o, "matches", b->matches);
+}
+
 static cJSON *pref_json(const lm_host_pref_info *p)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -373,6 +386,8 @@ int lm_flow_result_to_json(const lm_flow_result *r, const lm_json_envelope *env,
 		return finish(NULL, out);
 	cJSON_AddNumberToObject(doc, "seconds", r->seconds);
 	cJSON_AddItemToObject(doc, "host_preference", r->pref.domain[0] != '\0' ? pref_json(&r->pref) : cJSON_CreateNull());
+	if (r->pref.domain[0] != '\0' && LM_HAS_FIELD(r, lm_flow_result, byhost))
+		byhost_json(cJSON_GetObjectItemCaseSensitive(doc, "host_preference"), &r->byhost);
 	cJSON_AddBoolToObject(doc, "host_preference_changed", r->pref_changed);
 	cJSON_AddBoolToObject(doc, "host_preference_restored", r->pref_restored);
 	vms = cJSON_AddArrayToObject(doc, "vms");
@@ -409,11 +424,20 @@ int lm_run_to_json(const char *vm, int exit_status, const char *out_bytes, size_
 
 int lm_host_pref_info_to_json(const lm_host_pref_info *info, const lm_json_envelope *env, char **out)
 {
-	cJSON *doc = envelope(env);
+	return lm_host_pref_status_to_json(info, NULL, env, out);
+}
 
-	if (doc != NULL)
-		cJSON_AddItemToObject(doc, "host_preference",
-		    info != NULL && info->domain[0] != '\0' ? pref_json(info) : cJSON_CreateNull());
+int lm_host_pref_status_to_json(const lm_host_pref_info *info, const lm_host_pref_byhost *byhost,
+    const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env), *pref;
+
+	if (doc != NULL) {
+		pref = info != NULL && info->domain[0] != '\0' ? pref_json(info) : cJSON_CreateNull();
+		if (cJSON_IsObject(pref))
+			byhost_json(pref, byhost);
+		cJSON_AddItemToObject(doc, "host_preference", pref);
+	}
 	return finish(doc, out);
 }
 

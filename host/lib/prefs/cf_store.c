@@ -1,7 +1,7 @@
 /* The CoreFoundation store (macOS): CFPreferences for the current user and any host — the domain
  * `defaults write` changes — followed by a synchronize, so that cfprefsd's cache stays coherent.
  * Values cross between CoreFoundation and libplist through Apple's binary plist format, so every
- * type keeps its exact form. */
+ * type keeps its exact form. The current-host value (`defaults -currentHost`) is only read. */
 #ifdef __APPLE__
 #include <CoreFoundation/CoreFoundation.h>
 #include <stdio.h>
@@ -117,9 +117,11 @@ static int cf_sync(lm_prefs_store *store, cf_store *cs)
 	return 0;
 }
 
-static int cf_read(lm_prefs_store *store, const char *key, int *file_present, plist_t *value)
+/* The current user's value of `key` for `host` (kCFPreferencesAnyHost, or kCFPreferencesCurrentHost:
+ * this Mac alone, which CFPreferences reads first), after picking up the changes other processes
+ * made through cfprefsd; with file_present, whether that domain holds any key. */
+static int cf_copy(cf_store *cs, const char *key, CFStringRef host, int *file_present, plist_t *value)
 {
-	cf_store *cs = store->impl;
 	CFStringRef k = cf_string(key);
 	CFPropertyListRef v;
 	CFArrayRef keys;
@@ -127,19 +129,25 @@ static int cf_read(lm_prefs_store *store, const char *key, int *file_present, pl
 
 	if (k == NULL)
 		return lm_error_set(LM_EINVALID, "preference key '%s' is not valid UTF-8", key);
-	/* Pick up changes other processes made through cfprefsd. */
-	CFPreferencesSynchronize(cs->domain, kCFPreferencesCurrentUser, kCFPreferencesAnyHost);
-	keys = CFPreferencesCopyKeyList(cs->domain, kCFPreferencesCurrentUser, kCFPreferencesAnyHost);
-	*file_present = keys != NULL && CFArrayGetCount(keys) > 0;
-	if (keys != NULL)
-		CFRelease(keys);
-	v = CFPreferencesCopyValue(k, cs->domain, kCFPreferencesCurrentUser, kCFPreferencesAnyHost);
+	CFPreferencesSynchronize(cs->domain, kCFPreferencesCurrentUser, host);
+	if (file_present != NULL) {
+		keys = CFPreferencesCopyKeyList(cs->domain, kCFPreferencesCurrentUser, host);
+		*file_present = keys != NULL && CFArrayGetCount(keys) > 0;
+		if (keys != NULL)
+			CFRelease(keys);
+	}
+	v = CFPreferencesCopyValue(k, cs->domain, kCFPreferencesCurrentUser, host);
 	CFRelease(k);
 	if (v != NULL) {
 		rc = cf_to_plist(v, value);
 		CFRelease(v);
 	}
 	return rc;
+}
+
+static int cf_read(lm_prefs_store *store, const char *key, int *file_present, plist_t *value)
+{
+	return cf_copy(store->impl, key, kCFPreferencesAnyHost, file_present, value);
 }
 
 static int cf_set(lm_prefs_store *store, const char *key, plist_t value)
@@ -196,6 +204,12 @@ static int cf_managed(lm_prefs_store *store, const char *key, int *managed, plis
 	return rc;
 }
 
+/* `defaults -currentHost`: the current user's value for this Mac alone. */
+static int cf_byhost(lm_prefs_store *store, const char *key, plist_t *value)
+{
+	return cf_copy(store->impl, key, kCFPreferencesCurrentHost, NULL, value);
+}
+
 static void cf_free(lm_prefs_store *store)
 {
 	cf_store *cs = store->impl;
@@ -209,7 +223,7 @@ static void cf_free(lm_prefs_store *store)
 }
 
 static const struct lm_prefs_store_ops cf_ops = {
-	cf_read, cf_set, cf_del, cf_managed, cf_free,
+	cf_read, cf_set, cf_del, cf_managed, cf_free, cf_byhost,
 };
 
 int lm_cf_store_init(lm_prefs_store *store)

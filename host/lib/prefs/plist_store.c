@@ -137,22 +137,35 @@ static int plist_del(lm_prefs_store *store, const char *key, int remove_empty_fi
 	return rc;
 }
 
-static int plist_managed(lm_prefs_store *store, const char *key, int *managed, plist_t *forced)
+/* The key of another file of the domain (managed, ByHost): 1 and *value when it holds it. */
+static int other_file_value(const char *path, const char *key, plist_t *value)
 {
 	plist_t dict, item;
 	int present, rc;
 
-	if ((rc = load_dict(store->managed_path, &present, &dict)) < 0 || dict == NULL)
+	if ((rc = load_dict(path, &present, &dict)) < 0 || dict == NULL)
 		return rc;
-	if ((item = plist_dict_get_item(dict, key)) != NULL) {
-		*managed = 1;
-		if ((*forced = plist_copy(item)) == NULL)
-			rc = lm_error_nomem();
-	}
+	if ((item = plist_dict_get_item(dict, key)) != NULL)
+		rc = (*value = plist_copy(item)) != NULL ? 1 : lm_error_nomem();
 	plist_free(dict);
 	return rc;
 }
 
+static int plist_managed(lm_prefs_store *store, const char *key, int *managed, plist_t *forced)
+{
+	int rc = other_file_value(store->managed_path, key, forced);
+
+	*managed = rc == 1;
+	return rc < 0 ? rc : 0;
+}
+
+static int plist_byhost(lm_prefs_store *store, const char *key, plist_t *value)
+{
+	int rc = store->byhost_path != NULL ? other_file_value(store->byhost_path, key, value) : 0;
+
+	return rc < 0 ? rc : 0;
+}
+
 const struct lm_prefs_store_ops lm_plist_store_ops = {
-	plist_read, plist_set, plist_del, plist_managed, NULL,
+	plist_read, plist_set, plist_del, plist_managed, NULL, plist_byhost,
 };

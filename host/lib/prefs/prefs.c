@@ -525,6 +525,36 @@ out:
 	return rc;
 }
 
+int lm_host_pref_byhost_status(lm_context *ctx, const lm_pref_setting *want, lm_host_pref_byhost *out)
+{
+	lm_pref_setting def;
+	lm_prefs_store *store = NULL;
+	plist_t value = NULL, wantp = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->size = sizeof(*out);
+	if (want == NULL) {
+		lm_host_pref_default(&def);
+		want = &def;
+	}
+	if ((rc = check_setting(want)) < 0 || (rc = lm_prefs_store_open(&store, ctx, want->domain)) < 0)
+		return rc;
+	if ((rc = lm_prefs_store_byhost(store, want->key, &value, out->where, sizeof(out->where))) == 0) {
+		if ((wantp = lm_pref_value_to_plist(&want->value)) == NULL) {
+			rc = lm_error_nomem();
+		} else {
+			out->present = value != NULL;
+			lm_pref_plist_describe(value, out->value, sizeof(out->value));
+			out->matches = value != NULL && lm_pref_plist_equal(value, wantp);
+		}
+	}
+	plist_free(value);
+	plist_free(wantp);
+	lm_prefs_store_free(store);
+	return rc;
+}
+
 /* The public calls: take the journal (read-only for a dry run or a status), then do the above. */
 static int with_state(lm_context *ctx, int readonly, lm_state **st)
 {

@@ -66,6 +66,12 @@ int lm_prefs_store_delete(lm_prefs_store *store, const char *key, int remove_emp
 /* Whether a configuration profile forces the key, and the forced value (NULL when not managed).
  * Plist store: DIR/managed/<domain>.plist holding the key (mirrors /Library/Managed Preferences). */
 int lm_prefs_store_managed(lm_prefs_store *store, const char *key, int *managed, plist_t *forced);
+/* The key's -currentHost value (`defaults -currentHost`, CFPreferences' current user and current
+ * host), *value NULL when there is none. CFPreferences reads it before the any-host value
+ * lume-metal writes, so it wins. Plist store: DIR/ByHost/<domain>.<hardware UUID>.plist, as macOS
+ * keeps it; *where says what was read (that file, or "CFPreferences, current host"), or why
+ * nothing could be (the hardware UUID unknown). */
+int lm_prefs_store_byhost(lm_prefs_store *store, const char *key, plist_t *value, char *where, size_t len);
 /* Directories a write would create, outermost first (NULL-terminated, NULL when none or for
  * CFPreferences); free with lm_strv_free(). */
 int lm_prefs_store_missing_dirs(lm_prefs_store *store, char ***missing);
@@ -79,6 +85,7 @@ struct lm_prefs_store_ops {
 	int (*del)(lm_prefs_store *store, const char *key, int remove_empty_file);
 	int (*managed)(lm_prefs_store *store, const char *key, int *managed, plist_t *forced);
 	void (*free)(lm_prefs_store *store);
+	int (*byhost)(lm_prefs_store *store, const char *key, plist_t *value);
 };
 struct lm_prefs_store {
 	const struct lm_prefs_store_ops *ops;
@@ -86,6 +93,9 @@ struct lm_prefs_store {
 	char *id;
 	char *path;         /* plist store: DIR/<domain>.plist */
 	char *managed_path; /* plist store: DIR/managed/<domain>.plist */
+	char *byhost_path;  /* plist store: DIR/ByHost/<domain>.<hardware UUID>.plist; NULL when the
+	                       UUID is not known (byhost_why says why) */
+	char byhost_why[160];
 	void *impl;         /* CFPreferences store: its CoreFoundation objects */
 };
 extern const struct lm_prefs_store_ops lm_plist_store_ops;

@@ -1,4 +1,6 @@
 /* The preference store: which back-end a context selects, and the calls every back-end answers. */
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,12 @@
 #include "pref_default.h"
 #include "prefs_store.h"
 #include "str.h"
+#include "text.h"
+
+#ifdef __APPLE__
+#include <time.h>
+#include <uuid/uuid.h>
+#endif
 
 int lm_prefs_validate_domain(const char *domain)
 {
@@ -32,10 +40,47 @@ bad:
 	    domain != NULL ? domain : "");
 }
 
+/* This Mac's hardware UUID as macOS names ByHost files (upper case, 8-4-4-4-12): gethostuuid()
+ * on macOS; elsewhere the machine ID (/etc/machine-id, 32 hex digits) written the same way, so
+ * that the simulator and lume-metal on one machine agree. -1 with `why` when it is not known. */
+static int hardware_uuid(char out[37], char *why, size_t len)
+{
+#ifdef __APPLE__
+	uuid_t u;
+	struct timespec wait = {0, 0};
+
+	if (gethostuuid(u, &wait) != 0) {
+		lm_text_format_cut(why, len, "gethostuuid failed: %s", strerror(errno));
+		return -1;
+	}
+	uuid_unparse_upper(u, out);
+	return 0;
+#else
+	char id[40] = "";
+	FILE *f = fopen("/etc/machine-id", "r");
+	size_t i, o = 0;
+
+	if (f == NULL || fgets(id, sizeof(id), f) == NULL || strspn(id, "0123456789abcdefABCDEF") != 32) {
+		lm_text_format_cut(why, len, "this machine has no machine ID (/etc/machine-id) to stand for the hardware UUID");
+		if (f != NULL)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	for (i = 0; i < 32; i++) {
+		if (i == 8 || i == 12 || i == 16 || i == 20)
+			out[o++] = '-';
+		out[o++] = (char)toupper((unsigned char)id[i]);
+	}
+	out[o] = '\0';
+	return 0;
+#endif
+}
+
 int lm_prefs_store_open_plist(lm_prefs_store **out, const char *dir, const char *domain)
 {
 	lm_prefs_store *store;
-	char cwd[4096], file[256], *absdir = NULL;
+	char cwd[4096], file[256], uuid[37], *absdir = NULL;
 	size_t n;
 	int rc;
 
@@ -67,6 +112,14 @@ int lm_prefs_store_open_plist(lm_prefs_store **out, const char *dir, const char 
 		free(absdir);
 		lm_prefs_store_free(store);
 		return rc;
+	}
+	if (hardware_uuid(uuid, store->byhost_why, sizeof(store->byhost_why)) == 0) {
+		snprintf(file, sizeof(file), "%s.%s.plist", domain, uuid); /* 200 + 1 + 36 + 6 bytes at most */
+		if ((rc = lm_path_join(&store->byhost_path, absdir, "ByHost", file, NULL)) < 0) {
+			free(absdir);
+			lm_prefs_store_free(store);
+			return rc;
+		}
 	}
 	free(absdir);
 	if ((store->domain = strdup(domain)) == NULL || (store->id = lm_format("plist:%s", store->path)) == NULL) {
@@ -129,6 +182,7 @@ void lm_prefs_store_free(lm_prefs_store *store)
 	free(store->id);
 	free(store->path);
 	free(store->managed_path);
+	free(store->byhost_path);
 	free(store);
 }
 
@@ -164,6 +218,18 @@ int lm_prefs_store_managed(lm_prefs_store *store, const char *key, int *managed,
 	*managed = 0;
 	*forced = NULL;
 	return store->ops->managed(store, key, managed, forced);
+}
+
+int lm_prefs_store_byhost(lm_prefs_store *store, const char *key, plist_t *value, char *where, size_t len)
+{
+	*value = NULL;
+	if (store->path == NULL)
+		lm_text_format_cut(where, len, "CFPreferences, current host");
+	else if (store->byhost_path != NULL)
+		lm_text_format_cut(where, len, "%s", store->byhost_path);
+	else
+		lm_text_format_cut(where, len, "not read: %s", store->byhost_why);
+	return store->ops->byhost(store, key, value);
 }
 
 int lm_prefs_store_missing_dirs(lm_prefs_store *store, char ***missing)

@@ -417,6 +417,24 @@ int lm_ssh_verify_host_key(lm_ssh *ssh)
 			}
 			lm_ssh_fingerprint(e->blob, e->blob_len, old_fp);
 		}
+		if (e != NULL && !same && !new_vm && e->vm_id[0] != '\0' && ssh->vm_id[0] != '\0') {
+			/* Its manager says it is the very VM the key was pinned for: not a re-created one. */
+			rc = lm_error_set(LM_EHOSTKEY,
+			    "VM '%s' (%s:%d): the SSH host key has CHANGED while the VM's identity has not, and the "
+			    "connection was refused.\n"
+			    "  recorded: %s %s\n"
+			    "  offered:  %s %s\n"
+			    "  identity: %s, the same as when the key was recorded\n"
+			    "Its VM manager records the same VM as before, so this is not a new VM under a known name: "
+			    "either someone is intercepting the connection (man-in-the-middle), or this VM made new "
+			    "host keys (re-installed, its keys removed, or a clone of the same source or image, which "
+			    "keeps its identity, whose guest made its own). Compare the offered key with the one inside "
+			    "the VM (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub): only when they match forget it; "
+			    "once the old key is forgotten, the next connection records the new one. Known hosts: %s, "
+			    "line %zu",
+			    ssh->vm, ssh->address, ssh->port, e->type, old_fp, type, fp, ssh->vm_id, f.path, e->number);
+			goto out;
+		}
 		if (e != NULL && !same && !new_vm) {
 			rc = lm_error_set(LM_EHOSTKEY,
 			    "VM '%s' (%s:%d): the SSH host key has CHANGED and the connection was refused.\n"

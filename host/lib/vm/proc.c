@@ -95,22 +95,26 @@ static int job_tracking(const char *entry)
 }
 
 /* environ without the guest password (and, for a VM's owner, the CI job-tracking variables), with
- * o's variable set (replaced when present); free with lm_strv_free(). NULL when out of memory. */
+ * o's variables set (replacing ours); free with lm_strv_free(). NULL when out of memory. */
 static char **child_env(const lm_proc_options *o, int vm_owner)
 {
-	const char *name = o->env_name;
-	size_t n = 0, i, j = 0, nlen = name != NULL ? strlen(name) : 0;
+	size_t n = 0, k = 0, i, j = 0, m;
 	char **env;
 
 	while (environ != NULL && environ[n] != NULL)
 		n++;
-	if ((env = calloc(n + 2, sizeof(*env))) == NULL)
+	while (o->env != NULL && o->env[k] != NULL)
+		k++;
+	if ((env = calloc(n + k + 1, sizeof(*env))) == NULL)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		if (name != NULL && strncmp(environ[i], name, nlen) == 0 && environ[i][nlen] == '=')
-			continue;
+		int replaced = 0;
+		for (m = 0; m < k && !replaced; m++) {
+			size_t nlen = strcspn(o->env[m], "=");
+			replaced = strncmp(environ[i], o->env[m], nlen) == 0 && environ[i][nlen] == '=';
+		}
 		/* The guest password is ours alone: never handed to a child process. */
-		if (strncmp(environ[i], PASSWORD_VAR, sizeof(PASSWORD_VAR) - 1) == 0)
+		if (replaced || strncmp(environ[i], PASSWORD_VAR, sizeof(PASSWORD_VAR) - 1) == 0)
 			continue;
 		/* A VM's owner outlives the CI job that started it. */
 		if (vm_owner && job_tracking(environ[i]))
@@ -118,8 +122,9 @@ static char **child_env(const lm_proc_options *o, int vm_owner)
 		if ((env[j++] = strdup(environ[i])) == NULL)
 			goto fail;
 	}
-	if (name != NULL && (env[j] = lm_format("%s=%s", name, o->env_value != NULL ? o->env_value : "")) == NULL)
-		goto fail;
+	for (m = 0; m < k; m++)
+		if ((env[j++] = strdup(o->env[m])) == NULL)
+			goto fail;
 	return env;
 fail:
 	lm_strv_free(env);

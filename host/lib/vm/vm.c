@@ -88,6 +88,7 @@ void lm_vm_manager_free(lm_vm_manager *vmm)
 	free(vmm->utmctl_program);
 	free(vmm->utm_documents);
 	free(vmm->address);
+	lm_strv_free(vmm->locations);
 	free(vmm);
 }
 
@@ -112,10 +113,10 @@ int lm_vm_version_answer(int rc, lm_proc_result *res, char *buf, size_t len)
 	return 0;
 }
 
-int lm_vm_program_version(const char *program, const char *arg, char *buf, size_t len)
+int lm_vm_program_version(const char *program, const char *arg, const char *const *env, char *buf, size_t len)
 {
 	const char *args[] = {arg, NULL};
-	const lm_proc_options o = {.timeout = LM_VM_VERSION_TIMEOUT};
+	const lm_proc_options o = {.env = env, .timeout = LM_VM_VERSION_TIMEOUT};
 	char *path = NULL;
 	lm_proc_result res;
 	int rc;

@@ -204,6 +204,42 @@ static int api_stop(lm_vm_manager *vmm, const char *name)
 	return api_call(vmm, "POST", path, NULL, timeout, 0, NULL);
 }
 
+/* Lume's storage locations (Server.swift: GET /lume/config/locations, Lume 0.5.3): a JSON array
+ * of {"name", "path"}, the paths as Lume's settings keep them ("~/.lume"). A server that does not
+ * answer it (an older Lume, a failure) leaves Lume's default, and the reason. */
+int lm_vm_api_storage(lm_vm_manager *vmm, char *const **out)
+{
+	const cJSON *loc;
+	cJSON *doc = NULL;
+	int rc;
+
+	*out = NULL;
+	if (vmm->curl == NULL)
+		return 0;
+	if (vmm->locations == NULL) {
+		if ((rc = lm_vm_storage_add(vmm, NULL)) < 0)
+			return rc;
+		rc = api_call(vmm, "GET", "/lume/config/locations", NULL, LM_API_GET_TIMEOUT, cJSON_Array, &doc);
+		if (rc == LM_ENOMEM)
+			return rc;
+		if (rc < 0) {
+			lm_text_format_cut(vmm->locations_why, sizeof(vmm->locations_why), "%s", lm_error_last()->message);
+			lm_error_clear();
+		}
+		rc = 0;
+		cJSON_ArrayForEach(loc, doc) {
+			const cJSON *path = cJSON_GetObjectItemCaseSensitive(loc, "path");
+			if (rc == 0 && cJSON_IsString(path) && path->valuestring[0] != '\0')
+				rc = lm_vm_storage_add(vmm, path->valuestring);
+		}
+		cJSON_Delete(doc);
+		if (rc < 0 || (rc = lm_vm_storage_default(vmm)) < 0)
+			return rc;
+	}
+	*out = vmm->locations;
+	return 0;
+}
+
 static void api_release(lm_vm_manager *vmm)
 {
 	if (vmm->curl != NULL)
@@ -220,7 +256,7 @@ static int api_version(lm_vm_manager *vmm, char *buf, size_t len)
 	int rc;
 
 	rc = lm_vm_program_version(o->lume_program != NULL && o->lume_program[0] ? o->lume_program : "lume",
-	    "--version", buf, len);
+	    "--version", lm_vm_lume_env, buf, len);
 	return rc == LM_ENOTFOUND ? 0 : rc;
 }
 

@@ -1,5 +1,5 @@
-/* The Lume CLI backend: `lume` run with posix_spawn (never a shell), LUME_LOG_LEVEL=error in its
- * environment, its JSON found among the log lines it prints on stdout. It never stops a VM that
+/* The Lume CLI backend: `lume` run with posix_spawn (never a shell), quiet and without telemetry
+ * (lm_vm_lume_env), its JSON found among the log lines it prints on stdout. It never stops a VM that
  * Lume's server runs: `lume stop` would end the server (see cli_stop). */
 #include "vm_internal.h"
 #include "text.h"
@@ -15,7 +15,6 @@
 #define LM_CLI_QUERY_TIMEOUT 60.0 /* ls/get: Lume probes SSH of running VMs (2 s each) */
 #define LM_CLI_STOP_MIN 60.0
 #define LM_CLI_STOP_GRACE 10.0    /* Lume's stop: SIGINT, then SIGKILL after 10 s (VM.swift) */
-#define LM_CLI_MAX_LOCATIONS 16   /* Lume's VM storage locations looked at */
 
 /* Reap detached `lume run` children that have finished (they are ours until they exit). */
 void lm_vm_reap_children(lm_vm_manager *vmm)
@@ -40,11 +39,15 @@ void lm_vm_adopt_child(lm_vm_manager *vmm, pid_t pid)
 		}
 }
 
+/* Every `lume` this library runs gets these (reference/lume.md): its log level at error, since
+ * Lume prints its log lines on stdout among the JSON; and telemetry off, since every Lume command
+ * records an event and flushes it for up to 1.5 s before it exits. */
+const char *const lm_vm_lume_env[] = {"LUME_LOG_LEVEL=error", "LUME_TELEMETRY_ENABLED=0", NULL};
+
 /* Run `lume ARGS...`; argv excludes the program. vm_owner: it leaves a VM's owner behind (proc.h). */
 static int cli_run_as(lm_vm_manager *vmm, const char *const args[], double timeout, int vm_owner, lm_proc_result *res)
 {
-	const lm_proc_options o = {.env_name = "LUME_LOG_LEVEL", .env_value = "error", .timeout = timeout,
-	    .vm_owner = vm_owner};
+	const lm_proc_options o = {.env = lm_vm_lume_env, .timeout = timeout, .vm_owner = vm_owner};
 
 	lm_vm_reap_children(vmm);
 	if (lm_proc_run(vmm->program, args, &o, res) < 0)
@@ -180,7 +183,7 @@ static int cli_is_old(lm_vm_manager *vmm)
 static int cli_start_child(lm_vm_manager *vmm, const char *name)
 {
 	const char *args[] = {"run", name, "--no-display", NULL};
-	const lm_proc_options o = {.env_name = "LUME_LOG_LEVEL", .env_value = "error"};
+	const lm_proc_options o = {.env = lm_vm_lume_env};
 	pid_t pid;
 	double deadline;
 	int status, rc;
@@ -261,58 +264,98 @@ static int stop_own_child(lm_vm_manager *vmm, size_t slot, const char *name)
 	return 0;
 }
 
+int lm_vm_storage_add(lm_vm_manager *vmm, const char *path)
+{
+	const char *home = NULL;
+	size_t n = 0;
+	char *copy;
+
+	if (vmm->locations == NULL && (vmm->locations = calloc(LM_VM_MAX_LOCATIONS + 1, sizeof(char *))) == NULL)
+		return lm_error_nomem();
+	while (vmm->locations[n] != NULL)
+		n++;
+	if (path == NULL || n == LM_VM_MAX_LOCATIONS)
+		return 0;
+	/* Lume keeps its default as "~/.lume" (Settings.swift) and expands it for the user it runs as. */
+	if (path[0] == '~' && (path[1] == '/' || path[1] == '\0')) {
+		if (lm_paths_home(&home) < 0) {
+			lm_error_clear(); /* a location that cannot be placed is not looked at */
+			return 0;
+		}
+		copy = lm_format("%s%s", home, path + 1);
+	} else {
+		copy = strdup(path);
+	}
+	if (copy == NULL)
+		return lm_error_nomem();
+	vmm->locations[n] = copy;
+	return 0;
+}
+
+int lm_vm_storage_default(lm_vm_manager *vmm)
+{
+	if (vmm->locations[0] != NULL)
+		return 0;
+	if (vmm->locations_why[0] == '\0')
+		lm_text_format_cut(vmm->locations_why, sizeof(vmm->locations_why), "it listed none");
+	return lm_vm_storage_add(vmm, "~/.lume");
+}
+
 /* Lume's VM storage directories, as `lume config storage list` prints them
  * ("  - NAME: PATH (default)"), asked once; without an answer, Lume's default ~/.lume. */
 static int cli_locations(lm_vm_manager *vmm)
 {
-	const char *args[] = {"config", "storage", "list", NULL}, *home = NULL;
+	const char *args[] = {"config", "storage", "list", NULL};
 	lm_proc_result res;
 	char *line, *save = NULL, *path, *end;
-	size_t n = 0;
+	int rc = 0;
 
 	if (vmm->locations != NULL)
 		return 0;
-	if ((vmm->locations = calloc(LM_CLI_MAX_LOCATIONS + 1, sizeof(char *))) == NULL)
-		return lm_error_nomem();
-	if (cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res) == 0) {
-		for (line = res.exit_code == 0 ? strtok_r(res.out, "\n", &save) : NULL; line != NULL && n < LM_CLI_MAX_LOCATIONS;
+	if ((rc = lm_vm_storage_add(vmm, NULL)) < 0)
+		return rc;
+	if ((rc = cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res)) < 0) {
+		if (rc == LM_ENOMEM)
+			return rc;
+		lm_text_format_cut(vmm->locations_why, sizeof(vmm->locations_why), "%s", lm_error_last()->message);
+		lm_error_clear();
+		rc = 0;
+	} else {
+		if (res.exit_code != 0)
+			lm_text_format_cut(vmm->locations_why, sizeof(vmm->locations_why), "`lume config storage list` "
+			    "exited %d", res.exit_code);
+		for (line = res.exit_code == 0 ? strtok_r(res.out, "\n", &save) : NULL; line != NULL && rc == 0;
 		     line = strtok_r(NULL, "\n", &save)) {
 			if (strncmp(line, "  - ", 4) != 0 || (path = strstr(line, ": ")) == NULL)
 				continue;
 			path += 2;
 			if ((end = strstr(path, " (default)")) != NULL && end[10] == '\0')
 				*end = '\0';
-			if (path[0] == '~' && (home != NULL || lm_paths_home(&home) == 0)) {
-				size_t len = strlen(home) + strlen(path);
-				if ((vmm->locations[n] = malloc(len)) != NULL)
-					snprintf(vmm->locations[n], len, "%s%s", home, path + 1);
-			} else {
-				vmm->locations[n] = strdup(path);
-			}
-			if (vmm->locations[n] != NULL)
-				n++;
+			rc = lm_vm_storage_add(vmm, path);
 		}
 		lm_proc_result_dispose(&res);
 	}
-	if (n == 0 && lm_paths_home(&home) == 0)
-		(void)lm_path_join(&vmm->locations[0], home, ".lume", NULL); /* none when it cannot be made */
-	return 0;
+	return rc < 0 ? rc : lm_vm_storage_default(vmm);
 }
 
-char *const *lm_vm_cli_storage(lm_vm_manager *vmm)
+int lm_vm_cli_storage(lm_vm_manager *vmm, char *const **out)
 {
-	if (vmm->program == NULL || cli_locations(vmm) < 0) {
-		lm_error_clear();
-		return NULL;
-	}
-	return vmm->locations;
+	int rc;
+
+	*out = NULL;
+	if (vmm->program == NULL)
+		return 0;
+	if ((rc = cli_locations(vmm)) < 0)
+		return rc;
+	*out = vmm->locations;
+	return 0;
 }
 
 /* The process that holds `name` (its config.json in any of Lume's storage locations). */
 static int cli_holder(lm_vm_manager *vmm, const char *name, lm_host_process *holder)
 {
-	const char *files[LM_CLI_MAX_LOCATIONS];
-	char *paths[LM_CLI_MAX_LOCATIONS];
+	const char *files[LM_VM_MAX_LOCATIONS];
+	char *paths[LM_VM_MAX_LOCATIONS];
 	size_t n, i;
 	int rc;
 
@@ -368,8 +411,6 @@ static int cli_stop(lm_vm_manager *vmm, const char *name)
 static void cli_release(lm_vm_manager *vmm)
 {
 	lm_vm_reap_children(vmm); /* those still running keep the VM up; init reaps them later */
-	lm_strv_free(vmm->locations);
-	vmm->locations = NULL;
 }
 
 static int cli_version(lm_vm_manager *vmm, char *buf, size_t len)

@@ -1,10 +1,14 @@
 /* A VM's identity, read from its manager's own configuration, so that what lume-metal remembers
  * about a VM (its host-key pin) follows the VM and not its name (docs/security.md):
- *   Lume  ~/.lume/NAME/config.json (or another of Lume's storage locations): `macAddress` and
+ *   Lume  LOCATION/NAME/config.json in one of Lume's storage locations (`lume config storage
+ *         list`, GET /lume/config/locations; ~/.lume by default): `macAddress` and
  *         `machineIdentifier` (base64 data), both new for every clone (trycua/cua libs/lume,
  *         VMConfig); neither is in the API's VM object;
- *   Tart  TART_HOME/vms/NAME/config.json: `macAddress` and `ecid` (the machine identifier's
- *         data, base64), new for every `tart clone` (Sources/tart/VMConfig.swift);
+ *   Tart  TART_HOME/vms/NAME/config.json: `ecid` (the machine identifier's data, base64) alone.
+ *         `tart clone` copies config.json and keeps the ecid; it changes the MAC only when
+ *         another local VM has it, and `tart run` changes a MAC that a running VM has
+ *         (Commands/Clone.swift, VMDirectory.swift, Commands/Run.swift): the MAC says which
+ *         VMs happened to exist, not which VM this is;
  *   UTM   NAME.utm/config.plist: `Information.UUID`, new for every `utmctl clone`;
  *   none  nothing to read: the VM is only an address.
  * The identity is the SHA-256 of the manager's name and those fields: fixed-size, comparable,
@@ -58,8 +62,9 @@ static const char *json_text(const cJSON *doc, const char *key)
 	return cJSON_IsString(v) && v->valuestring[0] != '\0' ? v->valuestring : NULL;
 }
 
-/* One config.json: 1 read (identity set), 0 no such file, -1 unreadable (reason set), LM_ENOMEM. */
-static int from_json(lm_vm_info *info, const char *kind, const char *path, const char *id_key)
+/* One config.json: 1 read (identity set), 0 no such file, -1 unreadable (reason set), LM_ENOMEM.
+ * mac_key NULL: the identity is id_key's alone. */
+static int from_json(lm_vm_info *info, const char *kind, const char *path, const char *mac_key, const char *id_key)
 {
 	char *data = NULL;
 	size_t len;
@@ -82,10 +87,13 @@ static int from_json(lm_vm_info *info, const char *kind, const char *path, const
 	free(data);
 	if (rc == LM_ENOMEM)
 		return rc;
-	mac = json_text(doc, "macAddress");
+	mac = mac_key != NULL ? json_text(doc, mac_key) : "";
 	id = json_text(doc, id_key);
 	if (mac == NULL || id == NULL) {
-		why(info, "%s has no %s and %s strings", path, "macAddress", id_key);
+		if (mac_key != NULL)
+			why(info, "%s has no %s and %s strings", path, mac_key, id_key);
+		else
+			why(info, "%s has no %s string", path, id_key);
 		cJSON_Delete(doc);
 		return -1;
 	}
@@ -96,34 +104,17 @@ static int from_json(lm_vm_info *info, const char *kind, const char *path, const
 
 static int lume_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 {
-	char *const *dirs = strcmp(info->manager, "lume-cli") == 0 ? lm_vm_cli_storage(vmm) : NULL;
-	const char *home = NULL;
+	int cli = strcmp(info->manager, "lume-cli") == 0;
+	char *const *dirs = NULL;
 	char *path;
 	size_t i;
 	int rc;
 
-	if (dirs == NULL) {
-		/* The API tells no storage path: Lume's default location. */
-		if (lm_paths_home(&home) < 0) {
-			why(info, "Lume's VM store ~/.lume: %s", lm_error_last()->message);
-			lm_error_clear();
-			return 0;
-		}
-		if ((rc = lm_path_join(&path, home, ".lume", name, "config.json", NULL)) < 0) {
-			if (rc == LM_ENOMEM)
-				return rc;
-			why(info, "%s", lm_error_last()->message);
-			lm_error_clear();
-			return 0;
-		}
-		rc = from_json(info, "lume", path, "machineIdentifier");
-		if (rc == 0)
-			why(info, "%s does not exist: the VM is in another of Lume's storage locations "
-			    "(~/.config/lume/config.yaml), which Lume's API does not tell", path);
-		free(path);
-		return rc == LM_ENOMEM ? rc : 0;
-	}
-	for (i = 0; dirs[i] != NULL; i++) {
+	/* Lume's storage locations, from the backend that answers for the VM: the CLI's `lume config
+	 * storage list`, the API's GET /lume/config/locations. */
+	if ((rc = cli ? lm_vm_cli_storage(vmm, &dirs) : lm_vm_api_storage(vmm, &dirs)) < 0)
+		return rc;
+	for (i = 0; dirs != NULL && dirs[i] != NULL; i++) {
 		if ((rc = lm_path_join(&path, dirs[i], name, "config.json", NULL)) < 0) {
 			if (rc == LM_ENOMEM)
 				return rc;
@@ -131,12 +122,17 @@ static int lume_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 			lm_error_clear();
 			return 0;
 		}
-		rc = from_json(info, "lume", path, "machineIdentifier");
+		rc = from_json(info, "lume", path, "macAddress", "machineIdentifier");
 		free(path);
 		if (rc != 0)
 			return rc == LM_ENOMEM ? rc : 0;
 	}
-	why(info, "no config.json for %s in Lume's storage locations (`lume config storage list`)", name);
+	if (vmm->locations_why[0] != '\0')
+		why(info, "no config.json for %s in ~/.lume, and Lume did not list its other storage locations: %s", name,
+		    vmm->locations_why);
+	else
+		why(info, "no config.json for %s in Lume's storage locations (%s)", name,
+		    cli ? "`lume config storage list`" : "GET /lume/config/locations");
 	return 0;
 }
 
@@ -183,7 +179,7 @@ int lm_vm_id_read(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 			lm_error_clear();
 			return 0;
 		}
-		if ((rc = from_json(info, "tart", path, "ecid")) == 0)
+		if ((rc = from_json(info, "tart", path, NULL, "ecid")) == 0)
 			why(info, "%s does not exist", path);
 		free(path);
 		return rc == LM_ENOMEM ? rc : 0;

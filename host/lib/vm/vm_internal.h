@@ -44,7 +44,9 @@ struct lm_vm_manager {
 	/* lume-cli */
 	char *program;      /* absolute or relative path of `lume` */
 	int old_lume;       /* -1 unknown, 0 has `run --detach`, 1 older than 0.5.0 */
-	char **locations;   /* Lume's VM storage directories (`lume config storage list`), NULL-terminated */
+	char **locations;   /* Lume's VM storage directories (`lume config storage list`, or the API's
+	                       GET /lume/config/locations), NULL-terminated; asked once */
+	char locations_why[256]; /* why they are ~/.lume alone: Lume did not list them ("" when it did) */
 	pid_t children[LM_VM_MAX_CHILDREN]; /* detached `lume run` / `tart run` children, reaped when done */
 	/* tart */
 	char *tart_program;
@@ -69,6 +71,8 @@ struct lm_vm_manager {
 
 extern const lm_vm_backend lm_vm_backend_api;
 extern const lm_vm_backend lm_vm_backend_cli;
+/* The environment of every `lume` child (vm_cli.c): quiet, telemetry off. */
+extern const char *const lm_vm_lume_env[];
 
 /* lume-api: does anything accept a TCP connection at the URL's address within `timeout` s?
  * (Not an HTTP request: Lume's endpoints can be slow; LM_ENETWORK when nothing answers.) */
@@ -114,9 +118,10 @@ int lm_host_port_listener(int port, int *found, lm_host_process *out);
 /* A backend's version callback for a program asked `--version`: rc and res are what running it
  * returned; buf gets the version from its output ("" when it exits non-zero); res is disposed. */
 int lm_vm_version_answer(int rc, lm_proc_result *res, char *buf, size_t len);
-/* `PROGRAM ARG` (found on PATH when it has no slash), answered as lm_vm_version_answer does. */
+/* `PROGRAM ARG` (found on PATH when it has no slash), with `env` set (NULL: none; proc.h),
+ * answered as lm_vm_version_answer does. */
 #define LM_VM_VERSION_TIMEOUT 10.0
-int lm_vm_program_version(const char *program, const char *arg, char *buf, size_t len);
+int lm_vm_program_version(const char *program, const char *arg, const char *const *env, char *buf, size_t len);
 /* The backend that serves `name`: the manager's own, or the automatic choice's once made; NULL
  * before that. */
 const lm_vm_backend *lm_vm_backend_for(const lm_vm_manager *vmm, const char *name);
@@ -131,9 +136,18 @@ int lm_vm_utm_init(lm_vm_manager *vmm, const char *program);
 /* UTM: the VM's config.plist in UTM's Documents, the bundle whose Information.Name is `name`
  * (*path NULL when none was found; *root is a plist_t, plist_free it). */
 int lm_vm_utm_config(lm_vm_manager *vmm, const char *name, char **path, void **root);
-/* Lume CLI: Lume's VM storage directories (`lume config storage list`), NULL-terminated; NULL
- * when they could not be listed. */
-char *const *lm_vm_cli_storage(lm_vm_manager *vmm);
+/* Lume's VM storage directories, NULL-terminated, asked once per manager: the CLI's `lume config
+ * storage list`, the API's GET /lume/config/locations; ~/.lume alone when Lume does not list them
+ * (vmm->locations_why says why). *out NULL when the backend is not there. Fail only when out of
+ * memory. */
+#define LM_VM_MAX_LOCATIONS 16
+int lm_vm_cli_storage(lm_vm_manager *vmm, char *const **out);
+int lm_vm_api_storage(lm_vm_manager *vmm, char *const **out);
+/* Add one of Lume's location paths to vmm->locations (a leading ~ is this user's home); path
+ * NULL only makes the list. Paths past LM_VM_MAX_LOCATIONS are not looked at. */
+int lm_vm_storage_add(lm_vm_manager *vmm, const char *path);
+/* When Lume listed none: its default ~/.lume alone, with the reason in vmm->locations_why. */
+int lm_vm_storage_default(lm_vm_manager *vmm);
 
 /* vm_id.c: the VM's identity from its manager's own files, into info->vm_id (or the reason it
  * cannot be read into info->vm_id_why). Fails only when out of memory (LM_ENOMEM): a file that

@@ -27,7 +27,8 @@
 #define LM_TART_IP_WAIT 1         /* seconds per `tart ip --wait` while the child is watched */
 
 /* Tart prunes its OCI cache on some commands; a query must not do that behind the user's back. */
-#define TART_ENV .env_name = "TART_NO_AUTO_PRUNE", .env_value = "1"
+static const char *const tart_env[] = {"TART_NO_AUTO_PRUNE=1", NULL};
+#define TART_ENV .env = tart_env
 
 static int tart_run_cmd(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
 {

@@ -27,7 +27,8 @@
 
 static int utm_cmd(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
 {
-	const lm_proc_options o = {.env_name = "LUME_METAL_CHILD", .env_value = "1", .timeout = timeout};
+	static const char *const env[] = {"LUME_METAL_CHILD=1", NULL};
+	const lm_proc_options o = {.env = env, .timeout = timeout};
 
 	if (lm_proc_run(vmm->utmctl_program, args, &o, res) < 0)
 		return lm_error_prefix("utmctl: ");

@@ -286,17 +286,30 @@ static id set_error(id *error, const char *text)
 }
 @end
 
+/* The newest Metal Shading Language the guest's macOS compiles: 3.1 (and bfloat with it) came with
+ * macOS 14 (reference/metal.md). LM_FAKE_METAL_OS_VERSION is the guest's sw_vers version, set by
+ * the guest fixture; absent: a current macOS. */
+static unsigned long newest_language(void)
+{
+	const char *v = getenv("LM_FAKE_METAL_OS_VERSION");
+
+	return v != NULL && v[0] != '\0' && atoi(v) < 14 ? FAKE_LANGUAGE_3_1 - 1 : ~0ul;
+}
+
 id fake_new_library(id source, id options, id *error)
 {
 	const char *text = source != nil ? [source UTF8String] : NULL;
-	unsigned long language = options != nil ? [options languageVersion] : 0;
+	unsigned long language = options != nil ? [options languageVersion] : 0, newest = newest_language();
 	FakeLibrary *lib;
 
 	if (text == NULL)
 		return set_error(error, "no source");
 	if (strstr(text, "kernel void") == NULL)
 		return set_error(error, "program_source: error: no kernel function in the source");
-	if (strstr(text, "bfloat") != NULL && language != 0 && language < FAKE_LANGUAGE_3_1)
+	/* What the real compiler says is not known (inferred): a version this macOS does not have fails. */
+	if (language > newest)
+		return set_error(error, "program_source: error: Metal Shading Language 3.1 is not available before macOS 14");
+	if (strstr(text, "bfloat") != NULL && (language != 0 ? language : newest) < FAKE_LANGUAGE_3_1)
 		return set_error(error, "program_source:7:5: error: unknown type name 'bfloat'");
 	lib = [[FakeLibrary alloc] init];
 	if ((lib->source = strdup(text)) == NULL)

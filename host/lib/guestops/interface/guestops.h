@@ -132,6 +132,11 @@ int lm_guest_confirm(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *
 void lm_guest_confirmation_dispose(lm_guest_confirmation *c);
 /* "reduction pass, matrix pass, bfloat16 pass; threadgroup memory 32768 bytes". */
 void lm_exercise_summary(const lm_report *r, char *buf, size_t len);
+/* The profile's expected kernels checked against `exercised` for this guest: a feature the
+ * guest's macOS cannot run (bfloat16 below macOS 14) is not required, since llama.cpp never uses
+ * it there; `note` says which and why ("" when none). lm_profile_check_exercise_waived's answer. */
+int lm_guest_exercise_check(const lm_profile *profile, const lm_report *exercised, const lm_guest_facts *g,
+    char *note, size_t len);
 /* ---- sip.c: the programs System Integrity Protection keeps the shim away from ---- */
 
 /* csrutil status's first line -> "enabled", "disabled", "custom" ("unknown (Custom

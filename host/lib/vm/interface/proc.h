@@ -3,7 +3,7 @@
  * bench's bare-metal workload. Always posix_spawn, never a shell; any number of arguments.
  *
  * The child's environment is ours less LUME_METAL_SSH_PASSWORD (the guest password is ours alone,
- * docs/security.md), with at most one variable set; stdin is /dev/null; it starts with no blocked
+ * docs/security.md), with the caller's variables set; stdin is /dev/null; it starts with no blocked
  * signals and the default SIGPIPE, whatever the host application blocks or ignores. A VM's
  * owner -- a detached child (`tart run`, old Lume's `lume run`), or a child that leaves one
  * behind (`lume run --detach` relaunches itself with our environment) -- also goes without the
@@ -25,8 +25,8 @@
 #define LM_PROC_OUTPUT_MAX ((size_t)16 << 20)
 
 typedef struct {
-	const char *env_name;   /* one variable set for the child (replacing ours), or NULL */
-	const char *env_value;
+	const char *const *env; /* "NAME=VALUE" set for the child (replacing ours), NULL-terminated;
+	                           or NULL */
 	double timeout;         /* lm_proc_run: seconds until the child is killed */
 	size_t output_max;      /* lm_proc_run: bytes kept per stream (0: LM_PROC_OUTPUT_MAX); more is
 	                           LM_ETOOLARGE once the child has ended, never a cut result */
