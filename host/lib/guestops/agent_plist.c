@@ -58,8 +58,9 @@ int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const l
 	plist_t root, args, env;
 	char path[PATH_MAX + 64];
 	char *text = NULL;
+	const char *names[LM_SHIM_WORKLOAD_VARS], *values[LM_SHIM_WORKLOAD_VARS];
 	uint32_t n = 0;
-	size_t i;
+	size_t i, nvars;
 	int rc;
 
 	*xml = NULL;
@@ -83,6 +84,9 @@ int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const l
 	dict_string(env, se->injection, se->shim_path);
 	for (i = 0; i < se->nenv; i++)
 		dict_string(env, se->env[i].name, se->env[i].value);
+	nvars = lm_shim_env_workload_vars(se, names, values);
+	for (i = 0; i < nvars; i++)
+		dict_string(env, names[i], values[i]);
 	/* launchd's default PATH is the system's alone: the bundle's tools and Homebrew's first, as `run`. */
 	snprintf(path, sizeof(path), "%.*s:" LM_GUEST_HOMEBREW_PATH ":/usr/bin:/bin:/usr/sbin:/sbin",
 	    (int)(strrchr(se->probe_path, '/') != NULL ? strrchr(se->probe_path, '/') - se->probe_path : 0), se->probe_path);

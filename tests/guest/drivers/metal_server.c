@@ -1,0 +1,68 @@
+/* metal-server: a server whose Metal work is done in a child, as servers that start a model
+ * runner do (issue 23's fixture; tests/e2e/activation.sh).
+ *
+ *   metal-server            the server: starts its runner (this program with --runner, found
+ *                           through /proc/self/exe) with posix_spawn and the environment it has
+ *                           itself, waits for it and prints "server: runner exited N". It asks
+ *                           the GPU nothing.
+ *   metal-server --runner   the runner: one device from MTLCreateSystemDefaultDevice, asked
+ *                           supportsFamily: Apple7 and Apple9 (what llama.cpp's kernels are chosen
+ *                           on); prints "runner: apple7=0|1 apple9=0|1".
+ *
+ * Signed copies of it (guest-sshd sign) are the hardened workloads; the ones signed without the
+ * dyld-environment entitlement find the fake Metal through their RUNPATH, the loader then ignoring
+ * LD_LIBRARY_PATH as it ignores the shim.
+ */
+#include "../../../guest/guest_runtime.h"
+
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+extern char **environ;
+
+static int supports(id dev, long family)
+{
+	SEL sel = sel_registerName("supportsFamily:");
+	IMP imp = class_getMethodImplementation(object_getClass(dev), sel);
+
+	return ((unsigned char (*)(id, SEL, long))imp)(dev, sel, family) != 0;
+}
+
+static int runner(void)
+{
+	id dev = MTLCreateSystemDefaultDevice();
+
+	if (dev == 0) {
+		fprintf(stderr, "runner: no Metal device\n");
+		return 1;
+	}
+	printf("runner: apple7=%d apple9=%d\n", supports(dev, 1007), supports(dev, 1009));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char *child_argv[] = { argv[0], (char *)"--runner", NULL };
+	pid_t pid;
+	int status, rc;
+
+	if (argc == 2 && strcmp(argv[1], "--runner") == 0)
+		return runner();
+	if (argc != 1) {
+		fprintf(stderr, "usage: metal-server [--runner]\n");
+		return 2;
+	}
+	fflush(stdout);
+	if ((rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, child_argv, environ)) != 0) {
+		fprintf(stderr, "server: cannot start the runner: %s\n", strerror(rc));
+		return 1;
+	}
+	if (waitpid(pid, &status, 0) != pid) {
+		perror("server: waitpid");
+		return 1;
+	}
+	printf("server: runner exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
