@@ -51,6 +51,39 @@ int sched_yield(void);
 int usleep(unsigned int usec);
 void *dlsym(void *handle, const char *name);
 
+/* Files and the process, for the shim's activation records (docs/activation-format.md). pid_t is
+ * int on both systems; the flag values are each system's own. errno is saved and restored around
+ * every record write, so a hooked call never changes what the program sees in it. */
+int open(const char *path, int flags, ...);
+int close(int fd);
+int rename(const char *from, const char *to);
+int unlink(const char *path);
+int getpid(void);
+int getppid(void);
+#if defined(__APPLE__)
+int _NSGetExecutablePath(char *buf, unsigned int *size);
+int *__error(void);
+#define LM_ERRNO (*__error())
+#define LM_O_WRONLY 0x0001
+#define LM_O_CREAT 0x0200
+#define LM_O_EXCL 0x0800
+#define LM_O_NOFOLLOW 0x0100
+#define LM_O_CLOEXEC 0x01000000
+#else
+long readlink(const char *path, char *buf, lm_size size);
+int *__errno_location(void);
+#define LM_ERRNO (*__errno_location())
+#define LM_O_WRONLY 01
+#define LM_O_CREAT 0100
+#define LM_O_EXCL 0200
+#if defined(__aarch64__)
+#define LM_O_NOFOLLOW 0100000
+#else
+#define LM_O_NOFOLLOW 0400000
+#endif
+#define LM_O_CLOEXEC 02000000
+#endif
+
 /* dladdr's answer: the same four fields, in this order, on macOS and glibc. */
 typedef struct {
 	const char *dli_fname;

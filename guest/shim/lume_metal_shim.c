@@ -13,7 +13,11 @@
  *   LUME_METAL_RECOMMENDED_WORKING_SET_SIZE only when set and not empty: recommendedMaxWorkingSetSize
  *                                           raised to at least this.
  *   LUME_METAL_LOG=1                        one line on stderr when the shim stays stock, and why.
- *   LUME_METAL_INHERIT=1                    keep the shim in the injection variable for children.
+ *   LUME_METAL_INHERIT=1                    keep the shim in the injection variable for children
+ *                                           (0, absent or anything else: children start clean).
+ *   LUME_METAL_RECORD_DIR                   an existing directory: this process's activation record
+ *                                           goes there (docs/activation-format.md).
+ *   LUME_METAL_INHERIT_REASON               why the host chose LUME_METAL_INHERIT, for the record.
  *
  * The names of the Tart images' shim (cirruslabs/macos-image-templates, a renamed copy of Cua's)
  * are read too, so a LaunchAgent written for TartMetalCapabilities.dylib works with this shim:
@@ -26,8 +30,8 @@
  * Numbers are decimal or 0x hexadecimal. A leading zero (octal to strtoull, so "010" is 8 for
  * Cua's shim), a sign or white space is refused: the process stays stock and says why.
  *
- * Children start clean: whether configured or not, the shim removes its own path from the
- * injection variable at load (dropping the variable when nothing else is left in it). A
+ * Children start clean unless LUME_METAL_INHERIT=1: whether configured or not, the shim removes
+ * its own path from the injection variable at load (dropping the variable when nothing else is left in it). A
  * SIP-protected arm64e program started by the workload with SIP off would otherwise inherit a
  * dylib it cannot load, and dyld terminates such a process.
  *
@@ -43,11 +47,25 @@
  * own saved originals and its own entry points, installed at most once, from any thread. The
  * hooked methods read their slot and the configuration and call the original: no allocation, no
  * lock.
+ *
+ * Activation records (only with LUME_METAL_RECORD_DIR; never in the TART_METAL_*-only build): the
+ * process, the configuration, the hooks, and every distinct question and answer, kept in fixed
+ * static tables and written to <dir>/<pid>.json through a temporary file and a rename at load, on
+ * news (from inside the hooked call that brings it) and at exit. A call that brings nothing new
+ * costs one load and one bit test; one thread writes at a time and the others never wait.
  */
 #include "../guest_runtime.h"
 
 #define LM_EXPORT __attribute__((visibility("default")))
 #define LM_SLOTS 8
+#define LM_WHY 201          /* a reason, NUL included (docs/activation-format.md: 200 bytes) */
+#define LM_NAME 128         /* a class or device name */
+#define LM_QUESTIONS 64
+#define LM_TG_READS 4       /* distinct maxThreadgroupMemoryLength stock values per class */
+
+#if !defined(LM_SHIM_VERSION)
+#error "LM_SHIM_VERSION: the project version the shim is built from (guest/CMakeLists.txt)"
+#endif
 
 enum { SLOT_CLAIMED = 0, SLOT_HOOKED = 1, SLOT_REJECTED = 2 };
 enum { INIT_NONE = 0, INIT_BUSY = 1, INIT_DONE = 2 };
@@ -65,6 +83,7 @@ static struct {
 	unsigned long threadgroup_floor;
 	int has_working_set;
 	lm_u64 working_set_floor;
+	char why[LM_WHY]; /* when not valid: what LUME_METAL_LOG=1 says after "stock: " */
 } cfg;
 
 /* One hooked (or refused) class per slot. cls is claimed with a CAS; the originals are stored
@@ -75,10 +94,20 @@ static struct slot {
 	family_fn supports_family;
 	length_fn max_threadgroup_memory;
 	size_fn working_set;
+	/* For the record only. why: written before state is published. seen[k]: bit r-1 for the
+	 * family k*1000+r (r 1..64) once asked; seen[0] bit 0 for the first other family (odd). */
+	char why[LM_WHY];
+	lm_u64 seen[10];
+	long odd_family;
+	int device_state; /* 0 not read, 1 reading, 2 device[] written */
+	char device[LM_NAME];
+	int tg_busy, tg_count;
+	unsigned long tg_stock[LM_TG_READS], tg_given[LM_TG_READS];
 } slots[LM_SLOTS];
 
 static int init_state;
 static init_fn init_original;
+static const char *init_why = "class _MTLDevice not found"; /* for the record; NULL once installed */
 #if !defined(__APPLE__)
 static void (*load_callback_next)(Class, void *);
 #endif
@@ -94,19 +123,34 @@ static int str_eq(const char *a, const char *b)
 	return *a == *b;
 }
 
-/* One line on stderr, only with LUME_METAL_LOG=1: "lume-metal-shim: stock: A B C\n". */
-static void log_stock(const char *a, const char *b, const char *c)
+/* The parts joined into dst (cap bytes; NUL-terminated, cut at cap - 1), control characters but
+ * the line feed replaced with '?'. Returns the length. */
+static lm_size join(char *dst, lm_size cap, const char *const parts[], lm_size count)
+{
+	lm_size n = 0;
+
+	for (lm_size i = 0; i < count; i++) {
+		for (const char *p = parts[i]; p != 0 && *p != '\0' && n < cap - 1; p++)
+			dst[n++] = (*p >= 0x20 && *p != 0x7f) || *p == '\n' ? *p : '?';
+	}
+	dst[n] = '\0';
+	return n;
+}
+
+/* Why the process (why = cfg.why) or a class (its slot's why) stays stock: kept for the record
+ * when why is not NULL, and one line on stderr with LUME_METAL_LOG=1:
+ * "lume-metal-shim: stock: A B C\n". */
+static void log_stock(char *why, const char *a, const char *b, const char *c)
 {
 	char line[256];
 	const char *parts[] = { "lume-metal-shim: stock: ", a, b, c, "\n" };
-	lm_size n = 0;
+	lm_size n;
 
+	if (why != 0)
+		(void)join(why, LM_WHY, parts + 1, 3);
 	if (!cfg.log)
 		return;
-	for (lm_size i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-		for (const char *p = parts[i]; p != 0 && *p != '\0' && n < sizeof(line) - 1; p++)
-			line[n++] = (*p >= 0x20 && *p != 0x7f) || *p == '\n' ? *p : '?';
-	}
+	n = join(line, sizeof(line), parts, sizeof(parts) / sizeof(parts[0]));
 	line[n - 1] = '\n';
 	(void)write(2, line, n);
 }
@@ -183,7 +227,7 @@ static int config_number(const char *lume, const char *tart, lm_u64 *out, const 
 	if (s == 0 || *s == '\0')
 		return 0;
 	if ((why = parse_number(s, out)) != 0) {
-		log_stock(*name, why, "");
+		log_stock(cfg.why, *name, why, "");
 		return -1;
 	}
 	return 1;
@@ -201,14 +245,14 @@ static void config_read(void)
 	if ((rc = config_number("LUME_METAL_APPLE_FAMILY_MAX", "TART_METAL_APPLE_FAMILY_MAX", &v, &name)) <= 0) {
 		if (rc == 0)
 #if defined(LM_SHIM_TART_ONLY)
-			log_stock("TART_METAL_APPLE_FAMILY_MAX is not set, or empty", "", "");
+			log_stock(cfg.why, "TART_METAL_APPLE_FAMILY_MAX is not set, or empty", "", "");
 #else
-			log_stock("LUME_METAL_APPLE_FAMILY_MAX is not set, or empty", "", "");
+			log_stock(cfg.why, "LUME_METAL_APPLE_FAMILY_MAX is not set, or empty", "", "");
 #endif
 		return;
 	}
 	if (v < 1001 || v > 1999) {
-		log_stock(name, " must be in 1001..1999 (Apple families)", "");
+		log_stock(cfg.why, name, " must be in 1001..1999 (Apple families)", "");
 		return;
 	}
 	cfg.family_max = (long)v;
@@ -269,19 +313,47 @@ static int names_self(const char *e, const char *end, const char *self)
 	return 1;
 }
 
-/* Remove this image from the injection variable, in place: the value only ever gets shorter, so
- * no allocation. (The strings a process receives at exec, and those setenv makes, are writable.)
- * Kept entries are joined with ':', which both dyld and ld.so accept. */
+/* What children get, for the record: set once by injection_clean at load. */
+static struct {
+	int inherit;
+	const char *setting; /* "0", "1", "invalid" or NULL */
+	const char *why;
+} kids;
+
+/* Remove this image from the injection variable, in place, unless LUME_METAL_INHERIT=1: the value
+ * only ever gets shorter, so no allocation. (The strings a process receives at exec, and those
+ * setenv makes, are writable.) Kept entries are joined with ':', which both dyld and ld.so accept. */
 static void injection_clean(void)
 {
 	const char *inherit = getenv("LUME_METAL_INHERIT");
 	char *value = getenv(LM_INJECTION_VARIABLE), *r, *w;
 	lm_dl_info info;
 
-	if ((inherit != 0 && str_eq(inherit, "1")) || value == 0)
+	if (inherit == 0 || *inherit == '\0') {
+		kids.why = "LUME_METAL_INHERIT not set: children start clean (the default)";
+	} else if (str_eq(inherit, "1")) {
+		kids.setting = "1";
+		kids.why = "LUME_METAL_INHERIT=1: children keep the shim";
+	} else if (str_eq(inherit, "0")) {
+		kids.setting = "0";
+		kids.why = "LUME_METAL_INHERIT=0: children start clean";
+	} else {
+		kids.setting = "invalid";
+		kids.why = "LUME_METAL_INHERIT is neither 0 nor 1: children start clean";
+	}
+	if (value == 0) {
+		kids.why = "the injection variable is not set";
 		return;
-	if (dladdr((const void *)injection_clean, &info) == 0 || info.dli_fname == 0)
+	}
+	if (kids.setting != 0 && str_eq(kids.setting, "1")) {
+		kids.inherit = 1;
 		return;
+	}
+	if (dladdr((const void *)injection_clean, &info) == 0 || info.dli_fname == 0) {
+		kids.inherit = 1;
+		kids.why = "the shim could not find its own path: the injection variable is left as it is";
+		return;
+	}
 	r = w = value;
 	while (*r != '\0') {
 		char *e = r, *end;
@@ -303,6 +375,517 @@ static void injection_clean(void)
 		(void)unsetenv(LM_INJECTION_VARIABLE);
 }
 
+/* ---- activation records (docs/activation-format.md) -------------------------------------- */
+
+enum { WRITTEN_LOAD = 0, WRITTEN_UPDATE = 1, WRITTEN_EXIT = 2 };
+
+/* Set at load (on, pid, paths, exe, host_reason), then changed only with atomics. */
+static struct {
+	int on;
+	int pid, ppid;
+	char path[1100], tmp[1100];
+	char exe[1024];
+	int has_exe;
+	char host_reason[LM_WHY];
+	int has_host_reason;
+	int incomplete;
+	int writing, stale, written;
+	unsigned long sequence;
+	unsigned q_count;
+	struct question {
+		int ready;
+		int slot;
+		long family;
+		unsigned char stock, given;
+	} questions[LM_QUESTIONS];
+	SEL sel_name, sel_utf8;
+	char text[32768];
+} rec;
+
+/* The length of the well-formed UTF-8 sequence at s (1 for ASCII), 0 when there is none. Stops at
+ * the first byte that does not fit, so it never reads past a NUL. */
+static lm_size utf8_valid(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	lm_size n;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (lm_size i = 2; i < n; i++) {
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	}
+	return n;
+}
+
+/* src copied into dst (cap bytes, NUL-terminated); a longer text is cut before a whole UTF-8
+ * sequence that does not fit and marks the record incomplete. */
+static void copy_text(char *dst, lm_size cap, const char *src)
+{
+	lm_size n = 0;
+
+	while (src[n] != '\0') {
+		lm_size k = utf8_valid((const unsigned char *)src + n);
+
+		if (k == 0)
+			k = 1;
+		if (n + k > cap - 1) {
+			__atomic_store_n(&rec.incomplete, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		for (lm_size i = 0; i < k; i++)
+			dst[n + i] = src[n + i];
+		n += k;
+	}
+	dst[n] = '\0';
+}
+
+/* The record's text: a bounded buffer that fails instead of truncating (full is set). */
+struct out {
+	char *p;
+	lm_size n, cap;
+	int full;
+};
+
+static void put(struct out *o, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (o->n == o->cap) {
+			o->full = 1;
+			return;
+		}
+		o->p[o->n++] = *s;
+	}
+}
+
+static void put_u64(struct out *o, lm_u64 v)
+{
+	char b[24];
+	lm_size i = sizeof(b) - 1;
+
+	b[i] = '\0';
+	do {
+		b[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	put(o, b + i);
+}
+
+static void put_long(struct out *o, long v)
+{
+	if (v < 0) {
+		put(o, "-");
+		put_u64(o, 0ULL - (lm_u64)v);
+	} else {
+		put_u64(o, (lm_u64)v);
+	}
+}
+
+/* A JSON string (or null): '"' and '\' escaped, control characters as \u00XX, bytes that are not
+ * valid UTF-8 as '?'. */
+static void put_str(struct out *o, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	if (s == 0) {
+		put(o, "null");
+		return;
+	}
+	put(o, "\"");
+	while (*s != '\0') {
+		unsigned char c = (unsigned char)*s;
+		lm_size k = utf8_valid((const unsigned char *)s);
+		char b[8] = { 0 };
+
+		if (c == '"' || c == '\\') {
+			b[0] = '\\', b[1] = (char)c;
+		} else if (c < 0x20 || c == 0x7f) {
+			b[0] = '\\', b[1] = 'u', b[2] = '0', b[3] = '0', b[4] = hex[c >> 4], b[5] = hex[c & 15];
+		} else if (k == 0) {
+			b[0] = '?';
+		} else {
+			for (lm_size i = 0; i < k; i++)
+				b[i] = s[i];
+			s += k - 1;
+		}
+		put(o, b);
+		s++;
+	}
+	put(o, "\"");
+}
+
+static void put_bool(struct out *o, int v)
+{
+	put(o, v ? "true" : "false");
+}
+
+/* Settled slots from the first (claimed in order), so indices stay those of the questions. */
+static lm_size settled_slots(void)
+{
+	lm_size n = 0;
+
+	while (n < LM_SLOTS && __atomic_load_n(&slots[n].cls, __ATOMIC_ACQUIRE) != 0 &&
+	    __atomic_load_n(&slots[n].state, __ATOMIC_ACQUIRE) != SLOT_CLAIMED)
+		n++;
+	return n;
+}
+
+static void record_text(struct out *o, int written)
+{
+	static const char *const written_names[] = { "load", "update", "exit" };
+	lm_size classes = settled_slots(), first = 1;
+	unsigned nq = __atomic_load_n(&rec.q_count, __ATOMIC_ACQUIRE);
+	const char *init_not = __atomic_load_n(&init_why, __ATOMIC_ACQUIRE);
+
+	put(o, "{\n  \"format\": \"lume-metal-activation/1\",\n  \"pid\": ");
+	put_u64(o, (lm_u64)rec.pid);
+	put(o, ",\n  \"ppid\": ");
+	put_u64(o, (lm_u64)rec.ppid);
+	put(o, ",\n  \"exe\": ");
+	put_str(o, rec.has_exe ? rec.exe : 0);
+#if defined(__arm64e__)
+	put(o, ",\n  \"arch\": \"arm64e\"");
+#elif defined(__aarch64__) || defined(__arm64__)
+	put(o, ",\n  \"arch\": \"arm64\"");
+#else
+	put(o, ",\n  \"arch\": \"x86_64\"");
+#endif
+	put(o, ",\n  \"shim_version\": ");
+	put_str(o, LM_SHIM_VERSION);
+	put(o, ",\n  \"written\": \"");
+	put(o, written_names[written]);
+	put(o, "\",\n  \"sequence\": ");
+	put_u64(o, rec.sequence);
+	put(o, ",\n  \"incomplete\": ");
+	put_bool(o, __atomic_load_n(&rec.incomplete, __ATOMIC_RELAXED));
+
+	put(o, ",\n  \"profile\": {\"active\": ");
+	put_bool(o, cfg.valid);
+	put(o, ", \"why_stock\": ");
+	put_str(o, cfg.valid ? 0 : cfg.why);
+	put(o, ", \"apple_family_max\": ");
+	if (cfg.valid)
+		put_long(o, cfg.family_max);
+	else
+		put(o, "null");
+	put(o, ", \"max_threadgroup_memory\": ");
+	if (cfg.valid)
+		put_u64(o, cfg.threadgroup_floor);
+	else
+		put(o, "null");
+	put(o, ", \"recommended_working_set_size\": ");
+	if (cfg.valid && cfg.has_working_set)
+		put_u64(o, cfg.working_set_floor);
+	else
+		put(o, "null");
+
+	put(o, "},\n  \"hooks\": {\n    \"init_gpu_family_support\": {\"installed\": ");
+	put_bool(o, init_not == 0);
+	put(o, ", \"why_not\": ");
+	put_str(o, init_not);
+	put(o, "},\n    \"device_classes\": [");
+	for (lm_size i = 0; i < classes; i++) {
+		struct slot *sl = &slots[i];
+		int hooked = __atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) == SLOT_HOOKED;
+
+		put(o, i == 0 ? "\n      {\"class\": " : ",\n      {\"class\": ");
+		put_str(o, class_getName(sl->cls));
+		put(o, ", \"installed\": ");
+		put_bool(o, hooked);
+		put(o, ", \"why_not\": ");
+		put_str(o, hooked ? 0 : sl->why);
+		put(o, ", \"device\": ");
+		put_str(o, __atomic_load_n(&sl->device_state, __ATOMIC_ACQUIRE) == 2 ? sl->device : 0);
+		put(o, "}");
+	}
+	put(o, classes == 0 ? "]\n  },\n  \"questions\": [" : "\n    ]\n  },\n  \"questions\": [");
+
+	for (unsigned i = 0; i < nq && i < LM_QUESTIONS; i++) {
+		struct question *q = &rec.questions[i];
+
+		if (!__atomic_load_n(&q->ready, __ATOMIC_ACQUIRE) || (lm_size)q->slot >= classes)
+			continue;
+		put(o, first ? "\n    {\"device_class\": " : ",\n    {\"device_class\": ");
+		first = 0;
+		put_u64(o, (lm_u64)q->slot);
+		put(o, ", \"family\": ");
+		put_long(o, q->family);
+		put(o, ", \"stock\": ");
+		put_bool(o, q->stock);
+		put(o, ", \"given\": ");
+		put_bool(o, q->given);
+		put(o, "}");
+	}
+	put(o, first ? "],\n  \"threadgroup_memory_reads\": [" : "\n  ],\n  \"threadgroup_memory_reads\": [");
+
+	first = 1;
+	for (lm_size i = 0; i < classes; i++) {
+		int n = __atomic_load_n(&slots[i].tg_count, __ATOMIC_ACQUIRE);
+
+		for (int k = 0; k < n; k++) {
+			put(o, first ? "\n    {\"device_class\": " : ",\n    {\"device_class\": ");
+			first = 0;
+			put_u64(o, (lm_u64)i);
+			put(o, ", \"stock\": ");
+			put_u64(o, slots[i].tg_stock[k]);
+			put(o, ", \"given\": ");
+			put_u64(o, slots[i].tg_given[k]);
+			put(o, "}");
+		}
+	}
+	put(o, first ? "],\n  \"children\": {\"inherit\": " : "\n  ],\n  \"children\": {\"inherit\": ");
+	put_bool(o, kids.inherit);
+	put(o, ", \"variable\": \"" LM_INJECTION_VARIABLE "\", \"setting\": ");
+	put_str(o, kids.setting);
+	put(o, ", \"why\": ");
+	put_str(o, kids.why);
+	put(o, ", \"host_reason\": ");
+	put_str(o, rec.has_host_reason ? rec.host_reason : 0);
+	put(o, "}\n}\n");
+}
+
+/* One write: the text to .<pid>.tmp, then renamed over <pid>.json. Any failure leaves the previous
+ * record (or none) and no temporary file. */
+static void record_write(int written)
+{
+	struct out o = { rec.text, 0, sizeof(rec.text), 0 };
+	lm_size off = 0;
+	int fd;
+
+	rec.sequence++;
+	record_text(&o, written);
+	if (o.full)
+		return; /* the fixed tables keep a record far below the buffer; never write a cut one */
+	(void)unlink(rec.tmp);
+	fd = open(rec.tmp, LM_O_WRONLY | LM_O_CREAT | LM_O_EXCL | LM_O_NOFOLLOW | LM_O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	while (off < o.n) {
+		long w = write(fd, o.p + off, o.n - off);
+
+		if (w <= 0)
+			break;
+		off += (lm_size)w;
+	}
+	if (close(fd) != 0 || off != o.n || rename(rec.tmp, rec.path) != 0)
+		(void)unlink(rec.tmp);
+}
+
+/* Rewrite the record. One thread writes at a time: a thread that finds a write under way marks
+ * the record stale and returns; the writer writes again until nothing is stale. A forked child
+ * (same memory, another pid) writes nothing: its parent's file is not its own. */
+static void record_update(int written)
+{
+	int saved;
+
+	if (!rec.on)
+		return;
+	saved = LM_ERRNO;
+	if (getpid() != rec.pid)
+		goto out;
+	if (written > __atomic_load_n(&rec.written, __ATOMIC_RELAXED))
+		__atomic_store_n(&rec.written, written, __ATOMIC_RELAXED);
+	__atomic_store_n(&rec.stale, 1, __ATOMIC_RELEASE);
+	for (;;) {
+		int idle = 0;
+
+		if (!__atomic_compare_exchange_n(&rec.writing, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			break;
+		while (__atomic_exchange_n(&rec.stale, 0, __ATOMIC_ACQ_REL))
+			record_write(__atomic_load_n(&rec.written, __ATOMIC_RELAXED));
+		__atomic_store_n(&rec.writing, 0, __ATOMIC_RELEASE);
+		/* News that arrived between the last check and the release has no writer yet. */
+		if (!__atomic_load_n(&rec.stale, __ATOMIC_ACQUIRE))
+			break;
+	}
+out:
+	LM_ERRNO = saved;
+}
+
+static void record_incomplete(void)
+{
+	if (rec.on && !__atomic_exchange_n(&rec.incomplete, 1, __ATOMIC_ACQ_REL))
+		record_update(WRITTEN_UPDATE);
+}
+
+/* Text into a fixed buffer: the directory's path and the pid, then suffix. 0 when it does not fit. */
+static int record_path(char *dst, lm_size cap, const char *dir, const char *dot, const char *suffix)
+{
+	char pid[24];
+	struct out o = { dst, 0, cap - 1, 0 };
+	lm_size i = sizeof(pid) - 1;
+	unsigned v = (unsigned)rec.pid;
+
+	pid[i] = '\0';
+	do {
+		pid[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	put(&o, dir);
+	put(&o, "/");
+	put(&o, dot);
+	put(&o, pid + i);
+	put(&o, suffix);
+	dst[o.n] = '\0';
+	return !o.full;
+}
+
+/* At load, before anything else reads rec: on only with an absolute directory whose paths fit. */
+static void record_init(void)
+{
+	const char *dir = getenv("LUME_METAL_RECORD_DIR"), *reason = getenv("LUME_METAL_INHERIT_REASON");
+	lm_size len = 0;
+
+#if defined(LM_SHIM_TART_ONLY)
+	dir = 0; /* the Tart images' shim writes no records */
+#endif
+	if (dir == 0 || dir[0] != '/')
+		return;
+	while (dir[len] != '\0')
+		len++;
+	if (len > 1023)
+		return;
+	rec.pid = getpid();
+	rec.ppid = getppid();
+	if (!record_path(rec.path, sizeof(rec.path), dir, "", ".json") ||
+	    !record_path(rec.tmp, sizeof(rec.tmp), dir, ".", ".tmp"))
+		return;
+#if defined(__APPLE__)
+	{
+		char exe[4096];
+		unsigned int size = sizeof(exe);
+
+		if (_NSGetExecutablePath(exe, &size) == 0) {
+			copy_text(rec.exe, sizeof(rec.exe), exe);
+			rec.has_exe = 1;
+		}
+	}
+#else
+	{
+		char exe[4096];
+		long n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		if (n > 0) {
+			exe[n] = '\0';
+			copy_text(rec.exe, sizeof(rec.exe), exe);
+			rec.has_exe = 1;
+		}
+	}
+#endif
+	if (reason != 0 && *reason != '\0') {
+		char clean[LM_WHY];
+		const char *parts[] = { reason };
+
+		/* Control characters out first (join), then cut at a character boundary (copy_text). */
+		(void)join(clean, sizeof(clean), parts, 1);
+		copy_text(rec.host_reason, sizeof(rec.host_reason), clean);
+		rec.has_host_reason = 1;
+	}
+	rec.sel_name = sel_registerName("name");
+	rec.sel_utf8 = sel_registerName("UTF8String");
+	rec.on = 1;
+}
+
+/* The device's name, once per class, from the first device of the class that is asked. */
+static void record_device(struct slot *sl, id self)
+{
+	int expected = 0;
+	Class cls = object_getClass(self), scls;
+	id name;
+	const char *text;
+
+	if (!__atomic_compare_exchange_n(&sl->device_state, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	if (class_respondsToSelector(cls, rec.sel_name) &&
+	    (name = ((id (*)(id, SEL))class_getMethodImplementation(cls, rec.sel_name))(self, rec.sel_name)) != 0 &&
+	    class_respondsToSelector((scls = object_getClass(name)), rec.sel_utf8) &&
+	    (text = ((const char *(*)(id, SEL))class_getMethodImplementation(scls, rec.sel_utf8))(name,
+	        rec.sel_utf8)) != 0) {
+		copy_text(sl->device, sizeof(sl->device), text);
+		__atomic_store_n(&sl->device_state, 2, __ATOMIC_RELEASE);
+	}
+}
+
+/* The first question for a family on a class: claimed with one atomic OR, so only one thread
+ * records it; a question already asked costs the load and the bit test before. */
+static void record_question(lm_size i, id self, long family, unsigned char stock, unsigned char given)
+{
+	struct slot *sl = &slots[i];
+	long k = family / 1000, r = family % 1000;
+	lm_u64 *word = &sl->seen[0], bit = 1;
+	unsigned q;
+
+	if (family > 0 && k >= 1 && k <= 9 && r >= 1 && r <= 64) {
+		word = &sl->seen[k];
+		bit = 1ULL << (r - 1);
+	}
+	if ((__atomic_load_n(word, __ATOMIC_RELAXED) & bit) != 0) {
+		/* Only one family outside the table's shape is recorded per class. */
+		if (word == &sl->seen[0] && __atomic_load_n(&sl->odd_family, __ATOMIC_RELAXED) != family)
+			record_incomplete();
+		return;
+	}
+	if ((__atomic_fetch_or(word, bit, __ATOMIC_ACQ_REL) & bit) != 0)
+		return;
+	if (word == &sl->seen[0])
+		__atomic_store_n(&sl->odd_family, family, __ATOMIC_RELAXED);
+	record_device(sl, self);
+	q = __atomic_fetch_add(&rec.q_count, 1, __ATOMIC_ACQ_REL);
+	if (q >= LM_QUESTIONS) {
+		record_incomplete();
+		return;
+	}
+	rec.questions[q].slot = (int)i;
+	rec.questions[q].family = family;
+	rec.questions[q].stock = stock;
+	rec.questions[q].given = given;
+	__atomic_store_n(&rec.questions[q].ready, 1, __ATOMIC_RELEASE);
+	record_update(WRITTEN_UPDATE);
+}
+
+/* A maxThreadgroupMemoryLength read with a stock value not seen on this class. A thread that finds
+ * another recording returns at once; the value is seen again on its next read. */
+static void record_threadgroup(lm_size i, unsigned long stock, unsigned long given)
+{
+	struct slot *sl = &slots[i];
+	int n = __atomic_load_n(&sl->tg_count, __ATOMIC_ACQUIRE), idle = 0;
+
+	for (int k = 0; k < n; k++) {
+		if (sl->tg_stock[k] == stock)
+			return;
+	}
+	if (n == LM_TG_READS) {
+		record_incomplete();
+		return;
+	}
+	if (!__atomic_compare_exchange_n(&sl->tg_busy, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	n = __atomic_load_n(&sl->tg_count, __ATOMIC_ACQUIRE);
+	for (int k = 0; k < n; k++) {
+		if (sl->tg_stock[k] == stock)
+			n = -1;
+	}
+	if (n >= 0 && n < LM_TG_READS) {
+		sl->tg_stock[n] = stock;
+		sl->tg_given[n] = given;
+		__atomic_store_n(&sl->tg_count, n + 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&sl->tg_busy, 0, __ATOMIC_RELEASE);
+	if (n >= 0)
+		record_update(WRITTEN_UPDATE);
+}
+
 /* ---- the hooked methods: one set of entry points per slot ------------------------------- */
 
 #define LM_HOOKS(i)                                                                        \
@@ -310,15 +893,19 @@ static void injection_clean(void)
 	{                                                                                      \
 		family_fn orig = __atomic_load_n(&slots[i].supports_family, __ATOMIC_ACQUIRE); \
 		unsigned char answer = orig(self, cmd, family);                                \
-		if (family >= 1001 && family <= cfg.family_max)                                \
-			return 1;                                                              \
-		return answer;                                                                 \
+		unsigned char given = family >= 1001 && family <= cfg.family_max ? 1 : answer; \
+		if (rec.on)                                                                    \
+			record_question(i, self, family, answer, given);                       \
+		return given;                                                                  \
 	}                                                                                      \
 	static unsigned long max_threadgroup_memory_##i(id self, SEL cmd)                      \
 	{                                                                                      \
 		length_fn orig = __atomic_load_n(&slots[i].max_threadgroup_memory, __ATOMIC_ACQUIRE); \
 		unsigned long v = orig(self, cmd);                                             \
-		return v < cfg.threadgroup_floor ? cfg.threadgroup_floor : v;                  \
+		unsigned long given = v < cfg.threadgroup_floor ? cfg.threadgroup_floor : v;   \
+		if (rec.on)                                                                    \
+			record_threadgroup(i, v, given);                                       \
+		return given;                                                                  \
 	}                                                                                      \
 	static lm_u64 working_set_##i(id self, SEL cmd)                                        \
 	{                                                                                      \
@@ -416,11 +1003,11 @@ static int hook_class(struct slot *sl, lm_size index, Class cls)
 		sel[i] = sel_registerName(selector_names[i]);
 		m[i] = class_getInstanceMethod(cls, sel[i]);
 		if (m[i] == 0) {
-			log_stock(class_getName(cls), " has no method ", selector_names[i]);
+			log_stock(sl->why, class_getName(cls), " has no method ", selector_names[i]);
 			return -1;
 		}
 		if (!encoding_matches(method_getTypeEncoding(m[i]), patterns[i])) {
-			log_stock(class_getName(cls), " has an unexpected signature for ", selector_names[i]);
+			log_stock(sl->why, class_getName(cls), " has an unexpected signature for ", selector_names[i]);
 			return -1;
 		}
 	}
@@ -454,9 +1041,11 @@ static void hook_device_class(Class cls)
 		}
 		__atomic_store_n(&sl->state, hook_class(sl, i, cls) == 0 ? SLOT_HOOKED : SLOT_REJECTED,
 		    __ATOMIC_RELEASE);
+		record_update(WRITTEN_UPDATE);
 		return;
 	}
-	log_stock(class_getName(cls), ": too many device classes", "");
+	log_stock(0, class_getName(cls), ": too many device classes", "");
+	record_incomplete();
 }
 
 static void hook_device(id device)
@@ -483,9 +1072,15 @@ static void hook_private_base(Class base)
 		return;
 	m = class_getInstanceMethod(base, sel);
 	/* Missing or unexpected: the interposed creation functions still find the devices. */
-	if (m != 0 && encoding_matches(method_getTypeEncoding(m), enc_init)) {
+	if (m == 0) {
+		__atomic_store_n(&init_why, "_MTLDevice has no method initGPUFamilySupport", __ATOMIC_RELEASE);
+	} else if (!encoding_matches(method_getTypeEncoding(m), enc_init)) {
+		__atomic_store_n(&init_why, "_MTLDevice has an unexpected signature for initGPUFamilySupport",
+		    __ATOMIC_RELEASE);
+	} else {
 		__atomic_store_n(&init_original, (init_fn)method_getImplementation(m), __ATOMIC_RELEASE);
 		set_own_method(base, sel, m, (IMP)init_gpu_family_support);
+		__atomic_store_n(&init_why, (const char *)0, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
 }
@@ -493,8 +1088,10 @@ static void hook_private_base(Class base)
 #if !defined(__APPLE__)
 static void class_loaded(Class cls, void *category)
 {
-	if (category == 0 && str_eq(class_getName(cls), "_MTLDevice"))
+	if (category == 0 && str_eq(class_getName(cls), "_MTLDevice")) {
 		hook_private_base(cls);
+		record_update(WRITTEN_UPDATE);
+	}
 	if (load_callback_next != 0)
 		load_callback_next(cls, category);
 }
@@ -502,15 +1099,26 @@ static void class_loaded(Class cls, void *category)
 
 __attribute__((constructor)) static void shim_load(void)
 {
+	record_init();
 	injection_clean();
 	config_read();
-	if (!cfg.valid)
+	if (!cfg.valid) {
+		init_why = "profile not active";
+		record_update(WRITTEN_LOAD);
 		return;
+	}
 #if !defined(__APPLE__)
 	load_callback_next = _objc_load_callback;
 	_objc_load_callback = class_loaded;
 #endif
 	hook_private_base(objc_lookUpClass("_MTLDevice"));
+	record_update(WRITTEN_LOAD);
+}
+
+/* At a normal exit: the last record says the process ended (a signal keeps the last update). */
+__attribute__((destructor)) static void shim_unload(void)
+{
+	record_update(WRITTEN_EXIT);
 }
 
 /* ---- interposed Metal entry points ---------------------------------------------------- */

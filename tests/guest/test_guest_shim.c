@@ -2,6 +2,9 @@
  * fake Metal (GNU Objective-C runtime). Every child gets a clean environment built here, so the
  * results do not depend on the caller's environment or current directory.
  */
+#include <dirent.h>
+#include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <cmocka.h>
 
 #include "lume-metal/family_list.h"
@@ -298,30 +304,39 @@ static void test_tart_names_image_shim(void **state)
 /* ---- children start clean ------------------------------------------------------------- */
 
 /* sh (shimmed through LD_PRELOAD=preload) runs a child that prints its LD_PRELOAD, then the probe
- * as another child. inherit: LUME_METAL_INHERIT=1; family: LUME_METAL_APPLE_FAMILY_MAX or NULL. */
-static void run_shimmed_shell(lm_test_result *r, const char *preload, int inherit, const char *family)
+ * as another child. family: LUME_METAL_APPLE_FAMILY_MAX or NULL; extra: more "NAME=value" strings
+ * (NULL-terminated; NULL: none). */
+static void run_shimmed_shell_env(lm_test_result *r, const char *preload, const char *family, char *const extra[])
 {
 	static char script[] = "/usr/bin/env | grep '^LD_PRELOAD=' || echo 'LD_PRELOAD unset'; "
 	                       "\"$0\" --report | grep -e '^shim_active=' -e '^family.Apple9='";
 	char *argv[] = { "/bin/sh", "-c", script, LM_PROBE, NULL };
 	char lib[1100], pre[4200], fam[128];
-	char *envp[6];
+	char *envp[12];
 	size_t n = 0;
 
 	snprintf(lib, sizeof(lib), "LD_LIBRARY_PATH=%s", metal_dir("stock"));
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", preload);
 	envp[n++] = lib;
 	envp[n++] = pre;
-	if (inherit)
-		envp[n++] = "LUME_METAL_INHERIT=1";
 	if (family != NULL) {
 		snprintf(fam, sizeof(fam), "LUME_METAL_APPLE_FAMILY_MAX=%s", family);
 		envp[n++] = fam;
 	}
+	for (size_t i = 0; extra != NULL && extra[i] != NULL && n < 11; i++)
+		envp[n++] = extra[i];
 	envp[n] = NULL;
 	lm_test_run(r, argv, envp, NULL);
 	assert_int_equal(r->status, 0);
 	assert_int_equal(r->err_len, 0);
+}
+
+/* The same; inherit: LUME_METAL_INHERIT=1. */
+static void run_shimmed_shell(lm_test_result *r, const char *preload, int inherit, const char *family)
+{
+	char *inherit_env[] = { "LUME_METAL_INHERIT=1", NULL };
+
+	run_shimmed_shell_env(r, preload, family, inherit ? inherit_env : NULL);
 }
 
 static void test_children_start_clean(void **state)
@@ -773,6 +788,465 @@ static void test_fake_metal_compute_levels(void **state)
 	    "50 ms; abandoned\nexercise.simdgroup_matrix=fail: ");
 }
 
+/* ---- activation records (docs/activation-format.md) ------------------------------------ */
+
+/* A fresh, empty directory LM_RECORDS_ROOT/NAME: its records stay for guest_activation_schema. */
+static const char *records_dir(const char *name)
+{
+	static char dir[4][1024];
+	static int next;
+	char *d = dir[next++ % 4];
+
+	snprintf(d, sizeof(dir[0]), "%s/%s", LM_RECORDS_ROOT, name);
+	if (lm_test_rmtree(d) != 0 || lm_test_mkdir_p(d, 0755) != 0)
+		fail_msg("cannot make %s", d);
+	return d;
+}
+
+/* The names in DIR ("." and ".." left out), sorted, joined with ' ' into OUT. Returns how many. */
+static int dir_names(const char *dir, char *out, size_t cap)
+{
+	struct dirent **list;
+	int n = scandir(dir, &list, NULL, alphasort), count = 0;
+	size_t len = 0;
+
+	out[0] = '\0';
+	if (n < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (strcmp(list[i]->d_name, ".") != 0 && strcmp(list[i]->d_name, "..") != 0) {
+			len += (size_t)snprintf(out + len, len < cap ? cap - len : 0, "%s%s", count ? " " : "", list[i]->d_name);
+			count++;
+		}
+		free(list[i]);
+	}
+	free(list);
+	return count;
+}
+
+static cJSON *record_load(const char *dir, const char *name)
+{
+	char path[1400];
+	char *text;
+	cJSON *doc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	text = lm_test_slurp(path, NULL);
+	if (text == NULL)
+		fail_msg("cannot read %s", path);
+	doc = cJSON_Parse(text);
+	if (doc == NULL)
+		fail_msg("%s is not JSON:\n%s", path, text);
+	free(text);
+	return doc;
+}
+
+/* The only record in DIR, checked to be named after its pid. */
+static cJSON *record_only(const char *dir)
+{
+	char names[4096], want[64];
+	cJSON *doc;
+
+	if (dir_names(dir, names, sizeof(names)) != 1)
+		fail_msg("%s: want one record, found: %s", dir, names);
+	doc = record_load(dir, names);
+	snprintf(want, sizeof(want), "%.0f.json", cJSON_GetObjectItem(doc, "pid")->valuedouble);
+	assert_string_equal(names, want);
+	return doc;
+}
+
+static const cJSON *at(const cJSON *doc, const char *path)
+{
+	char key[64];
+	const cJSON *node = doc;
+
+	while (*path != '\0' && node != NULL) {
+		size_t n = strcspn(path, ".");
+
+		snprintf(key, sizeof(key), "%.*s", (int)n, path);
+		node = key[0] >= '0' && key[0] <= '9' ? cJSON_GetArrayItem(node, atoi(key)) : cJSON_GetObjectItem(node, key);
+		path += n + (path[n] == '.');
+	}
+	if (node == NULL)
+		fail_msg("no %s in the record", path);
+	return node;
+}
+
+static void assert_str_at(const cJSON *doc, const char *path, const char *want)
+{
+	const cJSON *n = at(doc, path);
+
+	if (want == NULL) {
+		if (!cJSON_IsNull(n))
+			fail_msg("%s: want null, got %s", path, cJSON_PrintUnformatted(n));
+		return;
+	}
+	if (!cJSON_IsString(n) || strcmp(n->valuestring, want) != 0)
+		fail_msg("%s: want \"%s\", got %s", path, want, cJSON_PrintUnformatted(n));
+}
+
+static void assert_num_at(const cJSON *doc, const char *path, double want)
+{
+	const cJSON *n = at(doc, path);
+
+	if (!cJSON_IsNumber(n) || n->valuedouble != want)
+		fail_msg("%s: want %.0f, got %s", path, want, cJSON_PrintUnformatted(n));
+}
+
+static void assert_bool_at(const cJSON *doc, const char *path, int want)
+{
+	const cJSON *n = at(doc, path);
+
+	if (!cJSON_IsBool(n) || cJSON_IsTrue(n) != want)
+		fail_msg("%s: want %s, got %s", path, want ? "true" : "false", cJSON_PrintUnformatted(n));
+}
+
+#define ENV_RECORD_MAX 1200
+
+/* Without LUME_METAL_RECORD_DIR, or with an empty or relative one, nothing is written anywhere,
+ * and the process is exactly as it would be. */
+static void test_record_off(void **state)
+{
+	static char *argv[] = { LM_PROBE, "--report", NULL };
+	char want[4096], names[4096], cwd[PATH_MAX];
+	const char *dir = records_dir("off");
+	lm_test_result r;
+
+	expected_report(want, sizeof(want), 1009, "65536", STOCK_WSS, 1);
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(dir), 0);
+	assert_int_equal(mkdir("rel", 0755), 0);
+	run_env(&r, "stock", 1, argv, FAM "=1009", NULL);
+	assert_string_equal(r.out, want);
+	run_env(&r, "stock", 1, argv, FAM "=1009", "LUME_METAL_RECORD_DIR=", "LUME_METAL_LOG=1", NULL);
+	assert_string_equal(r.out, want);
+	assert_int_equal(r.err_len, 0);
+	run_env(&r, "stock", 1, argv, FAM "=1009", "LUME_METAL_RECORD_DIR=rel", "LUME_METAL_LOG=1", NULL);
+	assert_string_equal(r.out, want);
+	assert_int_equal(r.err_len, 0);
+	assert_int_equal(chdir(cwd), 0);
+	assert_int_equal(dir_names(dir, names, sizeof(names)), 1);
+	assert_string_equal(names, "rel");
+	snprintf(names, sizeof(names), "%s/rel", dir);
+	assert_int_equal(dir_names(names, want, sizeof(want)), 0);
+}
+
+/* A directory that is missing, a file, not writable or too long: no file, no message, no failure. */
+static void test_record_unwritable(void **state)
+{
+	static char *argv[] = { LM_PROBE, "--report", NULL };
+	const char *dir = records_dir("unwritable");
+	char want[4096], names[4096], file[1100], ro[1100], env[4][ENV_RECORD_MAX + 32];
+	char longdir[ENV_RECORD_MAX];
+	lm_test_result r;
+	size_t k = 0;
+
+	snprintf(file, sizeof(file), "%s/a-file", dir);
+	lm_test_write_text(file, "x");
+	snprintf(ro, sizeof(ro), "%s/read-only", dir);
+	assert_int_equal(mkdir(ro, 0555), 0);
+	/* 1024 bytes: one more than a record directory may have. */
+	k = (size_t)snprintf(longdir, sizeof(longdir), "%s/", dir);
+	while (k < 1024)
+		longdir[k++] = 'd';
+	longdir[k] = '\0';
+	snprintf(env[0], sizeof(env[0]), "LUME_METAL_RECORD_DIR=%s/missing", dir);
+	snprintf(env[1], sizeof(env[1]), "LUME_METAL_RECORD_DIR=%s", file);
+	/* /proc takes no new files, whoever asks (root included); read-only only stops other users. */
+	snprintf(env[2], sizeof(env[2]), "LUME_METAL_RECORD_DIR=%s", geteuid() == 0 ? "/proc" : ro);
+	snprintf(env[3], sizeof(env[3]), "LUME_METAL_RECORD_DIR=%s", longdir);
+	expected_report(want, sizeof(want), 1009, "65536", STOCK_WSS, 1);
+	for (size_t i = 0; i < 4; i++) {
+		run_env(&r, "stock", 1, argv, FAM "=1009", env[i], "LUME_METAL_LOG=1", NULL);
+		if (r.status != 0 || strcmp(r.out, want) != 0 || r.err_len != 0)
+			fail_msg("%s: status %d\n%s\n--- stderr\n%s", env[i], r.status, r.out, r.err);
+	}
+	assert_int_equal(dir_names(dir, names, sizeof(names)), 2);
+	assert_string_equal(names, "a-file read-only");
+	assert_int_equal(dir_names(ro, names, sizeof(names)), 0);
+	assert_int_equal(chmod(ro, 0755), 0);
+}
+
+/* What the probe asked, with the stock and the given answers, and everything else the record says. */
+static void test_record_contents(void **state)
+{
+	static char *argv[] = { LM_PROBE, "--report", NULL };
+	const char *dir = records_dir("contents");
+	char env[1100], exe[PATH_MAX];
+	const cJSON *questions;
+	lm_test_result r;
+	cJSON *doc;
+	int count = 0;
+
+	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
+	run_env(&r, "stock", 1, argv, FAM "=1009", WSS "=20000000000", env, NULL);
+	assert_int_equal(r.status, 0);
+	doc = record_only(dir);
+	assert_str_at(doc, "format", "lume-metal-activation/1");
+	assert_num_at(doc, "ppid", (double)getpid());
+	assert_non_null(realpath(LM_PROBE, exe));
+	assert_str_at(doc, "exe", exe);
+#if defined(__x86_64__)
+	assert_str_at(doc, "arch", "x86_64");
+#else
+	assert_str_at(doc, "arch", "arm64");
+#endif
+	assert_str_at(doc, "shim_version", LM_VERSION);
+	assert_str_at(doc, "written", "exit");
+	assert_bool_at(doc, "incomplete", 0);
+	assert_bool_at(doc, "profile.active", 1);
+	assert_str_at(doc, "profile.why_stock", NULL);
+	assert_num_at(doc, "profile.apple_family_max", 1009);
+	assert_num_at(doc, "profile.max_threadgroup_memory", 65536);
+	assert_num_at(doc, "profile.recommended_working_set_size", 20000000000.0);
+	assert_bool_at(doc, "hooks.init_gpu_family_support.installed", 1);
+	assert_str_at(doc, "hooks.init_gpu_family_support.why_not", NULL);
+	assert_int_equal(cJSON_GetArraySize(at(doc, "hooks.device_classes")), 1);
+	assert_str_at(doc, "hooks.device_classes.0.class", "AppleParavirtDevice");
+	assert_bool_at(doc, "hooks.device_classes.0.installed", 1);
+	assert_str_at(doc, "hooks.device_classes.0.device", "Apple Paravirtual device");
+	/* Every family once, in the order asked (the report's), stock and given as the fake answers. */
+	questions = at(doc, "questions");
+#define FAMILY_QUESTION(name, value)                                                               \
+	{                                                                                          \
+		const cJSON *q = cJSON_GetArrayItem(questions, count++);                           \
+		int stock = (value >= 1001 && value <= 1005) || value == 2002 ||                   \
+		    (value >= 3001 && value <= 3003);                                              \
+		assert_non_null(q);                                                                \
+		assert_num_at(q, "device_class", 0);                                               \
+		assert_num_at(q, "family", value);                                                 \
+		assert_bool_at(q, "stock", stock);                                                 \
+		assert_bool_at(q, "given", stock || (value >= 1001 && value <= 1009));             \
+	}
+	LM_FAMILY_LIST(FAMILY_QUESTION)
+#undef FAMILY_QUESTION
+	assert_int_equal(cJSON_GetArraySize(questions), count);
+	assert_int_equal(cJSON_GetArraySize(at(doc, "threadgroup_memory_reads")), 1);
+	assert_num_at(doc, "threadgroup_memory_reads.0.stock", 32768);
+	assert_num_at(doc, "threadgroup_memory_reads.0.given", 65536);
+	assert_bool_at(doc, "children.inherit", 0);
+	assert_str_at(doc, "children.variable", "LD_PRELOAD");
+	assert_str_at(doc, "children.setting", NULL);
+	assert_str_at(doc, "children.why", "LUME_METAL_INHERIT not set: children start clean (the default)");
+	assert_str_at(doc, "children.host_reason", NULL);
+	cJSON_Delete(doc);
+
+	/* A configuration the shim refuses: loaded, stock, and why. */
+	dir = records_dir("contents-stock");
+	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
+	run_env(&r, "stock", 1, argv, FAM "=01009", env, NULL);
+	assert_int_equal(r.status, 0);
+	doc = record_only(dir);
+	assert_bool_at(doc, "profile.active", 0);
+	assert_str_at(doc, "profile.why_stock", FAM LEADING_ZERO);
+	assert_str_at(doc, "profile.apple_family_max", NULL);
+	assert_str_at(doc, "hooks.init_gpu_family_support.why_not", "profile not active");
+	assert_int_equal(cJSON_GetArraySize(at(doc, "hooks.device_classes")), 0);
+	assert_int_equal(cJSON_GetArraySize(at(doc, "questions")), 0);
+	assert_str_at(doc, "written", "exit");
+	cJSON_Delete(doc);
+
+	/* A device class the shim refuses, and a Metal without the private class or its method. */
+	dir = records_dir("contents-unsupported");
+	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
+	run_env(&r, "unsupported", 1, argv, FAM "=1009", env, NULL);
+	doc = record_only(dir);
+	assert_bool_at(doc, "profile.active", 1);
+	assert_bool_at(doc, "hooks.device_classes.0.installed", 0);
+	assert_str_at(doc, "hooks.device_classes.0.why_not",
+	    "AppleParavirtDevice has an unexpected signature for supportsFamily:");
+	assert_int_equal(cJSON_GetArraySize(at(doc, "questions")), 0);
+	cJSON_Delete(doc);
+	dir = records_dir("contents-noprivate");
+	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
+	run_env(&r, "noprivate", 1, argv, FAM "=1009", env, NULL);
+	doc = record_only(dir);
+	assert_str_at(doc, "hooks.init_gpu_family_support.why_not", "class _MTLDevice not found");
+	assert_bool_at(doc, "hooks.device_classes.0.installed", 1);
+	cJSON_Delete(doc);
+	dir = records_dir("contents-noinit");
+	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
+	run_env(&r, "noinit", 1, argv, FAM "=1009", env, NULL);
+	doc = record_only(dir);
+	assert_str_at(doc, "hooks.init_gpu_family_support.why_not", "_MTLDevice has no method initGPUFamilySupport");
+	cJSON_Delete(doc);
+
+	/* The Tart images' shim writes none. */
+	dir = records_dir("contents-tart");
+	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
+	preload_shim = LM_TART_SHIM;
+	run_env(&r, "stock", 1, argv, "TART_METAL_APPLE_FAMILY_MAX=1009", env, NULL);
+	preload_shim = LM_SHIM;
+	assert_int_equal(r.status, 0);
+	assert_int_equal(dir_names(dir, env, sizeof(env)), 0);
+}
+
+/* The record whose EXE's base name is BASE; NULL when none. */
+static cJSON *record_of(const char *dir, const char *names, const char *base)
+{
+	char copy[4096];
+
+	snprintf(copy, sizeof(copy), "%s", names);
+	for (char *name = strtok(copy, " "); name != NULL; name = strtok(NULL, " ")) {
+		cJSON *doc = record_load(dir, name);
+		const cJSON *exe = cJSON_GetObjectItem(doc, "exe");
+		const char *slash = cJSON_IsString(exe) ? strrchr(exe->valuestring, '/') : NULL;
+
+		if (slash != NULL && strcmp(slash + 1, base) == 0)
+			return doc;
+		cJSON_Delete(doc);
+	}
+	return NULL;
+}
+
+/* One record per process that loaded the shim; what children got, and why. */
+static void test_record_children(void **state)
+{
+	static const struct {
+		const char *inherit; /* LUME_METAL_INHERIT, NULL: absent */
+		const char *setting, *why;
+	} cases[] = {
+		{ "1", "1", "LUME_METAL_INHERIT=1: children keep the shim" },
+		{ "0", "0", "LUME_METAL_INHERIT=0: children start clean" },
+		{ NULL, NULL, "LUME_METAL_INHERIT not set: children start clean (the default)" },
+		{ "yes", "invalid", "LUME_METAL_INHERIT is neither 0 nor 1: children start clean" },
+	};
+	char probe[PATH_MAX];
+
+	assert_non_null(realpath(LM_PROBE, probe));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char env[1100], inherit[64], names[4096], sub[32];
+		const char *dir;
+		char *extra[] = { env, "LUME_METAL_INHERIT_REASON=guest SIP enabled\t(test)", NULL, NULL };
+		cJSON *shell = NULL, *child;
+		lm_test_result r;
+		int n;
+
+		snprintf(sub, sizeof(sub), "children-%zu", i);
+		dir = records_dir(sub);
+		snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
+		if (cases[i].inherit != NULL) {
+			snprintf(inherit, sizeof(inherit), "LUME_METAL_INHERIT=%s", cases[i].inherit);
+			extra[2] = inherit;
+		}
+		run_shimmed_shell_env(&r, LM_SHIM, "1009", extra);
+		n = dir_names(dir, names, sizeof(names));
+		/* The shell's own record; the others are its children's (env, grep, the probe). */
+		for (char *name = strtok(names, " "); name != NULL; name = strtok(NULL, " ")) {
+			cJSON *doc = record_load(dir, name);
+
+			assert_str_at(doc, "children.why", cases[i].why);
+			assert_str_at(doc, "children.setting", cases[i].setting);
+			assert_bool_at(doc, "children.inherit", cases[i].setting != NULL && strcmp(cases[i].setting, "1") == 0);
+			/* control characters replaced */
+			assert_str_at(doc, "children.host_reason", "guest SIP enabled?(test)");
+			if (at(doc, "ppid")->valuedouble == (double)getpid())
+				shell = doc;
+			else
+				cJSON_Delete(doc);
+		}
+		assert_non_null(shell);
+		assert_int_equal(cJSON_GetArraySize(at(shell, "questions")), 0);
+		if (cases[i].inherit == NULL || strcmp(cases[i].inherit, "1") != 0) {
+			assert_int_equal(n, 1);
+			cJSON_Delete(shell);
+			continue;
+		}
+		/* sh, env, grep, the probe and grep again: the probe's record shows the unlock. */
+		assert_int_equal(n, 5);
+		dir_names(dir, names, sizeof(names));
+		child = record_of(dir, names, strrchr(probe, '/') + 1);
+		assert_non_null(child);
+		assert_num_at(child, "ppid", at(shell, "pid")->valuedouble);
+		assert_num_at(child, "questions.8.family", 1009);
+		assert_bool_at(child, "questions.8.stock", 0);
+		assert_bool_at(child, "questions.8.given", 1);
+		cJSON_Delete(child);
+		cJSON_Delete(shell);
+	}
+}
+
+/* Watching the directory while 16 threads ask: every file seen is a whole record, newer than the
+ * last one seen; nothing is left behind, and each question is recorded once. */
+struct watch {
+	const char *dir;
+	int done;
+	int reads, bad;
+	double last_sequence;
+	char why[512];
+};
+
+static void *watcher(void *arg)
+{
+	struct watch *w = arg;
+
+	for (;;) {
+		int done = __atomic_load_n(&w->done, __ATOMIC_ACQUIRE);
+		struct dirent **list;
+		int n = scandir(w->dir, &list, NULL, alphasort);
+
+		for (int i = 0; i < n; i++) {
+			char path[1400];
+			char *text;
+			cJSON *doc;
+
+			if (list[i]->d_name[0] >= '1' && list[i]->d_name[0] <= '9') {
+				snprintf(path, sizeof(path), "%s/%s", w->dir, list[i]->d_name);
+				if ((text = lm_test_slurp(path, NULL)) != NULL) {
+					w->reads++;
+					doc = cJSON_Parse(text);
+					if (doc == NULL || !cJSON_IsNumber(cJSON_GetObjectItem(doc, "sequence")) ||
+					    cJSON_GetObjectItem(doc, "sequence")->valuedouble < w->last_sequence) {
+						w->bad++;
+						snprintf(w->why, sizeof(w->why), "%.400s", text);
+					} else {
+						w->last_sequence = cJSON_GetObjectItem(doc, "sequence")->valuedouble;
+					}
+					cJSON_Delete(doc);
+					free(text);
+				}
+			}
+			free(list[i]);
+		}
+		if (n >= 0)
+			free(list);
+		if (done)
+			return NULL;
+	}
+}
+
+static void test_record_atomic(void **state)
+{
+	static char *argv[] = { LM_DEVICES, "threads", "1", NULL };
+	struct watch w = { records_dir("atomic"), 0, 0, 0, 0, "" };
+	char env[1100], names[4096];
+	pthread_t t;
+	lm_test_result r;
+	cJSON *doc;
+
+	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", w.dir);
+	assert_int_equal(pthread_create(&t, NULL, watcher, &w), 0);
+	run_env(&r, "stock", 1, argv, FAM "=1009", env, NULL);
+	__atomic_store_n(&w.done, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(r.status, 0);
+	if (w.bad != 0)
+		fail_msg("%d of %d reads saw a partial or older record, e.g.:\n%s", w.bad, w.reads, w.why);
+	assert_true(w.reads >= 1);
+	print_message("figure: %d reads of the record while 16 threads asked, none partial\n", w.reads);
+	assert_int_equal(dir_names(w.dir, names, sizeof(names)), 1); /* no temporary file left */
+	doc = record_only(w.dir);
+	assert_int_equal(cJSON_GetArraySize(at(doc, "hooks.device_classes")), 1);
+	/* 1024 devices, 3 families each: 3 questions, in the order the first thread asked them. */
+	assert_int_equal(cJSON_GetArraySize(at(doc, "questions")), 3);
+	assert_num_at(doc, "questions.0.family", 1009);
+	assert_num_at(doc, "questions.1.family", 1005);
+	assert_num_at(doc, "questions.2.family", 5001);
+	assert_int_equal(cJSON_GetArraySize(at(doc, "threadgroup_memory_reads")), 1);
+	assert_str_at(doc, "written", "exit");
+	cJSON_Delete(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -799,6 +1273,11 @@ int main(void)
 		cmocka_unit_test(test_exercise_bad_options),
 		cmocka_unit_test(test_fake_metal_stock_device),
 		cmocka_unit_test(test_fake_metal_compute_levels),
+		cmocka_unit_test(test_record_off),
+		cmocka_unit_test(test_record_unwritable),
+		cmocka_unit_test(test_record_contents),
+		cmocka_unit_test(test_record_children),
+		cmocka_unit_test(test_record_atomic),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,5 @@
-/* Files on the guest over SFTP: verified upload, hash, remove, stat.
+/* Files on the guest over SFTP: verified upload, hash, remove, stat; bounded listing and reading
+ * (interface/ssh_files.h).
  *
  * An upload never leaves a partial or unverified file at its final name: the bytes go to a
  * temporary name in the same directory (created exclusively, owner-only), are read back and
@@ -13,8 +14,11 @@
 #include <limits.h>
 #include <string.h>
 
+#include "buf.h"
 #include "random.h"
 #include "sha256.h"
+#include "ssh_files.h"
+#include "str.h"
 
 #define IO_CHUNK 65536
 
@@ -340,5 +344,99 @@ fail:
 	lm_ssh_set_blocking_timeout(ssh, ssh->command_timeout);
 	lm_error_prefix("upload of %s failed (nothing was left at that name): ", remote_path);
 	free(tmp);
+	return rc;
+}
+
+/* ---- reading (ssh_files.h) -------------------------------------------------------------- */
+
+int lm_ssh_list_dir(lm_ssh *ssh, const char *remote_dir, size_t max_names, char ***names)
+{
+	LIBSSH2_SFTP_HANDLE *h;
+	LIBSSH2_SFTP_ATTRIBUTES attrs;
+	char entry[1024], **list = NULL, **grown;
+	size_t count = 0;
+	ssize_t n;
+	int rc;
+
+	if (remote_dir == NULL || remote_dir[0] == '\0' || names == NULL)
+		return lm_error_set(LM_EINVALID, "lm_ssh_list_dir: a remote directory and an output are required");
+	*names = NULL;
+	if ((rc = sftp_open_session(ssh)) < 0)
+		return rc;
+	h = libssh2_sftp_open_ex(ssh->sftp, remote_dir, path_len(remote_dir), 0, 0, LIBSSH2_SFTP_OPENDIR);
+	if (h == NULL)
+		return sftp_fail(ssh, "listing", remote_dir);
+	if ((list = calloc(1, sizeof(*list))) == NULL) {
+		rc = lm_error_nomem();
+		goto done;
+	}
+	while ((n = libssh2_sftp_readdir(h, entry, sizeof(entry), &attrs)) > 0) {
+		if (strcmp(entry, ".") == 0 || strcmp(entry, "..") == 0)
+			continue;
+		if (count == max_names) {
+			rc = lm_error_set(LM_ETOOLARGE, "VM '%s': %s holds more than %zu entries (the limit)", ssh->vm,
+			    remote_dir, max_names);
+			goto done;
+		}
+		if ((grown = realloc(list, (count + 2) * sizeof(*list))) == NULL) {
+			rc = lm_error_nomem();
+			goto done;
+		}
+		list = grown;
+		if ((list[count] = strdup(entry)) == NULL) {
+			rc = lm_error_nomem();
+			goto done;
+		}
+		list[++count] = NULL;
+	}
+	/* A name longer than the buffer is an error (LIBSSH2_ERROR_BUFFER_TOO_SMALL), not a cut name. */
+	if (n < 0)
+		rc = sftp_fail(ssh, "listing", remote_dir);
+done:
+	libssh2_sftp_close(h);
+	if (rc < 0) {
+		lm_strv_free(list);
+		return rc;
+	}
+	*names = list;
+	return 0;
+}
+
+int lm_ssh_read_file(lm_ssh *ssh, const char *remote_path, size_t max, char **data, size_t *len)
+{
+	LIBSSH2_SFTP_HANDLE *h;
+	LIBSSH2_SFTP_ATTRIBUTES attrs;
+	char chunk[IO_CHUNK / 4];
+	lm_buf b;
+	ssize_t n;
+	int rc = 0;
+
+	if (remote_path == NULL || remote_path[0] == '\0' || data == NULL)
+		return lm_error_set(LM_EINVALID, "lm_ssh_read_file: a remote path and an output are required");
+	*data = NULL;
+	if (len != NULL)
+		*len = 0;
+	if ((rc = sftp_open_session(ssh)) < 0)
+		return rc;
+	if (sftp_stat(ssh->sftp, remote_path, LIBSSH2_SFTP_LSTAT, &attrs) != 0)
+		return sftp_fail(ssh, "reading", remote_path);
+	if (!(attrs.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) || !LIBSSH2_SFTP_S_ISREG(attrs.permissions))
+		return lm_error_set(LM_EREMOTE, "VM '%s': %s is not a regular file", ssh->vm, remote_path);
+	if ((h = sftp_open(ssh->sftp, remote_path, LIBSSH2_FXF_READ, 0)) == NULL)
+		return sftp_fail(ssh, "opening", remote_path);
+	lm_buf_init(&b, max);
+	/* The file may grow between the stat and the reads: the limit is checked on what is read. */
+	while ((n = libssh2_sftp_read(h, chunk, sizeof(chunk))) > 0) {
+		if ((rc = lm_buf_add(&b, chunk, (size_t)n)) < 0)
+			break;
+	}
+	if (rc == LM_ETOOLARGE)
+		rc = lm_error_set(LM_ETOOLARGE, "VM '%s': %s is larger than %zu bytes (the limit)", ssh->vm, remote_path, max);
+	else if (rc == 0 && n < 0)
+		rc = sftp_fail(ssh, "reading", remote_path);
+	libssh2_sftp_close(h);
+	if (rc == 0)
+		rc = lm_buf_take(&b, data, len);
+	lm_buf_dispose(&b);
 	return rc;
 }
