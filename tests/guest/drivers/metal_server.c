@@ -33,12 +33,16 @@ static int supports(id dev, long family)
 static int runner(void)
 {
 	id dev = MTLCreateSystemDefaultDevice();
+	int apple7, apple9;
 
 	if (dev == 0) {
 		fprintf(stderr, "runner: no Metal device\n");
 		return 1;
 	}
-	printf("runner: apple7=%d apple9=%d\n", supports(dev, 1007), supports(dev, 1009));
+	/* In this order, as llama.cpp asks: the record lists the questions as they came. */
+	apple7 = supports(dev, 1007);
+	apple9 = supports(dev, 1009);
+	printf("runner: apple7=%d apple9=%d\n", apple7, apple9);
 	return 0;
 }
 
