@@ -28,6 +28,8 @@ static const struct {
 	{"last-exercise", "`lume-metal probe {vm} --exercise` runs it now; a failure: stop and start the VM, then "
 	    "enable again"},
 	{"agents", "`lume-metal agent list {vm}` shows them; the agent's log is in ~/Library/Logs/lume-metal"},
+	{"agent-shim", "a hardened program or one SIP protects never gets the shim (docs/guest.md); `lume-metal run "
+	    "{vm} -- PROGRAM` says which; reinstall the agent with a program the shim can reach"},
 	{"record", "see docs/state-format.md"},
 };
 

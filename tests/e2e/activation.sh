@@ -151,6 +151,57 @@ scenario_activation_child_sip_off() {
   ! grep -q '^shim: children ' "$E2E_DIR/own.err" || fail "a policy line beside the user's own: $(cat "$E2E_DIR/own.err")"
 }
 
+# Agents: install gives each its record directory (and refuses a hardened program before anything
+# is installed); agent list, status and doctor say whether the agent's process loaded the shim
+# since it started, and what it asked.
+scenario_activation_agent() {
+  export GUEST_SSHD_SIP=enabled
+  setup
+  local home; home=$(guest_home vm1)
+  local label=com.example.metal dir=$home/Library/Logs/lume-metal/com.example.metal.activation
+  lm_json_first "$E2E_DIR/i.json" agent install vm1 --label $label -- metal-server --runner --stay
+  expect_rc 0 "$E2E_DIR/i.json"
+  jq_is "$E2E_DIR/i.json" '.vms[0].agents[0].record_dir' /Users/lume/Library/Logs/lume-metal/$label.activation
+  local xml; xml=$(plistutil -i "$home/Library/LaunchAgents/$label.plist" -o - -f xml 2>/dev/null ||
+    plistutil -i "$home/Library/LaunchAgents/$label.plist" -o -)
+  for want in "<key>LUME_METAL_RECORD_DIR</key>" "<string>/Users/lume/Library/Logs/lume-metal/$label.activation</string>" \
+      "<key>LUME_METAL_INHERIT</key>" "<key>LUME_METAL_INHERIT_REASON</key>"; do
+    grep -qF "$want" <<<"$xml" || fail "plist lacks $want: $xml"
+  done
+  lm_json "$E2E_DIR/l0.json" agent list vm1
+  local pid; pid=$(jq -r '.vms[0].agents[0].pid' "$E2E_DIR/l0.json")
+  wait_for 15 "the agent's record" grep -q '"written": *"update"' "$dir/$pid.json"
+
+  lm agent list vm1 >"$E2E_DIR/l.txt"
+  grep -qx "      shim: loaded since it started: asked Apple7→yes (stock no), Apple9→yes (stock no)" "$E2E_DIR/l.txt" ||
+    fail "agent list: $(cat "$E2E_DIR/l.txt")"
+  lm_json "$E2E_DIR/s.json" status vm1
+  jq_is "$E2E_DIR/s.json" '.vms[0].agents[0].shim_loaded' true
+  jq_is "$E2E_DIR/s.json" '.vms[0].agents[0].shim' "asked Apple7→yes (stock no), Apple9→yes (stock no)"
+  lm_json "$E2E_DIR/d.json" doctor vm1
+  jq -e --arg p "$pid" '.checks[] | select(.check == "agent-shim") | .level == "ok" and
+    (.message == "com.example.metal (pid \($p)) loaded the shim: asked Apple7→yes (stock no), Apple9→yes (stock no)")' \
+    "$E2E_DIR/d.json" >/dev/null || fail "doctor: $(jq -c '.checks' "$E2E_DIR/d.json")"
+
+  note "a hardened program: refused before anything is installed, or installed stock on request"
+  local hl=com.example.hardened
+  lm_json_first "$E2E_DIR/h.json" agent install vm1 --label $hl -- hardened-server --runner --stay
+  expect_rc 1 "$E2E_DIR/h.json"
+  jq_is "$E2E_DIR/h.json" '.error.code' hardened
+  [ ! -e "$home/Library/LaunchAgents/$hl.plist" ] || fail "the refused agent's plist was uploaded"
+  jq -e --arg l $hl '[.vms.vm1.agents[]? | select(.label == $l)] | length == 0' "$LUME_METAL_STATE_DIR/state.json" >/dev/null ||
+    fail "the journal lists the refused agent"
+  lm_json_first "$E2E_DIR/h2.json" agent install vm1 --run-hardened-stock --label $hl -- hardened-server --runner --stay
+  expect_rc 0 "$E2E_DIR/h2.json"
+  wait_for 15 "the hardened agent to run" grep -q 'runner: apple7=0 apple9=0' "$home/Library/Logs/lume-metal/$hl.out.log"
+  lm agent list vm1 >"$E2E_DIR/l2.txt"
+  grep -Eq "^      shim: not loaded by its process since it started \(no activation record for pid [0-9]+ in /Users/lume/Library/Logs/lume-metal/$hl.activation\)$" \
+    "$E2E_DIR/l2.txt" || fail "agent list: $(cat "$E2E_DIR/l2.txt")"
+  lm_json "$E2E_DIR/d2.json" doctor vm1
+  jq -e '[.checks[] | select(.check == "agent-shim" and .level == "fail" and (.message | startswith("com.example.hardened (pid ")))]
+    | length == 1' "$E2E_DIR/d2.json" >/dev/null || fail "doctor: $(jq -c '.checks' "$E2E_DIR/d2.json")"
+}
+
 [ $# -eq 1 ] && declare -F "scenario_$1" >/dev/null || { echo "usage: $0 SCENARIO" >&2; exit 2; }
 "scenario_$1"
 check_guest_shells

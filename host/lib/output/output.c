@@ -222,6 +222,15 @@ static cJSON *agents_json(const lm_vm_outcome *o)
 		else
 			cJSON_AddNullToObject(a, "pid");
 		add_string_or_null(a, "installed_at", iso_time(ag->installed_at, when, sizeof(when)) == 0 ? when : NULL);
+		/* Since issue 23: read only from a library that has them (an older one's struct ends earlier). */
+		if (LM_HAS_FIELD(ag, lm_agent_info, shim)) {
+			add_string_or_null(a, "record_dir", ag->record_dir);
+			if (ag->shim_loaded < 0)
+				cJSON_AddNullToObject(a, "shim_loaded");
+			else
+				cJSON_AddBoolToObject(a, "shim_loaded", ag->shim_loaded);
+			add_string_or_null(a, "shim", ag->shim_loaded == 1 ? ag->shim : NULL);
+		}
 		cJSON_AddItemToArray(list, a);
 	}
 	return list;

@@ -8,6 +8,7 @@
  *   metal-server --runner   the runner: one device from MTLCreateSystemDefaultDevice, asked
  *                           supportsFamily: Apple7 and Apple9 (what llama.cpp's kernels are chosen
  *                           on); prints "runner: apple7=0|1 apple9=0|1".
+ *   ... --stay              either, then stays until a signal ends it (a LaunchAgent's server).
  *
  * Signed copies of it (guest-sshd sign) are the hardened workloads; the ones signed without the
  * dyld-environment entitlement find the fake Metal through their RUNPATH, the loader then ignoring
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -49,24 +51,31 @@ static int runner(void)
 int main(int argc, char **argv)
 {
 	char *child_argv[] = { argv[0], (char *)"--runner", NULL };
+	int stay = argc > 1 && strcmp(argv[argc - 1], "--stay") == 0;
 	pid_t pid;
 	int status, rc;
 
-	if (argc == 2 && strcmp(argv[1], "--runner") == 0)
-		return runner();
-	if (argc != 1) {
-		fprintf(stderr, "usage: metal-server [--runner]\n");
+	argc -= stay;
+	if (argc == 2 && strcmp(argv[1], "--runner") == 0) {
+		rc = runner();
+	} else if (argc != 1) {
+		fprintf(stderr, "usage: metal-server [--runner] [--stay]\n");
 		return 2;
+	} else {
+		fflush(stdout);
+		if ((rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, child_argv, environ)) != 0) {
+			fprintf(stderr, "server: cannot start the runner: %s\n", strerror(rc));
+			return 1;
+		}
+		if (waitpid(pid, &status, 0) != pid) {
+			perror("server: waitpid");
+			return 1;
+		}
+		printf("server: runner exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 	}
 	fflush(stdout);
-	if ((rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, child_argv, environ)) != 0) {
-		fprintf(stderr, "server: cannot start the runner: %s\n", strerror(rc));
-		return 1;
-	}
-	if (waitpid(pid, &status, 0) != pid) {
-		perror("server: waitpid");
-		return 1;
-	}
-	printf("server: runner exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+	while (stay)
+		pause();
+	return rc;
 }

@@ -218,6 +218,7 @@ typedef struct {
 	char plist[LM_AGENT_PATH_MAX];   /* HOME/Library/LaunchAgents/LABEL.plist */
 	char out_log[LM_AGENT_PATH_MAX]; /* HOME/Library/Logs/lume-metal/LABEL.out.log */
 	char err_log[LM_AGENT_PATH_MAX];
+	char record_dir[LM_AGENT_PATH_MAX]; /* HOME/Library/Logs/lume-metal/LABEL.activation */
 } lm_agent_paths_t;
 
 /* The agent's guest paths; LM_EINVALID when they would not fit. */
@@ -247,6 +248,10 @@ int lm_guest_agents_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_ag
     char *labels, size_t len);
 /* launchd's state of each of the n agents (in place; a flow outcome's array of pointers). */
 int lm_guest_agents_query(lm_ssh *ssh, lm_agent_info *const *agents, size_t n);
+/* For each running agent of the n (after lm_guest_agents_query): whether its process loaded the
+ * shim since it last started -- its activation record, <record_dir>/<pid>.json -- and its line
+ * (shim_loaded, shim, record_dir set in place; home: the guest's). */
+int lm_guest_agents_activation(lm_ssh *ssh, const char *home, lm_agent_info *const *agents, size_t n);
 
 
 /* ---- activation.c: the shim's activation records (docs/activation-format.md) ---- */
