@@ -26,14 +26,6 @@ setup() {
   "$GUEST_SSHD" sign --options runtime --team ABCDE12345 --entitlement "$ALLOW" --entitlement "$NOLV" "$bin/entitled-server"
 }
 
-# run_capture NAME ARGS...: lume-metal run; stdout, stderr and the exit code kept.
-run_capture() {
-  local name=$1; shift
-  set +e
-  lm run "$@" >"$E2E_DIR/$name.out" 2>"$E2E_DIR/$name.err"
-  RUN_RC=$?
-  set -e
-}
 rc_is() { [ "$RUN_RC" -eq "$2" ] || fail "$1: exit $RUN_RC, expected $2: $(cat "$E2E_DIR/$1.out" "$E2E_DIR/$1.err")"; }
 # The guest's run directories: each run's record directory is gone after it.
 runs_left() { find "$(guest_home vm1)/.local/share/lume-metal/runs" -mindepth 1 2>/dev/null | wc -l; }

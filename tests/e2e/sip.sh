@@ -14,14 +14,6 @@ guest_file() { # VM PATH-IN-HOME MODE CONTENT
   chown -R --reference="$(guest_home "$1")" "$(guest_home "$1")"
 }
 
-# run_capture NAME ARGS...: lume-metal run; stdout, stderr and the exit code kept.
-run_capture() {
-  local name=$1; shift
-  set +e
-  lm run "$@" >"$E2E_DIR/$name.out" 2>"$E2E_DIR/$name.err"
-  RUN_RC=$?
-  set -e
-}
 
 warnings() { grep -c '^warning: ' "$E2E_DIR/$1.err" || true; }
 

@@ -172,32 +172,32 @@ static const lm_code_signature *culprit(const char *name, const lm_run_target *t
 	return NULL;
 }
 
-int lm_codesign_refusal(const char *name, const lm_run_target *t, char *buf, size_t len)
+/* "WHO is signed with WHAT (flags=F)REST" for the first of t's files that test picks; 0 for none. */
+static int judge(const char *name, const lm_run_target *t, int (*test)(const lm_code_signature *), const char *what,
+    const char *rest, char *buf, size_t len)
 {
 	char who[3 * PATH_MAX + 64];
-	const lm_code_signature *s = culprit(name, t, lm_codesign_ignores_injection, who, sizeof(who));
+	const lm_code_signature *s = culprit(name, t, test, who, sizeof(who));
 
 	buf[0] = '\0';
 	if (s == NULL)
 		return 0;
-	snprintf(buf, len, "%s is signed with the hardened runtime (flags=%s) without the entitlement "
-	    ENT_ALLOW_DYLD ": dyld ignores DYLD_INSERT_LIBRARIES in it, so the shim cannot load and it would run "
-	    "stock. Nothing was started", who, s->flags[0] ? s->flags : "runtime");
+	snprintf(buf, len, "%s is signed with %s (flags=%s)%s", who, what, s->flags[0] ? s->flags : "not shown", rest);
 	return 1;
+}
+
+int lm_codesign_refusal(const char *name, const lm_run_target *t, char *buf, size_t len)
+{
+	return judge(name, t, lm_codesign_ignores_injection, "the hardened runtime", " without the entitlement "
+	    ENT_ALLOW_DYLD ": dyld ignores DYLD_INSERT_LIBRARIES in it, so the shim cannot load and it would run "
+	    "stock. Nothing was started", buf, len);
 }
 
 int lm_codesign_warning(const char *name, const lm_run_target *t, char *buf, size_t len)
 {
-	char who[3 * PATH_MAX + 64];
-	const lm_code_signature *s = culprit(name, t, lm_codesign_validates_libraries, who, sizeof(who));
-
-	buf[0] = '\0';
-	if (s == NULL)
-		return 0;
-	snprintf(buf, len, "%s is signed with library validation (flags=%s) and without the entitlement "
+	return judge(name, t, lm_codesign_validates_libraries, "library validation", " and without the entitlement "
 	    ENT_DISABLE_LV ": dyld refuses libraries signed by another team, as the shim is, unless the program "
-	    "is re-signed with that entitlement", who, s->flags[0] ? s->flags : "library-validation");
-	return 1;
+	    "is re-signed with that entitlement", buf, len);
 }
 
 /* A Mach-O header's arm64e: CPU_TYPE_ARM64 (0x0100000c) with subtype CPU_SUBTYPE_ARM64E (2) under

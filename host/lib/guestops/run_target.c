@@ -28,21 +28,18 @@ static int shim_head_arm64e(const char *hex, size_t n)
 
 void lm_run_target_parse(const char *output, lm_run_target *t)
 {
+	/* A path (kept whole), or one of codesign's lines about a file (parsed as they come). */
 	static const struct {
 		const char *key;
 		size_t offset;
+		int codesign;
 	} keys[] = {
-		{ "program=", offsetof(lm_run_target, program) },
-		{ "program_real=", offsetof(lm_run_target, program_real) },
-		{ "interpreter=", offsetof(lm_run_target, interpreter) },
-		{ "interpreter_real=", offsetof(lm_run_target, interpreter_real) },
-	};
-	static const struct {
-		const char *key;
-		size_t offset;
-	} sigs[] = {
-		{ "program_codesign=", offsetof(lm_run_target, program_sig) },
-		{ "interpreter_codesign=", offsetof(lm_run_target, interpreter_sig) },
+		{ "program=", offsetof(lm_run_target, program), 0 },
+		{ "program_real=", offsetof(lm_run_target, program_real), 0 },
+		{ "interpreter=", offsetof(lm_run_target, interpreter), 0 },
+		{ "interpreter_real=", offsetof(lm_run_target, interpreter_real), 0 },
+		{ "program_codesign=", offsetof(lm_run_target, program_sig), 1 },
+		{ "interpreter_codesign=", offsetof(lm_run_target, interpreter_sig), 1 },
 	};
 	const char *line = output;
 
@@ -53,14 +50,13 @@ void lm_run_target_parse(const char *output, lm_run_target *t)
 
 		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 			size_t k = strlen(keys[i].key);
-			/* A path that does not fit is not the path: leave it empty rather than cut it. */
-			if (n >= k && strncmp(line, keys[i].key, k) == 0 && n - k < PATH_MAX)
+
+			if (n < k || strncmp(line, keys[i].key, k) != 0)
+				continue;
+			if (keys[i].codesign)
+				lm_codesign_parse_line((lm_code_signature *)((char *)t + keys[i].offset), line + k, n - k);
+			else if (n - k < PATH_MAX) /* a path that does not fit is not the path: left empty, not cut */
 				snprintf((char *)t + keys[i].offset, PATH_MAX, "%.*s", (int)(n - k), line + k);
-		}
-		for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-			size_t k = strlen(sigs[i].key);
-			if (n >= k && strncmp(line, sigs[i].key, k) == 0)
-				lm_codesign_parse_line((lm_code_signature *)((char *)t + sigs[i].offset), line + k, n - k);
 		}
 		if (n >= 10 && strncmp(line, "shim_head=", 10) == 0)
 			t->shim_arm64e = shim_head_arm64e(line + 10, n - 10);
