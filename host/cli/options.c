@@ -133,7 +133,8 @@ static const char *const command_help[] = {
 	"enable VM... [--profile P] [--keep-host]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
 	"status [VM...]", "Host preference and, per VM, state, bundle, restart pending, last probe.",
 	"probe VM", "Stock vs shimmed capability table.",
-	"run VM -- CMD...", "Run one guest command with the shim; its exit code is returned.",
+	"run VM [--require-shim] -- CMD...", "Run one guest command with the shim; its exit code is returned, then "
+	"which of its processes loaded the shim.",
 	"bench VM -- llama-bench ARGS...", "Stock vs shimmed runs, interleaved, written as an evidence folder (docs/bench.md).",
 	"bench --bare-metal -- llama-bench ARGS...", "The same on this host itself: the bare-metal record.",
 	"bench compare DIR...", "Evidence folders side by side, and the published figures.",
