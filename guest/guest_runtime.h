@@ -51,6 +51,20 @@ int sched_yield(void);
 int usleep(unsigned int usec);
 void *dlsym(void *handle, const char *name);
 
+/* v in decimal, written backwards from the end of buf (24 bytes: every 64-bit value fits); returns
+ * where it starts. The guest's one number formatter (no printf in the shim). */
+static inline const char *lm_decimal(char buf[24], lm_u64 v)
+{
+	char *p = buf + 23;
+
+	*p = '\0';
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	return p;
+}
+
 /* Files and the process, for the shim's activation records (docs/activation-format.md). pid_t is
  * int on both systems; the flag values are each system's own. errno is saved and restored around
  * every record write, so a hooked call never changes what the program sees in it. */

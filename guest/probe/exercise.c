@@ -33,14 +33,8 @@ static void msg_add(lm_ex_outcome *o, const char *s)
 static void msg_add_u64(lm_ex_outcome *o, lm_u64 v)
 {
 	char d[24];
-	int n = 23;
 
-	d[n] = '\0';
-	do {
-		d[--n] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	msg_add(o, d + n);
+	msg_add(o, lm_decimal(d, v));
 }
 
 /* Whole numbers as such, anything else with six decimals (truncated): enough to see a difference. */

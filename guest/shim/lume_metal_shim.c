@@ -62,6 +62,7 @@
 #define LM_NAME 128         /* a class or device name */
 #define LM_QUESTIONS 64
 #define LM_TG_READS 4       /* distinct maxThreadgroupMemoryLength stock values per class */
+#define LM_SEEN_EMPTY(index) ((index) + 2) /* the key of family index + 1, whose entry is index + 1 */
 
 #if !defined(LM_SHIM_VERSION)
 #error "LM_SHIM_VERSION: the project version the shim is built from (guest/CMakeLists.txt)"
@@ -94,11 +95,14 @@ static struct slot {
 	family_fn supports_family;
 	length_fn max_threadgroup_memory;
 	size_fn working_set;
-	/* For the record only. why: written before state is published. seen[k]: bit r-1 for the
-	 * family k*1000+r (r 1..64) once asked; seen[0] bit 0 for the first other family (odd). */
+	/* For the record only. why: written before state is published. seen[family & 255] holds
+	 * family + 1 (as unsigned) once that family was asked: one load and one compare tell a
+	 * question already recorded. The families of the table never share an entry; others that do
+	 * are recorded under collide_busy. An empty entry holds LM_SEEN_EMPTY(index), the key of a
+	 * family that belongs to another entry, so that no family ever matches an empty one. */
 	char why[LM_WHY];
-	lm_u64 seen[10];
-	long odd_family;
+	unsigned long seen[256];
+	int collide_busy;
 	int device_state; /* 0 not read, 1 reading, 2 device[] written */
 	char device[LM_NAME];
 	int tg_busy, tg_count;
@@ -472,14 +476,8 @@ static void put(struct out *o, const char *s)
 static void put_u64(struct out *o, lm_u64 v)
 {
 	char b[24];
-	lm_size i = sizeof(b) - 1;
 
-	b[i] = '\0';
-	do {
-		b[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	put(o, b + i);
+	put(o, lm_decimal(b, v));
 }
 
 static void put_long(struct out *o, long v)
@@ -600,7 +598,7 @@ static void record_text(struct out *o, int written)
 		int hooked = __atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) == SLOT_HOOKED;
 
 		put(o, i == 0 ? "\n      {\"class\": " : ",\n      {\"class\": ");
-		put_str(o, class_getName(sl->cls));
+		put_str(o, class_getName(__atomic_load_n(&sl->cls, __ATOMIC_ACQUIRE)));
 		put(o, ", \"installed\": ");
 		put_bool(o, hooked);
 		put(o, ", \"why_not\": ");
@@ -667,8 +665,11 @@ static void record_write(int written)
 	record_text(&o, written);
 	if (o.full)
 		return; /* the fixed tables keep a record far below the buffer; never write a cut one */
-	(void)unlink(rec.tmp);
+	/* Exclusive: never through a link planted at the name. A stale file (an earlier process with
+	 * this pid, killed mid-write) is removed and the open tried once more. */
 	fd = open(rec.tmp, LM_O_WRONLY | LM_O_CREAT | LM_O_EXCL | LM_O_NOFOLLOW | LM_O_CLOEXEC, 0644);
+	if (fd < 0 && unlink(rec.tmp) == 0)
+		fd = open(rec.tmp, LM_O_WRONLY | LM_O_CREAT | LM_O_EXCL | LM_O_NOFOLLOW | LM_O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;
 	while (off < o.n) {
@@ -724,18 +725,11 @@ static int record_path(char *dst, lm_size cap, const char *dir, const char *dot,
 {
 	char pid[24];
 	struct out o = { dst, 0, cap - 1, 0 };
-	lm_size i = sizeof(pid) - 1;
-	unsigned v = (unsigned)rec.pid;
 
-	pid[i] = '\0';
-	do {
-		pid[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
 	put(&o, dir);
 	put(&o, "/");
 	put(&o, dot);
-	put(&o, pid + i);
+	put(&o, lm_decimal(pid, (lm_u64)(unsigned)rec.pid));
 	put(&o, suffix);
 	dst[o.n] = '\0';
 	return !o.full;
@@ -792,6 +786,10 @@ static void record_init(void)
 		copy_text(rec.host_reason, sizeof(rec.host_reason), clean);
 		rec.has_host_reason = 1;
 	}
+	for (lm_size i = 0; i < LM_SLOTS; i++) {
+		for (unsigned long k = 0; k < 256; k++)
+			slots[i].seen[k] = LM_SEEN_EMPTY(k);
+	}
 	rec.sel_name = sel_registerName("name");
 	rec.sel_utf8 = sel_registerName("UTF8String");
 	rec.on = 1;
@@ -817,41 +815,67 @@ static void record_device(struct slot *sl, id self)
 	}
 }
 
-/* The first question for a family on a class: claimed with one atomic OR, so only one thread
- * records it; a question already asked costs the load and the bit test before. */
-static void record_question(lm_size i, id self, long family, unsigned char stock, unsigned char given)
+/* Recorded already (the slow path's scan, for a family whose seen entry another family holds). */
+static int question_recorded(lm_size i, long family)
+{
+	unsigned n = __atomic_load_n(&rec.q_count, __ATOMIC_ACQUIRE);
+
+	for (unsigned q = 0; q < n && q < LM_QUESTIONS; q++) {
+		if (__atomic_load_n(&rec.questions[q].ready, __ATOMIC_ACQUIRE) && rec.questions[q].slot == (int)i &&
+		    rec.questions[q].family == family)
+			return 1;
+	}
+	return 0;
+}
+
+/* The first question for a family on a class, recorded once: the thread whose compare-and-swap
+ * fills the family's seen entry records it. */
+static void record_question_slow(lm_size i, id self, long family, unsigned char stock, unsigned char given)
 {
 	struct slot *sl = &slots[i];
-	long k = family / 1000, r = family % 1000;
-	lm_u64 *word = &sl->seen[0], bit = 1;
+	unsigned long index = (unsigned long)family & 255, key = (unsigned long)family + 1;
+	unsigned long *entry = &sl->seen[index], empty = LM_SEEN_EMPTY(index);
+	int idle = 0, locked = 0;
 	unsigned q;
 
-	if (family > 0 && k >= 1 && k <= 9 && r >= 1 && r <= 64) {
-		word = &sl->seen[k];
-		bit = 1ULL << (r - 1);
-	}
-	if ((__atomic_load_n(word, __ATOMIC_RELAXED) & bit) != 0) {
-		/* Only one family outside the table's shape is recorded per class. */
-		if (word == &sl->seen[0] && __atomic_load_n(&sl->odd_family, __ATOMIC_RELAXED) != family)
+	if (!__atomic_compare_exchange_n(entry, &empty, key, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		if (empty == key)
+			return; /* another thread recorded it meanwhile */
+		/* The entry is another family's: one thread at a time scans and records; one that finds
+		 * it busy leaves the question to the next time it is asked, and the record says it may
+		 * lack one. */
+		if (!__atomic_compare_exchange_n(&sl->collide_busy, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			record_incomplete();
-		return;
+			return;
+		}
+		locked = 1;
+		if (question_recorded(i, family)) {
+			__atomic_store_n(&sl->collide_busy, 0, __ATOMIC_RELEASE);
+			return;
+		}
 	}
-	if ((__atomic_fetch_or(word, bit, __ATOMIC_ACQ_REL) & bit) != 0)
-		return;
-	if (word == &sl->seen[0])
-		__atomic_store_n(&sl->odd_family, family, __ATOMIC_RELAXED);
 	record_device(sl, self);
 	q = __atomic_fetch_add(&rec.q_count, 1, __ATOMIC_ACQ_REL);
-	if (q >= LM_QUESTIONS) {
-		record_incomplete();
-		return;
+	if (q < LM_QUESTIONS) {
+		rec.questions[q].slot = (int)i;
+		rec.questions[q].family = family;
+		rec.questions[q].stock = stock;
+		rec.questions[q].given = given;
+		__atomic_store_n(&rec.questions[q].ready, 1, __ATOMIC_RELEASE);
 	}
-	rec.questions[q].slot = (int)i;
-	rec.questions[q].family = family;
-	rec.questions[q].stock = stock;
-	rec.questions[q].given = given;
-	__atomic_store_n(&rec.questions[q].ready, 1, __ATOMIC_RELEASE);
-	record_update(WRITTEN_UPDATE);
+	if (locked)
+		__atomic_store_n(&sl->collide_busy, 0, __ATOMIC_RELEASE);
+	if (q >= LM_QUESTIONS)
+		record_incomplete();
+	else
+		record_update(WRITTEN_UPDATE);
+}
+
+/* In the hook: a question already recorded costs this one load and compare. */
+static inline void record_question(lm_size i, id self, long family, unsigned char stock, unsigned char given)
+{
+	if (__atomic_load_n(&slots[i].seen[(unsigned long)family & 255], __ATOMIC_RELAXED) != (unsigned long)family + 1)
+		record_question_slow(i, self, family, stock, given);
 }
 
 /* A maxThreadgroupMemoryLength read with a stock value not seen on this class. A thread that finds

@@ -3,6 +3,9 @@
  *   bench-guest calls N          N calls of -supportsFamily:(Apple9) on one device, through the
  *                                method's IMP as the Objective-C dispatcher calls it: ns per call
  *   bench-guest spawn N PROG...  start PROG N times with this environment: ms per process
+ *   bench-guest first N          N distinct families asked once each (the first question of
+ *                                each): with activation records on, each one rewrites the
+ *                                record, so this is the shim's own cost of one record write
  *
  * Run it plainly for the stock figures and with the shim preloaded for the hooked ones.
  */
@@ -48,6 +51,25 @@ static int bench_calls(long n)
 	return 0;
 }
 
+static int bench_first(long n)
+{
+	id dev = MTLCreateSystemDefaultDevice();
+	SEL sel = sel_registerName("supportsFamily:");
+	unsigned char (*fn)(id, SEL, long);
+	double t0, t1;
+
+	if (dev == 0 || n < 1 || n > 60)
+		return 1;
+	fn = (unsigned char (*)(id, SEL, long))class_getMethodImplementation(object_getClass(dev), sel);
+	/* Families 7001.. : none of them asked before in this process, none sharing a seen entry. */
+	t0 = now_ns();
+	for (long i = 0; i < n; i++)
+		bench_sink += fn(dev, sel, 7001 + i);
+	t1 = now_ns();
+	printf("first=%ld us_per_first_question=%.2f\n", n, (t1 - t0) / (double)n / 1e3);
+	return 0;
+}
+
 static int bench_spawn(long n, char **argv)
 {
 	posix_spawn_file_actions_t fa;
@@ -76,8 +98,10 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "calls") == 0)
 		return bench_calls(atol(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "first") == 0)
+		return bench_first(atol(argv[2]));
 	if (argc >= 4 && strcmp(argv[1], "spawn") == 0)
 		return bench_spawn(atol(argv[2]), argv + 3);
-	fprintf(stderr, "usage: bench-guest calls N | spawn N PROGRAM [ARG...]\n");
+	fprintf(stderr, "usage: bench-guest calls N | first N | spawn N PROGRAM [ARG...]\n");
 	return 2;
 }

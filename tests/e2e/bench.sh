@@ -2,12 +2,14 @@
 # End-to-end scenarios of `lume-metal bench` (issue 16, docs/bench.md): llama-bench's stand-in
 # (tests/guest/drivers/llama_bench.c, on the fake Metal) installed in the guest's /usr/local/bin,
 # benchmarked stock and shimmed into an evidence folder, which is then checked file by file, with
-# `sha256sum -c` and macOS's `shasum -a 256 -c`, and compared. bench.sh NAME.
+# `sha256sum -c` and macOS's `shasum -a 256 -c`, and compared; the shim's activation records of
+# both arms in it, and compare's refusal of a folder whose arms they contradict. bench.sh NAME.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 : "${LM_LLAMA_BENCH:?LM_LLAMA_BENCH: the llama-bench stand-in}"
 : "${LM_SCHEMA:?LM_SCHEMA: docs/json-output.schema.json}" "${LM_PYTHON:?LM_PYTHON: a python3 with jsonschema}"
+: "${LM_ACTIVATION_SCHEMA:?LM_ACTIVATION_SCHEMA: docs/activation-format.schema.json}"
 
 # An enabled vm1 with llama-bench and a model file in its guest.
 setup_guest() {
@@ -25,6 +27,19 @@ csv_field() { # FILE TEST COLUMN: results.csv's value for a test
 }
 
 validate() { "$LM_PYTHON" "$here/../support/json-validate" "$LM_SCHEMA" "$@" || fail "not valid against the schema: $*"; }
+validate_activation() {
+  "$LM_PYTHON" "$here/../support/json-validate" "$LM_ACTIVATION_SCHEMA" "$@" || fail "not valid activation records: $*"
+}
+
+# Nothing of the runs' record directories is left in the guest.
+no_guest_records() {
+  local d; d="$(guest_home vm1)/.local/share/lume-metal/activation"
+  [ ! -d "$d" ] || [ -z "$(ls -A "$d")" ] || fail "record directories left in the guest: $(ls -A "$d")"
+}
+
+# SHA256SUMS made again after a folder was changed on purpose (what a careless hand would do).
+resum() { (cd "$1" && rm SHA256SUMS && find . -maxdepth 1 -type f -printf '%P\n' | LC_ALL=C sort |
+  xargs sha256sum >"$E2E_DIR/sums.new" && mv "$E2E_DIR/sums.new" SHA256SUMS); }
 
 scenario_bench_record() {
   setup_guest
@@ -37,6 +52,23 @@ scenario_bench_record() {
       stock-{1,2,3}.json stock-{1,2,3}.stderr shimmed-{1,2,3}.json shimmed-{1,2,3}.stderr; do
     [ -s "$rec/$f" ] || fail "the record lacks $f: $(ls "$rec")"
   done
+  # The shim's records: each shimmed run's llama-bench got Apple9 (stock no); no stock run loaded the shim.
+  local k r
+  for k in 1 2 3; do
+    ls "$rec"/stock-$k.activation.* >/dev/null 2>&1 && fail "stock-$k has activation records: $(ls "$rec")"
+    r=$(ls "$rec"/shimmed-$k.activation.*.json) || fail "shimmed-$k has no activation record: $(ls "$rec")"
+    [ "$(echo "$r" | wc -l)" -eq 1 ] || fail "shimmed-$k: one process expected: $r"
+    jq_is "$r" .exe /usr/local/bin/llama-bench
+    jq_is "$r" '[.questions[] | select(.family == 1009)][0] | "\(.stock) \(.given)"' "false true"
+    jq_is "$r" '[.questions[] | select(.family == 1010)][0] | "\(.stock) \(.given)"' "false false"
+    jq_is "$rec/metadata.json" "[.runs[] | select(.arm == \"shimmed\" and .round == $k)][0].activation | \"\(.took) \(.records[0])\"" \
+      "1 $(basename "$r")"
+    jq_is "$rec/metadata.json" "[.runs[] | select(.arm == \"stock\" and .round == $k)][0].activation | \"\(.took) \(.records | length)\"" "0 0"
+    validate_activation "$r"
+  done
+  jq_is "$rec/metadata.json" .activation.format lume-metal-activation/1
+  no_guest_records
+
   # Every file but itself, verified by both tools people use.
   [ "$(wc -l <"$rec/SHA256SUMS")" -eq "$(( $(ls "$rec" | wc -l) - 1 ))" ] || fail "SHA256SUMS: $(cat "$rec/SHA256SUMS")"
   (cd "$rec" && sha256sum -c --strict SHA256SUMS) || fail "sha256sum -c failed"
@@ -170,6 +202,67 @@ scenario_bench_none() {
     fail "$(cat "$E2E_DIR/failed/metadata.json")"
   (cd "$E2E_DIR/failed" && sha256sum -c --strict SHA256SUMS >/dev/null) || fail "the failed record has no valid sums"
   validate "$E2E_DIR/r.json" "$E2E_DIR/f.json"
+}
+
+# The records contradict the arms: compare refuses, saying which run and why; the bench itself warns.
+scenario_bench_activation() {
+  setup_guest
+  local good="$E2E_DIR/good" f shim
+
+  # 1. A wrapper that drops the shim before the workload starts: the shimmed arm ran stock.
+  lm bench vm1 --repetitions 1 --out "$E2E_DIR/dropped" -- env -u LD_PRELOAD llama-bench -m models/tiny.gguf \
+    -p 16 -n 0 -r 1 >"$E2E_DIR/d.txt" 2>&1 || fail "bench: $(cat "$E2E_DIR/d.txt")"
+  grep -q "no process of the shimmed run of round 1 got the unlock" "$E2E_DIR/d.txt" || fail "no warning: $(cat "$E2E_DIR/d.txt")"
+  f=$(ls "$E2E_DIR"/dropped/shimmed-1.activation.*.json) || fail "env's record: $(ls "$E2E_DIR/dropped")"
+  jq_is "$f" '.exe | test("/env$")' true
+  jq_is "$f" '.questions | length' 0
+  validate_activation "$f"
+  lm_json "$E2E_DIR/c1.json" bench compare "$E2E_DIR/dropped"
+  expect_rc 1 "$E2E_DIR/c1.json"
+  jq -r .error.message "$E2E_DIR/c1.json" | grep -q "dropped: the shimmed run of round 1 has no activation: processes loaded the shim but in none of them did it take" ||
+    fail "compare: $(cat "$E2E_DIR/c1.json")"
+  validate "$E2E_DIR/c1.json"
+
+  # 2. A good folder, then the same with one shimmed run's records removed (sums made again): refused.
+  lm bench vm1 --repetitions 2 --out "$good" -- llama-bench -m models/tiny.gguf -p 16 -n 0 -r 1 >/dev/null 2>&1 ||
+    fail "bench good"
+  lm bench compare "$good" >/dev/null || fail "compare good"
+  cp -r "$good" "$E2E_DIR/norecords"
+  rm "$E2E_DIR"/norecords/shimmed-2.activation.*.json
+  jq '(.runs[] | select(.arm == "shimmed" and .round == 2) | .activation) |= {records: [], took: 0}' \
+    "$good/metadata.json" >"$E2E_DIR/norecords/metadata.json"
+  resum "$E2E_DIR/norecords"
+  lm_json "$E2E_DIR/c2.json" bench compare "$good" "$E2E_DIR/norecords"
+  expect_rc 1 "$E2E_DIR/c2.json"
+  jq -r .error.message "$E2E_DIR/c2.json" | grep -q "norecords: the shimmed run of round 2 has no activation: no process of the workload loaded the shim" ||
+    fail "compare: $(cat "$E2E_DIR/c2.json")"
+  # A folder from before the records: refused too.
+  cp -r "$good" "$E2E_DIR/old"
+  jq 'del(.activation) | del(.runs[].activation)' "$good/metadata.json" >"$E2E_DIR/old/metadata.json"
+  rm "$E2E_DIR"/old/*.activation.*
+  resum "$E2E_DIR/old"
+  lm_json "$E2E_DIR/c3.json" bench compare "$E2E_DIR/old"
+  expect_rc 1 "$E2E_DIR/c3.json"
+  jq -r .error.message "$E2E_DIR/c3.json" | grep -q "recorded without activation records" || fail "compare: $(cat "$E2E_DIR/c3.json")"
+
+  # 3. The guest's shell exports the shim to everything (Cua's guide, children included): the stock
+  # arm loads it too. bench warns; compare refuses.
+  shim=$(jq -r .lume_metal.shim.path "$good/metadata.json")
+  printf 'export LD_PRELOAD=%s LUME_METAL_APPLE_FAMILY_MAX=1009 LUME_METAL_INHERIT=1\n' "$shim" >"$(guest_home vm1)/.zshenv"
+  lm bench vm1 --repetitions 1 --out "$E2E_DIR/global" -- llama-bench -m models/tiny.gguf -p 16 -n 0 -r 1 \
+    >"$E2E_DIR/g.txt" 2>&1 || fail "bench global: $(cat "$E2E_DIR/g.txt")"
+  rm "$(guest_home vm1)/.zshenv"
+  grep -q "of the stock run of round 1 loaded the shim (activation records): the stock arm is not stock" "$E2E_DIR/g.txt" ||
+    fail "no warning: $(cat "$E2E_DIR/g.txt")"
+  jq -e '[.runs[] | select(.arm == "stock")][0].activation.took >= 1' "$E2E_DIR/global/metadata.json" >/dev/null ||
+    fail "stock took: $(jq .runs "$E2E_DIR/global/metadata.json")"
+  lm_json "$E2E_DIR/c4.json" bench compare "$E2E_DIR/global"
+  expect_rc 1 "$E2E_DIR/c4.json"
+  jq -r .error.message "$E2E_DIR/c4.json" | grep -q "global: the stock run of round 1 has an activation" ||
+    fail "compare: $(cat "$E2E_DIR/c4.json")"
+  validate "$E2E_DIR/c2.json" "$E2E_DIR/c3.json" "$E2E_DIR/c4.json"
+  validate_activation "$E2E_DIR"/global/*.activation.*.json "$good"/*.activation.*.json
+  no_guest_records
 }
 
 name=${1:?usage: bench.sh NAME}

@@ -967,6 +967,22 @@ static void test_record_unwritable(void **state)
 	assert_int_equal(chmod(ro, 0755), 0);
 }
 
+/* The probe's record (ceiling 1009) on a variant of the fake Metal, in records-root/contents-VARIANT. */
+static cJSON *variant_record(const char *variant)
+{
+	static char *argv[] = { LM_PROBE, "--report", NULL };
+	char name[64], env[1100];
+	const char *dir;
+	lm_test_result r;
+
+	snprintf(name, sizeof(name), "contents-%s", variant);
+	dir = records_dir(name);
+	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
+	run_env(&r, variant, 1, argv, FAM "=1009", env, NULL);
+	assert_int_equal(r.status, 0);
+	return record_only(dir);
+}
+
 /* What the probe asked, with the stock and the given answers, and everything else the record says. */
 static void test_record_contents(void **state)
 {
@@ -1047,27 +1063,18 @@ static void test_record_contents(void **state)
 	cJSON_Delete(doc);
 
 	/* A device class the shim refuses, and a Metal without the private class or its method. */
-	dir = records_dir("contents-unsupported");
-	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
-	run_env(&r, "unsupported", 1, argv, FAM "=1009", env, NULL);
-	doc = record_only(dir);
+	doc = variant_record("unsupported");
 	assert_bool_at(doc, "profile.active", 1);
 	assert_bool_at(doc, "hooks.device_classes.0.installed", 0);
 	assert_str_at(doc, "hooks.device_classes.0.why_not",
 	    "AppleParavirtDevice has an unexpected signature for supportsFamily:");
 	assert_int_equal(cJSON_GetArraySize(at(doc, "questions")), 0);
 	cJSON_Delete(doc);
-	dir = records_dir("contents-noprivate");
-	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
-	run_env(&r, "noprivate", 1, argv, FAM "=1009", env, NULL);
-	doc = record_only(dir);
+	doc = variant_record("noprivate");
 	assert_str_at(doc, "hooks.init_gpu_family_support.why_not", "class _MTLDevice not found");
 	assert_bool_at(doc, "hooks.device_classes.0.installed", 1);
 	cJSON_Delete(doc);
-	dir = records_dir("contents-noinit");
-	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
-	run_env(&r, "noinit", 1, argv, FAM "=1009", env, NULL);
-	doc = record_only(dir);
+	doc = variant_record("noinit");
 	assert_str_at(doc, "hooks.init_gpu_family_support.why_not", "_MTLDevice has no method initGPUFamilySupport");
 	cJSON_Delete(doc);
 
@@ -1079,6 +1086,34 @@ static void test_record_contents(void **state)
 	preload_shim = LM_SHIM;
 	assert_int_equal(r.status, 0);
 	assert_int_equal(dir_names(dir, env, sizeof(env)), 0);
+}
+
+/* Families that share an entry of the shim's seen table (family & 255: 1001, 1257, -23 and 233),
+ * and -1 (whose key is the empty entry's): each recorded once, in the order asked, nothing lost. */
+static void test_record_colliding_families(void **state)
+{
+	static char *argv[] = { LM_DEVICES, "ask", "1001", "1257", "-23", "233", "-1", "1001", "1257", "-1", "-23",
+		"233", "1009", NULL };
+	static const long want[] = { 1001, 1257, -23, 233, -1, 1009 };
+	const char *dir = records_dir("colliding");
+	char env[1100];
+	const cJSON *q;
+	lm_test_result r;
+	cJSON *doc;
+
+	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
+	run_env(&r, "stock", 1, argv, FAM "=1009", env, NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "1001=1 1257=0 -23=0 233=0 -1=0 1001=1 1257=0 -1=0 -23=0 233=0 1009=1\n");
+	doc = record_only(dir);
+	assert_bool_at(doc, "incomplete", 0);
+	q = at(doc, "questions");
+	assert_int_equal(cJSON_GetArraySize(q), 6);
+	for (int i = 0; i < 6; i++) {
+		assert_num_at(cJSON_GetArrayItem(q, i), "family", (double)want[i]);
+		assert_bool_at(cJSON_GetArrayItem(q, i), "given", want[i] == 1001 || want[i] == 1009);
+	}
+	cJSON_Delete(doc);
 }
 
 /* The record whose EXE's base name is BASE; NULL when none. */
@@ -1278,6 +1313,7 @@ int main(void)
 		cmocka_unit_test(test_record_contents),
 		cmocka_unit_test(test_record_children),
 		cmocka_unit_test(test_record_atomic),
+		cmocka_unit_test(test_record_colliding_families),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

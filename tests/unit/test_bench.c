@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -332,18 +333,40 @@ static void remove_folder(const char *dir)
 	assert_int_equal(rmdir(dir), 0);
 }
 
-/* An evidence folder of one round: metadata.json, the raw outputs, SHA256SUMS. */
-static void write_folder(const char *dir, const char *kind, const char *stock_out, const char *shimmed_out)
-{
-	char meta[1024];
+/* The shimmed run's activation record: llama-bench asked Apple9 and got it (docs/activation-format.md). */
+static const char activation_record[] =
+    "{\"format\": \"lume-metal-activation/1\", \"pid\": 4242, \"ppid\": 4200, \"exe\": \"/usr/local/bin/llama-bench\", "
+    "\"arch\": \"arm64\", \"shim_version\": \"0.1.0\", \"written\": \"exit\", \"sequence\": 3, \"incomplete\": false, "
+    "\"profile\": {\"active\": true, \"why_stock\": null, \"apple_family_max\": 1009, \"max_threadgroup_memory\": 65536, "
+    "\"recommended_working_set_size\": null}, \"hooks\": {\"init_gpu_family_support\": {\"installed\": true, "
+    "\"why_not\": null}, \"device_classes\": [{\"class\": \"AGXG13GDevice\", \"installed\": true, \"why_not\": null, "
+    "\"device\": \"Apple Paravirtual device\"}]}, \"questions\": [{\"device_class\": 0, \"family\": 1009, "
+    "\"stock\": false, \"given\": true}], \"threadgroup_memory_reads\": [], \"children\": {\"inherit\": false, "
+    "\"variable\": \"DYLD_INSERT_LIBRARIES\", \"setting\": null, \"why\": \"LUME_METAL_INHERIT not set\", "
+    "\"host_reason\": null}}\n";
 
+/* An evidence folder of one round: metadata.json, the raw outputs, a VM folder's activation
+ * records (shimmed: `shimmed_records`, the one above or none), SHA256SUMS. */
+static void write_folder_records(const char *dir, const char *kind, const char *stock_out, const char *shimmed_out,
+    const char *shimmed_records)
+{
+	char meta[2048], run[512] = "";
+	const int vm = shimmed_out != NULL;
+
+	if (vm)
+		snprintf(run, sizeof(run), ", {\"arm\": \"shimmed\", \"round\": 1, \"seconds\": 0.5, \"stdout\": "
+		    "\"shimmed-1.json\", \"stderr\": \"shimmed-1.stderr\", \"activation\": {\"records\": [%s], \"took\": 1}}",
+		    shimmed_records);
 	snprintf(meta, sizeof(meta), "{\"record\": \"lume-metal bench 1\", %s\"vm\": {\"name\": \"vm1\"}, "
 	    "\"host\": {\"model\": \"Mac14,13\", \"chip\": \"Apple M2 Max\"}, \"workload\": {\"parser\": "
-	    "\"llama-bench\"}, \"protocol\": {\"rounds\": 1}, \"runs\": [{\"arm\": \"stock\", \"round\": 1, "
-	    "\"seconds\": 1.5, \"stdout\": \"stock-1.json\", \"stderr\": \"stock-1.stderr\"}%s]}\n",
-	    kind, shimmed_out != NULL ? ", {\"arm\": \"shimmed\", \"round\": 1, \"seconds\": 0.5, \"stdout\": "
-	    "\"shimmed-1.json\", \"stderr\": \"shimmed-1.stderr\"}" : "");
+	    "\"llama-bench\"}, %s\"protocol\": {\"rounds\": 1}, \"runs\": [{\"arm\": \"stock\", \"round\": 1, "
+	    "\"seconds\": 1.5, \"stdout\": \"stock-1.json\", \"stderr\": \"stock-1.stderr\"%s}%s]}\n",
+	    kind, vm ? "\"activation\": {\"format\": \"lume-metal-activation/1\"}, " : "",
+	    vm ? ", \"activation\": {\"records\": [], \"took\": 0}" : "", run);
 	lm_assert_ok(lm_bench_write_file(dir, "metadata.json", meta, strlen(meta)));
+	if (vm && shimmed_records[0] != '\0')
+		lm_assert_ok(lm_bench_write_file(dir, "shimmed-1.activation.4242.json", activation_record,
+		    strlen(activation_record)));
 	lm_assert_ok(lm_bench_write_file(dir, "stock-1.json", stock_out, strlen(stock_out)));
 	lm_assert_ok(lm_bench_write_file(dir, "stock-1.stderr", stock_err, strlen(stock_err)));
 	if (shimmed_out != NULL) {
@@ -351,6 +374,11 @@ static void write_folder(const char *dir, const char *kind, const char *stock_ou
 		lm_assert_ok(lm_bench_write_file(dir, "shimmed-1.stderr", shimmed_err, strlen(shimmed_err)));
 	}
 	lm_assert_ok(lm_bench_write_sums(dir));
+}
+
+static void write_folder(const char *dir, const char *kind, const char *stock_out, const char *shimmed_out)
+{
+	write_folder_records(dir, kind, stock_out, shimmed_out, "\"shimmed-1.activation.4242.json\"");
 }
 
 /* compare's typed rows: each folder's tests, set against the bare-metal folder, then the published
@@ -403,6 +431,15 @@ static void test_compare_rows(void **state)
 	assert_non_null(strstr(doc, "\"unlocked_over_bare_metal\":\t1\n"));
 	lm_free(doc);
 	lm_bench_comparison_free(c);
+
+	/* A VM folder whose shimmed run has no activation record: refused, naming the run. */
+	remove_folder(vm_dir);
+	assert_int_equal(mkdir(vm_dir, 0700), 0);
+	write_folder_records(vm_dir, "", old_json, current_json, "");
+	c = &before;
+	lm_assert_fails(lm_bench_compare(dirs, 2, &c), LM_EINVALID);
+	lm_assert_error_has("the shimmed run of round 1 has no activation: no process of the workload loaded the shim");
+	assert_null(c);
 
 	/* A folder that is not one: an error, no result. */
 	c = &before;

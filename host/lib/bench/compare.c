@@ -2,7 +2,8 @@
  * the raw outputs — checked against SHA256SUMS first — with the medians recomputed), then the
  * published figures with where they come from. A folder whose metadata.json says
  * "kind": "bare-metal" is a run on the host itself: its stock arm is the bare-metal figure the
- * other folders' shimmed arm is set against. */
+ * other folders' shimmed arm is set against. A VM folder must prove its arms with the shim's
+ * activation records: the unlock in every shimmed run, no shim in any stock run. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "bench_internal.h"
 #include "error_internal.h"
+#include "guestops.h"
 #include "path.h"
 #include "str.h"
 #include "file.h"
@@ -44,10 +46,11 @@ static const char *str_in(const cJSON *obj, const char *a, const char *b)
 	return cJSON_IsString(v) ? v->valuestring : "unknown";
 }
 
-static int read_raw(const char *dir, const char *name, char **out)
+/* A file of the folder (NULL name: none, *out NULL); *len (may be NULL) its size. */
+static int read_raw(const char *dir, const char *name, char **out, size_t *len)
 {
 	char *path;
-	size_t len;
+	size_t n;
 	int rc;
 
 	*out = NULL;
@@ -55,8 +58,81 @@ static int read_raw(const char *dir, const char *name, char **out)
 		return 0;
 	if ((rc = lm_path_join(&path, dir, name, NULL)) < 0)
 		return rc;
-	rc = lm_fs_read_file(path, 64u << 20, out, &len);
+	rc = lm_fs_read_file(path, 64u << 20, out, len != NULL ? len : &n);
 	free(path);
+	return rc;
+}
+
+/* The records of a VM folder's runs (runs[].activation, docs/activation-format.md): every shimmed
+ * run has one in which the shim took, no stock run has any. Otherwise the folder's figures are not
+ * what they say -- the unlock was not in the shimmed arm, or the stock arm was not stock -- and it
+ * is refused. The files are read back through the same reader as the guest's. */
+static int check_run_activation(const folder *f, const cJSON *run, const char *arm, int round)
+{
+	const cJSON *records = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(run, "activation"),
+	    "records"), *r;
+	lm_activation_list list = {0, NULL};
+	char *text = NULL, *source = NULL, first[64] = "";
+	size_t i, took = 0, len;
+	int rc = 0;
+
+	if (!cJSON_IsArray(records))
+		return lm_error_set(LM_ECORRUPT, "%s/metadata.json: the %s run of round %d lists no activation records",
+		    f->dir, arm, round);
+	cJSON_ArrayForEach(r, records) {
+		const char *name = cJSON_GetStringValue(r), *pid = name != NULL ? strstr(name, ".activation.") : NULL;
+
+		if (pid == NULL) {
+			rc = lm_error_set(LM_ECORRUPT, "%s/metadata.json: the %s run of round %d lists a record that is not "
+			    "a file name", f->dir, arm, round);
+			break;
+		}
+		free(source);
+		if ((source = lm_format("%s/%s", f->dir, name)) == NULL) {
+			rc = lm_error_nomem();
+			break;
+		}
+		if ((rc = read_raw(f->dir, name, &text, &len)) < 0 ||
+		    (rc = lm_activation_list_add(&list, source, pid + strlen(".activation."), text, len)) < 0)
+			break;
+		free(text);
+		text = NULL;
+	}
+	for (i = 0; rc == 0 && i < list.count; i++)
+		took += (size_t)lm_activation_took(&list.items[i]);
+	if (rc == 0 && list.count > 0)
+		snprintf(first, sizeof(first), "%s", list.items[0].file);
+	if (rc == 0 && strcmp(arm, "shimmed") == 0 && took == 0)
+		rc = lm_error_set(LM_EINVALID, "%s: the shimmed run of round %d has no activation: %s, so its figures "
+		    "are not the unlock's", f->dir, round, list.count == 0 ? "no process of the workload loaded the shim"
+		    : "processes loaded the shim but in none of them did it take (no device class hooked)");
+	else if (rc == 0 && strcmp(arm, "stock") == 0 && list.count > 0)
+		rc = lm_error_set(LM_EINVALID, "%s: the stock run of round %d has an activation (%zu process%s loaded the "
+		    "shim, first pid %.*s): the stock arm was not stock", f->dir, round, list.count,
+		    list.count == 1 ? "" : "es", (int)strcspn(first, "."), first);
+	free(text);
+	free(source);
+	lm_activation_list_dispose(&list);
+	return rc;
+}
+
+static int check_activation(const folder *f, const cJSON *meta, const cJSON *runs)
+{
+	const cJSON *run;
+	int rc = 0;
+
+	if (f->r->bare_metal)
+		return 0; /* the host arm: no shim, no records */
+	if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(meta, "activation")))
+		return lm_error_set(LM_EINVALID, "%s: recorded without activation records (by a lume-metal before them): "
+		    "nothing shows that the shimmed arm got the unlock; record it again", f->dir);
+	cJSON_ArrayForEach(run, runs) {
+		const char *arm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(run, "arm"));
+		int round = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(run, "round"));
+
+		if (arm != NULL && (rc = check_run_activation(f, run, arm, round)) < 0)
+			break;
+	}
 	return rc;
 }
 
@@ -91,6 +167,10 @@ static int load(folder *f)
 	w = cJSON_GetObjectItemCaseSensitive(meta, "kind");
 	snprintf(f->kind, sizeof(f->kind), "%s", cJSON_IsString(w) ? w->valuestring : "vm");
 	f->r->bare_metal = strcmp(f->kind, "bare-metal") == 0;
+	if ((rc = check_activation(f, meta, runs)) < 0) {
+		cJSON_Delete(meta);
+		return rc;
+	}
 	f->r->rounds = rounds;
 	f->r->parser = strcmp(str_in(meta, "workload", "parser"), "none") == 0 ? LM_BENCH_PARSER_NONE
 	                                                                        : LM_BENCH_PARSER_LLAMA_BENCH;
@@ -116,9 +196,9 @@ static int load(folder *f)
 		(a ? f->r->shimmed_seconds : f->r->stock_seconds)[k] =
 		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(run, "seconds"));
 		if ((rc = read_raw(f->dir, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(run, "stdout")),
-		    &outs[a][k])) < 0 ||
+		    &outs[a][k], NULL)) < 0 ||
 		    (rc = read_raw(f->dir, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(run, "stderr")),
-		    &errs[a][k])) < 0)
+		    &errs[a][k], NULL)) < 0)
 			goto out;
 	}
 	if (f->r->parser == LM_BENCH_PARSER_LLAMA_BENCH) {

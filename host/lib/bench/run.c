@@ -16,7 +16,9 @@
 #include "error_internal.h"
 #include "flow_session.h"
 #include "fs.h"
+#include "guestops.h"
 #include "proc.h"
+#include "random.h"
 #include "sha256.h"
 #include "lume-metal/profile.h"
 #include "lume-metal/version.h"
@@ -33,19 +35,21 @@ static const char *const host_arms[1] = {"host"};
 typedef struct {
 	lm_flow_session *s;     /* NULL on bare metal */
 	char *cmds[2];          /* the VM's command lines per arm */
+	char records[32];       /* "bench-<16 hex>": the prefix of each run's record directory in the guest */
 	char **local_argv;      /* bare metal: argv with the program's path first */
 	const char *const *arms;
 	int narms;
 } target;
 
-static int target_exec(const target *t, int arm, char **out, char **err, int *status)
+/* cmd: the VM's command line for this run (its arm's, with its record directory). */
+static int target_exec(const target *t, const char *cmd, char **out, char **err, int *status)
 {
 	const lm_proc_options o = {.timeout = LM_TIMEOUT_MAX, .output_max = OUTPUT_MAX};
 	lm_proc_result res;
 	int rc;
 
 	if (t->s != NULL)
-		return lm_ssh_exec_capture(lm_flow_session_ssh(t->s), t->cmds[arm], OUTPUT_MAX, out, err, status);
+		return lm_ssh_exec_capture(lm_flow_session_ssh(t->s), cmd, OUTPUT_MAX, out, err, status);
 	if ((rc = lm_proc_run(t->local_argv[0], (const char *const *)t->local_argv + 1, &o, &res)) < 0)
 		return rc;
 	*out = res.out; /* both strings, "" when the stream was empty */
@@ -279,43 +283,126 @@ static cJSON *argv_json(const char *const *argv, size_t argc)
 	return a;
 }
 
-/* One run: its output captured, timed, written as <arm>-<round>.json|.stdout and .stderr. */
+/* The records of one run, fetched from its guest directory into the folder as
+ * <arm>-<round>.activation.<pid>.json (byte for byte), listed in *files; *took counts the
+ * processes in which the shim took. */
+static int store_activation(lm_ssh *ssh, const char *guest_dir, const char *dir, const char *arm_name, int round,
+    cJSON **files, int *took)
+{
+	lm_activation_list list = {0, NULL};
+	char name[96];
+	size_t i;
+	int rc;
+
+	*took = 0;
+	if ((rc = lm_activation_fetch(ssh, guest_dir, &list)) < 0)
+		return rc;
+	if ((*files = cJSON_CreateArray()) == NULL)
+		rc = lm_error_nomem();
+	for (i = 0; i < list.count && rc == 0; i++) {
+		snprintf(name, sizeof(name), "%s-%d.activation.%s", arm_name, round, list.items[i].file);
+		*took += lm_activation_took(&list.items[i]);
+		if ((rc = lm_bench_write_file(dir, name, list.items[i].text, list.items[i].text_len)) == 0 &&
+		    !cJSON_AddItemToArray(*files, cJSON_CreateString(name)))
+			rc = lm_error_nomem();
+	}
+	lm_activation_list_dispose(&list);
+	return rc;
+}
+
+/* What the records say about the arm, in the run's step and as a warning when they contradict it. */
+static void activation_detail(lm_context *ctx, const char *vm, int shimmed, int round, int nrecords, int took,
+    char *detail, size_t len)
+{
+	size_t n = strlen(detail);
+
+	snprintf(detail + n, len - n, "; %d process%s loaded the shim, %d with the unlock", nrecords,
+	    nrecords == 1 ? "" : "es", took);
+	if (shimmed && took == 0)
+		lm_log(ctx, LM_LOG_WARN, "%s: no process of the shimmed run of round %d got the unlock (no activation "
+		    "record in which the shim took): its figures are stock figures", vm, round);
+	else if (!shimmed && nrecords > 0)
+		lm_log(ctx, LM_LOG_WARN, "%s: %d process%s of the stock run of round %d loaded the shim (activation "
+		    "records): the stock arm is not stock", vm, nrecords, nrecords == 1 ? "" : "es", round);
+}
+
+/* One run: its output captured, timed, written as <arm>-<round>.json|.stdout and .stderr; in a VM
+ * with its own record directory in the guest, whose records join the folder. */
 static int run_one(lm_context *ctx, const target *tg, const char *vm, const char *dir, int arm, int round,
     const lm_bench_options *o, double *seconds, int *status, char **out, char **err, cJSON *runs)
 {
-	char name[64], errname[64], detail[96];
+	char name[64], errname[64], detail[256], rec_name[64];
 	const char *arm_name = tg->arms[arm];
-	cJSON *run;
+	char *guest_dir = NULL, *cmd = NULL;
+	lm_ssh *ssh = tg->s != NULL ? lm_flow_session_ssh(tg->s) : NULL;
+	cJSON *run, *files = NULL;
 	double t;
-	int rc;
+	int rc, took = 0;
 
 	snprintf(name, sizeof(name), "%s-%d.%s", arm_name, round, o->parser == LM_BENCH_PARSER_NONE ? "stdout" : "json");
 	snprintf(errname, sizeof(errname), "%s-%d.stderr", arm_name, round);
+	snprintf(rec_name, sizeof(rec_name), "%s-%s-%d", tg->records, arm_name, round);
 	if ((rc = lm_context_check_cancel(ctx, "benchmarking")) < 0)
 		return rc;
+	/* Both arms get a directory: a stock run that loads the shim anyway is found out. */
+	if (ssh != NULL && ((rc = lm_activation_dir_make(ssh, lm_flow_session_vm(tg->s)->guest.home, rec_name,
+	        &guest_dir)) < 0 || (rc = lm_activation_command(guest_dir, tg->cmds[arm], &cmd)) < 0))
+		goto done;
 	lm_context_step(ctx, vm, arm_name, LM_STEP_STARTED, 0, "");
 	t = lm_clock_monotonic();
-	rc = target_exec(tg, arm, out, err, status);
+	rc = target_exec(tg, cmd, out, err, status);
 	*seconds = lm_clock_monotonic() - t;
+	if (rc == 0 && ssh != NULL)
+		rc = store_activation(ssh, guest_dir, dir, arm_name, round, &files, &took);
 	if (rc < 0) {
 		lm_context_step(ctx, vm, arm_name, LM_STEP_FAILED, *seconds, lm_error_last()->message);
-		return rc;
+		goto done;
 	}
 	snprintf(detail, sizeof(detail), "round %d of %d, exit %d", round, o->rounds, *status);
+	if (files != NULL)
+		activation_detail(ctx, vm, arm == 1, round, cJSON_GetArraySize(files), took, detail, sizeof(detail));
 	lm_context_step(ctx, vm, arm_name, LM_STEP_DONE, *seconds, detail);
 	if ((rc = lm_bench_write_file(dir, name, *out, strlen(*out))) < 0 ||
 	    (rc = lm_bench_write_file(dir, errname, *err, strlen(*err))) < 0)
-		return rc;
-	if ((run = cJSON_CreateObject()) == NULL)
-		return lm_error_nomem();
+		goto done;
+	if ((run = cJSON_CreateObject()) == NULL) {
+		rc = lm_error_nomem();
+		goto done;
+	}
+	cJSON_AddItemToArray(runs, run);
 	cJSON_AddStringToObject(run, "arm", arm_name);
 	cJSON_AddNumberToObject(run, "round", round);
 	cJSON_AddNumberToObject(run, "exit_status", *status);
 	cJSON_AddNumberToObject(run, "seconds", *seconds);
 	cJSON_AddStringToObject(run, "stdout", name);
 	cJSON_AddStringToObject(run, "stderr", errname);
-	cJSON_AddItemToArray(runs, run);
-	return 0;
+	if (files != NULL) {
+		cJSON *act = cJSON_AddObjectToObject(run, "activation");
+
+		if (act == NULL || !cJSON_AddItemToObject(act, "records", files) ||
+		    cJSON_AddNumberToObject(act, "took", took) == NULL) {
+			rc = lm_error_nomem();
+			goto done;
+		}
+		files = NULL;
+	}
+done:
+	/* Nothing left in the guest: the records are in the folder now (or the run failed, and that
+	 * failure is the one to report). */
+	if (guest_dir != NULL && lm_ssh_usable(ssh)) {
+		char why[1024];
+		int keep = rc;
+
+		snprintf(why, sizeof(why), "%s", rc < 0 ? lm_error_last()->message : "");
+		if (lm_activation_dir_remove(ssh, guest_dir) < 0 && keep == 0)
+			rc = lm_error_last()->code;
+		else if (keep < 0)
+			lm_error_set(keep, "%s", why);
+	}
+	cJSON_Delete(files);
+	free(guest_dir);
+	free(cmd);
+	return rc;
 }
 
 /* ---- results from the raw outputs (also what compare recomputes) ---- */
@@ -563,7 +650,7 @@ static int environment(const target *t, const char *const *argv, size_t argc, co
 {
 	lm_flow_session *s = t->s;
 	lm_ssh *ssh = s != NULL ? lm_flow_session_ssh(s) : NULL;
-	cJSON *tool = cJSON_AddObjectToObject(meta, "lume_metal"), *w, *models, *m, *hashed;
+	cJSON *tool = cJSON_AddObjectToObject(meta, "lume_metal"), *w, *models, *m, *hashed, *act;
 	char program[4096], *line = NULL;
 	int rc;
 
@@ -575,6 +662,11 @@ static int environment(const target *t, const char *const *argv, size_t argc, co
 		cJSON_AddItemToObject(tool, "probe", guest_hash(ssh, lm_flow_session_probe(s)));
 		if ((rc = guest_and_vm(s, meta)) < 0 || (rc = profile_section(s, meta)) < 0)
 			return rc;
+		/* Each run's records (runs[].activation): the folder says it carries them. */
+		if ((act = cJSON_AddObjectToObject(meta, "activation")) == NULL ||
+		    cJSON_AddStringToObject(act, "format", "lume-metal-activation/1") == NULL ||
+		    cJSON_AddStringToObject(act, "variable", "LUME_METAL_RECORD_DIR") == NULL)
+			return lm_error_nomem();
 	}
 	w = cJSON_AddObjectToObject(meta, "workload");
 	cJSON_AddStringToObject(w, "parser", o->parser == LM_BENCH_PARSER_NONE ? "none" : "llama-bench");
@@ -623,6 +715,9 @@ static int target_open(lm_context *ctx, const lm_bench_options *o, const char *c
 	}
 	t->arms = vm_arms;
 	t->narms = 2;
+	memcpy(t->records, "bench-", 6);
+	if ((rc = lm_random_hex(t->records + 6, 8)) < 0)
+		return rc;
 	if ((rc = lm_flow_session_open(&t->s, ctx, o->vm)) < 0 || (rc = check_profile(t->s, o->profile)) < 0 ||
 	    (rc = lm_flow_session_warn(t->s, argv, argc)) < 0 ||
 	    (rc = lm_flow_session_command(t->s, 0, argv, argc, &t->cmds[0])) < 0 ||

@@ -14,6 +14,7 @@
 #include "buf.h"
 #include "guestops.h"
 #include "json.h"
+#include "path.h"
 #include "lume-metal/family.h"
 #include "lume-metal/family_list.h"
 #include "ssh_files.h"
@@ -606,5 +607,96 @@ done:
 	cJSON_Delete(record);
 	cJSON_Delete(o);
 	free(summary);
+	return rc;
+}
+
+/* ---- the guest directory ---------------------------------------------------------------- */
+
+static int name_ok(const char *name)
+{
+	size_t n = name != NULL ? strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") : 0;
+
+	return n > 0 && n <= 128 && name[n] == '\0' && name[0] != '.';
+}
+
+/* Run a shell line in the guest; a non-zero exit is LM_EREMOTE with its stderr. */
+static int run_line(lm_ssh *ssh, const char *line, const char *what)
+{
+	char *out = NULL, *err = NULL;
+	int status = 0, rc;
+
+	if ((rc = lm_ssh_exec_capture(ssh, line, 64 * 1024, &out, &err, &status)) == 0 && status != 0)
+		rc = lm_error_set(LM_EREMOTE, "%s failed (exit %d): %.*s", what, status, (int)strcspn(err, "\n"), err);
+	lm_free(out);
+	lm_free(err);
+	return rc;
+}
+
+int lm_activation_dir_make(lm_ssh *ssh, const char *home, const char *name, char **dir)
+{
+	char *path = NULL, *q = NULL, *line = NULL;
+	int rc;
+
+	if (ssh == NULL || home == NULL || home[0] != '/' || dir == NULL || !name_ok(name))
+		return lm_error_set(LM_EINVALID, "lm_activation_dir_make: a session, the guest's home and a plain name "
+		    "([A-Za-z0-9._-], not starting with '.') are required");
+	*dir = NULL;
+	if ((rc = lm_path_join(&path, home, LM_GUEST_BASE, LM_ACTIVATION_GUEST_DIR, name, NULL)) < 0)
+		return rc;
+	/* The parents as any directory of the guest; the records' own directory private and empty: a
+	 * record left there by an earlier workload would be taken for this one's. */
+	if ((rc = lm_shell_quote(path, &q)) < 0)
+		goto done;
+	if ((line = lm_format("mkdir -p -- %s && rm -rf -- %s && mkdir -m 700 -- %s", q, q, q)) == NULL) {
+		rc = lm_error_nomem();
+		goto done;
+	}
+	if ((rc = run_line(ssh, line, "making the guest's activation record directory")) == 0) {
+		*dir = path;
+		path = NULL;
+	}
+done:
+	free(line);
+	lm_free(q);
+	free(path);
+	return rc;
+}
+
+int lm_activation_dir_remove(lm_ssh *ssh, const char *dir)
+{
+	char *q = NULL, *line = NULL;
+	int rc;
+
+	/* rm -rf of a path that is not one of ours would be a disaster: only what dir_make names. */
+	if (ssh == NULL || dir == NULL || strstr(dir, "/" LM_GUEST_BASE "/" LM_ACTIVATION_GUEST_DIR "/") == NULL ||
+	    strstr(dir, "/../") != NULL || !name_ok(strrchr(dir, '/') + 1))
+		return lm_error_set(LM_EINVALID, "lm_activation_dir_remove: '%s' is not an activation record directory",
+		    dir != NULL ? dir : "");
+	if ((rc = lm_shell_quote(dir, &q)) < 0)
+		return rc;
+	if ((line = lm_format("rm -rf -- %s", q)) == NULL)
+		rc = lm_error_nomem();
+	else
+		rc = run_line(ssh, line, "removing the guest's activation record directory");
+	free(line);
+	lm_free(q);
+	return rc;
+}
+
+int lm_activation_command(const char *dir, const char *cmd, char **out)
+{
+	char *assign, *q = NULL;
+	int rc;
+
+	if (dir == NULL || dir[0] != '/' || cmd == NULL || out == NULL)
+		return lm_error_set(LM_EINVALID, "lm_activation_command: an absolute directory and a command are required");
+	*out = NULL;
+	if ((assign = lm_format("LUME_METAL_RECORD_DIR=%s", dir)) == NULL)
+		return lm_error_nomem();
+	/* Its own `env` in front: the variable reaches the workload whatever cmd sets after it. */
+	if ((rc = lm_shell_quote(assign, &q)) == 0 && (*out = lm_format("env %s %s", q, cmd)) == NULL)
+		rc = lm_error_nomem();
+	free(assign);
+	lm_free(q);
 	return rc;
 }

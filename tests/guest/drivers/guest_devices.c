@@ -2,6 +2,8 @@
  *
  *   guest-devices default          one device from MTLCreateSystemDefaultDevice
  *   guest-devices all              every device from MTLCopyAllDevices
+ *   guest-devices ask F...         one device from MTLCreateSystemDefaultDevice asked each family F
+ *                                  in turn: "F=answer" per family
  *   guest-devices threads 0|1      16 threads create devices at once; each answer must be the
  *                                  stock one (0) or the widened one for the ceiling 1009 (1)
  *   guest-devices-dlopen PATH      Metal dlopen'ed (RTLD_LOCAL) after start, entry points from
@@ -17,6 +19,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define THREADS 16
@@ -213,6 +216,15 @@ int main(int argc, char **argv)
 		if (devices != 0)
 			release(devices);
 		return n > 0 ? 0 : 1;
+	}
+	if (argc >= 3 && strcmp(argv[1], "ask") == 0) {
+		if ((dev = create_default()) == 0)
+			return 1;
+		for (int i = 2; i < argc; i++)
+			printf("%s%s=%d", i > 2 ? " " : "", argv[i], family(dev, atol(argv[i])));
+		printf("\n");
+		release(dev);
+		return 0;
 	}
 	if (argc == 3 && strcmp(argv[1], "threads") == 0) {
 		expect_widened = strcmp(argv[2], "1") == 0;

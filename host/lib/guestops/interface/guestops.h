@@ -341,6 +341,15 @@ int lm_activation_fetch(lm_ssh *ssh, const char *remote_dir, lm_activation_list 
 /* Frees what the list holds (not the struct); empty afterwards. */
 void lm_activation_list_dispose(lm_activation_list *list);
 
+/* Where a workload's records go in the guest: HOME/.local/share/lume-metal/activation/NAME (name:
+ * [A-Za-z0-9._-], not starting with '.'), made empty and owner-only (0700) by the first call; *dir
+ * gets its path (free()). Under the bundle's directory, so rollback removes what is left there. */
+#define LM_ACTIVATION_GUEST_DIR "activation"
+int lm_activation_dir_make(lm_ssh *ssh, const char *home, const char *name, char **dir);
+int lm_activation_dir_remove(lm_ssh *ssh, const char *dir); /* absent is fine */
+/* cmd (a command line from lm_shim_command) with LUME_METAL_RECORD_DIR=dir set before it (free()). */
+int lm_activation_command(const char *dir, const char *cmd, char **out);
+
 /* 1 when the shim took in that process: its profile active and at least one device class hooked. */
 int lm_activation_took(const lm_activation *a);
 /* One line for people: "pid 123 /usr/local/bin/llama-server: asked Apple7→yes (stock no), Apple9→yes
