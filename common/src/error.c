@@ -97,6 +97,8 @@ const char *lm_error_name(int code)
 	case LM_EAMBIGUOUS: return "ambiguous";
 	case LM_ENOADDRESS: return "no-address";
 	case LM_ETOOLARGE: return "too-large";
+	case LM_EHARDENED: return "hardened";
+	case LM_ENOSHIM: return "no-shim";
 	default: return "error";
 	}
 }

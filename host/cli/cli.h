@@ -68,6 +68,8 @@ typedef struct {
 	int quiet;               /* --quiet */
 	const char *label;       /* --label (agent) */
 	int keep_alive;          /* --keep-alive (agent install) */
+	int run_hardened_stock;  /* --run-hardened-stock (run, agent install) */
+	int require_shim;        /* --require-shim (run) */
 	int run_at_load;         /* --run-at-load (agent install) */
 	lm_cli_progress live;    /* progress.c: the waits being shown */
 } lm_cli;

@@ -18,6 +18,12 @@ void lm_cli_agent_lines(FILE *out, const lm_vm_outcome *o)
 			lm_cli_printf(out, "    %-32s %s (pid %ld)  %s\n", a->label, a->state, a->pid, a->program);
 		else
 			lm_cli_printf(out, "    %-32s %s  %s\n", a->label, a->state, a->program);
+		/* Whether the agent's process got the shim: its activation record (docs/activation-format.md). */
+		if (a->shim_loaded == 1)
+			lm_cli_printf(out, "      shim: loaded since it started: %s\n", a->shim);
+		else if (a->shim_loaded == 0)
+			lm_cli_printf(out, "      shim: not loaded by its process since it started (no activation record "
+			    "for pid %ld in %s)\n", a->pid, a->record_dir);
 	}
 }
 
@@ -55,6 +61,7 @@ int lm_cmd_agent(lm_cli *cli)
 	lm_profile *profile = NULL;
 	lm_flow_result *result = NULL;
 	lm_agent_spec spec;
+	lm_workload_options wo;
 	int rc, exit_code;
 
 	if (strcmp(verb, "install") == 0)
@@ -90,7 +97,9 @@ int lm_cmd_agent(lm_cli *cli)
 		spec.argc = (size_t)cli->cmd_argc;
 		spec.keep_alive = cli->keep_alive;
 		spec.run_at_load = cli->run_at_load;
-		rc = lm_flow_agent_install(ctx, cli->argv[1], &spec, profile, &result);
+		lm_workload_options_init(&wo, LM_WORKLOAD_OPTIONS_VERSION);
+		wo.run_hardened_stock = cli->run_hardened_stock;
+		rc = lm_flow_agent_install_workload(ctx, cli->argv[1], &spec, profile, &wo, &result);
 	} else if (strcmp(verb, "remove") == 0) {
 		rc = lm_flow_agent_remove(ctx, cli->argv[1], label, &result);
 	} else {

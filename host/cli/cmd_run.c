@@ -1,42 +1,76 @@
 /* lume-metal run VM -- CMD...: one guest command with the shim; its exit code is ours. The
  * guest's output streams to our stdout/stderr (the library's on_output, output.c); with
- * --format json it is collected into the one document instead. */
+ * --format json it is collected into the one document instead. Afterwards, which of its
+ * processes loaded the shim (their activation records), or why none did. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
 
+/* After the workload's own output: one line per process that loaded the shim, or why none did,
+ * and what its children got. */
+static void activation_lines(const lm_run_result *res)
+{
+	size_t i;
+
+	for (i = 0; i < res->nprocesses; i++)
+		lm_cli_printf(stderr, "shim: %s\n", res->process_lines[i]);
+	if (res->no_shim != NULL)
+		lm_cli_printf(stderr, "shim: no process of the workload loaded the shim: %s\n", res->no_shim);
+	if (res->inherit >= 0)
+		lm_cli_printf(stderr, "shim: children %s (%s)\n", res->inherit ? "keep the shim" : "start without the shim",
+		    res->inherit_reason);
+}
+
 int lm_cmd_run(lm_cli *cli)
 {
+	lm_workload_options wo;
+	lm_run_result *res = NULL;
 	lm_context *ctx = NULL;
 	lm_json_envelope env;
-	char *doc = NULL;
-	int rc, status = 0;
+	char *doc = NULL, msg[4096];
+	int rc, status;
 
 	if (cli->argc != 1 || cli->cmd_argc == 0)
 		return lm_cli_usage_error(cli, "run: lume-metal run VM -- CMD [ARGS...]");
 	if ((rc = lm_cli_context(cli, &ctx)) != 0)
 		return rc;
-	rc = lm_flow_run(ctx, cli->argv[0], (const char *const *)cli->cmd_argv, (size_t)cli->cmd_argc, &status);
+	lm_workload_options_init(&wo, LM_WORKLOAD_OPTIONS_VERSION);
+	wo.run_hardened_stock = cli->run_hardened_stock;
+	wo.require_shim = cli->require_shim;
+	rc = lm_flow_run_workload(ctx, cli->argv[0], (const char *const *)cli->cmd_argv, (size_t)cli->cmd_argc, &wo,
+	    &res);
+	/* The error as it was: printing the records' lines and freeing the context come first. */
+	snprintf(msg, sizeof(msg), "%s", rc < 0 ? lm_error_last()->message : "");
 	lm_context_free(ctx);
-	if (rc < 0) {
+	status = res != NULL ? res->exit_status : 255;
+	if (!cli->json && res != NULL && res->record_dir != NULL && (rc == 0 || rc == LM_ENOSHIM))
+		activation_lines(res);
+	if (rc < 0 && rc != LM_ENOSHIM) {
+		lm_run_result_free(res);
 		free(cli->out_bytes);
 		free(cli->err_bytes);
-		return lm_cli_fail(cli, LM_EXIT_FAILURE);
+		return lm_cli_report(cli, LM_EXIT_FAILURE, rc, msg);
 	}
 	if (cli->json && cli->output_lost) {
+		lm_run_result_free(res);
 		free(cli->out_bytes);
 		free(cli->err_bytes);
 		return lm_cli_report(cli, LM_EXIT_FAILURE, LM_ENOMEM, "out of memory while collecting the guest's output "
 		    "for the JSON document: the command ran, but its output is not all there");
 	}
 	if (cli->json) {
-		env = lm_cli_envelope(cli, status, 0, NULL);
-		if (lm_run_to_json(cli->argv[0], status, cli->out_bytes, cli->out_len,
+		env = rc < 0 ? lm_cli_envelope(cli, LM_EXIT_FAILURE, rc, msg) :
+		    lm_cli_envelope(cli, status, 0, NULL);
+		if (lm_run_result_to_json(cli->argv[0], res, cli->out_bytes, cli->out_len,
 		    cli->err_bytes, cli->err_len, &env, &doc) < 0)
 			doc = NULL;
 		lm_cli_print_document(cli, doc == NULL ? -1 : 0, doc);
+	} else if (rc < 0) {
+		lm_cli_report(cli, LM_EXIT_FAILURE, rc, msg);
 	}
+	lm_run_result_free(res);
 	free(cli->out_bytes);
 	free(cli->err_bytes);
-	return status;
+	return rc < 0 ? LM_EXIT_FAILURE : status;
 }

@@ -14,7 +14,8 @@ enum opt_id {
 	OPT_BUNDLE, OPT_PROFILE, OPT_ALL, OPT_JOBS, OPT_NO_RESTART, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT,
 	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT, OPT_TART, OPT_UTMCTL,
 	OPT_EXERCISE, OPT_KEEP_HOST, OPT_RESTORE_HOST, OPT_REPETITIONS, OPT_OUT, OPT_WORKLOAD_PARSER, OPT_BARE_METAL,
-	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD
+	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD,
+	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM
 };
 
 static const struct option_doc {
@@ -36,6 +37,13 @@ static const struct option_doc {
 	 "agent install: launchd restarts the workload whenever it exits (KeepAlive)."},
 	{"run-at-load", no_argument, OPT_RUN_AT_LOAD, NULL, NULL,
 	 "agent install: launchd starts the workload when the agent is loaded, at each login too (RunAtLoad)."},
+	{"run-hardened-stock", no_argument, OPT_RUN_HARDENED_STOCK, NULL, NULL,
+	 "run, agent install: start a program signed with the hardened runtime without the "
+	 "allow-dyld-environment-variables entitlement anyway. dyld ignores the shim in it, so it runs stock; "
+	 "without this it is refused before it starts (docs/guest.md)."},
+	{"require-shim", no_argument, OPT_REQUIRE_SHIM, NULL, NULL,
+	 "run: fail (after the workload exits) when no process of the workload loaded the shim, as its "
+	 "activation records show."},
 	{"dry-run", no_argument, OPT_DRY_RUN, NULL, NULL, "Print the plan and change nothing (enable, rollback, host, gc)."},
 	{"force", no_argument, OPT_FORCE, NULL, NULL,
 	 "host disable/rollback: restore the preference even if someone else changed it since."},
@@ -125,7 +133,8 @@ static const char *const command_help[] = {
 	"enable VM... [--profile P] [--keep-host]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
 	"status [VM...]", "Host preference and, per VM, state, bundle, restart pending, last probe.",
 	"probe VM", "Stock vs shimmed capability table.",
-	"run VM -- CMD...", "Run one guest command with the shim; its exit code is returned.",
+	"run VM [--require-shim] -- CMD...", "Run one guest command with the shim; its exit code is returned, then "
+	"which of its processes loaded the shim.",
 	"bench VM -- llama-bench ARGS...", "Stock vs shimmed runs, interleaved, written as an evidence folder (docs/bench.md).",
 	"bench --bare-metal -- llama-bench ARGS...", "The same on this host itself: the bare-metal record.",
 	"bench compare DIR...", "Evidence folders side by side, and the published figures.",
@@ -191,6 +200,8 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	case OPT_QUIET: cli->quiet = 1; return 0;
 	case OPT_LABEL: cli->label = arg; return 0;
 	case OPT_KEEP_ALIVE: cli->keep_alive = 1; return 0;
+	case OPT_RUN_HARDENED_STOCK: cli->run_hardened_stock = 1; return 0;
+	case OPT_REQUIRE_SHIM: cli->require_shim = 1; return 0;
 	case OPT_RUN_AT_LOAD: cli->run_at_load = 1; return 0;
 	case OPT_DRY_RUN: cli->lib.dry_run = 1; return 0;
 	case OPT_FORCE: cli->lib.force = 1; return 0;

@@ -141,6 +141,11 @@ static const struct {
 	{LM_EWRONGUSER, NULL, NULL, "run lume-metal as the user the Lume server runs as; --force-user-mismatch "
 	    "writes it anyway: dangerous, see docs/preferences.md"},
 	{LM_ECANCELED, NULL, NULL, "what the command had done is undone (see the message); run it again to finish"},
+	{LM_EHARDENED, NULL, NULL, "re-sign the program with the entitlement "
+	    "com.apple.security.cs.allow-dyld-environment-variables (and com.apple.security.cs.disable-library-validation), "
+	    "or pass --run-hardened-stock to start it anyway, stock (docs/guest.md)"},
+	{LM_ENOSHIM, NULL, NULL, "the lines above say why no process loaded the shim; without --require-shim the "
+	    "run ends with the workload's own status"},
 	{LM_ENOTPROVEN, NULL, NULL, "stop and start the VM so that it reads the preference now in effect, check "
 	    "with `lume-metal host status` that the Lume server runs as the user whose preference was written, "
 	    "then enable again; `lume-metal probe {vm} --exercise` shows each kernel's result"},

@@ -41,6 +41,12 @@ typedef struct {
 	                                   "unknown" when the guest was not reached */
 	long pid;                       /* running: its pid; else 0 */
 	double installed_at;            /* epoch seconds */
+	char record_dir[LM_AGENT_PATH_MAX]; /* the guest directory its process writes its activation
+	                                   record to (docs/activation-format.md) */
+	int shim_loaded;                /* running: 1 when its process (this pid) loaded the shim since it
+	                                   last started, 0 when not; -1 unknown (not running, not asked) */
+	char shim[508];                 /* with shim_loaded 1: what it asked and was told (one line; the
+	                                   size keeps the struct without trailing padding) */
 } lm_agent_info;
 
 /* 0 when label is a valid agent label; LM_EINVALID with a message saying what is wrong. */

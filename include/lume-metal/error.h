@@ -40,8 +40,13 @@ typedef enum {
 	LM_ENOTPROVEN = -22,  /* the device did not run the kernels its (shimmed) answers promise */
 	LM_EAMBIGUOUS = -23,  /* a VM name more than one VM manager knows */
 	LM_ENOADDRESS = -24,  /* the VM manager cannot tell the guest's address, and none was given */
-	LM_ETOOLARGE = -25    /* more than a stated limit: a child's or a guest command's output, an
+	LM_ETOOLARGE = -25,   /* more than a stated limit: a child's or a guest command's output, an
 	                         answer, a buffer (the message names the limit); nothing was cut */
+	LM_EHARDENED = -26,   /* the workload (or its script's interpreter) is signed with the hardened
+	                         runtime without the dyld-environment entitlement: dyld would ignore the
+	                         shim, so it was not started (docs/guest.md) */
+	LM_ENOSHIM = -27      /* the workload ran, and no process of it loaded the shim (run's
+	                         require_shim; its activation records say so) */
 } lm_error_code;
 
 typedef struct {

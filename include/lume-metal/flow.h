@@ -146,12 +146,61 @@ LM_EXTERN(int) lm_flow_probe_exercise(lm_context *ctx, const char *vm, lm_flow_r
  * *exit_status gets the guest command's exit status. */
 LM_EXTERN(int) lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t argc, int *exit_status);
 
+/* How a workload is started (run, agent install): lm_workload_options_init(&wo,
+ * LM_WORKLOAD_OPTIONS_VERSION), then the fields wanted. Fields are only ever added at the end,
+ * each bumping the version (as lm_options, context.h). */
+#define LM_WORKLOAD_OPTIONS_VERSION 1
+typedef struct {
+	unsigned int version;
+	int run_hardened_stock; /* start a program signed with the hardened runtime without the
+	                           dyld-environment entitlement anyway (it runs stock: dyld ignores the
+	                           shim); by default such a program is refused with LM_EHARDENED before
+	                           anything starts (docs/guest.md) */
+	int require_shim;       /* run: no process of the workload loaded the shim is LM_ENOSHIM (after
+	                           it ran; its exit status is still given) */
+} lm_workload_options;
+
+/* Every field 0; LM_EINVALID for a version this library does not know. */
+LM_EXTERN(int) lm_workload_options_init(lm_workload_options *opts, unsigned int version);
+
+/* What `run` learnt: the guest command's exit status, the children policy it gave the workload,
+ * and what the shim said from inside each process of the workload that loaded it (its activation
+ * records, docs/activation-format.md). Allocated by the library (lm_run_result_free), growing only
+ * at its end. */
+typedef struct {
+	size_t size;               /* sizeof(lm_run_result) as the library was built */
+	int exit_status;
+	int inherit;               /* LUME_METAL_INHERIT given: 1 children keep the shim, 0 they start
+	                              clean, -1 the workload's own assignment decided */
+	char inherit_reason[256];  /* why (empty when the workload's own assignment decided) */
+	size_t nprocesses;         /* processes that loaded the shim (one activation record each) */
+	char **process_lines;      /* nprocesses lines: which process, what it asked, what it was told */
+	char *no_shim;             /* NULL when some process loaded the shim; else why none did, in
+	                              words (the likely cause) */
+	char *records_json;        /* the records as a JSON array, as read ("[]" when none) */
+	char *record_dir;          /* the guest directory the records were written to (removed after) */
+} lm_run_result;
+
+LM_EXTERN(void) lm_run_result_free(lm_run_result *result);
+
+/* run VM -- argv with options (NULL: the defaults) and what it learnt (*out, NULL when not wanted;
+ * set, with what is known, whenever the workload ran). The code signature of the program (and of
+ * a script's interpreter) is checked first: LM_EHARDENED when dyld would ignore the shim, unless
+ * opts->run_hardened_stock. Each run gets its own record directory in the guest, read after the
+ * workload exits and removed. */
+LM_EXTERN(int) lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *argv, size_t argc,
+    const lm_workload_options *opts, lm_run_result **out);
+
 /* agent install VM: the workload's LaunchAgent (agent.h) with the shim's environment — the
  * profile's (NULL: the one the VM was enabled with) — uploaded atomically to the guest's
  * ~/Library/LaunchAgents/LABEL.plist, checked with `plutil -lint`, booted out when loaded, then
  * bootstrapped into gui/UID and kickstarted; recorded in the journal. The VM must be enabled. */
 LM_EXTERN(int) lm_flow_agent_install(lm_context *ctx, const char *vm, const lm_agent_spec *spec,
     const lm_profile *profile, lm_flow_result **out);
+/* The same with options (NULL: the defaults): as run, a program dyld would not give the shim is
+ * LM_EHARDENED before anything is installed, unless opts->run_hardened_stock. */
+LM_EXTERN(int) lm_flow_agent_install_workload(lm_context *ctx, const char *vm, const lm_agent_spec *spec,
+    const lm_profile *profile, const lm_workload_options *opts, lm_flow_result **out);
 /* agent remove VM LABEL: booted out, its plist removed, forgotten. */
 LM_EXTERN(int) lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_flow_result **out);
 /* agent list VM: the VM's agents from the journal, with launchd's state when the VM is running. */

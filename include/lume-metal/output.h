@@ -46,6 +46,13 @@ LM_EXTERN(int) lm_flow_result_to_json(const lm_flow_result *result, const lm_jso
 LM_EXTERN(int) lm_run_to_json(const char *vm, int exit_status, const char *out_bytes, size_t out_len,
     const char *err_bytes, size_t err_len, const lm_json_envelope *env, char **out);
 
+/* run with what it learnt (lm_flow_run_workload): the same members, and `activation` -- the
+ * record directory, the children policy, one line per process that loaded the shim, why none did
+ * (no_shim), and the records themselves (docs/activation-format.md); null when result is NULL or
+ * the workload did not run. */
+LM_EXTERN(int) lm_run_result_to_json(const char *vm, const lm_run_result *result, const char *out_bytes,
+    size_t out_len, const char *err_bytes, size_t err_len, const lm_json_envelope *env, char **out);
+
 /* host enable|disable|status; info may be NULL (a failure before the preference was read). */
 LM_EXTERN(int) lm_host_pref_info_to_json(const lm_host_pref_info *info, const lm_json_envelope *env, char **out);
 /* The same with the preference's -currentHost value (`host_preference.byhost`; NULL: none). */

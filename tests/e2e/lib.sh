@@ -156,3 +156,12 @@ jq_is() { # FILE FILTER EXPECTED
 plist_xml() { if [ -f "$PLIST" ]; then plistutil -i "$PLIST" -o - -f xml 2>/dev/null || plistutil -i "$PLIST" -o -; else echo absent; fi; }
 
 guest_home() { echo "$(vm_dir "$1")/home"; }
+
+# run_capture NAME ARGS...: lume-metal run; stdout, stderr and the exit code (RUN_RC) kept.
+run_capture() {
+  local name=$1; shift
+  set +e
+  lm run "$@" >"$E2E_DIR/$name.out" 2>"$E2E_DIR/$name.err"
+  RUN_RC=$?
+  set -e
+}

@@ -2,7 +2,7 @@
 # The simulator's stand-ins checked directly, as programs, with nothing of lume-metal: Lume's CLI
 # (`lume`), Tart's (`tart`) and UTM's (`utmctl`) against docs/simulator.md and
 # docs/vm-managers.md, and the macOS tools of the guest fixture (tests/support/guest-sshd:
-# sw_vers, sysctl, launchctl, plutil, csrutil, the login shell) over SSH as the guest's account
+# sw_vers, sysctl, launchctl, plutil, csrutil, codesign, the login shell) over SSH as the guest's account
 # sees them. One scenario per test (standins.sh SCENARIO); docs/simulator.md's table names them.
 export LM_SIM_ONLY=1 # no lume-metal here
 here=$(cd "$(dirname "$0")" && pwd)
@@ -617,6 +617,54 @@ scenario_guest_csrutil() {
   gsh change 1 'csrutil disable'
   err_is change "csrutil: failed to modify system integrity configuration. This tool needs to be executed from the Recovery OS."
   gsh usage 64 'csrutil frobnicate'
+}
+
+# codesign -dv --entitlements - as macOS 12 and later print it (the signature on stderr, the
+# entitlements on stdout as [Dict], or XML with --xml) for what `guest-sshd sign` signed, an ad-hoc
+# linker signature for any other binary, "not signed at all" for a script; only display is
+# simulated. And dyld's rule, kept by the machine's loader: a program signed with the hardened
+# runtime without the dyld-environment entitlement never gets the shim (nor passes it on), one with
+# the entitlement does.
+scenario_guest_codesign() {
+  : "${LM_METAL_SERVER:?LM_METAL_SERVER: the metal-server fixture}" "${LM_SHIM_SO:?LM_SHIM_SO: the Linux shim}"
+  guest_up --metal-dir "$LM_FAKE_METAL"
+  local bin=$GUEST_DIR/opt/homebrew/bin allow=com.apple.security.cs.allow-dyld-environment-variables
+  local nolv=com.apple.security.cs.disable-library-validation
+  install -m 755 "$LM_METAL_SERVER" "$bin/plain"
+  install -m 755 "$LM_METAL_SERVER" "$bin/hardened"
+  install -m 755 "$LM_METAL_SERVER" "$bin/entitled"
+  install -m 644 "$LM_SHIM_SO" "$GUEST_DIR/home/shim.so"
+  printf '#!/bin/sh\necho hi\n' >"$GUEST_DIR/home/job.sh"
+  "$GUEST_SSHD" sign --options runtime --team ABCDE12345 "$bin/hardened"
+  "$GUEST_SSHD" sign --options runtime --team ABCDE12345 --entitlement "$allow" --entitlement "$nolv" "$bin/entitled"
+
+  gsh plain 0 'codesign -dv --entitlements - /opt/homebrew/bin/plain'
+  err_has plain "Executable=/opt/homebrew/bin/plain"
+  err_has plain "flags=0x20002(adhoc,linker-signed) hashes="
+  err_has plain "TeamIdentifier=not set"
+  out_is plain ""
+  gsh hard 0 'codesign -dv --entitlements - /opt/homebrew/bin/hardened'
+  err_has hard "flags=0x10000(runtime) hashes="
+  err_has hard "TeamIdentifier=ABCDE12345"
+  err_has hard "Runtime Version="
+  out_is hard ""
+  gsh ent 0 'codesign -dv --entitlements - /opt/homebrew/bin/entitled'
+  out_is ent "$(printf '[Dict]\n\t[Key] %s\n\t[Value]\n\t\t[Bool] true\n\t[Key] %s\n\t[Value]\n\t\t[Bool] true' "$allow" "$nolv")"
+  gsh xml 0 'codesign -d --entitlements - --xml /opt/homebrew/bin/entitled'
+  out_has xml "<key>$allow</key>"
+  out_has xml '<plist version="1.0">'
+  gsh script 1 'codesign -dv job.sh'
+  err_is script "job.sh: code object is not signed at all"
+  gsh sign 64 'codesign -s - job.sh'
+  gsh usage 64 'codesign job.sh'
+  grep -q '^codesign -dv --entitlements - /opt/homebrew/bin/plain$' "$GUEST_DIR/calls.log" || fail "calls.log: $(cat "$GUEST_DIR/calls.log")"
+
+  # The loader: the hardened program and its runner stay stock, the entitled one and its runner
+  # (LUME_METAL_INHERIT=1) are widened, the plain one too.
+  local env='LD_PRELOAD=$HOME/shim.so LUME_METAL_APPLE_FAMILY_MAX=1009 LUME_METAL_INHERIT=1'
+  gsh loader 0 "$env /opt/homebrew/bin/hardened; $env /opt/homebrew/bin/entitled; $env /opt/homebrew/bin/plain"
+  out_is loader "$(printf '%s\n' 'runner: apple7=0 apple9=0' 'server: runner exited 0' 'runner: apple7=1 apple9=1' \
+    'server: runner exited 0' 'runner: apple7=1 apple9=1' 'server: runner exited 0')"
 }
 
 "scenario_${1:?usage: standins.sh SCENARIO}"

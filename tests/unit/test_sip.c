@@ -90,12 +90,12 @@ static void test_warning(void **state)
 	lm_guest_facts off = { .os = "Darwin", .arch = "arm64", .sip = "disabled" };
 	lm_guest_facts unknown = { .os = "Darwin", .arch = "arm64" };
 	lm_guest_facts linux_guest = { .os = "Linux", .arch = "x86_64" };
-	lm_run_target sh = { "/bin/sh", "/bin/sh", "", "" };
-	lm_run_target link = { "/Users/lume/bin/py", "/usr/bin/python3", "", "" };
-	lm_run_target script = { "./job.sh", "/Users/lume/job.sh", "/usr/bin/env", "/usr/bin/env" };
-	lm_run_target brew = { "/opt/homebrew/bin/python3", "/opt/homebrew/Cellar/python/bin/python3", "", "" };
-	lm_run_target venv = { "./job.py", "/Users/lume/job.py", "/Users/lume/venv/bin/python", "/opt/homebrew/bin/python3" };
-	lm_run_target none = { "", "", "", "" };
+	lm_run_target sh = { .program = "/bin/sh", .program_real = "/bin/sh" };
+	lm_run_target link = { .program = "/Users/lume/bin/py", .program_real = "/usr/bin/python3" };
+	lm_run_target script = { .program = "./job.sh", .program_real = "/Users/lume/job.sh", .interpreter = "/usr/bin/env", .interpreter_real = "/usr/bin/env" };
+	lm_run_target brew = { .program = "/opt/homebrew/bin/python3", .program_real = "/opt/homebrew/Cellar/python/bin/python3" };
+	lm_run_target venv = { .program = "./job.py", .program_real = "/Users/lume/job.py", .interpreter = "/Users/lume/venv/bin/python", .interpreter_real = "/opt/homebrew/bin/python3" };
+	lm_run_target none = { .program = "" };
 	char w[4096];
 
 	assert_int_equal(lm_sip_warning(&mac, "sh", &sh, w, sizeof(w)), 1);

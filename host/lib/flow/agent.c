@@ -75,24 +75,23 @@ static void op_close(agent_op *op)
 }
 
 /* The workload's program as launchd must be given it: an absolute path, found as `run` finds it;
- * a warning when SIP keeps the shim away from it. */
-static int resolve_program(lm_context *ctx, agent_op *op, const lm_agent_spec *spec, lm_agent_info *a)
+ * checked as `run` checks it (SIP, its code signature: LM_EHARDENED before anything is installed),
+ * and the children policy put into the agent's environment. */
+static int resolve_program(lm_context *ctx, agent_op *op, const lm_agent_spec *spec, const lm_workload_options *opts,
+    lm_agent_info *a)
 {
-	lm_run_target t;
-	char warning[4 * PATH_MAX];
+	lm_flow_workload w;
 	int rc;
 
-	if ((rc = lm_guest_run_target(op->ssh, &op->se, spec->argv, 1, &t)) < 0)
+	if ((rc = lm_flow_workload_check(ctx, op->ssh, &op->se, op->o, spec->argv, 1, opts, &w)) < 0)
 		return rc;
-	if (t.program[0] == '\0')
+	if (w.target.program[0] == '\0')
 		return lm_error_set(LM_ENOTFOUND, "%s: %s not found in the guest (looked up on the bundle's tools, "
 		    LM_GUEST_HOMEBREW_PATH " and the session's PATH)", op->o->vm, spec->argv[0]);
-	if (lm_sip_warning(&op->o->guest, spec->argv[0], &t, warning, sizeof(warning)))
-		lm_log(ctx, LM_LOG_WARN, "%s: %s", op->o->vm, warning);
-	if (strlen(t.program) >= sizeof(a->program))
+	if (strlen(w.target.program) >= sizeof(a->program))
 		return lm_error_set(LM_EINVALID, "%s: the program's path in the guest is longer than %zu bytes", op->o->vm,
 		    sizeof(a->program) - 1);
-	memcpy(a->program, t.program, strlen(t.program) + 1);
+	memcpy(a->program, w.target.program, strlen(w.target.program) + 1);
 	return 0;
 }
 
@@ -149,12 +148,14 @@ static int previous_keep(agent_op *op, const char *plist, previous_agent *prev)
 }
 
 /* Upload, lint, and load; *recorded says whether the journal lists it (for the undo). */
-static int install_steps(lm_context *ctx, agent_op *op, const lm_agent_spec *spec, lm_agent_info *a, int *recorded,
-    previous_agent *prev)
+static int install_steps(lm_context *ctx, agent_op *op, const lm_agent_spec *spec, const lm_workload_options *opts,
+    lm_agent_info *a, int *recorded, previous_agent *prev)
 {
 	lm_agent_paths_t paths;
 	char *xml = NULL, dirs[2][LM_AGENT_PATH_MAX], target[160];
-	const char *mkdir_argv[] = {"mkdir", "-p", dirs[0], dirs[1]};
+	const char *mkdir_argv[] = {"mkdir", "-p", dirs[0], dirs[1], paths.record_dir};
+	/* Its activation records start afresh with each install. */
+	const char *clear_argv[] = {"rm", "-rf", paths.record_dir};
 	const char *lint_argv[] = {"plutil", "-lint", paths.plist};
 	const char *kick_argv[] = {"launchctl", "kickstart", "-k", target};
 	lm_launchd_wait w = {0, op->o->vm, "agent-load"};
@@ -162,10 +163,13 @@ static int install_steps(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 	double t;
 	int rc;
 
-	if ((rc = lm_step_begin(ctx, op->o, "agent-plist", &t)) < 0 || (rc = resolve_program(ctx, op, spec, a)) < 0 ||
+	if ((rc = lm_step_begin(ctx, op->o, "agent-plist", &t)) < 0 ||
+	    (rc = resolve_program(ctx, op, spec, opts, a)) < 0 ||
 	    (rc = lm_agent_paths(op->o->guest.home, spec->label, &paths)) < 0 ||
+	    (rc = lm_shim_env_workload(&op->se, NULL, NULL, paths.record_dir)) < 0 ||
 	    (rc = lm_agent_plist_build(spec, a->program, &op->se, op->o->guest.home, &xml, &len)) < 0)
 		return rc;
+	snprintf(a->record_dir, sizeof(a->record_dir), "%s", paths.record_dir);
 	snprintf(a->plist, sizeof(a->plist), "%s", paths.plist);
 	snprintf(target, sizeof(target), "%s/%s", op->domain, a->label);
 	if ((rc = lm_path_join_buf(dirs[0], sizeof(dirs[0]), op->o->guest.home, LM_AGENT_DIR, NULL)) < 0 ||
@@ -188,7 +192,8 @@ static int install_steps(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 	*recorded = 1;
 	lm_step_add(ctx, op->o, "record", t, "state journal lists the agent");
 	if ((rc = lm_step_begin(ctx, op->o, "agent-upload", &t)) < 0 ||
-	    (rc = lm_guest_run_argv(op->ssh, mkdir_argv, 4, "mkdir", NULL, NULL)) < 0 ||
+	    (rc = lm_guest_run_argv(op->ssh, clear_argv, 3, "rm", NULL, NULL)) < 0 ||
+	    (rc = lm_guest_run_argv(op->ssh, mkdir_argv, 5, "mkdir", NULL, NULL)) < 0 ||
 	    (rc = previous_keep(op, paths.plist, prev)) < 0 ||
 	    (rc = lm_ssh_upload(op->ssh, xml, len, paths.plist, 0644)) < 0 ||
 	    (rc = lm_guest_run_argv(op->ssh, lint_argv, 3, "plutil -lint", NULL, NULL)) < 0) {
@@ -317,6 +322,12 @@ static void install_undo(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 int lm_flow_agent_install(lm_context *ctx, const char *vm, const lm_agent_spec *spec, const lm_profile *profile,
     lm_flow_result **out)
 {
+	return lm_flow_agent_install_workload(ctx, vm, spec, profile, NULL, out);
+}
+
+int lm_flow_agent_install_workload(lm_context *ctx, const char *vm, const lm_agent_spec *spec,
+    const lm_profile *profile, const lm_workload_options *opts, lm_flow_result **out)
+{
 	lm_agent_info a;
 	previous_agent prev;
 	agent_op op;
@@ -324,6 +335,9 @@ int lm_flow_agent_install(lm_context *ctx, const char *vm, const lm_agent_spec *
 
 	if ((rc = lm_flow_result_new(out)) < 0 || (rc = check_spec(spec)) < 0)
 		return rc;
+	if (opts != NULL && (opts->version < 1 || opts->version > LM_WORKLOAD_OPTIONS_VERSION))
+		return lm_error_set(LM_EINVALID, "agent install: workload options of version %u, which this library does "
+		    "not know (1 to %d)", opts->version, LM_WORKLOAD_OPTIONS_VERSION);
 	if ((rc = op_open(ctx, vm, "agent install", *out, &op)) < 0)
 		goto out;
 	if (profile != NULL && (rc = lm_shim_env_make(&op.se, &op.o->guest, op.r.bundle.injection, op.r.bundle.shim, op.r.bundle.probe,
@@ -338,7 +352,8 @@ int lm_flow_agent_install(lm_context *ctx, const char *vm, const lm_agent_spec *
 	prev.recorded = lm_vm_record_find_agent(&op.r, spec->label);
 	snprintf(a.label, sizeof(a.label), "%s", spec->label);
 	a.installed_at = lm_clock_epoch();
-	if ((rc = install_steps(ctx, &op, spec, &a, &recorded, &prev)) < 0) {
+	a.shim_loaded = -1;
+	if ((rc = install_steps(ctx, &op, spec, opts, &a, &recorded, &prev)) < 0) {
 		lm_outcome_fail(ctx, op.o, rc);
 		if (recorded)
 			install_undo(ctx, &op, spec, &prev, &a);

@@ -277,6 +277,16 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
 		add(r, vm, "agents", ssh == NULL || running == o->nagents ? LM_CHECK_OK : LM_CHECK_WARN,
 		    "%zu agent%s, %zu running%s", o->nagents, o->nagents == 1 ? "" : "s", running,
 		    ssh == NULL ? " (not checked: guest not reachable)" : "");
+		/* Whether each running agent's process got the shim: its activation record. */
+		for (i = 0; i < o->nagents; i++) {
+			const lm_agent_info *a = o->agents[i];
+
+			if (a->shim_loaded == 1)
+				add(r, vm, "agent-shim", LM_CHECK_OK, "%s (pid %ld) loaded the shim: %s", a->label, a->pid, a->shim);
+			else if (a->shim_loaded == 0)
+				add(r, vm, "agent-shim", LM_CHECK_FAIL, "%s (pid %ld) has not loaded the shim since it started "
+				    "(no activation record in %s): it runs stock", a->label, a->pid, a->record_dir);
+		}
 	}
 }
 

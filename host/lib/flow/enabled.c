@@ -36,3 +36,58 @@ int lm_flow_open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, 
 		    current[0] ? current : "missing", r->bundle.id);
 	return lm_shim_env_make(se, &o->guest, r->bundle.injection, r->bundle.shim, r->bundle.probe, r->profile);
 }
+
+int lm_workload_options_init(lm_workload_options *opts, unsigned int version)
+{
+	if (opts == NULL)
+		return lm_error_set(LM_EINVALID, "lm_workload_options_init: no options to fill");
+	if (version < 1 || version > LM_WORKLOAD_OPTIONS_VERSION)
+		return lm_error_set(LM_EINVALID, "lm_workload_options_init: version %u is not one this library knows "
+		    "(1 to %d)", version, LM_WORKLOAD_OPTIONS_VERSION);
+	memset(opts, 0, sizeof(*opts));
+	opts->version = version;
+	return 0;
+}
+
+/* The program the user named: the first word after env's leading NAME=VALUE assignments; and
+ * whether those set LUME_METAL_INHERIT themselves. */
+static size_t program_index(const char *const *argv, size_t argc, int *own_inherit)
+{
+	size_t i;
+
+	*own_inherit = 0;
+	for (i = 0; i < argc && strchr(argv[i], '=') != NULL; i++)
+		if (strncmp(argv[i], "LUME_METAL_INHERIT=", strlen("LUME_METAL_INHERIT=")) == 0)
+			*own_inherit = 1;
+	return i;
+}
+
+int lm_flow_workload_check(lm_context *ctx, lm_ssh *ssh, lm_shim_env *se, const lm_vm_outcome *o,
+    const char *const *argv, size_t argc, const lm_workload_options *opts, lm_flow_workload *w)
+{
+	char msg[4 * PATH_MAX];
+	size_t i;
+	int rc, own;
+
+	memset(w, 0, sizeof(*w));
+	if ((rc = lm_guest_run_target(ssh, se, argv, argc, &w->target)) < 0)
+		return rc;
+	i = program_index(argv, argc, &own);
+	if (i < argc && lm_sip_warning(&o->guest, argv[i], &w->target, msg, sizeof(msg)))
+		lm_log(ctx, LM_LOG_WARN, "%s: %s", o->vm, msg);
+	if (i < argc && lm_codesign_refusal(argv[i], &w->target, msg, sizeof(msg))) {
+		if (opts == NULL || !opts->run_hardened_stock)
+			return lm_error_set(LM_EHARDENED, "%s: %s", o->vm, msg);
+		lm_log(ctx, LM_LOG_WARN, "%s: %s; started all the same, as asked: it runs stock", o->vm, msg);
+		w->hardened = 1;
+	} else if (i < argc && lm_codesign_warning(argv[i], &w->target, msg, sizeof(msg))) {
+		lm_log(ctx, LM_LOG_WARN, "%s: %s", o->vm, msg);
+	}
+	/* The user's own LUME_METAL_INHERIT wins: nothing of ours beside it. */
+	if (own) {
+		w->inherit = -1;
+		return 0;
+	}
+	w->inherit = lm_children_policy(&o->guest, w->target.shim_arm64e, w->inherit_reason, sizeof(w->inherit_reason));
+	return lm_shim_env_workload(se, w->inherit ? "1" : "0", w->inherit_reason, NULL);
+}

@@ -60,6 +60,19 @@ int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_
 int lm_flow_open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, lm_vm_record *r, lm_ssh **ssh,
     lm_shim_env *se);
 
+/* A workload about to start in an enabled VM (run, agent install): what would start (w->target);
+ * the SIP and library-validation warnings logged; LM_EHARDENED when dyld would ignore the shim in
+ * it, unless opts->run_hardened_stock (then w->hardened); the children policy (w->inherit 1 or 0
+ * and why, or -1 when argv's leading assignments set LUME_METAL_INHERIT) put into se. */
+typedef struct {
+	lm_run_target target;
+	int hardened;
+	int inherit;
+	char inherit_reason[256];
+} lm_flow_workload;
+int lm_flow_workload_check(lm_context *ctx, lm_ssh *ssh, lm_shim_env *se, const lm_vm_outcome *o,
+    const char *const *argv, size_t argc, const lm_workload_options *opts, lm_flow_workload *w);
+
 /* ---- gone.c: VMs their manager no longer knows ---- */
 /* The VM manager the journal recorded for `vm` ("lume-api", ...; "" when none) into buf. */
 int lm_flow_journal_manager(lm_context *ctx, const char *vm, char *buf, size_t size);

@@ -19,7 +19,8 @@
 LM_ENDS_WITH(lm_flow_result, byhost);
 LM_ENDS_WITH(lm_vm_outcome, agents);
 LM_ENDS_WITH(lm_flow_step, detail);
-LM_ENDS_WITH(lm_agent_info, installed_at);
+LM_ENDS_WITH(lm_agent_info, shim);
+LM_ENDS_WITH(lm_run_result, record_dir);
 
 int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
 {
@@ -317,5 +318,7 @@ int lm_flow_agents_status(lm_ssh *ssh, const lm_vm_record *r, lm_vm_outcome *o)
 		if ((rc = lm_outcome_add_agent(o, &a)) < 0)
 			return rc;
 	}
-	return ssh != NULL ? lm_guest_agents_query(ssh, o->agents, o->nagents) : 0;
+	if (ssh == NULL || (rc = lm_guest_agents_query(ssh, o->agents, o->nagents)) < 0)
+		return ssh == NULL ? 0 : rc;
+	return lm_guest_agents_activation(ssh, r->guest.home, o->agents, o->nagents);
 }

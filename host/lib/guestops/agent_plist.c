@@ -6,6 +6,8 @@
 #include <plist/plist.h>
 
 #include "guestops.h"
+#include "ssh_files.h"
+#include "text.h"
 
 int lm_agent_label_check(const char *label)
 {
@@ -38,9 +40,10 @@ int lm_agent_paths(const char *home, const char *label, lm_agent_paths_t *p)
 	int a = snprintf(p->plist, sizeof(p->plist), "%s/" LM_AGENT_DIR "/%s.plist", home, label);
 	int b = snprintf(p->out_log, sizeof(p->out_log), "%s/" LM_AGENT_LOG_DIR "/%s.out.log", home, label);
 	int c = snprintf(p->err_log, sizeof(p->err_log), "%s/" LM_AGENT_LOG_DIR "/%s.err.log", home, label);
+	int d = snprintf(p->record_dir, sizeof(p->record_dir), "%s/" LM_AGENT_LOG_DIR "/%s.activation", home, label);
 
-	if (a < 0 || b < 0 || c < 0 || (size_t)a >= sizeof(p->plist) || (size_t)b >= sizeof(p->out_log) ||
-	    (size_t)c >= sizeof(p->err_log))
+	if (a < 0 || b < 0 || c < 0 || d < 0 || (size_t)a >= sizeof(p->plist) || (size_t)b >= sizeof(p->out_log) ||
+	    (size_t)c >= sizeof(p->err_log) || (size_t)d >= sizeof(p->record_dir))
 		return lm_error_set(LM_EINVALID, "the guest home '%s' with agent label '%s' makes paths longer than %d bytes",
 		    home, label, LM_AGENT_PATH_MAX - 1);
 	return 0;
@@ -58,8 +61,9 @@ int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const l
 	plist_t root, args, env;
 	char path[PATH_MAX + 64];
 	char *text = NULL;
+	const char *names[LM_SHIM_WORKLOAD_VARS], *values[LM_SHIM_WORKLOAD_VARS];
 	uint32_t n = 0;
-	size_t i;
+	size_t i, nvars;
 	int rc;
 
 	*xml = NULL;
@@ -83,6 +87,9 @@ int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const l
 	dict_string(env, se->injection, se->shim_path);
 	for (i = 0; i < se->nenv; i++)
 		dict_string(env, se->env[i].name, se->env[i].value);
+	nvars = lm_shim_env_workload_vars(se, names, values);
+	for (i = 0; i < nvars; i++)
+		dict_string(env, names[i], values[i]);
 	/* launchd's default PATH is the system's alone: the bundle's tools and Homebrew's first, as `run`. */
 	snprintf(path, sizeof(path), "%.*s:" LM_GUEST_HOMEBREW_PATH ":/usr/bin:/bin:/usr/sbin:/sbin",
 	    (int)(strrchr(se->probe_path, '/') != NULL ? strrchr(se->probe_path, '/') - se->probe_path : 0), se->probe_path);
@@ -106,5 +113,50 @@ int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const l
 	(*xml)[n] = '\0';
 	*len = n;
 	plist_to_xml_free(text);
+	return 0;
+}
+
+int lm_guest_agents_activation(lm_ssh *ssh, const char *home, lm_agent_info *const *agents, size_t n)
+{
+	lm_agent_paths_t paths;
+	lm_activation_list list;
+	char path[LM_AGENT_PATH_MAX + 32], file[32], *text = NULL, *line = NULL;
+	size_t i, len = 0;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		lm_agent_info *a = agents[i];
+
+		a->shim_loaded = -1;
+		a->shim[0] = '\0';
+		if ((rc = lm_agent_paths(home, a->label, &paths)) < 0)
+			return rc;
+		snprintf(a->record_dir, sizeof(a->record_dir), "%s", paths.record_dir);
+		if (strcmp(a->state, "running") != 0 || a->pid <= 0)
+			continue;
+		/* Only this pid's record: one of an earlier start (KeepAlive, kickstart) is not this
+		 * process's. */
+		snprintf(file, sizeof(file), "%ld.json", a->pid);
+		snprintf(path, sizeof(path), "%s/%s", paths.record_dir, file);
+		rc = lm_ssh_read_file(ssh, path, LM_ACTIVATION_MAX_BYTES, &text, &len);
+		if (rc == LM_ENOTFOUND) {
+			a->shim_loaded = 0;
+			continue;
+		}
+		memset(&list, 0, sizeof(list));
+		if (rc < 0 || (rc = lm_activation_list_add(&list, path, file, text, len)) < 0 ||
+		    (rc = lm_activation_summary(&list.items[0], &line)) < 0) {
+			free(text);
+			lm_activation_list_dispose(&list);
+			return rc;
+		}
+		a->shim_loaded = 1;
+		/* The line names the pid and the program, which the agent's own line shows already. */
+		lm_text_format_cut(a->shim, sizeof(a->shim), "%s", strstr(line, ": ") != NULL ? strstr(line, ": ") + 2 : line);
+		free(line);
+		free(text);
+		text = line = NULL;
+		lm_activation_list_dispose(&list);
+	}
 	return 0;
 }

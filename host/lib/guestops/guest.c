@@ -402,13 +402,44 @@ int lm_shim_env_tart(lm_shim_env *tart, const lm_shim_env *se)
 	return 0;
 }
 
+int lm_shim_env_workload(lm_shim_env *se, const char *inherit, const char *reason, const char *record_dir)
+{
+	if ((inherit != NULL && lm_text_format(se->inherit, sizeof(se->inherit), "%s", inherit) < 0) ||
+	    (reason != NULL && lm_text_format(se->inherit_reason, sizeof(se->inherit_reason), "%s", reason) < 0))
+		return lm_error_set(LM_EINVALID, "the children policy does not fit its variables");
+	if (record_dir != NULL && lm_text_format(se->record_dir, sizeof(se->record_dir), "%s", record_dir) < 0)
+		return lm_error_set(LM_EINVALID, "the record directory's path is longer than %zu bytes",
+		    sizeof(se->record_dir) - 1);
+	return 0;
+}
+
+size_t lm_shim_env_workload_vars(const lm_shim_env *se, const char *names[LM_SHIM_WORKLOAD_VARS],
+    const char *values[LM_SHIM_WORKLOAD_VARS])
+{
+	const char *all[LM_SHIM_WORKLOAD_VARS][2] = {
+		{ "LUME_METAL_INHERIT", se->inherit },
+		{ "LUME_METAL_INHERIT_REASON", se->inherit_reason },
+		{ "LUME_METAL_RECORD_DIR", se->record_dir },
+	};
+	size_t i, n = 0;
+
+	for (i = 0; i < LM_SHIM_WORKLOAD_VARS; i++) {
+		if (all[i][1][0] == '\0')
+			continue;
+		names[n] = all[i][0];
+		values[n++] = all[i][1];
+	}
+	return n;
+}
+
 int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *argv, size_t argc, char **out)
 {
 	cmdline c;
 
 	cl_init(&c);
 	char assign[PATH_MAX + 128];
-	size_t i;
+	const char *names[LM_SHIM_WORKLOAD_VARS], *values[LM_SHIM_WORKLOAD_VARS];
+	size_t i, n;
 
 	/* The variables are set by `env` right before the workload starts, on its own command line:
 	 * with SIP, DYLD_* variables inherited through a protected shell would be purged. */
@@ -419,6 +450,14 @@ int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *arg
 		cl_arg(&c, assign);
 		for (i = 0; i < se->nenv; i++) {
 			snprintf(assign, sizeof(assign), "%s=%s", se->env[i].name, se->env[i].value);
+			cl_raw(&c, " ");
+			cl_arg(&c, assign);
+		}
+		/* Before argv: an assignment of the user's among argv's leading words comes later, and
+		 * wins. */
+		n = lm_shim_env_workload_vars(se, names, values);
+		for (i = 0; i < n; i++) {
+			snprintf(assign, sizeof(assign), "%s=%s", names[i], values[i]);
 			cl_raw(&c, " ");
 			cl_arg(&c, assign);
 		}

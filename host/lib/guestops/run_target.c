@@ -1,22 +1,45 @@
 /* What `run` would start in the guest: the program found as env finds it, the file behind it and,
- * for a script, its #! interpreter -- what the SIP warning (sip.c) is decided on. */
+ * for a script, its #! interpreter -- what the SIP warning (sip.c) is decided on -- with what
+ * codesign says of each (codesign.c), and the first bytes of the installed shim (its slices). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "guestops.h"
+#include "text.h"
+
+/* od's hexadecimal bytes, run together: the Mach-O header decides. */
+static int shim_head_arm64e(const char *hex, size_t n)
+{
+	unsigned char head[512];
+	size_t len = 0;
+
+	for (; n >= 2 && len < sizeof(head); hex += 2, n -= 2) {
+		char pair[3] = { hex[0], hex[1], '\0' }, *end;
+		unsigned long v = strtoul(pair, &end, 16);
+
+		if (*end != '\0')
+			return 0;
+		head[len++] = (unsigned char)v;
+	}
+	return lm_macho_has_arm64e(head, len);
+}
 
 void lm_run_target_parse(const char *output, lm_run_target *t)
 {
+	/* A path (kept whole), or one of codesign's lines about a file (parsed as they come). */
 	static const struct {
 		const char *key;
 		size_t offset;
+		int codesign;
 	} keys[] = {
-		{ "program=", offsetof(lm_run_target, program) },
-		{ "program_real=", offsetof(lm_run_target, program_real) },
-		{ "interpreter=", offsetof(lm_run_target, interpreter) },
-		{ "interpreter_real=", offsetof(lm_run_target, interpreter_real) },
+		{ "program=", offsetof(lm_run_target, program), 0 },
+		{ "program_real=", offsetof(lm_run_target, program_real), 0 },
+		{ "interpreter=", offsetof(lm_run_target, interpreter), 0 },
+		{ "interpreter_real=", offsetof(lm_run_target, interpreter_real), 0 },
+		{ "program_codesign=", offsetof(lm_run_target, program_sig), 1 },
+		{ "interpreter_codesign=", offsetof(lm_run_target, interpreter_sig), 1 },
 	};
 	const char *line = output;
 
@@ -27,24 +50,34 @@ void lm_run_target_parse(const char *output, lm_run_target *t)
 
 		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 			size_t k = strlen(keys[i].key);
-			/* A path that does not fit is not the path: leave it empty rather than cut it. */
-			if (n >= k && strncmp(line, keys[i].key, k) == 0 && n - k < PATH_MAX)
+
+			if (n < k || strncmp(line, keys[i].key, k) != 0)
+				continue;
+			if (keys[i].codesign)
+				lm_codesign_parse_line((lm_code_signature *)((char *)t + keys[i].offset), line + k, n - k);
+			else if (n - k < PATH_MAX) /* a path that does not fit is not the path: left empty, not cut */
 				snprintf((char *)t + keys[i].offset, PATH_MAX, "%.*s", (int)(n - k), line + k);
 		}
+		if (n >= 10 && strncmp(line, "shim_head=", 10) == 0)
+			t->shim_arm64e = shim_head_arm64e(line + 10, n - 10);
 		line = end != NULL ? end + 1 : NULL;
 	}
 }
 
-/* Run by /bin/sh in the guest with the PATH the workload gets: "$1" is looked up as env's
- * execvp does (a name with a slash as it is, else each PATH entry, an empty one meaning the
- * current directory), then the file behind it and, for a script, its #! interpreter. realpath
- * exists from macOS 13 on; without it the paths are taken as they are. No output: not found
+/* Run by /bin/sh in the guest with the PATH the workload gets, or with the session's when the
+ * workload sets its own (then in $LM_LOOKUP_PATH): "$1" is looked up as env's execvp does (a name
+ * with a slash as it is, else each PATH entry, an empty one meaning the current directory), then
+ * the file behind it and, for a script, its #! interpreter, each with what codesign says of it
+ * (stderr and stdout, one prefixed line each; codesign stays the system's, found on the session's
+ * PATH). First, the first 512 bytes of the shim ("$2") in hexadecimal: its slices. realpath
+ * exists from macOS 13 on; without it the paths are taken as they are. No program line: not found
  * (env will say so). */
 static const char resolve_script[] =
+	"printf 'shim_head=%s\\n' \"$(od -An -v -tx1 -N 512 \"$2\" 2>/dev/null | tr -d ' \\n')\"\n"
 	"p=$1\n"
 	"case $p in\n"
 	"*/*) ;;\n"
-	"*) p=; rest=$PATH:\n"
+	"*) p=; rest=${LM_LOOKUP_PATH-$PATH}:\n"
 	"   while [ -n \"$rest\" ]; do\n"
 	"     d=${rest%%:*}; rest=${rest#*:}\n"
 	"     if [ -f \"${d:-.}/$1\" ] && [ -x \"${d:-.}/$1\" ]; then p=${d:-.}/$1; break; fi\n"
@@ -52,8 +85,12 @@ static const char resolve_script[] =
 	"esac\n"
 	"[ -n \"$p\" ] && [ -f \"$p\" ] || exit 0\n"
 	"real() { realpath -- \"$1\" 2>/dev/null || printf '%s\\n' \"$1\"; }\n"
+	"sig() { command -v codesign >/dev/null 2>&1 || return 0; codesign -dv --entitlements - \"$2\" 2>&1 |"
+	" sed \"s/^/$1_codesign=/\"; }\n"
 	"printf 'program=%s\\n' \"$p\"\n"
-	"printf 'program_real=%s\\n' \"$(real \"$p\")\"\n"
+	"r=$(real \"$p\")\n"
+	"printf 'program_real=%s\\n' \"$r\"\n"
+	"sig program \"$r\"\n"
 	"[ \"$(head -c 2 -- \"$p\" 2>/dev/null)\" = '#!' ] || exit 0\n"
 	"IFS= read -r l < \"$p\" || :\n"
 	"l=${l#??}\n"
@@ -61,22 +98,29 @@ static const char resolve_script[] =
 	"i=${l%%[ \t]*}\n"
 	"[ -n \"$i\" ] || exit 0\n"
 	"printf 'interpreter=%s\\n' \"$i\"\n"
-	"printf 'interpreter_real=%s\\n' \"$(real \"$i\")\"\n";
+	"r=$(real \"$i\")\n"
+	"printf 'interpreter_real=%s\\n' \"$r\"\n"
+	"sig interpreter \"$r\"\n";
 
 int lm_guest_run_target(lm_ssh *ssh, const lm_shim_env *se, const char *const *argv, size_t argc,
     lm_run_target *t)
 {
-	const char *args[6];
+	const char *args[7];
+	char lookup[PATH_MAX + 32];
 	char *cmd = NULL, *out = NULL, *err = NULL;
 	size_t i, n = 0;
 	int status = 0, rc;
 
 	memset(t, 0, sizeof(*t));
 	/* env takes leading NAME=VALUE words as assignments; the program is the first other word. A
-	 * PATH among them is the one the program is looked up in. */
+	 * PATH among them is the one the program is looked up in (the script's own stays the
+	 * session's, where codesign is). */
 	for (i = 0; i < argc && strchr(argv[i], '=') != NULL; i++) {
-		if (strncmp(argv[i], "PATH=", 5) == 0)
-			args[0] = argv[i], n = 1;
+		if (strncmp(argv[i], "PATH=", 5) == 0) {
+			if (lm_text_format(lookup, sizeof(lookup), "LM_LOOKUP_PATH=%s", argv[i] + 5) < 0)
+				return lm_error_set(LM_EINVALID, "the workload's PATH is longer than %d bytes", PATH_MAX);
+			args[0] = lookup, n = 1;
+		}
 	}
 	if (i == argc)
 		return 0;
@@ -85,9 +129,11 @@ int lm_guest_run_target(lm_ssh *ssh, const lm_shim_env *se, const char *const *a
 	args[n++] = resolve_script;
 	args[n++] = "lume-metal-resolve";
 	args[n++] = argv[i];
+	args[n++] = se->shim_path;
 	if ((rc = lm_shim_command(se, LM_SHIM_PATH_ONLY, args, n, &cmd)) < 0)
 		return rc;
-	rc = lm_ssh_exec_capture(ssh, cmd, 4 * PATH_MAX + 256, &out, &err, &status);
+	/* Two codesign outputs (entitlements included) besides the paths. */
+	rc = lm_ssh_exec_capture(ssh, cmd, 4 * PATH_MAX + 64 * 1024, &out, &err, &status);
 	free(cmd);
 	if (rc == 0 && status != 0)
 		rc = lm_error_set(LM_EREMOTE, "looking up %s in the guest failed (exit %d): %s", argv[i], status,

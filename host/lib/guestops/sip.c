@@ -37,6 +37,21 @@ void lm_sip_status_parse(const char *line, char *out, size_t len)
 	}
 }
 
+int lm_children_policy(const lm_guest_facts *facts, int shim_arm64e, char *reason, size_t len)
+{
+	if (strcmp(facts->sip, "enabled") == 0) {
+		snprintf(reason, len, "guest SIP enabled: protected children purge DYLD_* themselves");
+		return 1;
+	}
+	if (shim_arm64e) {
+		snprintf(reason, len, "the installed shim has an arm64e slice: protected children can load it");
+		return 1;
+	}
+	snprintf(reason, len, "guest SIP %s and the installed shim has no arm64e slice: dyld would stop a "
+	    "protected child that inherits it", facts->sip[0] ? facts->sip : "not reported");
+	return 0;
+}
+
 int lm_sip_protected_path(const char *path)
 {
 	static const char *const protected_dirs[] = {

@@ -235,6 +235,15 @@ static cJSON *agents_json(const lm_vm_outcome *o)
 		else
 			cJSON_AddNullToObject(a, "pid");
 		add_string_or_null(a, "installed_at", iso_time(ag->installed_at, when, sizeof(when)) == 0 ? when : NULL);
+		/* Since issue 23: read only from a library that has them (an older one's struct ends earlier). */
+		if (LM_HAS_FIELD(ag, lm_agent_info, shim)) {
+			add_string_or_null(a, "record_dir", ag->record_dir);
+			if (ag->shim_loaded < 0)
+				cJSON_AddNullToObject(a, "shim_loaded");
+			else
+				cJSON_AddBoolToObject(a, "shim_loaded", ag->shim_loaded);
+			add_string_or_null(a, "shim", ag->shim_loaded == 1 ? ag->shim : NULL);
+		}
 		cJSON_AddItemToArray(list, a);
 	}
 	return list;
@@ -402,17 +411,47 @@ static char *printable_bytes(const char *bytes, size_t len)
 	return lm_text_sanitized(bytes, len, LM_TEXT_LINES);
 }
 
-int lm_run_to_json(const char *vm, int exit_status, const char *out_bytes, size_t out_len,
+static cJSON *activation_json(const lm_run_result *r)
+{
+	cJSON *a, *lines, *records;
+	size_t i;
+
+	if (r == NULL || r->record_dir == NULL)
+		return cJSON_CreateNull();
+	if ((a = cJSON_CreateObject()) == NULL)
+		return NULL;
+	cJSON_AddStringToObject(a, "record_dir", r->record_dir);
+	if (r->inherit < 0) {
+		cJSON_AddNullToObject(a, "children_inherit");
+		cJSON_AddNullToObject(a, "children_reason");
+	} else {
+		cJSON_AddBoolToObject(a, "children_inherit", r->inherit);
+		cJSON_AddStringToObject(a, "children_reason", r->inherit_reason);
+	}
+	lines = cJSON_AddArrayToObject(a, "processes");
+	for (i = 0; lines != NULL && i < r->nprocesses; i++)
+		cJSON_AddItemToArray(lines, cJSON_CreateString(r->process_lines[i]));
+	if (r->no_shim != NULL)
+		cJSON_AddStringToObject(a, "no_shim", r->no_shim);
+	else
+		cJSON_AddNullToObject(a, "no_shim");
+	records = r->records_json != NULL ? cJSON_Parse(r->records_json) : cJSON_CreateArray();
+	cJSON_AddItemToObject(a, "records", records != NULL ? records : cJSON_CreateArray());
+	return a;
+}
+
+int lm_run_result_to_json(const char *vm, const lm_run_result *result, const char *out_bytes, size_t out_len,
     const char *err_bytes, size_t err_len, const lm_json_envelope *env, char **out)
 {
-	cJSON *doc = envelope(env);
+	cJSON *doc = envelope(env), *a = NULL;
 	char *o = printable_bytes(out_bytes, out_len), *e = printable_bytes(err_bytes, err_len);
 
-	if (doc != NULL && o != NULL && e != NULL) {
+	if (doc != NULL && o != NULL && e != NULL && (a = activation_json(result)) != NULL) {
 		cJSON_AddStringToObject(doc, "vm", vm);
-		cJSON_AddNumberToObject(doc, "exit_status", exit_status);
+		cJSON_AddNumberToObject(doc, "exit_status", result != NULL ? result->exit_status : 255);
 		cJSON_AddStringToObject(doc, "stdout", o);
 		cJSON_AddStringToObject(doc, "stderr", e);
+		cJSON_AddItemToObject(doc, "activation", a);
 	} else {
 		cJSON_Delete(doc);
 		doc = NULL;
@@ -420,6 +459,17 @@ int lm_run_to_json(const char *vm, int exit_status, const char *out_bytes, size_
 	free(o);
 	free(e);
 	return finish(doc, out);
+}
+
+int lm_run_to_json(const char *vm, int exit_status, const char *out_bytes, size_t out_len,
+    const char *err_bytes, size_t err_len, const lm_json_envelope *env, char **out)
+{
+	lm_run_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
+	r.exit_status = exit_status;
+	return lm_run_result_to_json(vm, &r, out_bytes, out_len, err_bytes, err_len, env, out);
 }
 
 int lm_host_pref_info_to_json(const lm_host_pref_info *info, const lm_json_envelope *env, char **out)

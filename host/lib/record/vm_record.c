@@ -715,4 +715,5 @@ void lm_vm_record_agent_info(const lm_vm_record_agent *a, lm_agent_info *info)
 	memcpy(info->program, a->program, sizeof(info->program));
 	info->installed_at = a->installed_at;
 	snprintf(info->state, sizeof(info->state), "unknown");
+	info->shim_loaded = -1;
 }

@@ -84,6 +84,12 @@ typedef struct {
 	char probe_path[PATH_MAX];
 	size_t nenv;
 	lm_env_entry env[LM_PROFILE_ENV_MAX];
+	/* A workload's (run, agent): LUME_METAL_INHERIT ("1", "0"; "" not set: the user's own or
+	 * none), LUME_METAL_INHERIT_REASON, LUME_METAL_RECORD_DIR ("" not set); set with
+	 * lm_shim_env_workload, given with the shim's variables (docs/activation-format.md). */
+	char inherit[2];
+	char inherit_reason[256];
+	char record_dir[PATH_MAX];
 } lm_shim_env;
 
 int lm_shim_env_make(lm_shim_env *se, const lm_guest_facts *facts, const char *injection,
@@ -91,6 +97,12 @@ int lm_shim_env_make(lm_shim_env *se, const lm_guest_facts *facts, const char *i
 /* The same for the Tart image's own shim (LM_TART_SHIM_PATH, TART_METAL_* as its guest agent
  * sets them), the probe still ours. */
 int lm_shim_env_tart(lm_shim_env *tart, const lm_shim_env *se);
+/* The children policy and the record directory for a workload (either may be NULL: not set). */
+int lm_shim_env_workload(lm_shim_env *se, const char *inherit, const char *reason, const char *record_dir);
+/* Those that are set, as names and values (at most LM_SHIM_WORKLOAD_VARS): the count. */
+#define LM_SHIM_WORKLOAD_VARS 3
+size_t lm_shim_env_workload_vars(const lm_shim_env *se, const char *names[LM_SHIM_WORKLOAD_VARS],
+    const char *values[LM_SHIM_WORKLOAD_VARS]);
 /* `env VAR=... argv...` quoted for the guest's shell. with_shim: 0 nothing before argv;
  * LM_SHIM_ALL the shim's variables and the bundle's PATH; LM_SHIM_PATH_ONLY the PATH alone (what
  * the workload's name is looked up in, without loading the shim). */
@@ -142,19 +154,39 @@ int lm_guest_exercise_check(const lm_profile *profile, const lm_report *exercise
 /* csrutil status's first line -> "enabled", "disabled", "custom" ("unknown (Custom
  * Configuration)"), or "" for anything else. */
 void lm_sip_status_parse(const char *line, char *out, size_t len);
+/* Whether a workload's children keep the shim by default (docs/guest.md): 1 when the guest's SIP
+ * is enabled (protected children purge DYLD_* themselves) or the installed shim has an arm64e
+ * slice (protected children can load it), else 0 (dyld would stop a protected child that
+ * inherits an arm64 shim); reason says which, in words the activation record keeps. */
+int lm_children_policy(const lm_guest_facts *facts, int shim_arm64e, char *reason, size_t len);
 /* 1 when path is in a directory SIP protects (/bin, /sbin, /usr/bin, /usr/sbin, /usr/libexec,
  * /System, except /System/Volumes/Data). */
 int lm_sip_protected_path(const char *path);
 
 /* ---- run_target.c: what `run` would start in the guest ---- */
 
+/* What `codesign -dv --entitlements -` said about one file (codesign.c). */
+typedef struct {
+	int seen;                       /* codesign answered about it */
+	int unsigned_;                  /* "code object is not signed at all" */
+	int hardened;                   /* flags contain runtime (0x10000) */
+	int library_validation;         /* flags contain library-validation (0x2000) */
+	int allow_dyld_env;             /* ...cs.allow-dyld-environment-variables granted */
+	int disable_library_validation; /* ...cs.disable-library-validation granted */
+	char flags[96];                 /* "0x10000(runtime)" as codesign printed it */
+	int pending_key;                /* the parse's state: the entitlement whose value comes next */
+} lm_code_signature;
+
 /* What `run` would start in the guest: the program found as env finds it, the file behind it, and
- * for a script its #! interpreter. Empty strings for what does not apply. */
+ * for a script its #! interpreter, with what codesign says of each; and whether the installed shim
+ * has an arm64e slice. Empty strings for what does not apply. */
 typedef struct {
 	char program[PATH_MAX];
 	char program_real[PATH_MAX];
 	char interpreter[PATH_MAX];
 	char interpreter_real[PATH_MAX];
+	lm_code_signature program_sig, interpreter_sig;
+	int shim_arm64e;                /* the shim's Mach-O header names an arm64e slice */
 } lm_run_target;
 
 /* Parse the guest-side resolver's key=value lines (unknown keys ignored). */
@@ -166,6 +198,21 @@ int lm_guest_run_target(lm_ssh *ssh, const lm_shim_env *se, const char *const *a
  * when the shim can reach the program. name: the program as the user gave it. */
 int lm_sip_warning(const lm_guest_facts *facts, const char *name, const lm_run_target *t, char *buf, size_t len);
 
+/* ---- codesign.c: code signatures, as dyld judges them for the shim ---- */
+
+/* One line of codesign's output (stderr and stdout), in order, into s (zeroed first). */
+void lm_codesign_parse_line(lm_code_signature *s, const char *line, size_t n);
+/* 1: the hardened runtime without allow-dyld-environment-variables (dyld ignores DYLD_*). */
+int lm_codesign_ignores_injection(const lm_code_signature *s);
+/* 1: library validation without disable-library-validation (dyld refuses another team's dylib). */
+int lm_codesign_validates_libraries(const lm_code_signature *s);
+/* The refusal (an error: the shim cannot load) and the warning (library validation) for t, each
+ * returning 1 with the message in buf, or 0. name: the program as the user gave it. */
+int lm_codesign_refusal(const char *name, const lm_run_target *t, char *buf, size_t len);
+int lm_codesign_warning(const char *name, const lm_run_target *t, char *buf, size_t len);
+/* The first bytes of a Mach-O file (fat or thin 64-bit): 1 when it has an arm64e slice. */
+int lm_macho_has_arm64e(const unsigned char *head, size_t len);
+
 /* ---- agent_plist.c: per-workload LaunchAgents (agent.h) ---- */
 
 /* Where agents and their logs live in the guest, relative to its home. */
@@ -176,6 +223,7 @@ typedef struct {
 	char plist[LM_AGENT_PATH_MAX];   /* HOME/Library/LaunchAgents/LABEL.plist */
 	char out_log[LM_AGENT_PATH_MAX]; /* HOME/Library/Logs/lume-metal/LABEL.out.log */
 	char err_log[LM_AGENT_PATH_MAX];
+	char record_dir[LM_AGENT_PATH_MAX]; /* HOME/Library/Logs/lume-metal/LABEL.activation */
 } lm_agent_paths_t;
 
 /* The agent's guest paths; LM_EINVALID when they would not fit. */
@@ -224,6 +272,10 @@ int lm_guest_agents_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_ag
     char *labels, size_t len);
 /* launchd's state of each of the n agents (in place; a flow outcome's array of pointers). */
 int lm_guest_agents_query(lm_ssh *ssh, lm_agent_info *const *agents, size_t n);
+/* For each running agent of the n (after lm_guest_agents_query): whether its process loaded the
+ * shim since it last started -- its activation record, <record_dir>/<pid>.json -- and its line
+ * (shim_loaded, shim, record_dir set in place; home: the guest's). */
+int lm_guest_agents_activation(lm_ssh *ssh, const char *home, lm_agent_info *const *agents, size_t n);
 
 
 /* ---- activation.c: the shim's activation records (docs/activation-format.md) ---- */

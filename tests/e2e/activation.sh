@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# End-to-end scenarios for the proof at the workload (issue 23), on zsh guests: activation.sh NAME.
+# The workloads are the metal-server fixture (tests/guest/drivers/metal_server.c: a server whose
+# Metal work is in a child, or that child alone with --runner), installed as the guest's
+# Homebrew-installed programs, plain or signed with guest-sshd sign (the codesign stand-in reports
+# the signature; the loader ignores the shim in a hardened program without the dyld entitlement, as
+# dyld does). See docs/testing.md.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+: "${LM_METAL_SERVER:?LM_METAL_SERVER: the metal-server fixture}"
+
+ALLOW=com.apple.security.cs.allow-dyld-environment-variables
+NOLV=com.apple.security.cs.disable-library-validation
+
+# An enabled vm1 with the fixture as /opt/homebrew/bin/metal-server, and signed copies of it:
+# hardened-server (hardened runtime, no entitlement) and entitled-server (both entitlements).
+setup() {
+  sim_start --vm vm1
+  lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+  local bin; bin="$(vm_dir vm1)/opt/homebrew/bin"
+  install -m 755 "$LM_METAL_SERVER" "$bin/metal-server"
+  install -m 755 "$LM_METAL_SERVER" "$bin/hardened-server"
+  install -m 755 "$LM_METAL_SERVER" "$bin/entitled-server"
+  "$GUEST_SSHD" sign --options runtime --team ABCDE12345 "$bin/hardened-server"
+  "$GUEST_SSHD" sign --options runtime --team ABCDE12345 --entitlement "$ALLOW" --entitlement "$NOLV" "$bin/entitled-server"
+}
+
+rc_is() { [ "$RUN_RC" -eq "$2" ] || fail "$1: exit $RUN_RC, expected $2: $(cat "$E2E_DIR/$1.out" "$E2E_DIR/$1.err")"; }
+# The guest's run directories: each run's record directory is gone after it.
+runs_left() { find "$(guest_home vm1)/.local/share/lume-metal/runs" -mindepth 1 2>/dev/null | wc -l; }
+
+# A plain workload: its record says the shim loaded and Apple7/Apple9 were answered yes; the
+# record directory is the run's own and is gone afterwards; JSON carries the records.
+scenario_activation_plain() {
+  export GUEST_SSHD_SIP=enabled
+  setup
+  run_capture plain vm1 -- metal-server --runner
+  rc_is plain 0
+  out_is plain "runner: apple7=1 apple9=1"
+  grep -Eq '^shim: pid [0-9]+ /opt/homebrew/bin/metal-server: asked Apple7→yes \(stock no\), Apple9→yes \(stock no\); its children keep the shim$' \
+    "$E2E_DIR/plain.err" || fail "no process line: $(cat "$E2E_DIR/plain.err")"
+  grep -qx 'shim: children keep the shim (guest SIP enabled: protected children purge DYLD_\* themselves)' "$E2E_DIR/plain.err" ||
+    fail "no children line: $(cat "$E2E_DIR/plain.err")"
+  ! grep -q 'no process of the workload' "$E2E_DIR/plain.err" || fail "said no process loaded the shim"
+  [ "$(runs_left)" -eq 0 ] || fail "the run's record directory was left: $(find "$(guest_home vm1)/.local/share/lume-metal/runs")"
+
+  lm_json_first "$E2E_DIR/plain.json" run vm1 --require-shim -- metal-server --runner
+  expect_rc 0 "$E2E_DIR/plain.json"
+  jq -e '.activation.records | length == 1' "$E2E_DIR/plain.json" >/dev/null || fail "records: $(cat "$E2E_DIR/plain.json")"
+  jq -e '.activation.records[0].record as $r | $r.exe == "/opt/homebrew/bin/metal-server" and $r.profile.active
+    and ([$r.questions[] | select(.family == 1007 or .family == 1009) | .given] == [true, true])
+    and $r.children.inherit and ($r.children.host_reason | startswith("guest SIP enabled"))' "$E2E_DIR/plain.json" >/dev/null ||
+    fail "the record: $(jq -c .activation.records "$E2E_DIR/plain.json")"
+  jq_is "$E2E_DIR/plain.json" '.activation.no_shim' null
+  jq_is "$E2E_DIR/plain.json" '.activation.children_inherit' true
+  jq -e '.activation.record_dir | startswith("/Users/lume/.local/share/lume-metal/runs/")' "$E2E_DIR/plain.json" >/dev/null ||
+    fail "record_dir: $(jq -c .activation "$E2E_DIR/plain.json")"
+  [ "$(runs_left)" -eq 0 ] || fail "the JSON run's record directory was left"
+}
+
+# A hardened workload: refused before it starts (its own error code), with the override it runs
+# stock, its records show no activation and run says so; --require-shim then fails with its own
+# code. The same program signed with the entitlements gets the shim.
+scenario_activation_hardened() {
+  export GUEST_SSHD_SIP=enabled
+  setup
+  local calls; calls="$(vm_dir vm1)/calls.log"
+  run_capture hard vm1 -- hardened-server
+  rc_is hard 1
+  [ ! -s "$E2E_DIR/hard.out" ] || fail "the hardened program ran: $(cat "$E2E_DIR/hard.out")"
+  grep -q "^lume-metal: vm1: hardened-server (/opt/homebrew/bin/hardened-server) is signed with the hardened runtime (flags=0x10000(runtime)) without the entitlement $ALLOW: dyld ignores DYLD_INSERT_LIBRARIES in it, so the shim cannot load and it would run stock. Nothing was started" \
+    "$E2E_DIR/hard.err" || fail "no refusal: $(cat "$E2E_DIR/hard.err")"
+  grep -q -- "--run-hardened-stock" "$E2E_DIR/hard.err" || fail "no hint: $(cat "$E2E_DIR/hard.err")"
+  grep -q '^codesign -dv --entitlements - /opt/homebrew/bin/hardened-server$' "$calls" || fail "codesign not asked: $(cat "$calls")"
+  lm_json_first "$E2E_DIR/hard.json" run vm1 -- hardened-server
+  expect_rc 1 "$E2E_DIR/hard.json"
+  jq_is "$E2E_DIR/hard.json" '.error.code' hardened
+
+  run_capture stock vm1 --run-hardened-stock -- hardened-server
+  rc_is stock 0
+  out_is stock "$(printf '%s\n' 'runner: apple7=0 apple9=0' 'server: runner exited 0')"
+  grep -q '^warning: vm1: hardened-server .* Nothing was started; started all the same, as asked: it runs stock$' "$E2E_DIR/stock.err" ||
+    fail "no warning: $(cat "$E2E_DIR/stock.err")"
+  grep -q '^shim: no process of the workload loaded the shim: the program (or its script.s interpreter) is signed with the hardened runtime' \
+    "$E2E_DIR/stock.err" || fail "run did not say so: $(cat "$E2E_DIR/stock.err")"
+  ! grep -q '^shim: pid ' "$E2E_DIR/stock.err" || fail "a process line: $(cat "$E2E_DIR/stock.err")"
+
+  lm_json_first "$E2E_DIR/req.json" run vm1 --run-hardened-stock --require-shim -- hardened-server
+  expect_rc 1 "$E2E_DIR/req.json"
+  jq_is "$E2E_DIR/req.json" '.error.code' no-shim
+  jq_is "$E2E_DIR/req.json" '.activation.records | length' 0
+  jq -e '.activation.no_shim | contains("hardened runtime")' "$E2E_DIR/req.json" >/dev/null || fail "no_shim: $(cat "$E2E_DIR/req.json")"
+  jq_is "$E2E_DIR/req.json" '.stdout' "$(printf '%s\n' 'runner: apple7=0 apple9=0' 'server: runner exited 0')"
+
+  run_capture entitled vm1 --require-shim -- entitled-server
+  rc_is entitled 0
+  out_is entitled "$(printf '%s\n' 'runner: apple7=1 apple9=1' 'server: runner exited 0')"
+  [ "$(grep -c '^shim: pid ' "$E2E_DIR/entitled.err")" -eq 2 ] || fail "two processes expected: $(cat "$E2E_DIR/entitled.err")"
+  [ "$(runs_left)" -eq 0 ] || fail "record directories were left"
+}
+
+# A server whose Metal work is in a child, on a SIP-on guest, with default settings: the child
+# keeps the shim, and its record shows the unlock.
+scenario_activation_child_sip_on() {
+  export GUEST_SSHD_SIP=enabled
+  setup
+  lm_json_first "$E2E_DIR/c.json" run vm1 -- metal-server
+  expect_rc 0 "$E2E_DIR/c.json"
+  jq_is "$E2E_DIR/c.json" '.stdout' "$(printf '%s\n' 'runner: apple7=1 apple9=1' 'server: runner exited 0')"
+  jq -e '.activation.records | length == 2' "$E2E_DIR/c.json" >/dev/null || fail "records: $(jq -c .activation "$E2E_DIR/c.json")"
+  # The runner: the server's child, and the one that asked.
+  jq -e '.activation.records as $rs | [$rs[].record] as $r | ($r | map(.pid)) as $pids
+    | [$r[] | select(.ppid as $p | $pids | index($p))] | length == 1 and (.[0].questions | map(select(.family == 1009)) | .[0].given)
+    and (.[0].children.setting == "1")' "$E2E_DIR/c.json" >/dev/null || fail "the child's record: $(jq -c .activation.records "$E2E_DIR/c.json")"
+  run_capture ct vm1 -- metal-server
+  grep -Eq '^shim: pid [0-9]+ /opt/homebrew/bin/metal-server: asked Apple7→yes \(stock no\), Apple9→yes \(stock no\)' "$E2E_DIR/ct.err" ||
+    fail "the child's line: $(cat "$E2E_DIR/ct.err")"
+  grep -Eq '^shim: pid [0-9]+ /opt/homebrew/bin/metal-server: loaded the shim, asked no Metal question; its children keep the shim$' \
+    "$E2E_DIR/ct.err" || fail "the server's line: $(cat "$E2E_DIR/ct.err")"
+}
+
+# SIP off and no arm64e slice (the Linux shim has none): children start clean by default, and run
+# explains the child's absence; the user's own LUME_METAL_INHERIT=1 still wins.
+scenario_activation_child_sip_off() {
+  export GUEST_SSHD_SIP=disabled
+  setup
+  run_capture off vm1 -- metal-server
+  rc_is off 0
+  out_is off "$(printf '%s\n' 'runner: apple7=0 apple9=0' 'server: runner exited 0')"
+  [ "$(grep -c '^shim: pid ' "$E2E_DIR/off.err")" -eq 1 ] || fail "one process expected: $(cat "$E2E_DIR/off.err")"
+  grep -Eq '^shim: pid [0-9]+ /opt/homebrew/bin/metal-server: loaded the shim, asked no Metal question; its children start without the shim$' \
+    "$E2E_DIR/off.err" || fail "the server's line: $(cat "$E2E_DIR/off.err")"
+  grep -qx 'shim: children start without the shim (guest SIP disabled and the installed shim has no arm64e slice: dyld would stop a protected child that inherits it)' \
+    "$E2E_DIR/off.err" || fail "the absence is not explained: $(cat "$E2E_DIR/off.err")"
+  lm_json_first "$E2E_DIR/off.json" run vm1 -- metal-server
+  jq -e '.activation.records[0].record.children | .inherit == false and .setting == "0" and (.host_reason | startswith("guest SIP disabled"))' \
+    "$E2E_DIR/off.json" >/dev/null || fail "the record's children: $(jq -c .activation "$E2E_DIR/off.json")"
+
+  run_capture own vm1 -- LUME_METAL_INHERIT=1 metal-server
+  out_is own "$(printf '%s\n' 'runner: apple7=1 apple9=1' 'server: runner exited 0')"
+  [ "$(grep -c '^shim: pid ' "$E2E_DIR/own.err")" -eq 2 ] || fail "two processes expected: $(cat "$E2E_DIR/own.err")"
+  ! grep -q '^shim: children ' "$E2E_DIR/own.err" || fail "a policy line beside the user's own: $(cat "$E2E_DIR/own.err")"
+}
+
+# Agents: install gives each its record directory (and refuses a hardened program before anything
+# is installed); agent list, status and doctor say whether the agent's process loaded the shim
+# since it started, and what it asked.
+scenario_activation_agent() {
+  export GUEST_SSHD_SIP=enabled
+  setup
+  local home; home=$(guest_home vm1)
+  local label=com.example.metal dir=$home/Library/Logs/lume-metal/com.example.metal.activation
+  lm_json_first "$E2E_DIR/i.json" agent install vm1 --label $label -- metal-server --runner --stay
+  expect_rc 0 "$E2E_DIR/i.json"
+  jq_is "$E2E_DIR/i.json" '.vms[0].agents[0].record_dir' /Users/lume/Library/Logs/lume-metal/$label.activation
+  local xml; xml=$(plistutil -i "$home/Library/LaunchAgents/$label.plist" -o - -f xml 2>/dev/null ||
+    plistutil -i "$home/Library/LaunchAgents/$label.plist" -o -)
+  for want in "<key>LUME_METAL_RECORD_DIR</key>" "<string>/Users/lume/Library/Logs/lume-metal/$label.activation</string>" \
+      "<key>LUME_METAL_INHERIT</key>" "<key>LUME_METAL_INHERIT_REASON</key>"; do
+    grep -qF "$want" <<<"$xml" || fail "plist lacks $want: $xml"
+  done
+  lm_json "$E2E_DIR/l0.json" agent list vm1
+  local pid; pid=$(jq -r '.vms[0].agents[0].pid' "$E2E_DIR/l0.json")
+  wait_for 15 "the agent's record" grep -q '"written": *"update"' "$dir/$pid.json"
+
+  lm agent list vm1 >"$E2E_DIR/l.txt"
+  grep -qx "      shim: loaded since it started: asked Apple7→yes (stock no), Apple9→yes (stock no)" "$E2E_DIR/l.txt" ||
+    fail "agent list: $(cat "$E2E_DIR/l.txt")"
+  lm_json "$E2E_DIR/s.json" status vm1
+  jq_is "$E2E_DIR/s.json" '.vms[0].agents[0].shim_loaded' true
+  jq_is "$E2E_DIR/s.json" '.vms[0].agents[0].shim' "asked Apple7→yes (stock no), Apple9→yes (stock no)"
+  lm_json "$E2E_DIR/d.json" doctor vm1
+  jq -e --arg p "$pid" '.checks[] | select(.check == "agent-shim") | .level == "ok" and
+    (.message == "com.example.metal (pid \($p)) loaded the shim: asked Apple7→yes (stock no), Apple9→yes (stock no)")' \
+    "$E2E_DIR/d.json" >/dev/null || fail "doctor: $(jq -c '.checks' "$E2E_DIR/d.json")"
+
+  note "a hardened program: refused before anything is installed, or installed stock on request"
+  local hl=com.example.hardened
+  lm_json_first "$E2E_DIR/h.json" agent install vm1 --label $hl -- hardened-server --runner --stay
+  expect_rc 1 "$E2E_DIR/h.json"
+  jq_is "$E2E_DIR/h.json" '.error.code' hardened
+  [ ! -e "$home/Library/LaunchAgents/$hl.plist" ] || fail "the refused agent's plist was uploaded"
+  jq -e --arg l $hl '[.vms.vm1.agents[]? | select(.label == $l)] | length == 0' "$LUME_METAL_STATE_DIR/state.json" >/dev/null ||
+    fail "the journal lists the refused agent"
+  lm_json_first "$E2E_DIR/h2.json" agent install vm1 --run-hardened-stock --label $hl -- hardened-server --runner --stay
+  expect_rc 0 "$E2E_DIR/h2.json"
+  wait_for 15 "the hardened agent to run" grep -q 'runner: apple7=0 apple9=0' "$home/Library/Logs/lume-metal/$hl.out.log"
+  lm agent list vm1 >"$E2E_DIR/l2.txt"
+  grep -Eq "^      shim: not loaded by its process since it started \(no activation record for pid [0-9]+ in /Users/lume/Library/Logs/lume-metal/$hl.activation\)$" \
+    "$E2E_DIR/l2.txt" || fail "agent list: $(cat "$E2E_DIR/l2.txt")"
+  lm_json "$E2E_DIR/d2.json" doctor vm1
+  jq -e '[.checks[] | select(.check == "agent-shim" and .level == "fail" and (.message | startswith("com.example.hardened (pid ")))]
+    | length == 1' "$E2E_DIR/d2.json" >/dev/null || fail "doctor: $(jq -c '.checks' "$E2E_DIR/d2.json")"
+}
+
+[ $# -eq 1 ] && declare -F "scenario_$1" >/dev/null || { echo "usage: $0 SCENARIO" >&2; exit 2; }
+"scenario_$1"
+check_guest_shells

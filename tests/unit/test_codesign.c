@@ -1,0 +1,252 @@
+/* Code signatures and the shim (host/lib/guestops/codesign.c): codesign's output as macOS prints
+ * it (the "[Dict]" entitlements of macOS 12 and later, and XML), dyld's two rules (the hardened
+ * runtime without allow-dyld-environment-variables: refused; library validation without
+ * disable-library-validation: warned), a script's interpreter, the shim's arm64e slice in its
+ * Mach-O header, and the children policy (sip.c). The stand-in that prints the same lines runs in
+ * tests/e2e/activation.sh and tests/sim/standins.sh. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "guestops.h"
+#include "lm_test.h"
+
+#define ALLOW "com.apple.security.cs.allow-dyld-environment-variables"
+#define NOLV "com.apple.security.cs.disable-library-validation"
+
+/* codesign -dv --entitlements - (stderr then stdout, as 2>&1 gives them). */
+static const char hardened[] =
+	"Executable=/opt/homebrew/bin/ollama\n"
+	"Identifier=ollama\n"
+	"Format=Mach-O thin (arm64)\n"
+	"CodeDirectory v=20500 size=31234 flags=0x10000(runtime) hashes=965+7 location=embedded\n"
+	"Signature size=9041\n"
+	"Timestamp=Nov 20, 2026 at 10:00:00\n"
+	"Info.plist=not bound\n"
+	"TeamIdentifier=3MU9H2V9Y9\n"
+	"Runtime Version=15.0.0\n"
+	"Sealed Resources=none\n"
+	"Internal requirements count=1 size=188\n"
+	"[Dict]\n"
+	"\t[Key] com.apple.security.cs.allow-jit\n"
+	"\t[Value]\n"
+	"\t\t[Bool] true\n";
+
+static void parse(lm_code_signature *s, const char *text)
+{
+	const char *line = text;
+
+	memset(s, 0, sizeof(*s));
+	while (*line != '\0') {
+		const char *end = strchr(line, '\n');
+		size_t n = end != NULL ? (size_t)(end - line) : strlen(line);
+
+		lm_codesign_parse_line(s, line, n);
+		line += n + (end != NULL);
+	}
+}
+
+static void test_hardened(void **state)
+{
+	lm_code_signature s;
+
+	parse(&s, hardened);
+	assert_true(s.seen);
+	assert_false(s.unsigned_);
+	assert_true(s.hardened);
+	assert_string_equal(s.flags, "0x10000(runtime)");
+	assert_false(s.allow_dyld_env);
+	assert_true(lm_codesign_ignores_injection(&s));
+	assert_true(lm_codesign_validates_libraries(&s));
+}
+
+static void test_entitled(void **state)
+{
+	lm_code_signature s;
+
+	/* Both entitlements, as the [Dict] form prints them. */
+	parse(&s, "CodeDirectory v=20500 size=1 flags=0x10000(runtime) hashes=1+7 location=embedded\n[Dict]\n"
+	    "\t[Key] " ALLOW "\n\t[Value]\n\t\t[Bool] true\n\t[Key] " NOLV "\n\t[Value]\n\t\t[Bool] true\n");
+	assert_true(s.hardened && s.allow_dyld_env && s.disable_library_validation);
+	assert_false(lm_codesign_ignores_injection(&s));
+	assert_false(lm_codesign_validates_libraries(&s));
+
+	/* The dyld entitlement alone: the shim is allowed, another team's library is not. */
+	parse(&s, "CodeDirectory v=20500 size=1 flags=0x10000(runtime) hashes=1+7 location=embedded\n[Dict]\n"
+	    "\t[Key] " ALLOW "\n\t[Value]\n\t\t[Bool] true\n");
+	assert_false(lm_codesign_ignores_injection(&s));
+	assert_true(lm_codesign_validates_libraries(&s));
+
+	/* false is no grant. */
+	parse(&s, "CodeDirectory v=20500 size=1 flags=0x10000(runtime) hashes=1+7 location=embedded\n[Dict]\n"
+	    "\t[Key] " ALLOW "\n\t[Value]\n\t\t[Bool] false\n");
+	assert_true(lm_codesign_ignores_injection(&s));
+
+	/* XML (--xml, and codesign before macOS 12), one key per line or all on one. */
+	parse(&s, "CodeDirectory v=20400 size=1 flags=0x10000(runtime) hashes=1+7 location=embedded\n"
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<dict>\n"
+	    "\t<key>" ALLOW "</key>\n\t<true/>\n\t<key>" NOLV "</key>\n\t<false/>\n</dict>\n</plist>\n");
+	assert_true(s.allow_dyld_env);
+	assert_false(s.disable_library_validation);
+	parse(&s, "CodeDirectory v=20400 size=1 flags=0x10000(runtime) hashes=1+7 location=embedded\n"
+	    "<plist version=\"1.0\"><dict><key>" NOLV "</key><true/><key>" ALLOW "</key><true/></dict></plist>\n");
+	assert_true(s.allow_dyld_env && s.disable_library_validation);
+
+	/* A key that only starts like the entitlement is another one. */
+	parse(&s, "CodeDirectory v=20500 size=1 flags=0x10000(runtime) hashes=1+7 location=embedded\n[Dict]\n"
+	    "\t[Key] com.apple.security.cs.allow-dyld\n\t[Value]\n\t\t[Bool] true\n");
+	assert_true(lm_codesign_ignores_injection(&s));
+}
+
+static void test_not_hardened(void **state)
+{
+	lm_code_signature s;
+
+	/* Apple's linker signs every arm64 binary ad hoc: nothing to say. */
+	parse(&s, "Executable=/usr/local/bin/llama-server\nCodeDirectory v=20400 size=1 flags=0x20002(adhoc,linker-signed) "
+	    "hashes=1+0 location=embedded\nSignature=adhoc\nTeamIdentifier=not set\n");
+	assert_false(s.hardened);
+	assert_false(lm_codesign_ignores_injection(&s));
+	assert_false(lm_codesign_validates_libraries(&s));
+	/* A script is not signed at all. */
+	parse(&s, "/Users/lume/job.sh: code object is not signed at all\n");
+	assert_true(s.unsigned_);
+	assert_false(lm_codesign_ignores_injection(&s));
+	/* Library validation as a flag alone, by its word or its bit. */
+	parse(&s, "CodeDirectory v=20500 size=1 flags=0x2000(library-validation) hashes=1+7 location=embedded\n");
+	assert_false(lm_codesign_ignores_injection(&s));
+	assert_true(lm_codesign_validates_libraries(&s));
+	parse(&s, "CodeDirectory v=20500 size=1 flags=0x12000 hashes=1+7 location=embedded\n");
+	assert_true(s.hardened && s.library_validation);
+	/* Nothing printed (no codesign): nothing known, nothing refused. */
+	memset(&s, 0, sizeof(s));
+	assert_false(lm_codesign_ignores_injection(&s));
+}
+
+static void test_messages(void **state)
+{
+	lm_run_target t;
+	char msg[4096];
+
+	/* What the guest-side resolver prints, codesign's lines prefixed. */
+	lm_run_target_parse("shim_head=cafebabe\nprogram=ollama-x\nprogram_real=/opt/homebrew/bin/ollama-x\n"
+	    "program_codesign=CodeDirectory v=20500 size=1 flags=0x10000(runtime) hashes=1+7 location=embedded\n", &t);
+	assert_true(t.program_sig.hardened);
+	assert_int_equal(lm_codesign_refusal("ollama-x", &t, msg, sizeof(msg)), 1);
+	assert_string_equal(msg, "ollama-x (/opt/homebrew/bin/ollama-x) is signed with the hardened runtime "
+	    "(flags=0x10000(runtime)) without the entitlement com.apple.security.cs.allow-dyld-environment-variables: "
+	    "dyld ignores DYLD_INSERT_LIBRARIES in it, so the shim cannot load and it would run stock. Nothing was started");
+	/* Library validation comes with the hardened runtime too (run says only the refusal). */
+	assert_int_equal(lm_codesign_warning("ollama-x", &t, msg, sizeof(msg)), 1);
+
+	/* A script: its interpreter's signature decides. */
+	lm_run_target_parse("program=./serve.py\nprogram_real=/Users/lume/serve.py\n"
+	    "program_codesign=/Users/lume/serve.py: code object is not signed at all\n"
+	    "interpreter=/opt/homebrew/bin/python3\ninterpreter_real=/opt/homebrew/Cellar/python/bin/python3\n"
+	    "interpreter_codesign=CodeDirectory v=20500 size=1 flags=0x10000(runtime) hashes=1+7 location=embedded\n"
+	    "interpreter_codesign=[Dict]\ninterpreter_codesign=\t[Key] " ALLOW "\n"
+	    "interpreter_codesign=\t[Value]\ninterpreter_codesign=\t\t[Bool] true\n", &t);
+	assert_int_equal(lm_codesign_refusal("./serve.py", &t, msg, sizeof(msg)), 0);
+	assert_int_equal(lm_codesign_warning("./serve.py", &t, msg, sizeof(msg)), 1);
+	lm_assert_contains(msg, "./serve.py (./serve.py) is a script whose interpreter "
+	    "/opt/homebrew/Cellar/python/bin/python3 is signed with library validation (flags=0x10000(runtime)) and "
+	    "without the entitlement com.apple.security.cs.disable-library-validation");
+	lm_run_target_parse("program=./serve.py\ninterpreter=/opt/x/python3\n"
+	    "interpreter_codesign=CodeDirectory v=20500 size=1 flags=0x10000(runtime) hashes=1+7 location=embedded\n", &t);
+	assert_int_equal(lm_codesign_refusal("./serve.py", &t, msg, sizeof(msg)), 1);
+	lm_assert_contains(msg, "is a script whose interpreter /opt/x/python3 is signed with the hardened runtime");
+}
+
+static void test_arm64e(void **state)
+{
+	/* fat: arm64 (0x0100000c/0) and x86_64 (0x01000007/3); then arm64e (subtype 2, with the
+	 * capability bits 0x80 in the top byte, as ld64 writes it). */
+	static const unsigned char fat_plain[] = { 0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 2,
+		1, 0, 0, 0x0c, 0, 0, 0, 0, 0, 0, 0x40, 0, 0, 0, 0x10, 0, 0, 0, 0, 14,
+		1, 0, 0, 0x07, 0, 0, 0, 3, 0, 0, 0x80, 0, 0, 0, 0x10, 0, 0, 0, 0, 14 };
+	static const unsigned char fat_e[] = { 0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 2,
+		1, 0, 0, 0x0c, 0, 0, 0, 0, 0, 0, 0x40, 0, 0, 0, 0x10, 0, 0, 0, 0, 14,
+		1, 0, 0, 0x0c, 0x80, 0, 0, 2, 0, 0, 0x80, 0, 0, 0, 0x10, 0, 0, 0, 0, 14 };
+	static const unsigned char thin_e[] = { 0xcf, 0xfa, 0xed, 0xfe, 0x0c, 0, 0, 1, 2, 0, 0, 0x80 };
+	static const unsigned char thin[] = { 0xcf, 0xfa, 0xed, 0xfe, 0x0c, 0, 0, 1, 0, 0, 0, 0 };
+	static const unsigned char elf[] = { 0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0, 0, 0, 0 };
+	lm_run_target t;
+
+	assert_false(lm_macho_has_arm64e(fat_plain, sizeof(fat_plain)));
+	assert_true(lm_macho_has_arm64e(fat_e, sizeof(fat_e)));
+	/* The second entry cut off: not read past what was given. */
+	assert_false(lm_macho_has_arm64e(fat_e, sizeof(fat_e) - 1));
+	assert_true(lm_macho_has_arm64e(thin_e, sizeof(thin_e)));
+	assert_false(lm_macho_has_arm64e(thin, sizeof(thin)));
+	assert_false(lm_macho_has_arm64e(elf, sizeof(elf)));
+	assert_false(lm_macho_has_arm64e(fat_e, 4));
+	/* As od prints them in the resolver's line. */
+	lm_run_target_parse("shim_head=cffaedfe0c00000102000080\n", &t);
+	assert_true(t.shim_arm64e);
+	lm_run_target_parse("shim_head=7f454c46020101\n", &t);
+	assert_false(t.shim_arm64e);
+	lm_run_target_parse("shim_head=cffaedfe0c000001020000zz\n", &t);
+	assert_false(t.shim_arm64e);
+}
+
+static void test_children_policy(void **state)
+{
+	lm_guest_facts on = { .os = "Darwin", .sip = "enabled" }, off = { .os = "Darwin", .sip = "disabled" };
+	lm_guest_facts custom = { .os = "Darwin", .sip = "custom" };
+	char why[256];
+
+	assert_int_equal(lm_children_policy(&on, 0, why, sizeof(why)), 1);
+	assert_string_equal(why, "guest SIP enabled: protected children purge DYLD_* themselves");
+	assert_int_equal(lm_children_policy(&off, 1, why, sizeof(why)), 1);
+	assert_string_equal(why, "the installed shim has an arm64e slice: protected children can load it");
+	assert_int_equal(lm_children_policy(&off, 0, why, sizeof(why)), 0);
+	assert_string_equal(why, "guest SIP disabled and the installed shim has no arm64e slice: dyld would stop a "
+	    "protected child that inherits it");
+	/* A custom configuration may have dropped the protection that purges DYLD_*: not trusted. */
+	assert_int_equal(lm_children_policy(&custom, 0, why, sizeof(why)), 0);
+}
+
+static void test_workload_command(void **state)
+{
+	lm_guest_facts facts = { .os = "Darwin", .home = "/Users/lume" };
+	const char *argv[] = { "LUME_METAL_INHERIT=0", "server" };
+	lm_profile *profile = NULL;
+	lm_shim_env se;
+	char *cmd = NULL;
+
+	lm_assert_ok(lm_profile_builtin(&profile, lm_profile_default_name()));
+	lm_assert_ok(lm_shim_env_make(&se, &facts, "DYLD_INSERT_LIBRARIES", "LumeMetalShim.dylib", "metal-capabilities",
+	    profile));
+	lm_assert_ok(lm_shim_env_workload(&se, "1", "guest SIP enabled", "/Users/lume/.local/share/lume-metal/runs/ab"));
+	lm_assert_ok(lm_shim_command(&se, LM_SHIM_ALL, argv, 2, &cmd));
+	/* Ours first, so that the user's own assignment, later on env's command line, wins. */
+	lm_assert_contains(cmd, " 'LUME_METAL_INHERIT=1' 'LUME_METAL_INHERIT_REASON=guest SIP enabled' "
+	    "'LUME_METAL_RECORD_DIR=/Users/lume/.local/share/lume-metal/runs/ab' ");
+	assert_true(strstr(cmd, "LUME_METAL_RECORD_DIR") < strstr(cmd, "LUME_METAL_INHERIT=0"));
+	lm_free(cmd);
+	/* Not for the probe: a shim environment without a workload's has none of them. */
+	lm_assert_ok(lm_shim_env_make(&se, &facts, "DYLD_INSERT_LIBRARIES", "LumeMetalShim.dylib", "metal-capabilities",
+	    profile));
+	lm_assert_ok(lm_shim_command(&se, LM_SHIM_ALL, argv + 1, 1, &cmd));
+	lm_assert_not_contains(cmd, "LUME_METAL_INHERIT");
+	lm_free(cmd);
+	lm_profile_free(profile);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hardened),
+		cmocka_unit_test(test_entitled),
+		cmocka_unit_test(test_not_hardened),
+		cmocka_unit_test(test_messages),
+		cmocka_unit_test(test_arm64e),
+		cmocka_unit_test(test_children_policy),
+		cmocka_unit_test(test_workload_command),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
