@@ -2,6 +2,8 @@
  * LM_STEP_WAITING events (curl's tool_cb_prg.c: the tool draws, the library reports). On a
  * terminal one live line is redrawn in place; elsewhere (CI logs) a plain line when a wait starts
  * and every 10 s while it lasts. --quiet and the JSON formats show none. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,6 +18,20 @@ void lm_cli_progress_clear(lm_cli *cli)
 		fputs("\r\033[K", stderr);
 		cli->live.drawn = 0;
 	}
+}
+
+void lm_cli_progress_live(lm_cli *cli, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap); /* one screen line: a longer one is cut */
+	va_end(ap);
+	fputs("\r\033[K", stderr);
+	lm_cli_puts(stderr, line);
+	fflush(stderr);
+	cli->live.drawn = 1;
 }
 
 /* The slot of the wait for this VM and step: found, or a free (or the oldest) one taken. */
@@ -49,11 +65,8 @@ void lm_cli_progress_wait(lm_cli *cli, const lm_step_event *ev)
 	if (cli->quiet || cli->json)
 		return;
 	if (cli->live.tty) {
-		fprintf(stderr, "\r\033[K");
-		lm_cli_printf(stderr, "%s%s%s: waiting %.0f s: %s", ev->vm, ev->vm[0] ? ": " : "", ev->name, ev->elapsed,
-		    ev->detail);
-		fflush(stderr);
-		cli->live.drawn = 1;
+		lm_cli_progress_live(cli, "%s%s%s: waiting %.0f s: %s", ev->vm, ev->vm[0] ? ": " : "", ev->name,
+		    ev->elapsed, ev->detail);
 		return;
 	}
 	i = slot_of(&cli->live, ev, &is_new);

@@ -46,6 +46,8 @@ scenario_agents() {
   note "install: plist uploaded, linted, bootstrapped and kickstarted"
   lm_json_first "$E2E_DIR/i.json" agent install vm1 --label $LABEL --keep-alive -- llama-server --port 8080
   expect_rc 0 "$E2E_DIR/i.json"
+  jq -e '.vms[0].message | test("^vm1: agent '$LABEL' installed and started \\(pid [0-9]+\\)$")' "$E2E_DIR/i.json" >/dev/null ||
+    fail "install message: $(jq .vms[0].message "$E2E_DIR/i.json")"
   jq_is "$E2E_DIR/i.json" '.command' "agent install"
   jq_is "$E2E_DIR/i.json" '.vms[0].agents[0].label' $LABEL
   jq_is "$E2E_DIR/i.json" '.vms[0].agents[0].program' /opt/homebrew/bin/llama-server
@@ -97,9 +99,12 @@ launchctl print gui/501/$LABEL"
 launchctl bootout gui/501/$LABEL"
   [ ! -e "$home/Library/LaunchAgents/$LABEL.plist" ] || fail "plist still there"
   jq -e '.vms.vm1.agents == null' "$LUME_METAL_STATE_DIR/state.json" >/dev/null || fail "journal: $(cat "$LUME_METAL_STATE_DIR/state.json")"
+  note "removing it again is done already (idempotent): exit 0, no launchctl call"
+  clear_calls vm1
   lm_json "$E2E_DIR/r2.json" agent remove vm1 --label $LABEL
-  expect_rc 1 "$E2E_DIR/r2.json"
-  jq_is "$E2E_DIR/r2.json" '.error.code' not-found
+  expect_rc 0 "$E2E_DIR/r2.json"
+  jq_is "$E2E_DIR/r2.json" '.vms[0].message' "vm1: no agent $LABEL installed by lume-metal; nothing to remove"
+  expect_calls vm1 ""
 
   note "rollback removes the VM's agents before its files"
   lm_json_first "$E2E_DIR/a1.json" agent install vm1 --label com.example.one -- llama-server
