@@ -426,6 +426,19 @@ scenario_fleet_hint() {
   lm_json "$E2E_DIR/ar.json" agent remove vm1 --label com.example.none
   expect_rc 0 "$E2E_DIR/ar.json"
   jq_is "$E2E_DIR/ar.json" '.vms[0].error' null
+
+  note "--no-wait names who holds the VM: a run (a shared holder) too"
+  local runner
+  "$LM_BIN" run vm1 -- sleep 30 </dev/null >"$E2E_DIR/run.out" 2>&1 &
+  runner=$!
+  wait_for 15 "the run to note itself on the VM's lock" grep -qs "pid $runner, run" "$LUME_METAL_STATE_DIR"/vm-*.lock
+  lm_json "$E2E_DIR/busy.json" enable vm1 --no-wait
+  expect_rc 1 "$E2E_DIR/busy.json"
+  jq -r '.vms[0].message' "$E2E_DIR/busy.json" | grep -q "another lume-metal process (pid $runner, run)" ||
+    fail "--no-wait does not say who holds the lock: $(cat "$E2E_DIR/busy.json")"
+  jq -r '.vms[0].error.hint' "$E2E_DIR/busy.json" | grep -q "named above" || fail "$(cat "$E2E_DIR/busy.json")"
+  kill -KILL "$runner" 2>/dev/null || true
+  wait "$runner" 2>/dev/null || true
 }
 
 # ---- Colour and width the way terminals expect (issue 26) ----
