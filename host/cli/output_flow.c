@@ -108,7 +108,7 @@ const char *lm_cli_pref_mode(const lm_host_pref_info *p)
 	if (!p->recorded)
 		return "no change of lume-metal's in effect";
 	if (p->kept)
-		return "kept: the fleet keeps the host unlocked; only `host disable` (or `rollback --all --host`) "
+		return "kept: the fleet keeps the host unlocked; only `host disable` (or `rollback --all --restore-host`) "
 		    "restores it";
 	return "per VM: rolling back the last enabled VM restores it";
 }
