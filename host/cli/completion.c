@@ -122,16 +122,18 @@ static void zsh_item(FILE *out, const char *word, const char *desc)
 	quoted(out, SH_ZSH, item);
 }
 
-/* The words of a placeholder that are choices ("text|json|jsonl"), space-separated. */
-static void choices(FILE *out, const char *arg)
+/* The items of a list separated by `sep`, each up to the first of `stop`, space-separated:
+ * "text|json|jsonl" (sep '|') or "list=...;show=..." (sep ';', stop "="). */
+static void items(FILE *out, const char *list, char sep, const char *stop)
 {
-	const char *p = arg;
+	const char *p = list;
+	char seps[2] = {sep, '\0'};
 
 	while (*p != '\0') {
-		size_t n = strcspn(p, "|");
-		fprintf(out, "%s%.*s", p == arg ? "" : " ", (int)n, p);
-		p += n;
-		p += strspn(p, "|");
+		size_t item = strcspn(p, seps), n = strcspn(p, stop);
+		fprintf(out, "%s%.*s", p == list ? "" : " ", (int)(n < item ? n : item), p);
+		p += item;
+		p += strspn(p, seps);
 	}
 }
 
@@ -164,17 +166,18 @@ static void value_options(FILE *out, const char *sep)
 			fprintf(out, "%s--%s", n++ ? sep : "", o);
 }
 
-/* The subcommands of a positional entry, words only (space-separated) or with descriptions. */
-static void sub_words(FILE *out, const char *subs)
+/* For each command with subcommands: BEFORE, the command, BETWEEN, its subcommands, AFTER (the
+ * walk's `case` that sets subs, in each shell's syntax). */
+static void subs_cases(FILE *out, const char *before, const char *between, const char *after)
 {
-	const char *p = subs;
+	size_t i;
 
-	while (*p != '\0') {
-		size_t n = strcspn(p, "=");
-		fprintf(out, "%s%.*s", p == subs ? "" : " ", (int)n, p);
-		p += n;
-		p += strcspn(p, ";");
-		p += strspn(p, ";");
+	for (i = 0; i < N_POSITIONAL; i++) {
+		if (positional[i].subs == NULL)
+			continue;
+		fprintf(out, "%s%s%s", before, positional[i].key, between);
+		items(out, positional[i].subs, ';', "=");
+		fputs(after, out);
 	}
 }
 
@@ -182,8 +185,6 @@ static void sub_words(FILE *out, const char *subs)
 
 static void posix_walk(FILE *out, shell_kind sh)
 {
-	size_t i;
-
 	/* bash's words are COMP_WORDS[0..COMP_CWORD-1], zsh's words[1..CURRENT-1]. */
 	if (sh == SH_BASH)
 		fprintf(out, "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd= key= subs= "
@@ -195,13 +196,7 @@ static void posix_walk(FILE *out, shell_kind sh)
 	value_options(out, "|");
 	fprintf(out, ") skip=1 ;;\n\t\t-*) ;;\n\t\t*)\n\t\t\tif [[ -z $cmd ]]; then\n\t\t\t\tcmd=$w key=$w\n"
 	    "\t\t\t\tcase $cmd in\n");
-	for (i = 0; i < N_POSITIONAL; i++) {
-		if (positional[i].subs == NULL)
-			continue;
-		fprintf(out, "\t\t\t\t%s) subs=\"", positional[i].key);
-		sub_words(out, positional[i].subs);
-		fprintf(out, "\" ;;\n");
-	}
+	subs_cases(out, "\t\t\t\t", ") subs=\"", "\" ;;\n");
 	fprintf(out, "\t\t\t\tesac\n\t\t\telif [[ $key == \"$cmd\" && $npos == 0 && \" $subs \" == *\" $w \"* ]]; then\n"
 	    "\t\t\t\tkey=\"$cmd $w\"\n\t\t\telse\n\t\t\t\tnpos=$((npos + 1))\n\t\t\tfi ;;\n\t\tesac\n\tdone\n");
 }
@@ -293,7 +288,7 @@ static void posix_script(FILE *out, shell_kind sh)
 		fprintf(out, "\t--%s)", o);
 		if (v == VAL_CHOICES) {
 			fprintf(out, sh == SH_BASH ? " COMPREPLY=($(compgen -W \"" : " compadd -- ");
-			choices(out, arg);
+			items(out, arg, '|', "|");
 			fprintf(out, sh == SH_BASH ? "\" -- \"$cur\"));" : ";");
 		} else {
 			posix_offer(out, sh, v == VAL_DIR ? ARG_DIR : v == VAL_FILE ? ARG_FILE : v == VAL_PROFILE ? ARG_PROFILE :
@@ -336,7 +331,7 @@ static void posix_script(FILE *out, shell_kind sh)
 		if (positional[i].subs != NULL) {
 			if (sh == SH_BASH) {
 				fprintf(out, " COMPREPLY+=($(compgen -W \"");
-				sub_words(out, positional[i].subs);
+				items(out, positional[i].subs, ';', "=");
 				fprintf(out, "\" -- \"$cur\"));");
 			} else {
 				const char *p = positional[i].subs;
@@ -385,13 +380,7 @@ static void fish_script(FILE *out)
 	value_options(out, " ");
 	fprintf(out, "\n\t\t\t\tset skip 1\n\t\t\tcase '-*'\n\t\t\tcase '*'\n\t\t\t\tif test -z \"$cmd\"\n"
 	    "\t\t\t\t\tset cmd $w\n\t\t\t\t\tset key $w\n\t\t\t\t\tswitch $cmd\n");
-	for (i = 0; i < N_POSITIONAL; i++) {
-		if (positional[i].subs == NULL)
-			continue;
-		fprintf(out, "\t\t\t\t\t\tcase %s\n\t\t\t\t\t\t\tset subs ", positional[i].key);
-		sub_words(out, positional[i].subs);
-		fputc('\n', out);
-	}
+	subs_cases(out, "\t\t\t\t\t\tcase ", "\n\t\t\t\t\t\t\tset subs ", "\n");
 	fprintf(out, "\t\t\t\t\tend\n\t\t\t\telse if test \"$key\" = \"$cmd\" -a $npos = 0; and contains -- $w $subs\n"
 	    "\t\t\t\t\tset key \"$cmd $w\"\n\t\t\t\telse\n\t\t\t\t\tset npos (math $npos + 1)\n\t\t\t\tend\n"
 	    "\t\tend\n\tend\n\techo \"$key:$npos\"\nend\n");
@@ -462,7 +451,7 @@ static void fish_script(FILE *out)
 		switch (value_of(arg)) {
 		case VAL_CHOICES:
 			fprintf(out, " -x -a '");
-			choices(out, arg);
+			items(out, arg, '|', "|");
 			fputc('\'', out);
 			break;
 		case VAL_DIR: fprintf(out, " -x -a '(__fish_complete_directories)'"); break;

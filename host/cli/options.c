@@ -357,6 +357,16 @@ static void roff_text(FILE *out, const char *s)
 	}
 }
 
+/* One tagged paragraph: the term in bold (font 'B') or italics ('I'), then its text. */
+static void roff_item(FILE *out, char font, const char *term, const char *text)
+{
+	fprintf(out, ".TP\n.%c ", font);
+	roff_text(out, term);
+	fputc('\n', out);
+	roff_text(out, text);
+	fputc('\n', out);
+}
+
 void lm_cli_man(FILE *out)
 {
 	const char *example, *what;
@@ -366,13 +376,8 @@ void lm_cli_man(FILE *out)
 	fprintf(out, ".SH NAME\nlume\\-metal \\- unlock Metal capabilities in macOS VMs\n");
 	fprintf(out, ".SH SYNOPSIS\n.B lume\\-metal\n\\fICOMMAND\\fR [\\fIARGS\\fR] [\\fIOPTIONS\\fR]\n");
 	fprintf(out, ".SH COMMANDS\n");
-	for (i = 0; command_help[i] != NULL; i += 2) {
-		fprintf(out, ".TP\n.B ");
-		roff_text(out, command_help[i]);
-		fputc('\n', out);
-		roff_text(out, command_help[i + 1]);
-		fputc('\n', out);
-	}
+	for (i = 0; command_help[i] != NULL; i += 2)
+		roff_item(out, 'B', command_help[i], command_help[i + 1]);
 	fprintf(out, ".SH OPTIONS\n");
 	for (i = 0; i < N_VISIBLE; i++) {
 		fprintf(out, ".TP\n.B \\-\\-");
@@ -392,13 +397,8 @@ void lm_cli_man(FILE *out)
 		fputc('\n', out);
 	}
 	fprintf(out, ".SH EXAMPLES\n");
-	for (i = 0; (example = lm_cli_example_at(i, NULL, &what)) != NULL; i++) {
-		fprintf(out, ".TP\n.B ");
-		roff_text(out, example);
-		fputc('\n', out);
-		roff_text(out, what);
-		fputc('\n', out);
-	}
+	for (i = 0; (example = lm_cli_example_at(i, NULL, &what)) != NULL; i++)
+		roff_item(out, 'B', example, what);
 	fprintf(out, ".SH ENVIRONMENT\n");
 	for (i = 0; i < N_VISIBLE; i++) {
 		if (options[i].env == NULL)
@@ -409,24 +409,14 @@ void lm_cli_man(FILE *out)
 		roff_text(out, options[i].name);
 		fputs("; the option wins.\n", out);
 	}
-	for (i = 0; environment_help[i] != NULL; i += 2) {
-		fprintf(out, ".TP\n.B ");
-		roff_text(out, environment_help[i]);
-		fputc('\n', out);
-		roff_text(out, environment_help[i + 1]);
-		fputc('\n', out);
-	}
+	for (i = 0; environment_help[i] != NULL; i += 2)
+		roff_item(out, 'B', environment_help[i], environment_help[i + 1]);
 	fprintf(out, ".SH FILES\n");
-	for (i = 0; files_help[i] != NULL; i += 2) {
-		fprintf(out, ".TP\n.I ");
-		roff_text(out, files_help[i]);
-		fputc('\n', out);
-		roff_text(out, files_help[i + 1]);
-		fputc('\n', out);
-	}
+	for (i = 0; files_help[i] != NULL; i += 2)
+		roff_item(out, 'I', files_help[i], files_help[i + 1]);
 	fprintf(out, ".SH EXIT STATUS\n");
 	for (i = 0; exit_help[i] != NULL; i += 2)
-		fprintf(out, ".TP\n.B %s\n%s\n", exit_help[i], exit_help[i + 1]);
+		roff_item(out, 'B', exit_help[i], exit_help[i + 1]);
 	fprintf(out, ".SH SEE ALSO\n");
 	roff_text(out, "lume(1), tart(1), ssh(1), launchctl(1), launchd.plist(5); the guides in "
 	    "share/doc/lume-metal: lume-metal.md, json-output.md, profile-format.md, security.md.");
