@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -20,14 +21,26 @@ void lm_cli_progress_clear(lm_cli *cli)
 	}
 }
 
+/* The live line: one screen line, so that \r and erase-line redraw it whole; a longer one is
+ * cut at the terminal's width (at a character's start). */
 void lm_cli_progress_live(lm_cli *cli, const char *fmt, ...)
 {
 	char line[512];
+	struct winsize ws;
+	size_t n, width = sizeof(line) - 1;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap); /* one screen line: a longer one is cut */
+	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 && ws.ws_col <= width)
+		width = (size_t)ws.ws_col - 1;
+	if ((n = strlen(line)) > width) {
+		n = width;
+		while (n > 0 && ((unsigned char)line[n] & 0xC0) == 0x80)
+			n--;
+		line[n] = '\0';
+	}
 	fputs("\r\033[K", stderr);
 	lm_cli_puts(stderr, line);
 	fflush(stderr);
