@@ -120,11 +120,11 @@ static const struct {
 	    "password in $LUME_METAL_SSH_PASSWORD or a file named by --ssh-password-file FILE"},
 	{LM_ECONFLICT, NULL, NULL, NULL, "`lume-metal host status` shows what is recorded; use the --prefs-dir of the run "
 	    "that changed it, or --force to restore it anyway"},
-	{LM_ECORRUPT, "state", NULL, NULL, "fix the file by hand (docs/state-format.md), or move it aside in the state "
-	    "directory (--state-dir) and check the preference with `lume-metal host status`"},
+	{LM_ECORRUPT, "state", NULL, NULL, "fix the file by hand (docs/state-format.md), or start afresh with `mv state.json "
+	    "state.json.bad` in the state directory (--state-dir), then check `lume-metal host status`"},
 	{LM_ECORRUPT, NULL, NULL, NULL, "`lume-metal enable {vm}` reinstalls the guest's files"},
 	{LM_ENOTENABLED, NULL, NULL, NULL, "run `lume-metal enable {vm}` first"},
-	{LM_ENOTRUNNING, NULL, NULL, NULL, "start {vm}, or run `lume-metal enable {vm}`, which starts it"},
+	{LM_ENOTRUNNING, NULL, NULL, NULL, "start the VM, or run `lume-metal enable {vm}`, which starts it"},
 	{LM_ENOBUNDLE, NULL, NULL, NULL, "build and install the guest bundles (cmake --build, cmake --install), or pass "
 	    "--bundle DIR"},
 	{LM_ENOTFOUND, "no VM manager knows", NULL, NULL, "check the name: `lume ls`, `tart list` or `utmctl list` lists "
@@ -147,7 +147,7 @@ static const struct {
 	{LM_EWRONGUSER, NULL, NULL, NULL, "run lume-metal as the user the Lume server runs as; --force-user-mismatch "
 	    "writes it anyway: dangerous, see docs/preferences.md"},
 	{LM_ECANCELED, NULL, NULL, NULL, "what the command had done is undone (see the message); run it again to finish"},
-	{LM_ENOTPROVEN, NULL, NULL, NULL, "stop and start {vm} so that it reads the preference now in effect, then enable "
+	{LM_ENOTPROVEN, NULL, NULL, NULL, "stop and start the VM so that it reads the preference now in effect, then enable "
 	    "again; `lume-metal probe {vm} --exercise` shows each kernel's result"},
 	{LM_ETIMEOUT, "ready", NULL, NULL, "check that {vm} boots (`lume run {vm}` shows its console); a slow boot: "
 	    "--timeout SECONDS"},

@@ -179,9 +179,8 @@ int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc)
 {
 	lm_flow_step *s = step_running(o);
 	const char *why = lm_error_last()->message;
-	char *m;
-
 	size_t n = strlen(o->vm);
+	char *m;
 
 	o->rc = rc;
 	/* Never an earlier message in its place: none at all, when this one cannot be had. The VM's

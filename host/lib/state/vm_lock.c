@@ -40,21 +40,27 @@ static int lock_path(lm_context *ctx, const char *vm, char **out)
  * Printable bytes only. */
 static void holder(const char *path, char *out, size_t len)
 {
-	char buf[512], *line, *save = NULL;
+	char buf[512], *line, *save = NULL, *start = buf;
 	ssize_t n = -1;
 	size_t i, k = 0;
+	off_t end, from = 0;
 	long pid;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
 	out[0] = '\0';
 	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
+		/* The newest notes are the last: read the file's end, from a line's start. */
+		if ((end = lseek(fd, 0, SEEK_END)) > (off_t)sizeof(buf) - 1)
+			from = end - (off_t)sizeof(buf) + 1;
+		n = pread(fd, buf, sizeof(buf) - 1, from);
 		close(fd);
 	}
 	if (n <= 0)
 		return;
 	buf[n] = '\0';
-	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+	if (from > 0 && (start = strchr(buf, '\n')) == NULL)
+		return;
+	for (line = strtok_r(start, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
 		if (sscanf(line, "pid %ld,", &pid) != 1 || pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno != EPERM))
 			continue;
 		if (k > 0 && k + 2 < len) {
