@@ -50,7 +50,10 @@ typedef struct {
 	const char *out_dir;     /* --out DIR (bench) */
 	int bare_metal;          /* --bare-metal (bench) */
 	lm_bench_parser workload_parser; /* --workload-parser (bench) */
-	const char *host;        /* --host CHIP: the host's own family for `profile lint` */
+	const char *chip;        /* --chip FAMILY: the host's own family for `profile lint` */
+	const char *old_host;    /* --host VALUE, the old name: an address or a chip (options.c resolve_host) */
+	int color;               /* --color: LM_CLI_COLOR_AUTO (0), _ALWAYS or _NEVER */
+	int color_on;            /* colour the results on stdout (color.c decides) */
 	int argc;                /* positional arguments after the command word(s) */
 	char **argv;
 	int cmd_argc;            /* for `run` and `bench`: what follows "--" */
@@ -74,6 +77,15 @@ typedef struct {
 	lm_cli_progress live;    /* progress.c: the waits being shown */
 } lm_cli;
 
+/* color.c: colour the way terminals expect (--color, NO_COLOR, TERM=dumb, never on a pipe). */
+enum { LM_CLI_COLOR_AUTO = 0, LM_CLI_COLOR_ALWAYS, LM_CLI_COLOR_NEVER };
+enum { LM_CLI_PLAIN = 0, LM_CLI_OK, LM_CLI_WARN, LM_CLI_FAIL };
+int lm_cli_color_wanted(int mode, int tty, const char *no_color, const char *term);
+const char *lm_cli_color(const lm_cli *cli, int kind);  /* the escape sequence, or "" */
+void lm_cli_word(FILE *out, const lm_cli *cli, int kind, const char *word, int width); /* coloured, padded */
+int lm_cli_term_dumb(void);                             /* TERM=dumb: no escape sequences at all */
+int lm_cli_term_width(void);                            /* COLUMNS, the terminal's, else 80 */
+
 /* options.c */
 int lm_cli_parse(lm_cli *cli, int argc, char **argv); /* LM_EXIT_USAGE on error (message printed) */
 void lm_cli_usage(FILE *out);
@@ -85,7 +97,10 @@ void lm_cli_man(FILE *out);
 int lm_cli_fail(lm_cli *cli, int exit_code);                      /* prints lm_error_last() */
 int lm_cli_report(lm_cli *cli, int exit_code, int code, const char *message); /* prints this error */
 int lm_cli_usage_error(lm_cli *cli, const char *fmt, ...) LM_CLI_PRINTF(2, 3); /* LM_EXIT_USAGE */
-const char *lm_cli_hint(const lm_cli *cli, int code);             /* NULL when none */
+const char *lm_cli_hint(const lm_cli *cli, int code);             /* NULL when none; lm_error_last()'s cause */
+/* The hint about one cause: the code, the library's message (which names the cause) and the VM it
+ * is about (NULL: the one named on the command line). */
+const char *lm_cli_hint_about(const lm_cli *cli, int code, const char *vm, const char *message);
 void lm_cli_print_document(const lm_cli *cli, int rc, char *doc);  /* prints and frees; rc < 0: failed */
 lm_json_envelope lm_cli_envelope(const lm_cli *cli, int exit_code, int error_code, const char *message);
 /* Text that may carry echoed input (names, paths, messages with outside bytes) reaches a terminal
@@ -100,10 +115,17 @@ void lm_cli_iso_time(double epoch, char *buf, size_t size);       /* 2026-11-29T
 /* options.c: the tables, read by index (NULL past the end). */
 const char *lm_cli_option_at(size_t i, const char **arg, const char **help);
 const char *lm_cli_command_at(size_t i, const char **summary); /* usage line: "enable VM... [--profile P]" */
+const char *lm_cli_option_env(size_t i);
+const char *lm_cli_exit_at(size_t i, const char **meaning);   /* "0", "success"; NULL past the end */                      /* the variable that sets option i, or NULL */
 
 /* help.c: help per command, and the nearest command to a mistyped one. */
 int lm_cli_command_help(lm_cli *cli, const char *command, FILE *out); /* LM_EXIT_USAGE when unknown */
 const char *lm_cli_nearest_command(const char *word);                /* NULL when nothing is near */
+const char *lm_cli_nearest_option(const char *arg);                  /* "--dryrun" -> "dry-run"; NULL: none */
+/* The examples, per command: the command line and what it does (NULL past the end). */
+const char *lm_cli_example_at(size_t i, const char **command, const char **what);
+/* "  LEFT   TEXT" with TEXT wrapped to width, continuation lines under its first column. */
+void lm_cli_wrap(FILE *out, int width, const char *left, const char *text);
 int lm_cli_command_takes(const char *command, const char *option);  /* its own or a common option */
 
 /* completion.c: the completion script for bash, zsh or fish, from the tables above. */
@@ -112,6 +134,7 @@ int lm_cli_completion(const char *shell, FILE *out);                   /* -1: un
 /* progress.c: waits shown as a live line on a terminal, a plain line every 10 s elsewhere. */
 void lm_cli_progress_wait(lm_cli *cli, const lm_step_event *ev);
 void lm_cli_progress_clear(lm_cli *cli);                             /* before any other line */
+void lm_cli_progress_live(lm_cli *cli, const char *fmt, ...) LM_CLI_PRINTF(2, 3); /* the live line, redrawn */
 
 /* output_flow.c: flow results. */
 /* Whose domain holds the preference, and whether the Lume server's VMs read it, in one line. */
@@ -124,8 +147,8 @@ int lm_cli_flow_exit(const lm_flow_result *result);
 void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *result, int exit_code);
 void lm_cli_flags_line(const lm_workload_flags *flags, char *buf, size_t len);
 void lm_cli_agent_lines(FILE *out, const lm_vm_outcome *o); /* cmd_agent.c: the VM's agents, if any */
-void lm_cli_exercise_lines(FILE *out, const char *indent, const char *title, const lm_report *exercised,
-    const char *os_version);
+void lm_cli_exercise_lines(const lm_cli *cli, FILE *out, const char *indent, const char *title,
+    const lm_report *exercised, const char *os_version);
 
 /* interrupt.c: SIGINT/SIGTERM during a command that changes VMs. */
 void lm_cli_trap_signals(void);                      /* from now on, a signal cancels */
@@ -149,5 +172,6 @@ int lm_cmd_agent(lm_cli *cli);
 int lm_cmd_doctor(lm_cli *cli);
 int lm_cmd_help(lm_cli *cli);
 int lm_cmd_completion(lm_cli *cli);
+int lm_cmd_complete(lm_cli *cli); /* __complete vms: VM names for the completion scripts */
 
 #endif

@@ -12,7 +12,7 @@ static const struct {
 	{"os", "lume-metal unlocks VMs on macOS hosts; elsewhere it serves tests and the simulator"},
 	{"chip", "Paravirtualized Metal needs an Apple silicon host"},
 	{"vm-manager", "start `lume serve` (or pass --lume-url URL), or put lume, tart or utmctl on PATH; a VM no "
-	    "manager runs: --vm-manager none --host IP"},
+	    "manager runs: --vm-manager none --address IP"},
 	{"user", "run lume-metal as the user the Lume server runs as (docs/preferences.md)"},
 	{"preference", "`lume-metal enable VM` sets it; a configuration profile that forces it must be changed "
 	    "by its administrator; `lume-metal host status` shows the details"},
@@ -90,7 +90,9 @@ int lm_cmd_doctor(lm_cli *cli)
 		for (i = 0; i < result->count; i++) {
 			const lm_doctor_check *c = result->checks[i];
 			scope = c->vm[0] ? c->vm : "host";
-			lm_cli_printf(stdout, "%-4s  %s %s: %s\n", lm_check_level_name(c->level), scope, c->name, c->message);
+			lm_cli_word(stdout, cli, c->level == LM_CHECK_OK ? LM_CLI_OK : c->level == LM_CHECK_WARN ? LM_CLI_WARN :
+			    LM_CLI_FAIL, lm_check_level_name(c->level), 4);
+			lm_cli_printf(stdout, "  %s %s: %s\n", scope, c->name, c->message);
 			if (c->level != LM_CHECK_OK && (hint = advise(NULL, c)) != NULL)
 				lm_cli_printf(stdout, "      -> %s\n", hint);
 		}

@@ -6,7 +6,7 @@ static const char *yn(int v)
 	return v ? "yes" : "no";
 }
 
-static void print_table(const lm_vm_outcome *o)
+static void print_table(const lm_cli *cli, const lm_vm_outcome *o)
 {
 	const lm_family *fam;
 	size_t n, i;
@@ -39,8 +39,11 @@ static void print_table(const lm_vm_outcome *o)
 	    (unsigned long long)lm_report_recommended_working_set_size(o->shimmed));
 	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "unified memory", yn(lm_report_unified_memory(o->stock)),
 	    yn(lm_report_unified_memory(o->shimmed)));
-	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "shim active", yn(lm_report_shim_active(o->stock)),
-	    yn(lm_report_shim_active(o->shimmed)));
+	/* The line that says whether the unlock took: coloured ok or fail. */
+	lm_cli_printf(stdout, "  %-30s %-10s ", "shim active", yn(lm_report_shim_active(o->stock)));
+	lm_cli_word(stdout, cli, lm_report_shim_active(o->shimmed) ? LM_CLI_OK : LM_CLI_FAIL,
+	    yn(lm_report_shim_active(o->shimmed)), 0);
+	fputc('\n', stdout);
 	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "llama.cpp simdgroup reduction", yn(o->stock_flags.llama_simdgroup_reduction),
 	    yn(o->shimmed_flags.llama_simdgroup_reduction));
 	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "llama.cpp simdgroup matmul", yn(o->stock_flags.llama_simdgroup_mm),
@@ -52,7 +55,7 @@ static void print_table(const lm_vm_outcome *o)
 	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "MLX residency-set risk", yn(o->stock_flags.mlx_residency_risk),
 	    yn(o->shimmed_flags.mlx_residency_risk));
 	if (o->exercised != NULL)
-		lm_cli_exercise_lines(stdout, "  ", "exercise", o->exercised, o->guest.os_version);
+		lm_cli_exercise_lines(cli, stdout, "  ", "exercise", o->exercised, o->guest.os_version);
 	else
 		lm_cli_printf(stdout, "  exercise: never run (lume-metal probe %s --exercise)\n", o->vm);
 }
@@ -75,7 +78,7 @@ int lm_cmd_probe(lm_cli *cli)
 		if (cli->json || rc < 0)
 			lm_cli_flow_print(cli, result, exit_code);
 		else
-			print_table(result->vms[0]);
+			print_table(cli, result->vms[0]);
 	}
 	lm_flow_result_free(result);
 	lm_context_free(ctx);

@@ -34,7 +34,7 @@ static int is_builtin(const char *name_or_path)
 	return 0;
 }
 
-/* --host FAMILY: a family name ("Apple7") or its value (1007), in the Apple range. */
+/* --chip FAMILY: a family name ("Apple7") or its value (1007), in the Apple range. */
 static int host_family(lm_cli *cli, int *out)
 {
 	char *end;
@@ -42,17 +42,17 @@ static int host_family(lm_cli *cli, int *out)
 	int value = 0;
 
 	*out = 0;
-	if (cli->host == NULL)
+	if (cli->chip == NULL)
 		return 0;
 	errno = 0;
-	v = strtol(cli->host, &end, 10);
-	if (errno == 0 && end != cli->host && *end == '\0' && v > 0 && v < 100000)
+	v = strtol(cli->chip, &end, 10);
+	if (errno == 0 && end != cli->chip && *end == '\0' && v > 0 && v < 100000)
 		value = (int)v;
-	else if (lm_family_value(cli->host, &value) != 0)
-		return lm_cli_usage_error(cli, "--host: %s", lm_error_last()->message);
+	else if (lm_family_value(cli->chip, &value) != 0)
+		return lm_cli_usage_error(cli, "--chip: %s", lm_error_last()->message);
 	if (value < 1001 || value > 1999)
-		return lm_cli_usage_error(cli, "--host: expected an Apple family such as Apple7 (M1) or Apple9 (M3, M4), "
-		    "found '%s'", cli->host);
+		return lm_cli_usage_error(cli, "--chip: expected an Apple family such as Apple7 (M1) or Apple9 (M3, M4), "
+		    "found '%s'", cli->chip);
 	*out = value;
 	return 0;
 }

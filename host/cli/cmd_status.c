@@ -1,7 +1,7 @@
 /* lume-metal status [VM...] */
 #include "cli.h"
 
-static void print_text(const lm_flow_result *r)
+static void print_text(const lm_cli *cli, const lm_flow_result *r)
 {
 	const lm_host_pref_info *p = &r->pref;
 	char flags[160], user[1800];
@@ -26,11 +26,16 @@ static void print_text(const lm_flow_result *r)
 			continue;
 		}
 		if (o->rc < 0) {
-			lm_cli_printf(stdout, "%s: FAILED\n", o->vm);
+			lm_cli_printf(stdout, "%s: ", o->vm);
+			lm_cli_word(stdout, cli, LM_CLI_FAIL, "FAILED", 0);
+			fputc('\n', stdout);
 			lm_cli_printf(stderr, "lume-metal: %s\n", o->message); /* already names the VM */
 			continue;
 		}
-		lm_cli_printf(stdout, "%s: %s\n", o->vm, o->already_enabled ? "enabled" : "not enabled");
+		lm_cli_printf(stdout, "%s: ", o->vm);
+		lm_cli_word(stdout, cli, o->already_enabled ? LM_CLI_OK : LM_CLI_PLAIN, o->already_enabled ? "enabled" :
+		    "not enabled", 0);
+		fputc('\n', stdout);
 		lm_cli_printf(stdout, "  state %s, ip %s, manager %s\n", o->info.status[0] ? o->info.status : "unknown",
 		    o->info.ip[0] ? o->info.ip : "-", o->info.manager[0] ? o->info.manager : "-");
 		if (o->info.vm_id[0] != '\0')
@@ -45,20 +50,25 @@ static void print_text(const lm_flow_result *r)
 			    "not enabled: Cirrus Labs' images inject it into no session, `tart exec` ones included; "
 			    "lume-metal's shim reads TART_METAL_* too\n");
 		if (o->already_enabled) {
-			lm_cli_printf(stdout, "  profile %s, bundle %s: %s\n", o->profile, o->bundle_id,
-			    o->bundle_verified ? "verified" : "not verified (VM not running, or files differ)");
-			lm_cli_printf(stdout, "  restart pending: %s\n", o->restart_pending ?
-			    "yes (not certainly started after the preference changed; `lume-metal enable` restarts it)" : "no");
+			lm_cli_printf(stdout, "  profile %s, bundle %s: ", o->profile, o->bundle_id);
+			lm_cli_word(stdout, cli, o->bundle_verified ? LM_CLI_OK : LM_CLI_WARN, o->bundle_verified ? "verified" :
+			    "not verified (VM not running, or files differ)", 0);
+			lm_cli_printf(stdout, "\n  restart pending: ");
+			lm_cli_word(stdout, cli, o->restart_pending ? LM_CLI_WARN : LM_CLI_OK, o->restart_pending ?
+			    "yes (not certainly started after the preference changed; `lume-metal enable` restarts it)" : "no", 0);
+			fputc('\n', stdout);
 		}
 		if (o->shimmed != NULL) {
 			lm_cli_flags_line(&o->shimmed_flags, flags, sizeof(flags));
-			lm_cli_printf(stdout, "  last probe: shim %s, Apple%d, %llu bytes threadgroup memory; llama.cpp %s\n",
-			    lm_report_shim_active(o->shimmed) ? "active" : "inactive",
+			lm_cli_printf(stdout, "  last probe: shim ");
+			lm_cli_word(stdout, cli, lm_report_shim_active(o->shimmed) ? LM_CLI_OK : LM_CLI_FAIL,
+			    lm_report_shim_active(o->shimmed) ? "active" : "inactive", 0);
+			lm_cli_printf(stdout, ", Apple%d, %llu bytes threadgroup memory; llama.cpp %s\n",
 			    lm_report_apple_family(o->shimmed) - 1000,
 			    (unsigned long long)lm_report_max_threadgroup_memory(o->shimmed), flags);
 		}
 		if (o->exercised != NULL)
-			lm_cli_exercise_lines(stdout, "  ", "last exercise", o->exercised, o->guest.os_version);
+			lm_cli_exercise_lines(cli, stdout, "  ", "last exercise", o->exercised, o->guest.os_version);
 		lm_cli_agent_lines(stdout, o);
 	}
 }
@@ -79,7 +89,7 @@ int lm_cmd_status(lm_cli *cli)
 		if (cli->json)
 			lm_cli_flow_print(cli, result, exit_code);
 		else
-			print_text(result);
+			print_text(cli, result);
 	}
 	lm_flow_result_free(result);
 	lm_context_free(ctx);

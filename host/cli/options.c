@@ -14,7 +14,7 @@ enum opt_id {
 	OPT_BUNDLE, OPT_PROFILE, OPT_ALL, OPT_JOBS, OPT_NO_RESTART, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT,
 	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT, OPT_TART, OPT_UTMCTL,
 	OPT_EXERCISE, OPT_KEEP_HOST, OPT_RESTORE_HOST, OPT_REPETITIONS, OPT_OUT, OPT_WORKLOAD_PARSER, OPT_BARE_METAL,
-	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD,
+	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD, OPT_COLOR, OPT_ADDRESS, OPT_CHIP,
 	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM
 };
 
@@ -62,8 +62,7 @@ static const struct option_doc {
 	 "--restore-host, restores it."},
 	{"keep-host", no_argument, OPT_KEEP_HOST, NULL, NULL, "enable: the same as host enable --keep."},
 	{"restore-host", no_argument, OPT_RESTORE_HOST, NULL, NULL,
-	 "rollback: restore the host preference when no enabled VM is left, even when kept (--keep). "
-	 "`--host` with no value (last, or followed by another option) means the same."},
+	 "rollback: restore the host preference when no enabled VM is left, even when kept (--keep)."},
 	{"no-restart", no_argument, OPT_NO_RESTART, NULL, NULL,
 	 "rollback: do not restart running VMs that still carry the unlocked level."},
 	{"exercise", no_argument, OPT_EXERCISE, NULL, NULL,
@@ -92,7 +91,7 @@ static const struct option_doc {
 	 "Lume HTTP API base URL. Default: http://127.0.0.1:7777."},
 	{"vm-manager", required_argument, OPT_VM_MANAGER, "lume-api|lume-cli|tart|utm|none", "LUME_METAL_VM_MANAGER",
 	 "Force a VM manager: Lume's HTTP API, the lume CLI, Tart, UTM (utmctl), or none (a VM started by "
-	 "anything else, at --host IP). Default: per VM, the one that knows it among Lume (its API when "
+	 "anything else, at --address IP). Default: per VM, the one that knows it among Lume (its API when "
 	 "`lume serve` answers, else the CLI), tart and utmctl on PATH."},
 	{"tart", required_argument, OPT_TART, "PATH", "LUME_METAL_TART", "The tart program. Default: tart on PATH."},
 	{"utmctl", required_argument, OPT_UTMCTL, "PATH", "LUME_METAL_UTMCTL",
@@ -118,16 +117,24 @@ static const struct option_doc {
 	 "enable/status: a running VM is left alone only when lume-metal started it after the preference "
 	 "changed, or its guest kernel booted more than SECONDS after the change (default 30: a VM's "
 	 "firmware runs that long before its kernel boots); otherwise it is restarted."},
-	{"host", required_argument, OPT_HOST, "FAMILY|IP", NULL,
-	 "profile lint: the host's own Apple family (e.g. Apple7 for M1) to check the ceiling against. "
-	 "Every other command: the guest's IPv4 address, needed with --vm-manager none and with UTM older "
-	 "than 5.0.3 (which cannot tell it)."},
+	{"address", required_argument, OPT_ADDRESS, "IP", NULL,
+	 "The guest's IPv4 address, needed with --vm-manager none and with UTM older than 5.0.3 (which "
+	 "cannot tell it)."},
+	{"chip", required_argument, OPT_CHIP, "FAMILY", NULL,
+	 "profile lint: the host's own Apple family (e.g. Apple7 for M1) to check the ceiling against."},
+	{"color", required_argument, OPT_COLOR, "auto|always|never", NULL,
+	 "Colour ok, warn and fail in the output: auto (the default) colours only a terminal, and never when "
+	 "NO_COLOR is set or TERM is dumb."},
 	{"verbose", no_argument, OPT_VERBOSE, NULL, NULL, "Show debug lines."},
 	{"man", no_argument, OPT_MAN, NULL, NULL, "Print the man page (roff) and exit."},
 	{"help", no_argument, OPT_HELP, NULL, NULL, "Show this help and exit."},
 	{"version", no_argument, OPT_VERSION, NULL, NULL, "Show the version and exit."},
+	/* Last, and in no help or completion: the old name that meant three things (an address, a
+	 * chip, restoring the host). It still works where its meaning is certain (resolve_host). */
+	{"host", required_argument, OPT_HOST, "IP", NULL, ""},
 };
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+#define N_VISIBLE (N_OPTIONS - 1)
 
 static const char *const command_help[] = {
 	"enable VM... [--profile P] [--keep-host]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
@@ -138,7 +145,7 @@ static const char *const command_help[] = {
 	"bench VM -- llama-bench ARGS...", "Stock vs shimmed runs, interleaved, written as an evidence folder (docs/bench.md).",
 	"bench --bare-metal -- llama-bench ARGS...", "The same on this host itself: the bare-metal record.",
 	"bench compare DIR...", "Evidence folders side by side, and the published figures.",
-	"rollback VM...|--all [--host]", "Remove the guest files; restore the host preference when no VM is left.",
+	"rollback VM...|--all [--restore-host]", "Remove the guest files; restore the host preference when no VM is left.",
 	"profile list|show NAME|FILE|lint FILE", "Built-in profiles, a profile's effect and warnings.",
 	"host enable [--keep]|disable|status", "The host preference alone (--keep: kept for a CI fleet until host disable).",
 	"forget-host VM", "Forget a guest's recorded SSH host key.",
@@ -152,7 +159,40 @@ static const char *const command_help[] = {
 
 static const char *const exit_help[] = {
 	"0", "success", "1", "failure", "2", "usage error", "3", "some VMs of a fleet failed",
-	"4", "guest unsupported: the shim does not activate there, stock kept", NULL,
+	"4", "guest unsupported: the shim does not activate there, stock kept",
+	"run", "the guest command's own exit status", NULL,
+};
+
+const char *lm_cli_exit_at(size_t i, const char **meaning)
+{
+	size_t k;
+
+	for (k = 0; exit_help[k] != NULL; k += 2)
+		if (k / 2 == i) {
+			*meaning = exit_help[k + 1];
+			return exit_help[k];
+		}
+	return NULL;
+}
+
+/* ENVIRONMENT besides the options' own variables. */
+static const char *const environment_help[] = {
+	"LUME_METAL_SSH_PASSWORD", "The guest's password (never in argv, never printed, never passed to a child).",
+	"NO_COLOR", "Any non-empty value: no colour (https://no-color.org); --color always still colours.",
+	"TERM", "dumb: no colour and no live line redrawn in place.",
+	"COLUMNS", "The width help is wrapped to; default: the terminal's, 80 when not a terminal.",
+	"XDG_STATE_HOME", "Where the state directory is by default ($XDG_STATE_HOME/lume-metal).",
+	NULL,
+};
+
+static const char *const files_help[] = {
+	"~/.local/state/lume-metal/state.json", "The journal: the preference's original value, every enabled VM "
+	    "(~/Library/Application Support/lume-metal on macOS; --state-dir).",
+	"~/.local/state/lume-metal/known_hosts", "The guests' pinned SSH host keys (forget-host, gc).",
+	"~/Library/Preferences/com.apple.gpusw.ParavirtualizedGraphics.plist", "The host preference lume-metal "
+	    "sets and restores.",
+	"<prefix>/share/lume-metal/bundles", "The guest bundles (shim, probe, manifest) installed into the guests.",
+	NULL,
 };
 
 /* A directory option must be absolute: a relative one would name another directory from each
@@ -230,7 +270,19 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 			    LM_BENCH_ROUNDS_MAX, arg);
 		cli->repetitions = (int)l;
 		return 0;
-	case OPT_HOST: cli->host = arg; cli->lib.vm_address = arg; return 0;
+	case OPT_HOST: cli->old_host = arg; return 0;
+	case OPT_ADDRESS: cli->lib.vm_address = arg; return 0;
+	case OPT_CHIP: cli->chip = arg; return 0;
+	case OPT_COLOR:
+		if (strcmp(arg, "auto") == 0)
+			cli->color = LM_CLI_COLOR_AUTO;
+		else if (strcmp(arg, "always") == 0)
+			cli->color = LM_CLI_COLOR_ALWAYS;
+		else if (strcmp(arg, "never") == 0)
+			cli->color = LM_CLI_COLOR_NEVER;
+		else
+			return lm_cli_usage_error(cli, "%s: expected auto, always or never, found '%s'", source, arg);
+		return 0;
 	case OPT_STATE_DIR:
 	case OPT_PREFS_DIR:
 	case OPT_BUNDLE:
@@ -303,29 +355,6 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	}
 }
 
-void lm_cli_usage(FILE *out)
-{
-	size_t i;
-	char left[64];
-
-	fprintf(out, "usage: lume-metal COMMAND [ARGS] [OPTIONS]\n\nCommands:\n");
-	for (i = 0; command_help[i] != NULL; i += 2)
-		fprintf(out, "  %-38s %s\n", command_help[i], command_help[i + 1]);
-	fprintf(out, "\nOptions:\n");
-	for (i = 0; i < N_OPTIONS; i++) {
-		snprintf(left, sizeof(left), "--%s%s%s", options[i].name, options[i].arg ? " " : "",
-		    options[i].arg ? options[i].arg : "");
-		fprintf(out, "  %-38s %s", left, options[i].help);
-		if (options[i].env != NULL)
-			fprintf(out, " [env %s]", options[i].env);
-		fputc('\n', out);
-	}
-	fprintf(out, "\nExit codes:\n");
-	for (i = 0; exit_help[i] != NULL; i += 2)
-		fprintf(out, "  %s  %s\n", exit_help[i], exit_help[i + 1]);
-	fprintf(out, "  run returns the guest command's own exit code.\n");
-}
-
 /* roff-safe: a leading '.' or '\'' and backslashes would be read as requests. */
 static void roff_text(FILE *out, const char *s)
 {
@@ -339,23 +368,29 @@ static void roff_text(FILE *out, const char *s)
 	}
 }
 
+/* One tagged paragraph: the term in bold (font 'B') or italics ('I'), then its text. */
+static void roff_item(FILE *out, char font, const char *term, const char *text)
+{
+	fprintf(out, ".TP\n.%c ", font);
+	roff_text(out, term);
+	fputc('\n', out);
+	roff_text(out, text);
+	fputc('\n', out);
+}
+
 void lm_cli_man(FILE *out)
 {
+	const char *example, *what;
 	size_t i;
 
 	fprintf(out, ".TH LUME-METAL 1 \"\" \"lume-metal %s\" \"User Commands\"\n", LUME_METAL_VERSION);
 	fprintf(out, ".SH NAME\nlume\\-metal \\- unlock Metal capabilities in macOS VMs\n");
 	fprintf(out, ".SH SYNOPSIS\n.B lume\\-metal\n\\fICOMMAND\\fR [\\fIARGS\\fR] [\\fIOPTIONS\\fR]\n");
 	fprintf(out, ".SH COMMANDS\n");
-	for (i = 0; command_help[i] != NULL; i += 2) {
-		fprintf(out, ".TP\n.B ");
-		roff_text(out, command_help[i]);
-		fputc('\n', out);
-		roff_text(out, command_help[i + 1]);
-		fputc('\n', out);
-	}
+	for (i = 0; command_help[i] != NULL; i += 2)
+		roff_item(out, 'B', command_help[i], command_help[i + 1]);
 	fprintf(out, ".SH OPTIONS\n");
-	for (i = 0; i < N_OPTIONS; i++) {
+	for (i = 0; i < N_VISIBLE; i++) {
 		fprintf(out, ".TP\n.B \\-\\-");
 		roff_text(out, options[i].name);
 		if (options[i].arg != NULL) {
@@ -372,11 +407,84 @@ void lm_cli_man(FILE *out)
 		}
 		fputc('\n', out);
 	}
-	fprintf(out, ".SH ENVIRONMENT\n.TP\n.B LUME_METAL_SSH_PASSWORD\nGuest password (never in argv).\n");
-	fprintf(out, ".TP\n.B NO_COLOR\nNo colour in text output.\n");
+	fprintf(out, ".SH EXAMPLES\n");
+	for (i = 0; (example = lm_cli_example_at(i, NULL, &what)) != NULL; i++)
+		roff_item(out, 'B', example, what);
+	fprintf(out, ".SH ENVIRONMENT\n");
+	for (i = 0; i < N_VISIBLE; i++) {
+		if (options[i].env == NULL)
+			continue;
+		fprintf(out, ".TP\n.B ");
+		roff_text(out, options[i].env);
+		fprintf(out, "\nThe same as \\-\\-");
+		roff_text(out, options[i].name);
+		fputs("; the option wins.\n", out);
+	}
+	for (i = 0; environment_help[i] != NULL; i += 2)
+		roff_item(out, 'B', environment_help[i], environment_help[i + 1]);
+	fprintf(out, ".SH FILES\n");
+	for (i = 0; files_help[i] != NULL; i += 2)
+		roff_item(out, 'I', files_help[i], files_help[i + 1]);
 	fprintf(out, ".SH EXIT STATUS\n");
 	for (i = 0; exit_help[i] != NULL; i += 2)
-		fprintf(out, ".TP\n.B %s\n%s\n", exit_help[i], exit_help[i + 1]);
+		roff_item(out, 'B', exit_help[i], exit_help[i + 1]);
+	fprintf(out, ".SH SEE ALSO\n");
+	roff_text(out, "lume(1), tart(1), ssh(1), launchctl(1), launchd.plist(5); the guides in "
+	    "share/doc/lume-metal: lume-metal.md, json-output.md, profile-format.md, security.md.");
+	fputc('\n', out);
+}
+
+/* An unknown option, with the nearest one when it is a typo ("--dryrun", "--formt"). */
+static int unknown_option(lm_cli *cli, const char *arg)
+{
+	const char *near = lm_cli_nearest_option(arg);
+
+	if (near != NULL)
+		return lm_cli_usage_error(cli, "unknown option '%s'; did you mean '--%s'? (lume-metal help options)", arg, near);
+	return lm_cli_usage_error(cli, "unknown option '%s' (lume-metal help options lists the common ones, "
+	    "lume-metal help COMMAND a command's own)", arg);
+}
+
+/* A dotted IPv4 address, four numbers of at most 255. */
+static int is_ipv4(const char *s)
+{
+	int parts = 0;
+	long v;
+	char *end;
+
+	while (parts < 4) {
+		if (*s < '0' || *s > '9')
+			return 0;
+		errno = 0;
+		v = strtol(s, &end, 10);
+		if (errno != 0 || v > 255 || end - s > 3)
+			return 0;
+		parts++;
+		s = end;
+		if (parts < 4 && *s++ != '.')
+			return 0;
+	}
+	return *s == '\0';
+}
+
+/* The old --host VALUE meant the guest's address, profile lint's chip, and (without a value) rollback's
+ * --restore-host. It keeps working where the meaning is certain: a chip for profile, an IPv4
+ * address elsewhere; anything else is refused with the new names. */
+static int resolve_host(lm_cli *cli)
+{
+	if (cli->old_host == NULL)
+		return 0;
+	if (strcmp(cli->command, "profile") == 0 && cli->chip == NULL) {
+		cli->chip = cli->old_host;
+		return 0;
+	}
+	if (strcmp(cli->command, "profile") != 0 && is_ipv4(cli->old_host) && cli->lib.vm_address == NULL) {
+		cli->lib.vm_address = cli->old_host;
+		return 0;
+	}
+	return lm_cli_usage_error(cli, "%s: --host '%s' is ambiguous: --host is now three options: --address IP (the "
+	    "guest's IPv4 address), --chip FAMILY (profile lint) and --restore-host (rollback); use the one you mean",
+	    cli->command, cli->old_host);
 }
 
 int lm_cli_parse(lm_cli *cli, int argc, char **argv)
@@ -455,7 +563,7 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 			return -1;
 		}
 		if (c == '?')
-			return lm_cli_usage_error(cli, "unknown option '%s' (see lume-metal --help)", argv[optind - 1]);
+			return unknown_option(cli, argv[optind - 1]);
 		if (c == ':')
 			return lm_cli_usage_error(cli, "option '%s' needs a value (see lume-metal --help)", argv[optind - 1]);
 		for (k = 0; k < N_OPTIONS; k++)
@@ -465,6 +573,7 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 		if ((rc = set_option(cli, c, optarg, flag)) != 0)
 			return rc;
 	}
+	cli->color_on = lm_cli_color_wanted(cli->color, isatty(STDOUT_FILENO), getenv("NO_COLOR"), getenv("TERM"));
 	if (help) {
 		if (optind < dashdash)
 			return lm_cli_command_help(cli, argv[optind], stdout) == 0 ? -1 : LM_EXIT_USAGE;
@@ -488,15 +597,20 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	    !(strcmp(cli->command, "host") == 0 && cli->argc == 1 && strcmp(cli->argv[0], "enable") == 0))
 		return lm_cli_usage_error(cli, "%s: --keep and --keep-host are for host enable and enable", cli->command);
 	if (cli->lib.restore_host && strcmp(cli->command, "rollback") != 0)
-		return lm_cli_usage_error(cli, "%s: --restore-host (--host without an address) is for rollback; give "
-		    "--host an address (--host IP) elsewhere", cli->command);
-	return 0;
+		return lm_cli_usage_error(cli, "%s: --restore-host (--host without a value) is for rollback; the guest's "
+		    "address is --address IP", cli->command);
+	return resolve_host(cli);
 }
 
 /* The tables, for help, the suggestions and the completion scripts (help.c, completion.c). */
+const char *lm_cli_option_env(size_t i)
+{
+	return i < N_VISIBLE ? options[i].env : NULL;
+}
+
 const char *lm_cli_option_at(size_t i, const char **arg, const char **help)
 {
-	if (i >= N_OPTIONS)
+	if (i >= N_VISIBLE)
 		return NULL;
 	if (arg != NULL)
 		*arg = options[i].arg;

@@ -80,7 +80,7 @@ lm_json_envelope lm_cli_envelope(const lm_cli *cli, int exit_code, int error_cod
 	env.dry_run = cli->lib.dry_run;
 	env.error_code = error_code;
 	env.error_message = message;
-	env.hint = error_code != 0 ? lm_cli_hint(cli, error_code) : NULL;
+	env.hint = error_code != 0 ? lm_cli_hint_about(cli, error_code, NULL, message) : NULL;
 	return env;
 }
 
@@ -103,52 +103,61 @@ void lm_cli_print_document(const lm_cli *cli, int rc, char *doc)
 	lm_free(doc);
 }
 
-/* The advice for an error code: which option or command helps. The library's messages state the
- * facts; this is the one place that knows the tool's options. "{vm}" stands for the VM named on
- * the command line; `only` limits a hint to one command, `not` keeps it from some. */
+/* The advice for an error: which option or command helps. The library's messages state the
+ * facts; this is the one place that knows the tool's options. Each hint is about one cause: the
+ * code, narrowed where one code has several causes by `about`, a phrase of the library's message
+ * that names the cause (a VM no manager knows is not a program missing from PATH). "{vm}" stands
+ * for the VM the error is about; `only` limits a hint to some commands, `not` keeps it from some. */
 static const struct {
 	int code;
+	const char *about;
 	const char *only, *not;
 	const char *text;
 } hints[] = {
-	{LM_EHOSTKEY, NULL, NULL, "if the VM was re-created or made new host keys (compare them first), forget its "
-	    "old key with `lume-metal forget-host {vm}` "
-	    "and connect again; with --host-key-policy strict, a new VM's key is recorded by one connection with "
-	    "--host-key-policy accept-new"},
-	{LM_EAUTH, NULL, NULL, "load a key into ssh-agent, pass --ssh-key FILE (ed25519 or ECDSA), or give the "
+	{LM_EHOSTKEY, NULL, NULL, NULL, "if {vm} was re-created or made new host keys (compare them first), forget its "
+	    "old key with `lume-metal forget-host {vm}` and connect again; with --host-key-policy strict, a new VM's "
+	    "key is recorded by one connection with --host-key-policy accept-new"},
+	{LM_EAUTH, NULL, NULL, NULL, "load a key into ssh-agent, pass --ssh-key FILE (ed25519 or ECDSA), or give the "
 	    "password in $LUME_METAL_SSH_PASSWORD or a file named by --ssh-password-file FILE"},
-	{LM_ECONFLICT, NULL, NULL, "use the same --prefs-dir as the run that changed the preference; `lume-metal "
-	    "rollback` of the enabled VMs restores it after the last one; --force restores it anyway; `lume-metal "
-	    "host status` shows what is recorded"},
-	{LM_ECORRUPT, NULL, NULL, "a damaged state file: fix it by hand (docs/state-format.md), or start afresh "
-	    "with `mv state.json state.json.bad` in the state directory (--state-dir) and check the preference with "
-	    "`lume-metal host status`, since its original value is then forgotten; a guest whose bundle differs: "
-	    "`lume-metal enable {vm}` repairs it"},
-	{LM_ENOTENABLED, NULL, NULL, "run `lume-metal enable {vm}` first"},
-	{LM_ENOTRUNNING, NULL, NULL, "start the VM, or run `lume-metal enable {vm}`, which starts it"},
-	{LM_ENOBUNDLE, NULL, NULL, "build the guest bundles (cmake --build) and install them, or pass --bundle DIR"},
-	{LM_ENOTFOUND, NULL, "profile host", "check the VM's name (lume ls, tart list, utmctl list); to reach Lume, "
-	    "start `lume serve` or pass --lume-url URL, or put `lume` on PATH or pass --lume PATH; Tart and UTM: put "
-	    "`tart` or `utmctl` on PATH or pass --tart PATH / --utmctl PATH; a VM no manager runs: --vm-manager none "
-	    "--host IP; without HOME, pass --state-dir DIR"},
-	{LM_EAMBIGUOUS, NULL, NULL, "choose the VM's manager with --vm-manager lume-api, lume-cli, tart or utm"},
-	{LM_ENOADDRESS, NULL, NULL, "give the guest's IPv4 address with --host IP"},
-	{LM_EUNSUPPORTED, "enable", NULL, "report the guest's version with the output of `lume-metal probe {vm}`"},
-	{LM_ELOCKED, NULL, NULL, "another lume-metal is working on the same state or VM; wait for it and try "
-	    "again (without --no-wait, lume-metal waits by itself)"},
-	{LM_EVMOWNER, NULL, NULL, "let lume-metal use the Lume API instead: start `lume serve` (or pass --lume-url "
-	    "with the address it listens on), and do not force --vm-manager lume-cli"},
-	{LM_EWRONGUSER, NULL, NULL, "run lume-metal as the user the Lume server runs as; --force-user-mismatch "
+	{LM_ECONFLICT, NULL, NULL, NULL, "`lume-metal host status` shows what is recorded; use the --prefs-dir of the run "
+	    "that changed it, or --force to restore it anyway"},
+	{LM_ECORRUPT, "state", NULL, NULL, "fix the file by hand (docs/state-format.md), or start afresh with `mv state.json "
+	    "state.json.bad` in the state directory (--state-dir), then check `lume-metal host status`"},
+	{LM_ECORRUPT, NULL, NULL, NULL, "`lume-metal enable {vm}` reinstalls the guest's files"},
+	{LM_ENOTENABLED, NULL, NULL, NULL, "run `lume-metal enable {vm}` first"},
+	{LM_ENOTRUNNING, NULL, NULL, NULL, "start the VM, or run `lume-metal enable {vm}`, which starts it"},
+	{LM_ENOBUNDLE, NULL, NULL, NULL, "build and install the guest bundles (cmake --build, cmake --install), or pass "
+	    "--bundle DIR"},
+	{LM_ENOTFOUND, "no VM manager knows", NULL, NULL, "check the name: `lume ls`, `tart list` or `utmctl list` lists "
+	    "the VMs; a VM no manager runs: --vm-manager none --address IP"},
+	{LM_ENOTFOUND, "has no such VM", NULL, NULL, "check the name: `lume ls`, `tart list` or `utmctl list` lists the VMs"},
+	{LM_ENOTFOUND, "Virtual machine not found", NULL, NULL, "check the name: `lume ls` lists Lume's VMs"},
+	{LM_ENOTFOUND, "no VM manager found", NULL, NULL, "start `lume serve` (or pass --lume-url URL), or put lume, tart "
+	    "or utmctl on PATH; a VM no manager runs: --vm-manager none --address IP"},
+	{LM_ENOTFOUND, "program was not found", NULL, NULL, "install it, or give its path with --lume, --tart or --utmctl"},
+	{LM_ENOTFOUND, "not found in the guest", NULL, NULL, "install the program in {vm}, or give its absolute path after --"},
+	{LM_ENOTFOUND, "HOME is not set", NULL, NULL, "set HOME, or pass --state-dir DIR"},
+	{LM_ENOTFOUND, "no built-in profile", NULL, NULL, "`lume-metal profile list` lists the built-in profiles"},
+	{LM_EAMBIGUOUS, NULL, NULL, NULL, "choose the manager with --vm-manager lume-api, lume-cli, tart or utm"},
+	{LM_ENOADDRESS, NULL, NULL, NULL, "give the guest's IPv4 address with --address IP"},
+	{LM_EUNSUPPORTED, NULL, "enable", NULL, "report the guest's version with the output of `lume-metal probe {vm}`"},
+	{LM_ELOCKED, NULL, NULL, NULL, "wait for the other lume-metal named above and try again (without --no-wait, "
+	    "lume-metal waits by itself)"},
+	{LM_EVMOWNER, NULL, NULL, NULL, "start `lume serve` (or pass --lume-url URL) so that lume-metal uses the Lume API, "
+	    "and do not force --vm-manager lume-cli"},
+	{LM_EWRONGUSER, NULL, NULL, NULL, "run lume-metal as the user the Lume server runs as; --force-user-mismatch "
 	    "writes it anyway: dangerous, see docs/preferences.md"},
-	{LM_ECANCELED, NULL, NULL, "what the command had done is undone (see the message); run it again to finish"},
-	{LM_EHARDENED, NULL, NULL, "re-sign the program with the entitlement "
+	{LM_ECANCELED, NULL, NULL, NULL, "what the command had done is undone (see the message); run it again to finish"},
+	{LM_EHARDENED, NULL, NULL, NULL, "re-sign the program with the entitlement "
 	    "com.apple.security.cs.allow-dyld-environment-variables (and com.apple.security.cs.disable-library-validation), "
 	    "or pass --run-hardened-stock to start it anyway, stock (docs/guest.md)"},
-	{LM_ENOSHIM, NULL, NULL, "the lines above say why no process loaded the shim; without --require-shim the "
+	{LM_ENOSHIM, NULL, NULL, NULL, "the lines above say why no process loaded the shim; without --require-shim the "
 	    "run ends with the workload's own status"},
-	{LM_ENOTPROVEN, NULL, NULL, "stop and start the VM so that it reads the preference now in effect, check "
+	{LM_ENOTPROVEN, NULL, NULL, NULL, "stop and start the VM so that it reads the preference now in effect, check "
 	    "with `lume-metal host status` that the Lume server runs as the user whose preference was written, "
 	    "then enable again; `lume-metal probe {vm} --exercise` shows each kernel's result"},
+	{LM_ETIMEOUT, "ready", NULL, NULL, "check that {vm} boots (`lume run {vm}` shows its console); a slow boot: "
+	    "--timeout SECONDS"},
 };
 
 static int word_in(const char *word, const char *list)
@@ -162,24 +171,48 @@ static int word_in(const char *word, const char *list)
 	return 0;
 }
 
-const char *lm_cli_hint(const lm_cli *cli, int code)
+/* Every {vm} in text replaced by vm, into buf (cut visibly if it does not fit). */
+static const char *with_vm(const char *text, const char *vm, char *buf, size_t size)
 {
-	static _Thread_local char hint[512];
-	const char *vm = cli->argc > 0 && !word_in(cli->command, "profile host") ? cli->argv[0] : "VM";
-	const char *text, *at;
+	size_t k = 0, n = strlen(vm);
+	const char *p;
+
+	for (p = text; *p != '\0' && k + 1 < size; p++) {
+		if (strncmp(p, "{vm}", 4) == 0) {
+			snprintf(buf + k, size - k, "%s", vm);
+			k = k + n < size - 1 ? k + n : size - 1;
+			p += 3;
+		} else {
+			buf[k++] = *p;
+		}
+	}
+	buf[k] = '\0';
+	if (*p != '\0' && size > 4)
+		memcpy(buf + size - 4, "...", 4);
+	return buf;
+}
+
+const char *lm_cli_hint_about(const lm_cli *cli, int code, const char *vm, const char *message)
+{
+	static _Thread_local char hint[640];
 	size_t i;
 
+	if (vm == NULL || vm[0] == '\0')
+		vm = cli->argc > 0 && !word_in(cli->command, "profile host agent") ? cli->argv[0] :
+		    cli->argc > 1 && strcmp(cli->command, "agent") == 0 ? cli->argv[1] : "VM";
 	for (i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
 		if (hints[i].code != code || (hints[i].only != NULL && !word_in(cli->command, hints[i].only)) ||
-		    (hints[i].not != NULL && word_in(cli->command, hints[i].not)))
+		    (hints[i].not != NULL && word_in(cli->command, hints[i].not)) ||
+		    (hints[i].about != NULL && (message == NULL || strstr(message, hints[i].about) == NULL)))
 			continue;
-		text = hints[i].text;
-		if ((at = strstr(text, "{vm}")) == NULL)
-			return text;
-		snprintf(hint, sizeof(hint), "%.*s%s%s", (int)(at - text), text, vm, at + 4);
-		return hint;
+		return with_vm(hints[i].text, vm, hint, sizeof(hint));
 	}
 	return NULL;
+}
+
+const char *lm_cli_hint(const lm_cli *cli, int code)
+{
+	return lm_cli_hint_about(cli, code, NULL, lm_error_last()->message);
 }
 
 int lm_cli_report(lm_cli *cli, int exit_code, int code, const char *message)
@@ -200,7 +233,7 @@ int lm_cli_report(lm_cli *cli, int exit_code, int code, const char *message)
 	if (strncmp(message, "lume-metal: ", 12) == 0)
 		message += 12;
 	lm_cli_printf(stderr, "lume-metal: %s\n", message);
-	if (cli != NULL && (hint = lm_cli_hint(cli, code)) != NULL)
+	if (cli != NULL && (hint = lm_cli_hint_about(cli, code, NULL, message)) != NULL)
 		lm_cli_printf(stderr, "hint: %s\n", hint);
 	return exit_code;
 }
@@ -269,6 +302,12 @@ static void on_step(void *data, const lm_step_event *ev)
 	if (!cli->progress || cli->quiet)
 		return;
 	lm_cli_progress_clear(cli);
+	/* On a terminal a step is a live line while it runs; the summary lists it once at the end. */
+	if (cli->live.tty) {
+		if (ev->state == LM_STEP_STARTED)
+			lm_cli_progress_live(cli, "%s%s%s ...", ev->vm, ev->vm[0] ? ": " : "", ev->name);
+		return;
+	}
 	if (ev->state == LM_STEP_STARTED)
 		lm_cli_printf(stderr, "%s%s%s ...\n", ev->vm, ev->vm[0] ? ": " : "", ev->name);
 	else
@@ -327,7 +366,7 @@ int lm_cli_context(lm_cli *cli, lm_context **out)
 	cli->lib.on_output = on_output;
 	cli->lib.should_cancel = lm_cli_should_cancel; /* interrupt.c: SIGINT and SIGTERM */
 	cli->lib.callback_data = cli;
-	cli->live.tty = isatty(STDERR_FILENO);
+	cli->live.tty = isatty(STDERR_FILENO) && !lm_cli_term_dumb(); /* TERM=dumb: plain lines, no escapes */
 	cli->progress = cli->verbose || (!cli->json && cli->live.tty);
 	if (lm_context_new(out, &cli->lib) < 0)
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);

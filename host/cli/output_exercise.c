@@ -17,8 +17,8 @@ static void threadgroup_memory_note(FILE *out, const char *indent, const lm_repo
 	    indent);
 }
 
-void lm_cli_exercise_lines(FILE *out, const char *indent, const char *title, const lm_report *exercised,
-    const char *os_version)
+void lm_cli_exercise_lines(const lm_cli *cli, FILE *out, const char *indent, const char *title,
+    const lm_report *exercised, const char *os_version)
 {
 	const char *message;
 	char why[200];
@@ -32,8 +32,10 @@ void lm_cli_exercise_lines(FILE *out, const char *indent, const char *title, con
 		lm_exercise_result res = lm_report_exercise(exercised, (lm_exercise)i, &message);
 		if (res == LM_EXERCISE_NOT_RUN || lm_exercise_is_defect((lm_exercise)i))
 			continue;
-		lm_cli_printf(out, "%s  %-30s %s%s%s\n", indent, lm_exercise_name((lm_exercise)i),
-		    lm_exercise_result_name(res), message[0] ? ": " : "", message);
+		lm_cli_printf(out, "%s  %-30s ", indent, lm_exercise_name((lm_exercise)i));
+		lm_cli_word(out, cli, res == LM_EXERCISE_PASS ? LM_CLI_OK : res == LM_EXERCISE_FAIL ? LM_CLI_FAIL : LM_CLI_WARN,
+		    lm_exercise_result_name(res), 0);
+		lm_cli_printf(out, "%s%s\n", message[0] ? ": " : "", message);
 		/* The first three exercises are the features of the same index. */
 		if (i < LM_EXERCISE_FEATURES && (waived & (1u << i)) != 0)
 			lm_cli_printf(out, "%s  %-30s (%s)\n", indent, "", why);

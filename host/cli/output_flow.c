@@ -34,19 +34,30 @@ static const lm_vm_outcome *first_failure(const lm_flow_result *r)
 	return NULL;
 }
 
+/* The hint for one VM's failure (the JSON document's per-VM error.hint). */
+static const char *advise_vm(void *data, const lm_vm_outcome *o)
+{
+	return lm_cli_hint_about(data, o->rc, o->vm, o->message);
+}
+
 void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 {
 	const lm_vm_outcome *failed = first_failure(r);
 	lm_json_envelope env;
 	const char *hint;
-	char *doc = NULL;
+	char *doc = NULL, run_hint[640];
 	size_t i, k;
 	int rc;
 
 	lm_cli_progress_clear(cli);
 	if (cli->json) {
 		env = lm_cli_envelope(cli, exit_code, failed != NULL ? failed->rc : 0, failed != NULL ? failed->message : NULL);
-		rc = lm_flow_result_to_json(r, &env, &doc);
+		/* The run's hint is the first failed VM's, about that VM (not the first VM named); copied,
+		 * since each VM's advice is made in the same buffer. */
+		hint = failed != NULL ? advise_vm(cli, failed) : NULL;
+		snprintf(run_hint, sizeof(run_hint), "%s", hint != NULL ? hint : "");
+		env.hint = hint != NULL ? run_hint : NULL;
+		rc = lm_flow_result_to_json_advised(r, advise_vm, cli, &env, &doc);
 		lm_cli_print_document(cli, rc, doc);
 		return;
 	}
@@ -56,13 +67,19 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 
 		for (k = 0; k < o->nsteps; k++)
 			total += o->steps[k]->seconds;
-		/* A failure's message goes to stderr, once; stdout says which VM failed. */
+		/* A failure's message goes to stderr, once, with the hint about this VM; stdout says
+		 * which VM failed. */
 		if (o->rc < 0) {
-			lm_cli_printf(stdout, "FAILED %s (%.2f s)\n", o->vm, total);
-			lm_cli_printf(stderr, "lume-metal: %s\n", o->message);
+			lm_cli_word(stdout, cli, LM_CLI_FAIL, "FAILED", 0);
+			lm_cli_printf(stdout, " %s (%.2f s)\n", o->vm, total);
+			lm_cli_printf(stderr, "lume-metal: %s\n", o->message != NULL ? o->message : o->vm);
+			if ((hint = advise_vm(cli, o)) != NULL)
+				lm_cli_printf(stderr, "hint: %s\n", hint);
 		} else {
 			lm_cli_printf(stdout, "%s (%.2f s)\n", o->message, total);
 		}
+		if (cli->quiet) /* the result only */
+			continue;
 		for (k = 0; k < o->nsteps; k++)
 			lm_cli_printf(stdout, "  %-16s %7.3f s  %s\n", o->steps[k]->name, o->steps[k]->seconds, o->steps[k]->detail);
 	}
@@ -70,8 +87,6 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 		lm_cli_printf(stdout, "host preference %s.%s restored: %s\n", r->pref.domain, r->pref.key,
 		    r->pref.present ? r->pref.value : "absent");
 	fflush(stdout);
-	if (failed != NULL && (hint = lm_cli_hint(cli, failed->rc)) != NULL)
-		lm_cli_printf(stderr, "hint: %s\n", hint);
 }
 
 void lm_cli_pref_user_line(const lm_host_pref_info *p, char *buf, size_t size)
@@ -103,7 +118,7 @@ const char *lm_cli_pref_mode(const lm_host_pref_info *p)
 	if (!p->recorded)
 		return "no change of lume-metal's in effect";
 	if (p->kept)
-		return "kept: the fleet keeps the host unlocked; only `host disable` (or `rollback --all --host`) "
+		return "kept: the fleet keeps the host unlocked; only `host disable` (or `rollback --all --restore-host`) "
 		    "restores it";
 	return "per VM: rolling back the last enabled VM restores it";
 }

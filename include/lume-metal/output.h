@@ -41,6 +41,10 @@ LM_EXTERN(int) lm_json_error(const lm_json_envelope *env, char **out);
 
 /* enable, status, probe, rollback. */
 LM_EXTERN(int) lm_flow_result_to_json(const lm_flow_result *result, const lm_json_envelope *env, char **out);
+/* The same, each failed VM's error carrying advice(data, vm)'s hint about that VM (NULL: none). */
+typedef const char *(*lm_outcome_advice_fn)(void *data, const lm_vm_outcome *vm);
+LM_EXTERN(int) lm_flow_result_to_json_advised(const lm_flow_result *result, lm_outcome_advice_fn advice, void *data,
+    const lm_json_envelope *env, char **out);
 
 /* run: the guest command's exit status and its output (invalid UTF-8 replaced by U+FFFD). */
 LM_EXTERN(int) lm_run_to_json(const char *vm, int exit_status, const char *out_bytes, size_t out_len,

@@ -46,6 +46,8 @@ scenario_agents() {
   note "install: plist uploaded, linted, bootstrapped and kickstarted"
   lm_json_first "$E2E_DIR/i.json" agent install vm1 --label $LABEL --keep-alive -- llama-server --port 8080
   expect_rc 0 "$E2E_DIR/i.json"
+  jq -e '.vms[0].message | test("^vm1: agent '$LABEL' installed and started \\(pid [0-9]+\\)$")' "$E2E_DIR/i.json" >/dev/null ||
+    fail "install message: $(jq .vms[0].message "$E2E_DIR/i.json")"
   jq_is "$E2E_DIR/i.json" '.command' "agent install"
   jq_is "$E2E_DIR/i.json" '.vms[0].agents[0].label' $LABEL
   jq_is "$E2E_DIR/i.json" '.vms[0].agents[0].program' /opt/homebrew/bin/llama-server
@@ -98,9 +100,12 @@ launchctl print gui/501/$LABEL"
 launchctl bootout gui/501/$LABEL"
   [ ! -e "$home/Library/LaunchAgents/$LABEL.plist" ] || fail "plist still there"
   jq -e '.vms.vm1.agents == null' "$LUME_METAL_STATE_DIR/state.json" >/dev/null || fail "journal: $(cat "$LUME_METAL_STATE_DIR/state.json")"
+  note "removing it again is done already (idempotent): exit 0, no launchctl call"
+  clear_calls vm1
   lm_json "$E2E_DIR/r2.json" agent remove vm1 --label $LABEL
-  expect_rc 1 "$E2E_DIR/r2.json"
-  jq_is "$E2E_DIR/r2.json" '.error.code' not-found
+  expect_rc 0 "$E2E_DIR/r2.json"
+  jq_is "$E2E_DIR/r2.json" '.vms[0].message' "vm1: no agent $LABEL installed by lume-metal; nothing to remove"
+  expect_calls vm1 ""
 
   note "rollback removes the VM's agents before its files"
   lm_json_first "$E2E_DIR/a1.json" agent install vm1 --label com.example.one -- llama-server
@@ -222,7 +227,10 @@ scenario_progress() {
   script -qefc "$(printf '%q ' "$LM_BIN" enable vm1)" "$E2E_DIR/tty.log" >/dev/null ||
     fail "enable on a terminal: $(cat "$E2E_DIR/tty.log")"
   grep -q $'\r\033\[Kvm1: wait-ready: waiting [0-9]* s: ' "$E2E_DIR/tty.log" || fail "no live line: $(cat -v "$E2E_DIR/tty.log")"
-  grep -q 'vm1: install done' "$E2E_DIR/tty.log" || fail "no step lines on a terminal: $(cat -v "$E2E_DIR/tty.log")"
+  # Each step once: a live line while it runs, then its line in the summary.
+  grep -q $'\r\033\[Kvm1: install \.\.\.' "$E2E_DIR/tty.log" || fail "no live step line: $(cat -v "$E2E_DIR/tty.log")"
+  ! grep -q 'vm1: install done' "$E2E_DIR/tty.log" || fail "a step line besides the summary: $(cat -v "$E2E_DIR/tty.log")"
+  [ "$(grep -c '^  install ' "$E2E_DIR/tty.log")" = 1 ] || fail "the install step not once in the summary: $(cat -v "$E2E_DIR/tty.log")"
 }
 
 scenario_help() {
@@ -260,6 +268,237 @@ scenario_help() {
   ! grep -q 'nosuchvm: nosuchvm' "$E2E_DIR/f.err" || fail "doubled VM prefix: $(cat "$E2E_DIR/f.err")"
   ! grep -q 'not found' "$E2E_DIR/f.out" || fail "error on stdout: $(cat "$E2E_DIR/f.out")"
   grep -q '^hint: .*lume ls' "$E2E_DIR/f.err" || fail "no lume ls: $(cat "$E2E_DIR/f.err")"
+}
+
+# ---- Completion, driven through the real shells (issue 26) ----
+# bash: its own completion protocol (COMP_WORDS, COMP_CWORD, the function complete -F names);
+# fish: its own query mode (complete -C); zsh: typed into an interactive zsh in tmux, its list
+# read from the screen. VM names come from the simulator through `lume-metal __complete vms`.
+
+# The tool under its installed name, first on PATH: the scripts complete `lume-metal`.
+completion_setup() {
+  mkdir -p "$E2E_DIR/bin" "$E2E_DIR/empty"
+  ln -sf "$LM_BIN" "$E2E_DIR/bin/lume-metal"
+  export PATH="$E2E_DIR/bin:$PATH"
+  lm completion bash >"$E2E_DIR/c.bash"
+  lm completion fish >"$E2E_DIR/c.fish"
+  mkdir -p "$E2E_DIR/zfunc"; lm completion zsh >"$E2E_DIR/zfunc/_lume-metal"
+  PROFILES=$(lm profile list --format json | jq -r '[.profiles[].name] | join(" ")')
+}
+
+# bash_offers LINE: the words bash's completion offers at the end of LINE, sorted, one line.
+bash_offers() {
+  ( cd "$E2E_DIR/empty"; . "$E2E_DIR/c.bash"
+    read -ra COMP_WORDS <<<"$1"; [[ $1 == *" " ]] && COMP_WORDS+=("")
+    COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()
+    _lume_metal; printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' ' | sed 's/ $//' )
+}
+# fish_offers LINE: what fish offers (word<TAB>description lines), sorted.
+fish_offers() { ( cd "$E2E_DIR/empty"; "$LM_FISH" -c "source '$E2E_DIR/c.fish'; complete -C '$1'" | sort ); }
+fish_words() { fish_offers "$1" | cut -f1 | tr '\n' ' ' | sed 's/ $//'; }
+
+expect_offers() { # SHELL LINE GOT WANT
+  [ "$3" = "$4" ] || fail "$1 completes '$2' with '$3', expected '$4'"
+}
+
+scenario_completion() {
+  sim_start --vm vm1 --vm ci-runner-1
+  completion_setup
+  local cmds="agent bench completion doctor enable forget-host gc help host probe profile rollback run status"
+  local vms="ci-runner-1 vm1" sorted_profiles
+  sorted_profiles=$(tr ' ' '\n' <<<"$PROFILES" | sort | tr '\n' ' ' | sed 's/ $//')
+  lm __complete vms | sort | tr '\n' ' ' | grep -qx "$vms " || fail "__complete vms: $(lm __complete vms)"
+
+  note "bash, through its completion function"
+  expect_offers bash "lume-metal " "$(bash_offers "lume-metal ")" "$cmds"
+  expect_offers bash "lume-metal enable " "$(bash_offers "lume-metal enable ")" "$vms"
+  expect_offers bash "lume-metal enable vm1 " "$(bash_offers "lume-metal enable vm1 ")" "$vms"
+  expect_offers bash "lume-metal probe vm1 " "$(bash_offers "lume-metal probe vm1 ")" ""
+  expect_offers bash "lume-metal profile " "$(bash_offers "lume-metal profile ")" "lint list show"
+  expect_offers bash "lume-metal profile show " "$(bash_offers "lume-metal profile show ")" "$sorted_profiles"
+  expect_offers bash "lume-metal agent install " "$(bash_offers "lume-metal agent install ")" "$vms"
+  expect_offers bash "lume-metal bench " "$(bash_offers "lume-metal bench ")" "ci-runner-1 compare vm1"
+  expect_offers bash "lume-metal --format json " "$(bash_offers "lume-metal --format json ")" "$cmds"
+  expect_offers bash "lume-metal --format json st" "$(bash_offers "lume-metal --format json st")" "status"
+  expect_offers bash "lume-metal status --format json vm" "$(bash_offers "lume-metal status --format json vm")" "vm1"
+  expect_offers bash "lume-metal --color " "$(bash_offers "lume-metal --color ")" "always auto never"
+  expect_offers bash "lume-metal --profile " "$(bash_offers "lume-metal --profile ")" "$sorted_profiles"
+  expect_offers bash "lume-metal help " "$(bash_offers "lume-metal help ")" "$(tr ' ' '\n' <<<"$cmds options" | sort | tr '\n' ' ' | sed 's/ $//')"
+  expect_offers bash "lume-metal rollback --re" "$(bash_offers "lume-metal rollback --re")" "--restore-host"
+  expect_offers bash "lume-metal --hos" "$(bash_offers "lume-metal --hos")" "--host-key-policy" # not the old --host
+
+  note "fish, through complete -C: the same words, and whole descriptions"
+  expect_offers fish "lume-metal " "$(fish_words "lume-metal ")" "$cmds"
+  expect_offers fish "lume-metal enable vm1 " "$(fish_words "lume-metal enable vm1 ")" "$vms"
+  expect_offers fish "lume-metal probe vm1 " "$(fish_words "lume-metal probe vm1 ")" ""
+  expect_offers fish "lume-metal profile " "$(fish_words "lume-metal profile ")" "lint list show"
+  expect_offers fish "lume-metal profile show " "$(fish_words "lume-metal profile show ")" "$sorted_profiles"
+  expect_offers fish "lume-metal agent install " "$(fish_words "lume-metal agent install ")" "$vms"
+  expect_offers fish "lume-metal --format json " "$(fish_words "lume-metal --format json ")" "$cmds"
+  expect_offers fish "lume-metal --format " "$(fish_words "lume-metal --format ")" "json jsonl text"
+  # The whole help text, past its first sentence.
+  fish_offers "lume-metal enable --for" | grep -qF "then the document on one line (for CI logs and dashboards)." ||
+    fail "fish cuts --format's description: $(fish_offers "lume-metal enable --for")"
+  fish_offers "lume-metal " | grep -qF "status	Host preference and, per VM, state, bundle, restart pending, last probe." ||
+    fail "fish's command descriptions: $(fish_offers "lume-metal ")"
+
+  note "zsh, typed into an interactive zsh in tmux"
+  zsh_start
+  zsh_expect "lume-metal profile " "list *-- The built-in profiles" "show *-- A profile's capabilities"
+  zsh_expect "lume-metal agent install " "ci-runner-1" "vm1"
+  ! grep -q "remove" "$E2E_DIR/pane" || fail "zsh offers subcommands after agent install: $(cat "$E2E_DIR/pane")"
+  zsh_expect "lume-metal --format json " "status *-- Host preference and, per VM" "enable *-- Unlock the VMs"
+  zsh_expect "lume-metal --format json st" "> lume-metal --format json status"
+  zsh_expect "lume-metal enable --for" "--format *-- Output format. json prints one document"
+  # The whole description: zsh shows it up to the width of the screen (200 columns here).
+  grep -qF "jsonl prints one line per step" "$E2E_DIR/pane" || fail "zsh cuts --format's description: $(cat "$E2E_DIR/pane")"
+  zsh_expect "lume-metal enable ci-runner-1 " "ci-runner-1" "vm1"
+  zsh_expect "lume-metal enable vm" "^> lume-metal enable vm1$"
+}
+
+# An interactive zsh (no startup files) in a tmux server of this test's own, with the completion
+# system and the script on fpath; stopped with the test.
+zsh_start() {
+  TMUX_SOCK="$E2E_DIR/tmux.sock"
+  tmux -S "$TMUX_SOCK" new-session -d -s z -x 200 -y 50 \
+    "env -i HOME=$HOME TERM=xterm PATH=$PATH LUME_METAL_LUME_URL=$LUME_METAL_LUME_URL \
+     LUME_METAL_STATE_DIR=$LUME_METAL_STATE_DIR zsh -f"
+  TMUX_PID=$(tmux -S "$TMUX_SOCK" display -p '#{pid}')
+  tmux -S "$TMUX_SOCK" send-keys -t z "cd $E2E_DIR/empty; fpath=($E2E_DIR/zfunc \$fpath); autoload -Uz compinit; \
+compinit -u -D; PS1='> '; print ready" Enter
+  wait_for 15 "zsh to start" pane_has "^ready$"
+}
+pane_has() { tmux -S "$TMUX_SOCK" capture-pane -p -t z >"$E2E_DIR/pane"; grep -q -- "$1" "$E2E_DIR/pane"; }
+# zsh_expect LINE PATTERN...: type LINE on a cleared screen, press Tab, wait for every pattern.
+zsh_expect() {
+  local line=$1 pat; shift
+  tmux -S "$TMUX_SOCK" send-keys -t z C-u C-l
+  wait_for 15 "zsh to clear its screen" pane_is_prompt
+  tmux -S "$TMUX_SOCK" send-keys -t z -l "$line"
+  tmux -S "$TMUX_SOCK" send-keys -t z Tab
+  for pat in "$@"; do
+    wait_for 15 "zsh to offer '$pat' for '$line' (screen: $(cat "$E2E_DIR/pane" 2>/dev/null))" pane_has "$pat"
+  done
+}
+pane_is_prompt() { tmux -S "$TMUX_SOCK" capture-pane -p -t z | grep -v '^$' >"$E2E_DIR/pane"; [ "$(cat "$E2E_DIR/pane")" = ">" ]; }
+lm_test_before_exit() {
+  [ -z "${TMUX_PID:-}" ] || kill -KILL "$TMUX_PID" 2>/dev/null || true
+  e2e_before_exit "$@"
+}
+
+# ---- A fleet's hints belong to their VMs (issue 26) ----
+# enable vm1 ci-runner-1 --jobs 2 where only ci-runner-1's host key changed: its own error and hint
+# name ci-runner-1, the run's hint too, and vm1 (healthy, enabled) carries none.
+scenario_fleet_hint() {
+  sim_start --vm vm1 --vm ci-runner-1
+  lm_json "$E2E_DIR/e1.json" enable vm1 ci-runner-1 --jobs 2
+  expect_rc 0 "$E2E_DIR/e1.json"
+  curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/ci-runner-1/stop" >/dev/null
+  curl -fsS -X POST "$LUME_METAL_LUME_URL/_sim/vms/ci-runner-1/rekey" >/dev/null
+  lm_json "$E2E_DIR/e2.json" enable vm1 ci-runner-1 --jobs 2
+  expect_rc 3 "$E2E_DIR/e2.json"
+  jq_is "$E2E_DIR/e2.json" '.vms[] | select(.vm == "vm1") | .error' null
+  jq_is "$E2E_DIR/e2.json" '.vms[] | select(.vm == "ci-runner-1") | .error.code' host-key
+  jq -r '.vms[] | select(.vm == "ci-runner-1") | .error.hint' "$E2E_DIR/e2.json" |
+    grep -q "lume-metal forget-host ci-runner-1" || fail "ci-runner-1's hint: $(cat "$E2E_DIR/e2.json")"
+  jq -r '.error.hint' "$E2E_DIR/e2.json" | grep -q "lume-metal forget-host ci-runner-1" ||
+    fail "the run's hint does not name the failed VM: $(cat "$E2E_DIR/e2.json")"
+  ! grep -q "forget-host vm1" "$E2E_DIR/e2.json" || fail "a hint to forget the healthy VM's key: $(cat "$E2E_DIR/e2.json")"
+  # The VM's name once in its message.
+  ! jq -r '.vms[].message' "$E2E_DIR/e2.json" | grep -q "ci-runner-1: ci-runner-1" || fail "name doubled"
+
+  note "the same in text: the hint after the VM's message, about that VM"
+  set +e; lm enable vm1 ci-runner-1 --jobs 2 >"$E2E_DIR/t.out" 2>"$E2E_DIR/t.err"; rc=$?; set -e
+  [ $rc -eq 3 ] || fail "exit $rc: $(cat "$E2E_DIR/t.err")"
+  grep -q "^hint: .*lume-metal forget-host ci-runner-1" "$E2E_DIR/t.err" || fail "$(cat "$E2E_DIR/t.err")"
+  ! grep -q "forget-host vm1" "$E2E_DIR/t.err" || fail "$(cat "$E2E_DIR/t.err")"
+  grep -q "^FAILED ci-runner-1 (" "$E2E_DIR/t.out" || fail "$(cat "$E2E_DIR/t.out")"
+
+  note "--quiet: the result lines only"
+  set +e; lm enable vm1 ci-runner-1 --jobs 2 --quiet >"$E2E_DIR/q.out" 2>"$E2E_DIR/q.err"; rc=$?; set -e
+  [ $rc -eq 3 ] || fail "exit $rc"
+  [ "$(wc -l <"$E2E_DIR/q.out")" -eq 2 ] || fail "--quiet printed more than the results: $(cat "$E2E_DIR/q.out")"
+
+  note "a not-found has a hint about its own cause; a missing agent is removed already"
+  lm_json "$E2E_DIR/nf.json" enable nosuch
+  jq -r '.error.hint' "$E2E_DIR/nf.json" | grep -q "lume ls" || fail "$(cat "$E2E_DIR/nf.json")"
+  [ "$(jq -r '.error.hint | length' "$E2E_DIR/nf.json")" -lt 200 ] || fail "a long hint: $(cat "$E2E_DIR/nf.json")"
+  ! jq -r '.vms[0].message' "$E2E_DIR/nf.json" | grep -q "nosuch: nosuch" || fail "name doubled: $(cat "$E2E_DIR/nf.json")"
+  lm_json "$E2E_DIR/ar.json" agent remove vm1 --label com.example.none
+  expect_rc 0 "$E2E_DIR/ar.json"
+  jq_is "$E2E_DIR/ar.json" '.vms[0].error' null
+
+  note "--no-wait names who holds the VM: a run (a shared holder) too"
+  local runner
+  "$LM_BIN" run vm1 -- sleep 30 </dev/null >"$E2E_DIR/run.out" 2>&1 &
+  runner=$!
+  wait_for 15 "the run to note itself on the VM's lock" grep -qs "pid $runner, run" "$LUME_METAL_STATE_DIR"/vm-*.lock
+  lm_json "$E2E_DIR/busy.json" enable vm1 --no-wait
+  expect_rc 1 "$E2E_DIR/busy.json"
+  jq -r '.vms[0].message' "$E2E_DIR/busy.json" | grep -q "another lume-metal process (pid $runner, run)" ||
+    fail "--no-wait does not say who holds the lock: $(cat "$E2E_DIR/busy.json")"
+  jq -r '.vms[0].error.hint' "$E2E_DIR/busy.json" | grep -q "named above" || fail "$(cat "$E2E_DIR/busy.json")"
+  kill -KILL "$runner" 2>/dev/null || true
+  wait "$runner" 2>/dev/null || true
+}
+
+# ---- Colour and width the way terminals expect (issue 26) ----
+# Colour only where asked or on a terminal, never with NO_COLOR or TERM=dumb or on a pipe; help
+# wrapped to COLUMNS (the terminal's width), 80 off a terminal.
+has_esc() { grep -q $'\033' "$1"; }
+scenario_color_width() {
+  sim_start --vm vm1
+  vm_run vm1
+  note "off a terminal: no colour, whatever NO_COLOR says"
+  env -u NO_COLOR "$LM_BIN" doctor vm1 >"$E2E_DIR/d.out" 2>&1 || fail "doctor: $(cat "$E2E_DIR/d.out")"
+  ! has_esc "$E2E_DIR/d.out" || fail "colour on a pipe: $(cat -v "$E2E_DIR/d.out")"
+  note "--color always: ok, warn and fail coloured"
+  env -u NO_COLOR "$LM_BIN" doctor vm1 --color always >"$E2E_DIR/d2.out" 2>&1 || fail "$(cat "$E2E_DIR/d2.out")"
+  grep -q $'^\033\[32mok\033\[0m ' "$E2E_DIR/d2.out" || fail "ok not green: $(cat -v "$E2E_DIR/d2.out")"
+  note "on a terminal (script's pseudo-terminal): coloured, unless NO_COLOR, TERM=dumb or --color never"
+  env -u NO_COLOR TERM=xterm script -qefc "$(printf '%q ' "$LM_BIN" doctor vm1)" "$E2E_DIR/tty1.log" >/dev/null ||
+    fail "doctor on a terminal: $(cat -v "$E2E_DIR/tty1.log")"
+  grep -q $'\033\[32mok' "$E2E_DIR/tty1.log" || fail "no colour on a terminal: $(cat -v "$E2E_DIR/tty1.log")"
+  for how in "NO_COLOR=1 TERM=xterm" "NO_COLOR=yes TERM=xterm" "TERM=dumb"; do
+    env -u NO_COLOR $how script -qefc "$(printf '%q ' "$LM_BIN" doctor vm1)" "$E2E_DIR/tty2.log" >/dev/null ||
+      fail "doctor with $how: $(cat -v "$E2E_DIR/tty2.log")"
+    ! grep -q $'\033\[3' "$E2E_DIR/tty2.log" || fail "colour with $how: $(cat -v "$E2E_DIR/tty2.log")"
+  done
+  env -u NO_COLOR TERM=xterm script -qefc "$(printf '%q ' "$LM_BIN" doctor vm1 --color never)" "$E2E_DIR/tty3.log" >/dev/null ||
+    fail "doctor --color never: $(cat -v "$E2E_DIR/tty3.log")"
+  ! grep -q $'\033\[3' "$E2E_DIR/tty3.log" || fail "colour with --color never: $(cat -v "$E2E_DIR/tty3.log")"
+  note "TERM=dumb: no live line redrawn either"
+  lm_json "$E2E_DIR/e.json" enable vm1
+  TERM=dumb script -qefc "$(printf '%q ' "$LM_BIN" probe vm1 --exercise)" "$E2E_DIR/tty4.log" >/dev/null ||
+    fail "probe on a dumb terminal: $(cat -v "$E2E_DIR/tty4.log")"
+  ! grep -q $'\033' "$E2E_DIR/tty4.log" || fail "escape codes for TERM=dumb: $(cat -v "$E2E_DIR/tty4.log")"
+
+  note "help: wrapped to COLUMNS, 80 off a terminal; common options once"
+  for cols in 60 100; do
+    for h in "--help" "help options" "help enable" "help agent" "help rollback" "enable --help"; do
+      COLUMNS=$cols "$LM_BIN" $h >"$E2E_DIR/h.txt" || fail "$h"
+      awk -v c=$cols 'length($0) > c { print; bad = 1 } END { exit bad }' "$E2E_DIR/h.txt" ||
+        fail "$h wider than $cols columns"
+    done
+  done
+  env -u COLUMNS "$LM_BIN" help options >"$E2E_DIR/h80.txt"
+  awk 'length($0) > 80 { bad = 1 } END { exit bad }' "$E2E_DIR/h80.txt" || fail "wider than 80 off a terminal"
+  grep -q "^  --state-dir DIR" "$E2E_DIR/h80.txt" || fail "help options lacks --state-dir: $(cat "$E2E_DIR/h80.txt")"
+  env -u COLUMNS "$LM_BIN" help enable >"$E2E_DIR/he.txt"
+  ! grep -q -- "^  --state-dir" "$E2E_DIR/he.txt" || fail "enable's help repeats the common options"
+  grep -q "^Examples:" "$E2E_DIR/he.txt" || fail "no examples: $(cat "$E2E_DIR/he.txt")"
+  [ "$(env -u COLUMNS "$LM_BIN" --help | wc -l)" -lt 70 ] || fail "the overview is 70 lines or more"
+  note "on a terminal: the terminal's width (stty cols 50)"
+  env -u COLUMNS script -qefc "stty cols 50; $(printf '%q ' "$LM_BIN" help options)" "$E2E_DIR/tty5.log" >/dev/null
+  tr -d '\r' <"$E2E_DIR/tty5.log" | grep -v '^Script ' | awk 'length($0) > 50 { print; bad = 1 } END { exit bad }' ||
+    fail "help options wider than the terminal's 50 columns"
+  note "a mistyped option: the nearest one; --host split"
+  set +e; lm enable vm1 --dryrun >"$E2E_DIR/o.out" 2>"$E2E_DIR/o.err"; rc=$?; set -e
+  [ $rc -eq 2 ] || fail "exit $rc"
+  grep -qF "unknown option '--dryrun'; did you mean '--dry-run'?" "$E2E_DIR/o.err" || fail "$(cat "$E2E_DIR/o.err")"
+  set +e; lm rollback --host vm1 >"$E2E_DIR/o.out" 2>"$E2E_DIR/o.err"; rc=$?; set -e
+  [ $rc -eq 2 ] || fail "exit $rc"
+  grep -q -- "--address IP.*--chip FAMILY.*--restore-host" "$E2E_DIR/o.err" || fail "$(cat "$E2E_DIR/o.err")"
 }
 
 "scenario_$1"

@@ -57,7 +57,8 @@ chmod 755 "$(vm_dir vm1)/opt/homebrew/bin/server"
 doc agent-install 0 --format json agent install vm1 --label com.example.server -- server
 doc agent-list 0 agent list vm1
 doc agent-remove 0 agent remove vm1 --label com.example.server
-doc agent-remove-unknown 1 agent remove vm1 --label com.example.server
+doc agent-remove-again 0 agent remove vm1 --label com.example.server
+doc agent-remove-unknown 1 agent remove no-such-vm --label com.example.server
 doc agent-usage 2 agent frobnicate vm1
 doc doctor 0 doctor vm1
 doc doctor-fail 1 doctor no-such-vm

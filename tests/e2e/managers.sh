@@ -32,7 +32,7 @@ lmb() {
   lume-cli) "$LM_BIN" --timeout 120 --vm-manager lume-cli --lume "$BIN/lume" "$@" ;;
   tart) "$LM_BIN" --timeout 120 --vm-manager tart "$@" ;;
   utm) "$LM_BIN" --timeout 120 --vm-manager utm "$@" ;;
-  none) "$LM_BIN" --timeout 120 --vm-manager none --host "$ADDR" "$@" ;;
+  none) "$LM_BIN" --timeout 120 --vm-manager none --address "$ADDR" "$@" ;;
   esac
 }
 lmb_json() { # OUTFILE ARGS...
@@ -293,8 +293,8 @@ scenario_utm_old() {
   expect_rc 1 "$E2E_DIR/e.json"
   jq -r '.vms[0].message' "$E2E_DIR/e.json" | grep -q "address has to be given" || fail "$(cat "$E2E_DIR/e.json")"
   jq_is "$E2E_DIR/e.json" '.vms[0].error.code' no-address
-  jq -r '.error.hint' "$E2E_DIR/e.json" | grep -q -- "--host IP" || fail "no hint: $(cat "$E2E_DIR/e.json")"
-  set +e; "$LM_BIN" --vm-manager utm --host "$ADDR" enable vm1 --format json >"$E2E_DIR/e2.json" 2>"$E2E_DIR/e2.err"; LM_RC=$?; set -e
+  jq -r '.error.hint' "$E2E_DIR/e.json" | grep -q -- "--address IP" || fail "no hint: $(cat "$E2E_DIR/e.json")"
+  set +e; "$LM_BIN" --vm-manager utm --address "$ADDR" enable vm1 --format json >"$E2E_DIR/e2.json" 2>"$E2E_DIR/e2.err"; LM_RC=$?; set -e
   expect_rc 0 "$E2E_DIR/e2.json"
 }
 

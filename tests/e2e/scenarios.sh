@@ -149,6 +149,14 @@ scenario_never_ready() {
   jq -r '.vms[0].message' "$E2E_DIR/e.json" | grep -qi "ready" || fail "error does not say what did not happen"
   jq -r '.vms[0].message' "$E2E_DIR/e.json" | grep -q "host preference restored" || fail "preference not restored: $(cat "$E2E_DIR/e.json")"
   [ ! -e "$PLIST" ] || fail "preference file left"
+  # The step the timeout stopped reports the time it ran, as every step does (it said 0: never
+  # measured). Whether it was measured is the check; how long it was is only printed.
+  jq -e '[.vms[0].steps[] | select(.state == "failed")][0] | .seconds != 0' "$E2E_DIR/e.json" >/dev/null ||
+    fail "the failed wait's duration was not measured: $(jq -c '.vms[0].steps' "$E2E_DIR/e.json")"
+  set +e; lm enable vm1 --timeout 2 >"$E2E_DIR/t.out" 2>"$E2E_DIR/t.err"; set -e
+  grep -q '^FAILED vm1 (' "$E2E_DIR/t.out" || fail "no FAILED line: $(cat "$E2E_DIR/t.out")"
+  ! grep -q '^FAILED vm1 (0\.00 s)' "$E2E_DIR/t.out" || fail "the FAILED line's duration was not measured: $(cat "$E2E_DIR/t.out")"
+  note "reported: $(grep '^FAILED' "$E2E_DIR/t.out")"
 }
 
 # The guest's host key changed: refused, both fingerprints shown, nothing installed.

@@ -1,6 +1,7 @@
-/* The tool's own surface (host/cli/help.c, completion.c): the nearest command to a mistyped one,
- * and the completion scripts made from the option and command tables. The scripts are checked by
- * their shells in the e2e scenario tests/e2e/cli.sh help (bash -n, zsh -n, fish -n). */
+/* The tool's own surface (host/cli/help.c, completion.c, output.c, color.c): the nearest command or
+ * option to a mistyped one, the completion scripts made from the tables (driven through the real
+ * shells in tests/e2e/cli.sh completion), each hint about its own cause and VM, when to colour,
+ * and help wrapped to a width. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -83,25 +84,34 @@ static void test_completion_details(void **state)
 	static const char *const want[][2] = {
 		{"bash", "complete -F _lume_metal lume-metal\n"},
 		{"bash", "--format) COMPREPLY=($(compgen -W \"text json jsonl\" -- \"$cur\")); return ;;"},
-		{"bash", "agent) if [[ $cur == -* ]]"},
-		{"bash", "compgen -W \"install remove list\""},
-		{"bash", "compgen -W \"enable disable status\""},
+		{"bash", "--color) COMPREPLY=($(compgen -W \"auto always never\" -- \"$cur\")); return ;;"},
+		/* Option values are no positional words: `--format json` is not the command. */
+		{"bash", "--format|--label|"},
+		{"bash", "profile) subs=\"list show lint\" ;;"},
+		{"bash", "agent) subs=\"install remove list\" ;;"},
+		{"bash", "'agent install') if [[ $npos == 0 ]]; then COMPREPLY+=($(compgen -W \"$(_lume_metal_vms)\""},
 		{"bash", "compgen -W \"bash zsh fish\""},
+		{"bash", "\"${COMP_WORDS[0]}\" __complete vms 2>/dev/null"},
 		/* Directories for DIR options, files for FILE and PATH ones. */
 		{"bash", "compgen -d"}, {"bash", "compgen -f"},
 		{"zsh", "#compdef lume-metal\n"},
 		{"zsh", "--format) compadd -- text json jsonl; return ;;"},
 		{"zsh", "_files -/"},
-		{"fish", "complete -c lume-metal -n __fish_use_subcommand -a agent -d "},
-		{"fish", "complete -c lume-metal -n '__fish_seen_subcommand_from agent' -a 'install remove list'"},
+		{"zsh", "_describe -t commands command cmds"},
+		/* Whole descriptions, past the first sentence. */
+		{"zsh", "'--format:Output format. json prints one document"},
+		{"fish", "complete -c lume-metal -n '__lume_metal_at :0' -a agent -d "},
+		{"fish", "complete -c lume-metal -n '__lume_metal_at \"agent:0\"' -a install -d "},
+		{"fish", "complete -c lume-metal -n '__lume_metal_at \"agent install:0\"' -a '(__lume_metal_vms)'"},
 		{"fish", "complete -c lume-metal -l format -x -a 'text json jsonl'"},
+		{"fish", "then the document on one line (for CI logs and dashboards).'"},
 		/* An option only some commands take is offered after those only. */
 		{"fish", "complete -c lume-metal -l label -n '__fish_seen_subcommand_from agent' -x"},
 		/* Quotes in help texts are escaped for fish. */
 		{"fish", "profile\\'s effect"},
 	};
 	FILE *null = fopen("/dev/null", "w");
-	char *fish = script("fish");
+	char *fish = script("fish"), *bash = script("bash");
 	size_t i;
 
 	(void)state;
@@ -112,9 +122,135 @@ static void test_completion_details(void **state)
 		free(text);
 	}
 	lm_assert_not_contains(fish, "profile's effect");
+	/* Each command once (bench has three usage lines), the old --host in none. */
+	lm_assert_contains(bash, "compgen -W \"enable status probe run bench rollback profile host forget-host gc agent "
+	    "doctor help completion\"");
+	lm_assert_not_contains(bash, "--host ");
+	lm_assert_not_contains(bash, "--host\"");
 	assert_int_equal(lm_cli_completion("tcsh", null), -1);
 	fclose(null);
 	free(fish);
+	free(bash);
+}
+
+/* A cli as lm_cli_parse leaves it for `lume-metal COMMAND ARGS...`. */
+static void fake_cli(lm_cli *cli, const char *command, char **argv, int argc)
+{
+	memset(cli, 0, sizeof(*cli));
+	cli->command = command;
+	cli->argv = argv;
+	cli->argc = argc;
+}
+
+/* Each hint is about its own cause and its own VM, and short. */
+static void test_hints(void **state)
+{
+	char *fleet[] = {"vm1", "ci-runner-1"};
+	lm_cli cli;
+	const char *h;
+
+	(void)state;
+	fake_cli(&cli, "enable", fleet, 2);
+	h = lm_cli_hint_about(&cli, LM_EHOSTKEY, "ci-runner-1", "ci-runner-1: the host key changed");
+	assert_non_null(h);
+	lm_assert_contains(h, "lume-metal forget-host ci-runner-1");
+	lm_assert_not_contains(h, "vm1");
+	/* Not-found: by cause. */
+	h = lm_cli_hint_about(&cli, LM_ENOTFOUND, "nosuch", "nosuch: no VM manager knows this VM (asked: lume-api)");
+	assert_non_null(h);
+	lm_assert_contains(h, "lume ls");
+	h = lm_cli_hint_about(&cli, LM_ENOTFOUND, "vm1", "vm1: llama-server not found in the guest (looked up on PATH)");
+	assert_non_null(h);
+	lm_assert_contains(h, "install the program in vm1");
+	lm_assert_not_contains(h, "lume ls");
+	h = lm_cli_hint_about(&cli, LM_ENOTFOUND, NULL, "no VM manager found: no Lume API");
+	assert_non_null(h);
+	lm_assert_contains(h, "lume serve");
+	assert_null(lm_cli_hint_about(&cli, LM_ENOTFOUND, "vm1", "VM 'vm1': /x: no such file or directory"));
+	/* Without a VM: the one named on the command line, never a subcommand. */
+	h = lm_cli_hint_about(&cli, LM_ENOTENABLED, NULL, "vm1 is not enabled");
+	lm_assert_contains(h, "lume-metal enable vm1");
+	{
+		char *agent[] = {"install", "vm7"};
+		fake_cli(&cli, "agent", agent, 2);
+		h = lm_cli_hint_about(&cli, LM_ENOTENABLED, NULL, "vm7 is not enabled");
+		lm_assert_contains(h, "lume-metal enable vm7");
+	}
+	/* Short: none near the old 420 characters. */
+	{
+		static const int codes[] = {LM_EHOSTKEY, LM_EAUTH, LM_ECONFLICT, LM_ECORRUPT, LM_ENOTENABLED, LM_ENOTRUNNING,
+		    LM_ENOBUNDLE, LM_ENOTFOUND, LM_EAMBIGUOUS, LM_ENOADDRESS, LM_EUNSUPPORTED, LM_ELOCKED, LM_EVMOWNER,
+		    LM_EWRONGUSER, LM_ECANCELED, LM_ENOTPROVEN, LM_ETIMEOUT};
+		static const char *const causes[] = {"no VM manager knows", "has no such VM", "Virtual machine not found",
+		    "no VM manager found", "program was not found", "not found in the guest", "HOME is not set",
+		    "no built-in profile", "state journal", "not ready"};
+		size_t i, k;
+		fake_cli(&cli, "enable", fleet, 2);
+		for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+			for (k = 0; k < sizeof(causes) / sizeof(causes[0]); k++)
+				if ((h = lm_cli_hint_about(&cli, codes[i], "ci-runner-1", causes[k])) != NULL && strlen(h) > 200)
+					fail_msg("hint of %zu characters: %s", strlen(h), h);
+	}
+}
+
+static void test_color_wanted(void **state)
+{
+	(void)state;
+	assert_true(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, NULL, "xterm"));
+	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 0, NULL, "xterm"));     /* a pipe */
+	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, "1", "xterm"));      /* NO_COLOR */
+	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, "no", "xterm"));     /* any value */
+	assert_true(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, "", "xterm"));        /* empty: unset */
+	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, NULL, "dumb"));
+	assert_true(lm_cli_color_wanted(LM_CLI_COLOR_ALWAYS, 0, "1", "dumb"));      /* the option wins */
+	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_NEVER, 1, NULL, "xterm"));
+}
+
+/* Wrapped lines fit the width and keep every word, in order. */
+static void test_wrap(void **state)
+{
+	static const int widths[] = {40, 60, 80, 120};
+	const char *text = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+	    "sixteen seventeen eighteen nineteen twenty twenty-one twenty-two";
+	char *buf, *line, *save = NULL, words[512] = "";
+	size_t len, i;
+
+	(void)state;
+	for (i = 0; i < sizeof(widths) / sizeof(widths[0]); i++) {
+		FILE *f = open_memstream(&buf, &len);
+		assert_non_null(f);
+		lm_cli_wrap(f, widths[i], "  --an-option-with-a-long-name VALUE", text);
+		fclose(f);
+		words[0] = '\0';
+		for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+			if ((int)strlen(line) > widths[i])
+				fail_msg("width %d: a line of %zu: '%s'", widths[i], strlen(line), line);
+			if (strstr(line, "--an-option") == NULL) {
+				strcat(words, words[0] ? " " : "");
+				strcat(words, line + strspn(line, " "));
+			} else if (strlen(line) > 40) {
+				strcat(words, line + 38);
+			}
+		}
+		assert_string_equal(words, text);
+		free(buf);
+	}
+}
+
+static void test_nearest_option(void **state)
+{
+	(void)state;
+	assert_string_equal(lm_cli_nearest_option("--dryrun"), "dry-run");
+	assert_string_equal(lm_cli_nearest_option("--formt"), "format");
+	assert_string_equal(lm_cli_nearest_option("--colour"), "color");
+	assert_string_equal(lm_cli_nearest_option("--jbos=2"), "jobs");
+	assert_null(lm_cli_nearest_option("--frobnicate"));
+	assert_null(lm_cli_nearest_option("-x"));
+	/* The old name is in no suggestion. */
+	{
+		const char *h = lm_cli_nearest_option("--hst");
+		assert_true(h == NULL || strcmp(h, "host") != 0);
+	}
 }
 
 int main(void)
@@ -123,6 +259,10 @@ int main(void)
 		cmocka_unit_test(test_nearest),
 		cmocka_unit_test(test_completion_covers_tables),
 		cmocka_unit_test(test_completion_details),
+		cmocka_unit_test(test_hints),
+		cmocka_unit_test(test_color_wanted),
+		cmocka_unit_test(test_wrap),
+		cmocka_unit_test(test_nearest_option),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -360,8 +360,14 @@ int lm_flow_agent_install_workload(lm_context *ctx, const char *vm, const lm_age
 		goto out;
 	}
 	(void)lm_outcome_add_agent(op.o, &a); /* out of memory: installed, not listed */
-	lm_outcome_message(op.o, "%s: agent %s %s", op.o->vm, a.label,
-	    lm_context_options(ctx)->dry_run ? "would be installed" : "installed and started");
+	/* "started" only when launchd says it runs: a workload that exited at once is not. */
+	if (lm_context_options(ctx)->dry_run)
+		lm_outcome_message(op.o, "%s: agent %s would be installed", op.o->vm, a.label);
+	else if (strcmp(a.state, "running") == 0 && a.pid > 0)
+		lm_outcome_message(op.o, "%s: agent %s installed and started (pid %ld)", op.o->vm, a.label, a.pid);
+	else
+		lm_outcome_message(op.o, "%s: agent %s installed, but not running (launchd: %s); its log is in "
+		    "~/Library/Logs/lume-metal", op.o->vm, a.label, a.state);
 out:
 	op_close(&op);
 	return rc;
@@ -381,11 +387,13 @@ int lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_
 	if ((rc = op_open(ctx, vm, "agent remove", *out, &op)) < 0)
 		goto out;
 	/* op_open read the record under the VM's lock: no other operation changed it since. */
-	if ((recorded = lm_vm_record_find_agent(&op.r, label)) != NULL)
-		lm_vm_record_agent_info(recorded, &a);
-	else
-		rc = lm_error_set(LM_ENOTFOUND, "%s has no agent %s installed by lume-metal", op.o->vm, label);
-	if (rc < 0 || (rc = lm_step_begin(ctx, op.o, "agent-unload", &t)) < 0) {
+	/* Removing what is not there is done already (a CI job's clean-up may run twice). */
+	if ((recorded = lm_vm_record_find_agent(&op.r, label)) == NULL) {
+		lm_outcome_message(op.o, "%s: no agent %s installed by lume-metal; nothing to remove", op.o->vm, label);
+		goto out;
+	}
+	lm_vm_record_agent_info(recorded, &a);
+	if ((rc = lm_step_begin(ctx, op.o, "agent-unload", &t)) < 0) {
 		lm_outcome_fail(ctx, op.o, rc);
 		goto out;
 	}

@@ -48,23 +48,33 @@ int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
  * is what fits, ending in "...", when it cannot be). */
 #define STEP_DETAIL_RESERVE 256
 
-static lm_flow_step *step_push(lm_vm_outcome *o, const char *name)
-{
-	lm_flow_step **steps, *s;
+/* A step with the moment it began, so that a step an error stops says how long it ran (a wait
+ * that timed out after 15 s is not a step of 0 s). The public part comes first: the outcome's
+ * pointers are to it, and freeing it frees the whole. */
+typedef struct {
+	lm_flow_step pub;
+	double started;
+} timed_step;
 
-	if ((s = calloc(1, sizeof(*s))) == NULL)
+static lm_flow_step *step_push(lm_vm_outcome *o, const char *name, double started)
+{
+	lm_flow_step **steps;
+	timed_step *t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return NULL;
-	if ((s->detail = calloc(1, STEP_DETAIL_RESERVE)) == NULL ||
+	if ((t->pub.detail = calloc(1, STEP_DETAIL_RESERVE)) == NULL ||
 	    (steps = realloc(o->steps, (o->nsteps + 1) * sizeof(*steps))) == NULL) {
-		free(s->detail);
-		free(s);
+		free(t->pub.detail);
+		free(t);
 		return NULL;
 	}
-	s->size = sizeof(*s);
-	s->name = name;
+	t->pub.size = sizeof(t->pub);
+	t->pub.name = name;
+	t->started = started;
 	o->steps = steps;
-	steps[o->nsteps++] = s;
-	return s;
+	steps[o->nsteps++] = &t->pub;
+	return &t->pub;
 }
 
 static void step_detail(lm_flow_step *s, const char *fmt, va_list ap) LM_PRINTF(2, 0);
@@ -112,7 +122,7 @@ int lm_step_begin(lm_context *ctx, lm_vm_outcome *o, const char *name, double *s
 	*started = lm_clock_monotonic();
 	if ((rc = lm_context_check_cancel(ctx, "before the next step")) < 0)
 		return lm_error_prefix("%s: ", name);
-	if (step_push(o, name) == NULL)
+	if (step_push(o, name, *started) == NULL)
 		return lm_error_nomem();
 	lm_context_step(ctx, o->vm, name, LM_STEP_STARTED, 0, "");
 	return 0;
@@ -123,7 +133,7 @@ int lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double star
 	lm_flow_step *s = step_running(o);
 	va_list ap;
 
-	if ((s == NULL || strcmp(s->name, name) != 0) && (s = step_push(o, name)) == NULL)
+	if ((s == NULL || strcmp(s->name, name) != 0) && (s = step_push(o, name, started)) == NULL)
 		return lm_error_nomem(); /* a step not begun: not listed */
 	s->state = LM_STEP_DONE;
 	s->seconds = lm_clock_monotonic() - started;
@@ -170,15 +180,19 @@ int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc)
 {
 	lm_flow_step *s = step_running(o);
 	const char *why = lm_error_last()->message;
+	size_t n = strlen(o->vm);
 	char *m;
 
 	o->rc = rc;
-	/* Never an earlier message in its place: none at all, when this one cannot be had. */
-	m = lm_format("%s: %s", o->vm, why);
+	/* Never an earlier message in its place: none at all, when this one cannot be had. The VM's
+	 * name once: many of the library's messages already begin with it. */
+	m = strncmp(why, o->vm, n) == 0 && why[n] == ':' && why[n + 1] == ' ' ? lm_format("%s", why) :
+	    lm_format("%s: %s", o->vm, why);
 	free(o->message);
 	o->message = m;
 	if (s != NULL) {
 		s->state = LM_STEP_FAILED;
+		s->seconds = lm_clock_monotonic() - ((timed_step *)(void *)s)->started;
 		step_detailf(s, "%s", why);
 		lm_context_step(ctx, o->vm, s->name, LM_STEP_FAILED, s->seconds, why);
 	}

@@ -322,7 +322,7 @@ static const char *result_word(const lm_vm_outcome *o)
 	return o->rc < 0 ? "failed" : "ok";
 }
 
-static cJSON *outcome_json(const lm_vm_outcome *o)
+static cJSON *outcome_json(const lm_vm_outcome *o, lm_outcome_advice_fn advice, void *data)
 {
 	cJSON *v = cJSON_CreateObject(), *steps, *s, *g, *err;
 	size_t i;
@@ -334,6 +334,8 @@ static cJSON *outcome_json(const lm_vm_outcome *o)
 		err = cJSON_AddObjectToObject(v, "error");
 		cJSON_AddStringToObject(err, "code", lm_error_name(o->rc));
 		cJSON_AddStringToObject(err, "message", o->message != NULL ? o->message : "");
+		/* The advice about this VM's own failure (a fleet's VMs fail for different reasons). */
+		add_string_or_null(err, "hint", advice != NULL ? advice(data, o) : NULL);
 	} else {
 		cJSON_AddNullToObject(v, "error");
 	}
@@ -388,6 +390,12 @@ int lm_json_error(const lm_json_envelope *env, char **out)
 
 int lm_flow_result_to_json(const lm_flow_result *r, const lm_json_envelope *env, char **out)
 {
+	return lm_flow_result_to_json_advised(r, NULL, NULL, env, out);
+}
+
+int lm_flow_result_to_json_advised(const lm_flow_result *r, lm_outcome_advice_fn advice, void *data,
+    const lm_json_envelope *env, char **out)
+{
 	cJSON *doc = envelope(env), *vms;
 	size_t i;
 
@@ -401,7 +409,7 @@ int lm_flow_result_to_json(const lm_flow_result *r, const lm_json_envelope *env,
 	cJSON_AddBoolToObject(doc, "host_preference_restored", r->pref_restored);
 	vms = cJSON_AddArrayToObject(doc, "vms");
 	for (i = 0; i < r->count; i++)
-		cJSON_AddItemToArray(vms, outcome_json(r->vms[i]));
+		cJSON_AddItemToArray(vms, outcome_json(r->vms[i], advice, data));
 	return finish(doc, out);
 }
 

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,29 +34,65 @@ static int lock_path(lm_context *ctx, const char *vm, char **out)
 	return lm_state_path(ctx, name, out);
 }
 
-/* Who holds it, from what an exclusive holder wrote: "pid 4242, enable"; printable bytes only. */
+/* Who holds it, from the notes the holders wrote: "pid 4242, enable", or the shared holders'
+ * "pid 4242, run; pid 4250, run". A note whose process has ended is left out (a shared holder
+ * cannot remove its own line without racing the others; the next exclusive holder clears them).
+ * Printable bytes only. */
 static void holder(const char *path, char *out, size_t len)
 {
-	char buf[96];
+	char buf[512], *line, *save = NULL, *start = buf;
 	ssize_t n = -1;
 	size_t i, k = 0;
+	off_t end, from = 0;
+	long pid;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
+	out[0] = '\0';
 	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
+		/* The newest notes are the last: read the file's end, from a line's start. */
+		if ((end = lseek(fd, 0, SEEK_END)) > (off_t)sizeof(buf) - 1)
+			from = end - (off_t)sizeof(buf) + 1;
+		n = pread(fd, buf, sizeof(buf) - 1, from);
 		close(fd);
 	}
-	for (i = 0; n > 0 && i < (size_t)n && buf[i] != '\n' && k + 1 < len; i++)
-		if (isprint((unsigned char)buf[i]))
-			out[k++] = buf[i];
-	out[k] = '\0';
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if (from > 0 && (start = strchr(buf, '\n')) == NULL)
+		return;
+	for (line = strtok_r(start, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "pid %ld,", &pid) != 1 || pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno != EPERM))
+			continue;
+		if (k > 0 && k + 2 < len) {
+			out[k++] = ';';
+			out[k++] = ' ';
+		}
+		for (i = 0; line[i] != '\0' && k + 1 < len; i++)
+			if (isprint((unsigned char)line[i]))
+				out[k++] = line[i];
+		out[k] = '\0';
+	}
+}
+
+/* The note for whoever waits: an exclusive holder's replaces every other; a shared holder's is
+ * added to those of the others holding it with it. Only a courtesy: the lock itself is the flock. */
+static void note_holder(lm_vm_lock *lock, const char *path, const char *operation)
+{
+	char line[128];
+	int n = snprintf(line, sizeof(line), "pid %ld, %s\n", (long)getpid(), operation);
+
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	if (lock->exclusive ? ftruncate(lock->fd, 0) != 0 || pwrite(lock->fd, line, (size_t)n, 0) != n :
+	    lseek(lock->fd, 0, SEEK_END) < 0 || write(lock->fd, line, (size_t)n) != n)
+		lm_log(lock->ctx, LM_LOG_DEBUG, "%s: cannot note the holder: %s", path, strerror(errno));
 }
 
 int lm_vm_lock_take(lm_vm_lock **out, lm_context *ctx, const char *vm, const char *operation, unsigned flags)
 {
 	lm_vm_lock *lock;
-	char *path = NULL, who[96], line[128], waiting[160];
-	int how = (flags & LM_VM_LOCK_SHARED) ? LOCK_SH : LOCK_EX, rc, n;
+	char *path = NULL, who[160], waiting[224];
+	int how = (flags & LM_VM_LOCK_SHARED) ? LOCK_SH : LOCK_EX, rc;
 
 	*out = NULL;
 	if ((rc = lock_path(ctx, vm, &path)) < 0)
@@ -81,12 +118,7 @@ int lm_vm_lock_take(lm_vm_lock **out, lm_context *ctx, const char *vm, const cha
 	}
 	if (rc < 0)
 		goto fail;
-	if (lock->exclusive) {
-		n = snprintf(line, sizeof(line), "pid %ld, %s\n", (long)getpid(), operation);
-		/* Only a courtesy for whoever waits: the lock itself is the flock. */
-		if (ftruncate(lock->fd, 0) != 0 || pwrite(lock->fd, line, (size_t)n, 0) != n)
-			lm_log(ctx, LM_LOG_DEBUG, "%s: cannot note the holder: %s", path, strerror(errno));
-	}
+	note_holder(lock, path, operation);
 	free(path);
 	*out = lock;
 	return 0;
