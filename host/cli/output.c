@@ -115,8 +115,7 @@ static const struct {
 	const char *text;
 } hints[] = {
 	{LM_EHOSTKEY, NULL, NULL, NULL, "if {vm} was re-created or made new host keys (compare them first), forget its "
-	    "old key with `lume-metal forget-host {vm}` and connect again; with --host-key-policy strict, a new VM's "
-	    "key is recorded by one connection with --host-key-policy accept-new"},
+	    "old key with `lume-metal forget-host {vm}` and connect again"},
 	{LM_EAUTH, NULL, NULL, NULL, "load a key into ssh-agent, pass --ssh-key FILE (ed25519 or ECDSA), or give the "
 	    "password in $LUME_METAL_SSH_PASSWORD or a file named by --ssh-password-file FILE"},
 	{LM_ECONFLICT, NULL, NULL, NULL, "`lume-metal host status` shows what is recorded; use the --prefs-dir of the run "

@@ -54,7 +54,7 @@ scenario_activation_plain() {
     fail "the record: $(jq -c .activation.records "$E2E_DIR/plain.json")"
   jq_is "$E2E_DIR/plain.json" '.activation.no_shim' null
   jq_is "$E2E_DIR/plain.json" '.activation.children_inherit' true
-  jq -e '.activation.record_dir | startswith("/Users/lume/.local/share/lume-metal/runs/")' "$E2E_DIR/plain.json" >/dev/null ||
+  jq -e '.activation.record_dir | startswith("/Users/lume/.local/share/lume-metal/activation/run-")' "$E2E_DIR/plain.json" >/dev/null ||
     fail "record_dir: $(jq -c .activation "$E2E_DIR/plain.json")"
   [ "$(runs_left)" -eq 0 ] || fail "the JSON run's record directory was left"
 }

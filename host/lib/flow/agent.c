@@ -123,28 +123,13 @@ typedef struct {
 	const lm_vm_record_agent *recorded; /* the journal's entry before (in op->r), or NULL */
 } previous_agent;
 
-/* Keep the plist at the label's path aside (a copy: the original stays until the new one is
- * uploaded over it, so that an interrupted install leaves a plist in place). */
+/* Keep the plist at the label's path aside (launchd.c); the guest may have changed from here on. */
 static int previous_keep(agent_op *op, const char *plist, previous_agent *prev)
 {
-	lm_ssh_stat_info si;
-	const char *cp_argv[] = {"cp", "-p", plist, prev->backup};
-	char dir[LM_AGENT_PATH_MAX], *slash;
-	int rc;
+	int rc = lm_launchd_plist_keep(op->ssh, plist, prev->backup, sizeof(prev->backup), &prev->had_plist);
 
-	snprintf(dir, sizeof(dir), "%s", plist);
-	if ((slash = strrchr(dir, '/')) == NULL)
-		return lm_error_set(LM_EINVALID, "%s: not an absolute path", plist);
-	*slash = '\0';
-	/* Hidden and not ending in .plist: nothing loads it at login. */
-	snprintf(prev->backup, sizeof(prev->backup), "%s/.%s.lume-metal-previous", dir, slash + 1);
-	if ((rc = lm_ssh_stat(op->ssh, plist, &si)) < 0)
-		return rc;
-	if (si.exists && (rc = lm_guest_run_argv(op->ssh, cp_argv, 4, "cp (the previous plist)", NULL, NULL)) < 0)
-		return rc;
-	prev->had_plist = si.exists;
-	prev->guest_touched = 1;
-	return 0;
+	prev->guest_touched = rc == 0;
+	return rc;
 }
 
 /* Upload, lint, and load; *recorded says whether the journal lists it (for the undo). */

@@ -168,84 +168,31 @@ void lm_run_result_free(lm_run_result *result)
 	free(result);
 }
 
-/* A directory of its own for this run's activation records, under the guest's lume-metal files
- * (removed after the run; one left by a run that was stopped goes with the next bundle install or
- * rollback, which remove everything there but the bundle). */
+/* A directory of its own for this run's activation records (removed after the run; one left by a
+ * run that was stopped goes with the next bundle install or rollback). */
 static int record_dir_make(lm_flow_session *s, lm_run_result *res)
 {
-	char id[17], dir[PATH_MAX];
-	const char *mkdir_argv[5] = { "mkdir", "-p", "-m", "700", dir };
+	char name[24] = "run-";
 	int rc;
 
-	if ((rc = lm_random_hex(id, 8)) < 0 ||
-	    (rc = lm_path_join_buf(dir, sizeof(dir), s->o->guest.home, LM_GUEST_BASE, "runs", id, NULL)) < 0 ||
-	    (rc = lm_guest_run_argv(s->ssh, mkdir_argv, 5, "making the run's record directory", NULL, NULL)) < 0)
+	if ((rc = lm_random_hex(name + 4, 8)) < 0 ||
+	    (rc = lm_activation_dir_make(s->ssh, s->o->guest.home, name, &res->record_dir)) < 0)
 		return rc;
-	if ((res->record_dir = strdup(dir)) == NULL)
-		return lm_error_nomem();
-	return lm_shim_env_workload(&s->se, NULL, NULL, dir);
+	return lm_shim_env_workload(&s->se, NULL, NULL, res->record_dir);
 }
 
 /* The run's error, if any, is kept: a removal that fails is only a warning. */
 static void record_dir_remove(lm_flow_session *s, const lm_run_result *res, int rc)
 {
-	const char *rm_argv[3] = { "rm", "-rf", res->record_dir };
 	char saved[4096];
 
 	if (res->record_dir == NULL)
 		return;
 	snprintf(saved, sizeof(saved), "%s", lm_error_last()->message);
-	if (lm_guest_run_argv(s->ssh, rm_argv, 3, "removing the run's record directory", NULL, NULL) < 0)
+	if (lm_activation_dir_remove(s->ssh, res->record_dir) < 0)
 		lm_log(s->ctx, LM_LOG_WARN, "%s: %s", s->o->vm, lm_error_last()->message);
 	if (rc < 0)
 		lm_error_set(rc, "%s", saved);
-}
-
-/* Why no process of the workload loaded the shim, the likely cause first. */
-static int no_shim_cause(const lm_flow_session *s, const lm_flow_workload *w, const char *const *argv, size_t argc,
-    char **out)
-{
-	char buf[4 * PATH_MAX + 512], sip[4 * PATH_MAX];
-	size_t i;
-
-	for (i = 0; i < argc && strchr(argv[i], '=') != NULL; i++)
-		;
-	if (w->target.program[0] == '\0')
-		snprintf(buf, sizeof(buf), "the program was not found in the guest, so nothing ran");
-	else if (w->hardened)
-		snprintf(buf, sizeof(buf), "the program (or its script's interpreter) is signed with the hardened runtime "
-		    "without the entitlement com.apple.security.cs.allow-dyld-environment-variables: dyld ignored the shim, "
-		    "as it was told it would");
-	else if (i < argc && lm_sip_warning(&s->o->guest, argv[i], &w->target, sip, sizeof(sip)))
-		snprintf(buf, sizeof(buf), "most likely System Integrity Protection: %s", sip);
-	else if (w->target.interpreter[0] != '\0')
-		snprintf(buf, sizeof(buf), "%s is a script: its interpreter %s did not load the shim (a launcher that "
-		    "clears the environment, or one SIP protects further down)", w->target.program, w->target.interpreter);
-	else
-		snprintf(buf, sizeof(buf), "%s did not load it: it clears its environment before it starts, is not "
-		    "dynamically linked, or hands its work to a program that SIP protects", w->target.program);
-	if ((*out = strdup(buf)) == NULL)
-		return lm_error_nomem();
-	return 0;
-}
-
-/* The reader's line for one process, and what its children got (the record says). */
-static int process_line(const lm_activation *a, char **out)
-{
-	char *sum = NULL;
-	size_t n;
-	int rc;
-
-	if ((rc = lm_activation_summary(a, &sum)) < 0)
-		return rc;
-	n = strlen(sum) + 64;
-	if ((*out = malloc(n)) == NULL) {
-		free(sum);
-		return lm_error_nomem();
-	}
-	snprintf(*out, n, "%s; its children %s", sum, a->inherit ? "keep the shim" : "start without the shim");
-	free(sum);
-	return 0;
 }
 
 /* After the workload: its records -- one line per process that loaded the shim, the records as
@@ -253,44 +200,16 @@ static int process_line(const lm_activation *a, char **out)
 static int run_records(lm_flow_session *s, const lm_flow_workload *w, const char *const *argv, size_t argc,
     lm_run_result *res)
 {
-	lm_activation_list list;
-	cJSON *arr = NULL, *item;
-	size_t i, took = 0;
+	lm_workload_records r;
 	int rc;
 
-	memset(&list, 0, sizeof(list));
-	if ((rc = lm_activation_fetch(s->ssh, res->record_dir, &list)) < 0)
+	if ((rc = lm_workload_records_read(s->ssh, res->record_dir, &r)) < 0)
 		return rc;
-	if ((list.count > 0 && (res->process_lines = calloc(list.count, sizeof(char *))) == NULL) ||
-	    (arr = cJSON_CreateArray()) == NULL) {
-		rc = lm_error_nomem();
-		goto out;
-	}
-	for (i = 0; i < list.count; i++) {
-		if ((rc = process_line(&list.items[i], &res->process_lines[i])) < 0 ||
-		    (rc = lm_activation_json(&list.items[i], &item)) < 0)
-			goto out;
-		res->nprocesses++;
-		cJSON_AddItemToArray(arr, item);
-		took += lm_activation_took(&list.items[i]) != 0;
-	}
-	if ((res->records_json = cJSON_PrintUnformatted(arr)) == NULL) {
-		rc = lm_error_nomem();
-		goto out;
-	}
-	if (list.count == 0)
-		rc = no_shim_cause(s, w, argv, argc, &res->no_shim);
-	else if (took == 0) {
-		char buf[128];
-
-		snprintf(buf, sizeof(buf), "%zu process%s loaded the shim, and it widened nothing in %s (the lines "
-		    "above say why)", list.count, list.count == 1 ? "" : "es", list.count == 1 ? "it" : "any of them");
-		if ((res->no_shim = strdup(buf)) == NULL)
-			rc = lm_error_nomem();
-	}
-out:
-	cJSON_Delete(arr);
-	lm_activation_list_dispose(&list);
+	rc = lm_workload_records_why_not(&r, &s->o->guest, &w->target, w->hardened, argv, argc, &res->no_shim);
+	/* The result owns them from here. */
+	res->process_lines = r.lines;
+	res->nprocesses = r.count;
+	res->records_json = r.json;
 	return rc;
 }
 

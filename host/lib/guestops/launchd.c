@@ -246,3 +246,25 @@ int lm_guest_agents_query(lm_ssh *ssh, lm_agent_info *const *agents, size_t n)
 			return rc;
 	return 0;
 }
+
+int lm_launchd_plist_keep(lm_ssh *ssh, const char *plist, char *backup, size_t size, int *had)
+{
+	lm_ssh_stat_info si;
+	const char *cp_argv[] = {"cp", "-p", plist, backup};
+	const char *slash = strrchr(plist, '/');
+	int rc, n;
+
+	*had = 0;
+	if (slash == NULL || plist[0] != '/')
+		return lm_error_set(LM_EINVALID, "%s: not an absolute path", plist);
+	/* Hidden and not ending in .plist: nothing loads it at login. */
+	n = snprintf(backup, size, "%.*s/.%s.lume-metal-previous", (int)(slash - plist), plist, slash + 1);
+	if (n < 0 || (size_t)n >= size)
+		return lm_error_set(LM_EINVALID, "%s: too long a path to keep a copy beside it", plist);
+	if ((rc = lm_ssh_stat(ssh, plist, &si)) < 0)
+		return rc;
+	if (si.exists && (rc = lm_guest_run_argv(ssh, cp_argv, 4, "cp (the previous plist)", NULL, NULL)) < 0)
+		return rc;
+	*had = si.exists;
+	return 0;
+}

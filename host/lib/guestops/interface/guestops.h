@@ -264,6 +264,10 @@ int lm_launchd_wait_gone(lm_context *ctx, lm_ssh *ssh, const char *domain, const
  * error: launchd still holds the label): LM_ETIMEOUT with launchd's message past the deadline,
  * LM_EREMOTE at once for any other failure, LM_ECANCELED on ctx's request. */
 int lm_launchd_bootstrap(lm_context *ctx, lm_ssh *ssh, const char *domain, const char *plist, const lm_launchd_wait *w);
+/* A copy of the plist at `plist` kept aside as DIR/.NAME.lume-metal-previous (into backup, even
+ * when there is none: *had says whether there was), so that a failed re-install can put it back;
+ * the original stays until the new one is uploaded over it. */
+int lm_launchd_plist_keep(lm_ssh *ssh, const char *plist, char *backup, size_t size, int *had);
 /* Out of launchd if it is in (bootout), and its plist (under home) gone. */
 int lm_launchd_unload(lm_ssh *ssh, const char *domain, const char *home, lm_agent_info *a);
 /* Every agent of agents[n] out of launchd and its plist gone (rollback, before the guest files:
@@ -373,6 +377,21 @@ int lm_activation_dir_make(lm_ssh *ssh, const char *home, const char *name, char
 int lm_activation_dir_remove(lm_ssh *ssh, const char *dir); /* absent is fine */
 /* cmd (a command line from lm_shim_command) with LUME_METAL_RECORD_DIR=dir set before it (free()). */
 int lm_activation_command(const char *dir, const char *cmd, char **out);
+
+/* ---- workload_records.c: what a workload's records say, for people ---- */
+typedef struct {
+	char **lines;  /* one per process that loaded the shim: what it asked, what it was told */
+	size_t count;  /* processes that loaded the shim */
+	size_t took;   /* of them, those that had an answer widened */
+	char *json;    /* the records, a JSON array ("[]" when none) */
+} lm_workload_records;
+/* Read dir's records (lm_activation_fetch) into r; nothing to dispose on failure. */
+int lm_workload_records_read(lm_ssh *ssh, const char *dir, lm_workload_records *r);
+void lm_workload_records_dispose(lm_workload_records *r);
+/* *out: NULL when some process had its answers widened; else why no process loaded the shim (or
+ * why it widened nothing), the likely cause first -- the program t, hardened or not, argv as run. */
+int lm_workload_records_why_not(const lm_workload_records *r, const lm_guest_facts *g, const lm_run_target *t,
+    int hardened, const char *const *argv, size_t argc, char **out);
 
 /* 1 when the shim took in that process: its profile active and at least one device class hooked. */
 int lm_activation_took(const lm_activation *a);
