@@ -140,6 +140,9 @@ static const struct {
 	{LM_EWRONGUSER, NULL, NULL, "run lume-metal as the user the Lume server runs as; --force-user-mismatch "
 	    "writes it anyway: dangerous, see docs/preferences.md"},
 	{LM_ECANCELED, NULL, NULL, "what the command had done is undone (see the message); run it again to finish"},
+	{LM_ENETWORK, NULL, NULL, "Lume: start `lume serve` or pass --lume-url URL; UTM from an SSH session or "
+	    "before login: run lume-metal in the logged-in user's session (a LaunchAgent), or pass --vm-manager none "
+	    "--host IP"},
 	{LM_ENOTPROVEN, NULL, NULL, "stop and start the VM so that it reads the preference now in effect, check "
 	    "with `lume-metal host status` that the Lume server runs as the user whose preference was written, "
 	    "then enable again; `lume-metal probe {vm} --exercise` shows each kernel's result"},
