@@ -199,6 +199,8 @@ int sim_managers_clone(sim *s, sim_vm *src, sim_vm *dst, size_t index);
 /* sim_main.c */
 int sim_vm_name_ok(const char *name);
 int sim_write_json_file(const char *path, cJSON *doc);
+/* A copy of a program (mode 0755): a file of its own, not a link. 0 or -1 (errno). */
+int sim_copy_file(const char *from, const char *to);
 
 /* sim_http.c */
 void *sim_accept_loop(void *arg);

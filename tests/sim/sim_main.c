@@ -162,7 +162,7 @@ static int assign_addresses(sim *s, const char *base)
 	return 0;
 }
 
-static int copy_file(const char *from, const char *to)
+int sim_copy_file(const char *from, const char *to)
 {
 	char buf[65536];
 	ssize_t r;
@@ -222,7 +222,7 @@ static int install_cli(sim *s)
 	if (lm_test_mkdir_p(s->bin_dir, 0755) < 0 || lm_test_mkdir_p(logs, 0755) < 0)
 		return -1;
 	unlink(s->lume_path);
-	if (link(s->cli_program, s->lume_path) < 0 && copy_file(s->cli_program, s->lume_path) < 0) {
+	if (link(s->cli_program, s->lume_path) < 0 && sim_copy_file(s->cli_program, s->lume_path) < 0) {
 		fprintf(stderr, "lume-sim: cannot install %s as %s: %s\n", s->cli_program, s->lume_path, strerror(errno));
 		return -1;
 	}

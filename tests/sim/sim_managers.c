@@ -144,33 +144,6 @@ static int install_one(const char *program, const char *dir, const char *name)
 	return 0;
 }
 
-/* UTM.app's executable: a copy of the utmctl stand-in (which plays the app when called UTM), its
- * own file so that this simulator's UTM.app is told from another's by its inode, as a real one
- * is by its path. */
-static int copy_program(const char *from, const char *to)
-{
-	char buf[65536];
-	ssize_t r;
-	int in, out, rc = 0;
-
-	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	unlink(to);
-	if ((out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755)) < 0) {
-		close(in);
-		return -1;
-	}
-	while ((r = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)r) != r) {
-			rc = -1;
-			break;
-		}
-	if (r < 0 || close(out) < 0)
-		rc = -1;
-	close(in);
-	return rc;
-}
-
 int sim_managers_install(sim *s, void *cli_config)
 {
 	cJSON *cfg = cli_config;
@@ -185,7 +158,11 @@ int sim_managers_install(sim *s, void *cli_config)
 	    install_one(s->utmctl_program, macos, "utmctl") < 0)
 		return -1;
 	unlink(link_path);
-	if (symlink("UTM.app/Contents/MacOS/utmctl", link_path) < 0 || copy_program(s->utmctl_program, s->utm_app) < 0) {
+	/* UTM.app's executable: a copy of the utmctl stand-in (which plays the app when called UTM), a
+	 * file of its own so that this simulator's UTM.app is told from another's by its inode, as a
+	 * real one is by its path. */
+	unlink(s->utm_app);
+	if (symlink("UTM.app/Contents/MacOS/utmctl", link_path) < 0 || sim_copy_file(s->utmctl_program, s->utm_app) < 0) {
 		fprintf(stderr, "lume-sim: cannot install UTM.app in %s: %s\n", macos, strerror(errno));
 		return -1;
 	}

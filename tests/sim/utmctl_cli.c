@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EX_USAGE 64
@@ -43,21 +43,22 @@ static int no_gui(void)
 	return 0;
 }
 
-/* UTM.app's process: runs until it is quit (SIGTERM from the simulator), or the simulator ends. */
+/* UTM.app's process: runs until it is quit (SIGTERM from the simulator), or the simulator that
+ * launched it is gone (looked at twice a second: PR_SET_PDEATHSIG would follow the launching
+ * thread, not the process). */
 static int play_app(void)
 {
+	struct timespec tick = {0, 500 * 1000 * 1000};
+	pid_t parent = getppid();
 	sigset_t set;
-	int sig;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() == 1)
-		return 0;
-	sigwait(&set, &sig);
+	while (getppid() == parent && sigtimedwait(&set, NULL, &tick) < 0)
+		;
 	return 0;
 }
 

@@ -403,15 +403,14 @@ static int check_display(lm_vm_manager *vmm, const char *name)
 	return rc;
 }
 
-static int utm_start(lm_vm_manager *vmm, const char *name)
+/* `utmctl start NAME`: boots a stopped VM, resumes a paused one, restores a saved state. */
+static int utm_start_cmd(lm_vm_manager *vmm, const char *name)
 {
 	const char *args[] = {"start", name, NULL};
 	char what[LM_VM_NAME_MAX + 8];
 	lm_proc_result res;
 	int rc;
 
-	if ((rc = check_display(vmm, name)) < 0)
-		return rc;
 	snprintf(what, sizeof(what), "start %s", name);
 	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
@@ -419,6 +418,15 @@ static int utm_start(lm_vm_manager *vmm, const char *name)
 		rc = utm_error(vmm, &res, what, name);
 	lm_proc_result_dispose(&res);
 	return rc;
+}
+
+static int utm_start(lm_vm_manager *vmm, const char *name)
+{
+	int rc;
+
+	if ((rc = check_display(vmm, name)) < 0)
+		return rc;
+	return utm_start_cmd(vmm, name);
 }
 
 static int utm_stop_by(lm_vm_manager *vmm, const char *name, const char *how)
@@ -461,9 +469,6 @@ static int utm_wait_status(lm_vm_manager *vmm, const char *name, const char *wan
  * the only way utmctl has: restored by a start (which deletes it), then powered off. */
 static int utm_stop_held(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 {
-	const char *args[] = {"start", name, NULL};
-	char what[LM_VM_NAME_MAX + 8];
-	lm_proc_result res;
 	int rc;
 
 	if (strcmp(info->status, "suspended") != 0 && ((rc = utm_stop_by(vmm, name, "--force")) < 0 ||
@@ -472,13 +477,7 @@ static int utm_stop_held(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 	if (strcmp(info->status, "suspended") != 0)
 		return 0;
 	lm_log(vmm->ctx, LM_LOG_INFO, "%s: its saved state is restored and powered off, which discards it", name);
-	snprintf(what, sizeof(what), "start %s", name);
-	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
-		return rc;
-	if (utm_failed(&res))
-		rc = utm_error(vmm, &res, what, name);
-	lm_proc_result_dispose(&res);
-	if (rc < 0 || (rc = utm_wait_status(vmm, name, "running", info)) < 0 ||
+	if ((rc = utm_start_cmd(vmm, name)) < 0 || (rc = utm_wait_status(vmm, name, "running", info)) < 0 ||
 	    (rc = utm_stop_by(vmm, name, "--force")) < 0)
 		return rc;
 	return utm_wait_status(vmm, name, "stopped", info);
