@@ -176,7 +176,7 @@ void sim_vm_power_off(sim *s, sim_vm *vm, const char *detail);
 int sim_managers_prepare(sim *s);                     /* the VM directories and bundles */
 int sim_managers_install(sim *s, void *cli_config);   /* bin/tart, bin/utmctl; fields of lume-sim.json */
 /* UTM.app's process: launched (utmctl launches it when it is not running) and quit. */
-int sim_utm_app_launch(sim *s);
+int sim_utm_app_launch(sim *s, int quiet); /* quiet: at the start, not logged */
 void sim_utm_app_quit(sim *s);
 /* GET/POST /_sim/... of the Tart and UTM stand-ins: 1 when handled (*status, *body malloc'ed
  * JSON), 0 when the path is not theirs. */

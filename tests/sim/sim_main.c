@@ -621,7 +621,7 @@ int main(int argc, char **argv)
 	}
 	if (listen_on(&s) < 0 || install_cli(&s) < 0)
 		goto out;
-	if (s.utm_app_at_start && sim_utm_app_launch(&s) < 0) {
+	if (s.utm_app_at_start && sim_utm_app_launch(&s, 1) < 0) {
 		fprintf(stderr, "lume-sim: cannot run %s: %s\n", s.utm_app, strerror(errno));
 		goto out;
 	}

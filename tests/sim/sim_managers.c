@@ -173,7 +173,7 @@ int sim_managers_install(sim *s, void *cli_config)
 	return 0;
 }
 
-int sim_utm_app_launch(sim *s)
+int sim_utm_app_launch(sim *s, int quiet)
 {
 	char *argv[] = {s->utm_app, NULL};
 	extern char **environ;
@@ -189,7 +189,7 @@ int sim_utm_app_launch(sim *s)
 		launched = rc == 0;
 	}
 	pthread_mutex_unlock(&s->lock);
-	if (launched)
+	if (launched && !quiet) /* running from the start is not an event */
 		sim_log_event(s, "utm-app", "", "running");
 	return rc;
 }
@@ -368,7 +368,7 @@ int sim_managers_route(sim *s, const char *method, const char *path, const char 
 		if (!launch && busy) { /* UTM asks before it quits with VMs running: the user said no */
 			*status = 409;
 			*json = message("UTM.app has VMs running and was not quit");
-		} else if (launch ? sim_utm_app_launch(s) < 0 : (sim_utm_app_quit(s), 0)) {
+		} else if (launch ? sim_utm_app_launch(s, 0) < 0 : (sim_utm_app_quit(s), 0)) {
 			*status = 500;
 			*json = message("UTM.app could not be launched");
 		} else {

@@ -371,7 +371,7 @@ static int vm_run(sim *s, sim_vm *vm, pid_t owner_pid, int restore, char *why, s
 		snprintf(detail, sizeof(detail), "by the server; host level %s%s", unlocked ? "unlocked" : "restricted",
 		    restore ? " (restored from its saved state)" : "");
 	else
-		snprintf(detail, sizeof(detail), "by its process (PID %ld); host level %s%s", (long)owner_pid,
+		snprintf(detail, sizeof(detail), "by lume run (PID %ld); host level %s%s", (long)owner_pid,
 		    unlocked ? "unlocked" : "restricted", restore ? " (restored from its saved state)" : "");
 	sim_log_event(s, "run", vm->name, detail);
 	return 0;

@@ -306,6 +306,7 @@ scenario_tart_suspend() {
   err_is idle 'VM "t1" is not running'
   "$tart" run t1 --no-graphics >"$E2E_DIR/run.out" 2>&1 &
   wait_for 30 "t1 to boot" tart_ip t1
+  wait_for 30 "t1's boot event" test "$(sim_events boot t1)" -eq 1
   boot=$(jq -r 'select(.event == "boot" and .vm == "t1") | .detail' "$SIM_LOG")
   run_checked suspend 0 "$tart" suspend t1
   wait_for 30 "t1 to be suspended" state_is suspended
@@ -313,6 +314,7 @@ scenario_tart_suspend() {
   ! port22_open "$(vm_field t1 address)" || fail "a suspended guest answers"
   "$tart" run t1 --no-graphics >"$E2E_DIR/run2.out" 2>&1 &
   wait_for 30 "t1 to be restored" tart_ip t1
+  wait_for 30 "t1's resume event" test "$(sim_events resume t1)" -eq 1
   [ "$(jq -r 'select(.event == "resume" and .vm == "t1") | .detail' "$SIM_LOG")" = "$boot" ] || fail "not the same guest"
   [ ! -e "$(tart_vm_dir t1)/state.vzvmsave" ] || fail "the snapshot outlived its restore"
   "$tart" suspend t1
@@ -320,8 +322,7 @@ scenario_tart_suspend() {
   run_checked discard 0 "$tart" stop t1
   state_is stopped || fail "still suspended after tart stop"
   "$tart" run t1 --no-graphics >"$E2E_DIR/run3.out" 2>&1 &
-  wait_for 30 "t1 to boot" tart_ip t1
-  [ "$(sim_events boot t1)" -eq 2 ] || fail "not booted afresh"
+  wait_for 30 "t1 to boot afresh" test "$(sim_events boot t1)" -eq 2
   "$tart" stop t1
 }
 
@@ -434,6 +435,7 @@ scenario_utmctl_suspend() {
   err_has idle "Error from event: The virtual machine is not running."
   run_checked start 0 "$utm" start u1
   wait_for 30 "u1 to boot" up
+  wait_for 30 "u1's boot event" test "$(sim_events boot u1)" -eq 1 # logged once sshd answers
   boot=$(jq -r 'select(.event == "boot" and .vm == "u1") | .detail' "$SIM_LOG")
   run_checked pause 0 "$utm" suspend u1
   out_is pause ""
@@ -441,6 +443,7 @@ scenario_utmctl_suspend() {
   ! up || fail "a paused guest answers"
   run_checked resume 0 "$utm" start u1
   wait_for 30 "u1 to resume" up
+  wait_for 30 "u1's resume event" test "$(sim_events resume u1)" -eq 1
   utm_is u1 started || fail "status: $("$utm" status u1)"
   [ "$(jq -r 'select(.event == "resume" and .vm == "u1") | .detail' "$SIM_LOG")" = "$boot" ] || fail "not the same guest"
   run_checked save 0 "$utm" suspend --save-state u1
@@ -450,12 +453,12 @@ scenario_utmctl_suspend() {
   [ -f "$docs/u1.utm/Data/vmstate" ] || fail "the power-off discarded the saved state"
   run_checked restore 0 "$utm" start u1
   wait_for 30 "u1 to be restored" up
+  wait_for 30 "u1's second resume event" test "$(sim_events resume u1)" -eq 2
   [ ! -e "$docs/u1.utm/Data/vmstate" ] || fail "the saved state outlived its restore"
   [ "$(sim_events resume u1)" -eq 2 ] && [ "$(sim_events boot u1)" -eq 1 ] || fail "restored by a boot"
   "$utm" stop u1 --force
   run_checked cold 0 "$utm" start u1
-  wait_for 30 "u1 to boot" up
-  [ "$(sim_events boot u1)" -eq 2 ] || fail "not booted afresh"
+  wait_for 30 "u1 to boot afresh" test "$(sim_events boot u1)" -eq 2
 }
 
 # Every utmctl command launches UTM.app (hidden) when it is not running: the app's own process,
