@@ -306,7 +306,7 @@ scenario_tart_suspend() {
   err_is idle 'VM "t1" is not running'
   "$tart" run t1 --no-graphics >"$E2E_DIR/run.out" 2>&1 &
   wait_for 30 "t1 to boot" tart_ip t1
-  wait_for 30 "t1's boot event" test "$(sim_events boot t1)" -eq 1
+  wait_for 30 "t1's boot event" events_are boot t1 1
   boot=$(jq -r 'select(.event == "boot" and .vm == "t1") | .detail' "$SIM_LOG")
   run_checked suspend 0 "$tart" suspend t1
   wait_for 30 "t1 to be suspended" state_is suspended
@@ -314,7 +314,7 @@ scenario_tart_suspend() {
   ! port22_open "$(vm_field t1 address)" || fail "a suspended guest answers"
   "$tart" run t1 --no-graphics >"$E2E_DIR/run2.out" 2>&1 &
   wait_for 30 "t1 to be restored" tart_ip t1
-  wait_for 30 "t1's resume event" test "$(sim_events resume t1)" -eq 1
+  wait_for 30 "t1's resume event" events_are resume t1 1
   [ "$(jq -r 'select(.event == "resume" and .vm == "t1") | .detail' "$SIM_LOG")" = "$boot" ] || fail "not the same guest"
   [ ! -e "$(tart_vm_dir t1)/state.vzvmsave" ] || fail "the snapshot outlived its restore"
   "$tart" suspend t1
@@ -322,7 +322,7 @@ scenario_tart_suspend() {
   run_checked discard 0 "$tart" stop t1
   state_is stopped || fail "still suspended after tart stop"
   "$tart" run t1 --no-graphics >"$E2E_DIR/run3.out" 2>&1 &
-  wait_for 30 "t1 to boot afresh" test "$(sim_events boot t1)" -eq 2
+  wait_for 30 "t1 to boot afresh" events_are boot t1 2
   "$tart" stop t1
 }
 
@@ -351,6 +351,8 @@ scenario_tart_vm_limit() {
   run_checked limit 1 "$(bin)/tart" run t1
   err_has limit "The number of VMs exceeds the system limit (other running VMs: "
 }
+
+events_are() { [ "$(sim_events "$1" "$2")" -eq "$3" ]; } # EVENT VM COUNT
 
 # ==== UTM ========================================================================================
 
@@ -435,7 +437,7 @@ scenario_utmctl_suspend() {
   err_has idle "Error from event: The virtual machine is not running."
   run_checked start 0 "$utm" start u1
   wait_for 30 "u1 to boot" up
-  wait_for 30 "u1's boot event" test "$(sim_events boot u1)" -eq 1 # logged once sshd answers
+  wait_for 30 "u1's boot event" events_are boot u1 1 # logged once sshd answers
   boot=$(jq -r 'select(.event == "boot" and .vm == "u1") | .detail' "$SIM_LOG")
   run_checked pause 0 "$utm" suspend u1
   out_is pause ""
@@ -443,7 +445,7 @@ scenario_utmctl_suspend() {
   ! up || fail "a paused guest answers"
   run_checked resume 0 "$utm" start u1
   wait_for 30 "u1 to resume" up
-  wait_for 30 "u1's resume event" test "$(sim_events resume u1)" -eq 1
+  wait_for 30 "u1's resume event" events_are resume u1 1
   utm_is u1 started || fail "status: $("$utm" status u1)"
   [ "$(jq -r 'select(.event == "resume" and .vm == "u1") | .detail' "$SIM_LOG")" = "$boot" ] || fail "not the same guest"
   run_checked save 0 "$utm" suspend --save-state u1
@@ -453,12 +455,12 @@ scenario_utmctl_suspend() {
   [ -f "$docs/u1.utm/Data/vmstate" ] || fail "the power-off discarded the saved state"
   run_checked restore 0 "$utm" start u1
   wait_for 30 "u1 to be restored" up
-  wait_for 30 "u1's second resume event" test "$(sim_events resume u1)" -eq 2
+  wait_for 30 "u1's second resume event" events_are resume u1 2
   [ ! -e "$docs/u1.utm/Data/vmstate" ] || fail "the saved state outlived its restore"
   [ "$(sim_events resume u1)" -eq 2 ] && [ "$(sim_events boot u1)" -eq 1 ] || fail "restored by a boot"
   "$utm" stop u1 --force
   run_checked cold 0 "$utm" start u1
-  wait_for 30 "u1 to boot afresh" test "$(sim_events boot u1)" -eq 2
+  wait_for 30 "u1 to boot afresh" events_are boot u1 2
 }
 
 # Every utmctl command launches UTM.app (hidden) when it is not running: the app's own process,
