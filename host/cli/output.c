@@ -152,6 +152,9 @@ static const struct {
 	    "or pass --run-hardened-stock to start it anyway, stock (docs/guest.md)"},
 	{LM_ENOSHIM, NULL, NULL, NULL, "the lines above say why no process loaded the shim; without --require-shim the "
 	    "run ends with the workload's own status"},
+	{LM_ENETWORK, NULL, NULL, NULL, "Lume: start `lume serve` or pass --lume-url URL; UTM from an SSH session or "
+	    "before login: run lume-metal in the logged-in user's session (a LaunchAgent), or pass --vm-manager none "
+	    "--address IP"},
 	{LM_ENOTPROVEN, NULL, NULL, NULL, "stop and start the VM so that it reads the preference now in effect, check "
 	    "with `lume-metal host status` that the Lume server runs as the user whose preference was written, "
 	    "then enable again; `lume-metal probe {vm} --exercise` shows each kernel's result"},

@@ -55,6 +55,13 @@ typedef struct {
 	pthread_mutex_t op_lock;
 	int sshd_up;
 	int stopping;           /* under sim.lock: a guest shutdown was requested (UTM "stopping") */
+	/* under sim.lock: paused and saved VMs (UTM's suspend, Tart's suspend). Resuming either keeps
+	 * the guest that was running -- its boot time and the GPU level its process read at its start */
+	int paused;             /* UTM "paused": the VM's process lives, the guest is frozen */
+	int saved;              /* a saved state (UTM's Data/vmstate; Tart's state.vzvmsave is the stand-in's) */
+	int resuming;           /* the next boot restores the guest of boot_epoch, not a new one */
+	double boot_epoch;      /* the running (or saved) guest's kern.boottime */
+	int leased;             /* its guest has taken a DHCP lease (the host's dhcpd_leases) */
 } sim_vm;
 
 /* A VM being pulled (--pulling): only GET /lume/vms/NAME knows it. */
@@ -117,6 +124,11 @@ typedef struct {
 	int utm_no_gui;            /* Apple Events fail: no logged-in GUI session */
 	int utm_ignore_request;    /* guests ignore `utmctl stop --request` */
 	double utm_request_delay;  /* a guest asked to shut down is down after this */
+	int utm_no_arp;            /* `utmctl ip-address` finds nothing in the ARP cache (NAT traffic) */
+	char utm_app[SIM_DIR_MAX + 64]; /* UTM.app's executable: bin/UTM.app/Contents/MacOS/UTM */
+	pid_t utm_app_pid;         /* under lock: UTM.app's process while it runs, else 0 */
+	int utm_app_at_start;      /* UTM.app runs from the start (no --utm-app-not-running) */
+	char leases[SIM_DIR_MAX + 32]; /* the host's /var/db/dhcpd_leases: DIR/dhcpd_leases */
 } sim;
 
 /* Work on one VM for a thread of its own (a boot, a guest's requested shutdown): not done when the
@@ -148,6 +160,15 @@ char *sim_vms_json(sim *s);
 /* A VM being pulled: {"name","status":"pulling","downloadProgress"}, nothing else. */
 char *sim_pull_json(const sim_pull *p);
 
+/* A VM with saved state (Tart's `tart run` of a suspended VM, UTM's start of one) or a paused one
+ * (UTM's start) resumes: the guest it had, at the level its process read when it first started. */
+int sim_vm_resume(sim *s, sim_vm *vm, pid_t owner_pid, char *why, size_t cap);
+/* UTM's pause (the guest frozen, its process kept) and Tart's suspend (the state saved, the
+ * process gone): the guest's sshd goes down, what it was is kept for a resume. -1 when not running. */
+int sim_vm_pause(sim *s, sim_vm *vm, int save, int keep_process);
+/* The host's DHCP server gave the guest its address: dhcpd_leases rewritten (bootpd's format). */
+void sim_leases_write(sim *s);
+
 /* The VM goes down now, as its manager's power-off does (VZVirtualMachine.stop): blocks until the
  * guest's sshd is down. */
 void sim_vm_power_off(sim *s, sim_vm *vm, const char *detail);
@@ -155,6 +176,9 @@ void sim_vm_power_off(sim *s, sim_vm *vm, const char *detail);
 /* sim_managers.c: Tart's and UTM's stores, the stand-ins' hooks. */
 int sim_managers_prepare(sim *s);                     /* the VM directories and bundles */
 int sim_managers_install(sim *s, void *cli_config);   /* bin/tart, bin/utmctl; fields of lume-sim.json */
+/* UTM.app's process: launched (utmctl launches it when it is not running) and quit. */
+int sim_utm_app_launch(sim *s, int quiet); /* quiet: at the start, not logged */
+void sim_utm_app_quit(sim *s);
 /* GET/POST /_sim/... of the Tart and UTM stand-ins: 1 when handled (*status, *body malloc'ed
  * JSON), 0 when the path is not theirs. */
 int sim_managers_route(sim *s, const char *method, const char *path, const char *body, int *status, char **json);
@@ -176,6 +200,8 @@ int sim_managers_clone(sim *s, sim_vm *src, sim_vm *dst, size_t index);
 /* sim_main.c */
 int sim_vm_name_ok(const char *name);
 int sim_write_json_file(const char *path, cJSON *doc);
+/* A copy of a program (mode 0755): a file of its own, not a link. 0 or -1 (errno). */
+int sim_copy_file(const char *from, const char *to);
 
 /* sim_http.c */
 void *sim_accept_loop(void *arg);

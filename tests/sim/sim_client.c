@@ -45,6 +45,11 @@ int sim_client_load(sim_client *c, const char *source)
 			*slash = '\0';
 		snprintf(path, sizeof(path), "%s/lume-sim.json", exe);
 		text = read_small_file(path);
+		/* utmctl inside bin/UTM.app/Contents/MacOS (bin/utmctl links to it, as Homebrew's does) */
+		if (text == NULL) {
+			snprintf(path, sizeof(path), "%s/../../../lume-sim.json", exe);
+			text = read_small_file(path);
+		}
 	}
 	if (text != NULL && (doc = cJSON_Parse(text)) != NULL) {
 		const cJSON *u = cJSON_GetObjectItemCaseSensitive(doc, "url");
@@ -60,6 +65,7 @@ int sim_client_load(sim_client *c, const char *source)
 		if (cJSON_IsString(uv))
 			snprintf(c->utm_version, sizeof(c->utm_version), "%s", uv->valuestring);
 		c->utm_no_gui = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "utm_no_gui"));
+		c->utm_no_arp = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "utm_no_arp"));
 		cJSON_Delete(doc);
 	}
 	free(text);

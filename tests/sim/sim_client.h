@@ -14,6 +14,7 @@ typedef struct {
 	char tart_version[32];
 	char utm_version[32];
 	int utm_no_gui;
+	int utm_no_arp;
 	const char *source; /* "tart", "utmctl": the request log's "source" */
 	int telemetry;      /* `lume`: 1 when this invocation records telemetry, 0 when
 	                       LUME_TELEMETRY_ENABLED turns it off; -1 for the other stand-ins */

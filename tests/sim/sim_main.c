@@ -80,6 +80,9 @@ static void usage(FILE *out)
 	    "  --utm-no-gui             utmctl's Apple Events fail (no logged-in GUI session)\n"
 	    "  --utm-ignore-request     guests ignore `utmctl stop --request`\n"
 	    "  --utm-request-delay S    a guest asked to shut down is down after S (default 0.5)\n"
+	    "  --utm-no-arp             `utmctl ip-address` finds nothing (NAT traffic is not in the ARP cache)\n"
+	    "  --utm-app-not-running    UTM.app is not running at the start (utmctl launches it)\n"
+	    "  --dhcpd-leases FILE      the host's /var/db/dhcpd_leases (default DIR/dhcpd_leases)\n"
 	    "  --tart-cli PROGRAM, --utmctl-cli PROGRAM   the built stand-ins to install as DIR/bin/tart, utmctl\n"
 	    "  --os-version V           guest macOS version (sw_vers), passed to the guest fixture\n"
 	    "  --home-size SIZE         passed to the guest fixture\n"
@@ -162,7 +165,7 @@ static int assign_addresses(sim *s, const char *base)
 	return 0;
 }
 
-static int copy_file(const char *from, const char *to)
+int sim_copy_file(const char *from, const char *to)
 {
 	char buf[65536];
 	ssize_t r;
@@ -222,7 +225,7 @@ static int install_cli(sim *s)
 	if (lm_test_mkdir_p(s->bin_dir, 0755) < 0 || lm_test_mkdir_p(logs, 0755) < 0)
 		return -1;
 	unlink(s->lume_path);
-	if (link(s->cli_program, s->lume_path) < 0 && copy_file(s->cli_program, s->lume_path) < 0) {
+	if (link(s->cli_program, s->lume_path) < 0 && sim_copy_file(s->cli_program, s->lume_path) < 0) {
 		fprintf(stderr, "lume-sim: cannot install %s as %s: %s\n", s->cli_program, s->lume_path, strerror(errno));
 		return -1;
 	}
@@ -281,6 +284,8 @@ static cJSON *summary_json(sim *s)
 	cJSON_AddStringToObject(o, "home", s->home);
 	cJSON_AddStringToObject(o, "tart_home", s->tart_home);
 	cJSON_AddStringToObject(o, "utm_documents", s->utm_documents);
+	cJSON_AddStringToObject(o, "utm_app", s->utm_app);
+	cJSON_AddStringToObject(o, "dhcpd_leases", s->leases);
 	vms = cJSON_AddArrayToObject(o, "vms");
 	for (i = 0; i < s->nvms; i++) {
 		v = cJSON_CreateObject();
@@ -333,7 +338,7 @@ enum {
 	O_NEVER, O_OSV, O_HOME, O_FAULT, O_CLIV, O_GUEST, O_CLI, O_INFO, O_KEEP, O_PARENT, O_HELP, O_GRACE,
 	O_STATUS_DELAY, O_PULLING, O_TART_VM, O_UTM_VM, O_UTM_HEADLESS, O_TART_HOME, O_UTM_DOCS, O_TART_SHIM,
 	O_TART_VERSION, O_UTM_VERSION, O_UTM_NO_GUI, O_UTM_IGNORE, O_UTM_DELAY, O_TART_CLI, O_UTMCTL_CLI, O_PREFS,
-	O_LUME_HOME, O_DEFECTS
+	O_LUME_HOME, O_DEFECTS, O_UTM_NO_ARP, O_UTM_APP_OFF, O_LEASES
 };
 
 /* NAME or NAME=PERCENT. */
@@ -382,7 +387,8 @@ int main(int argc, char **argv)
 		{"utm-headless", required_argument, NULL, O_UTM_HEADLESS}, {"tart-home", required_argument, NULL, O_TART_HOME},
 		{"utm-documents", required_argument, NULL, O_UTM_DOCS}, {"tart-shim", required_argument, NULL, O_TART_SHIM},
 		{"tart-version", required_argument, NULL, O_TART_VERSION}, {"utm-version", required_argument, NULL, O_UTM_VERSION},
-		{"utm-no-gui", no_argument, NULL, O_UTM_NO_GUI}, {"utm-ignore-request", no_argument, NULL, O_UTM_IGNORE},
+		{"utm-no-gui", no_argument, NULL, O_UTM_NO_GUI}, {"utm-no-arp", no_argument, NULL, O_UTM_NO_ARP},
+		{"utm-app-not-running", no_argument, NULL, O_UTM_APP_OFF}, {"dhcpd-leases", required_argument, NULL, O_LEASES}, {"utm-ignore-request", no_argument, NULL, O_UTM_IGNORE},
 		{"utm-request-delay", required_argument, NULL, O_UTM_DELAY}, {"tart-cli", required_argument, NULL, O_TART_CLI},
 		{"utmctl-cli", required_argument, NULL, O_UTMCTL_CLI}, {"prefs-dir", required_argument, NULL, O_PREFS},
 		{"lume-home", required_argument, NULL, O_LUME_HOME}, {"metal-defects", required_argument, NULL, O_DEFECTS},
@@ -391,7 +397,7 @@ int main(int argc, char **argv)
 	sim s;
 	name_list names = {{0}, 0}, unsupported = {{0}, 0}, never = {{0}, 0};
 	name_list tart_names = {{0}, 0}, utm_names = {{0}, 0}, headless = {{0}, 0}, defects = {{0}, 0};
-	const char *tart_home_opt = NULL, *utm_docs_opt = NULL, *lume_home_opt = NULL;
+	const char *tart_home_opt = NULL, *utm_docs_opt = NULL, *lume_home_opt = NULL, *leases_opt = NULL;
 	const char *address_base = "127.0.0.2", *metal_dir = NULL, *unsupported_dir = NULL, *dir_opt = NULL;
 	char numbered[MAX_LIST][16];
 	long nvms = 1;
@@ -419,6 +425,7 @@ int main(int argc, char **argv)
 	s.tart_version = "2.28.0";
 	s.utm_version = "5.0.3";
 	s.utm_request_delay = 0.5;
+	s.utm_app_at_start = 1;
 	s.listen_fd = -1;
 	s.log_fd = -1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -485,6 +492,9 @@ int main(int argc, char **argv)
 		case O_TART_VERSION: s.tart_version = optarg; break;
 		case O_UTM_VERSION: s.utm_version = optarg; break;
 		case O_UTM_NO_GUI: s.utm_no_gui = 1; break;
+		case O_UTM_NO_ARP: s.utm_no_arp = 1; break;
+		case O_UTM_APP_OFF: s.utm_app_at_start = 0; break;
+		case O_LEASES: leases_opt = optarg; break;
 		case O_UTM_IGNORE: s.utm_ignore_request = 1; break;
 		case O_UTM_DELAY: if (parse_double("--utm-request-delay", optarg, &s.utm_request_delay) < 0) return 64; break;
 		case O_TART_CLI: s.tart_program = optarg; break;
@@ -572,6 +582,9 @@ int main(int argc, char **argv)
 	snprintf(s.utm_documents, sizeof(s.utm_documents), "%s", utm_docs_opt != NULL ? utm_docs_opt : "");
 	if (utm_docs_opt == NULL)
 		snprintf(s.utm_documents, sizeof(s.utm_documents), "%s/utm", s.dir);
+	snprintf(s.leases, sizeof(s.leases), "%s", leases_opt != NULL ? leases_opt : "");
+	if (leases_opt == NULL)
+		snprintf(s.leases, sizeof(s.leases), "%s/dhcpd_leases", s.dir);
 	s.pulls = pulls;
 
 	pthread_mutex_init(&s.lock, NULL);
@@ -623,6 +636,10 @@ int main(int argc, char **argv)
 	}
 	if (listen_on(&s) < 0 || install_cli(&s) < 0)
 		goto out;
+	if (s.utm_app_at_start && sim_utm_app_launch(&s, 1) < 0) {
+		fprintf(stderr, "lume-sim: cannot run %s: %s\n", s.utm_app, strerror(errno));
+		goto out;
+	}
 
 	/* Signals are taken by sigwait() below, never by a handler; whatever started us may have
 	 * left them ignored (a shell's background job ignores SIGINT), Lume's server does not. */
@@ -685,6 +702,7 @@ out:
 		close(s.listen_fd);
 	if (s.vms != NULL)
 		sim_vm_stop_all(&s);
+	sim_utm_app_quit(&s);
 	if (s.log_fd >= 0)
 		close(s.log_fd);
 	s.log_fd = -1;
@@ -705,6 +723,8 @@ out:
 			lm_test_rmtree(p);
 			lm_test_rmtree(s.home);
 			lm_test_rmtree(s.log_path);
+			if (leases_opt == NULL)
+				unlink(s.leases);
 			if (tart_home_opt == NULL)
 				lm_test_rmtree(s.tart_home);
 			if (utm_docs_opt == NULL)

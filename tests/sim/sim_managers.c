@@ -9,7 +9,11 @@
 #include "sim.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,8 +67,13 @@ static int prepare_tart(sim *s, sim_vm *vm)
 /* UTM's config.plist for an Apple VM (UTMAppleConfiguration.swift's keys). */
 static int prepare_utm(sim *s, sim_vm *vm, size_t index)
 {
-	char dir[sizeof(s->utm_documents) + SIM_NAME_MAX + 8], data[sizeof(dir) + 8], text[2048];
+	char dir[sizeof(s->utm_documents) + SIM_NAME_MAX + 8], data[sizeof(dir) + 8], text[2560], mac[24];
+	size_t i;
 
+	/* UTM writes the MAC in capitals (the lease file has it in lower case, without leading zeros) */
+	for (i = 0; i < sizeof(mac) - 1 && vm->mac[i] != '\0'; i++)
+		mac[i] = (char)toupper((unsigned char)vm->mac[i]);
+	mac[i] = '\0';
 	snprintf(vm->uuid, sizeof(vm->uuid), "5A1B0C2D-3E4F-4A5B-8C6D-%012zX", index + 1);
 	snprintf(dir, sizeof(dir), "%s/%s.utm", s->utm_documents, vm->name);
 	snprintf(data, sizeof(data), "%s/Data", dir);
@@ -80,6 +89,8 @@ static int prepare_utm(sim *s, sim_vm *vm, size_t index)
 	    "\t<key>Display</key>\n\t<array>%s</array>\n"
 	    "\t<key>Information</key>\n\t<dict>\n\t\t<key>Name</key>\n\t\t<string>%s</string>\n"
 	    "\t\t<key>UUID</key>\n\t\t<string>%s</string>\n\t</dict>\n"
+	    "\t<key>Network</key>\n\t<array>\n\t\t<dict>\n\t\t\t<key>MacAddress</key>\n\t\t\t<string>%s</string>\n"
+	    "\t\t\t<key>Mode</key>\n\t\t\t<string>Shared</string>\n\t\t</dict>\n\t</array>\n"
 	    "\t<key>System</key>\n\t<dict>\n\t\t<key>Boot</key>\n\t\t<dict>\n\t\t\t<key>OperatingSystem</key>\n"
 	    "\t\t\t<string>macOS</string>\n\t\t</dict>\n\t\t<key>CPUCount</key>\n\t\t<integer>4</integer>\n"
 	    "\t\t<key>MemorySize</key>\n\t\t<integer>8192</integer>\n\t</dict>\n"
@@ -88,7 +99,7 @@ static int prepare_utm(sim *s, sim_vm *vm, size_t index)
 	    "\n\t\t<dict>\n\t\t\t<key>DynamicResolution</key>\n\t\t\t<true/>\n\t\t\t<key>HeightPixels</key>\n"
 	    "\t\t\t<integer>768</integer>\n\t\t\t<key>PixelsPerInch</key>\n\t\t\t<integer>80</integer>\n"
 	    "\t\t\t<key>WidthPixels</key>\n\t\t\t<integer>1024</integer>\n\t\t</dict>\n\t",
-	    vm->name, vm->uuid);
+	    vm->name, vm->uuid, mac);
 	return write_text(vm->config, text);
 }
 
@@ -154,13 +165,78 @@ static int install_one(const char *program, const char *dir, const char *name)
 int sim_managers_install(sim *s, void *cli_config)
 {
 	cJSON *cfg = cli_config;
+	char macos[sizeof(s->bin_dir) + 32], link_path[sizeof(s->bin_dir) + 16];
 
-	if (install_one(s->tart_program, s->bin_dir, "tart") < 0 || install_one(s->utmctl_program, s->bin_dir, "utmctl") < 0)
+	/* As the Homebrew cask has it: bin/utmctl links to UTM.app/Contents/MacOS/utmctl, next to the
+	 * app's own executable. */
+	snprintf(macos, sizeof(macos), "%s/UTM.app/Contents/MacOS", s->bin_dir);
+	snprintf(s->utm_app, sizeof(s->utm_app), "%s/UTM", macos);
+	snprintf(link_path, sizeof(link_path), "%s/utmctl", s->bin_dir);
+	if (install_one(s->tart_program, s->bin_dir, "tart") < 0 || lm_test_mkdir_p(macos, 0755) < 0 ||
+	    install_one(s->utmctl_program, macos, "utmctl") < 0)
 		return -1;
+	unlink(link_path);
+	/* UTM.app's executable: a copy of the utmctl stand-in (which plays the app when called UTM), a
+	 * file of its own so that this simulator's UTM.app is told from another's by its inode, as a
+	 * real one is by its path. */
+	unlink(s->utm_app);
+	if (symlink("UTM.app/Contents/MacOS/utmctl", link_path) < 0 || sim_copy_file(s->utmctl_program, s->utm_app) < 0) {
+		fprintf(stderr, "lume-sim: cannot install UTM.app in %s: %s\n", macos, strerror(errno));
+		return -1;
+	}
 	cJSON_AddStringToObject(cfg, "tart_version", s->tart_version);
 	cJSON_AddStringToObject(cfg, "utm_version", s->utm_version);
 	cJSON_AddBoolToObject(cfg, "utm_no_gui", s->utm_no_gui);
+	cJSON_AddBoolToObject(cfg, "utm_no_arp", s->utm_no_arp);
 	return 0;
+}
+
+int sim_utm_app_launch(sim *s, int quiet)
+{
+	char *argv[] = {s->utm_app, NULL};
+	extern char **environ;
+	pid_t pid;
+	int rc = 0, launched = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->utm_app_pid == 0) {
+		if (posix_spawn(&pid, s->utm_app, NULL, NULL, argv, environ) != 0)
+			rc = -1;
+		else
+			s->utm_app_pid = pid;
+		launched = rc == 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (launched && !quiet) /* running from the start is not an event */
+		sim_log_event(s, "utm-app", "", "running");
+	return rc;
+}
+
+void sim_utm_app_quit(sim *s)
+{
+	pid_t pid;
+
+	pthread_mutex_lock(&s->lock);
+	pid = s->utm_app_pid;
+	s->utm_app_pid = 0;
+	pthread_mutex_unlock(&s->lock);
+	if (pid > 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+		sim_log_event(s, "utm-app", "", "quit");
+	}
+}
+
+/* UTM's saved state of an Apple VM: Data/vmstate in its bundle (QEMUPackageFileName.vmState). */
+static void utm_vmstate(sim *s, sim_vm *vm, int present)
+{
+	char path[sizeof(s->utm_documents) + SIM_NAME_MAX + 24];
+
+	snprintf(path, sizeof(path), "%s/%s.utm/Data/vmstate", s->utm_documents, vm->name);
+	if (present)
+		write_text(path, "saved machine state");
+	else
+		unlink(path);
 }
 
 static char *message(const char *text)
@@ -204,7 +280,9 @@ static cJSON *state_object(sim *s, sim_vm *vm)
 	cJSON_AddStringToObject(o, "address", vm->booted ? vm->address : "");
 	cJSON_AddStringToObject(o, "uuid", vm->uuid);
 	/* UTM's words (UTMScriptingStatus) */
-	cJSON_AddStringToObject(o, "status", !vm->running ? "stopped" : vm->stopping ? "stopping" : "started");
+	cJSON_AddStringToObject(o, "status", !vm->running ? "stopped" : vm->stopping ? "stopping" : vm->paused ? "paused" :
+	    "started");
+	cJSON_AddBoolToObject(o, "saved", vm->saved);
 	pthread_mutex_unlock(&s->lock);
 	return o;
 }
@@ -298,10 +376,89 @@ int sim_managers_route(sim *s, const char *method, const char *path, const char 
 		}
 		return 1;
 	}
+	if (strcmp(path, "/_sim/utm/launch") == 0 || strcmp(path, "/_sim/utm/quit") == 0) {
+		/* utmctl launches UTM.app (hidden) when it is not running; the user quits it */
+		int launch = strstr(path, "launch") != NULL, busy = 0;
+		pthread_mutex_lock(&s->lock);
+		for (i = 0; i < s->nvms; i++)
+			busy += s->vms[i].manager == SIM_MGR_UTM && s->vms[i].running;
+		pthread_mutex_unlock(&s->lock);
+		if (!launch && busy) { /* UTM asks before it quits with VMs running: the user said no */
+			*status = 409;
+			*json = message("UTM.app has VMs running and was not quit");
+		} else if (launch ? sim_utm_app_launch(s, 0) < 0 : (sim_utm_app_quit(s), 0)) {
+			*status = 500;
+			*json = message("UTM.app could not be launched");
+		} else {
+			*status = 200;
+			*json = message(launch ? "running" : "quit");
+		}
+		return 1;
+	}
+	if ((vm = hook_vm(s, path, "utm-pause")) != NULL) {
+		/* `utmctl suspend [--save-state]`: paused, and with --save-state its state saved too */
+		cJSON *doc = cJSON_Parse(body);
+		int save = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "save"));
+		cJSON_Delete(doc);
+		if (vm->manager != SIM_MGR_UTM || sim_vm_pause(s, vm, save, 1) < 0) {
+			*status = 400;
+			*json = message("The virtual machine is not running.");
+		} else {
+			if (save)
+				utm_vmstate(s, vm, 1);
+			*status = 200;
+			*json = message("paused");
+		}
+		return 1;
+	}
+	if ((vm = hook_vm(s, path, "suspend")) != NULL) {
+		/* `tart run` got SIGUSR1: the VM's state saved (state.vzvmsave is the stand-in's to write),
+		 * then it exits */
+		if (!owner_matches(s, vm, body) || sim_vm_pause(s, vm, 1, 0) < 0) {
+			*status = 409;
+			*json = message("not the process that runs this VM, or it has not booted");
+		} else {
+			*status = 200;
+			*json = message("suspended");
+		}
+		return 1;
+	}
+	if ((vm = hook_vm(s, path, "restore")) != NULL) {
+		/* `tart run` of a suspended VM {"pid"}: its snapshot restored (Run.swift) */
+		cJSON *doc = cJSON_Parse(body);
+		const cJSON *pid = cJSON_GetObjectItemCaseSensitive(doc, "pid");
+		if (!cJSON_IsNumber(pid) || pid->valuedouble < 2 ||
+		    sim_vm_resume(s, vm, (pid_t)pid->valuedouble, why, sizeof(why)) < 0) {
+			*status = 400;
+			*json = message(cJSON_IsNumber(pid) ? why : "expected {\"pid\": N}");
+		} else {
+			*status = 200;
+			*json = message("running");
+		}
+		cJSON_Delete(doc);
+		return 1;
+	}
 	if ((vm = hook_vm(s, path, "utm-start")) != NULL) {
+		int resume, restore;
+		pthread_mutex_lock(&s->lock);
+		restore = !vm->running && vm->saved;
+		resume = vm->paused || restore;
+		pthread_mutex_unlock(&s->lock);
 		if (vm->manager != SIM_MGR_UTM) {
 			*status = 400;
 			*json = message("Virtual machine not found.");
+		} else if (resume) {
+			/* start resumes a paused VM and restores a saved one (UTMAppleVirtualMachine.start):
+			 * the saved state is deleted once restored */
+			if (sim_vm_resume(s, vm, 0, why, sizeof(why)) < 0) {
+				*status = 400;
+				*json = message(why);
+			} else {
+				if (restore)
+					utm_vmstate(s, vm, 0);
+				*status = 200;
+				*json = message("started");
+			}
 		} else if (sim_vm_run(s, vm, 0, why, sizeof(why)) < 0) {
 			*status = 400;
 			*json = message(why);

@@ -93,8 +93,13 @@ static void boot(sim *s, sim_vm *vm, unsigned generation)
 	if (vm->sshd_up && guest(s, vm, "stop", NULL) == 0)
 		vm->sshd_up = 0;
 	if (!vm->sshd_up) {
-		/* The guest's kern.boottime: now, to the microsecond as macOS reports it. */
-		snprintf(boot_time, sizeof(boot_time), "%.6f", sim_epoch());
+		/* The guest's kern.boottime: now, to the microsecond as macOS reports it; a resumed guest
+		 * keeps the one it had (it never rebooted). */
+		pthread_mutex_lock(&s->lock);
+		if (!vm->resuming)
+			vm->boot_epoch = sim_epoch();
+		snprintf(boot_time, sizeof(boot_time), "%.6f", vm->boot_epoch);
+		pthread_mutex_unlock(&s->lock);
 		extra[n++] = "--address";
 		extra[n++] = vm->address;
 		extra[n++] = "--port";
@@ -133,14 +138,50 @@ static void boot(sim *s, sim_vm *vm, unsigned generation)
 		extra[n] = NULL;
 		if (guest(s, vm, "start", extra) == 0) {
 			vm->sshd_up = 1;
-			sim_log_event(s, "boot", vm->name, boot_time);
+			sim_log_event(s, vm->resuming ? "resume" : "boot", vm->name, boot_time);
 		}
 	}
 	pthread_mutex_lock(&s->lock);
-	if (vm->running && vm->generation == generation && vm->sshd_up)
+	if (vm->running && vm->generation == generation && vm->sshd_up) {
 		vm->booted = 1;
+		vm->resuming = 0;
+		current = !vm->leased;
+		vm->leased = 1;
+	} else {
+		current = 0;
+	}
 	pthread_mutex_unlock(&s->lock);
 	pthread_mutex_unlock(&vm->op_lock);
+	if (current) /* the guest's first DHCP request since the simulator started */
+		sim_leases_write(s);
+}
+
+/* bootpd's /var/db/dhcpd_leases: one block per lease, the newest first, hw_address with the
+ * hardware type and the MAC's octets without leading zeros, lease the expiry in hex seconds. */
+void sim_leases_write(sim *s)
+{
+	char tmp[sizeof(s->leases) + 8];
+	FILE *f;
+	size_t i;
+
+	if (s->leases[0] == '\0')
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", s->leases);
+	if ((f = fopen(tmp, "w")) == NULL)
+		return;
+	pthread_mutex_lock(&s->lock);
+	for (i = s->nvms; i-- > 0;) {
+		sim_vm *vm = &s->vms[i];
+		unsigned o[6];
+		if (!vm->leased || vm->deleted || sscanf(vm->mac, "%x:%x:%x:%x:%x:%x", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5]) != 6)
+			continue;
+		fprintf(f, "{\n\tname=%s\n\tip_address=%s\n\thw_address=1,%x:%x:%x:%x:%x:%x\n"
+		    "\tidentifier=1,%x:%x:%x:%x:%x:%x\n\tlease=0x%lx\n}\n", vm->name, vm->address, o[0], o[1], o[2], o[3],
+		    o[4], o[5], o[0], o[1], o[2], o[3], o[4], o[5], (unsigned long)sim_epoch() + 86400UL);
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (fclose(f) != 0 || rename(tmp, s->leases) != 0)
+		unlink(tmp);
 }
 
 /* The VM goes down (its process ended, or the server stopped it): no owner, the guest's sshd
@@ -169,6 +210,8 @@ static void vm_down(sim *s, sim_vm *vm, unsigned generation, const char *detail)
 	vm->running = 0;
 	vm->booted = 0;
 	vm->stopping = 0;
+	vm->paused = 0; /* a saved state outlives the stop (UTM's registry keeps isSuspended) */
+	vm->resuming = 0;
 	pthread_mutex_unlock(&s->lock);
 	sim_log_event(s, "stopped", vm->name, detail);
 }
@@ -277,17 +320,25 @@ void *sim_supervisor(void *arg)
 	return NULL;
 }
 
-int sim_vm_run(sim *s, sim_vm *vm, pid_t owner_pid, char *why, size_t cap)
+static int vm_run(sim *s, sim_vm *vm, pid_t owner_pid, int restore, char *why, size_t cap)
 {
 	size_t i, running = 0;
-	char detail[160];
+	char detail[200];
 	int fd = -1, unlocked;
 
 	why[0] = '\0';
 	/* Read as the VM process starts, like Virtualization.framework: kept until its next start. */
 	unlocked = sim_host_level_unlocked(s);
 	pthread_mutex_lock(&s->lock);
-	if (vm->running) {
+	if (restore && !vm->saved)
+		snprintf(why, cap, "%s has no saved state to restore", vm->name);
+	/* A restored VM gets the devices of the configuration it was saved with: the GPU level its
+	 * process read when it first started, not today's. */
+	if (restore)
+		unlocked = vm->unlocked;
+	if (why[0] != '\0') {
+		/* said above */
+	} else if (vm->running) {
 		snprintf(why, cap, "Virtual machine already running: %s", vm->name);
 	} else {
 		for (i = 0; i < s->nvms; i++)
@@ -316,14 +367,72 @@ int sim_vm_run(sim *s, sim_vm *vm, pid_t owner_pid, char *why, size_t cap)
 	vm->owner_pid = owner_pid;
 	vm->lock_fd = fd;
 	vm->unlocked = unlocked;
+	vm->resuming = restore;
+	vm->saved = 0; /* restored, or discarded by a cold start */
 	pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	if (owner_pid == 0)
-		snprintf(detail, sizeof(detail), "by the server; host level %s", unlocked ? "unlocked" : "restricted");
+		snprintf(detail, sizeof(detail), "by the server; host level %s%s", unlocked ? "unlocked" : "restricted",
+		    restore ? " (restored from its saved state)" : "");
 	else
-		snprintf(detail, sizeof(detail), "by lume run (PID %ld); host level %s", (long)owner_pid,
-		    unlocked ? "unlocked" : "restricted");
+		snprintf(detail, sizeof(detail), "by lume run (PID %ld); host level %s%s", (long)owner_pid,
+		    unlocked ? "unlocked" : "restricted", restore ? " (restored from its saved state)" : "");
 	sim_log_event(s, "run", vm->name, detail);
+	return 0;
+}
+
+int sim_vm_run(sim *s, sim_vm *vm, pid_t owner_pid, char *why, size_t cap)
+{
+	return vm_run(s, vm, owner_pid, 0, why, cap);
+}
+
+int sim_vm_resume(sim *s, sim_vm *vm, pid_t owner_pid, char *why, size_t cap)
+{
+	pthread_mutex_lock(&s->lock);
+	if (vm->running && vm->paused) {
+		/* VZVirtualMachine.resume(): the same process, the same guest */
+		vm->paused = 0;
+		vm->resuming = 1;
+		vm->boot_at = sim_now();
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+		sim_log_event(s, "run", vm->name, "resumed from paused; its level unchanged");
+		return 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return vm_run(s, vm, owner_pid, 1, why, cap);
+}
+
+int sim_vm_pause(sim *s, sim_vm *vm, int save, int keep_process)
+{
+	unsigned gen;
+
+	pthread_mutex_lock(&s->lock);
+	if (!vm->running || vm->paused) {
+		pthread_mutex_unlock(&s->lock);
+		return -1;
+	}
+	if (!vm->booted && vm->boot_at >= 0)
+		vm->boot_epoch = sim_epoch(); /* its boot had not begun: it begins now, and is frozen */
+	vm->saved = vm->saved || save;
+	gen = vm->generation;
+	if (!keep_process) {
+		pthread_mutex_unlock(&s->lock);
+		/* Tart: the state saved, `tart run` ends; the VM is down until it is restored */
+		vm_down(s, vm, gen, "suspended: its state saved");
+		wait_down(s, vm);
+		return 0;
+	}
+	vm->paused = 1;
+	vm->booted = 0;
+	vm->boot_at = -1;
+	vm->generation++;
+	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&vm->op_lock);
+	if (vm->sshd_up && guest(s, vm, "stop", NULL) == 0)
+		vm->sshd_up = 0; /* a frozen guest answers nothing */
+	pthread_mutex_unlock(&vm->op_lock);
+	sim_log_event(s, "paused", vm->name, save ? "its state saved" : NULL);
 	return 0;
 }
 

@@ -293,6 +293,39 @@ scenario_tart_run_stop() {
   grep -qx "guest has stopped the virtual machine" "$E2E_DIR/run2.out" || fail "$(cat "$E2E_DIR/run2.out")"
 }
 
+# `tart suspend`: SIGUSR1 to `tart run`, which saves the state (state.vzvmsave) and ends; "suspended";
+# the next `tart run` restores that guest (the same boot) and removes the file; `tart stop` of a
+# suspended VM deletes the snapshot instead, and the run after it boots afresh.
+scenario_tart_suspend() {
+  sim_start --tart-vm t1
+  export_tart
+  local tart boot; tart="$(bin)/tart"
+  tart_ip() { "$tart" ip "$1" >/dev/null 2>&1; }
+  state_is() { [ "$("$tart" get t1 --format json | jq -r .State)" = "$1" ]; }
+  run_checked idle 2 "$tart" suspend t1
+  err_is idle 'VM "t1" is not running'
+  "$tart" run t1 --no-graphics >"$E2E_DIR/run.out" 2>&1 &
+  wait_for 30 "t1 to boot" tart_ip t1
+  wait_for 30 "t1's boot event" events_are boot t1 1
+  boot=$(jq -r 'select(.event == "boot" and .vm == "t1") | .detail' "$SIM_LOG")
+  run_checked suspend 0 "$tart" suspend t1
+  wait_for 30 "t1 to be suspended" state_is suspended
+  [ -f "$(tart_vm_dir t1)/state.vzvmsave" ] || fail "no state.vzvmsave"
+  ! port22_open "$(vm_field t1 address)" || fail "a suspended guest answers"
+  "$tart" run t1 --no-graphics >"$E2E_DIR/run2.out" 2>&1 &
+  wait_for 30 "t1 to be restored" tart_ip t1
+  wait_for 30 "t1's resume event" events_are resume t1 1
+  [ "$(jq -r 'select(.event == "resume" and .vm == "t1") | .detail' "$SIM_LOG")" = "$boot" ] || fail "not the same guest"
+  [ ! -e "$(tart_vm_dir t1)/state.vzvmsave" ] || fail "the snapshot outlived its restore"
+  "$tart" suspend t1
+  wait_for 30 "t1 to be suspended" state_is suspended
+  run_checked discard 0 "$tart" stop t1
+  state_is stopped || fail "still suspended after tart stop"
+  "$tart" run t1 --no-graphics >"$E2E_DIR/run3.out" 2>&1 &
+  wait_for 30 "t1 to boot afresh" events_are boot t1 2
+  "$tart" stop t1
+}
+
 # `tart clone`: a new VM that keeps its source's ecid and gets a new macAddress (the source, a
 # local VM, has the old one); `tart delete`; an unknown source exits 2.
 scenario_tart_clone_delete() {
@@ -321,6 +354,8 @@ scenario_tart_vm_limit() {
   err_has limit "The number of VMs exceeds the system limit (other running VMs: "
 }
 
+events_are() { [ "$(sim_events "$1" "$2")" -eq "$3" ]; } # EVENT VM COUNT
+
 # ==== UTM ========================================================================================
 
 # utmctl list/status/start/stop/ip-address/version in UTM's words; an identifier is a UUID or the
@@ -342,7 +377,8 @@ scenario_utmctl() {
   err_is ghost "Error: Virtual machine not found."
   run_checked dispo 0 "$utm" start u1 --disposable
   err_has dispo "Error from event: Operation not supported by the backend."
-  run_checked styles 64 "$utm" stop u1 --force --request
+  run_checked styles 1 "$utm" stop u1 --force --request   # checked in run(): exit 1, not 64
+  err_is styles "Error: You can only specify one of: --force, --kill, or --request"
   run_checked notrunning 0 "$utm" stop u1
   err_has notrunning "The virtual machine is not running."
   run_checked start 0 "$utm" start u1
@@ -384,6 +420,86 @@ scenario_utmctl_no_gui() {
   err_has list "Error from event: The operation couldn’t be completed. (OSStatus error -1743.)"
   err_has list "NOTE: utmctl does not work from SSH sessions or before logging in."
   [ ! -s "$E2E_DIR/list.out" ] || fail "list printed without a GUI session: $(cat "$E2E_DIR/list.out")"
+  # A VM looked up by name: the lookup runs with error reporting off, so only "not found".
+  run_checked status 1 "$(bin)/utmctl" status u1
+  err_is status "Error: Virtual machine not found."
+}
+
+# `utmctl suspend` pauses (the guest frozen, "paused"), `start` resumes the same guest; with
+# --save-state the state is saved (Data/vmstate) and outlives a power-off: the next start restores
+# that guest -- the same boot, the GPU level it had -- and deletes it. Then a start boots afresh.
+scenario_utmctl_suspend() {
+  sim_start --utm-vm u1
+  local utm docs address boot; utm="$(bin)/utmctl"
+  docs=$(jq -r .utm_documents "$E2E_DIR/sim.json")
+  address=$(vm_field u1 address)
+  utm_is() { [ "$("$utm" status "$1")" = "$2" ]; }
+  up() { port22_open "$address"; }
+  run_checked idle 0 "$utm" suspend u1
+  err_has idle "Error from event: The virtual machine is not running."
+  run_checked start 0 "$utm" start u1
+  wait_for 30 "u1 to boot" up
+  wait_for 30 "u1's boot event" events_are boot u1 1 # logged once sshd answers
+  boot=$(jq -r 'select(.event == "boot" and .vm == "u1") | .detail' "$SIM_LOG")
+  run_checked pause 0 "$utm" suspend u1
+  out_is pause ""
+  utm_is u1 paused || fail "status: $("$utm" status u1)"
+  ! up || fail "a paused guest answers"
+  run_checked resume 0 "$utm" start u1
+  wait_for 30 "u1 to resume" up
+  wait_for 30 "u1's resume event" events_are resume u1 1
+  utm_is u1 started || fail "status: $("$utm" status u1)"
+  [ "$(jq -r 'select(.event == "resume" and .vm == "u1") | .detail' "$SIM_LOG")" = "$boot" ] || fail "not the same guest"
+  run_checked save 0 "$utm" suspend --save-state u1
+  [ -f "$docs/u1.utm/Data/vmstate" ] || fail "no saved state"
+  run_checked off 0 "$utm" stop u1 --force
+  utm_is u1 stopped || fail "status: $("$utm" status u1)"
+  [ -f "$docs/u1.utm/Data/vmstate" ] || fail "the power-off discarded the saved state"
+  run_checked restore 0 "$utm" start u1
+  wait_for 30 "u1 to be restored" up
+  wait_for 30 "u1's second resume event" events_are resume u1 2
+  [ ! -e "$docs/u1.utm/Data/vmstate" ] || fail "the saved state outlived its restore"
+  [ "$(sim_events resume u1)" -eq 2 ] && [ "$(sim_events boot u1)" -eq 1 ] || fail "restored by a boot"
+  "$utm" stop u1 --force
+  run_checked cold 0 "$utm" start u1
+  wait_for 30 "u1 to boot afresh" events_are boot u1 2
+}
+
+# Every utmctl command launches UTM.app (hidden) when it is not running: the app's own process,
+# bin/UTM.app/Contents/MacOS/UTM, beside the utmctl bin/utmctl links to (Homebrew's layout).
+scenario_utmctl_app() {
+  sim_start --utm-vm u1 --utm-app-not-running
+  local app pid; app=$(jq -r .utm_app "$E2E_DIR/sim.json")
+  app_pid() { for p in /proc/[0-9]*; do [ "$(readlink "$p/exe" 2>/dev/null)" = "$app" ] && basename "$p"; done; true; }
+  [ "$(readlink "$(bin)/utmctl")" = UTM.app/Contents/MacOS/utmctl ] || fail "bin/utmctl: $(readlink "$(bin)/utmctl")"
+  [ -z "$(app_pid)" ] || fail "UTM.app runs before anything launched it"
+  run_checked status 0 "$(bin)/utmctl" status u1
+  out_is status stopped
+  pid=$(app_pid)
+  [ -n "$pid" ] || fail "utmctl did not launch UTM.app"
+  "$(bin)/utmctl" list >/dev/null
+  [ "$(app_pid)" = "$pid" ] || fail "UTM.app launched twice"
+  curl -fsS -X POST -d '{}' "$LUME_METAL_LUME_URL/_sim/utm/quit" >/dev/null
+  wait_for 30 "UTM.app to quit" test -z "$(app_pid)"
+}
+
+# A NAT guest: its traffic is not in the ARP cache (`ip-address` prints nothing, exit 0 with
+# --utm-no-arp) and bootpd's lease file has its address by MAC (config.plist Network[0]).
+scenario_utmctl_nat() {
+  sim_start --utm-vm u1 --utm-no-arp
+  local utm leases docs address; utm="$(bin)/utmctl"
+  leases=$(jq -r .dhcpd_leases "$E2E_DIR/sim.json")
+  docs=$(jq -r .utm_documents "$E2E_DIR/sim.json")
+  address=$(vm_field u1 address)
+  plistutil -i "$docs/u1.utm/config.plist" -o - -f xml | tr -d '\n\t ' |
+    grep -q '<key>Network</key><array><dict><key>MacAddress</key><string>7A:6D:5F:00:00:00</string>' ||
+    fail "no MacAddress: $(cat "$docs/u1.utm/config.plist")"
+  "$utm" start u1
+  wait_for 30 "u1 to boot" port22_open "$address"
+  run_checked ip 0 "$utm" ip-address u1
+  out_is ip ""
+  grep -q "^	ip_address=$address\$" "$leases" && grep -q '^	hw_address=1,7a:6d:5f:0:0:0$' "$leases" &&
+    grep -Eq '^	lease=0x[0-9a-f]+$' "$leases" || fail "lease file: $(cat "$leases")"
 }
 
 # UTM's bundles: config.plist with Backend Apple, Information Name and UUID, a Display (none with

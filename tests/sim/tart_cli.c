@@ -4,7 +4,9 @@
  * holds an fcntl write lock on its config.json (Sources/tart/PIDLock.swift), and every command
  * finds that out the way Tart does (F_GETLK). `tart run` blocks for the VM's life; the simulator
  * boots the guest for it (POST /_sim/vms/NAME/attach) and powers it off when SIGINT comes
- * (VZVirtualMachine.stop), before the process exits and lets go of the lock. */
+ * (VZVirtualMachine.stop), before the process exits and lets go of the lock. `tart suspend` sends
+ * it SIGUSR1: the VM's state goes to state.vzvmsave and the process exits; the next `tart run`
+ * restores that snapshot (the same guest, with the devices it had) and removes it. */
 #include "sim_client.h"
 
 #include <dirent.h>
@@ -335,8 +337,8 @@ static int post_pid(const char *name, const char *hook, char *message, size_t ca
 static int cmd_run(int argc, char **argv)
 {
 	const char *name = NULL;
-	char path[PATH_MAX + 300], message[512];
-	int no_graphics = 0, graphics = 0, i, fd, sig, running, booted;
+	char path[PATH_MAX + 300], state[PATH_MAX + 300], message[512];
+	int no_graphics = 0, graphics = 0, i, fd, fd2, sig, running, booted, restore;
 	struct flock fl;
 	struct timespec tick = {0, 500 * 1000 * 1000};
 	sigset_t set;
@@ -370,21 +372,40 @@ static int cmd_run(int argc, char **argv)
 		close(fd);
 		return 2;
 	}
-	/* SIGINT and SIGUSR2 are the process's own business from here on (Run.swift). */
+	/* SIGINT, SIGUSR1 and SIGUSR2 are the process's own business from here on (Run.swift). */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	if (post_pid(name, "attach", message, sizeof(message)) < 0) {
+	vm_file(state, sizeof(state), name, "state.vzvmsave");
+	restore = access(state, F_OK) == 0;
+	if (post_pid(name, restore ? "restore" : "attach", message, sizeof(message)) < 0) {
 		if (strstr(message, "maximum number") != NULL)
 			fprintf(stderr, "The number of VMs exceeds the system limit (other running VMs: %s)\n", message);
 		else
 			fprintf(stderr, "%s\n", message);
 		return 1;
 	}
+	if (restore) /* restored: the snapshot is used up */
+		unlink(state);
 	fflush(stdout);
 	for (;;) {
 		sig = sigtimedwait(&set, NULL, &tick);
+		if (sig == SIGUSR1) {
+			/* VZVirtualMachine.saveMachineStateTo(state.vzvmsave), then the process ends */
+			if (post_pid(name, "suspend", message, sizeof(message)) < 0) {
+				fprintf(stderr, "failed to suspend the VM: %s\n", message);
+				continue;
+			}
+			if ((fd2 = open(state, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0) {
+				if (write(fd2, "saved machine state", 19) != 19)
+					fprintf(stderr, "%s: %s\n", state, strerror(errno));
+				close(fd2);
+			}
+			printf("VM suspended\n");
+			return 0;
+		}
 		if (sig == SIGINT) {
 			printf("Stopping VM...\n");
 			fflush(stdout);
@@ -455,6 +476,26 @@ static int cmd_stop(int argc, char **argv)
 	while (lock_pid(name) != 0) {
 		struct timespec t = {0, 100 * 1000 * 1000};
 		nanosleep(&t, NULL);
+	}
+	return 0;
+}
+
+/* `tart suspend NAME` (Commands/Suspend.swift): SIGUSR1 to the `tart run` that holds the VM. */
+static int cmd_suspend(int argc, char **argv)
+{
+	long pid;
+
+	if (argc != 3)
+		return usage_error("Missing expected argument '%s'", "<name>");
+	if (!vm_exists(argv[2]))
+		return not_found(argv[2], 0);
+	if ((pid = lock_pid(argv[2])) == 0) {
+		fprintf(stderr, "VM \"%s\" is not running\n", argv[2]);
+		return 2;
+	}
+	if (kill((pid_t)pid, SIGUSR1) < 0) {
+		fprintf(stderr, "failed to send SIGUSR1 to the VM \"%s\": %d\n", argv[2], errno);
+		return 1;
 	}
 	return 0;
 }
@@ -556,6 +597,8 @@ int main(int argc, char **argv)
 		rc = cmd_run(argc, argv);
 	else if (strcmp(argv[1], "stop") == 0)
 		rc = cmd_stop(argc, argv);
+	else if (strcmp(argv[1], "suspend") == 0)
+		rc = cmd_suspend(argc, argv);
 	else if (strcmp(argv[1], "ip") == 0)
 		rc = cmd_ip(argc, argv);
 	else if (strcmp(argv[1], "clone") == 0 || strcmp(argv[1], "delete") == 0)

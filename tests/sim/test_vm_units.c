@@ -242,6 +242,52 @@ static void test_utm_list_table(void **state)
 	assert_null(vms);
 }
 
+/* bootpd's /var/db/dhcpd_leases (Lume's DHCPLeaseParser.swift reads the same): the newest live
+ * lease of the MAC, whatever the case and leading zeros; hardware types other than Ethernet,
+ * expired leases, broken blocks and garbage are skipped, never trusted. */
+static void test_dhcp_leases(void **state)
+{
+	const char *text =
+	    "{\n\tname=old\n\tip_address=192.168.64.9\n\thw_address=1,7a:6d:5f:0:0:1\n\tlease=0x10\n}\n"
+	    "{\n\tname=vm1\n\tip_address=192.168.64.3\n\thw_address=1,7a:6d:5f:0:0:1\n"
+	    "\tidentifier=1,7a:6d:5f:0:0:1\n\tlease=0x7fffffff\n}\n"
+	    "{\n\tname=vm1-older\n\tip_address=192.168.64.2\n\thw_address=1,7a:6d:5f:0:0:1\n\tlease=0x7fffffff\n}\n"
+	    "{\n\tip_address=192.168.64.4\n\thw_address=ff,7a:6d:5f:0:0:2\n\tlease=0x7fffffff\n}\n"
+	    "{\n\tip_address=not-an-ip\n\thw_address=1,7a:6d:5f:0:0:3\n\tlease=0x7fffffff\n}\n"
+	    "{\n\tip_address=192.168.64.5\n\thw_address=1,7a:6d:5f:0:0:4\n\tlease=zz\n}\n"
+	    "garbage line\n}\n{\n\tip_address=192.168.64.6\n\thw_address=1,7a:6d:5f:0:0:5:6\n\tlease=0x7fffffff\n}\n"
+	    "  {  \r\n  ip_address=192.168.64.7  \r\n  hw_address=1,7A:6D:5F:00:00:07\r\n  lease=0x7FFFFFFF\r\n  }\r\n"
+	    "{\n\tip_address=192.168.64.8\n\thw_address=1,7a:6d:5f:0:0:8\n";  /* cut off: no closing brace */
+	char ip[64];
+
+	(void)state;
+	lm_assert_ok(lm_vm_dhcp_lease_find(text, "7A:6D:5F:00:00:01", 1000.0, ip, sizeof(ip)));
+	assert_string_equal(ip, "192.168.64.3"); /* the expired one first is skipped; the newest live one */
+	lm_assert_ok(lm_vm_dhcp_lease_find(text, "7a:6d:5f:0:0:7", 1000.0, ip, sizeof(ip)));
+	assert_string_equal(ip, "192.168.64.7"); /* blanks and CRLF around the lines */
+	lm_assert_ok(lm_vm_dhcp_lease_find(text, "7a:6d:5f:00:00:01", 3e9, ip, sizeof(ip)));
+	assert_string_equal(ip, ""); /* every lease of it over */
+	{
+		static const char *const none[] = {"7a:6d:5f:0:0:2", "7a:6d:5f:0:0:3", "7a:6d:5f:0:0:4", "7a:6d:5f:0:0:5",
+			"7a:6d:5f:0:0:8", "7a:6d:5f:0:0:9"};
+		size_t i;
+		for (i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+			lm_assert_ok(lm_vm_dhcp_lease_find(text, none[i], 1000.0, ip, sizeof(ip)));
+			assert_string_equal(ip, "");
+		}
+	}
+	lm_assert_fails(lm_vm_dhcp_lease_find(text, "7a:6d:5f:0:0", 1000.0, ip, sizeof(ip)), LM_EINVALID);
+	lm_assert_fails(lm_vm_dhcp_lease_find(text, "7a:6d:5f:0:0:100", 1000.0, ip, sizeof(ip)), LM_EINVALID);
+	lm_assert_fails(lm_vm_dhcp_lease_find(text, "7A:6D:5F:00:00:01", 1000.0, ip, 8), LM_EINVALID);
+	lm_assert_ok(lm_vm_dhcp_lease_find("", "7a:6d:5f:0:0:1", 1000.0, ip, sizeof(ip)));
+	assert_string_equal(ip, "");
+	/* a file that is not there, or not a regular file, has no lease */
+	lm_assert_ok(lm_vm_dhcp_lease_lookup("/nonexistent/dhcpd_leases", "7a:6d:5f:0:0:1", ip, sizeof(ip)));
+	assert_string_equal(ip, "");
+	lm_assert_ok(lm_vm_dhcp_lease_lookup("/dev/null", "7a:6d:5f:0:0:1", ip, sizeof(ip)));
+	assert_string_equal(ip, "");
+}
+
 static void test_excerpt(void **state)
 {
 	char buf[12];
@@ -465,6 +511,7 @@ int main(void)
 		cmocka_unit_test(test_vm_objects),
 		cmocka_unit_test(test_excerpt),
 		cmocka_unit_test(test_utm_list_table),
+		cmocka_unit_test(test_dhcp_leases),
 		cmocka_unit_test(test_proc_run_and_timeout),
 		cmocka_unit_test(test_proc_env_drops_password),
 		cmocka_unit_test(test_proc_env_vm_owner),

@@ -7,6 +7,7 @@
 #include "flow_internal.h"
 #include "prefs_internal.h"
 #include "random.h"
+#include "vm_held.h"
 
 /* Everything enable_one() learns and may need to undo. */
 typedef struct {
@@ -199,6 +200,14 @@ static const char *restart_reason(const enable_run *r)
 {
 	const lm_host_pref_info *pref = &r->res->pref;
 
+	/* UTM's start resumes a paused VM or restores a saved state, `tart run` restores a suspended
+	 * VM's snapshot: the guest comes back with the GPU device its VM was created with. */
+	if (lm_vm_status_held(r->o->info.status))
+		return lm_context_options(r->ctx)->dry_run ?
+		    "resuming it would keep the GPU level it was created with: it would be stopped for real, its saved "
+		    "state discarded, and booted afresh" :
+		    "resuming it would have kept the GPU level it was created with: it was stopped for real, its saved "
+		    "state discarded, and booted afresh";
 	if (r->facts.boot_time <= 0 && pref->changed_at > r->seen_at)
 		return "the VM was already running when the preference changed";
 	if (r->facts.boot_time <= 0)
@@ -217,8 +226,11 @@ static int step_vm_level(enable_run *r)
 	double t;
 	int rc;
 
-	/* r->o->info: enable_one's answer from the manager, a moment before the preference step. */
-	if (strcmp(r->o->info.status, "running") != 0) {
+	/* r->o->info: enable_one's answer from the manager, a moment before the preference step. A
+	 * paused or suspended VM counts as running since before the change (vm_held.h). */
+	int held = lm_vm_status_held(r->o->info.status);
+
+	if (strcmp(r->o->info.status, "running") != 0 && !held) {
 		if ((rc = lm_step_begin(r->ctx, r->o, "start", &t)) < 0)
 			return rc;
 		if (dry) {
@@ -239,7 +251,7 @@ static int step_vm_level(enable_run *r)
 	 * worker of it, changed it a moment ago): its guest booted before the change, the restart
 	 * rule's clearest case, told by this machine's clock alone. Asking the guest its boot time
 	 * would change nothing; the restarted guest is asked everything. */
-	if (!(pref->changed_at > r->seen_at && !dry && lm_vm_manager_can_start(r->vmm))) {
+	if (!held && !(pref->changed_at > r->seen_at && !dry && lm_vm_manager_can_start(r->vmm))) {
 		if ((rc = wait_ready(r, "running", 1)) < 0 || (rc = connect_guest(r, 1)) < 0)
 			return rc;
 		if (!lm_vm_restart_needed(pref, r->facts.boot_time, r->started_at,
@@ -250,7 +262,11 @@ static int step_vm_level(enable_run *r)
 	if ((rc = lm_step_begin(r->ctx, r->o, "restart", &t)) < 0)
 		return rc;
 	if (dry) {
-		lm_step_add(r->ctx, r->o, "restart", t, "would restart: %s", restart_reason(r));
+		if (held)
+			lm_step_add(r->ctx, r->o, "restart", t, "would restart the %s VM: %s", r->o->info.status,
+			    restart_reason(r));
+		else
+			lm_step_add(r->ctx, r->o, "restart", t, "would restart: %s", restart_reason(r));
 		return 0;
 	}
 	if (!lm_vm_manager_can_start(r->vmm)) {
@@ -269,7 +285,10 @@ static int step_vm_level(enable_run *r)
 	if ((rc = start_vm(r)) < 0)
 		return rc;
 	r->o->restarted = 1;
-	lm_step_add(r->ctx, r->o, "restart", t, "restarted: %s", restart_reason(r));
+	if (held)
+		lm_step_add(r->ctx, r->o, "restart", t, "restarted the %s VM: %s", r->o->info.status, restart_reason(r));
+	else
+		lm_step_add(r->ctx, r->o, "restart", t, "restarted: %s", restart_reason(r));
 	if ((rc = wait_ready(r, "rebooted", 0)) < 0)
 		return rc;
 	return connect_guest(r, 0);

@@ -209,6 +209,33 @@ int lm_host_port_listener(int port, int *found, lm_host_process *out)
 	return 0;
 }
 
+int lm_host_program_running(const char *path, int *running)
+{
+	char exe[64];
+	struct stat want, st;
+	struct dirent *e;
+	long pid;
+	char *end;
+	DIR *proc;
+
+	*running = 0;
+	if (stat(path, &want) < 0 || (proc = opendir("/proc")) == NULL)
+		return 0;
+	while (!*running && (e = readdir(proc)) != NULL) {
+		pid = strtol(e->d_name, &end, 10);
+		if (*end != '\0' || pid <= 0)
+			continue;
+		/* /proc/PID is owned by the process's user; exe is the file it runs (a zombie has none) */
+		snprintf(exe, sizeof(exe), "/proc/%ld", pid);
+		if (stat(exe, &st) < 0 || st.st_uid != getuid())
+			continue;
+		snprintf(exe, sizeof(exe), "/proc/%ld/exe", pid);
+		*running = stat(exe, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino;
+	}
+	closedir(proc);
+	return 0;
+}
+
 #elif defined(__APPLE__)
 
 static pid_t *all_pids(int *count)
@@ -362,6 +389,28 @@ int lm_host_port_listener(int port, int *found, lm_host_process *out)
 	return 0;
 }
 
+int lm_host_program_running(const char *path, int *running)
+{
+	struct proc_bsdshortinfo bi;
+	char exe[PROC_PIDPATHINFO_MAXSIZE];
+	struct stat want, st;
+	pid_t *pids;
+	int n, i;
+
+	*running = 0;
+	if (stat(path, &want) < 0 || (pids = all_pids(&n)) == NULL)
+		return 0;
+	for (i = 0; i < n && !*running; i++) {
+		if (pids[i] <= 0 ||
+		    proc_pidinfo(pids[i], PROC_PIDT_SHORTBSDINFO, 0, &bi, (int)sizeof(bi)) != (int)sizeof(bi) ||
+		    bi.pbsi_uid != getuid() || proc_pidpath(pids[i], exe, sizeof(exe)) <= 0)
+			continue;
+		*running = stat(exe, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino;
+	}
+	free(pids);
+	return 0;
+}
+
 #else
 
 int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out)
@@ -370,6 +419,13 @@ int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out)
 	(void)n;
 	memset(out, 0, sizeof(*out));
 	out->uid = -1;
+	return 0;
+}
+
+int lm_host_program_running(const char *path, int *running)
+{
+	(void)path;
+	*running = 0;
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /* The VM manager: choosing a backend, and the rules every backend follows (never start a VM
  * that is already running, stop only a running one, readiness only by polling). */
 #include "vm_internal.h"
+#include "vm_held.h"
 #include "text.h"
 #include "net_words.h"
 #include "vm_probe.h"
@@ -87,6 +88,8 @@ void lm_vm_manager_free(lm_vm_manager *vmm)
 	free(vmm->tart_home);
 	free(vmm->utmctl_program);
 	free(vmm->utm_documents);
+	free(vmm->utm_app);
+	free(vmm->dhcp_leases);
 	free(vmm->address);
 	lm_strv_free(vmm->locations);
 	free(vmm);
@@ -235,6 +238,12 @@ int lm_vm_start(lm_vm_manager *vmm, const char *name)
 	return vmm->backend->start(vmm, vm);
 }
 
+int lm_vm_status_held(const char *status)
+{
+	return strcmp(status, "paused") == 0 || strcmp(status, "pausing") == 0 || strcmp(status, "resuming") == 0 ||
+	    strcmp(status, "suspended") == 0;
+}
+
 int lm_vm_stop(lm_vm_manager *vmm, const char *name)
 {
 	char vm[LM_VM_NAME_MAX];
@@ -246,11 +255,12 @@ int lm_vm_stop(lm_vm_manager *vmm, const char *name)
 		return rc;
 	if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
 		return rc;
-	if (strcmp(info.status, "running") != 0) {
+	/* A paused or suspended VM is stopped too: its saved state goes, and its next start boots. */
+	if (strcmp(info.status, "running") != 0 && !lm_vm_status_held(info.status)) {
 		lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: %s, nothing to stop", vm, info.status);
 		return 0;
 	}
-	lm_log(vmm->ctx, LM_LOG_INFO, "%s: stopping (%s)", vm, vmm->backend->name);
+	lm_log(vmm->ctx, LM_LOG_INFO, "%s: stopping (%s, %s)", vm, vmm->backend->name, info.status);
 	if ((rc = vmm->backend->stop(vmm, vm)) < 0)
 		return rc;
 	/* Both of Lume's stops block until the VM is down; confirm it anyway, as long as a command may
@@ -259,11 +269,11 @@ int lm_vm_stop(lm_vm_manager *vmm, const char *name)
 	for (;;) {
 		if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
 			return rc;
-		if (strcmp(info.status, "running") != 0)
+		if (strcmp(info.status, "running") != 0 && !lm_vm_status_held(info.status))
 			return 0;
 		if (lm_clock_monotonic() >= deadline)
-			return lm_error_set(LM_ETIMEOUT, "%s: still running %g s after Lume said it stopped it", vm,
-			    vmm->command_timeout);
+			return lm_error_set(LM_ETIMEOUT, "%s: still %s %g s after its manager said it stopped it", vm,
+			    info.status, vmm->command_timeout);
 		lm_clock_sleep(0.2);
 	}
 }

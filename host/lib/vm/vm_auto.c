@@ -1,7 +1,10 @@
 /* The automatic choice of a VM manager, per VM name: Lume (its HTTP API when anything accepts
- * connections at the URL, else `lume` on PATH), `tart` and `utmctl` on PATH are asked in that
- * order; the one that knows the name is used for that VM from then on. A name two managers know
- * is an error that names them both: which VM was meant cannot be guessed. */
+ * connections at the URL, else `lume` on PATH) and `tart` on PATH are asked; the one that knows
+ * the name is used for that VM from then on. A name two managers know is an error that names them
+ * both: which VM was meant cannot be guessed. `utmctl` on PATH is asked last, only when neither
+ * knows the name, and not at all while UTM.app is not running: every utmctl command drives UTM.app
+ * over Apple Events, launching it (hidden) and possibly asking the user for Automation consent --
+ * not something to do for a VM that is Lume's or Tart's. */
 #include "vm_internal.h"
 #include "vm_gone.h"
 #include "text.h"
@@ -14,6 +17,20 @@ struct lm_vm_choice {
 	char name[LM_VM_NAME_MAX];
 	const lm_vm_backend *backend;
 };
+
+/* UTM is asked only while UTM.app runs (*why says so otherwise). */
+static int utm_askable(lm_vm_manager *vmm, int *askable, char *why, size_t cap)
+{
+	int rc;
+
+	why[0] = '\0';
+	if ((rc = lm_vm_utm_app_running(vmm, askable)) < 0)
+		return rc;
+	if (!*askable)
+		snprintf(why, cap, "; utm: not asked, UTM.app is not running (utmctl would launch it; start UTM.app to "
+		    "use its VMs)");
+	return 0;
+}
 
 static const lm_vm_backend *chosen(const lm_vm_manager *vmm, const char *name)
 {
@@ -42,6 +59,22 @@ static int resolve(lm_vm_manager *vmm, const char *name, const lm_vm_backend **o
 	lm_buf_init(&errors, LM_BUF_TEXT_MAX);
 	for (i = 0; i < vmm->ncandidates; i++) {
 		const lm_vm_backend *b = vmm->candidates[i];
+		if (b == &lm_vm_backend_utm) {
+			/* the last candidate: asked only when no other manager knows the name */
+			char why[160];
+			int askable;
+			if (n > 0)
+				break;
+			if ((rc = utm_askable(vmm, &askable, why, sizeof(why))) < 0) {
+				lm_buf_dispose(&asked);
+				lm_buf_dispose(&errors);
+				return rc;
+			}
+			if (!askable) {
+				lm_buf_adds(&errors, why);
+				break;
+			}
+		}
 		lm_buf_addf(&asked, "%s%s", i ? ", " : "", b->name);
 		if ((rc = b->get(vmm, name, &answers[n])) == 0) {
 			found[n++] = b;
@@ -120,6 +153,12 @@ static int auto_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 
 	for (i = 0; i < vmm->ncandidates; i++) {
 		const lm_vm_backend *b = vmm->candidates[i];
+		int askable = 1;
+		if (b == &lm_vm_backend_utm && lm_vm_utm_app_running(vmm, &askable) == 0 && !askable) {
+			lm_log(vmm->ctx, LM_LOG_INFO, "UTM's VMs are not listed: UTM.app is not running (utmctl would "
+			    "launch it; start UTM.app to list them)");
+			continue;
+		}
 		if (b->list(vmm, &part, &k) < 0) {
 			lm_log(vmm->ctx, LM_LOG_WARN, "%s: its VMs could not be listed: %s", b->name, lm_error_last()->message);
 			continue;
@@ -176,6 +215,13 @@ int lm_vm_gone(lm_vm_manager *vmm, const char *name, const char *manager)
 	}
 	for (i = 0; i < vmm->ncandidates; i++) {
 		const lm_vm_backend *b = vmm->candidates[i];
+		int askable = 1;
+		if (b == &lm_vm_backend_utm && lm_vm_utm_app_running(vmm, &askable) == 0 && !askable) {
+			/* not asked: it cannot rule out a VM it ran, and is not needed for the others' */
+			if (same_family(b->name, manager != NULL ? manager : ""))
+				return 0;
+			continue;
+		}
 		rc = b->get(vmm, name, &info);
 		lm_error_clear();
 		if (rc != LM_ENOTFOUND)

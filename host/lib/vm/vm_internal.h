@@ -55,6 +55,8 @@ struct lm_vm_manager {
 	char *utmctl_program;
 	char *utm_documents; /* UTM's sandboxed Documents: NAME.utm/config.plist */
 	int utm_ip;          /* -1 unknown, 1 `utmctl ip-address` works for this UTM, 0 it does not */
+	char *utm_app;       /* UTM.app's executable: next to utmctl (its real path), else /Applications' */
+	char *dhcp_leases;   /* the host's DHCP leases: $LUME_METAL_DHCPD_LEASES, else /var/db/dhcpd_leases */
 	/* none, and UTM without ip-address */
 	char *address;
 	/* tart, utm, none: why the last `get`'s probe of port 22 failed (errno; 0: it answered, or
@@ -156,6 +158,18 @@ int lm_vm_id_read(lm_vm_manager *vmm, const char *name, lm_vm_info *info);
 int lm_vm_none_init(lm_vm_manager *vmm, const char *address);
 /* Automatic choice: the candidates that are there (Lume's API or CLI, tart, utmctl). */
 int lm_vm_auto_init(lm_vm_manager *vmm, const char *url, const char *lume_program);
+
+/* UTM.app runs (a process of this user runs its executable): utmctl would otherwise launch it,
+ * which the automatic choice must not do for a VM that is not UTM's. */
+int lm_vm_utm_app_running(lm_vm_manager *vmm, int *running);
+/* dhcp_leases.c: the address of the newest live lease of `mac` (any case, octets with or without
+ * leading zeros) in the text of a dhcpd_leases file; ip "" when there is none. LM_EINVALID for a
+ * `mac` that is not one. _lookup reads the file at `path`: one that cannot be read has no lease. */
+int lm_vm_dhcp_lease_find(const char *text, const char *mac, double now, char *ip, size_t cap);
+int lm_vm_dhcp_lease_lookup(const char *path, const char *mac, char *ip, size_t cap);
+/* owner.c: a process of this user runs the program file at `path` (the same file: device and
+ * inode, whatever path it was started by). */
+int lm_host_program_running(const char *path, int *running);
 
 /* `utmctl list`'s table (text is modified): rows "UUID STATUS NAME...", everything else skipped.
  * *out malloc'ed (free()), NULL when empty. */

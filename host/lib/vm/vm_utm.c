@@ -3,17 +3,25 @@
  * session, and it does not work from SSH sessions or before login; an event that fails is
  * printed ("Error from event: ...") rather than reported by the exit status, so stderr is read.
  *   state  `utmctl status NAME`: one word (stopped, starting, started, pausing, paused, resuming,
- *          stopping; "started" is our "running"); `utmctl list`: a fixed text table;
- *   address `utmctl ip-address NAME` (Apple VMs since UTM 5.0.3: the host's ARP cache), else
- *          the address the user gives;
+ *          stopping; "started" is our "running"); `utmctl list`: a fixed text table. A VM stopped
+ *          with its state saved (`suspend --save-state`, Data/vmstate in its bundle) is "stopped"
+ *          to utmctl and "suspended" to us: its next start restores that state;
+ *   address `utmctl ip-address NAME` (Apple VMs since UTM 5.0.3: the host's ARP cache, which NAT
+ *          traffic does not reach), else the host's DHCP lease of the MAC in the VM's
+ *          config.plist (Network[0].MacAddress), else the address the user gives;
  *   start  `utmctl start NAME`, only for a VM whose config.plist configures a display: UTM gives
  *          a macOS guest the paravirtual GPU only then (Configuration/UTMAppleConfiguration.swift);
  *   stop   `utmctl stop NAME --request` (the guest shuts down), `--force` (power off) when it is
- *          still running after a while. */
+ *          still running after a while; a paused VM is powered off at once, and a saved state is
+ *          restored and powered off, which discards it (utmctl has no other way to).
+ * From an SSH session (or before login) every Apple Event fails with -1743, yet `utmctl status`
+ * says only "Virtual machine not found": its lookup runs with error reporting off. Only `utmctl
+ * list` prints the note, so a VM that is not found is checked against `list`. */
 #include "vm_internal.h"
 #include "text.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <plist/plist.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +32,9 @@
 #define LM_UTM_QUERY_TIMEOUT 60.0
 #define LM_UTM_REQUEST_WAIT 30.0 /* a guest asked to shut down gets this long before a power-off */
 #define LM_UTM_APP "/Applications/UTM.app/Contents/MacOS/utmctl"
+#define LM_UTM_APP_SUFFIX ".app/Contents/MacOS"
+#define LM_DHCP_LEASES "/var/db/dhcpd_leases"
+#define LM_DHCP_LEASES_ENV "LUME_METAL_DHCPD_LEASES" /* the simulated host's, in tests */
 
 static int utm_cmd(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
 {
@@ -48,7 +59,22 @@ static int utm_failed(const lm_proc_result *res)
 	    has(res, "utmctl does not work from SSH");
 }
 
-static int utm_error(const lm_proc_result *res, const char *what, const char *name)
+/* `utmctl list`: do Apple Events fail in this session? Asked when a VM is not found, since
+ * that is all `status NAME` says then. */
+static int utm_events_fail(lm_vm_manager *vmm)
+{
+	const char *args[] = {"list", NULL};
+	lm_proc_result res;
+	int fail;
+
+	if (utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res) < 0)
+		return 0; /* the original answer stands */
+	fail = has(&res, "utmctl does not work from SSH") || has(&res, "-1743");
+	lm_proc_result_dispose(&res);
+	return fail;
+}
+
+static int utm_error(lm_vm_manager *vmm, const lm_proc_result *res, const char *what, const char *name)
 {
 	char line[200];
 
@@ -60,6 +86,11 @@ static int utm_error(const lm_proc_result *res, const char *what, const char *na
 		return lm_error_set(LM_ENETWORK, "utmctl %s: UTM.app could not be driven over Apple Events (%s). utmctl "
 		    "needs UTM.app running in a logged-in GUI session of this user; it does not work from SSH "
 		    "sessions or before logging in", what, line);
+	if (has(res, "Virtual machine not found") && utm_events_fail(vmm))
+		return lm_error_set(LM_ENETWORK, "utmctl %s: \"%s\", but that is not UTM's answer: UTM.app cannot be "
+		    "driven from this session (`utmctl list` says: utmctl does not work from SSH sessions or before "
+		    "logging in; every Apple Event fails with -1743). utmctl needs a logged-in GUI session of this user: "
+		    "run lume-metal in it (a LaunchAgent of that user, say), or without UTM for this VM", what, line);
 	if (has(res, "Virtual machine not found"))
 		return lm_error_set(LM_ENOTFOUND, "%s: UTM has no such VM (utmctl %s: %s)", name, what, line);
 	if (has(res, "Application not found"))
@@ -74,8 +105,38 @@ static void set_status(lm_vm_info *out, const char *word)
 	snprintf(out->status, sizeof(out->status), "%s", strcmp(word, "started") == 0 ? "running" : word);
 }
 
+/* The VM's lease in the host's DHCP leases, by the MAC of its first NIC (config.plist's
+ * Network[0].MacAddress); nothing when either is not there. */
+static int lease_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
+{
+	plist_t root, net, nic, mac;
+	char *path, *value = NULL;
+	int rc;
+
+	if ((rc = lm_vm_utm_config(vmm, name, &path, (void **)&root)) < 0 || path == NULL)
+		return rc;
+	net = plist_dict_get_item(root, "Network");
+	nic = net != NULL && plist_get_node_type(net) == PLIST_ARRAY && plist_array_get_size(net) > 0 ?
+	    plist_array_get_item(net, 0) : NULL;
+	mac = nic != NULL && plist_get_node_type(nic) == PLIST_DICT ? plist_dict_get_item(nic, "MacAddress") : NULL;
+	if (mac != NULL && plist_get_node_type(mac) == PLIST_STRING)
+		plist_get_string_val(mac, &value);
+	if (value != NULL && (rc = lm_vm_dhcp_lease_lookup(vmm->dhcp_leases, value, out->ip, sizeof(out->ip))) == LM_EINVALID) {
+		lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: %s: %s", name, path, lm_error_last()->message);
+		rc = 0;
+	}
+	if (rc == 0 && out->ip[0] != '\0')
+		lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: %s from the host's DHCP lease of %s (%s)", name, out->ip, value,
+		    vmm->dhcp_leases);
+	free(value);
+	free(path);
+	plist_free(root);
+	return rc;
+}
+
 /* `utmctl ip-address NAME`: the first IPv4 line. UTM before 5.0.3 cannot tell an Apple VM's
- * address ("Operation not supported by the backend."; older utmctl lacks the command). */
+ * address ("Operation not supported by the backend."; older utmctl lacks the command). Either
+ * way a guest on UTM's shared (NAT) network has its address in the host's DHCP leases. */
 static int utm_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 {
 	const char *args[] = {"ip-address", name, NULL};
@@ -92,12 +153,14 @@ static int utm_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	if (has(&res, "not supported") || has(&res, "Unexpected argument") || res.exit_code == 64) {
 		vmm->utm_ip = 0;
 		lm_proc_result_dispose(&res);
+		if ((rc = lease_address(vmm, name, out)) < 0 || out->ip[0] != '\0')
+			return rc;
 		return lm_error_set(LM_ENOADDRESS, "%s: this UTM cannot tell a macOS VM's address (`utmctl ip-address` "
 		    "works for Apple VMs from UTM 5.0.3 on); the address has to be given", name);
 	}
 	if (utm_failed(&res)) {
 		/* a VM that is not started has no address yet: nothing to report */
-		rc = has(&res, "not running") ? 0 : utm_error(&res, "ip-address", name);
+		rc = has(&res, "not running") ? 0 : utm_error(vmm, &res, "ip-address", name);
 		lm_proc_result_dispose(&res);
 		return rc;
 	}
@@ -111,7 +174,30 @@ static int utm_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 		}
 	}
 	lm_proc_result_dispose(&res);
-	return 0;
+	/* Nothing in the ARP cache: a NAT guest's traffic never reaches it (Lume's DHCPLeaseParser) */
+	return out->ip[0] == '\0' ? lease_address(vmm, name, out) : 0;
+}
+
+/* A UTM VM stopped with its state saved: Data/vmstate in its bundle (UTMAppleConfigurationBoot's
+ * vmSavedStateURL), which UTM restores at the next start and deletes once restored. */
+static int saved_state(lm_vm_manager *vmm, const char *name, int *saved)
+{
+	char *path, *state = NULL, *slash;
+	void *root;
+	struct stat st;
+	int rc;
+
+	*saved = 0;
+	if ((rc = lm_vm_utm_config(vmm, name, &path, &root)) < 0 || path == NULL)
+		return rc;
+	plist_free((plist_t)root);
+	if ((slash = strrchr(path, '/')) != NULL)
+		*slash = '\0';
+	if ((rc = lm_path_join(&state, path, "Data", "vmstate", NULL)) == 0)
+		*saved = stat(state, &st) == 0;
+	free(state);
+	free(path);
+	return rc;
 }
 
 static int utm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
@@ -125,7 +211,7 @@ static int utm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
 	if (utm_failed(&res) || sscanf(res.out, "%31s", word) != 1) {
-		rc = utm_failed(&res) ? utm_error(&res, what, name) :
+		rc = utm_failed(&res) ? utm_error(vmm, &res, what, name) :
 		    lm_error_set(LM_ERROR, "utmctl %s: printed no status", what);
 		lm_proc_result_dispose(&res);
 		return rc;
@@ -135,6 +221,13 @@ static int utm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	snprintf(out->name, sizeof(out->name), "%s", name);
 	snprintf(out->os, sizeof(out->os), "macOS");
 	set_status(out, word);
+	if (strcmp(out->status, "stopped") == 0) {
+		int saved;
+		if ((rc = saved_state(vmm, name, &saved)) < 0)
+			return rc;
+		if (saved)
+			snprintf(out->status, sizeof(out->status), "suspended");
+	}
 	if (strcmp(out->status, "running") == 0 && (rc = utm_address(vmm, name, out)) < 0)
 		return rc;
 	vmm->ssh_probe_err = lm_vm_probe_ssh(out);
@@ -193,7 +286,7 @@ static int utm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
 	if (utm_failed(&res)) {
-		rc = utm_error(&res, "list", "");
+		rc = utm_error(vmm, &res, "list", "");
 		lm_proc_result_dispose(&res);
 		return rc;
 	}
@@ -311,22 +404,30 @@ static int check_display(lm_vm_manager *vmm, const char *name)
 	return rc;
 }
 
-static int utm_start(lm_vm_manager *vmm, const char *name)
+/* `utmctl start NAME`: boots a stopped VM, resumes a paused one, restores a saved state. */
+static int utm_start_cmd(lm_vm_manager *vmm, const char *name)
 {
 	const char *args[] = {"start", name, NULL};
 	char what[LM_VM_NAME_MAX + 8];
 	lm_proc_result res;
 	int rc;
 
-	if ((rc = check_display(vmm, name)) < 0)
-		return rc;
 	snprintf(what, sizeof(what), "start %s", name);
 	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
 	if (utm_failed(&res))
-		rc = utm_error(&res, what, name);
+		rc = utm_error(vmm, &res, what, name);
 	lm_proc_result_dispose(&res);
 	return rc;
+}
+
+static int utm_start(lm_vm_manager *vmm, const char *name)
+{
+	int rc;
+
+	if ((rc = check_display(vmm, name)) < 0)
+		return rc;
+	return utm_start_cmd(vmm, name);
 }
 
 static int utm_stop_by(lm_vm_manager *vmm, const char *name, const char *how)
@@ -342,9 +443,45 @@ static int utm_stop_by(lm_vm_manager *vmm, const char *name, const char *how)
 	if (has(&res, "is not running"))
 		rc = 0;
 	else if (utm_failed(&res))
-		rc = utm_error(&res, what, name);
+		rc = utm_error(vmm, &res, what, name);
 	lm_proc_result_dispose(&res);
 	return rc;
+}
+
+/* Until the VM is `want` (our word), within the command timeout. */
+static int utm_wait_status(lm_vm_manager *vmm, const char *name, const char *want, lm_vm_info *info)
+{
+	double deadline = lm_clock_monotonic() + vmm->command_timeout;
+	int rc;
+
+	for (;;) {
+		if ((rc = utm_get(vmm, name, info)) < 0)
+			return rc;
+		if (strcmp(info->status, want) == 0)
+			return 0;
+		if (lm_clock_monotonic() >= deadline)
+			return lm_error_set(LM_ETIMEOUT, "%s: still %s %g s after UTM was asked to make it %s", name,
+			    info->status, vmm->command_timeout, want);
+		lm_clock_sleep(0.2);
+	}
+}
+
+/* A paused VM is powered off (its guest cannot be asked anything); a saved state is discarded
+ * the only way utmctl has: restored by a start (which deletes it), then powered off. */
+static int utm_stop_held(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
+{
+	int rc;
+
+	if (strcmp(info->status, "suspended") != 0 && ((rc = utm_stop_by(vmm, name, "--force")) < 0 ||
+	    (rc = utm_get(vmm, name, info)) < 0))
+		return rc;
+	if (strcmp(info->status, "suspended") != 0)
+		return 0;
+	lm_log(vmm->ctx, LM_LOG_INFO, "%s: its saved state is restored and powered off, which discards it", name);
+	if ((rc = utm_start_cmd(vmm, name)) < 0 || (rc = utm_wait_status(vmm, name, "running", info)) < 0 ||
+	    (rc = utm_stop_by(vmm, name, "--force")) < 0)
+		return rc;
+	return utm_wait_status(vmm, name, "stopped", info);
 }
 
 static int utm_stop(lm_vm_manager *vmm, const char *name)
@@ -353,6 +490,12 @@ static int utm_stop(lm_vm_manager *vmm, const char *name)
 	double deadline;
 	lm_vm_info info;
 	int rc;
+
+	if ((rc = utm_get(vmm, name, &info)) < 0)
+		return rc;
+	if (strcmp(info.status, "paused") == 0 || strcmp(info.status, "pausing") == 0 ||
+	    strcmp(info.status, "resuming") == 0 || strcmp(info.status, "suspended") == 0)
+		return utm_stop_held(vmm, name, &info);
 
 	/* A clean shutdown first: the guest's requestStop() ... */
 	if ((rc = utm_stop_by(vmm, name, "--request")) < 0)
@@ -369,11 +512,21 @@ static int utm_stop(lm_vm_manager *vmm, const char *name)
 	return utm_stop_by(vmm, name, "--force");
 }
 
-/* `utmctl version`: UTM's own version. */
+/* `utmctl version`: UTM's own version. In the automatic choice not while UTM.app is not running:
+ * utmctl would launch it. */
 static int utm_version(lm_vm_manager *vmm, char *buf, size_t len)
 {
 	const char *args[] = {"version", NULL};
 	lm_proc_result res;
+	int running, rc;
+
+	if (vmm->backend == &lm_vm_backend_auto) {
+		if ((rc = lm_vm_utm_app_running(vmm, &running)) < 0)
+			return rc;
+		if (!running)
+			return lm_error_set(LM_ENOTFOUND, "not asked: UTM.app (%s) is not running, and utmctl would launch it",
+			    vmm->utm_app);
+	}
 
 	return lm_vm_version_answer(utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res), &res, buf, len);
 }
@@ -381,9 +534,30 @@ static int utm_version(lm_vm_manager *vmm, char *buf, size_t len)
 const lm_vm_backend lm_vm_backend_utm = {"utm", utm_list, utm_get, utm_start, utm_stop, NULL, NULL,
 	utm_version};
 
+int lm_vm_utm_app_running(lm_vm_manager *vmm, int *running)
+{
+	return lm_host_program_running(vmm->utm_app, running);
+}
+
+/* UTM.app's executable: utmctl is UTM.app/Contents/MacOS/utmctl, or a link to it (Homebrew's cask),
+ * and the app's own executable is beside it; else the app in /Applications, where utmctl looks. */
+static int app_path(lm_vm_manager *vmm)
+{
+	char real[PATH_MAX], *slash;
+	size_t n, k = strlen(LM_UTM_APP_SUFFIX);
+
+	if (realpath(vmm->utmctl_program, real) != NULL && (slash = strrchr(real, '/')) != NULL) {
+		*slash = '\0';
+		n = strlen(real);
+		if (n > k && strcmp(real + n - k, LM_UTM_APP_SUFFIX) == 0)
+			return lm_path_join(&vmm->utm_app, real, "UTM", NULL);
+	}
+	return (vmm->utm_app = strdup("/Applications/UTM.app/Contents/MacOS/UTM")) != NULL ? 0 : lm_error_nomem();
+}
+
 int lm_vm_utm_init(lm_vm_manager *vmm, const char *program)
 {
-	const char *home = NULL;
+	const char *home = NULL, *leases = getenv(LM_DHCP_LEASES_ENV);
 	char why[512];
 	int rc;
 
@@ -402,6 +576,10 @@ int lm_vm_utm_init(lm_vm_manager *vmm, const char *program)
 	/* UTM is sandboxed: its VMs are bundles in its container's Documents (UTMData.swift). */
 	if ((rc = lm_path_join(&vmm->utm_documents, home, "Library/Containers/com.utmapp.UTM/Data/Documents", NULL)) < 0)
 		return rc;
+	if ((rc = app_path(vmm)) < 0)
+		return rc;
+	if ((vmm->dhcp_leases = strdup(leases != NULL && leases[0] == '/' ? leases : LM_DHCP_LEASES)) == NULL)
+		return lm_error_nomem();
 	vmm->utm_ip = -1;
 	vmm->backend = &lm_vm_backend_utm;
 	return 0;
