@@ -206,25 +206,9 @@ static void check_guest_facts(lm_doctor_result *r, const char *vm, const lm_gues
  * workload that uses the feature breaks), never a failure (no profile requires them). */
 static void check_defects(lm_doctor_result *r, const char *vm, const lm_report *exercised)
 {
-	char shown[1024] = "", checked[128] = "";
-	const char *message;
-	size_t n;
-	int i;
+	char shown[1024], checked[128];
 
-	for (i = 0; i < LM_EXERCISE_COUNT; i++) {
-		lm_exercise_result res = lm_report_exercise(exercised, (lm_exercise)i, &message);
-		if (!lm_exercise_is_defect((lm_exercise)i) || res == LM_EXERCISE_NOT_RUN)
-			continue;
-		n = strlen(checked);
-		snprintf(checked + n, sizeof(checked) - n, "%s%s%s", n ? ", " : "", lm_exercise_name((lm_exercise)i),
-		    res == LM_EXERCISE_ERROR ? " (could not run)" : "");
-		if (res != LM_EXERCISE_FAIL)
-			continue;
-		n = strlen(shown);
-		snprintf(shown + n, sizeof(shown) - n, "%s%s: %s", n ? "; " : "", lm_exercise_name((lm_exercise)i),
-		    message[0] ? message : "wrong results");
-	}
-	if (checked[0] == '\0')
+	if (!lm_exercise_defects(exercised, shown, sizeof(shown), checked, sizeof(checked)))
 		return; /* an exercise from a probe older than these checks */
 	if (shown[0] != '\0')
 		add(r, vm, "known-defects", LM_CHECK_WARN, "shown in the last exercise (reported, not required): %s", shown);

@@ -203,11 +203,8 @@ static const char *restart_reason(const enable_run *r)
 	/* UTM's start resumes a paused VM or restores a saved state, `tart run` restores a suspended
 	 * VM's snapshot: the guest comes back with the GPU device its VM was created with. */
 	if (lm_vm_status_held(r->o->info.status))
-		return lm_context_options(r->ctx)->dry_run ?
-		    "resuming it would keep the GPU level it was created with: it would be stopped for real, its saved "
-		    "state discarded, and booted afresh" :
-		    "resuming it would have kept the GPU level it was created with: it was stopped for real, its saved "
-		    "state discarded, and booted afresh";
+		return "resuming it keeps the GPU level it was created with: stopped for real, its saved state "
+		    "discarded, and booted afresh";
 	if (r->facts.boot_time <= 0 && pref->changed_at > r->seen_at)
 		return "the VM was already running when the preference changed";
 	if (r->facts.boot_time <= 0)
@@ -229,7 +226,6 @@ static int step_vm_level(enable_run *r)
 	/* r->o->info: enable_one's answer from the manager, a moment before the preference step. A
 	 * paused or suspended VM counts as running since before the change (vm_held.h). */
 	int held = lm_vm_status_held(r->o->info.status);
-
 	if (strcmp(r->o->info.status, "running") != 0 && !held) {
 		if ((rc = lm_step_begin(r->ctx, r->o, "start", &t)) < 0)
 			return rc;
@@ -262,11 +258,8 @@ static int step_vm_level(enable_run *r)
 	if ((rc = lm_step_begin(r->ctx, r->o, "restart", &t)) < 0)
 		return rc;
 	if (dry) {
-		if (held)
-			lm_step_add(r->ctx, r->o, "restart", t, "would restart the %s VM: %s", r->o->info.status,
-			    restart_reason(r));
-		else
-			lm_step_add(r->ctx, r->o, "restart", t, "would restart: %s", restart_reason(r));
+		lm_step_add(r->ctx, r->o, "restart", t, "would restart%s%s%s: %s", held ? " the " : "",
+		    held ? r->o->info.status : "", held ? " VM" : "", restart_reason(r));
 		return 0;
 	}
 	if (!lm_vm_manager_can_start(r->vmm)) {
@@ -285,10 +278,8 @@ static int step_vm_level(enable_run *r)
 	if ((rc = start_vm(r)) < 0)
 		return rc;
 	r->o->restarted = 1;
-	if (held)
-		lm_step_add(r->ctx, r->o, "restart", t, "restarted the %s VM: %s", r->o->info.status, restart_reason(r));
-	else
-		lm_step_add(r->ctx, r->o, "restart", t, "restarted: %s", restart_reason(r));
+	lm_step_add(r->ctx, r->o, "restart", t, "restarted%s%s%s: %s", held ? " the " : "", held ? r->o->info.status : "",
+	    held ? " VM" : "", restart_reason(r));
 	if ((rc = wait_ready(r, "rebooted", 0)) < 0)
 		return rc;
 	return connect_guest(r, 0);

@@ -99,3 +99,26 @@ void lm_exercise_summary(const lm_report *r, char *buf, size_t len)
 		    lm_exercise_name((lm_exercise)i));
 	}
 }
+
+int lm_exercise_defects(const lm_report *exercised, char *shown, size_t shown_len, char *checked, size_t checked_len)
+{
+	const char *message;
+	size_t n;
+	int i;
+
+	shown[0] = checked[0] = '\0';
+	for (i = 0; i < LM_EXERCISE_COUNT; i++) {
+		lm_exercise_result res = lm_report_exercise(exercised, (lm_exercise)i, &message);
+		if (!lm_exercise_is_defect((lm_exercise)i) || res == LM_EXERCISE_NOT_RUN)
+			continue;
+		n = strlen(checked);
+		snprintf(checked + n, checked_len - n, "%s%s%s", n ? ", " : "", lm_exercise_name((lm_exercise)i),
+		    res == LM_EXERCISE_ERROR ? " (could not run)" : "");
+		if (res != LM_EXERCISE_FAIL)
+			continue;
+		n = strlen(shown);
+		snprintf(shown + n, shown_len - n, "%s%s: %s", n ? "; " : "", lm_exercise_name((lm_exercise)i),
+		    message[0] ? message : "wrong results");
+	}
+	return checked[0] != '\0';
+}

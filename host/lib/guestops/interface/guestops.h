@@ -144,6 +144,9 @@ int lm_guest_confirm(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *
 void lm_guest_confirmation_dispose(lm_guest_confirmation *c);
 /* "reduction pass, matrix pass, bfloat16 pass; threadgroup memory 32768 bytes". */
 void lm_exercise_summary(const lm_report *r, char *buf, size_t len);
+/* The paravirtual device's known defects in an exercise (reported, never required): `checked` lists
+ * those that ran, `shown` those that showed with their messages; 0 when none ran (an older probe). */
+int lm_exercise_defects(const lm_report *exercised, char *shown, size_t shown_len, char *checked, size_t checked_len);
 /* The profile's expected kernels checked against `exercised` for this guest: a feature the
  * guest's macOS cannot run (bfloat16 below macOS 14) is not required, since llama.cpp never uses
  * it there; `note` says which and why ("" when none). lm_profile_check_exercise_waived's answer. */
