@@ -155,9 +155,9 @@ static const struct {
 	{LM_ENETWORK, NULL, NULL, NULL, "Lume: start `lume serve` or pass --lume-url URL; UTM from an SSH session or "
 	    "before login: run lume-metal in the logged-in user's session (a LaunchAgent), or pass --vm-manager none "
 	    "--address IP"},
-	{LM_ENOTPROVEN, NULL, NULL, NULL, "stop and start the VM so that it reads the preference now in effect, check "
-	    "with `lume-metal host status` that the Lume server runs as the user whose preference was written, "
-	    "then enable again; `lume-metal probe {vm} --exercise` shows each kernel's result"},
+	{LM_ENOTPROVEN, NULL, NULL, NULL, "stop and start the VM so that it reads the preference (`lume-metal host "
+	    "status`: written for the Lume server's user?), then enable again; `lume-metal probe {vm} --exercise` shows "
+	    "each kernel"},
 	{LM_ETIMEOUT, "ready", NULL, NULL, "check that {vm} boots (`lume run {vm}` shows its console); a slow boot: "
 	    "--timeout SECONDS"},
 };

@@ -136,6 +136,14 @@ static void boot(sim *s, sim_vm *vm, unsigned generation)
 			}
 		}
 		extra[n] = NULL;
+		/* A booting guest asks for its address (DHCP) before its sshd listens: the lease is in
+		 * the file by the time port 22 answers, as on a Mac. */
+		pthread_mutex_lock(&s->lock);
+		current = vm->running && vm->generation == generation && !vm->leased;
+		vm->leased |= current;
+		pthread_mutex_unlock(&s->lock);
+		if (current) /* the guest's first DHCP request since the simulator started */
+			sim_leases_write(s);
 		if (guest(s, vm, "start", extra) == 0) {
 			vm->sshd_up = 1;
 			sim_log_event(s, vm->resuming ? "resume" : "boot", vm->name, boot_time);
@@ -145,15 +153,9 @@ static void boot(sim *s, sim_vm *vm, unsigned generation)
 	if (vm->running && vm->generation == generation && vm->sshd_up) {
 		vm->booted = 1;
 		vm->resuming = 0;
-		current = !vm->leased;
-		vm->leased = 1;
-	} else {
-		current = 0;
 	}
 	pthread_mutex_unlock(&s->lock);
 	pthread_mutex_unlock(&vm->op_lock);
-	if (current) /* the guest's first DHCP request since the simulator started */
-		sim_leases_write(s);
 }
 
 /* bootpd's /var/db/dhcpd_leases: one block per lease, the newest first, hw_address with the
