@@ -67,16 +67,42 @@ static void forget_rolled_back(lm_state *st, const lm_flow_result *res, const lm
 	lm_journal_forget_vm(st, o->vm);
 }
 
+typedef enum { PREF_STILL_NEEDED, PREF_KEPT, PREF_RESTORED, PREF_NOT_OURS } pref_fate;
+
+/* The preference back to its original once no VM needs it, unless kept (and not --restore-host).
+ * A question that fails is the rollback's error, never a "no" (the allocation sweep found one). */
+static int restore_if_unneeded(lm_context *ctx, lm_state *st, lm_flow_result *res, lm_host_pref_info *before,
+    pref_fate *fate)
+{
+	int live = lm_vm_record_live(st, NULL, NULL, 0), rc;
+
+	*fate = PREF_STILL_NEEDED;
+	if (live != 0)
+		return live < 0 ? live : 0;
+	if ((rc = lm_host_pref_status_locked(st, NULL, before)) < 0)
+		return rc;
+	*fate = !before->recorded ? PREF_NOT_OURS : before->kept && !lm_context_options(ctx)->restore_host ?
+	    PREF_KEPT : PREF_RESTORED;
+	if (*fate != PREF_RESTORED)
+		return 0;
+	if ((rc = lm_host_pref_disable_locked(st, &res->pref)) < 0)
+		return rc;
+	res->pref.changed_at = before->changed_at; /* when the unlocked level began */
+	res->pref_restored = 1;
+	return 0;
+}
+
 static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res, lm_vm_outcome *o)
 {
 	const lm_options *opts = lm_context_options(ctx);
 	lm_state *st = NULL;
-	lm_host_pref_info restored, before;
+	lm_host_pref_info before;
 	lm_vm_record rec;
 	lm_agent_info *agents = NULL;
 	double t;
 	size_t i;
-	int rc, live;
+	pref_fate fate;
+	int rc;
 
 	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return lm_outcome_fail(ctx, o, rc);
@@ -120,33 +146,20 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return lm_outcome_fail(ctx, o, rc);
 	forget_rolled_back(st, res, o);
-	/* Both questions can fail (out of memory): an answer taken from a failure would keep the
-	 * preference and say "rolled back" (the allocation sweep found it). */
-	if ((live = lm_vm_record_live(st, NULL, NULL, 0)) < 0 ||
-	    (live == 0 && (rc = lm_host_pref_status_locked(st, NULL, &before)) < 0)) {
+	if ((rc = restore_if_unneeded(ctx, st, res, &before, &fate)) < 0) {
 		lm_state_close(st);
-		return lm_outcome_fail(ctx, o, live < 0 ? live : rc);
+		return lm_outcome_fail(ctx, o, rc);
 	}
-	if (live == 0) {
-		if (before.recorded && before.kept && !opts->restore_host) {
-			lm_step_add(ctx, o, "host-preference", t, "kept: the fleet keeps the host unlocked (a host "
-			    "disable restores %s)", before.original);
-		} else if (before.recorded) {
-			if ((rc = lm_host_pref_disable_locked(st, &restored)) < 0) {
-				lm_state_close(st);
-				return lm_outcome_fail(ctx, o, rc);
-			}
-			res->pref = restored;
-			res->pref.changed_at = before.changed_at; /* when the unlocked level began */
-			res->pref_restored = 1;
-			lm_step_add(ctx, o, "host-preference", t, "%s to %s", opts->dry_run ? "would restore" : "restored",
-			    before.original);
-		} else {
-			lm_step_add(ctx, o, "host-preference", t, "no change of lume-metal's to restore");
-		}
-	} else {
+	if (fate == PREF_STILL_NEEDED)
 		lm_step_add(ctx, o, "host-preference", t, "kept: other VMs are still enabled");
-	}
+	else if (fate == PREF_KEPT)
+		lm_step_add(ctx, o, "host-preference", t, "kept: the fleet keeps the host unlocked (a host "
+		    "disable restores %s)", before.original);
+	else if (fate == PREF_RESTORED)
+		lm_step_add(ctx, o, "host-preference", t, "%s to %s", opts->dry_run ? "would restore" : "restored",
+		    before.original);
+	else
+		lm_step_add(ctx, o, "host-preference", t, "no change of lume-metal's to restore");
 	if (!opts->dry_run && (rc = lm_state_save(st)) < 0) {
 		lm_state_close(st);
 		return lm_outcome_fail(ctx, o, rc);
@@ -158,25 +171,19 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 	return 0;
 }
 
-/* Nothing enabled, but a recorded preference (left by a crash, say) still goes back. A question
- * that fails is the run's error, not a "no". */
+/* Nothing enabled, but a recorded preference (left by a crash, say) still goes back. */
 static int restore_left_behind(lm_context *ctx, lm_flow_result *result)
 {
 	lm_host_pref_info before;
 	lm_state *st = NULL;
+	pref_fate fate;
 	int rc;
 
 	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return rc;
-	if ((rc = lm_host_pref_status_locked(st, NULL, &before)) == 0 && before.recorded &&
-	    (!before.kept || lm_context_options(ctx)->restore_host) &&
-	    (rc = lm_vm_record_live(st, NULL, NULL, 0)) == 0 &&
-	    (rc = lm_host_pref_disable_locked(st, &result->pref)) == 0) {
-		result->pref_restored = 1;
-		result->pref.changed_at = before.changed_at;
-	}
+	rc = restore_if_unneeded(ctx, st, result, &before, &fate);
 	lm_state_close(st);
-	return rc < 0 ? rc : 0;
+	return rc;
 }
 
 /* One VM, under its lock: an enable or rollback of the same VM by another process waits. */
