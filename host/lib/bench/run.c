@@ -42,9 +42,9 @@ typedef struct {
 } target;
 
 /* cmd: the VM's command line for this run (its arm's, with its record directory). */
-static int target_exec(const target *t, const char *cmd, char **out, char **err, int *status)
+static int target_exec(const lm_context *ctx, const target *t, const char *cmd, char **out, char **err, int *status)
 {
-	const lm_proc_options o = {.timeout = LM_TIMEOUT_MAX, .output_max = OUTPUT_MAX};
+	const lm_proc_options o = {.timeout = LM_TIMEOUT_MAX, .output_max = OUTPUT_MAX, .cancel = ctx};
 	lm_proc_result res;
 	int rc;
 
@@ -350,7 +350,7 @@ static int run_one(lm_context *ctx, const target *tg, const char *vm, const char
 		goto done;
 	lm_context_step(ctx, vm, arm_name, LM_STEP_STARTED, 0, "");
 	t = lm_clock_monotonic();
-	rc = target_exec(tg, cmd, out, err, status);
+	rc = target_exec(ctx, tg, cmd, out, err, status);
 	*seconds = lm_clock_monotonic() - t;
 	if (rc == 0 && ssh != NULL)
 		rc = store_activation(ssh, guest_dir, dir, arm_name, round, &files, &took);

@@ -271,9 +271,9 @@ static int step_vm_level(enable_run *r)
 	}
 	lm_ssh_free(r->ssh);
 	r->ssh = NULL;
+	r->stopped_running = 1; /* before: a stop that fails or is canceled may have stopped it all the same */
 	if ((rc = lm_vm_stop(r->vmm, r->o->vm)) < 0)
 		return rc;
-	r->stopped_running = 1;
 	lm_test_kill_point("after-stop");
 	if ((rc = start_vm(r)) < 0)
 		return rc;
@@ -484,17 +484,17 @@ static void undo(enable_run *r)
 	}
 	/* The VM itself, after the preference: a VM started again boots at the level now in effect. */
 	if (r->o->started) {
-		if (lm_vm_stop(r->vmm, r->o->vm) == 0)
+		if (lm_vm_stop_undo(r->vmm, r->o->vm) == 0)
 			lm_outcome_append(r->o, "; VM stopped again (it was stopped)");
 		else
 			lm_outcome_append(r->o, "; the VM could NOT be stopped again (%s)", lm_error_last()->message);
 	} else if (r->stopped_running && !r->o->restarted) {
-		if (lm_vm_start(r->vmm, r->o->vm) == 0)
+		if (lm_vm_start_undo(r->vmm, r->o->vm) == 0)
 			lm_outcome_append(r->o, "; VM started again (it was running)");
 		else
 			lm_outcome_append(r->o, "; the VM could NOT be started again (%s)", lm_error_last()->message);
 	} else if (r->o->restarted && pref_restored) {
-		if (lm_vm_stop(r->vmm, r->o->vm) == 0 && lm_vm_start(r->vmm, r->o->vm) == 0)
+		if (lm_vm_stop_undo(r->vmm, r->o->vm) == 0 && lm_vm_start_undo(r->vmm, r->o->vm) == 0)
 			lm_outcome_append(r->o, "; VM restarted again off the unlocked level");
 		else
 			lm_outcome_append(r->o, "; the VM still runs at the unlocked level (restart failed: %s)",

@@ -13,6 +13,7 @@
 #include "guestops.h"
 #include "record.h"
 #include "state.h"
+#include "vm_undo.h"
 
 /* enable --jobs: VMs handled at once. */
 #define LM_FLOW_MAX_JOBS 64

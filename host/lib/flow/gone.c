@@ -166,6 +166,8 @@ int lm_flow_sweep_gone(lm_context *ctx, lm_vm_manager *vmm, const char *const *e
 	if ((rc = remembered(ctx, &names, &managers)) < 0)
 		return rc;
 	for (i = 0; names != NULL && names[i] != NULL; i++) {
+		if ((rc = lm_context_check_cancel(ctx, "while forgetting VMs that no longer exist")) < 0)
+			break;
 		if (excepted(except, n, names[i]) || !lm_vm_gone(vmm, names[i], managers[i]))
 			continue;
 		if ((rc = lm_flow_forget_vm(ctx, names[i], &journal, &pin)) < 0)

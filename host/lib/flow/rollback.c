@@ -47,7 +47,7 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome
 out:
 	lm_ssh_free(ssh);
 	if (!was_running && o->started) {
-		if (lm_vm_stop(vmm, o->vm) < 0 && rc == 0)
+		if (lm_vm_stop_undo(vmm, o->vm) < 0 && rc == 0)
 			rc = lm_error_last()->code;
 	}
 	return rc;

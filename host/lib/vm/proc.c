@@ -2,6 +2,7 @@
  * buffers, a deadline after which the child is killed. */
 #include "vm_internal.h"
 #include "buf.h"
+#include "context_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,8 +17,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-#define PASSWORD_VAR "LUME_METAL_SSH_PASSWORD="
 
 /* Children start with no blocked signals and default SIGPIPE, whatever the host application
  * blocks or ignores. */
@@ -80,13 +79,15 @@ int lm_proc_find_program(const char *name, char **out)
 	return lm_error_set(LM_ENOTFOUND, "%s: not found on PATH", name);
 }
 
-/* NAME=... names one of the job-tracking variables. */
-static int job_tracking(const char *entry)
+static const char *const secret_vars[] = LM_PROC_SECRET_VARS;
+static const char *const job_vars[] = LM_PROC_JOB_TRACKING_VARS;
+
+/* NAME=... names one of the n variables. */
+static int names_one_of(const char *entry, const char *const vars[], size_t n)
 {
-	static const char *const vars[] = LM_PROC_JOB_TRACKING_VARS;
 	size_t i, len;
 
-	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+	for (i = 0; i < n; i++) {
 		len = strlen(vars[i]);
 		if (strncmp(entry, vars[i], len) == 0 && entry[len] == '=')
 			return 1;
@@ -94,8 +95,11 @@ static int job_tracking(const char *entry)
 	return 0;
 }
 
-/* environ without the guest password (and, for a VM's owner, the CI job-tracking variables), with
- * o's variables set (replacing ours); free with lm_strv_free(). NULL when out of memory. */
+#define SECRET(entry) names_one_of((entry), secret_vars, sizeof(secret_vars) / sizeof(secret_vars[0]))
+
+/* environ without the secrets (and, for a VM's owner, the CI job-tracking variables), with o's
+ * variables set (replacing ours; a secret among them is dropped too: the rule has no exception);
+ * free with lm_strv_free(). NULL when out of memory. */
 static char **child_env(const lm_proc_options *o, int vm_owner)
 {
 	size_t n = 0, k = 0, i, j = 0, m;
@@ -113,17 +117,16 @@ static char **child_env(const lm_proc_options *o, int vm_owner)
 			size_t nlen = strcspn(o->env[m], "=");
 			replaced = strncmp(environ[i], o->env[m], nlen) == 0 && environ[i][nlen] == '=';
 		}
-		/* The guest password is ours alone: never handed to a child process. */
-		if (replaced || strncmp(environ[i], PASSWORD_VAR, sizeof(PASSWORD_VAR) - 1) == 0)
+		if (replaced || SECRET(environ[i]))
 			continue;
 		/* A VM's owner outlives the CI job that started it. */
-		if (vm_owner && job_tracking(environ[i]))
+		if (vm_owner && names_one_of(environ[i], job_vars, sizeof(job_vars) / sizeof(job_vars[0])))
 			continue;
 		if ((env[j++] = strdup(environ[i])) == NULL)
 			goto fail;
 	}
 	for (m = 0; m < k; m++)
-		if ((env[j++] = strdup(o->env[m])) == NULL)
+		if (!SECRET(o->env[m]) && (env[j++] = strdup(o->env[m])) == NULL)
 			goto fail;
 	return env;
 fail:
@@ -254,6 +257,13 @@ static int run(char *const argv[], char *const env[], const lm_proc_options *o, 
 				err_open = 0;
 			/* one last look at what is buffered, then stop */
 			out_open = err_open = 0;
+			break;
+		}
+		/* Canceled: the child goes as after its deadline (what it did is the caller's to undo). */
+		if (o->cancel != NULL && (rc = lm_context_check_cancel(o->cancel, "while waiting for it")) < 0) {
+			rc = lm_error_prefix("%s: ", argv[0]);
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
 			break;
 		}
 		left = deadline - lm_clock_monotonic();

@@ -5,6 +5,7 @@
 #include "text.h"
 #include "net_words.h"
 #include "vm_probe.h"
+#include "vm_undo.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -116,10 +117,21 @@ int lm_vm_version_answer(int rc, lm_proc_result *res, char *buf, size_t len)
 	return 0;
 }
 
-int lm_vm_program_version(const char *program, const char *arg, const char *const *env, char *buf, size_t len)
+const lm_context *lm_vm_cancel_ctx(const lm_vm_manager *vmm)
+{
+	return vmm->uncancelable > 0 ? NULL : vmm->ctx;
+}
+
+int lm_vm_check_cancel(const lm_vm_manager *vmm, const char *what)
+{
+	return lm_context_check_cancel(lm_vm_cancel_ctx(vmm), what);
+}
+
+int lm_vm_program_version(lm_vm_manager *vmm, const char *program, const char *arg, const char *const *env, char *buf,
+    size_t len)
 {
 	const char *args[] = {arg, NULL};
-	const lm_proc_options o = {.env = env, .timeout = LM_VM_VERSION_TIMEOUT};
+	const lm_proc_options o = {.env = env, .timeout = LM_VM_VERSION_TIMEOUT, .cancel = lm_vm_cancel_ctx(vmm)};
 	char *path = NULL;
 	lm_proc_result res;
 	int rc;
@@ -274,8 +286,30 @@ int lm_vm_stop(lm_vm_manager *vmm, const char *name)
 		if (lm_clock_monotonic() >= deadline)
 			return lm_error_set(LM_ETIMEOUT, "%s: still %s %g s after its manager said it stopped it", vm,
 			    info.status, vmm->command_timeout);
+		if ((rc = lm_vm_check_cancel(vmm, "while waiting for the VM to report stopped")) < 0)
+			return lm_error_prefix("%s: ", vm);
 		lm_clock_sleep(0.2);
 	}
+}
+
+int lm_vm_stop_undo(lm_vm_manager *vmm, const char *name)
+{
+	int rc;
+
+	vmm->uncancelable++;
+	rc = lm_vm_stop(vmm, name);
+	vmm->uncancelable--;
+	return rc;
+}
+
+int lm_vm_start_undo(lm_vm_manager *vmm, const char *name)
+{
+	int rc;
+
+	vmm->uncancelable++;
+	rc = lm_vm_start(vmm, name);
+	vmm->uncancelable--;
+	return rc;
 }
 
 int lm_vm_ssh_probe_error(const lm_vm_manager *vmm)
@@ -336,7 +370,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 		}
 		describe_not_ready(&info, vmm->ssh_probe_err, why, sizeof(why));
 		lm_context_waiting(vmm->ctx, vm, "wait-ready", start, &reported, why);
-		if ((rc = lm_context_check_cancel(vmm->ctx, "while waiting for the VM to be ready")) < 0)
+		if ((rc = lm_vm_check_cancel(vmm, "while waiting for the VM to be ready")) < 0)
 			return lm_error_prefix("%s: ", vm);
 		left = deadline - lm_clock_monotonic();
 		if (left <= 0)

@@ -2,7 +2,11 @@
  *
  * Lume's quirks that shape this file (reference: docs/vm-managers.md): almost every failure is a
  * 400 with {"message": ...}; an unknown route is a 404 with a text body; `run` answers 202 to
- * anything; `stop` blocks until the VM is down and then sleeps a fixed 5 s. */
+ * anything; `stop` blocks until the VM is down and then sleeps a fixed 5 s.
+ *
+ * Every request runs through a multi handle whose poll waits at most LM_API_POLL: between polls
+ * should_cancel is asked, so that a canceled command leaves even a stop that blocks for a minute
+ * within that (curl_easy_perform would hold it until the request's own timeout). */
 #include <pthread.h>
 
 #include "vm_internal.h"
@@ -18,6 +22,7 @@
 #define LM_API_BODY_MAX ((size_t)8 << 20)
 #define LM_API_GET_TIMEOUT 30.0   /* sshAvailable costs Lume up to 2 s per running VM */
 #define LM_API_STOP_MIN 60.0      /* a stop blocks until the VM is down, then 5 s more */
+#define LM_API_POLL_MS 100        /* the longest wait between two questions to should_cancel */
 
 typedef struct {
 	long status;
@@ -39,10 +44,40 @@ static void response_dispose(api_response *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* One request. 0 with r filled when an HTTP answer came back, whatever its status. */
-static int api_request(CURL *curl, const char *url, const char *method, const char *json_body,
-    double connect_timeout, double timeout, api_response *r)
+/* The transfer set up on vmm->curl, to its end or until should_cancel asks (*canceled, with the
+ * error set). */
+static CURLcode perform(lm_vm_manager *vmm, int *canceled)
 {
+	CURLM *m = vmm->curlm;
+	CURLMcode mc = CURLM_OK;
+	CURLcode cc = CURLE_OK;
+	CURLMsg *msg;
+	int running = 1, left;
+
+	if ((*canceled = lm_vm_check_cancel(vmm, "before asking Lume") < 0))
+		return CURLE_ABORTED_BY_CALLBACK;
+	if (curl_multi_add_handle(m, vmm->curl) != CURLM_OK)
+		return CURLE_FAILED_INIT;
+	while (mc == CURLM_OK && (mc = curl_multi_perform(m, &running)) == CURLM_OK && running) {
+		if ((*canceled = lm_vm_check_cancel(vmm, "while waiting for Lume's answer") < 0))
+			break;
+		mc = curl_multi_poll(m, NULL, 0, LM_API_POLL_MS, NULL);
+	}
+	if (mc != CURLM_OK)
+		cc = CURLE_RECV_ERROR;
+	while ((msg = curl_multi_info_read(m, &left)) != NULL)
+		if (msg->msg == CURLMSG_DONE)
+			cc = msg->data.result;
+	curl_multi_remove_handle(m, vmm->curl);
+	return *canceled ? CURLE_ABORTED_BY_CALLBACK : cc;
+}
+
+/* One request. 0 with r filled when an HTTP answer came back, whatever its status. */
+static int api_request(lm_vm_manager *vmm, const char *url, const char *method, const char *json_body,
+    double timeout, api_response *r)
+{
+	CURL *curl = vmm->curl;
+	int canceled;
 	struct curl_slist *headers = NULL;
 	char errbuf[CURL_ERROR_SIZE] = "";
 	const char *ct = NULL;
@@ -55,7 +90,7 @@ static int api_request(CURL *curl, const char *url, const char *method, const ch
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_NOPROXY, "*"); /* Lume listens on this host: never via a proxy */
 	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(connect_timeout * 1000));
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(vmm->connect_timeout * 1000));
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
@@ -66,8 +101,12 @@ static int api_request(CURL *curl, const char *url, const char *method, const ch
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json_body != NULL ? json_body : "");
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)(json_body != NULL ? strlen(json_body) : 0));
 	}
-	cc = curl_easy_perform(curl);
+	cc = perform(vmm, &canceled);
 	curl_slist_free_all(headers);
+	if (canceled) {
+		response_dispose(r);
+		return lm_error_prefix("lume: %s %s: ", method, url);
+	}
 	if (cc != CURLE_OK) {
 		int code = cc == CURLE_OPERATION_TIMEDOUT ? LM_ETIMEOUT : LM_ENETWORK, body = lm_buf_error(&r->body);
 		response_dispose(r);
@@ -127,7 +166,7 @@ static int api_call(lm_vm_manager *vmm, const char *method, const char *path, co
 	if ((url = malloc(strlen(vmm->url) + strlen(path) + 1)) == NULL)
 		return lm_error_nomem();
 	sprintf(url, "%s%s", vmm->url, path);
-	rc = api_request(vmm->curl, url, method, json_body, vmm->connect_timeout, timeout, &r);
+	rc = api_request(vmm, url, method, json_body, timeout, &r);
 	free(url);
 	if (rc < 0)
 		return rc;
@@ -244,7 +283,9 @@ static void api_release(lm_vm_manager *vmm)
 {
 	if (vmm->curl != NULL)
 		curl_easy_cleanup(vmm->curl);
-	vmm->curl = NULL;
+	if (vmm->curlm != NULL)
+		curl_multi_cleanup(vmm->curlm);
+	vmm->curl = vmm->curlm = NULL;
 }
 
 /* `lume --version`: the server's GET /lume/host/status says "1.0.0" whatever Lume's version
@@ -255,7 +296,7 @@ static int api_version(lm_vm_manager *vmm, char *buf, size_t len)
 	const lm_options *o = lm_context_options(vmm->ctx);
 	int rc;
 
-	rc = lm_vm_program_version(o->lume_program != NULL && o->lume_program[0] ? o->lume_program : "lume",
+	rc = lm_vm_program_version(vmm, o->lume_program != NULL && o->lume_program[0] ? o->lume_program : "lume",
 	    "--version", lm_vm_lume_env, buf, len);
 	return rc == LM_ENOTFOUND ? 0 : rc;
 }
@@ -347,7 +388,7 @@ int lm_vm_api_init(lm_vm_manager *vmm, const char *url)
 	if ((rc = curl_global_once()) < 0)
 		return rc;
 	vmm->backend = &lm_vm_backend_api;
-	if ((vmm->curl = curl_easy_init()) == NULL)
+	if ((vmm->curl = curl_easy_init()) == NULL || (vmm->curlm = curl_multi_init()) == NULL)
 		return lm_error_set(LM_ERROR, "libcurl could not be initialised");
 	return 0;
 }

@@ -47,7 +47,8 @@ const char *const lm_vm_lume_env[] = {"LUME_LOG_LEVEL=error", "LUME_TELEMETRY_EN
 /* Run `lume ARGS...`; argv excludes the program. vm_owner: it leaves a VM's owner behind (proc.h). */
 static int cli_run_as(lm_vm_manager *vmm, const char *const args[], double timeout, int vm_owner, lm_proc_result *res)
 {
-	const lm_proc_options o = {.env = lm_vm_lume_env, .timeout = timeout, .vm_owner = vm_owner};
+	const lm_proc_options o = {.env = lm_vm_lume_env, .timeout = timeout, .vm_owner = vm_owner,
+	    .cancel = lm_vm_cancel_ctx(vmm)};
 
 	lm_vm_reap_children(vmm);
 	if (lm_proc_run(vmm->program, args, &o, res) < 0)
@@ -253,7 +254,8 @@ static int stop_own_child(lm_vm_manager *vmm, size_t slot, const char *name)
 	lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: held by our `lume run` child (PID %ld): SIGINT", name, (long)pid);
 	kill(pid, SIGINT);
 	while (waitpid(pid, &status, WNOHANG) == 0) {
-		if (lm_clock_monotonic() >= deadline) {
+		/* Canceled: it is stopped at once rather than after its grace. */
+		if (lm_clock_monotonic() >= deadline || lm_vm_check_cancel(vmm, "while stopping it") < 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			break;

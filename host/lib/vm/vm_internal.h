@@ -38,9 +38,11 @@ struct lm_vm_manager {
 	double connect_timeout;
 	double command_timeout;
 	double ready_timeout;
+	int uncancelable;   /* > 0: should_cancel is not asked (vm_undo.h) */
 	/* lume-api */
 	char *url;          /* base URL without a trailing '/' */
 	void *curl;         /* CURL *, reused for every request */
+	void *curlm;        /* CURLM *, which runs it: its poll is where cancellation is asked */
 	/* lume-cli */
 	char *program;      /* absolute or relative path of `lume` */
 	int old_lume;       /* -1 unknown, 0 has `run --detach`, 1 older than 0.5.0 */
@@ -116,14 +118,20 @@ int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out)
  * socket listens, even when its process is not visible (then pid is 0, uid maybe known). */
 int lm_host_port_listener(int port, int *found, lm_host_process *out);
 
+/* The context whose should_cancel the manager's waits ask: none while an undo runs (vm_undo.h). */
+const lm_context *lm_vm_cancel_ctx(const lm_vm_manager *vmm);
+/* lm_context_check_cancel through lm_vm_cancel_ctx. */
+int lm_vm_check_cancel(const lm_vm_manager *vmm, const char *what);
+
 /* Child processes: proc.h (interface/, for the modules that depend on vm), and these two. */
 /* A backend's version callback for a program asked `--version`: rc and res are what running it
  * returned; buf gets the version from its output ("" when it exits non-zero); res is disposed. */
 int lm_vm_version_answer(int rc, lm_proc_result *res, char *buf, size_t len);
-/* `PROGRAM ARG` (found on PATH when it has no slash), with `env` set (NULL: none; proc.h),
- * answered as lm_vm_version_answer does. */
+/* `PROGRAM ARG` (found on PATH when it has no slash), with `env` set (NULL: none; proc.h), canceled
+ * as vmm's waits are, answered as lm_vm_version_answer does. */
 #define LM_VM_VERSION_TIMEOUT 10.0
-int lm_vm_program_version(const char *program, const char *arg, const char *const *env, char *buf, size_t len);
+int lm_vm_program_version(lm_vm_manager *vmm, const char *program, const char *arg, const char *const *env, char *buf,
+    size_t len);
 /* The backend that serves `name`: the manager's own, or the automatic choice's once made; NULL
  * before that. */
 const lm_vm_backend *lm_vm_backend_for(const lm_vm_manager *vmm, const char *name);

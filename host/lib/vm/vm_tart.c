@@ -32,7 +32,7 @@ static const char *const tart_env[] = {"TART_NO_AUTO_PRUNE=1", NULL};
 
 static int tart_run_cmd(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
 {
-	const lm_proc_options o = {TART_ENV, .timeout = timeout};
+	const lm_proc_options o = {TART_ENV, .timeout = timeout, .cancel = lm_vm_cancel_ctx(vmm)};
 
 	lm_vm_reap_children(vmm);
 	if (lm_proc_run(vmm->tart_program, args, &o, res) < 0)
@@ -279,7 +279,7 @@ static int tart_start(lm_vm_manager *vmm, const char *name)
 			break;
 		}
 		lm_proc_result_dispose(&res);
-		if ((rc = lm_context_check_cancel(vmm->ctx, "while waiting for the Tart VM's address")) < 0)
+		if ((rc = lm_vm_check_cancel(vmm, "while waiting for the Tart VM's address")) < 0)
 			break;
 		if (lm_clock_monotonic() >= deadline)
 			break; /* the shared readiness wait reports what is missing */

@@ -39,7 +39,7 @@
 static int utm_cmd(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
 {
 	static const char *const env[] = {"LUME_METAL_CHILD=1", NULL};
-	const lm_proc_options o = {.env = env, .timeout = timeout};
+	const lm_proc_options o = {.env = env, .timeout = timeout, .cancel = lm_vm_cancel_ctx(vmm)};
 
 	if (lm_proc_run(vmm->utmctl_program, args, &o, res) < 0)
 		return lm_error_prefix("utmctl: ");
@@ -462,6 +462,8 @@ static int utm_wait_status(lm_vm_manager *vmm, const char *name, const char *wan
 		if (lm_clock_monotonic() >= deadline)
 			return lm_error_set(LM_ETIMEOUT, "%s: still %s %g s after UTM was asked to make it %s", name,
 			    info->status, vmm->command_timeout, want);
+		if ((rc = lm_vm_check_cancel(vmm, "while waiting for UTM")) < 0)
+			return lm_error_prefix("%s: ", name);
 		lm_clock_sleep(0.2);
 	}
 }
@@ -505,6 +507,8 @@ static int utm_stop(lm_vm_manager *vmm, const char *name)
 			return rc;
 		if (strcmp(info.status, "stopped") == 0)
 			return 0;
+		if ((rc = lm_vm_check_cancel(vmm, "while waiting for the guest to shut down")) < 0)
+			return lm_error_prefix("%s: ", name);
 	}
 	/* ... then a power-off for a guest that did not shut down. */
 	lm_log(vmm->ctx, LM_LOG_INFO, "%s: still running %.0f s after UTM asked the guest to shut down: powering it off",

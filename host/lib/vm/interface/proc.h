@@ -2,8 +2,8 @@
  * process (host/lib/vm/proc.c) -- the VM managers' programs (lume, tart, utmctl), their versions,
  * bench's bare-metal workload. Always posix_spawn, never a shell; any number of arguments.
  *
- * The child's environment is ours less LUME_METAL_SSH_PASSWORD (the guest password is ours alone,
- * docs/security.md), with the caller's variables set; stdin is /dev/null; it starts with no blocked
+ * The child's environment is ours less the secrets below (the guest password is ours alone,
+ * docs/security.md), with the caller's variables set (never a secret either); stdin is /dev/null; it starts with no blocked
  * signals and the default SIGPIPE, whatever the host application blocks or ignores. A VM's
  * owner -- a detached child (`tart run`, old Lume's `lume run`), or a child that leaves one
  * behind (`lume run --detach` relaunches itself with our environment) -- also goes without the
@@ -21,6 +21,12 @@
  * lume-metal starts must outlive the job that asked for it, so its owner never carries them. */
 #define LM_PROC_JOB_TRACKING_VARS {"RUNNER_TRACKING_ID", "JENKINS_NODE_COOKIE", "BUILD_ID"}
 
+/* The variables that give whoever reads them a way into the guests, kept from every child (none
+ * of lume, tart, utmctl or a bare-metal workload needs them): the guest password, and the SSH
+ * agent's socket, through which any process can sign with the user's unlocked keys (lume-metal
+ * reads no key passphrase: such keys are used through the agent, docs/security.md). */
+#define LM_PROC_SECRET_VARS {"LUME_METAL_SSH_PASSWORD", "SSH_AUTH_SOCK"}
+
 /* What lm_proc_run keeps of each stream when the caller states no limit. */
 #define LM_PROC_OUTPUT_MAX ((size_t)16 << 20)
 
@@ -34,6 +40,9 @@ typedef struct {
 	                           (created 0600); NULL: /dev/null */
 	int vm_owner;           /* lm_proc_run: the child leaves a VM's owner behind; without the
 	                           job-tracking variables (always so for lm_proc_spawn_detached) */
+	const struct lm_context *cancel; /* lm_proc_run: asked (lm_context_check_cancel) at least ten
+	                           times a second while the child runs; when it asks to stop, the child
+	                           is killed and reaped and LM_ECANCELED returned. NULL: not asked */
 } lm_proc_options;
 
 typedef struct {
@@ -52,7 +61,7 @@ int lm_proc_find_program(const char *name, char **out);
  * capturing stdout and stderr. Returns 0 when the program ran (whatever its exit code; a timeout
  * is res->timed_out), LM_ENOTFOUND or LM_ERROR when it could not be started, LM_ETOOLARGE when a
  * stream was longer than opts->output_max (the child still ran to its end, its output read and
- * dropped; res is empty). Messages start with the program's path. */
+ * dropped; res is empty), LM_ECANCELED when opts->cancel asked to stop (the child killed). Messages start with the program's path. */
 int lm_proc_run(const char *program, const char *const args[], const lm_proc_options *opts, lm_proc_result *res);
 
 /* Start `program` with args in its own session (a terminal's ^C or hang-up on ours must not stop
