@@ -17,11 +17,6 @@
 #include "str.h"
 #include "vm_probe.h"
 
-const char *lm_check_level_name(lm_check_level level)
-{
-	return level == LM_CHECK_OK ? "ok" : level == LM_CHECK_WARN ? "warn" : "fail";
-}
-
 static void add(lm_doctor_result *r, const char *vm, const char *name, lm_check_level level, const char *fmt, ...)
     LM_PRINTF(5, 6);
 

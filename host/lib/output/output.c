@@ -12,6 +12,12 @@
 #include "error_internal.h"
 #include "text.h"
 
+/* A doctor check's level as the text and JSON outputs name it. */
+const char *lm_check_level_name(lm_check_level level)
+{
+	return level == LM_CHECK_OK ? "ok" : level == LM_CHECK_WARN ? "warn" : "fail";
+}
+
 static cJSON *envelope(const lm_json_envelope *env)
 {
 	cJSON *doc = cJSON_CreateObject(), *err;
