@@ -301,25 +301,30 @@ static void test_excerpt(void **state)
 	assert_string_equal(buf, "01234567...");
 }
 
+/* Issue 25: the secrets (proc.h) reach no child: the password and the SSH agent's socket, also
+ * when a caller names one among the variables to set. */
 static void test_proc_env_drops_password(void **state)
 {
-	const char *show[] = {"-c", "echo \"[${LUME_METAL_SSH_PASSWORD-unset}] $LUME_LOG_LEVEL ${LUME_TELEMETRY_ENABLED-unset}\"", NULL};
-	const char *const env[] = {"LUME_LOG_LEVEL=error", "LUME_TELEMETRY_ENABLED=0", NULL};
+	const char *show[] = {"-c", "echo \"[${LUME_METAL_SSH_PASSWORD-unset}${SSH_AUTH_SOCK-unset}] $LUME_LOG_LEVEL "
+	    "${LUME_TELEMETRY_ENABLED-unset}\"", NULL};
+	const char *const env[] = {"LUME_LOG_LEVEL=error", "LUME_TELEMETRY_ENABLED=0", "SSH_AUTH_SOCK=/tmp/set", NULL};
 	const lm_proc_options o = {.env = env, .timeout = 10};
 	const lm_proc_options plain = {.timeout = 10};
 	lm_proc_result res;
 
 	(void)state;
 	setenv("LUME_METAL_SSH_PASSWORD", "s3cret", 1);
+	setenv("SSH_AUTH_SOCK", "/tmp/agent.sock", 1);
 	setenv("LUME_LOG_LEVEL", "debug", 1);
 	lm_assert_ok(lm_proc_run("/bin/sh", show, &o, &res));
-	assert_string_equal(res.out, "[unset] error 0\n"); /* ours replaced, the password left out */
+	assert_string_equal(res.out, "[unsetunset] error 0\n"); /* ours replaced, the secrets left out */
 	lm_proc_result_dispose(&res);
 	/* Without a variable to set too (a manager's --version, bench's bare-metal workload). */
 	assert_int_equal(lm_proc_run("/bin/sh", show, &plain, &res), 0);
-	assert_string_equal(res.out, "[unset] debug unset\n");
+	assert_string_equal(res.out, "[unsetunset] debug unset\n");
 	lm_proc_result_dispose(&res);
 	unsetenv("LUME_METAL_SSH_PASSWORD");
+	unsetenv("SSH_AUTH_SOCK");
 	unsetenv("LUME_LOG_LEVEL");
 }
 
@@ -409,6 +414,44 @@ static void test_proc_run_and_timeout(void **state)
 
 	assert_int_equal(lm_proc_run("/nonexistent/lume", NULL, &o, &res), LM_ENOTFOUND);
 	assert_null(res.out);
+}
+
+/* should_cancel: yes once the child has said it runs (its file exists). */
+static int child_started(void *data)
+{
+	return access(data, F_OK) == 0;
+}
+
+/* Issue 25: a child is a wait like any other: once should_cancel asks, it is killed and reaped
+ * and lm_proc_run says LM_ECANCELED (the child would have run 60 s). */
+static void test_proc_cancel(void **state)
+{
+	char dir[] = "/tmp/lm-proc-cancel-XXXXXX", mark[64], script[128];
+	const char *args[] = {"-c", script, NULL};
+	lm_options opts;
+	lm_context *ctx = NULL;
+	lm_proc_result res;
+	int status;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(mark, sizeof(mark), "%s/started", dir);
+	snprintf(script, sizeof(script), ": >%s; exec sleep 60", mark);
+	lm_assert_ok(lm_options_init(&opts, LM_OPTIONS_VERSION));
+	opts.should_cancel = child_started;
+	opts.callback_data = mark;
+	lm_assert_ok(lm_context_new(&ctx, &opts));
+	{
+		const lm_proc_options o = {.timeout = 120, .cancel = ctx};
+		assert_int_equal(lm_proc_run("/bin/sh", args, &o, &res), LM_ECANCELED);
+	}
+	lm_assert_contains(lm_error_last()->message, "/bin/sh: canceled while waiting for it");
+	assert_null(res.out);
+	assert_int_equal(waitpid(-1, &status, WNOHANG), -1); /* reaped: no child left */
+	assert_int_equal(errno, ECHILD);
+	lm_context_free(ctx);
+	unlink(mark);
+	rmdir(dir);
 }
 
 /* Issue 22: the managers' runners kept at most 10 arguments and dropped the rest silently. Every
@@ -515,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_proc_run_and_timeout),
 		cmocka_unit_test(test_proc_env_drops_password),
 		cmocka_unit_test(test_proc_env_vm_owner),
+		cmocka_unit_test(test_proc_cancel),
 		cmocka_unit_test(test_connect_error_words),
 		cmocka_unit_test(test_proc_every_argument),
 		cmocka_unit_test(test_proc_output_limit),

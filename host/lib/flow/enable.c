@@ -490,7 +490,7 @@ static void undo(enable_run *r)
 			lm_outcome_append(r->o, "; the VM could NOT be stopped again (%s)", lm_error_last()->message);
 	} else if (r->stopped_running && !r->o->restarted) {
 		if (lm_vm_start_undo(r->vmm, r->o->vm) == 0)
-			lm_outcome_append(r->o, "; VM started again (it was running)");
+			lm_outcome_append(r->o, "; VM running again (it was running)");
 		else
 			lm_outcome_append(r->o, "; the VM could NOT be started again (%s)", lm_error_last()->message);
 	} else if (r->o->restarted && pref_restored) {
