@@ -51,6 +51,15 @@ blocking_lume() { # ARGS-PREFIX
     "$E2E_DIR" "$1" "$E2E_DIR" "$E2E_DIR" "$(jq -r .lume "$E2E_DIR/sim.json")" >"$E2E_DIR/lume"
   chmod 755 "$E2E_DIR/lume"
 }
+# enable vm1 with that `lume` (the CLI backend), interrupted once the blocked call was made.
+enable_interrupted_in_lume() { # ARGS-PREFIX
+  blocking_lume "$1"
+  "$LM_BIN" enable vm1 --vm-manager lume-cli --lume "$E2E_DIR/lume" --verbose --format json >"$E2E_DIR/e.json" \
+    2>"$E2E_DIR/e.err" &
+  LM_PID=$!
+  until_in_wait test -s "$E2E_DIR/blocked"
+  interrupt
+}
 no_lume_left() { ! pgrep -f "^/bin/sh $E2E_DIR/lume" >/dev/null || fail "a blocked lume child was left running"; }
 
 scenario_http_stop() {
@@ -95,12 +104,7 @@ scenario_stop_wait() {
 
 scenario_child_wait() {
   sim_start --vm vm1
-  blocking_lume "get vm1 "
-  "$LM_BIN" enable vm1 --vm-manager lume-cli --lume "$E2E_DIR/lume" --verbose --format json >"$E2E_DIR/e.json" \
-    2>"$E2E_DIR/e.err" &
-  LM_PID=$!
-  until_in_wait test -s "$E2E_DIR/blocked"
-  interrupt
+  enable_interrupted_in_lume "get vm1 "
   says "canceled while waiting for it"
   interrupted_line "vm1: lume: $E2E_DIR/lume: canceled"
   no_lume_left
@@ -118,12 +122,7 @@ scenario_gone_loop() {
   done >"$LUME_METAL_STATE_DIR/known_hosts"
   chmod 600 "$LUME_METAL_STATE_DIR/known_hosts"
   # The second one's question does not come back: lume-metal is in the loop when it is asked.
-  blocking_lume "get g02 "
-  "$LM_BIN" enable vm1 --vm-manager lume-cli --lume "$E2E_DIR/lume" --verbose --format json >"$E2E_DIR/e.json" \
-    2>"$E2E_DIR/e.err" &
-  LM_PID=$!
-  until_in_wait test -s "$E2E_DIR/blocked"
-  interrupt
+  enable_interrupted_in_lume "get g02 "
   says "canceled before anything was changed"
   no_lume_left
   grep -q '^g01 ' "$LUME_METAL_STATE_DIR/known_hosts" && fail "g01, asked before the signal, was not forgotten"

@@ -292,24 +292,24 @@ int lm_vm_stop(lm_vm_manager *vmm, const char *name)
 	}
 }
 
-int lm_vm_stop_undo(lm_vm_manager *vmm, const char *name)
+static int uncancelable(lm_vm_manager *vmm, int (*op)(lm_vm_manager *, const char *), const char *name)
 {
 	int rc;
 
 	vmm->uncancelable++;
-	rc = lm_vm_stop(vmm, name);
+	rc = op(vmm, name);
 	vmm->uncancelable--;
 	return rc;
 }
 
+int lm_vm_stop_undo(lm_vm_manager *vmm, const char *name)
+{
+	return uncancelable(vmm, lm_vm_stop, name);
+}
+
 int lm_vm_start_undo(lm_vm_manager *vmm, const char *name)
 {
-	int rc;
-
-	vmm->uncancelable++;
-	rc = lm_vm_start(vmm, name);
-	vmm->uncancelable--;
-	return rc;
+	return uncancelable(vmm, lm_vm_start, name);
 }
 
 int lm_vm_ssh_probe_error(const lm_vm_manager *vmm)
