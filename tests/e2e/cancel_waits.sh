@@ -93,7 +93,7 @@ scenario_stop_wait() {
   # The guest was asked to shut down and ignores it: lume-metal polls for "stopped".
   until_in_wait eval '[ "$(sim_events request-ignored vm1)" -ge 1 ]'
   interrupt
-  says "canceled while waiting for the guest to shut down"
+  says "canceled while waiting" # in the poll's pause, or in its `utmctl status`
   says "host preference restored"
   says "VM running again (it was running)"
   [ ! -e "$PLIST" ] || fail "the host preference is left"
@@ -141,9 +141,10 @@ scenario_lock_wait() {
   for _ in $(seq 1 1200); do [ "$(awk '{print $3}' "/proc/$holder/stat" 2>/dev/null)" = T ] && break; sleep 0.05; done
   "$LM_BIN" enable vm1 --verbose --format json >"$E2E_DIR/e.json" 2>"$E2E_DIR/e.err" &
   LM_PID=$!
-  until_in_wait grep -q "^vm1: another lume-metal process (pid $holder, enable) is working on this VM" "$E2E_DIR/e.err"
+  # The waiter has the VM's lock file open (lm_vm_lock_take), which the holder keeps locked.
+  until_in_wait holds "$LM_PID" "$LUME_METAL_STATE_DIR/vm-$(printf vm1 | sha256sum | cut -c1-32).lock"
   interrupt
-  says "canceled while waiting"
+  says "canceled while waiting for this VM's lock; nothing was changed"
   kill -CONT "$holder"
   set +e; wait "$holder"; local rc=$?; set -e
   [ "$rc" -eq 0 ] || fail "the holder failed ($rc): $(cat "$E2E_DIR/holder.out")"

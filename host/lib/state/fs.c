@@ -326,8 +326,11 @@ static int lock_file(const char *path, int how, double timeout, const lm_context
 		}
 		if (waiting != NULL)
 			lm_context_waiting(ctx, waiting[0], "wait-lock", start, &reported, waiting[1]);
-		if ((rc = lm_context_check_cancel(ctx, what)) < 0)
+		if (lm_context_check_cancel(ctx, what) < 0) {
+			/* `what` names the lock ("this VM's lock"): said as the wait it ended */
+			rc = lm_error_set(LM_ECANCELED, "canceled while waiting for %s; nothing was changed", what);
 			break;
+		}
 		if (timeout >= 0 && lm_clock_monotonic() >= deadline) {
 			rc = lm_error_set(LM_ELOCKED, "%s: another lume-metal process has held %s for more than %.0f s; "
 			    "wait for it to finish and try again", path, what, timeout);
