@@ -5,7 +5,8 @@
 # and that the message says what it did. Each scenario prints "latency SCENARIO SECONDS" (from the
 # signal to the process's end): figures for tests/bench/bench_cancel.sh, never asserted here.
 #   http_stop    inside a Lume API call: a POST .../stop that Lume holds (the VM is down, then
-#                its fixed sleep, here 600 s) during enable's restart
+#                its fixed sleep, 20 s here: the simulator ends only once it has answered) during
+#                enable's restart
 #   stop_wait    the wait for a VM to report stopped: UTM's guest ignores the shutdown request
 #   child_wait   a child process: `lume get` (the CLI backend) that does not answer
 #   gone_loop    the loop over gone VMs, forgetting them one by one before an enable
@@ -63,7 +64,7 @@ enable_interrupted_in_lume() { # ARGS-PREFIX
 no_lume_left() { ! pgrep -f "^/bin/sh $E2E_DIR/lume" >/dev/null || fail "a blocked lume child was left running"; }
 
 scenario_http_stop() {
-  sim_start --vm vm1 --stop-delay 600
+  sim_start --vm vm1 --stop-delay 20
   vm_run vm1
   "$LM_BIN" enable vm1 --verbose --format json >"$E2E_DIR/e.json" 2>"$E2E_DIR/e.err" &
   LM_PID=$!
