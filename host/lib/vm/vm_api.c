@@ -4,7 +4,7 @@
  * 400 with {"message": ...}; an unknown route is a 404 with a text body; `run` answers 202 to
  * anything; `stop` blocks until the VM is down and then sleeps a fixed 5 s.
  *
- * Every request runs through a multi handle whose poll waits at most LM_API_POLL: between polls
+ * Every request runs through a multi handle whose poll waits at most LM_API_POLL_MS: between polls
  * should_cancel is asked, so that a canceled command leaves even a stop that blocks for a minute
  * within that (curl_easy_perform would hold it until the request's own timeout). */
 #include <pthread.h>

@@ -3,8 +3,9 @@
  * bench's bare-metal workload. Always posix_spawn, never a shell; any number of arguments.
  *
  * The child's environment is ours less the secrets below (the guest password is ours alone,
- * docs/security.md), with the caller's variables set (never a secret either); stdin is /dev/null; it starts with no blocked
- * signals and the default SIGPIPE, whatever the host application blocks or ignores. A VM's
+ * docs/security.md), with the caller's variables set (never a secret either); stdin is
+ * /dev/null; it starts with no blocked signals and the default SIGPIPE, whatever the host
+ * application blocks or ignores. A VM's
  * owner -- a detached child (`tart run`, old Lume's `lume run`), or a child that leaves one
  * behind (`lume run --detach` relaunches itself with our environment) -- also goes without the
  * CI job-tracking variables below. */
@@ -61,7 +62,8 @@ int lm_proc_find_program(const char *name, char **out);
  * capturing stdout and stderr. Returns 0 when the program ran (whatever its exit code; a timeout
  * is res->timed_out), LM_ENOTFOUND or LM_ERROR when it could not be started, LM_ETOOLARGE when a
  * stream was longer than opts->output_max (the child still ran to its end, its output read and
- * dropped; res is empty), LM_ECANCELED when opts->cancel asked to stop (the child killed). Messages start with the program's path. */
+ * dropped; res is empty), LM_ECANCELED when opts->cancel asked to stop (the child killed).
+ * Messages start with the program's path. */
 int lm_proc_run(const char *program, const char *const args[], const lm_proc_options *opts, lm_proc_result *res);
 
 /* Start `program` with args in its own session (a terminal's ^C or hang-up on ours must not stop
