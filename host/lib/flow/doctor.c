@@ -168,23 +168,16 @@ static void check_bundle(lm_context *ctx, lm_doctor_result *r)
 
 static void check_shell(lm_ssh *ssh, lm_doctor_result *r, const char *vm)
 {
-	char *out = NULL, *err = NULL, *base;
-	int status = 0;
+	char shell[256];
+	int written_for = 0;
 
-	if (lm_ssh_exec_capture(ssh, "printf '%s\\n' \"$SHELL\"", 4096, &out, &err, &status) < 0 || status != 0) {
-		add(r, vm, "shell", LM_CHECK_WARN, "the login shell could not be told: %s",
-		    status != 0 && err != NULL ? err : lm_error_last()->message);
-	} else {
-		out[strcspn(out, "\n")] = '\0';
-		base = strrchr(out, '/') != NULL ? strrchr(out, '/') + 1 : out;
-		if (strcmp(base, "zsh") == 0 || strcmp(base, "bash") == 0 || strcmp(base, "sh") == 0)
-			add(r, vm, "shell", LM_CHECK_OK, "%s", out);
-		else
-			add(r, vm, "shell", LM_CHECK_FAIL, "%s: lume-metal's guest commands are written for zsh, bash and sh",
-			    out[0] ? out : "unknown");
-	}
-	lm_free(out);
-	lm_free(err);
+	if (lm_guest_login_shell(ssh, shell, sizeof(shell), &written_for) < 0)
+		add(r, vm, "shell", LM_CHECK_WARN, "the login shell could not be told: %s", lm_error_last()->message);
+	else if (written_for)
+		add(r, vm, "shell", LM_CHECK_OK, "%s", shell);
+	else
+		add(r, vm, "shell", LM_CHECK_FAIL, "%s: lume-metal's guest commands are written for zsh, bash and sh",
+		    shell[0] ? shell : "unknown");
 }
 
 static void check_guest_facts(lm_doctor_result *r, const char *vm, const lm_guest_facts *g)

@@ -182,6 +182,26 @@ int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_
 	return rc;
 }
 
+int lm_guest_login_shell(lm_ssh *ssh, char *buf, size_t len, int *written_for)
+{
+	char *out = NULL, *err = NULL, *cursor, *base;
+	int status = 0, rc;
+
+	*written_for = 0;
+	if (len > 0)
+		buf[0] = '\0';
+	if ((rc = lm_ssh_exec_capture(ssh, "printf '%s\\n' \"$SHELL\"", 4096, &out, &err, &status)) == 0 && status != 0)
+		rc = lm_error_set(LM_EREMOTE, "%s", err != NULL && err[0] ? err : "printf failed");
+	cursor = out;
+	if (rc == 0 && (rc = take_line(&cursor, buf, len, "login shell ($SHELL)")) == 0) {
+		base = strrchr(buf, '/') != NULL ? strrchr(buf, '/') + 1 : buf;
+		*written_for = strcmp(base, "zsh") == 0 || strcmp(base, "bash") == 0 || strcmp(base, "sh") == 0;
+	}
+	lm_free(out);
+	lm_free(err);
+	return rc;
+}
+
 static int file_path(char *buf, size_t len, const lm_guest_facts *g, const char *dir, const char *name)
 {
 	return lm_path_join_buf(buf, len, g->home, LM_GUEST_BASE, dir, name, NULL);

@@ -62,6 +62,9 @@ int lm_bundle_check(lm_context *ctx);
 /* ---- guest.c: operations on one guest over SSH ---- */
 
 int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_t current_len);
+/* The guest's login shell ($SHELL) into buf (a longer answer is an error); *written_for: zsh, bash
+ * or sh, the shells lume-metal's guest commands are written for. */
+int lm_guest_login_shell(lm_ssh *ssh, char *buf, size_t len, int *written_for);
 /* The facts command's output (modified in place: lines are cut at '\n'; NULL reads as empty);
  * `err` is its stderr, quoted when the output says nothing usable. Split out of the read so that
  * the parse of what the guest prints can be tested and fuzzed without a guest. */
