@@ -213,7 +213,7 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
     const lm_vm_record *rec, lm_vm_outcome *o)
 {
 	lm_bundle *b = NULL;
-	char summary[256], note[200] = "";
+	char summary[256], note[200] = "", why[512] = "";
 	size_t i, running = 0;
 	int ok = 0;
 
@@ -224,11 +224,11 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
 	if (ssh == NULL)
 		add(r, vm, "bundle", LM_CHECK_WARN, "%s recorded; not checked (guest not reachable)", rec->bundle.id);
 	else if (lm_bundle_open(&b, ctx, g) == 0 && strcmp(b->id, rec->bundle.id) == 0 &&
-	    lm_guest_bundle_verify(ssh, g, b, &ok) == 0 && ok)
+	    lm_guest_bundle_verify(ssh, g, b, &ok, why, sizeof(why)) == 0 && ok)
 		add(r, vm, "bundle", LM_CHECK_OK, "%s installed, every file verified by SHA-256", rec->bundle.id);
 	else
-		add(r, vm, "bundle", LM_CHECK_FAIL, "%s recorded, but the guest's files do not verify%s", rec->bundle.id,
-		    b != NULL && strcmp(b->id, rec->bundle.id) != 0 ? " (another bundle is installed on this host)" : "");
+		add(r, vm, "bundle", LM_CHECK_FAIL, "%s recorded, but the guest's files do not verify%s%s", rec->bundle.id,
+		    b != NULL && strcmp(b->id, rec->bundle.id) != 0 ? " (another bundle is installed on this host)" : ": ", why);
 	lm_bundle_free(b);
 	if (rec->shimmed == NULL)
 		add(r, vm, "last-probe", LM_CHECK_WARN, "no probe recorded");

@@ -289,6 +289,7 @@ static int step_vm_level(enable_run *r)
 static int step_bundle(enable_run *r)
 {
 	double t;
+	char why[512] = "";
 	int ok = 0, rc;
 
 	if ((rc = lm_step_begin(r->ctx, r->o, "bundle", &t)) < 0)
@@ -299,7 +300,7 @@ static int step_bundle(enable_run *r)
 	if (r->confirmed)
 		ok = 1; /* every hash checked by confirm_guest */
 	else if (strcmp(r->current, r->bundle->id) == 0 &&
-	    (rc = lm_guest_bundle_verify(r->ssh, &r->facts, r->bundle, &ok)) < 0)
+	    (rc = lm_guest_bundle_verify(r->ssh, &r->facts, r->bundle, &ok, why, sizeof(why))) < 0)
 		return rc;
 	if (ok) {
 		r->o->bundle_verified = 1;
@@ -312,8 +313,8 @@ static int step_bundle(enable_run *r)
 		    r->bundle->nfiles + 1, r->current[0] ? ", replacing the installed one" : "");
 		return 0;
 	}
-	lm_step_add(r->ctx, r->o, "bundle", t, "%s to install (%zu files)%s", r->bundle->id, r->bundle->nfiles + 1,
-	    r->current[0] ? ", replacing the installed one" : "");
+	lm_step_add(r->ctx, r->o, "bundle", t, "%s to install (%zu files)%s%s%s", r->bundle->id, r->bundle->nfiles + 1,
+	    r->current[0] ? ", replacing the installed one" : "", why[0] ? ": " : "", why);
 	if ((rc = lm_step_begin(r->ctx, r->o, "install", &t)) < 0)
 		return rc;
 	r->touched_guest = 1;
@@ -423,7 +424,7 @@ static int remove_guest_files(enable_run *r)
 			return rc;
 	}
 	lm_ssh_set_cancelable(r->ssh, 0);
-	return lm_guest_remove_all(r->ssh, &r->facts);
+	return lm_guest_remove_all(r->ssh, &r->facts, r->bundle, NULL, 0);
 }
 
 /* A failed or interrupted enable leaves the VM as it was found: no half-installed guest, a VM it

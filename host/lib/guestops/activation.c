@@ -625,7 +625,7 @@ static int run_line(lm_ssh *ssh, const char *line, const char *what)
 	char *out = NULL, *err = NULL;
 	int status = 0, rc;
 
-	if ((rc = lm_ssh_exec_capture(ssh, line, 64 * 1024, &out, &err, &status)) == 0 && status != 0)
+	if ((rc = lm_ssh_ask(ssh, line, 64 * 1024, &out, &err, &status)) == 0 && status != 0)
 		rc = lm_error_set(LM_EREMOTE, "%s failed (exit %d): %.*s", what, status, (int)strcspn(err, "\n"), err);
 	lm_free(out);
 	lm_free(err);
