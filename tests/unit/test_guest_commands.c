@@ -86,6 +86,14 @@ static int exists(fixture *f, const char *rest)
 	return ok;
 }
 
+static void remove_base(fixture *f)
+{
+	char *p = base_path(f, "");
+
+	lm_test_rmtree(p);
+	free(p);
+}
+
 /* The base directory holds exactly these names (sorted, space separated). */
 static void assert_entries(fixture *f, const char *shell, const char *want)
 {
@@ -145,9 +153,7 @@ static void test_prepare_removes_nothing(void **state)
 		free(p);
 		assert_int_equal(run_shell(shells[i], cmd, f->home, out, sizeof(out)), 0);
 		assert_entries(f, shells[i], ".current.new .staging-0.0.9-old .staging-0.1.0-0123456789ab 0.0.8-kept notes.txt ");
-		p = base_path(f, "");
-		lm_test_rmtree(p);
-		free(p);
+		remove_base(f);
 	}
 	free(cmd);
 }
@@ -191,9 +197,7 @@ static void test_switch(void **state)
 		link[n] = '\0';
 		assert_string_equal(link, "0.1.0-0123456789ab");
 		assert_true(exists(f, "current/manifest.json"));
-		p = base_path(f, "");
-		lm_test_rmtree(p);
-		free(p);
+		remove_base(f);
 	}
 	free(prepare);
 	free(sw);
@@ -225,9 +229,7 @@ static void test_switch_refuses(void **state)
 		assert_int_not_equal(run_shell(shells[i], sw, f->home, out, sizeof(out)), 0);
 		assert_entries(f, shells[i], ".staging-0.1.0-0123456789ab 0.1.0-0123456789ab ");
 		assert_false(exists(f, "0.1.0-0123456789ab/.staging-0.1.0-0123456789ab"));
-		p = base_path(f, "");
-		lm_test_rmtree(p);
-		free(p);
+		remove_base(f);
 	}
 	free(prepare);
 	free(sw);
@@ -274,6 +276,14 @@ static void test_entry_rules(void **state)
 	assert_int_equal(lm_guest_entry_class("notes.txt", LM_SSH_KIND_FILE), 0);
 	assert_int_equal(lm_guest_entry_class("elsewhere", LM_SSH_KIND_LINK), 0);
 	assert_int_equal(lm_guest_entry_class("pipe", LM_SSH_KIND_FIFO), 0);
+	assert_int_equal(lm_guest_entry_class("activation", LM_SSH_KIND_DIR), 'a');
+	assert_int_equal(lm_guest_entry_class("activation", LM_SSH_KIND_LINK), 0);
+	assert_true(lm_guest_is_record("4242.json"));
+	assert_true(lm_guest_is_record(".4242.tmp"));
+	assert_false(lm_guest_is_record(".json"));
+	assert_false(lm_guest_is_record("42x.json"));
+	assert_false(lm_guest_is_record(".4242.json"));
+	assert_false(lm_guest_is_record("notes.txt"));
 	assert_true(lm_guest_is_upload_temp(".manifest.json.lm-0123456789abcdef", "manifest.json"));
 	assert_false(lm_guest_is_upload_temp(".manifest.json.lm-0123456789abcde", "manifest.json"));
 	assert_false(lm_guest_is_upload_temp(".manifest.json.lm-0123456789abcdeF", "manifest.json"));

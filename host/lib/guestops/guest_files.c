@@ -115,6 +115,8 @@ int lm_guest_entry_class(const char *name, lm_ssh_kind kind)
 {
 	if (strcmp(name, "current") == 0 || strcmp(name, ".current.new") == 0)
 		return kind == LM_SSH_KIND_LINK ? 'l' : 0;
+	if (strcmp(name, LM_ACTIVATION_GUEST_DIR) == 0)
+		return kind == LM_SSH_KIND_DIR ? 'a' : 0;
 	return kind == LM_SSH_KIND_DIR && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 ? 'd' : 0;
 }
 
@@ -124,6 +126,15 @@ int lm_guest_is_upload_temp(const char *entry, const char *base)
 
 	return entry[0] == '.' && strncmp(entry + 1, base, n) == 0 && strncmp(entry + 1 + n, ".lm-", 4) == 0 &&
 	    strlen(entry + n + 5) == 16 && strspn(entry + n + 5, "0123456789abcdef") == 16;
+}
+
+int lm_guest_is_record(const char *entry)
+{
+	size_t n = strspn(entry + (entry[0] == '.'), "0123456789");
+
+	if (n == 0)
+		return 0;
+	return entry[0] == '.' ? strcmp(entry + 1 + n, ".tmp") == 0 : strcmp(entry + n, ".json") == 0;
 }
 
 /* One removal under way: the session, the install directory, the report. */
@@ -347,6 +358,31 @@ static int remove_bundle_dir(removal *m, const char *dir, const lm_bundle *local
 	return rc;
 }
 
+/* The activation record directories (LM_ACTIVATION_GUEST_DIR/NAME): the records the shim wrote
+ * there (<pid>.json, .<pid>.tmp), then each directory and the parent when empty. */
+static int remove_activation(removal *m)
+{
+	char **dirs = NULL, **names = NULL, rel[PATH_MAX];
+	size_t i, k;
+	int rc, removed;
+
+	if ((rc = list(m, LM_ACTIVATION_GUEST_DIR, &dirs)) < 0 || dirs == NULL)
+		return rc;
+	for (i = 0; dirs[i] != NULL && rc == 0; i++) {
+		if ((rc = rel_join(rel, sizeof(rel), LM_ACTIVATION_GUEST_DIR, dirs[i])) < 0 || (rc = list(m, rel, &names)) < 0)
+			break;
+		for (k = 0; names != NULL && names[k] != NULL && rc == 0; k++)
+			if (lm_guest_is_record(names[k]))
+				rc = unlink_entry(m, rel, names[k], &removed);
+		lm_strv_free(names);
+		names = NULL;
+		if (rc == 0)
+			rc = rmdir_if_empty(m, rel, 1);
+	}
+	lm_strv_free(dirs);
+	return rc == 0 ? rmdir_if_empty(m, LM_ACTIVATION_GUEST_DIR, 0) : rc;
+}
+
 int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *local, const char *keep,
     lm_guest_removal *r)
 {
@@ -383,6 +419,9 @@ int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bun
 			break;
 		case 'd':
 			rc = remove_bundle_dir(&m, names[i], local);
+			break;
+		case 'a':
+			rc = remove_activation(&m);
 			break;
 		default:
 			if (kind != LM_SSH_KIND_ABSENT)

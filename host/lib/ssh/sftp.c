@@ -123,21 +123,19 @@ static int read_too_long(lm_ssh *ssh, const char *path)
 
 static lm_ssh_kind kind_of_attrs(const LIBSSH2_SFTP_ATTRIBUTES *a)
 {
-	if (!(a->flags & LIBSSH2_SFTP_ATTR_PERMISSIONS))
-		return LM_SSH_KIND_UNKNOWN;
-	if (LIBSSH2_SFTP_S_ISREG(a->permissions))
-		return LM_SSH_KIND_FILE;
-	if (LIBSSH2_SFTP_S_ISDIR(a->permissions))
-		return LM_SSH_KIND_DIR;
-	if (LIBSSH2_SFTP_S_ISLNK(a->permissions))
-		return LM_SSH_KIND_LINK;
-	if (LIBSSH2_SFTP_S_ISFIFO(a->permissions))
-		return LM_SSH_KIND_FIFO;
-	if (LIBSSH2_SFTP_S_ISCHR(a->permissions))
-		return LM_SSH_KIND_CHAR;
-	if (LIBSSH2_SFTP_S_ISBLK(a->permissions))
-		return LM_SSH_KIND_BLOCK;
-	return LIBSSH2_SFTP_S_ISSOCK(a->permissions) ? LM_SSH_KIND_SOCKET : LM_SSH_KIND_UNKNOWN;
+	static const struct {
+		unsigned long type;
+		lm_ssh_kind kind;
+	} kinds[] = {{LIBSSH2_SFTP_S_IFREG, LM_SSH_KIND_FILE}, {LIBSSH2_SFTP_S_IFDIR, LM_SSH_KIND_DIR},
+		{LIBSSH2_SFTP_S_IFLNK, LM_SSH_KIND_LINK}, {LIBSSH2_SFTP_S_IFIFO, LM_SSH_KIND_FIFO},
+		{LIBSSH2_SFTP_S_IFCHR, LM_SSH_KIND_CHAR}, {LIBSSH2_SFTP_S_IFBLK, LM_SSH_KIND_BLOCK},
+		{LIBSSH2_SFTP_S_IFSOCK, LM_SSH_KIND_SOCKET}};
+	size_t i;
+
+	for (i = 0; (a->flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if ((a->permissions & LIBSSH2_SFTP_S_IFMT) == kinds[i].type)
+			return kinds[i].kind;
+	return LM_SSH_KIND_UNKNOWN;
 }
 
 const char *lm_ssh_kind_phrase(lm_ssh_kind kind)

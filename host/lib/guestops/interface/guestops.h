@@ -114,10 +114,12 @@ void lm_guest_removal_dispose(lm_guest_removal *r);
 /* "removed 5 files, 1 link and 3 directories of ~/.local/share/lume-metal; left: ..." */
 void lm_guest_removal_describe(const lm_guest_removal *r, char *buf, size_t len);
 /* Which entries of ~/.local/share/lume-metal lume-metal may have made: 'l' a link of its own
- * (current, .current.new: removed when a link), 'd' a directory that is a bundle or a staging
- * directory when a lume-metal manifest (or, for a staging directory or the local bundle's id,
- * the local bundle's) names its files, 0 anything else (left). */
+ * (current, .current.new: removed when a link), 'a' the activation record directories, 'd' a
+ * directory that is a bundle or a staging directory when a lume-metal manifest (or, for a staging
+ * directory or the local bundle's id, the local bundle's) names its files, 0 anything else (left). */
 int lm_guest_entry_class(const char *name, lm_ssh_kind kind);
+/* A name the shim gives an activation record (<pid>.json) or its temporary file (.<pid>.tmp)? */
+int lm_guest_is_record(const char *entry);
 /* The upload's temporary name for a file named `base` (".<base>.lm-<16 hex>", sftp.c)? */
 int lm_guest_is_upload_temp(const char *entry, const char *base);
 /* Remove what lume-metal put in the guest's directory, except the entry named keep (and
