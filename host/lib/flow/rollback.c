@@ -42,7 +42,7 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome
 	    (rc = lm_guest_remove_all(ssh, &facts, NULL, said, sizeof(said))) < 0)
 		goto out;
 	o->guest = facts;
-	lm_step_add(ctx, o, "guest-files", t, "%s%s%s", said, labels[0] ? "; agents booted out and removed: " : "",
+	rc = lm_step_add(ctx, o, "guest-files", t, "%s%s%s", said, labels[0] ? "; agents booted out and removed: " : "",
 	    labels);
 out:
 	lm_ssh_free(ssh);

@@ -455,5 +455,5 @@ int lm_guest_remove_all(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundl
 	if ((rc = lm_guest_files_remove(ssh, facts, local, NULL, &r)) == 0 && said != NULL)
 		lm_guest_removal_describe(&r, said, said_len);
 	lm_guest_removal_dispose(&r);
-	return rc;
+	return rc < 0 ? rc : (int)(r.nleft < 1000 ? r.nleft : 1000);
 }

@@ -130,7 +130,9 @@ int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bun
 /* One bundle or staging directory of the install directory, by its manifest (or local's). */
 int lm_guest_entry_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *local, const char *name,
     lm_guest_removal *r);
-/* The whole directory: lm_guest_files_remove, described into said (may be NULL). */
+/* The whole directory: lm_guest_files_remove, described into said (may be NULL). Returns how
+ * many entries were left (0: everything of lume-metal's is gone and nothing else was there), or
+ * an error. */
 int lm_guest_remove_all(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *local, char *said,
     size_t said_len);
 
