@@ -114,11 +114,19 @@ scenario_user_files_inside() {
   has "$said" "removed 5 files, 1 link and 1 directory of ~/$BASE"
   has "$said" "~/$BASE/$id/extra.txt (not lume-metal's)"
   has "$said" "~/$BASE/notes.txt (not lume-metal's)"
-  has "$said" "~/$BASE/mine (not lume-metal's)"
+  has "$said" "~/$BASE/mine (no lume-metal manifest in it: not lume-metal's)"
   [ "$(cd "$home/$BASE" && find . | sort | tr '\n' ' ')" = ". ./$id ./$id/extra.txt ./mine ./notes.txt " ] ||
     fail "rollback left: $(cd "$home/$BASE" && find . | sort)"
+  # A bundle directory still holding a file of the user's is not replaced (nor moved into).
   lm_json "$E2E_DIR/e2.json" enable vm1
-  expect_rc 0 "$E2E_DIR/e2.json"
+  [ "$LM_RC" -ne 0 ] || fail "enable replaced a bundle directory holding a file of the user's"
+  has "$(jq -r '.vms[0].message' "$E2E_DIR/e2.json")" "/Users/lume/$BASE/$id cannot be replaced"
+  has "$(jq -r '.vms[0].message' "$E2E_DIR/e2.json")" "left: ~/$BASE/$id/extra.txt (not lume-metal's)"
+  [ "$(cat "$home/$BASE/$id/extra.txt")" = mine ] || fail "extra.txt changed"
+  [ -z "$(find "$home/$BASE" -maxdepth 1 -name '.staging-*')" ] || fail "the failed enable left its staging directory"
+  rm "$home/$BASE/$id/extra.txt"
+  lm_json "$E2E_DIR/e3.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e3.json"
   set +e; lm rollback vm1 >"$E2E_DIR/r.txt" 2>&1; rc=$?; set -e
   [ "$rc" -eq 0 ] || fail "rollback: $(cat "$E2E_DIR/r.txt")"
   grep -qF "~/$BASE/notes.txt (not lume-metal's)" "$E2E_DIR/r.txt" || fail "rollback text: $(cat "$E2E_DIR/r.txt")"
