@@ -131,6 +131,20 @@ scenario_user_files_inside() {
   [ "$rc" -eq 0 ] || fail "rollback: $(cat "$E2E_DIR/r.txt")"
   grep -qF "~/$BASE/notes.txt (not lume-metal's)" "$E2E_DIR/r.txt" || fail "rollback text: $(cat "$E2E_DIR/r.txt")"
   [ "$(cat "$home/$BASE/notes.txt")" = mine ] || fail "notes.txt changed"
+
+  # A bundle's subdirectory replaced by a link to a folder of the user's: nothing is removed
+  # through it, however the manifest names the files below it.
+  lm_json "$E2E_DIR/e4.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e4.json"
+  id=$(readlink "$home/$BASE/current")
+  mv "$home/$BASE/$id/profiles" "$home/myprofiles"
+  ln -s ../../../../myprofiles "$home/$BASE/$id/profiles"
+  as_guest "$home/$BASE/$id/profiles"
+  local kept; kept=$(cd "$home/myprofiles" && ls)
+  lm_json "$E2E_DIR/r2.json" rollback vm1
+  expect_rc 0 "$E2E_DIR/r2.json"
+  has "$(step_detail "$E2E_DIR/r2.json" guest-files)" "~/$BASE/$id/profiles (a symbolic link)"
+  [ "$(cd "$home/myprofiles" && ls)" = "$kept" ] && [ -n "$kept" ] || fail "removed through the linked profiles"
 }
 
 # strange_installed_file HOW: an installed file replaced by what HOW makes (fifo, devzero, chardev).

@@ -326,9 +326,40 @@ static int remove_temps(removal *m, const char *bundle, const char *sub, const l
 	return rc;
 }
 
+/* A subdirectory of a bundle that is anything but a directory (a link to elsewhere): nothing is
+ * removed through it, and it is said. *bad: so. */
+static int check_subdir(removal *m, const char *dir, const char *sub, int *bad)
+{
+	char rel[PATH_MAX], path[PATH_MAX + 600];
+	lm_ssh_kind kind;
+	int rc;
+
+	*bad = 0;
+	if ((rc = rel_join(rel, sizeof(rel), dir, sub)) < 0 || (rc = full_path(m, path, sizeof(path), rel)) < 0 ||
+	    (rc = lm_ssh_kind_of(m->ssh, path, &kind)) < 0)
+		return rc;
+	if (kind == LM_SSH_KIND_ABSENT || kind == LM_SSH_KIND_DIR)
+		return 0;
+	*bad = 1;
+	left(m->r, rel, lm_ssh_kind_phrase(kind));
+	return 0;
+}
+
+/* Is name under one of the bad subdirectories? */
+static int under_bad(const char *name, char dirs[][256], const int *bad, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (bad[i] && strncmp(name, dirs[i], strlen(dirs[i])) == 0 && name[strlen(dirs[i])] == '/')
+			return 1;
+	return 0;
+}
+
 static int remove_bundle_dir(removal *m, const char *dir, const lm_bundle *local)
 {
 	char dirs[LM_BUNDLE_MAX_FILES + 1][256], rel[PATH_MAX];
+	int bad[LM_BUNDLE_MAX_FILES + 1];
 	lm_bundle *b = NULL;
 	size_t i;
 	int n, rc, removed;
@@ -340,16 +371,20 @@ static int remove_bundle_dir(removal *m, const char *dir, const lm_bundle *local
 		return 0;
 	}
 	n = bundle_dirs(b, dirs, LM_BUNDLE_MAX_FILES + 1);
+	for (i = 0; i < (size_t)n && rc == 0; i++)
+		rc = check_subdir(m, dir, dirs[i], &bad[i]);
 	for (i = 0; i < b->nfiles && rc == 0; i++)
-		rc = unlink_entry(m, dir, b->files[i].name, &removed);
+		if (!under_bad(b->files[i].name, dirs, bad, n))
+			rc = unlink_entry(m, dir, b->files[i].name, &removed);
 	if (rc == 0)
 		rc = unlink_entry(m, dir, "manifest.json", &removed);
 	for (i = 0; i < (size_t)n && rc == 0; i++)
-		rc = remove_temps(m, dir, dirs[i], b);
+		if (!bad[i] && !under_bad(dirs[i], dirs, bad, n))
+			rc = remove_temps(m, dir, dirs[i], b);
 	if (rc == 0)
 		rc = remove_temps(m, dir, "", b);
 	for (i = 0; i < (size_t)n && rc == 0; i++)
-		if ((rc = rel_join(rel, sizeof(rel), dir, dirs[i])) == 0)
+		if (!bad[i] && !under_bad(dirs[i], dirs, bad, n) && (rc = rel_join(rel, sizeof(rel), dir, dirs[i])) == 0)
 			rc = rmdir_if_empty(m, rel, 1);
 	if (rc == 0)
 		rc = rmdir_if_empty(m, dir, 1);
@@ -362,14 +397,22 @@ static int remove_bundle_dir(removal *m, const char *dir, const lm_bundle *local
  * there (<pid>.json, .<pid>.tmp), then each directory and the parent when empty. */
 static int remove_activation(removal *m)
 {
-	char **dirs = NULL, **names = NULL, rel[PATH_MAX];
+	char **dirs = NULL, **names = NULL, rel[PATH_MAX], path[PATH_MAX + 600];
+	lm_ssh_kind kind;
 	size_t i, k;
 	int rc, removed;
 
 	if ((rc = list(m, LM_ACTIVATION_GUEST_DIR, &dirs)) < 0 || dirs == NULL)
 		return rc;
 	for (i = 0; dirs[i] != NULL && rc == 0; i++) {
-		if ((rc = rel_join(rel, sizeof(rel), LM_ACTIVATION_GUEST_DIR, dirs[i])) < 0 || (rc = list(m, rel, &names)) < 0)
+		if ((rc = rel_join(rel, sizeof(rel), LM_ACTIVATION_GUEST_DIR, dirs[i])) < 0 ||
+		    (rc = full_path(m, path, sizeof(path), rel)) < 0 || (rc = lm_ssh_kind_of(m->ssh, path, &kind)) < 0)
+			break;
+		if (kind != LM_SSH_KIND_DIR) { /* lume-metal makes directories here, nothing else */
+			left(m->r, rel, "not lume-metal's");
+			continue;
+		}
+		if ((rc = list(m, rel, &names)) < 0)
 			break;
 		for (k = 0; names != NULL && names[k] != NULL && rc == 0; k++)
 			if (lm_guest_is_record(names[k]))
