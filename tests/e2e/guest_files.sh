@@ -18,7 +18,7 @@ as_guest() { chown -h --reference="$(guest_home vm1)" "$@"; }
 bounded() {
   local out=$1; shift
   set +e
-  timeout 90 "$LM_BIN" "$@" --format json >"$out" 2>"$out.err"
+  timeout 60 "$LM_BIN" "$@" --format json >"$out" 2>"$out.err"
   LM_RC=$?
   set -e
   [ "$LM_RC" -ne 124 ] || fail "lume-metal $* did not end: $(cat "$out.err")"
