@@ -56,7 +56,9 @@ LM_EXTERN(int) lm_ssh_exec_capture(lm_ssh *ssh, const char *command, size_t max,
  * checked against the SHA-256 of the bytes, chmod'ed to mode, then renamed into place. On any
  * failure nothing is left at remote_path (nor at the temporary name, when still reachable). */
 LM_EXTERN(int) lm_ssh_upload(lm_ssh *ssh, const void *bytes, size_t len, const char *remote_path, int mode);
-/* SHA-256 of a remote file, read over SFTP; LM_ENOTFOUND when absent. */
+/* SHA-256 of a remote regular file, read over SFTP; LM_ENOTFOUND when absent. Anything else (a
+ * link, a FIFO, a device) is LM_EREMOTE naming what it is, never opened; a file that grows while
+ * read is LM_EREMOTE, a read past the command timeout LM_ETIMEOUT. */
 LM_EXTERN(int) lm_ssh_sha256(lm_ssh *ssh, const char *remote_path, uint8_t digest[32]);
 LM_EXTERN(int) lm_ssh_remove(lm_ssh *ssh, const char *remote_path); /* absent is fine */
 typedef struct { int exists; int is_dir; int is_link; uint64_t size; int mode; } lm_ssh_stat_info;

@@ -26,6 +26,8 @@
 #include "lume-metal/vm.h" /* LM_VM_NAME_MAX */
 #include "fs.h"
 #include "sha256.h"
+#include "ssh_deadline.h"
+#include "ssh_files.h"
 #include "lm_test.h"
 
 #define GUEST_PASSWORD_B "b-s3cret-Pw"
@@ -606,6 +608,29 @@ static void test_upload_verified(void **state)
 	lm_assert_ok(lm_ssh_upload(ssh, "", 0, "empty", 0600));
 	lm_assert_ok(lm_ssh_stat(ssh, "empty", &st));
 	assert_true(st.exists && st.size == 0 && st.mode == 0600);
+	/* A FIFO (an open would block the guest's SFTP server) and a link to /dev/zero (a read would
+	 * never end) are refused by their kind, never opened (issue 25). */
+	snprintf(path, sizeof(path), "%s/home/fifo", guest_a.dir);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	snprintf(path, sizeof(path), "%s/home/zero", guest_a.dir);
+	assert_int_equal(symlink("/dev/zero", path), 0);
+	lm_assert_fails(lm_ssh_sha256(ssh, "/Users/lume/fifo", got), LM_EREMOTE);
+	lm_assert_error_has("/Users/lume/fifo is a FIFO, not a file");
+	lm_assert_fails(lm_ssh_sha256(ssh, "/Users/lume/zero", got), LM_EREMOTE);
+	lm_assert_error_has("/Users/lume/zero is a symbolic link, not a file");
+	lm_assert_fails(lm_ssh_read_file(ssh, "/Users/lume/fifo", 1024, &host_copy, &len), LM_EREMOTE);
+	lm_assert_error_has("is a FIFO, not a file");
+	{
+		lm_ssh_kind kind;
+		lm_assert_ok(lm_ssh_kind_of(ssh, "/Users/lume/fifo", &kind));
+		assert_int_equal(kind, LM_SSH_KIND_FIFO);
+		lm_assert_ok(lm_ssh_kind_of(ssh, "/Users/lume/zero", &kind));
+		assert_int_equal(kind, LM_SSH_KIND_LINK);
+		lm_assert_ok(lm_ssh_kind_of(ssh, "/Users/lume/none", &kind));
+		assert_int_equal(kind, LM_SSH_KIND_ABSENT);
+	}
+	lm_assert_ok(lm_ssh_remove(ssh, "/Users/lume/fifo"));
+	lm_assert_ok(lm_ssh_remove(ssh, "/Users/lume/zero"));
 	/* Remove; removing what is absent is fine; hashing it is LM_ENOTFOUND. */
 	lm_assert_ok(lm_ssh_remove(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe"));
 	lm_assert_ok(lm_ssh_remove(ssh, "/Users/lume/.local/share/lume/metal-capabilities/probe"));
@@ -801,8 +826,16 @@ static void test_command_timeout(void **state)
 	lm_assert_fails(lm_ssh_exec_capture(ssh, "sleep 10", 1024, &out, NULL, &status), LM_ETIMEOUT);
 	lm_assert_error_has(guest_a.name);
 	lm_assert_error_has("timeout");
+	lm_assert_error_has("guest command `sleep 10` gave no answer in 1 s");
 	/* The session is not reused after that. */
 	lm_assert_fails(lm_ssh_exec_capture(ssh, "true", 1024, &out, NULL, &status), LM_ENETWORK);
+	lm_ssh_free(ssh);
+	/* A question has the same deadline when the command timeout is shorter than its own (30 s):
+	 * a guest that never answers (here a FIFO no one writes) ends it, naming the command. */
+	ssh = connect_ok(ctx, &guest_a);
+	lm_assert_fails(lm_ssh_ask(ssh, "mkfifo ask-fifo && cat ask-fifo", 1024, &out, NULL,
+	    &status), LM_ETIMEOUT);
+	lm_assert_error_has("guest command `mkfifo ask-fifo && cat ask-fifo` gave no answer in 1 s");
 	lm_ssh_free(ssh);
 	/* Lifting the limit for one session. */
 	ssh = connect_ok(ctx, &guest_a);

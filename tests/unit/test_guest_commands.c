@@ -86,6 +86,14 @@ static int exists(fixture *f, const char *rest)
 	return ok;
 }
 
+static void remove_base(fixture *f)
+{
+	char *p = base_path(f, "");
+
+	lm_test_rmtree(p);
+	free(p);
+}
+
 /* The base directory holds exactly these names (sorted, space separated). */
 static void assert_entries(fixture *f, const char *shell, const char *want)
 {
@@ -118,8 +126,9 @@ static void test_prepare_fresh_guest(void **state)
 	free(cmd);
 }
 
-/* What an interrupted install left goes; nothing else of the guest's is touched. */
-static void test_prepare_removes_leftovers(void **state)
+/* The prepare step removes nothing: what an interrupted install left goes by manifest after the
+ * switch (guest_files.c), and nothing of the guest's is touched. */
+static void test_prepare_removes_nothing(void **state)
 {
 	fixture *f = *state;
 	char *cmd = NULL, out[256], *p;
@@ -136,13 +145,21 @@ static void test_prepare_removes_leftovers(void **state)
 		p = base_path(f, "0.0.8-kept");
 		assert_int_equal(lm_test_mkdir_p(p, 0755), 0);
 		free(p);
+		p = base_path(f, "notes.txt");
+		lm_test_write(p, "mine", 4);
+		free(p);
+		p = base_path(f, ".staging-0.1.0-0123456789ab");
+		lm_test_rmtree(p);
+		free(p);
 		assert_int_equal(run_shell(shells[i], cmd, f->home, out, sizeof(out)), 0);
-		assert_entries(f, shells[i], ".staging-0.1.0-0123456789ab 0.0.8-kept ");
+		assert_entries(f, shells[i], ".current.new .staging-0.0.9-old .staging-0.1.0-0123456789ab 0.0.8-kept notes.txt ");
+		remove_base(f);
 	}
 	free(cmd);
 }
 
-/* The staged bundle into place, `current` to it, older versions and leftovers gone. */
+/* The staged bundle into place, `current` to it; older versions and leftovers are left to the
+ * removal by manifest, and a file of the guest's stays. */
 static void test_switch(void **state)
 {
 	fixture *f = *state;
@@ -167,9 +184,12 @@ static void test_switch(void **state)
 		p = base_path(f, ".staging-0.1.0-0123456789ab/manifest.json");
 		lm_test_write(p, "{}", 2);
 		free(p);
+		p = base_path(f, "notes.txt");
+		lm_test_write(p, "mine", 4);
+		free(p);
 		if (run_shell(shells[i], sw, f->home, out, sizeof(out)) != 0)
 			fail_msg("%s -c \"%s\" failed", shells[i], sw);
-		assert_entries(f, shells[i], "0.1.0-0123456789ab current ");
+		assert_entries(f, shells[i], ".staging-other 0.0.9-old 0.1.0-0123456789ab current notes.txt ");
 		p = base_path(f, "current");
 		n = readlink(p, link, sizeof(link) - 1);
 		free(p);
@@ -177,9 +197,112 @@ static void test_switch(void **state)
 		link[n] = '\0';
 		assert_string_equal(link, "0.1.0-0123456789ab");
 		assert_true(exists(f, "current/manifest.json"));
+		remove_base(f);
 	}
 	free(prepare);
 	free(sw);
+}
+
+/* A `current` that is not a link, or anything at the bundle's name, stops the switch: nothing of
+ * the guest's is replaced or moved into. */
+static void test_switch_refuses(void **state)
+{
+	fixture *f = *state;
+	char *prepare = NULL, *sw = NULL, out[256], *p;
+	size_t i;
+
+	lm_assert_ok(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &prepare));
+	lm_assert_ok(lm_guest_install_switch_command(&f->facts, f->bundle, ".staging-0.1.0-0123456789ab", &sw));
+	for (i = 0; i < NSHELLS; i++) {
+		assert_int_equal(run_shell(shells[i], prepare, f->home, out, sizeof(out)), 0);
+		p = base_path(f, "current");
+		lm_test_write(p, "mine", 4);
+		free(p);
+		assert_int_not_equal(run_shell(shells[i], sw, f->home, out, sizeof(out)), 0);
+		assert_entries(f, shells[i], ".staging-0.1.0-0123456789ab current ");
+		p = base_path(f, "current");
+		unlink(p);
+		free(p);
+		p = base_path(f, "0.1.0-0123456789ab/mine");
+		assert_int_equal(lm_test_mkdir_p(p, 0755), 0);
+		free(p);
+		assert_int_not_equal(run_shell(shells[i], sw, f->home, out, sizeof(out)), 0);
+		assert_entries(f, shells[i], ".staging-0.1.0-0123456789ab 0.1.0-0123456789ab ");
+		assert_false(exists(f, "0.1.0-0123456789ab/.staging-0.1.0-0123456789ab"));
+		remove_base(f);
+	}
+	free(prepare);
+	free(sw);
+}
+
+/* The install path's components: a directory or nothing is fine; a link or anything else is
+ * refused naming the path and what to do. */
+static void test_base_refuse(void **state)
+{
+	static const lm_ssh_kind refused[] = {LM_SSH_KIND_LINK, LM_SSH_KIND_FILE, LM_SSH_KIND_FIFO, LM_SSH_KIND_CHAR,
+		LM_SSH_KIND_BLOCK, LM_SSH_KIND_SOCKET, LM_SSH_KIND_UNKNOWN};
+	size_t i;
+
+	(void)state;
+	lm_assert_ok(lm_guest_base_refuse("~/.local", LM_SSH_KIND_ABSENT));
+	lm_assert_ok(lm_guest_base_refuse("~/.local", LM_SSH_KIND_DIR));
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		lm_assert_fails(lm_guest_base_refuse("~/.local/share", refused[i]), LM_EREMOTE);
+		lm_assert_error_has("the guest's ~/.local/share is ");
+		lm_assert_error_has(lm_ssh_kind_phrase(refused[i]));
+		lm_assert_error_has("nothing was changed");
+	}
+	lm_assert_fails(lm_guest_base_refuse("~/.local/share/lume-metal", LM_SSH_KIND_LINK), LM_EREMOTE);
+	lm_assert_error_has("follows no link");
+	lm_assert_fails(lm_guest_base_refuse("~/.local", LM_SSH_KIND_FILE), LM_EREMOTE);
+	lm_assert_error_has("is a regular file, not a directory");
+	assert_string_equal(lm_ssh_kind_phrase(LM_SSH_KIND_FIFO), "a FIFO");
+	assert_string_equal(lm_ssh_kind_phrase((lm_ssh_kind)99), lm_ssh_kind_phrase(LM_SSH_KIND_UNKNOWN));
+}
+
+/* Which entries of the install directory lume-metal may remove, and its upload's temporary names. */
+static void test_entry_rules(void **state)
+{
+	lm_guest_removal r;
+	char said[512];
+
+	(void)state;
+	assert_int_equal(lm_guest_entry_class("current", LM_SSH_KIND_LINK), 'l');
+	assert_int_equal(lm_guest_entry_class(".current.new", LM_SSH_KIND_LINK), 'l');
+	assert_int_equal(lm_guest_entry_class("current", LM_SSH_KIND_FILE), 0);
+	assert_int_equal(lm_guest_entry_class("current", LM_SSH_KIND_DIR), 0);
+	assert_int_equal(lm_guest_entry_class("0.1.0-0123456789ab", LM_SSH_KIND_DIR), 'd');
+	assert_int_equal(lm_guest_entry_class(".staging-0.1.0-x-0011223344556677", LM_SSH_KIND_DIR), 'd');
+	assert_int_equal(lm_guest_entry_class("notes.txt", LM_SSH_KIND_FILE), 0);
+	assert_int_equal(lm_guest_entry_class("elsewhere", LM_SSH_KIND_LINK), 0);
+	assert_int_equal(lm_guest_entry_class("pipe", LM_SSH_KIND_FIFO), 0);
+	assert_int_equal(lm_guest_entry_class("activation", LM_SSH_KIND_DIR), 'a');
+	assert_int_equal(lm_guest_entry_class("activation", LM_SSH_KIND_LINK), 0);
+	assert_true(lm_guest_is_record("4242.json"));
+	assert_true(lm_guest_is_record(".4242.tmp"));
+	assert_false(lm_guest_is_record(".json"));
+	assert_false(lm_guest_is_record("42x.json"));
+	assert_false(lm_guest_is_record(".4242.json"));
+	assert_false(lm_guest_is_record("notes.txt"));
+	assert_true(lm_guest_is_upload_temp(".manifest.json.lm-0123456789abcdef", "manifest.json"));
+	assert_false(lm_guest_is_upload_temp(".manifest.json.lm-0123456789abcde", "manifest.json"));
+	assert_false(lm_guest_is_upload_temp(".manifest.json.lm-0123456789abcdeF", "manifest.json"));
+	assert_false(lm_guest_is_upload_temp(".manifest.json.lm-0123456789abcdef0", "manifest.json"));
+	assert_false(lm_guest_is_upload_temp("manifest.json.lm-0123456789abcdef", "manifest.json"));
+	assert_false(lm_guest_is_upload_temp(".notes.lm-0123456789abcdef", "manifest.json"));
+	/* The report: counts, then each entry left with why. */
+	lm_guest_removal_init(&r);
+	lm_guest_removal_describe(&r, said, sizeof(said));
+	assert_string_equal(said, "removed nothing");
+	r.files = 5;
+	r.links = 1;
+	r.dirs = 3;
+	r.nleft = 1;
+	lm_assert_ok(lm_buf_adds(&r.left, "~/x (not lume-metal's)"));
+	lm_guest_removal_describe(&r, said, sizeof(said));
+	assert_string_equal(said, "removed 5 files, 1 link and 3 directories of ~/.local/share/lume-metal; left: ~/x "
+	    "(not lume-metal's)");
+	lm_guest_removal_dispose(&r);
 }
 
 static void shim_env(fixture *f, lm_shim_env *se, const char *home)
@@ -253,8 +376,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_prepare_fresh_guest, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_prepare_removes_leftovers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_removes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_switch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_switch_refuses, setup, teardown),
+		cmocka_unit_test(test_base_refuse),
+		cmocka_unit_test(test_entry_rules),
 		cmocka_unit_test_setup_teardown(test_run_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_arguments_verbatim, setup, teardown),
 	};

@@ -163,23 +163,16 @@ static void check_bundle(lm_context *ctx, lm_doctor_result *r)
 
 static void check_shell(lm_ssh *ssh, lm_doctor_result *r, const char *vm)
 {
-	char *out = NULL, *err = NULL, *base;
-	int status = 0;
+	char shell[256];
+	int written_for = 0;
 
-	if (lm_ssh_exec_capture(ssh, "printf '%s\\n' \"$SHELL\"", 4096, &out, &err, &status) < 0 || status != 0) {
-		add(r, vm, "shell", LM_CHECK_WARN, "the login shell could not be told: %s",
-		    status != 0 && err != NULL ? err : lm_error_last()->message);
-	} else {
-		out[strcspn(out, "\n")] = '\0';
-		base = strrchr(out, '/') != NULL ? strrchr(out, '/') + 1 : out;
-		if (strcmp(base, "zsh") == 0 || strcmp(base, "bash") == 0 || strcmp(base, "sh") == 0)
-			add(r, vm, "shell", LM_CHECK_OK, "%s", out);
-		else
-			add(r, vm, "shell", LM_CHECK_FAIL, "%s: lume-metal's guest commands are written for zsh, bash and sh",
-			    out[0] ? out : "unknown");
-	}
-	lm_free(out);
-	lm_free(err);
+	if (lm_guest_login_shell(ssh, shell, sizeof(shell), &written_for) < 0)
+		add(r, vm, "shell", LM_CHECK_WARN, "the login shell could not be told: %s", lm_error_last()->message);
+	else if (written_for)
+		add(r, vm, "shell", LM_CHECK_OK, "%s", shell);
+	else
+		add(r, vm, "shell", LM_CHECK_FAIL, "%s: lume-metal's guest commands are written for zsh, bash and sh",
+		    shell[0] ? shell : "unknown");
 }
 
 static void check_guest_facts(lm_doctor_result *r, const char *vm, const lm_guest_facts *g)
@@ -215,7 +208,7 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
     const lm_vm_record *rec, lm_vm_outcome *o)
 {
 	lm_bundle *b = NULL;
-	char summary[256], note[200] = "";
+	char summary[256], note[200] = "", why[512] = "";
 	size_t i, running = 0;
 	int ok = 0;
 
@@ -226,11 +219,11 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
 	if (ssh == NULL)
 		add(r, vm, "bundle", LM_CHECK_WARN, "%s recorded; not checked (guest not reachable)", rec->bundle.id);
 	else if (lm_bundle_open(&b, ctx, g) == 0 && strcmp(b->id, rec->bundle.id) == 0 &&
-	    lm_guest_bundle_verify(ssh, g, b, &ok) == 0 && ok)
+	    lm_guest_bundle_verify(ssh, g, b, &ok, why, sizeof(why)) == 0 && ok)
 		add(r, vm, "bundle", LM_CHECK_OK, "%s installed, every file verified by SHA-256", rec->bundle.id);
 	else
-		add(r, vm, "bundle", LM_CHECK_FAIL, "%s recorded, but the guest's files do not verify%s", rec->bundle.id,
-		    b != NULL && strcmp(b->id, rec->bundle.id) != 0 ? " (another bundle is installed on this host)" : "");
+		add(r, vm, "bundle", LM_CHECK_FAIL, "%s recorded, but the guest's files do not verify%s%s", rec->bundle.id,
+		    b != NULL && strcmp(b->id, rec->bundle.id) != 0 ? " (another bundle is installed on this host)" : ": ", why);
 	lm_bundle_free(b);
 	if (rec->shimmed == NULL)
 		add(r, vm, "last-probe", LM_CHECK_WARN, "no probe recorded");

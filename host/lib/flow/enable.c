@@ -289,6 +289,7 @@ static int step_vm_level(enable_run *r)
 static int step_bundle(enable_run *r)
 {
 	double t;
+	char why[512] = "";
 	int ok = 0, rc;
 
 	if ((rc = lm_step_begin(r->ctx, r->o, "bundle", &t)) < 0)
@@ -299,7 +300,7 @@ static int step_bundle(enable_run *r)
 	if (r->confirmed)
 		ok = 1; /* every hash checked by confirm_guest */
 	else if (strcmp(r->current, r->bundle->id) == 0 &&
-	    (rc = lm_guest_bundle_verify(r->ssh, &r->facts, r->bundle, &ok)) < 0)
+	    (rc = lm_guest_bundle_verify(r->ssh, &r->facts, r->bundle, &ok, why, sizeof(why))) < 0)
 		return rc;
 	if (ok) {
 		r->o->bundle_verified = 1;
@@ -312,8 +313,8 @@ static int step_bundle(enable_run *r)
 		    r->bundle->nfiles + 1, r->current[0] ? ", replacing the installed one" : "");
 		return 0;
 	}
-	lm_step_add(r->ctx, r->o, "bundle", t, "%s to install (%zu files)%s", r->bundle->id, r->bundle->nfiles + 1,
-	    r->current[0] ? ", replacing the installed one" : "");
+	lm_step_add(r->ctx, r->o, "bundle", t, "%s to install (%zu files)%s%s%s", r->bundle->id, r->bundle->nfiles + 1,
+	    r->current[0] ? ", replacing the installed one" : "", why[0] ? ": " : "", why);
 	if ((rc = lm_step_begin(r->ctx, r->o, "install", &t)) < 0)
 		return rc;
 	r->touched_guest = 1;
@@ -412,7 +413,7 @@ out:
 /* The guest files this run put there go, even when the run was canceled: the cleanup does not ask
  * should_cancel, and when a canceled or failed command left the session unusable, a new
  * connection does the removal (the guest is still running; only this session is lost). */
-static int remove_guest_files(enable_run *r)
+static int remove_guest_files(enable_run *r, char *said, size_t said_len)
 {
 	int rc;
 
@@ -423,7 +424,7 @@ static int remove_guest_files(enable_run *r)
 			return rc;
 	}
 	lm_ssh_set_cancelable(r->ssh, 0);
-	return lm_guest_remove_all(r->ssh, &r->facts);
+	return lm_guest_remove_all(r->ssh, &r->facts, r->bundle, said, said_len);
 }
 
 /* A failed or interrupted enable leaves the VM as it was found: no half-installed guest, a VM it
@@ -434,13 +435,14 @@ static void undo(enable_run *r)
 	lm_state *st = NULL;
 	lm_vm_record rec;
 	lm_host_pref_info restored;
-	int pref_restored = 0;
+	char said[2048];
+	int pref_restored = 0, rc;
 
 	if (lm_context_options(r->ctx)->dry_run)
 		return;
 	if (!r->was_enabled && r->touched_guest && r->ssh != NULL) {
-		if (remove_guest_files(r) == 0)
-			lm_outcome_append(r->o, "; guest files removed");
+		if ((rc = remove_guest_files(r, said, sizeof(said))) >= 0)
+			lm_outcome_append(r->o, "; guest files%s%s", rc == 0 ? " removed" : ": ", rc == 0 ? "" : said);
 		else
 			lm_outcome_append(r->o, "; guest files could NOT be removed (%s)", lm_error_last()->message);
 	} else if (r->was_enabled) {

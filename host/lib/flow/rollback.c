@@ -15,7 +15,7 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome
 	const lm_options *opts = lm_context_options(ctx);
 	lm_ssh *ssh = NULL;
 	lm_guest_facts facts;
-	char labels[512];
+	char labels[512], said[2048];
 	double t;
 	int was_running, rc;
 
@@ -39,11 +39,11 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome
 	    (rc = lm_flow_connect(ctx, o->vm, &o->info, &ssh)) < 0 ||
 	    (rc = lm_guest_facts_read(ssh, &facts, NULL, 0)) < 0 ||
 	    (rc = lm_guest_agents_remove(ssh, &facts, agents, nagents, labels, sizeof(labels))) < 0 ||
-	    (rc = lm_guest_remove_all(ssh, &facts)) < 0)
+	    (rc = lm_guest_remove_all(ssh, &facts, NULL, said, sizeof(said))) < 0)
 		goto out;
 	o->guest = facts;
-	lm_step_add(ctx, o, "guest-files", t, "removed ~/%s%s%s", LM_GUEST_BASE, labels[0] ? "; agents booted out and "
-	    "removed: " : "", labels);
+	rc = lm_step_add(ctx, o, "guest-files", t, "%s%s%s", said, labels[0] ? "; agents booted out and removed: " : "",
+	    labels);
 out:
 	lm_ssh_free(ssh);
 	if (!was_running && o->started) {

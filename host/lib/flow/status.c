@@ -12,7 +12,7 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 	lm_ssh *ssh = NULL;
 	lm_bundle *b = NULL;
 	lm_vm_record r;
-	char current[128];
+	char current[128], why[512];
 	int ok = 0, rc;
 
 	if ((rc = lm_vm_record_load(ctx, o->vm, &r)) < 0)
@@ -53,8 +53,9 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 			o->restart_pending = lm_vm_restart_needed(pref, o->guest.boot_time, r.vm_started_at,
 			    lm_context_options(ctx)->boot_margin);
 			if (r.known && strcmp(current, r.bundle.id) == 0 && (rc = lm_bundle_open(&b, ctx, &o->guest)) == 0 &&
-			    strcmp(b->id, r.bundle.id) == 0 && (rc = lm_guest_bundle_verify(ssh, &o->guest, b, &ok)) == 0)
-				o->bundle_verified = ok;
+			    strcmp(b->id, r.bundle.id) == 0 && ((rc = lm_guest_bundle_verify(ssh, &o->guest, b, &ok, why,
+			    sizeof(why))) < 0 || !(o->bundle_verified = ok)) && rc != LM_ENOMEM)
+				lm_outcome_append(o, "; bundle not verified: %s", why);
 		} else if (rc != LM_ENOMEM) {
 			lm_outcome_append(o, "; guest unreachable: %s", lm_error_last()->message);
 			lm_ssh_free(ssh);

@@ -625,7 +625,7 @@ static int run_line(lm_ssh *ssh, const char *line, const char *what)
 	char *out = NULL, *err = NULL;
 	int status = 0, rc;
 
-	if ((rc = lm_ssh_exec_capture(ssh, line, 64 * 1024, &out, &err, &status)) == 0 && status != 0)
+	if ((rc = lm_ssh_ask(ssh, line, 64 * 1024, &out, &err, &status)) == 0 && status != 0)
 		rc = lm_error_set(LM_EREMOTE, "%s failed (exit %d): %.*s", what, status, (int)strcspn(err, "\n"), err);
 	lm_free(out);
 	lm_free(err);
@@ -635,13 +635,19 @@ static int run_line(lm_ssh *ssh, const char *line, const char *what)
 int lm_activation_dir_make(lm_ssh *ssh, const char *home, const char *name, char **dir)
 {
 	char *path = NULL, *q = NULL, *line = NULL;
+	lm_guest_facts g;
 	int rc;
 
 	if (ssh == NULL || home == NULL || home[0] != '/' || dir == NULL || !name_ok(name))
 		return lm_error_set(LM_EINVALID, "lm_activation_dir_make: a session, the guest's home and a plain name "
 		    "([A-Za-z0-9._-], not starting with '.') are required");
 	*dir = NULL;
-	if ((rc = lm_path_join(&path, home, LM_GUEST_BASE, LM_ACTIVATION_GUEST_DIR, name, NULL)) < 0)
+	/* Through no link on the way (guest_files.c): the records go nowhere but where rollback looks. */
+	memset(&g, 0, sizeof(g));
+	if (lm_text_format(g.home, sizeof(g.home), "%s", home) < 0)
+		return lm_error_set(LM_EINVALID, "the guest's home is longer than %zu bytes", sizeof(g.home) - 1);
+	if ((rc = lm_guest_base_check(ssh, &g)) < 0 ||
+	    (rc = lm_path_join(&path, home, LM_GUEST_BASE, LM_ACTIVATION_GUEST_DIR, name, NULL)) < 0)
 		return rc;
 	/* The parents as any directory of the guest; the records' own directory private and empty: a
 	 * record left there by an earlier workload would be taken for this one's. */

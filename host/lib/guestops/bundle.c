@@ -48,7 +48,7 @@ static int copy_field(const cJSON *obj, const char *key, char *out, size_t len, 
 	return 0;
 }
 
-static int parse_manifest(lm_bundle *b, const char *path)
+int lm_bundle_parse_manifest(lm_bundle *b, const char *path)
 {
 	cJSON *doc;
 	const cJSON *files, *f, *v;
@@ -152,7 +152,7 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 			    facts->os, facts->arch, b->dir);
 		goto fail;
 	}
-	if ((rc = parse_manifest(b, path)) < 0)
+	if ((rc = lm_bundle_parse_manifest(b, path)) < 0)
 		goto fail;
 	if (facts->os[0] != '\0' && strcmp(b->os, facts->os) != 0) {
 		rc = lm_error_set(LM_EINVALID, "bundle %s is for %s guests, but this guest runs %s", b->dir, b->os,

@@ -174,9 +174,29 @@ int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_
 	int status = 0, rc;
 
 	memset(facts, 0, sizeof(*facts));
-	if ((rc = lm_ssh_exec_capture(ssh, FACTS_COMMAND, 64 * 1024, &out, &err, &status)) < 0)
+	if ((rc = lm_ssh_ask(ssh, FACTS_COMMAND, 64 * 1024, &out, &err, &status)) < 0)
 		return rc;
 	rc = lm_guest_facts_parse(out, err, facts, current, current_len);
+	lm_free(out);
+	lm_free(err);
+	return rc;
+}
+
+int lm_guest_login_shell(lm_ssh *ssh, char *buf, size_t len, int *written_for)
+{
+	char *out = NULL, *err = NULL, *cursor, *base;
+	int status = 0, rc;
+
+	*written_for = 0;
+	if (len > 0)
+		buf[0] = '\0';
+	if ((rc = lm_ssh_ask(ssh, "printf '%s\\n' \"$SHELL\"", 4096, &out, &err, &status)) == 0 && status != 0)
+		rc = lm_error_set(LM_EREMOTE, "%s", err != NULL && err[0] ? err : "printf failed");
+	cursor = out;
+	if (rc == 0 && (rc = take_line(&cursor, buf, len, "login shell ($SHELL)")) == 0) {
+		base = strrchr(buf, '/') != NULL ? strrchr(buf, '/') + 1 : buf;
+		*written_for = strcmp(base, "zsh") == 0 || strcmp(base, "bash") == 0 || strcmp(base, "sh") == 0;
+	}
 	lm_free(out);
 	lm_free(err);
 	return rc;
@@ -187,34 +207,43 @@ static int file_path(char *buf, size_t len, const lm_guest_facts *g, const char 
 	return lm_path_join_buf(buf, len, g->home, LM_GUEST_BASE, dir, name, NULL);
 }
 
-int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *ok)
+/* Every file read through lm_ssh_sha256: a FIFO or a device is refused by its kind, never opened,
+ * and a read ends with the command timeout. A link on the way (the install rule) or a file that is
+ * not what the manifest says is "not verified" with why; what is not the guest's answer (memory,
+ * the connection, a timeout) is an error. */
+int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *ok, char *why,
+    size_t why_len)
 {
-	char path[PATH_MAX + 600], hex[65];
-	uint8_t digest[32], want[32];
+	char path[PATH_MAX + 600], hex[65], manifest_hex[65];
+	uint8_t digest[32];
 	size_t i;
 	int rc;
 
 	*ok = 0;
+	lm_text_format_cut(why, why_len, "%s", "");
+	lm_sha256(b->manifest, b->manifest_len, digest);
+	lm_sha256_hex(digest, manifest_hex);
+	if ((rc = lm_guest_base_check(ssh, facts)) < 0)
+		goto out;
 	for (i = 0; i <= b->nfiles; i++) {
 		const char *name = i < b->nfiles ? b->files[i].name : "manifest.json";
-		if ((rc = file_path(path, sizeof(path), facts, b->id, name)) < 0)
-			return rc;
-		if ((rc = lm_ssh_sha256(ssh, path, digest)) == LM_ENOTFOUND)
-			return 0;
-		if (rc < 0)
-			return rc;
+		if ((rc = file_path(path, sizeof(path), facts, b->id, name)) < 0 || (rc = lm_ssh_sha256(ssh, path, digest)) < 0)
+			goto out;
 		lm_sha256_hex(digest, hex);
-		if (i < b->nfiles) {
-			if (strcmp(hex, b->files[i].sha256) != 0)
-				return 0;
-		} else {
-			lm_sha256(b->manifest, b->manifest_len, want);
-			if (memcmp(digest, want, 32) != 0)
-				return 0;
+		if (strcmp(hex, i < b->nfiles ? b->files[i].sha256 : manifest_hex) != 0) {
+			lm_text_format_cut(why, why_len, "%s differs from the bundle's (SHA-256)", path);
+			return 0;
 		}
 	}
 	*ok = 1;
-	return 0;
+out:
+	if (rc < 0)
+		lm_text_format_cut(why, why_len, "%s", lm_error_last()->message);
+	if (rc == LM_ENOTFOUND || rc == LM_EREMOTE || rc == LM_ETOOLARGE) {
+		lm_error_clear();
+		return 0;
+	}
+	return rc;
 }
 
 static int run_checked(lm_ssh *ssh, const char *cmd, const char *what)
@@ -222,7 +251,7 @@ static int run_checked(lm_ssh *ssh, const char *cmd, const char *what)
 	char *out = NULL, *err = NULL;
 	int status = 0, rc;
 
-	if ((rc = lm_ssh_exec_capture(ssh, cmd, 64 * 1024, &out, &err, &status)) < 0)
+	if ((rc = lm_ssh_ask(ssh, cmd, 64 * 1024, &out, &err, &status)) < 0)
 		return rc;
 	if (status != 0)
 		rc = lm_error_set(LM_EREMOTE, "%s failed in the guest (exit %d): %s", what, status,
@@ -250,13 +279,15 @@ int lm_guest_install_prepare_command(const lm_guest_facts *facts, const char *st
 	cmdline c;
 
 	cl_init(&c);
-	/* A fresh staging directory; staging left by an interrupted run goes. */
+	/* A fresh staging directory of this run's own (mkdir without -p: never one that exists);
+	 * what interrupted runs left is removed by manifest after the switch (guest_files.c). */
 	cl_raw(&c, "umask 022 && mkdir -p ");
 	cl_path(&c, facts, "");
 	cl_raw(&c, " && cd ");
 	cl_path(&c, facts, "");
-	cl_raw(&c, " && find . -mindepth 1 -maxdepth 1 -name '.staging-*' -exec rm -rf '{}' + && rm -rf .current.new"
-	           " && mkdir -p ");
+	cl_raw(&c, " && mkdir ");
+	cl_arg(&c, stage);
+	cl_raw(&c, " && mkdir ");
 	cl_arg(&c, stage);
 	cl_raw(&c, "/profiles");
 	return cl_done(&c, out);
@@ -268,12 +299,21 @@ int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle
 
 	cl_init(&c);
 
-	/* Into place, then `current` switched with one rename, then older versions go. */
+	/* Into place (the bundle's name is free: lm_guest_bundle_install removed what was there by its
+	 * manifest; mv into an existing directory would move the stage inside it), then `current`
+	 * switched with one rename, only over a link: a file or directory of the user's at that name
+	 * is refused, never replaced. Older versions go by manifest afterwards. */
 	cl_raw(&c, "cd ");
 	cl_path(&c, facts, "");
-	cl_raw(&c, " && rm -rf ");
+	cl_raw(&c, " && if test -e ");
 	cl_arg(&c, b->id);
-	cl_raw(&c, " && mv ");
+	cl_raw(&c, " || test -L ");
+	cl_arg(&c, b->id);
+	cl_raw(&c, "; then echo ");
+	cl_arg(&c, b->id);
+	cl_raw(&c, "': in the way (not made by lume-metal); move it away' >&2; exit 3; fi"
+	           " && if test -e current && ! test -L current; then echo 'current is not a link (not made by lume-metal);"
+	           " move it away' >&2; exit 3; fi && if test -L .current.new; then rm -f .current.new; fi && mv ");
 	cl_arg(&c, stage);
 	cl_raw(&c, " ");
 	cl_arg(&c, b->id);
@@ -282,23 +322,44 @@ int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle
 	/* GNU mv needs -T, BSD mv -h, not to move the new link into the old link's directory. */
 	cl_raw(&c, strcmp(facts->os, "Darwin") == 0 ? " .current.new && mv -h -f .current.new current"
 	                                             : " .current.new && mv -T -f .current.new current");
-	/* Bundle ids are [A-Za-z0-9._-] (lm_bundle_open): never a pattern for -name. */
-	cl_raw(&c, " && find . -mindepth 1 -maxdepth 1 ! -name current ! -name ");
-	cl_arg(&c, b->id);
-	cl_raw(&c, " -exec rm -rf '{}' +");
 	return cl_done(&c, out);
+}
+
+/* The bundle's own name in the install directory, emptied of an earlier copy by its manifest;
+ * anything left there stops the install before `current` is touched. */
+static int clear_bundle_name(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b)
+{
+	char path[PATH_MAX + 600], said[2048];
+	lm_guest_removal r;
+	lm_ssh_kind kind;
+	int rc;
+
+	if ((rc = file_path(path, sizeof(path), facts, b->id, NULL)) < 0 || (rc = lm_ssh_kind_of(ssh, path, &kind)) < 0 ||
+	    kind == LM_SSH_KIND_ABSENT)
+		return rc;
+	lm_guest_removal_init(&r);
+	if ((rc = lm_guest_entry_remove(ssh, facts, b, b->id, &r)) == 0 && r.nleft > 0) {
+		lm_guest_removal_describe(&r, said, sizeof(said));
+		rc = lm_error_set(LM_EREMOTE, "%s cannot be replaced: %s; move what is not lume-metal's away and run "
+		    "enable again", path, said);
+	}
+	lm_guest_removal_dispose(&r);
+	return rc;
 }
 
 int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *uploaded)
 {
 	char stage[300], *cmd = NULL, path[PATH_MAX + 600];
+	lm_guest_removal older;
 	void *data = NULL;
 	size_t len, i;
 	int rc;
 
 	*uploaded = 0;
-	if ((rc = staging_name(stage, sizeof(stage), b)) < 0)
-		return rc;
+	lm_guest_removal_init(&older);
+	/* 0. Nothing written through a link, nor over a file of the user's. */
+	if ((rc = lm_guest_base_check(ssh, facts)) < 0 || (rc = staging_name(stage, sizeof(stage), b)) < 0)
+		goto out;
 	/* 1. A fresh staging directory. */
 	if ((rc = lm_guest_install_prepare_command(facts, stage, &cmd)) < 0 ||
 	    (rc = run_checked(ssh, cmd, "preparing the guest directory")) < 0)
@@ -323,50 +384,32 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 		goto cleanup;
 	(*uploaded)++;
 
-	/* 3. Into place, `current` switched, older versions gone. */
+	/* 3. Into place, `current` switched; then older versions and what interrupted runs left go,
+	 * each by its manifest. */
 	free(cmd);
 	cmd = NULL;
-	if ((rc = lm_guest_install_switch_command(facts, b, stage, &cmd)) < 0 ||
+	if ((rc = clear_bundle_name(ssh, facts, b)) < 0 || (rc = lm_guest_install_switch_command(facts, b, stage, &cmd)) < 0 ||
 	    (rc = run_checked(ssh, cmd, "switching to the new bundle")) < 0)
 		goto cleanup;
+	rc = lm_guest_files_remove(ssh, facts, b, b->id, &older);
 	goto out;
 
 cleanup:
 	/* No half-installed guest: the staging directory goes; `current` was never touched. */
 	{
-		cmdline r;
-
-		cl_init(&r);
-		char *rm = NULL;
+		lm_guest_removal r;
 		int saved = rc;
 		char msg[2048];
 
 		snprintf(msg, sizeof(msg), "%s", lm_error_last()->message);
-		cl_raw(&r, "rm -rf ");
-		cl_path(&r, facts, stage);
-		if (cl_done(&r, &rm) == 0)
-			(void)run_checked(ssh, rm, "removing the staging directory");
-		free(rm);
+		lm_guest_removal_init(&r);
+		if (lm_ssh_usable(ssh))
+			(void)lm_guest_entry_remove(ssh, facts, b, stage, &r);
+		lm_guest_removal_dispose(&r);
 		rc = lm_error_set(saved, "%s", msg);
 	}
 out:
-	free(cmd);
-	return rc;
-}
-
-int lm_guest_remove_all(lm_ssh *ssh, const lm_guest_facts *facts)
-{
-	cmdline c;
-
-	cl_init(&c);
-	char *cmd = NULL;
-	int rc;
-
-	cl_raw(&c, "rm -rf ");
-	cl_path(&c, facts, "");
-	if ((rc = cl_done(&c, &cmd)) < 0)
-		return rc;
-	rc = run_checked(ssh, cmd, "removing the guest files");
+	lm_guest_removal_dispose(&older);
 	free(cmd);
 	return rc;
 }
@@ -496,7 +539,7 @@ int lm_guest_probe(lm_ssh *ssh, const lm_shim_env *se, int shimmed, lm_report **
 	argv[argc++] = "--report";
 	if ((rc = lm_shim_command(se, shimmed, argv, argc, &cmd)) < 0)
 		return rc;
-	rc = lm_ssh_exec_capture(ssh, cmd, 256 * 1024, &sout, &serr, &status);
+	rc = lm_ssh_ask(ssh, cmd, 256 * 1024, &sout, &serr, &status);
 	free(cmd);
 	if (rc < 0)
 		goto out;
@@ -569,18 +612,33 @@ int lm_guest_confirm_command(const lm_guest_facts *known, const lm_bundle *b, co
 	 * with its bundle's. */
 	cl_raw(&c, "cd ");
 	cl_path(&c, known, "current");
-	cl_raw(&c, " && pwd -P && openssl dgst -sha256 -r");
+	cl_raw(&c, " && pwd -P");
+	/* Only regular files are read (test -f): a FIFO would block openssl, /dev/zero never end. */
+	for (i = 0; i <= b->nfiles; i++) {
+		cl_raw(&c, " && test -f ");
+		cl_arg(&c, i < b->nfiles ? b->files[i].name : "manifest.json");
+	}
+	cl_raw(&c, " && openssl dgst -sha256 -r");
 	for (i = 0; i < b->nfiles; i++) {
 		cl_raw(&c, " ");
 		cl_arg(&c, b->files[i].name);
 	}
 	cl_raw(&c, " manifest.json");
 	cl_mark(&c, mark, 1);
-	/* 3. The probe stock, then with the shim and its exercise in one process. */
+	/* 3. The probe stock, then with the shim and its exercise in one process; each only when
+	 * what it loads is a regular file (the loader would block on a FIFO). */
+	cl_raw(&c, "test -f ");
+	cl_arg(&c, se->probe_path);
+	cl_raw(&c, " && ");
 	rc = lm_shim_command(se, 0, stock, 2, &cmd);
 	cl_command(&c, rc, cmd);
 	cl_mark(&c, mark, 2);
 	cmd = NULL;
+	cl_raw(&c, "test -f ");
+	cl_arg(&c, se->probe_path);
+	cl_raw(&c, " && test -f ");
+	cl_arg(&c, se->shim_path);
+	cl_raw(&c, " && ");
 	rc = lm_shim_command(se, LM_SHIM_ALL, shimmed, 4, &cmd);
 	cl_command(&c, rc, cmd);
 	cl_mark(&c, mark, 3);

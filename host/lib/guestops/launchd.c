@@ -26,7 +26,7 @@ static int run_argv_both(lm_ssh *ssh, const char *const *argv, size_t argc, char
 	*st = 0;
 	if ((rc = lm_shell_quote_argv(argv, argc, &cmd)) < 0)
 		return rc;
-	rc = lm_ssh_exec_capture(ssh, cmd, 64 * 1024, sout, serr, st);
+	rc = lm_ssh_ask(ssh, cmd, 64 * 1024, sout, serr, st);
 	lm_free(cmd);
 	return rc;
 }

@@ -133,7 +133,7 @@ int lm_guest_run_target(lm_ssh *ssh, const lm_shim_env *se, const char *const *a
 	if ((rc = lm_shim_command(se, LM_SHIM_PATH_ONLY, args, n, &cmd)) < 0)
 		return rc;
 	/* Two codesign outputs (entitlements included) besides the paths. */
-	rc = lm_ssh_exec_capture(ssh, cmd, 4 * PATH_MAX + 64 * 1024, &out, &err, &status);
+	rc = lm_ssh_ask(ssh, cmd, 4 * PATH_MAX + 64 * 1024, &out, &err, &status);
 	free(cmd);
 	if (rc == 0 && status != 0)
 		rc = lm_error_set(LM_EREMOTE, "looking up %s in the guest failed (exit %d): %s", argv[i], status,

@@ -4,6 +4,8 @@
 #include "ssh_internal.h"
 
 #include "buf.h"
+#include "ssh_deadline.h"
+#include "text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +23,23 @@
 		}                                                           \
 	} while (0)
 
-static int run(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *data, int *exit_status)
+/* The deadline passed: the message names the command (its start: ours run to kilobytes) and the
+ * time it had, so that a hung guest is told from a slow network. */
+static int no_answer(lm_ssh *ssh, const char *command, double timeout)
+{
+	char shown[96];
+
+	lm_text_quote(shown, sizeof(shown), command, strlen(command), 72);
+	return lm_error_set(LM_ETIMEOUT, "VM '%s' (%s:%d): guest command `%s` gave no answer in %.0f s (its timeout); "
+	    "the guest may be hung", ssh->vm, ssh->address, ssh->port, shown, timeout);
+}
+
+/* timeout: seconds the whole command may take (0: no limit). */
+static int run(lm_ssh *ssh, const char *command, double timeout, lm_ssh_output_fn out, void *data, int *exit_status)
 {
 	LIBSSH2_CHANNEL *ch = NULL;
 	char *buf = NULL, *signal_name = NULL;
-	double deadline = ssh->command_timeout > 0 ? lm_clock_monotonic() + ssh->command_timeout : 0;
+	double deadline = timeout > 0 ? lm_clock_monotonic() + timeout : 0;
 	int rc = 0, werr, progressed, stream;
 	unsigned long queued;
 	ssize_t n;
@@ -99,6 +113,8 @@ static int run(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *dat
 	}
 	rc = 0;
 out:
+	if (rc == LM_ETIMEOUT && deadline > 0 && lm_clock_monotonic() >= deadline)
+		rc = no_answer(ssh, command, timeout);
 	/* Back to blocking; freeing the channel waits briefly at most (never clobbering the error). */
 	libssh2_session_set_blocking(ssh->session, 1);
 	if (ch != NULL) {
@@ -110,7 +126,8 @@ out:
 	return rc;
 }
 
-int lm_ssh_exec(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *data, int *exit_status)
+static int exec_within(lm_ssh *ssh, const char *command, double timeout, lm_ssh_output_fn out, void *data,
+    int *exit_status)
 {
 	int rc, status = -1;
 
@@ -120,10 +137,15 @@ int lm_ssh_exec(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *da
 		return lm_error_set(LM_EINVALID, "lm_ssh_exec: a command and an exit_status are required");
 	*exit_status = -1;
 	lm_log(ssh->ctx, LM_LOG_DEBUG, "ssh: VM '%s': %s", ssh->vm, command);
-	if ((rc = run(ssh, command, out, data, &status)) < 0)
+	if ((rc = run(ssh, command, timeout, out, data, &status)) < 0)
 		return rc;
 	*exit_status = status;
 	return 0;
+}
+
+int lm_ssh_exec(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *data, int *exit_status)
+{
+	return exec_within(ssh, command, ssh != NULL ? ssh->command_timeout : 0, out, data, exit_status);
 }
 
 /* Each stream the caller wants into a buffer of at most max bytes (one it does not want is read
@@ -144,8 +166,8 @@ static void capture_out(void *data, int stream, const char *bytes, size_t len)
 		lm_buf_add(&c->buf[i], bytes, len);
 }
 
-int lm_ssh_exec_capture(lm_ssh *ssh, const char *command, size_t max, char **out_stdout, char **out_stderr,
-    int *exit_status)
+static int capture_within(lm_ssh *ssh, const char *command, double timeout, size_t max, char **out_stdout,
+    char **out_stderr, int *exit_status)
 {
 	static const char *const names[2] = {"standard output", "standard error"};
 	char **dst[2] = {out_stdout, out_stderr};
@@ -157,7 +179,7 @@ int lm_ssh_exec_capture(lm_ssh *ssh, const char *command, size_t max, char **out
 		if ((c.want[i] = dst[i] != NULL))
 			*dst[i] = NULL;
 	}
-	rc = lm_ssh_exec(ssh, command, capture_out, &c, exit_status);
+	rc = exec_within(ssh, command, timeout, capture_out, &c, exit_status);
 	for (i = 0; i < 2 && rc == 0; i++) {
 		if (lm_buf_error(&c.buf[i]) == LM_ETOOLARGE)
 			rc = lm_error_set(LM_ETOOLARGE, "VM '%s': the command wrote more than %zu bytes (the limit) to its %s; "
@@ -177,4 +199,21 @@ int lm_ssh_exec_capture(lm_ssh *ssh, const char *command, size_t max, char **out
 				*dst[i] = NULL;
 			}
 	return rc;
+}
+
+int lm_ssh_exec_capture(lm_ssh *ssh, const char *command, size_t max, char **out_stdout, char **out_stderr,
+    int *exit_status)
+{
+	return capture_within(ssh, command, ssh != NULL ? ssh->command_timeout : 0, max, out_stdout, out_stderr,
+	    exit_status);
+}
+
+int lm_ssh_ask(lm_ssh *ssh, const char *command, size_t max, char **out_stdout, char **out_stderr,
+    int *exit_status)
+{
+	double timeout = LM_SSH_ASK_SECONDS;
+
+	if (ssh != NULL && ssh->command_timeout > 0 && ssh->command_timeout < timeout)
+		timeout = ssh->command_timeout;
+	return capture_within(ssh, command, timeout, max, out_stdout, out_stderr, exit_status);
 }

@@ -108,15 +108,72 @@ static int is_not_found(lm_ssh *ssh)
 	return status == LIBSSH2_FX_NO_SUCH_FILE || status == LIBSSH2_FX_NO_SUCH_PATH;
 }
 
+/* A read of a guest file ends by the session's command timeout, however steadily the guest
+ * answers (a file that grows as it is read would otherwise never end). */
+static double read_deadline(const lm_ssh *ssh)
+{
+	return ssh->command_timeout > 0 ? lm_clock_monotonic() + ssh->command_timeout : 0;
+}
+
+static int read_too_long(lm_ssh *ssh, const char *path)
+{
+	return lm_error_set(LM_ETIMEOUT, "VM '%s': reading %s took longer than %.0f s (the command timeout); "
+	    "the guest may be hung", ssh->vm, path, ssh->command_timeout);
+}
+
+static lm_ssh_kind kind_of_attrs(const LIBSSH2_SFTP_ATTRIBUTES *a)
+{
+	static const struct {
+		unsigned long type;
+		lm_ssh_kind kind;
+	} kinds[] = {{LIBSSH2_SFTP_S_IFREG, LM_SSH_KIND_FILE}, {LIBSSH2_SFTP_S_IFDIR, LM_SSH_KIND_DIR},
+		{LIBSSH2_SFTP_S_IFLNK, LM_SSH_KIND_LINK}, {LIBSSH2_SFTP_S_IFIFO, LM_SSH_KIND_FIFO},
+		{LIBSSH2_SFTP_S_IFCHR, LM_SSH_KIND_CHAR}, {LIBSSH2_SFTP_S_IFBLK, LM_SSH_KIND_BLOCK},
+		{LIBSSH2_SFTP_S_IFSOCK, LM_SSH_KIND_SOCKET}};
+	size_t i;
+
+	for (i = 0; (a->flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if ((a->permissions & LIBSSH2_SFTP_S_IFMT) == kinds[i].type)
+			return kinds[i].kind;
+	return LM_SSH_KIND_UNKNOWN;
+}
+
+const char *lm_ssh_kind_phrase(lm_ssh_kind kind)
+{
+	static const char *const phrases[] = {"absent", "a regular file", "a directory", "a symbolic link", "a FIFO",
+		"a character device", "a block device", "a socket", "of a type the SFTP server did not say"};
+
+	return (size_t)kind < sizeof(phrases) / sizeof(phrases[0]) ? phrases[kind] : phrases[LM_SSH_KIND_UNKNOWN];
+}
+
+/* lstat: a FIFO or a device is refused before anything opens it (an open of a FIFO blocks the
+ * guest's SFTP server until a writer comes; /dev/zero never ends), a link is not followed. */
+static int stat_regular(lm_ssh *ssh, const char *path, LIBSSH2_SFTP_ATTRIBUTES *attrs)
+{
+	lm_ssh_kind kind;
+
+	if (sftp_stat(ssh->sftp, path, LIBSSH2_SFTP_LSTAT, attrs) != 0)
+		return sftp_fail(ssh, "reading", path);
+	if ((kind = kind_of_attrs(attrs)) != LM_SSH_KIND_FILE)
+		return lm_error_set(LM_EREMOTE, "VM '%s': %s is %s, not a file", ssh->vm, path, lm_ssh_kind_phrase(kind));
+	return 0;
+}
+
+/* The SHA-256 of a regular file: at most the size lstat gave (a file still growing is an error,
+ * not a hash of some prefix), within the command timeout. */
 static int hash_remote(lm_ssh *ssh, const char *path, uint8_t digest[32], uint64_t *size)
 {
 	LIBSSH2_SFTP_HANDLE *h;
+	LIBSSH2_SFTP_ATTRIBUTES attrs;
 	lm_sha256_ctx c;
 	char *buf;
 	ssize_t n;
 	uint64_t total = 0;
+	double deadline = read_deadline(ssh);
 	int rc = 0;
 
+	if ((rc = stat_regular(ssh, path, &attrs)) < 0)
+		return rc;
 	if ((h = sftp_open(ssh->sftp, path, LIBSSH2_FXF_READ, 0)) == NULL)
 		return sftp_fail(ssh, "opening", path);
 	if ((buf = malloc(IO_CHUNK)) == NULL) {
@@ -127,8 +184,17 @@ static int hash_remote(lm_ssh *ssh, const char *path, uint8_t digest[32], uint64
 	while ((n = libssh2_sftp_read(h, buf, IO_CHUNK)) > 0) {
 		lm_sha256_update(&c, buf, (size_t)n);
 		total += (uint64_t)n;
+		if ((attrs.flags & LIBSSH2_SFTP_ATTR_SIZE) && total > attrs.filesize) {
+			rc = lm_error_set(LM_EREMOTE, "VM '%s': %s grew while it was read (past %llu bytes)", ssh->vm, path,
+			    (unsigned long long)attrs.filesize);
+			break;
+		}
+		if (deadline > 0 && lm_clock_monotonic() > deadline) {
+			rc = read_too_long(ssh, path);
+			break;
+		}
 	}
-	if (n < 0)
+	if (rc == 0 && n < 0)
 		rc = sftp_fail(ssh, "reading", path);
 	libssh2_sftp_close(h);
 	free(buf);
@@ -200,6 +266,20 @@ int lm_ssh_stat(lm_ssh *ssh, const char *remote_path, lm_ssh_stat_info *out)
 	}
 	if (attrs.flags & LIBSSH2_SFTP_ATTR_SIZE)
 		out->size = attrs.filesize;
+	return 0;
+}
+
+int lm_ssh_kind_of(lm_ssh *ssh, const char *remote_path, lm_ssh_kind *kind)
+{
+	LIBSSH2_SFTP_ATTRIBUTES attrs;
+	int rc;
+
+	*kind = LM_SSH_KIND_ABSENT;
+	if ((rc = sftp_open_session(ssh)) < 0)
+		return rc;
+	if (sftp_stat(ssh->sftp, remote_path, LIBSSH2_SFTP_LSTAT, &attrs) != 0)
+		return is_not_found(ssh) ? 0 : sftp_fail(ssh, "looking at", remote_path);
+	*kind = kind_of_attrs(&attrs);
 	return 0;
 }
 
@@ -409,6 +489,7 @@ int lm_ssh_read_file(lm_ssh *ssh, const char *remote_path, size_t max, char **da
 	char chunk[IO_CHUNK / 4];
 	lm_buf b;
 	ssize_t n;
+	double deadline = read_deadline(ssh);
 	int rc = 0;
 
 	if (remote_path == NULL || remote_path[0] == '\0' || data == NULL)
@@ -418,10 +499,8 @@ int lm_ssh_read_file(lm_ssh *ssh, const char *remote_path, size_t max, char **da
 		*len = 0;
 	if ((rc = sftp_open_session(ssh)) < 0)
 		return rc;
-	if (sftp_stat(ssh->sftp, remote_path, LIBSSH2_SFTP_LSTAT, &attrs) != 0)
-		return sftp_fail(ssh, "reading", remote_path);
-	if (!(attrs.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) || !LIBSSH2_SFTP_S_ISREG(attrs.permissions))
-		return lm_error_set(LM_EREMOTE, "VM '%s': %s is not a regular file", ssh->vm, remote_path);
+	if ((rc = stat_regular(ssh, remote_path, &attrs)) < 0)
+		return rc;
 	if ((h = sftp_open(ssh->sftp, remote_path, LIBSSH2_FXF_READ, 0)) == NULL)
 		return sftp_fail(ssh, "opening", remote_path);
 	lm_buf_init(&b, max);
@@ -429,6 +508,10 @@ int lm_ssh_read_file(lm_ssh *ssh, const char *remote_path, size_t max, char **da
 	while ((n = libssh2_sftp_read(h, chunk, sizeof(chunk))) > 0) {
 		if ((rc = lm_buf_add(&b, chunk, (size_t)n)) < 0)
 			break;
+		if (deadline > 0 && lm_clock_monotonic() > deadline) {
+			rc = read_too_long(ssh, remote_path);
+			break;
+		}
 	}
 	if (rc == LM_ETOOLARGE)
 		rc = lm_error_set(LM_ETOOLARGE, "VM '%s': %s is larger than %zu bytes (the limit)", ssh->vm, remote_path, max);
