@@ -197,8 +197,11 @@ static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res
 		lm_outcome_fail(ctx, o, rc);
 		return rc;
 	}
-	rc = rollback_vm(ctx, vmm, res, o);
-	lm_vm_lock_release(lock);
+	/* Rolled back, its record is gone: its lock file goes with it. */
+	if ((rc = rollback_vm(ctx, vmm, res, o)) == 0 && !lm_context_options(ctx)->dry_run)
+		lm_vm_lock_drop(lock);
+	else
+		lm_vm_lock_release(lock);
 	return rc;
 }
 

@@ -251,6 +251,18 @@ lm_vm_status lm_vm_record_status_of(const cJSON *entry)
 	return r.status;
 }
 
+void lm_vm_record_manager_of(const cJSON *entry, char *buf, size_t size)
+{
+	lm_vm_record r;
+	const struct key *k;
+
+	memset(&r, 0, sizeof(r));
+	for (k = keys; k < keys + sizeof(keys) / sizeof(keys[0]); k++)
+		if (k->part == PART_MANAGER && decode_key(k, entry, &r) < 0)
+			lm_error_clear();
+	snprintf(buf, size, "%s", r.manager);
+}
+
 int lm_vm_record_decode(const cJSON *entry, const char *name, lm_vm_record *r)
 {
 	const struct key *k;
