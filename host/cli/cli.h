@@ -22,7 +22,8 @@ enum {
 	LM_EXIT_FAILURE = 1,
 	LM_EXIT_USAGE = 2,
 	LM_EXIT_PARTIAL = 3,          /* some VMs of a fleet failed */
-	LM_EXIT_GUEST_UNSUPPORTED = 4 /* the shim does not activate in this guest; stock kept */
+	LM_EXIT_GUEST_UNSUPPORTED = 4, /* the shim does not activate in this guest; stock kept */
+	LM_EXIT_NEWER = 5             /* lume-metal's state was written by a newer version; nothing changed */
 };
 
 /* progress.c: what is shown of the waits in progress (one slot per VM and step). */

@@ -18,7 +18,7 @@ int lm_cmd_forget_host(lm_cli *cli)
 	n = lm_ssh_forget_host(ctx, vm);
 	if (n < 0) {
 		lm_context_free(ctx);
-		return lm_cli_fail(cli, LM_EXIT_FAILURE);
+		return lm_cli_fail(cli, n == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE); /* a bad name, as elsewhere */
 	}
 	if (cli->json) {
 		env = lm_cli_envelope(cli, LM_EXIT_OK, 0, NULL);

@@ -27,8 +27,9 @@
 /* ---- journal.c: the document ---- */
 
 /* lm_state_open_ex() and the document's layout checked: a "schema" this version knows (a newer
- * one is LM_EUNSUPPORTED, none LM_ECORRUPT with the state module's copy), "vms" and
- * "preference" objects when present. A missing journal reads as the empty document. */
+ * one is LM_ENEWER, none LM_ECORRUPT with the state module's copy), "vms" and "preference"
+ * objects when present, every VM's name valid (else LM_ECORRUPT). A missing journal reads as
+ * the empty document. */
 int lm_journal_open(lm_state **out, lm_context *ctx, unsigned flags, double lock_timeout);
 /* The same with the default timeout, exclusive (changes are saved with lm_state_save). */
 int lm_journal_open_rw(lm_state **out, lm_context *ctx);
