@@ -104,7 +104,7 @@ static int remembered(lm_context *ctx, char ***out, char ***managers, size_t *co
 	int rc, c;
 
 	if ((rc = lm_ssh_pinned_vms(ctx, &pins)) < 0 || (rc = lm_journal_open(&st, ctx, LM_STATE_READONLY, 0)) < 0 ||
-	    (rc = lm_journal_vm_managers(st, &journal, &jmgrs)) < 0)
+	    (rc = lm_vm_record_managers(st, &journal, &jmgrs)) < 0)
 		goto out;
 	while (journal[nj] != NULL)
 		nj++;

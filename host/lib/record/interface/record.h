@@ -39,9 +39,6 @@ int lm_journal_vm_names(lm_state *st, char ***out);
 int lm_journal_has_vm(lm_state *st, const char *name);
 /* Drop a VM's record (nothing when there is none). */
 void lm_journal_forget_vm(lm_state *st, const char *name);
-/* The same names sorted (lm_strv_sort order), with the manager each record names ("" none or
- * unreadable) at the same index. */
-int lm_journal_vm_managers(lm_state *st, char ***names, char ***managers);
 /* Drop the records of the n VMs in `sorted` (lm_strv_sort order) in one pass over the journal;
  * present[i] (when not NULL) is set for each that had one. How many were dropped. */
 size_t lm_journal_forget_vms(lm_state *st, char *const *sorted, size_t n, unsigned char *present);
@@ -116,6 +113,9 @@ const char *lm_vm_record_status_name(lm_vm_status status);
 lm_vm_status lm_vm_record_status_of(const cJSON *entry);
 /* The manager alone, likewise ("" when none or unreadable). */
 void lm_vm_record_manager_of(const cJSON *entry, char *buf, size_t size);
+/* The VMs the journal records, sorted (lm_strv_sort order), with the manager each record names
+ * ("" none or unreadable) at the same index (NULL-terminated; lm_strv_free both). */
+int lm_vm_record_managers(lm_state *st, char ***names, char ***managers);
 
 /* Setters: each checks its rule and marks its part changed. */
 void lm_vm_record_set_status(lm_vm_record *r, lm_vm_status status);
