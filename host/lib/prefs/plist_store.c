@@ -70,8 +70,8 @@ static int refuse_link(const char *path)
 	n = readlink(path, target, sizeof(target) - 1);
 	target[n > 0 ? n : 0] = '\0';
 	return lm_error_set(LM_EIO, "preferences file %s is a symbolic link (to %s); lume-metal changes only a regular "
-	    "file and never replaces a link: nothing was written. Make it a regular file (or let --prefs-dir name "
-	    "the directory of the file it points to)", path, n > 0 ? target : "somewhere unreadable");
+	    "file and never replaces a link: nothing was written. Make it a regular file first", path,
+	    n > 0 ? target : "somewhere unreadable");
 }
 
 static int write_dict(lm_prefs_store *store, plist_t dict)
