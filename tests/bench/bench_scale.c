@@ -68,6 +68,7 @@ static int row(const char *what, size_t n)
 	printf("| %-34s | %9zu | %7zu | %8.2f | %7.0f |\n", strcmp(what, "gc") == 0 ? "gc: gone VMs forgotten" :
 	    strcmp(what, "read") == 0 ? "known_hosts: every pin read" : "known_hosts: one pin forgotten", n, done,
 	    seconds, scale_peak_mb() - before);
+	fflush(stdout); /* the child ends with _exit */
 	lm_context_free(ctx);
 	return 0;
 }
