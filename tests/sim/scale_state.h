@@ -20,7 +20,9 @@ int scale_state_make(lm_context *ctx, size_t n, const char *const *live, int loc
 /* How many "vm-*.lock" files the state directory holds. */
 size_t scale_lock_files(lm_context *ctx);
 
-/* The peak resident size of this process so far, in MB (getrusage). */
+/* The peak resident size of this process so far, in MB, and the CPU time it has used, user and
+ * system, in seconds (getrusage). */
 double scale_peak_mb(void);
+double scale_cpu_seconds(void);
 
 #endif
