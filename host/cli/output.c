@@ -246,9 +246,14 @@ int lm_cli_fail(lm_cli *cli, int exit_code)
 {
 	const lm_error *e = lm_error_last();
 
-	/* Its own code whatever the command: the whole state is unreadable to this version. */
-	return lm_cli_report(cli, e->code == LM_ENEWER ? LM_EXIT_NEWER : exit_code, e->code != 0 ? e->code : LM_ERROR,
+	return lm_cli_report(cli, lm_cli_exit_of(e->code, exit_code), e->code != 0 ? e->code : LM_ERROR,
 	    e->message[0] ? e->message : "failed");
+}
+
+int lm_cli_exit_of(int code, int otherwise)
+{
+	/* Its own code whatever the command: the whole state is unreadable to this version. */
+	return code == LM_ENEWER ? LM_EXIT_NEWER : otherwise;
 }
 
 int lm_cli_usage_error(lm_cli *cli, const char *fmt, ...)

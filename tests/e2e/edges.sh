@@ -40,6 +40,12 @@ scenario_newer_journal() {
   set +e; lm enable vm1 >"$E2E_DIR/t.out" 2>"$E2E_DIR/t.err"; rc=$?; set -e
   [ "$rc" -eq 5 ] || fail "enable (text): exit $rc, expected 5"
   grep -q '^hint: upgrade lume-metal' "$E2E_DIR/t.err" || fail "enable (text): $(cat "$E2E_DIR/t.err")"
+  for cmd in "run vm1 -- true" "probe vm1"; do
+    # shellcheck disable=SC2086 # the command's words
+    set +e; lm $cmd >"$E2E_DIR/t.out" 2>"$E2E_DIR/t.err"; rc=$?; set -e
+    [ "$rc" -eq 5 ] || fail "$cmd: exit $rc, expected 5: $(cat "$E2E_DIR/t.err")"
+  done
+  cmp -s "$JOURNAL" "$E2E_DIR/journal.orig" || fail "the newer journal changed"
   lm --help | grep -q '^ *5 .*newer lume-metal' || fail "--help does not list exit code 5"
 }
 
