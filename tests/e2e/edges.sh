@@ -46,7 +46,7 @@ scenario_newer_journal() {
     [ "$rc" -eq 5 ] || fail "$cmd: exit $rc, expected 5: $(cat "$E2E_DIR/t.err")"
   done
   cmp -s "$JOURNAL" "$E2E_DIR/journal.orig" || fail "the newer journal changed"
-  lm --help | grep -q '^ *5 .*newer lume-metal' || fail "--help does not list exit code 5"
+  lm --help | grep -q '^ *5 .*written by a newer' || fail "--help does not list exit code 5"
 }
 
 # The journal itself wrong: a state error naming the file (exit 1, `corrupt`), never a usage
