@@ -111,7 +111,7 @@ static int remembered(lm_context *ctx, char ***out, char ***managers, size_t *co
 	while (pins != NULL && pins[np] != NULL)
 		np++;
 	lm_strv_sort(pins, np);
-	rc = lm_error_nomem();
+	rc = LM_ENOMEM; /* said at out, only when it happens */
 	if ((names = calloc(nj + np + 1, sizeof(*names))) == NULL || (mgrs = calloc(nj + np + 1, sizeof(*mgrs))) == NULL)
 		goto out;
 	/* Both sorted: merged in one pass, a name in both taken once, with the journal's manager. */
@@ -130,6 +130,7 @@ out:
 	lm_strv_free(journal);
 	lm_strv_free(jmgrs);
 	if (rc < 0) {
+		rc = rc == LM_ENOMEM ? lm_error_nomem() : rc;
 		lm_strv_free(names);
 		lm_strv_free(mgrs);
 		names = mgrs = NULL;
@@ -151,7 +152,7 @@ int lm_flow_sweep_gone(lm_context *ctx, lm_vm_manager *vmm, const char *const *e
 
 	if ((rc = remembered(ctx, &names, &managers, &count)) < 0)
 		return rc;
-	rc = lm_error_nomem();
+	rc = LM_ENOMEM; /* said at out, only when it happens */
 	if ((skip = calloc(count + 1, 1)) == NULL || (journal = calloc(count + 1, 1)) == NULL ||
 	    (pin = calloc(count + 1, 1)) == NULL || (gone = calloc(count + 1, sizeof(*gone))) == NULL)
 		goto out;
@@ -165,6 +166,7 @@ int lm_flow_sweep_gone(lm_context *ctx, lm_vm_manager *vmm, const char *const *e
 	for (i = 0; report != NULL && i < ngone && (rc = lm_flow_outcome_add(report, gone[i], &o)) == 0; i++)
 		lm_flow_gone_outcome(o, journal[i], pin[i], lm_context_options(ctx)->dry_run);
 out:
+	rc = rc == LM_ENOMEM ? lm_error_nomem() : rc;
 	free(skip);
 	free(journal);
 	free(pin);
