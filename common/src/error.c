@@ -99,6 +99,7 @@ const char *lm_error_name(int code)
 	case LM_ETOOLARGE: return "too-large";
 	case LM_EHARDENED: return "hardened";
 	case LM_ENOSHIM: return "no-shim";
+	case LM_ENEWER: return "newer";
 	default: return "error";
 	}
 }

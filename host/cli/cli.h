@@ -22,7 +22,8 @@ enum {
 	LM_EXIT_FAILURE = 1,
 	LM_EXIT_USAGE = 2,
 	LM_EXIT_PARTIAL = 3,          /* some VMs of a fleet failed */
-	LM_EXIT_GUEST_UNSUPPORTED = 4 /* the shim does not activate in this guest; stock kept */
+	LM_EXIT_GUEST_UNSUPPORTED = 4, /* the shim does not activate in this guest; stock kept */
+	LM_EXIT_NEWER = 5             /* lume-metal's state was written by a newer version; nothing changed */
 };
 
 /* progress.c: what is shown of the waits in progress (one slot per VM and step). */
@@ -95,6 +96,7 @@ void lm_cli_man(FILE *out);
  * otherwise. The CLI's own part: hints (which option or command helps with an error code) and the
  * callbacks it gives the library (progress lines, a run's output). */
 int lm_cli_fail(lm_cli *cli, int exit_code);                      /* prints lm_error_last() */
+int lm_cli_exit_of(int code, int otherwise); /* LM_EXIT_NEWER for LM_ENEWER, whatever the command; else otherwise */
 int lm_cli_report(lm_cli *cli, int exit_code, int code, const char *message); /* prints this error */
 int lm_cli_usage_error(lm_cli *cli, const char *fmt, ...) LM_CLI_PRINTF(2, 3); /* LM_EXIT_USAGE */
 const char *lm_cli_hint(const lm_cli *cli, int code);             /* NULL when none; lm_error_last()'s cause */

@@ -8,11 +8,15 @@ int lm_cmd_forget_host(lm_cli *cli)
 	lm_json_envelope env;
 	char *doc = NULL;
 	const char *vm;
+	char name[LM_VM_NAME_MAX];
 	int n;
 
 	if (cli->argc != 1)
 		return lm_cli_usage_error(cli, "forget-host takes exactly one VM name (lume-metal forget-host VM)");
 	vm = cli->argv[0];
+	/* A name no VM can have is a usage error, as in every command (the message names the fault). */
+	if (lm_vm_name_normalize(vm, name) < 0)
+		return lm_cli_fail(cli, LM_EXIT_USAGE);
 	if (lm_cli_context(cli, &ctx) != 0)
 		return LM_EXIT_FAILURE;
 	n = lm_ssh_forget_host(ctx, vm);

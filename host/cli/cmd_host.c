@@ -9,12 +9,13 @@ static int fail(lm_cli *cli, const lm_host_pref_info *info)
 {
 	const lm_error *e = lm_error_last();
 	const char *message = e->message[0] != '\0' ? e->message : "failed";
+	const int exit_code = lm_cli_exit_of(e->code, LM_EXIT_FAILURE);
 	lm_json_envelope env;
 	const char *hint;
 	char *doc = NULL;
 
 	if (cli->json) {
-		env = lm_cli_envelope(cli, LM_EXIT_FAILURE, e->code != 0 ? e->code : LM_ERROR, message);
+		env = lm_cli_envelope(cli, exit_code, e->code != 0 ? e->code : LM_ERROR, message);
 		if (lm_host_pref_info_to_json(info, &env, &doc) < 0)
 			doc = NULL;
 		lm_cli_print_document(cli, doc == NULL ? -1 : 0, doc);
@@ -22,7 +23,7 @@ static int fail(lm_cli *cli, const lm_host_pref_info *info)
 	lm_cli_printf(stderr, "lume-metal: %s\n", message);
 	if ((hint = lm_cli_hint(cli, e->code)) != NULL)
 		lm_cli_printf(stderr, "hint: %s\n", hint);
-	return LM_EXIT_FAILURE;
+	return exit_code;
 }
 
 static const char *or_absent(const lm_host_pref_info *info)

@@ -50,7 +50,7 @@ int lm_cmd_run(lm_cli *cli)
 		lm_run_result_free(res);
 		free(cli->out_bytes);
 		free(cli->err_bytes);
-		return lm_cli_report(cli, LM_EXIT_FAILURE, rc, msg);
+		return lm_cli_report(cli, lm_cli_exit_of(rc, LM_EXIT_FAILURE), rc, msg);
 	}
 	if (cli->json && cli->output_lost) {
 		lm_run_result_free(res);

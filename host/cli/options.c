@@ -160,6 +160,7 @@ static const char *const command_help[] = {
 static const char *const exit_help[] = {
 	"0", "success", "1", "failure", "2", "usage error", "3", "some VMs of a fleet failed",
 	"4", "guest unsupported: the shim does not activate there, stock kept",
+	"5", "lume-metal's state was written by a newer lume-metal: upgrade; nothing was changed",
 	"run", "the guest command's own exit status", NULL,
 };
 
@@ -562,8 +563,11 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 			lm_cli_man(stdout);
 			return -1;
 		}
+		/* A short option getopt does not know inside a cluster ("-rf"): getopt is still on that
+		 * argument, so argv[optind - 1] is the one before it. */
 		if (c == '?')
-			return unknown_option(cli, argv[optind - 1]);
+			return unknown_option(cli, optopt != 0 && optind < dashdash && argv[optind][0] == '-' &&
+			    argv[optind][1] != '-' && strchr(argv[optind] + 1, optopt) != NULL ? argv[optind] : argv[optind - 1]);
 		if (c == ':')
 			return lm_cli_usage_error(cli, "option '%s' needs a value (see lume-metal --help)", argv[optind - 1]);
 		for (k = 0; k < N_OPTIONS; k++)

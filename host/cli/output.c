@@ -150,6 +150,8 @@ static const struct {
 	{LM_EHARDENED, NULL, NULL, NULL, "re-sign the program with the entitlement "
 	    "com.apple.security.cs.allow-dyld-environment-variables (and com.apple.security.cs.disable-library-validation), "
 	    "or pass --run-hardened-stock to start it anyway, stock (docs/guest.md)"},
+	{LM_ENEWER, NULL, NULL, NULL, "upgrade lume-metal to the version that wrote it, or a newer one (`lume-metal "
+	    "--version` shows this one's); an older lume-metal never changes a newer one's state"},
 	{LM_ENOSHIM, NULL, NULL, NULL, "the lines above say why no process loaded the shim; without --require-shim the "
 	    "run ends with the workload's own status"},
 	{LM_ENETWORK, NULL, NULL, NULL, "Lume: start `lume serve` or pass --lume-url URL; UTM from an SSH session or "
@@ -244,7 +246,14 @@ int lm_cli_fail(lm_cli *cli, int exit_code)
 {
 	const lm_error *e = lm_error_last();
 
-	return lm_cli_report(cli, exit_code, e->code != 0 ? e->code : LM_ERROR, e->message[0] ? e->message : "failed");
+	return lm_cli_report(cli, lm_cli_exit_of(e->code, exit_code), e->code != 0 ? e->code : LM_ERROR,
+	    e->message[0] ? e->message : "failed");
+}
+
+int lm_cli_exit_of(int code, int otherwise)
+{
+	/* Its own code whatever the command: the whole state is unreadable to this version. */
+	return code == LM_ENEWER ? LM_EXIT_NEWER : otherwise;
 }
 
 int lm_cli_usage_error(lm_cli *cli, const char *fmt, ...)

@@ -11,6 +11,8 @@ int lm_cli_flow_exit(const lm_flow_result *r)
 	size_t i, failed = 0, unsupported = 0;
 
 	for (i = 0; i < r->count; i++) {
+		if (r->vms[i]->rc == LM_ENEWER) /* the state every VM shares: the run's own code */
+			return LM_EXIT_NEWER;
 		if (r->vms[i]->rc == LM_EUNSUPPORTED)
 			unsupported++;
 		else if (r->vms[i]->rc < 0)

@@ -45,8 +45,10 @@ typedef enum {
 	LM_EHARDENED = -26,   /* the workload (or its script's interpreter) is signed with the hardened
 	                         runtime without the dyld-environment entitlement: dyld would ignore the
 	                         shim, so it was not started (docs/guest.md) */
-	LM_ENOSHIM = -27      /* the workload ran, and no process of it loaded the shim (run's
+	LM_ENOSHIM = -27,     /* the workload ran, and no process of it loaded the shim (run's
 	                         require_shim; its activation records say so) */
+	LM_ENEWER = -28       /* a file of lume-metal's (the state journal) was written by a newer
+	                         version, whose format this one does not know; nothing was changed */
 } lm_error_code;
 
 typedef struct {

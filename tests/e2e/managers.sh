@@ -192,6 +192,26 @@ scenario_rollback() {
   jq -r '.vms[0].message' "$E2E_DIR/r2.json" | grep -q "never enabled" || fail "second rollback: $(cat "$E2E_DIR/r2.json")"
 }
 
+# A manager that gives a host name as the VM's address (issue 25, item 6): "localhost" is
+# refused, naming the manager's answer, and never looked up or connected to (no pin recorded).
+scenario_address_name() {
+  mgr_sim_start
+  user_start
+  curl -fsS -X POST -d '{"answer":"localhost"}' "$LUME_METAL_LUME_URL/_sim/vms/vm1/address" >/dev/null
+  lmb_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 1 "$E2E_DIR/e.json"
+  jq -r '.vms[0].error.message // .error.message' "$E2E_DIR/e.json" >"$E2E_DIR/msg"
+  grep -q "the address it gave, 'localhost', is not an IPv4 address" "$E2E_DIR/msg" || fail "message: $(cat "$E2E_DIR/msg")"
+  case "$backend" in
+  lume-api) grep -q '^lume: GET /lume/vms/vm1' "$E2E_DIR/msg" ;;
+  lume-cli) grep -q '^lume get' "$E2E_DIR/msg" ;;
+  tart) grep -q '^tart ip' "$E2E_DIR/msg" ;;
+  utm) grep -q '^utmctl ip-address' "$E2E_DIR/msg" ;;
+  esac || fail "the message does not name $backend's answer: $(cat "$E2E_DIR/msg")"
+  [ ! -s "$LUME_METAL_STATE_DIR/known_hosts" ] || fail "a host key was recorded: $(cat "$LUME_METAL_STATE_DIR/known_hosts")"
+  [ ! -e "$(guest_home vm1)/.local/share/lume-metal" ] || fail "guest files installed"
+}
+
 # The guest's host key changes (a re-created VM): refused with a way out, nothing installed.
 scenario_host_key_change() {
   enable_once

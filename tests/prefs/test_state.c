@@ -174,7 +174,7 @@ static void test_corrupt_journal_is_kept_and_copied(void **state)
 	check_corrupt(f, "{\"schema\": 1, \"preference\": 3}", LM_ECORRUPT);
 	check_corrupt(f, "", LM_ECORRUPT);
 	check_corrupt(f, "{\"schema\": 1} trailing", LM_ECORRUPT);
-	check_corrupt(f, "{\"schema\": 7}", LM_EUNSUPPORTED);
+	check_corrupt(f, "{\"schema\": 7}", LM_ENEWER);
 	lm_assert_error_has("newer");
 }
 
@@ -427,7 +427,7 @@ static void test_layout(void **state)
 	lm_state_close(st);
 	path = lm_test_join(f->dir, "state.json");
 	lm_test_write(path, "{\"schema\":2,\"vms\":{}}", 21);
-	assert_int_equal(lm_journal_open(&st, f->ctx, LM_STATE_READONLY, 1), LM_EUNSUPPORTED);
+	assert_int_equal(lm_journal_open(&st, f->ctx, LM_STATE_READONLY, 1), LM_ENEWER);
 	lm_assert_error_has("newer lume-metal");
 	lm_test_write(path, "{\"schema\":1,\"vms\":[]}", 21);
 	assert_int_equal(lm_journal_open(&st, f->ctx, LM_STATE_READONLY, 1), LM_ECORRUPT);

@@ -59,7 +59,7 @@ run echo_command 2 $'\e[2Jfrobnicate'
 no_raw_control echo_command
 run echo_option 2 status $'--\e[1mbold'
 no_raw_control echo_option
-run echo_forget 1 forget-host $'vm\e[5m' --state-dir "$S"
+run echo_forget 2 forget-host $'vm\e[5m' --state-dir "$S"
 no_raw_control echo_forget
 run echo_profile 1 profile show "$T/"$'\e[31mred.json'
 no_raw_control echo_profile

@@ -162,10 +162,11 @@ static void test_fifo_journal_lock_plist(void **state)
 	ctx = context_in(dir, prefs, NULL);
 	/* The journal. */
 	make_fifo(journal);
-	lm_assert_fails(lm_state_open(&st, ctx), LM_EINVALID);
+	/* Not a journal at all: a state error naming the file, never a usage error (issue 25). */
+	lm_assert_fails(lm_state_open(&st, ctx), LM_ECORRUPT);
 	assert_null(st);
 	lm_assert_error_has("FIFO");
-	lm_assert_fails(lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 1), LM_EINVALID);
+	lm_assert_fails(lm_state_open_ex(&st, ctx, LM_STATE_READONLY, 1), LM_ECORRUPT);
 	unlink(journal);
 	/* The lock file. */
 	make_fifo(lock);

@@ -30,6 +30,8 @@ typedef enum { SIM_OWNER_NONE = 0, SIM_OWNER_SERVER, SIM_OWNER_CLI } sim_owner;
 typedef struct {
 	char name[SIM_NAME_MAX];
 	char address[16];       /* 127.0.0.N */
+	char address_answer[64]; /* what every manager gives as its address once booted, when not "" (a
+	                            lying manager: POST /_sim/vms/NAME/address) */
 	char dir[PATH_MAX];     /* the guest fixture's directory */
 	char config[PATH_MAX];  /* HOME/NAME/config.json: its holder runs the VM */
 	const char *metal_dir;  /* NULL: none */

@@ -335,6 +335,20 @@ static void route(sim *s, const char *method, const char *path, const char *body
 			set_message(r, 500, "guest-sshd rekey failed for ", name);
 		else
 			set_message(r, 200, "host keys replaced", NULL);
+	} else if (post && match_hook(path, "address", name, sizeof(name))) {
+		cJSON *doc = cJSON_Parse(body);
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(doc, "answer");
+		if ((vm = sim_vm_find(s, name)) == NULL) {
+			set_message(r, 400, "Virtual machine not found: ", name);
+		} else if (!cJSON_IsString(a) || strlen(a->valuestring) >= sizeof(vm->address_answer)) {
+			set_message(r, 400, "expected {\"answer\": \"what the managers say\"} of at most 63 bytes", NULL);
+		} else {
+			pthread_mutex_lock(&s->lock);
+			snprintf(vm->address_answer, sizeof(vm->address_answer), "%s", a->valuestring);
+			pthread_mutex_unlock(&s->lock);
+			set_message(r, 200, "address answer set", NULL);
+		}
+		cJSON_Delete(doc);
 	} else if (post && match_hook(path, "attach", name, sizeof(name))) {
 		if ((vm = sim_vm_find(s, name)) == NULL)
 			set_message(r, 400, "Virtual machine not found: ", name);

@@ -277,7 +277,7 @@ static cJSON *state_object(sim *s, sim_vm *vm)
 	cJSON_AddStringToObject(o, "manager", manager_name(vm->manager));
 	cJSON_AddBoolToObject(o, "running", vm->running);
 	cJSON_AddBoolToObject(o, "booted", vm->booted);
-	cJSON_AddStringToObject(o, "address", vm->booted ? vm->address : "");
+	cJSON_AddStringToObject(o, "address", !vm->booted ? "" : vm->address_answer[0] ? vm->address_answer : vm->address);
 	cJSON_AddStringToObject(o, "uuid", vm->uuid);
 	/* UTM's words (UTMScriptingStatus) */
 	cJSON_AddStringToObject(o, "status", !vm->running ? "stopped" : vm->stopping ? "stopping" : vm->paused ? "paused" :

@@ -598,7 +598,7 @@ static cJSON *vm_object(sim *s, sim_vm *vm)
 		cJSON_AddNullToObject(o, "vncUrl");
 	}
 	if (booted)
-		cJSON_AddStringToObject(o, "ipAddress", vm->address);
+		cJSON_AddStringToObject(o, "ipAddress", vm->address_answer[0] ? vm->address_answer : vm->address);
 	else
 		cJSON_AddNullToObject(o, "ipAddress");
 	if (!booted) /* no address, no probe: null, running or not */

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 char *lm_vformat(const char *fmt, va_list ap)
 {
@@ -38,4 +39,22 @@ void lm_strv_free(char **list)
 	for (i = 0; list[i] != NULL; i++)
 		free(list[i]);
 	free(list);
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void lm_strv_sort(char **v, size_t n)
+{
+	if (n > 1)
+		qsort(v, n, sizeof(*v), compare_strings);
+}
+
+size_t lm_strv_find(char *const *sorted, size_t n, const char *s)
+{
+	char *const *hit = n > 0 ? bsearch(&s, sorted, n, sizeof(*sorted), compare_strings) : NULL;
+
+	return hit != NULL ? (size_t)(hit - sorted) : n;
 }

@@ -1,6 +1,6 @@
 /* VMs that no longer exist (docs/state-format.md, "Gone VMs"): CI fleets clone a VM per job and
  * delete it afterwards. When its manager says a VM does not exist, what lume-metal remembers of
- * it -- its journal entry and its known_hosts pin -- is dropped with one notice, so that later
+ * it -- its journal entry, its known_hosts pin, its lock file -- is dropped with one notice, so later
  * commands do not fail on it, the preference's bookkeeping counts only live VMs, and the journal
  * stays as large as the number of VMs that exist. Only a definite "not found" counts: a manager
  * that cannot be reached proves nothing, and nothing is dropped then. */
@@ -11,16 +11,8 @@
 #include "flow_internal.h"
 #include "ssh_pins.h"
 #include "vm_gone.h"
+#include "state.h"
 #include "str.h"
-
-/* Whether `name` is in the NULL-terminated list (NULL: empty). */
-static int listed(char **list, const char *name)
-{
-	for (; list != NULL && *list != NULL; list++)
-		if (strcmp(*list, name) == 0)
-			return 1;
-	return 0;
-}
 
 /* The manager a VM's record names ("" when none, or when its record cannot be read: then every
  * manager asked must say it is gone). */
@@ -49,42 +41,47 @@ int lm_flow_journal_manager(lm_context *ctx, const char *vm, char *buf, size_t s
 	return 0;
 }
 
-int lm_flow_forget_vm(lm_context *ctx, const char *vm, int *journal, int *pin)
+/* Forget the n VMs of `sorted` (lm_strv_sort order): their journal entries in one write, their
+ * pins in one more, their lock files; journal[i] and pin[i] say what was (or would be) dropped.
+ * One write each, never one per VM: 4,000 VMs took 14.5 s that way. */
+static int forget_vms(lm_context *ctx, char **sorted, size_t n, unsigned char *journal, unsigned char *pin)
 {
+	const int dry = lm_context_options(ctx)->dry_run;
 	lm_state *st = NULL;
+	size_t i;
 	int rc;
 
-	*journal = *pin = 0;
-	if (lm_context_options(ctx)->dry_run) {
-		char **pins = NULL;
-		if ((rc = lm_journal_open(&st, ctx, LM_STATE_READONLY, 0)) < 0)
-			return rc;
-		*journal = lm_journal_has_vm(st, vm);
-		lm_state_close(st);
-		if ((rc = lm_ssh_pinned_vms(ctx, &pins)) < 0)
-			return rc;
-		*pin = listed(pins, vm);
-		lm_strv_free(pins);
+	if (n == 0)
 		return 0;
-	}
-	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
+	/* A dry run drops them from a read-only copy, never saved. */
+	if ((rc = dry ? lm_journal_open(&st, ctx, LM_STATE_READONLY, 0) : lm_journal_open_rw(&st, ctx)) < 0)
 		return rc;
-	if (lm_journal_has_vm(st, vm)) {
-		lm_journal_forget_vm(st, vm);
-		if ((rc = lm_state_save(st)) < 0) {
-			lm_state_close(st);
-			return rc;
-		}
-		*journal = 1;
+	if (lm_journal_forget_vms(st, sorted, n, journal) > 0 && !dry && (rc = lm_state_save(st)) < 0) {
+		lm_state_close(st);
+		return rc;
 	}
 	lm_state_close(st);
-	if ((rc = lm_ssh_forget_host(ctx, vm)) < 0)
+	if ((rc = lm_ssh_forget_hosts(ctx, sorted, n, pin, dry)) < 0)
 		return rc;
-	*pin = rc > 0;
-	if (*journal || *pin)
-		lm_log(ctx, LM_LOG_INFO, "%s: the VM no longer exists (its VM manager does not know it): forgot its %s%s%s",
-		    vm, *journal ? "journal entry" : "", *journal && *pin ? " and " : "", *pin ? "host-key pin" : "");
+	for (i = 0; i < n && !dry; i++) {
+		lm_vm_lock_remove(ctx, sorted[i]);
+		if (journal[i] || pin[i])
+			lm_log(ctx, LM_LOG_INFO, "%s: the VM no longer exists (its VM manager does not know it): forgot its "
+			    "%s%s%s", sorted[i], journal[i] ? "journal entry" : "", journal[i] && pin[i] ? " and " : "",
+			    pin[i] ? "host-key pin" : "");
+	}
 	return 0;
+}
+
+int lm_flow_forget_vm(lm_context *ctx, const char *vm, int *journal, int *pin)
+{
+	char *one[] = {(char *)vm};
+	unsigned char j = 0, p = 0;
+	int rc = forget_vms(ctx, one, 1, &j, &p);
+
+	*journal = j;
+	*pin = p;
+	return rc;
 }
 
 void lm_flow_gone_outcome(lm_vm_outcome *o, int journal, int pin, int dry_run)
@@ -96,89 +93,87 @@ void lm_flow_gone_outcome(lm_vm_outcome *o, int journal, int pin, int dry_run)
 	    journal ? "journal entry" : "", journal && pin ? " and " : "", pin ? "host-key pin" : "");
 }
 
-static int excepted(const char *const *except, size_t n, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(except[i], name) == 0)
-			return 1;
-	return 0;
-}
-
-/* The names the journal and known_hosts remember, each once (NULL-terminated), and the manager
- * the journal recorded for each ("" when none: a pin only, or an older journal). */
-static int remembered(lm_context *ctx, char ***out, char ***managers)
+/* The names the journal and known_hosts remember, each once, sorted (NULL-terminated), and the
+ * manager the journal recorded for each ("" when none: a pin only, or an older journal). */
+static int remembered(lm_context *ctx, char ***out, char ***managers, size_t *count)
 {
 	lm_state *st = NULL;
-	char **pins = NULL, **names = NULL, **mgrs = NULL, **journal = NULL, manager[32];
-	size_t n = 0, cap = 1, i;
-	int rc;
+	char **pins = NULL, **names = NULL, **mgrs = NULL, **journal = NULL, **jmgrs = NULL;
+	const char *name;
+	size_t n = 0, nj = 0, np = 0, i = 0, k = 0;
+	int rc, c;
 
-	*out = *managers = NULL;
-	if ((rc = lm_ssh_pinned_vms(ctx, &pins)) < 0)
-		return rc;
-	if ((rc = lm_journal_open(&st, ctx, LM_STATE_READONLY, 0)) < 0) {
-		lm_strv_free(pins);
-		return rc;
+	if ((rc = lm_ssh_pinned_vms(ctx, &pins)) < 0 || (rc = lm_journal_open(&st, ctx, LM_STATE_READONLY, 0)) < 0 ||
+	    (rc = lm_vm_record_managers(st, &journal, &jmgrs)) < 0)
+		goto out;
+	while (journal[nj] != NULL)
+		nj++;
+	while (pins != NULL && pins[np] != NULL)
+		np++;
+	lm_strv_sort(pins, np);
+	rc = LM_ENOMEM; /* said at out, only when it happens */
+	if ((names = calloc(nj + np + 1, sizeof(*names))) == NULL || (mgrs = calloc(nj + np + 1, sizeof(*mgrs))) == NULL)
+		goto out;
+	/* Both sorted: merged in one pass, a name in both taken once, with the journal's manager. */
+	for (; i < nj || k < np; i += c <= 0, k += c >= 0) {
+		c = i == nj ? 1 : k == np ? -1 : strcmp(journal[i], pins[k]);
+		name = c <= 0 ? journal[i] : pins[k];
+		if (n > 0 && strcmp(names[n - 1], name) == 0)
+			continue;
+		if ((mgrs[n] = strdup(c <= 0 ? jmgrs[i] : "")) == NULL || (names[n++] = strdup(name)) == NULL)
+			goto out;
 	}
-	if ((rc = lm_journal_vm_names(st, &journal)) < 0) {
-		lm_state_close(st);
-		lm_strv_free(pins);
-		return rc;
-	}
-	for (i = 0; journal[i] != NULL; i++)
-		cap++;
-	for (i = 0; pins != NULL && pins[i] != NULL; i++)
-		cap++;
-	if ((names = calloc(cap, sizeof(*names))) == NULL || (mgrs = calloc(cap, sizeof(*mgrs))) == NULL)
-		goto nomem;
-	for (i = 0; journal[i] != NULL; i++) {
-		recorded_manager(st, journal[i], manager, sizeof(manager));
-		if ((mgrs[n] = strdup(manager)) == NULL || (names[n++] = strdup(journal[i])) == NULL)
-			goto nomem;
-	}
-	for (i = 0; pins != NULL && pins[i] != NULL; i++)
-		if (!listed(names, pins[i]) && ((mgrs[n] = strdup("")) == NULL || (names[n++] = strdup(pins[i])) == NULL))
-			goto nomem;
+	rc = 0;
+out:
 	lm_state_close(st);
 	lm_strv_free(pins);
 	lm_strv_free(journal);
+	lm_strv_free(jmgrs);
+	if (rc < 0) {
+		rc = rc == LM_ENOMEM ? lm_error_nomem() : rc;
+		lm_strv_free(names);
+		lm_strv_free(mgrs);
+		names = mgrs = NULL;
+	}
 	*out = names;
 	*managers = mgrs;
-	return 0;
-nomem:
-	lm_state_close(st);
-	lm_strv_free(pins);
-	lm_strv_free(journal);
-	lm_strv_free(names);
-	lm_strv_free(mgrs);
-	return lm_error_nomem();
+	*count = n;
+	return rc;
 }
 
 int lm_flow_sweep_gone(lm_context *ctx, lm_vm_manager *vmm, const char *const *except, size_t n,
     lm_flow_result *report)
 {
-	char **names = NULL, **managers = NULL;
-	size_t i;
-	int rc, journal, pin;
+	char **names = NULL, **managers = NULL, **gone = NULL;
+	unsigned char *skip = NULL, *journal = NULL, *pin = NULL;
+	size_t i, count = 0, ngone = 0;
+	lm_vm_outcome *o;
+	int rc;
 
-	if ((rc = remembered(ctx, &names, &managers)) < 0)
+	if ((rc = remembered(ctx, &names, &managers, &count)) < 0)
 		return rc;
-	for (i = 0; names != NULL && names[i] != NULL; i++) {
+	rc = LM_ENOMEM; /* said at out, only when it happens */
+	if ((skip = calloc(count + 1, 1)) == NULL || (journal = calloc(count + 1, 1)) == NULL ||
+	    (pin = calloc(count + 1, 1)) == NULL || (gone = calloc(count + 1, sizeof(*gone))) == NULL)
+		goto out;
+	for (i = 0; i < n; i++)
+		skip[lm_strv_find(names, count, except[i])] = 1; /* one not there: the spare byte at count */
+	for (i = 0; i < count; i++) {
 		if ((rc = lm_context_check_cancel(ctx, "while forgetting VMs that no longer exist")) < 0)
-			break;
-		if (excepted(except, n, names[i]) || !lm_vm_gone(vmm, names[i], managers[i]))
-			continue;
-		if ((rc = lm_flow_forget_vm(ctx, names[i], &journal, &pin)) < 0)
-			break;
-		if (report != NULL) {
-			lm_vm_outcome *o;
-			if ((rc = lm_flow_outcome_add(report, names[i], &o)) < 0)
-				break;
-			lm_flow_gone_outcome(o, journal, pin, lm_context_options(ctx)->dry_run);
-		}
+			goto out;
+		if (!skip[i] && lm_vm_gone(vmm, names[i], managers[i]))
+			gone[ngone++] = names[i]; /* sorted, as names are */
 	}
+	if ((rc = forget_vms(ctx, gone, ngone, journal, pin)) < 0)
+		goto out;
+	for (i = 0; report != NULL && i < ngone && (rc = lm_flow_outcome_add(report, gone[i], &o)) == 0; i++)
+		lm_flow_gone_outcome(o, journal[i], pin[i], lm_context_options(ctx)->dry_run);
+out:
+	rc = rc == LM_ENOMEM ? lm_error_nomem() : rc;
+	free(skip);
+	free(journal);
+	free(pin);
+	free(gone);
 	lm_strv_free(names);
 	lm_strv_free(managers);
 	return rc;

@@ -197,8 +197,11 @@ static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res
 		lm_outcome_fail(ctx, o, rc);
 		return rc;
 	}
-	rc = rollback_vm(ctx, vmm, res, o);
-	lm_vm_lock_release(lock);
+	/* Rolled back, its record is gone: its lock file goes with it. */
+	if ((rc = rollback_vm(ctx, vmm, res, o)) == 0 && !lm_context_options(ctx)->dry_run)
+		lm_vm_lock_drop(lock);
+	else
+		lm_vm_lock_release(lock);
 	return rc;
 }
 
@@ -216,8 +219,9 @@ static int pref_set_again(lm_context *ctx)
 }
 
 /* After the preference is restored, running VMs that booted with it still run unlocked. A VM
- * another process is working on is left to it. A VM that cannot be restarted is a warning; running
- * out of memory ends it all (LM_ENOMEM: the caller fails the run, the VMs may still run unlocked). */
+ * another process is working on is left to it; no VM is enabled now: no lock file is kept. A VM
+ * that cannot be restarted is a warning; running out of memory ends it all (LM_ENOMEM: the
+ * caller fails the run, the VMs may still run unlocked). */
 static int restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res, double changed_at)
 {
 	const int dry = lm_context_options(ctx)->dry_run;
@@ -250,13 +254,13 @@ static int restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result 
 		if (!dry && pref_set_again(ctx)) {
 			lm_log(ctx, LM_LOG_INFO, "the host preference was set again by an enable meanwhile: running VMs "
 			    "are not restarted");
-			lm_vm_lock_release(lock);
+			lm_vm_lock_drop(lock);
 			break;
 		}
 		if ((rc = lm_flow_connect(ctx, list[i].name, &list[i], &ssh)) < 0 ||
 		    (rc = lm_guest_facts_read(ssh, &facts, NULL, 0)) < 0) {
 			lm_ssh_free(ssh);
-			lm_vm_lock_release(lock);
+			lm_vm_lock_drop(lock);
 			if (rc == LM_ENOMEM)
 				break;
 			lm_log(ctx, LM_LOG_WARN, "%s: cannot tell whether it still runs at the unlocked level (%s); "
@@ -269,19 +273,19 @@ static int restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result 
 		 * unlocked level (no journal entry is left to say who started them: 0). */
 		if (lm_vm_level_of(changed_at, facts.boot_time, 0, lm_context_options(ctx)->boot_margin) ==
 		    LM_VM_LEVEL_BEFORE) {
-			lm_vm_lock_release(lock);
+			lm_vm_lock_drop(lock);
 			continue;
 		}
 		if (!dry && ((rc = lm_vm_stop(vmm, list[i].name)) < 0 || (rc = lm_vm_start(vmm, list[i].name)) < 0 ||
 		    (rc = lm_vm_wait_ready(vmm, list[i].name, lm_context_options(ctx)->ready_timeout, NULL)) < 0)) {
-			lm_vm_lock_release(lock);
+			lm_vm_lock_drop(lock);
 			if (rc == LM_ENOMEM)
 				break;
 			lm_log(ctx, LM_LOG_WARN, "%s: restart failed: %s", list[i].name, lm_error_last()->message);
 			rc = 0;
 			continue;
 		}
-		lm_vm_lock_release(lock);
+		lm_vm_lock_drop(lock);
 		for (size_t k = 0; k < res->count && rc == 0; k++)
 			if (strcmp(res->vms[k]->vm, list[i].name) == 0) {
 				res->vms[k]->restarted = !dry;

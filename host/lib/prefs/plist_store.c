@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "error_internal.h"
 #include "fs.h"
@@ -54,6 +55,25 @@ static int load_dict(const char *path, int *present, plist_t *dict)
 	return 0;
 }
 
+/* A preferences file that is a symbolic link is refused, never replaced: an atomic write renames a
+ * regular file over the link (the user's link would be gone, and the file it points to unchanged),
+ * and removing it would remove the link alone. Following it would write wherever it points. So
+ * the store changes a regular file or none (reading through a link changes nothing). */
+static int refuse_link(const char *path)
+{
+	char target[256];
+	ssize_t n;
+	struct stat sb;
+
+	if (lstat(path, &sb) != 0 || !S_ISLNK(sb.st_mode))
+		return 0;
+	n = readlink(path, target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = '\0';
+	return lm_error_set(LM_EIO, "preferences file %s is a symbolic link (to %s); lume-metal changes only a regular "
+	    "file and never replaces a link: nothing was written. Make it a regular file first", path,
+	    n > 0 ? target : "somewhere unreadable");
+}
+
 static int write_dict(lm_prefs_store *store, plist_t dict)
 {
 	char *bin = NULL;
@@ -63,6 +83,8 @@ static int write_dict(lm_prefs_store *store, plist_t dict)
 	char *dir, *slash;
 	int rc;
 
+	if ((rc = refuse_link(store->path)) < 0)
+		return rc;
 	plist_to_bin(dict, &bin, &len);
 	if (bin == NULL)
 		return lm_error_set(LM_EIO, "%s: cannot serialise the preferences", store->path);
@@ -130,7 +152,7 @@ static int plist_del(lm_prefs_store *store, const char *key, int remove_empty_fi
 	if (had)
 		plist_dict_remove_item(dict, key);
 	if (remove_empty_file && plist_dict_get_size(dict) == 0)
-		rc = lm_fs_remove(store->path);
+		rc = (rc = refuse_link(store->path)) < 0 ? rc : lm_fs_remove(store->path);
 	else if (had)
 		rc = write_dict(store, dict);
 	plist_free(dict);

@@ -10,6 +10,7 @@
 #include "record.h"
 #include "json.h"
 #include "str.h"
+#include "vm_name.h"
 
 #define JOURNAL_SCHEMA 1
 
@@ -17,7 +18,8 @@
 static int check_layout(lm_state *st)
 {
 	cJSON *doc = lm_state_doc(st);
-	const cJSON *vms, *pref;
+	const cJSON *vms, *pref, *vm;
+	char why[LM_VM_NAME_MAX + 160];
 	int64_t version;
 
 	if (doc->child == NULL) {
@@ -31,12 +33,18 @@ static int check_layout(lm_state *st)
 		return lm_state_corrupt(st, "not a lume-metal state document: no \"schema\" number (a whole number "
 		    "from 1)");
 	if (version > JOURNAL_SCHEMA)
-		return lm_error_set(LM_EUNSUPPORTED, "%s: written by a newer lume-metal (schema %lld, this one knows %d); "
-		    "use that version or a newer one", lm_state_file(st), (long long)version, JOURNAL_SCHEMA);
+		return lm_error_set(LM_ENEWER, "%s: written by a newer lume-metal (schema %lld, this one knows %d); "
+		    "nothing was changed", lm_state_file(st), (long long)version, JOURNAL_SCHEMA);
 	vms = cJSON_GetObjectItemCaseSensitive(doc, "vms");
 	pref = cJSON_GetObjectItemCaseSensitive(doc, "preference");
 	if ((vms != NULL && !cJSON_IsObject(vms)) || (pref != NULL && !cJSON_IsObject(pref)))
 		return lm_state_corrupt(st, "\"vms\" and \"preference\" must be objects");
+	/* A name lume-metal would never have written is a damaged journal, not a usage error. */
+	cJSON_ArrayForEach(vm, vms)
+		if (lm_vm_name_check(vm->string, strlen(vm->string)) < 0) {
+			snprintf(why, sizeof(why), "\"vms\" holds a name that is not a VM name: %s", lm_error_last()->message);
+			return lm_state_corrupt(st, why);
+		}
 	return 0;
 }
 
@@ -92,4 +100,22 @@ int lm_journal_has_vm(lm_state *st, const char *name)
 void lm_journal_forget_vm(lm_state *st, const char *name)
 {
 	cJSON_DeleteItemFromObjectCaseSensitive(vms_of(st), name);
+}
+
+size_t lm_journal_forget_vms(lm_state *st, char *const *sorted, size_t n, unsigned char *present)
+{
+	cJSON *vms = vms_of(st), *vm, *next;
+	size_t dropped = 0, i;
+
+	/* One walk over the records: a lookup per name would scan the object each time. */
+	for (vm = vms != NULL ? vms->child : NULL; vm != NULL; vm = next) {
+		next = vm->next;
+		if ((i = lm_strv_find(sorted, n, vm->string)) == n)
+			continue;
+		cJSON_Delete(cJSON_DetachItemViaPointer(vms, vm));
+		if (present != NULL)
+			present[i] = 1;
+		dropped++;
+	}
+	return dropped;
 }

@@ -251,6 +251,18 @@ lm_vm_status lm_vm_record_status_of(const cJSON *entry)
 	return r.status;
 }
 
+void lm_vm_record_manager_of(const cJSON *entry, char *buf, size_t size)
+{
+	lm_vm_record r;
+	const struct key *k;
+
+	memset(&r, 0, sizeof(r));
+	for (k = keys; k < keys + sizeof(keys) / sizeof(keys[0]); k++)
+		if (k->part == PART_MANAGER && decode_key(k, entry, &r) < 0)
+			lm_error_clear();
+	snprintf(buf, size, "%s", r.manager);
+}
+
 int lm_vm_record_decode(const cJSON *entry, const char *name, lm_vm_record *r)
 {
 	const struct key *k;
@@ -488,6 +500,40 @@ int lm_vm_record_live(lm_state *st, const char *except, char *names, size_t len)
 		n++;
 	}
 	return n;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
+}
+
+int lm_vm_record_managers(lm_state *st, char ***names, char ***managers)
+{
+	const cJSON *vm, **vms;
+	size_t n = 0, i, count = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(lm_state_doc(st), "vms"));
+	char manager[32];
+
+	*names = *managers = NULL;
+	if ((vms = calloc(count + 1, sizeof(*vms))) == NULL)
+		return lm_error_nomem();
+	cJSON_ArrayForEach(vm, cJSON_GetObjectItemCaseSensitive(lm_state_doc(st), "vms"))
+		vms[n++] = vm;
+	qsort(vms, n, sizeof(*vms), by_key);
+	if ((*names = calloc(n + 1, sizeof(**names))) == NULL || (*managers = calloc(n + 1, sizeof(**managers))) == NULL)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		lm_vm_record_manager_of(vms[i], manager, sizeof(manager));
+		if (((*managers)[i] = strdup(manager)) == NULL || ((*names)[i] = strdup(vms[i]->string)) == NULL)
+			goto nomem;
+	}
+	free(vms);
+	return 0;
+nomem:
+	free(vms);
+	lm_strv_free(*names);
+	lm_strv_free(*managers);
+	*names = *managers = NULL;
+	return lm_error_nomem();
 }
 
 /* ---- setters ---- */

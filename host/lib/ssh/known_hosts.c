@@ -28,6 +28,7 @@
 #include "ssh_internal.h"
 #include "ssh_pins.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@
 #include "fs.h"
 #include "sha256.h"
 #include "state.h"
+#include "str.h"
 #include "text.h"
 #include "vm_name.h"
 
@@ -91,7 +93,7 @@ typedef struct {
 	uint8_t *blob;
 	size_t blob_len;
 	char vm_id[72];        /* the identity recorded with the key ("" none) */
-	char problem[512];     /* why this line is not a valid entry or comment; "" when it is */
+	char *problem;         /* why this line is not a valid entry or comment; NULL when it is */
 	int nomem;             /* it could not be read for want of memory */
 } kh_line;
 
@@ -107,8 +109,10 @@ static void kh_free(kh_file *f)
 {
 	size_t i;
 
-	for (i = 0; i < f->n; i++)
+	for (i = 0; i < f->n; i++) {
 		free(f->lines[i].blob);
+		free(f->lines[i].problem);
+	}
 	free(f->lines);
 	free(f->data);
 	free(f->path);
@@ -136,17 +140,32 @@ static const char *next_field(const char **p, const char *end, size_t *n)
 	return start;
 }
 
+/* Only a line that cannot be read carries a message: a file of 100,000 pins is not 100,000
+ * message buffers. */
+static void set_problem(kh_line *l, const char *fmt, ...) LM_PRINTF(2, 3);
+static void set_problem(kh_line *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	free(l->problem);
+	va_start(ap, fmt);
+	l->problem = lm_vformat(fmt, ap);
+	va_end(ap);
+	l->nomem = l->problem == NULL;
+}
+
 static void parse_line(kh_line *l)
 {
 	const char *p = l->text, *end = l->text + l->len, *type, *key;
 	size_t n, tn, kn;
 	char shown[80], blob_type[KH_TYPE_MAX + 1];
+	uint8_t blob[KH_MAX_BLOB];
 	long blen;
 
 	if (end > p && end[-1] == '\r')
 		end--; /* a file edited on another system */
 	if (memchr(l->text, '\0', l->len) != NULL) {
-		snprintf(l->problem, sizeof(l->problem), "it contains a NUL byte");
+		set_problem(l, "it contains a NUL byte");
 		return;
 	}
 	if ((l->first = next_field(&p, end, &n)) == NULL || l->first[0] == '#') {
@@ -156,46 +175,49 @@ static void parse_line(kh_line *l)
 	l->first_len = n;
 	lm_text_quote(shown, sizeof(shown), l->first, n, 40);
 	if (l->first[0] == '|') {
-		snprintf(l->problem, sizeof(l->problem), "a hashed host name (OpenSSH's HashKnownHosts), which lume-metal "
+		set_problem(l, "a hashed host name (OpenSSH's HashKnownHosts), which lume-metal "
 		    "does not use");
 		return;
 	}
 	if (l->first[0] == '@') {
-		snprintf(l->problem, sizeof(l->problem), "an OpenSSH marker line (%s), which lume-metal does not use", shown);
+		set_problem(l, "an OpenSSH marker line (%s), which lume-metal does not use", shown);
 		return;
 	}
 	/* The one rule: a line lume-metal wrote always meets it. */
 	if (lm_vm_name_check(l->first, n) < 0) {
-		snprintf(l->problem, sizeof(l->problem), "%s", lm_error_last()->message);
+		set_problem(l, "%s", lm_error_last()->message);
+		lm_error_clear();
 		return;
 	}
 	memcpy(l->name, l->first, n);
 	l->name[n] = '\0';
 	if ((type = next_field(&p, end, &tn)) == NULL || (key = next_field(&p, end, &kn)) == NULL) {
-		snprintf(l->problem, sizeof(l->problem), "VM '%s' has no key type and key", l->name);
+		set_problem(l, "VM '%s' has no key type and key", l->name);
 		return;
 	}
 	if (tn > KH_TYPE_MAX) {
-		snprintf(l->problem, sizeof(l->problem), "VM '%s': the key type is too long", l->name);
+		set_problem(l, "VM '%s': the key type is too long", l->name);
 		return;
 	}
 	memcpy(l->type, type, tn);
 	l->type[tn] = '\0';
-	if ((l->blob = malloc(KH_MAX_BLOB)) == NULL) {
-		l->nomem = 1; /* not a fault of the line's */
-		return;
-	}
-	blen = lm_b64_decode(key, kn, l->blob, KH_MAX_BLOB, 0);
+	blen = lm_b64_decode(key, kn, blob, KH_MAX_BLOB, 0);
 	if (blen <= 0) {
-		snprintf(l->problem, sizeof(l->problem), "VM '%s': the key is not base64 of at most %d bytes", l->name,
+		set_problem(l, "VM '%s': the key is not base64 of at most %d bytes", l->name,
 		    KH_MAX_BLOB);
 		return;
 	}
+	/* As long as the key: a buffer of the largest size per line made 100,000 pins 500 MB. */
+	if ((l->blob = malloc((size_t)blen)) == NULL) {
+		l->nomem = 1; /* not a fault of the line's */
+		return;
+	}
+	memcpy(l->blob, blob, (size_t)blen);
 	l->blob_len = (size_t)blen;
 	lm_ssh_blob_type(l->blob, l->blob_len, blob_type, sizeof(blob_type));
 	if (strcmp(blob_type, l->type) != 0) {
 		lm_text_quote(shown, sizeof(shown), l->type, tn, 40);
-		snprintf(l->problem, sizeof(l->problem), "VM '%s': the key is not a '%s' key", l->name, shown);
+		set_problem(l, "VM '%s': the key is not a '%s' key", l->name, shown);
 		return;
 	}
 	if ((key = next_field(&p, end, &kn)) != NULL && kn > 3 && memcmp(key, "id=", 3) == 0 &&
@@ -206,12 +228,51 @@ static void parse_line(kh_line *l)
 	l->entry = 1;
 }
 
+/* Entries by name, then by line: a second entry of a name sorts right after its first. */
+static int by_name_then_line(const void *a, const void *b)
+{
+	const kh_line *x = *(const kh_line *const *)a, *y = *(const kh_line *const *)b;
+	int c = strcmp(x->name, y->name);
+
+	return c != 0 ? c : x->number < y->number ? -1 : x->number > y->number;
+}
+
+/* One entry per VM: a second one is not a valid line (which of the two is the pin?). Found by
+ * sorting, not by comparing every pair (100,000 lines took minutes). */
+static int mark_duplicates(kh_file *f)
+{
+	kh_line **sorted;
+	size_t i, n = 0, first = 0;
+
+	if ((sorted = malloc((f->n ? f->n : 1) * sizeof(*sorted))) == NULL)
+		return lm_error_nomem();
+	for (i = 0; i < f->n; i++)
+		if (f->lines[i].entry)
+			sorted[n++] = &f->lines[i];
+	qsort(sorted, n, sizeof(*sorted), by_name_then_line);
+	for (i = 1; i < n; i++) {
+		if (strcmp(sorted[i]->name, sorted[first]->name) != 0) {
+			first = i;
+			continue;
+		}
+		sorted[i]->entry = 0;
+		set_problem(sorted[i], "a second entry for VM '%s' (the first is on line %zu); the file holds one entry "
+		    "per VM", sorted[i]->name, sorted[first]->number);
+		if (sorted[i]->nomem) {
+			free(sorted);
+			return lm_error_nomem();
+		}
+	}
+	free(sorted);
+	return 0;
+}
+
 /* Read and parse <state>/known_hosts (empty when it does not exist). */
 static int kh_read(lm_context *ctx, kh_file *f)
 {
 	lm_scan scan;
 	const char *line;
-	size_t n, i, j, cap = 0;
+	size_t n, cap = 0;
 	kh_line *grown;
 	int rc;
 
@@ -247,17 +308,9 @@ static int kh_read(lm_context *ctx, kh_file *f)
 			return lm_error_nomem();
 		}
 	}
-	/* One entry per VM: a second one is not a valid line (which of the two is the pin?). */
-	for (i = 0; i < f->n; i++) {
-		for (j = 0; j < i && f->lines[i].entry; j++) {
-			if (f->lines[j].entry && strcmp(f->lines[j].name, f->lines[i].name) == 0) {
-				f->lines[i].entry = 0;
-				snprintf(f->lines[i].problem, sizeof(f->lines[i].problem), "a second entry for VM '%s' (the "
-				    "first is on line %zu); the file holds one entry per VM", f->lines[i].name, f->lines[j].number);
-			}
-		}
-	}
-	return 0;
+	if ((rc = mark_duplicates(f)) < 0)
+		kh_free(f);
+	return rc;
 }
 
 static const kh_line *first_problem(const kh_file *f)
@@ -265,7 +318,7 @@ static const kh_line *first_problem(const kh_file *f)
 	size_t i;
 
 	for (i = 0; i < f->n; i++)
-		if (f->lines[i].problem[0] != '\0')
+		if (f->lines[i].problem != NULL)
 			return &f->lines[i];
 	return NULL;
 }
@@ -510,19 +563,16 @@ out:
 	return rc;
 }
 
-int lm_ssh_forget_host(lm_context *ctx, const char *vm_name)
+int lm_ssh_forget_hosts(lm_context *ctx, char *const *sorted, size_t count, unsigned char *removed, int dry_run)
 {
 	unsigned char *keep = NULL;
 	const kh_line *bad;
 	kh_file f = {0};
-	size_t i, n;
-	int rc, lock_fd = -1, removed = 0;
+	size_t i, k;
+	int rc, lock_fd = -1, gone = 0;
+	char name[LM_VM_NAME_MAX];
 
-	if (ctx == NULL)
-		return lm_error_set(LM_EINVALID, "lm_ssh_forget_host: a context is required");
-	if ((rc = lm_vm_name_check(vm_name, vm_name != NULL ? strlen(vm_name) : 0)) < 0)
-		return rc;
-	if ((rc = kh_lock(ctx, &lock_fd)) < 0)
+	if (!dry_run && (rc = kh_lock(ctx, &lock_fd)) < 0)
 		return rc;
 	if ((rc = kh_read(ctx, &f)) < 0)
 		goto out;
@@ -530,18 +580,24 @@ int lm_ssh_forget_host(lm_context *ctx, const char *vm_name)
 		rc = lm_error_nomem();
 		goto out;
 	}
-	/* Every line whose first field is the name goes, readable or not; every other line stays as it
-	 * is, byte for byte, including lines that cannot be read. */
-	n = strlen(vm_name);
+	/* Every line whose first field is one of the names goes, readable or not; every other line
+	 * stays as it is, byte for byte, including lines that cannot be read. One pass, one write. */
 	for (i = 0; i < f.n; i++) {
-		keep[i] = !(f.lines[i].first != NULL && f.lines[i].first_len == n &&
-		    memcmp(f.lines[i].first, vm_name, n) == 0);
-		if (!keep[i]) {
-			removed++;
-			f.lines[i].problem[0] = '\0';
-		}
+		keep[i] = 1;
+		if (f.lines[i].first == NULL || f.lines[i].first_len >= sizeof(name))
+			continue;
+		memcpy(name, f.lines[i].first, f.lines[i].first_len);
+		name[f.lines[i].first_len] = '\0';
+		if ((k = lm_strv_find(sorted, count, name)) == count)
+			continue;
+		keep[i] = 0;
+		gone++;
+		if (removed != NULL)
+			removed[k] = 1;
+		free(f.lines[i].problem);
+		f.lines[i].problem = NULL;
 	}
-	if (removed > 0) {
+	if (gone > 0 && !dry_run) {
 		lm_fs_remove_stale_temps(f.path);
 		if ((rc = kh_write(&f, keep, NULL)) < 0)
 			goto out;
@@ -549,12 +605,25 @@ int lm_ssh_forget_host(lm_context *ctx, const char *vm_name)
 	if ((bad = first_problem(&f)) != NULL)
 		lm_log(ctx, LM_LOG_WARN, "%s, line %zu: %s; no host key is checked (so no VM is connected to) until that "
 		    "line is corrected or deleted", f.path, bad->number, bad->problem);
-	rc = removed;
+	rc = gone;
 out:
 	free(keep);
 	kh_free(&f);
 	lm_fs_unlock(lock_fd);
 	return rc;
+}
+
+int lm_ssh_forget_host(lm_context *ctx, const char *vm_name)
+{
+	char *one[1];
+	int rc;
+
+	if (ctx == NULL)
+		return lm_error_set(LM_EINVALID, "lm_ssh_forget_host: a context is required");
+	if ((rc = lm_vm_name_check(vm_name, vm_name != NULL ? strlen(vm_name) : 0)) < 0)
+		return rc;
+	one[0] = (char *)vm_name;
+	return lm_ssh_forget_hosts(ctx, one, 1, NULL, 0);
 }
 
 int lm_ssh_pinned_vms(lm_context *ctx, char ***names)

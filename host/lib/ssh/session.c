@@ -145,10 +145,13 @@ static int tcp_connect(lm_ssh *ssh)
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICSERV;
+	/* An address, never a name to look up (the VM managers' answers are checked, this is the
+	 * last line of defence). */
+	hints.ai_flags = AI_NUMERICSERV | AI_NUMERICHOST;
 	snprintf(port, sizeof(port), "%d", ssh->port);
 	if ((rc = getaddrinfo(ssh->address, port, &hints, &res)) != 0)
-		return lm_error_set(LM_ENETWORK, "VM '%s': cannot resolve its address '%s': %s", ssh->vm, ssh->address,
+		return lm_error_set(LM_ENETWORK, "VM '%s': its address '%s' is not an IP address, and lume-metal never "
+		    "looks a name up: %s", ssh->vm, ssh->address,
 		    gai_strerror(rc));
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		struct pollfd pfd;

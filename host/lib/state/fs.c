@@ -300,6 +300,17 @@ void lm_fs_remove_stale_temps(const char *path)
 }
 
 /* timeout < 0: no limit; ctx (may be NULL) asked to cancel: LM_ECANCELED. */
+/* Whether the file open as fd is still the one at path (a lock file removed while its next holder
+ * waited is not). */
+static int still_at(int fd, const char *path)
+{
+	struct stat here, there;
+
+	if (stat(path, &there) != 0)
+		return errno != ENOENT;
+	return fstat(fd, &here) != 0 || (here.st_dev == there.st_dev && here.st_ino == there.st_ino);
+}
+
 /* waiting: the vm and holder lm_fs_lock_wait reports while it waits, or NULL. */
 static int lock_file(const char *path, int how, double timeout, const lm_context *ctx, const char *what,
     const char *const waiting[2], int *fd_out)
@@ -346,6 +357,12 @@ static int lock_file(const char *path, int how, double timeout, const lm_context
 	if (rc < 0) {
 		close(fd);
 		return rc;
+	}
+	/* A lock file is removed only by a holder of it (lm_vm_lock_drop): a file no longer at its
+	 * path was dropped while this process waited, and locks nothing; the one there now does. */
+	if (!still_at(fd, path)) {
+		close(fd);
+		return lock_file(path, how, timeout, ctx, what, waiting, fd_out);
 	}
 	*fd_out = fd;
 	return 0;

@@ -139,6 +139,10 @@ static int load(lm_state *st)
 		lm_error_clear();
 		return (st->doc = cJSON_CreateObject()) != NULL ? 0 : lm_error_nomem();
 	}
+	/* Too large (or not a file): the journal is what is wrong, not how lume-metal was called. */
+	if (rc == LM_EINVALID)
+		return lm_error_set(LM_ECORRUPT, "%s; the state file cannot be read as it is and was left alone (its "
+		    "format: docs/state-format.md)", lm_error_last()->message);
 	if (rc < 0)
 		return rc;
 	/* len + 1: cJSON's length-bounded parser wants the terminating NUL inside the length. */

@@ -19,6 +19,7 @@ struct lm_vm_lock {
 	lm_context *ctx;
 	int fd;
 	int exclusive;
+	char *path;
 };
 
 /* "vm-<32 hex>.lock": named after a hash of the VM's name, so that any valid name gives a short,
@@ -119,7 +120,7 @@ int lm_vm_lock_take(lm_vm_lock **out, lm_context *ctx, const char *vm, const cha
 	if (rc < 0)
 		goto fail;
 	note_holder(lock, path, operation);
-	free(path);
+	lock->path = path;
 	*out = lock;
 	return 0;
 fail:
@@ -135,5 +136,35 @@ void lm_vm_lock_release(lm_vm_lock *lock)
 	if (lock->exclusive && ftruncate(lock->fd, 0) != 0)
 		lm_log(lock->ctx, LM_LOG_DEBUG, "cannot clear a VM lock file: %s", strerror(errno));
 	lm_fs_unlock(lock->fd); /* releases the flock */
+	free(lock->path);
 	free(lock);
+}
+
+void lm_vm_lock_drop(lm_vm_lock *lock)
+{
+	if (lock == NULL)
+		return;
+	/* Only an exclusive holder removes it: whoever waits finds it gone and takes the new one. */
+	if (lock->exclusive && unlink(lock->path) != 0 && errno != ENOENT)
+		lm_log(lock->ctx, LM_LOG_DEBUG, "%s: cannot remove the VM's lock file: %s", lock->path, strerror(errno));
+	lm_vm_lock_release(lock);
+}
+
+void lm_vm_lock_remove(lm_context *ctx, const char *vm)
+{
+	lm_vm_lock *lock = NULL;
+	char *path = NULL;
+
+	/* No lock file, nothing to take (taking it would create one). */
+	if (lock_path(ctx, vm, &path) < 0 || access(path, F_OK) != 0) {
+		free(path);
+		lm_error_clear();
+		return;
+	}
+	free(path);
+	if (lm_vm_lock_take(&lock, ctx, vm, "gc", LM_VM_LOCK_TRY) < 0) {
+		lm_error_clear(); /* another process works on it: its file stays */
+		return;
+	}
+	lm_vm_lock_drop(lock);
 }

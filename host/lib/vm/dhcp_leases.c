@@ -66,7 +66,7 @@ static void lease_line(lease *l, const char *key, size_t klen, const char *value
 	if (klen == 10 && memcmp(key, "ip_address", 10) == 0 && vlen < sizeof(l->ip)) {
 		memcpy(l->ip, value, vlen);
 		l->ip[vlen] = '\0';
-		l->has_ip = lm_vm_is_ipv4(l->ip);
+		l->has_ip = 1; /* checked when it is the one (lm_vm_address_answer) */
 	} else if (klen == 10 && memcmp(key, "hw_address", 10) == 0 &&
 	    (comma = memchr(value, ',', vlen)) != NULL && comma - value == 1 && value[0] == '1') {
 		/* hardware type 1 only: Ethernet, what a VM's NIC is */
@@ -103,10 +103,9 @@ int lm_vm_dhcp_lease_find(const char *text, const char *mac, double now, char *i
 		} else if (e - s == 1 && *s == '}') {
 			/* The newest lease comes first: the first live one for this MAC is the address. */
 			if (in_block && l.has_ip && l.has_mac && l.has_lease && strcmp(l.mac, want) == 0 && l.ends > now) {
-				if (strlen(l.ip) >= cap)
-					return lm_error_set(LM_EINVALID, "no room for the address %s", l.ip);
-				snprintf(ip, cap, "%s", l.ip);
-				return 0;
+				char who[48];
+				snprintf(who, sizeof(who), "the DHCP lease of %s", want);
+				return lm_vm_address_answer(who, NULL, l.ip, ip, cap);
 			}
 			in_block = 0;
 		} else if (in_block && (eq = memchr(s, '=', (size_t)(e - s))) != NULL) {

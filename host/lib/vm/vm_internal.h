@@ -192,6 +192,11 @@ int lm_vm_probe_ssh(lm_vm_info *info);
 char *lm_vm_strf(const char *fmt, ...) LM_PRINTF(1, 2);
 /* A dotted IPv4 address (what the managers print). */
 int lm_vm_is_ipv4(const char *s);
+/* Every VM manager's answer for a VM's address goes through this one check (Lume's ipAddress, `tart
+ * ip`, `utmctl ip-address`, a DHCP lease): an IPv4 literal is copied into out, "" or NULL (none
+ * yet) leaves out empty, anything else (a host name: "localhost") is an error naming `who`, the VM
+ * (NULL: not known there) and the answer. Never resolved. */
+int lm_vm_address_answer(const char *who, const char *vm, const char *answer, char *out, size_t size);
 /* The most useful line of a failed command: the last non-empty line of stderr, else stdout. */
 void lm_vm_failure_line(const lm_proc_result *res, char *buf, size_t cap);
 /* Remember a detached child (reaped by lm_vm_reap_children). */

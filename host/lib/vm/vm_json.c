@@ -49,7 +49,7 @@ int lm_vm_info_from_json(const cJSON *obj, lm_vm_info *out, const char *what)
 		return LM_ERROR;
 	ip = cJSON_GetObjectItemCaseSensitive(obj, "ipAddress");
 	if (cJSON_IsString(ip)) {
-		if (copy_field(out->ip, sizeof(out->ip), ip->valuestring, what, "ipAddress") < 0)
+		if (lm_vm_address_answer(what, out->name, ip->valuestring, out->ip, sizeof(out->ip)) < 0)
 			return LM_ERROR;
 	} else if (ip != NULL && !cJSON_IsNull(ip))
 		return lm_error_set(LM_ERROR, "%s: VM '%s' has an \"ipAddress\" that is not a string", what, out->name);

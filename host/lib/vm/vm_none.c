@@ -45,6 +45,27 @@ int lm_vm_is_ipv4(const char *s)
 	return s != NULL && inet_pton(AF_INET, s, &a) == 1;
 }
 
+int lm_vm_address_answer(const char *who, const char *vm, const char *answer, char *out, size_t size)
+{
+	char shown[96];
+
+	out[0] = '\0';
+	if (answer == NULL || answer[0] == '\0')
+		return 0; /* none yet */
+	if (lm_vm_is_ipv4(answer)) {
+		if (strlen(answer) >= size)
+			return lm_error_set(LM_EINVALID, "%s: no room for the address %s", who, answer);
+		memcpy(out, answer, strlen(answer) + 1);
+		return 0;
+	}
+	/* A name would be looked up, and with first-contact key acceptance a lying manager could then
+	 * send the password anywhere: only an address is an address. */
+	lm_text_quote(shown, sizeof(shown), answer, strlen(answer), 64);
+	return lm_error_set(LM_ERROR, "%s: %s%s%sthe address it gave, '%s', is not an IPv4 address; lume-metal "
+	    "connects only to the IP address a VM manager gives and never looks a name up", who, vm ? "VM '" : "",
+	    vm ? vm : "", vm ? "': " : "", shown);
+}
+
 /* 0 when address:port accepts a connection within timeout, else why not (an errno value). */
 static int tcp_probe(const char *address, int port, double timeout)
 {

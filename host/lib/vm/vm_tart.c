@@ -83,10 +83,10 @@ static int tart_ip(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 
 	if ((rc = tart_run_cmd(vmm, args, LM_TART_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
-	if (res.exit_code == 0 && !res.timed_out && sscanf(res.out, "%63s", addr) == 1 && lm_vm_is_ipv4(addr))
-		snprintf(out->ip, sizeof(out->ip), "%s", addr);
+	if (res.exit_code == 0 && !res.timed_out && sscanf(res.out, "%63s", addr) == 1)
+		rc = lm_vm_address_answer("tart ip", name, addr, out->ip, sizeof(out->ip));
 	lm_proc_result_dispose(&res);
-	return 0;
+	return rc;
 }
 
 static int tart_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)

@@ -20,6 +20,7 @@
 #include "vm_internal.h"
 #include "text.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <limits.h>
 #include <plist/plist.h>
@@ -141,6 +142,7 @@ static int utm_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 {
 	const char *args[] = {"ip-address", name, NULL};
 	lm_proc_result res;
+	struct in6_addr in6;
 	char *line, *save = NULL;
 	int rc;
 
@@ -168,14 +170,15 @@ static int utm_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	for (line = strtok_r(res.out, "\r\n", &save); line != NULL; line = strtok_r(NULL, "\r\n", &save)) {
 		while (*line == ' ' || *line == '\t')
 			line++;
-		if (lm_vm_is_ipv4(line)) { /* IPv4 before IPv6, one per line */
-			snprintf(out->ip, sizeof(out->ip), "%s", line);
+		/* IPv4 before IPv6, one per line; a line that is neither is refused, never looked up */
+		if (line[0] != '\0' && inet_pton(AF_INET6, line, &in6) != 1) {
+			rc = lm_vm_address_answer("utmctl ip-address", name, line, out->ip, sizeof(out->ip));
 			break;
 		}
 	}
 	lm_proc_result_dispose(&res);
 	/* Nothing in the ARP cache: a NAT guest's traffic never reaches it (Lume's DHCPLeaseParser) */
-	return out->ip[0] == '\0' ? lease_address(vmm, name, out) : 0;
+	return rc == 0 && out->ip[0] == '\0' ? lease_address(vmm, name, out) : rc;
 }
 
 /* A UTM VM stopped with its state saved: Data/vmstate in its bundle (UTMAppleConfigurationBoot's

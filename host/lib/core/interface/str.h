@@ -4,6 +4,7 @@
 #define LM_STR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 #include "error_internal.h"
 
@@ -13,5 +14,11 @@ char *lm_vformat(const char *fmt, va_list ap) LM_PRINTF(1, 0);
 
 /* Free every string and the array; NULL is fine. */
 void lm_strv_free(char **list);
+
+/* n strings sorted in place (strcmp order), and where one is among n sorted ones: its index, or n
+ * when it is not there. Sets of thousands of names (gc, known_hosts) are looked up this way, never
+ * by a scan per name. */
+void lm_strv_sort(char **v, size_t n);
+size_t lm_strv_find(char *const *sorted, size_t n, const char *s);
 
 #endif

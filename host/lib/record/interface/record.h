@@ -27,8 +27,9 @@
 /* ---- journal.c: the document ---- */
 
 /* lm_state_open_ex() and the document's layout checked: a "schema" this version knows (a newer
- * one is LM_EUNSUPPORTED, none LM_ECORRUPT with the state module's copy), "vms" and
- * "preference" objects when present. A missing journal reads as the empty document. */
+ * one is LM_ENEWER, none LM_ECORRUPT with the state module's copy), "vms" and "preference"
+ * objects when present, every VM's name valid (else LM_ECORRUPT). A missing journal reads as
+ * the empty document. */
 int lm_journal_open(lm_state **out, lm_context *ctx, unsigned flags, double lock_timeout);
 /* The same with the default timeout, exclusive (changes are saved with lm_state_save). */
 int lm_journal_open_rw(lm_state **out, lm_context *ctx);
@@ -38,6 +39,9 @@ int lm_journal_vm_names(lm_state *st, char ***out);
 int lm_journal_has_vm(lm_state *st, const char *name);
 /* Drop a VM's record (nothing when there is none). */
 void lm_journal_forget_vm(lm_state *st, const char *name);
+/* Drop the records of the n VMs in `sorted` (lm_strv_sort order) in one pass over the journal;
+ * present[i] (when not NULL) is set for each that had one. How many were dropped. */
+size_t lm_journal_forget_vms(lm_state *st, char *const *sorted, size_t n, unsigned char *present);
 /* ---- vm_record.c: one VM's record ---- */
 
 typedef enum {
@@ -107,6 +111,11 @@ int lm_vm_record_encode(const lm_vm_record *r, cJSON *entry);
 const char *lm_vm_record_status_name(lm_vm_status status);
 /* The status alone, from a record's JSON object (a record damaged elsewhere still has one). */
 lm_vm_status lm_vm_record_status_of(const cJSON *entry);
+/* The manager alone, likewise ("" when none or unreadable). */
+void lm_vm_record_manager_of(const cJSON *entry, char *buf, size_t size);
+/* The VMs the journal records, sorted (lm_strv_sort order), with the manager each record names
+ * ("" none or unreadable) at the same index (NULL-terminated; lm_strv_free both). */
+int lm_vm_record_managers(lm_state *st, char ***names, char ***managers);
 
 /* Setters: each checks its rule and marks its part changed. */
 void lm_vm_record_set_status(lm_vm_record *r, lm_vm_status status);

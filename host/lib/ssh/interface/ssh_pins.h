@@ -16,4 +16,10 @@ int lm_ssh_connect_vm(lm_ssh **out, lm_context *ctx, const char *vm_name, const 
  * lm_strv_free). Lines that cannot be read are not names. */
 int lm_ssh_pinned_vms(lm_context *ctx, char ***names);
 
+/* Forget the pins of the `count` VMs in `sorted` (lm_strv_sort order; names already checked)
+ * with one read and one write of known_hosts under its lock; removed[i] (when not NULL) is set
+ * for each name that had one. With dry_run, only says so: nothing is written. The number of
+ * lines removed (or that would be). */
+int lm_ssh_forget_hosts(lm_context *ctx, char *const *sorted, size_t count, unsigned char *removed, int dry_run);
+
 #endif

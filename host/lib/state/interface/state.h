@@ -62,5 +62,11 @@ int lm_state_path(lm_context *ctx, const char *file, char **out);
 typedef struct lm_vm_lock lm_vm_lock;
 int lm_vm_lock_take(lm_vm_lock **out, lm_context *ctx, const char *vm, const char *operation, unsigned flags);
 void lm_vm_lock_release(lm_vm_lock *lock); /* NULL is fine */
+/* Release and remove the lock file, with the VM's record (rollback, gc): lume-metal keeps no
+ * file of a VM it has forgotten. Held shared, it is only released. NULL is fine. */
+void lm_vm_lock_drop(lm_vm_lock *lock);
+/* The lock file of a VM that is forgotten without being worked on (gc): removed unless another
+ * process holds it. Never fails. */
+void lm_vm_lock_remove(lm_context *ctx, const char *vm);
 
 #endif
