@@ -10,17 +10,6 @@
 
 #define READ_CHUNK 32768
 
-/* Run one non-blocking libssh2 call until it stops saying EAGAIN; werr gets our own error code
- * when waiting failed (deadline, socket), rc the call's last libssh2 result. */
-#define RETRY(ssh, deadline, what, call, rc, werr)                          \
-	do {                                                                \
-		(werr) = 0;                                                 \
-		while (((rc) = (call)) == LIBSSH2_ERROR_EAGAIN) {           \
-			if (((werr) = lm_ssh_wait((ssh), (deadline), (what))) < 0) \
-				break;                                      \
-		}                                                           \
-	} while (0)
-
 static int run(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *data, int *exit_status)
 {
 	LIBSSH2_CHANNEL *ch = NULL;
