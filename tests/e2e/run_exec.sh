@@ -123,14 +123,15 @@ scenario_run_tty() {
     fail "-t from a pipe: $(cat "$E2E_DIR/piped.out" "$E2E_DIR/piped.err")"
 }
 
-# exited_both FILE: both processes process-tree recorded in FILE are gone from the process table.
+# processes_of FILE: PARENT and CHILD, the PIDs process-tree recorded in FILE.
 processes_of() { read -r _ PARENT _ CHILD <"$1"; }
 
 # SIGINT, SIGTERM and SIGHUP to lume-metal stop the workload's whole process group in the guest:
 # process-tree's parent and its child (which ignores SIGINT, as a background child of sh does).
 # After SIGINT the child is killed after the grace; SIGTERM and SIGHUP end both at once. The test
 # reads the PIDs the stand-in recorded and looks at the process table itself once lume-metal has
-# exited: nothing is left, and lume-metal ended by the signal it got.
+# exited: nothing is left, and lume-metal ended by the signal it got. An error of lume-metal's own
+# stops the workload as well.
 scenario_run_cancel() {
   setup
   local sig pid file want
@@ -159,6 +160,16 @@ scenario_run_cancel() {
       err_has "$sig" "SIG$sig went to the workload's process group ([0-9]*); it ended (exit $want), nothing of it is left"
     fi
   done
+  # An error of lume-metal's own while the workload runs (its input cannot be read: a directory)
+  # stops the workload too: exit 1, the error, and no process-tree left.
+  guarded err / vm1 -- process-tree /Users/lume/tree-err
+  rc_is err 1
+  err_has err "reading the input for the guest command: Is a directory; the workload was stopped (its process group got SIGTERM)"
+  ! pgrep -f "process-tree /Users/lume/tree-err" >/dev/null || fail "process-tree still runs after lume-metal's error"
+  if [ -s "$(guest_home vm1)/tree-err" ]; then
+    processes_of "$(guest_home vm1)/tree-err"
+    exited "$PARENT" && exited "$CHILD" || fail "process-tree's processes outlived lume-metal's error"
+  fi
   [ "$(runs_left)" -eq 0 ] || fail "a stopped run's record directory was left"
 }
 

@@ -158,6 +158,21 @@ static int stopped(const run_session *r, int sig, int status)
 	}
 }
 
+/* The run failed with the connection still up (the local input unreadable, the guest refusing a
+ * window change): the workload must not outlive it. Its group is stopped as on SIGTERM; the error
+ * stays the run's, saying so. */
+static int failed(run_session *r, lm_ssh *ssh, int rc)
+{
+	char saved[2048];
+
+	snprintf(saved, sizeof(saved), "%s", lm_error_last()->message);
+	lm_ssh_set_cancelable(ssh, 0);
+	if (session_stop(r, ssh, SIGTERM) < 0 || r->outcome == 2)
+		return lm_error_set(rc, "%s; stopping the workload failed too, it may still run in the guest", saved);
+	return lm_error_set(rc, "%s; the workload was stopped (its process group got SIGTERM%s)", saved,
+	    r->outcome == 1 ? ", then SIGKILL" : "");
+}
+
 int lm_guest_workload_run(lm_context *ctx, lm_ssh *ssh, const char *vm, const char *cmd, const lm_workload_options *o,
     lm_run_result *res)
 {
@@ -192,6 +207,8 @@ int lm_guest_workload_run(lm_context *ctx, lm_ssh *ssh, const char *vm, const ch
 		return rc;
 	rc = lm_ssh_exec_session(ssh, wrapped, &io, &end);
 	free(wrapped);
+	if (rc < 0 && end.stopped_by == 0 && lm_ssh_usable(ssh))
+		return failed(&r, ssh, rc);
 	res->exit_status = end.exit_status;
 	res->stopped_by = end.stopped_by;
 	res->stop_killed = r.outcome == 1;
