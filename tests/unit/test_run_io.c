@@ -66,9 +66,10 @@ static void test_terminal_table(void **state)
 	}
 }
 
+/* argv outlives the call: the parsed cli points into it. */
 static int parse(lm_cli *cli, const char *const *args, int n)
 {
-	char *argv[16];
+	static char *argv[16];
 	int i;
 
 	for (i = 0; i < n; i++)
