@@ -168,7 +168,8 @@ static const char *const exit_help[] = {
 	"0", "success", "1", "failure", "2", "usage error", "3", "some VMs of a fleet failed",
 	"4", "guest unsupported: the shim does not activate there, stock kept",
 	"run", "the guest command's own exit status (128+N when signal N ended it); 1 when lume-metal failed "
-	"before it ran; after SIGINT, SIGTERM or SIGHUP, the workload's status once it ended", NULL,
+	"before it ran; SIGINT, SIGTERM or SIGHUP stop the workload's process group, then lume-metal ends by that "
+	"signal (130, 143, 129)", NULL,
 };
 
 const char *lm_cli_exit_at(size_t i, const char **meaning)
