@@ -146,9 +146,8 @@ static const char *const command_help[] = {
 	"enable VM... [--profile P] [--keep-host]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
 	"status [VM...]", "Host preference and, per VM, state, bundle, restart pending, last probe.",
 	"probe VM", "Stock vs shimmed capability table.",
-	"run VM [-i] [-t] [--require-shim] -- CMD...", "Run one guest command with the shim, as tart exec does "
-	"(stdin forwarded, -t a pseudo-terminal, signals forwarded); its exit status is returned, then which of "
-	"its processes loaded the shim.",
+	"run VM [-i] [-t] [--require-shim] -- CMD...", "Run one guest command with the shim, as tart exec does; "
+	"its exit status is returned, then which of its processes loaded the shim.",
 	"bench VM -- llama-bench ARGS...", "Stock vs shimmed runs, interleaved, written as an evidence folder (docs/bench.md).",
 	"bench --bare-metal -- llama-bench ARGS...", "The same on this host itself: the bare-metal record.",
 	"bench compare DIR...", "Evidence folders side by side, and the published figures.",
@@ -167,9 +166,8 @@ static const char *const command_help[] = {
 static const char *const exit_help[] = {
 	"0", "success", "1", "failure", "2", "usage error", "3", "some VMs of a fleet failed",
 	"4", "guest unsupported: the shim does not activate there, stock kept",
-	"run", "the guest command's own exit status (128+N when signal N ended it); 1 when lume-metal failed "
-	"before it ran; SIGINT, SIGTERM or SIGHUP stop the workload's process group, then lume-metal ends by that "
-	"signal (130, 143, 129)", NULL,
+	"run", "the guest command's own (128+N after signal N); stopped by SIGINT, SIGTERM or SIGHUP: that "
+	"signal's", NULL,
 };
 
 const char *lm_cli_exit_at(size_t i, const char **meaning)
