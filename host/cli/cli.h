@@ -75,6 +75,8 @@ typedef struct {
 	int run_hardened_stock;  /* --run-hardened-stock (run, agent install) */
 	int require_shim;        /* --require-shim (run) */
 	int run_at_load;         /* --run-at-load (agent install) */
+	int interactive;         /* -i, --interactive (run) */
+	int tty;                 /* -t, --tty (run) */
 	lm_cli_progress live;    /* progress.c: the waits being shown */
 } lm_cli;
 
@@ -158,6 +160,20 @@ int lm_cli_should_cancel(void *data);                /* lm_options.should_cancel
 int lm_cli_interrupted(void);                        /* the signal caught, or 0 */
 void lm_cli_interrupted_line(const lm_flow_result *result); /* the one line on what was left */
 void lm_cli_exit_interrupted(void);                  /* end by the caught signal, if any */
+void lm_cli_trap_hangup(void);                       /* run: SIGHUP too */
+int lm_cli_pending_signal(void *data);               /* the signal caught since the last call, or 0 */
+
+/* terminal.c: run's terminal (-i, -t, raw mode, the window's size). */
+typedef struct {
+	int forward; /* stdin goes to the workload (to its end, then EOF); else it reads EOF at once */
+	int pty;     /* a pseudo-terminal in the guest */
+	int raw;     /* the local terminal in raw mode meanwhile */
+} lm_cli_run_io;
+void lm_cli_run_terminal(int interactive, int tty, int stdin_tty, int stdout_tty, lm_cli_run_io *io);
+int lm_cli_terminal_raw(void);                       /* stdin raw, SIGWINCH watched; -1 on failure */
+void lm_cli_terminal_restore(void);                  /* as it was (async-signal-safe; idempotent) */
+void lm_cli_terminal_size(unsigned int *cols, unsigned int *rows); /* 0 x 0 when no terminal */
+int lm_cli_window_changed(void *data, unsigned int *cols, unsigned int *rows); /* window_size */
 
 /* One function per command, in cmd_<name>.c. */
 int lm_cmd_profile(lm_cli *cli);

@@ -1,11 +1,49 @@
-/* lume-metal run VM -- CMD...: one guest command with the shim; its exit code is ours. The
- * guest's output streams to our stdout/stderr (the library's on_output, output.c); with
- * --format json it is collected into the one document instead. Afterwards, which of its
- * processes loaded the shim (their activation records), or why none did. */
+/* lume-metal run VM -- CMD...: one guest command with the shim, as `tart exec` runs one (stdin,
+ * -i, -t: terminal.c); its exit code is ours. The guest's output streams to our stdout/stderr
+ * (the library's on_output, output.c); with --format json it is collected into the one document
+ * instead. SIGINT, SIGTERM and SIGHUP stop the workload's process group in the guest; lume-metal
+ * then ends by that signal (main.c). Afterwards, which of its processes loaded the shim (their
+ * activation records), or why none did. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cli.h"
+
+/* The window's size is asked for as soon as the workload runs, at every wake of the library's
+ * loop: the first ask is the moment to go raw (until then ^C still interrupts the connection). */
+static int window_size(void *data, unsigned int *cols, unsigned int *rows)
+{
+	int *want_raw = data;
+
+	if (*want_raw) {
+		*want_raw = 0;
+		if (lm_cli_terminal_raw() < 0)
+			lm_cli_printf(stderr, "lume-metal: warning: this terminal cannot be put in raw mode; keys go to the "
+			    "guest a line at a time\n");
+	}
+	return lm_cli_window_changed(NULL, cols, rows);
+}
+
+/* As `tart exec`: stdin, a pseudo-terminal, the signals that stop the workload (run's own: SIGHUP
+ * too), the window. */
+static void terminal_options(const lm_cli *cli, lm_workload_options *wo, int *want_raw)
+{
+	lm_cli_run_io io;
+
+	lm_cli_run_terminal(cli->interactive, cli->tty, isatty(STDIN_FILENO), isatty(STDOUT_FILENO), &io);
+	wo->input = io.forward;
+	wo->input_fd = STDIN_FILENO;
+	wo->tty = io.pty;
+	lm_cli_terminal_size(&wo->tty_cols, &wo->tty_rows);
+	wo->tty_term = getenv("TERM");
+	wo->pending_signal = lm_cli_pending_signal;
+	wo->window_size = window_size;
+	*want_raw = io.raw;
+	wo->callback_data = want_raw;
+	lm_cli_trap_signals();
+	lm_cli_trap_hangup();
+}
 
 /* After the workload's own output: one line per process that loaded the shim, or why none did,
  * and what its children got. */
@@ -29,7 +67,7 @@ int lm_cmd_run(lm_cli *cli)
 	lm_context *ctx = NULL;
 	lm_json_envelope env;
 	char *doc = NULL, msg[4096];
-	int rc, status;
+	int rc, status, want_raw = 0;
 
 	if (cli->argc != 1 || cli->cmd_argc == 0)
 		return lm_cli_usage_error(cli, "run: lume-metal run VM -- CMD [ARGS...]");
@@ -38,8 +76,10 @@ int lm_cmd_run(lm_cli *cli)
 	lm_workload_options_init(&wo, LM_WORKLOAD_OPTIONS_VERSION);
 	wo.run_hardened_stock = cli->run_hardened_stock;
 	wo.require_shim = cli->require_shim;
+	terminal_options(cli, &wo, &want_raw);
 	rc = lm_flow_run_workload(ctx, cli->argv[0], (const char *const *)cli->cmd_argv, (size_t)cli->cmd_argc, &wo,
 	    &res);
+	lm_cli_terminal_restore();
 	/* The error as it was: printing the records' lines and freeing the context come first. */
 	snprintf(msg, sizeof(msg), "%s", rc < 0 ? lm_error_last()->message : "");
 	lm_context_free(ctx);

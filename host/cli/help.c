@@ -16,7 +16,7 @@ static const struct {
 	{"enable", "profile jobs dry-run keep-host boot-margin timeout force-user-mismatch no-wait bundle"},
 	{"status", "boot-margin"},
 	{"probe", "exercise no-wait"},
-	{"run", "no-wait require-shim run-hardened-stock"},
+	{"run", "no-wait require-shim run-hardened-stock interactive tty"},
 	{"rollback", "all no-restart restore-host dry-run force timeout no-wait"},
 	{"profile", "chip"},
 	{"host", "keep dry-run force force-user-mismatch"},
@@ -42,6 +42,8 @@ static const struct {
 	{"probe", "lume-metal probe my-vm --exercise", "Stock vs shimmed answers, and whether the unlocked kernels run."},
 	{"run", "lume-metal run my-vm -- llama-bench -m model.gguf", "One workload with the shim; its exit status "
 	    "is lume-metal's."},
+	{"run", "lume-metal run my-vm -- python3 - < job.py", "stdin goes to the workload, closed at its end."},
+	{"run", "lume-metal run -t my-vm -- top", "A pseudo-terminal with this window's size; keys go to the guest."},
 	{"bench", "lume-metal bench my-vm -- llama-bench -m model.gguf", "Stock vs shimmed runs as an evidence folder."},
 	{"bench", "lume-metal bench compare DIR1 DIR2", "Two evidence folders side by side."},
 	{"rollback", "lume-metal rollback my-vm", "Remove the guest files; the preference is restored after the last VM."},

@@ -1,27 +1,31 @@
-/* Ctrl-C (SIGINT) and SIGTERM. The first asks the library to stop at its next safe point and undo,
- * as after a failure: the tool's should_cancel callback reports it (lm_options.should_cancel). A
- * command that changes VMs prints its result and one line on what the interruption left; then the
- * process ends by the same signal, so that a shell or a loop around lume-metal sees that it was
- * interrupted. A second signal ends it at once: every step is crash-safe, and the next enable or
- * rollback converges. */
+/* Ctrl-C (SIGINT) and SIGTERM (and SIGHUP for run). The first asks the library to stop at its next
+ * safe point and undo, as after a failure: the tool's should_cancel callback reports it
+ * (lm_options.should_cancel); run also hands the signal itself to the library, which sends it to
+ * the workload's process group in the guest. A command that changes VMs prints its result and one
+ * line on what the interruption left; then the process ends by the same signal, so that a shell
+ * or a loop around lume-metal sees that it was interrupted. A second signal ends it at once (the
+ * terminal restored first): every step is crash-safe, the next enable or rollback converges, and
+ * a stop of run's workload already under way finishes in the guest by itself. */
 #include <signal.h>
 #include <string.h>
 
 #include "cli.h"
 
-static volatile sig_atomic_t caught;
+static volatile sig_atomic_t caught, pending;
 
 static void on_signal(int sig)
 {
 	if (caught != 0) {
+		lm_cli_terminal_restore();
 		signal(sig, SIG_DFL);
 		raise(sig);
 		return;
 	}
 	caught = sig;
+	pending = sig;
 }
 
-void lm_cli_trap_signals(void)
+static void trap(int sig)
 {
 	struct sigaction sa;
 
@@ -29,8 +33,30 @@ void lm_cli_trap_signals(void)
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	sigaction(sig, &sa, NULL);
+}
+
+void lm_cli_trap_signals(void)
+{
+	trap(SIGINT);
+	trap(SIGTERM);
+}
+
+/* run: a hang-up (the terminal or the CI job's session gone) stops the workload like SIGTERM; the
+ * other commands keep its default. */
+void lm_cli_trap_hangup(void)
+{
+	trap(SIGHUP);
+}
+
+/* run forwards the signal itself to the workload's process group (lm_workload_options). */
+int lm_cli_pending_signal(void *data)
+{
+	int sig = pending;
+
+	(void)data;
+	pending = 0;
+	return sig;
 }
 
 int lm_cli_should_cancel(void *data)
@@ -61,6 +87,7 @@ void lm_cli_interrupted_line(const lm_flow_result *r)
 
 void lm_cli_exit_interrupted(void)
 {
+	lm_cli_terminal_restore();
 	if (caught == 0)
 		return;
 	fflush(stdout);

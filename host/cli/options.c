@@ -15,7 +15,7 @@ enum opt_id {
 	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT, OPT_TART, OPT_UTMCTL,
 	OPT_EXERCISE, OPT_KEEP_HOST, OPT_RESTORE_HOST, OPT_REPETITIONS, OPT_OUT, OPT_WORKLOAD_PARSER, OPT_BARE_METAL,
 	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD, OPT_COLOR, OPT_ADDRESS, OPT_CHIP,
-	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM
+	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM, OPT_INTERACTIVE, OPT_TTY
 };
 
 static const struct option_doc {
@@ -129,6 +129,12 @@ static const struct option_doc {
 	{"man", no_argument, OPT_MAN, NULL, NULL, "Print the man page (roff) and exit."},
 	{"help", no_argument, OPT_HELP, NULL, NULL, "Show this help and exit."},
 	{"version", no_argument, OPT_VERSION, NULL, NULL, "Show the version and exit."},
+	{"interactive", no_argument, OPT_INTERACTIVE, NULL, NULL,
+	 "run (-i): give the workload this terminal's input (a pipe or a file is always given, to its end); at a "
+	 "terminal it also gets a pseudo-terminal, as with -t."},
+	{"tty", no_argument, OPT_TTY, NULL, NULL,
+	 "run (-t): a pseudo-terminal in the guest with this window's size (this terminal in raw mode meanwhile: "
+	 "keys and ^C go to the workload)."},
 	/* Last, and in no help or completion: the old name that meant three things (an address, a
 	 * chip, restoring the host). It still works where its meaning is certain (resolve_host). */
 	{"host", required_argument, OPT_HOST, "IP", NULL, ""},
@@ -140,8 +146,8 @@ static const char *const command_help[] = {
 	"enable VM... [--profile P] [--keep-host]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
 	"status [VM...]", "Host preference and, per VM, state, bundle, restart pending, last probe.",
 	"probe VM", "Stock vs shimmed capability table.",
-	"run VM [--require-shim] -- CMD...", "Run one guest command with the shim; its exit code is returned, then "
-	"which of its processes loaded the shim.",
+	"run VM [-i] [-t] [--require-shim] -- CMD...", "Run one guest command with the shim, as tart exec does; "
+	"its exit status is returned, then which of its processes loaded the shim.",
 	"bench VM -- llama-bench ARGS...", "Stock vs shimmed runs, interleaved, written as an evidence folder (docs/bench.md).",
 	"bench --bare-metal -- llama-bench ARGS...", "The same on this host itself: the bare-metal record.",
 	"bench compare DIR...", "Evidence folders side by side, and the published figures.",
@@ -161,7 +167,8 @@ static const char *const exit_help[] = {
 	"0", "success", "1", "failure", "2", "usage error", "3", "some VMs of a fleet failed",
 	"4", "guest unsupported: the shim does not activate there, stock kept",
 	"5", "lume-metal's state was written by a newer lume-metal: upgrade; nothing was changed",
-	"run", "the guest command's own exit status", NULL,
+	"run", "the guest command's own (128+N after signal N); stopped by SIGINT, SIGTERM or SIGHUP: that "
+	"signal's", NULL,
 };
 
 const char *lm_cli_exit_at(size_t i, const char **meaning)
@@ -243,6 +250,8 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	case OPT_KEEP_ALIVE: cli->keep_alive = 1; return 0;
 	case OPT_RUN_HARDENED_STOCK: cli->run_hardened_stock = 1; return 0;
 	case OPT_REQUIRE_SHIM: cli->require_shim = 1; return 0;
+	case OPT_INTERACTIVE: cli->interactive = 1; return 0;
+	case OPT_TTY: cli->tty = 1; return 0;
 	case OPT_RUN_AT_LOAD: cli->run_at_load = 1; return 0;
 	case OPT_DRY_RUN: cli->lib.dry_run = 1; return 0;
 	case OPT_FORCE: cli->lib.force = 1; return 0;
@@ -548,13 +557,15 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(dashdash, argv, ":hqV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(dashdash, argv, ":hqVit", longopts, NULL)) != -1) {
 		if (c == OPT_HELP) {
 			help = 1; /* after the loop: the command's help when a command is named */
 			continue;
 		}
 		if (c == 'q')
 			c = OPT_QUIET;
+		if (c == 'i' || c == 't')
+			c = c == 'i' ? OPT_INTERACTIVE : OPT_TTY;
 		if (c == OPT_VERSION) {
 			printf("lume-metal %s\n", LUME_METAL_VERSION);
 			return -1;
@@ -600,6 +611,8 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	if (cli->lib.keep_host && strcmp(cli->command, "enable") != 0 &&
 	    !(strcmp(cli->command, "host") == 0 && cli->argc == 1 && strcmp(cli->argv[0], "enable") == 0))
 		return lm_cli_usage_error(cli, "%s: --keep and --keep-host are for host enable and enable", cli->command);
+	if ((cli->interactive || cli->tty) && strcmp(cli->command, "run") != 0)
+		return lm_cli_usage_error(cli, "%s: -i (--interactive) and -t (--tty) are for run", cli->command);
 	if (cli->lib.restore_host && strcmp(cli->command, "rollback") != 0)
 		return lm_cli_usage_error(cli, "%s: --restore-host (--host without a value) is for rollback; the guest's "
 		    "address is --address IP", cli->command);

@@ -149,7 +149,7 @@ LM_EXTERN(int) lm_flow_run(lm_context *ctx, const char *vm, const char *const *a
 /* How a workload is started (run, agent install): lm_workload_options_init(&wo,
  * LM_WORKLOAD_OPTIONS_VERSION), then the fields wanted. Fields are only ever added at the end,
  * each bumping the version (as lm_options, context.h). */
-#define LM_WORKLOAD_OPTIONS_VERSION 1
+#define LM_WORKLOAD_OPTIONS_VERSION 2
 typedef struct {
 	unsigned int version;
 	int run_hardened_stock; /* start a program signed with the hardened runtime without the
@@ -158,9 +158,29 @@ typedef struct {
 	                           anything starts (docs/guest.md) */
 	int require_shim;       /* run: no process of the workload loaded the shim is LM_ENOSHIM (after
 	                           it ran; its exit status is still given) */
+	/* Version 2, run: the workload as `tart exec` runs one (docs/lume-metal.md, "run like tart
+	 * exec"). It runs in a process group of its own in the guest; when the run is stopped -- a
+	 * signal from pending_signal, or should_cancel (SIGTERM) -- the group gets the signal, SIGKILL
+	 * after stop_grace, and the run checks that no process of it is left: LM_ECANCELED saying
+	 * how it ended, with its exit status in the result. A workload runs as long as it runs: the
+	 * command timeout does not apply to it. */
+	int input;              /* 1: input_fd is its standard input, read to its end, then closed (EOF);
+	                           0: it reads EOF at once */
+	int input_fd;
+	int tty;                /* a pseudo-terminal in the guest of tty_cols x tty_rows (0: 80 x 24)
+	                           with TERM tty_term (NULL: vt100); its output comes as stdout */
+	unsigned int tty_cols, tty_rows;
+	const char *tty_term;
+	int (*pending_signal)(void *data); /* a signal the caller got that stops the workload (SIGINT,
+	                           SIGTERM, SIGHUP; 0: none), asked at least four times a second */
+	int (*window_size)(void *data, unsigned int *cols, unsigned int *rows); /* 1 and the new size
+	                           when the caller's window changed (tty) */
+	void *callback_data;    /* for pending_signal and window_size */
+	double stop_grace;      /* seconds from the stop's signal to SIGKILL (0: 5) */
 } lm_workload_options;
 
-/* Every field 0; LM_EINVALID for a version this library does not know. */
+/* Every field of that version 0 (only those: a program built with an older header has a shorter
+ * struct); LM_EINVALID for a version this library does not know. */
 LM_EXTERN(int) lm_workload_options_init(lm_workload_options *opts, unsigned int version);
 
 /* What `run` learnt: the guest command's exit status, the children policy it gave the workload,
@@ -169,7 +189,8 @@ LM_EXTERN(int) lm_workload_options_init(lm_workload_options *opts, unsigned int 
  * at its end. */
 typedef struct {
 	size_t size;               /* sizeof(lm_run_result) as the library was built */
-	int exit_status;
+	int exit_status;           /* the workload's, as a shell reports it: 128 + N when signal N
+	                              ended it; 255 when unknown */
 	int inherit;               /* LUME_METAL_INHERIT given: 1 children keep the shim, 0 they start
 	                              clean, -1 the workload's own assignment decided */
 	char inherit_reason[256];  /* why (empty when the workload's own assignment decided) */
@@ -179,6 +200,9 @@ typedef struct {
 	                              words (the likely cause) */
 	char *records_json;        /* the records as a JSON array, as read ("[]" when none) */
 	char *record_dir;          /* the guest directory the records were written to (removed after) */
+	int stopped_by;            /* the signal the workload was stopped with (its process group's);
+	                              0: it ended by itself */
+	int stop_killed;           /* 1: it did not end within the grace and was killed (SIGKILL) */
 } lm_run_result;
 
 LM_EXTERN(void) lm_run_result_free(lm_run_result *result);

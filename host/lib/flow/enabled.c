@@ -37,18 +37,6 @@ int lm_flow_open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, 
 	return lm_shim_env_make(se, &o->guest, r->bundle.injection, r->bundle.shim, r->bundle.probe, r->profile);
 }
 
-int lm_workload_options_init(lm_workload_options *opts, unsigned int version)
-{
-	if (opts == NULL)
-		return lm_error_set(LM_EINVALID, "lm_workload_options_init: no options to fill");
-	if (version < 1 || version > LM_WORKLOAD_OPTIONS_VERSION)
-		return lm_error_set(LM_EINVALID, "lm_workload_options_init: version %u is not one this library knows "
-		    "(1 to %d)", version, LM_WORKLOAD_OPTIONS_VERSION);
-	memset(opts, 0, sizeof(*opts));
-	opts->version = version;
-	return 0;
-}
-
 /* The program the user named: the first word after env's leading NAME=VALUE assignments; and
  * whether those set LUME_METAL_INHERIT themselves. */
 static size_t program_index(const char *const *argv, size_t argc, int *own_inherit)

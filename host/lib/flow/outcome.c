@@ -20,7 +20,7 @@ LM_ENDS_WITH(lm_flow_result, byhost);
 LM_ENDS_WITH(lm_vm_outcome, agents);
 LM_ENDS_WITH(lm_flow_step, detail);
 LM_ENDS_WITH(lm_agent_info, shim);
-LM_ENDS_WITH(lm_run_result, record_dir);
+LM_ENDS_WITH(lm_run_result, stop_killed);
 
 int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
 {

@@ -10,19 +10,6 @@
 #include "random.h"
 #include "text.h"
 
-/* The guest command's output goes to the embedder's on_output, as it arrives. */
-typedef struct {
-	const lm_context *ctx;
-	const char *vm;
-} run_output;
-
-static void stream_out(void *data, int stream, const char *bytes, size_t len)
-{
-	const run_output *ro = data;
-
-	lm_context_output(ro->ctx, ro->vm, stream, bytes, len);
-}
-
 /* Before running: a program SIP protects, or one run by such an interpreter, never gets the shim
  * (or, with SIP off, is stopped by dyld): say so first. */
 static int warn_protected(lm_context *ctx, lm_ssh *ssh, const lm_shim_env *se, const lm_vm_outcome *o,
@@ -217,9 +204,9 @@ int lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *arg
     const lm_workload_options *opts, lm_run_result **out)
 {
 	lm_flow_session *s = NULL;
+	lm_workload_options o;
 	lm_flow_workload w;
 	lm_run_result *res;
-	run_output ro;
 	char *cmd = NULL;
 	int rc;
 
@@ -227,25 +214,22 @@ int lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *arg
 		*out = NULL;
 	if (argc == 0)
 		return lm_error_set(LM_EINVALID, "run: no guest command given");
-	if (opts != NULL && (opts->version < 1 || opts->version > LM_WORKLOAD_OPTIONS_VERSION))
-		return lm_error_set(LM_EINVALID, "run: workload options of version %u, which this library does not know "
-		    "(1 to %d)", opts->version, LM_WORKLOAD_OPTIONS_VERSION);
+	if ((rc = lm_workload_options_copy(&o, opts)) < 0)
+		return rc;
 	if ((res = calloc(1, sizeof(*res))) == NULL)
 		return lm_error_nomem();
 	res->size = sizeof(*res);
 	res->exit_status = 255;
 	if ((rc = lm_flow_session_open(&s, ctx, vm)) < 0 ||
-	    (rc = lm_flow_workload_check(ctx, s->ssh, &s->se, s->o, argv, argc, opts, &w)) < 0 ||
+	    (rc = lm_flow_workload_check(ctx, s->ssh, &s->se, s->o, argv, argc, &o, &w)) < 0 ||
 	    (rc = record_dir_make(s, res)) < 0 || (rc = lm_flow_session_command(s, 1, argv, argc, &cmd)) < 0)
 		goto out;
 	res->inherit = w.inherit;
 	snprintf(res->inherit_reason, sizeof(res->inherit_reason), "%s", w.inherit_reason);
-	ro.ctx = ctx;
-	ro.vm = s->o->vm;
-	if ((rc = lm_ssh_exec(s->ssh, cmd, stream_out, &ro, &res->exit_status)) < 0)
+	if ((rc = lm_guest_workload_run(ctx, s->ssh, s->o->vm, cmd, &o, res)) < 0)
 		goto out;
 	rc = run_records(s, &w, argv, argc, res);
-	if (rc == 0 && res->no_shim != NULL && opts != NULL && opts->require_shim)
+	if (rc == 0 && res->no_shim != NULL && o.require_shim)
 		rc = lm_error_set(LM_ENOSHIM, "%s: %s%s", s->o->vm, res->nprocesses == 0 ?
 		    "no process of the workload loaded the shim: " : "", res->no_shim);
 out:

@@ -12,17 +12,6 @@
 
 #define READ_CHUNK 32768
 
-/* Run one non-blocking libssh2 call until it stops saying EAGAIN; werr gets our own error code
- * when waiting failed (deadline, socket), rc the call's last libssh2 result. */
-#define RETRY(ssh, deadline, what, call, rc, werr)                          \
-	do {                                                                \
-		(werr) = 0;                                                 \
-		while (((rc) = (call)) == LIBSSH2_ERROR_EAGAIN) {           \
-			if (((werr) = lm_ssh_wait((ssh), (deadline), (what))) < 0) \
-				break;                                      \
-		}                                                           \
-	} while (0)
-
 /* The deadline passed: the message names the command (its start: ours run to kilobytes) and the
  * time it had, so that a hung guest is told from a slow network. */
 static int no_answer(lm_ssh *ssh, const char *command, double timeout)

@@ -86,23 +86,29 @@ void lm_ssh_set_blocking_timeout(lm_ssh *ssh, double seconds)
 	libssh2_session_set_timeout(ssh->session, ms);
 }
 
-int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what)
+/* The one wait: the socket in the directions libssh2 is blocked on (and fd, when not -1, for
+ * reading), until the deadline; with wake_ms > 0 it also returns 0 after that long, or when a
+ * signal interrupts it, so that a caller with more to watch (lm_ssh_exec_session) looks again. */
+static int wait_socket(lm_ssh *ssh, double deadline, const char *what, int fd, int *fd_ready, int wake_ms)
 {
-	struct pollfd pfd;
+	struct pollfd pfd[2];
 	int dirs, timeout_ms, rc;
 	double left;
 
 	for (;;) {
-		pfd.fd = ssh->fd;
-		pfd.events = 0;
-		pfd.revents = 0;
+		pfd[0].fd = ssh->fd;
+		pfd[0].events = 0;
+		pfd[0].revents = 0;
+		pfd[1].fd = fd;
+		pfd[1].events = POLLIN;
+		pfd[1].revents = 0;
 		dirs = libssh2_session_block_directions(ssh->session);
 		if (dirs & LIBSSH2_SESSION_BLOCK_INBOUND)
-			pfd.events |= POLLIN;
+			pfd[0].events |= POLLIN;
 		if (dirs & LIBSSH2_SESSION_BLOCK_OUTBOUND)
-			pfd.events |= POLLOUT;
-		if (pfd.events == 0)
-			pfd.events = POLLIN;
+			pfd[0].events |= POLLOUT;
+		if (pfd[0].events == 0)
+			pfd[0].events = POLLIN;
 		timeout_ms = -1;
 		if (deadline > 0) {
 			left = deadline - lm_clock_monotonic();
@@ -119,8 +125,12 @@ int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what)
 		if (!ssh->uncancelable && ssh->ctx != NULL && lm_context_options(ssh->ctx)->should_cancel != NULL &&
 		    (timeout_ms < 0 || timeout_ms > 250))
 			timeout_ms = 250;
-		rc = poll(&pfd, 1, timeout_ms);
-		if (rc > 0)
+		if (wake_ms > 0 && (timeout_ms < 0 || timeout_ms > wake_ms))
+			timeout_ms = wake_ms;
+		rc = poll(pfd, fd >= 0 ? 2 : 1, timeout_ms);
+		if (fd_ready != NULL)
+			*fd_ready = rc > 0 && fd >= 0 && pfd[1].revents != 0;
+		if (rc > 0 || (wake_ms > 0 && (rc == 0 || errno == EINTR)))
 			return 0;
 		if (rc == 0 && !ssh->uncancelable && lm_context_check_cancel(ssh->ctx, what) < 0) {
 			lm_ssh_mark_broken(ssh);
@@ -132,6 +142,16 @@ int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what)
 			    ssh->vm, ssh->address, ssh->port, what, strerror(errno));
 		}
 	}
+}
+
+int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what)
+{
+	return wait_socket(ssh, deadline, what, -1, NULL, 0);
+}
+
+int lm_ssh_wait_io(lm_ssh *ssh, double deadline, const char *what, int fd, int *fd_ready, int wake_ms)
+{
+	return wait_socket(ssh, deadline, what, fd, fd_ready, wake_ms);
 }
 
 /* TCP connect with a deadline (non-blocking connect + poll), trying every address given. */

@@ -4,6 +4,7 @@
  *   known_hosts.c  our own known_hosts (keyed by VM name), lm_ssh_forget_host
  *   auth.c         agent, key files, password
  *   exec.c         remote commands (non-blocking, both streams at once)
+ *   exec_interactive.c  one command as a terminal session runs it (run: input, pty, signals)
  *   sftp.c         upload with verification, sha256, remove, stat
  *   quote.c        the one POSIX sh quoting function
  */
@@ -55,6 +56,20 @@ int lm_ssh_check_usable(lm_ssh *ssh);
  * or until `deadline` (lm_clock_monotonic() based; 0: none). LM_ETIMEOUT (message naming the VM and
  * `what`) when the deadline passes. */
 int lm_ssh_wait(lm_ssh *ssh, double deadline, const char *what);
+/* The same, also waking when fd (-1: none) has something to read (*fd_ready 1), and -- with
+ * wake_ms > 0 -- after wake_ms or a signal (0, nothing ready), for a caller that watches more. */
+int lm_ssh_wait_io(lm_ssh *ssh, double deadline, const char *what, int fd, int *fd_ready, int wake_ms);
+
+/* Run one non-blocking libssh2 call until it stops saying EAGAIN; werr gets our own error code
+ * when waiting failed (deadline, socket), rc the call's last libssh2 result. */
+#define RETRY(ssh, deadline, what, call, rc, werr)                          \
+	do {                                                                \
+		(werr) = 0;                                                 \
+		while (((rc) = (call)) == LIBSSH2_ERROR_EAGAIN) {           \
+			if (((werr) = lm_ssh_wait((ssh), (deadline), (what))) < 0) \
+				break;                                      \
+		}                                                           \
+	} while (0)
 
 /* Blocking libssh2 calls time out after this many seconds of silence from the server. */
 void lm_ssh_set_blocking_timeout(lm_ssh *ssh, double seconds);

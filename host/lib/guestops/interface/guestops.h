@@ -455,6 +455,21 @@ void lm_workload_records_dispose(lm_workload_records *r);
 int lm_workload_records_why_not(const lm_workload_records *r, const lm_guest_facts *g, const lm_run_target *t,
     int hardened, const char *const *argv, size_t argc, char **out);
 
+/* ---- workload_session.c: run's workload as `tart exec` runs one ---- */
+/* opts (NULL: the defaults) as this library's version of the struct, the fields it lacks 0;
+ * LM_EINVALID for an unknown version or values out of range. */
+int lm_workload_options_copy(lm_workload_options *dst, const lm_workload_options *opts);
+/* cmd (a command line from lm_shim_command) run so that the guest first writes the kill target of
+ * its process group ("-PGID") to record_dir/process-group, then execs it (free()). */
+int lm_workload_group_command(const char *record_dir, const char *cmd, char **out);
+/* Run cmd in its own process group (recorded in res->record_dir) with o's input, pseudo-terminal
+ * and signals, its output to ctx's on_output for vm; res->exit_status as a shell reports it. After
+ * a stop (res->stopped_by, res->stop_killed) LM_ECANCELED saying how the workload ended, LM_EREMOTE
+ * when processes of it are left (the session then no longer asks should_cancel, so that what
+ * follows can clean up). */
+int lm_guest_workload_run(lm_context *ctx, lm_ssh *ssh, const char *vm, const char *cmd, const lm_workload_options *o,
+    lm_run_result *res);
+
 /* 1 when the shim took in that process: its profile active and at least one device class hooked. */
 int lm_activation_took(const lm_activation *a);
 /* One line for people: "pid 123 /usr/local/bin/llama-server: asked Apple7→yes (stock no), Apple9→yes

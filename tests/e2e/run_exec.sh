@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# `run` behaves like `tart exec` (issue 26, item 1): run_exec.sh NAME, on zsh guests with the
+# guest's workload stand-ins (tests/support/guest-sshd: read-input, tty-check, process-tree).
+# Every lume-metal here runs under a hang guard (timeout): before this, stdin was never closed,
+# so `echo x | lume-metal run vm1 -- cat` hung until the job's own timeout.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+GUARD=${LM_RUN_GUARD:-60} # seconds; a hang guard, not a time target
+TMUX_SOCK= TMUX_PID=
+lm_test_before_exit() {
+  [ -z "$TMUX_PID" ] || kill -KILL "$TMUX_PID" 2>/dev/null || true
+  e2e_before_exit "$@"
+}
+pane() { tmux -S "$TMUX_SOCK" capture-pane -p -t r 2>/dev/null | grep -v '^$' || true; }
+pane_has() { pane | grep -q -- "$1"; }
+
+setup() {
+  sim_start --vm vm1
+  lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+}
+
+rc_is() { [ "$RUN_RC" -eq "$2" ] || fail "$1: exit $RUN_RC, expected $2: $(cat "$E2E_DIR/$1.out" "$E2E_DIR/$1.err")"; }
+out_has() { grep -q -- "$2" "$E2E_DIR/$1.out" || fail "$1: no '$2' on stdout: $(cat "$E2E_DIR/$1.out" "$E2E_DIR/$1.err")"; }
+err_has() { grep -q -- "$2" "$E2E_DIR/$1.err" || fail "$1: no '$2' on stderr: $(cat "$E2E_DIR/$1.out" "$E2E_DIR/$1.err")"; }
+# guarded NAME INPUT ARGS...: lume-metal run ARGS with INPUT as its stdin, under the hang guard.
+guarded() {
+  local name=$1 input=$2
+  shift 2
+  set +e
+  timeout -s KILL "$GUARD" "$LM_BIN" run "$@" <"$input" >"$E2E_DIR/$name.out" 2>"$E2E_DIR/$name.err"
+  RUN_RC=$?
+  set -e
+  [ "$RUN_RC" -ne 137 ] || fail "$name: lume-metal run $* hung (killed after $GUARD s): $(cat "$E2E_DIR/$name.err")"
+}
+runs_left() { find "$(guest_home vm1)/.local/share/lume-metal/activation" -mindepth 1 2>/dev/null | wc -l; }
+
+# stdin reaches the workload and is closed at its end: a pipe, /dev/null, a file larger than the
+# SSH channel's window (2 MB) while the workload echoes it back (both directions at once), and an
+# endless input to a workload that never reads it.
+scenario_run_stdin() {
+  setup
+  printf 'hello\nworld\n' >"$E2E_DIR/small"
+  guarded pipe "$E2E_DIR/small" vm1 -- read-input
+  rc_is pipe 0
+  out_has pipe '^read-input: 12 bytes$'
+  guarded null /dev/null vm1 -- read-input
+  rc_is null 0
+  out_has null '^read-input: 0 bytes$'
+  head -c 3000000 /dev/urandom >"$E2E_DIR/big"
+  guarded big "$E2E_DIR/big" vm1 -- read-input
+  rc_is big 0
+  out_has big '^read-input: 3000000 bytes$'
+  guarded echo "$E2E_DIR/big" vm1 -- cat
+  rc_is echo 0
+  cmp -s "$E2E_DIR/big" "$E2E_DIR/echo.out" || fail "cat gave back $(wc -c <"$E2E_DIR/echo.out") other bytes"
+  # An input that never ends, to a workload that never reads it: the run ends with the workload.
+  set +e
+  yes | timeout -s KILL "$GUARD" "$LM_BIN" run vm1 -- sh -c 'echo never read' >"$E2E_DIR/yes.out" 2>"$E2E_DIR/yes.err"
+  RUN_RC=${PIPESTATUS[1]}
+  set -e
+  rc_is yes 0
+  out_has yes '^never read$'
+  [ "$(runs_left)" -eq 0 ] || fail "a run's record directory was left"
+}
+
+# The workload's exit status is lume-metal's; a signal's death is 128 + N, as a shell reports it.
+scenario_run_status() {
+  setup
+  guarded seven /dev/null vm1 -- sh -c 'exit 7'
+  rc_is seven 7
+  guarded term /dev/null vm1 -- sh -c 'kill -s TERM $$'
+  rc_is term 143
+  guarded segv /dev/null vm1 -- sh -c 'kill -s SEGV $$'
+  rc_is segv 139
+  guarded zero /dev/null vm1 -- sh -c 'exit 0'
+  rc_is zero 0
+  lm_json_first "$E2E_DIR/seven.json" run vm1 -- sh -c 'exit 7' </dev/null
+  expect_rc 7 "$E2E_DIR/seven.json"
+}
+
+# in_terminal NAME COMMAND: COMMAND run by script(1) on a terminal of 101 x 33 with TERM
+# xterm-e2e; what the terminal showed in NAME.out (carriage returns dropped).
+in_terminal() {
+  local name=$1
+  set +e
+  TERM=xterm-e2e timeout -s KILL "$GUARD" script -qec "stty cols 101 rows 33; $2" /dev/null </dev/null \
+    >"$E2E_DIR/$name.raw" 2>"$E2E_DIR/$name.err"
+  RUN_RC=$?
+  set -e
+  [ "$RUN_RC" -ne 137 ] || fail "$name: hung (killed after $GUARD s): $(cat "$E2E_DIR/$name.raw")"
+  tr -d '\r' <"$E2E_DIR/$name.raw" >"$E2E_DIR/$name.out"
+}
+
+# -t: a pseudo-terminal in the guest with this terminal's size and TERM, this terminal raw while
+# the workload runs and restored after; -i at a terminal gets one too; at a terminal without
+# either the workload reads EOF at once (as tart exec without -i) and has no terminal.
+scenario_run_tty() {
+  setup
+  local q; q=$(printf '%q' "$LM_BIN")
+  in_terminal t "stty -g >$E2E_DIR/before; $q run -t vm1 -- tty-check; echo rc=\$?; stty -g >$E2E_DIR/after"
+  out_has t '^tty-check: stdin=tty stdout=tty size=33 101 term=xterm-e2e$'
+  out_has t '^rc=0$'
+  cmp -s "$E2E_DIR/before" "$E2E_DIR/after" || fail "the terminal was not restored: $(cat "$E2E_DIR/before") -> $(cat "$E2E_DIR/after")"
+  in_terminal i "$q run -i vm1 -- tty-check"
+  out_has i '^tty-check: stdin=tty stdout=tty size=33 101 term=xterm-e2e$'
+  in_terminal plain "$q run vm1 -- tty-check; $q run vm1 -- read-input"
+  out_has plain '^tty-check: stdin=no stdout=no size=none term='
+  out_has plain '^read-input: 0 bytes$'
+  # A window change reaches the guest's terminal: lume-metal in a tmux window of its own, resized.
+  TMUX_SOCK="$E2E_DIR/tmux.sock"
+  tmux -S "$TMUX_SOCK" new-session -d -s r -x 101 -y 33 "$q run -t vm1 -- tty-check --watch; echo rc=\$?; sleep 600"
+  TMUX_PID=$(tmux -S "$TMUX_SOCK" display -p '#{pid}')
+  wait_for 30 "the workload in tmux" pane_has '^tty-check: watching, size 33 101'
+  tmux -S "$TMUX_SOCK" resize-window -t r -x 120 -y 40
+  wait_for 30 "the window change" pane_has '^tty-check: resized to 40 120'
+  wait_for 30 "run's end in tmux" pane_has '^rc=0$'
+  # Off a terminal -t still gives the guest one (80 x 24), and nothing local is made raw.
+  guarded piped /dev/null -t vm1 -- tty-check
+  rc_is piped 0
+  grep -q '^tty-check: stdin=tty stdout=tty size=24 80 term=' <(tr -d '\r' <"$E2E_DIR/piped.out") ||
+    fail "-t from a pipe: $(cat "$E2E_DIR/piped.out" "$E2E_DIR/piped.err")"
+}
+
+# processes_of FILE: PARENT and CHILD, the PIDs process-tree recorded in FILE.
+processes_of() { read -r _ PARENT _ CHILD <"$1"; }
+
+# SIGINT, SIGTERM and SIGHUP to lume-metal stop the workload's whole process group in the guest:
+# process-tree's parent and its child (which ignores SIGINT, as a background child of sh does).
+# After SIGINT the child is killed after the grace; SIGTERM and SIGHUP end both at once. The test
+# reads the PIDs the stand-in recorded and looks at the process table itself once lume-metal has
+# exited: nothing is left, and lume-metal ended by the signal it got. An error of lume-metal's own
+# stops the workload as well.
+scenario_run_cancel() {
+  setup
+  local sig pid file want
+  for sig in INT TERM HUP; do
+    file=$(guest_home vm1)/tree-$sig
+    set +e
+    "$LM_BIN" run vm1 -- process-tree "/Users/lume/tree-$sig" </dev/null >"$E2E_DIR/$sig.out" 2>"$E2E_DIR/$sig.err" &
+    pid=$!
+    set -e
+    wait_for 60 "process-tree did not start: $(cat "$E2E_DIR/$sig.err")" test -s "$file"
+    processes_of "$file"
+    ! exited "$PARENT" && ! exited "$CHILD" || fail "$sig: process-tree's processes are not running"
+    kill -s "$sig" "$pid"
+    wait_for 60 "lume-metal did not end after SIG$sig: $(cat "$E2E_DIR/$sig.err")" exited "$pid"
+    set +e
+    wait "$pid"
+    RUN_RC=$?
+    set -e
+    case $sig in INT) want=130 ;; TERM) want=143 ;; HUP) want=129 ;; esac
+    rc_is "$sig" "$want"
+    exited "$PARENT" || fail "SIG$sig: the workload's process $PARENT is still running in the guest"
+    exited "$CHILD" || fail "SIG$sig: the workload's child $CHILD is still running in the guest"
+    if [ "$sig" = INT ]; then
+      err_has INT "did not end within 5 s of SIGINT; its process group ([0-9]*) was killed (SIGKILL), nothing of it is left"
+    else
+      err_has "$sig" "SIG$sig went to the workload's process group ([0-9]*); it ended (exit $want), nothing of it is left"
+    fi
+  done
+  # An error of lume-metal's own while the workload runs (its input cannot be read: a directory)
+  # stops the workload too: exit 1, the error, and no process-tree left.
+  guarded err / vm1 -- process-tree /Users/lume/tree-err
+  rc_is err 1
+  err_has err "reading the input for the guest command: Is a directory; the workload was stopped (its process group got SIGTERM)"
+  ! pgrep -f "process-tree /Users/lume/tree-err" >/dev/null || fail "process-tree still runs after lume-metal's error"
+  if [ -s "$(guest_home vm1)/tree-err" ]; then
+    processes_of "$(guest_home vm1)/tree-err"
+    exited "$PARENT" && exited "$CHILD" || fail "process-tree's processes outlived lume-metal's error"
+  fi
+  [ "$(runs_left)" -eq 0 ] || fail "a stopped run's record directory was left"
+}
+
+"scenario_$1"
