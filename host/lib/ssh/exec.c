@@ -4,6 +4,7 @@
 #include "ssh_internal.h"
 
 #include "buf.h"
+#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,7 @@ out:
 
 int lm_ssh_exec(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *data, int *exit_status)
 {
+	double start = lm_clock_monotonic();
 	int rc, status = -1;
 
 	if ((rc = lm_ssh_check_usable(ssh)) < 0)
@@ -122,6 +124,7 @@ int lm_ssh_exec(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *da
 	lm_log(ssh->ctx, LM_LOG_DEBUG, "ssh: VM '%s': %s", ssh->vm, command);
 	if ((rc = run(ssh, command, out, data, &status)) < 0)
 		return rc;
+	lm_trace(ssh->ctx, ssh->vm, "ssh-command", start);
 	*exit_status = status;
 	return 0;
 }

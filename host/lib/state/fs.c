@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "trace.h"
 #include "context_internal.h"
 #include "error_internal.h"
 #include "path.h"
@@ -344,6 +345,8 @@ static int lock_file(const char *path, int how, double timeout, const lm_context
 		close(fd);
 		return rc;
 	}
+	if (waiting != NULL)
+		lm_trace(ctx, waiting[0], "vm-lock-wait", start);
 	*fd_out = fd;
 	return 0;
 }
