@@ -19,6 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/bench_lib.sh"
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+if [ -n "${LM_BENCH_OUT:-}" ]; then rm -rf "$LM_BENCH_OUT"; mkdir -p "$LM_BENCH_OUT"; fi
 sim_start --vm lm-vm --vm manual-vm --boot-delay 0 --stop-delay 0
 vm_run lm-vm
 vm_run manual-vm
@@ -187,8 +188,7 @@ printf '  %-52s %8.1f ms (goal <= %.1f ms: one VM'"'"'s)\n' "16 VMs: lume-metal'
   "$(calc "$cpu16 * 1000")" "$(calc "$cpu1 * 1000")"
 
 if [ -n "${LM_BENCH_OUT:-}" ]; then
-  rm -rf "$LM_BENCH_OUT"; mkdir -p "$LM_BENCH_OUT"
-  cp "$E2E_DIR"/*.trace "$E2E_DIR"/*.steps "$E2E_DIR"/fleet* "$E2E_DIR/first.json" "$LM_BENCH_OUT/"
+  cp "$E2E_DIR"/*.trace "$E2E_DIR"/*.steps "$E2E_DIR/fleet.txt" "$E2E_DIR/first.json" "$LM_BENCH_OUT/"
   echo "  traces and results: $LM_BENCH_OUT"
 fi
 # The chart for docs/testing.md: each single-VM figure against what it is held to, and how the

@@ -108,3 +108,5 @@ for n in "${sizes[@]}"; do
     [$v[] | [.steps[] | select(.name == $s) | .seconds] | add // 0] as $per |
     "step \($n) \($s) \(($per | add) / ($per | length)) \($per | max)"' "$res" >>"$out"
 done
+# The traces and results, for a look at one VM's timeline (bench_enable.sh made the directory).
+[ -z "${LM_BENCH_OUT:-}" ] || cp "$E2E_DIR"/fleet-* "$LM_BENCH_OUT/"
