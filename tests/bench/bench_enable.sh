@@ -150,7 +150,7 @@ echo "fleets on one simulator (boot delay 1 s, stop delay 0.3 s, every VM restar
 echo "the floor is the simulator alone restarting the same VMs (no lume-metal):"
 printf '  %5s %9s %9s %9s %11s %11s %11s\n' VMs enable floor beyond "CPU (s)" "CPU/VM (ms)" "busy CPU"
 for n in "${sizes[@]}"; do
-  printf '  %5s %9.3f %9.3f %+9.3f %11.2f %11.1f %11.2f\n' "$n" "$(size "$n" 3)" "$(size "$n" 4)" \
+  printf '  %5s %9.3f %9.3f %+9.3f %11.3f %11.1f %11.2f\n' "$n" "$(size "$n" 3)" "$(size "$n" 4)" \
     "$(calc "$(size "$n" 3) - $(size "$n" 4)")" "$(size "$n" 5)" "$(calc "$(size "$n" 5) / $n * 1000")" "$(size "$n" 6)"
 done
 echo

@@ -5,8 +5,8 @@
 # one running from before the preference changes (so each needs a restart). Per size, in order:
 #  - the floor: the simulator alone restarts the fleet through its API (stop and run in parallel),
 #    until its event log says every guest booted (its sshd answering), no lume-metal;
-#  - `enable --jobs N` of the fleet: wall clock around the process alone, its CPU time (user +
-#    system, its children included: /usr/bin/time), the machine's busy CPU, and a timing trace
+#  - `enable --jobs N` of the fleet: wall clock around the process alone, its CPU time (its
+#    children included: perf's task-clock), the machine's busy CPU, and a timing trace
 #    (LUME_METAL_TRACE) of its journal transactions, lock waits, readiness questions and SSH steps;
 #  - `rollback --no-restart` of the fleet, the preference given back, so that the next size sets
 #    it again as this one did (like for like).
@@ -71,6 +71,13 @@ sim_restart() { # VM...: seconds until all are running again with SSH answering
   done
   elapsed "$t0" "$(jq '.[1]' <<<"$booted")"
 }
+# cpu_of FILE COMMAND...: COMMAND's CPU time, its children's included, into FILE: perf's task-clock
+# (to the microsecond) where perf may count, else /usr/bin/time's user + system (to 10 ms).
+cpu_of() {
+  local f=$1; shift
+  if perf stat -x, -e task-clock -o /dev/null -- true 2>/dev/null; then perf stat -x, -e task-clock -o "$f" -- "$@"
+  else /usr/bin/time -f 'time %U %S' -o "$f" "$@"; fi
+}
 # The machine's busy CPU time, in clock ticks (every process: lume-metal, the simulator, its guests).
 busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 
@@ -83,7 +90,7 @@ for n in "${sizes[@]}"; do
   b0=$(busy)
   t0=$EPOCHREALTIME
   set +e
-  LUME_METAL_TRACE=$trace /usr/bin/time -f '%U %S' -o "$res.cpu" \
+  LUME_METAL_TRACE=$trace cpu_of "$res.cpu" \
     "$LM_BIN" enable --jobs "$n" "${f[@]}" --format json >"$res" 2>"$res.err"
   LM_RC=$?
   set -e
@@ -97,7 +104,7 @@ for n in "${sizes[@]}"; do
   expect_rc 0 "$E2E_DIR/rollback-$n.json"
   jq_is "$E2E_DIR/rollback-$n.json" '.host_preference_restored' true
   printf 'size %s %s %s %s %s\n' "$n" "$(elapsed "$t0" "$t1")" "$floor" \
-    "$(awk '{print $1 + $2}' "$res.cpu")" "$(echo "($b1 - $b0) / $(getconf CLK_TCK)" | bc -l)" >>"$out"
+    "$(awk -F'[ ,]' '$3 == "task-clock" {print $1 / 1000} $1 == "time" {print $2 + $3}' "$res.cpu")" "$(echo "($b1 - $b0) / $(getconf CLK_TCK)" | bc -l)" >>"$out"
   # Each traced event: how many, their sum, mean and longest (the kex's algorithms dropped from
   # its name; "context" is the whole process).
   awk -v n="$n" '{ w = $5; c[w]++; s[w] += $2; if ($2 > m[w]) m[w] = $2 }
