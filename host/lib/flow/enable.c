@@ -486,9 +486,8 @@ static void undo(enable_run *r)
 	}
 }
 
-/* listed: the fleet's list entry of this VM from before any worker changed anything, or NULL. */
 static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *profile, lm_flow_result *res,
-    lm_vm_outcome *o, const lm_vm_info *listed, double listed_at)
+    lm_vm_outcome *o)
 {
 	enable_run r;
 	lm_vm_lock *lock = NULL;
@@ -505,8 +504,7 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	if ((rc = lm_context_check_cancel(ctx, "before anything was changed")) < 0 ||
 	    (rc = lm_vm_lock_take(&lock, ctx, o->vm, "enable", 0)) < 0 ||
 	    (rc = lm_random_hex(r.run_id, 16)) < 0 || (rc = lm_vm_get(vmm, o->vm, &o->info)) < 0 ||
-	    (r.seen_at = listed != NULL && strcmp(listed->status, "running") == 0 && strcmp(o->info.status, "running") == 0 &&
-	        strcmp(listed->manager, o->info.manager) == 0 ? listed_at : lm_clock_epoch(), rc = step_preference(&r)) < 0) {
+	    (r.seen_at = lm_clock_epoch(), rc = step_preference(&r)) < 0) {
 		lm_outcome_fail(ctx, o, rc);
 		if (r.pref_set)
 			undo(&r); /* the step failed after it set the preference */
@@ -544,16 +542,13 @@ typedef struct {
 	size_t *next;
 	lm_vm_manager *vmm;   /* NULL: the worker opens its own (one manager per thread) */
 	lm_flow_result local; /* pref and pref_changed only */
-	const lm_vm_info *listed; /* the fleet as listed before any worker began, nlisted of them, at listed_at */
-	size_t nlisted;
-	double listed_at;
 } enable_worker;
 
 static void *enable_worker_run(void *arg)
 {
 	enable_worker *w = arg;
 	lm_vm_manager *vmm = w->vmm;
-	size_t i, k;
+	size_t i;
 
 	/* A worker that cannot reach the manager leaves its share to the others. */
 	if (vmm == NULL && lm_vm_manager_open(&vmm, w->ctx) < 0)
@@ -564,10 +559,7 @@ static void *enable_worker_run(void *arg)
 		pthread_mutex_unlock(w->lock);
 		if (i >= w->result->count)
 			break;
-		for (k = 0; k < w->nlisted && strcmp(w->listed[k].name, w->result->vms[i]->vm) != 0; k++)
-			;
-		(void)enable_one(w->ctx, vmm, w->profile, &w->local, w->result->vms[i], k < w->nlisted ? &w->listed[k] : NULL,
-		    w->listed_at);
+		(void)enable_one(w->ctx, vmm, w->profile, &w->local, w->result->vms[i]);
 	}
 	if (vmm != w->vmm)
 		lm_vm_manager_free(vmm);
@@ -582,8 +574,7 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	pthread_t threads[LM_FLOW_MAX_JOBS];
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	double t = lm_clock_monotonic();
-	lm_vm_info *listed = NULL;
-	size_t i, next = 0, nworkers, nlisted = 0;
+	size_t i, next = 0, nworkers;
 	int rc;
 
 	if ((rc = lm_flow_result_new(out)) < 0)
@@ -611,13 +602,7 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	if ((rc = lm_vm_manager_open(&workers[0].vmm, ctx)) < 0)
 		return lm_flow_fail_all(ctx, result, rc);
 	lm_flow_sweep_others(ctx, workers[0].vmm, result);
-	/* The fleet as its manager lists it before any worker changes the preference: a VM listed running
-	 * then read the old value, whichever worker changes it, and is restarted without asking its guest
-	 * (each worker after the first had asked its boot time over SSH). No list: each asks as before. */
-	if (n > 1 && lm_vm_list(workers[0].vmm, &listed, &nlisted) < 0)
-		nlisted = 0;
 	for (i = 0; i < nworkers; i++) {
-		workers[i].listed = listed, workers[i].nlisted = nlisted, workers[i].listed_at = lm_clock_epoch();
 		workers[i].ctx = ctx;
 		workers[i].profile = profile;
 		workers[i].result = result;
@@ -640,7 +625,6 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	for (i = 0; i < nworkers; i++)
 		result->pref_changed |= workers[i].local.pref_changed;
 	lm_vm_manager_free(workers[0].vmm);
-	lm_free(listed);
 	if (lm_host_pref_status(ctx, lm_profile_host_preference(profile), &result->pref) < 0)
 		lm_log(ctx, LM_LOG_WARN, "could not read the host preference back: %s", lm_error_last()->message);
 	result->seconds = lm_clock_monotonic() - t;
