@@ -1,8 +1,12 @@
-# gnuplot -e "data='FILE'; out='CHART.svg'" bench_enable.gp: bench-enable's figures as bars, each
-# lume-metal figure beside the one it is held to (FILE: label, lume-metal seconds, reference).
-set terminal svg size 720,360 dynamic font "sans,12" background "#ffffff"
+# gnuplot -e "data='FILE'; growth='FILE2'; out='CHART.svg'; goal=SECONDS" bench_enable.gp: bench-enable's
+# figures. Left: each lume-metal figure beside the one it is held to (FILE: label, lume-metal
+# seconds, reference). Right: how the fleet's cost grows with its size (FILE2: VMs, lume-metal's
+# CPU per VM in ms, its time beyond the simulator's floor in s), the 16-VM goal as a line.
+set terminal svg size 1100,400 dynamic font "sans,12" background "#ffffff"
 set output out
-set title "lume-metal on the simulator (seconds; one run of bench-enable)"
+set multiplot layout 1,2 title "lume-metal on the simulator (one run of bench-enable)"
+
+set title "against what each is held to (seconds)"
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
@@ -12,4 +16,23 @@ set yrange [0:*]
 set key top left
 set grid ytics
 plot data using 2:xtic(1) title "lume-metal" lc rgb "#3465a4", \
-     "" using 3 title "held to (manual recipe / ssh true / one VM)" lc rgb "#babdb6"
+     "" using 3 title "held to (manual recipe / ssh true / the floor)" lc rgb "#babdb6"
+
+set title "how cost grows with the fleet (flat is the goal)"
+unset style
+set style data linespoints
+set logscale x 2
+set xlabel "VMs (--jobs = VMs)"
+set xtics (1, 4, 16, 64)
+set xrange [0.8:80]
+set ylabel "CPU per VM (ms)"
+set y2label "time beyond the floor (s)"
+set yrange [0:*]
+set y2range [*:*]
+set ytics nomirror
+set y2tics
+set key top left
+plot growth using 1:2 axes x1y1 title "lume-metal CPU per VM (ms)" lw 2 pt 7 lc rgb "#3465a4", \
+     growth using 1:3 axes x1y2 title "lume-metal time beyond the floor (s)" lw 2 pt 5 lc rgb "#cc0000", \
+     goal axes x1y2 title "goal at 16 VMs: 0.15 x one VM's enable" dt 2 lc rgb "#cc0000"
+unset multiplot

@@ -1,71 +1,119 @@
 #!/usr/bin/env bash
-# Part of bench-enable (figures, not a test): a fleet on one simulator that ignores Apple's two-VM
-# limit, 1 s boot and 0.3 s stop delay, every VM running from before the preference changes (so
-# each needs a restart): `enable` of one VM, its rollback (the preference given back), then
-# `enable --jobs 16` of 16 others; both runs set the preference. Before them, the simulator alone
-# restarts the one VM, then the 16 (the floor). Writes "one SECONDS", "sixteen SECONDS",
-# "floor_one SECONDS", "floor_sixteen SECONDS", "cpu_sixteen SECONDS" (the machine's busy CPU time
-# during the 16-VM run), "cores N" and per step "step NAME ONE MEAN MAX" to the file $1.
+# Part of bench-enable (figures, not a test): how lume-metal's cost grows with a fleet, against the
+# simulator's own floor. One simulator that ignores Apple's two-VM limit (1 s boot, 0.3 s stop
+# delay) holds a fleet per size in $LM_BENCH_SIZES (default "1 4 16 64"), VMs of their own, every
+# one running from before the preference changes (so each needs a restart). Per size, in order:
+#  - the floor: the simulator alone restarts the fleet through its API (stop and run in parallel),
+#    until its event log says every guest booted (its sshd answering), no lume-metal;
+#  - `enable --jobs N` of the fleet: wall clock around the process alone, its CPU time (its
+#    children included: perf's task-clock), the machine's busy CPU, and a timing trace
+#    (LUME_METAL_TRACE) of its journal transactions, lock waits, readiness questions and SSH steps;
+#  - `rollback --no-restart` of the fleet, the preference given back, so that the next size sets
+#    it again as this one did (like for like).
+# Writes to the file $1, one line per size:
+#   "size N WALL FLOOR CPU BUSY" and per traced event "trace N WHAT COUNT TOTAL MEAN MAX",
+# and per size and step of the JSON result (summed per VM) "step N NAME MEAN MAX".
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/bench_lib.sh"
 out=$1
+read -r -a sizes <<<"${LM_BENCH_SIZES:-1 4 16 64}"
 
-vms=(--vm solo)
-fleet=()
-for i in $(seq 1 16); do vms+=(--vm "f$i"); fleet+=("f$i"); done
-sim_start "${vms[@]}" --max-running 17 --boot-delay 1 --stop-delay 0.3
-vm_run solo
-for vm in "${fleet[@]}"; do vm_run "$vm"; done
+vms=()
+total=0
+for n in "${sizes[@]}"; do
+  for i in $(seq 1 "$n"); do vms+=(--vm "s$n-$i"); done
+  total=$((total + n))
+done
+sim_start "${vms[@]}" --max-running "$total" --boot-delay 1 --stop-delay 0.3
 
-# The floor: the simulator alone restarting the same VMs through its API (stop, run, until every
-# one says sshAvailable), no lume-metal. Its guests share this machine's cores, where a Mac gives
-# each VM its own: what 16 restarts cost here beyond one is the machine's, and lume-metal's own
-# share is what its runs take beyond this. One list request every 0.1 s watches them all.
+# fleet N: the VM names of size N's fleet.
+fleet() { local i; for i in $(seq 1 "$1"); do echo "s$1-$i"; done; }
+# until_ssh VM...: until every one of them says sshAvailable, one list request every 0.05 s.
+until_ssh() {
+  local want; want=$(printf '%s\n' "$@" | jq -R . | jq -s -c .)
+  until [ "$(curl -fsS "$LUME_METAL_LUME_URL/lume/vms" |
+    jq --argjson want "$want" '[.[] | select(.name as $n | $want | index($n)) | select(.sshAvailable == true)] | length')" = $# ]; do
+    sleep 0.05
+  done
+}
+# Every fleet started at once (each boots on its own), then waited for (the requests by their PIDs:
+# a bare `wait` would wait for the simulator too).
+runs=()
+for n in "${sizes[@]}"; do
+  for vm in $(fleet "$n"); do
+    curl -fsS -X POST -d '{"noDisplay":true}' "$LUME_METAL_LUME_URL/lume/vms/$vm/run" >/dev/null &
+    runs+=($!)
+  done
+done
+for p in "${runs[@]}"; do wait "$p" || fail "a run request failed"; done
+for n in "${sizes[@]}"; do mapfile -t f < <(fleet "$n"); until_ssh "${f[@]}"; done
+
+# The floor: the simulator alone restarting the same VMs. Its guests share this machine's cores,
+# where a Mac gives each VM its own: what N restarts cost here beyond one is the machine's, and
+# lume-metal's own share is what its run takes beyond this. The end is the simulator's own "boot"
+# event of the last of them (logged when its guest's sshd answers), read from the event log:
+# asking the API instead would probe every booted VM's port 22 at each question (an sshd fork
+# each), load that the floor would count.
 sim_restart() { # VM...: seconds until all are running again with SSH answering
-  local t0 t1 vm
-  t0=$(now)
+  local t0 vm from want booted
+  want=$(printf '%s\n' "$@" | jq -R . | jq -s -c .)
+  from=$(($(stat -c %s "$SIM_LOG") + 1))
+  t0=$EPOCHREALTIME
   for vm in "$@"; do
     { curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/$vm/stop" >/dev/null &&
       curl -fsS -X POST -d '{"noDisplay":true}' "$LUME_METAL_LUME_URL/lume/vms/$vm/run" >/dev/null; } &
   done
   wait
-  until [ "$(curl -fsS "$LUME_METAL_LUME_URL/lume/vms" |
-    jq --argjson want "$(printf '%s\n' "$@" | jq -R . | jq -s .)" \
-      '[.[] | select(.name as $n | $want | index($n)) | select(.sshAvailable == true)] | length')" = $# ]; do
-    sleep 0.1
+  until booted=$(tail -c "+$from" "$SIM_LOG" | jq -s -c --argjson want "$want" \
+      '[.[] | select(.event == "boot" and (.vm as $v | $want | index($v)))] | [length, (map(.time) | max)]') &&
+    [ "$(jq '.[0]' <<<"$booted")" -ge $# ]; do
+    sleep 0.05
   done
-  t1=$(now)
-  echo "$t1 - $t0" | bc -l
+  elapsed "$t0" "$(jq '.[1]' <<<"$booted")"
 }
-floor_one=$(sim_restart solo)
-floor_16=$(sim_restart "${fleet[@]}")
-
-t0=$(now); lm_json "$E2E_DIR/one.json" enable solo; t1=$(now)
-expect_rc 0 "$E2E_DIR/one.json"
-jq_is "$E2E_DIR/one.json" '.vms[0].restarted' true
-jq_is "$E2E_DIR/one.json" '.host_preference_changed' true
-one=$(echo "$t1 - $t0" | bc -l)
-# Like for like: the fleet starts where the one VM started, with the preference not set (the
-# rollback gives it back), so that neither run finds it set by the other.
-lm_json "$E2E_DIR/rollback.json" rollback solo
-expect_rc 0 "$E2E_DIR/rollback.json"
-jq_is "$E2E_DIR/rollback.json" '.host_preference_restored' true
-
-# The machine's busy CPU time (every process: lume-metal, the simulator, its guests) over the run.
+# cpu_of FILE COMMAND...: COMMAND's CPU time, its children's included, into FILE: perf's task-clock
+# (to the microsecond) where perf may count, else /usr/bin/time's user + system (to 10 ms).
+cpu_of() {
+  local f=$1; shift
+  if perf stat -x, -e task-clock -o /dev/null -- true 2>/dev/null; then perf stat -x, -e task-clock -o "$f" -- "$@"
+  else /usr/bin/time -f 'time %U %S' -o "$f" "$@"; fi
+}
+# The machine's busy CPU time, in clock ticks (every process: lume-metal, the simulator, its guests).
 busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
-b0=$(busy)
-t0=$(now); lm_json "$E2E_DIR/sixteen.json" enable --jobs 16 "${fleet[@]}"; t1=$(now)
-b1=$(busy)
-expect_rc 0 "$E2E_DIR/sixteen.json"
-jq_is "$E2E_DIR/sixteen.json" '[.vms[].restarted] | all' true
-jq_is "$E2E_DIR/sixteen.json" '.vms | length' 16
-jq_is "$E2E_DIR/sixteen.json" '.host_preference_changed' true
-sixteen=$(echo "$t1 - $t0" | bc -l)
-printf 'one %s\nsixteen %s\nfloor_one %s\nfloor_sixteen %s\n' "$one" "$sixteen" "$floor_one" "$floor_16" >"$out"
-printf 'cpu_sixteen %s\ncores %s\n' "$(echo "($b1 - $b0) / $(getconf CLK_TCK)" | bc -l)" "$(nproc)" >>"$out"
-# Where the time went: each step's seconds for the one VM, and the mean and the longest of the 16.
-jq -r --slurpfile one "$E2E_DIR/one.json" --argjson vms "$(jq -c .vms "$E2E_DIR/sixteen.json")" '
-  def per_vm($n): [.steps[] | select(.name == $n) | .seconds] | add // 0;
-  [.vms[].steps[].name] | unique[] as $n |
-  "step \($n) \($one[0].vms[0] | per_vm($n)) \(([$vms[] | per_vm($n)] | add) / 16) \([$vms[] | per_vm($n)] | max)"' \
-  "$E2E_DIR/sixteen.json" >>"$out"
+
+: >"$out"
+for n in "${sizes[@]}"; do
+  mapfile -t f < <(fleet "$n")
+  floor=$(sim_restart "${f[@]}")
+  res=$E2E_DIR/fleet-$n.json trace=$E2E_DIR/fleet-$n.trace
+  rm -f "$trace"
+  b0=$(busy)
+  t0=$EPOCHREALTIME
+  set +e
+  LUME_METAL_TRACE=$trace cpu_of "$res.cpu" \
+    "$LM_BIN" enable --jobs "$n" "${f[@]}" --format json >"$res" 2>"$res.err"
+  LM_RC=$?
+  set -e
+  t1=$EPOCHREALTIME
+  b1=$(busy)
+  expect_rc 0 "$res"
+  jq_is "$res" '[.vms[].restarted] | all' true
+  jq_is "$res" '.vms | length' "$n"
+  jq_is "$res" '.host_preference_changed' true
+  lm_json "$E2E_DIR/rollback-$n.json" rollback --no-restart "${f[@]}"
+  expect_rc 0 "$E2E_DIR/rollback-$n.json"
+  jq_is "$E2E_DIR/rollback-$n.json" '.host_preference_restored' true
+  printf 'size %s %s %s %s %s\n' "$n" "$(elapsed "$t0" "$t1")" "$floor" \
+    "$(awk -F'[ ,]' '$3 == "task-clock" {print $1 / 1000} $1 == "time" {print $2 + $3}' "$res.cpu")" "$(echo "($b1 - $b0) / $(getconf CLK_TCK)" | bc -l)" >>"$out"
+  # Each traced event: how many, their sum, mean and longest (the kex's algorithms dropped from
+  # its name; "context" is the whole process).
+  awk -v n="$n" '{ w = $5; c[w]++; s[w] += $2; if ($2 > m[w]) m[w] = $2 }
+    END { for (w in c) printf "trace %s %s %d %.6f %.6f %.6f\n", n, w, c[w], s[w], s[w] / c[w], m[w] }' \
+    "$trace" | sort -k3 >>"$out"
+  # Each step of the result: its mean and longest over the fleet's VMs.
+  jq -r --arg n "$n" '.vms as $v | [$v[].steps[].name] | unique[] as $s |
+    [$v[] | [.steps[] | select(.name == $s) | .seconds] | add // 0] as $per |
+    "step \($n) \($s) \(($per | add) / ($per | length)) \($per | max)"' "$res" >>"$out"
+done
+# The traces and results, for a look at one VM's timeline (bench_enable.sh made the directory).
+[ -z "${LM_BENCH_OUT:-}" ] || cp "$E2E_DIR"/fleet-* "$LM_BENCH_OUT/"

@@ -32,7 +32,8 @@
 #define LUME_SIM_TART_SHIM_DEFAULT NULL
 #endif
 
-#define MAX_LIST 64
+/* --vm, --vms and the like: enough for bench-enable's fleets of 1, 4, 16 and 64 VMs on one simulator. */
+#define MAX_LIST 128
 
 typedef struct {
 	const char *names[MAX_LIST];

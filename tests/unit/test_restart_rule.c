@@ -56,9 +56,21 @@ static void test_case(void **state)
 	assert_int_equal(lm_vm_level_of(c->changed_at, c->boot_time, c->started_at, c->margin), c->level);
 }
 
+/* The words enable's restart step gives for each reason (lm_vm_restart_reason), in the order it
+ * tells them apart: held first, then the clock alone, then the guest's boot time. */
+static void test_reasons(void **state)
+{
+	(void)state;
+	assert_non_null(strstr(lm_vm_restart_reason(1, C - 5, C, C - 1), "resuming it keeps the GPU level"));
+	assert_string_equal(lm_vm_restart_reason(0, 0, C, C - 1), "the VM was already running when the preference changed");
+	assert_string_equal(lm_vm_restart_reason(0, 0, C, C + 1), "the guest's boot time is unknown");
+	assert_string_equal(lm_vm_restart_reason(0, C - 0.5, C, C + 1), "the guest booted before the preference changed");
+	assert_non_null(strstr(lm_vm_restart_reason(0, C + 5, C, C + 1), "within the boot margin after the preference"));
+}
+
 int main(void)
 {
-	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0])];
+	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 1];
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -67,5 +79,8 @@ int main(void)
 		tests[i].test_func = test_case;
 		tests[i].initial_state = (void *)&cases[i];
 	}
-	return _cmocka_run_group_tests("restart_rule", tests, sizeof(cases) / sizeof(cases[0]), NULL, NULL);
+	memset(&tests[i], 0, sizeof(tests[i]));
+	tests[i].name = "restart reasons in words";
+	tests[i].test_func = test_reasons;
+	return _cmocka_run_group_tests("restart_rule", tests, i + 1, NULL, NULL);
 }

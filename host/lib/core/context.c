@@ -3,10 +3,12 @@
 #include "error_internal.h"
 #include "clock.h"
 #include "str.h"
+#include "trace.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Where each version of lm_options ends (the end of its last field): a caller built against
  * version N passed a struct that long, and nothing past it may be read or written. Adding a field
@@ -114,6 +116,8 @@ int lm_context_new(lm_context **out, const lm_options *given)
 	if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
 		return lm_error_nomem();
 	ctx->opts = *opts;
+	ctx->trace_fd = -1;
+	ctx->created_at = lm_clock_monotonic();
 	/* Every string is copied below; until then the context owns none (a failed copy frees only
 	 * the copies made, never the caller's strings). */
 	ctx->opts.state_dir = ctx->opts.prefs_dir = ctx->opts.lume_url = ctx->opts.lume_program = NULL;
@@ -144,6 +148,10 @@ int lm_context_new(lm_context **out, const lm_options *given)
 		ctx->opts.command_timeout = 120;
 	if (ctx->opts.boot_margin <= 0)
 		ctx->opts.boot_margin = 30;
+	if ((rc = lm_trace_open(&ctx->trace_fd)) < 0) {
+		lm_context_free(ctx);
+		return rc;
+	}
 	if ((rc = lm_paths_state_dir(&ctx->state_dir, ctx->opts.state_dir)) < 0) {
 		lm_context_free(ctx);
 		return rc;
@@ -171,6 +179,9 @@ void lm_context_free(lm_context *ctx)
 	pthread_mutex_destroy(&ctx->callback_lock);
 	pthread_mutex_destroy(&ctx->memo_lock);
 	free(ctx->server_memo);
+	lm_trace(ctx, NULL, "context", ctx->created_at);
+	if (ctx->trace_fd >= 0)
+		close(ctx->trace_fd);
 	free(ctx);
 }
 

@@ -195,25 +195,9 @@ out:
 	return rc;
 }
 
-/* Why a running VM is restarted, for the step's detail. */
-static const char *restart_reason(const enable_run *r)
-{
-	const lm_host_pref_info *pref = &r->res->pref;
-
-	/* UTM's start resumes a paused VM or restores a saved state, `tart run` restores a suspended
-	 * VM's snapshot: the guest comes back with the GPU device its VM was created with. */
-	if (lm_vm_status_held(r->o->info.status))
-		return "resuming it keeps the GPU level it was created with: stopped for real, its saved state "
-		    "discarded, and booted afresh";
-	if (r->facts.boot_time <= 0 && pref->changed_at > r->seen_at)
-		return "the VM was already running when the preference changed";
-	if (r->facts.boot_time <= 0)
-		return "the guest's boot time is unknown";
-	if (r->facts.boot_time < pref->changed_at)
-		return "the guest booted before the preference changed";
-	return "the guest booted within the boot margin after the preference changed: its VM may have "
-	       "started before the change";
-}
+/* Why a running VM is restarted, for the step's detail (the words are record/level.c's). */
+#define restart_reason(r) lm_vm_restart_reason(lm_vm_status_held((r)->o->info.status), (r)->facts.boot_time, \
+	(r)->res->pref.changed_at, (r)->seen_at)
 
 /* Step 2: running, ready, and started after the preference took effect. */
 static int step_vm_level(enable_run *r)

@@ -26,3 +26,20 @@ int lm_vm_restart_needed(const lm_host_pref_info *pref, double boot_time, double
 {
 	return pref->recorded && lm_vm_level_of(pref->changed_at, boot_time, started_at, margin) != LM_VM_LEVEL_AFTER;
 }
+
+const char *lm_vm_restart_reason(int held, double boot_time, double changed_at, double seen_at)
+{
+	/* UTM's start resumes a paused VM or restores a saved state, `tart run` restores a suspended
+	 * VM's snapshot: the guest comes back with the GPU device its VM was created with. */
+	if (held)
+		return "resuming it keeps the GPU level it was created with: stopped for real, its saved state "
+		    "discarded, and booted afresh";
+	if (boot_time <= 0 && changed_at > seen_at)
+		return "the VM was already running when the preference changed";
+	if (boot_time <= 0)
+		return "the guest's boot time is unknown";
+	if (boot_time < changed_at)
+		return "the guest booted before the preference changed";
+	return "the guest booted within the boot margin after the preference changed: its VM may have "
+	       "started before the change";
+}

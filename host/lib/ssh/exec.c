@@ -6,6 +6,7 @@
 #include "buf.h"
 #include "ssh_deadline.h"
 #include "text.h"
+#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,7 @@ out:
 static int exec_within(lm_ssh *ssh, const char *command, double timeout, lm_ssh_output_fn out, void *data,
     int *exit_status)
 {
+	double start = lm_clock_monotonic();
 	int rc, status = -1;
 
 	if ((rc = lm_ssh_check_usable(ssh)) < 0)
@@ -128,6 +130,7 @@ static int exec_within(lm_ssh *ssh, const char *command, double timeout, lm_ssh_
 	lm_log(ssh->ctx, LM_LOG_DEBUG, "ssh: VM '%s': %s", ssh->vm, command);
 	if ((rc = run(ssh, command, timeout, out, data, &status)) < 0)
 		return rc;
+	lm_trace(ssh->ctx, ssh->vm, "ssh-command", start);
 	*exit_status = status;
 	return 0;
 }

@@ -3,6 +3,8 @@
 #include "ssh_pins.h"
 #include "net_words.h"
 #include "vm_name.h"
+#include "clock.h"
+#include "trace.h"
 
 #include <pthread.h>
 #include <errno.h>
@@ -250,6 +252,18 @@ void lm_ssh_global_init(void)
 	pthread_once(&lm_ssh_once, lm_ssh_init_once);
 }
 
+/* The handshake in the trace, with what was negotiated: the key exchange and host-key algorithms
+ * decide its cost (one curve25519 exchange against a finite-field Diffie-Hellman). */
+static void trace_kex(const lm_ssh *ssh, double since)
+{
+	const char *kex = libssh2_session_methods(ssh->session, LIBSSH2_METHOD_KEX);
+	const char *hostkey = libssh2_session_methods(ssh->session, LIBSSH2_METHOD_HOSTKEY);
+	char what[160];
+
+	snprintf(what, sizeof(what), "ssh-kex %s %s", kex != NULL ? kex : "?", hostkey != NULL ? hostkey : "?");
+	lm_trace(ssh->ctx, ssh->vm, what, since);
+}
+
 int lm_ssh_connect(lm_ssh **out, lm_context *ctx, const char *vm_name, const char *address, int port)
 {
 	return lm_ssh_connect_as(out, ctx, vm_name, address, port, NULL);
@@ -267,6 +281,7 @@ int lm_ssh_connect_vm(lm_ssh **out, lm_context *ctx, const char *vm_name, const 
 	const lm_options *opts;
 	lm_ssh *ssh;
 	char prefs[256];
+	double step;
 	int rc;
 
 	if (out == NULL)
@@ -295,8 +310,10 @@ int lm_ssh_connect_vm(lm_ssh **out, lm_context *ctx, const char *vm_name, const 
 		lm_ssh_free(ssh);
 		return lm_error_nomem();
 	}
+	step = lm_clock_monotonic();
 	if ((rc = tcp_connect(ssh)) < 0)
 		goto fail;
+	lm_trace(ctx, vm_name, "ssh-connect", step);
 	lm_ssh_global_init();
 	if ((ssh->session = libssh2_session_init()) == NULL) {
 		rc = lm_error_set(LM_ENOMEM, "VM '%s': cannot create an SSH session (libssh2)", vm_name);
@@ -310,6 +327,7 @@ int lm_ssh_connect_vm(lm_ssh **out, lm_context *ctx, const char *vm_name, const 
 		rc = lm_ssh_fail(ssh, LIBSSH2_ERROR_METHOD_NOT_SUPPORTED, "choosing host-key algorithms");
 		goto fail;
 	}
+	step = lm_clock_monotonic();
 	if ((rc = libssh2_session_handshake(ssh->session, ssh->fd)) != 0) {
 		if (rc == LIBSSH2_ERROR_TIMEOUT || rc == LIBSSH2_ERROR_SOCKET_TIMEOUT)
 			rc = lm_error_set(LM_ETIMEOUT,
@@ -320,10 +338,15 @@ int lm_ssh_connect_vm(lm_ssh **out, lm_context *ctx, const char *vm_name, const 
 			rc = lm_ssh_fail(ssh, rc, "SSH handshake");
 		goto fail;
 	}
+	trace_kex(ssh, step);
+	step = lm_clock_monotonic();
 	if ((rc = lm_ssh_verify_host_key(ssh)) < 0)
 		goto fail;
+	lm_trace(ctx, vm_name, "ssh-hostkey-check", step);
+	step = lm_clock_monotonic();
 	if ((rc = lm_ssh_authenticate(ssh)) < 0)
 		goto fail;
+	lm_trace(ctx, vm_name, "ssh-auth", step);
 	lm_ssh_set_blocking_timeout(ssh, ssh->command_timeout);
 	lm_log(ctx, LM_LOG_DEBUG, "ssh: connected to VM '%s' (%s:%d)", vm_name, address, port);
 	*out = ssh;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "trace.h"
 #include "context_internal.h"
 #include "error_internal.h"
 #include "path.h"
@@ -364,6 +365,8 @@ static int lock_file(const char *path, int how, double timeout, const lm_context
 		close(fd);
 		return lock_file(path, how, timeout, ctx, what, waiting, fd_out);
 	}
+	if (waiting != NULL)
+		lm_trace(ctx, waiting[0], "vm-lock-wait", start);
 	*fd_out = fd;
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include "json.h"
 #include "path.h"
 #include "text.h"
+#include "trace.h"
 
 #define STATE_FILE "state.json"
 #define LOCK_FILE "state.lock"
@@ -31,6 +32,7 @@ struct lm_state {
 	char *dir;
 	char *path;
 	int lock_fd;
+	double locked_at; /* when the lock was taken (lm_clock_monotonic), for the trace */
 	int readonly;
 	cJSON *doc;
 };
@@ -55,6 +57,7 @@ static int check_dir(const char *dir)
 
 static int take_lock(lm_state *st, int how, double timeout)
 {
+	double start = lm_clock_monotonic();
 	char *lock_path;
 	int rc;
 
@@ -62,6 +65,10 @@ static int take_lock(lm_state *st, int how, double timeout)
 		return rc;
 	rc = lm_fs_lock(lock_path, how, timeout, "the state lock", &st->lock_fd);
 	free(lock_path);
+	if (rc == 0) {
+		lm_trace(st->ctx, NULL, how == LOCK_EX ? "journal-lock-wait" : "journal-lock-wait-shared", start);
+		st->locked_at = lm_clock_monotonic();
+	}
 	return rc;
 }
 
@@ -255,6 +262,7 @@ int lm_state_is_readonly(const lm_state *st)
 
 int lm_state_save(lm_state *st)
 {
+	double start = lm_clock_monotonic();
 	char *text;
 	size_t len;
 	int rc;
@@ -278,6 +286,7 @@ int lm_state_save(lm_state *st)
 	}
 	rc = lm_fs_write_atomic(st->path, text, len, 0600);
 	free(text);
+	lm_trace(st->ctx, NULL, "journal-save", start);
 	return rc;
 }
 
@@ -285,6 +294,9 @@ void lm_state_close(lm_state *st)
 {
 	if (st == NULL)
 		return;
+	/* How long the journal was held: what every other worker of a fleet queued behind. */
+	if (st->lock_fd >= 0)
+		lm_trace(st->ctx, NULL, st->readonly ? "journal-held-shared" : "journal-held", st->locked_at);
 	lm_fs_unlock(st->lock_fd);
 	cJSON_Delete(st->doc);
 	free(st->path);

@@ -6,6 +6,7 @@
 #include "net_words.h"
 #include "vm_probe.h"
 #include "vm_undo.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -344,7 +345,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 {
 	char vm[LM_VM_NAME_MAX], why[400];
 	lm_vm_info info;
-	double start, deadline, delay = 0.05, left, reported = 0;
+	double start, deadline, delay = 0.05, left, reported = 0, asked;
 	int rc;
 
 	if (out != NULL)
@@ -357,9 +358,12 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 	deadline = start + timeout;
 	for (;;) {
 		vmm->ssh_probe_err = 0;
+		asked = lm_clock_monotonic();
 		if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
 			return rc;
+		lm_trace(vmm->ctx, vm, "ready-ask", asked);
 		if (lm_vm_info_ready(&info)) {
+			lm_trace(vmm->ctx, vm, "ready-wait", start);
 			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: ready at %s after %.1f s", vm, info.ip, lm_clock_monotonic() - start);
 			lm_vm_fill_identity(&info, vmm->backend);
 			if ((rc = lm_vm_id_read(vmm, vm, &info)) < 0)

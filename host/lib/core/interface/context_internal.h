@@ -20,6 +20,8 @@ struct lm_context {
 	pthread_mutex_t memo_lock;
 	void *server_memo;
 	double server_memo_at; /* monotonic */
+	int trace_fd; /* LUME_METAL_TRACE (trace.h), or -1 */
+	double created_at; /* lm_clock_monotonic at lm_context_new: the trace's "context" line spans the context's life */
 };
 #define LM_SERVER_MEMO_SECONDS 2.0
 
