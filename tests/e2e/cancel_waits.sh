@@ -7,6 +7,7 @@
 #   http_stop    inside a Lume API call: a POST .../stop that Lume holds (the VM is down, then
 #                its fixed sleep, 20 s here: the simulator ends only once it has answered) during
 #                enable's restart
+#   rollback_restart  rollback's restart of an unlocked VM, canceled inside its stop
 #   stop_wait    the wait for a VM to report stopped: UTM's guest ignores the shutdown request
 #   child_wait   a child process: `lume get` (the CLI backend) that does not answer
 #   gone_loop    the loop over gone VMs, forgetting them one by one before an enable
@@ -79,6 +80,26 @@ scenario_http_stop() {
   wait_for 60 "vm1 was not started again: $(vm_status vm1)" vm_ready vm1
   lm_json "$E2E_DIR/s.json" status
   jq_is "$E2E_DIR/s.json" '.vms | length' 0
+}
+
+# rollback restarts a VM that booted with the unlocked level: a SIGINT inside its stop (Lume holds
+# POST .../stop) still leaves the VM running, off the unlocked level.
+scenario_rollback_restart() {
+  sim_start --vm vm1 --stop-delay 20
+  "$LM_BIN" host enable >"$E2E_DIR/h.out" 2>&1 || fail "host enable: $(cat "$E2E_DIR/h.out")"
+  vm_run vm1 # booted after the preference: the unlocked level, no restart at enable
+  lm_json "$E2E_DIR/e0.json" enable vm1
+  local stops
+  stops=$(sim_events stopped vm1) # enable may have restarted it (a boot close to the change)
+  "$LM_BIN" rollback vm1 --verbose --format json >"$E2E_DIR/e.json" 2>"$E2E_DIR/e.err" &
+  LM_PID=$!
+  until_in_wait eval '[ "$(sim_events stopped vm1)" -gt "$stops" ]'
+  kill -INT "$LM_PID"
+  set +e; wait "$LM_PID"; RC=$?; set -e
+  echo "rollback exited $RC: $(cat "$E2E_DIR/e.err")"
+  [ ! -e "$PLIST" ] || fail "the host preference is left"
+  wait_for 60 "vm1 was left stopped: $(vm_status vm1)" vm_ready vm1
+  [ "$(sim_events boot vm1)" -ge $((stops + 2)) ] || fail "vm1 was not started again after the canceled stop"
 }
 
 scenario_stop_wait() {

@@ -218,6 +218,18 @@ static int pref_set_again(lm_context *ctx)
 	return again;
 }
 
+/* A restart a cancel interrupts still ends with the VM running: its start, also after a stop
+ * canceled half-way, is an undo's (lm_vm_start_undo: not asked to cancel). */
+static int restart_vm(lm_vm_manager *vmm, const char *name)
+{
+	int rc = lm_vm_stop(vmm, name), start;
+
+	if (rc < 0 && rc != LM_ECANCELED)
+		return rc;
+	start = lm_vm_start_undo(vmm, name);
+	return rc < 0 ? rc : start;
+}
+
 /* After the preference is restored, running VMs that booted with it still run unlocked. A VM
  * another process is working on is left to it; no VM is enabled now: no lock file is kept. A VM
  * that cannot be restarted is a warning; running out of memory ends it all (LM_ENOMEM: the
@@ -276,7 +288,7 @@ static int restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result 
 			lm_vm_lock_drop(lock);
 			continue;
 		}
-		if (!dry && ((rc = lm_vm_stop(vmm, list[i].name)) < 0 || (rc = lm_vm_start(vmm, list[i].name)) < 0 ||
+		if (!dry && ((rc = restart_vm(vmm, list[i].name)) < 0 ||
 		    (rc = lm_vm_wait_ready(vmm, list[i].name, lm_context_options(ctx)->ready_timeout, NULL)) < 0)) {
 			lm_vm_lock_drop(lock);
 			if (rc == LM_ENOMEM)

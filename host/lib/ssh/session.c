@@ -53,6 +53,12 @@ int lm_ssh_fail(lm_ssh *ssh, int libssh2_rc, const char *what)
 
 	if (ssh->session != NULL)
 		libssh2_session_last_error(ssh->session, &msg, NULL, 0);
+	/* A signal interrupts libssh2's own blocking wait (authentication, a blocking read), which then
+	 * says "timeout": the cause is the cancel, and saying so is what tells the user. */
+	if (!ssh->uncancelable && ssh->ctx != NULL && lm_context_check_cancel(ssh->ctx, what) < 0) {
+		lm_ssh_mark_broken(ssh);
+		return lm_error_prefix("VM '%s' (%s:%d): ", ssh->vm, ssh->address, ssh->port);
+	}
 	if (libssh2_rc == LIBSSH2_ERROR_TIMEOUT || libssh2_rc == LIBSSH2_ERROR_SOCKET_TIMEOUT) {
 		lm_ssh_mark_broken(ssh);
 		return lm_error_set(LM_ETIMEOUT,
