@@ -75,6 +75,7 @@ typedef struct {
 	int require_shim;        /* --require-shim (run) */
 	int run_at_load;         /* --run-at-load (agent install) */
 	lm_cli_progress live;    /* progress.c: the waits being shown */
+	int require_exercise;    /* --require-exercise (local probe) */
 } lm_cli;
 
 /* color.c: colour the way terminals expect (--color, NO_COLOR, TERM=dumb, never on a pipe). */
@@ -163,6 +164,7 @@ int lm_cmd_host(lm_cli *cli);
 int lm_cmd_enable(lm_cli *cli);
 int lm_cmd_status(lm_cli *cli);
 int lm_cmd_probe(lm_cli *cli);
+void lm_cli_probe_table(const lm_cli *cli, const lm_vm_outcome *o); /* cmd_probe.c: the stock vs shimmed table */
 int lm_cmd_run(lm_cli *cli);
 int lm_cmd_rollback(lm_cli *cli);
 int lm_cmd_forget_host(lm_cli *cli);
@@ -173,5 +175,6 @@ int lm_cmd_doctor(lm_cli *cli);
 int lm_cmd_help(lm_cli *cli);
 int lm_cmd_completion(lm_cli *cli);
 int lm_cmd_complete(lm_cli *cli); /* __complete vms: VM names for the completion scripts */
+int lm_cmd_local(lm_cli *cli);    /* cmd_local.c: local probe|run|agent|status, one row each */
 
 #endif

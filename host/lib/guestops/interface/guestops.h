@@ -113,6 +113,17 @@ int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *arg
 int lm_guest_probe(lm_ssh *ssh, const lm_shim_env *se, int shimmed, lm_report **out,
     char *diag, size_t diag_len);
 
+/* ---- machine.c: the machine lume-metal runs on (`local`, over the local transport) ---- */
+
+/* The stock device's name in a macOS VM (reference/metal.md). */
+#define LM_PARAVIRTUAL_DEVICE_NAME "Apple Paravirtual device"
+/* The shim's environment with the installed bundle b used where it is (nothing copied). */
+int lm_shim_env_in_place(lm_shim_env *se, const lm_bundle *b, const lm_profile *profile);
+/* Every file of b read and checked against its manifest (size, SHA-256). */
+int lm_bundle_verify_in_place(const lm_bundle *b);
+/* sysctl kern.hv_vmm_present: *present 1 (a VM), 0 (not), -1 (no answer). */
+int lm_machine_hv_vmm_present(lm_ssh *ssh, int *present);
+
 /* ---- exercise.c: does the device run what it answers? ---- */
 
 /* The shimmed probe with --exercise; LM_EUNSUPPORTED when the probe prints no exercise lines. */
