@@ -206,6 +206,9 @@ typedef struct {
 /* Parse the guest-side resolver's key=value lines (unknown keys ignored). */
 void lm_run_target_parse(const char *output, lm_run_target *t);
 /* Look up argv's program in the guest, with the PATH the run gives it. */
+/* The index of the program the user named in argv: the first word after env's leading NAME=VALUE
+ * assignments; *own_inherit 1 when those set LUME_METAL_INHERIT themselves. */
+size_t lm_run_program_index(const char *const *argv, size_t argc, int *own_inherit);
 int lm_guest_run_target(lm_ssh *ssh, const lm_shim_env *se, const char *const *argv, size_t argc,
     lm_run_target *t);
 /* The warning for running t with the shim in a guest whose SIP state is sip, or 0 (returns 1)
