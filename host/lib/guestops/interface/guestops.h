@@ -251,6 +251,8 @@ int lm_agent_paths(const char *home, const char *label, lm_agent_paths_t *paths)
  * Homebrew's), StandardOutPath and StandardErrorPath, KeepAlive and RunAtLoad when asked. */
 int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const lm_shim_env *se, const char *home,
     char **xml, size_t *len);
+/* The program (ProgramArguments' first) of the plist at plist_path ("" when it names none). */
+int lm_agent_plist_program(lm_ssh *ssh, const char *plist_path, char *program, size_t size);
 /* ---- launchd.c: launchd in the guest, as reference/lume.md's recipe drives it ---- */
 
 /* A guest command from argv; a non-zero exit is LM_EREMOTE naming `what` and its stderr, unless
