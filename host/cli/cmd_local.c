@@ -149,14 +149,7 @@ static int local_agent(lm_cli *cli, lm_context *ctx, const lm_profile *profile)
 	cli->json_command = strcmp(verb, "install") == 0 ? "local agent install" : strcmp(verb, "remove") == 0 ?
 	    "local agent remove" : "local agent list";
 	if (strcmp(verb, "install") == 0) {
-		memset(&spec, 0, sizeof(spec));
-		spec.label = label;
-		spec.argv = (const char *const *)cli->cmd_argv;
-		spec.argc = (size_t)cli->cmd_argc;
-		spec.keep_alive = cli->keep_alive;
-		spec.run_at_load = cli->run_at_load;
-		lm_workload_options_init(&wo, LM_WORKLOAD_OPTIONS_VERSION);
-		wo.run_hardened_stock = cli->run_hardened_stock;
+		lm_cli_agent_spec(cli, label, &spec, &wo);
 		rc = lm_local_agent_install(ctx, &spec, profile, &wo, &r);
 	} else if (strcmp(verb, "remove") == 0) {
 		rc = lm_local_agent_remove(ctx, label, &r);
