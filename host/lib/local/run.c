@@ -34,6 +34,18 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
+/* The terminal to the group pgrp, without being stopped for asking from the background. */
+static void give_terminal(int tty, pid_t pgrp)
+{
+	struct sigaction ign, old;
+
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGTTOU, &ign, &old);
+	(void)tcsetpgrp(tty, pgrp);
+	sigaction(SIGTTOU, &old, NULL);
+}
+
 typedef struct {
 	struct sigaction old[N_FORWARDED];
 	int tty;            /* the terminal given to the workload's group, or -1 */
@@ -67,15 +79,8 @@ static void guard_off(run_guard *g)
 	size_t i;
 	int k;
 
-	if (g->tty >= 0) {
-		/* Back in the foreground; our own tcsetpgrp from the background must not stop us. */
-		struct sigaction ign, old;
-		memset(&ign, 0, sizeof(ign));
-		ign.sa_handler = SIG_IGN;
-		sigaction(SIGTTOU, &ign, &old);
-		(void)tcsetpgrp(g->tty, g->our_pgrp);
-		sigaction(SIGTTOU, &old, NULL);
-	}
+	if (g->tty >= 0) /* back in the foreground */
+		give_terminal(g->tty, g->our_pgrp);
 	for (i = 0; i < N_FORWARDED; i++)
 		sigaction(forwarded[i], &g->old[i], NULL);
 	for (k = 0; k < 2; k++) {
@@ -106,7 +111,12 @@ static int spawn_workload(lm_local_machine *m, const char *cmd, run_guard *g, pi
 	sigemptyset(&def);
 	for (i = 0; i < N_FORWARDED; i++)
 		sigaddset(&def, forwarded[i]);
+	/* The dispositions a shell gives the programs it starts, whatever ours are. */
 	sigaddset(&def, SIGPIPE);
+	sigaddset(&def, SIGQUIT);
+	sigaddset(&def, SIGTSTP);
+	sigaddset(&def, SIGTTIN);
+	sigaddset(&def, SIGTTOU);
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &def);
 	posix_spawnattr_setpgroup(&attr, 0);
@@ -119,21 +129,29 @@ static int spawn_workload(lm_local_machine *m, const char *cmd, run_guard *g, pi
 	/* ^C and ^Z on the terminal are the workload's, as for a program started by a shell. */
 	g->our_pgrp = getpgrp();
 	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == g->our_pgrp) {
-		struct sigaction ign, old;
-		memset(&ign, 0, sizeof(ign));
-		ign.sa_handler = SIG_IGN;
-		sigaction(SIGTTOU, &ign, &old);
 		(void)setpgid(*pid, *pid); /* the child may not have done it yet */
-		if (tcsetpgrp(STDIN_FILENO, *pid) == 0)
+		give_terminal(STDIN_FILENO, *pid);
+		if (tcgetpgrp(STDIN_FILENO) == *pid)
 			g->tty = STDIN_FILENO;
-		sigaction(SIGTTOU, &old, NULL);
 	}
 	return 0;
 }
 
+/* ^Z stopped the workload: we stop too, as a shell's job would, so that the shell that started us
+ * gets its terminal back; `fg` continues us, and we continue the workload with its terminal. */
+static void job_stopped(const run_guard *g, pid_t pid)
+{
+	if (g->tty < 0)
+		return;
+	give_terminal(g->tty, g->our_pgrp);
+	(void)raise(SIGTSTP);
+	give_terminal(g->tty, pid);
+	(void)kill(-pid, SIGCONT);
+}
+
 /* Until the workload ends: each signal caught goes to its group, the embedder's cancel as SIGTERM.
  * Then whatever of its group is left is ended. */
-static int wait_workload(lm_local_machine *m, pid_t pid, int *exit_status)
+static int wait_workload(lm_local_machine *m, const run_guard *g, pid_t pid, int *exit_status)
 {
 	struct pollfd pfd;
 	unsigned char sig;
@@ -141,8 +159,12 @@ static int wait_workload(lm_local_machine *m, pid_t pid, int *exit_status)
 	pid_t r;
 
 	for (;;) {
-		while ((r = waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR)
+		while ((r = waitpid(pid, &status, WNOHANG | WUNTRACED)) < 0 && errno == EINTR)
 			;
+		if (r == pid && WIFSTOPPED(status)) {
+			job_stopped(g, pid);
+			continue;
+		}
 		if (r == pid || r < 0)
 			break;
 		pfd.fd = signal_pipe[0];
@@ -187,7 +209,7 @@ static int run_locked(lm_local_machine *m, const char *const *argv, size_t argc,
 		return rc;
 	}
 	if ((rc = spawn_workload(m, cmd, &g, &pid)) == 0)
-		rc = wait_workload(m, pid, &res->exit_status);
+		rc = wait_workload(m, &g, pid, &res->exit_status);
 	guard_off(&g);
 	free(cmd);
 	if (rc < 0)
