@@ -94,38 +94,15 @@ static void guard_off(run_guard *g)
  * when we hold it), in the caller's directory, with the caller's streams. */
 static int spawn_workload(lm_local_machine *m, const char *cmd, run_guard *g, pid_t *pid)
 {
-	posix_spawnattr_t attr;
-	sigset_t none, def;
-	char *line, *argv[4];
-	size_t i;
-	int err;
+	char *line;
+	int rc;
 
 	if ((line = lm_format("exec %s", cmd)) == NULL)
 		return lm_error_nomem();
-	argv[0] = (char *)lm_ssh_local_shell(m->ssh);
-	argv[1] = (char *)"-c";
-	argv[2] = line;
-	argv[3] = NULL;
-	posix_spawnattr_init(&attr);
-	sigemptyset(&none);
-	sigemptyset(&def);
-	for (i = 0; i < N_FORWARDED; i++)
-		sigaddset(&def, forwarded[i]);
-	/* The dispositions a shell gives the programs it starts, whatever ours are. */
-	sigaddset(&def, SIGPIPE);
-	sigaddset(&def, SIGQUIT);
-	sigaddset(&def, SIGTSTP);
-	sigaddset(&def, SIGTTIN);
-	sigaddset(&def, SIGTTOU);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &def);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-	err = posix_spawn(pid, argv[0], NULL, &attr, argv, lm_ssh_local_environment(m->ssh));
-	posix_spawnattr_destroy(&attr);
+	rc = lm_ssh_local_spawn(m->ssh, line, NULL, pid);
 	free(line);
-	if (err != 0)
-		return lm_error_set(LM_ERROR, "local run: cannot start %s: %s", argv[0], strerror(err));
+	if (rc < 0)
+		return rc;
 	/* ^C and ^Z on the terminal are the workload's, as for a program started by a shell. */
 	g->our_pgrp = getpgrp();
 	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == g->our_pgrp) {
