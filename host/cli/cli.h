@@ -78,6 +78,7 @@ typedef struct {
 	int interactive;         /* -i, --interactive (run) */
 	int tty;                 /* -t, --tty (run) */
 	lm_cli_progress live;    /* progress.c: the waits being shown */
+	int require_exercise;    /* --require-exercise (local probe) */
 } lm_cli;
 
 /* color.c: colour the way terminals expect (--color, NO_COLOR, TERM=dumb, never on a pipe). */
@@ -151,6 +152,8 @@ int lm_cli_flow_exit(const lm_flow_result *result);
 void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *result, int exit_code);
 void lm_cli_flags_line(const lm_workload_flags *flags, char *buf, size_t len);
 void lm_cli_agent_lines(FILE *out, const lm_vm_outcome *o); /* cmd_agent.c: the VM's agents, if any */
+/* cmd_agent.c: agent install's spec and options from the command line (label, argv after "--"). */
+void lm_cli_agent_spec(const lm_cli *cli, const char *label, lm_agent_spec *spec, lm_workload_options *wo);
 void lm_cli_exercise_lines(const lm_cli *cli, FILE *out, const char *indent, const char *title,
     const lm_report *exercised, const char *os_version);
 
@@ -181,6 +184,7 @@ int lm_cmd_host(lm_cli *cli);
 int lm_cmd_enable(lm_cli *cli);
 int lm_cmd_status(lm_cli *cli);
 int lm_cmd_probe(lm_cli *cli);
+void lm_cli_probe_table(const lm_cli *cli, const lm_vm_outcome *o); /* cmd_probe.c: the stock vs shimmed table */
 int lm_cmd_run(lm_cli *cli);
 int lm_cmd_rollback(lm_cli *cli);
 int lm_cmd_forget_host(lm_cli *cli);
@@ -191,5 +195,6 @@ int lm_cmd_doctor(lm_cli *cli);
 int lm_cmd_help(lm_cli *cli);
 int lm_cmd_completion(lm_cli *cli);
 int lm_cmd_complete(lm_cli *cli); /* __complete vms: VM names for the completion scripts */
+int lm_cmd_local(lm_cli *cli);    /* cmd_local.c: local probe|run|agent|status, one row each */
 
 #endif

@@ -22,6 +22,7 @@ static const struct {
 	{"doctor", lm_cmd_doctor},
 	{"help", lm_cmd_help},
 	{"completion", lm_cmd_completion},
+	{"local", lm_cmd_local},
 	{"__complete", lm_cmd_complete}, /* hidden: the completion scripts' helper (VM names) */
 };
 

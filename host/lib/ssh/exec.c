@@ -128,7 +128,8 @@ static int exec_within(lm_ssh *ssh, const char *command, double timeout, lm_ssh_
 		return lm_error_set(LM_EINVALID, "lm_ssh_exec: a command and an exit_status are required");
 	*exit_status = -1;
 	lm_log(ssh->ctx, LM_LOG_DEBUG, "ssh: VM '%s': %s", ssh->vm, command);
-	if ((rc = run(ssh, command, timeout, out, data, &status)) < 0)
+	if ((rc = ssh->local ? lm_ssh_local_exec(ssh, command, timeout, out, data, &status) :
+	    run(ssh, command, timeout, out, data, &status)) < 0)
 		return rc;
 	lm_trace(ssh->ctx, ssh->vm, "ssh-command", start);
 	*exit_status = status;
