@@ -53,6 +53,8 @@ typedef struct {
 
 /* The bundle for a guest: ctx's bundle_dir when set, else the installed one for facts->os/arch. */
 int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts);
+/* The bundle in `dir` (an installed copy: `local install`'s place), whatever its OS. */
+int lm_bundle_open_dir(lm_bundle **out, const char *dir);
 /* Read one file, checking size and SHA-256 against the manifest. */
 int lm_bundle_read(const lm_bundle *b, const lm_bundle_file *f, void **data, size_t *len);
 void lm_bundle_free(lm_bundle *b);
