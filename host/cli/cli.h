@@ -74,6 +74,9 @@ typedef struct {
 	int run_hardened_stock;  /* --run-hardened-stock (run, agent install) */
 	int require_shim;        /* --require-shim (run) */
 	int run_at_load;         /* --run-at-load (agent install) */
+	const char *prefix;      /* --prefix DIR (local install, local env) */
+	int github_env;          /* --github-env (local env) */
+	const char *record_dir;  /* --record-dir DIR (local env) */
 	lm_cli_progress live;    /* progress.c: the waits being shown */
 } lm_cli;
 
@@ -173,5 +176,8 @@ int lm_cmd_doctor(lm_cli *cli);
 int lm_cmd_help(lm_cli *cli);
 int lm_cmd_completion(lm_cli *cli);
 int lm_cmd_complete(lm_cli *cli); /* __complete vms: VM names for the completion scripts */
+/* cmd_local_image.c: local install, local env (cli->argv[0] is the action word). */
+int lm_cmd_local_install(lm_cli *cli);
+int lm_cmd_local_env(lm_cli *cli);
 
 #endif

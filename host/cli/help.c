@@ -27,6 +27,7 @@ static const struct {
 	{"doctor", "bundle"},
 	{"help", ""},
 	{"completion", ""},
+	{"local", "prefix github-env record-dir profile bundle"},
 };
 
 /* Examples: the command word, the command line, what it does. The man page lists them all. */
@@ -61,6 +62,10 @@ static const struct {
 	{"completion", "lume-metal completion bash > /etc/bash_completion.d/lume-metal", "Install bash completion."},
 	{"completion", "lume-metal completion fish > ~/.config/fish/completions/lume-metal.fish", "Install fish "
 	    "completion."},
+	{"local", "sudo lume-metal local install", "In an image build (Packer, Tart): the bundle into "
+	    "/usr/local/lib/lume-metal, verified."},
+	{"local", "lume-metal local env --github-env >> \"$GITHUB_ENV\"", "A job step: later steps run their "
+	    "workloads with the installed shim."},
 };
 
 const char *lm_cli_example_at(size_t i, const char **command, const char **what)

@@ -4,10 +4,21 @@
 
 #include "cli.h"
 
+/* local install|env (cmd_local_image.c). */
+static int cmd_local(lm_cli *cli)
+{
+	if (cli->argc >= 1 && strcmp(cli->argv[0], "install") == 0)
+		return lm_cmd_local_install(cli);
+	if (cli->argc >= 1 && strcmp(cli->argv[0], "env") == 0)
+		return lm_cmd_local_env(cli);
+	return lm_cli_usage_error(cli, "usage: lume-metal local install|env ...");
+}
+
 static const struct {
 	const char *name;
 	int (*run)(lm_cli *cli);
 } commands[] = {
+	{"local", cmd_local},
 	{"enable", lm_cmd_enable},
 	{"status", lm_cmd_status},
 	{"probe", lm_cmd_probe},
