@@ -172,6 +172,8 @@ static int word_in(const char *word, const char *list)
 	size_t n = strlen(word);
 	const char *p;
 
+	if (n == 0) /* no command yet (an option refused while parsing): strstr would find "" forever */
+		return 0;
 	for (p = list; (p = strstr(p, word)) != NULL; p += n)
 		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
 			return 1;

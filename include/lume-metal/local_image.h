@@ -68,9 +68,16 @@ LM_EXTERN(int) lm_local_env_entry(const lm_local_env *env, size_t i, const char 
 /* The bundle id `current` named. */
 LM_EXTERN(const char *) lm_local_env_bundle_id(const lm_local_env *env);
 
+/* Entry 0 is the injection variable (DYLD_INSERT_LIBRARIES, LD_PRELOAD). A process that loads
+ * the shim drops it from that variable for its children (unless LUME_METAL_INHERIT=1), so it
+ * reaches the workload only when set by the workload's parent itself: the shell that evaluates
+ * the sh form, or `env` on the workload's command line. */
 typedef enum {
-	LM_LOCAL_ENV_SH = 0,     /* `export NAME='value'` lines, for eval or a sourced file; PATH keeps "$PATH" */
-	LM_LOCAL_ENV_GITHUB = 1  /* NAME=value lines for $GITHUB_ENV; PATH with this process's PATH at the end */
+	LM_LOCAL_ENV_SH = 0,     /* `export NAME='value'` lines, for eval in the step that starts the
+	                            workload; PATH keeps "$PATH" */
+	LM_LOCAL_ENV_GITHUB = 1  /* NAME=value lines for $GITHUB_ENV: every later step's shell starts with
+	                            them, so the injection is LUME_METAL_INJECT=NAME=path, for
+	                            `env "$LUME_METAL_INJECT" CMD`; PATH with this process's PATH at the end */
 } lm_local_env_form;
 
 /* The environment as text in the form asked (free with lm_free). */

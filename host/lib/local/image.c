@@ -146,7 +146,7 @@ static int read_current(const char *dir, char *id, size_t len)
 }
 
 /* Every file of b in dir (and the manifest) as the manifest says: regular files, not links, with
- * its SHA-256 and size. *ok 1 or 0; *why says what differs first. */
+ * its mode, SHA-256 and size. *ok 1 or 0; *why says what differs first. */
 static int verify_copy(const lm_bundle *b, const char *dir, int *ok, char *why, size_t why_len)
 {
 	char path[PATH_MAX], hex[65];
@@ -163,6 +163,11 @@ static int verify_copy(const lm_bundle *b, const char *dir, int *ok, char *why, 
 			return rc;
 		if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
 			lm_text_format_cut(why, why_len, "%s is missing or not a regular file", path);
+			return 0;
+		}
+		if ((int)(st.st_mode & 07777) != (i < b->nfiles ? b->files[i].mode : 0644)) {
+			lm_text_format_cut(why, why_len, "%s has mode %04o, the manifest says %04o", path,
+			    (unsigned)(st.st_mode & 07777), (unsigned)(i < b->nfiles ? b->files[i].mode : 0644));
 			return 0;
 		}
 		if (i == b->nfiles) {
@@ -370,10 +375,11 @@ static int install_locked(const lm_bundle *b, const char *dir, lm_local_install_
 		}
 		rc = have ? exchange(stage, target) : rename(stage, target) == 0 ? 0 :
 		    lm_error_set(LM_EIO, "cannot rename %s to %s: %s", stage, target, strerror(errno));
-		if (rc < 0) {
+		/* After an exchange the staging name holds the damaged copy; after a failure, ours. */
+		if (rc < 0 || have)
 			remove_tree(stage);
+		if (rc < 0)
 			return rc;
-		}
 		out->repaired = have;
 		out->files = (int)b->nfiles + 1;
 		out->changed = 1;
@@ -458,7 +464,7 @@ static int env_fill(lm_local_env *e, const lm_bundle *b, const char *current, co
 	unsigned char head[4096];
 	size_t i, n;
 	ssize_t got;
-	int fd, rc;
+	int fd, inherit, rc;
 
 	memset(&facts, 0, sizeof(facts));
 	if ((rc = lm_shim_env_make(&se, &facts, b->injection, b->shim, b->probe, profile)) < 0)
@@ -467,16 +473,19 @@ static int env_fill(lm_local_env *e, const lm_bundle *b, const char *current, co
 	if ((rc = lm_path_join_buf(se.shim_path, sizeof(se.shim_path), current, b->shim, NULL)) < 0 ||
 	    (rc = lm_path_join_buf(se.probe_path, sizeof(se.probe_path), current, b->probe, NULL)) < 0)
 		return rc;
-	/* Whether the workload's children keep the shim: as `run` decides it, from the shim's slices.
-	 * This machine's SIP is not asked (no csrutil here may be trusted to answer for a runner's
-	 * image): children start clean unless an arm64e slice lets protected children load it. */
+	/* Whether the workload's children keep the shim, as `run` decides it with SIP unknown: only
+	 * an arm64e slice lets a protected child load it (with SIP off, dyld stops a protected child
+	 * that inherits an arm64-only shim). */
 	got = -1;
 	if ((fd = open(se.shim_path, O_RDONLY | O_CLOEXEC)) >= 0) {
 		got = read(fd, head, sizeof(head));
 		close(fd);
 	}
-	if ((rc = lm_shim_env_workload(&se, lm_children_policy(&facts, got > 0 && lm_macho_has_arm64e(head, (size_t)got),
-	    reason, sizeof(reason)) ? "1" : "0", reason, record_dir)) < 0)
+	inherit = lm_children_policy(&facts, got > 0 && lm_macho_has_arm64e(head, (size_t)got), reason, sizeof(reason));
+	if (!inherit)
+		snprintf(reason, sizeof(reason), "this machine's SIP not asked and the installed shim has no arm64e slice: "
+		    "dyld would stop a protected child that inherits it");
+	if ((rc = lm_shim_env_workload(&se, inherit ? "1" : "0", reason, record_dir)) < 0)
 		return rc;
 	if ((rc = env_add(e, b->injection, se.shim_path)) < 0)
 		return rc;
@@ -597,6 +606,12 @@ int lm_local_env_format(const lm_local_env *env, lm_local_env_form form, char **
 			lm_buf_addf(&b, "export %s=", env->names[i]);
 			sh_quote(&b, env->values[i]);
 			lm_buf_adds(&b, is_path ? ":\"$PATH\"\n" : "\n");
+		} else if (i == 0) {
+			/* Not the injection variable itself: every later step's shell would get it first, and
+			 * loads the shim and drops it for its children (Linux, an arm64e shim), has it purged
+			 * (SIP on) or is stopped by dyld (SIP off, an arm64-only shim). The step puts it on its
+			 * workload's own command line: env "$LUME_METAL_INJECT" CMD. */
+			lm_buf_addf(&b, "LUME_METAL_INJECT=%s=%s\n", env->names[i], env->values[i]);
 		} else {
 			/* The runner reads NAME=value lines; the step's PATH goes after ours, as "$PATH" does. */
 			lm_buf_addf(&b, "%s=%s%s%s\n", env->names[i], env->values[i], is_path && path && *path ? ":" : "",
