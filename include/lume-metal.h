@@ -23,6 +23,7 @@
 #include "lume-metal/ssh.h"
 #include "lume-metal/agent.h"
 #include "lume-metal/flow.h"
+#include "lume-metal/local.h"
 #include "lume-metal/bench.h"
 #include "lume-metal/doctor.h"
 #include "lume-metal/output.h"

@@ -78,6 +78,7 @@ typedef struct {
 	int github_env;          /* --github-env (local env) */
 	const char *record_dir;  /* --record-dir DIR (local env) */
 	lm_cli_progress live;    /* progress.c: the waits being shown */
+	int require_exercise;    /* --require-exercise (local probe) */
 } lm_cli;
 
 /* color.c: colour the way terminals expect (--color, NO_COLOR, TERM=dumb, never on a pipe). */
@@ -166,6 +167,7 @@ int lm_cmd_host(lm_cli *cli);
 int lm_cmd_enable(lm_cli *cli);
 int lm_cmd_status(lm_cli *cli);
 int lm_cmd_probe(lm_cli *cli);
+void lm_cli_probe_table(const lm_cli *cli, const lm_vm_outcome *o); /* cmd_probe.c: the stock vs shimmed table */
 int lm_cmd_run(lm_cli *cli);
 int lm_cmd_rollback(lm_cli *cli);
 int lm_cmd_forget_host(lm_cli *cli);
@@ -176,8 +178,9 @@ int lm_cmd_doctor(lm_cli *cli);
 int lm_cmd_help(lm_cli *cli);
 int lm_cmd_completion(lm_cli *cli);
 int lm_cmd_complete(lm_cli *cli); /* __complete vms: VM names for the completion scripts */
-/* cmd_local_image.c: local install, local env (cli->argv[0] is the action word). */
-int lm_cmd_local_install(lm_cli *cli);
-int lm_cmd_local_env(lm_cli *cli);
+int lm_cmd_local(lm_cli *cli);    /* cmd_local.c: local probe|run|agent|status, one row each */
+/* cmd_local_image.c: local install and local env, rows of cmd_local.c's table. */
+int lm_cmd_local_install(lm_cli *cli, lm_context *ctx, const lm_profile *profile);
+int lm_cmd_local_env(lm_cli *cli, lm_context *ctx, const lm_profile *profile);
 
 #endif

@@ -5,24 +5,18 @@
 
 #include "cli.h"
 
-int lm_cmd_local_install(lm_cli *cli)
+int lm_cmd_local_install(lm_cli *cli, lm_context *ctx, const lm_profile *profile)
 {
 	lm_local_install_result r;
 	lm_json_envelope env;
-	lm_context *ctx;
 	char *doc = NULL;
-	int rc;
 
-	cli->json_command = "local install";
-	if (cli->argc != 1)
-		return lm_cli_usage_error(cli, "usage: lume-metal local install [--prefix DIR] [--bundle DIR]");
-	if ((rc = lm_cli_context(cli, &ctx)) != 0)
-		return rc;
+	if (cli->argc != 1 || profile != NULL)
+		return lm_cli_usage_error(cli, "usage: lume-metal local install [--prefix DIR] [--bundle DIR] (the bundle "
+		    "holds every profile; --profile is for local env)");
 	memset(&r, 0, sizeof(r));
 	r.size = sizeof(r);
-	rc = lm_local_install(ctx, cli->prefix, &r);
-	lm_context_free(ctx);
-	if (rc < 0)
+	if (lm_local_install(ctx, cli->prefix, &r) < 0)
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);
 	if (cli->json) {
 		env = lm_cli_envelope(cli, LM_EXIT_OK, 0, NULL);
@@ -47,26 +41,21 @@ int lm_cmd_local_install(lm_cli *cli)
 	return LM_EXIT_OK;
 }
 
-int lm_cmd_local_env(lm_cli *cli)
+int lm_cmd_local_env(lm_cli *cli, lm_context *ctx, const lm_profile *profile)
 {
 	lm_local_env *local = NULL;
-	lm_profile *profile = NULL;
 	lm_json_envelope env;
 	char *text = NULL;
 	int rc;
 
-	cli->json_command = "local env";
+	(void)ctx; /* the installed place is the prefix's, not the context's bundle */
 	if (cli->argc != 1)
 		return lm_cli_usage_error(cli, "usage: lume-metal local env [--github-env] [--prefix DIR] [--profile P] "
 		    "[--record-dir DIR]");
 	if (cli->json && cli->github_env)
 		return lm_cli_usage_error(cli, "local env: --github-env and --format json are two different outputs; "
 		    "choose one");
-	if (cli->profile != NULL && lm_profile_resolve(&profile, cli->profile) < 0)
-		return lm_cli_fail(cli, LM_EXIT_FAILURE);
-	rc = lm_local_env_open(&local, cli->prefix, profile, cli->record_dir);
-	lm_profile_free(profile);
-	if (rc < 0)
+	if (lm_local_env_open(&local, cli->prefix, profile, cli->record_dir) < 0)
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);
 	if (cli->json) {
 		env = lm_cli_envelope(cli, LM_EXIT_OK, 0, NULL);

@@ -6,7 +6,7 @@ static const char *yn(int v)
 	return v ? "yes" : "no";
 }
 
-static void print_table(const lm_cli *cli, const lm_vm_outcome *o)
+void lm_cli_probe_table(const lm_cli *cli, const lm_vm_outcome *o)
 {
 	const lm_family *fam;
 	size_t n, i;
@@ -78,7 +78,7 @@ int lm_cmd_probe(lm_cli *cli)
 		if (cli->json || rc < 0)
 			lm_cli_flow_print(cli, result, exit_code);
 		else
-			print_table(cli, result->vms[0]);
+			lm_cli_probe_table(cli, result->vms[0]);
 	}
 	lm_flow_result_free(result);
 	lm_context_free(ctx);

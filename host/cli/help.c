@@ -27,7 +27,7 @@ static const struct {
 	{"doctor", "bundle"},
 	{"help", ""},
 	{"completion", ""},
-	{"local", "prefix github-env record-dir profile bundle"},
+	{"local", "exercise require-exercise profile label keep-alive run-at-load run-hardened-stock require-shim bundle prefix github-env record-dir"},
 };
 
 /* Examples: the command word, the command line, what it does. The man page lists them all. */
@@ -60,6 +60,9 @@ static const struct {
 	{"doctor", "lume-metal doctor my-vm", "Check the host and the VM, with what to do."},
 	{"help", "lume-metal help options", "The options every command takes."},
 	{"completion", "lume-metal completion bash > /etc/bash_completion.d/lume-metal", "Install bash completion."},
+	{"local", "lume-metal local probe --exercise --format json", "On a hosted macOS runner: does the shim unlock "
+	    "this machine's GPU, and do the kernels run?"},
+	{"local", "lume-metal local run -- llama-bench -m model.gguf", "One workload here with the shim."},
 	{"completion", "lume-metal completion fish > ~/.config/fish/completions/lume-metal.fish", "Install fish "
 	    "completion."},
 	{"local", "sudo lume-metal local install", "In an image build (Packer, Tart): the bundle into "

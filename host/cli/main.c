@@ -4,21 +4,10 @@
 
 #include "cli.h"
 
-/* local install|env (cmd_local_image.c). */
-static int cmd_local(lm_cli *cli)
-{
-	if (cli->argc >= 1 && strcmp(cli->argv[0], "install") == 0)
-		return lm_cmd_local_install(cli);
-	if (cli->argc >= 1 && strcmp(cli->argv[0], "env") == 0)
-		return lm_cmd_local_env(cli);
-	return lm_cli_usage_error(cli, "usage: lume-metal local install|env ...");
-}
-
 static const struct {
 	const char *name;
 	int (*run)(lm_cli *cli);
 } commands[] = {
-	{"local", cmd_local},
 	{"enable", lm_cmd_enable},
 	{"status", lm_cmd_status},
 	{"probe", lm_cmd_probe},
@@ -33,6 +22,7 @@ static const struct {
 	{"doctor", lm_cmd_doctor},
 	{"help", lm_cmd_help},
 	{"completion", lm_cmd_completion},
+	{"local", lm_cmd_local},
 	{"__complete", lm_cmd_complete}, /* hidden: the completion scripts' helper (VM names) */
 };
 

@@ -15,7 +15,7 @@ enum opt_id {
 	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT, OPT_TART, OPT_UTMCTL,
 	OPT_EXERCISE, OPT_KEEP_HOST, OPT_RESTORE_HOST, OPT_REPETITIONS, OPT_OUT, OPT_WORKLOAD_PARSER, OPT_BARE_METAL,
 	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD, OPT_COLOR, OPT_ADDRESS, OPT_CHIP,
-	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM,
+	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM, OPT_REQUIRE_EXERCISE,
 	OPT_PREFIX, OPT_GITHUB_ENV, OPT_RECORD_DIR
 };
 
@@ -54,6 +54,9 @@ static const struct option_doc {
 	{"record-dir", required_argument, OPT_RECORD_DIR, "DIR", NULL,
 	 "local env: the workload's processes that load the shim write their activation records into DIR, an "
 	 "absolute path (docs/activation-format.md)."},
+	{"require-exercise", no_argument, OPT_REQUIRE_EXERCISE, NULL, NULL,
+	 "local probe: run the exercise and fail with exit code 4 (LM_ENOTPROVEN) when the kernels the profile "
+	 "needs do not run on this machine: a CI job's choice between the fast path and a clear skip."},
 	{"dry-run", no_argument, OPT_DRY_RUN, NULL, NULL, "Print the plan and change nothing (enable, rollback, host, gc)."},
 	{"force", no_argument, OPT_FORCE, NULL, NULL,
 	 "host disable/rollback: restore the preference even if someone else changed it since."},
@@ -164,16 +167,15 @@ static const char *const command_help[] = {
 	"doctor [VM...]", "Check the host and the VMs: one ok / warn / fail line per check, with what to do.",
 	"help [COMMAND]", "Help on one command (also: lume-metal COMMAND --help).",
 	"completion bash|zsh|fish", "Print the shell completion script (installed with lume-metal).",
-	"local install [--prefix DIR]", "This machine's guest bundle into an image (PREFIX/lib/lume-metal), verified "
-	"by SHA-256, atomically; for a CI runner that lives inside the VM.",
-	"local env [--github-env] [--prefix DIR] [--record-dir DIR]", "The environment a job step exports to run its "
-	"workload with the installed shim, as sh export lines or for $GITHUB_ENV.",
+	"local probe|run|agent|status|install|env ...", "The same on the machine lume-metal runs on (a hosted runner, a CI runner "
+	"inside a VM): no SSH, no VM manager, never the host preference (lume-metal help local).",
 	NULL,
 };
 
 static const char *const exit_help[] = {
 	"0", "success", "1", "failure", "2", "usage error", "3", "some VMs of a fleet failed",
-	"4", "guest unsupported: the shim does not activate there, stock kept",
+	"4", "guest unsupported: the shim does not activate there, stock kept; local probe --require-exercise: the "
+	"kernels the profile needs do not run on this machine",
 	"run", "the guest command's own exit status", NULL,
 };
 
@@ -256,6 +258,7 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	case OPT_KEEP_ALIVE: cli->keep_alive = 1; return 0;
 	case OPT_RUN_HARDENED_STOCK: cli->run_hardened_stock = 1; return 0;
 	case OPT_REQUIRE_SHIM: cli->require_shim = 1; return 0;
+	case OPT_REQUIRE_EXERCISE: cli->require_exercise = 1; return 0;
 	case OPT_RUN_AT_LOAD: cli->run_at_load = 1; return 0;
 	case OPT_GITHUB_ENV: cli->github_env = 1; return 0;
 	case OPT_DRY_RUN: cli->lib.dry_run = 1; return 0;
@@ -611,7 +614,7 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	/* Only `run`, `bench` and `agent install` take a guest command; elsewhere "--" would hide options
 	 * and names from the parser (`host enable -- --dry-run` must not change the preference). */
 	if (dashdash < argc && strcmp(cli->command, "run") != 0 && strcmp(cli->command, "bench") != 0 &&
-	    strcmp(cli->command, "agent") != 0)
+	    strcmp(cli->command, "agent") != 0 && strcmp(cli->command, "local") != 0)
 		return lm_cli_usage_error(cli, "%s: '--' is only for run, bench and agent install (lume-metal run VM -- "
 		    "CMD...); put options and names before it", cli->command);
 	if (cli->lib.keep_host && strcmp(cli->command, "enable") != 0 &&

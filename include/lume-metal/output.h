@@ -15,6 +15,7 @@
 #include "common.h"
 #include "doctor.h"
 #include "flow.h"
+#include "local.h"
 #include "local_image.h"
 #include "prefs.h"
 #include "profile.h"
@@ -96,6 +97,10 @@ LM_EXTERN(int) lm_doctor_to_json(const lm_doctor_result *result, lm_doctor_advic
 /* forget-host. */
 LM_EXTERN(int) lm_forget_host_to_json(const char *vm, int forgotten, const char *state_dir,
     const lm_json_envelope *env, char **out);
+
+/* local probe|status|agent: the probe's document with "machine" (this machine's outcome and what it
+ * says of itself) in place of "vms" (docs/json-output.md, "local"). */
+LM_EXTERN(int) lm_local_result_to_json(const lm_local_result *result, const lm_json_envelope *env, char **out);
 
 #ifdef __cplusplus
 }

@@ -49,19 +49,6 @@ int lm_workload_options_init(lm_workload_options *opts, unsigned int version)
 	return 0;
 }
 
-/* The program the user named: the first word after env's leading NAME=VALUE assignments; and
- * whether those set LUME_METAL_INHERIT themselves. */
-static size_t program_index(const char *const *argv, size_t argc, int *own_inherit)
-{
-	size_t i;
-
-	*own_inherit = 0;
-	for (i = 0; i < argc && strchr(argv[i], '=') != NULL; i++)
-		if (strncmp(argv[i], "LUME_METAL_INHERIT=", strlen("LUME_METAL_INHERIT=")) == 0)
-			*own_inherit = 1;
-	return i;
-}
-
 int lm_flow_workload_check(lm_context *ctx, lm_ssh *ssh, lm_shim_env *se, const lm_vm_outcome *o,
     const char *const *argv, size_t argc, const lm_workload_options *opts, lm_flow_workload *w)
 {
@@ -72,7 +59,7 @@ int lm_flow_workload_check(lm_context *ctx, lm_ssh *ssh, lm_shim_env *se, const 
 	memset(w, 0, sizeof(*w));
 	if ((rc = lm_guest_run_target(ssh, se, argv, argc, &w->target)) < 0)
 		return rc;
-	i = program_index(argv, argc, &own);
+	i = lm_run_program_index(argv, argc, &own);
 	if (i < argc && lm_sip_warning(&o->guest, argv[i], &w->target, msg, sizeof(msg)))
 		lm_log(ctx, LM_LOG_WARN, "%s: %s", o->vm, msg);
 	if (i < argc && lm_codesign_refusal(argv[i], &w->target, msg, sizeof(msg))) {

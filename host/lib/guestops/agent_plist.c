@@ -160,3 +160,28 @@ int lm_guest_agents_activation(lm_ssh *ssh, const char *home, lm_agent_info *con
 	}
 	return 0;
 }
+
+int lm_agent_plist_program(lm_ssh *ssh, const char *plist_path, char *program, size_t size)
+{
+	plist_t root = NULL, args, first;
+	char *xml = NULL, *value = NULL;
+	size_t len = 0;
+	int rc;
+
+	program[0] = '\0';
+	/* A plist of ours is small; a larger one is not ours to read. */
+	if ((rc = lm_ssh_read_file(ssh, plist_path, 256 * 1024, &xml, &len)) < 0)
+		return rc;
+	if (len <= UINT32_MAX)
+		plist_from_xml(xml, (uint32_t)len, &root); /* ours is XML; void before libplist 2.3 */
+	free(xml);
+	args = root != NULL ? plist_dict_get_item(root, "ProgramArguments") : NULL;
+	first = args != NULL && plist_get_node_type(args) == PLIST_ARRAY ? plist_array_get_item(args, 0) : NULL;
+	if (first != NULL && plist_get_node_type(first) == PLIST_STRING)
+		plist_get_string_val(first, &value);
+	if (value != NULL && lm_text_format(program, size, "%s", value) < 0)
+		program[0] = '\0';
+	free(value);
+	plist_free(root);
+	return 0;
+}

@@ -144,3 +144,14 @@ int lm_guest_run_target(lm_ssh *ssh, const lm_shim_env *se, const char *const *a
 	lm_free(err);
 	return rc;
 }
+
+size_t lm_run_program_index(const char *const *argv, size_t argc, int *own_inherit)
+{
+	size_t i;
+
+	*own_inherit = 0;
+	for (i = 0; i < argc && strchr(argv[i], '=') != NULL; i++)
+		if (strncmp(argv[i], "LUME_METAL_INHERIT=", strlen("LUME_METAL_INHERIT=")) == 0)
+			*own_inherit = 1;
+	return i;
+}

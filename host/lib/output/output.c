@@ -752,3 +752,44 @@ int lm_bench_compare_to_json(const lm_bench_comparison *c, const lm_json_envelop
 	}
 	return finish(doc, out);
 }
+
+/* local: the probe's document with the VM's members replaced by "machine" -- the outcome's
+ * members less those only a VM has, and what this machine says of itself (docs/json-output.md). */
+static void add_tristate(cJSON *o, const char *name, int v)
+{
+	if (v < 0)
+		cJSON_AddNullToObject(o, name);
+	else
+		cJSON_AddBoolToObject(o, name, v);
+}
+
+int lm_local_result_to_json(const lm_local_result *r, const lm_json_envelope *env, char **out)
+{
+	static const char *const vm_only[] = {"vm", "state", "ip", "manager", "enabled", "gone", "vm_id",
+	    "vm_id_unreadable", "restarted", "started", "files_uploaded", "restart_pending"};
+	cJSON *doc = envelope(env), *m;
+	size_t i;
+
+	if (doc == NULL)
+		return finish(NULL, out);
+	cJSON_AddNumberToObject(doc, "seconds", r->seconds);
+	/* Never read nor written by local: inside a VM the host is out of reach. */
+	cJSON_AddNullToObject(doc, "host_preference");
+	cJSON_AddBoolToObject(doc, "host_preference_changed", 0);
+	cJSON_AddBoolToObject(doc, "host_preference_restored", 0);
+	m = outcome_json(r->machine, NULL, NULL);
+	for (i = 0; m != NULL && i < sizeof(vm_only) / sizeof(vm_only[0]); i++)
+		cJSON_DeleteItemFromObjectCaseSensitive(m, vm_only[i]);
+	if (m != NULL) {
+		add_string_or_null(m, "bundle_dir", r->bundle_dir);
+		add_tristate(m, "hv_vmm_present", r->hv_vmm_present);
+		add_tristate(m, "paravirtual_device", r->paravirtual_device);
+		add_tristate(m, "looks_like_vm", r->looks_like_vm);
+		add_string_or_null(m, "device", r->machine->stock != NULL ? lm_report_device(r->machine->stock) : NULL);
+		add_tristate(m, "answers_hold", r->answers_hold);
+		add_tristate(m, "kernels_ran", r->kernels_ran);
+		add_string_or_null(m, "kernels_note", r->kernels_note);
+	}
+	cJSON_AddItemToObject(doc, "machine", m != NULL ? m : cJSON_CreateNull());
+	return finish(doc, out);
+}

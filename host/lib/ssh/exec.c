@@ -120,7 +120,7 @@ int lm_ssh_exec(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *da
 		return lm_error_set(LM_EINVALID, "lm_ssh_exec: a command and an exit_status are required");
 	*exit_status = -1;
 	lm_log(ssh->ctx, LM_LOG_DEBUG, "ssh: VM '%s': %s", ssh->vm, command);
-	if ((rc = run(ssh, command, out, data, &status)) < 0)
+	if ((rc = ssh->local ? lm_ssh_local_exec(ssh, command, out, data, &status) : run(ssh, command, out, data, &status)) < 0)
 		return rc;
 	*exit_status = status;
 	return 0;

@@ -83,6 +83,8 @@ void lm_ssh_set_blocking_timeout(lm_ssh *ssh, double seconds)
 {
 	long ms = seconds > 0 ? (long)(seconds * 1000.0) : 0;
 
+	if (ssh->session == NULL) /* the local transport: its commands keep their own deadline */
+		return;
 	libssh2_session_set_timeout(ssh->session, ms);
 }
 
@@ -347,6 +349,7 @@ void lm_ssh_free(lm_ssh *ssh)
 	}
 	if (ssh->fd >= 0)
 		close(ssh->fd);
+	lm_ssh_local_dispose(ssh);
 	free(ssh->vm);
 	free(ssh->address);
 	free(ssh);

@@ -146,6 +146,8 @@ int lm_ssh_sha256(lm_ssh *ssh, const char *remote_path, uint8_t digest[32])
 
 	if (remote_path == NULL || remote_path[0] == '\0' || digest == NULL)
 		return lm_error_set(LM_EINVALID, "lm_ssh_sha256: a remote path and a digest buffer are required");
+	if (ssh != NULL && ssh->local)
+		return lm_ssh_local_sha256(remote_path, digest);
 	if ((rc = sftp_open_session(ssh)) < 0)
 		return rc;
 	return hash_remote(ssh, remote_path, digest, NULL);
@@ -175,6 +177,8 @@ int lm_ssh_remove(lm_ssh *ssh, const char *remote_path)
 
 	if (remote_path == NULL || remote_path[0] == '\0')
 		return lm_error_set(LM_EINVALID, "lm_ssh_remove: a remote path is required");
+	if (ssh != NULL && ssh->local)
+		return lm_ssh_local_remove(remote_path);
 	if ((rc = sftp_open_session(ssh)) < 0)
 		return rc;
 	return remove_path(ssh, remote_path);
@@ -188,6 +192,8 @@ int lm_ssh_stat(lm_ssh *ssh, const char *remote_path, lm_ssh_stat_info *out)
 	if (remote_path == NULL || remote_path[0] == '\0' || out == NULL)
 		return lm_error_set(LM_EINVALID, "lm_ssh_stat: a remote path and an output are required");
 	memset(out, 0, sizeof(*out));
+	if (ssh != NULL && ssh->local)
+		return lm_ssh_local_stat(remote_path, out);
 	if ((rc = sftp_open_session(ssh)) < 0)
 		return rc;
 	if (sftp_stat(ssh->sftp, remote_path, LIBSSH2_SFTP_LSTAT, &attrs) != 0)
@@ -270,6 +276,8 @@ int lm_ssh_upload(lm_ssh *ssh, const void *bytes, size_t len, const char *remote
 		return lm_error_set(LM_EINVALID, "lm_ssh_upload: bytes and a remote path are required");
 	if (mode < 0 || mode > 07777)
 		return lm_error_set(LM_EINVALID, "lm_ssh_upload: mode %o is not a file mode", (unsigned)mode);
+	if (ssh != NULL && ssh->local)
+		return lm_ssh_local_upload(bytes, len, remote_path, mode);
 	if ((rc = sftp_open_session(ssh)) < 0)
 		return rc;
 	if ((rc = temp_name(remote_path, &tmp)) < 0)
@@ -361,6 +369,8 @@ int lm_ssh_list_dir(lm_ssh *ssh, const char *remote_dir, size_t max_names, char 
 	if (remote_dir == NULL || remote_dir[0] == '\0' || names == NULL)
 		return lm_error_set(LM_EINVALID, "lm_ssh_list_dir: a remote directory and an output are required");
 	*names = NULL;
+	if (ssh != NULL && ssh->local)
+		return lm_ssh_local_list_dir(remote_dir, max_names, names);
 	if ((rc = sftp_open_session(ssh)) < 0)
 		return rc;
 	h = libssh2_sftp_open_ex(ssh->sftp, remote_dir, path_len(remote_dir), 0, 0, LIBSSH2_SFTP_OPENDIR);
@@ -416,6 +426,10 @@ int lm_ssh_read_file(lm_ssh *ssh, const char *remote_path, size_t max, char **da
 	*data = NULL;
 	if (len != NULL)
 		*len = 0;
+	if (ssh != NULL && ssh->local) {
+		size_t ignored;
+		return lm_ssh_local_read_file(remote_path, max, data, len != NULL ? len : &ignored);
+	}
 	if ((rc = sftp_open_session(ssh)) < 0)
 		return rc;
 	if (sftp_stat(ssh->sftp, remote_path, LIBSSH2_SFTP_LSTAT, &attrs) != 0)

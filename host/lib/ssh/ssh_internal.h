@@ -6,6 +6,7 @@
  *   exec.c         remote commands (non-blocking, both streams at once)
  *   sftp.c         upload with verification, sha256, remove, stat
  *   quote.c        the one POSIX sh quoting function
+ *   local.c        the local transport: the same calls on this machine (ssh_local.h)
  */
 #ifndef LM_SSH_INTERNAL_H
 #define LM_SSH_INTERNAL_H
@@ -36,6 +37,10 @@ struct lm_ssh {
 	int uncancelable;       /* should_cancel is not asked (lm_ssh_set_cancelable) */
 	char account[32];       /* the VM manager's image account (user and password), when no user is given */
 	char vm_id[72];         /* the VM's identity from its manager ("" unknown): the pin records it */
+	int local;              /* the local transport (local.c): no session, every call served here */
+	char *local_shell;      /* its login shell */
+	char **local_env;       /* its commands' environment, NULL-terminated */
+	char *local_home;       /* where they start ($HOME; NULL: where we are) */
 };
 
 
@@ -82,6 +87,16 @@ void lm_ssh_scrub(void *p, size_t n);
 void lm_ssh_fingerprint(const uint8_t *blob, size_t len, char out[64]);
 /* The algorithm name at the start of a key blob ("ssh-ed25519"), into out; "" when malformed. */
 void lm_ssh_blob_type(const uint8_t *blob, size_t len, char *out, size_t size);
+
+/* local.c: the local transport's side of each call (ssh_local.h). */
+void lm_ssh_local_dispose(lm_ssh *ssh);
+int lm_ssh_local_exec(lm_ssh *ssh, const char *command, lm_ssh_output_fn out, void *data, int *exit_status);
+int lm_ssh_local_upload(const void *bytes, size_t len, const char *path, int mode);
+int lm_ssh_local_sha256(const char *path, uint8_t digest[32]);
+int lm_ssh_local_remove(const char *path);
+int lm_ssh_local_stat(const char *path, lm_ssh_stat_info *out);
+int lm_ssh_local_list_dir(const char *dir, size_t max_names, char ***names);
+int lm_ssh_local_read_file(const char *path, size_t max, char **data, size_t *len);
 
 /* libssh2_init, once per process, from any thread (session.c). */
 void lm_ssh_global_init(void);

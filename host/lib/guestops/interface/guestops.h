@@ -115,6 +115,17 @@ int lm_shim_command(const lm_shim_env *se, int with_shim, const char *const *arg
 int lm_guest_probe(lm_ssh *ssh, const lm_shim_env *se, int shimmed, lm_report **out,
     char *diag, size_t diag_len);
 
+/* ---- machine.c: the machine lume-metal runs on (`local`, over the local transport) ---- */
+
+/* The stock device's name in a macOS VM (reference/metal.md). */
+#define LM_PARAVIRTUAL_DEVICE_NAME "Apple Paravirtual device"
+/* The shim's environment with the installed bundle b used where it is (nothing copied). */
+int lm_shim_env_in_place(lm_shim_env *se, const lm_bundle *b, const lm_profile *profile);
+/* Every file of b read and checked against its manifest (size, SHA-256). */
+int lm_bundle_verify_in_place(const lm_bundle *b);
+/* sysctl kern.hv_vmm_present: *present 1 (a VM), 0 (not), -1 (no answer). */
+int lm_machine_hv_vmm_present(lm_ssh *ssh, int *present);
+
 /* ---- exercise.c: does the device run what it answers? ---- */
 
 /* The shimmed probe with --exercise; LM_EUNSUPPORTED when the probe prints no exercise lines. */
@@ -197,6 +208,9 @@ typedef struct {
 /* Parse the guest-side resolver's key=value lines (unknown keys ignored). */
 void lm_run_target_parse(const char *output, lm_run_target *t);
 /* Look up argv's program in the guest, with the PATH the run gives it. */
+/* The index of the program the user named in argv: the first word after env's leading NAME=VALUE
+ * assignments; *own_inherit 1 when those set LUME_METAL_INHERIT themselves. */
+size_t lm_run_program_index(const char *const *argv, size_t argc, int *own_inherit);
 int lm_guest_run_target(lm_ssh *ssh, const lm_shim_env *se, const char *const *argv, size_t argc,
     lm_run_target *t);
 /* The warning for running t with the shim in a guest whose SIP state is sip, or 0 (returns 1)
@@ -239,6 +253,8 @@ int lm_agent_paths(const char *home, const char *label, lm_agent_paths_t *paths)
  * Homebrew's), StandardOutPath and StandardErrorPath, KeepAlive and RunAtLoad when asked. */
 int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const lm_shim_env *se, const char *home,
     char **xml, size_t *len);
+/* The program (ProgramArguments' first) of the plist at plist_path ("" when it names none). */
+int lm_agent_plist_program(lm_ssh *ssh, const char *plist_path, char *program, size_t size);
 /* ---- launchd.c: launchd in the guest, as reference/lume.md's recipe drives it ---- */
 
 /* A guest command from argv; a non-zero exit is LM_EREMOTE naming `what` and its stderr, unless

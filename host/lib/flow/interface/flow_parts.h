@@ -1,0 +1,52 @@
+/* Internal (for flow/ and the modules that depend on it): what a command shares -- an outcome and
+ * its timed steps (outcome.c), a workload's checks (enabled.c), the exercise step (probe.c). */
+#ifndef LM_FLOW_PARTS_H
+#define LM_FLOW_PARTS_H
+
+#include "lume-metal/flow.h"
+#include "guestops.h"
+
+/* ---- outcome.c: each step of a VM's outcome, timed and reported (on_step) ---- */
+/* A step starts: 0, or LM_ECANCELED when the embedder asks to stop (the operation then fails
+ * like on any error). *started gets the time to pass to lm_step_add. */
+int lm_step_begin(lm_context *ctx, lm_vm_outcome *o, const char *name, double *started);
+/* A step is done (the one begun under that name, or a new one); `name` must be static. A step
+ * begun is always listed with its detail (room for it is reserved when it begins): 0; a new one is
+ * left out when there is no memory for it: LM_ENOMEM. */
+int lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double started, const char *fmt, ...)
+    LM_PRINTF(5, 6);
+/* Set o->rc and o->message from the last error, prefixed with the VM's name; a step begun and
+ * not done is marked failed (and reported). */
+int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc);
+/* Replace / extend o->message (printf-style). */
+int lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
+void lm_outcome_append(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
+
+/* A copy of *a appended to o->agents. */
+int lm_outcome_add_agent(lm_vm_outcome *o, const lm_agent_info *a);
+/* A result without outcomes (lm_flow_result_free() frees it); *out is NULL when out of memory. */
+int lm_flow_result_new(lm_flow_result **out);
+/* One more outcome in result, for the VM `vm` (a valid name); *out (when not NULL) gets it. */
+int lm_flow_outcome_add(lm_flow_result *result, const char *vm, lm_vm_outcome **out);
+/* A workload about to start in an enabled VM (run, agent install): what would start (w->target);
+ * the SIP and library-validation warnings logged; LM_EHARDENED when dyld would ignore the shim in
+ * it, unless opts->run_hardened_stock (then w->hardened); the children policy (w->inherit 1 or 0
+ * and why, or -1 when argv's leading assignments set LUME_METAL_INHERIT) put into se. */
+typedef struct {
+	lm_run_target target;
+	int hardened;
+	int inherit;
+	char inherit_reason[256];
+} lm_flow_workload;
+int lm_flow_workload_check(lm_context *ctx, lm_ssh *ssh, lm_shim_env *se, const lm_vm_outcome *o,
+    const char *const *argv, size_t argc, const lm_workload_options *opts, lm_flow_workload *w);
+
+/* ---- probe.c: the exercise step ---- */
+
+/* Run it into o->exercised, check it against profile (NULL: no check), add the step. */
+int lm_flow_step_exercise(lm_context *ctx, lm_ssh *ssh, const lm_shim_env *se, const lm_profile *profile,
+    lm_vm_outcome *o);
+/* The same step over results already in o->exercised (read by lm_guest_confirm). */
+int lm_flow_step_exercised(lm_context *ctx, const lm_profile *profile, lm_vm_outcome *o);
+
+#endif

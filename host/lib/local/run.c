@@ -1,0 +1,260 @@
+/* lume-metal local run -- CMD: the workload as a direct child, with the shim's environment; its
+ * terminal, streams and exit status are the caller's, signals the caller receives are passed on to
+ * its process group, and nothing of it is left running when the call returns. Afterwards, as for a
+ * VM's run, which of its processes loaded the shim (their activation records). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "local_internal.h"
+#include "random.h"
+#include "str.h"
+
+/* The signals passed on. A signal's disposition is the process's own, so the forwarding is too:
+ * one run at a time per process, the caller's handlers put back after it. */
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
+#define N_FORWARDED (sizeof(forwarded) / sizeof(forwarded[0]))
+static int signal_pipe[2] = {-1, -1};
+static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	unsigned char b = (unsigned char)sig;
+
+	(void)!write(signal_pipe[1], &b, 1);
+	errno = saved;
+}
+
+typedef struct {
+	struct sigaction old[N_FORWARDED];
+	int tty;            /* the terminal given to the workload's group, or -1 */
+	pid_t our_pgrp;
+} run_guard;
+
+static int guard_on(run_guard *g)
+{
+	struct sigaction sa;
+	size_t i;
+	int k;
+
+	if (pipe(signal_pipe) != 0)
+		return lm_error_set(LM_ERROR, "local run: cannot make a pipe: %s", strerror(errno));
+	for (k = 0; k < 2; k++) {
+		(void)fcntl(signal_pipe[k], F_SETFD, FD_CLOEXEC);
+		(void)fcntl(signal_pipe[k], F_SETFL, O_NONBLOCK);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	for (i = 0; i < N_FORWARDED; i++)
+		sigaction(forwarded[i], &sa, &g->old[i]);
+	g->tty = -1;
+	return 0;
+}
+
+static void guard_off(run_guard *g)
+{
+	size_t i;
+	int k;
+
+	if (g->tty >= 0) {
+		/* Back in the foreground; our own tcsetpgrp from the background must not stop us. */
+		struct sigaction ign, old;
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		sigaction(SIGTTOU, &ign, &old);
+		(void)tcsetpgrp(g->tty, g->our_pgrp);
+		sigaction(SIGTTOU, &old, NULL);
+	}
+	for (i = 0; i < N_FORWARDED; i++)
+		sigaction(forwarded[i], &g->old[i], NULL);
+	for (k = 0; k < 2; k++) {
+		if (signal_pipe[k] >= 0)
+			close(signal_pipe[k]);
+		signal_pipe[k] = -1;
+	}
+}
+
+/* SHELL -c 'exec env VAR=... PROGRAM ARGS...' in a process group of its own (given the terminal
+ * when we hold it), in the caller's directory, with the caller's streams. */
+static int spawn_workload(lm_local_machine *m, const char *cmd, run_guard *g, pid_t *pid)
+{
+	posix_spawnattr_t attr;
+	sigset_t none, def;
+	char *line, *argv[4];
+	size_t i;
+	int err;
+
+	if ((line = lm_format("exec %s", cmd)) == NULL)
+		return lm_error_nomem();
+	argv[0] = (char *)lm_ssh_local_shell(m->ssh);
+	argv[1] = (char *)"-c";
+	argv[2] = line;
+	argv[3] = NULL;
+	posix_spawnattr_init(&attr);
+	sigemptyset(&none);
+	sigemptyset(&def);
+	for (i = 0; i < N_FORWARDED; i++)
+		sigaddset(&def, forwarded[i]);
+	sigaddset(&def, SIGPIPE);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &def);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+	err = posix_spawn(pid, argv[0], NULL, &attr, argv, lm_ssh_local_environment(m->ssh));
+	posix_spawnattr_destroy(&attr);
+	free(line);
+	if (err != 0)
+		return lm_error_set(LM_ERROR, "local run: cannot start %s: %s", argv[0], strerror(err));
+	/* ^C and ^Z on the terminal are the workload's, as for a program started by a shell. */
+	g->our_pgrp = getpgrp();
+	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == g->our_pgrp) {
+		struct sigaction ign, old;
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		sigaction(SIGTTOU, &ign, &old);
+		(void)setpgid(*pid, *pid); /* the child may not have done it yet */
+		if (tcsetpgrp(STDIN_FILENO, *pid) == 0)
+			g->tty = STDIN_FILENO;
+		sigaction(SIGTTOU, &old, NULL);
+	}
+	return 0;
+}
+
+/* Until the workload ends: each signal caught goes to its group, the embedder's cancel as SIGTERM.
+ * Then whatever of its group is left is ended. */
+static int wait_workload(lm_local_machine *m, pid_t pid, int *exit_status)
+{
+	struct pollfd pfd;
+	unsigned char sig;
+	int status = 0, canceled = 0;
+	pid_t r;
+
+	for (;;) {
+		while ((r = waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR)
+			;
+		if (r == pid || r < 0)
+			break;
+		pfd.fd = signal_pipe[0];
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		/* The child's end is seen at the next turn (no SIGCHLD is taken from the caller). */
+		(void)poll(&pfd, 1, 100);
+		while (read(signal_pipe[0], &sig, 1) == 1)
+			(void)kill(-pid, sig);
+		if (!canceled && lm_context_check_cancel(m->ctx, "the workload") < 0) {
+			canceled = 1;
+			(void)kill(-pid, SIGTERM);
+		}
+	}
+	(void)kill(-pid, SIGKILL);
+	if (r < 0)
+		return lm_error_set(LM_ERROR, "local run: waiting for the workload failed: %s", strerror(errno));
+	*exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	return canceled ? lm_error_set(LM_ECANCELED, "local run: the workload was stopped on request") : 0;
+}
+
+/* Its records: one line per process that loaded the shim, the records as JSON, or why none did. */
+static int records(lm_local_machine *m, const lm_flow_workload *w, const char *const *argv, size_t argc,
+    lm_run_result *res)
+{
+	lm_workload_records r;
+	int rc;
+
+	if ((rc = lm_workload_records_read(m->ssh, res->record_dir, &r)) < 0)
+		return rc;
+	rc = lm_workload_records_why_not(&r, &m->res->machine->guest, &w->target, w->hardened, argv, argc, &res->no_shim);
+	res->process_lines = r.lines;
+	res->nprocesses = r.count;
+	res->records_json = r.json;
+	return rc;
+}
+
+static int run_locked(lm_local_machine *m, const char *const *argv, size_t argc, const lm_workload_options *opts,
+    lm_run_result *res)
+{
+	lm_vm_outcome *o = m->res->machine;
+	lm_flow_workload w;
+	run_guard g;
+	char name[24] = "run-", *cmd = NULL;
+	pid_t pid;
+	int rc;
+
+	if ((rc = lm_flow_workload_check(m->ctx, m->ssh, &m->se, o, argv, argc, opts, &w)) < 0 ||
+	    (rc = lm_random_hex(name + 4, 8)) < 0 ||
+	    (rc = lm_activation_dir_make(m->ssh, o->guest.home, name, &res->record_dir)) < 0 ||
+	    (rc = lm_shim_env_workload(&m->se, NULL, NULL, res->record_dir)) < 0 ||
+	    (rc = lm_shim_command(&m->se, LM_SHIM_ALL, argv, argc, &cmd)) < 0)
+		return rc;
+	res->inherit = w.inherit;
+	snprintf(res->inherit_reason, sizeof(res->inherit_reason), "%s", w.inherit_reason);
+	if ((rc = guard_on(&g)) < 0) {
+		free(cmd);
+		return rc;
+	}
+	if ((rc = spawn_workload(m, cmd, &g, &pid)) == 0)
+		rc = wait_workload(m, pid, &res->exit_status);
+	guard_off(&g);
+	free(cmd);
+	if (rc < 0)
+		return rc;
+	if ((rc = records(m, &w, argv, argc, res)) == 0 && res->no_shim != NULL && opts != NULL && opts->require_shim)
+		rc = lm_error_set(LM_ENOSHIM, "this machine: %s%s", res->nprocesses == 0 ?
+		    "no process of the workload loaded the shim: " : "", res->no_shim);
+	return rc;
+}
+
+int lm_local_run(lm_context *ctx, const lm_profile *profile, const char *const *argv, size_t argc,
+    const lm_workload_options *opts, lm_run_result **out)
+{
+	lm_local_result *lr = NULL;
+	lm_local_machine m;
+	lm_run_result *res;
+	char saved[4096];
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if (argc == 0 || argv == NULL)
+		return lm_error_set(LM_EINVALID, "local run: no command given");
+	if (opts != NULL && (opts->version < 1 || opts->version > LM_WORKLOAD_OPTIONS_VERSION))
+		return lm_error_set(LM_EINVALID, "local run: workload options of version %u, which this library does not "
+		    "know (1 to %d)", opts->version, LM_WORKLOAD_OPTIONS_VERSION);
+	if ((res = calloc(1, sizeof(*res))) == NULL)
+		return lm_error_nomem();
+	res->size = sizeof(*res);
+	res->exit_status = 255;
+	if (pthread_mutex_trylock(&run_lock) != 0) {
+		free(res);
+		return lm_error_set(LM_ELOCKED, "local run: another local run of this process is under way (signals are "
+		    "the process's: one at a time)");
+	}
+	if ((rc = lm_local_open(&m, ctx, profile, &lr)) == 0)
+		rc = run_locked(&m, argv, argc, opts, res);
+	/* The run's own records go; the error, if any, stays the run's. */
+	if (res->record_dir != NULL) {
+		snprintf(saved, sizeof(saved), "%s", lm_error_last()->message);
+		if (lm_activation_dir_remove(m.ssh, res->record_dir) < 0)
+			lm_log(ctx, LM_LOG_WARN, "this machine: %s", lm_error_last()->message);
+		if (rc < 0)
+			lm_error_set(rc, "%s", saved);
+	}
+	lm_local_close(&m, rc);
+	lm_local_result_free(lr);
+	pthread_mutex_unlock(&run_lock);
+	if (out != NULL)
+		*out = res;
+	else
+		lm_run_result_free(res);
+	return rc;
+}
