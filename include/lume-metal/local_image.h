@@ -26,7 +26,7 @@ extern "C" {
 
 #define LM_LOCAL_PREFIX_DEFAULT "/usr/local"
 #define LM_LOCAL_SUBDIR "lib/lume-metal"
-#define LM_LOCAL_PATH_MAX 4096
+#include "local.h" /* LM_LOCAL_PATH_MAX */
 
 typedef struct {
 	size_t size;                        /* sizeof(lm_local_install_result) as the library was built */
