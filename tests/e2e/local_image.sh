@@ -27,6 +27,8 @@ verify_installed() {
 # What the install directory holds (names, inodes, mtimes): compared to prove nothing changed.
 snapshot() { (cd "$D" && find . -printf '%p %i %T@ %l\n' | sort); }
 install_json() { "$LM_BIN" local install --prefix "$P" --format json "$@"; }
+# Every document against docs/json-output.schema.json (refusals included).
+validate() { "$LM_PYTHON" "$here/../support/json-validate" "$LM_SCHEMA" "$@" || fail "not valid against the schema: $*"; }
 
 case "$scenario" in
 install)
@@ -47,6 +49,9 @@ install)
   jq_is "$E2E_DIR/i2.json" .changed false
   jq_is "$E2E_DIR/i2.json" .files 0
   [ "$(snapshot)" = "$before" ] || fail "a re-install changed the directory: $(diff <(echo "$before") <(snapshot))"
+  set +e; "$LM_BIN" local install --prefix "$E2E_DIR/linked-nowhere/x" --format json >"$E2E_DIR/i-fail.json" 2>/dev/null; set -e
+  jq_is "$E2E_DIR/i-fail.json" .ok false
+  validate "$E2E_DIR/i1.json" "$E2E_DIR/i2.json" "$E2E_DIR/i-fail.json"
   "$LM_BIN" local install --prefix "$P" | grep -qx "already installed: $D/current is bundle $bundle_id, every file verified; nothing changed" ||
     fail "text: $("$LM_BIN" local install --prefix "$P")"
 
@@ -174,6 +179,7 @@ env)
   jq_is "$E2E_DIR/env.json" .command "local env"
   jq_is "$E2E_DIR/env.json" .bundle_id "$bundle_id"
   jq_is "$E2E_DIR/env.json" .variables.LD_PRELOAD "$D/current/liblume-metal-shim.so"
+  validate "$E2E_DIR/env.json"
   printf 'x' >>"$D/current/liblume-metal-shim.so"
   set +e; "$LM_BIN" local env --prefix "$P" >"$E2E_DIR/bad.out" 2>&1; rc=$?; set -e
   [ "$rc" -eq 1 ] && grep -qF "the installed bundle does not verify: $D/current/liblume-metal-shim.so does not match the manifest" "$E2E_DIR/bad.out" &&
