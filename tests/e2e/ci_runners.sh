@@ -14,20 +14,26 @@ export LUME_METAL="$LM_BIN"
 
 # The job inside CLONE: the image's place filled by local install (in a real image it was filled at
 # build time), the environment evaluated by the step's shell, the workload -- the probe with its
-# kernels -- started by that shell. Prints the probe's report.
+# kernels -- started by that shell. Its report in $E2E_DIR/CLONE.report.
 job_in_clone() {
   plain_ssh "$1" "set -e
     '$LM_BIN' local install --prefix \"\$HOME/image\" >/dev/null
     eval \"\$('$LM_BIN' local env --prefix \"\$HOME/image\")\"
-    metal-capabilities --report --exercise"
+    metal-capabilities --report --exercise" >"$E2E_DIR/$1.report" 2>"$E2E_DIR/$1.err" ||
+    fail "the job in $1: $(cat "$E2E_DIR/$1.report" "$E2E_DIR/$1.err")"
+  grep -qx 'shim_active=1' "$E2E_DIR/$1.report" || fail "$1's job ran stock: $(cat "$E2E_DIR/$1.report")"
+}
+# clone_job CLONE LEVEL: the executor starts the clone, which must read LEVEL; then its job runs.
+clone_job() {
+  vm_run "$1"
+  [ "$(cat "$(vm_dir "$1")/feature_level")" = "$2" ] || fail "$1 started $(cat "$(vm_dir "$1")/feature_level"), not $2"
+  job_in_clone "$1"
 }
 
 note "a clone started before the hook: restricted level; the job's shim answers Apple9, the kernels fail"
-vm_run clone-1
-[ "$(cat "$(vm_dir clone-1)/feature_level")" = restricted ] || fail "clone-1: $(cat "$(vm_dir clone-1)/feature_level")"
-job_in_clone clone-1 >"$E2E_DIR/c1.report" 2>"$E2E_DIR/c1.err" || fail "job in clone-1: $(cat "$E2E_DIR/c1.report" "$E2E_DIR/c1.err")"
-grep -qx 'shim_active=1' "$E2E_DIR/c1.report" && grep -qx 'family.Apple9=1' "$E2E_DIR/c1.report" &&
-  grep -q '^exercise.simdgroup_matrix=error' "$E2E_DIR/c1.report" || fail "clone-1's report: $(cat "$E2E_DIR/c1.report")"
+clone_job clone-1 restricted
+grep -qx 'family.Apple9=1' "$E2E_DIR/clone-1.report" && grep -q '^exercise.simdgroup_matrix=error' "$E2E_DIR/clone-1.report" ||
+  fail "clone-1's report: $(cat "$E2E_DIR/clone-1.report")"
 
 note "the prepare hook: the preference set (kept), then the executor's own prepare step runs"
 printf '#!/bin/sh\nprintf "%%s\\n" "$*" >"%s/executor.args"\nplistutil -i "%s" -o - -f xml >"%s/executor.plist"\n' \
@@ -41,11 +47,9 @@ lm host status --format json >"$E2E_DIR/hs.json"
 jq_is "$E2E_DIR/hs.json" .host_preference.mode kept
 
 note "the clone the executor starts next reads it: unlocked; the job's kernels run with the shim"
-vm_run clone-2
-[ "$(cat "$(vm_dir clone-2)/feature_level")" = unlocked ] || fail "clone-2: $(cat "$(vm_dir clone-2)/feature_level")"
-job_in_clone clone-2 >"$E2E_DIR/c2.report" 2>"$E2E_DIR/c2.err" || fail "job in clone-2: $(cat "$E2E_DIR/c2.report" "$E2E_DIR/c2.err")"
-grep -qx 'shim_active=1' "$E2E_DIR/c2.report" && grep -qx 'exercise.simdgroup_reduction=pass' "$E2E_DIR/c2.report" &&
-  grep -qx 'exercise.simdgroup_matrix=pass' "$E2E_DIR/c2.report" || fail "clone-2's report: $(cat "$E2E_DIR/c2.report")"
+clone_job clone-2 unlocked
+grep -qx 'exercise.simdgroup_reduction=pass' "$E2E_DIR/clone-2.report" && grep -qx 'exercise.simdgroup_matrix=pass' "$E2E_DIR/clone-2.report" ||
+  fail "clone-2's report: $(cat "$E2E_DIR/clone-2.report")"
 
 note "the next job's hook: nothing changed, the executor runs; a hook without an executor just sets it"
 before=$(stat -c '%i %Y' "$PLIST")

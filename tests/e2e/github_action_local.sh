@@ -7,8 +7,8 @@
 # workload, the kernels that do not run failing the step or skipping it, refusals.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-action=$(cd "$here/../../examples/github-action" && pwd)
-runner="$here/../support/run-node-action"
+. "$here/action_lib.sh"
+ACTION_INPUTS+=(--input mode=local)
 MACHINE=$E2E_DIR/machine
 export RUNNER_TEMP="$E2E_DIR/runner_temp" GITHUB_ENV="$E2E_DIR/github_env"
 mkdir -p "$RUNNER_TEMP"; chmod 755 "$RUNNER_TEMP"
@@ -19,21 +19,6 @@ machine() { eval "$("$GUEST_SSHD" machine --dir "$MACHINE" --metal-dir "$LM_FAKE
 job() {
   export LM_ACTION_STATE_FILE="$E2E_DIR/$1.state" GITHUB_STEP_SUMMARY="$E2E_DIR/$1.summary"
   : >"$LM_ACTION_STATE_FILE"; : >"$GITHUB_STEP_SUMMARY"; : >"$GITHUB_ENV"
-}
-# step OUT PHASE INPUT...: one phase with those inputs; outputs in OUT, log in OUT.log, exit code in STEP_RC.
-step() {
-  local out=$1 phase=$2; shift 2
-  local args=(--input "lume-metal=$LM_BIN" --input mode=local) i
-  for i in "$@"; do args+=(--input "$i"); done
-  set +e
-  "$runner" "$action" "$phase" "${args[@]}" >"$out" 2>"$out.log"
-  STEP_RC=$?
-  set -e
-}
-output() { jq -r --arg n "$2" '.[$n]' "$1"; }
-expect_output() { # OUT NAME VALUE
-  local got; got=$(output "$1" "$2")
-  [ "$got" = "$3" ] || fail "output $2: expected '$3', found '$got' ($(cat "$1" "$1.log"))"
 }
 # next_step CMD...: a later step of the job as the runner starts it: its shell with the job's
 # $GITHUB_ENV variables (read as the runner reads them), the command in it.
