@@ -151,6 +151,8 @@ int lm_cli_flow_exit(const lm_flow_result *result);
 void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *result, int exit_code);
 void lm_cli_flags_line(const lm_workload_flags *flags, char *buf, size_t len);
 void lm_cli_agent_lines(FILE *out, const lm_vm_outcome *o); /* cmd_agent.c: the VM's agents, if any */
+/* cmd_agent.c: agent install's spec and options from the command line (label, argv after "--"). */
+void lm_cli_agent_spec(const lm_cli *cli, const char *label, lm_agent_spec *spec, lm_workload_options *wo);
 void lm_cli_exercise_lines(const lm_cli *cli, FILE *out, const char *indent, const char *title,
     const lm_report *exercised, const char *os_version);
 

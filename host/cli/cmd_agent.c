@@ -27,6 +27,18 @@ void lm_cli_agent_lines(FILE *out, const lm_vm_outcome *o)
 	}
 }
 
+void lm_cli_agent_spec(const lm_cli *cli, const char *label, lm_agent_spec *spec, lm_workload_options *wo)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->label = label;
+	spec->argv = (const char *const *)cli->cmd_argv;
+	spec->argc = (size_t)cli->cmd_argc;
+	spec->keep_alive = cli->keep_alive;
+	spec->run_at_load = cli->run_at_load;
+	lm_workload_options_init(wo, LM_WORKLOAD_OPTIONS_VERSION);
+	wo->run_hardened_stock = cli->run_hardened_stock;
+}
+
 static int agent_usage(lm_cli *cli, const char *what)
 {
 	return lm_cli_usage_error(cli, "agent: %s (lume-metal agent install VM --label L [--keep-alive] [--run-at-load] "
@@ -91,14 +103,7 @@ int lm_cmd_agent(lm_cli *cli)
 		return rc;
 	}
 	if (strcmp(verb, "install") == 0) {
-		memset(&spec, 0, sizeof(spec));
-		spec.label = label;
-		spec.argv = (const char *const *)cli->cmd_argv;
-		spec.argc = (size_t)cli->cmd_argc;
-		spec.keep_alive = cli->keep_alive;
-		spec.run_at_load = cli->run_at_load;
-		lm_workload_options_init(&wo, LM_WORKLOAD_OPTIONS_VERSION);
-		wo.run_hardened_stock = cli->run_hardened_stock;
+		lm_cli_agent_spec(cli, label, &spec, &wo);
 		rc = lm_flow_agent_install_workload(ctx, cli->argv[1], &spec, profile, &wo, &result);
 	} else if (strcmp(verb, "remove") == 0) {
 		rc = lm_flow_agent_remove(ctx, cli->argv[1], label, &result);

@@ -146,15 +146,10 @@ static int local_agent(lm_cli *cli, lm_context *ctx, const lm_profile *profile)
 		    "'--' and a command are for local agent install only");
 	if (strcmp(verb, "list") != 0 && label == NULL)
 		return agent_usage(cli, "give the agent's label with --label");
+	cli->json_command = strcmp(verb, "install") == 0 ? "local agent install" : strcmp(verb, "remove") == 0 ?
+	    "local agent remove" : "local agent list";
 	if (strcmp(verb, "install") == 0) {
-		memset(&spec, 0, sizeof(spec));
-		spec.label = label;
-		spec.argv = (const char *const *)cli->cmd_argv;
-		spec.argc = (size_t)cli->cmd_argc;
-		spec.keep_alive = cli->keep_alive;
-		spec.run_at_load = cli->run_at_load;
-		lm_workload_options_init(&wo, LM_WORKLOAD_OPTIONS_VERSION);
-		wo.run_hardened_stock = cli->run_hardened_stock;
+		lm_cli_agent_spec(cli, label, &spec, &wo);
 		rc = lm_local_agent_install(ctx, &spec, profile, &wo, &r);
 	} else if (strcmp(verb, "remove") == 0) {
 		rc = lm_local_agent_remove(ctx, label, &r);
@@ -221,10 +216,11 @@ int lm_cmd_local(lm_cli *cli)
 			break;
 	if (i == sizeof(subcommands) / sizeof(subcommands[0])) {
 		size_t k;
-		lm_cli_printf(stderr, "lume-metal local: %s; one of:\n", verb[0] ? "unknown subcommand" : "name a subcommand");
-		for (k = 0; k < sizeof(subcommands) / sizeof(subcommands[0]); k++)
+		for (k = 0; !cli->json && k < sizeof(subcommands) / sizeof(subcommands[0]); k++)
 			lm_cli_printf(stderr, "  local %-8s %s\n", subcommands[k].name, subcommands[k].summary);
-		return LM_EXIT_USAGE;
+		if (verb[0] == '\0')
+			return lm_cli_usage_error(cli, "local: name a subcommand: probe, run, agent or status");
+		return lm_cli_usage_error(cli, "local: unknown subcommand '%s'; use probe, run, agent or status", verb);
 	}
 	snprintf(json_command, sizeof(json_command), "local %s", subcommands[i].name);
 	cli->json_command = json_command;

@@ -168,7 +168,7 @@ static const char *const command_help[] = {
 	"help [COMMAND]", "Help on one command (also: lume-metal COMMAND --help).",
 	"completion bash|zsh|fish", "Print the shell completion script (installed with lume-metal).",
 	"local probe|run|agent|status|install|env ...", "The same on the machine lume-metal runs on (a hosted runner, a CI runner "
-	"inside a VM): no SSH, no VM manager, never the host preference (lume-metal help local).",
+	"inside a VM): no SSH, no VM manager, never the host preference.",
 	NULL,
 };
 

@@ -13,6 +13,7 @@
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 : "${LM_METAL_SERVER:?LM_METAL_SERVER: the metal-server fixture}"
+: "${LM_SCHEMA:?LM_SCHEMA: docs/json-output.schema.json}" "${LM_PYTHON:?LM_PYTHON: a python3 with jsonschema}"
 
 MACHINE=$E2E_DIR/machine
 BIN=$E2E_DIR/bin  # the job's own programs, on its PATH
@@ -168,7 +169,7 @@ scenario_local_agent() {
   local l=com.example.local-server home=$HOME
   lm_json_first "$E2E_DIR/i.json" local agent install --label $l -- metal-server --runner --stay
   expect_rc 0 "$E2E_DIR/i.json"
-  jq_is "$E2E_DIR/i.json" '.command' "local agent"
+  jq_is "$E2E_DIR/i.json" '.command' "local agent install"
   jq_is "$E2E_DIR/i.json" '.machine.agents[0].state' running
   [ -f "$home/Library/LaunchAgents/$l.plist" ] || fail "no plist"
   plistutil -i "$home/Library/LaunchAgents/$l.plist" -o - -f xml | grep -q "<string>$BIN/metal-server</string>" ||
@@ -196,3 +197,7 @@ scenario_local_agent() {
 
 [ $# -eq 1 ] && declare -F "scenario_$1" >/dev/null || { echo "usage: $0 SCENARIO" >&2; exit 2; }
 "scenario_$1"
+# Every document this scenario made follows docs/json-output.schema.json, failures included.
+docs=("$E2E_DIR"/*.json)
+[ ! -e "${docs[0]}" ] || "$LM_PYTHON" "$here/../support/json-validate" "$LM_SCHEMA" "${docs[@]}" ||
+  fail "documents that do not follow $LM_SCHEMA (above)"

@@ -106,7 +106,7 @@ static void test_completion_details(void **state)
 		{"fish", "complete -c lume-metal -l format -x -a 'text json jsonl'"},
 		{"fish", "then the document on one line (for CI logs and dashboards).'"},
 		/* An option only some commands take is offered after those only. */
-		{"fish", "complete -c lume-metal -l label -n '__fish_seen_subcommand_from agent' -x"},
+		{"fish", "complete -c lume-metal -l label -n '__fish_seen_subcommand_from agent local' -x"},
 		/* Quotes in help texts are escaped for fish. */
 		{"fish", "profile\\'s effect"},
 	};
@@ -124,7 +124,7 @@ static void test_completion_details(void **state)
 	lm_assert_not_contains(fish, "profile's effect");
 	/* Each command once (bench has three usage lines), the old --host in none. */
 	lm_assert_contains(bash, "compgen -W \"enable status probe run bench rollback profile host forget-host gc agent "
-	    "doctor help completion\"");
+	    "doctor help completion local\"");
 	lm_assert_not_contains(bash, "--host ");
 	lm_assert_not_contains(bash, "--host\"");
 	assert_int_equal(lm_cli_completion("tcsh", null), -1);

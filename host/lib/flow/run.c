@@ -195,24 +195,6 @@ static void record_dir_remove(lm_flow_session *s, const lm_run_result *res, int 
 		lm_error_set(rc, "%s", saved);
 }
 
-/* After the workload: its records -- one line per process that loaded the shim, the records as
- * JSON, or why there are none (or why none of them widened an answer). */
-static int run_records(lm_flow_session *s, const lm_flow_workload *w, const char *const *argv, size_t argc,
-    lm_run_result *res)
-{
-	lm_workload_records r;
-	int rc;
-
-	if ((rc = lm_workload_records_read(s->ssh, res->record_dir, &r)) < 0)
-		return rc;
-	rc = lm_workload_records_why_not(&r, &s->o->guest, &w->target, w->hardened, argv, argc, &res->no_shim);
-	/* The result owns them from here. */
-	res->process_lines = r.lines;
-	res->nprocesses = r.count;
-	res->records_json = r.json;
-	return rc;
-}
-
 int lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *argv, size_t argc,
     const lm_workload_options *opts, lm_run_result **out)
 {
@@ -225,15 +207,8 @@ int lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *arg
 
 	if (out != NULL)
 		*out = NULL;
-	if (argc == 0)
-		return lm_error_set(LM_EINVALID, "run: no guest command given");
-	if (opts != NULL && (opts->version < 1 || opts->version > LM_WORKLOAD_OPTIONS_VERSION))
-		return lm_error_set(LM_EINVALID, "run: workload options of version %u, which this library does not know "
-		    "(1 to %d)", opts->version, LM_WORKLOAD_OPTIONS_VERSION);
-	if ((res = calloc(1, sizeof(*res))) == NULL)
-		return lm_error_nomem();
-	res->size = sizeof(*res);
-	res->exit_status = 255;
+	if ((rc = lm_run_result_new("run", opts, argc, &res)) < 0)
+		return rc;
 	if ((rc = lm_flow_session_open(&s, ctx, vm)) < 0 ||
 	    (rc = lm_flow_workload_check(ctx, s->ssh, &s->se, s->o, argv, argc, opts, &w)) < 0 ||
 	    (rc = record_dir_make(s, res)) < 0 || (rc = lm_flow_session_command(s, 1, argv, argc, &cmd)) < 0)
@@ -244,7 +219,7 @@ int lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *arg
 	ro.vm = s->o->vm;
 	if ((rc = lm_ssh_exec(s->ssh, cmd, stream_out, &ro, &res->exit_status)) < 0)
 		goto out;
-	rc = run_records(s, &w, argv, argc, res);
+	rc = lm_workload_records_result(s->ssh, &s->o->guest, &w.target, w.hardened, argv, argc, res);
 	if (rc == 0 && res->no_shim != NULL && opts != NULL && opts->require_shim)
 		rc = lm_error_set(LM_ENOSHIM, "%s: %s%s", s->o->vm, res->nprocesses == 0 ?
 		    "no process of the workload loaded the shim: " : "", res->no_shim);

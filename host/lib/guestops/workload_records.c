@@ -104,3 +104,34 @@ int lm_workload_records_why_not(const lm_workload_records *r, const lm_guest_fac
 		return lm_error_nomem();
 	return 0;
 }
+
+int lm_workload_records_result(lm_ssh *ssh, const lm_guest_facts *g, const lm_run_target *t, int hardened,
+    const char *const *argv, size_t argc, lm_run_result *res)
+{
+	lm_workload_records r;
+	int rc;
+
+	if ((rc = lm_workload_records_read(ssh, res->record_dir, &r)) < 0)
+		return rc;
+	rc = lm_workload_records_why_not(&r, g, t, hardened, argv, argc, &res->no_shim);
+	/* The result owns them from here. */
+	res->process_lines = r.lines;
+	res->nprocesses = r.count;
+	res->records_json = r.json;
+	return rc;
+}
+
+int lm_run_result_new(const char *what, const lm_workload_options *opts, size_t argc, lm_run_result **out)
+{
+	*out = NULL;
+	if (argc == 0)
+		return lm_error_set(LM_EINVALID, "%s: no command given", what);
+	if (opts != NULL && (opts->version < 1 || opts->version > LM_WORKLOAD_OPTIONS_VERSION))
+		return lm_error_set(LM_EINVALID, "%s: workload options of version %u, which this library does not know "
+		    "(1 to %d)", what, opts->version, LM_WORKLOAD_OPTIONS_VERSION);
+	if ((*out = calloc(1, sizeof(**out))) == NULL)
+		return lm_error_nomem();
+	(*out)->size = sizeof(**out);
+	(*out)->exit_status = 255;
+	return 0;
+}

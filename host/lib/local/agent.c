@@ -64,16 +64,12 @@ int lm_local_status(lm_context *ctx, lm_local_result **out)
 	double t;
 	int rc;
 
-	if ((rc = lm_local_open(&m, ctx, NULL, out)) < 0)
+	/* The stock answers only: status changes nothing and loads no shim. */
+	if ((rc = lm_local_begin(&m, ctx, NULL, "status", &t, out)) < 0)
 		return lm_local_close(&m, rc);
 	o = m.res->machine;
-	/* The stock answers only: status changes nothing and loads no shim. */
-	if ((rc = lm_step_begin(ctx, o, "status", &t)) < 0 || (rc = lm_guest_probe(m.ssh, &m.se, 0, &o->stock, NULL, 0)) < 0 ||
-	    (rc = lm_local_vm_signs(&m)) < 0 || (rc = agents_found(&m)) < 0) {
-		lm_outcome_fail(ctx, o, rc);
+	if ((rc = agents_found(&m)) < 0)
 		return lm_local_close(&m, rc);
-	}
-	lm_workload_derive(o->stock, &o->stock_flags);
 	lm_step_add(ctx, o, "status", t, "stock %s; %zu agent%s", lm_report_device(o->stock), o->nagents,
 	    o->nagents == 1 ? "" : "s");
 	return lm_local_close(&m, 0);
@@ -84,8 +80,8 @@ int lm_local_agent_list(lm_context *ctx, lm_local_result **out)
 	lm_local_machine m;
 	int rc;
 
-	if ((rc = lm_local_open(&m, ctx, NULL, out)) == 0 && (rc = agents_found(&m)) < 0)
-		lm_outcome_fail(ctx, m.res->machine, rc);
+	if ((rc = lm_local_open(&m, ctx, NULL, out)) == 0)
+		rc = agents_found(&m);
 	return lm_local_close(&m, rc);
 }
 
@@ -108,10 +104,8 @@ int lm_local_agent_remove(lm_context *ctx, const char *label, lm_local_result **
 	a.size = sizeof(a);
 	a.shim_loaded = -1;
 	if ((rc = lm_agent_label_check(label)) < 0 || (rc = lm_agent_paths(o->guest.home, label, &paths)) < 0 ||
-	    (rc = lm_ssh_stat(m.ssh, paths.record_dir, &st)) < 0) {
-		lm_outcome_fail(ctx, o, rc);
+	    (rc = lm_ssh_stat(m.ssh, paths.record_dir, &st)) < 0)
 		return lm_local_close(&m, rc);
-	}
 	/* Removing what is not there is done already (a CI job's clean-up may run twice); a plist
 	 * without our activation directory is someone else's. */
 	if (!st.exists) {
@@ -122,18 +116,14 @@ int lm_local_agent_remove(lm_context *ctx, const char *label, lm_local_result **
 	snprintf(a.plist, sizeof(a.plist), "%s", paths.plist);
 	snprintf(a.record_dir, sizeof(a.record_dir), "%s", paths.record_dir);
 	rm_argv[2] = paths.record_dir;
-	if ((rc = lm_step_begin(ctx, o, "agent-unload", &t)) < 0 || (rc = lm_launchd_domain(m.ssh, domain, sizeof(domain))) < 0) {
-		lm_outcome_fail(ctx, o, rc);
+	if ((rc = lm_step_begin(ctx, o, "agent-unload", &t)) < 0 || (rc = lm_launchd_domain(m.ssh, domain, sizeof(domain))) < 0)
 		return lm_local_close(&m, rc);
-	}
 	if (lm_context_options(ctx)->dry_run) {
 		lm_step_add(ctx, o, "agent-unload", t, "would boot %s out of %s and remove %s", label, domain, a.plist);
 	} else {
 		if ((rc = lm_launchd_unload(m.ssh, domain, o->guest.home, &a)) < 0 ||
-		    (rc = lm_guest_run_argv(m.ssh, rm_argv, 3, "rm", NULL, NULL)) < 0) {
-			lm_outcome_fail(ctx, o, rc);
+		    (rc = lm_guest_run_argv(m.ssh, rm_argv, 3, "rm", NULL, NULL)) < 0)
 			return lm_local_close(&m, rc);
-		}
 		lm_step_add(ctx, o, "agent-unload", t, "booted out of %s, %s removed (its logs are kept)", domain, a.plist);
 	}
 	(void)lm_outcome_add_agent(o, &a);
@@ -246,10 +236,8 @@ int lm_local_agent_install(lm_context *ctx, const lm_agent_spec *spec, const lm_
 			lm_outcome_append(o, had ? "; the previous plist is back (not loaded)" : "; the agent is not installed");
 		return lm_local_close(&m, rc);
 	}
-	if (rc < 0) {
-		lm_outcome_fail(ctx, o, rc);
+	if (rc < 0)
 		return lm_local_close(&m, rc);
-	}
 	(void)lm_outcome_add_agent(o, &a);
 	if (lm_context_options(ctx)->dry_run)
 		lm_outcome_message(o, "this machine: agent %s would be installed", a.label);

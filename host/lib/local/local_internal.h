@@ -26,10 +26,15 @@ typedef struct {
 /* A result for *out (set even on failure; NULL only when out of memory), then the machine opened
  * with profile (NULL: the default): the "machine" step. Failures are recorded in the outcome. */
 int lm_local_open(lm_local_machine *m, lm_context *ctx, const lm_profile *profile, lm_local_result **out);
-/* Whether this machine looks like a VM, from kern.hv_vmm_present and the stock report (NULL: not
- * probed), into the result. */
-int lm_local_vm_signs(lm_local_machine *m);
-/* The result's seconds; the machine's parts freed (not the result). Returns rc. */
+/* The stock probe into the machine's outcome, and whether this machine looks like a VM (from
+ * kern.hv_vmm_present and the stock device) into the result. */
+int lm_local_stock(lm_local_machine *m);
+/* lm_local_open, then the step `step` (its start in *t) with lm_local_stock: probe's and status's
+ * beginning. A failure is in the outcome. */
+int lm_local_begin(lm_local_machine *m, lm_context *ctx, const lm_profile *profile, const char *step, double *t,
+    lm_local_result **out);
+/* rc (< 0) into the outcome unless it failed already; the result's seconds; the machine's parts
+ * freed (not the result). Returns rc. */
 int lm_local_close(lm_local_machine *m, int rc);
 
 #endif

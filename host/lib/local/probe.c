@@ -30,15 +30,11 @@ int lm_local_probe(lm_context *ctx, const lm_profile *profile, unsigned flags, l
 	double t;
 	int rc;
 
-	if ((rc = lm_local_open(&m, ctx, profile, out)) < 0)
+	if ((rc = lm_local_begin(&m, ctx, profile, "probe", &t, out)) < 0)
 		return lm_local_close(&m, rc);
 	o = m.res->machine;
-	if ((rc = lm_step_begin(ctx, o, "probe", &t)) < 0 || (rc = lm_guest_probe(m.ssh, &m.se, 0, &o->stock, NULL, 0)) < 0 ||
-	    (rc = lm_guest_probe(m.ssh, &m.se, 1, &o->shimmed, NULL, 0)) < 0 || (rc = lm_local_vm_signs(&m)) < 0) {
-		lm_outcome_fail(ctx, o, rc);
+	if ((rc = lm_guest_probe(m.ssh, &m.se, 1, &o->shimmed, NULL, 0)) < 0)
 		return lm_local_close(&m, rc);
-	}
-	lm_workload_derive(o->stock, &o->stock_flags);
 	lm_workload_derive(o->shimmed, &o->shimmed_flags);
 	m.res->answers_hold = lm_report_shim_active(o->shimmed) && lm_profile_check(m.profile, o->stock, o->shimmed) == 0;
 	lm_step_add(ctx, o, "probe", t, "stock %s; shimmed answers %s; %s", lm_report_device(o->stock),
@@ -48,7 +44,6 @@ int lm_local_probe(lm_context *ctx, const lm_profile *profile, unsigned flags, l
 		/* Required and not run: the kernels' own verdict, which a CI job tells from other failures. */
 		if (rc == LM_ENOTPROVEN)
 			m.res->kernels_ran = 0;
-		lm_outcome_fail(ctx, o, rc);
 		return lm_local_close(&m, rc);
 	}
 	if ((flags & LM_LOCAL_REQUIRE_EXERCISE) != 0)

@@ -164,22 +164,6 @@ static int wait_workload(lm_local_machine *m, pid_t pid, int *exit_status)
 	return canceled ? lm_error_set(LM_ECANCELED, "local run: the workload was stopped on request") : 0;
 }
 
-/* Its records: one line per process that loaded the shim, the records as JSON, or why none did. */
-static int records(lm_local_machine *m, const lm_flow_workload *w, const char *const *argv, size_t argc,
-    lm_run_result *res)
-{
-	lm_workload_records r;
-	int rc;
-
-	if ((rc = lm_workload_records_read(m->ssh, res->record_dir, &r)) < 0)
-		return rc;
-	rc = lm_workload_records_why_not(&r, &m->res->machine->guest, &w->target, w->hardened, argv, argc, &res->no_shim);
-	res->process_lines = r.lines;
-	res->nprocesses = r.count;
-	res->records_json = r.json;
-	return rc;
-}
-
 static int run_locked(lm_local_machine *m, const char *const *argv, size_t argc, const lm_workload_options *opts,
     lm_run_result *res)
 {
@@ -208,7 +192,8 @@ static int run_locked(lm_local_machine *m, const char *const *argv, size_t argc,
 	free(cmd);
 	if (rc < 0)
 		return rc;
-	if ((rc = records(m, &w, argv, argc, res)) == 0 && res->no_shim != NULL && opts != NULL && opts->require_shim)
+	if ((rc = lm_workload_records_result(m->ssh, &o->guest, &w.target, w.hardened, argv, argc, res)) == 0 &&
+	    res->no_shim != NULL && opts != NULL && opts->require_shim)
 		rc = lm_error_set(LM_ENOSHIM, "this machine: %s%s", res->nprocesses == 0 ?
 		    "no process of the workload loaded the shim: " : "", res->no_shim);
 	return rc;
@@ -225,15 +210,8 @@ int lm_local_run(lm_context *ctx, const lm_profile *profile, const char *const *
 
 	if (out != NULL)
 		*out = NULL;
-	if (argc == 0 || argv == NULL)
-		return lm_error_set(LM_EINVALID, "local run: no command given");
-	if (opts != NULL && (opts->version < 1 || opts->version > LM_WORKLOAD_OPTIONS_VERSION))
-		return lm_error_set(LM_EINVALID, "local run: workload options of version %u, which this library does not "
-		    "know (1 to %d)", opts->version, LM_WORKLOAD_OPTIONS_VERSION);
-	if ((res = calloc(1, sizeof(*res))) == NULL)
-		return lm_error_nomem();
-	res->size = sizeof(*res);
-	res->exit_status = 255;
+	if ((rc = lm_run_result_new("local run", opts, argv != NULL ? argc : 0, &res)) < 0)
+		return rc;
 	if (pthread_mutex_trylock(&run_lock) != 0) {
 		free(res);
 		return lm_error_set(LM_ELOCKED, "local run: another local run of this process is under way (signals are "

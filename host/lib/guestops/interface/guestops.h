@@ -413,6 +413,13 @@ void lm_workload_records_dispose(lm_workload_records *r);
  * why it widened nothing), the likely cause first -- the program t, hardened or not, argv as run. */
 int lm_workload_records_why_not(const lm_workload_records *r, const lm_guest_facts *g, const lm_run_target *t,
     int hardened, const char *const *argv, size_t argc, char **out);
+/* After a run: res->record_dir's records into res -- one line per process that loaded the shim, the
+ * records as JSON, or why none did (no_shim) -- for the program t (hardened or not), argv as run. */
+int lm_workload_records_result(lm_ssh *ssh, const lm_guest_facts *g, const lm_run_target *t, int hardened,
+    const char *const *argv, size_t argc, lm_run_result *res);
+/* A run's result before it runs (exit status 255 until it has one), once opts (NULL: the defaults)
+ * and argv are checked; `what` names the command in messages ("run", "local run"). */
+int lm_run_result_new(const char *what, const lm_workload_options *opts, size_t argc, lm_run_result **out);
 
 /* 1 when the shim took in that process: its profile active and at least one device class hooked. */
 int lm_activation_took(const lm_activation *a);
