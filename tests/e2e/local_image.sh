@@ -32,8 +32,8 @@ validate() { "$LM_PYTHON" "$here/../support/json-validate" "$LM_SCHEMA" "$@" || 
 
 case "$scenario" in
 install)
-  note "fresh: the bundle into PREFIX/lib/lume-metal, current names it, every file as the manifest says"
-  install_json >"$E2E_DIR/i1.json" || fail "install: $(cat "$E2E_DIR/i1.json")"
+  note "fresh (under umask 077, as a careful image build runs): the bundle into PREFIX/lib/lume-metal, current names it, every file as the manifest says, readable by the jobs' user"
+  (umask 077 && install_json) >"$E2E_DIR/i1.json" || fail "install: $(cat "$E2E_DIR/i1.json")"
   jq_is "$E2E_DIR/i1.json" .command "local install"
   jq_is "$E2E_DIR/i1.json" .bundle_id "$bundle_id"
   jq_is "$E2E_DIR/i1.json" .changed true
@@ -41,7 +41,8 @@ install)
   jq_is "$E2E_DIR/i1.json" .files "$(( $(jq '.files | length' "$bundle/manifest.json") + 1 ))"
   [ "$(readlink "$D/current")" = "$bundle_id" ] || fail "current: $(readlink "$D/current")"
   verify_installed "$D/current"
-  [ "$(stat -c %a "$D")" = 755 ] && [ "$(stat -c %a "$D/$bundle_id")" = 755 ] || fail "directory modes: $(ls -la "$D")"
+  [ "$(stat -c %a "$P/lib")" = 755 ] && [ "$(stat -c %a "$D")" = 755 ] && [ "$(stat -c %a "$D/$bundle_id")" = 755 ] &&
+    [ "$(stat -c %a "$D/$bundle_id/profiles")" = 755 ] || fail "directory modes: $(ls -laR "$D")"
 
   note "again: nothing written, nothing renamed (inodes and times as they were)"
   before=$(snapshot)

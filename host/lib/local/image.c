@@ -89,6 +89,21 @@ static int safe_dir(const char *path, int *exists)
 	return 0;
 }
 
+/* A directory everyone can read and only its owner write, whatever the umask: the workloads that
+ * load the shim may run as another user than the image build that installed it. exist_ok: an
+ * existing one is left as it is. */
+static int make_dir(const char *path, int exist_ok)
+{
+	if (mkdir(path, 0755) != 0) {
+		if (exist_ok && errno == EEXIST)
+			return 0;
+		return lm_error_set(LM_EIO, "cannot create %s: %s", path, strerror(errno));
+	}
+	if (chmod(path, 0755) != 0)
+		return lm_error_set(LM_EIO, "cannot set the mode of %s: %s", path, strerror(errno));
+	return 0;
+}
+
 /* The prefix, PREFIX/lib and PREFIX/lib/lume-metal checked (safe_dir); the missing ones created
  * 0755 when create is set. */
 static int check_dirs(const char *prefix, const char *dir, int create)
@@ -110,9 +125,7 @@ static int check_dirs(const char *prefix, const char *dir, int create)
 			continue;
 		if (!create)
 			return lm_error_set(LM_ENOBUNDLE, "nothing is installed at %s (%s does not exist)", dir, chain[i]);
-		if (mkdir(chain[i], 0755) != 0 && errno != EEXIST)
-			return lm_error_set(LM_EIO, "cannot create %s: %s", chain[i], strerror(errno));
-		if ((rc = safe_dir(chain[i], &exists)) < 0)
+		if ((rc = make_dir(chain[i], 1)) < 0 || (rc = safe_dir(chain[i], &exists)) < 0)
 			return rc;
 	}
 	return 0;
@@ -235,12 +248,13 @@ static int make_parents(const char *stage, const char *name)
 {
 	char path[PATH_MAX];
 	const char *slash;
+	int rc;
 
 	for (slash = strchr(name, '/'); slash != NULL; slash = strchr(slash + 1, '/')) {
 		if (lm_text_format(path, sizeof(path), "%s/%.*s", stage, (int)(slash - name), name) < 0)
 			return lm_error_set(LM_EINVALID, "%s/%s is longer than %zu bytes", stage, name, sizeof(path) - 1);
-		if (mkdir(path, 0755) != 0 && errno != EEXIST)
-			return lm_error_set(LM_EIO, "cannot create %s: %s", path, strerror(errno));
+		if ((rc = make_dir(path, 1)) < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -254,8 +268,8 @@ static int stage_copy(const lm_bundle *b, const char *stage)
 	size_t i, len;
 	int ok, rc;
 
-	if (mkdir(stage, 0755) != 0)
-		return lm_error_set(LM_EIO, "cannot create %s: %s", stage, strerror(errno));
+	if ((rc = make_dir(stage, 0)) < 0)
+		return rc;
 	for (i = 0; i < b->nfiles; i++) {
 		if ((rc = make_parents(stage, b->files[i].name)) < 0 ||
 		    (rc = lm_path_join_buf(path, sizeof(path), stage, b->files[i].name, NULL)) < 0 ||
