@@ -35,7 +35,7 @@
 struct lm_local_env {
 	char bundle_id[LM_BUNDLE_ID_MAX];
 	size_t n;
-	const char *names[LM_LOCAL_ENV_MAX];
+	char *names[LM_LOCAL_ENV_MAX];  /* owned: the bundle and the profile they come from go first */
 	char *values[LM_LOCAL_ENV_MAX];
 };
 
@@ -464,7 +464,11 @@ static int env_add(lm_local_env *e, const char *name, const char *value)
 			    "as a line", name, (unsigned)(unsigned char)*p);
 	if ((e->values[e->n] = strdup(value)) == NULL)
 		return lm_error_nomem();
-	e->names[e->n++] = name;
+	if ((e->names[e->n] = strdup(name)) == NULL) {
+		free(e->values[e->n]);
+		return lm_error_nomem();
+	}
+	e->n++;
 	return 0;
 }
 
@@ -641,7 +645,9 @@ void lm_local_env_free(lm_local_env *env)
 
 	if (env == NULL)
 		return;
-	for (i = 0; i < env->n; i++)
+	for (i = 0; i < env->n; i++) {
+		free(env->names[i]);
 		free(env->values[i]);
+	}
 	free(env);
 }
