@@ -50,7 +50,8 @@ static const struct option_doc {
 	 "DIR/lib/lume-metal (default /usr/local, as Tart's image templates install their shim)."},
 	{"github-env", no_argument, OPT_GITHUB_ENV, NULL, NULL,
 	 "local env: print NAME=value lines for $GITHUB_ENV (lume-metal local env --github-env >> \"$GITHUB_ENV\") "
-	 "instead of sh export lines."},
+	 "instead of sh export lines; the injection variable goes as LUME_METAL_INJECT=NAME=PATH, for a later step's "
+	 "env \"$LUME_METAL_INJECT\" CMD."},
 	{"record-dir", required_argument, OPT_RECORD_DIR, "DIR", NULL,
 	 "local env: the workload's processes that load the shim write their activation records into DIR, an "
 	 "absolute path (docs/activation-format.md)."},
