@@ -51,16 +51,17 @@ static int print_local(lm_cli *cli, int rc, const lm_local_result *r, int table)
 		lm_cli_print_document(cli, rc, doc);
 		return exit_code;
 	}
-	if (failed)
+	/* A refused exercise still shows what ran and what did not, then the error. */
+	if (failed && !(table && r->machine->stock != NULL && r->machine->shimmed != NULL))
 		return lm_cli_report(cli, exit_code, rc, r->machine->message);
-	if (table && r->machine->stock != NULL)
+	if (table && r->machine->stock != NULL && r->machine->shimmed != NULL)
 		lm_cli_probe_table(cli, r->machine);
 	else
 		lm_cli_printf(stdout, "this machine: %s %s %s\n", r->machine->guest.os, r->machine->guest.os_version,
 		    r->machine->guest.arch);
 	machine_lines(cli, r);
 	lm_cli_agent_lines(stdout, r->machine);
-	return exit_code;
+	return failed ? lm_cli_report(cli, exit_code, rc, r->machine->message) : exit_code;
 }
 
 static int local_probe(lm_cli *cli, lm_context *ctx, const lm_profile *profile)

@@ -168,15 +168,14 @@ static const char *const command_help[] = {
 	"doctor [VM...]", "Check the host and the VMs: one ok / warn / fail line per check, with what to do.",
 	"help [COMMAND]", "Help on one command (also: lume-metal COMMAND --help).",
 	"completion bash|zsh|fish", "Print the shell completion script (installed with lume-metal).",
-	"local probe|run|agent|status|install|env ...", "The same on the machine lume-metal runs on (a hosted runner, a CI runner "
-	"inside a VM): no SSH, no VM manager, never the host preference.",
+	"local probe|run|agent|status|install|env ...", "Probe, run, agents, an image's bundle and its env on this "
+	"machine: no SSH, no host preference.",
 	NULL,
 };
 
 static const char *const exit_help[] = {
 	"0", "success", "1", "failure", "2", "usage error", "3", "some VMs of a fleet failed",
-	"4", "guest unsupported: the shim does not activate there, stock kept; local probe --require-exercise: the "
-	"kernels the profile needs do not run on this machine",
+	"4", "guest unsupported: the shim does not activate there, stock kept (local: its kernels do not run)",
 	"run", "the guest command's own exit status", NULL,
 };
 

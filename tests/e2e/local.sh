@@ -21,6 +21,18 @@ mkdir -p "$BIN"
 install -m 755 "$LM_METAL_SERVER" "$BIN/metal-server"
 export PATH="$BIN:$PATH"
 
+# The agents the machine's launchd stand-in started are this machine's processes (no guest to
+# power off): each is stopped by its PID when the scenario ends, whatever happened.
+lm_test_before_exit() {
+  local f pid
+  for f in "$MACHINE"/launchd/*; do
+    [ -f "$f" ] || continue
+    pid=$(sed -n 's/^pid //p' "$f")
+    [ -z "$pid" ] || [ "$pid" = 0 ] || kill -TERM "$pid" 2>/dev/null || true
+  done
+  e2e_before_exit "$@"
+}
+
 # machine OPTIONS...: this machine as a guest (guest-sshd machine), in this shell's environment.
 machine() {
   local env

@@ -34,6 +34,18 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
+/* The terminal to the group pgrp, without being stopped for asking from the background. */
+static void give_terminal(int tty, pid_t pgrp)
+{
+	struct sigaction ign, old;
+
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGTTOU, &ign, &old);
+	(void)tcsetpgrp(tty, pgrp);
+	sigaction(SIGTTOU, &old, NULL);
+}
+
 typedef struct {
 	struct sigaction old[N_FORWARDED];
 	int tty;            /* the terminal given to the workload's group, or -1 */
@@ -67,15 +79,8 @@ static void guard_off(run_guard *g)
 	size_t i;
 	int k;
 
-	if (g->tty >= 0) {
-		/* Back in the foreground; our own tcsetpgrp from the background must not stop us. */
-		struct sigaction ign, old;
-		memset(&ign, 0, sizeof(ign));
-		ign.sa_handler = SIG_IGN;
-		sigaction(SIGTTOU, &ign, &old);
-		(void)tcsetpgrp(g->tty, g->our_pgrp);
-		sigaction(SIGTTOU, &old, NULL);
-	}
+	if (g->tty >= 0) /* back in the foreground */
+		give_terminal(g->tty, g->our_pgrp);
 	for (i = 0; i < N_FORWARDED; i++)
 		sigaction(forwarded[i], &g->old[i], NULL);
 	for (k = 0; k < 2; k++) {
@@ -89,51 +94,41 @@ static void guard_off(run_guard *g)
  * when we hold it), in the caller's directory, with the caller's streams. */
 static int spawn_workload(lm_local_machine *m, const char *cmd, run_guard *g, pid_t *pid)
 {
-	posix_spawnattr_t attr;
-	sigset_t none, def;
-	char *line, *argv[4];
-	size_t i;
-	int err;
+	char *line;
+	int rc;
 
 	if ((line = lm_format("exec %s", cmd)) == NULL)
 		return lm_error_nomem();
-	argv[0] = (char *)lm_ssh_local_shell(m->ssh);
-	argv[1] = (char *)"-c";
-	argv[2] = line;
-	argv[3] = NULL;
-	posix_spawnattr_init(&attr);
-	sigemptyset(&none);
-	sigemptyset(&def);
-	for (i = 0; i < N_FORWARDED; i++)
-		sigaddset(&def, forwarded[i]);
-	sigaddset(&def, SIGPIPE);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &def);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-	err = posix_spawn(pid, argv[0], NULL, &attr, argv, lm_ssh_local_environment(m->ssh));
-	posix_spawnattr_destroy(&attr);
+	rc = lm_ssh_local_spawn(m->ssh, line, NULL, pid);
 	free(line);
-	if (err != 0)
-		return lm_error_set(LM_ERROR, "local run: cannot start %s: %s", argv[0], strerror(err));
+	if (rc < 0)
+		return rc;
 	/* ^C and ^Z on the terminal are the workload's, as for a program started by a shell. */
 	g->our_pgrp = getpgrp();
 	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == g->our_pgrp) {
-		struct sigaction ign, old;
-		memset(&ign, 0, sizeof(ign));
-		ign.sa_handler = SIG_IGN;
-		sigaction(SIGTTOU, &ign, &old);
 		(void)setpgid(*pid, *pid); /* the child may not have done it yet */
-		if (tcsetpgrp(STDIN_FILENO, *pid) == 0)
+		give_terminal(STDIN_FILENO, *pid);
+		if (tcgetpgrp(STDIN_FILENO) == *pid)
 			g->tty = STDIN_FILENO;
-		sigaction(SIGTTOU, &old, NULL);
 	}
 	return 0;
 }
 
+/* ^Z stopped the workload: we stop too, as a shell's job would, so that the shell that started us
+ * gets its terminal back; `fg` continues us, and we continue the workload with its terminal. */
+static void job_stopped(const run_guard *g, pid_t pid)
+{
+	if (g->tty < 0)
+		return;
+	give_terminal(g->tty, g->our_pgrp);
+	(void)raise(SIGTSTP);
+	give_terminal(g->tty, pid);
+	(void)kill(-pid, SIGCONT);
+}
+
 /* Until the workload ends: each signal caught goes to its group, the embedder's cancel as SIGTERM.
  * Then whatever of its group is left is ended. */
-static int wait_workload(lm_local_machine *m, pid_t pid, int *exit_status)
+static int wait_workload(lm_local_machine *m, const run_guard *g, pid_t pid, int *exit_status)
 {
 	struct pollfd pfd;
 	unsigned char sig;
@@ -141,8 +136,12 @@ static int wait_workload(lm_local_machine *m, pid_t pid, int *exit_status)
 	pid_t r;
 
 	for (;;) {
-		while ((r = waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR)
+		while ((r = waitpid(pid, &status, WNOHANG | WUNTRACED)) < 0 && errno == EINTR)
 			;
+		if (r == pid && WIFSTOPPED(status)) {
+			job_stopped(g, pid);
+			continue;
+		}
 		if (r == pid || r < 0)
 			break;
 		pfd.fd = signal_pipe[0];
@@ -187,7 +186,7 @@ static int run_locked(lm_local_machine *m, const char *const *argv, size_t argc,
 		return rc;
 	}
 	if ((rc = spawn_workload(m, cmd, &g, &pid)) == 0)
-		rc = wait_workload(m, pid, &res->exit_status);
+		rc = wait_workload(m, &g, pid, &res->exit_status);
 	guard_off(&g);
 	free(cmd);
 	if (rc < 0)

@@ -107,75 +107,72 @@ void lm_ssh_local_dispose(lm_ssh *ssh)
 	free(ssh->local_home);
 }
 
-const char *lm_ssh_local_shell(const lm_ssh *ssh)
+int lm_ssh_local_spawn(const lm_ssh *ssh, const char *command, const int out[2], pid_t *pid)
 {
-	return ssh != NULL && ssh->local ? ssh->local_shell : NULL;
-}
-
-char *const *lm_ssh_local_environment(const lm_ssh *ssh)
-{
-	return ssh != NULL && ssh->local ? ssh->local_env : NULL;
-}
-
-/* Spawn SHELL -c command with both output streams on pipes. */
-static int spawn_shell(lm_ssh *ssh, const char *command, int fds[2], pid_t *pid)
-{
+	static const int defaults[] = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU};
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, def;
 	char *argv[4];
-	int p[2][2] = {{-1, -1}, {-1, -1}}, i, err;
+	size_t i;
+	int err;
 
+	if (ssh == NULL || !ssh->local)
+		return lm_error_set(LM_EINVALID, "lm_ssh_local_spawn: a local session is required");
 	argv[0] = ssh->local_shell;
 	argv[1] = (char *)"-c";
 	argv[2] = (char *)command;
 	argv[3] = NULL;
-	for (i = 0; i < 2; i++)
-		if (pipe(p[i]) != 0) {
-			err = errno;
-			goto fail;
-		}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
+	/* The signal state a shell gives the programs it starts, whatever ours is. */
 	sigemptyset(&none);
 	sigemptyset(&def);
-	sigaddset(&def, SIGPIPE);
-	sigaddset(&def, SIGINT);
-	sigaddset(&def, SIGTERM);
-	sigaddset(&def, SIGHUP);
+	for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+		sigaddset(&def, defaults[i]);
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &def);
 	posix_spawnattr_setpgroup(&attr, 0);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-	/* sshd starts a command in the account's home. */
-	if (ssh->local_home != NULL)
-		posix_spawn_file_actions_addchdir_np(&fa, ssh->local_home);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, p[0][1], 1);
-	posix_spawn_file_actions_adddup2(&fa, p[1][1], 2);
-	for (i = 0; i < 2; i++) {
-		posix_spawn_file_actions_addclose(&fa, p[i][0]);
-		posix_spawn_file_actions_addclose(&fa, p[i][1]);
+	if (out != NULL) {
+		/* sshd starts a command in the account's home, reading nothing. */
+		if (ssh->local_home != NULL)
+			posix_spawn_file_actions_addchdir_np(&fa, ssh->local_home);
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+		posix_spawn_file_actions_adddup2(&fa, out[0], 1);
+		posix_spawn_file_actions_adddup2(&fa, out[1], 2);
 	}
 	err = posix_spawn(pid, ssh->local_shell, &fa, &attr, argv, ssh->local_env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (err != 0)
-		goto fail;
-	for (i = 0; i < 2; i++) {
-		close(p[i][1]);
-		fds[i] = p[i][0];
-		(void)fcntl(fds[i], F_SETFD, FD_CLOEXEC);
-	}
+		return lm_error_set(LM_ERROR, "this machine: cannot start the shell %s: %s", ssh->local_shell, strerror(err));
 	return 0;
-fail:
+}
+
+/* SHELL -c command with both output streams on pipes (their read ends in fds). */
+static int spawn_shell(lm_ssh *ssh, const char *command, int fds[2], pid_t *pid)
+{
+	int p[2][2] = {{-1, -1}, {-1, -1}}, w[2], i, k, rc = 0;
+
+	for (i = 0; i < 2 && rc == 0; i++) {
+		if (pipe(p[i]) != 0)
+			rc = lm_error_set(LM_ERROR, "this machine: cannot make a pipe: %s", strerror(errno));
+		for (k = 0; k < 2 && rc == 0; k++) /* the child keeps only what dup2 gives it */
+			(void)fcntl(p[i][k], F_SETFD, FD_CLOEXEC);
+	}
+	w[0] = p[0][1];
+	w[1] = p[1][1];
+	if (rc == 0)
+		rc = lm_ssh_local_spawn(ssh, command, w, pid);
 	for (i = 0; i < 2; i++) {
-		if (p[i][0] >= 0)
-			close(p[i][0]);
 		if (p[i][1] >= 0)
 			close(p[i][1]);
+		fds[i] = p[i][0];
+		if (rc < 0 && p[i][0] >= 0)
+			close(p[i][0]);
 	}
-	return lm_error_set(LM_ERROR, "this machine: cannot start the shell %s: %s", ssh->local_shell, strerror(err));
+	return rc;
 }
 
 /* Both streams until their end, to out; LM_ETIMEOUT past the deadline, LM_ECANCELED on request. */

@@ -8,6 +8,8 @@
 #ifndef LM_SSH_LOCAL_H
 #define LM_SSH_LOCAL_H
 
+#include <sys/types.h>
+
 #include "lume-metal/ssh.h"
 
 /* A session on this machine: the context's command timeout and should_cancel apply as over SSH;
@@ -15,7 +17,11 @@
 int lm_ssh_open_local(lm_ssh **out, lm_context *ctx);
 /* The local session's shell and environment (NULL for an SSH session): what `local run` starts
  * its workload with. */
-const char *lm_ssh_local_shell(const lm_ssh *ssh);
-char *const *lm_ssh_local_environment(const lm_ssh *ssh);
+/* The local session's login shell running `SHELL -c command` in a process group of its own (its
+ * pid is the group's), with the environment above and the signal state a shell gives a program
+ * (none blocked; INT, TERM, HUP, QUIT, PIPE and the job-control signals at their defaults). out:
+ * the descriptors for its stdout and stderr, stdin /dev/null and the start in $HOME, as sshd runs
+ * a command; NULL: the caller's streams and directory (`local run`). */
+int lm_ssh_local_spawn(const lm_ssh *ssh, const char *command, const int out[2], pid_t *pid);
 
 #endif
