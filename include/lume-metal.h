@@ -27,5 +27,6 @@
 #include "lume-metal/bench.h"
 #include "lume-metal/doctor.h"
 #include "lume-metal/output.h"
+#include "lume-metal/local_image.h"
 
 #endif

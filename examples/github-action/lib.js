@@ -41,6 +41,12 @@ function appendSummary(markdown) {
   if (process.env.GITHUB_STEP_SUMMARY) fs.appendFileSync(process.env.GITHUB_STEP_SUMMARY, markdown);
 }
 
+// NAME=value lines (lume-metal local env --github-env) for the job's later steps.
+function appendEnv(lines) {
+  if (!process.env.GITHUB_ENV) throw new Error("GITHUB_ENV is not set: run this as a step of a GitHub Actions job");
+  fs.appendFileSync(process.env.GITHUB_ENV, lines);
+}
+
 // "lume-metal 0.1.0" -> [0, 1, 0]; null for anything else.
 function parseVersion(text) {
   const m = /^lume-metal (\d+)\.(\d+)\.(\d+)\b/.exec(text.trim());
@@ -171,6 +177,6 @@ function vmList(text) {
 }
 
 module.exports = {
-  MIN_VERSION, input, annotateError, setOutput, saveState, getState, checkVersion, runJsonl,
-  annotateFailures, summarize, vmList,
+  MIN_VERSION, input, annotateError, escapeData, setOutput, saveState, getState, checkVersion, runJsonl,
+  annotateFailures, summarize, vmList, appendSummary, appendEnv, probeTable,
 };

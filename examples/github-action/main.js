@@ -1,14 +1,18 @@
 // The action's main step: `lume-metal enable --keep-host VM…` with outputs and a job summary from
-// lume-metal's JSON document. The VMs are saved for post.js before enable runs, so that a job
+// lume-metal's JSON document (local mode: local.js). The VMs are saved for post.js before enable runs, so that a job
 // cancelled or failed at any point still rolls back what was done.
 "use strict";
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
 const lm = require("./lib.js");
+const local = require("./local.js");
 
 async function main() {
   const bin = lm.input("lume-metal") || "lume-metal";
+  const mode = lm.input("mode") || "fleet";
+  if (mode === "local") return local.main(bin);
+  if (mode !== "fleet") throw new Error(`mode is '${mode}': it is fleet (VMs on this runner's host) or local (this machine)`);
   const vms = lm.vmList(lm.input("vms"));
   const jobs = lm.input("jobs") || String(vms.length);
   const profile = lm.input("profile");

@@ -1,10 +1,16 @@
 // The action's post step: the runner runs it at the end of the job whatever happened before
 // (post-if: always(): success, failure, cancellation). It rolls back the VMs main.js saved before
-// it enabled them; nothing when rollback-at-end was false or main stopped before enabling.
+// it enabled them; nothing when rollback-at-end was false or main stopped before enabling, nor in
+// local mode (local.js), which changes nothing outside the job.
 "use strict";
 const lm = require("./lib.js");
 
 async function post() {
+  if (lm.input("mode") === "local") {
+    console.log("lume-metal: local mode: nothing to roll back (the host preference was out of reach; the bundle " +
+      "installed for later steps is in RUNNER_TEMP or the prefix given)");
+    return;
+  }
   const vms = lm.vmList(lm.getState("vms"));
   if (vms.length === 0) {
     console.log("lume-metal: nothing to roll back (rollback-at-end was false, or the main step enabled nothing)");

@@ -77,6 +77,9 @@ typedef struct {
 	int run_at_load;         /* --run-at-load (agent install) */
 	int interactive;         /* -i, --interactive (run) */
 	int tty;                 /* -t, --tty (run) */
+	const char *prefix;      /* --prefix DIR (local install, local env) */
+	int github_env;          /* --github-env (local env) */
+	const char *record_dir;  /* --record-dir DIR (local env) */
 	lm_cli_progress live;    /* progress.c: the waits being shown */
 	int require_exercise;    /* --require-exercise (local probe) */
 } lm_cli;
@@ -196,5 +199,8 @@ int lm_cmd_help(lm_cli *cli);
 int lm_cmd_completion(lm_cli *cli);
 int lm_cmd_complete(lm_cli *cli); /* __complete vms: VM names for the completion scripts */
 int lm_cmd_local(lm_cli *cli);    /* cmd_local.c: local probe|run|agent|status, one row each */
+/* cmd_local_image.c: local install and local env, rows of cmd_local.c's table. */
+int lm_cmd_local_install(lm_cli *cli, lm_context *ctx, const lm_profile *profile);
+int lm_cmd_local_env(lm_cli *cli, lm_context *ctx, const lm_profile *profile);
 
 #endif

@@ -197,6 +197,10 @@ static const struct {
 	    "shim's environment"},
 	{"status", local_status, ": this machine, its bundle (in place, verified), whether it looks like a VM, the stock "
 	    "device, the agents lume-metal installed here"},
+	{"install", lm_cmd_local_install, "[--prefix DIR]: this machine's bundle into an image (PREFIX/lib/lume-metal, "
+	    "default /usr/local), verified by SHA-256, atomically"},
+	{"env", lm_cmd_local_env, "[--github-env] [--prefix DIR] [--record-dir DIR]: the environment a job step exports "
+	    "to run its workload with the installed shim"},
 };
 
 int lm_cmd_local(lm_cli *cli)

@@ -68,7 +68,8 @@ static const struct {
 	{"agent list", NULL, ARG_VM, ARG_NONE},
 	{"doctor", NULL, ARG_VM, ARG_VM},
 	{"local", "probe=Stock vs shimmed answers of this machine;run=One workload here with the shim;"
-	    "agent=LaunchAgents here with the shim;status=This machine, its bundle and agents", ARG_NONE, ARG_NONE},
+	    "agent=LaunchAgents here with the shim;status=This machine, its bundle and agents;"
+	    "install=This machine's bundle into an image;env=The environment a job step exports", ARG_NONE, ARG_NONE},
 	{"help", NULL, ARG_COMMAND, ARG_NONE},
 	{"completion", NULL, ARG_SHELL, ARG_NONE},
 };

@@ -27,7 +27,7 @@ static const struct {
 	{"doctor", "bundle"},
 	{"help", ""},
 	{"completion", ""},
-	{"local", "exercise require-exercise profile label keep-alive run-at-load run-hardened-stock require-shim bundle"},
+	{"local", "exercise require-exercise profile label keep-alive run-at-load run-hardened-stock require-shim bundle prefix github-env record-dir"},
 };
 
 /* Examples: the command word, the command line, what it does. The man page lists them all. */
@@ -67,6 +67,10 @@ static const struct {
 	{"local", "lume-metal local run -- llama-bench -m model.gguf", "One workload here with the shim."},
 	{"completion", "lume-metal completion fish > ~/.config/fish/completions/lume-metal.fish", "Install fish "
 	    "completion."},
+	{"local", "sudo lume-metal local install", "In an image build (Packer, Tart): the bundle into "
+	    "/usr/local/lib/lume-metal, verified."},
+	{"local", "lume-metal local env --github-env >> \"$GITHUB_ENV\"", "A job step: later steps run their "
+	    "workloads with the installed shim."},
 };
 
 const char *lm_cli_example_at(size_t i, const char **command, const char **what)

@@ -15,7 +15,8 @@ enum opt_id {
 	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT, OPT_TART, OPT_UTMCTL,
 	OPT_EXERCISE, OPT_KEEP_HOST, OPT_RESTORE_HOST, OPT_REPETITIONS, OPT_OUT, OPT_WORKLOAD_PARSER, OPT_BARE_METAL,
 	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD, OPT_COLOR, OPT_ADDRESS, OPT_CHIP,
-	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM, OPT_INTERACTIVE, OPT_TTY, OPT_REQUIRE_EXERCISE
+	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM, OPT_INTERACTIVE, OPT_TTY, OPT_REQUIRE_EXERCISE,
+	OPT_PREFIX, OPT_GITHUB_ENV, OPT_RECORD_DIR
 };
 
 static const struct option_doc {
@@ -44,6 +45,16 @@ static const struct option_doc {
 	{"require-shim", no_argument, OPT_REQUIRE_SHIM, NULL, NULL,
 	 "run: fail (after the workload exits) when no process of the workload loaded the shim, as its "
 	 "activation records show."},
+	{"prefix", required_argument, OPT_PREFIX, "DIR", NULL,
+	 "local install, local env: where the bundle is installed in this machine's image, an absolute path: "
+	 "DIR/lib/lume-metal (default /usr/local, as Tart's image templates install their shim)."},
+	{"github-env", no_argument, OPT_GITHUB_ENV, NULL, NULL,
+	 "local env: print NAME=value lines for $GITHUB_ENV (lume-metal local env --github-env >> \"$GITHUB_ENV\") "
+	 "instead of sh export lines; the injection variable goes as LUME_METAL_INJECT=NAME=PATH, for a later step's "
+	 "env \"$LUME_METAL_INJECT\" CMD."},
+	{"record-dir", required_argument, OPT_RECORD_DIR, "DIR", NULL,
+	 "local env: the workload's processes that load the shim write their activation records into DIR, an "
+	 "absolute path (docs/activation-format.md)."},
 	{"require-exercise", no_argument, OPT_REQUIRE_EXERCISE, NULL, NULL,
 	 "local probe: run the exercise and fail with exit code 4 (LM_ENOTPROVEN) when the kernels the profile "
 	 "needs do not run on this machine: a CI job's choice between the fast path and a clear skip."},
@@ -163,8 +174,8 @@ static const char *const command_help[] = {
 	"doctor [VM...]", "Check the host and the VMs: one ok / warn / fail line per check, with what to do.",
 	"help [COMMAND]", "Help on one command (also: lume-metal COMMAND --help).",
 	"completion bash|zsh|fish", "Print the shell completion script (installed with lume-metal).",
-	"local probe|run|agent|status ...", "Probe, run and agents on this machine (a runner inside a VM): no SSH, no "
-	"host preference.",
+	"local probe|run|agent|status|install|env ...", "Probe, run, agents, an image's bundle and its env on this "
+	"machine: no SSH, no host preference.",
 	NULL,
 };
 
@@ -259,6 +270,7 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	case OPT_TTY: cli->tty = 1; return 0;
 	case OPT_REQUIRE_EXERCISE: cli->require_exercise = 1; return 0;
 	case OPT_RUN_AT_LOAD: cli->run_at_load = 1; return 0;
+	case OPT_GITHUB_ENV: cli->github_env = 1; return 0;
 	case OPT_DRY_RUN: cli->lib.dry_run = 1; return 0;
 	case OPT_FORCE: cli->lib.force = 1; return 0;
 	case OPT_FORCE_USER_MISMATCH: cli->lib.force_user_mismatch = 1; return 0;
@@ -302,9 +314,15 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	case OPT_STATE_DIR:
 	case OPT_PREFS_DIR:
 	case OPT_BUNDLE:
+	case OPT_PREFIX:
+	case OPT_RECORD_DIR:
 		if (absolute_dir(cli, arg, source) != 0)
 			return LM_EXIT_USAGE;
-		if (id == OPT_STATE_DIR)
+		if (id == OPT_PREFIX)
+			cli->prefix = arg;
+		else if (id == OPT_RECORD_DIR)
+			cli->record_dir = arg;
+		else if (id == OPT_STATE_DIR)
 			cli->lib.state_dir = arg;
 		else if (id == OPT_PREFS_DIR)
 			cli->lib.prefs_dir = arg;

@@ -114,6 +114,11 @@ static const struct {
 	const char *only, *not;
 	const char *text;
 } hints[] = {
+	{LM_ENOBUNDLE, "nothing is installed", "local", NULL, "install it first with `lume-metal local install` (as "
+	    "root for /usr/local), or give the --prefix it was installed with"},
+	{LM_ECORRUPT, "installed bundle", "local", NULL, "`lume-metal local install` (with the same --prefix) replaces "
+	    "it"},
+	{LM_EINVALID, "symbolic link", "local", NULL, "give the link's target as --prefix DIR"},
 	{LM_EHOSTKEY, NULL, NULL, NULL, "if {vm} was re-created or made new host keys (compare them first), forget its "
 	    "old key with `lume-metal forget-host {vm}` and connect again"},
 	{LM_EAUTH, NULL, NULL, NULL, "load a key into ssh-agent, pass --ssh-key FILE (ed25519 or ECDSA), or give the "
@@ -174,6 +179,8 @@ static int word_in(const char *word, const char *list)
 	size_t n = strlen(word);
 	const char *p;
 
+	if (n == 0) /* no command yet (an option refused while parsing): strstr would find "" forever */
+		return 0;
 	for (p = list; (p = strstr(p, word)) != NULL; p += n)
 		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
 			return 1;

@@ -16,6 +16,7 @@
 #include "doctor.h"
 #include "flow.h"
 #include "local.h"
+#include "local_image.h"
 #include "prefs.h"
 #include "profile.h"
 
@@ -70,6 +71,10 @@ LM_EXTERN(int) lm_profile_show_to_json(const lm_profile *profile, int builtin, i
     const lm_json_envelope *env, char **out);
 LM_EXTERN(int) lm_profile_lint_to_json(const lm_profile *profile, const char *source, int host_family,
     const lm_profile_lint_result *lint, const lm_json_envelope *env, char **out);
+
+/* local install (result NULL: a failure before anything was installed); local env: the variables. */
+LM_EXTERN(int) lm_local_install_to_json(const lm_local_install_result *result, const lm_json_envelope *env, char **out);
+LM_EXTERN(int) lm_local_env_to_json(const lm_local_env *local, const lm_json_envelope *env, char **out);
 
 /* bench: the record's folder, its tests and what llama.cpp selected per arm (docs/bench.md);
  * bench compare: the comparison's rows (comparison NULL: none, after a failure). */

@@ -5,8 +5,7 @@
 # cancelled, failures in lume-metal's own words, the minimum version named.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-action=$(cd "$here/../../examples/github-action" && pwd)
-runner="$here/../support/run-node-action"
+. "$here/action_lib.sh"
 
 # vm3 never gets an address: its enable waits, and is cancelled while it does.
 sim_start --vm vm1 --vm vm2 --vm vm3 --never-ready vm3 --boot-delay 0 --stop-delay 0
@@ -19,24 +18,6 @@ mkdir -p "$RUNNER_TEMP"; : >"$GITHUB_ENV"
 job() {
   export LM_ACTION_STATE_FILE="$E2E_DIR/$1.state" GITHUB_STEP_SUMMARY="$E2E_DIR/$1.summary"
   : >"$LM_ACTION_STATE_FILE"; : >"$GITHUB_STEP_SUMMARY"
-}
-# step OUT PHASE INPUT...: one phase of the action with those inputs (the runner gives post the
-# step's inputs too); outputs in OUT, exit code in
-# STEP_RC, what it printed in OUT.log. Until lume-metal is on the runner's PATH, it is given the
-# built program.
-step() {
-  local out=$1 phase=$2; shift 2
-  local args=(--input "lume-metal=$LM_BIN") i
-  for i in "$@"; do args+=(--input "$i"); done
-  set +e
-  "$runner" "$action" "$phase" "${args[@]}" >"$out" 2>"$out.log"
-  STEP_RC=$?
-  set -e
-}
-output() { jq -r --arg n "$2" '.[$n]' "$1"; }
-expect_output() { # OUT NAME VALUE
-  local got; got=$(output "$1" "$2")
-  [ "$got" = "$3" ] || fail "output $2: expected '$3', found '$got' ($(cat "$1" "$1.log"))"
 }
 home1=$(guest_home vm1); home2=$(guest_home vm2); home3=$(guest_home vm3)
 enabled_in_journal() { jq -e --arg v "$1" '.vms[$v] != null' "$LUME_METAL_STATE_DIR/state.json" >/dev/null 2>&1; }

@@ -7,19 +7,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 # ---------------------------------------------------------------------------------------------
 # `run` finds Homebrew's programs; a plain session does not (sshd's default PATH, no profile).
 
-# plain_ssh VM COMMAND: the command in a plain session of the guest account, as any SSH client
-# gets it (OpenSSH's ssh with a key of its own; lume-metal is not involved).
-plain_ssh() {
-  local home; home=$(guest_home "$1")
-  if [ ! -f "$E2E_DIR/plain_key" ]; then
-    ssh-keygen -q -t ed25519 -N '' -C e2e -f "$E2E_DIR/plain_key" </dev/null
-  fi
-  mkdir -p "$home/.ssh"
-  cp "$E2E_DIR/plain_key.pub" "$home/.ssh/authorized_keys"
-  ssh -i "$E2E_DIR/plain_key" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-    -o LogLevel=ERROR -o ConnectTimeout=10 "lume@$(jq -r --arg n "$1" '.vms[] | select(.name == $n) | .address' "$E2E_DIR/sim.json")" "$2"
-}
-
 # guest_program DIR NAME TEXT: an executable NAME in the guest's DIR that prints TEXT and its arguments.
 guest_program() {
   printf '#!/bin/sh\necho "%s $*"\n' "$3" >"$1/$2"

@@ -119,10 +119,27 @@ out:
 	return rc;
 }
 
+/* The manifest in b->dir read and parsed; `what` names the directory in the error of a missing
+ * manifest. */
+static int bundle_load(lm_bundle *b, const char *what)
+{
+	char path[PATH_MAX + 32];
+	int rc;
+
+	if ((rc = lm_path_join_buf(path, sizeof(path), b->dir, "manifest.json", NULL)) < 0)
+		return rc;
+	if ((rc = lm_fs_read_file(path, LM_MANIFEST_MAX, &b->manifest, &b->manifest_len)) < 0) {
+		if (rc == LM_ENOTFOUND)
+			rc = lm_error_set(LM_ENOBUNDLE, "%s", what);
+		return rc;
+	}
+	return lm_bundle_parse_manifest(b, path);
+}
+
 int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts)
 {
 	const char *given = lm_context_options(ctx)->bundle_dir;
-	char platform[2 * LM_GUEST_FIELD_MAX + 8], *data = NULL, path[PATH_MAX + 32];
+	char platform[2 * LM_GUEST_FIELD_MAX + 8], *data = NULL, what[PATH_MAX + 128];
 	lm_bundle *b;
 	int rc;
 
@@ -142,17 +159,12 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 		    platform_for(facts, platform, sizeof(platform)), NULL)) < 0)
 			goto fail;
 	}
-	if ((rc = lm_path_join_buf(path, sizeof(path), b->dir, "manifest.json", NULL)) < 0)
-		goto fail;
-	if ((rc = lm_fs_read_file(path, LM_MANIFEST_MAX, &b->manifest, &b->manifest_len)) < 0) {
-		if (rc == LM_ENOTFOUND && given != NULL)
-			rc = lm_error_set(LM_ENOBUNDLE, "%s is not a guest bundle (no manifest.json in it)", b->dir);
-		else if (rc == LM_ENOTFOUND)
-			rc = lm_error_set(LM_ENOBUNDLE, "no guest bundle for %s %s at %s (the installation's bundles)",
-			    facts->os, facts->arch, b->dir);
-		goto fail;
-	}
-	if ((rc = lm_bundle_parse_manifest(b, path)) < 0)
+	if (given != NULL)
+		lm_text_format_cut(what, sizeof(what), "%s is not a guest bundle (no manifest.json in it)", b->dir);
+	else
+		lm_text_format_cut(what, sizeof(what), "no guest bundle for %s %s at %s (the installation's bundles)",
+		    facts->os, facts->arch, b->dir);
+	if ((rc = bundle_load(b, what)) < 0)
 		goto fail;
 	if (facts->os[0] != '\0' && strcmp(b->os, facts->os) != 0) {
 		rc = lm_error_set(LM_EINVALID, "bundle %s is for %s guests, but this guest runs %s", b->dir, b->os,
@@ -166,6 +178,29 @@ fail:
 	free(data);
 	lm_bundle_free(b);
 	return rc;
+}
+
+int lm_bundle_open_dir(lm_bundle **out, const char *dir)
+{
+	char what[PATH_MAX + 64];
+	lm_bundle *b;
+	int rc;
+
+	*out = NULL;
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return lm_error_nomem();
+	if (lm_text_format(b->dir, sizeof(b->dir), "%s", dir) < 0) {
+		lm_bundle_free(b);
+		return lm_error_set(LM_EINVALID, "the bundle directory is longer than %zu bytes (the limit)",
+		    sizeof(b->dir) - 1);
+	}
+	lm_text_format_cut(what, sizeof(what), "%s is not a guest bundle (no manifest.json in it)", dir);
+	if ((rc = bundle_load(b, what)) < 0) {
+		lm_bundle_free(b);
+		return rc;
+	}
+	*out = b;
+	return 0;
 }
 
 int lm_bundle_read(const lm_bundle *b, const lm_bundle_file *f, void **data, size_t *len)

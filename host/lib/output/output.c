@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "lume-metal/family.h"
+#include "lume-metal/local_image.h"
 #include "lume-metal/output.h"
 #include "lume-metal/workload.h"
 #include "error_internal.h"
@@ -609,6 +610,41 @@ int lm_forget_host_to_json(const char *vm, int forgotten, const char *state_dir,
 		cJSON_AddStringToObject(doc, "vm", vm);
 		cJSON_AddNumberToObject(doc, "forgotten", forgotten);
 		cJSON_AddStringToObject(doc, "state_dir", state_dir);
+	}
+	return finish(doc, out);
+}
+
+int lm_local_install_to_json(const lm_local_install_result *result, const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env);
+
+	if (doc != NULL && result != NULL) {
+		cJSON_AddStringToObject(doc, "dir", result->dir);
+		cJSON_AddStringToObject(doc, "bundle_id", result->bundle_id);
+		if (result->previous[0] != '\0')
+			cJSON_AddStringToObject(doc, "previous", result->previous);
+		else
+			cJSON_AddNullToObject(doc, "previous");
+		cJSON_AddBoolToObject(doc, "changed", result->changed);
+		cJSON_AddBoolToObject(doc, "repaired", result->repaired);
+		cJSON_AddNumberToObject(doc, "files", result->files);
+		cJSON_AddNumberToObject(doc, "removed", result->removed);
+	}
+	return finish(doc, out);
+}
+
+int lm_local_env_to_json(const lm_local_env *local, const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env), *vars;
+	const char *name, *value;
+	size_t i;
+
+	if (doc != NULL && local != NULL) {
+		cJSON_AddStringToObject(doc, "bundle_id", lm_local_env_bundle_id(local));
+		if ((vars = cJSON_AddObjectToObject(doc, "variables")) != NULL)
+			for (i = 0; i < lm_local_env_count(local); i++)
+				if (lm_local_env_entry(local, i, &name, &value) == 0)
+					cJSON_AddStringToObject(vars, name, value);
 	}
 	return finish(doc, out);
 }

@@ -59,6 +59,8 @@ int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts
 /* b->manifest's bytes into b's fields and files; `path` names them in messages. Also reads the
  * manifests found in a guest (guest_files.c). */
 int lm_bundle_parse_manifest(lm_bundle *b, const char *path);
+/* The bundle in `dir` (an installed copy: `local install`'s place), whatever its OS. */
+int lm_bundle_open_dir(lm_bundle **out, const char *dir);
 /* Read one file, checking size and SHA-256 against the manifest. */
 int lm_bundle_read(const lm_bundle *b, const lm_bundle_file *f, void **data, size_t *len);
 void lm_bundle_free(lm_bundle *b);

@@ -1,0 +1,653 @@
+/* `local install` and `local env`: this machine's guest bundle in a fixed place of an image, and
+ * the environment a job step exports to run its workload with the shim (local_image.h).
+ *
+ * Threat: the installed shim is loaded into every workload started with this environment, often
+ * as root-built image content. So nothing is followed through a symbolic link we did not make,
+ * no directory on the way may be writable by others, every byte is checked against the
+ * manifest's SHA-256 before and after the copy, and the switch is one rename. */
+#ifdef __linux__
+#define _GNU_SOURCE /* renameat2 */
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "lume-metal/local_image.h"
+#include "buf.h"
+#include "error_internal.h"
+#include "fs.h"
+#include "guestops.h"
+#include "path.h"
+#include "random.h"
+#include "sha256.h"
+#include "text.h"
+
+#define LM_LOCAL_ENV_MAX (LM_PROFILE_ENV_MAX + LM_SHIM_WORKLOAD_VARS + 2)
+
+struct lm_local_env {
+	char bundle_id[LM_BUNDLE_ID_MAX];
+	size_t n;
+	char *names[LM_LOCAL_ENV_MAX];  /* owned: the bundle and the profile they come from go first */
+	char *values[LM_LOCAL_ENV_MAX];
+};
+
+/* This machine as lm_bundle_open sees a guest: its OS and architecture. */
+static int this_machine(lm_guest_facts *facts)
+{
+	struct utsname u;
+
+	memset(facts, 0, sizeof(*facts));
+	if (uname(&u) != 0)
+		return lm_error_set(LM_EIO, "cannot tell this machine's OS (uname: %s)", strerror(errno));
+	if (lm_text_format(facts->os, sizeof(facts->os), "%s", u.sysname) < 0 ||
+	    lm_text_format(facts->arch, sizeof(facts->arch), "%s", u.machine) < 0)
+		return lm_error_set(LM_EINVALID, "this machine's OS or architecture name is longer than %zu bytes",
+		    sizeof(facts->os) - 1);
+	return 0;
+}
+
+/* PREFIX/lib/lume-metal, after checking prefix is absolute. */
+static int install_dir(const char *prefix, char *dir, size_t len)
+{
+	if (prefix == NULL)
+		prefix = LM_LOCAL_PREFIX_DEFAULT;
+	if (prefix[0] != '/')
+		return lm_error_set(LM_EINVALID, "the prefix '%s' is a relative path; give an absolute one", prefix);
+	return lm_path_join_buf(dir, len, prefix, LM_LOCAL_SUBDIR, NULL);
+}
+
+/* path, when it exists, must be a real directory that only its owner can write. *exists says
+ * whether it does. */
+static int safe_dir(const char *path, int *exists)
+{
+	struct stat st;
+
+	*exists = 0;
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		return lm_error_set(LM_EIO, "%s: %s", path, strerror(errno));
+	}
+	if (S_ISLNK(st.st_mode))
+		return lm_error_set(LM_EINVALID, "%s is a symbolic link: the shim is installed only into real "
+		    "directories", path);
+	if (!S_ISDIR(st.st_mode))
+		return lm_error_set(LM_EINVALID, "%s exists and is not a directory", path);
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+		return lm_error_set(LM_EINVALID, "%s can be written by others (mode %04o): whoever can write there could "
+		    "replace the shim that workloads load; make it owner-writable only (chmod go-w)", path,
+		    (unsigned)(st.st_mode & 07777));
+	*exists = 1;
+	return 0;
+}
+
+/* A directory everyone can read and only its owner write, whatever the umask: the workloads that
+ * load the shim may run as another user than the image build that installed it. exist_ok: an
+ * existing one is left as it is. */
+static int make_dir(const char *path, int exist_ok)
+{
+	if (mkdir(path, 0755) != 0) {
+		if (exist_ok && errno == EEXIST)
+			return 0;
+		return lm_error_set(LM_EIO, "cannot create %s: %s", path, strerror(errno));
+	}
+	if (chmod(path, 0755) != 0)
+		return lm_error_set(LM_EIO, "cannot set the mode of %s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* The prefix, PREFIX/lib and PREFIX/lib/lume-metal checked (safe_dir); the missing ones created
+ * 0755 when create is set. */
+static int check_dirs(const char *prefix, const char *dir, int create)
+{
+	char lib[PATH_MAX];
+	const char *chain[3];
+	int exists, rc;
+	size_t i;
+
+	if ((rc = lm_path_join_buf(lib, sizeof(lib), prefix, "lib", NULL)) < 0)
+		return rc;
+	chain[0] = prefix;
+	chain[1] = lib;
+	chain[2] = dir;
+	for (i = 0; i < 3; i++) {
+		if ((rc = safe_dir(chain[i], &exists)) < 0)
+			return rc;
+		if (exists)
+			continue;
+		if (!create)
+			return lm_error_set(LM_ENOBUNDLE, "nothing is installed at %s (%s does not exist)", dir, chain[i]);
+		if ((rc = make_dir(chain[i], 1)) < 0 || (rc = safe_dir(chain[i], &exists)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The bundle id `current` names ("" when there is no `current`); a `current` that is not a
+ * symbolic link to a plain name is an error. */
+static int read_current(const char *dir, char *id, size_t len)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int rc;
+
+	id[0] = '\0';
+	if ((rc = lm_path_join_buf(path, sizeof(path), dir, "current", NULL)) < 0)
+		return rc;
+	n = readlink(path, id, len);
+	if (n < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return lm_error_set(LM_EINVALID, "%s is not a symbolic link to a bundle (%s)",
+		    path, strerror(errno));
+	}
+	if ((size_t)n >= len || memchr(id, '/', (size_t)n) != NULL || n == 0 || (n <= 2 && id[0] == '.')) {
+		id[0] = '\0';
+		return lm_error_set(LM_EINVALID, "%s does not name a bundle directory beside it",
+		    path);
+	}
+	id[n] = '\0';
+	return 0;
+}
+
+/* Every file of b in dir (and the manifest) as the manifest says: regular files, not links, with
+ * its mode, SHA-256 and size. *ok 1 or 0; *why says what differs first. */
+static int verify_copy(const lm_bundle *b, const char *dir, int *ok, char *why, size_t why_len)
+{
+	char path[PATH_MAX], hex[65];
+	uint8_t digest[32];
+	struct stat st;
+	size_t i;
+	int rc;
+
+	*ok = 0;
+	for (i = 0; i <= b->nfiles; i++) {
+		const char *name = i < b->nfiles ? b->files[i].name : "manifest.json";
+
+		if ((rc = lm_path_join_buf(path, sizeof(path), dir, name, NULL)) < 0)
+			return rc;
+		if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+			lm_text_format_cut(why, why_len, "%s is missing or not a regular file", path);
+			return 0;
+		}
+		if ((int)(st.st_mode & 07777) != (i < b->nfiles ? b->files[i].mode : 0644)) {
+			lm_text_format_cut(why, why_len, "%s has mode %04o, the manifest says %04o", path,
+			    (unsigned)(st.st_mode & 07777), (unsigned)(i < b->nfiles ? b->files[i].mode : 0644));
+			return 0;
+		}
+		if (i == b->nfiles) {
+			char *data;
+			size_t len;
+
+			if (lm_fs_read_file(path, b->manifest_len + 1, &data, &len) < 0) {
+				lm_text_format_cut(why, why_len, "%s: %s", path, lm_error_last()->message);
+				return 0;
+			}
+			rc = len == b->manifest_len && memcmp(data, b->manifest, len) == 0;
+			free(data);
+			if (!rc) {
+				lm_text_format_cut(why, why_len, "%s is not the bundle's manifest", path);
+				return 0;
+			}
+			continue;
+		}
+		if (lm_sha256_file(path, digest) < 0) {
+			lm_text_format_cut(why, why_len, "%s: %s", path, lm_error_last()->message);
+			return 0;
+		}
+		lm_sha256_hex(digest, hex);
+		if (strcmp(hex, b->files[i].sha256) != 0 || (uint64_t)st.st_size != b->files[i].size) {
+			lm_text_format_cut(why, why_len, "%s does not match the manifest (SHA-256 %s, manifest says %s)",
+			    path, hex, b->files[i].sha256);
+			return 0;
+		}
+	}
+	*ok = 1;
+	return 0;
+}
+
+/* A new file at path with data, mode, fsynced; refuses anything already there. */
+static int write_new(const char *path, const void *data, size_t len, int mode)
+{
+	const char *p = data;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return lm_error_set(LM_EIO, "cannot create %s: %s", path, strerror(errno));
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return lm_error_set(LM_EIO, "cannot write %s: %s", path, n < 0 ? strerror(errno) : "no progress");
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fchmod(fd, (mode_t)mode) != 0 || fsync(fd) != 0) {
+		close(fd);
+		return lm_error_set(LM_EIO, "cannot finish %s: %s", path, strerror(errno));
+	}
+	if (close(fd) != 0)
+		return lm_error_set(LM_EIO, "cannot write %s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* The parent directories of a bundle file inside the staging directory ("profiles/"). */
+static int make_parents(const char *stage, const char *name)
+{
+	char path[PATH_MAX];
+	const char *slash;
+	int rc;
+
+	for (slash = strchr(name, '/'); slash != NULL; slash = strchr(slash + 1, '/')) {
+		if (lm_text_format(path, sizeof(path), "%s/%.*s", stage, (int)(slash - name), name) < 0)
+			return lm_error_set(LM_EINVALID, "%s/%s is longer than %zu bytes", stage, name, sizeof(path) - 1);
+		if ((rc = make_dir(path, 1)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The bundle's files (each checked against the manifest on the way) and its manifest into a new
+ * staging directory, then read back. */
+static int stage_copy(const lm_bundle *b, const char *stage)
+{
+	char path[PATH_MAX], why[PATH_MAX + 160];
+	void *data;
+	size_t i, len;
+	int ok, rc;
+
+	if ((rc = make_dir(stage, 0)) < 0)
+		return rc;
+	for (i = 0; i < b->nfiles; i++) {
+		if ((rc = make_parents(stage, b->files[i].name)) < 0 ||
+		    (rc = lm_path_join_buf(path, sizeof(path), stage, b->files[i].name, NULL)) < 0 ||
+		    (rc = lm_bundle_read(b, &b->files[i], &data, &len)) < 0)
+			return rc;
+		rc = write_new(path, data, len, b->files[i].mode);
+		free(data);
+		if (rc < 0)
+			return rc;
+	}
+	if ((rc = lm_path_join_buf(path, sizeof(path), stage, "manifest.json", NULL)) < 0 ||
+	    (rc = write_new(path, b->manifest, b->manifest_len, 0644)) < 0)
+		return rc;
+	if ((rc = verify_copy(b, stage, &ok, why, sizeof(why))) < 0)
+		return rc;
+	if (!ok)
+		return lm_error_set(LM_EIO, "the copy did not read back as written: %s", why);
+	return lm_fs_sync_parent(path);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return (type == FTW_DP ? rmdir(path) : unlink(path)) != 0 && errno != ENOENT ? -1 : 0;
+}
+
+/* Remove a tree without following a link in it. */
+static int remove_tree(const char *path)
+{
+	if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+		return lm_error_set(LM_EIO, "cannot remove %s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* Swap two directory entries in one step: the damaged copy of a bundle goes where the staged one
+ * was, so that the bundle's name never points at nothing. */
+static int exchange(const char *a, const char *b)
+{
+#if defined(__APPLE__)
+	if (renamex_np(a, b, RENAME_SWAP) == 0)
+		return 0;
+#elif defined(__linux__)
+	if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0)
+		return 0;
+#else
+	errno = ENOTSUP;
+#endif
+	return lm_error_set(LM_EIO, "cannot exchange %s and %s: %s", a, b, strerror(errno));
+}
+
+/* `current` -> id, through a new link renamed over it. */
+static int switch_current(const char *dir, const char *id, const char *rand)
+{
+	char tmp[PATH_MAX], path[PATH_MAX], name[64];
+	int rc;
+
+	snprintf(name, sizeof(name), ".current-%s", rand);
+	if ((rc = lm_path_join_buf(tmp, sizeof(tmp), dir, name, NULL)) < 0 ||
+	    (rc = lm_path_join_buf(path, sizeof(path), dir, "current", NULL)) < 0)
+		return rc;
+	if (symlink(id, tmp) != 0)
+		return lm_error_set(LM_EIO, "cannot create %s: %s", tmp, strerror(errno));
+	if (rename(tmp, path) != 0) {
+		rc = lm_error_set(LM_EIO, "cannot switch %s to %s: %s", path, id, strerror(errno));
+		unlink(tmp);
+		return rc;
+	}
+	return lm_fs_sync_parent(path);
+}
+
+/* Every entry of dir but `current`, the lock and the bundle now installed: older bundles and
+ * what an interrupted install left. */
+static int remove_others(const char *dir, const char *keep, int *removed)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return lm_error_set(LM_EIO, "cannot read %s: %s", dir, strerror(errno));
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || strcmp(e->d_name, "current") == 0 ||
+		    strcmp(e->d_name, ".lock") == 0 || strcmp(e->d_name, keep) == 0)
+			continue;
+		if ((rc = lm_path_join_buf(path, sizeof(path), dir, e->d_name, NULL)) == 0 && (rc = remove_tree(path)) == 0)
+			(*removed)++;
+	}
+	closedir(d);
+	return rc;
+}
+
+static int install_locked(const lm_bundle *b, const char *dir, lm_local_install_result *out)
+{
+	char target[PATH_MAX], stage[PATH_MAX], name[LM_BUNDLE_ID_MAX + 64], rand[17], why[PATH_MAX + 160];
+	struct stat st;
+	int ok = 0, have, rc;
+
+	if ((rc = read_current(dir, out->previous, sizeof(out->previous))) < 0 ||
+	    (rc = lm_path_join_buf(target, sizeof(target), dir, b->id, NULL)) < 0)
+		return rc;
+	have = lstat(target, &st) == 0;
+	if (have && !S_ISDIR(st.st_mode))
+		return lm_error_set(LM_EINVALID, "%s exists and is not a directory", target);
+	if (have && (rc = verify_copy(b, target, &ok, why, sizeof(why))) < 0)
+		return rc;
+	if ((rc = lm_random_hex(rand, 8)) < 0)
+		return rc;
+	if (!ok) {
+		snprintf(name, sizeof(name), ".staging-%s-%s", b->id, rand);
+		if ((rc = lm_path_join_buf(stage, sizeof(stage), dir, name, NULL)) < 0)
+			return rc;
+		if ((rc = stage_copy(b, stage)) < 0) {
+			remove_tree(stage);
+			return rc;
+		}
+		rc = have ? exchange(stage, target) : rename(stage, target) == 0 ? 0 :
+		    lm_error_set(LM_EIO, "cannot rename %s to %s: %s", stage, target, strerror(errno));
+		/* After an exchange the staging name holds the damaged copy; after a failure, ours. */
+		if (rc < 0 || have)
+			remove_tree(stage);
+		if (rc < 0)
+			return rc;
+		out->repaired = have;
+		out->files = (int)b->nfiles + 1;
+		out->changed = 1;
+		if ((rc = lm_fs_sync_parent(target)) < 0)
+			return rc;
+	}
+	if (strcmp(out->previous, b->id) != 0) {
+		if ((rc = switch_current(dir, b->id, rand)) < 0)
+			return rc;
+		out->changed = 1;
+	}
+	snprintf(out->bundle_id, sizeof(out->bundle_id), "%s", b->id);
+	/* Last: until `current` names the new bundle, the old one stays whole. */
+	if ((rc = remove_others(dir, b->id, &out->removed)) < 0)
+		return rc;
+	if (out->removed > 0)
+		out->changed = 1;
+	return 0;
+}
+
+int lm_local_install(lm_context *ctx, const char *prefix, lm_local_install_result *out)
+{
+	lm_guest_facts facts;
+	lm_bundle *b = NULL;
+	char lock[PATH_MAX];
+	size_t size;
+	void *data;
+	size_t i, len;
+	int fd = -1, rc;
+
+	if (out == NULL || out->size == 0)
+		return lm_error_set(LM_EINVALID, "lm_local_install: the result's size is not set");
+	size = out->size < sizeof(*out) ? out->size : sizeof(*out);
+	memset(out, 0, size);
+	out->size = size;
+	if (prefix == NULL)
+		prefix = LM_LOCAL_PREFIX_DEFAULT;
+	if ((rc = install_dir(prefix, out->dir, sizeof(out->dir))) < 0 || (rc = this_machine(&facts)) < 0 ||
+	    (rc = lm_bundle_open(&b, ctx, &facts)) < 0)
+		goto out;
+	/* The whole bundle checked before anything is created. */
+	for (i = 0; i < b->nfiles; i++) {
+		if ((rc = lm_bundle_read(b, &b->files[i], &data, &len)) < 0)
+			goto out;
+		free(data);
+	}
+	if ((rc = check_dirs(prefix, out->dir, 1)) < 0 || (rc = lm_path_join_buf(lock, sizeof(lock), out->dir, ".lock", NULL)) < 0 ||
+	    (rc = lm_fs_lock(lock, LOCK_EX, 60, "the installed bundle's lock", &fd)) < 0)
+		goto out;
+	rc = install_locked(b, out->dir, out);
+	lm_fs_unlock(fd);
+out:
+	lm_bundle_free(b);
+	return rc;
+}
+
+/* ---- local env ---- */
+
+static int env_add(lm_local_env *e, const char *name, const char *value)
+{
+	const char *p;
+
+	if (e->n >= LM_LOCAL_ENV_MAX)
+		return lm_error_set(LM_EINVALID, "more than %d variables", LM_LOCAL_ENV_MAX);
+	for (p = value; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return lm_error_set(LM_EINVALID, "%s's value holds a control character (0x%02x): it cannot be exported "
+			    "as a line", name, (unsigned)(unsigned char)*p);
+	if ((e->values[e->n] = strdup(value)) == NULL)
+		return lm_error_nomem();
+	if ((e->names[e->n] = strdup(name)) == NULL) {
+		free(e->values[e->n]);
+		return lm_error_nomem();
+	}
+	e->n++;
+	return 0;
+}
+
+static int env_fill(lm_local_env *e, const lm_bundle *b, const char *current, const lm_profile *profile,
+    const char *record_dir)
+{
+	lm_shim_env se;
+	lm_guest_facts facts;
+	const char *names[LM_SHIM_WORKLOAD_VARS], *values[LM_SHIM_WORKLOAD_VARS];
+	char reason[256], path[PATH_MAX];
+	unsigned char head[4096];
+	size_t i, n;
+	ssize_t got;
+	int fd, inherit, rc;
+
+	memset(&facts, 0, sizeof(facts));
+	if ((rc = lm_shim_env_make(&se, &facts, b->injection, b->shim, b->probe, profile)) < 0)
+		return rc;
+	/* lm_shim_env_make puts the files under a guest's home; here they are under current. */
+	if ((rc = lm_path_join_buf(se.shim_path, sizeof(se.shim_path), current, b->shim, NULL)) < 0 ||
+	    (rc = lm_path_join_buf(se.probe_path, sizeof(se.probe_path), current, b->probe, NULL)) < 0)
+		return rc;
+	/* Whether the workload's children keep the shim, as `run` decides it with SIP unknown: only
+	 * an arm64e slice lets a protected child load it (with SIP off, dyld stops a protected child
+	 * that inherits an arm64-only shim). */
+	got = -1;
+	if ((fd = open(se.shim_path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		got = read(fd, head, sizeof(head));
+		close(fd);
+	}
+	inherit = lm_children_policy(&facts, got > 0 && lm_macho_has_arm64e(head, (size_t)got), reason, sizeof(reason));
+	if (!inherit)
+		snprintf(reason, sizeof(reason), "this machine's SIP not asked and the installed shim has no arm64e slice: "
+		    "dyld would stop a protected child that inherits it");
+	if ((rc = lm_shim_env_workload(&se, inherit ? "1" : "0", reason, record_dir)) < 0)
+		return rc;
+	if ((rc = env_add(e, b->injection, se.shim_path)) < 0)
+		return rc;
+	for (i = 0; i < se.nenv; i++)
+		if ((rc = env_add(e, se.env[i].name, se.env[i].value)) < 0)
+			return rc;
+	n = lm_shim_env_workload_vars(&se, names, values);
+	for (i = 0; i < n; i++)
+		if ((rc = env_add(e, names[i], values[i])) < 0)
+			return rc;
+	/* The bundle's tools (metal-capabilities), then Homebrew's, as `run` puts them first. */
+	if (lm_text_format(path, sizeof(path), "%s:" LM_GUEST_HOMEBREW_PATH, current) < 0)
+		return lm_error_set(LM_EINVALID, "%s: PATH would be longer than %zu bytes", current, sizeof(path) - 1);
+	return env_add(e, "PATH", path);
+}
+
+int lm_local_env_open(lm_local_env **out, const char *prefix, const lm_profile *profile,
+    const char *record_dir)
+{
+	char dir[PATH_MAX], current[PATH_MAX], why[PATH_MAX + 160];
+	lm_guest_facts facts;
+	lm_profile *own = NULL;
+	lm_local_env *e = NULL;
+	lm_bundle *b = NULL;
+	int ok, rc;
+
+	*out = NULL;
+	if (prefix == NULL)
+		prefix = LM_LOCAL_PREFIX_DEFAULT;
+	if (record_dir != NULL && record_dir[0] != '/')
+		return lm_error_set(LM_EINVALID, "the record directory '%s' is a relative path; give an absolute one",
+		    record_dir);
+	if ((rc = install_dir(prefix, dir, sizeof(dir))) < 0 || (rc = check_dirs(prefix, dir, 0)) < 0 ||
+	    (rc = this_machine(&facts)) < 0 || (rc = lm_path_join_buf(current, sizeof(current), dir, "current", NULL)) < 0)
+		return rc;
+	if (access(current, F_OK) != 0)
+		return lm_error_set(LM_ENOBUNDLE, "nothing is installed at %s (no current)", dir);
+	if ((rc = read_current(dir, why, LM_BUNDLE_ID_MAX)) < 0 || (rc = lm_bundle_open_dir(&b, current)) < 0)
+		goto out;
+	if (strcmp(b->os, facts.os) != 0) {
+		rc = lm_error_set(LM_EINVALID, "the bundle at %s is for %s, but this machine runs %s", current, b->os,
+		    facts.os);
+		goto out;
+	}
+	if ((rc = verify_copy(b, current, &ok, why, sizeof(why))) < 0)
+		goto out;
+	if (!ok) {
+		rc = lm_error_set(LM_ECORRUPT, "the installed bundle does not verify: %s", why);
+		goto out;
+	}
+	if (profile == NULL && (rc = lm_profile_builtin(&own, lm_profile_default_name())) < 0)
+		goto out;
+	if ((e = calloc(1, sizeof(*e))) == NULL) {
+		rc = lm_error_nomem();
+		goto out;
+	}
+	snprintf(e->bundle_id, sizeof(e->bundle_id), "%s", b->id);
+	if ((rc = env_fill(e, b, current, profile != NULL ? profile : own, record_dir)) < 0)
+		goto out;
+	*out = e;
+	e = NULL;
+out:
+	lm_local_env_free(e);
+	lm_profile_free(own);
+	lm_bundle_free(b);
+	return rc;
+}
+
+size_t lm_local_env_count(const lm_local_env *env)
+{
+	return env == NULL ? 0 : env->n;
+}
+
+int lm_local_env_entry(const lm_local_env *env, size_t i, const char **name, const char **value)
+{
+	if (env == NULL || i >= env->n)
+		return lm_error_set(LM_EINVALID, "no environment entry %zu", i);
+	*name = env->names[i];
+	*value = env->values[i];
+	return 0;
+}
+
+const char *lm_local_env_bundle_id(const lm_local_env *env)
+{
+	return env == NULL ? "" : env->bundle_id;
+}
+
+/* 'value' for sh: every ' becomes '\''. */
+static void sh_quote(lm_buf *out, const char *value)
+{
+	const char *p;
+
+	lm_buf_adds(out, "'");
+	for (p = value; *p != '\0'; p++)
+		if (*p == '\'')
+			lm_buf_adds(out, "'\\''");
+		else
+			lm_buf_add(out, p, 1);
+	lm_buf_adds(out, "'");
+}
+
+int lm_local_env_format(const lm_local_env *env, lm_local_env_form form, char **out)
+{
+	const char *path = getenv("PATH");
+	lm_buf b;
+	size_t i, len;
+
+	*out = NULL;
+	if (env == NULL || (form != LM_LOCAL_ENV_SH && form != LM_LOCAL_ENV_GITHUB))
+		return lm_error_set(LM_EINVALID, "lm_local_env_format: no environment, or an unknown form");
+	if (form == LM_LOCAL_ENV_GITHUB && path != NULL && strpbrk(path, "\n\r") != NULL)
+		return lm_error_set(LM_EINVALID, "PATH holds a line break: it cannot be written to $GITHUB_ENV");
+	lm_buf_init(&b, 256 * 1024);
+	for (i = 0; i < env->n; i++) {
+		int is_path = strcmp(env->names[i], "PATH") == 0;
+
+		if (form == LM_LOCAL_ENV_SH) {
+			lm_buf_addf(&b, "export %s=", env->names[i]);
+			sh_quote(&b, env->values[i]);
+			lm_buf_adds(&b, is_path ? ":\"$PATH\"\n" : "\n");
+		} else if (i == 0) {
+			/* Not the injection variable itself: every later step's shell would get it first, and
+			 * loads the shim and drops it for its children (Linux, an arm64e shim), has it purged
+			 * (SIP on) or is stopped by dyld (SIP off, an arm64-only shim). The step puts it on its
+			 * workload's own command line: env "$LUME_METAL_INJECT" CMD. */
+			lm_buf_addf(&b, "LUME_METAL_INJECT=%s=%s\n", env->names[i], env->values[i]);
+		} else {
+			/* The runner reads NAME=value lines; the step's PATH goes after ours, as "$PATH" does. */
+			lm_buf_addf(&b, "%s=%s%s%s\n", env->names[i], env->values[i], is_path && path && *path ? ":" : "",
+			    is_path && path ? path : "");
+		}
+	}
+	return lm_buf_take(&b, out, &len);
+}
+
+void lm_local_env_free(lm_local_env *env)
+{
+	size_t i;
+
+	if (env == NULL)
+		return;
+	for (i = 0; i < env->n; i++) {
+		free(env->names[i]);
+		free(env->values[i]);
+	}
+	free(env);
+}
