@@ -203,10 +203,10 @@ scenario_address_name() {
   jq -r '.vms[0].error.message // .error.message' "$E2E_DIR/e.json" >"$E2E_DIR/msg"
   grep -q "the address it gave, 'localhost', is not an IPv4 address" "$E2E_DIR/msg" || fail "message: $(cat "$E2E_DIR/msg")"
   case "$backend" in
-  lume-api) grep -q '^lume: GET /lume/vms/vm1' "$E2E_DIR/msg" ;;
-  lume-cli) grep -q '^lume get' "$E2E_DIR/msg" ;;
-  tart) grep -q '^tart ip' "$E2E_DIR/msg" ;;
-  utm) grep -q '^utmctl ip-address' "$E2E_DIR/msg" ;;
+  lume-api) grep -q '^vm1: lume: GET /lume/vms/vm1: ' "$E2E_DIR/msg" ;;
+  lume-cli) grep -q '^vm1: lume get: ' "$E2E_DIR/msg" ;;
+  tart) grep -q '^vm1: tart ip: ' "$E2E_DIR/msg" ;;
+  utm) grep -q '^vm1: utmctl ip-address: ' "$E2E_DIR/msg" ;;
   esac || fail "the message does not name $backend's answer: $(cat "$E2E_DIR/msg")"
   [ ! -s "$LUME_METAL_STATE_DIR/known_hosts" ] || fail "a host key was recorded: $(cat "$LUME_METAL_STATE_DIR/known_hosts")"
   [ ! -e "$(guest_home vm1)/.local/share/lume-metal" ] || fail "guest files installed"

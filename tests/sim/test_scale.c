@@ -12,6 +12,15 @@
 #include "ssh_pins.h"
 #include "str.h"
 
+/* 128 MB: the lines are 12 MB; a key buffer of the largest size per line was 500 MB. Under
+ * AddressSanitizer every block has its red zones and freed ones stay in quarantine (256 MB):
+ * only the old 500 MB, which it doubles, stays out of reach. */
+#if defined(__SANITIZE_ADDRESS__)
+#define KNOWN_HOSTS_MAX_MB 1024
+#else
+#define KNOWN_HOSTS_MAX_MB 128
+#endif
+
 static test_env env;
 static size_t journal_writes, pin_writes;
 
@@ -103,14 +112,14 @@ static void test_known_hosts_memory(void **state)
 			k++;
 		peak = scale_peak_mb();
 		printf("known_hosts: %zu pins read; peak resident size %.0f MB (%.0f MB before)\n", k, peak, before);
-		/* 128 MB: the lines are 12 MB; a key buffer of the largest size per line was 500 MB. */
-		_exit(k == n && peak - before < 128 ? 0 : 1);
+		fflush(stdout); /* _exit does not */
+		_exit(k == n && peak - before < KNOWN_HOSTS_MAX_MB ? 0 : 1);
 	}
+	lm_context_free(ctx);
 	assert_true(pid > 0);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	lm_context_free(ctx);
 }
 
 int main(void)
