@@ -212,13 +212,23 @@ static int tcp_connect(lm_ssh *ssh)
 			break;
 		err = errno;
 		if (err == EINPROGRESS) {
-			do {
-				left = deadline - lm_clock_monotonic();
+			rc = 0;
+			while ((left = deadline - lm_clock_monotonic()) > 0) {
 				pfd.fd = fd;
 				pfd.events = POLLOUT;
 				pfd.revents = 0;
-				rc = left > 0 ? poll(&pfd, 1, (int)(left * 1000.0) + 1) : 0;
-			} while (rc < 0 && errno == EINTR);
+				/* A quarter of a second at a time: a cancel is heard while a guest does not answer. */
+				rc = poll(&pfd, 1, left > 0.25 ? 250 : (int)(left * 1000.0) + 1);
+				if (rc > 0 || (rc < 0 && errno != EINTR))
+					break;
+				if (!ssh->uncancelable && ssh->ctx != NULL &&
+				    lm_context_check_cancel(ssh->ctx, "connecting to its SSH server") < 0) {
+					close(fd);
+					freeaddrinfo(res);
+					return lm_error_prefix("VM '%s' (%s:%d): ", ssh->vm, ssh->address, ssh->port);
+				}
+				rc = 0;
+			}
 			if (rc == 0) {
 				timed_out = 1;
 				err = ETIMEDOUT;
