@@ -244,7 +244,8 @@ scenario_rollback_all_dry_run() {
   lm_json "$E2E_DIR/e.json" enable vm1 vm2
   expect_rc 0 "$E2E_DIR/e.json"
   local plan='[.vms[] | {vm: .name, steps: [.steps[] | {name, detail: (.detail | sub("^would restore"; "restored") |
-    sub("^would restart"; "restarted") | sub("^would remove"; "removed"))}]}]'
+    sub("^would restart"; "restarted") | sub("^would remove"; "removed") |
+    sub("^removed [^~]* of ~/"; "removed ~/"))}]}]'  # the run counts what it removed; the plan cannot
   lm_json "$E2E_DIR/dry.json" rollback --all --dry-run
   expect_rc 0 "$E2E_DIR/dry.json"
   jq_is "$E2E_DIR/dry.json" '[.vms[].steps[] | select(.name == "host-preference") | .detail] | join(" / ")' \

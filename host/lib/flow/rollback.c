@@ -14,6 +14,7 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome
 {
 	const lm_options *opts = lm_context_options(ctx);
 	lm_ssh *ssh = NULL;
+	lm_bundle *local = NULL;
 	lm_guest_facts facts;
 	char labels[512], said[2048];
 	double t;
@@ -38,14 +39,16 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome
 	if ((rc = lm_vm_wait_ready(vmm, o->vm, opts->ready_timeout, &o->info)) < 0 ||
 	    (rc = lm_flow_connect(ctx, o->vm, &o->info, &ssh)) < 0 ||
 	    (rc = lm_guest_facts_read(ssh, &facts, NULL, 0)) < 0 ||
+	    (rc = lm_bundle_open_if_any(&local, ctx, &facts)) < 0 || /* names a killed install's staging files */
 	    (rc = lm_guest_agents_remove(ssh, &facts, agents, nagents, labels, sizeof(labels))) < 0 ||
-	    (rc = lm_guest_remove_all(ssh, &facts, NULL, said, sizeof(said))) < 0)
+	    (rc = lm_guest_remove_all(ssh, &facts, local, said, sizeof(said))) < 0)
 		goto out;
 	o->guest = facts;
 	rc = lm_step_add(ctx, o, "guest-files", t, "%s%s%s", said, labels[0] ? "; agents booted out and removed: " : "",
 	    labels);
 out:
 	lm_ssh_free(ssh);
+	lm_bundle_free(local);
 	if (!was_running && o->started) {
 		if (lm_vm_stop_undo(vmm, o->vm) < 0 && rc == 0)
 			rc = lm_error_last()->code;

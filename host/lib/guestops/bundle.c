@@ -247,6 +247,17 @@ int lm_bundle_check(lm_context *ctx)
 	return rc;
 }
 
+int lm_bundle_open_if_any(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts)
+{
+	int rc = lm_bundle_open(out, ctx, facts);
+
+	if (rc == LM_ENOMEM)
+		return rc;
+	if (rc < 0)
+		lm_error_clear();
+	return 0;
+}
+
 void lm_bundle_free(lm_bundle *b)
 {
 	if (b == NULL)

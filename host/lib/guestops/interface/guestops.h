@@ -56,6 +56,9 @@ typedef struct {
 
 /* The bundle for a guest: ctx's bundle_dir when set, else the installed one for facts->os/arch. */
 int lm_bundle_open(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts);
+/* The same, for undoing: *out NULL (and no error) when this installation has no bundle for the guest;
+ * only running out of memory fails. */
+int lm_bundle_open_if_any(lm_bundle **out, lm_context *ctx, const lm_guest_facts *facts);
 /* b->manifest's bytes into b's fields and files; `path` names them in messages. Also reads the
  * manifests found in a guest (guest_files.c). */
 int lm_bundle_parse_manifest(lm_bundle *b, const char *path);
