@@ -172,7 +172,7 @@ static const char *const command_help[] = {
 	"gc [--dry-run]", "Forget the VMs their manager no longer knows (journal entries, host-key pins).",
 	"agent install|remove|list VM ...", "Per-workload LaunchAgents carrying the shim's environment.",
 	"doctor [VM...]", "Check the host and the VMs: one ok / warn / fail line per check, with what to do.",
-	"help [COMMAND]", "Help on one command (also: lume-metal COMMAND --help).",
+	"help [COMMAND]", "Help on one command (or: COMMAND --help).",
 	"completion bash|zsh|fish", "Print the shell completion script (installed with lume-metal).",
 	"local probe|run|agent|status|install|env ...", "Probe, run, agents, an image's bundle and its env on this "
 	"machine: no SSH, no host preference.",
@@ -181,10 +181,9 @@ static const char *const command_help[] = {
 
 static const char *const exit_help[] = {
 	"0", "success", "1", "failure", "2", "usage error", "3", "some VMs of a fleet failed",
-	"4", "guest unsupported: the shim does not activate there, stock kept (local: its kernels do not run)",
-	"5", "lume-metal's state was written by a newer lume-metal: upgrade; nothing was changed",
-	"run", "the guest command's own (128+N after signal N); stopped by SIGINT, SIGTERM or SIGHUP: that "
-	"signal's", NULL,
+	"4", "guest unsupported (stock kept); local: not proven",
+	"5", "state written by a newer lume-metal: upgrade it",
+	"run", "the guest command's own; 128+N after signal N", NULL,
 };
 
 const char *lm_cli_exit_at(size_t i, const char **meaning)
