@@ -158,16 +158,17 @@ int lm_flow_sweep_gone(lm_context *ctx, lm_vm_manager *vmm, const char *const *e
 		goto out;
 	for (i = 0; i < n; i++)
 		skip[lm_strv_find(names, count, except[i])] = 1; /* one not there: the spare byte at count */
-	for (i = 0; i < count; i++) {
-		if ((rc = lm_context_check_cancel(ctx, "while forgetting VMs that no longer exist")) < 0)
-			goto out;
+	/* A cancel stops the questions; the VMs found gone before it are still forgotten (in the one
+	 * write), then the cancel is said. */
+	for (i = 0; i < count && lm_context_check_cancel(ctx, "while forgetting VMs that no longer exist") == 0; i++)
 		if (!skip[i] && lm_vm_gone(vmm, names[i], managers[i]))
 			gone[ngone++] = names[i]; /* sorted, as names are */
-	}
 	if ((rc = forget_vms(ctx, gone, ngone, journal, pin)) < 0)
 		goto out;
 	for (i = 0; report != NULL && i < ngone && (rc = lm_flow_outcome_add(report, gone[i], &o)) == 0; i++)
 		lm_flow_gone_outcome(o, journal[i], pin[i], lm_context_options(ctx)->dry_run);
+	if (rc == 0)
+		rc = lm_context_check_cancel(ctx, "while forgetting VMs that no longer exist");
 out:
 	rc = rc == LM_ENOMEM ? lm_error_nomem() : rc;
 	free(skip);
