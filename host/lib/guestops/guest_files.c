@@ -170,13 +170,12 @@ static int full_path(removal *m, char *buf, size_t len, const char *rel)
 }
 
 /* Unlink one entry (never a directory) when it is there; counted as a file or a link. */
-static int unlink_entry(removal *m, const char *dir, const char *name, int *removed)
+static int unlink_entry(removal *m, const char *dir, const char *name)
 {
 	char path[PATH_MAX + 600], rel[PATH_MAX];
 	lm_ssh_kind kind;
 	int rc;
 
-	*removed = 0;
 	if ((rc = rel_join(rel, sizeof(rel), dir, name)) < 0 || (rc = full_path(m, path, sizeof(path), rel)) < 0 ||
 	    (rc = lm_ssh_kind_of(m->ssh, path, &kind)) < 0)
 		return rc;
@@ -188,7 +187,6 @@ static int unlink_entry(removal *m, const char *dir, const char *name, int *remo
 	}
 	if ((rc = lm_ssh_remove(m->ssh, path)) < 0)
 		return left_or_fail(m, rel, rc);
-	*removed = 1;
 	if (kind == LM_SSH_KIND_LINK && strchr(rel, '/') == NULL)
 		m->r->links++;
 	else
@@ -306,7 +304,7 @@ static int remove_temps(removal *m, const char *bundle, const char *sub, const l
 {
 	char rel[PATH_MAX], **names = NULL;
 	size_t i, k;
-	int rc, removed;
+	int rc;
 
 	if ((rc = rel_join(rel, sizeof(rel), bundle, sub)) < 0 ||
 	    (rc = list(m, rel, &names)) < 0 || names == NULL)
@@ -318,7 +316,7 @@ static int remove_temps(removal *m, const char *bundle, const char *sub, const l
 			size_t dlen = slash != NULL ? (size_t)(slash - name) : 0;
 			if (strlen(sub) == dlen && strncmp(name, sub, dlen) == 0 &&
 			    lm_guest_is_upload_temp(names[i], slash != NULL ? slash + 1 : name)) {
-				rc = unlink_entry(m, rel, names[i], &removed);
+				rc = unlink_entry(m, rel, names[i]);
 				break;
 			}
 		}
@@ -362,7 +360,7 @@ static int remove_bundle_dir(removal *m, const char *dir, const lm_bundle *local
 	int bad[LM_BUNDLE_MAX_FILES + 1];
 	lm_bundle *b = NULL;
 	size_t i;
-	int n, rc, removed;
+	int n, rc;
 
 	if ((rc = bundle_files(m, dir, local, &b)) < 0)
 		return rc;
@@ -375,9 +373,9 @@ static int remove_bundle_dir(removal *m, const char *dir, const lm_bundle *local
 		rc = check_subdir(m, dir, dirs[i], &bad[i]);
 	for (i = 0; i < b->nfiles && rc == 0; i++)
 		if (!under_bad(b->files[i].name, dirs, bad, n))
-			rc = unlink_entry(m, dir, b->files[i].name, &removed);
+			rc = unlink_entry(m, dir, b->files[i].name);
 	if (rc == 0)
-		rc = unlink_entry(m, dir, "manifest.json", &removed);
+		rc = unlink_entry(m, dir, "manifest.json");
 	for (i = 0; i < (size_t)n && rc == 0; i++)
 		if (!bad[i] && !under_bad(dirs[i], dirs, bad, n))
 			rc = remove_temps(m, dir, dirs[i], b);
@@ -400,7 +398,7 @@ static int remove_activation(removal *m)
 	char **dirs = NULL, **names = NULL, rel[PATH_MAX], path[PATH_MAX + 600];
 	lm_ssh_kind kind;
 	size_t i, k;
-	int rc, removed;
+	int rc;
 
 	if ((rc = list(m, LM_ACTIVATION_GUEST_DIR, &dirs)) < 0 || dirs == NULL)
 		return rc;
@@ -416,7 +414,7 @@ static int remove_activation(removal *m)
 			break;
 		for (k = 0; names != NULL && names[k] != NULL && rc == 0; k++)
 			if (lm_guest_is_record(names[k]))
-				rc = unlink_entry(m, rel, names[k], &removed);
+				rc = unlink_entry(m, rel, names[k]);
 		lm_strv_free(names);
 		names = NULL;
 		if (rc == 0)
@@ -434,7 +432,7 @@ int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bun
 	const char *bad;
 	lm_ssh_kind kind;
 	size_t i;
-	int present, rc, removed;
+	int present, rc;
 
 	if ((rc = base_walk(ssh, facts, &bad, &kind, &present)) < 0)
 		return rc;
@@ -458,7 +456,7 @@ int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bun
 			break;
 		switch (lm_guest_entry_class(names[i], kind)) {
 		case 'l':
-			rc = unlink_entry(&m, "", names[i], &removed);
+			rc = unlink_entry(&m, "", names[i]);
 			break;
 		case 'd':
 			rc = remove_bundle_dir(&m, names[i], local);
