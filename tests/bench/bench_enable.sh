@@ -148,10 +148,20 @@ printf '  %-14s %12s %12s\n' "host key" "$(awk 'NR == 1 {print $9}' "$E2E_DIR/ag
 echo
 echo "fleets on one simulator (boot delay 1 s, stop delay 0.3 s, every VM restarted), one run each;"
 echo "the floor is the simulator alone restarting the same VMs (no lume-metal):"
-printf '  %5s %9s %9s %9s %11s %11s %11s\n' VMs enable floor beyond "CPU (s)" "CPU/VM (ms)" "busy CPU"
+printf '  %5s %9s %9s %9s %11s %11s\n' VMs enable floor beyond "CPU (s)" "CPU/VM (ms)"
 for n in "${sizes[@]}"; do
-  printf '  %5s %9.3f %9.3f %+9.3f %11.3f %11.1f %11.2f\n' "$n" "$(size "$n" 3)" "$(size "$n" 4)" \
-    "$(calc "$(size "$n" 3) - $(size "$n" 4)")" "$(size "$n" 5)" "$(calc "$(size "$n" 5) / $n * 1000")" "$(size "$n" 6)"
+  printf '  %5s %9.3f %9.3f %+9.3f %11.3f %11.1f\n' "$n" "$(size "$n" 3)" "$(size "$n" 4)" \
+    "$(calc "$(size "$n" 3) - $(size "$n" 4)")" "$(size "$n" 5)" "$(calc "$(size "$n" 5) / $n * 1000")"
+done
+echo
+echo "the machine's busy CPU (every process: lume-metal, the simulator, the guests; seconds) during"
+echo "the floor and during the enable; what the enable costs beyond the floor spread over the $(nproc)"
+echo "CPUs is the time it can take beyond the floor when every CPU is busy, as here, where the guests"
+echo "share them (a Mac gives each VM cores of its own):"
+printf '  %5s %11s %11s %11s %15s %15s\n' VMs floor enable extra "extra / CPUs" "lume-metal's"
+for n in "${sizes[@]}"; do
+  printf '  %5s %11.2f %11.2f %+11.2f %15.3f %15.3f\n' "$n" "$(size "$n" 7)" "$(size "$n" 6)" \
+    "$(calc "$(size "$n" 6) - $(size "$n" 7)")" "$(calc "($(size "$n" 6) - $(size "$n" 7)) / $(nproc)")" "$(size "$n" 5)"
 done
 echo
 echo "where the time goes (lume-metal's trace; per fleet: count, mean and longest in ms):"

@@ -259,6 +259,52 @@ plan: $(jq -c "$plan" "$E2E_DIR/dry.json")
 done: $(jq -c "$plan" "$E2E_DIR/real.json")"
 }
 
+# A fleet's first round meets before the preference step (issue 28): one journal transaction
+# for every VM's preference step instead of one each, and each VM seen running before the
+# preference changed, so that none is asked its boot time on a connection of its own before its
+# restart (its trace: one SSH connection per VM). A VM another process holds does not hold up the
+# others: they are enabled while it waits.
+scenario_fleet_gate() {
+  sim_start --vm vm1 --vm vm2 --vm vm3 --max-running 3
+  vm_run vm1; vm_run vm2; vm_run vm3
+  set +e
+  LUME_METAL_TRACE="$E2E_DIR/fleet.trace" "$LM_BIN" enable vm1 vm2 vm3 --jobs 3 --format json >"$E2E_DIR/f.json" 2>"$E2E_DIR/f.err"
+  LM_RC=$?
+  set -e
+  expect_rc 0 "$E2E_DIR/f.json"
+  jq_is "$E2E_DIR/f.json" '[.vms[].restarted] | all' true
+  jq_is "$E2E_DIR/f.json" '[.vms[].steps[] | select(.name == "host-preference") | .detail | test(" set to ")] | sort | map(tostring) | join(",")' \
+    'false,false,true'
+  local n
+  n=$(awk '$5 == "journal-held"' "$E2E_DIR/fleet.trace" | wc -l)
+  [ "$n" -eq 4 ] || fail "expected 4 journal transactions (the first round's one, then each VM's record), saw $n:
+$(cat "$E2E_DIR/fleet.trace")"
+  for vm in vm1 vm2 vm3; do
+    n=$(awk -v vm=$vm '$4 == vm && $5 == "ssh-connect"' "$E2E_DIR/fleet.trace" | wc -l)
+    [ "$n" -eq 1 ] || fail "$vm: $n SSH connections, expected 1 (after its restart only)"
+  done
+  lm_json "$E2E_DIR/r.json" rollback --all --no-restart
+  expect_rc 0 "$E2E_DIR/r.json"
+
+  note "a VM held by another process: the rest of the first round goes on without it"
+  LUME_METAL_TEST_STOP_AT=after-preference "$LM_BIN_HOOKS" enable vm3 >"$E2E_DIR/h.out" 2>&1 &
+  local holder=$!
+  wait_stopped $holder
+  "$LM_BIN" enable vm1 vm2 vm3 --jobs 3 >"$E2E_DIR/g.out" 2>"$E2E_DIR/g.err" &
+  local fleet=$!
+  wait_line "$E2E_DIR/g.err" "^vm3: another lume-metal process \(pid $holder, enable\) is working on this VM; waiting for it to finish$"
+  both_enabled() { [ "$(journal_status vm1)" = enabled ] && [ "$(journal_status vm2)" = enabled ]; }
+  wait_for 120 "vm1 and vm2 were not enabled while vm3 was held: $(cat "$E2E_DIR/g.err")" both_enabled
+  kill -0 $holder 2>/dev/null && [ "$(awk '{print $3}' "/proc/$holder/stat")" = T ] ||
+    fail "the holder was not stopped while vm1 and vm2 were enabled"
+  kill -CONT $holder
+  wait_rc $holder
+  [ "$RC" -eq 0 ] || fail "the held enable failed ($RC): $(cat "$E2E_DIR/h.out")"
+  wait_rc $fleet
+  [ "$RC" -eq 0 ] || fail "the fleet failed ($RC): $(cat "$E2E_DIR/g.out" "$E2E_DIR/g.err")"
+  for vm in vm1 vm2 vm3; do [ "$(journal_status $vm)" = enabled ] || fail "$vm is $(journal_status $vm)"; done
+}
+
 name=${1:?usage: flow_scenarios.sh NAME}
 "scenario_$name"
 echo "e2e $name: passed"

@@ -33,6 +33,7 @@ typedef struct {
 	int known_ok;         /* ... when it recorded one */
 	int confirmed;      /* one round trip confirmed it all: facts, bundle hashes, probe, exercise */
 	double seen_at;     /* when the manager's answer in o->info had arrived (epoch) */
+	lm_journal_gate *gate; /* the fleet's first round, not yet met there (step_preference_gated) */
 } enable_run;
 
 /* Ask for the VM to start, noting the time first: its process starts after that moment. */
@@ -143,21 +144,16 @@ static int connect_guest(enable_run *r, int try_confirm)
 	return 0;
 }
 
-/* Step 1: the host preference, under the journal lock, with the VM marked "enabling" so that a
- * crash from here on is something the next enable or rollback knows to finish. */
-static int step_preference(enable_run *r)
+/* Step 1's work inside the open journal: what the journal knows of the VM, the host preference set
+ * (or found set), and the VM marked "enabling" so that a crash from here on is something the next
+ * enable or rollback knows to finish. Nothing is saved here. */
+static int preference_locked(enable_run *r, lm_state *st)
 {
 	lm_context *ctx = r->ctx;
-	lm_state *st = NULL;
 	lm_vm_record rec;
-	double t;
 	int rc;
 
 	memset(&rec, 0, sizeof(rec));
-	if ((rc = lm_step_begin(ctx, r->o, "host-preference", &t)) < 0)
-		return rc;
-	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
-		return rc;
 	if ((rc = lm_vm_record_get(st, r->o->vm, &rec)) < 0)
 		goto out;
 	r->was_enabled = rec.known && rec.status == LM_VM_STATUS_ENABLED;
@@ -178,21 +174,74 @@ static int step_preference(enable_run *r)
 		}
 		/* Who runs it: only that manager's "no such VM" makes it gone (gone.c). */
 		if ((rc = lm_vm_record_set_mark(&rec, r->run_id)) < 0 ||
-		    (rc = lm_vm_record_set_manager(&rec, r->o->info.manager)) < 0 ||
-		    (rc = lm_vm_record_put(st, &rec)) < 0 || (rc = lm_state_save(st)) < 0)
+		    (rc = lm_vm_record_set_manager(&rec, r->o->info.manager)) < 0 || (rc = lm_vm_record_put(st, &rec)) < 0)
 			goto out;
 	}
+out:
+	lm_vm_record_dispose(&rec);
+	return rc;
+}
+
+static void preference_said(enable_run *r, double t)
+{
 	if (r->res->pref.changed)
 		lm_step_add(r->ctx, r->o, "host-preference", t, "%s %s %s to %s (was: %s)", r->res->pref.domain,
-		    r->res->pref.key, lm_context_options(ctx)->dry_run ? "would be set" : "set",
+		    r->res->pref.key, lm_context_options(r->ctx)->dry_run ? "would be set" : "set",
 		    r->res->pref.written[0] ? r->res->pref.written : "the profile's value", r->res->pref.original);
 	else
 		lm_step_add(r->ctx, r->o, "host-preference", t, "%s %s already %s", r->res->pref.domain, r->res->pref.key,
 		    r->res->pref.value);
-out:
-	lm_vm_record_dispose(&rec);
+}
+
+/* Step 1 for one VM: its own journal transaction. */
+static int step_preference(enable_run *r)
+{
+	lm_state *st = NULL;
+	double t;
+	int rc;
+
+	if ((rc = lm_step_begin(r->ctx, r->o, "host-preference", &t)) < 0)
+		return rc;
+	if ((rc = lm_journal_open_rw(&st, r->ctx)) < 0)
+		return rc;
+	if ((rc = preference_locked(r, st)) == 0 && !lm_context_options(r->ctx)->dry_run)
+		rc = lm_state_save(st);
 	lm_state_close(st);
+	if (rc == 0)
+		preference_said(r, t);
 	return rc;
+}
+
+/* A fleet's first round meets before step 1: each worker's first VM, locked and just asked for its
+ * state. The last to come runs step 1 for all of them in one journal transaction (one locked,
+ * synced write instead of one each in turn, which kept the last VM's restart waiting for the
+ * other fifteen), and every one of them was seen running before the preference changed: none
+ * needs its guest asked its boot time before the restart (step_vm_level). A worker whose VM
+ * another process holds, or that failed before step 1, leaves the gate instead. */
+static int preference_item(void *run, lm_state *st)
+{
+	return preference_locked(run, st);
+}
+
+static int step_preference_gated(enable_run *r)
+{
+	double t;
+	int rc;
+
+	if ((rc = lm_step_begin(r->ctx, r->o, "host-preference", &t)) < 0)
+		return rc;
+	rc = lm_journal_gate_pass(r->gate, r);
+	r->gate = NULL;
+	if (rc < 0)
+		return rc;
+	preference_said(r, t);
+	return 0;
+}
+
+static void leave_gate(enable_run *r)
+{
+	lm_journal_gate_leave(r->gate);
+	r->gate = NULL;
 }
 
 /* Why a running VM is restarted, for the step's detail (the words are record/level.c's). */
@@ -314,10 +363,11 @@ static int step_bundle(enable_run *r)
 /* Step 4: the probe, stock and shimmed, against the profile's expectations. */
 static int step_probe(enable_run *r)
 {
+	lm_guest_confirmation c;
 	lm_shim_env se;
 	char diag[512];
 	double t;
-	int rc;
+	int rc, at_once = 0;
 
 	if (!r->o->bundle_verified)
 		return 0; /* dry run before installation: nothing to probe yet */
@@ -327,9 +377,21 @@ static int step_probe(enable_run *r)
 	    r->profile)) < 0)
 		return rc;
 	diag[0] = '\0';
-	if (!r->confirmed && ((rc = lm_guest_probe(r->ssh, &se, 0, &r->o->stock, NULL, 0)) < 0 ||
-	    (rc = lm_guest_probe(r->ssh, &se, 1, &r->o->shimmed, diag, sizeof(diag))) < 0))
+	/* Stock, shimmed and the exercise in one command; when that does not answer in full, one
+	 * question at a time, each failure said as its own (and the exercise as its own step). */
+	if (!r->confirmed && (rc = lm_guest_probe_exercise(r->ssh, &se, &c)) < 0)
 		return rc;
+	if (!r->confirmed && c.stock != NULL && c.shimmed != NULL && lm_report_shim_active(c.shimmed)) {
+		r->o->stock = c.stock;
+		r->o->shimmed = c.shimmed;
+		r->o->exercised = c.exercised;
+		at_once = 1;
+	} else if (!r->confirmed) {
+		lm_guest_confirmation_dispose(&c);
+		if ((rc = lm_guest_probe(r->ssh, &se, 0, &r->o->stock, NULL, 0)) < 0 ||
+		    (rc = lm_guest_probe(r->ssh, &se, 1, &r->o->shimmed, diag, sizeof(diag))) < 0)
+			return rc;
+	}
 	lm_workload_derive(r->o->stock, &r->o->stock_flags);
 	lm_workload_derive(r->o->shimmed, &r->o->shimmed_flags);
 	if (!lm_report_shim_active(r->o->shimmed))
@@ -345,7 +407,7 @@ static int step_probe(enable_run *r)
 	    lm_report_apple_family(r->o->shimmed) - 1000,
 	    (unsigned long long)lm_report_max_threadgroup_memory(r->o->shimmed));
 	/* The answers can come from the shim alone: believe the unlock only when its kernels run. */
-	if (r->confirmed)
+	if (r->confirmed || at_once)
 		return lm_flow_step_exercised(r->ctx, r->profile, r->o);
 	return lm_flow_step_exercise(r->ctx, r->ssh, &se, r->profile, r->o);
 }
@@ -489,7 +551,7 @@ static void undo(enable_run *r)
 }
 
 static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *profile, lm_flow_result *res,
-    lm_vm_outcome *o)
+    lm_vm_outcome *o, lm_journal_gate *gate)
 {
 	enable_run r;
 	lm_vm_lock *lock = NULL;
@@ -502,11 +564,18 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	r.res = res;
 	r.o = o;
 	snprintf(o->profile, sizeof(o->profile), "%s", lm_profile_name(profile));
-	/* The whole operation under the VM's lock: a concurrent enable or rollback of the same VM waits. */
-	if ((rc = lm_context_check_cancel(ctx, "before anything was changed")) < 0 ||
-	    (rc = lm_vm_lock_take(&lock, ctx, o->vm, "enable", 0)) < 0 ||
+	r.gate = gate;
+	/* The whole operation under the VM's lock: a concurrent enable or rollback of the same VM waits
+	 * (at the fleet's gate, a VM another process holds is waited for alone). */
+	if ((rc = lm_context_check_cancel(ctx, "before anything was changed")) == 0 && gate != NULL &&
+	    (rc = lm_vm_lock_take(&lock, ctx, o->vm, "enable", LM_VM_LOCK_TRY)) == LM_ELOCKED) {
+		leave_gate(&r);
+		rc = 0;
+	}
+	if (rc < 0 || (lock == NULL && (rc = lm_vm_lock_take(&lock, ctx, o->vm, "enable", 0)) < 0) ||
 	    (rc = lm_random_hex(r.run_id, 16)) < 0 || (rc = lm_vm_get(vmm, o->vm, &o->info)) < 0 ||
-	    (r.seen_at = lm_clock_epoch(), rc = step_preference(&r)) < 0) {
+	    (r.seen_at = lm_clock_epoch(), rc = r.gate != NULL ? step_preference_gated(&r) : step_preference(&r)) < 0) {
+		leave_gate(&r);
 		lm_outcome_fail(ctx, o, rc);
 		if (r.pref_set)
 			undo(&r); /* the step failed after it set the preference */
@@ -543,6 +612,7 @@ typedef struct {
 	pthread_mutex_t *lock;
 	size_t *next;
 	lm_vm_manager *vmm;   /* NULL: the worker opens its own (one manager per thread) */
+	lm_journal_gate *gate; /* its first VM meets the others' there (NULL: a worker alone) */
 	lm_flow_result local; /* pref and pref_changed only */
 } enable_worker;
 
@@ -553,15 +623,18 @@ static void *enable_worker_run(void *arg)
 	size_t i;
 
 	/* A worker that cannot reach the manager leaves its share to the others. */
-	if (vmm == NULL && lm_vm_manager_open(&vmm, w->ctx) < 0)
+	if (vmm == NULL && lm_vm_manager_open(&vmm, w->ctx) < 0) {
+		lm_journal_gate_leave(w->gate);
 		return NULL;
+	}
 	for (;;) {
 		pthread_mutex_lock(w->lock);
 		i = (*w->next)++;
 		pthread_mutex_unlock(w->lock);
 		if (i >= w->result->count)
 			break;
-		(void)enable_one(w->ctx, vmm, w->profile, &w->local, w->result->vms[i]);
+		(void)enable_one(w->ctx, vmm, w->profile, &w->local, w->result->vms[i], w->gate);
+		w->gate = NULL;
 	}
 	if (vmm != w->vmm)
 		lm_vm_manager_free(vmm);
@@ -614,15 +687,25 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	if (nworkers == 1) {
 		enable_worker_run(&workers[0]);
 	} else {
+		lm_journal_gate *gate = NULL;
+
+		/* Without a gate (no memory), each worker writes its own transaction. */
+		(void)lm_journal_gate_new(&gate, ctx, nworkers, preference_item, !lm_context_options(ctx)->dry_run);
+		for (i = 0; i < nworkers; i++)
+			workers[i].gate = gate;
 		for (i = 0; i < nworkers; i++)
 			if (pthread_create(&threads[i], NULL, enable_worker_run, &workers[i]) != 0)
 				break;
+		/* Workers that never started are not waited for at the gate. */
+		for (size_t k = i + (i == 0); k < nworkers; k++)
+			lm_journal_gate_leave(gate);
 		nworkers = i;
 		if (nworkers == 0)
 			enable_worker_run(&workers[0]), nworkers = 1;
 		else
 			for (i = 0; i < nworkers; i++)
 				pthread_join(threads[i], NULL);
+		lm_journal_gate_free(gate);
 	}
 	for (i = 0; i < nworkers; i++)
 		result->pref_changed |= workers[i].local.pref_changed;

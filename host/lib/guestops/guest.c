@@ -591,17 +591,39 @@ static void cl_command(cmdline *c, int rc, char *cmd)
 	free(cmd);
 }
 
-int lm_guest_confirm_command(const lm_guest_facts *known, const lm_bundle *b, const lm_shim_env *se,
-    const char *mark, char **out)
+/* Parts 3 and 4: the probe stock, then with the shim and its exercise in one process; each only
+ * when what it loads is a regular file (the loader would block on a FIFO). */
+static void cl_probes(cmdline *c, const lm_shim_env *se, const char *mark)
 {
 	const char *stock[2] = {se->probe_path, "--report"};
 	const char *shimmed[4] = {"LUME_METAL_LOG=1", se->probe_path, "--report", "--exercise"};
+	char *cmd = NULL;
+	int rc;
+
+	cl_raw(c, "test -f ");
+	cl_arg(c, se->probe_path);
+	cl_raw(c, " && ");
+	rc = lm_shim_command(se, 0, stock, 2, &cmd);
+	cl_command(c, rc, cmd);
+	cl_mark(c, mark, 2);
+	cmd = NULL;
+	cl_raw(c, "test -f ");
+	cl_arg(c, se->probe_path);
+	cl_raw(c, " && test -f ");
+	cl_arg(c, se->shim_path);
+	cl_raw(c, " && ");
+	rc = lm_shim_command(se, LM_SHIM_ALL, shimmed, 4, &cmd);
+	cl_command(c, rc, cmd);
+	cl_mark(c, mark, 3);
+}
+
+int lm_guest_confirm_command(const lm_guest_facts *known, const lm_bundle *b, const lm_shim_env *se,
+    const char *mark, char **out)
+{
 	cmdline c;
+	size_t i;
 
 	cl_init(&c);
-	char *cmd = NULL;
-	size_t i;
-	int rc;
 
 	/* 1. What can change without a reboot: the boot time itself, the home, the Tart image's
 	 * shim; the rest of the facts is the journal's while the boot time is the recorded one. */
@@ -625,29 +647,13 @@ int lm_guest_confirm_command(const lm_guest_facts *known, const lm_bundle *b, co
 	}
 	cl_raw(&c, " manifest.json");
 	cl_mark(&c, mark, 1);
-	/* 3. The probe stock, then with the shim and its exercise in one process; each only when
-	 * what it loads is a regular file (the loader would block on a FIFO). */
-	cl_raw(&c, "test -f ");
-	cl_arg(&c, se->probe_path);
-	cl_raw(&c, " && ");
-	rc = lm_shim_command(se, 0, stock, 2, &cmd);
-	cl_command(&c, rc, cmd);
-	cl_mark(&c, mark, 2);
-	cmd = NULL;
-	cl_raw(&c, "test -f ");
-	cl_arg(&c, se->probe_path);
-	cl_raw(&c, " && test -f ");
-	cl_arg(&c, se->shim_path);
-	cl_raw(&c, " && ");
-	rc = lm_shim_command(se, LM_SHIM_ALL, shimmed, 4, &cmd);
-	cl_command(&c, rc, cmd);
-	cl_mark(&c, mark, 3);
+	cl_probes(&c, se, mark);
 	return cl_done(&c, out);
 }
 
 /* Cut the output at the marker lines; a part whose marker is missing keeps status -1. Each part
  * loses the newline the marker's printf put before it, and keeps its own. */
-static void confirm_split(char *out, const char *mark, confirm_parts *p)
+static void confirm_split(char *out, const char *mark, int first, confirm_parts *p)
 {
 	size_t mlen = strlen(mark), n;
 	char *start = out, *line = out, *nl;
@@ -657,7 +663,7 @@ static void confirm_split(char *out, const char *mark, confirm_parts *p)
 		p->text[i] = NULL;
 		p->status[i] = -1;
 	}
-	i = 0;
+	i = first;
 	while (line != NULL && *line != '\0' && i < 4) {
 		nl = strchr(line, '\n');
 		if (strncmp(line, mark, mlen) == 0 && line[mlen] == ' ' &&
@@ -729,11 +735,14 @@ static int confirm_bundle(char *text, const lm_guest_facts *known, const lm_bund
 	return cursor != NULL && sums_match(cursor, b);
 }
 
-int lm_guest_confirm(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *b, const lm_shim_env *se,
+/* The command (parts from `first` on) run, its answer cut into parts; NULL reports where a part
+ * failed or is unreadable. */
+static int confirm_run(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *b, const lm_shim_env *se,
     lm_guest_confirmation *c)
 {
 	char mark[64], hex[17], *cmd = NULL, *out = NULL, *err = NULL;
 	confirm_parts p;
+	cmdline probes;
 	int status = 0, rc;
 
 	memset(c, 0, sizeof(*c));
@@ -741,13 +750,20 @@ int lm_guest_confirm(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *
 	if ((rc = lm_random_hex(hex, 8)) < 0)
 		return rc;
 	snprintf(mark, sizeof(mark), "@@lume-metal-%s@@", hex);
-	if ((rc = lm_guest_confirm_command(known, b, se, mark, &cmd)) < 0)
+	if (b != NULL)
+		rc = lm_guest_confirm_command(known, b, se, mark, &cmd);
+	else {
+		cl_init(&probes);
+		cl_probes(&probes, se, mark);
+		rc = cl_done(&probes, &cmd);
+	}
+	if (rc < 0)
 		return rc;
 	rc = lm_ssh_exec_capture(ssh, cmd, 512 * 1024, &out, &err, &status);
 	free(cmd);
 	if (rc < 0)
 		return rc;
-	confirm_split(out, mark, &p);
+	confirm_split(out, mark, b != NULL ? 0 : 2, &p);
 	if (p.status[0] == 0 && p.text[0] != NULL)
 		c->facts_ok = confirm_facts(p.text[0], known, &c->facts);
 	if (p.status[1] == 0 && p.text[1] != NULL)
@@ -768,6 +784,17 @@ int lm_guest_confirm(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *
 	lm_free(out);
 	lm_free(err);
 	return 0;
+}
+
+int lm_guest_confirm(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *b, const lm_shim_env *se,
+    lm_guest_confirmation *c)
+{
+	return confirm_run(ssh, known, b, se, c);
+}
+
+int lm_guest_probe_exercise(lm_ssh *ssh, const lm_shim_env *se, lm_guest_confirmation *c)
+{
+	return confirm_run(ssh, NULL, NULL, se, c);
 }
 
 void lm_guest_confirmation_dispose(lm_guest_confirmation *c)

@@ -258,6 +258,42 @@ static int tcp_connect(lm_ssh *ssh)
 
 /* libssh2's global initialisation (its crypto backend) is not safe to race: do it exactly once,
  * whichever thread connects first. */
+#ifdef TCP_QUICKACK
+/* libssh2's own receive, plus an immediate ACK for what arrives. After authentication OpenSSH's
+ * sshd sends its host keys (hostkeys-00@openssh.com) unasked, and it leaves Nagle's algorithm on
+ * for a session without a terminal: its answer to our next request (the channel's confirmation)
+ * then waits for the ACK of those host keys, which Linux delays by 40 ms when we have nothing to
+ * send. That stall was most of a re-enable's one command. Linux leaves quick-ACK mode on its own,
+ * so it is asked again at every receive. */
+static LIBSSH2_RECV_FUNC(recv_quickack)
+{
+	static const int one = 1;
+	ssize_t n;
+
+	(void)abstract;
+	n = recv(socket, buffer, length, flags);
+	(void)setsockopt(socket, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+	if (n < 0)
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	return n;
+}
+
+static void set_quickack_recv(LIBSSH2_SESSION *session)
+{
+#if LIBSSH2_VERSION_NUM >= 0x010b01
+	(void)libssh2_session_callback_set2(session, LIBSSH2_CALLBACK_RECV, (libssh2_cb_generic *)recv_quickack);
+#else
+	(void)libssh2_session_callback_set(session, LIBSSH2_CALLBACK_RECV, (void *)recv_quickack);
+#endif
+}
+#else
+/* Elsewhere (macOS) there is no per-socket quick-ACK: the system's delayed-ACK rule applies. */
+static void set_quickack_recv(LIBSSH2_SESSION *session)
+{
+	(void)session;
+}
+#endif
+
 static pthread_once_t lm_ssh_once = PTHREAD_ONCE_INIT;
 
 static void lm_ssh_init_once(void)
@@ -337,6 +373,7 @@ int lm_ssh_connect_vm(lm_ssh **out, lm_context *ctx, const char *vm_name, const 
 		rc = lm_error_set(LM_ENOMEM, "VM '%s': cannot create an SSH session (libssh2)", vm_name);
 		goto fail;
 	}
+	set_quickack_recv(ssh->session);
 	libssh2_session_set_blocking(ssh->session, 1);
 	lm_ssh_set_blocking_timeout(ssh, ssh->connect_timeout);
 	if ((rc = lm_ssh_hostkey_prefs(ssh, prefs, sizeof(prefs))) < 0)

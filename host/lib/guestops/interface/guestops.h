@@ -217,6 +217,10 @@ int lm_guest_confirm(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *
     lm_guest_confirmation *c);
 /* Frees the reports a confirmation holds (not the struct). */
 void lm_guest_confirmation_dispose(lm_guest_confirmation *c);
+/* The confirmation's probe parts alone, in one command: stock, then with the shim and its
+ * exercise in one process (c->stock, c->shimmed, c->exercised; NULL where a part did not answer
+ * or its report is unreadable: the single steps then ask again and say why). */
+int lm_guest_probe_exercise(lm_ssh *ssh, const lm_shim_env *se, lm_guest_confirmation *c);
 /* "reduction pass, matrix pass, bfloat16 pass; threadgroup memory 32768 bytes". */
 void lm_exercise_summary(const lm_report *r, char *buf, size_t len);
 /* The paravirtual device's known defects in an exercise (reported, never required): `checked` lists

@@ -42,6 +42,20 @@ void lm_journal_forget_vm(lm_state *st, const char *name);
 /* Drop the records of the n VMs in `sorted` (lm_strv_sort order) in one pass over the journal;
  * present[i] (when not NULL) is set for each that had one. How many were dropped. */
 size_t lm_journal_forget_vms(lm_state *st, char *const *sorted, size_t n, unsigned char *present);
+/* ---- journal_gate.c: several threads' changes in one transaction ---- */
+
+/* `workers` threads each come once (lm_journal_gate_pass) or leave (lm_journal_gate_leave); the
+ * last of them opens the journal, makes every change that came with fn(item, st) in the order
+ * they came, saves once (when `save`) and lets them all go on. pass returns fn's result for its
+ * item, with its error message set in the caller's thread; a journal that cannot be opened or
+ * saved, or a cancel first, fails every item. A gate is used once. */
+typedef struct lm_journal_gate lm_journal_gate;
+typedef int (*lm_journal_gate_fn)(void *item, lm_state *st);
+int lm_journal_gate_new(lm_journal_gate **out, lm_context *ctx, size_t workers, lm_journal_gate_fn fn, int save);
+int lm_journal_gate_pass(lm_journal_gate *g, void *item);
+void lm_journal_gate_leave(lm_journal_gate *g); /* NULL is fine */
+void lm_journal_gate_free(lm_journal_gate *g);  /* NULL is fine */
+
 /* ---- vm_record.c: one VM's record ---- */
 
 typedef enum {
