@@ -286,6 +286,14 @@ $(cat "$E2E_DIR/fleet.trace")"
   lm_json "$E2E_DIR/r.json" rollback --all --no-restart
   expect_rc 0 "$E2E_DIR/r.json"
 
+  note "a VM that fails before the gate (no such VM) leaves it: the others go on"
+  lm_json "$E2E_DIR/n.json" enable vm1 nosuch --jobs 2
+  expect_rc 3 "$E2E_DIR/n.json"
+  jq_is "$E2E_DIR/n.json" '.vms[] | select(.vm == "vm1") | .error' null
+  jq_is "$E2E_DIR/n.json" '.vms[] | select(.vm == "nosuch") | .error.code' not-found
+  lm_json "$E2E_DIR/r.json" rollback --all --no-restart
+  expect_rc 0 "$E2E_DIR/r.json"
+
   note "a VM held by another process: the rest of the first round goes on without it"
   LUME_METAL_TEST_STOP_AT=after-preference "$LM_BIN_HOOKS" enable vm3 >"$E2E_DIR/h.out" 2>&1 &
   local holder=$!
