@@ -291,6 +291,9 @@ $(cat "$E2E_DIR/fleet.trace")"
   expect_rc 3 "$E2E_DIR/n.json"
   jq_is "$E2E_DIR/n.json" '.vms[] | select(.vm == "vm1") | .error' null
   jq_is "$E2E_DIR/n.json" '.vms[] | select(.vm == "nosuch") | .error.code' not-found
+  # Its own message, also when its worker is the last at the gate and makes the transaction.
+  jq -r '.vms[] | select(.vm == "nosuch") | .message' "$E2E_DIR/n.json" | grep -q "Virtual machine not found: nosuch" ||
+    fail "nosuch's message: $(cat "$E2E_DIR/n.json")"
   lm_json "$E2E_DIR/r.json" rollback --all --no-restart
   expect_rc 0 "$E2E_DIR/r.json"
 

@@ -349,6 +349,22 @@ static void route(sim *s, const char *method, const char *path, const char *body
 			set_message(r, 200, "address answer set", NULL);
 		}
 		cJSON_Delete(doc);
+	} else if (post && match_hook(path, "hold-boot", name, sizeof(name))) {
+		/* {"hold": true}: the VM's boots wait (it stays running, its guest down) until false. */
+		cJSON *doc = cJSON_Parse(body);
+		const cJSON *h = cJSON_GetObjectItemCaseSensitive(doc, "hold");
+		if ((vm = sim_vm_find(s, name)) == NULL) {
+			set_message(r, 400, "Virtual machine not found: ", name);
+		} else if (!cJSON_IsBool(h)) {
+			set_message(r, 400, "expected {\"hold\": true or false}", NULL);
+		} else {
+			pthread_mutex_lock(&s->lock);
+			vm->never_ready = cJSON_IsTrue(h);
+			pthread_cond_signal(&s->wake);
+			pthread_mutex_unlock(&s->lock);
+			set_message(r, 200, cJSON_IsTrue(h) ? "boots held" : "boots go on", NULL);
+		}
+		cJSON_Delete(doc);
 	} else if (post && match_hook(path, "attach", name, sizeof(name))) {
 		if ((vm = sim_vm_find(s, name)) == NULL)
 			set_message(r, 400, "Virtual machine not found: ", name);

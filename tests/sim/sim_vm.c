@@ -573,11 +573,14 @@ int sim_tcp_probe(const char *address, int port, double timeout)
 static cJSON *vm_object(sim *s, sim_vm *vm)
 {
 	cJSON *o = cJSON_CreateObject(), *disk;
-	int running, booted;
+	int running, booted, addressed;
 
 	pthread_mutex_lock(&s->lock);
 	running = vm->running;
 	booted = vm->booted;
+	/* Lume's address is the host's DHCP lease for the VM's MAC: a guest that took one before (a
+	 * restart) has it there while it boots again, before its sshd listens. */
+	addressed = booted || (running && vm->leased);
 	pthread_mutex_unlock(&s->lock);
 	/* Every key is always present, null when unknown, as Lume does. */
 	cJSON_AddStringToObject(o, "name", vm->name);
@@ -597,11 +600,11 @@ static cJSON *vm_object(sim *s, sim_vm *vm)
 	} else {
 		cJSON_AddNullToObject(o, "vncUrl");
 	}
-	if (booted)
+	if (addressed)
 		cJSON_AddStringToObject(o, "ipAddress", vm->address_answer[0] ? vm->address_answer : vm->address);
 	else
 		cJSON_AddNullToObject(o, "ipAddress");
-	if (!booted) /* no address, no probe: null, running or not */
+	if (!addressed) /* no address, no probe: null, running or not */
 		cJSON_AddNullToObject(o, "sshAvailable");
 	else /* Lume's own check: a 2-second TCP connect to port 22 */
 		cJSON_AddBoolToObject(o, "sshAvailable", sim_tcp_probe(vm->address, 22, 2.0));

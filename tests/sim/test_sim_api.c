@@ -420,6 +420,29 @@ static void test_boot_gives_address_and_ssh(void **state)
 	stop_vm("vm1");
 }
 
+/* Lume's address is the host's DHCP lease: a restarted VM has it while its guest boots again
+ * (held here by the simulator's hook), with sshAvailable false until its sshd listens. */
+static void test_restart_keeps_lease_address(void **state)
+{
+	const char *address = sim_fixture_address(&sim, "vm1");
+	cJSON *vm;
+
+	(void)state;
+	run_vm("vm1");
+	stop_vm("vm1");
+	expect("POST", "/_sim/vms/vm1/hold-boot", "{\"hold\": true}", 200, "application/json", "boots held");
+	expect("POST", "/lume/vms/vm1/run", "{\"noDisplay\":true}", 202, "application/json", "VM start initiated");
+	vm = get_vm("vm1");
+	assert_string_equal(str_of(vm, "status"), "running");
+	assert_string_equal(str_of(vm, "ipAddress"), address);
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(vm, "sshAvailable")));
+	cJSON_Delete(vm);
+	assert_true(port22_closed(address));
+	expect("POST", "/_sim/vms/vm1/hold-boot", "{\"hold\": false}", 200, "application/json", "boots go on");
+	wait_vm("vm1", "running");
+	stop_vm("vm1");
+}
+
 /* POST stop blocks until the VM is down: when it answers, the guest's port 22 is closed, and the
  * stop is in the log after the VM's "stopped" event. */
 static void test_stop_blocks_until_down(void **state)
@@ -885,6 +908,7 @@ int main(void)
 		cmocka_unit_test(test_run_body_checked),
 		cmocka_unit_test(test_running_before_address),
 		cmocka_unit_test(test_boot_gives_address_and_ssh),
+		cmocka_unit_test(test_restart_keeps_lease_address),
 		cmocka_unit_test(test_stop_blocks_until_down),
 		cmocka_unit_test(test_host_status_document),
 		cmocka_unit_test(test_max_running_two),

@@ -20,7 +20,7 @@ struct lm_journal_gate {
 	size_t queued;
 	void **items;
 	int *rcs;
-	char (*msgs)[1024]; /* each failed change's message, said again in its worker's thread */
+	char (*msgs)[2048]; /* each failed change's message, said again in its worker's thread */
 	int done;
 };
 
@@ -102,14 +102,35 @@ static int pass(lm_journal_gate *g, void *item)
 		mine = g->queued++;
 		g->items[mine] = item;
 	}
-	if (--g->expected == 0 && g->queued > 0)
+	if (--g->expected == 0 && g->queued > 0) {
+		/* The transaction runs in this thread, whose last error (a worker leaving because its
+		 * VM failed, about to report why) is its own: kept, not the changes' errors. */
+		char saved[2048];
+		int saved_code = lm_error_last()->code;
+
+		snprintf(saved, sizeof(saved), "%s", lm_error_last()->message);
 		transaction(g);
+		if (saved_code != 0)
+			(void)lm_error_set(saved_code, "%s", saved);
+		else
+			lm_error_clear();
+	}
 	while (item != NULL && !g->done)
 		pthread_cond_wait(&g->cv, &g->mu);
 	if (item != NULL && (rc = g->rcs[mine]) < 0)
 		lm_error_set(rc, "%s", g->msgs[mine]);
 	pthread_mutex_unlock(&g->mu);
 	return rc;
+}
+
+size_t lm_journal_gate_waiting(lm_journal_gate *g)
+{
+	size_t n;
+
+	pthread_mutex_lock(&g->mu);
+	n = g->done ? 0 : g->queued;
+	pthread_mutex_unlock(&g->mu);
+	return n;
 }
 
 int lm_journal_gate_pass(lm_journal_gate *g, void *item)

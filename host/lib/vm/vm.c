@@ -341,6 +341,26 @@ int lm_vm_info_ready(const lm_vm_info *info)
 	return info != NULL && strcmp(info->status, "running") == 0 && info->ip[0] != '\0' && info->ssh_available;
 }
 
+/* The pause between two questions to the manager. Once it has given the VM's address, port 22 is
+ * tried every 20 ms meanwhile, and the pause ends when it answers: the next question then finds
+ * the VM ready at once rather than up to a tenth of a second later. A port that refuses costs the
+ * guest nothing (no sshd child), and only the one that answers is a connection. */
+static void wait_or_port(const lm_vm_info *info, double seconds)
+{
+	double until = lm_clock_monotonic() + seconds, left;
+
+	if (strcmp(info->status, "running") != 0 || info->ip[0] == '\0' || !lm_vm_is_ipv4(info->ip)) {
+		lm_clock_sleep(seconds);
+		return;
+	}
+	while ((left = until - lm_clock_monotonic()) > 0) {
+		if (lm_vm_port_answers(info->ip, 22, left < 0.02 ? left : 0.02))
+			return;
+		left = until - lm_clock_monotonic();
+		lm_clock_sleep(left < 0.02 ? (left > 0 ? left : 0) : 0.02);
+	}
+}
+
 int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm_info *out)
 {
 	char vm[LM_VM_NAME_MAX], why[400];
@@ -379,7 +399,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 		left = deadline - lm_clock_monotonic();
 		if (left <= 0)
 			return lm_error_set(LM_ETIMEOUT, "%s: not ready after %g s: %s", vm, timeout, why);
-		lm_clock_sleep(delay < left ? delay : left);
+		wait_or_port(&info, delay < left ? delay : left);
 		/* At most a tenth of a second between questions: every enable that restarts waits here,
 		 * and each moment between the guest's SSH answering and the next question is time the
 		 * user waits for nothing (half a second cost a one-VM enable a third of its time). One

@@ -188,6 +188,8 @@ void lm_vm_fill_identity(lm_vm_info *info, const lm_vm_backend *b);
  * returns why the probe failed (an errno value: refused, unreachable, ETIMEDOUT), 0 when port 22
  * answered or there is no address to ask. */
 int lm_vm_probe_ssh(lm_vm_info *info);
+/* 1 when address:port accepts a TCP connection within timeout seconds. */
+int lm_vm_port_answers(const char *address, int port, double timeout);
 /* A formatted string (caller frees); NULL only when out of memory. */
 char *lm_vm_strf(const char *fmt, ...) LM_PRINTF(1, 2);
 /* A dotted IPv4 address (what the managers print). */

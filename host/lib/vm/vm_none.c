@@ -106,6 +106,11 @@ static int tcp_probe(const char *address, int port, double timeout)
 	return why;
 }
 
+int lm_vm_port_answers(const char *address, int port, double timeout)
+{
+	return tcp_probe(address, port, timeout) == 0;
+}
+
 int lm_vm_probe_ssh(lm_vm_info *info)
 {
 	int why = info->ip[0] != '\0' ? tcp_probe(info->ip, 22, LM_SSH_PROBE_TIMEOUT) : 0;

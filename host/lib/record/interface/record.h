@@ -54,6 +54,7 @@ typedef int (*lm_journal_gate_fn)(void *item, lm_state *st);
 int lm_journal_gate_new(lm_journal_gate **out, lm_context *ctx, size_t workers, lm_journal_gate_fn fn, int save);
 int lm_journal_gate_pass(lm_journal_gate *g, void *item);
 void lm_journal_gate_leave(lm_journal_gate *g); /* NULL is fine */
+size_t lm_journal_gate_waiting(lm_journal_gate *g); /* items that came and wait for the transaction */
 void lm_journal_gate_free(lm_journal_gate *g);  /* NULL is fine */
 
 /* ---- vm_record.c: one VM's record ---- */
