@@ -342,23 +342,23 @@ int lm_vm_info_ready(const lm_vm_info *info)
 }
 
 /* The pause between two questions to the manager. Once it has given the VM's address, port 22 is
- * tried every 20 ms meanwhile, and the pause ends when it answers: the next question then finds
- * the VM ready at once rather than up to a tenth of a second later. A port that refuses costs the
- * guest nothing (no sshd child), and only the one that answers is a connection. */
-static void wait_or_port(const lm_vm_info *info, double seconds)
+ * tried every 20 ms meanwhile: 1 when it answered. A port that refuses costs the guest nothing (no
+ * sshd child); the one that answers is the manager's own check made a moment earlier. */
+static int wait_or_port(const lm_vm_info *info, double seconds)
 {
 	double until = lm_clock_monotonic() + seconds, left;
 
 	if (strcmp(info->status, "running") != 0 || info->ip[0] == '\0' || !lm_vm_is_ipv4(info->ip)) {
 		lm_clock_sleep(seconds);
-		return;
+		return 0;
 	}
 	while ((left = until - lm_clock_monotonic()) > 0) {
 		if (lm_vm_port_answers(info->ip, 22, left < 0.02 ? left : 0.02))
-			return;
+			return 1;
 		left = until - lm_clock_monotonic();
 		lm_clock_sleep(left < 0.02 ? (left > 0 ? left : 0) : 0.02);
 	}
+	return 0;
 }
 
 int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm_info *out)
@@ -366,7 +366,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 	char vm[LM_VM_NAME_MAX], why[400];
 	lm_vm_info info;
 	double start, deadline, delay = 0.05, left, reported = 0, asked;
-	int rc;
+	int rc, answered = 0;
 
 	if (out != NULL)
 		memset(out, 0, sizeof(*out));
@@ -379,9 +379,15 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 	for (;;) {
 		vmm->ssh_probe_err = 0;
 		asked = lm_clock_monotonic();
-		if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
+		/* Port 22 answered our own check: the manager's answer of a moment ago (running, at this
+		 * address) with SSH available, without asking it again to check the port once more (on
+		 * a Mac each check of an answering port is an sshd that launchd starts for nothing). */
+		if (answered)
+			info.ssh_available = 1;
+		else if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
 			return rc;
-		lm_trace(vmm->ctx, vm, "ready-ask", asked);
+		else
+			lm_trace(vmm->ctx, vm, "ready-ask", asked);
 		if (lm_vm_info_ready(&info)) {
 			lm_trace(vmm->ctx, vm, "ready-wait", start);
 			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: ready at %s after %.1f s", vm, info.ip, lm_clock_monotonic() - start);
@@ -399,7 +405,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 		left = deadline - lm_clock_monotonic();
 		if (left <= 0)
 			return lm_error_set(LM_ETIMEOUT, "%s: not ready after %g s: %s", vm, timeout, why);
-		wait_or_port(&info, delay < left ? delay : left);
+		answered = wait_or_port(&info, delay < left ? delay : left);
 		/* At most a tenth of a second between questions: every enable that restarts waits here,
 		 * and each moment between the guest's SSH answering and the next question is time the
 		 * user waits for nothing (half a second cost a one-VM enable a third of its time). One
