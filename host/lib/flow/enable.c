@@ -696,7 +696,8 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 		for (i = 0; i < nworkers; i++)
 			if (pthread_create(&threads[i], NULL, enable_worker_run, &workers[i]) != 0)
 				break;
-		/* Workers that never started are not waited for at the gate. */
+		/* Workers that never started are not waited for at the gate (when none did, the first
+		 * runs in this thread below and still comes). */
 		for (size_t k = i + (i == 0); k < nworkers; k++)
 			lm_journal_gate_leave(gate);
 		nworkers = i;

@@ -735,9 +735,8 @@ static int confirm_bundle(char *text, const lm_guest_facts *known, const lm_bund
 	return cursor != NULL && sums_match(cursor, b);
 }
 
-/* The command (parts from `first` on) run, its answer cut into parts; NULL reports where a part
- * failed or is unreadable. */
-static int confirm_run(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *b, const lm_shim_env *se,
+/* Without a bundle (lm_guest_probe_exercise), the probe parts alone. */
+int lm_guest_confirm(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *b, const lm_shim_env *se,
     lm_guest_confirmation *c)
 {
 	char mark[64], hex[17], *cmd = NULL, *out = NULL, *err = NULL;
@@ -786,15 +785,9 @@ static int confirm_run(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle
 	return 0;
 }
 
-int lm_guest_confirm(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *b, const lm_shim_env *se,
-    lm_guest_confirmation *c)
-{
-	return confirm_run(ssh, known, b, se, c);
-}
-
 int lm_guest_probe_exercise(lm_ssh *ssh, const lm_shim_env *se, lm_guest_confirmation *c)
 {
-	return confirm_run(ssh, NULL, NULL, se, c);
+	return lm_guest_confirm(ssh, NULL, NULL, se, c);
 }
 
 void lm_guest_confirmation_dispose(lm_guest_confirmation *c)

@@ -29,14 +29,16 @@ int lm_journal_gate_new(lm_journal_gate **out, lm_context *ctx, size_t workers, 
 	lm_journal_gate *g = calloc(1, sizeof(*g));
 
 	*out = NULL;
-	if (g == NULL || (g->items = calloc(workers + 1, sizeof(*g->items))) == NULL ||
+	if (g == NULL)
+		return lm_error_nomem();
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	if ((g->items = calloc(workers + 1, sizeof(*g->items))) == NULL ||
 	    (g->rcs = calloc(workers + 1, sizeof(*g->rcs))) == NULL ||
 	    (g->msgs = calloc(workers + 1, sizeof(*g->msgs))) == NULL) {
 		lm_journal_gate_free(g);
 		return lm_error_nomem();
 	}
-	pthread_mutex_init(&g->mu, NULL);
-	pthread_cond_init(&g->cv, NULL);
 	g->ctx = ctx;
 	g->fn = fn;
 	g->save = save;
@@ -49,10 +51,8 @@ void lm_journal_gate_free(lm_journal_gate *g)
 {
 	if (g == NULL)
 		return;
-	if (g->items != NULL && g->rcs != NULL && g->msgs != NULL) {
-		pthread_mutex_destroy(&g->mu);
-		pthread_cond_destroy(&g->cv);
-	}
+	pthread_mutex_destroy(&g->mu);
+	pthread_cond_destroy(&g->cv);
 	free(g->items);
 	free(g->rcs);
 	free(g->msgs);
@@ -88,7 +88,7 @@ static void transaction(lm_journal_gate *g)
 }
 
 /* Come (item) or leave (NULL); the last of the workers runs the transaction. */
-static int pass(lm_journal_gate *g, void *item)
+int lm_journal_gate_pass(lm_journal_gate *g, void *item)
 {
 	size_t mine = 0;
 	int rc = 0;
@@ -133,13 +133,8 @@ size_t lm_journal_gate_waiting(lm_journal_gate *g)
 	return n;
 }
 
-int lm_journal_gate_pass(lm_journal_gate *g, void *item)
-{
-	return pass(g, item);
-}
-
 void lm_journal_gate_leave(lm_journal_gate *g)
 {
 	if (g != NULL)
-		(void)pass(g, NULL);
+		(void)lm_journal_gate_pass(g, NULL);
 }

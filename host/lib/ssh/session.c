@@ -256,8 +256,6 @@ static int tcp_connect(lm_ssh *ssh)
 	return 0;
 }
 
-/* libssh2's global initialisation (its crypto backend) is not safe to race: do it exactly once,
- * whichever thread connects first. */
 #ifdef TCP_QUICKACK
 /* libssh2's own receive, plus an immediate ACK for what arrives. After authentication OpenSSH's
  * sshd sends its host keys (hostkeys-00@openssh.com) unasked, and it leaves Nagle's algorithm on
@@ -294,6 +292,8 @@ static void set_quickack_recv(LIBSSH2_SESSION *session)
 }
 #endif
 
+/* libssh2's global initialisation (its crypto backend) is not safe to race: do it exactly once,
+ * whichever thread connects first. */
 static pthread_once_t lm_ssh_once = PTHREAD_ONCE_INIT;
 
 static void lm_ssh_init_once(void)
