@@ -60,6 +60,12 @@ int munmap(void *addr, lm_size len);
 #define LM_PROT_READ 1
 #define LM_PROT_WRITE 2
 #define LM_MAP_SHARED 1
+#define LM_MAP_PRIVATE 2
+#if defined(__APPLE__)
+#define LM_MAP_ANON 0x1000
+#else
+#define LM_MAP_ANON 0x20
+#endif
 #define LM_MAP_FAILED ((void *)-1)
 
 /* v in decimal, written backwards from the end of buf (24 bytes: every 64-bit value fits); returns
@@ -85,6 +91,13 @@ int rename(const char *from, const char *to);
 int unlink(const char *path);
 int getpid(void);
 int getppid(void);
+/* What the shim reads of a program a spawn starts (its path, links and first line). */
+long read(int fd, void *buf, lm_size len);
+long readlink(const char *path, char *buf, lm_size size);
+int access(const char *path, int mode);
+char *getcwd(char *buf, lm_size size);
+#define LM_O_RDONLY 0
+#define LM_X_OK 1
 #if defined(__APPLE__)
 int _NSGetExecutablePath(char *buf, unsigned int *size);
 int *__error(void);
@@ -95,7 +108,6 @@ int *__error(void);
 #define LM_O_NOFOLLOW 0x0100
 #define LM_O_CLOEXEC 0x01000000
 #else
-long readlink(const char *path, char *buf, lm_size size);
 int *__errno_location(void);
 #define LM_ERRNO (*__errno_location())
 #define LM_O_WRONLY 01

@@ -62,6 +62,7 @@
 #define LM_NAME 128         /* a class or device name */
 #define LM_QUESTIONS 64
 #define LM_TG_READS 4       /* distinct maxThreadgroupMemoryLength stock values per class */
+#define LM_SPAWNS 32        /* exec and spawn calls kept in the record; more are counted */
 #define LM_SEEN_EMPTY(index) ((index) + 2) /* the key of family index + 1, whose entry is index + 1 */
 
 #if !defined(LM_SHIM_VERSION)
@@ -277,16 +278,24 @@ static void config_read(void)
 	cfg.valid = 1;
 }
 
-/* ---- children start clean -------------------------------------------------------------- */
+/* ---- children: decided at each spawn ----------------------------------------------------- */
 
-/* dyld splits DYLD_INSERT_LIBRARIES at ':'; ld.so splits LD_PRELOAD at ':' and ' '. */
+/* dyld splits DYLD_INSERT_LIBRARIES at ':'; ld.so splits LD_PRELOAD at ':' and ' '. The default
+ * search path is what each libc's exec*p and posix_spawnp use when PATH is unset (_PATH_DEFPATH
+ * on macOS; glibc's own). */
 #if defined(__APPLE__)
 #define LM_INJECTION_VARIABLE "DYLD_INSERT_LIBRARIES"
 #define LM_INJECTION_SPACE_SEPARATES 0
+#define LM_DEFAULT_PATH "/usr/bin:/bin"
 #else
 #define LM_INJECTION_VARIABLE "LD_PRELOAD"
 #define LM_INJECTION_SPACE_SEPARATES 1
+#define LM_DEFAULT_PATH "/bin:/usr/bin"
 #endif
+#define LM_PATH 1024        /* a path the spawn rule reads (macOS's PATH_MAX); longer: as given */
+#define LM_LINKS 8          /* symbolic links followed to the file itself */
+#define LM_ENV_STACK 128    /* environment entries rebuilt on the stack; more: in a mapping */
+#define LM_ENV_TEXT 2048    /* bytes of rewritten injection variable on the stack; more: mapped */
 
 static const char *base_name(const char *path, const char *end)
 {
@@ -317,66 +326,406 @@ static int names_self(const char *e, const char *end, const char *self)
 	return 1;
 }
 
-/* What children get, for the record: set once by injection_clean at load. */
+/* Read once at load, before any spawn can be hooked; read-only afterwards. */
 static struct {
-	int inherit;
-	const char *setting; /* "0", "1", "invalid" or NULL */
-	const char *why;
+	int rule;            /* -1 the spawn rule; 0 LUME_METAL_INHERIT=0; 1 LUME_METAL_INHERIT=1 */
+	int sip;             /* LUME_METAL_GUEST_SIP: 1 enabled, 0 disabled or custom, -1 not reported */
+	int arm64e;          /* the installed shim has an arm64e slice */
+	int inherit;         /* children.inherit: the rule passes the shim on at all */
+	const char *setting; /* LUME_METAL_INHERIT as found: "0", "1", "invalid" or NULL */
+	const char *self;    /* this image's path (dladdr), NULL when unknown */
+	char why[LM_WHY];
 } kids;
 
-/* Remove this image from the injection variable, in place, unless LUME_METAL_INHERIT=1: the value
- * only ever gets shorter, so no allocation. (The strings a process receives at exec, and those
- * setenv makes, are writable.) Kept entries are joined with ':', which both dyld and ld.so accept. */
-static void injection_clean(void)
+/* What the host says about the guest (docs/activation-format.md, "Children"), and the override. A
+ * SIP state the shim is not told counts as not enabled: removing the shim from a protected
+ * program loses nothing on a SIP-on guest, since such a program purges it itself, while keeping it
+ * on a SIP-off guest gets the program terminated. */
+static void kids_read(void)
 {
-	const char *inherit = getenv("LUME_METAL_INHERIT");
-	char *value = getenv(LM_INJECTION_VARIABLE), *r, *w;
+	const char *inherit = getenv("LUME_METAL_INHERIT"), *sip = getenv("LUME_METAL_GUEST_SIP");
+	const char *arm64e = getenv("LUME_METAL_SHIM_ARM64E");
+	const char *prefix = "", *rule, *sip_words = "guest SIP not reported";
 	lm_dl_info info;
 
-	if (inherit == 0 || *inherit == '\0') {
-		kids.why = "LUME_METAL_INHERIT not set: children start clean (the default)";
-	} else if (str_eq(inherit, "1")) {
-		kids.setting = "1";
-		kids.why = "LUME_METAL_INHERIT=1: children keep the shim";
-	} else if (str_eq(inherit, "0")) {
-		kids.setting = "0";
-		kids.why = "LUME_METAL_INHERIT=0: children start clean";
+	kids.rule = -1;
+	if (inherit != 0 && *inherit != '\0') {
+		kids.setting = str_eq(inherit, "1") ? "1" : str_eq(inherit, "0") ? "0" : "invalid";
+		if (kids.setting[0] != 'i')
+			kids.rule = kids.setting[0] - '0';
+		else
+			prefix = "LUME_METAL_INHERIT is neither 0 nor 1, so ignored: ";
+	}
+	kids.sip = -1;
+	if (sip != 0 && str_eq(sip, "enabled"))
+		kids.sip = 1;
+	else if (sip != 0 && (str_eq(sip, "disabled") || str_eq(sip, "custom")))
+		kids.sip = 0, sip_words = str_eq(sip, "custom") ? "guest SIP custom" : "guest SIP disabled";
+#if defined(__arm64e__)
+	(void)arm64e;
+	kids.arm64e = 1; /* this very slice */
+#else
+	kids.arm64e = arm64e != 0 && str_eq(arm64e, "1");
+#endif
+	if (dladdr((const void *)kids_read, &info) != 0 && info.dli_fname != 0 && info.dli_fname[0] != '\0')
+		kids.self = info.dli_fname;
+	kids.inherit = kids.rule != 0;
+	if (getenv(LM_INJECTION_VARIABLE) == 0) {
+		kids.inherit = 0;
+		rule = "the injection variable is not set";
+	} else if (kids.rule == 1) {
+		rule = "LUME_METAL_INHERIT=1: every child keeps the shim";
+	} else if (kids.rule == 0) {
+		rule = "LUME_METAL_INHERIT=0: every child starts without the shim";
+	} else if (kids.sip == 1) {
+		rule = "decided at each spawn: guest SIP enabled, so every child keeps the shim (protected programs ignore it)";
+	} else if (kids.arm64e) {
+		rule = "decided at each spawn: the shim has an arm64e slice, so every child keeps it";
 	} else {
-		kids.setting = "invalid";
-		kids.why = "LUME_METAL_INHERIT is neither 0 nor 1: children start clean";
-	}
-	if (value == 0) {
-		kids.why = "the injection variable is not set";
-		return;
-	}
-	if (kids.setting != 0 && str_eq(kids.setting, "1")) {
-		kids.inherit = 1;
-		return;
-	}
-	if (dladdr((const void *)injection_clean, &info) == 0 || info.dli_fname == 0) {
-		kids.inherit = 1;
-		kids.why = "the shim could not find its own path: the injection variable is left as it is";
-		return;
-	}
-	r = w = value;
-	while (*r != '\0') {
-		char *e = r, *end;
+		const char *parts[] = { prefix, "decided at each spawn: protected programs start without the shim (",
+			sip_words, ", no arm64e slice); every other child keeps it" };
 
-		while (*r != '\0' && *r != ':' && !(LM_INJECTION_SPACE_SEPARATES && *r == ' '))
-			r++;
-		end = r;
-		if (*r != '\0')
-			r++;
-		if (end == e || names_self(e, end, info.dli_fname))
-			continue;
-		if (w != value)
-			*w++ = ':';
-		while (e < end)
-			*w++ = *e++;
+		(void)join(kids.why, LM_WHY, parts, 4);
+		return;
 	}
-	*w = '\0';
-	if (w == value)
-		(void)unsetenv(LM_INJECTION_VARIABLE);
+	{
+		const char *parts[] = { prefix, rule };
+
+		(void)join(kids.why, LM_WHY, parts, 2);
+	}
+}
+
+/* The directories SIP protects, as the host lists them (host/lib/guestops/sip.c): dyld purges
+ * DYLD_* in their programs on a SIP-on guest and, with SIP off, terminates one (all are arm64e)
+ * that inherits a library without an arm64e slice (docs/guest.md; /work reference metal.md,
+ * "dyld and inserted libraries"). The data volume, mounted below /System, is not protected. */
+static int starts_with(const char *s, const char *prefix)
+{
+	while (*prefix != '\0' && *s == *prefix)
+		s++, prefix++;
+	return *prefix == '\0';
+}
+
+static int in_protected_dir(const char *path)
+{
+	static const char *const dirs[] = { "/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/libexec/", "/System/" };
+
+	if (starts_with(path, "/System/Volumes/Data/"))
+		return 0;
+	for (lm_size i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (starts_with(path, dirs[i]))
+			return 1;
+	}
+	return 0;
+}
+
+static lm_size str_len(const char *s)
+{
+	lm_size n = 0;
+
+	while (s[n] != '\0')
+		n++;
+	return n;
+}
+
+/* dst = the n bytes at a, '/' unless a is empty or ends in one, then b (LM_PATH bytes). 0 when it
+ * does not fit. dst may be a's own buffer. */
+static int path_join(char *dst, const char *a, lm_size n, const char *b)
+{
+	lm_size m = str_len(b), k = n;
+
+	if (n + 1 + m + 1 > LM_PATH)
+		return 0;
+	for (lm_size i = 0; i < n; i++)
+		dst[i] = a[i];
+	if (k > 0 && dst[k - 1] != '/')
+		dst[k++] = '/';
+	for (lm_size i = 0; i <= m; i++)
+		dst[k + i] = b[i];
+	return 1;
+}
+
+/* "." and ".." components and repeated slashes of an absolute path taken out, in place (as the
+ * kernel walks them once the links are followed). */
+static void path_normalize(char *p)
+{
+	lm_size r = 0, w = 0;
+
+	while (p[r] != '\0') {
+		lm_size s = r, len;
+
+		while (p[r] == '/')
+			r++;
+		s = r;
+		while (p[r] != '\0' && p[r] != '/')
+			r++;
+		len = r - s;
+		if (len == 0 || (len == 1 && p[s] == '.'))
+			continue;
+		if (len == 2 && p[s] == '.' && p[s + 1] == '.') {
+			while (w > 0 && p[w - 1] != '/')
+				w--;
+			if (w > 0)
+				w--;
+			continue;
+		}
+		p[w++] = '/';
+		for (lm_size i = 0; i < len; i++)
+			p[w++] = p[s + i];
+	}
+	if (w == 0)
+		p[w++] = '/';
+	p[w] = '\0';
+}
+
+/* path made absolute (against the working directory), its links followed and normalized into dst
+ * (LM_PATH bytes). 0 when it does not fit. */
+static int path_resolve(char *dst, const char *path)
+{
+	char link[LM_PATH];
+
+	if (path[0] == '/') {
+		if (!path_join(dst, "", 0, path))
+			return 0;
+	} else if (getcwd(link, sizeof(link)) == 0 || !path_join(dst, link, str_len(link), path)) {
+		return 0;
+	}
+	for (int hops = 0; hops < LM_LINKS; hops++) {
+		long n = readlink(dst, link, sizeof(link) - 1);
+
+		if (n <= 0)
+			break;
+		link[n] = '\0';
+		if (link[0] == '/') {
+			if (!path_join(dst, "", 0, link))
+				return 0;
+		} else if (!path_join(dst, dst, (lm_size)(base_name(dst, dst + str_len(dst)) - dst), link)) {
+			return 0;
+		}
+	}
+	path_normalize(dst);
+	return 1;
+}
+
+/* The file a call with file starts (LM_PATH bytes): search: through PATH as exec*p and
+ * posix_spawnp look (the first executable candidate; an empty entry is the working directory),
+ * when file has no '/'. 0 when none is found or a path does not fit. */
+static int target_locate(char *dst, const char *file, int search)
+{
+	const char *path, *p;
+	char cand[LM_PATH];
+
+	for (p = file; *p != '\0' && *p != '/'; p++)
+		;
+	if (!search || *p == '/')
+		return file[0] != '\0' && path_resolve(dst, file);
+	if (file[0] == '\0' || (path = getenv("PATH")) == 0)
+		path = LM_DEFAULT_PATH;
+	for (p = path;; p++) {
+		const char *start = p;
+
+		while (*p != '\0' && *p != ':')
+			p++;
+		if (path_join(cand, p == start ? "." : start, p == start ? 1 : (lm_size)(p - start), file) &&
+		    access(cand, LM_X_OK) == 0)
+			return path_resolve(dst, cand);
+		if (*p == '\0')
+			return 0;
+	}
+}
+
+/* What runs when the kernel is handed path: 1 a script, its #! interpreter in interp; 2 neither
+ * a script nor an executable format (exec*p and posix_spawnp then run it with /bin/sh); 0 an
+ * executable or unreadable. */
+static int target_interpreter(const char *path, char *interp)
+{
+	static const unsigned char magics[][4] = {
+		{ 0x7f, 'E', 'L', 'F' },                                  /* ELF */
+		{ 0xfe, 0xed, 0xfa, 0xce }, { 0xce, 0xfa, 0xed, 0xfe },   /* Mach-O 32-bit */
+		{ 0xfe, 0xed, 0xfa, 0xcf }, { 0xcf, 0xfa, 0xed, 0xfe },   /* Mach-O 64-bit */
+		{ 0xca, 0xfe, 0xba, 0xbe }, { 0xca, 0xfe, 0xba, 0xbf },   /* universal */
+	};
+	unsigned char head[LM_PATH + 3];
+	long n;
+	lm_size i = 2, k = 0;
+	int fd = open(path, LM_O_RDONLY | LM_O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, head, sizeof(head) - 1);
+	(void)close(fd);
+	if (n < 0)
+		return 0;
+	if (n < 2 || head[0] != '#' || head[1] != '!') {
+		for (lm_size m = 0; n >= 4 && m < sizeof(magics) / sizeof(magics[0]); m++) {
+			if (head[0] == magics[m][0] && head[1] == magics[m][1] && head[2] == magics[m][2] &&
+			    head[3] == magics[m][3])
+				return 0;
+		}
+		return 2;
+	}
+	while (i < (lm_size)n && (head[i] == ' ' || head[i] == '\t'))
+		i++;
+	while (i < (lm_size)n && head[i] != ' ' && head[i] != '\t' && head[i] != '\n' && head[i] != '\0' &&
+	    k < LM_PATH - 1)
+		interp[k++] = (char)head[i++];
+	interp[k] = '\0';
+	return k > 0 ? 1 : 0;
+}
+
+/* A spawn's target as the rule sees it. */
+struct target {
+	char path[LM_PATH];   /* the file started (searched, absolute, links followed); "" unknown */
+	char interp[LM_PATH]; /* the program that runs it: its #! interpreter, /bin/sh, or "" */
+	int protected;        /* the file or its interpreter is in a directory SIP protects */
+};
+
+static void target_read(struct target *t, const char *file, int search)
+{
+	char interp[LM_PATH];
+	int kind;
+
+	t->path[0] = t->interp[0] = '\0';
+	if (!target_locate(t->path, file, search)) {
+		t->path[0] = '\0';
+		t->protected = in_protected_dir(file);
+		return;
+	}
+	t->protected = in_protected_dir(t->path);
+	kind = target_interpreter(t->path, interp);
+	if (kind == 2)
+		(void)path_join(t->interp, "", 0, "/bin/sh");
+	else if (kind == 1 && !path_resolve(t->interp, interp))
+		(void)path_join(t->interp, "", 0, interp);
+	if (t->interp[0] != '\0')
+		t->protected |= in_protected_dir(t->interp);
+}
+
+enum { SHIM_ABSENT = 0, SHIM_KEPT = 1, SHIM_REMOVED = 2 };
+
+/* Whether the target gets the shim, and why (a static text for the record). */
+static int spawn_rule(const struct target *t, const char **why)
+{
+	if (kids.rule == 1)
+		return *why = "LUME_METAL_INHERIT=1", SHIM_KEPT;
+	if (kids.rule == 0)
+		return *why = "LUME_METAL_INHERIT=0", SHIM_REMOVED;
+	if (!t->protected)
+		return *why = "not a protected program", SHIM_KEPT;
+	if (kids.sip == 1)
+		return *why = "protected program on a SIP-on guest: it purges the variable itself", SHIM_KEPT;
+	if (kids.arm64e)
+		return *why = "protected program, and the shim has an arm64e slice", SHIM_KEPT;
+	*why = kids.sip == 0 ? "protected program on a SIP-off guest and the shim has no arm64e slice" :
+	    "protected program, the guest's SIP not reported, and the shim has no arm64e slice";
+	return SHIM_REMOVED;
+}
+
+/* The environment a spawn passes on: the caller's, or a copy without this image's entries in the
+ * injection variable (the others kept, in order, joined with ':', which dyld and ld.so both
+ * accept; the variable dropped when nothing is left). Small environments are rebuilt on the
+ * stack; larger ones in an anonymous mapping (a system call, safe in a forked child where malloc
+ * is not), unmapped when the call returns. */
+struct env_out {
+	char **envp;          /* the copy, NULL: pass the caller's */
+	void *map;
+	lm_size map_len;
+	char *arr[LM_ENV_STACK];
+	char text[LM_ENV_TEXT];
+};
+
+static int is_injection(const char *entry)
+{
+	return starts_with(entry, LM_INJECTION_VARIABLE "=");
+}
+
+/* An entry of the injection variable's value, from *r: [*e, *end). */
+static void next_entry(const char **r, const char **e, const char **end)
+{
+	*e = *r;
+	while (**r != '\0' && **r != ':' && !(LM_INJECTION_SPACE_SEPARATES && **r == ' '))
+		(*r)++;
+	*end = *r;
+	if (**r != '\0')
+		(*r)++;
+}
+
+/* 1 when some injection variable of envp names this image. */
+static int env_names_self(char *const envp[])
+{
+	for (lm_size i = 0; envp != 0 && envp[i] != 0; i++) {
+		const char *r, *e, *end;
+
+		if (!is_injection(envp[i]))
+			continue;
+		r = envp[i] + sizeof(LM_INJECTION_VARIABLE);
+		while (*r != '\0') {
+			next_entry(&r, &e, &end);
+			if (end != e && names_self(e, end, kids.self))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* Builds o->envp. 0 done; -1 no memory for it (o->envp NULL: the caller's is passed on). */
+static int env_without_self(char *const envp[], struct env_out *o)
+{
+	lm_size n = 0, text = 0, k = 0, t = 0;
+	char **arr = o->arr, *buf = o->text;
+
+	o->envp = 0;
+	o->map = 0;
+	for (; envp[n] != 0; n++) {
+		if (is_injection(envp[n]))
+			text += str_len(envp[n]) + 1;
+	}
+	if (n + 1 > LM_ENV_STACK || text > LM_ENV_TEXT) {
+		lm_size len = (n + 1) * sizeof(char *) + text, page = 16384;
+
+		o->map_len = (len + page - 1) / page * page;
+		o->map = mmap(0, o->map_len, LM_PROT_READ | LM_PROT_WRITE, LM_MAP_PRIVATE | LM_MAP_ANON, -1, 0);
+		if (o->map == LM_MAP_FAILED) {
+			o->map = 0;
+			return -1;
+		}
+		arr = (char **)o->map;
+		buf = (char *)o->map + (n + 1) * sizeof(char *);
+	}
+	for (lm_size i = 0; i < n; i++) {
+		const char *r, *e, *end;
+		lm_size start = t, kept = 0;
+
+		if (!is_injection(envp[i])) {
+			arr[k++] = envp[i];
+			continue;
+		}
+		for (r = LM_INJECTION_VARIABLE "="; *r != '\0'; r++)
+			buf[t++] = *r;
+		r = envp[i] + sizeof(LM_INJECTION_VARIABLE);
+		while (*r != '\0') {
+			next_entry(&r, &e, &end);
+			if (end == e || names_self(e, end, kids.self))
+				continue;
+			if (kept++ > 0)
+				buf[t++] = ':';
+			while (e < end)
+				buf[t++] = *e++;
+		}
+		buf[t++] = '\0';
+		if (kept > 0)
+			arr[k++] = buf + start;
+	}
+	arr[k] = 0;
+	o->envp = arr;
+	return 0;
+}
+
+static void env_release(struct env_out *o)
+{
+	if (o->map != 0)
+		(void)munmap(o->map, o->map_len);
+	o->map = 0;
 }
 
 /* ---- activation records (docs/activation-format.md) -------------------------------------- */
@@ -403,7 +752,16 @@ static struct {
 		unsigned char stock, given;
 	} questions[LM_QUESTIONS];
 	SEL sel_name, sel_utf8;
-	char text[32768];
+	unsigned s_count; /* spawns claimed (may exceed LM_SPAWNS: the rest are counted) */
+	struct spawn {
+		int ready;
+		unsigned char call, protected, shim, has_path;
+		int pid;          /* posix_spawn's child; 0: none (an exec, or the call failed) */
+		int error;        /* the call's error number; 0: none (or an exec that has not returned) */
+		const char *why;  /* static text */
+		char path[1024], resolved[LM_PATH], interp[LM_PATH];
+	} spawns[LM_SPAWNS];
+	char text[65536];
 } rec;
 
 /* The length of the well-formed UTF-8 sequence at s (1 for ASCII), 0 when there is none. Stops at
@@ -539,14 +897,71 @@ static lm_size settled_slots(void)
 	return n;
 }
 
-static void record_text(struct out *o, int written)
+/* The spawns, then the end of the record. An entry that does not fit in what is left of the
+ * buffer (with room kept for the end) is left out and counted with those beyond the table: returns
+ * how many were left out that way. */
+static unsigned record_spawns(struct out *o)
+{
+	static const char *const calls[] = { "execve", "posix_spawn", "posix_spawnp", "posix_spawn_setexec" };
+	static const char *const shims[] = { "absent", "kept", "removed" };
+	unsigned n = __atomic_load_n(&rec.s_count, __ATOMIC_ACQUIRE), cut = 0, first = 1;
+	lm_size cap = o->cap;
+
+	o->cap = cap - 64; /* the end: "],\n  \"spawns_dropped\": N\n}\n" */
+	for (unsigned i = 0; i < n && i < LM_SPAWNS; i++) {
+		struct spawn *sp = &rec.spawns[i];
+		lm_size before = o->n;
+
+		if (!__atomic_load_n(&sp->ready, __ATOMIC_ACQUIRE))
+			continue;
+		put(o, first ? "\n    {\"call\": \"" : ",\n    {\"call\": \"");
+		put(o, calls[sp->call]);
+		put(o, "\", \"path\": ");
+		put_str(o, sp->has_path ? sp->path : 0);
+		put(o, ", \"resolved\": ");
+		put_str(o, sp->resolved[0] != '\0' ? sp->resolved : 0);
+		put(o, ", \"interpreter\": ");
+		put_str(o, sp->interp[0] != '\0' ? sp->interp : 0);
+		put(o, ", \"protected\": ");
+		put_bool(o, sp->protected);
+		put(o, ", \"shim\": \"");
+		put(o, shims[sp->shim]);
+		put(o, "\", \"why\": ");
+		put_str(o, sp->why);
+		put(o, ", \"pid\": ");
+		if (__atomic_load_n(&sp->pid, __ATOMIC_ACQUIRE) > 0)
+			put_u64(o, (lm_u64)__atomic_load_n(&sp->pid, __ATOMIC_ACQUIRE));
+		else
+			put(o, "null");
+		put(o, ", \"error\": ");
+		if (__atomic_load_n(&sp->error, __ATOMIC_ACQUIRE) > 0)
+			put_u64(o, (lm_u64)__atomic_load_n(&sp->error, __ATOMIC_ACQUIRE));
+		else
+			put(o, "null");
+		put(o, "}");
+		if (o->full) {
+			o->n = before;
+			o->full = 0;
+			cut++;
+			continue;
+		}
+		first = 0;
+	}
+	o->cap = cap;
+	put(o, first ? "],\n  \"spawns_dropped\": " : "\n  ],\n  \"spawns_dropped\": ");
+	put_u64(o, (lm_u64)(n > LM_SPAWNS ? n - LM_SPAWNS : 0) + cut);
+	put(o, "\n}\n");
+	return cut;
+}
+
+static unsigned record_text(struct out *o, int written)
 {
 	static const char *const written_names[] = { "load", "update", "exit" };
 	lm_size classes = settled_slots(), first = 1;
 	unsigned nq = __atomic_load_n(&rec.q_count, __ATOMIC_ACQUIRE);
 	const char *init_not = __atomic_load_n(&init_why, __ATOMIC_ACQUIRE);
 
-	put(o, "{\n  \"format\": \"lume-metal-activation/1\",\n  \"pid\": ");
+	put(o, "{\n  \"format\": \"lume-metal-activation/1.1\",\n  \"pid\": ");
 	put_u64(o, (lm_u64)rec.pid);
 	put(o, ",\n  \"ppid\": ");
 	put_u64(o, (lm_u64)rec.ppid);
@@ -650,7 +1065,8 @@ static void record_text(struct out *o, int written)
 	put_str(o, kids.why);
 	put(o, ", \"host_reason\": ");
 	put_str(o, rec.has_host_reason ? rec.host_reason : 0);
-	put(o, "}\n}\n");
+	put(o, "},\n  \"spawns\": [");
+	return record_spawns(o);
 }
 
 /* One write: the text to .<pid>.tmp, then renamed over <pid>.json. Any failure leaves the previous
@@ -662,9 +1078,13 @@ static void record_write(int written)
 	int fd;
 
 	rec.sequence++;
-	record_text(&o, written);
+	/* Spawns that do not fit the buffer are left out, counted: the record then says incomplete. */
+	if (record_text(&o, written) > 0 && !__atomic_exchange_n(&rec.incomplete, 1, __ATOMIC_ACQ_REL)) {
+		o.n = 0;
+		(void)record_text(&o, written);
+	}
 	if (o.full)
-		return; /* the fixed tables keep a record far below the buffer; never write a cut one */
+		return; /* the fixed tables keep the rest far below the buffer; never write a cut one */
 	/* Exclusive: never through a link planted at the name. A stale file (an earlier process with
 	 * this pid, killed mid-write) is removed and the open tried once more. */
 	fd = open(rec.tmp, LM_O_WRONLY | LM_O_CREAT | LM_O_EXCL | LM_O_NOFOLLOW | LM_O_CLOEXEC, 0644);
@@ -1121,10 +1541,331 @@ static void class_loaded(Class cls, void *category)
 }
 #endif
 
+/* ---- interposed exec and spawn calls: the rule applied at each --------------------------- */
+
+/* macOS: __DATA,__interpose tuples (below, with Metal's), which dyld honours with chained fixups
+ * and old-style binds alike (reference metal.md, 2026-11). Every other image's calls reach these;
+ * the calls made here reach libSystem's own. execv, execvp and the execl family are libsystem_c's
+ * and end in execve; posix_spawnp is libsystem_kernel's and calls posix_spawn within that image,
+ * so both spawn calls are interposed (xnu libsyscall/wrappers/spawn/posix_spawn.c); system() and
+ * popen() use posix_spawn. Linux (the tests): preloaded definitions of every exec and spawn call a
+ * program makes through the dynamic linker (glibc's own execv, execvp, execl* and posix_spawnp end
+ * in internal calls that preloading cannot reach, so each is its own entry point; its system()
+ * and popen() spawn /bin/sh internally and are not reached). glibc has no POSIX_SPAWN_SETEXEC:
+ * an exec in place is an execve there. */
+enum { CALL_EXECVE = 0, CALL_SPAWN = 1, CALL_SPAWNP = 2, CALL_SETEXEC = 3 };
+
+struct spawn_state {
+	struct env_out env;
+	struct target t;
+	int slot; /* the record's entry; -1 none */
+};
+
+static void spawn_record(struct spawn_state *st, int call, const char *file, int shim, const char *why)
+{
+	struct spawn *sp;
+	unsigned i;
+
+	st->slot = -1;
+	/* This process's own record only: a forked child's memory (and pid) is its own, and a child
+	 * writes no record (record_update); the program it starts writes its own. */
+	if (!rec.on || getpid() != rec.pid)
+		return;
+	i = __atomic_fetch_add(&rec.s_count, 1, __ATOMIC_ACQ_REL);
+	if (i >= LM_SPAWNS) {
+		record_incomplete();
+		return;
+	}
+	sp = &rec.spawns[i];
+	sp->call = (unsigned char)call;
+	sp->protected = (unsigned char)st->t.protected;
+	sp->shim = (unsigned char)shim;
+	sp->why = why;
+	sp->has_path = file != 0;
+	if (file != 0)
+		copy_text(sp->path, sizeof(sp->path), file);
+	copy_text(sp->resolved, sizeof(sp->resolved), st->t.path);
+	copy_text(sp->interp, sizeof(sp->interp), st->t.interp);
+	__atomic_store_n(&sp->ready, 1, __ATOMIC_RELEASE);
+	st->slot = (int)i;
+	/* Before the call: an exec that succeeds never returns. */
+	record_update(WRITTEN_UPDATE);
+}
+
+/* The environment the call passes on, decided and recorded before it is made. Never fails: what
+ * cannot be done leaves the caller's environment as it was, and the record says so. */
+static char *const *spawn_begin(struct spawn_state *st, int call, const char *file, int search, char *const envp[])
+{
+	const char *why = "the environment given has no injection variable naming the shim";
+	int shim = SHIM_ABSENT, saved = LM_ERRNO, names = envp != 0 && kids.self != 0 && env_names_self(envp);
+
+	st->env.envp = 0;
+	st->env.map = 0;
+	st->slot = -1;
+	if (file == 0 || (!names && !rec.on))
+		return envp; /* nothing to decide, nothing to record */
+	target_read(&st->t, file, search);
+	if (envp != 0 && kids.self == 0) {
+		for (lm_size i = 0; envp[i] != 0; i++) {
+			if (is_injection(envp[i])) {
+				shim = SHIM_KEPT;
+				why = "the shim could not find its own path: the environment is passed on as given";
+			}
+		}
+	} else if (names) {
+		shim = spawn_rule(&st->t, &why);
+		/* Passed on as given rather than the call refused: a refusal fails every such spawn,
+		 * while the original environment is exactly what the program would pass without this
+		 * rule (docs/guest.md, "Children"). */
+		if (shim == SHIM_REMOVED && env_without_self(envp, &st->env) < 0) {
+			shim = SHIM_KEPT;
+			why = "no memory for an environment without the shim: passed on as given";
+		}
+	}
+	spawn_record(st, call, file, shim, why);
+	LM_ERRNO = saved;
+	return st->env.envp != 0 ? st->env.envp : envp;
+}
+
+/* After a call that returned: error (0 none) and the child's pid (0 none) for the record. */
+static void spawn_end(struct spawn_state *st, int error, int pid)
+{
+	int saved = LM_ERRNO;
+
+	env_release(&st->env);
+	if (st->slot >= 0 && (error != 0 || pid > 0)) {
+		__atomic_store_n(&rec.spawns[st->slot].error, error, __ATOMIC_RELEASE);
+		__atomic_store_n(&rec.spawns[st->slot].pid, pid, __ATOMIC_RELEASE);
+		record_update(WRITTEN_UPDATE);
+	}
+	LM_ERRNO = saved;
+}
+
+/* Opaque here: a pointer on both systems (posix_spawnattr_t, posix_spawn_file_actions_t). */
+int execve(const char *path, char *const argv[], char *const envp[]);
+int posix_spawn(int *pid, const char *path, const void *file_actions, const void *attr, char *const argv[],
+    char *const envp[]);
+int posix_spawnp(int *pid, const char *file, const void *file_actions, const void *attr, char *const argv[],
+    char *const envp[]);
+
+static int spawn_call(int call, int search, int *pid, const char *file, const void *fa, const void *attr,
+    char *const argv[], char *const envp[]);
+
+#if defined(__APPLE__)
+int posix_spawnattr_getflags(const void *attr, short *flags);
+#define LM_POSIX_SPAWN_SETEXEC 0x0040
+
+static int execve_hook(const char *path, char *const argv[], char *const envp[])
+{
+	struct spawn_state st;
+	char *const *env = spawn_begin(&st, CALL_EXECVE, path, 0, envp);
+	int rc = execve(path, argv, env);
+
+	spawn_end(&st, LM_ERRNO, 0);
+	return rc;
+}
+
+static int spawn_real(int search, int *pid, const char *file, const void *fa, const void *attr, char *const argv[],
+    char *const envp[])
+{
+	return search ? posix_spawnp(pid, file, fa, attr, argv, envp) : posix_spawn(pid, file, fa, attr, argv, envp);
+}
+
+/* posix_spawn with POSIX_SPAWN_SETEXEC is an exec in place: what CPython's framework stub does
+ * (Mac/Tools/pythonw.c; reference metal.md, 2026-12-02). */
+static int spawn_kind(const void *attr, int call)
+{
+	short flags = 0;
+
+	if (attr != 0 && posix_spawnattr_getflags(attr, &flags) == 0 && (flags & LM_POSIX_SPAWN_SETEXEC) != 0)
+		return CALL_SETEXEC;
+	return call;
+}
+
+static int posix_spawn_hook(int *pid, const char *path, const void *fa, const void *attr, char *const argv[],
+    char *const envp[])
+{
+	return spawn_call(spawn_kind(attr, CALL_SPAWN), 0, pid, path, fa, attr, argv, envp);
+}
+
+static int posix_spawnp_hook(int *pid, const char *file, const void *fa, const void *attr, char *const argv[],
+    char *const envp[])
+{
+	return spawn_call(spawn_kind(attr, CALL_SPAWNP), 1, pid, file, fa, attr, argv, envp);
+}
+#else
+extern char **environ;
+int execv(const char *path, char *const argv[]);
+int execvp(const char *file, char *const argv[]);
+int execvpe(const char *file, char *const argv[], char *const envp[]);
+int execl(const char *path, const char *arg, ...);
+int execlp(const char *file, const char *arg, ...);
+int execle(const char *path, const char *arg, ...);
+#define LM_ENOSYS 38
+
+/* Preloaded, these definitions come first in the global scope; the next object's are the real
+ * ones (Metal's, libc's). */
+static void *next_symbol(void **cache, const char *name)
+{
+	void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+
+	if (fn == 0) {
+		fn = dlsym(LM_RTLD_NEXT, name);
+		__atomic_store_n(cache, fn, __ATOMIC_RELEASE);
+	}
+	return fn;
+}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*spawn_fn)(int *, const char *, const void *, const void *, char *const[], char *const[]);
+
+/* libc's, found at load (dlsym in a forked child could wait for a lock another thread held). */
+static void *next_execve, *next_execvpe, *next_spawn, *next_spawnp;
+
+static void spawn_init(void)
+{
+	(void)next_symbol(&next_execve, "execve");
+	(void)next_symbol(&next_execvpe, "execvpe");
+	(void)next_symbol(&next_spawn, "posix_spawn");
+	(void)next_symbol(&next_spawnp, "posix_spawnp");
+}
+
+/* search: execvpe (PATH searched as glibc does it), else execve. */
+static int exec_call(const char *file, int search, char *const argv[], char *const envp[])
+{
+	struct spawn_state st;
+	execve_fn fn = (execve_fn)next_symbol(search ? &next_execvpe : &next_execve, search ? "execvpe" : "execve");
+	char *const *env;
+	int rc;
+
+	if (fn == 0) {
+		LM_ERRNO = LM_ENOSYS;
+		return -1;
+	}
+	env = spawn_begin(&st, CALL_EXECVE, file, search, envp);
+	rc = fn(file, argv, env);
+	spawn_end(&st, LM_ERRNO, 0);
+	return rc;
+}
+
+/* The execl family: the list as an array (on the stack, as glibc's own execl builds it). */
+static int exec_list(const char *file, int search, int with_env, const char *arg, __builtin_va_list ap)
+{
+	__builtin_va_list count;
+	lm_size n = 1;
+
+	__builtin_va_copy(count, ap);
+	while (__builtin_va_arg(count, const char *) != 0)
+		n++;
+	__builtin_va_end(count);
+	{
+		char *argv[n + 1];
+		char *const *envp;
+
+		argv[0] = (char *)arg;
+		for (lm_size i = 1; i <= n; i++)
+			argv[i] = __builtin_va_arg(ap, char *);
+		envp = with_env ? __builtin_va_arg(ap, char *const *) : environ;
+		return exec_call(file, search, argv, envp);
+	}
+}
+
+LM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return exec_call(path, 0, argv, envp);
+}
+
+LM_EXPORT int execv(const char *path, char *const argv[])
+{
+	return exec_call(path, 0, argv, environ);
+}
+
+LM_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return exec_call(file, 1, argv, environ);
+}
+
+LM_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return exec_call(file, 1, argv, envp);
+}
+
+LM_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	__builtin_va_list ap;
+	int rc;
+
+	__builtin_va_start(ap, arg);
+	rc = arg == 0 ? exec_call(path, 0, (char *[]){ 0 }, environ) : exec_list(path, 0, 0, arg, ap);
+	__builtin_va_end(ap);
+	return rc;
+}
+
+LM_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	__builtin_va_list ap;
+	int rc;
+
+	__builtin_va_start(ap, arg);
+	rc = arg == 0 ? exec_call(file, 1, (char *[]){ 0 }, environ) : exec_list(file, 1, 0, arg, ap);
+	__builtin_va_end(ap);
+	return rc;
+}
+
+LM_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	__builtin_va_list ap;
+	int rc;
+
+	__builtin_va_start(ap, arg);
+	rc = arg == 0 ? exec_call(path, 0, (char *[]){ 0 }, __builtin_va_arg(ap, char *const *)) :
+	    exec_list(path, 0, 1, arg, ap);
+	__builtin_va_end(ap);
+	return rc;
+}
+
+static int spawn_real(int search, int *pid, const char *file, const void *fa, const void *attr, char *const argv[],
+    char *const envp[])
+{
+	spawn_fn fn = (spawn_fn)next_symbol(search ? &next_spawnp : &next_spawn, search ? "posix_spawnp" : "posix_spawn");
+
+	return fn != 0 ? fn(pid, file, fa, attr, argv, envp) : LM_ENOSYS;
+}
+
+LM_EXPORT int posix_spawn(int *pid, const char *path, const void *fa, const void *attr, char *const argv[],
+    char *const envp[])
+{
+	return spawn_call(CALL_SPAWN, 0, pid, path, fa, attr, argv, envp);
+}
+
+LM_EXPORT int posix_spawnp(int *pid, const char *file, const void *fa, const void *attr, char *const argv[],
+    char *const envp[])
+{
+	return spawn_call(CALL_SPAWNP, 1, pid, file, fa, attr, argv, envp);
+}
+#endif
+
+/* posix_spawn (search 0) and posix_spawnp (1), recorded as call. They return an error number and
+ * leave errno alone. */
+static int spawn_call(int call, int search, int *pid, const char *file, const void *fa, const void *attr,
+    char *const argv[], char *const envp[])
+{
+	struct spawn_state st;
+	int child = 0, rc;
+	char *const *env = spawn_begin(&st, call, file, search, envp);
+
+	rc = spawn_real(search, pid != 0 ? pid : &child, file, fa, attr, argv, env);
+	spawn_end(&st, rc, rc == 0 ? (pid != 0 ? *pid : child) : 0);
+	return rc;
+}
+
 __attribute__((constructor)) static void shim_load(void)
 {
 	record_init();
-	injection_clean();
+	kids_read();
+#if !defined(__APPLE__)
+	spawn_init();
+#endif
 	config_read();
 	if (!cfg.valid) {
 		init_why = "profile not active";
@@ -1189,19 +1930,11 @@ __attribute__((used, section("__DATA,__interpose"))) static const struct {
 } interpose[] = {
 	{ (const void *)create_default_device, (const void *)MTLCreateSystemDefaultDevice },
 	{ (const void *)copy_all_devices, (const void *)MTLCopyAllDevices },
+	{ (const void *)execve_hook, (const void *)execve },
+	{ (const void *)posix_spawn_hook, (const void *)posix_spawn },
+	{ (const void *)posix_spawnp_hook, (const void *)posix_spawnp },
 };
 #else
-/* Preloaded, these definitions come first in the global scope; the next object's are Metal's. */
-static void *next_symbol(void **cache, const char *name)
-{
-	void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
-
-	if (fn == 0) {
-		fn = dlsym(LM_RTLD_NEXT, name);
-		__atomic_store_n(cache, fn, __ATOMIC_RELEASE);
-	}
-	return fn;
-}
 
 LM_EXPORT id MTLCreateSystemDefaultDevice(void)
 {

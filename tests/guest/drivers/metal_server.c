@@ -5,6 +5,9 @@
  *                           through /proc/self/exe) with posix_spawn and the environment it has
  *                           itself, waits for it and prints "server: runner exited N". It asks
  *                           the GPU nothing.
+ *   metal-server --worker PATH   the same with the program at PATH as its runner (PATH --runner):
+ *                           a worker shipped beside the server, as Ollama's llama-server is
+ *                           beside ollama (reference metal.md, 2026-12-02).
  *   metal-server --runner   the runner: one device from MTLCreateSystemDefaultDevice, asked
  *                           supportsFamily: Apple7 and Apple9 (what llama.cpp's kernels are chosen
  *                           on); prints "runner: apple7=0|1 apple9=0|1".
@@ -51,19 +54,24 @@ static int runner(void)
 int main(int argc, char **argv)
 {
 	char *child_argv[] = { argv[0], (char *)"--runner", NULL };
+	const char *worker = "/proc/self/exe";
 	int stay = argc > 1 && strcmp(argv[argc - 1], "--stay") == 0;
 	pid_t pid;
 	int status, rc;
 
 	argc -= stay;
+	if (argc == 3 && strcmp(argv[1], "--worker") == 0) {
+		worker = child_argv[0] = argv[2];
+		argc = 1;
+	}
 	if (argc == 2 && strcmp(argv[1], "--runner") == 0) {
 		rc = runner();
 	} else if (argc != 1) {
-		fprintf(stderr, "usage: metal-server [--runner] [--stay]\n");
+		fprintf(stderr, "usage: metal-server [--runner | --worker PATH] [--stay]\n");
 		return 2;
 	} else {
 		fflush(stdout);
-		if ((rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, child_argv, environ)) != 0) {
+		if ((rc = posix_spawn(&pid, worker, NULL, NULL, child_argv, environ)) != 0) {
 			fprintf(stderr, "server: cannot start the runner: %s\n", strerror(rc));
 			return 1;
 		}
