@@ -594,8 +594,8 @@ static void target_read(struct target *t, const char *file, int search)
 	t->protected = in_protected_dir(t->path);
 	kind = target_interpreter(t->path, interp);
 	if (kind == 2)
-		(void)path_join(t->interp, "", 0, "/bin/sh");
-	else if (kind == 1 && !path_resolve(t->interp, interp))
+		(void)path_join(interp, "", 0, "/bin/sh");
+	if (kind != 0 && !path_resolve(t->interp, interp))
 		(void)path_join(t->interp, "", 0, interp);
 	if (t->interp[0] != '\0')
 		t->protected |= in_protected_dir(t->interp);
@@ -736,7 +736,7 @@ enum { WRITTEN_LOAD = 0, WRITTEN_UPDATE = 1, WRITTEN_EXIT = 2 };
 static struct {
 	int on;
 	int pid, ppid;
-	char path[1100], tmp[1100];
+	char path[1100], tmp[1100], dir[1024];
 	char exe[1024];
 	int has_exe;
 	char host_reason[LM_WHY];
@@ -755,7 +755,7 @@ static struct {
 	unsigned s_count; /* spawns claimed (may exceed LM_SPAWNS: the rest are counted) */
 	struct spawn {
 		int ready;
-		unsigned char call, protected, shim, has_path;
+		unsigned char call, protected, shim, has_path, cut;
 		int pid;          /* posix_spawn's child; 0: none (an exec, or the call failed) */
 		int error;        /* the call's error number; 0: none (or an exec that has not returned) */
 		const char *why;  /* static text */
@@ -792,10 +792,11 @@ static lm_size utf8_valid(const unsigned char *s)
 }
 
 /* src copied into dst (cap bytes, NUL-terminated); a longer text is cut before a whole UTF-8
- * sequence that does not fit and marks the record incomplete. */
-static void copy_text(char *dst, lm_size cap, const char *src)
+ * sequence that does not fit: returns 1 then. */
+static int copy_cut(char *dst, lm_size cap, const char *src)
 {
 	lm_size n = 0;
+	int cut = 0;
 
 	while (src[n] != '\0') {
 		lm_size k = utf8_valid((const unsigned char *)src + n);
@@ -803,7 +804,7 @@ static void copy_text(char *dst, lm_size cap, const char *src)
 		if (k == 0)
 			k = 1;
 		if (n + k > cap - 1) {
-			__atomic_store_n(&rec.incomplete, 1, __ATOMIC_RELAXED);
+			cut = 1;
 			break;
 		}
 		for (lm_size i = 0; i < k; i++)
@@ -811,6 +812,14 @@ static void copy_text(char *dst, lm_size cap, const char *src)
 		n += k;
 	}
 	dst[n] = '\0';
+	return cut;
+}
+
+/* The same into this process's record, which a cut marks incomplete. */
+static void copy_text(char *dst, lm_size cap, const char *src)
+{
+	if (copy_cut(dst, cap, src))
+		__atomic_store_n(&rec.incomplete, 1, __ATOMIC_RELAXED);
 }
 
 /* The record's text: a bounded buffer that fails instead of truncating (full is set). */
@@ -897,19 +906,27 @@ static lm_size settled_slots(void)
 	return n;
 }
 
+/* Whose record is written: this process's own (from rec), or the one a forked child writes just
+ * before its exec (its own pid, no question of its own, the one spawn it is making). */
+struct view {
+	int pid, ppid;
+	unsigned long sequence;
+	const struct spawn *forked; /* NULL: this process's own record */
+};
+
 /* The spawns, then the end of the record. An entry that does not fit in what is left of the
  * buffer (with room kept for the end) is left out and counted with those beyond the table: returns
  * how many were left out that way. */
-static unsigned record_spawns(struct out *o)
+static unsigned record_spawns(struct out *o, const struct view *v)
 {
 	static const char *const calls[] = { "execve", "posix_spawn", "posix_spawnp", "posix_spawn_setexec" };
 	static const char *const shims[] = { "absent", "kept", "removed" };
-	unsigned n = __atomic_load_n(&rec.s_count, __ATOMIC_ACQUIRE), cut = 0, first = 1;
+	unsigned n = v->forked != 0 ? 1 : __atomic_load_n(&rec.s_count, __ATOMIC_ACQUIRE), cut = 0, first = 1;
 	lm_size cap = o->cap;
 
 	o->cap = cap - 64; /* the end: "],\n  \"spawns_dropped\": N\n}\n" */
 	for (unsigned i = 0; i < n && i < LM_SPAWNS; i++) {
-		struct spawn *sp = &rec.spawns[i];
+		const struct spawn *sp = v->forked != 0 ? v->forked : &rec.spawns[i];
 		lm_size before = o->n;
 
 		if (!__atomic_load_n(&sp->ready, __ATOMIC_ACQUIRE))
@@ -954,7 +971,7 @@ static unsigned record_spawns(struct out *o)
 	return cut;
 }
 
-static unsigned record_text(struct out *o, int written)
+static unsigned record_text(struct out *o, int written, const struct view *v)
 {
 	static const char *const written_names[] = { "load", "update", "exit" };
 	lm_size classes = settled_slots(), first = 1;
@@ -962,9 +979,11 @@ static unsigned record_text(struct out *o, int written)
 	const char *init_not = __atomic_load_n(&init_why, __ATOMIC_ACQUIRE);
 
 	put(o, "{\n  \"format\": \"lume-metal-activation/1.1\",\n  \"pid\": ");
-	put_u64(o, (lm_u64)rec.pid);
+	put_u64(o, (lm_u64)v->pid);
 	put(o, ",\n  \"ppid\": ");
-	put_u64(o, (lm_u64)rec.ppid);
+	put_u64(o, (lm_u64)v->ppid);
+	put(o, ",\n  \"forked\": ");
+	put_bool(o, v->forked != 0);
 	put(o, ",\n  \"exe\": ");
 	put_str(o, rec.has_exe ? rec.exe : 0);
 #if defined(__arm64e__)
@@ -979,9 +998,9 @@ static unsigned record_text(struct out *o, int written)
 	put(o, ",\n  \"written\": \"");
 	put(o, written_names[written]);
 	put(o, "\",\n  \"sequence\": ");
-	put_u64(o, rec.sequence);
+	put_u64(o, v->sequence);
 	put(o, ",\n  \"incomplete\": ");
-	put_bool(o, __atomic_load_n(&rec.incomplete, __ATOMIC_RELAXED));
+	put_bool(o, v->forked != 0 ? v->forked->cut : __atomic_load_n(&rec.incomplete, __ATOMIC_RELAXED));
 
 	put(o, ",\n  \"profile\": {\"active\": ");
 	put_bool(o, cfg.valid);
@@ -1024,7 +1043,7 @@ static unsigned record_text(struct out *o, int written)
 	}
 	put(o, classes == 0 ? "]\n  },\n  \"questions\": [" : "\n    ]\n  },\n  \"questions\": [");
 
-	for (unsigned i = 0; i < nq && i < LM_QUESTIONS; i++) {
+	for (unsigned i = 0; v->forked == 0 && i < nq && i < LM_QUESTIONS; i++) {
 		struct question *q = &rec.questions[i];
 
 		if (!__atomic_load_n(&q->ready, __ATOMIC_ACQUIRE) || (lm_size)q->slot >= classes)
@@ -1043,7 +1062,7 @@ static unsigned record_text(struct out *o, int written)
 	put(o, first ? "],\n  \"threadgroup_memory_reads\": [" : "\n  ],\n  \"threadgroup_memory_reads\": [");
 
 	first = 1;
-	for (lm_size i = 0; i < classes; i++) {
+	for (lm_size i = 0; v->forked == 0 && i < classes; i++) {
 		int n = __atomic_load_n(&slots[i].tg_count, __ATOMIC_ACQUIRE);
 
 		for (int k = 0; k < n; k++) {
@@ -1066,41 +1085,95 @@ static unsigned record_text(struct out *o, int written)
 	put(o, ", \"host_reason\": ");
 	put_str(o, rec.has_host_reason ? rec.host_reason : 0);
 	put(o, "},\n  \"spawns\": [");
-	return record_spawns(o);
+	return record_spawns(o, v);
 }
 
-/* One write: the text to .<pid>.tmp, then renamed over <pid>.json. Any failure leaves the previous
- * record (or none) and no temporary file. */
-static void record_write(int written)
+/* The text to tmp, then renamed over path. Any failure leaves the previous record (or none) and
+ * no temporary file. */
+static void record_file(const char *tmp, const char *path, const char *text, lm_size n)
 {
-	struct out o = { rec.text, 0, sizeof(rec.text), 0 };
 	lm_size off = 0;
 	int fd;
 
-	rec.sequence++;
-	/* Spawns that do not fit the buffer are left out, counted: the record then says incomplete. */
-	if (record_text(&o, written) > 0 && !__atomic_exchange_n(&rec.incomplete, 1, __ATOMIC_ACQ_REL)) {
-		o.n = 0;
-		(void)record_text(&o, written);
-	}
-	if (o.full)
-		return; /* the fixed tables keep the rest far below the buffer; never write a cut one */
 	/* Exclusive: never through a link planted at the name. A stale file (an earlier process with
 	 * this pid, killed mid-write) is removed and the open tried once more. */
-	fd = open(rec.tmp, LM_O_WRONLY | LM_O_CREAT | LM_O_EXCL | LM_O_NOFOLLOW | LM_O_CLOEXEC, 0644);
-	if (fd < 0 && unlink(rec.tmp) == 0)
-		fd = open(rec.tmp, LM_O_WRONLY | LM_O_CREAT | LM_O_EXCL | LM_O_NOFOLLOW | LM_O_CLOEXEC, 0644);
+	fd = open(tmp, LM_O_WRONLY | LM_O_CREAT | LM_O_EXCL | LM_O_NOFOLLOW | LM_O_CLOEXEC, 0644);
+	if (fd < 0 && unlink(tmp) == 0)
+		fd = open(tmp, LM_O_WRONLY | LM_O_CREAT | LM_O_EXCL | LM_O_NOFOLLOW | LM_O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;
-	while (off < o.n) {
-		long w = write(fd, o.p + off, o.n - off);
+	while (off < n) {
+		long w = write(fd, text + off, n - off);
 
 		if (w <= 0)
 			break;
 		off += (lm_size)w;
 	}
-	if (close(fd) != 0 || off != o.n || rename(rec.tmp, rec.path) != 0)
-		(void)unlink(rec.tmp);
+	if (close(fd) != 0 || off != n || rename(tmp, path) != 0)
+		(void)unlink(tmp);
+}
+
+/* The text of v's record into o. Spawns that do not fit are left out, counted: the record then
+ * says incomplete. 0 when the text is whole. */
+static int record_render(struct out *o, int written, const struct view *v)
+{
+	if (record_text(o, written, v) > 0 && !__atomic_exchange_n(&rec.incomplete, 1, __ATOMIC_ACQ_REL)) {
+		o->n = 0;
+		(void)record_text(o, written, v);
+	}
+	return o->full ? -1 : 0; /* the fixed tables keep the rest far below the buffer; never write a cut one */
+}
+
+/* One write of this process's record: .<pid>.tmp, renamed over <pid>.json. */
+static void record_write(int written)
+{
+	struct out o = { rec.text, 0, sizeof(rec.text), 0 };
+	struct view v = { rec.pid, rec.ppid, ++rec.sequence, 0 };
+
+	if (record_render(&o, written, &v) == 0)
+		record_file(rec.tmp, rec.path, o.p, o.n);
+}
+
+/* Text into a fixed buffer: the directory's path and the pid, then suffix. 0 when it does not fit. */
+static int record_path(char *dst, lm_size cap, const char *dir, const char *dot, int pid, const char *suffix)
+{
+	char b[24];
+	struct out o = { dst, 0, cap - 1, 0 };
+
+	put(&o, dir);
+	put(&o, "/");
+	put(&o, dot);
+	put(&o, lm_decimal(b, (lm_u64)(unsigned)pid));
+	put(&o, suffix);
+	dst[o.n] = '\0';
+	return !o.full;
+}
+
+/* The record a forked child writes under its own pid just before it execs (sequence 1) and, when
+ * the exec fails, after (2): what it was given. If the program it starts loads the shim, that
+ * program's record replaces it; if not, it stays and says what the program was given. Nothing of
+ * the parent's memory is written: the text goes to a mapping of its own (a vfork child shares the
+ * parent's memory, and malloc is not safe after a fork). */
+static void record_forked(const struct spawn *sp, unsigned long sequence)
+{
+	lm_size cap = sizeof(rec.text);
+	char path[1100], tmp[1100];
+	struct view v = { getpid(), getppid(), sequence, sp };
+	struct out o = { 0, 0, cap, 0 };
+	int saved = LM_ERRNO;
+
+	if (!record_path(path, sizeof(path), rec.dir, "", v.pid, ".json") ||
+	    !record_path(tmp, sizeof(tmp), rec.dir, ".", v.pid, ".tmp"))
+		return;
+	o.p = mmap(0, cap, LM_PROT_READ | LM_PROT_WRITE, LM_MAP_PRIVATE | LM_MAP_ANON, -1, 0);
+	if (o.p == LM_MAP_FAILED) {
+		LM_ERRNO = saved;
+		return;
+	}
+	if (record_text(&o, WRITTEN_UPDATE, &v) == 0 && !o.full)
+		record_file(tmp, path, o.p, o.n);
+	(void)munmap(o.p, cap);
+	LM_ERRNO = saved;
 }
 
 /* Rewrite the record. One thread writes at a time: a thread that finds a write under way marks
@@ -1140,21 +1213,6 @@ static void record_incomplete(void)
 		record_update(WRITTEN_UPDATE);
 }
 
-/* Text into a fixed buffer: the directory's path and the pid, then suffix. 0 when it does not fit. */
-static int record_path(char *dst, lm_size cap, const char *dir, const char *dot, const char *suffix)
-{
-	char pid[24];
-	struct out o = { dst, 0, cap - 1, 0 };
-
-	put(&o, dir);
-	put(&o, "/");
-	put(&o, dot);
-	put(&o, lm_decimal(pid, (lm_u64)(unsigned)rec.pid));
-	put(&o, suffix);
-	dst[o.n] = '\0';
-	return !o.full;
-}
-
 /* At load, before anything else reads rec: on only with an absolute directory whose paths fit. */
 static void record_init(void)
 {
@@ -1172,9 +1230,10 @@ static void record_init(void)
 		return;
 	rec.pid = getpid();
 	rec.ppid = getppid();
-	if (!record_path(rec.path, sizeof(rec.path), dir, "", ".json") ||
-	    !record_path(rec.tmp, sizeof(rec.tmp), dir, ".", ".tmp"))
+	if (!record_path(rec.path, sizeof(rec.path), dir, "", rec.pid, ".json") ||
+	    !record_path(rec.tmp, sizeof(rec.tmp), dir, ".", rec.pid, ".tmp"))
 		return;
+	copy_text(rec.dir, sizeof(rec.dir), dir);
 #if defined(__APPLE__)
 	{
 		char exe[4096];
@@ -1558,37 +1617,53 @@ enum { CALL_EXECVE = 0, CALL_SPAWN = 1, CALL_SPAWNP = 2, CALL_SETEXEC = 3 };
 struct spawn_state {
 	struct env_out env;
 	struct target t;
-	int slot; /* the record's entry; -1 none */
+	int slot;           /* this process's record's entry; -1 none */
+	int forked;         /* a forked child's own record: own */
+	struct spawn own;
 };
 
+static void spawn_fill(struct spawn *sp, const struct spawn_state *st, int call, const char *file, int shim,
+    const char *why)
+{
+	sp->call = (unsigned char)call;
+	sp->protected = (unsigned char)st->t.protected;
+	sp->shim = (unsigned char)shim;
+	sp->why = why;
+	sp->has_path = file[0] != '\0';
+	sp->cut = (unsigned char)(copy_cut(sp->path, sizeof(sp->path), file) |
+	    copy_cut(sp->resolved, sizeof(sp->resolved), st->t.path) | copy_cut(sp->interp, sizeof(sp->interp), st->t.interp));
+	sp->pid = sp->error = 0;
+}
+
+/* Written before the call: an exec that succeeds never returns. A forked (or vforked) child, whose
+ * pid is not the record's, writes a record of its own and leaves the parent's memory alone. */
 static void spawn_record(struct spawn_state *st, int call, const char *file, int shim, const char *why)
 {
 	struct spawn *sp;
 	unsigned i;
 
 	st->slot = -1;
-	/* This process's own record only: a forked child's memory (and pid) is its own, and a child
-	 * writes no record (record_update); the program it starts writes its own. */
-	if (!rec.on || getpid() != rec.pid)
+	st->forked = 0;
+	if (!rec.on)
 		return;
+	if (getpid() != rec.pid) {
+		spawn_fill(&st->own, st, call, file, shim, why);
+		st->own.ready = 1;
+		st->forked = 1;
+		record_forked(&st->own, 1);
+		return;
+	}
 	i = __atomic_fetch_add(&rec.s_count, 1, __ATOMIC_ACQ_REL);
 	if (i >= LM_SPAWNS) {
 		record_incomplete();
 		return;
 	}
 	sp = &rec.spawns[i];
-	sp->call = (unsigned char)call;
-	sp->protected = (unsigned char)st->t.protected;
-	sp->shim = (unsigned char)shim;
-	sp->why = why;
-	sp->has_path = file != 0;
-	if (file != 0)
-		copy_text(sp->path, sizeof(sp->path), file);
-	copy_text(sp->resolved, sizeof(sp->resolved), st->t.path);
-	copy_text(sp->interp, sizeof(sp->interp), st->t.interp);
+	spawn_fill(sp, st, call, file, shim, why);
+	if (sp->cut)
+		__atomic_store_n(&rec.incomplete, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&sp->ready, 1, __ATOMIC_RELEASE);
 	st->slot = (int)i;
-	/* Before the call: an exec that succeeds never returns. */
 	record_update(WRITTEN_UPDATE);
 }
 
@@ -1602,6 +1677,7 @@ static char *const *spawn_begin(struct spawn_state *st, int call, const char *fi
 	st->env.envp = 0;
 	st->env.map = 0;
 	st->slot = -1;
+	st->forked = 0;
 	if (file == 0 || (!names && !rec.on))
 		return envp; /* nothing to decide, nothing to record */
 	target_read(&st->t, file, search);
@@ -1633,7 +1709,11 @@ static void spawn_end(struct spawn_state *st, int error, int pid)
 	int saved = LM_ERRNO;
 
 	env_release(&st->env);
-	if (st->slot >= 0 && (error != 0 || pid > 0)) {
+	if (st->forked && (error != 0 || pid > 0)) {
+		st->own.error = error;
+		st->own.pid = pid;
+		record_forked(&st->own, 2);
+	} else if (st->slot >= 0 && (error != 0 || pid > 0)) {
 		__atomic_store_n(&rec.spawns[st->slot].error, error, __ATOMIC_RELEASE);
 		__atomic_store_n(&rec.spawns[st->slot].pid, pid, __ATOMIC_RELEASE);
 		record_update(WRITTEN_UPDATE);

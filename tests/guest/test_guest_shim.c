@@ -301,7 +301,7 @@ static void test_tart_names_image_shim(void **state)
 	preload_shim = LM_SHIM;
 }
 
-/* ---- children start clean ------------------------------------------------------------- */
+/* ---- children: decided at each spawn ------------------------------------------------------------- */
 
 /* sh (shimmed through LD_PRELOAD=preload) runs a child that prints its LD_PRELOAD, then the probe
  * as another child. family: LUME_METAL_APPLE_FAMILY_MAX or NULL; extra: more "NAME=value" strings
@@ -331,45 +331,56 @@ static void run_shimmed_shell_env(lm_test_result *r, const char *preload, const 
 	assert_int_equal(r->err_len, 0);
 }
 
-/* The same; inherit: LUME_METAL_INHERIT=1. */
-static void run_shimmed_shell(lm_test_result *r, const char *preload, int inherit, const char *family)
+/* The spawn rule (docs/guest.md, "Children: decided at each spawn"): a shimmed sh starts
+ * /usr/bin/env (protected) and the probe (not); each row is the extra environment and what each
+ * child got. */
+static void test_children_spawn_rule(void **state)
 {
-	char *inherit_env[] = { "LUME_METAL_INHERIT=1", NULL };
-
-	run_shimmed_shell_env(r, preload, family, inherit ? inherit_env : NULL);
-}
-
-static void test_children_start_clean(void **state)
-{
+	static const struct {
+		const char *extra[3];
+		int env_keeps, probe_keeps;
+	} cases[] = {
+		{ { "LUME_METAL_GUEST_SIP=disabled" }, 0, 1 },
+		{ { "LUME_METAL_GUEST_SIP=custom" }, 0, 1 },
+		{ { NULL }, 0, 1 }, /* SIP not reported: as not enabled */
+		{ { "LUME_METAL_GUEST_SIP=enabled" }, 1, 1 },
+		{ { "LUME_METAL_GUEST_SIP=disabled", "LUME_METAL_SHIM_ARM64E=1" }, 1, 1 },
+		{ { "LUME_METAL_GUEST_SIP=disabled", "LUME_METAL_SHIM_ARM64E=yes" }, 0, 1 },
+		{ { "LUME_METAL_GUEST_SIP=disabled", "LUME_METAL_INHERIT=1" }, 1, 1 },
+		{ { "LUME_METAL_GUEST_SIP=enabled", "LUME_METAL_INHERIT=0" }, 0, 0 },
+		{ { "LUME_METAL_GUEST_SIP=disabled", "LUME_METAL_INHERIT=yes" }, 0, 1 },
+	};
 	char metal[1100], preload[4200], want[8400];
+	char *sip_off[] = { "LUME_METAL_GUEST_SIP=disabled", NULL };
 	lm_test_result r;
 
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *extra[] = { (char *)cases[i].extra[0], (char *)cases[i].extra[1], NULL };
+
+		run_shimmed_shell_env(&r, LM_SHIM, "1009", extra);
+		snprintf(want, sizeof(want), "%s%s%s\nfamily.Apple9=%d\nshim_active=%d\n",
+		    cases[i].env_keeps ? "LD_PRELOAD=" : "LD_PRELOAD unset", cases[i].env_keeps ? LM_SHIM : "", "",
+		    cases[i].probe_keeps, cases[i].probe_keeps);
+		if (strcmp(r.out, want) != 0)
+			fail_msg("case %zu (%s %s): got\n%s\nwant\n%s", i, cases[i].extra[0] ? cases[i].extra[0] : "",
+			    cases[i].extra[1] ? cases[i].extra[1] : "", r.out, want);
+	}
+
+	/* Removed: only the shim's entries go, the others are kept in order, whatever separated
+	 * them; a child that may keep it gets the variable exactly as it was. */
 	snprintf(metal, sizeof(metal), "%s/libMetal.so", metal_dir("stock"));
-
-	/* The shim alone: the variable is dropped, configured or not; the child probe runs stock. */
-	run_shimmed_shell(&r, LM_SHIM, 0, "1009");
-	assert_string_equal(r.out, "LD_PRELOAD unset\nfamily.Apple9=0\nshim_active=0\n");
-	run_shimmed_shell(&r, LM_SHIM, 0, NULL);
-	assert_string_equal(r.out, "LD_PRELOAD unset\nfamily.Apple9=0\nshim_active=0\n");
-
-	/* LUME_METAL_INHERIT=1: the variable is kept as it was; the child probe is shimmed. */
-	snprintf(want, sizeof(want), "LD_PRELOAD=%s\nfamily.Apple9=1\nshim_active=1\n", LM_SHIM);
-	run_shimmed_shell(&r, LM_SHIM, 1, "1009");
-	assert_string_equal(r.out, want);
-
-	/* Other entries are kept, in order, whatever separated them; only the shim goes. */
 	snprintf(preload, sizeof(preload), "%s:%s %s", metal, LM_SHIM, metal);
-	snprintf(want, sizeof(want), "LD_PRELOAD=%s:%s\nfamily.Apple9=0\nshim_active=0\n", metal, metal);
-	run_shimmed_shell(&r, preload, 0, "1009");
+	snprintf(want, sizeof(want), "LD_PRELOAD=%s:%s\nfamily.Apple9=1\nshim_active=1\n", metal, metal);
+	run_shimmed_shell_env(&r, preload, "1009", sip_off);
 	assert_string_equal(r.out, want);
 	snprintf(preload, sizeof(preload), "%s::%s", LM_SHIM, metal);
-	snprintf(want, sizeof(want), "LD_PRELOAD=%s\nfamily.Apple9=0\nshim_active=0\n", metal);
-	run_shimmed_shell(&r, preload, 0, NULL);
+	snprintf(want, sizeof(want), "LD_PRELOAD=%s\nfamily.Apple9=1\nshim_active=1\n", metal);
+	run_shimmed_shell_env(&r, preload, "1009", sip_off);
 	assert_string_equal(r.out, want);
-	snprintf(preload, sizeof(preload), "%s:%s", metal, LM_SHIM);
-	snprintf(want, sizeof(want), "LD_PRELOAD=%s\nfamily.Apple9=1\nshim_active=1\n", preload);
-	run_shimmed_shell(&r, preload, 1, "1009");
-	assert_string_equal(r.out, want);
+	/* Not configured: the rule is the same (the protected child starts without it). */
+	run_shimmed_shell_env(&r, LM_SHIM, NULL, sip_off);
+	assert_string_equal(r.out, "LD_PRELOAD unset\nfamily.Apple9=0\nshim_active=0\n");
 }
 
 /* ---- the published probe interface ---------------------------------------------------- */
@@ -1076,7 +1087,7 @@ static void test_record_contents(void **state)
 	run_env(&r, "stock", 1, argv, FAM "=1009", WSS "=20000000000", env, NULL);
 	assert_int_equal(r.status, 0);
 	doc = record_only(dir);
-	assert_str_at(doc, "format", "lume-metal-activation/1");
+	assert_str_at(doc, "format", "lume-metal-activation/1.1");
 	assert_num_at(doc, "ppid", (double)getpid());
 	assert_non_null(realpath(LM_PROBE, exe));
 	assert_str_at(doc, "exe", exe);
@@ -1118,11 +1129,15 @@ static void test_record_contents(void **state)
 	assert_int_equal(cJSON_GetArraySize(at(doc, "threadgroup_memory_reads")), 1);
 	assert_num_at(doc, "threadgroup_memory_reads.0.stock", 32768);
 	assert_num_at(doc, "threadgroup_memory_reads.0.given", 65536);
-	assert_bool_at(doc, "children.inherit", 0);
+	assert_bool_at(doc, "children.inherit", 1);
 	assert_str_at(doc, "children.variable", "LD_PRELOAD");
 	assert_str_at(doc, "children.setting", NULL);
-	assert_str_at(doc, "children.why", "LUME_METAL_INHERIT not set: children start clean (the default)");
+	assert_str_at(doc, "children.why", "decided at each spawn: protected programs start without the shim (guest SIP "
+	    "not reported, no arm64e slice); every other child keeps it");
 	assert_str_at(doc, "children.host_reason", NULL);
+	assert_bool_at(doc, "forked", 0);
+	assert_int_equal(cJSON_GetArraySize(at(doc, "spawns")), 0);
+	assert_num_at(doc, "spawns_dropped", 0);
 	cJSON_Delete(doc);
 
 	/* A configuration the shim refuses: loaded, stock, and why. */
@@ -1212,70 +1227,263 @@ static cJSON *record_of(const char *dir, const char *names, const char *base)
 	return NULL;
 }
 
-/* One record per process that loaded the shim; what children got, and why. */
+/* One record per process that loaded the shim: the shell's, each program it started that took the
+ * shim, and for each that did not, the record its forked child wrote before the exec (what that
+ * program was given). What children got, and why. */
 static void test_record_children(void **state)
 {
 	static const struct {
 		const char *inherit; /* LUME_METAL_INHERIT, NULL: absent */
 		const char *setting, *why;
+		int probe_keeps, others_keep;
+		const char *probe_why;
 	} cases[] = {
-		{ "1", "1", "LUME_METAL_INHERIT=1: children keep the shim" },
-		{ "0", "0", "LUME_METAL_INHERIT=0: children start clean" },
-		{ NULL, NULL, "LUME_METAL_INHERIT not set: children start clean (the default)" },
-		{ "yes", "invalid", "LUME_METAL_INHERIT is neither 0 nor 1: children start clean" },
+		{ "1", "1", "LUME_METAL_INHERIT=1: every child keeps the shim", 1, 1, NULL },
+		{ "0", "0", "LUME_METAL_INHERIT=0: every child starts without the shim", 0, 0, "LUME_METAL_INHERIT=0" },
+		{ NULL, NULL, "decided at each spawn: protected programs start without the shim (guest SIP disabled, no "
+		    "arm64e slice); every other child keeps it", 1, 0, NULL },
+		{ "yes", "invalid", "LUME_METAL_INHERIT is neither 0 nor 1, so ignored: decided at each spawn: protected "
+		    "programs start without the shim (guest SIP disabled, no arm64e slice); every other child keeps it", 1, 0,
+		    NULL },
 	};
 	char probe[PATH_MAX];
 
+	(void)state;
 	assert_non_null(realpath(LM_PROBE, probe));
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char env[1100], inherit[64], names[4096], sub[32];
 		const char *dir;
-		char *extra[] = { env, "LUME_METAL_INHERIT_REASON=guest SIP enabled\t(test)", NULL, NULL };
-		cJSON *shell = NULL, *child;
+		char *extra[] = { env, "LUME_METAL_INHERIT_REASON=guest SIP disabled\t(test)", "LUME_METAL_GUEST_SIP=disabled",
+			NULL, NULL };
+		cJSON *shell = NULL, *child = NULL;
 		lm_test_result r;
-		int n;
+		int n, forked = 0;
 
 		snprintf(sub, sizeof(sub), "children-%zu", i);
 		dir = records_dir(sub);
 		snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
 		if (cases[i].inherit != NULL) {
 			snprintf(inherit, sizeof(inherit), "LUME_METAL_INHERIT=%s", cases[i].inherit);
-			extra[2] = inherit;
+			extra[3] = inherit;
 		}
 		run_shimmed_shell_env(&r, LM_SHIM, "1009", extra);
+		/* sh, and one per child: env, grep, the probe, grep. */
 		n = dir_names(dir, names, sizeof(names));
-		/* The shell's own record; the others are its children's (env, grep, the probe). */
+		assert_int_equal(n, 5);
 		for (char *name = strtok(names, " "); name != NULL; name = strtok(NULL, " ")) {
 			cJSON *doc = record_load(dir, name);
 
 			assert_str_at(doc, "children.why", cases[i].why);
 			assert_str_at(doc, "children.setting", cases[i].setting);
-			assert_bool_at(doc, "children.inherit", cases[i].setting != NULL && strcmp(cases[i].setting, "1") == 0);
+			assert_bool_at(doc, "children.inherit", cases[i].setting == NULL || strcmp(cases[i].setting, "0") != 0);
 			/* control characters replaced */
-			assert_str_at(doc, "children.host_reason", "guest SIP enabled?(test)");
-			if (at(doc, "ppid")->valuedouble == (double)getpid())
+			assert_str_at(doc, "children.host_reason", "guest SIP disabled?(test)");
+			if (at(doc, "ppid")->valuedouble == (double)getpid()) {
 				shell = doc;
-			else
-				cJSON_Delete(doc);
+				continue;
+			}
+			if (cJSON_IsTrue(at(doc, "forked"))) {
+				/* The shell's fork, before its exec: the program, and what it was given. */
+				const char *path = at(doc, "spawns.0.path")->valuestring;
+				int is_probe = strcmp(path, probe) == 0;
+
+				forked++;
+				assert_str_at(doc, "exe", "/usr/bin/dash");
+				assert_int_equal(cJSON_GetArraySize(at(doc, "questions")), 0);
+				assert_str_at(doc, "spawns.0.call", "execve");
+				assert_str_at(doc, "spawns.0.shim", "removed");
+				if (is_probe)
+					assert_str_at(doc, "spawns.0.why", cases[i].probe_why);
+				assert_false(is_probe && cases[i].probe_keeps);
+			}
+			cJSON_Delete(doc);
 		}
 		assert_non_null(shell);
 		assert_int_equal(cJSON_GetArraySize(at(shell, "questions")), 0);
-		if (cases[i].inherit == NULL || strcmp(cases[i].inherit, "1") != 0) {
-			assert_int_equal(n, 1);
-			cJSON_Delete(shell);
-			continue;
+		/* Its children were forked: they are in their own records, not in the shell's. */
+		assert_int_equal(cJSON_GetArraySize(at(shell, "spawns")), 0);
+		assert_int_equal(forked, 4 - cases[i].probe_keeps - 3 * cases[i].others_keep);
+		if (cases[i].probe_keeps) {
+			/* The probe's own record shows the unlock. */
+			dir_names(dir, names, sizeof(names));
+			child = record_of(dir, names, strrchr(probe, '/') + 1);
+			assert_non_null(child);
+			assert_num_at(child, "ppid", at(shell, "pid")->valuedouble);
+			assert_bool_at(child, "forked", 0);
+			assert_num_at(child, "questions.8.family", 1009);
+			assert_bool_at(child, "questions.8.stock", 0);
+			assert_bool_at(child, "questions.8.given", 1);
 		}
-		/* sh, env, grep, the probe and grep again: the probe's record shows the unlock. */
-		assert_int_equal(n, 5);
-		dir_names(dir, names, sizeof(names));
-		child = record_of(dir, names, strrchr(probe, '/') + 1);
-		assert_non_null(child);
-		assert_num_at(child, "ppid", at(shell, "pid")->valuedouble);
-		assert_num_at(child, "questions.8.family", 1009);
-		assert_bool_at(child, "questions.8.stock", 0);
-		assert_bool_at(child, "questions.8.given", 1);
 		cJSON_Delete(child);
 		cJSON_Delete(shell);
+	}
+}
+
+/* spawn-calls CALL TARGET ARGS... shimmed, on a SIP-off guest, with records in dir. */
+static void run_spawn_call(lm_test_result *r, const char *dir, const char *call, const char *target, const char *arg)
+{
+	char *argv[] = { LM_SPAWN_CALLS, (char *)call, (char *)target, (char *)arg, NULL };
+	char env[1100];
+
+	snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
+	run_env(r, "stock", 1, argv, FAM "=1009", env, "LUME_METAL_GUEST_SIP=disabled", "PATH=/usr/bin:/bin", NULL);
+}
+
+/* Every exec and spawn call a program can make reaches the rule: a protected program (env, by
+ * path or found through PATH) starts without the shim, the probe with it; the caller's record
+ * says what each was given. */
+static void test_children_every_call(void **state)
+{
+	static const struct {
+		const char *call, *recorded;
+		int search, spawn;
+	} calls[] = {
+		{ "execve", "execve", 0, 0 }, { "execv", "execve", 0, 0 }, { "execvp", "execve", 1, 0 },
+		{ "execvpe", "execve", 1, 0 }, { "execl", "execve", 0, 0 }, { "execlp", "execve", 1, 0 },
+		{ "execle", "execve", 0, 0 }, { "posix_spawn", "posix_spawn", 0, 1 },
+		{ "posix_spawnp", "posix_spawnp", 1, 1 },
+	};
+	char probe[PATH_MAX];
+
+	(void)state;
+	assert_non_null(realpath(LM_PROBE, probe));
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		char sub[64], names[4096];
+		const char *dir;
+		lm_test_result r;
+		cJSON *doc;
+
+		snprintf(sub, sizeof(sub), "every-call-%s", calls[i].call);
+		dir = records_dir(sub);
+		run_spawn_call(&r, dir, calls[i].call, calls[i].search ? "env" : "/usr/bin/env", NULL);
+		assert_int_equal(r.status, 0);
+		if (strstr(r.out, "LD_PRELOAD=") != NULL || strstr(r.out, "LUME_METAL_APPLE_FAMILY_MAX=1009") == NULL)
+			fail_msg("%s env: the protected child got\n%s", calls[i].call, r.out);
+		/* The caller's record (an exec's image is env now, which loads nothing). */
+		doc = record_only(dir);
+		assert_int_equal(cJSON_GetArraySize(at(doc, "spawns")), 1);
+		assert_str_at(doc, "spawns.0.call", calls[i].recorded);
+		assert_str_at(doc, "spawns.0.path", calls[i].search ? "env" : "/usr/bin/env");
+		assert_bool_at(doc, "spawns.0.protected", 1);
+		assert_str_at(doc, "spawns.0.shim", "removed");
+		assert_str_at(doc, "spawns.0.why", "protected program on a SIP-off guest and the shim has no arm64e slice");
+		assert_str_at(doc, "spawns.0.interpreter", NULL);
+		assert_str_at(doc, "spawns.0.error", NULL);
+		assert_num_at(doc, "spawns_dropped", 0);
+		if (calls[i].spawn)
+			assert_true(cJSON_IsNumber(at(doc, "spawns.0.pid")));
+		else
+			assert_str_at(doc, "spawns.0.pid", NULL);
+		cJSON_Delete(doc);
+
+		dir = records_dir(sub);
+		run_spawn_call(&r, dir, calls[i].call, probe, "1009");
+		assert_int_equal(r.status, 0);
+		lm_assert_contains(r.out, "supports_family=true\n");
+		/* An exec in place: one pid, whose record is the probe's own (the last image's). */
+		assert_int_equal(dir_names(dir, names, sizeof(names)), calls[i].spawn ? 2 : 1);
+		if (!calls[i].spawn) {
+			doc = record_only(dir);
+			assert_str_at(doc, "exe", probe);
+			assert_bool_at(doc, "forked", 0);
+			assert_str_at(doc, "format", "lume-metal-activation/1.1");
+			assert_num_at(doc, "questions.0.family", 1009);
+			assert_bool_at(doc, "questions.0.stock", 0);
+			assert_bool_at(doc, "questions.0.given", 1);
+			cJSON_Delete(doc);
+		}
+	}
+}
+
+/* A guest file in the test's scratch directory: TEXT with MODE. */
+static void scratch_file(const char *dir, const char *name, const char *text, mode_t mode, char *path, size_t cap)
+{
+	FILE *f;
+
+	snprintf(path, cap, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/* What the rule looks at: a script's #! interpreter, a file that is neither a script nor a binary
+ * (the shell runs it), a link to a protected program, a path through "..", a relative path. */
+static void test_children_targets(void **state)
+{
+	char scratch[1100], path[1400], link[1400], shcopy[1400], env_rel[1400], script[1500];
+	const char *dir = records_dir("targets");
+	static const struct {
+		const char *call;
+		int protected;
+		const char *interp; /* NULL: none */
+	} want[] = {
+		{ "sh-script", 1, "/bin/sh" },
+		{ "env-script", 1, "/usr/bin/env" },
+		{ "plain-text", 1, "/bin/sh" },
+		{ "link", 1, NULL },
+		{ "dotdot", 1, NULL },
+		{ "copy-script", 0, NULL },
+	};
+	lm_test_result r;
+	char rsh[PATH_MAX];
+
+	(void)state;
+	snprintf(scratch, sizeof(scratch), "%s/scratch", LM_RECORDS_ROOT);
+	assert_int_equal(lm_test_rmtree(scratch), 0);
+	assert_int_equal(lm_test_mkdir_p(scratch, 0755), 0);
+	assert_non_null(realpath("/bin/sh", rsh));
+	scratch_file(scratch, "sh-script", "#!/bin/sh\n:\n", 0755, path, sizeof(path));
+	scratch_file(scratch, "env-script", "#!  /usr/bin/env sh\n:\n", 0755, path, sizeof(path));
+	scratch_file(scratch, "plain-text", ":\n", 0755, path, sizeof(path));
+	snprintf(link, sizeof(link), "%s/link", scratch);
+	assert_int_equal(symlink("/usr/bin/env", link), 0);
+	snprintf(shcopy, sizeof(shcopy), "%s/sh", scratch);
+	{
+		char *cp[] = { "/bin/cp", rsh, shcopy, NULL };
+		lm_test_run(&r, cp, (char *[]){ NULL }, NULL);
+		assert_int_equal(r.status, 0);
+	}
+	snprintf(script, sizeof(script), "#!%s\n:\n", shcopy);
+	scratch_file(scratch, "copy-script", script, 0755, path, sizeof(path));
+	snprintf(env_rel, sizeof(env_rel), "%s/../../../../../../../../../../../usr/bin/env", scratch);
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char sub[64], target[1500], names[4096];
+		cJSON *doc;
+
+		snprintf(sub, sizeof(sub), "targets-%s", want[i].call);
+		dir = records_dir(sub);
+		if (strcmp(want[i].call, "dotdot") == 0)
+			snprintf(target, sizeof(target), "%s", env_rel);
+		else
+			snprintf(target, sizeof(target), "%s/%s", scratch, want[i].call);
+		/* posix_spawnp: a file that is neither script nor binary is run by /bin/sh */
+		run_spawn_call(&r, dir, "posix_spawnp", target, NULL);
+		/* spawn-calls's (the copied shell, which keeps the shim, writes its own too) */
+		dir_names(dir, names, sizeof(names));
+		doc = record_of(dir, names, "spawn-calls");
+		assert_non_null(doc);
+		assert_bool_at(doc, "spawns.0.protected", want[i].protected);
+		assert_str_at(doc, "spawns.0.shim", want[i].protected ? "removed" : "kept");
+		if (want[i].interp != NULL) {
+			/* The interpreter's links followed (Debian's /bin/sh is a link to dash). */
+			const cJSON *got = at(doc, "spawns.0.interpreter");
+			char ri[PATH_MAX];
+
+			assert_non_null(realpath(want[i].interp, ri));
+			assert_true(cJSON_IsString(got));
+			assert_string_equal(strrchr(got->valuestring, '/'), strrchr(ri, '/'));
+			assert_true(strncmp(got->valuestring, "/bin/", 5) == 0 || strncmp(got->valuestring, "/usr/bin/", 9) == 0);
+		} else if (strcmp(want[i].call, "copy-script") == 0) {
+			assert_str_at(doc, "spawns.0.interpreter", shcopy);
+		} else {
+			assert_str_at(doc, "spawns.0.interpreter", NULL);
+		}
+		if (strcmp(want[i].call, "link") == 0 || strcmp(want[i].call, "dotdot") == 0)
+			assert_str_at(doc, "spawns.0.resolved", "/usr/bin/env");
+		cJSON_Delete(doc);
 	}
 }
 
@@ -1366,7 +1574,9 @@ int main(void)
 		cmocka_unit_test(test_env_table),
 		cmocka_unit_test(test_tart_names),
 		cmocka_unit_test(test_tart_names_image_shim),
-		cmocka_unit_test(test_children_start_clean),
+		cmocka_unit_test(test_children_spawn_rule),
+		cmocka_unit_test(test_children_every_call),
+		cmocka_unit_test(test_children_targets),
 		cmocka_unit_test(test_published_lines),
 		cmocka_unit_test(test_probe_bad_arguments),
 		cmocka_unit_test(test_probe_no_device),

@@ -5,7 +5,7 @@
  *   spawn-calls CALL PROGRAM [ARGS...]
  *     CALL: execve execv execvp execvpe execl execlp execle (the process becomes PROGRAM), or
  *           posix_spawn posix_spawnp (PROGRAM is a child, waited for; "spawn-calls: exit N").
- *     The p-variants search PATH for a PROGRAM without '/'; execl* pass at most 3 ARGS.
+ *     The p-variants search PATH for a PROGRAM without '/'; execl* pass at most one ARG.
  *
  * Exit status: the child's for the spawn calls; 127 with why when the call fails; 2 for a bad
  * command line.
@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 {
 	const char *call = argc > 2 ? argv[1] : "";
 	char **args = argv + 2;
-	const char *a1 = argc > 3 ? argv[3] : NULL, *a2 = argc > 4 ? argv[4] : NULL, *a3 = argc > 5 ? argv[5] : NULL;
+	const char *a1 = argc > 3 ? argv[3] : NULL;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: spawn-calls CALL PROGRAM [ARGS...]\n");
@@ -65,11 +65,12 @@ int main(int argc, char **argv)
 	else if (strcmp(call, "execvpe") == 0)
 		execvpe(args[0], args, environ);
 	else if (strcmp(call, "execl") == 0)
-		execl(args[0], args[0], a1, a2, a3, (char *)NULL);
+		a1 != NULL ? execl(args[0], args[0], a1, (char *)NULL) : execl(args[0], args[0], (char *)NULL);
 	else if (strcmp(call, "execlp") == 0)
-		execlp(args[0], args[0], a1, a2, a3, (char *)NULL);
+		a1 != NULL ? execlp(args[0], args[0], a1, (char *)NULL) : execlp(args[0], args[0], (char *)NULL);
 	else if (strcmp(call, "execle") == 0)
-		execle(args[0], args[0], a1, a2, a3, (char *)NULL, environ);
+		a1 != NULL ? execle(args[0], args[0], a1, (char *)NULL, environ) :
+		    execle(args[0], args[0], (char *)NULL, environ);
 	else {
 		fprintf(stderr, "spawn-calls: unknown call %s\n", call);
 		return 2;
