@@ -191,8 +191,9 @@ typedef struct {
 	size_t size;               /* sizeof(lm_run_result) as the library was built */
 	int exit_status;           /* the workload's, as a shell reports it: 128 + N when signal N
 	                              ended it; 255 when unknown */
-	int inherit;               /* LUME_METAL_INHERIT given: 1 children keep the shim, 0 they start
-	                              clean, -1 the workload's own assignment decided */
+	int inherit;               /* 1 children keep the shim (the shim's spawn rule; inherit_reason
+	                              says when protected ones start without it), -1 the workload's
+	                              own LUME_METAL_INHERIT decided */
 	char inherit_reason[256];  /* why (empty when the workload's own assignment decided) */
 	size_t nprocesses;         /* processes that loaded the shim (one activation record each) */
 	char **process_lines;      /* nprocesses lines: which process, what it asked, what it was told */

@@ -63,6 +63,11 @@ int lm_flow_workload_check(lm_context *ctx, lm_ssh *ssh, lm_shim_env *se, const 
 		w->inherit = -1;
 		return 0;
 	}
-	w->inherit = lm_children_policy(&o->guest, w->target.shim_arm64e, w->inherit_reason, sizeof(w->inherit_reason));
-	return lm_shim_env_workload(se, w->inherit ? "1" : "0", w->inherit_reason, NULL);
+	/* The shim decides at each spawn, from what the guest is (docs/guest.md): no LUME_METAL_INHERIT,
+	 * which would override that. Children keep the shim; the reason says when protected ones
+	 * start without it. */
+	(void)lm_children_policy(&o->guest, w->target.shim_arm64e, w->inherit_reason, sizeof(w->inherit_reason));
+	w->inherit = 1;
+	lm_shim_env_guest(se, o->guest.sip, w->target.shim_arm64e);
+	return lm_shim_env_workload(se, NULL, w->inherit_reason, NULL);
 }

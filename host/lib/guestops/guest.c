@@ -456,12 +456,24 @@ int lm_shim_env_workload(lm_shim_env *se, const char *inherit, const char *reaso
 	return 0;
 }
 
+void lm_shim_env_guest(lm_shim_env *se, const char *sip, int shim_arm64e)
+{
+	/* A state csrutil did not report is left out: the shim then treats SIP as not enabled. */
+	if (strcmp(sip, "enabled") == 0 || strcmp(sip, "disabled") == 0 || strcmp(sip, "custom") == 0)
+		snprintf(se->guest_sip, sizeof(se->guest_sip), "%s", sip);
+	else
+		se->guest_sip[0] = '\0';
+	snprintf(se->shim_arm64e, sizeof(se->shim_arm64e), "%s", shim_arm64e ? "1" : "0");
+}
+
 size_t lm_shim_env_workload_vars(const lm_shim_env *se, const char *names[LM_SHIM_WORKLOAD_VARS],
     const char *values[LM_SHIM_WORKLOAD_VARS])
 {
 	const char *all[LM_SHIM_WORKLOAD_VARS][2] = {
 		{ "LUME_METAL_INHERIT", se->inherit },
 		{ "LUME_METAL_INHERIT_REASON", se->inherit_reason },
+		{ "LUME_METAL_GUEST_SIP", se->guest_sip },
+		{ "LUME_METAL_SHIM_ARM64E", se->shim_arm64e },
 		{ "LUME_METAL_RECORD_DIR", se->record_dir },
 	};
 	size_t i, n = 0;

@@ -47,8 +47,8 @@ int lm_children_policy(const lm_guest_facts *facts, int shim_arm64e, char *reaso
 		snprintf(reason, len, "the installed shim has an arm64e slice: protected children can load it");
 		return 1;
 	}
-	snprintf(reason, len, "guest SIP %s and the installed shim has no arm64e slice: dyld would stop a "
-	    "protected child that inherits it", facts->sip[0] ? facts->sip : "not reported");
+	snprintf(reason, len, "guest SIP %s and the installed shim has no arm64e slice: protected children start "
+	    "without it (dyld would stop them), every other child keeps it", facts->sip[0] ? facts->sip : "not reported");
 	return 0;
 }
 

@@ -482,7 +482,7 @@ static int env_fill(lm_local_env *e, const lm_bundle *b, const char *current, co
 	unsigned char head[4096];
 	size_t i, n;
 	ssize_t got;
-	int fd, inherit, rc;
+	int fd, arm64e, rc;
 
 	memset(&facts, 0, sizeof(facts));
 	if ((rc = lm_shim_env_make(&se, &facts, b->injection, b->shim, b->probe, profile)) < 0)
@@ -491,19 +491,20 @@ static int env_fill(lm_local_env *e, const lm_bundle *b, const char *current, co
 	if ((rc = lm_path_join_buf(se.shim_path, sizeof(se.shim_path), current, b->shim, NULL)) < 0 ||
 	    (rc = lm_path_join_buf(se.probe_path, sizeof(se.probe_path), current, b->probe, NULL)) < 0)
 		return rc;
-	/* Whether the workload's children keep the shim, as `run` decides it with SIP unknown: only
-	 * an arm64e slice lets a protected child load it (with SIP off, dyld stops a protected child
-	 * that inherits an arm64-only shim). */
+	/* What the shim's spawn rule is told, as `run` tells it, with SIP unknown here: only an arm64e
+	 * slice lets a protected child load it (with SIP off, dyld stops a protected child that
+	 * inherits an arm64-only shim), so without one the shim keeps itself from protected children. */
 	got = -1;
 	if ((fd = open(se.shim_path, O_RDONLY | O_CLOEXEC)) >= 0) {
 		got = read(fd, head, sizeof(head));
 		close(fd);
 	}
-	inherit = lm_children_policy(&facts, got > 0 && lm_macho_has_arm64e(head, (size_t)got), reason, sizeof(reason));
-	if (!inherit)
+	arm64e = got > 0 && lm_macho_has_arm64e(head, (size_t)got);
+	if (!lm_children_policy(&facts, arm64e, reason, sizeof(reason)))
 		snprintf(reason, sizeof(reason), "this machine's SIP not asked and the installed shim has no arm64e slice: "
-		    "dyld would stop a protected child that inherits it");
-	if ((rc = lm_shim_env_workload(&se, inherit ? "1" : "0", reason, record_dir)) < 0)
+		    "protected children start without it (dyld would stop them), every other child keeps it");
+	lm_shim_env_guest(&se, facts.sip, arm64e);
+	if ((rc = lm_shim_env_workload(&se, NULL, reason, record_dir)) < 0)
 		return rc;
 	if ((rc = env_add(e, b->injection, se.shim_path)) < 0)
 		return rc;

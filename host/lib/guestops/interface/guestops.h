@@ -150,10 +150,15 @@ typedef struct {
 	lm_env_entry env[LM_PROFILE_ENV_MAX];
 	/* A workload's (run, agent): LUME_METAL_INHERIT ("1", "0"; "" not set: the user's own or
 	 * none), LUME_METAL_INHERIT_REASON, LUME_METAL_RECORD_DIR ("" not set); set with
-	 * lm_shim_env_workload, given with the shim's variables (docs/activation-format.md). */
+	 * lm_shim_env_workload, given with the shim's variables (docs/activation-format.md). And what
+	 * the shim's spawn rule needs to know of the guest: LUME_METAL_GUEST_SIP ("enabled",
+	 * "disabled", "custom"; "" not known) and LUME_METAL_SHIM_ARM64E ("1", "0"; "" not known), set
+	 * with lm_shim_env_guest. */
 	char inherit[2];
 	char inherit_reason[256];
 	char record_dir[PATH_MAX];
+	char guest_sip[16];
+	char shim_arm64e[2];
 } lm_shim_env;
 
 int lm_shim_env_make(lm_shim_env *se, const lm_guest_facts *facts, const char *injection,
@@ -163,8 +168,11 @@ int lm_shim_env_make(lm_shim_env *se, const lm_guest_facts *facts, const char *i
 int lm_shim_env_tart(lm_shim_env *tart, const lm_shim_env *se);
 /* The children policy and the record directory for a workload (either may be NULL: not set). */
 int lm_shim_env_workload(lm_shim_env *se, const char *inherit, const char *reason, const char *record_dir);
+/* The guest's SIP state (csrutil's word; "" or anything else: not known) and whether the installed
+ * shim has an arm64e slice, for the shim's spawn rule. */
+void lm_shim_env_guest(lm_shim_env *se, const char *sip, int shim_arm64e);
 /* Those that are set, as names and values (at most LM_SHIM_WORKLOAD_VARS): the count. */
-#define LM_SHIM_WORKLOAD_VARS 3
+#define LM_SHIM_WORKLOAD_VARS 5
 size_t lm_shim_env_workload_vars(const lm_shim_env *se, const char *names[LM_SHIM_WORKLOAD_VARS],
     const char *values[LM_SHIM_WORKLOAD_VARS]);
 /* `env VAR=... argv...` quoted for the guest's shell. with_shim: 0 nothing before argv;
@@ -236,10 +244,11 @@ int lm_guest_exercise_check(const lm_profile *profile, const lm_report *exercise
 /* csrutil status's first line -> "enabled", "disabled", "custom" ("unknown (Custom
  * Configuration)"), or "" for anything else. */
 void lm_sip_status_parse(const char *line, char *out, size_t len);
-/* Whether a workload's children keep the shim by default (docs/guest.md): 1 when the guest's SIP
- * is enabled (protected children purge DYLD_* themselves) or the installed shim has an arm64e
- * slice (protected children can load it), else 0 (dyld would stop a protected child that
- * inherits an arm64 shim); reason says which, in words the activation record keeps. */
+/* Whether every child of a workload keeps the shim under the shim's spawn rule (docs/guest.md): 1
+ * when the guest's SIP is enabled (protected children purge DYLD_* themselves) or the installed
+ * shim has an arm64e slice (protected children can load it), else 0 (the shim removes itself from
+ * protected children, which dyld would stop, and every other child keeps it); reason says which,
+ * in words the activation record keeps. */
 int lm_children_policy(const lm_guest_facts *facts, int shim_arm64e, char *reason, size_t len);
 /* 1 when path is in a directory SIP protects (/bin, /sbin, /usr/bin, /usr/sbin, /usr/libexec,
  * /System, except /System/Volumes/Data). */
