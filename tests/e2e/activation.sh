@@ -112,7 +112,8 @@ scenario_activation_child_sip_on() {
   # The runner: the server's child, and the one that asked.
   jq -e '.activation.records as $rs | [$rs[].record] as $r | ($r | map(.pid)) as $pids
     | [$r[] | select(.ppid as $p | $pids | index($p))] | length == 1 and (.[0].questions | map(select(.family == 1009)) | .[0].given)
-    and (.[0].children.setting == "1")' "$E2E_DIR/c.json" >/dev/null || fail "the child's record: $(jq -c .activation.records "$E2E_DIR/c.json")"
+    and (.[0].children.setting == null) and (.[0].children.why | startswith("decided at each spawn: guest SIP enabled"))' \
+    "$E2E_DIR/c.json" >/dev/null || fail "the child's record: $(jq -c .activation.records "$E2E_DIR/c.json")"
   run_capture ct vm1 -- metal-server
   grep -Eq '^shim: pid [0-9]+ /opt/homebrew/bin/metal-server: asked Apple7→yes \(stock no\), Apple9→yes \(stock no\)' "$E2E_DIR/ct.err" ||
     fail "the child's line: $(cat "$E2E_DIR/ct.err")"
@@ -120,26 +121,28 @@ scenario_activation_child_sip_on() {
     "$E2E_DIR/ct.err" || fail "the server's line: $(cat "$E2E_DIR/ct.err")"
 }
 
-# SIP off and no arm64e slice (the Linux shim has none): children start clean by default, and run
-# explains the child's absence; the user's own LUME_METAL_INHERIT=1 still wins.
+# SIP off and no arm64e slice (the Linux shim has none): the shim decides at each spawn, so the
+# server's runner (not a protected program) keeps it, and run says protected children would not;
+# the user's own LUME_METAL_INHERIT=0 still wins (tests/e2e/spawn.sh has the protected child).
 scenario_activation_child_sip_off() {
   export GUEST_SSHD_SIP=disabled
   setup
   run_capture off vm1 -- metal-server
   rc_is off 0
-  out_is off "$(printf '%s\n' 'runner: apple7=0 apple9=0' 'server: runner exited 0')"
-  [ "$(grep -c '^shim: pid ' "$E2E_DIR/off.err")" -eq 1 ] || fail "one process expected: $(cat "$E2E_DIR/off.err")"
-  grep -Eq '^shim: pid [0-9]+ /opt/homebrew/bin/metal-server: loaded the shim, asked no Metal question; its children start without the shim$' \
+  out_is off "$(printf '%s\n' 'runner: apple7=1 apple9=1' 'server: runner exited 0')"
+  [ "$(grep -c '^shim: pid ' "$E2E_DIR/off.err")" -eq 2 ] || fail "two processes expected: $(cat "$E2E_DIR/off.err")"
+  grep -Eq '^shim: pid [0-9]+ /opt/homebrew/bin/metal-server: loaded the shim, asked no Metal question; its children keep the shim$' \
     "$E2E_DIR/off.err" || fail "the server's line: $(cat "$E2E_DIR/off.err")"
-  grep -qx 'shim: children start without the shim (guest SIP disabled and the installed shim has no arm64e slice: dyld would stop a protected child that inherits it)' \
-    "$E2E_DIR/off.err" || fail "the absence is not explained: $(cat "$E2E_DIR/off.err")"
+  grep -qx 'shim: children keep the shim (guest SIP disabled and the installed shim has no arm64e slice: protected children start without it (dyld would stop them), every other child keeps it)' \
+    "$E2E_DIR/off.err" || fail "the rule is not explained: $(cat "$E2E_DIR/off.err")"
   lm_json_first "$E2E_DIR/off.json" run vm1 -- metal-server
-  jq -e '.activation.records[0].record.children | .inherit == false and .setting == "0" and (.host_reason | startswith("guest SIP disabled"))' \
-    "$E2E_DIR/off.json" >/dev/null || fail "the record's children: $(jq -c .activation "$E2E_DIR/off.json")"
+  jq -e '[.activation.records[].record.children] | length == 2 and all(.inherit and .setting == null
+    and (.host_reason | startswith("guest SIP disabled")))' \
+    "$E2E_DIR/off.json" >/dev/null || fail "the records' children: $(jq -c .activation "$E2E_DIR/off.json")"
 
-  run_capture own vm1 -- LUME_METAL_INHERIT=1 metal-server
-  out_is own "$(printf '%s\n' 'runner: apple7=1 apple9=1' 'server: runner exited 0')"
-  [ "$(grep -c '^shim: pid ' "$E2E_DIR/own.err")" -eq 2 ] || fail "two processes expected: $(cat "$E2E_DIR/own.err")"
+  run_capture own vm1 -- LUME_METAL_INHERIT=0 metal-server
+  out_is own "$(printf '%s\n' 'runner: apple7=0 apple9=0' 'server: runner exited 0')"
+  [ "$(grep -c '^shim: pid ' "$E2E_DIR/own.err")" -eq 1 ] || fail "one process expected: $(cat "$E2E_DIR/own.err")"
   ! grep -q '^shim: children ' "$E2E_DIR/own.err" || fail "a policy line beside the user's own: $(cat "$E2E_DIR/own.err")"
 }
 
@@ -157,7 +160,7 @@ scenario_activation_agent() {
   local xml; xml=$(plistutil -i "$home/Library/LaunchAgents/$label.plist" -o - -f xml 2>/dev/null ||
     plistutil -i "$home/Library/LaunchAgents/$label.plist" -o -)
   for want in "<key>LUME_METAL_RECORD_DIR</key>" "<string>/Users/lume/Library/Logs/lume-metal/$label.activation</string>" \
-      "<key>LUME_METAL_INHERIT</key>" "<key>LUME_METAL_INHERIT_REASON</key>"; do
+      "<key>LUME_METAL_GUEST_SIP</key>" "<key>LUME_METAL_SHIM_ARM64E</key>" "<key>LUME_METAL_INHERIT_REASON</key>"; do
     grep -qF "$want" <<<"$xml" || fail "plist lacks $want: $xml"
   done
   lm_json "$E2E_DIR/l0.json" agent list vm1

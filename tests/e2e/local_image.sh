@@ -134,12 +134,12 @@ env)
   grep -qxF "export LD_PRELOAD='$D/current/liblume-metal-shim.so'" "$E2E_DIR/env.sh" &&
     grep -qxF "export LUME_METAL_APPLE_FAMILY_MAX='1009'" "$E2E_DIR/env.sh" &&
     grep -qxF "export LUME_METAL_RECORD_DIR='$E2E_DIR/records-sh'" "$E2E_DIR/env.sh" &&
-    grep -qxF "export LUME_METAL_INHERIT='0'" "$E2E_DIR/env.sh" &&
+    grep -qxF "export LUME_METAL_SHIM_ARM64E='0'" "$E2E_DIR/env.sh" &&
     grep -qxF "export PATH='$D/current:/opt/homebrew/bin:/usr/local/bin':\"\$PATH\"" "$E2E_DIR/env.sh" ||
     fail "sh form: $(cat "$E2E_DIR/env.sh")"
   # The same variables `run` gives a workload in a guest (its `env` command line).
-  [ "$(sed -n 's/^export \([A-Z_]*\)=.*/\1/p' "$E2E_DIR/env.sh" | tr '\n' ' ')" = \
-    "LD_PRELOAD LUME_METAL_APPLE_FAMILY_MAX LUME_METAL_MAX_THREADGROUP_MEMORY LUME_METAL_INHERIT LUME_METAL_INHERIT_REASON LUME_METAL_RECORD_DIR PATH " ] ||
+  [ "$(sed -n 's/^export \([A-Z0-9_]*\)=.*/\1/p' "$E2E_DIR/env.sh" | tr '\n' ' ')" = \
+    "LD_PRELOAD LUME_METAL_APPLE_FAMILY_MAX LUME_METAL_MAX_THREADGROUP_MEMORY LUME_METAL_INHERIT_REASON LUME_METAL_SHIM_ARM64E LUME_METAL_RECORD_DIR PATH " ] ||
     fail "variables: $(cat "$E2E_DIR/env.sh")"
   # The step's own shell evaluates it; its workload is that shell's child.
   (eval "$(cat "$E2E_DIR/env.sh")" && LD_LIBRARY_PATH="$LM_FAKE_METAL" LM_FAKE_METAL_FEATURE_LEVEL=unlocked metal-capabilities --report) \

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# End-to-end scenarios for the shim's children decided at each spawn (issue 34), on zsh guests, SIP
+# off and on: spawn.sh NAME. The fixtures (tests/guest/drivers): framework-stub, which re-executes
+# its real program in place as CPython's framework bin/python3.x does; metal-server with a worker
+# shipped beside it, as Ollama's llama-server; spawn-calls, starting one program through one exec
+# or spawn call; protected-tool in the guest's /usr/libexec, whose simulated dyld terminates it
+# when it inherits the (arm64-only) shim on a SIP-off guest. See docs/testing.md.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+: "${LM_METAL_SERVER:?LM_METAL_SERVER: the metal-server fixture}"
+: "${LM_SPAWN_FIXTURES:?LM_SPAWN_FIXTURES: the directory of framework-stub, spawn-calls and protected-tool}"
+
+FW=/opt/homebrew/Frameworks/Python.framework/Versions/3.13
+
+# An enabled vm1 with the fixtures installed where such programs live.
+setup() {
+  export GUEST_SSHD_SIP=$1
+  sim_start --vm vm1
+  lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+  local d; d=$(vm_dir vm1)
+  install -m 755 "$LM_METAL_SERVER" "$d/opt/homebrew/bin/metal-server"
+  install -m 755 "$LM_METAL_SERVER" "$d/opt/homebrew/bin/metal-worker"
+  install -m 755 "$LM_SPAWN_FIXTURES/spawn-calls" "$d/opt/homebrew/bin/spawn-calls"
+  install -D -m 755 "$LM_SPAWN_FIXTURES/framework-stub" "$d$FW/bin/python3.13"
+  install -D -m 755 "$LM_METAL_SERVER" "$d$FW/Resources/Python.app/Contents/MacOS/Python"
+  install -m 755 "$LM_SPAWN_FIXTURES/protected-tool" "$d/usr-libexec/protected-tool"
+}
+
+rc_is() { [ "$RUN_RC" -eq "$2" ] || fail "$1: exit $RUN_RC, expected $2: $(cat "$E2E_DIR/$1.out" "$E2E_DIR/$1.err")"; }
+# The JSON run's raw activation records, one per line.
+records() { jq -c '.activation.records[].record' "$1"; }
+
+# The exec-in-place stub: one pid, whose record is the final image's, with the widened answers.
+exec_in_place() {
+  lm_json_first "$E2E_DIR/stub.json" run vm1 --require-shim -- "$FW/bin/python3.13" --runner
+  expect_rc 0 "$E2E_DIR/stub.json"
+  jq_is "$E2E_DIR/stub.json" '.stdout' 'runner: apple7=1 apple9=1'
+  jq -e --arg exe "$FW/Resources/Python.app/Contents/MacOS/Python" '[.activation.records[].record] | length == 1
+    and (.[0] | .exe == $exe and .format == "lume-metal-activation/1.1" and .forked == false
+      and ([.questions[] | select(.family == 1009)] == [{"device_class": 0, "family": 1009, "stock": false, "given": true}]))' \
+    "$E2E_DIR/stub.json" >/dev/null || fail "the final image's record: $(records "$E2E_DIR/stub.json")"
+}
+
+# The server and its worker: the worker's own record shows the unlock; the server's says what the
+# worker was given.
+server_worker() {
+  local why=$1
+  lm_json_first "$E2E_DIR/sw.json" run vm1 -- metal-server --worker /opt/homebrew/bin/metal-worker
+  expect_rc 0 "$E2E_DIR/sw.json"
+  jq_is "$E2E_DIR/sw.json" '.stdout' "$(printf '%s\n' 'runner: apple7=1 apple9=1' 'server: runner exited 0')"
+  jq -e --arg why "$why" '[.activation.records[].record] as $r
+    | ($r | map(select(.exe == "/opt/homebrew/bin/metal-server"))) as $s
+    | ($r | map(select(.exe == "/opt/homebrew/bin/metal-worker"))) as $w
+    | ($s | length) == 1 and ($w | length) == 1 and $w[0].ppid == $s[0].pid
+    and ([$w[0].questions[] | select(.family == 1007 or .family == 1009) | .given] == [true, true])
+    and ($s[0].spawns == [{"call": "posix_spawn", "path": "/opt/homebrew/bin/metal-worker",
+      "resolved": "/opt/homebrew/bin/metal-worker", "interpreter": null, "protected": false, "shim": "kept",
+      "why": $why, "pid": $w[0].pid, "error": null}])' "$E2E_DIR/sw.json" >/dev/null ||
+    fail "the server's and the worker's records: $(records "$E2E_DIR/sw.json")"
+}
+
+# A protected child of a shimmed program: what dyld (simulated) sees, and what the record says.
+protected_child() { # SHIM WHY
+  lm_json_first "$E2E_DIR/pc.json" run vm1 -- spawn-calls posix_spawn /usr/libexec/protected-tool
+  expect_rc 0 "$E2E_DIR/pc.json"
+  jq_is "$E2E_DIR/pc.json" '.stdout' "$(printf '%s\n' 'protected-tool: LD_PRELOAD unset' 'spawn-calls: exit 0')"
+  jq -e '.stderr | contains("dyld[") | not' "$E2E_DIR/pc.json" >/dev/null || fail "dyld spoke: $(jq -r .stderr "$E2E_DIR/pc.json")"
+  jq -e --arg shim "$1" --arg why "$2" '[.activation.records[].record] | length == 1
+    and (.[0].spawns | length == 1 and .[0].path == "/usr/libexec/protected-tool" and .[0].protected
+      and .[0].shim == $shim and .[0].why == $why and .[0].error == null)' "$E2E_DIR/pc.json" >/dev/null ||
+    fail "the parent's record: $(records "$E2E_DIR/pc.json")"
+}
+
+scenario_spawn_sip_off_exec_in_place() {
+  setup disabled
+  exec_in_place
+  check_guest_shells
+}
+
+scenario_spawn_sip_on_exec_in_place() {
+  setup enabled
+  exec_in_place
+  jq -e '.activation.records[0].record.children.why == "decided at each spawn: guest SIP enabled, so every child keeps the shim (protected programs ignore it)"' \
+    "$E2E_DIR/stub.json" >/dev/null || fail "children: $(records "$E2E_DIR/stub.json")"
+  check_guest_shells
+}
+
+scenario_spawn_sip_off_server_worker() {
+  setup disabled
+  server_worker "not a protected program"
+  check_guest_shells
+}
+
+scenario_spawn_sip_on_server_worker() {
+  setup enabled
+  server_worker "not a protected program"
+  check_guest_shells
+}
+
+# SIP off: the protected child starts without the shim and lives; a shell's children are decided
+# one by one; forced with LUME_METAL_INHERIT=1, the child inherits the shim and dyld terminates it
+# (so the rule is what keeps it alive).
+scenario_spawn_sip_off_protected_child() {
+  setup disabled
+  protected_child removed "protected program on a SIP-off guest and the shim has no arm64e slice"
+
+  note "a shell: its protected child and its Homebrew child, each decided at its own exec"
+  mkdir -p "$(guest_home vm1)/venv/bin"
+  cp "$(readlink -f /bin/sh)" "$(guest_home vm1)/venv/bin/sh"
+  chown -R --reference="$(guest_home vm1)" "$(guest_home vm1)/venv"
+  run_capture sh vm1 -- venv/bin/sh -c '/usr/libexec/protected-tool; metal-worker --runner'
+  rc_is sh 0
+  out_is sh "$(printf '%s\n' 'protected-tool: LD_PRELOAD unset' 'runner: apple7=1 apple9=1')"
+  ! grep -q 'dyld\[' "$E2E_DIR/sh.err" || fail "dyld spoke: $(cat "$E2E_DIR/sh.err")"
+
+  note "forced on: the protected child inherits an arm64-only shim, and dyld terminates it"
+  lm_json_first "$E2E_DIR/forced.json" run vm1 -- LUME_METAL_INHERIT=1 spawn-calls posix_spawn /usr/libexec/protected-tool
+  jq_is "$E2E_DIR/forced.json" '.stdout' 'spawn-calls: exit 134'
+  jq -e '.stderr | test("dyld\\[[0-9]+\\]: terminating because inserted dylib .*liblume-metal-shim.so. could not be loaded")' \
+    "$E2E_DIR/forced.json" >/dev/null || fail "no termination: $(jq -r .stderr "$E2E_DIR/forced.json")"
+  jq -e '.activation.records[0].record.spawns[0] | .shim == "kept" and .why == "LUME_METAL_INHERIT=1"' \
+    "$E2E_DIR/forced.json" >/dev/null || fail "the forced record: $(records "$E2E_DIR/forced.json")"
+  check_guest_shells
+}
+
+# SIP on: the protected child keeps the shim in its environment and purges it itself.
+scenario_spawn_sip_on_protected_child() {
+  setup enabled
+  protected_child kept "protected program on a SIP-on guest: it purges the variable itself"
+  check_guest_shells
+}
+
+[ $# -eq 1 ] && declare -F "scenario_$1" >/dev/null || { echo "usage: $0 SCENARIO" >&2; exit 2; }
+"scenario_$1"
