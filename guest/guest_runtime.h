@@ -97,6 +97,11 @@ long readlink(const char *path, char *buf, lm_size size);
 int access(const char *path, int mode);
 char *getcwd(char *buf, lm_size size);
 #define LM_O_RDONLY 0
+#if defined(__APPLE__)
+#define LM_O_NONBLOCK 0x0004
+#else
+#define LM_O_NONBLOCK 04000
+#endif
 #define LM_X_OK 1
 #if defined(__APPLE__)
 int _NSGetExecutablePath(char *buf, unsigned int *size);

@@ -13,11 +13,14 @@
  *   LUME_METAL_RECOMMENDED_WORKING_SET_SIZE only when set and not empty: recommendedMaxWorkingSetSize
  *                                           raised to at least this.
  *   LUME_METAL_LOG=1                        one line on stderr when the shim stays stock, and why.
- *   LUME_METAL_INHERIT=1                    keep the shim in the injection variable for children
- *                                           (0, absent or anything else: children start clean).
+ *   LUME_METAL_GUEST_SIP                    enabled, disabled or custom: the guest's SIP state, for
+ *                                           the children rule (absent or else: not reported).
+ *   LUME_METAL_SHIM_ARM64E=1                the installed shim has an arm64e slice (children rule).
+ *   LUME_METAL_INHERIT=1                    every child keeps the shim; 0: every child starts
+ *                                           without it; absent or anything else: the rule.
  *   LUME_METAL_RECORD_DIR                   an existing directory: this process's activation record
  *                                           goes there (docs/activation-format.md).
- *   LUME_METAL_INHERIT_REASON               why the host chose LUME_METAL_INHERIT, for the record.
+ *   LUME_METAL_INHERIT_REASON               what the host says children get, for the record.
  *
  * The names of the Tart images' shim (cirruslabs/macos-image-templates, a renamed copy of Cua's)
  * are read too, so a LaunchAgent written for TartMetalCapabilities.dylib works with this shim:
@@ -30,10 +33,12 @@
  * Numbers are decimal or 0x hexadecimal. A leading zero (octal to strtoull, so "010" is 8 for
  * Cua's shim), a sign or white space is refused: the process stays stock and says why.
  *
- * Children start clean unless LUME_METAL_INHERIT=1: whether configured or not, the shim removes
- * its own path from the injection variable at load (dropping the variable when nothing else is left in it). A
- * SIP-protected arm64e program started by the workload with SIP off would otherwise inherit a
- * dylib it cannot load, and dyld terminates such a process.
+ * Children are decided at each spawn, configured or not: the shim leaves its own environment
+ * alone (an exec in place, a server's worker, a venv interpreter keep it) and interposes the exec
+ * and spawn calls. It takes its own path out of the injection variable only for a target that
+ * cannot take it: a SIP-protected (arm64e) program on a guest whose SIP is not enabled when the
+ * shim has no arm64e slice, which dyld would terminate. LUME_METAL_INHERIT=0/1 overrides. A spawn
+ * never fails because of the shim; the record lists what each was given.
  *
  * Finding the device class, in order of preference:
  *   1. -[_MTLDevice initGPUFamilySupport], which runs while a device is created, hooks the new
@@ -51,7 +56,8 @@
  * Activation records (only with LUME_METAL_RECORD_DIR; never in the TART_METAL_*-only build): the
  * process, the configuration, the hooks, and every distinct question and answer, kept in fixed
  * static tables and written to <dir>/<pid>.json through a temporary file and a rename at load, on
- * news (from inside the hooked call that brings it) and at exit. A call that brings nothing new
+ * news (from inside the hooked call that brings it), at each spawn and at exit; a forked child
+ * writes one under its own pid before its exec. A call that brings nothing new
  * costs one load and one bit test; one thread writes at a time and the others never wait.
  */
 #include "../guest_runtime.h"
@@ -548,7 +554,7 @@ static int target_interpreter(const char *path, char *interp)
 	unsigned char head[LM_PATH + 3];
 	long n;
 	lm_size i = 2, k = 0;
-	int fd = open(path, LM_O_RDONLY | LM_O_CLOEXEC);
+	int fd = open(path, LM_O_RDONLY | LM_O_CLOEXEC | LM_O_NONBLOCK); /* a FIFO named by mistake never blocks */
 
 	if (fd < 0)
 		return 0;

@@ -89,6 +89,29 @@ scenario_spawn_sip_on_exec_in_place() {
 scenario_spawn_sip_off_server_worker() {
   setup disabled
   server_worker "not a protected program"
+
+  note "a hardened worker under a plain server: the loader ignores the shim there, as dyld does"
+  local bin; bin="$(vm_dir vm1)/opt/homebrew/bin"
+  install -m 755 "$LM_METAL_SERVER" "$bin/hardened-worker"
+  install -m 755 "$LM_METAL_SERVER" "$bin/lv-worker"
+  "$GUEST_SSHD" sign --options runtime --team ABCDE12345 "$bin/hardened-worker"
+  "$GUEST_SSHD" sign --options runtime --team ABCDE12345 \
+    --entitlement com.apple.security.cs.allow-dyld-environment-variables "$bin/lv-worker"
+  lm_json_first "$E2E_DIR/hw.json" run vm1 -- metal-server --worker /opt/homebrew/bin/hardened-worker
+  expect_rc 0 "$E2E_DIR/hw.json"
+  jq_is "$E2E_DIR/hw.json" '.stdout' "$(printf '%s\n' 'runner: apple7=0 apple9=0' 'server: runner exited 0')"
+  # The server's record names the worker it gave the shim to; the worker wrote none.
+  jq -e '[.activation.records[].record] | length == 1 and (.[0].spawns[0] | .path == "/opt/homebrew/bin/hardened-worker"
+    and .shim == "kept" and (.pid | type == "number"))' "$E2E_DIR/hw.json" >/dev/null ||
+    fail "the hardened worker's run: $(records "$E2E_DIR/hw.json")"
+
+  note "library validation refuses the shim in a worker with the dyld entitlement only, with dyld's warning"
+  lm_json_first "$E2E_DIR/lv.json" run vm1 -- metal-server --worker /opt/homebrew/bin/lv-worker
+  expect_rc 0 "$E2E_DIR/lv.json"
+  jq_is "$E2E_DIR/lv.json" '.stdout' "$(printf '%s\n' 'runner: apple7=0 apple9=0' 'server: runner exited 0')"
+  jq -e '.stderr | test("dyld\\[[0-9]+\\]: warning: could not load inserted library .*liblume-metal-shim.so. into hardened process because code signature in <.*> not valid for use in process using Library Validation: mapped file has no Team ID and is not a platform binary")' \
+    "$E2E_DIR/lv.json" >/dev/null || fail "no library validation warning: $(jq -r .stderr "$E2E_DIR/lv.json")"
+  jq_is "$E2E_DIR/lv.json" '.activation.records | length' 1
   check_guest_shells
 }
 

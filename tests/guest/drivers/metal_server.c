@@ -15,7 +15,12 @@
  *
  * Signed copies of it (guest-sshd sign) are the hardened workloads; the ones signed without the
  * dyld-environment entitlement find the fake Metal through their RUNPATH, the loader then ignoring
- * LD_LIBRARY_PATH as it ignores the shim.
+ * LD_LIBRARY_PATH as it ignores the shim. One signed with the hardened runtime and that entitlement
+ * but without com.apple.security.cs.disable-library-validation is refused the (ad hoc) shim by
+ * library validation: the loader ignores it too (guest-sshd sign), and dyld's warning, which this
+ * machine's loader does not print, is printed at the start of main (reference metal.md,
+ * 2026-12-02: "could not load inserted library … not valid for use in process using Library
+ * Validation: mapped file has no Team ID and is not a platform binary"; the process goes on stock).
  */
 #include "../../../guest/guest_runtime.h"
 
@@ -26,6 +31,75 @@
 #include <unistd.h>
 
 extern char **environ;
+
+#define ALLOW_DYLD "com.apple.security.cs.allow-dyld-environment-variables"
+#define NO_LIBRARY_VALIDATION "com.apple.security.cs.disable-library-validation"
+
+/* The signature guest-sshd sign left at the end of this program's file, or "" (buf: cap bytes). */
+static void own_signature(char *buf, size_t cap)
+{
+	FILE *f = fopen("/proc/self/exe", "rb");
+	size_t n = 0;
+	char *start, *end, begin_line[32], end_line[32];
+
+	/* Made at run time: the marker lines themselves must not be in this file's text, or the
+	 * unsigned program would look signed (guest-sshd and the codesign stand-in look for them). */
+	snprintf(begin_line, sizeof(begin_line), "\n#%s-%s\n", "lume-sim", "codesign");
+	snprintf(end_line, sizeof(end_line), "\n#%s-%s-end\n", "lume-sim", "codesign");
+	buf[0] = '\0';
+	if (f == NULL)
+		return;
+	if (fseek(f, -(long)(cap - 1), SEEK_END) != 0)
+		rewind(f);
+	n = fread(buf, 1, cap - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	}
+	start = strstr(buf, begin_line);
+	end = start != NULL ? strstr(start, end_line) : NULL;
+	if (start == NULL || end == NULL) {
+		buf[0] = '\0';
+		return;
+	}
+	end[1] = '\0';
+	memmove(buf, start, (size_t)(end - start) + 2);
+}
+
+/* dyld's library validation, for a program the loader was told to insert libraries into: the
+ * environment it was started with. The loader's secure-execution mode took LD_PRELOAD out of
+ * environ, not out of the strings the kernel laid out (the arguments, then the environment, one
+ * after the other), and /proc/self/environ is not readable by a process with file capabilities:
+ * the strings are read from argv[0] to the end of the last one environ still names. */
+static void simulated_library_validation(char **argv)
+{
+	char sig[4096], *p, *end = argv[0];
+
+	own_signature(sig, sizeof(sig));
+	if (strstr(sig, "flags=0x10000(runtime)") == NULL || strstr(sig, "entitlement=" ALLOW_DYLD "\n") == NULL ||
+	    strstr(sig, "entitlement=" NO_LIBRARY_VALIDATION "\n") != NULL)
+		return;
+	for (char **e = environ; *e != NULL; e++) {
+		if (*e > end)
+			end = *e;
+	}
+	end += strlen(end);
+	for (p = argv[0]; p < end; p += strlen(p) + 1) {
+		char copy[4096], *lib, *save = NULL;
+
+		if (strncmp(p, "LD_PRELOAD=", strlen("LD_PRELOAD=")) != 0)
+			continue;
+		snprintf(copy, sizeof(copy), "%s", p + strlen("LD_PRELOAD="));
+		for (lib = strtok_r(copy, ": ", &save); lib != NULL; lib = strtok_r(NULL, ": ", &save))
+			fprintf(stderr, "dyld[%d]: warning: could not load inserted library '%s' into hardened process "
+			    "because code signature in <%s> not valid for use in process using Library Validation: "
+			    "mapped file has no Team ID and is not a platform binary (signed with custom identity or "
+			    "adhoc?)\n", (int)getpid(), lib, lib);
+		break;
+	}
+}
 
 static int supports(id dev, long family)
 {
@@ -59,6 +133,7 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int status, rc;
 
+	simulated_library_validation(argv);
 	argc -= stay;
 	if (argc == 3 && strcmp(argv[1], "--worker") == 0) {
 		worker = child_argv[0] = argv[2];
