@@ -189,6 +189,8 @@ int lm_cmd_status(lm_cli *cli);
 int lm_cmd_probe(lm_cli *cli);
 void lm_cli_probe_table(const lm_cli *cli, const lm_vm_outcome *o); /* cmd_probe.c: the stock vs shimmed table */
 int lm_cmd_run(lm_cli *cli);
+/* run's and local run's lines after the workload: its activation records (children: the policy line). */
+void lm_cli_activation_lines(const lm_run_result *res, int children);
 int lm_cmd_rollback(lm_cli *cli);
 int lm_cmd_forget_host(lm_cli *cli);
 int lm_cmd_bench(lm_cli *cli);

@@ -156,8 +156,8 @@ typedef struct {
 	                           dyld-environment entitlement anyway (it runs stock: dyld ignores the
 	                           shim); by default such a program is refused with LM_EHARDENED before
 	                           anything starts (docs/guest.md) */
-	int require_shim;       /* run: no process of the workload loaded the shim is LM_ENOSHIM (after
-	                           it ran; its exit status is still given) */
+	int require_shim;       /* run: no process of the workload had an answer widened (no_shim) is
+	                           LM_ENOSHIM (after it ran; its exit status is still given) */
 	/* Version 2, run: the workload as `tart exec` runs one (docs/lume-metal.md, "run like tart
 	 * exec"). It runs in a process group of its own in the guest; when the run is stopped -- a
 	 * signal from pending_signal, or should_cancel (SIGTERM) -- the group gets the signal, SIGKILL
@@ -196,13 +196,25 @@ typedef struct {
 	char inherit_reason[256];  /* why (empty when the workload's own assignment decided) */
 	size_t nprocesses;         /* processes that loaded the shim (one activation record each) */
 	char **process_lines;      /* nprocesses lines: which process, what it asked, what it was told */
-	char *no_shim;             /* NULL when some process loaded the shim; else why none did, in
-	                              words (the likely cause) */
+	char *no_shim;             /* NULL when some process had an answer widened (its record shows a
+	                              supportsFamily: stock said no and the shim yes, or a raised
+	                              maxThreadgroupMemoryLength); else one sentence: what the records
+	                              show ("no process of the workload loaded the shim", "no answer was
+	                              widened") and the likely cause */
 	char *records_json;        /* the records as a JSON array, as read ("[]" when none) */
 	char *record_dir;          /* the guest directory the records were written to (removed after) */
 	int stopped_by;            /* the signal the workload was stopped with (its process group's);
 	                              0: it ended by itself */
 	int stop_killed;           /* 1: it did not end within the grace and was killed (SIGKILL) */
+	/* Added by issue 34 (the size tells whether the library has them). */
+	size_t records_dropped;    /* processes past the first 256 records (by pid) that loaded the
+	                              shim: counted, their records not read */
+	size_t records_skipped;    /* damaged or unreadable records: skipped and said, never the run's
+	                              error */
+	char **skipped_lines;      /* NULL-terminated: the first of them, which record and what is wrong */
+	char **stock_children;     /* NULL-terminated: programs the workload started with the shim that
+	                              ran stock, and why ("llama-server (PATH) is signed with the hardened
+	                              runtime: it ran stock") */
 } lm_run_result;
 
 LM_EXTERN(void) lm_run_result_free(lm_run_result *result);

@@ -338,6 +338,7 @@ int lm_flow_agent_install_workload(lm_context *ctx, const char *vm, const lm_age
 	snprintf(a.label, sizeof(a.label), "%s", spec->label);
 	a.installed_at = lm_clock_epoch();
 	a.shim_loaded = -1;
+	a.shim_widened = -1;
 	if ((rc = install_steps(ctx, &op, spec, opts, &a, &recorded, &prev)) < 0) {
 		lm_outcome_fail(ctx, op.o, rc);
 		if (recorded)

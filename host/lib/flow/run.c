@@ -149,6 +149,12 @@ void lm_run_result_free(lm_run_result *result)
 	for (i = 0; i < result->nprocesses; i++)
 		free(result->process_lines[i]);
 	free(result->process_lines);
+	for (i = 0; result->skipped_lines != NULL && result->skipped_lines[i] != NULL; i++)
+		free(result->skipped_lines[i]);
+	free(result->skipped_lines);
+	for (i = 0; result->stock_children != NULL && result->stock_children[i] != NULL; i++)
+		free(result->stock_children[i]);
+	free(result->stock_children);
 	free(result->no_shim);
 	free(result->records_json);
 	free(result->record_dir);
@@ -208,8 +214,7 @@ int lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *arg
 		goto out;
 	rc = lm_workload_records_result(s->ssh, &s->o->guest, &w.target, w.hardened, argv, argc, res);
 	if (rc == 0 && res->no_shim != NULL && o.require_shim)
-		rc = lm_error_set(LM_ENOSHIM, "%s: %s%s", s->o->vm, res->nprocesses == 0 ?
-		    "no process of the workload loaded the shim: " : "", res->no_shim);
+		rc = lm_error_set(LM_ENOSHIM, "%s: %s", s->o->vm, res->no_shim);
 out:
 	if (s != NULL)
 		record_dir_remove(s, res, rc);

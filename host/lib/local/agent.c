@@ -40,6 +40,7 @@ static int agents_found(lm_local_machine *m)
 		memset(&a, 0, sizeof(a));
 		a.size = sizeof(a);
 		a.shim_loaded = -1;
+		a.shim_widened = -1;
 		snprintf(a.label, sizeof(a.label), "%.*s", (int)(n - strlen(ACTIVATION_SUFFIX)), names[i]);
 		if (lm_agent_label_check(a.label) < 0 || lm_agent_paths(o->guest.home, a.label, &paths) < 0)
 			continue;
@@ -103,6 +104,7 @@ int lm_local_agent_remove(lm_context *ctx, const char *label, lm_local_result **
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
 	a.shim_loaded = -1;
+	a.shim_widened = -1;
 	if ((rc = lm_agent_label_check(label)) < 0 || (rc = lm_agent_paths(o->guest.home, label, &paths)) < 0 ||
 	    (rc = lm_ssh_stat(m.ssh, paths.record_dir, &st)) < 0)
 		return lm_local_close(&m, rc);
@@ -216,6 +218,7 @@ int lm_local_agent_install(lm_context *ctx, const lm_agent_spec *spec, const lm_
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
 	a.shim_loaded = -1;
+	a.shim_widened = -1;
 	a.installed_at = lm_clock_epoch();
 	if (spec == NULL || spec->argc == 0 || spec->argv == NULL || spec->argv[0] == NULL || spec->argv[0][0] == '\0' ||
 	    strchr(spec->argv[0], '=') != NULL)

@@ -193,8 +193,7 @@ static int run_locked(lm_local_machine *m, const char *const *argv, size_t argc,
 		return rc;
 	if ((rc = lm_workload_records_result(m->ssh, &o->guest, &w.target, w.hardened, argv, argc, res)) == 0 &&
 	    res->no_shim != NULL && opts != NULL && opts->require_shim)
-		rc = lm_error_set(LM_ENOSHIM, "this machine: %s%s", res->nprocesses == 0 ?
-		    "no process of the workload loaded the shim: " : "", res->no_shim);
+		rc = lm_error_set(LM_ENOSHIM, "this machine: %s", res->no_shim);
 	return rc;
 }
 

@@ -295,6 +295,11 @@ int lm_codesign_validates_libraries(const lm_code_signature *s);
  * returning 1 with the message in buf, or 0. name: the program as the user gave it. */
 int lm_codesign_refusal(const char *name, const lm_run_target *t, char *buf, size_t len);
 int lm_codesign_warning(const char *name, const lm_run_target *t, char *buf, size_t len);
+/* What `codesign -dv --entitlements -` says in the guest of each of paths[n] (absolute, at most
+ * LM_CODESIGN_MAX_FILES), in one command, into sigs[n] (a file codesign did not answer about is
+ * left unseen). */
+#define LM_CODESIGN_MAX_FILES 32
+int lm_guest_codesign(lm_ssh *ssh, const char *const *paths, size_t n, lm_code_signature *sigs);
 /* The first bytes of a Mach-O file (fat or thin 64-bit): 1 when it has an arm64e slice. */
 int lm_macho_has_arm64e(const unsigned char *head, size_t len);
 
@@ -364,9 +369,14 @@ int lm_guest_agents_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_ag
 /* launchd's state of each of the n agents (in place; a flow outcome's array of pointers). */
 int lm_guest_agents_query(lm_ssh *ssh, lm_agent_info *const *agents, size_t n);
 /* For each running agent of the n (after lm_guest_agents_query): whether its process loaded the
- * shim since it last started -- its activation record, <record_dir>/<pid>.json -- and its line
- * (shim_loaded, shim, record_dir set in place; home: the guest's). */
+ * shim since it last started -- its activation record, <record_dir>/<pid>.json -- whether it or a
+ * process it started had an answer widened (lm_activation_took; the folder is the agent's alone),
+ * and the line (shim_loaded, shim_widened, shim, record_dir set in place; home: the guest's). The
+ * folder is first pruned to the live processes: a record whose pid is gone, or written before the
+ * guest's boot (a pid of an earlier boot is never this process), is removed (records_pruned). */
 int lm_guest_agents_activation(lm_ssh *ssh, const char *home, lm_agent_info *const *agents, size_t n);
+/* `sysctl -n kern.boottime`'s "{ sec = S, usec = U } ..." as epoch seconds; 0 when not that. */
+double lm_guest_boot_time_parse(const char *boot);
 
 
 /* ---- activation.c: the shim's activation records (docs/activation-format.md) ---- */
@@ -399,6 +409,16 @@ typedef struct {
 	uint64_t stock, given;
 } lm_activation_tg_read;
 
+/* One exec or spawn the process made (format 1.1, docs/activation-format.md). */
+#define LM_ACTIVATION_SPAWNS 32
+typedef struct {
+	char call[24];                      /* "execve", "posix_spawn", "posix_spawnp", "posix_spawn_setexec" */
+	char path[1024];                    /* the program as given */
+	int protected_;                     /* a SIP-protected path */
+	char shim[8];                       /* "kept", "removed", "absent" */
+	char why[LM_ACTIVATION_REASON];
+} lm_activation_spawn;
+
 /* One process's record, every member typed; "" where the record has null. */
 typedef struct {
 	char file[32];                      /* "<pid>.json" */
@@ -430,12 +450,19 @@ typedef struct {
 	char setting[8];                    /* LUME_METAL_INHERIT: "0", "1", "invalid", "" (absent) */
 	char children_why[LM_ACTIVATION_REASON];
 	char host_reason[LM_ACTIVATION_REASON];
+	size_t nspawns;                     /* 1.1: what it started, in order (none in a 1.0 record) */
+	lm_activation_spawn spawns[LM_ACTIVATION_SPAWNS];
+	uint64_t spawns_dropped;            /* 1.1: spawns past the ones kept */
 } lm_activation;
 
-/* The records of one directory, by pid. */
+/* The records of one directory, by pid; what lm_activation_fetch could not take, counted. */
+#define LM_ACTIVATION_SKIPPED_KEPT 8
 typedef struct {
 	size_t count;
 	lm_activation *items;
+	size_t dropped;  /* records past the first LM_ACTIVATION_MAX_RECORDS (by pid): counted, not read */
+	size_t nskipped; /* damaged or unreadable records: skipped, each said */
+	char *skipped[LM_ACTIVATION_SKIPPED_KEPT]; /* the first ones' messages (which file, what is wrong) */
 } lm_activation_list;
 
 /* 1 when name is a record's file name: <pid>.json, the pid 1..9999999999 without leading zeros. */
@@ -450,8 +477,11 @@ int lm_activation_parse(const char *source, const char *text, size_t len, lm_act
 int lm_activation_list_add(lm_activation_list *list, const char *source, const char *file, const char *text,
     size_t len);
 /* Every record in the guest directory remote_dir (other names are ignored: the shim's temporary
- * files, anything else), at most LM_ACTIVATION_MAX_RECORDS of at most LM_ACTIVATION_MAX_BYTES each.
- * LM_ENOTFOUND when the directory is absent; any damaged record fails the whole read, naming it. */
+ * files, anything else), read in pid order: the first LM_ACTIVATION_MAX_RECORDS of at most
+ * LM_ACTIVATION_MAX_BYTES each, the rest counted (out->dropped). A damaged or unreadable record is
+ * skipped and said (out->nskipped, out->skipped): the others still count. LM_ENOTFOUND when the
+ * directory is absent; more than LM_ACTIVATION_MAX_LISTED names is LM_ETOOLARGE. */
+#define LM_ACTIVATION_MAX_LISTED 65536
 int lm_activation_fetch(lm_ssh *ssh, const char *remote_dir, lm_activation_list *out);
 /* Frees what the list holds (not the struct); empty afterwards. */
 void lm_activation_list_dispose(lm_activation_list *list);
@@ -468,9 +498,13 @@ int lm_activation_command(const char *dir, const char *cmd, char **out);
 /* ---- workload_records.c: what a workload's records say, for people ---- */
 typedef struct {
 	char **lines;  /* one per process that loaded the shim: what it asked, what it was told */
-	size_t count;  /* processes that loaded the shim */
-	size_t took;   /* of them, those that had an answer widened */
+	size_t count;  /* processes that loaded the shim (records read) */
+	size_t took;   /* of them, those that had an answer widened (lm_activation_took) */
 	char *json;    /* the records, a JSON array ("[]" when none) */
+	size_t dropped; /* records past the reader's limit: counted, not read */
+	size_t nskipped; /* damaged or unreadable records, skipped */
+	char **skipped;  /* NULL-terminated: the first of them said */
+	char **stock_children; /* NULL-terminated: programs started with the shim that ran stock, and why */
 } lm_workload_records;
 /* Read dir's records (lm_activation_fetch) into r; nothing to dispose on failure. */
 int lm_workload_records_read(lm_ssh *ssh, const char *dir, lm_workload_records *r);
@@ -502,7 +536,9 @@ int lm_workload_group_command(const char *record_dir, const char *cmd, char **ou
 int lm_guest_workload_run(lm_context *ctx, lm_ssh *ssh, const char *vm, const char *cmd, const lm_workload_options *o,
     lm_run_result *res);
 
-/* 1 when the shim took in that process: its profile active and at least one device class hooked. */
+/* 1 when the shim took in that process: its record shows an answer widened (a supportsFamily:
+ * stock answered no and the shim yes, or a maxThreadgroupMemoryLength raised) -- the one rule of
+ * "got the unlock" for run, --require-shim, agents, status, doctor and bench. */
 int lm_activation_took(const lm_activation *a);
 /* One line for people: "pid 123 /usr/local/bin/llama-server: asked Apple7→yes (stock no), Apple9→yes
  * (stock no); maxThreadgroupMemoryLength 64 KiB (stock 32 KiB)"; new string (free()). */
