@@ -75,6 +75,8 @@ typedef struct {
 	int run_hardened_stock;  /* --run-hardened-stock (run, agent install) */
 	int require_shim;        /* --require-shim (run) */
 	int run_at_load;         /* --run-at-load (agent install) */
+	int resign_copy;         /* --resign-copy (run, agent install) */
+	const char *process_type; /* --process-type (agent install); NULL: Interactive */
 	int interactive;         /* -i, --interactive (run) */
 	int tty;                 /* -t, --tty (run) */
 	const char *prefix;      /* --prefix DIR (local install, local env) */

@@ -42,6 +42,8 @@ void lm_cli_agent_spec(const lm_cli *cli, const char *label, lm_agent_spec *spec
 	spec->run_at_load = cli->run_at_load;
 	lm_workload_options_init(wo, LM_WORKLOAD_OPTIONS_VERSION);
 	wo->run_hardened_stock = cli->run_hardened_stock;
+	wo->resign_copy = cli->resign_copy;
+	wo->process_type = cli->process_type;
 }
 
 static int agent_usage(lm_cli *cli, const char *what)

@@ -86,6 +86,7 @@ int lm_cmd_run(lm_cli *cli)
 	lm_workload_options_init(&wo, LM_WORKLOAD_OPTIONS_VERSION);
 	wo.run_hardened_stock = cli->run_hardened_stock;
 	wo.require_shim = cli->require_shim;
+	wo.resign_copy = cli->resign_copy;
 	terminal_options(cli, &wo, &want_raw);
 	rc = lm_flow_run_workload(ctx, cli->argv[0], (const char *const *)cli->cmd_argv, (size_t)cli->cmd_argc, &wo,
 	    &res);

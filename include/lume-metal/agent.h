@@ -55,6 +55,10 @@ typedef struct {
 	                                   boot) removed from record_dir by this look */
 } lm_agent_info;
 
+/* 0 when type is one of launchd's ProcessType values (Background, Standard, Adaptive,
+ * Interactive); LM_EINVALID with a message naming them. */
+LM_EXTERN(int) lm_agent_process_type_check(const char *type);
+
 /* 0 when label is a valid agent label; LM_EINVALID with a message saying what is wrong. */
 LM_EXTERN(int) lm_agent_label_check(const char *label);
 

@@ -149,7 +149,7 @@ LM_EXTERN(int) lm_flow_run(lm_context *ctx, const char *vm, const char *const *a
 /* How a workload is started (run, agent install): lm_workload_options_init(&wo,
  * LM_WORKLOAD_OPTIONS_VERSION), then the fields wanted. Fields are only ever added at the end,
  * each bumping the version (as lm_options, context.h). */
-#define LM_WORKLOAD_OPTIONS_VERSION 2
+#define LM_WORKLOAD_OPTIONS_VERSION 3
 typedef struct {
 	unsigned int version;
 	int run_hardened_stock; /* start a program signed with the hardened runtime without the
@@ -177,6 +177,14 @@ typedef struct {
 	                           when the caller's window changed (tty) */
 	void *callback_data;    /* for pending_signal and window_size */
 	double stop_grace;      /* seconds from the stop's signal to SIGKILL (0: 5) */
+	/* Version 3 (issue 34). */
+	int resign_copy;        /* run, agent install: a program dyld would not give the shim (the
+	                           hardened runtime without the dyld entitlement, or library validation;
+	                           it or an executable shipped beside it) runs as a copy in lume-metal's
+	                           folder in the guest, every Mach-O of it re-signed ad hoc with the dyld
+	                           entitlements (docs/guest.md); the original is never touched */
+	const char *process_type; /* agent install: the plist's ProcessType (NULL: Interactive; launchd
+	                           throttles a job that sets none, launchd.plist(5)) */
 } lm_workload_options;
 
 /* Every field of that version 0 (only those: a program built with an older header has a shorter

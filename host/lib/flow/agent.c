@@ -152,7 +152,8 @@ static int install_steps(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 	    (rc = resolve_program(ctx, op, spec, opts, a)) < 0 ||
 	    (rc = lm_agent_paths(op->o->guest.home, spec->label, &paths)) < 0 ||
 	    (rc = lm_shim_env_workload(&op->se, NULL, NULL, paths.record_dir)) < 0 ||
-	    (rc = lm_agent_plist_build(spec, a->program, &op->se, op->o->guest.home, &xml, &len)) < 0)
+	    (rc = lm_agent_plist_build(spec, a->program, &op->se, op->o->guest.home,
+	        lm_workload_process_type(opts), &xml, &len)) < 0)
 		return rc;
 	snprintf(a->record_dir, sizeof(a->record_dir), "%s", paths.record_dir);
 	snprintf(a->plist, sizeof(a->plist), "%s", paths.plist);

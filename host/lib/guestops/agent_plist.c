@@ -56,8 +56,20 @@ static void dict_string(plist_t dict, const char *key, const char *value)
 	plist_dict_set_item(dict, key, plist_new_string(value));
 }
 
+int lm_agent_process_type_check(const char *type)
+{
+	static const char *const types[] = { "Background", "Standard", "Adaptive", "Interactive", NULL };
+
+	for (size_t i = 0; type != NULL && types[i] != NULL; i++) {
+		if (strcmp(type, types[i]) == 0)
+			return 0;
+	}
+	return lm_error_set(LM_EINVALID, "'%s' is not a launchd ProcessType: Interactive, Adaptive, Standard or "
+	    "Background", type != NULL ? type : "");
+}
+
 int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const lm_shim_env *se, const char *home,
-    char **xml, size_t *len)
+    const char *process_type, char **xml, size_t *len)
 {
 	lm_agent_paths_t paths;
 	plist_t root, args, env;
@@ -70,7 +82,10 @@ int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const l
 
 	*xml = NULL;
 	*len = 0;
-	if ((rc = lm_agent_label_check(spec->label)) < 0 || (rc = lm_agent_paths(home, spec->label, &paths)) < 0)
+	if (process_type == NULL)
+		process_type = "Interactive";
+	if ((rc = lm_agent_label_check(spec->label)) < 0 || (rc = lm_agent_paths(home, spec->label, &paths)) < 0 ||
+	    (rc = lm_agent_process_type_check(process_type)) < 0)
 		return rc;
 	if (spec->argc == 0 || program == NULL || program[0] != '/')
 		return lm_error_set(LM_EINVALID, "agent %s: the workload's program must be an absolute path in the guest",
@@ -99,6 +114,9 @@ int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const l
 	plist_dict_set_item(root, "EnvironmentVariables", env);
 	dict_string(root, "StandardOutPath", paths.out_log);
 	dict_string(root, "StandardErrorPath", paths.err_log);
+	/* Without it launchd "applies light resource limits, throttling CPU usage and I/O bandwidth"
+	 * (launchd.plist(5); reference/lume.md, 2026-12-02): an inference server is Interactive. */
+	dict_string(root, "ProcessType", process_type);
 	if (spec->keep_alive)
 		plist_dict_set_item(root, "KeepAlive", plist_new_bool(1));
 	if (spec->run_at_load)

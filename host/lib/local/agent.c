@@ -164,7 +164,8 @@ static int install_steps(lm_local_machine *m, const lm_agent_spec *spec, const l
 	    (rc = lm_shim_env_workload(&m->se, NULL, NULL, paths.record_dir)) < 0 ||
 	    (rc = lm_path_join_buf(dirs[0], sizeof(dirs[0]), o->guest.home, LM_AGENT_DIR, NULL)) < 0 ||
 	    (rc = lm_path_join_buf(dirs[1], sizeof(dirs[1]), o->guest.home, LM_AGENT_LOG_DIR, NULL)) < 0 ||
-	    (rc = lm_agent_plist_build(spec, a->program, &m->se, o->guest.home, &xml, &len)) < 0)
+	    (rc = lm_agent_plist_build(spec, a->program, &m->se, o->guest.home, lm_workload_process_type(opts),
+	        &xml, &len)) < 0)
 		return rc < 0 ? rc : lm_error_set(LM_EINVALID, "this machine: the program's path is too long");
 	snprintf(a->plist, sizeof(a->plist), "%s", paths.plist);
 	snprintf(a->record_dir, sizeof(a->record_dir), "%s", paths.record_dir);

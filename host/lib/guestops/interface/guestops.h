@@ -321,9 +321,10 @@ int lm_agent_paths(const char *home, const char *label, lm_agent_paths_t *paths)
 /* The agent's plist (XML, NUL-terminated, free()): Label, ProgramArguments (program — the
  * workload's resolved absolute path — then spec's arguments after argv[0]), EnvironmentVariables
  * (the shim's injection variable, the profile's LUME_METAL_*, a PATH with the bundle's tools and
- * Homebrew's), StandardOutPath and StandardErrorPath, KeepAlive and RunAtLoad when asked. */
+ * Homebrew's), StandardOutPath and StandardErrorPath, ProcessType (process_type, checked by
+ * lm_agent_process_type_check; NULL: Interactive), KeepAlive and RunAtLoad when asked. */
 int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const lm_shim_env *se, const char *home,
-    char **xml, size_t *len);
+    const char *process_type, char **xml, size_t *len);
 /* The program (ProgramArguments' first) of the plist at plist_path ("" when it names none). */
 int lm_agent_plist_program(lm_ssh *ssh, const char *plist_path, char *program, size_t size);
 /* ---- launchd.c: launchd in the guest, as reference/lume.md's recipe drives it ---- */
@@ -525,6 +526,10 @@ int lm_run_result_new(const char *what, const lm_workload_options *opts, size_t 
 /* opts (NULL: the defaults) as this library's version of the struct, the fields it lacks 0;
  * LM_EINVALID for an unknown version or values out of range. */
 int lm_workload_options_copy(lm_workload_options *dst, const lm_workload_options *opts);
+/* Version 3's fields of opts (NULL, or of an older version: the defaults): --resign-copy, and the
+ * agent's ProcessType ("Interactive" unless set). */
+int lm_workload_resign_copy(const lm_workload_options *opts);
+const char *lm_workload_process_type(const lm_workload_options *opts);
 /* cmd (a command line from lm_shim_command) run so that the guest first writes the kill target of
  * its process group ("-PGID") to record_dir/process-group, then execs it (free()). */
 int lm_workload_group_command(const char *record_dir, const char *cmd, char **out);
