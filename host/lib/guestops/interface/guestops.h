@@ -303,6 +303,31 @@ int lm_guest_codesign(lm_ssh *ssh, const char *const *paths, size_t n, lm_code_s
 /* The first bytes of a Mach-O file (fat or thin 64-bit): 1 when it has an arm64e slice. */
 int lm_macho_has_arm64e(const unsigned char *head, size_t len);
 
+/* ---- resign.c: --resign-copy, a hardened program run as a re-signed copy ---- */
+
+/* Where copies live: HOME/.local/share/lume-metal/resigned/NAME (rollback removes the folder). */
+#define LM_RESIGN_GUEST_DIR "resigned"
+typedef struct {
+	char program[PATH_MAX];  /* the program's copy, to run instead of the original */
+	int reused;              /* the copy of the same original (its SHA-256) was there already */
+	size_t nsigned;          /* files re-signed this time */
+} lm_resign_copy;
+/* The copy's folder for name ([A-Za-z0-9._-], not starting with '.'). */
+int lm_resign_dir(const char *home, const char *name, char *dir, size_t len);
+/* A run's copy's name, from the original's path: "run-" and 16 hex digits of its SHA-256. */
+int lm_resign_name(const char *program, char *name, size_t len);
+/* The entitlements the copy is signed with (XML plist, free()): allow-dyld-environment-variables
+ * and disable-library-validation, both true. */
+int lm_resign_entitlements(char **xml);
+/* 1 when s is what the re-signing makes: ad hoc, the hardened runtime, both entitlements. */
+int lm_resign_signature_ok(const lm_code_signature *s);
+/* The copy of program (absolute, in the guest) named name: made -- or kept, when it is of the same
+ * original -- re-signed and verified (resign.c says how); LM_EREMOTE saying what failed, the copy
+ * then removed. The original is only read. */
+int lm_guest_resign_copy(lm_ssh *ssh, const char *home, const char *name, const char *program, lm_resign_copy *c);
+/* The copy named name gone (absent is fine). */
+int lm_guest_resign_remove(lm_ssh *ssh, const char *home, const char *name);
+
 /* ---- agent_plist.c: per-workload LaunchAgents (agent.h) ---- */
 
 /* Where agents and their logs live in the guest, relative to its home. */
