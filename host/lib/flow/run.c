@@ -195,6 +195,7 @@ int lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *arg
 	lm_workload_options o;
 	lm_flow_workload w;
 	lm_run_result *res;
+	const char *const *run_argv = argv;
 	char *cmd = NULL;
 	int rc;
 
@@ -205,8 +206,9 @@ int lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *arg
 	if ((rc = lm_run_result_new("run", opts, argc, &res)) < 0)
 		return rc;
 	if ((rc = lm_flow_session_open(&s, ctx, vm)) < 0 ||
-	    (rc = lm_flow_workload_check(ctx, s->ssh, &s->se, s->o, argv, argc, &o, &w)) < 0 ||
-	    (rc = record_dir_make(s, res)) < 0 || (rc = lm_flow_session_command(s, 1, argv, argc, &cmd)) < 0)
+	    (rc = lm_flow_workload_check(ctx, s->ssh, &s->se, s->o, argv, argc, &o, NULL, &w)) < 0 ||
+	    (rc = lm_flow_workload_argv(&w, argv, argc, &run_argv)) < 0 || (rc = record_dir_make(s, res)) < 0 ||
+	    (rc = lm_flow_session_command(s, 1, run_argv, argc, &cmd)) < 0)
 		goto out;
 	res->inherit = w.inherit;
 	snprintf(res->inherit_reason, sizeof(res->inherit_reason), "%s", w.inherit_reason);
@@ -220,6 +222,8 @@ out:
 		record_dir_remove(s, res, rc);
 	free(cmd);
 	lm_flow_session_close(s);
+	if (run_argv != argv)
+		free((void *)run_argv);
 	if (out != NULL)
 		*out = res;
 	else

@@ -124,6 +124,7 @@ int lm_local_agent_remove(lm_context *ctx, const char *label, lm_local_result **
 		lm_step_add(ctx, o, "agent-unload", t, "would boot %s out of %s and remove %s", label, domain, a.plist);
 	} else {
 		if ((rc = lm_launchd_unload(m.ssh, domain, o->guest.home, &a)) < 0 ||
+		    (rc = lm_guest_resign_remove(m.ssh, o->guest.home, label)) < 0 ||
 		    (rc = lm_guest_run_argv(m.ssh, rm_argv, 3, "rm", NULL, NULL)) < 0)
 			return lm_local_close(&m, rc);
 		lm_step_add(ctx, o, "agent-unload", t, "booted out of %s, %s removed (its logs are kept)", domain, a.plist);
@@ -153,7 +154,7 @@ static int install_steps(lm_local_machine *m, const lm_agent_spec *spec, const l
 	int rc;
 
 	if ((rc = lm_step_begin(m->ctx, o, "agent-plist", &t)) < 0 ||
-	    (rc = lm_flow_workload_check(m->ctx, m->ssh, &m->se, o, spec->argv, 1, opts, &w)) < 0)
+	    (rc = lm_flow_workload_check(m->ctx, m->ssh, &m->se, o, spec->argv, 1, opts, spec->label, &w)) < 0)
 		return rc;
 	if (w.target.program[0] == '\0')
 		return lm_error_set(LM_ENOTFOUND, "this machine: %s not found (looked up on the bundle's tools, "

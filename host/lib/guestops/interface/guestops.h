@@ -119,7 +119,8 @@ void lm_guest_removal_dispose(lm_guest_removal *r);
 /* "removed 5 files, 1 link and 3 directories of ~/.local/share/lume-metal; left: ..." */
 void lm_guest_removal_describe(const lm_guest_removal *r, char *buf, size_t len);
 /* Which entries of ~/.local/share/lume-metal lume-metal may have made: 'l' a link of its own
- * (current, .current.new: removed when a link), 'a' the activation record directories, 'd' a
+ * (current, .current.new: removed when a link), 'a' the activation record directories, 'r' the
+ * re-signed copies (resign.c), 'd' a
  * directory that is a bundle or a staging directory when a lume-metal manifest (or, for a staging
  * directory or the local bundle's id, the local bundle's) names its files, 0 anything else (left). */
 int lm_guest_entry_class(const char *name, lm_ssh_kind kind);
@@ -259,8 +260,17 @@ typedef struct {
 	int pending_key;                /* the parse's state: the entitlement whose value comes next */
 } lm_code_signature;
 
+/* An executable shipped beside the program (its own directory; for an app bundle, Contents/MacOS
+ * and Contents/Resources), with what codesign says of it: a program the workload may start. */
+#define LM_RUN_SIBLINGS 16
+typedef struct {
+	char path[1024];
+	lm_code_signature sig;
+} lm_run_sibling;
+
 /* What `run` would start in the guest: the program found as env finds it, the file behind it, and
- * for a script its #! interpreter, with what codesign says of each; and whether the installed shim
+ * for a script its #! interpreter, with what codesign says of each; the executables shipped beside
+ * it (at most LM_RUN_SIBLINGS; siblings_more when there were more); and whether the installed shim
  * has an arm64e slice. Empty strings for what does not apply. */
 typedef struct {
 	char program[PATH_MAX];
@@ -269,6 +279,9 @@ typedef struct {
 	char interpreter_real[PATH_MAX];
 	lm_code_signature program_sig, interpreter_sig;
 	int shim_arm64e;                /* the shim's Mach-O header names an arm64e slice */
+	size_t nsiblings;
+	lm_run_sibling siblings[LM_RUN_SIBLINGS];
+	int siblings_more;
 } lm_run_target;
 
 /* Parse the guest-side resolver's key=value lines (unknown keys ignored). */
