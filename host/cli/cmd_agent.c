@@ -22,7 +22,7 @@ void lm_cli_agent_lines(FILE *out, const lm_vm_outcome *o)
 		if (a->shim_loaded == 1 && a->shim_widened == 1)
 			lm_cli_printf(out, "      shim: loaded since it started: %s\n", a->shim);
 		else if (a->shim_loaded == 1)
-			lm_cli_printf(out, "      shim: loaded since it started, no answer widened: %s\n", a->shim);
+			lm_cli_printf(out, "      shim: no answer widened since it started: %s\n", a->shim);
 		else if (a->shim_widened == 1)
 			lm_cli_printf(out, "      shim: not loaded by its process (pid %ld), widened in a process it started: %s\n",
 			    a->pid, a->shim);

@@ -9,6 +9,7 @@
 #include "guestops.h"
 #include "ssh_deadline.h"
 #include "ssh_files.h"
+#include "str.h"
 #include "text.h"
 
 int lm_agent_label_check(const char *label)
@@ -136,33 +137,33 @@ int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const l
 	return 0;
 }
 
-/* The folder's records pruned to its live processes (lm_guest_agents_activation): one guest
- * command asks the boot time and which of the records' pids still run (kill -0: the agent's
- * processes are the account's own); the others, and every record written before the boot, are
- * removed. */
-static int prune_records(lm_ssh *ssh, const char *dir, lm_activation_list *list, int *pruned)
+/* The folder's records pruned to its live processes (lm_guest_agents_activation), by their names
+ * (<pid>.json: a damaged one too): one guest command asks the boot time and which of the pids
+ * still run (kill -0: the agent's processes are the account's own); the others' records, and every
+ * record written before the boot, are removed. */
+static int prune_records(lm_ssh *ssh, const char *dir, int *pruned)
 {
 	lm_buf cmd;
-	char *line = NULL, *out = NULL, *err = NULL, *nl, path[LM_AGENT_PATH_MAX + 32];
+	char **names = NULL, *line = NULL, *out = NULL, *err = NULL, *nl, path[LM_AGENT_PATH_MAX + 32];
 	double boot, mtime;
-	size_t i, k = 0;
+	size_t i, n = 0;
 	int rc, status = 0;
 
 	*pruned = 0;
-	if (list->count == 0)
-		return 0;
-	lm_buf_init(&cmd, 64 * 1024);
-	lm_buf_adds(&cmd, "(sysctl -n kern.boottime) 2>/dev/null || echo; for p in");
-	for (i = 0; i < list->count; i++)
-		lm_buf_addf(&cmd, " %lld", (long long)list->items[i].pid); /* numbers: nothing to quote */
-	lm_buf_adds(&cmd, "; do kill -0 \"$p\" 2>/dev/null && echo \"$p\"; done; :");
-	if ((rc = lm_buf_take(&cmd, &line, NULL)) < 0) {
-		lm_buf_dispose(&cmd);
+	if ((rc = lm_ssh_list_dir(ssh, dir, LM_ACTIVATION_MAX_LISTED, &names)) < 0)
 		return rc;
+	lm_buf_init(&cmd, 1024 * 1024);
+	lm_buf_adds(&cmd, "(sysctl -n kern.boottime) 2>/dev/null || echo; for p in");
+	for (i = 0; names[i] != NULL; i++) {
+		if (lm_activation_file_name_ok(names[i])) { /* digits: nothing to quote */
+			lm_buf_addf(&cmd, " %.*s", (int)(strlen(names[i]) - strlen(".json")), names[i]);
+			n++;
+		}
 	}
-	lm_buf_dispose(&cmd);
-	rc = lm_ssh_ask(ssh, line, 256 * 1024, &out, &err, &status);
-	free(line);
+	lm_buf_adds(&cmd, "; do kill -0 \"$p\" 2>/dev/null && echo \"$p\"; done; :");
+	if (n == 0 || (rc = lm_buf_take(&cmd, &line, NULL)) < 0)
+		goto done;
+	rc = lm_ssh_ask(ssh, line, 1024 * 1024, &out, &err, &status);
 	if (rc == 0 && status != 0)
 		rc = lm_error_set(LM_EREMOTE, "which of the agent's processes run (in %s) failed (exit %d)", dir, status);
 	if (rc < 0)
@@ -170,34 +171,33 @@ static int prune_records(lm_ssh *ssh, const char *dir, lm_activation_list *list,
 	nl = strchr(out, '\n');
 	/* SFTP gives whole seconds: a record of this boot's first second is not older than it. */
 	boot = (double)(long long)lm_guest_boot_time_parse(out);
-	for (i = 0; i < list->count; i++) {
-		lm_activation *a = &list->items[i];
+	for (i = 0; names[i] != NULL; i++) {
 		char want[32];
 		int live;
 
-		snprintf(want, sizeof(want), "\n%lld\n", (long long)a->pid);
+		if (!lm_activation_file_name_ok(names[i]))
+			continue;
+		snprintf(want, sizeof(want), "\n%.*s\n", (int)(strlen(names[i]) - strlen(".json")), names[i]);
 		live = nl != NULL && strstr(nl, want) != NULL; /* nl: the newline after the boot time */
-		snprintf(path, sizeof(path), "%s/%s", dir, a->file);
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		if (live && boot > 0) {
 			if ((rc = lm_ssh_mtime(ssh, path, &mtime)) == LM_ENOTFOUND)
-				live = 0;
-			else if (rc < 0)
+				continue;
+			if (rc < 0)
 				goto done;
-			else if (mtime < boot)
-				live = 0;
+			live = mtime >= boot;
 		}
-		if (live) {
-			list->items[k++] = *a;
+		if (live)
 			continue;
-		}
 		if ((rc = lm_ssh_remove(ssh, path)) < 0)
 			goto done;
-		free(a->text);
 		(*pruned)++;
 	}
-	list->count = k;
 	rc = 0;
 done:
+	lm_buf_dispose(&cmd);
+	lm_strv_free(names);
+	free(line);
 	lm_free(out);
 	lm_free(err);
 	return rc;
@@ -241,9 +241,9 @@ int lm_guest_agents_activation(lm_ssh *ssh, const char *home, lm_agent_info *con
 		if (strcmp(a->state, "running") != 0 || a->pid <= 0)
 			continue;
 		memset(&list, 0, sizeof(list));
-		rc = lm_activation_fetch(ssh, paths.record_dir, &list);
+		rc = prune_records(ssh, paths.record_dir, &a->records_pruned);
 		if (rc == 0)
-			rc = prune_records(ssh, paths.record_dir, &list, &a->records_pruned);
+			rc = lm_activation_fetch(ssh, paths.record_dir, &list);
 		if (rc < 0 && rc != LM_ENOTFOUND) {
 			lm_activation_list_dispose(&list);
 			return rc;
