@@ -150,6 +150,7 @@ int lm_flow_workload_check(lm_context *ctx, lm_ssh *ssh, lm_shim_env *se, const 
 		return rc;
 	if (i < argc && lm_sip_warning(&o->guest, argv[i], &w->target, msg, sizeof(msg)))
 		lm_log(ctx, LM_LOG_WARN, "%s: %s", o->vm, msg);
+	(void)warn_siblings(ctx, o, &w->target);
 	if (i < argc && lm_codesign_refusal(argv[i], &w->target, msg, sizeof(msg))) {
 		if (opts == NULL || !opts->run_hardened_stock)
 			return lm_error_set(LM_EHARDENED, "%s: %s", o->vm, msg);
@@ -158,7 +159,6 @@ int lm_flow_workload_check(lm_context *ctx, lm_ssh *ssh, lm_shim_env *se, const 
 	} else if (i < argc && lm_codesign_warning(argv[i], &w->target, msg, sizeof(msg))) {
 		lm_log(ctx, LM_LOG_WARN, "%s: %s", o->vm, msg);
 	}
-	(void)warn_siblings(ctx, o, &w->target);
 	/* The user's own LUME_METAL_INHERIT wins: nothing of ours beside it. */
 	if (own) {
 		w->inherit = -1;

@@ -529,7 +529,7 @@ int lm_activation_fetch(lm_ssh *ssh, const char *remote_dir, lm_activation_list 
 		free(source);
 		source = NULL;
 		if ((path = lm_format("%s/%s", remote_dir, names[i])) == NULL ||
-		    (source = lm_format("activation record %s", path)) == NULL) {
+		    (source = lm_format("%s", path)) == NULL) {
 			rc = lm_error_nomem();
 			goto done;
 		}
