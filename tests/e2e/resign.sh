@@ -120,6 +120,7 @@ scenario_resign_agent() {
   [ ! -e "$home/.local/share/lume-metal/resigned/$label" ] || fail "agent remove left the copy"
 
   note "--process-type chooses another; a value launchd does not know is a usage error"
+  install -m 755 "$LM_METAL_SERVER" "$(vm_dir vm1)/opt/homebrew/bin/metal-server"
   lm_json_first "$E2E_DIR/bg.json" agent install vm1 --process-type Background --label com.example.bg -- metal-server --runner --stay
   expect_rc 0 "$E2E_DIR/bg.json"
   grep -qF "<string>Background</string>" <<<"$(plistutil -i "$home/Library/LaunchAgents/com.example.bg.plist" -o - -f xml 2>/dev/null ||
