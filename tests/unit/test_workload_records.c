@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "guestops.h"
 #include "lm_test.h"
@@ -337,6 +338,59 @@ static void test_why_not(void **state)
 	free(t);
 }
 
+/* A program a record says was started with the shim kept, with no record of its own: what codesign
+ * says of it names why it ran stock (a codesign on PATH that answers as macOS's does: hardened for
+ * llama-server, library validation for lv-worker, plain for the rest). */
+static void test_stock_children(void **state)
+{
+	fixture *f = *state;
+	lm_workload_records r;
+	char *bin = lm_test_join(f->dir, "bin"), *tool = lm_test_join(bin, "codesign"), *path;
+	char *old_path = getenv("PATH") != NULL ? strdup(getenv("PATH")) : NULL;
+	cJSON *d = record(5000, "1.1");
+
+	assert_int_equal(lm_test_mkdir_p(bin, 0700), 0);
+	lm_test_write_text(tool, "#!/bin/sh\n"
+	    "for f; do :; done\n"
+	    "case $f in\n"
+	    "*/llama-server) echo 'CodeDirectory v=20500 size=1 flags=0x10000(runtime) hashes=1+7 location=embedded' >&2 ;;\n"
+	    "*/lv-worker) echo 'CodeDirectory v=20500 size=1 flags=0x10000(runtime) hashes=1+7 location=embedded' >&2\n"
+	    "  printf '[Dict]\\n\\t[Key] com.apple.security.cs.allow-dyld-environment-variables\\n\\t[Value]\\n\\t\\t[Bool] true\\n' ;;\n"
+	    "*) echo 'CodeDirectory v=20500 size=1 flags=0x20002(adhoc,linker-signed) hashes=1+7 location=embedded' >&2 ;;\n"
+	    "esac\n");
+	assert_int_equal(chmod(tool, 0755), 0);
+	path = malloc(strlen(bin) + strlen(old_path != NULL ? old_path : "") + 2);
+	assert_non_null(path);
+	sprintf(path, "%s:%s", bin, old_path != NULL ? old_path : "");
+	setenv("PATH", path, 1);
+	/* The local transport's commands get the environment it was opened with. */
+	lm_ssh_free(f->ssh);
+	lm_assert_ok(lm_ssh_open_local(&f->ssh, f->ctx));
+	spawn(d, "posix_spawn", "/Applications/Ollama.app/Contents/Resources/llama-server", "kept");
+	spawn(d, "posix_spawn", "/opt/lv/lv-worker", "kept");
+	spawn(d, "posix_spawn", "/opt/homebrew/bin/plain", "kept");
+	spawn(d, "execve", "/usr/bin/true", "removed");          /* not passed on: the record says why */
+	spawn(d, "posix_spawn", "/opt/homebrew/bin/worker", "kept"); /* it wrote a record */
+	put(f, 5000, d);
+	lm_assert_ok(lm_workload_records_read(f->ssh, f->records, &r));
+	if (old_path != NULL)
+		setenv("PATH", old_path, 1);
+	assert_non_null(r.stock_children);
+	assert_non_null(r.stock_children[0]);
+	assert_string_equal(r.stock_children[0], "llama-server is signed with the hardened runtime: it ran stock "
+	    "(/Applications/Ollama.app/Contents/Resources/llama-server, flags=0x10000(runtime), without the entitlement "
+	    "com.apple.security.cs.allow-dyld-environment-variables)");
+	assert_non_null(r.stock_children[1]);
+	lm_assert_contains(r.stock_children[1], "lv-worker is signed with library validation: library validation refused "
+	    "the shim, it ran stock (/opt/lv/lv-worker");
+	assert_null(r.stock_children[2]);
+	lm_workload_records_dispose(&r);
+	free(path);
+	free(old_path);
+	free(tool);
+	free(bin);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_spawns),
 		cmocka_unit_test_setup_teardown(test_scale_and_damage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_why_not, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stock_children, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -208,7 +208,7 @@ static const char sign_script[] =
 
 int lm_guest_codesign(lm_ssh *ssh, const char *const *paths, size_t n, lm_code_signature *sigs)
 {
-	const char *argv[3 + LM_CODESIGN_MAX_FILES] = { "/bin/sh", "-c", sign_script };
+	const char *argv[4 + LM_CODESIGN_MAX_FILES] = { "/bin/sh", "-c", sign_script };
 	const char *line, *end;
 	char *out = NULL;
 	size_t i, at = 0;
