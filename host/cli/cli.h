@@ -75,6 +75,8 @@ typedef struct {
 	int run_hardened_stock;  /* --run-hardened-stock (run, agent install) */
 	int require_shim;        /* --require-shim (run) */
 	int run_at_load;         /* --run-at-load (agent install) */
+	int resign_copy;         /* --resign-copy (run, agent install) */
+	const char *process_type; /* --process-type (agent install); NULL: Interactive */
 	int interactive;         /* -i, --interactive (run) */
 	int tty;                 /* -t, --tty (run) */
 	const char *prefix;      /* --prefix DIR (local install, local env) */
@@ -189,6 +191,8 @@ int lm_cmd_status(lm_cli *cli);
 int lm_cmd_probe(lm_cli *cli);
 void lm_cli_probe_table(const lm_cli *cli, const lm_vm_outcome *o); /* cmd_probe.c: the stock vs shimmed table */
 int lm_cmd_run(lm_cli *cli);
+/* run's and local run's lines after the workload: its activation records (children: the policy line). */
+void lm_cli_activation_lines(const lm_run_result *res, int children);
 int lm_cmd_rollback(lm_cli *cli);
 int lm_cmd_forget_host(lm_cli *cli);
 int lm_cmd_bench(lm_cli *cli);

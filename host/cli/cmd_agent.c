@@ -19,8 +19,13 @@ void lm_cli_agent_lines(FILE *out, const lm_vm_outcome *o)
 		else
 			lm_cli_printf(out, "    %-32s %s  %s\n", a->label, a->state, a->program);
 		/* Whether the agent's process got the shim: its activation record (docs/activation-format.md). */
-		if (a->shim_loaded == 1)
+		if (a->shim_loaded == 1 && a->shim_widened == 1)
 			lm_cli_printf(out, "      shim: loaded since it started: %s\n", a->shim);
+		else if (a->shim_loaded == 1)
+			lm_cli_printf(out, "      shim: no answer widened since it started: %s\n", a->shim);
+		else if (a->shim_widened == 1)
+			lm_cli_printf(out, "      shim: not loaded by its process (pid %ld), widened in a process it started: %s\n",
+			    a->pid, a->shim);
 		else if (a->shim_loaded == 0)
 			lm_cli_printf(out, "      shim: not loaded by its process since it started (no activation record "
 			    "for pid %ld in %s)\n", a->pid, a->record_dir);
@@ -37,6 +42,8 @@ void lm_cli_agent_spec(const lm_cli *cli, const char *label, lm_agent_spec *spec
 	spec->run_at_load = cli->run_at_load;
 	lm_workload_options_init(wo, LM_WORKLOAD_OPTIONS_VERSION);
 	wo->run_hardened_stock = cli->run_hardened_stock;
+	wo->resign_copy = cli->resign_copy;
+	wo->process_type = cli->process_type;
 }
 
 static int agent_usage(lm_cli *cli, const char *what)

@@ -88,7 +88,6 @@ static int local_run(lm_cli *cli, lm_context *ctx, const lm_profile *profile)
 	lm_json_envelope env;
 	char *doc = NULL, msg[4096];
 	int rc, saved = -1, status;
-	size_t i;
 
 	if (cli->argc != 1 || cli->cmd_argc == 0)
 		return lm_cli_usage_error(cli, "local run: lume-metal local run [--profile P] -- CMD [ARGS...]");
@@ -111,10 +110,8 @@ static int local_run(lm_cli *cli, lm_context *ctx, const lm_profile *profile)
 			doc = NULL;
 		lm_cli_print_document(cli, doc == NULL ? -1 : 0, doc);
 	} else {
-		for (i = 0; res != NULL && res->record_dir != NULL && i < res->nprocesses; i++)
-			lm_cli_printf(stderr, "shim: %s\n", res->process_lines[i]);
-		if (res != NULL && res->no_shim != NULL)
-			lm_cli_printf(stderr, "shim: no process of the workload loaded the shim: %s\n", res->no_shim);
+		if (res != NULL && res->record_dir != NULL)
+			lm_cli_activation_lines(res, 0);
 		if (rc < 0)
 			lm_cli_report(cli, LM_EXIT_FAILURE, rc, msg);
 	}

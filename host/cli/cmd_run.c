@@ -45,17 +45,27 @@ static void terminal_options(const lm_cli *cli, lm_workload_options *wo, int *wa
 	lm_cli_trap_hangup();
 }
 
-/* After the workload's own output: one line per process that loaded the shim, or why none did,
- * and what its children got. */
-static void activation_lines(const lm_run_result *res)
+/* After the workload's own output: one line per process that loaded the shim (the first 256 by
+ * pid; the rest counted), the records skipped as damaged or unreadable, the programs it started
+ * that ran stock, whether an answer was widened, and what its children got. */
+void lm_cli_activation_lines(const lm_run_result *res, int children)
 {
 	size_t i;
 
 	for (i = 0; i < res->nprocesses; i++)
 		lm_cli_printf(stderr, "shim: %s\n", res->process_lines[i]);
+	if (res->records_dropped > 0)
+		lm_cli_printf(stderr, "shim: %zu more process%s loaded the shim (records past the first %zu are counted, "
+		    "not read)\n", res->records_dropped, res->records_dropped == 1 ? "" : "es", res->nprocesses);
+	for (i = 0; res->skipped_lines != NULL && res->skipped_lines[i] != NULL; i++)
+		lm_cli_printf(stderr, "shim: skipped %s\n", res->skipped_lines[i]);
+	if (res->records_skipped > i)
+		lm_cli_printf(stderr, "shim: skipped %zu more damaged or unreadable records\n", res->records_skipped - i);
+	for (i = 0; res->stock_children != NULL && res->stock_children[i] != NULL; i++)
+		lm_cli_printf(stderr, "shim: %s\n", res->stock_children[i]);
 	if (res->no_shim != NULL)
-		lm_cli_printf(stderr, "shim: no process of the workload loaded the shim: %s\n", res->no_shim);
-	if (res->inherit >= 0)
+		lm_cli_printf(stderr, "shim: %s\n", res->no_shim);
+	if (children && res->inherit >= 0)
 		lm_cli_printf(stderr, "shim: children %s (%s)\n", res->inherit ? "keep the shim" : "start without the shim",
 		    res->inherit_reason);
 }
@@ -76,6 +86,7 @@ int lm_cmd_run(lm_cli *cli)
 	lm_workload_options_init(&wo, LM_WORKLOAD_OPTIONS_VERSION);
 	wo.run_hardened_stock = cli->run_hardened_stock;
 	wo.require_shim = cli->require_shim;
+	wo.resign_copy = cli->resign_copy;
 	terminal_options(cli, &wo, &want_raw);
 	rc = lm_flow_run_workload(ctx, cli->argv[0], (const char *const *)cli->cmd_argv, (size_t)cli->cmd_argc, &wo,
 	    &res);
@@ -85,7 +96,7 @@ int lm_cmd_run(lm_cli *cli)
 	lm_context_free(ctx);
 	status = res != NULL ? res->exit_status : 255;
 	if (!cli->json && res != NULL && res->record_dir != NULL && (rc == 0 || rc == LM_ENOSHIM))
-		activation_lines(res);
+		lm_cli_activation_lines(res, 1);
 	if (rc < 0 && rc != LM_ENOSHIM) {
 		lm_run_result_free(res);
 		free(cli->out_bytes);

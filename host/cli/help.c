@@ -16,18 +16,18 @@ static const struct {
 	{"enable", "profile jobs dry-run keep-host boot-margin timeout force-user-mismatch no-wait bundle"},
 	{"status", "boot-margin"},
 	{"probe", "exercise no-wait"},
-	{"run", "no-wait require-shim run-hardened-stock interactive tty"},
+	{"run", "no-wait require-shim run-hardened-stock resign-copy interactive tty"},
 	{"rollback", "all no-restart restore-host dry-run force timeout no-wait"},
 	{"profile", "chip"},
 	{"host", "keep dry-run force force-user-mismatch"},
 	{"forget-host", ""},
 	{"gc", "dry-run"},
 	{"bench", "profile repetitions out workload-parser bare-metal no-wait"},
-	{"agent", "label keep-alive run-at-load run-hardened-stock profile dry-run no-wait"},
+	{"agent", "label keep-alive run-at-load process-type run-hardened-stock resign-copy profile dry-run no-wait"},
 	{"doctor", "bundle"},
 	{"help", ""},
 	{"completion", ""},
-	{"local", "exercise require-exercise profile label keep-alive run-at-load run-hardened-stock require-shim bundle prefix github-env record-dir"},
+	{"local", "exercise require-exercise profile label keep-alive run-at-load process-type run-hardened-stock require-shim bundle prefix github-env record-dir"},
 };
 
 /* Examples: the command word, the command line, what it does. The man page lists them all. */

@@ -16,7 +16,7 @@ enum opt_id {
 	OPT_EXERCISE, OPT_KEEP_HOST, OPT_RESTORE_HOST, OPT_REPETITIONS, OPT_OUT, OPT_WORKLOAD_PARSER, OPT_BARE_METAL,
 	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD, OPT_COLOR, OPT_ADDRESS, OPT_CHIP,
 	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM, OPT_INTERACTIVE, OPT_TTY, OPT_REQUIRE_EXERCISE,
-	OPT_PREFIX, OPT_GITHUB_ENV, OPT_RECORD_DIR
+	OPT_PREFIX, OPT_GITHUB_ENV, OPT_RECORD_DIR, OPT_PROCESS_TYPE, OPT_RESIGN_COPY
 };
 
 static const struct option_doc {
@@ -38,13 +38,20 @@ static const struct option_doc {
 	 "agent install: launchd restarts the workload whenever it exits (KeepAlive)."},
 	{"run-at-load", no_argument, OPT_RUN_AT_LOAD, NULL, NULL,
 	 "agent install: launchd starts the workload when the agent is loaded, at each login too (RunAtLoad)."},
+	{"process-type", required_argument, OPT_PROCESS_TYPE, "Interactive|Adaptive|Standard|Background", NULL,
+	 "agent install: the agent's ProcessType (default Interactive: no resource limits). launchd throttles CPU "
+	 "and I/O of a job that sets none (launchd.plist(5)); Background is throttled most."},
+	{"resign-copy", no_argument, OPT_RESIGN_COPY, NULL, NULL,
+	 "run, agent install: a program signed with the hardened runtime runs as a copy in lume-metal's folder in "
+	 "the guest, with the executables and libraries beside it, every Mach-O re-signed ad hoc with the dyld "
+	 "entitlements (the original is not touched; the copy loses notarization: docs/guest.md)."},
 	{"run-hardened-stock", no_argument, OPT_RUN_HARDENED_STOCK, NULL, NULL,
 	 "run, agent install: start a program signed with the hardened runtime without the "
 	 "allow-dyld-environment-variables entitlement anyway. dyld ignores the shim in it, so it runs stock; "
 	 "without this it is refused before it starts (docs/guest.md)."},
 	{"require-shim", no_argument, OPT_REQUIRE_SHIM, NULL, NULL,
-	 "run: fail (after the workload exits) when no process of the workload loaded the shim, as its "
-	 "activation records show."},
+	 "run: fail (after the workload exits) when no process of the workload had an answer widened (a Metal "
+	 "question answered above stock), as its activation records show; its exit status is still given."},
 	{"prefix", required_argument, OPT_PREFIX, "DIR", NULL,
 	 "local install, local env: where the bundle is installed in this machine's image, an absolute path: "
 	 "DIR/lib/lume-metal (default /usr/local, as Tart's image templates install their shim)."},
@@ -160,7 +167,7 @@ static const char *const command_help[] = {
 	"enable VM... [--profile P] [--keep-host]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
 	"status [VM...]", "Host preference and, per VM, state, bundle, restart pending, last probe.",
 	"probe VM", "Stock vs shimmed capability table.",
-	"run VM [-i] [-t] [--require-shim] -- CMD...", "Run one guest command with the shim, as tart exec does; "
+	"run VM [-i] [-t] [--require-shim] [--resign-copy] -- CMD...", "Run one guest command with the shim, as tart exec does; "
 	"its exit status is returned, then which of its processes loaded the shim.",
 	"bench VM -- llama-bench ARGS...", "Stock vs shimmed runs, interleaved, written as an evidence folder (docs/bench.md).",
 	"bench --bare-metal -- llama-bench ARGS...", "The same on this host itself: the bare-metal record.",
@@ -264,6 +271,12 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	case OPT_LABEL: cli->label = arg; return 0;
 	case OPT_KEEP_ALIVE: cli->keep_alive = 1; return 0;
 	case OPT_RUN_HARDENED_STOCK: cli->run_hardened_stock = 1; return 0;
+	case OPT_RESIGN_COPY: cli->resign_copy = 1; return 0;
+	case OPT_PROCESS_TYPE:
+		if (lm_agent_process_type_check(arg) < 0)
+			return lm_cli_usage_error(cli, "%s: %s", source, lm_error_last()->message);
+		cli->process_type = arg;
+		return 0;
 	case OPT_REQUIRE_SHIM: cli->require_shim = 1; return 0;
 	case OPT_INTERACTIVE: cli->interactive = 1; return 0;
 	case OPT_TTY: cli->tty = 1; return 0;

@@ -154,13 +154,13 @@ static const struct {
 	{LM_ECANCELED, NULL, "run", NULL, "the message says how the workload ended; lume-metal then ends by the signal "
 	    "it got (130 after SIGINT, 143 after SIGTERM, 129 after SIGHUP)"},
 	{LM_ECANCELED, NULL, NULL, NULL, "what the command had done is undone (see the message); run it again to finish"},
-	{LM_EHARDENED, NULL, NULL, NULL, "re-sign the program with the entitlement "
-	    "com.apple.security.cs.allow-dyld-environment-variables (and com.apple.security.cs.disable-library-validation), "
-	    "or pass --run-hardened-stock to start it anyway, stock (docs/guest.md)"},
+	{LM_EHARDENED, NULL, NULL, NULL, "pass --resign-copy to run a copy re-signed ad hoc with the entitlements "
+	    "com.apple.security.cs.allow-dyld-environment-variables and com.apple.security.cs.disable-library-validation "
+	    "(the original untouched), or --run-hardened-stock to start it anyway, stock (docs/guest.md)"},
 	{LM_ENEWER, NULL, NULL, NULL, "upgrade lume-metal to the version that wrote it, or a newer one (`lume-metal "
 	    "--version` shows this one's); an older lume-metal never changes a newer one's state"},
-	{LM_ENOSHIM, NULL, NULL, NULL, "the lines above say why no process loaded the shim; without --require-shim the "
-	    "run ends with the workload's own status"},
+	{LM_ENOSHIM, NULL, NULL, NULL, "the lines above say what each process that loaded the shim asked and why no "
+	    "answer was widened; without --require-shim the run ends with the workload's own status"},
 	{LM_ENETWORK, NULL, NULL, NULL, "Lume: start `lume serve` or pass --lume-url URL; UTM from an SSH session or "
 	    "before login: run lume-metal in the logged-in user's session (a LaunchAgent), or pass --vm-manager none "
 	    "--address IP"},

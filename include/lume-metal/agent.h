@@ -47,7 +47,17 @@ typedef struct {
 	                                   last started, 0 when not; -1 unknown (not running, not asked) */
 	char shim[508];                 /* with shim_loaded 1: what it asked and was told (one line; the
 	                                   size keeps the struct without trailing padding) */
+	/* Added by issue 34 (the size tells whether the library has them). */
+	int shim_widened;               /* running: 1 when its process, or one it started, had an answer
+	                                   widened (a supportsFamily: stock said no and the shim yes, or a
+	                                   raised maxThreadgroupMemoryLength); 0 when not; -1 unknown */
+	int records_pruned;             /* records of processes no longer running (or of an earlier
+	                                   boot) removed from record_dir by this look */
 } lm_agent_info;
+
+/* 0 when type is one of launchd's ProcessType values (Background, Standard, Adaptive,
+ * Interactive); LM_EINVALID with a message naming them. */
+LM_EXTERN(int) lm_agent_process_type_check(const char *type);
 
 /* 0 when label is a valid agent label; LM_EINVALID with a message saying what is wrong. */
 LM_EXTERN(int) lm_agent_label_check(const char *label);

@@ -149,15 +149,15 @@ LM_EXTERN(int) lm_flow_run(lm_context *ctx, const char *vm, const char *const *a
 /* How a workload is started (run, agent install): lm_workload_options_init(&wo,
  * LM_WORKLOAD_OPTIONS_VERSION), then the fields wanted. Fields are only ever added at the end,
  * each bumping the version (as lm_options, context.h). */
-#define LM_WORKLOAD_OPTIONS_VERSION 2
+#define LM_WORKLOAD_OPTIONS_VERSION 3
 typedef struct {
 	unsigned int version;
 	int run_hardened_stock; /* start a program signed with the hardened runtime without the
 	                           dyld-environment entitlement anyway (it runs stock: dyld ignores the
 	                           shim); by default such a program is refused with LM_EHARDENED before
 	                           anything starts (docs/guest.md) */
-	int require_shim;       /* run: no process of the workload loaded the shim is LM_ENOSHIM (after
-	                           it ran; its exit status is still given) */
+	int require_shim;       /* run: no process of the workload had an answer widened (no_shim) is
+	                           LM_ENOSHIM (after it ran; its exit status is still given) */
 	/* Version 2, run: the workload as `tart exec` runs one (docs/lume-metal.md, "run like tart
 	 * exec"). It runs in a process group of its own in the guest; when the run is stopped -- a
 	 * signal from pending_signal, or should_cancel (SIGTERM) -- the group gets the signal, SIGKILL
@@ -177,6 +177,14 @@ typedef struct {
 	                           when the caller's window changed (tty) */
 	void *callback_data;    /* for pending_signal and window_size */
 	double stop_grace;      /* seconds from the stop's signal to SIGKILL (0: 5) */
+	/* Version 3 (issue 34). */
+	int resign_copy;        /* run, agent install: a program dyld would not give the shim (the
+	                           hardened runtime without the dyld entitlement, or library validation;
+	                           it or an executable shipped beside it) runs as a copy in lume-metal's
+	                           folder in the guest, every Mach-O of it re-signed ad hoc with the dyld
+	                           entitlements (docs/guest.md); the original is never touched */
+	const char *process_type; /* agent install: the plist's ProcessType (NULL: Interactive; launchd
+	                           throttles a job that sets none, launchd.plist(5)) */
 } lm_workload_options;
 
 /* Every field of that version 0 (only those: a program built with an older header has a shorter
@@ -197,13 +205,25 @@ typedef struct {
 	char inherit_reason[256];  /* why (empty when the workload's own assignment decided) */
 	size_t nprocesses;         /* processes that loaded the shim (one activation record each) */
 	char **process_lines;      /* nprocesses lines: which process, what it asked, what it was told */
-	char *no_shim;             /* NULL when some process loaded the shim; else why none did, in
-	                              words (the likely cause) */
+	char *no_shim;             /* NULL when some process had an answer widened (its record shows a
+	                              supportsFamily: stock said no and the shim yes, or a raised
+	                              maxThreadgroupMemoryLength); else one sentence: what the records
+	                              show ("no process of the workload loaded the shim", "no answer was
+	                              widened") and the likely cause */
 	char *records_json;        /* the records as a JSON array, as read ("[]" when none) */
 	char *record_dir;          /* the guest directory the records were written to (removed after) */
 	int stopped_by;            /* the signal the workload was stopped with (its process group's);
 	                              0: it ended by itself */
 	int stop_killed;           /* 1: it did not end within the grace and was killed (SIGKILL) */
+	/* Added by issue 34 (the size tells whether the library has them). */
+	size_t records_dropped;    /* processes past the first 256 records (by pid) that loaded the
+	                              shim: counted, their records not read */
+	size_t records_skipped;    /* damaged or unreadable records: skipped and said, never the run's
+	                              error */
+	char **skipped_lines;      /* NULL-terminated: the first of them, which record and what is wrong */
+	char **stock_children;     /* NULL-terminated: programs the workload started with the shim that
+	                              ran stock, and why ("llama-server (PATH) is signed with the hardened
+	                              runtime: it ran stock") */
 } lm_run_result;
 
 LM_EXTERN(void) lm_run_result_free(lm_run_result *result);

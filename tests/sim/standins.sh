@@ -771,7 +771,8 @@ scenario_guest_codesign() {
   out_has xml '<plist version="1.0">'
   gsh script 1 'codesign -dv job.sh'
   err_is script "job.sh: code object is not signed at all"
-  gsh sign 64 'codesign -s - job.sh'
+  gsh sign 1 'codesign -s - job.sh'
+  err_is sign "job.sh: code object is not signed at all"
   gsh usage 64 'codesign job.sh'
   grep -q '^codesign -dv --entitlements - /opt/homebrew/bin/plain$' "$GUEST_DIR/calls.log" || fail "calls.log: $(cat "$GUEST_DIR/calls.log")"
 
@@ -781,6 +782,27 @@ scenario_guest_codesign() {
   gsh loader 0 "$env /opt/homebrew/bin/hardened; $env /opt/homebrew/bin/entitled; $env /opt/homebrew/bin/plain"
   out_is loader "$(printf '%s\n' 'runner: apple7=0 apple9=0' 'server: runner exited 0' 'runner: apple7=1 apple9=1' \
     'server: runner exited 0' 'runner: apple7=1 apple9=1' 'server: runner exited 0')"
+
+  # Re-signing a copy, as --resign-copy does (reference/metal.md, 2026-12-02): ad hoc, the hardened
+  # runtime kept, the dyld entitlements granted; the copy then gets the shim, the original not.
+  local plist='<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>'
+  plist+="<key>$allow</key><true/><key>$nolv</key><true/><key>com.example.off</key><false/></dict></plist>"
+  printf '%s' "$plist" >"$GUEST_DIR/home/e.plist"
+  printf '%s' '<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict></dict></plist>' >"$GUEST_DIR/home/none.plist"
+  gsh copy 0 'cp -p /opt/homebrew/bin/hardened copy'
+  gsh again 1 'codesign --sign - --options runtime --entitlements e.plist copy'
+  err_is again "copy: is already signed"
+  gsh nodyld 64 'codesign --force --sign - --options runtime --entitlements none.plist copy'
+  gsh resign 0 'codesign --force --sign - --options runtime --entitlements e.plist copy'
+  gsh shown 0 'codesign -dv --entitlements - copy'
+  err_has shown "flags=0x10002(adhoc,runtime) hashes="
+  err_has shown "Signature=adhoc"
+  err_has shown "TeamIdentifier=not set"
+  out_is shown "$(printf '[Dict]\n\t[Key] %s\n\t[Value]\n\t\t[Bool] true\n\t[Key] %s\n\t[Value]\n\t\t[Bool] true' "$allow" "$nolv")"
+  [ "$(grep -c '^#lume-sim-codesign$' "$GUEST_DIR/home/copy")" -eq 1 ] || fail "the old signature is still in the copy"
+  gsh resigned 0 "$env ./copy; $env /opt/homebrew/bin/hardened"
+  out_is resigned "$(printf '%s\n' 'runner: apple7=1 apple9=1' 'server: runner exited 0' 'runner: apple7=0 apple9=0' \
+    'server: runner exited 0')"
 }
 
 "scenario_${1:?usage: standins.sh SCENARIO}"

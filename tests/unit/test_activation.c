@@ -91,7 +91,7 @@ static void cleanup(char *dir)
 
 static void test_real_record(void **state)
 {
-	lm_activation_list list = { 0, NULL };
+	lm_activation_list list = { 0 };
 	char *dir = probe_record("1009", &list), *summary, want[4400], exe[4096];
 	const lm_activation *a = &list.items[0];
 	cJSON *json;
@@ -146,7 +146,7 @@ static void test_real_records_other(void **state)
 	char *inherit[] = { "LUME_METAL_APPLE_FAMILY_MAX=1007", "LUME_METAL_INHERIT=1",
 		"LUME_METAL_INHERIT_REASON=guest SIP enabled", NULL };
 	char *refused[] = { "LUME_METAL_APPLE_FAMILY_MAX=1009", "LUME_METAL_MAX_THREADGROUP_MEMORY=64k", NULL };
-	lm_activation_list list = { 0, NULL };
+	lm_activation_list list = { 0 };
 	char *dir, *summary;
 	const lm_activation *shell, *child;
 
@@ -283,7 +283,7 @@ static void test_damaged(void **state)
 		{ m_variable, LM_EINVALID, "$.children.variable: \"PATH\"" },
 		{ m_children, LM_EINVALID, "$.children: expected an object, found an empty array" },
 	};
-	lm_activation_list list = { 0, NULL };
+	lm_activation_list list = { 0 };
 	char *dir = probe_record("1009", &list);
 	char name[32];
 
@@ -311,7 +311,7 @@ static void test_damaged(void **state)
 /* What is wrong before the members: the text, the size, the name. */
 static void test_damaged_text(void **state)
 {
-	lm_activation_list list = { 0, NULL };
+	lm_activation_list list = { 0 };
 	char *dir = probe_record("1009", &list);
 	const lm_activation *a = &list.items[0];
 	char *big, other[32];
@@ -358,7 +358,7 @@ static void test_damaged_text(void **state)
  * text never reaches the terminal as it is. */
 static void test_versions_order_limits(void **state)
 {
-	lm_activation_list list = { 0, NULL }, many = { 0, NULL };
+	lm_activation_list list = { 0 }, many = { 0 };
 	char *dir = probe_record("1009", &list), *text, *summary, name[32];
 	cJSON *doc = cJSON_Parse(list.items[0].text);
 	int i;

@@ -65,7 +65,7 @@ static const char *dict_string(plist_t dict, const char *key)
 	return last;
 }
 
-static plist_t build(const lm_agent_spec *spec, const char *program)
+static plist_t build_typed(const lm_agent_spec *spec, const char *program, const char *process_type)
 {
 	lm_shim_env se;
 	plist_t root = NULL;
@@ -73,7 +73,7 @@ static plist_t build(const lm_agent_spec *spec, const char *program)
 	size_t len = 0;
 
 	shim_env(&se);
-	lm_assert_ok(lm_agent_plist_build(spec, program, &se, "/Users/lume", &xml, &len));
+	lm_assert_ok(lm_agent_plist_build(spec, program, &se, "/Users/lume", process_type, &xml, &len));
 	assert_int_equal(strlen(xml), len);
 	lm_assert_contains(xml, "<?xml");
 	plist_from_xml(xml, (uint32_t)len, &root);
@@ -81,6 +81,11 @@ static plist_t build(const lm_agent_spec *spec, const char *program)
 	assert_non_null(root);
 	assert_int_equal(plist_get_node_type(root), PLIST_DICT);
 	return root;
+}
+
+static plist_t build(const lm_agent_spec *spec, const char *program)
+{
+	return build_typed(spec, program, NULL);
 }
 
 static void test_plist(void **state)
@@ -121,7 +126,15 @@ static void test_plist(void **state)
 	plist_get_bool_val(item, &b);
 	assert_true(b);
 	assert_null(plist_dict_get_item(root, "RunAtLoad"));
-	assert_int_equal(plist_dict_get_size(root), 6); /* Label, ProgramArguments, EnvironmentVariables, 2 paths, KeepAlive */
+	/* Not throttled: without ProcessType launchd applies light resource limits (launchd.plist(5)). */
+	assert_string_equal(dict_string(root, "ProcessType"), "Interactive");
+	/* Label, ProgramArguments, EnvironmentVariables, 2 paths, ProcessType, KeepAlive */
+	assert_int_equal(plist_dict_get_size(root), 7);
+	plist_free(root);
+
+	/* --process-type: another of launchd's values. */
+	root = build_typed(&spec, "/opt/homebrew/bin/llama-server", "Background");
+	assert_string_equal(dict_string(root, "ProcessType"), "Background");
 	plist_free(root);
 
 	/* RunAtLoad alone. */
@@ -145,20 +158,24 @@ static void test_plist_refused(void **state)
 	(void)state;
 	shim_env(&se);
 	/* launchd needs an absolute program. */
-	lm_assert_fails(lm_agent_plist_build(&spec, "llama-server", &se, "/Users/lume", &xml, &len), LM_EINVALID);
+	lm_assert_fails(lm_agent_plist_build(&spec, "llama-server", &se, "/Users/lume", NULL, &xml, &len), LM_EINVALID);
 	assert_null(xml);
 	assert_int_equal(len, 0);
 	spec.label = "bad label";
-	assert_int_equal(lm_agent_plist_build(&spec, "/opt/homebrew/bin/llama-server", &se, "/Users/lume", &xml, &len),
+	assert_int_equal(lm_agent_plist_build(&spec, "/opt/homebrew/bin/llama-server", &se, "/Users/lume", NULL, &xml, &len),
 	    LM_EINVALID);
 	/* Paths that would not fit are refused, not cut. */
 	spec.label = "com.example.x";
 	memset(home, 'h', sizeof(home) - 1);
 	home[0] = '/';
 	home[sizeof(home) - 1] = '\0';
-	assert_int_equal(lm_agent_plist_build(&spec, "/opt/homebrew/bin/llama-server", &se, home, &xml, &len),
+	assert_int_equal(lm_agent_plist_build(&spec, "/opt/homebrew/bin/llama-server", &se, home, NULL, &xml, &len),
 	    LM_EINVALID);
 	lm_assert_error_has("longer than");
+	/* A ProcessType launchd does not know is refused, naming the ones it does. */
+	assert_int_equal(lm_agent_plist_build(&spec, "/opt/homebrew/bin/llama-server", &se, "/Users/lume", "Fast", &xml,
+	    &len), LM_EINVALID);
+	lm_assert_error_has("'Fast' is not a launchd ProcessType: Interactive, Adaptive, Standard or Background");
 }
 
 int main(void)

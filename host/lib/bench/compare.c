@@ -71,7 +71,7 @@ static int check_run_activation(const folder *f, const cJSON *run, const char *a
 {
 	const cJSON *records = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(run, "activation"),
 	    "records"), *r;
-	lm_activation_list list = {0, NULL};
+	lm_activation_list list = { 0 };
 	char *text = NULL, *source = NULL, first[64] = "";
 	size_t i, took = 0, len;
 	int rc = 0;
@@ -105,7 +105,8 @@ static int check_run_activation(const folder *f, const cJSON *run, const char *a
 	if (rc == 0 && strcmp(arm, "shimmed") == 0 && took == 0)
 		rc = lm_error_set(LM_EINVALID, "%s: the shimmed run of round %d has no activation: %s, so its figures "
 		    "are not the unlock's", f->dir, round, list.count == 0 ? "no process of the workload loaded the shim"
-		    : "processes loaded the shim but in none of them did it take (no device class hooked)");
+		    : "processes loaded the shim but none had an answer widened (asked no Metal question, or was given "
+		    "stock's answers)");
 	else if (rc == 0 && strcmp(arm, "stock") == 0 && list.count > 0)
 		rc = lm_error_set(LM_EINVALID, "%s: the stock run of round %d has an activation (%zu process%s loaded the "
 		    "shim, first pid %.*s): the stock arm was not stock", f->dir, round, list.count,

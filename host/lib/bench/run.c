@@ -289,7 +289,7 @@ static cJSON *argv_json(const char *const *argv, size_t argc)
 static int store_activation(lm_ssh *ssh, const char *guest_dir, const char *dir, const char *arm_name, int round,
     cJSON **files, int *took)
 {
-	lm_activation_list list = {0, NULL};
+	lm_activation_list list = { 0 };
 	char name[96];
 	size_t i;
 	int rc;
@@ -297,6 +297,14 @@ static int store_activation(lm_ssh *ssh, const char *guest_dir, const char *dir,
 	*took = 0;
 	if ((rc = lm_activation_fetch(ssh, guest_dir, &list)) < 0)
 		return rc;
+	/* Evidence is every record or none: a run skips what it cannot read, bench does not. */
+	if (list.nskipped > 0 || list.dropped > 0) {
+		rc = list.nskipped > 0 ? lm_error_set(LM_EINVALID, "%s", list.skipped[0]) :
+		    lm_error_set(LM_ETOOLARGE, "activation records: %s holds more than %d records (the limit)", guest_dir,
+		    LM_ACTIVATION_MAX_RECORDS);
+		lm_activation_list_dispose(&list);
+		return rc;
+	}
 	if ((*files = cJSON_CreateArray()) == NULL)
 		rc = lm_error_nomem();
 	for (i = 0; i < list.count && rc == 0; i++) {

@@ -83,7 +83,8 @@ static int resolve_program(lm_context *ctx, agent_op *op, const lm_agent_spec *s
 	lm_flow_workload w;
 	int rc;
 
-	if ((rc = lm_flow_workload_check(ctx, op->ssh, &op->se, op->o, spec->argv, 1, opts, &w)) < 0)
+	/* A re-signed copy (--resign-copy) is the agent's own, named by its label: agent remove removes it. */
+	if ((rc = lm_flow_workload_check(ctx, op->ssh, &op->se, op->o, spec->argv, 1, opts, spec->label, &w)) < 0)
 		return rc;
 	if (w.target.program[0] == '\0')
 		return lm_error_set(LM_ENOTFOUND, "%s: %s not found in the guest (looked up on the bundle's tools, "
@@ -152,7 +153,8 @@ static int install_steps(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 	    (rc = resolve_program(ctx, op, spec, opts, a)) < 0 ||
 	    (rc = lm_agent_paths(op->o->guest.home, spec->label, &paths)) < 0 ||
 	    (rc = lm_shim_env_workload(&op->se, NULL, NULL, paths.record_dir)) < 0 ||
-	    (rc = lm_agent_plist_build(spec, a->program, &op->se, op->o->guest.home, &xml, &len)) < 0)
+	    (rc = lm_agent_plist_build(spec, a->program, &op->se, op->o->guest.home,
+	        lm_workload_process_type(opts), &xml, &len)) < 0)
 		return rc;
 	snprintf(a->record_dir, sizeof(a->record_dir), "%s", paths.record_dir);
 	snprintf(a->plist, sizeof(a->plist), "%s", paths.plist);
@@ -338,6 +340,7 @@ int lm_flow_agent_install_workload(lm_context *ctx, const char *vm, const lm_age
 	snprintf(a.label, sizeof(a.label), "%s", spec->label);
 	a.installed_at = lm_clock_epoch();
 	a.shim_loaded = -1;
+	a.shim_widened = -1;
 	if ((rc = install_steps(ctx, &op, spec, opts, &a, &recorded, &prev)) < 0) {
 		lm_outcome_fail(ctx, op.o, rc);
 		if (recorded)
@@ -386,7 +389,9 @@ int lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_
 		lm_step_add(ctx, op.o, "agent-unload", t, "would boot %s out of %s and remove %s", label, op.domain, a.plist);
 	} else {
 		memset(&spec, 0, sizeof(spec));
+		/* Its re-signed copy (--resign-copy) goes with it: nothing else runs it. */
 		if ((rc = lm_launchd_unload(op.ssh, op.domain, op.o->guest.home, &a)) < 0 ||
+		    (rc = lm_guest_resign_remove(op.ssh, op.o->guest.home, label)) < 0 ||
 		    (rc = journal_update(ctx, op.o->vm, &spec, &a, 0)) < 0) {
 			lm_outcome_fail(ctx, op.o, rc);
 			goto out;

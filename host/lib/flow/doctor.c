@@ -253,8 +253,15 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
 		for (i = 0; i < o->nagents; i++) {
 			const lm_agent_info *a = o->agents[i];
 
-			if (a->shim_loaded == 1)
+			/* OK only for an answer widened (lm_activation_took): a record alone is not the unlock. */
+			if (a->shim_widened == 1 && a->shim_loaded == 1)
 				add(r, vm, "agent-shim", LM_CHECK_OK, "%s (pid %ld) loaded the shim: %s", a->label, a->pid, a->shim);
+			else if (a->shim_widened == 1)
+				add(r, vm, "agent-shim", LM_CHECK_OK, "%s (pid %ld): a process it started had an answer widened: %s",
+				    a->label, a->pid, a->shim);
+			else if (a->shim_loaded == 1)
+				add(r, vm, "agent-shim", LM_CHECK_WARN, "%s (pid %ld) loaded the shim but no answer was widened "
+				    "(none of its processes was given more than stock): %s", a->label, a->pid, a->shim);
 			else if (a->shim_loaded == 0)
 				add(r, vm, "agent-shim", LM_CHECK_FAIL, "%s (pid %ld) has not loaded the shim since it started "
 				    "(no activation record in %s): it runs stock", a->label, a->pid, a->record_dir);

@@ -19,8 +19,8 @@
 LM_ENDS_WITH(lm_flow_result, byhost);
 LM_ENDS_WITH(lm_vm_outcome, agents);
 LM_ENDS_WITH(lm_flow_step, detail);
-LM_ENDS_WITH(lm_agent_info, shim);
-LM_ENDS_WITH(lm_run_result, stop_killed);
+LM_ENDS_WITH(lm_agent_info, records_pruned);
+LM_ENDS_WITH(lm_run_result, stock_children);
 
 int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
 {

@@ -149,6 +149,12 @@ void lm_run_result_free(lm_run_result *result)
 	for (i = 0; i < result->nprocesses; i++)
 		free(result->process_lines[i]);
 	free(result->process_lines);
+	for (i = 0; result->skipped_lines != NULL && result->skipped_lines[i] != NULL; i++)
+		free(result->skipped_lines[i]);
+	free(result->skipped_lines);
+	for (i = 0; result->stock_children != NULL && result->stock_children[i] != NULL; i++)
+		free(result->stock_children[i]);
+	free(result->stock_children);
 	free(result->no_shim);
 	free(result->records_json);
 	free(result->record_dir);
@@ -189,6 +195,7 @@ int lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *arg
 	lm_workload_options o;
 	lm_flow_workload w;
 	lm_run_result *res;
+	const char *const *run_argv = argv;
 	char *cmd = NULL;
 	int rc;
 
@@ -199,8 +206,9 @@ int lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *arg
 	if ((rc = lm_run_result_new("run", opts, argc, &res)) < 0)
 		return rc;
 	if ((rc = lm_flow_session_open(&s, ctx, vm)) < 0 ||
-	    (rc = lm_flow_workload_check(ctx, s->ssh, &s->se, s->o, argv, argc, &o, &w)) < 0 ||
-	    (rc = record_dir_make(s, res)) < 0 || (rc = lm_flow_session_command(s, 1, argv, argc, &cmd)) < 0)
+	    (rc = lm_flow_workload_check(ctx, s->ssh, &s->se, s->o, argv, argc, &o, NULL, &w)) < 0 ||
+	    (rc = lm_flow_workload_argv(&w, argv, argc, &run_argv)) < 0 || (rc = record_dir_make(s, res)) < 0 ||
+	    (rc = lm_flow_session_command(s, 1, run_argv, argc, &cmd)) < 0)
 		goto out;
 	res->inherit = w.inherit;
 	snprintf(res->inherit_reason, sizeof(res->inherit_reason), "%s", w.inherit_reason);
@@ -208,13 +216,14 @@ int lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *arg
 		goto out;
 	rc = lm_workload_records_result(s->ssh, &s->o->guest, &w.target, w.hardened, argv, argc, res);
 	if (rc == 0 && res->no_shim != NULL && o.require_shim)
-		rc = lm_error_set(LM_ENOSHIM, "%s: %s%s", s->o->vm, res->nprocesses == 0 ?
-		    "no process of the workload loaded the shim: " : "", res->no_shim);
+		rc = lm_error_set(LM_ENOSHIM, "%s: %s", s->o->vm, res->no_shim);
 out:
 	if (s != NULL)
 		record_dir_remove(s, res, rc);
 	free(cmd);
 	lm_flow_session_close(s);
+	if (run_argv != argv)
+		free((void *)run_argv);
 	if (out != NULL)
 		*out = res;
 	else

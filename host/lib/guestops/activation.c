@@ -4,8 +4,9 @@
  * The records are written by the shim inside processes the user runs: they are the guest's
  * word, read with the care of any input from it -- a bounded count of bounded files, every member
  * of the version present with its type and within the shim's own limits, nothing else in 1.0,
- * the pid in the text the one in the file name. A damaged record fails the read with a message
- * naming the file and the member; nothing is half-returned.
+ * the pid in the text the one in the file name. A damaged record is refused with a message naming
+ * the file and the member; nothing of it is half-returned, and a directory's read skips it (said)
+ * and keeps the others.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,6 +335,45 @@ static int parse_children(const reader *r, const cJSON *doc, const lm_json_path 
 	return get_word(r, c, &path, "setting", settings, a->setting, sizeof(a->setting));
 }
 
+/* 1.1's spawns[] and spawns_dropped (the shim writes both from 1.1 on; a 1.0 record has neither).
+ * Either absent reads as none, so that a record of any 1.x is read; present, each is checked. */
+static int parse_spawns(const reader *r, const cJSON *doc, const lm_json_path *root, lm_activation *a)
+{
+	static const char *const known[] = { "call", "path", "protected", "shim", "why", NULL };
+	static const char *const calls[] = { "execve", "posix_spawn", "posix_spawnp", "posix_spawn_setexec", NULL };
+	static const char *const shims[] = { "kept", "removed", "absent", NULL };
+	lm_json_path path = LM_JSON_PATH_KEY(root, "spawns");
+	const cJSON *spawns = member(doc, "spawns"), *e;
+	int rc, i = 0;
+
+	if (r->minor < 1 || (spawns == NULL && member(doc, "spawns_dropped") == NULL))
+		return 0;
+	if ((rc = need_array(r, spawns, &path, LM_ACTIVATION_SPAWNS)) != 0)
+		return rc;
+	cJSON_ArrayForEach(e, spawns) {
+		lm_json_path epath = LM_JSON_PATH_INDEX(&path, i);
+		lm_activation_spawn *x = &a->spawns[i++];
+
+		if ((rc = need_object(r, e, &epath, known)) != 0 ||
+		    (rc = get_word(r, e, &epath, "call", calls, x->call, sizeof(x->call))) != 0 ||
+		    (rc = get_text(r, e, &epath, "path", 0, x->path, sizeof(x->path))) != 0 ||
+		    (rc = get_bool(r, e, &epath, "protected", &x->protected_)) != 0 ||
+		    (rc = get_word(r, e, &epath, "shim", shims, x->shim, sizeof(x->shim))) != 0 ||
+		    (rc = get_text(r, e, &epath, "why", 0, x->why, sizeof(x->why))) != 0)
+			return rc;
+	}
+	a->nspawns = (size_t)i;
+	if ((rc = get_uint(r, doc, root, "spawns_dropped", 0, LM_JSON_INT_MAX, &a->spawns_dropped)) != 0)
+		return rc;
+	if (a->spawns_dropped > 0 && !a->incomplete) {
+		lm_json_path dpath = LM_JSON_PATH_KEY(root, "spawns_dropped");
+
+		return lm_json_fail(r->source, &dpath, "is %llu but the record is not marked incomplete",
+		    (unsigned long long)a->spawns_dropped);
+	}
+	return 0;
+}
+
 int lm_activation_parse(const char *source, const char *text, size_t len, lm_activation *out)
 {
 	static const char *const known[] = { "format", "pid", "ppid", "exe", "arch", "shim_version", "written",
@@ -369,7 +409,7 @@ int lm_activation_parse(const char *source, const char *text, size_t len, lm_act
 	    (rc = get_bool(&r, doc, root, "incomplete", &a->incomplete)) != 0 ||
 	    (rc = parse_profile(&r, doc, root, a)) != 0 || (rc = parse_hooks(&r, doc, root, a)) != 0 ||
 	    (rc = parse_questions(&r, doc, root, a)) != 0 || (rc = parse_threadgroup(&r, doc, root, a)) != 0 ||
-	    (rc = parse_children(&r, doc, root, a)) != 0)
+	    (rc = parse_children(&r, doc, root, a)) != 0 || (rc = parse_spawns(&r, doc, root, a)) != 0)
 		goto done;
 	*out = *a;
 done:
@@ -433,49 +473,79 @@ void lm_activation_list_dispose(lm_activation_list *list)
 		return;
 	for (size_t i = 0; i < list->count; i++)
 		free(list->items[i].text);
+	for (size_t i = 0; i < LM_ACTIVATION_SKIPPED_KEPT; i++)
+		free(list->skipped[i]);
 	free(list->items);
-	list->items = NULL;
-	list->count = 0;
+	memset(list, 0, sizeof(*list));
+}
+
+/* A record that could not be taken: counted, and the first ones said (the error's message). */
+static int skip(lm_activation_list *list)
+{
+	if (list->nskipped < LM_ACTIVATION_SKIPPED_KEPT &&
+	    (list->skipped[list->nskipped] = strdup(lm_error_last()->message)) == NULL)
+		return lm_error_nomem();
+	list->nskipped++;
+	return 0;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	size_t nx = strlen(x), ny = strlen(y);
+
+	/* Names lm_activation_file_name_ok took: no leading zero, so the shorter is the smaller. */
+	return nx != ny ? (nx < ny ? -1 : 1) : strcmp(x, y);
 }
 
 int lm_activation_fetch(lm_ssh *ssh, const char *remote_dir, lm_activation_list *out)
 {
-	lm_activation_list list = { 0, NULL };
+	lm_activation_list list;
 	char **names = NULL, *text = NULL, *path = NULL, *source = NULL;
-	size_t len, records = 0;
+	size_t len, n = 0;
 	int rc;
 
 	if (ssh == NULL || remote_dir == NULL || remote_dir[0] != '/' || out == NULL)
 		return lm_error_set(LM_EINVALID, "lm_activation_fetch: a session, an absolute guest directory and an output "
 		    "are required");
-	/* Room for the shim's temporary files beside the records; the records alone are counted below. */
-	if ((rc = lm_ssh_list_dir(ssh, remote_dir, 2 * LM_ACTIVATION_MAX_RECORDS, &names)) != 0)
+	memset(&list, 0, sizeof(list));
+	/* The shim's temporary files lie beside the records; every name is listed, the records sorted. */
+	if ((rc = lm_ssh_list_dir(ssh, remote_dir, LM_ACTIVATION_MAX_LISTED, &names)) != 0)
 		return lm_error_prefix("activation records: ");
 	for (size_t i = 0; names[i] != NULL; i++) {
-		if (!lm_activation_file_name_ok(names[i]))
-			continue;
-		if (++records > LM_ACTIVATION_MAX_RECORDS) {
-			rc = lm_error_set(LM_ETOOLARGE, "activation records: %s holds more than %d records (the limit)",
-			    remote_dir, LM_ACTIVATION_MAX_RECORDS);
-			goto done;
+		if (lm_activation_file_name_ok(names[i]))
+			names[n++] = names[i];
+		else
+			free(names[i]);
+	}
+	names[n] = NULL;
+	qsort(names, n, sizeof(*names), by_pid);
+	for (size_t i = 0; i < n; i++) {
+		if (list.count == LM_ACTIVATION_MAX_RECORDS) {
+			list.dropped = n - i;
+			break;
 		}
 		free(path);
 		free(source);
 		source = NULL;
 		if ((path = lm_format("%s/%s", remote_dir, names[i])) == NULL ||
-		    (source = lm_format("activation record %s", path)) == NULL) {
+		    (source = lm_format("%s", path)) == NULL) {
 			rc = lm_error_nomem();
 			goto done;
 		}
-		if ((rc = lm_ssh_read_file(ssh, path, LM_ACTIVATION_MAX_BYTES, &text, &len)) != 0) {
-			lm_error_prefix("activation records: ");
-			goto done;
-		}
-		rc = lm_activation_list_add(&list, source, names[i], text, len);
+		rc = lm_ssh_read_file(ssh, path, LM_ACTIVATION_MAX_BYTES, &text, &len);
+		if (rc == LM_ENOTFOUND)
+			continue; /* gone since the listing (an agent's pruned record): not a record any more */
+		if (rc == 0)
+			rc = lm_activation_list_add(&list, source, names[i], text, len);
+		else
+			lm_error_prefix("activation record %s: ", path);
 		free(text);
 		text = NULL;
-		if (rc != 0)
+		/* The guest's word, damaged or unreadable: said and skipped; the others still count. */
+		if (rc == LM_ENOMEM || rc == LM_ECANCELED || (rc < 0 && (rc = skip(&list)) < 0))
 			goto done;
+		rc = 0;
 	}
 done:
 	free(path);
@@ -491,10 +561,28 @@ done:
 
 /* ---- telling it ------------------------------------------------------------------------- */
 
+/* The one rule of "the shim took" (issue 34), for run, --require-shim, agent list, status, doctor
+ * and bench: an answer the shim changed in that process -- a supportsFamily: that stock answered
+ * no and the shim yes, or a maxThreadgroupMemoryLength raised above stock. A process that loaded
+ * the shim and asked no Metal question, or was given only stock's answers, did not get the unlock. */
 int lm_activation_took(const lm_activation *a)
 {
-	if (a == NULL || !a->active)
+	if (a == NULL)
 		return 0;
+	for (size_t i = 0; i < a->nquestions; i++) {
+		if (!a->questions[i].stock && a->questions[i].given)
+			return 1;
+	}
+	for (size_t i = 0; i < a->ntg; i++) {
+		if (a->tg[i].given > a->tg[i].stock)
+			return 1;
+	}
+	return 0;
+}
+
+/* Some device class had its methods replaced. */
+static int hooked(const lm_activation *a)
+{
 	for (size_t i = 0; i < a->nclasses; i++) {
 		if (a->classes[i].installed)
 			return 1;
@@ -538,7 +626,7 @@ int lm_activation_summary(const lm_activation *a, char **out)
 	if (!a->active) {
 		lm_buf_adds(&b, "loaded the shim, stayed stock: ");
 		lm_text_sanitize(&b, a->why_stock, strlen(a->why_stock), 0);
-	} else if (a->nclasses > 0 && !lm_activation_took(a)) {
+	} else if (a->nclasses > 0 && !hooked(a)) {
 		lm_buf_adds(&b, "loaded the shim, stayed stock: ");
 		lm_text_sanitize(&b, a->classes[0].why_not, strlen(a->classes[0].why_not), 0);
 	} else if (a->nquestions == 0 && a->ntg == 0) {

@@ -5,8 +5,11 @@
 
 #include <plist/plist.h>
 
+#include "buf.h"
 #include "guestops.h"
+#include "ssh_deadline.h"
 #include "ssh_files.h"
+#include "str.h"
 #include "text.h"
 
 int lm_agent_label_check(const char *label)
@@ -54,8 +57,20 @@ static void dict_string(plist_t dict, const char *key, const char *value)
 	plist_dict_set_item(dict, key, plist_new_string(value));
 }
 
+int lm_agent_process_type_check(const char *type)
+{
+	static const char *const types[] = { "Background", "Standard", "Adaptive", "Interactive", NULL };
+
+	for (size_t i = 0; type != NULL && types[i] != NULL; i++) {
+		if (strcmp(type, types[i]) == 0)
+			return 0;
+	}
+	return lm_error_set(LM_EINVALID, "'%s' is not a launchd ProcessType: Interactive, Adaptive, Standard or "
+	    "Background", type != NULL ? type : "");
+}
+
 int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const lm_shim_env *se, const char *home,
-    char **xml, size_t *len)
+    const char *process_type, char **xml, size_t *len)
 {
 	lm_agent_paths_t paths;
 	plist_t root, args, env;
@@ -68,7 +83,10 @@ int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const l
 
 	*xml = NULL;
 	*len = 0;
-	if ((rc = lm_agent_label_check(spec->label)) < 0 || (rc = lm_agent_paths(home, spec->label, &paths)) < 0)
+	if (process_type == NULL)
+		process_type = "Interactive";
+	if ((rc = lm_agent_label_check(spec->label)) < 0 || (rc = lm_agent_paths(home, spec->label, &paths)) < 0 ||
+	    (rc = lm_agent_process_type_check(process_type)) < 0)
 		return rc;
 	if (spec->argc == 0 || program == NULL || program[0] != '/')
 		return lm_error_set(LM_EINVALID, "agent %s: the workload's program must be an absolute path in the guest",
@@ -97,6 +115,9 @@ int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const l
 	plist_dict_set_item(root, "EnvironmentVariables", env);
 	dict_string(root, "StandardOutPath", paths.out_log);
 	dict_string(root, "StandardErrorPath", paths.err_log);
+	/* Without it launchd "applies light resource limits, throttling CPU usage and I/O bandwidth"
+	 * (launchd.plist(5); reference/lume.md, 2026-12-02): an inference server is Interactive. */
+	dict_string(root, "ProcessType", process_type);
 	if (spec->keep_alive)
 		plist_dict_set_item(root, "KeepAlive", plist_new_bool(1));
 	if (spec->run_at_load)
@@ -116,47 +137,136 @@ int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const l
 	return 0;
 }
 
+/* The folder's records pruned to its live processes (lm_guest_agents_activation), by their names
+ * (<pid>.json: a damaged one too): one guest command asks the boot time and which of the pids
+ * still run (kill -0: the agent's processes are the account's own); the others' records, and every
+ * record written before the boot, are removed. */
+static int prune_records(lm_ssh *ssh, const char *dir, int *pruned)
+{
+	lm_buf cmd;
+	char **names = NULL, *line = NULL, *out = NULL, *err = NULL, *nl, path[LM_AGENT_PATH_MAX + 32];
+	double boot, mtime;
+	size_t i, n = 0;
+	int rc, status = 0;
+
+	*pruned = 0;
+	if ((rc = lm_ssh_list_dir(ssh, dir, LM_ACTIVATION_MAX_LISTED, &names)) < 0)
+		return rc;
+	lm_buf_init(&cmd, 1024 * 1024);
+	lm_buf_adds(&cmd, "(sysctl -n kern.boottime) 2>/dev/null || echo; for p in");
+	for (i = 0; names[i] != NULL; i++) {
+		if (lm_activation_file_name_ok(names[i])) { /* digits: nothing to quote */
+			lm_buf_addf(&cmd, " %.*s", (int)(strlen(names[i]) - strlen(".json")), names[i]);
+			n++;
+		}
+	}
+	lm_buf_adds(&cmd, "; do kill -0 \"$p\" 2>/dev/null && echo \"$p\"; done; :");
+	if (n == 0 || (rc = lm_buf_take(&cmd, &line, NULL)) < 0)
+		goto done;
+	rc = lm_ssh_ask(ssh, line, 1024 * 1024, &out, &err, &status);
+	if (rc == 0 && status != 0)
+		rc = lm_error_set(LM_EREMOTE, "which of the agent's processes run (in %s) failed (exit %d)", dir, status);
+	if (rc < 0)
+		goto done;
+	nl = strchr(out, '\n');
+	/* SFTP gives whole seconds: a record of this boot's first second is not older than it. */
+	boot = (double)(long long)lm_guest_boot_time_parse(out);
+	for (i = 0; names[i] != NULL; i++) {
+		char want[32];
+		int live;
+
+		if (!lm_activation_file_name_ok(names[i]))
+			continue;
+		snprintf(want, sizeof(want), "\n%.*s\n", (int)(strlen(names[i]) - strlen(".json")), names[i]);
+		live = nl != NULL && strstr(nl, want) != NULL; /* nl: the newline after the boot time */
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (live && boot > 0) {
+			if ((rc = lm_ssh_mtime(ssh, path, &mtime)) == LM_ENOTFOUND)
+				continue;
+			if (rc < 0)
+				goto done;
+			live = mtime >= boot;
+		}
+		if (live)
+			continue;
+		if ((rc = lm_ssh_remove(ssh, path)) < 0)
+			goto done;
+		(*pruned)++;
+	}
+	rc = 0;
+done:
+	lm_buf_dispose(&cmd);
+	lm_strv_free(names);
+	free(line);
+	lm_free(out);
+	lm_free(err);
+	return rc;
+}
+
+/* The line without "pid N PROGRAM: " (the agent's own line shows them) for the agent's process;
+ * for another process of it, whole. */
+static int agent_line(const lm_activation *a, int own, char *buf, size_t len, size_t *used)
+{
+	char *line = NULL;
+	const char *p;
+	int rc;
+
+	if ((rc = lm_activation_summary(a, &line)) < 0)
+		return rc;
+	p = own && strstr(line, ": ") != NULL ? strstr(line, ": ") + 2 : line;
+	lm_text_format_cut(buf + *used, len - *used, "%s%s", *used > 0 ? "; " : "", p);
+	*used = strlen(buf);
+	free(line);
+	return 0;
+}
+
 int lm_guest_agents_activation(lm_ssh *ssh, const char *home, lm_agent_info *const *agents, size_t n)
 {
 	lm_agent_paths_t paths;
 	lm_activation_list list;
-	char path[LM_AGENT_PATH_MAX + 32], file[32], *text = NULL, *line = NULL;
-	size_t i, len = 0;
+	size_t i, k, used;
 	int rc;
 
 	for (i = 0; i < n; i++) {
 		lm_agent_info *a = agents[i];
+		const lm_activation *own = NULL, *other = NULL;
 
 		a->shim_loaded = -1;
+		a->shim_widened = -1;
+		a->records_pruned = 0;
 		a->shim[0] = '\0';
 		if ((rc = lm_agent_paths(home, a->label, &paths)) < 0)
 			return rc;
 		snprintf(a->record_dir, sizeof(a->record_dir), "%s", paths.record_dir);
 		if (strcmp(a->state, "running") != 0 || a->pid <= 0)
 			continue;
-		/* Only this pid's record: one of an earlier start (KeepAlive, kickstart) is not this
-		 * process's. */
-		snprintf(file, sizeof(file), "%ld.json", a->pid);
-		snprintf(path, sizeof(path), "%s/%s", paths.record_dir, file);
-		rc = lm_ssh_read_file(ssh, path, LM_ACTIVATION_MAX_BYTES, &text, &len);
-		if (rc == LM_ENOTFOUND) {
-			a->shim_loaded = 0;
-			continue;
-		}
 		memset(&list, 0, sizeof(list));
-		if (rc < 0 || (rc = lm_activation_list_add(&list, path, file, text, len)) < 0 ||
-		    (rc = lm_activation_summary(&list.items[0], &line)) < 0) {
-			free(text);
+		rc = prune_records(ssh, paths.record_dir, &a->records_pruned);
+		if (rc == 0)
+			rc = lm_activation_fetch(ssh, paths.record_dir, &list);
+		if (rc < 0 && rc != LM_ENOTFOUND) {
 			lm_activation_list_dispose(&list);
 			return rc;
 		}
-		a->shim_loaded = 1;
-		/* The line names the pid and the program, which the agent's own line shows already. */
-		lm_text_format_cut(a->shim, sizeof(a->shim), "%s", strstr(line, ": ") != NULL ? strstr(line, ": ") + 2 : line);
-		free(line);
-		free(text);
-		text = line = NULL;
+		rc = 0;
+		/* Only this pid's record is its own: one of an earlier start (KeepAlive, kickstart) is
+		 * not this process's; the others left are the live processes it started. */
+		for (k = 0; k < list.count; k++) {
+			if (list.items[k].pid == a->pid)
+				own = &list.items[k];
+			else if (other == NULL && lm_activation_took(&list.items[k]))
+				other = &list.items[k];
+		}
+		a->shim_loaded = own != NULL;
+		a->shim_widened = (own != NULL && lm_activation_took(own)) || other != NULL;
+		used = 0;
+		if (own != NULL)
+			rc = agent_line(own, 1, a->shim, sizeof(a->shim), &used);
+		if (rc >= 0 && other != NULL && (own == NULL || !lm_activation_took(own)))
+			rc = agent_line(other, 0, a->shim, sizeof(a->shim), &used);
 		lm_activation_list_dispose(&list);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }

@@ -200,6 +200,47 @@ int lm_codesign_warning(const char *name, const lm_run_target *t, char *buf, siz
 	    "is re-signed with that entitlement", buf, len);
 }
 
+/* Each file's codesign output after its own "file=" line; codesign is the system's, on the
+ * session's PATH (none: every file unseen). */
+static const char sign_script[] =
+	"command -v codesign >/dev/null 2>&1 || exit 0\n"
+	"for f; do printf 'file=%s\\n' \"$f\"; codesign -dv --entitlements - \"$f\" 2>&1 | sed 's/^/codesign=/'; done\n";
+
+int lm_guest_codesign(lm_ssh *ssh, const char *const *paths, size_t n, lm_code_signature *sigs)
+{
+	const char *argv[4 + LM_CODESIGN_MAX_FILES] = { "/bin/sh", "-c", sign_script };
+	const char *line, *end;
+	char *out = NULL;
+	size_t i, at = 0;
+	int rc;
+
+	if (n > LM_CODESIGN_MAX_FILES)
+		return lm_error_set(LM_EINVALID, "lm_guest_codesign: at most %d files", LM_CODESIGN_MAX_FILES);
+	memset(sigs, 0, n * sizeof(*sigs));
+	argv[3] = "lume-metal-codesign";
+	for (i = 0; i < n; i++) {
+		if (paths[i][0] != '/' || strchr(paths[i], '\n') != NULL)
+			return lm_error_set(LM_EINVALID, "lm_guest_codesign: '%s' is not an absolute path on one line", paths[i]);
+		argv[4 + i] = paths[i];
+	}
+	if (n == 0)
+		return 0;
+	if ((rc = lm_guest_run_argv(ssh, argv, 4 + n, "codesign -dv in the guest", &out, NULL)) < 0)
+		return rc;
+	for (line = out, i = 0; line != NULL && *line != '\0'; line = end != NULL ? end + 1 : NULL) {
+		size_t len;
+
+		end = strchr(line, '\n');
+		len = end != NULL ? (size_t)(end - line) : strlen(line);
+		if (len >= 5 && strncmp(line, "file=", 5) == 0)
+			at = i++;
+		else if (i > 0 && len >= 9 && strncmp(line, "codesign=", 9) == 0)
+			lm_codesign_parse_line(&sigs[at], line + 9, len - 9);
+	}
+	lm_free(out);
+	return 0;
+}
+
 /* A Mach-O header's arm64e: CPU_TYPE_ARM64 (0x0100000c) with subtype CPU_SUBTYPE_ARM64E (2) under
  * the capability bits (0xff000000). */
 static int arm64e(uint32_t cputype, uint32_t cpusubtype)

@@ -121,7 +121,7 @@ static int take_line(char **cursor, char *dst, size_t len, const char *what)
 /* `sysctl -n kern.boottime` on macOS: "{ sec = 1764442800, usec = 250000 } Sun Nov 29 19:00:00
  * 2026". The microseconds count: the restart rule compares with the preference's change to the
  * fraction. Seconds outside what an epoch second can be, or no such line, read as unknown (0). */
-static double boot_time_parse(const char *boot)
+double lm_guest_boot_time_parse(const char *boot)
 {
 	const char *sec, *usec;
 	double t = 0;
@@ -161,7 +161,7 @@ int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char
 	lm_sip_status_parse(next_line(&cursor), facts->sip, sizeof(facts->sip));
 	facts->tart_shim = strcmp(next_line(&cursor), "tart-shim") == 0;
 
-	facts->boot_time = boot_time_parse(boot);
+	facts->boot_time = lm_guest_boot_time_parse(boot);
 	if (facts->os[0] == '\0' || facts->home[0] != '/')
 		return lm_error_set(LM_EREMOTE, "the guest did not say its OS and home directory (uname/HOME): %s",
 		    err != NULL ? err : "");
@@ -726,7 +726,7 @@ static int confirm_facts(char *text, const lm_guest_facts *known, lm_guest_facts
 	char *cursor = text;
 
 	*facts = *known;
-	facts->boot_time = boot_time_parse(next_line(&cursor));
+	facts->boot_time = lm_guest_boot_time_parse(next_line(&cursor));
 	if (lm_text_format(facts->home, sizeof(facts->home), "%s", next_line(&cursor)) < 0)
 		return 0;
 	facts->tart_shim = strcmp(next_line(&cursor), "tart-shim") == 0;

@@ -117,6 +117,8 @@ int lm_guest_entry_class(const char *name, lm_ssh_kind kind)
 		return kind == LM_SSH_KIND_LINK ? 'l' : 0;
 	if (strcmp(name, LM_ACTIVATION_GUEST_DIR) == 0)
 		return kind == LM_SSH_KIND_DIR ? 'a' : 0;
+	if (strcmp(name, LM_RESIGN_GUEST_DIR) == 0)
+		return kind == LM_SSH_KIND_DIR ? 'r' : 0;
 	return kind == LM_SSH_KIND_DIR && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 ? 'd' : 0;
 }
 
@@ -424,6 +426,33 @@ static int remove_activation(removal *m)
 	return rc == 0 ? rmdir_if_empty(m, LM_ACTIVATION_GUEST_DIR, 0) : rc;
 }
 
+/* The re-signed copies (LM_RESIGN_GUEST_DIR/NAME, resign.c): each folder is lume-metal's copy of a
+ * program, made whole by it; removed whole, then the parent when empty. */
+static int remove_resigned(removal *m)
+{
+	char **dirs = NULL, rel[PATH_MAX], path[PATH_MAX + 600];
+	const char *argv[3] = { "rm", "-rf", path };
+	lm_ssh_kind kind;
+	size_t i;
+	int rc;
+
+	if ((rc = list(m, LM_RESIGN_GUEST_DIR, &dirs)) < 0 || dirs == NULL)
+		return rc;
+	for (i = 0; dirs[i] != NULL && rc == 0; i++) {
+		if ((rc = rel_join(rel, sizeof(rel), LM_RESIGN_GUEST_DIR, dirs[i])) < 0 ||
+		    (rc = full_path(m, path, sizeof(path), rel)) < 0 || (rc = lm_ssh_kind_of(m->ssh, path, &kind)) < 0)
+			break;
+		if (kind != LM_SSH_KIND_DIR) { /* lume-metal makes directories here, nothing else */
+			left(m->r, rel, "not lume-metal's");
+			continue;
+		}
+		if ((rc = lm_guest_run_argv(m->ssh, argv, 3, "removing a re-signed copy", NULL, NULL)) == 0)
+			m->r->dirs++;
+	}
+	lm_strv_free(dirs);
+	return rc == 0 ? rmdir_if_empty(m, LM_RESIGN_GUEST_DIR, 0) : rc;
+}
+
 int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *local, const char *keep,
     lm_guest_removal *r)
 {
@@ -463,6 +492,9 @@ int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bun
 			break;
 		case 'a':
 			rc = remove_activation(&m);
+			break;
+		case 'r':
+			rc = remove_resigned(&m);
 			break;
 		default:
 			if (kind != LM_SSH_KIND_ABSENT)

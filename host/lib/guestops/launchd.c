@@ -222,7 +222,8 @@ int lm_guest_agents_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_ag
 		return rc;
 	for (i = 0; i < n; i++) {
 		a = agents[i];
-		if ((rc = lm_launchd_unload(ssh, domain, facts->home, &a)) < 0)
+		if ((rc = lm_launchd_unload(ssh, domain, facts->home, &a)) < 0 ||
+		    (rc = lm_guest_resign_remove(ssh, facts->home, a.label)) < 0)
 			return rc;
 		used = strlen(labels);
 		if (used + 1 < len)

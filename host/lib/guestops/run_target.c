@@ -60,6 +60,15 @@ void lm_run_target_parse(const char *output, lm_run_target *t)
 		}
 		if (n >= 10 && strncmp(line, "shim_head=", 10) == 0)
 			t->shim_arm64e = shim_head_arm64e(line + 10, n - 10);
+		/* The executables beside it: a path starts one, its codesign lines follow. */
+		if (n > 8 && strncmp(line, "sibling=", 8) == 0 && t->nsiblings < LM_RUN_SIBLINGS && n - 8 < sizeof(t->siblings[0].path)) {
+			snprintf(t->siblings[t->nsiblings].path, sizeof(t->siblings[0].path), "%.*s", (int)(n - 8), line + 8);
+			t->nsiblings++;
+		} else if (n > 17 && strncmp(line, "sibling_codesign=", 17) == 0 && t->nsiblings > 0) {
+			lm_codesign_parse_line(&t->siblings[t->nsiblings - 1].sig, line + 17, n - 17);
+		} else if (n >= 13 && strncmp(line, "sibling_more=", 13) == 0) {
+			t->siblings_more = 1;
+		}
 		line = end != NULL ? end + 1 : NULL;
 	}
 }
@@ -71,7 +80,11 @@ void lm_run_target_parse(const char *output, lm_run_target *t)
  * (stderr and stdout, one prefixed line each; codesign stays the system's, found on the session's
  * PATH). First, the first 512 bytes of the shim ("$2") in hexadecimal: its slices. realpath
  * exists from macOS 13 on; without it the paths are taken as they are. No program line: not found
- * (env will say so). */
+ * (env will say so). Then the executables shipped beside the file (its directory; an app bundle's
+ * Contents/MacOS and Contents/Resources; none in a directory SIP protects), at most LM_RUN_SIBLINGS,
+ * each with what codesign says of it: programs the workload may start by path. */
+#define LM_STR2(x) #x
+#define LM_STR(x) LM_STR2(x)
 static const char resolve_script[] =
 	"printf 'shim_head=%s\\n' \"$(od -An -v -tx1 -N 512 \"$2\" 2>/dev/null | tr -d ' \\n')\"\n"
 	"p=$1\n"
@@ -91,6 +104,15 @@ static const char resolve_script[] =
 	"r=$(real \"$p\")\n"
 	"printf 'program_real=%s\\n' \"$r\"\n"
 	"sig program \"$r\"\n"
+	"sib() { for f in \"$1\"/*; do [ -f \"$f\" ] && [ -x \"$f\" ] && [ \"$f\" != \"$r\" ] || continue; n=$((n + 1));"
+	" [ $n -le " LM_STR(LM_RUN_SIBLINGS) " ] || { echo sibling_more=1; return; }; printf 'sibling=%s\\n' \"$f\";"
+	" sig sibling \"$f\"; done; }\n"
+	"d=${r%/*} n=0\n"
+	"case $d in\n"
+	"/bin|/sbin|/usr/bin|/usr/sbin|/usr/libexec|/usr/libexec/*|/System/*) ;;\n"
+	"*.app/Contents/MacOS|*.app/Contents/Resources) sib \"${d%/*}/MacOS\"; sib \"${d%/*}/Resources\" ;;\n"
+	"*) sib \"$d\" ;;\n"
+	"esac\n"
 	"[ \"$(head -c 2 -- \"$p\" 2>/dev/null)\" = '#!' ] || exit 0\n"
 	"IFS= read -r l < \"$p\" || :\n"
 	"l=${l#??}\n"
@@ -132,8 +154,8 @@ int lm_guest_run_target(lm_ssh *ssh, const lm_shim_env *se, const char *const *a
 	args[n++] = se->shim_path;
 	if ((rc = lm_shim_command(se, LM_SHIM_PATH_ONLY, args, n, &cmd)) < 0)
 		return rc;
-	/* Two codesign outputs (entitlements included) besides the paths. */
-	rc = lm_ssh_ask(ssh, cmd, 4 * PATH_MAX + 64 * 1024, &out, &err, &status);
+	/* Codesign outputs (entitlements included) of the program, its interpreter and its siblings. */
+	rc = lm_ssh_ask(ssh, cmd, 4 * PATH_MAX + 192 * 1024, &out, &err, &status);
 	free(cmd);
 	if (rc == 0 && status != 0)
 		rc = lm_error_set(LM_EREMOTE, "looking up %s in the guest failed (exit %d): %s", argv[i], status,

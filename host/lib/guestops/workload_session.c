@@ -21,10 +21,21 @@
 #define GROUP_FILE "process-group"
 #define GRACE_DEFAULT 5.0
 
-/* Version 1 ends where version 2's fields begin: a program built with it has a shorter struct. */
+/* Each version ends where the next one's fields begin: a program built with it has a shorter struct. */
 static size_t options_size(unsigned int version)
 {
-	return version == 1 ? offsetof(lm_workload_options, input) : sizeof(lm_workload_options);
+	return version == 1 ? offsetof(lm_workload_options, input) :
+	    version == 2 ? offsetof(lm_workload_options, resign_copy) : sizeof(lm_workload_options);
+}
+
+int lm_workload_resign_copy(const lm_workload_options *opts)
+{
+	return opts != NULL && opts->version >= 3 && opts->resign_copy;
+}
+
+const char *lm_workload_process_type(const lm_workload_options *opts)
+{
+	return opts != NULL && opts->version >= 3 && opts->process_type != NULL ? opts->process_type : "Interactive";
 }
 
 int lm_workload_options_init(lm_workload_options *opts, unsigned int version)

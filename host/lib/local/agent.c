@@ -40,6 +40,7 @@ static int agents_found(lm_local_machine *m)
 		memset(&a, 0, sizeof(a));
 		a.size = sizeof(a);
 		a.shim_loaded = -1;
+		a.shim_widened = -1;
 		snprintf(a.label, sizeof(a.label), "%.*s", (int)(n - strlen(ACTIVATION_SUFFIX)), names[i]);
 		if (lm_agent_label_check(a.label) < 0 || lm_agent_paths(o->guest.home, a.label, &paths) < 0)
 			continue;
@@ -103,6 +104,7 @@ int lm_local_agent_remove(lm_context *ctx, const char *label, lm_local_result **
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
 	a.shim_loaded = -1;
+	a.shim_widened = -1;
 	if ((rc = lm_agent_label_check(label)) < 0 || (rc = lm_agent_paths(o->guest.home, label, &paths)) < 0 ||
 	    (rc = lm_ssh_stat(m.ssh, paths.record_dir, &st)) < 0)
 		return lm_local_close(&m, rc);
@@ -122,6 +124,7 @@ int lm_local_agent_remove(lm_context *ctx, const char *label, lm_local_result **
 		lm_step_add(ctx, o, "agent-unload", t, "would boot %s out of %s and remove %s", label, domain, a.plist);
 	} else {
 		if ((rc = lm_launchd_unload(m.ssh, domain, o->guest.home, &a)) < 0 ||
+		    (rc = lm_guest_resign_remove(m.ssh, o->guest.home, label)) < 0 ||
 		    (rc = lm_guest_run_argv(m.ssh, rm_argv, 3, "rm", NULL, NULL)) < 0)
 			return lm_local_close(&m, rc);
 		lm_step_add(ctx, o, "agent-unload", t, "booted out of %s, %s removed (its logs are kept)", domain, a.plist);
@@ -151,7 +154,7 @@ static int install_steps(lm_local_machine *m, const lm_agent_spec *spec, const l
 	int rc;
 
 	if ((rc = lm_step_begin(m->ctx, o, "agent-plist", &t)) < 0 ||
-	    (rc = lm_flow_workload_check(m->ctx, m->ssh, &m->se, o, spec->argv, 1, opts, &w)) < 0)
+	    (rc = lm_flow_workload_check(m->ctx, m->ssh, &m->se, o, spec->argv, 1, opts, spec->label, &w)) < 0)
 		return rc;
 	if (w.target.program[0] == '\0')
 		return lm_error_set(LM_ENOTFOUND, "this machine: %s not found (looked up on the bundle's tools, "
@@ -162,7 +165,8 @@ static int install_steps(lm_local_machine *m, const lm_agent_spec *spec, const l
 	    (rc = lm_shim_env_workload(&m->se, NULL, NULL, paths.record_dir)) < 0 ||
 	    (rc = lm_path_join_buf(dirs[0], sizeof(dirs[0]), o->guest.home, LM_AGENT_DIR, NULL)) < 0 ||
 	    (rc = lm_path_join_buf(dirs[1], sizeof(dirs[1]), o->guest.home, LM_AGENT_LOG_DIR, NULL)) < 0 ||
-	    (rc = lm_agent_plist_build(spec, a->program, &m->se, o->guest.home, &xml, &len)) < 0)
+	    (rc = lm_agent_plist_build(spec, a->program, &m->se, o->guest.home, lm_workload_process_type(opts),
+	        &xml, &len)) < 0)
 		return rc < 0 ? rc : lm_error_set(LM_EINVALID, "this machine: the program's path is too long");
 	snprintf(a->plist, sizeof(a->plist), "%s", paths.plist);
 	snprintf(a->record_dir, sizeof(a->record_dir), "%s", paths.record_dir);
@@ -216,6 +220,7 @@ int lm_local_agent_install(lm_context *ctx, const lm_agent_spec *spec, const lm_
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
 	a.shim_loaded = -1;
+	a.shim_widened = -1;
 	a.installed_at = lm_clock_epoch();
 	if (spec == NULL || spec->argc == 0 || spec->argv == NULL || spec->argv[0] == NULL || spec->argv[0][0] == '\0' ||
 	    strchr(spec->argv[0], '=') != NULL)

@@ -172,13 +172,20 @@ static int run_locked(lm_local_machine *m, const char *const *argv, size_t argc,
 	char name[24] = "run-", *cmd = NULL;
 	pid_t pid;
 	int rc;
+	const char *const *run_argv = argv;
 
-	if ((rc = lm_flow_workload_check(m->ctx, m->ssh, &m->se, o, argv, argc, opts, &w)) < 0 ||
+	if ((rc = lm_flow_workload_check(m->ctx, m->ssh, &m->se, o, argv, argc, opts, NULL, &w)) < 0 ||
+	    (rc = lm_flow_workload_argv(&w, argv, argc, &run_argv)) < 0 ||
 	    (rc = lm_random_hex(name + 4, 8)) < 0 ||
 	    (rc = lm_activation_dir_make(m->ssh, o->guest.home, name, &res->record_dir)) < 0 ||
 	    (rc = lm_shim_env_workload(&m->se, NULL, NULL, res->record_dir)) < 0 ||
-	    (rc = lm_shim_command(&m->se, LM_SHIM_ALL, argv, argc, &cmd)) < 0)
+	    (rc = lm_shim_command(&m->se, LM_SHIM_ALL, run_argv, argc, &cmd)) < 0) {
+		if (run_argv != argv)
+			free((void *)run_argv);
 		return rc;
+	}
+	if (run_argv != argv)
+		free((void *)run_argv);
 	res->inherit = w.inherit;
 	snprintf(res->inherit_reason, sizeof(res->inherit_reason), "%s", w.inherit_reason);
 	if ((rc = guard_on(&g)) < 0) {
@@ -193,8 +200,7 @@ static int run_locked(lm_local_machine *m, const char *const *argv, size_t argc,
 		return rc;
 	if ((rc = lm_workload_records_result(m->ssh, &o->guest, &w.target, w.hardened, argv, argc, res)) == 0 &&
 	    res->no_shim != NULL && opts != NULL && opts->require_shim)
-		rc = lm_error_set(LM_ENOSHIM, "this machine: %s%s", res->nprocesses == 0 ?
-		    "no process of the workload loaded the shim: " : "", res->no_shim);
+		rc = lm_error_set(LM_ENOSHIM, "this machine: %s", res->no_shim);
 	return rc;
 }
 

@@ -249,7 +249,15 @@ static cJSON *agents_json(const lm_vm_outcome *o)
 				cJSON_AddNullToObject(a, "shim_loaded");
 			else
 				cJSON_AddBoolToObject(a, "shim_loaded", ag->shim_loaded);
-			add_string_or_null(a, "shim", ag->shim_loaded == 1 ? ag->shim : NULL);
+			add_string_or_null(a, "shim", ag->shim_loaded == 1 || (LM_HAS_FIELD(ag, lm_agent_info, records_pruned) &&
+			    ag->shim_widened == 1) ? ag->shim : NULL);
+		}
+		if (LM_HAS_FIELD(ag, lm_agent_info, records_pruned)) {
+			if (ag->shim_widened < 0)
+				cJSON_AddNullToObject(a, "shim_widened");
+			else
+				cJSON_AddBoolToObject(a, "shim_widened", ag->shim_widened);
+			cJSON_AddNumberToObject(a, "records_pruned", ag->records_pruned);
 		}
 		cJSON_AddItemToArray(list, a);
 	}
@@ -426,6 +434,15 @@ static char *printable_bytes(const char *bytes, size_t len)
 	return lm_text_sanitized(bytes, len, LM_TEXT_LINES);
 }
 
+/* A NULL-terminated vector (NULL: none) as an array of strings. */
+static void add_strv(cJSON *o, const char *key, char *const *v)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, key);
+
+	for (size_t i = 0; arr != NULL && v != NULL && v[i] != NULL; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(v[i]));
+}
+
 static cJSON *activation_json(const lm_run_result *r)
 {
 	cJSON *a, *lines, *records;
@@ -452,6 +469,10 @@ static cJSON *activation_json(const lm_run_result *r)
 		cJSON_AddNullToObject(a, "no_shim");
 	records = r->records_json != NULL ? cJSON_Parse(r->records_json) : cJSON_CreateArray();
 	cJSON_AddItemToObject(a, "records", records != NULL ? records : cJSON_CreateArray());
+	cJSON_AddNumberToObject(a, "records_dropped", (double)r->records_dropped);
+	cJSON_AddNumberToObject(a, "records_skipped", (double)r->records_skipped);
+	add_strv(a, "skipped", r->skipped_lines);
+	add_strv(a, "stock_children", r->stock_children);
 	return a;
 }
 

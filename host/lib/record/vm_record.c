@@ -762,4 +762,5 @@ void lm_vm_record_agent_info(const lm_vm_record_agent *a, lm_agent_info *info)
 	info->installed_at = a->installed_at;
 	snprintf(info->state, sizeof(info->state), "unknown");
 	info->shim_loaded = -1;
+	info->shim_widened = -1;
 }

@@ -277,6 +277,31 @@ int lm_ssh_stat(lm_ssh *ssh, const char *remote_path, lm_ssh_stat_info *out)
 	return 0;
 }
 
+int lm_ssh_mtime(lm_ssh *ssh, const char *remote_path, double *mtime)
+{
+	LIBSSH2_SFTP_ATTRIBUTES attrs;
+	struct stat st;
+	int rc;
+
+	*mtime = 0;
+	if (ssh != NULL && ssh->local) {
+		if (lstat(remote_path, &st) != 0)
+			return errno == ENOENT || errno == ENOTDIR ? lm_error_set(LM_ENOTFOUND, "this machine: %s does not exist",
+			    remote_path) : lm_error_set(LM_EIO, "this machine: cannot look at %s: %s", remote_path, strerror(errno));
+		*mtime = (double)st.st_mtime;
+		return 0;
+	}
+	if ((rc = sftp_open_session(ssh)) < 0)
+		return rc;
+	if (sftp_stat(ssh->sftp, remote_path, LIBSSH2_SFTP_LSTAT, &attrs) != 0)
+		return is_not_found(ssh) ? lm_error_set(LM_ENOTFOUND, "%s does not exist in the guest", remote_path) :
+		    sftp_fail(ssh, "looking at", remote_path);
+	if (!(attrs.flags & LIBSSH2_SFTP_ATTR_ACMODTIME))
+		return lm_error_set(LM_EREMOTE, "the guest's SFTP server gave no modification time for %s", remote_path);
+	*mtime = (double)attrs.mtime;
+	return 0;
+}
+
 int lm_ssh_kind_of(lm_ssh *ssh, const char *remote_path, lm_ssh_kind *kind)
 {
 	LIBSSH2_SFTP_ATTRIBUTES attrs;

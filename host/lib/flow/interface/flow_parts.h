@@ -29,17 +29,26 @@ int lm_flow_result_new(lm_flow_result **out);
 /* One more outcome in result, for the VM `vm` (a valid name); *out (when not NULL) gets it. */
 int lm_flow_outcome_add(lm_flow_result *result, const char *vm, lm_vm_outcome **out);
 /* A workload about to start in an enabled VM (run, agent install): what would start (w->target);
- * the SIP and library-validation warnings logged; LM_EHARDENED when dyld would ignore the shim in
- * it, unless opts->run_hardened_stock (then w->hardened); the children policy (w->inherit 1 or 0
- * and why, or -1 when argv's leading assignments set LUME_METAL_INHERIT) put into se. */
+ * the SIP and library-validation warnings logged, and those of the executables shipped beside it
+ * (a program it may start that dyld would not give the shim); with opts->resign_copy, a program
+ * that needs it runs as its re-signed copy (resign.c; named copy_name, NULL: from its path):
+ * w->copy is then the program to start instead of argv's, and w->target is the copy's;
+ * LM_EHARDENED when dyld would ignore the shim in the program, unless opts->run_hardened_stock
+ * (then w->hardened); the children policy (w->inherit 1 or 0 and why, or -1 when argv's leading
+ * assignments set LUME_METAL_INHERIT) put into se. */
 typedef struct {
 	lm_run_target target;
 	int hardened;
 	int inherit;
 	char inherit_reason[256];
+	char copy[PATH_MAX];          /* the re-signed copy to run ("": the program as given) */
 } lm_flow_workload;
 int lm_flow_workload_check(lm_context *ctx, lm_ssh *ssh, lm_shim_env *se, const lm_vm_outcome *o,
-    const char *const *argv, size_t argc, const lm_workload_options *opts, lm_flow_workload *w);
+    const char *const *argv, size_t argc, const lm_workload_options *opts, const char *copy_name,
+    lm_flow_workload *w);
+/* argv with its program (the first word after the leading assignments) replaced by w->copy when
+ * there is one, else argv itself: *out (free() when not argv) of argc words. */
+int lm_flow_workload_argv(const lm_flow_workload *w, const char *const *argv, size_t argc, const char *const **out);
 
 /* ---- probe.c: the exercise step ---- */
 

@@ -119,7 +119,8 @@ void lm_guest_removal_dispose(lm_guest_removal *r);
 /* "removed 5 files, 1 link and 3 directories of ~/.local/share/lume-metal; left: ..." */
 void lm_guest_removal_describe(const lm_guest_removal *r, char *buf, size_t len);
 /* Which entries of ~/.local/share/lume-metal lume-metal may have made: 'l' a link of its own
- * (current, .current.new: removed when a link), 'a' the activation record directories, 'd' a
+ * (current, .current.new: removed when a link), 'a' the activation record directories, 'r' the
+ * re-signed copies (resign.c), 'd' a
  * directory that is a bundle or a staging directory when a lume-metal manifest (or, for a staging
  * directory or the local bundle's id, the local bundle's) names its files, 0 anything else (left). */
 int lm_guest_entry_class(const char *name, lm_ssh_kind kind);
@@ -268,8 +269,17 @@ typedef struct {
 	int pending_key;                /* the parse's state: the entitlement whose value comes next */
 } lm_code_signature;
 
+/* An executable shipped beside the program (its own directory; for an app bundle, Contents/MacOS
+ * and Contents/Resources), with what codesign says of it: a program the workload may start. */
+#define LM_RUN_SIBLINGS 16
+typedef struct {
+	char path[1024];
+	lm_code_signature sig;
+} lm_run_sibling;
+
 /* What `run` would start in the guest: the program found as env finds it, the file behind it, and
- * for a script its #! interpreter, with what codesign says of each; and whether the installed shim
+ * for a script its #! interpreter, with what codesign says of each; the executables shipped beside
+ * it (at most LM_RUN_SIBLINGS; siblings_more when there were more); and whether the installed shim
  * has an arm64e slice. Empty strings for what does not apply. */
 typedef struct {
 	char program[PATH_MAX];
@@ -278,6 +288,9 @@ typedef struct {
 	char interpreter_real[PATH_MAX];
 	lm_code_signature program_sig, interpreter_sig;
 	int shim_arm64e;                /* the shim's Mach-O header names an arm64e slice */
+	size_t nsiblings;
+	lm_run_sibling siblings[LM_RUN_SIBLINGS];
+	int siblings_more;
 } lm_run_target;
 
 /* Parse the guest-side resolver's key=value lines (unknown keys ignored). */
@@ -304,8 +317,38 @@ int lm_codesign_validates_libraries(const lm_code_signature *s);
  * returning 1 with the message in buf, or 0. name: the program as the user gave it. */
 int lm_codesign_refusal(const char *name, const lm_run_target *t, char *buf, size_t len);
 int lm_codesign_warning(const char *name, const lm_run_target *t, char *buf, size_t len);
+/* What `codesign -dv --entitlements -` says in the guest of each of paths[n] (absolute, at most
+ * LM_CODESIGN_MAX_FILES), in one command, into sigs[n] (a file codesign did not answer about is
+ * left unseen). */
+#define LM_CODESIGN_MAX_FILES 32
+int lm_guest_codesign(lm_ssh *ssh, const char *const *paths, size_t n, lm_code_signature *sigs);
 /* The first bytes of a Mach-O file (fat or thin 64-bit): 1 when it has an arm64e slice. */
 int lm_macho_has_arm64e(const unsigned char *head, size_t len);
+
+/* ---- resign.c: --resign-copy, a hardened program run as a re-signed copy ---- */
+
+/* Where copies live: HOME/.local/share/lume-metal/resigned/NAME (rollback removes the folder). */
+#define LM_RESIGN_GUEST_DIR "resigned"
+typedef struct {
+	char program[PATH_MAX];  /* the program's copy, to run instead of the original */
+	int reused;              /* the copy of the same original (its SHA-256) was there already */
+	size_t nsigned;          /* files re-signed this time */
+} lm_resign_copy;
+/* The copy's folder for name ([A-Za-z0-9._-], not starting with '.'). */
+int lm_resign_dir(const char *home, const char *name, char *dir, size_t len);
+/* A run's copy's name, from the original's path: "run-" and 16 hex digits of its SHA-256. */
+int lm_resign_name(const char *program, char *name, size_t len);
+/* The entitlements the copy is signed with (XML plist, free()): allow-dyld-environment-variables
+ * and disable-library-validation, both true. */
+int lm_resign_entitlements(char **xml);
+/* 1 when s is what the re-signing makes: ad hoc, the hardened runtime, both entitlements. */
+int lm_resign_signature_ok(const lm_code_signature *s);
+/* The copy of program (absolute, in the guest) named name: made -- or kept, when it is of the same
+ * original -- re-signed and verified (resign.c says how); LM_EREMOTE saying what failed, the copy
+ * then removed. The original is only read. */
+int lm_guest_resign_copy(lm_ssh *ssh, const char *home, const char *name, const char *program, lm_resign_copy *c);
+/* The copy named name gone (absent is fine). */
+int lm_guest_resign_remove(lm_ssh *ssh, const char *home, const char *name);
 
 /* ---- agent_plist.c: per-workload LaunchAgents (agent.h) ---- */
 
@@ -325,9 +368,10 @@ int lm_agent_paths(const char *home, const char *label, lm_agent_paths_t *paths)
 /* The agent's plist (XML, NUL-terminated, free()): Label, ProgramArguments (program — the
  * workload's resolved absolute path — then spec's arguments after argv[0]), EnvironmentVariables
  * (the shim's injection variable, the profile's LUME_METAL_*, a PATH with the bundle's tools and
- * Homebrew's), StandardOutPath and StandardErrorPath, KeepAlive and RunAtLoad when asked. */
+ * Homebrew's), StandardOutPath and StandardErrorPath, ProcessType (process_type, checked by
+ * lm_agent_process_type_check; NULL: Interactive), KeepAlive and RunAtLoad when asked. */
 int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const lm_shim_env *se, const char *home,
-    char **xml, size_t *len);
+    const char *process_type, char **xml, size_t *len);
 /* The program (ProgramArguments' first) of the plist at plist_path ("" when it names none). */
 int lm_agent_plist_program(lm_ssh *ssh, const char *plist_path, char *program, size_t size);
 /* ---- launchd.c: launchd in the guest, as reference/lume.md's recipe drives it ---- */
@@ -373,9 +417,14 @@ int lm_guest_agents_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_ag
 /* launchd's state of each of the n agents (in place; a flow outcome's array of pointers). */
 int lm_guest_agents_query(lm_ssh *ssh, lm_agent_info *const *agents, size_t n);
 /* For each running agent of the n (after lm_guest_agents_query): whether its process loaded the
- * shim since it last started -- its activation record, <record_dir>/<pid>.json -- and its line
- * (shim_loaded, shim, record_dir set in place; home: the guest's). */
+ * shim since it last started -- its activation record, <record_dir>/<pid>.json -- whether it or a
+ * process it started had an answer widened (lm_activation_took; the folder is the agent's alone),
+ * and the line (shim_loaded, shim_widened, shim, record_dir set in place; home: the guest's). The
+ * folder is first pruned to the live processes: a record whose pid is gone, or written before the
+ * guest's boot (a pid of an earlier boot is never this process), is removed (records_pruned). */
 int lm_guest_agents_activation(lm_ssh *ssh, const char *home, lm_agent_info *const *agents, size_t n);
+/* `sysctl -n kern.boottime`'s "{ sec = S, usec = U } ..." as epoch seconds; 0 when not that. */
+double lm_guest_boot_time_parse(const char *boot);
 
 
 /* ---- activation.c: the shim's activation records (docs/activation-format.md) ---- */
@@ -408,6 +457,16 @@ typedef struct {
 	uint64_t stock, given;
 } lm_activation_tg_read;
 
+/* One exec or spawn the process made (format 1.1, docs/activation-format.md). */
+#define LM_ACTIVATION_SPAWNS 32
+typedef struct {
+	char call[24];                      /* "execve", "posix_spawn", "posix_spawnp", "posix_spawn_setexec" */
+	char path[1024];                    /* the program as given */
+	int protected_;                     /* a SIP-protected path */
+	char shim[8];                       /* "kept", "removed", "absent" */
+	char why[LM_ACTIVATION_REASON];
+} lm_activation_spawn;
+
 /* One process's record, every member typed; "" where the record has null. */
 typedef struct {
 	char file[32];                      /* "<pid>.json" */
@@ -439,12 +498,19 @@ typedef struct {
 	char setting[8];                    /* LUME_METAL_INHERIT: "0", "1", "invalid", "" (absent) */
 	char children_why[LM_ACTIVATION_REASON];
 	char host_reason[LM_ACTIVATION_REASON];
+	size_t nspawns;                     /* 1.1: what it started, in order (none in a 1.0 record) */
+	lm_activation_spawn spawns[LM_ACTIVATION_SPAWNS];
+	uint64_t spawns_dropped;            /* 1.1: spawns past the ones kept */
 } lm_activation;
 
-/* The records of one directory, by pid. */
+/* The records of one directory, by pid; what lm_activation_fetch could not take, counted. */
+#define LM_ACTIVATION_SKIPPED_KEPT 8
 typedef struct {
 	size_t count;
 	lm_activation *items;
+	size_t dropped;  /* records past the first LM_ACTIVATION_MAX_RECORDS (by pid): counted, not read */
+	size_t nskipped; /* damaged or unreadable records: skipped, each said */
+	char *skipped[LM_ACTIVATION_SKIPPED_KEPT]; /* the first ones' messages (which file, what is wrong) */
 } lm_activation_list;
 
 /* 1 when name is a record's file name: <pid>.json, the pid 1..9999999999 without leading zeros. */
@@ -459,8 +525,11 @@ int lm_activation_parse(const char *source, const char *text, size_t len, lm_act
 int lm_activation_list_add(lm_activation_list *list, const char *source, const char *file, const char *text,
     size_t len);
 /* Every record in the guest directory remote_dir (other names are ignored: the shim's temporary
- * files, anything else), at most LM_ACTIVATION_MAX_RECORDS of at most LM_ACTIVATION_MAX_BYTES each.
- * LM_ENOTFOUND when the directory is absent; any damaged record fails the whole read, naming it. */
+ * files, anything else), read in pid order: the first LM_ACTIVATION_MAX_RECORDS of at most
+ * LM_ACTIVATION_MAX_BYTES each, the rest counted (out->dropped). A damaged or unreadable record is
+ * skipped and said (out->nskipped, out->skipped): the others still count. LM_ENOTFOUND when the
+ * directory is absent; more than LM_ACTIVATION_MAX_LISTED names is LM_ETOOLARGE. */
+#define LM_ACTIVATION_MAX_LISTED 65536
 int lm_activation_fetch(lm_ssh *ssh, const char *remote_dir, lm_activation_list *out);
 /* Frees what the list holds (not the struct); empty afterwards. */
 void lm_activation_list_dispose(lm_activation_list *list);
@@ -477,9 +546,13 @@ int lm_activation_command(const char *dir, const char *cmd, char **out);
 /* ---- workload_records.c: what a workload's records say, for people ---- */
 typedef struct {
 	char **lines;  /* one per process that loaded the shim: what it asked, what it was told */
-	size_t count;  /* processes that loaded the shim */
-	size_t took;   /* of them, those that had an answer widened */
+	size_t count;  /* processes that loaded the shim (records read) */
+	size_t took;   /* of them, those that had an answer widened (lm_activation_took) */
 	char *json;    /* the records, a JSON array ("[]" when none) */
+	size_t dropped; /* records past the reader's limit: counted, not read */
+	size_t nskipped; /* damaged or unreadable records, skipped */
+	char **skipped;  /* NULL-terminated: the first of them said */
+	char **stock_children; /* NULL-terminated: programs started with the shim that ran stock, and why */
 } lm_workload_records;
 /* Read dir's records (lm_activation_fetch) into r; nothing to dispose on failure. */
 int lm_workload_records_read(lm_ssh *ssh, const char *dir, lm_workload_records *r);
@@ -500,6 +573,10 @@ int lm_run_result_new(const char *what, const lm_workload_options *opts, size_t 
 /* opts (NULL: the defaults) as this library's version of the struct, the fields it lacks 0;
  * LM_EINVALID for an unknown version or values out of range. */
 int lm_workload_options_copy(lm_workload_options *dst, const lm_workload_options *opts);
+/* Version 3's fields of opts (NULL, or of an older version: the defaults): --resign-copy, and the
+ * agent's ProcessType ("Interactive" unless set). */
+int lm_workload_resign_copy(const lm_workload_options *opts);
+const char *lm_workload_process_type(const lm_workload_options *opts);
 /* cmd (a command line from lm_shim_command) run so that the guest first writes the kill target of
  * its process group ("-PGID") to record_dir/process-group, then execs it (free()). */
 int lm_workload_group_command(const char *record_dir, const char *cmd, char **out);
@@ -511,7 +588,9 @@ int lm_workload_group_command(const char *record_dir, const char *cmd, char **ou
 int lm_guest_workload_run(lm_context *ctx, lm_ssh *ssh, const char *vm, const char *cmd, const lm_workload_options *o,
     lm_run_result *res);
 
-/* 1 when the shim took in that process: its profile active and at least one device class hooked. */
+/* 1 when the shim took in that process: its record shows an answer widened (a supportsFamily:
+ * stock answered no and the shim yes, or a maxThreadgroupMemoryLength raised) -- the one rule of
+ * "got the unlock" for run, --require-shim, agents, status, doctor and bench. */
 int lm_activation_took(const lm_activation *a);
 /* One line for people: "pid 123 /usr/local/bin/llama-server: asked Apple7→yes (stock no), Apple9→yes
  * (stock no); maxThreadgroupMemoryLength 64 KiB (stock 32 KiB)"; new string (free()). */

@@ -32,6 +32,10 @@ int lm_ssh_kind_of(lm_ssh *ssh, const char *remote_path, lm_ssh_kind *kind);
 /* "a regular file", "a directory", "a symbolic link", "a FIFO", ... for messages. */
 const char *lm_ssh_kind_phrase(lm_ssh_kind kind);
 
+/* When remote_path (not followed when a link) was last modified, epoch seconds; LM_ENOTFOUND when
+ * absent. */
+int lm_ssh_mtime(lm_ssh *ssh, const char *remote_path, double *mtime);
+
 /* The names in remote_dir ("." and ".." left out), in the server's order, NULL-terminated; free
  * with lm_strv_free. More than max_names entries is LM_ETOOLARGE. */
 int lm_ssh_list_dir(lm_ssh *ssh, const char *remote_dir, size_t max_names, char ***names);
