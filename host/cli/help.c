@@ -13,7 +13,7 @@ static const struct {
 	const char *command;
 	const char *options;
 } command_options[] = {
-	{"enable", "profile jobs dry-run keep-host boot-margin timeout force-user-mismatch no-wait bundle"},
+	{"enable", "profile jobs dry-run keep-host host-preference boot-margin timeout force-user-mismatch no-wait bundle"},
 	{"status", "boot-margin"},
 	{"probe", "exercise no-wait"},
 	{"run", "no-wait require-shim run-hardened-stock interactive tty"},
@@ -38,9 +38,12 @@ static const struct {
 	{"enable", "lume-metal enable vm1 vm2 --jobs 2 --format json", "A fleet, two at a time; one JSON document "
 	    "(each VM with its own result and hint)."},
 	{"enable", "lume-metal enable ci-runner --keep-host", "A CI job: keep the host unlocked for the next job's VM."},
+	{"enable", "lume-metal enable my-vm --host-preference auto", "Touch the host only if the kernels fail with the "
+	    "shim alone; the result says whether the preference was needed."},
 	{"status", "lume-metal status", "The host preference and every VM lume-metal enabled."},
 	{"status", "lume-metal status my-vm --format json", "One VM, for a script."},
-	{"probe", "lume-metal probe my-vm --exercise", "Stock vs shimmed answers, and whether the unlocked kernels run."},
+	{"probe", "lume-metal probe my-vm --exercise", "Stock vs shimmed answers, and whether the kernels the profile "
+	    "needs compile and compute correctly on this device."},
 	{"run", "lume-metal run my-vm -- llama-bench -m model.gguf", "One workload with the shim; its exit status "
 	    "is lume-metal's."},
 	{"run", "lume-metal run my-vm -- python3 - < job.py", "stdin goes to the workload, closed at its end."},

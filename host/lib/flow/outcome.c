@@ -17,7 +17,7 @@
 	_Static_assert(sizeof(type) == offsetof(type, field) + sizeof(((type *)0)->field), \
 	    #type " ends with " #field ", without padding")
 LM_ENDS_WITH(lm_flow_result, byhost);
-LM_ENDS_WITH(lm_vm_outcome, agents);
+LM_ENDS_WITH(lm_vm_outcome, pref_needed);
 LM_ENDS_WITH(lm_flow_step, detail);
 LM_ENDS_WITH(lm_agent_info, shim);
 LM_ENDS_WITH(lm_run_result, stop_killed);
@@ -137,6 +137,22 @@ int lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double star
 		return lm_error_nomem(); /* a step not begun: not listed */
 	s->state = LM_STEP_DONE;
 	s->seconds = lm_clock_monotonic() - started;
+	va_start(ap, fmt);
+	step_detail(s, fmt, ap);
+	va_end(ap);
+	lm_context_step(ctx, o->vm, s->name, LM_STEP_DONE, s->seconds, s->detail);
+	return 0;
+}
+
+int lm_step_settle(lm_context *ctx, lm_vm_outcome *o, const char *fmt, ...)
+{
+	lm_flow_step *s = step_running(o);
+	va_list ap;
+
+	if (s == NULL)
+		return 0;
+	s->state = LM_STEP_DONE;
+	s->seconds = lm_clock_monotonic() - ((timed_step *)(void *)s)->started;
 	va_start(ap, fmt);
 	step_detail(s, fmt, ap);
 	va_end(ap);

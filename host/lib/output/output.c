@@ -360,6 +360,13 @@ static cJSON *outcome_json(const lm_vm_outcome *o, lm_outcome_advice_fn advice, 
 	cJSON_AddBoolToObject(v, "bundle_verified", o->bundle_verified);
 	add_string_or_null(v, "bundle", o->bundle_id);
 	cJSON_AddBoolToObject(v, "restart_pending", o->restart_pending);
+	/* The mode the VM was (or is being) enabled with, and what its proof showed of the preference's
+	 * need (null: not measured); null for a VM the journal does not know. */
+	add_string_or_null(v, "host_preference_mode", o->profile[0] != '\0' ? lm_host_pref_mode_name(o->pref_mode) : NULL);
+	if (o->pref_needed == LM_PREF_NEEDED_UNKNOWN)
+		cJSON_AddNullToObject(v, "host_preference_needed");
+	else
+		cJSON_AddBoolToObject(v, "host_preference_needed", o->pref_needed == LM_PREF_NEEDED_YES);
 	g = cJSON_AddObjectToObject(v, "guest");
 	add_string_or_null(g, "os", o->guest.os);
 	add_string_or_null(g, "arch", o->guest.arch);
@@ -772,7 +779,8 @@ static void add_tristate(cJSON *o, const char *name, int v)
 int lm_local_result_to_json(const lm_local_result *r, const lm_json_envelope *env, char **out)
 {
 	static const char *const vm_only[] = {"vm", "state", "ip", "manager", "enabled", "gone", "vm_id",
-	    "vm_id_unreadable", "restarted", "started", "files_uploaded", "restart_pending"};
+	    "vm_id_unreadable", "restarted", "started", "files_uploaded", "restart_pending", "host_preference_mode",
+	    "host_preference_needed"};
 	cJSON *doc = envelope(env), *m;
 	size_t i;
 

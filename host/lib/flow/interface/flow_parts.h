@@ -15,6 +15,8 @@ int lm_step_begin(lm_context *ctx, lm_vm_outcome *o, const char *name, double *s
  * left out when there is no memory for it: LM_ENOMEM. */
 int lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double started, const char *fmt, ...)
     LM_PRINTF(5, 6);
+/* The step begun and not yet done, done with this detail (what it found, that a later step acts on). */
+int lm_step_settle(lm_context *ctx, lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(3, 4);
 /* Set o->rc and o->message from the last error, prefixed with the VM's name; a step begun and
  * not done is marked failed (and reported). */
 int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc);
