@@ -118,14 +118,14 @@ void lm_cli_pref_byhost_line(const lm_host_pref_info *p, const lm_host_pref_byho
 		    b->matches ? " (the same value)" : ", which then does not get the unlock", p->domain, p->key);
 }
 
-const char *lm_cli_pref_need(const lm_vm_outcome *o)
+const char *lm_cli_pref_need(lm_host_pref_mode mode, lm_pref_needed needed)
 {
-	switch (o->pref_needed) {
+	switch (needed) {
 	case LM_PREF_NEEDED_YES: return "needed: the kernels failed with the shim alone and ran once it was set";
 	case LM_PREF_NEEDED_NO: return "not needed: the kernels ran with the shim alone, the VM at the stock level";
 	case LM_PREF_NEEDED_UNKNOWN: break;
 	}
-	return o->pref_mode == LM_HOST_PREF_ALWAYS ? "not measured (set first, the published recipe)" :
+	return mode == LM_HOST_PREF_ALWAYS ? "not measured (set first, the published recipe)" :
 	    "not measured (the VM already ran with the preference in effect)";
 }
 

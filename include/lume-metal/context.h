@@ -37,6 +37,14 @@ typedef enum {
 	LM_HOST_PREF_NEVER       /* the shim alone, the host untouched: kernels that fail are LM_ENOTPROVEN */
 } lm_host_pref_mode;
 
+/* Whether a VM needed the host preference for the kernels the profile needs: measured by `auto`
+ * (and by `never` on a VM at the stock level); not measured by `always`, which sets it first. */
+typedef enum {
+	LM_PREF_NEEDED_UNKNOWN = 0, /* not measured: the kernels were proven with the preference in effect */
+	LM_PREF_NEEDED_YES,         /* they failed at the stock level and ran once it was set */
+	LM_PREF_NEEDED_NO           /* they ran with the shim alone at the stock level */
+} lm_pref_needed;
+
 /* Diagnostics: one line of human text (no newline) at a level. */
 typedef enum { LM_LOG_DEBUG, LM_LOG_INFO, LM_LOG_WARN } lm_log_level;
 typedef void (*lm_log_fn)(void *data, lm_log_level level, const char *line);

@@ -70,15 +70,6 @@ typedef struct {
  * enabling it: no session gets it (their image test fails a build whose guest-agent jobs inject it). */
 #define LM_TART_SHIM_PATH "/usr/local/lib/TartMetalCapabilities.dylib"
 
-/* Whether a VM needed the host preference for the kernels the profile needs (enable's
- * host_preference mode, lm_options): measured by `auto` (and by `never` on a VM at the stock
- * level); not measured by `always`, which sets it first. */
-typedef enum {
-	LM_PREF_NEEDED_UNKNOWN = 0, /* not measured: the kernels were proven with the preference in effect */
-	LM_PREF_NEEDED_YES,         /* they failed at the stock level and ran once it was set */
-	LM_PREF_NEEDED_NO           /* they ran with the shim alone at the stock level */
-} lm_pref_needed;
-
 typedef struct {
 	size_t size;                  /* sizeof(lm_vm_outcome) as the library was built */
 	char vm[LM_VM_NAME_MAX];      /* validated to fit (lm_vm_name_normalize) */

@@ -65,6 +65,11 @@ LM_EXTERN(int) lm_host_pref_info_to_json(const lm_host_pref_info *info, const lm
 LM_EXTERN(int) lm_host_pref_status_to_json(const lm_host_pref_info *info, const lm_host_pref_byhost *byhost,
     const lm_json_envelope *env, char **out);
 
+/* host status: the same, and `vms`, the enabled VMs with the mode each was enabled with, whether it
+ * needed the preference and whether the preference is kept for it (lm_host_pref_vms). */
+LM_EXTERN(int) lm_host_status_to_json(const lm_host_pref_info *info, const lm_host_pref_byhost *byhost,
+    const lm_host_pref_vm *vms, size_t nvms, const lm_json_envelope *env, char **out);
+
 /* profile list (the built-in profiles), show, lint. */
 LM_EXTERN(int) lm_profile_list_to_json(const lm_json_envelope *env, char **out);
 LM_EXTERN(int) lm_profile_show_to_json(const lm_profile *profile, int builtin, int is_default,

@@ -94,6 +94,16 @@ scenario_auto_not_needed() {
     fail "status text: $(cat "$E2E_DIR/s.txt")"
   jq -e '.vms.vm1.host_preference == {"mode": "auto", "needed": false}' "$LUME_METAL_STATE_DIR/state.json" >/dev/null ||
     fail "journal: $(jq .vms.vm1.host_preference "$LUME_METAL_STATE_DIR/state.json")"
+  # host status: who relies on the preference, and how
+  lm_json "$E2E_DIR/h.json" host status
+  expect_rc 0 "$E2E_DIR/h.json"
+  jq -e '.vms == [{"vm": "vm1", "host_preference_mode": "auto", "host_preference_needed": false, "keeps_preference": false}]' \
+    "$E2E_DIR/h.json" >/dev/null || fail "host status: $(jq .vms "$E2E_DIR/h.json")"
+  "$here/../support/json-validate" "$here/../../docs/json-output.schema.json" "$E2E_DIR/h.json" ||
+    fail "host status does not validate"
+  lm host status >"$E2E_DIR/h.txt"
+  grep -q '^  vm vm1: host preference mode auto, not needed: .*; does not keep it$' "$E2E_DIR/h.txt" ||
+    fail "host status text: $(cat "$E2E_DIR/h.txt")"
   # a second enable confirms in one round trip and changes nothing
   lm_json "$E2E_DIR/e2.json" enable vm1 --host-preference auto
   expect_rc 0 "$E2E_DIR/e2.json"
@@ -126,6 +136,11 @@ scenario_auto_needed() {
   [ -e "$PLIST" ] || fail "the preference was not set"
   lm_json "$E2E_DIR/s.json" status vm1
   jq_is "$E2E_DIR/s.json" '.vms[0].host_preference_needed' true
+  "$here/../support/json-validate" "$here/../../docs/json-output.schema.json" "$E2E_DIR/s.json" ||
+    fail "status does not validate"
+  lm_json "$E2E_DIR/h.json" host status
+  jq -e '.vms == [{"vm": "vm1", "host_preference_mode": "auto", "host_preference_needed": true, "keeps_preference": true}]' \
+    "$E2E_DIR/h.json" >/dev/null || fail "host status: $(jq .vms "$E2E_DIR/h.json")"
   # the rollback of a VM that needed it restores the preference, as always's does
   lm_json "$E2E_DIR/r.json" rollback vm1
   expect_rc 0 "$E2E_DIR/r.json"
