@@ -197,6 +197,7 @@ int lm_cmd_bench(lm_cli *cli);
 int lm_cmd_gc(lm_cli *cli);
 int lm_cmd_agent(lm_cli *cli);
 int lm_cmd_doctor(lm_cli *cli);
+int lm_cmd_selftest(lm_cli *cli);
 int lm_cmd_help(lm_cli *cli);
 int lm_cmd_completion(lm_cli *cli);
 int lm_cmd_complete(lm_cli *cli); /* __complete vms: VM names for the completion scripts */

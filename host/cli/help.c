@@ -25,6 +25,7 @@ static const struct {
 	{"bench", "profile repetitions out workload-parser bare-metal no-wait"},
 	{"agent", "label keep-alive run-at-load run-hardened-stock profile dry-run no-wait"},
 	{"doctor", "bundle"},
+	{"selftest", "out"},
 	{"help", ""},
 	{"completion", ""},
 	{"local", "exercise require-exercise profile label keep-alive run-at-load run-hardened-stock require-shim bundle prefix github-env record-dir"},
@@ -60,6 +61,8 @@ static const struct {
 	{"gc", "lume-metal gc --dry-run", "Which deleted VMs' records and pins would be forgotten."},
 	{"agent", "lume-metal agent install my-vm --label com.example.llama-server --keep-alive -- llama-server "
 	    "--port 8080", "A server kept running by launchd with the shim."},
+	{"selftest", "lume-metal selftest my-vm --out selftest-m1", "The simulator's assumptions measured in this "
+	    "VM: a folder to post."},
 	{"agent", "lume-metal agent remove my-vm --label com.example.llama-server", "Stop and remove it (done "
 	    "already when it is not there)."},
 	{"doctor", "lume-metal doctor my-vm", "Check the host and the VM, with what to do."},

@@ -92,7 +92,8 @@ static const struct option_doc {
 	{"repetitions", required_argument, OPT_REPETITIONS, "N", NULL,
 	 "bench: rounds of stock then shimmed runs (default 3, at most 100)."},
 	{"out", required_argument, OPT_OUT, "DIR", NULL,
-	 "bench: the evidence folder to write (new or empty; default ./lume-metal-bench-VM-TIME)."},
+	 "bench, selftest: the evidence folder to write (new or empty; default ./lume-metal-bench-VM-TIME, "
+	 "./lume-metal-selftest-VM-TIME)."},
 	{"workload-parser", required_argument, OPT_WORKLOAD_PARSER, "llama-bench|none", NULL,
 	 "bench: read the workload's output as llama-bench's JSON (default; -o json is added when the "
 	 "command has no -o), or not at all (wall-clock times and raw output only)."},
@@ -179,6 +180,8 @@ static const char *const command_help[] = {
 	"gc [--dry-run]", "Forget the VMs their manager no longer knows (journal entries, host-key pins).",
 	"agent install|remove|list VM ...", "Per-workload LaunchAgents carrying the shim's environment.",
 	"doctor [VM...]", "Check the host and the VMs: one ok / warn / fail line per check, with what to do.",
+	"selftest VM [--out DIR]", "The facts the simulator assumes, measured in the VM: each check's assumption "
+	"beside what was seen, as an evidence folder to post (docs/selftest.md).",
 	"help [COMMAND]", "Help on one command (or: COMMAND --help).",
 	"completion bash|zsh|fish", "Print the shell completion script (installed with lume-metal).",
 	"local probe|run|agent|status|install|env ...", "Probe, run, agents, an image's bundle and its env on this "

@@ -540,6 +540,34 @@ int lm_host_status_to_json(const lm_host_pref_info *info, const lm_host_pref_byh
 	return finish(doc, out);
 }
 
+int lm_selftest_result_to_json(const lm_selftest_result *r, const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env), *arr, *c, *sum;
+	size_t i;
+
+	if (doc == NULL)
+		return finish(NULL, out);
+	add_string_or_null(doc, "dir", r->dir);
+	cJSON_AddBoolToObject(doc, "simulator", r->simulator);
+	arr = cJSON_AddArrayToObject(doc, "checks");
+	for (i = 0; arr != NULL && i < r->count; i++) {
+		if ((c = cJSON_CreateObject()) == NULL || !cJSON_AddItemToArray(arr, c))
+			break;
+		cJSON_AddStringToObject(c, "name", r->checks[i]->name);
+		cJSON_AddStringToObject(c, "question", r->checks[i]->question);
+		cJSON_AddStringToObject(c, "assumed", r->checks[i]->assumed);
+		cJSON_AddStringToObject(c, "seen", r->checks[i]->seen != NULL ? r->checks[i]->seen : "");
+		cJSON_AddStringToObject(c, "verdict", lm_selftest_verdict_name(r->checks[i]->verdict));
+		cJSON_AddStringToObject(c, "raw", r->checks[i]->raw != NULL ? r->checks[i]->raw : "");
+	}
+	if ((sum = cJSON_AddObjectToObject(doc, "summary")) != NULL) {
+		cJSON_AddNumberToObject(sum, "agree", (double)r->agree);
+		cJSON_AddNumberToObject(sum, "disagree", (double)r->disagree);
+		cJSON_AddNumberToObject(sum, "not_measured", (double)r->not_measured);
+	}
+	return finish(doc, out);
+}
+
 int lm_profile_list_to_json(const lm_json_envelope *env, char **out)
 {
 	cJSON *doc = envelope(env), *arr, *o;
