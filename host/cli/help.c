@@ -39,8 +39,6 @@ static const struct {
 	{"enable", "lume-metal enable vm1 vm2 --jobs 2 --format json", "A fleet, two at a time; one JSON document "
 	    "(each VM with its own result and hint)."},
 	{"enable", "lume-metal enable ci-runner --keep-host", "A CI job: keep the host unlocked for the next job's VM."},
-	{"enable", "lume-metal enable my-vm --host-preference auto", "Touch the host only if the kernels fail with the "
-	    "shim alone; the result says whether the preference was needed."},
 	{"status", "lume-metal status", "The host preference and every VM lume-metal enabled."},
 	{"status", "lume-metal status my-vm --format json", "One VM, for a script."},
 	{"probe", "lume-metal probe my-vm --exercise", "Stock vs shimmed answers, and whether the kernels the profile "

@@ -165,7 +165,7 @@ static const struct option_doc {
 #define N_VISIBLE (N_OPTIONS - 1)
 
 static const char *const command_help[] = {
-	"enable VM... [--profile P] [--keep-host] [--host-preference always|auto|never]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
+	"enable VM... [--profile P] [--keep-host]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
 	"status [VM...]", "Host preference and, per VM, state, bundle, restart pending, last probe.",
 	"probe VM", "Stock vs shimmed capability table.",
 	"run VM [-i] [-t] [--require-shim] -- CMD...", "Run one guest command with the shim, as tart exec does; "
@@ -180,8 +180,7 @@ static const char *const command_help[] = {
 	"gc [--dry-run]", "Forget the VMs their manager no longer knows (journal entries, host-key pins).",
 	"agent install|remove|list VM ...", "Per-workload LaunchAgents carrying the shim's environment.",
 	"doctor [VM...]", "Check the host and the VMs: one ok / warn / fail line per check, with what to do.",
-	"selftest VM [--out DIR]", "The facts the simulator assumes, measured in the VM: each check's assumption "
-	"beside what was seen, as an evidence folder to post (docs/selftest.md).",
+	"selftest VM [--out DIR]", "The simulator's assumptions, measured in the VM.",
 	"help [COMMAND]", "Help on one command (or: COMMAND --help).",
 	"completion bash|zsh|fish", "Print the shell completion script (installed with lume-metal).",
 	"local probe|run|agent|status|install|env ...", "Probe, run, agents, an image's bundle and its env on this "
@@ -191,7 +190,7 @@ static const char *const command_help[] = {
 
 static const char *const exit_help[] = {
 	"0", "success", "1", "failure", "2", "usage error", "3", "some VMs of a fleet failed",
-	"4", "guest unsupported (stock kept); local: not proven",
+	"4", "guest unsupported (stock kept); not proven",
 	"5", "state written by a newer lume-metal: upgrade it",
 	"run", "the guest command's own; 128+N after signal N", NULL,
 };
