@@ -141,6 +141,11 @@ scenario_auto_needed() {
   lm_json "$E2E_DIR/h.json" host status
   jq -e '.vms == [{"vm": "vm1", "host_preference_mode": "auto", "host_preference_needed": true, "keeps_preference": true}]' \
     "$E2E_DIR/h.json" >/dev/null || fail "host status: $(jq .vms "$E2E_DIR/h.json")"
+  # a re-enable (the VM now at the level the preference gives) keeps what was measured
+  lm_json "$E2E_DIR/e2.json" enable vm1 --host-preference auto
+  expect_rc 0 "$E2E_DIR/e2.json"
+  jq_is "$E2E_DIR/e2.json" '.vms[0].restarted' false
+  jq_is "$E2E_DIR/e2.json" '.vms[0].host_preference_needed' true
   # the rollback of a VM that needed it restores the preference, as always's does
   lm_json "$E2E_DIR/r.json" rollback vm1
   expect_rc 0 "$E2E_DIR/r.json"

@@ -113,11 +113,10 @@ static int confirm_guest(enable_run *r)
 	return 0;
 }
 
-/* Forget what confirm_guest read: the VM is restarted, everything is asked again. */
-static void unconfirm(enable_run *r)
+/* Forget what a proof (or confirm_guest) read: the VM is restarted, everything is asked again. */
+static void forget_proof(enable_run *r)
 {
-	if (!r->confirmed)
-		return;
+	r->o->bundle_verified = 0;
 	lm_report_free(r->o->stock);
 	lm_report_free(r->o->shimmed);
 	lm_report_free(r->o->exercised);
@@ -314,7 +313,8 @@ static int step_vm_level(enable_run *r)
 		if (r->as_is || !lm_vm_restart_needed(pref, r->facts.boot_time, r->started_at,
 		    lm_context_options(r->ctx)->boot_margin))
 			return 0;
-		unconfirm(r);
+		if (r->confirmed)
+			forget_proof(r);
 	}
 	if ((rc = lm_step_begin(r->ctx, r->o, "restart", &t)) < 0)
 		return rc;
@@ -440,32 +440,6 @@ static int step_probe(enable_run *r)
 	return lm_flow_step_exercise(r->ctx, r->ssh, &se, r->profile, r->o);
 }
 
-/* The VM ran its proof at the stock level: the preference does not hold the profile's value, or
- * its change came after the guest booted (record/level.c's rule). Anything else -- the
- * preference in effect, or not known to be -- is not the stock level. */
-static int at_stock_level(const enable_run *r)
-{
-	const lm_host_pref_info *p = &r->res->pref;
-
-	if (!p->matches)
-		return 1;
-	return p->recorded && lm_vm_level_of(p->changed_at, r->facts.boot_time, r->started_at,
-	    lm_context_options(r->ctx)->boot_margin) == LM_VM_LEVEL_BEFORE;
-}
-
-/* What a proof read, forgotten before the next one: the VM is restarted, everything is asked again. */
-static void forget_proof(enable_run *r)
-{
-	lm_report_free(r->o->stock);
-	lm_report_free(r->o->shimmed);
-	lm_report_free(r->o->exercised);
-	r->o->stock = r->o->shimmed = r->o->exercised = NULL;
-	lm_bundle_free(r->bundle);
-	r->bundle = NULL;
-	r->confirmed = 0;
-	r->o->bundle_verified = 0;
-}
-
 /* Steps 2 to 4, by the mode (docs/lume-metal.md, "The host preference, measured"): always sets
  * the preference first (step 1) and proves once; never proves the VM as it is, the host left
  * alone; auto proves it as it is and, only when the kernels fail there, sets the preference,
@@ -478,7 +452,8 @@ static int prove(enable_run *r)
 		return rc;
 	if (r->ssh == NULL || !r->o->bundle_verified)
 		return 0; /* no manager to restart it, or a dry run before installation */
-	stock = r->as_is && at_stock_level(r);
+	stock = r->as_is && lm_vm_at_stock_level(&r->res->pref, r->facts.boot_time, r->started_at,
+	    lm_context_options(r->ctx)->boot_margin);
 	if ((rc = step_probe(r)) == 0) {
 		r->needed = stock ? LM_PREF_NEEDED_NO : LM_PREF_NEEDED_UNKNOWN;
 		return 0;
@@ -532,6 +507,10 @@ static int step_record(enable_run *r)
 	lm_vm_record_set_status(&rec, LM_VM_STATUS_ENABLED);
 	lm_vm_record_set_enabled_at(&rec, lm_clock_epoch());
 	lm_vm_record_set_guest(&rec, &r->facts);
+	/* A re-enable by auto that measured nothing (the VM already at the level the preference gives)
+	 * keeps what its earlier proof measured. */
+	if (r->needed == LM_PREF_NEEDED_UNKNOWN && r->was_enabled && r->mode == LM_HOST_PREF_AUTO && rec.pref_mode == r->mode)
+		r->needed = rec.pref_needed;
 	lm_vm_record_set_host_preference(&rec, r->mode, r->needed);
 	if (r->started_now)
 		lm_vm_record_set_started_at(&rec, r->started_at);

@@ -220,6 +220,11 @@ lm_vm_level lm_vm_level_of(double changed_at, double boot_time, double started_a
  * this tool set it (pref->recorded: this tool changed it). Errs toward restarting. */
 int lm_vm_restart_needed(const lm_host_pref_info *pref, double boot_time, double started_at, double margin);
 
+/* A VM proven now runs at the stock level: the preference does not hold the profile's value, or
+ * its recorded change came after the guest booted (LM_VM_LEVEL_BEFORE). Anything else -- the
+ * preference in effect, or not known to be -- is not the stock level. */
+int lm_vm_at_stock_level(const lm_host_pref_info *pref, double boot_time, double started_at, double margin);
+
 /* Why enable restarts a running VM, in words for its step: held (paused or suspended), the guest's
  * boot time (0: unknown), the preference's change and when the manager said the VM was running. */
 const char *lm_vm_restart_reason(int held, double boot_time, double changed_at, double seen_at);
