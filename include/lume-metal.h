@@ -25,6 +25,7 @@
 #include "lume-metal/flow.h"
 #include "lume-metal/local.h"
 #include "lume-metal/bench.h"
+#include "lume-metal/selftest.h"
 #include "lume-metal/doctor.h"
 #include "lume-metal/output.h"
 #include "lume-metal/local_image.h"

@@ -333,7 +333,7 @@ static void describe(lm_buf *b, const lm_report *r, int i)
 
 	switch (r->exercise[i]) {
 	case LM_EXERCISE_PASS: lm_buf_addf(b, "%s passed", names[i]); break;
-	case LM_EXERCISE_FAIL: lm_buf_addf(b, "%s computed wrong numbers%s%s", names[i], m[0] ? ": " : "", m); break;
+	case LM_EXERCISE_FAIL: lm_buf_addf(b, "%s ran and gave a wrong result%s%s", names[i], m[0] ? ": " : "", m); break;
 	case LM_EXERCISE_ERROR: lm_buf_addf(b, "%s: error: %s", names[i], m); break;
 	default: lm_buf_addf(b, "%s was not run", names[i]); break;
 	}
@@ -375,12 +375,16 @@ int lm_profile_check_exercise_waived(const lm_profile *profile, const lm_report 
 		free(u);
 		return rc;
 	}
-	rc = lm_error_set(LM_ENOTPROVEN, "profile '%s': the guest's GPU does not run what the shimmed answers "
-	    "promise. Proven: the shim's answers%s%s. Not proven: %s. The answers alone can come from the shim "
-	    "while the host side is not unlocked. Likely causes: the VM was started before the host preference "
-	    "changed (a VM keeps the GPU feature level it started with), the preference was written to "
-	    "another user's domain than the one the VM manager runs as, or this guest does not support the "
-	    "unlock", profile->name, p[0] ? ", and " : "", p, u);
+	/* What the exercise proves is that these kernels compile and compute correctly on this device;
+	 * it says nothing of the host's feature level (reference/metal.md, 2026-12-02: stock devices
+	 * that run them, and one that wrote zeros, are both reported). */
+	rc = lm_error_set(LM_ENOTPROVEN, "profile '%s': the kernels the profile needs do not compile and compute "
+	    "correctly on this device. Proven: the shim's answers%s%s. Not proven: %s. The answers come from the "
+	    "shim; only the kernels show what the device runs. Whether the host preference makes them run "
+	    "depends on the host and guest versions. Likely causes: the VM was started before the host "
+	    "preference changed (a VM keeps the GPU level it started with), the preference was written to "
+	    "another user's domain than the one the VM manager runs as, or this device does not run them at "
+	    "either level", profile->name, p[0] ? ", and " : "", p, u);
 	free(p);
 	free(u);
 	return rc;

@@ -150,6 +150,8 @@ void lm_cli_progress_live(lm_cli *cli, const char *fmt, ...) LM_CLI_PRINTF(2, 3)
 /* Whose domain holds the preference, and whether the Lume server's VMs read it, in one line. */
 void lm_cli_pref_user_line(const lm_host_pref_info *pref, char *buf, size_t size);
 /* Who gives a recorded change back (the last VM's rollback, or only host disable), in one line. */
+/* A VM's host preference need, for people (enable's mode and what its proof showed). */
+const char *lm_cli_pref_need(lm_host_pref_mode mode, lm_pref_needed needed);
 const char *lm_cli_pref_mode(const lm_host_pref_info *pref);
 /* The preference's -currentHost value, which wins over the one lume-metal writes, in one line. */
 void lm_cli_pref_byhost_line(const lm_host_pref_info *pref, const lm_host_pref_byhost *b, char *buf, size_t size);
@@ -199,6 +201,7 @@ int lm_cmd_bench(lm_cli *cli);
 int lm_cmd_gc(lm_cli *cli);
 int lm_cmd_agent(lm_cli *cli);
 int lm_cmd_doctor(lm_cli *cli);
+int lm_cmd_selftest(lm_cli *cli);
 int lm_cmd_help(lm_cli *cli);
 int lm_cmd_completion(lm_cli *cli);
 int lm_cmd_complete(lm_cli *cli); /* __complete vms: VM names for the completion scripts */

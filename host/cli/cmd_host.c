@@ -33,13 +33,15 @@ static const char *or_absent(const lm_host_pref_info *info)
 	return info->file_present ? "absent (no such key)" : "absent (no such file)";
 }
 
-static void print_status(const lm_host_pref_info *info, const lm_host_pref_byhost *byhost)
+static void print_status(const lm_host_pref_info *info, const lm_host_pref_byhost *byhost,
+    const lm_host_pref_vm *vms, size_t nvms)
 {
 	char when[32], buf[1800];
+	size_t i;
 
 	lm_cli_printf(stdout, "host preference %s %s\n", info->domain, info->key);
 	lm_cli_printf(stdout, "  store:    %s\n", info->store);
-	lm_cli_printf(stdout, "  value:    %s%s\n", or_absent(info), info->matches ? " (unlocked)" : "");
+	lm_cli_printf(stdout, "  value:    %s%s\n", or_absent(info), info->matches ? " (the profile's value)" : "");
 	if (info->managed)
 		lm_cli_printf(stdout, "  managed:  yes, forced to %s by a configuration profile\n", info->managed_value);
 	else
@@ -55,15 +57,20 @@ static void print_status(const lm_host_pref_info *info, const lm_host_pref_byhos
 	lm_cli_printf(stdout, "  user:     %s\n", buf);
 	lm_cli_pref_byhost_line(info, byhost, buf, sizeof(buf));
 	lm_cli_printf(stdout, "  -currentHost: %s\n", buf);
+	/* Who relies on it: the mode each enabled VM ran, and whether it needed the preference. */
+	for (i = 0; i < nvms; i++) {
+		lm_cli_printf(stdout, "  vm %s: host preference mode %s, %s%s\n", vms[i].vm, lm_host_pref_mode_name(vms[i].mode),
+		    lm_cli_pref_need(vms[i].mode, vms[i].needed), vms[i].keeps ? "; keeps the preference" : "; does not keep it");
+	}
 }
 
-static void print_result(const lm_cli *cli, const char *action, const lm_host_pref_info *info,
-    const lm_host_pref_byhost *byhost)
+static void print_result(const lm_cli *cli, const char *action, const lm_host_pref_info *info, const lm_host_pref_vm *vms,
+    size_t nvms, const lm_host_pref_byhost *byhost)
 {
 	int dry = cli->lib.dry_run;
 
 	if (strcmp(action, "status") == 0) {
-		print_status(info, byhost);
+		print_status(info, byhost, vms, nvms);
 		return;
 	}
 	if (strcmp(action, "enable") == 0) {
@@ -96,6 +103,8 @@ int lm_cmd_host(lm_cli *cli)
 {
 	lm_host_pref_byhost byhost;
 	lm_host_pref_info info;
+	lm_host_pref_vm *vms = NULL;
+	size_t nvms = 0;
 	lm_pref_setting want;
 	lm_context *ctx;
 	lm_profile *profile = NULL;
@@ -129,19 +138,22 @@ int lm_cmd_host(lm_cli *cli)
 		rc = lm_host_pref_enable(ctx, &want, &info);
 	else if (strcmp(action, "disable") == 0)
 		rc = lm_host_pref_disable(ctx, &info);
-	else if ((rc = lm_host_pref_status(ctx, &want, &info)) == 0)
-		rc = lm_host_pref_byhost_status(ctx, &want, &byhost);
+	else if ((rc = lm_host_pref_status(ctx, &want, &info)) == 0 &&
+	    (rc = lm_host_pref_byhost_status(ctx, &want, &byhost)) == 0)
+		rc = lm_host_pref_vms(ctx, &vms, &nvms);
 	lm_context_free(ctx);
 	lm_profile_free(profile); /* want's strings are not used past this point */
 	if (rc < 0)
 		return fail(cli, &info);
 	if (cli->json) {
 		env = lm_cli_envelope(cli, LM_EXIT_OK, 0, NULL);
-		if (lm_host_pref_status_to_json(&info, &byhost, &env, &doc) < 0)
+		if ((strcmp(action, "status") == 0 ? lm_host_status_to_json(&info, &byhost, vms, nvms, &env, &doc) :
+		    lm_host_pref_status_to_json(&info, &byhost, &env, &doc)) < 0)
 			doc = NULL;
 		lm_cli_print_document(cli, doc == NULL ? -1 : 0, doc);
 	} else {
-		print_result(cli, action, &info, &byhost);
+		print_result(cli, action, &info, vms, nvms, &byhost);
 	}
+	lm_host_pref_vms_free(vms);
 	return LM_EXIT_OK;
 }

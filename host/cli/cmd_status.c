@@ -57,6 +57,8 @@ static void print_text(const lm_cli *cli, const lm_flow_result *r)
 			lm_cli_word(stdout, cli, o->restart_pending ? LM_CLI_WARN : LM_CLI_OK, o->restart_pending ?
 			    "yes (not certainly started after the preference changed; `lume-metal enable` restarts it)" : "no", 0);
 			fputc('\n', stdout);
+			lm_cli_printf(stdout, "  host preference mode %s, %s\n", lm_host_pref_mode_name(o->pref_mode),
+			    lm_cli_pref_need(o->pref_mode, o->pref_needed));
 		}
 		if (o->shimmed != NULL) {
 			lm_cli_flags_line(&o->shimmed_flags, flags, sizeof(flags));

@@ -13,7 +13,7 @@ static const struct {
 	const char *command;
 	const char *options;
 } command_options[] = {
-	{"enable", "profile jobs dry-run keep-host boot-margin timeout force-user-mismatch no-wait bundle"},
+	{"enable", "profile jobs dry-run keep-host host-preference boot-margin timeout force-user-mismatch no-wait bundle"},
 	{"status", "boot-margin"},
 	{"probe", "exercise no-wait"},
 	{"run", "no-wait require-shim run-hardened-stock resign-copy interactive tty"},
@@ -25,6 +25,7 @@ static const struct {
 	{"bench", "profile repetitions out workload-parser bare-metal no-wait"},
 	{"agent", "label keep-alive run-at-load process-type run-hardened-stock resign-copy profile dry-run no-wait"},
 	{"doctor", "bundle"},
+	{"selftest", "out"},
 	{"help", ""},
 	{"completion", ""},
 	{"local", "exercise require-exercise profile label keep-alive run-at-load process-type run-hardened-stock require-shim bundle prefix github-env record-dir"},
@@ -40,7 +41,8 @@ static const struct {
 	{"enable", "lume-metal enable ci-runner --keep-host", "A CI job: keep the host unlocked for the next job's VM."},
 	{"status", "lume-metal status", "The host preference and every VM lume-metal enabled."},
 	{"status", "lume-metal status my-vm --format json", "One VM, for a script."},
-	{"probe", "lume-metal probe my-vm --exercise", "Stock vs shimmed answers, and whether the unlocked kernels run."},
+	{"probe", "lume-metal probe my-vm --exercise", "Stock vs shimmed answers, and whether the kernels the profile "
+	    "needs compile and compute correctly on this device."},
 	{"run", "lume-metal run my-vm -- llama-bench -m model.gguf", "One workload with the shim; its exit status "
 	    "is lume-metal's."},
 	{"run", "lume-metal run my-vm -- python3 - < job.py", "stdin goes to the workload, closed at its end."},
@@ -57,6 +59,8 @@ static const struct {
 	{"gc", "lume-metal gc --dry-run", "Which deleted VMs' records and pins would be forgotten."},
 	{"agent", "lume-metal agent install my-vm --label com.example.llama-server --keep-alive -- llama-server "
 	    "--port 8080", "A server kept running by launchd with the shim."},
+	{"selftest", "lume-metal selftest my-vm --out selftest-m1", "The simulator's assumptions measured in this "
+	    "VM: a folder to post."},
 	{"agent", "lume-metal agent remove my-vm --label com.example.llama-server", "Stop and remove it (done "
 	    "already when it is not there)."},
 	{"doctor", "lume-metal doctor my-vm", "Check the host and the VM, with what to do."},

@@ -20,6 +20,7 @@ static const struct {
 	{"gc", lm_cmd_gc},
 	{"agent", lm_cmd_agent},
 	{"doctor", lm_cmd_doctor},
+	{"selftest", lm_cmd_selftest},
 	{"help", lm_cmd_help},
 	{"completion", lm_cmd_completion},
 	{"local", lm_cmd_local},

@@ -16,7 +16,7 @@ enum opt_id {
 	OPT_EXERCISE, OPT_KEEP_HOST, OPT_RESTORE_HOST, OPT_REPETITIONS, OPT_OUT, OPT_WORKLOAD_PARSER, OPT_BARE_METAL,
 	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD, OPT_COLOR, OPT_ADDRESS, OPT_CHIP,
 	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM, OPT_INTERACTIVE, OPT_TTY, OPT_REQUIRE_EXERCISE,
-	OPT_PREFIX, OPT_GITHUB_ENV, OPT_RECORD_DIR, OPT_PROCESS_TYPE, OPT_RESIGN_COPY
+	OPT_PREFIX, OPT_GITHUB_ENV, OPT_RECORD_DIR, OPT_PROCESS_TYPE, OPT_RESIGN_COPY, OPT_HOST_PREFERENCE
 };
 
 static const struct option_doc {
@@ -82,17 +82,25 @@ static const struct option_doc {
 	 "preference set (so the next job's fresh VM needs no restart); only host disable, or rollback "
 	 "--restore-host, restores it."},
 	{"keep-host", no_argument, OPT_KEEP_HOST, NULL, NULL, "enable: the same as host enable --keep."},
+	{"host-preference", required_argument, OPT_HOST_PREFERENCE, "always|auto|never", NULL,
+	 "enable: always (the default, the published recipe) sets the host preference and restarts the VM when "
+	 "it booted before the change; auto proves the kernels with the shim on the VM as it is first and sets "
+	 "the preference, restarting the VM, only when they fail; never uses the shim alone and leaves the host "
+	 "untouched (kernels that fail: exit 4, not-proven). Whether a host needs the preference is measured, not "
+	 "known (docs/lume-metal.md)."},
 	{"restore-host", no_argument, OPT_RESTORE_HOST, NULL, NULL,
 	 "rollback: restore the host preference when no enabled VM is left, even when kept (--keep)."},
 	{"no-restart", no_argument, OPT_NO_RESTART, NULL, NULL,
-	 "rollback: do not restart running VMs that still carry the unlocked level."},
+	 "rollback: do not restart running VMs that booted while the host preference was set."},
 	{"exercise", no_argument, OPT_EXERCISE, NULL, NULL,
 	 "probe: also run small Metal kernels for the unlocked features with the shim and check them "
-	 "against the CPU (reduction, matrix, bfloat16, threadgroup memory): whether the unlock is real."},
+	 "against the CPU (reduction, matrix, bfloat16, threadgroup memory): whether they compile and compute "
+	 "correctly on this device."},
 	{"repetitions", required_argument, OPT_REPETITIONS, "N", NULL,
 	 "bench: rounds of stock then shimmed runs (default 3, at most 100)."},
 	{"out", required_argument, OPT_OUT, "DIR", NULL,
-	 "bench: the evidence folder to write (new or empty; default ./lume-metal-bench-VM-TIME)."},
+	 "bench, selftest: the evidence folder to write (new or empty; default ./lume-metal-bench-VM-TIME, "
+	 "./lume-metal-selftest-VM-TIME)."},
 	{"workload-parser", required_argument, OPT_WORKLOAD_PARSER, "llama-bench|none", NULL,
 	 "bench: read the workload's output as llama-bench's JSON (default; -o json is added when the "
 	 "command has no -o), or not at all (wall-clock times and raw output only)."},
@@ -179,6 +187,7 @@ static const char *const command_help[] = {
 	"gc [--dry-run]", "Forget the VMs their manager no longer knows (journal entries, host-key pins).",
 	"agent install|remove|list VM ...", "Per-workload LaunchAgents carrying the shim's environment.",
 	"doctor [VM...]", "Check the host and the VMs: one ok / warn / fail line per check, with what to do.",
+	"selftest VM [--out DIR]", "The simulator's assumptions, measured in the VM.",
 	"help [COMMAND]", "Help on one command (or: COMMAND --help).",
 	"completion bash|zsh|fish", "Print the shell completion script (installed with lume-metal).",
 	"local probe|run|agent|status|install|env ...", "Probe, run, agents, an image's bundle and its env on this "
@@ -188,7 +197,7 @@ static const char *const command_help[] = {
 
 static const char *const exit_help[] = {
 	"0", "success", "1", "failure", "2", "usage error", "3", "some VMs of a fleet failed",
-	"4", "guest unsupported (stock kept); local: not proven",
+	"4", "guest unsupported (stock kept); not proven",
 	"5", "state written by a newer lume-metal: upgrade it",
 	"run", "the guest command's own; 128+N after signal N", NULL,
 };
@@ -364,6 +373,10 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 		else
 			return lm_cli_usage_error(cli, "%s: expected lume-api, lume-cli, tart, utm, none or auto, found '%s'",
 			    source, arg);
+		return 0;
+	case OPT_HOST_PREFERENCE:
+		if (lm_host_pref_mode_parse(arg, &cli->lib.host_preference) < 0)
+			return lm_cli_usage_error(cli, "%s: expected always, auto or never, found '%s'", source, arg);
 		return 0;
 	case OPT_HOST_KEY_POLICY:
 		if (strcmp(arg, "strict") == 0)
@@ -647,6 +660,8 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	if (cli->lib.keep_host && strcmp(cli->command, "enable") != 0 &&
 	    !(strcmp(cli->command, "host") == 0 && cli->argc == 1 && strcmp(cli->argv[0], "enable") == 0))
 		return lm_cli_usage_error(cli, "%s: --keep and --keep-host are for host enable and enable", cli->command);
+	if (cli->lib.host_preference != LM_HOST_PREF_ALWAYS && strcmp(cli->command, "enable") != 0)
+		return lm_cli_usage_error(cli, "%s: --host-preference is for enable", cli->command);
 	if ((cli->interactive || cli->tty) && strcmp(cli->command, "run") != 0)
 		return lm_cli_usage_error(cli, "%s: -i (--interactive) and -t (--tty) are for run", cli->command);
 	if (cli->lib.restore_host && strcmp(cli->command, "rollback") != 0)

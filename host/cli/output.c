@@ -164,9 +164,13 @@ static const struct {
 	{LM_ENETWORK, NULL, NULL, NULL, "Lume: start `lume serve` or pass --lume-url URL; UTM from an SSH session or "
 	    "before login: run lume-metal in the logged-in user's session (a LaunchAgent), or pass --vm-manager none "
 	    "--address IP"},
-	{LM_ENOTPROVEN, NULL, "local", NULL, "this machine's GPU does not run the kernels with the shim alone; only the "
-	    "host preference (set on the host, before the VM starts: lume-metal host enable) can change that. A CI job "
-	    "takes exit code 4 as a clear skip of the fast path"},
+	{LM_ENOTPROVEN, NULL, "local", NULL, "the kernels the profile needs do not run here with the shim alone; "
+	    "nothing inside this VM changes that, the host preference (set on the host before the VM starts: "
+	    "lume-metal host enable) may on some hosts and guests. A CI job takes exit code 4 as a clear skip of the "
+	    "fast path"},
+	{LM_ENOTPROVEN, "host preference mode never", "enable", NULL, "the host was left as it is, as asked: "
+	    "`lume-metal enable {vm} --host-preference auto` sets the preference and restarts {vm} only when the "
+	    "kernels fail with the shim alone; exit code 4 is a clear skip of the fast path"},
 	{LM_ENOTPROVEN, NULL, NULL, "local", "stop and start the VM so that it reads the preference (`lume-metal host "
 	    "status`: written for the Lume server's user?), then enable again; `lume-metal probe {vm} --exercise` shows "
 	    "each kernel"},

@@ -13,7 +13,10 @@ int lm_cli_flow_exit(const lm_flow_result *r)
 	for (i = 0; i < r->count; i++) {
 		if (r->vms[i]->rc == LM_ENEWER) /* the state every VM shares: the run's own code */
 			return LM_EXIT_NEWER;
-		if (r->vms[i]->rc == LM_EUNSUPPORTED)
+		/* Stock kept: the shim does not activate, or (the shim alone, the host untouched) the
+		 * kernels the profile needs do not run -- a clear skip, as local probe's. */
+		if (r->vms[i]->rc == LM_EUNSUPPORTED ||
+		    (r->vms[i]->rc == LM_ENOTPROVEN && r->vms[i]->pref_mode == LM_HOST_PREF_NEVER))
 			unsupported++;
 		else if (r->vms[i]->rc < 0)
 			failed++;
@@ -113,6 +116,17 @@ void lm_cli_pref_byhost_line(const lm_host_pref_info *p, const lm_host_pref_byho
 		snprintf(buf, size, "%s in %s: it wins over the value above for the process that runs the VMs%s; "
 		    "remove it with `defaults -currentHost delete %s %s`", b->value, b->where,
 		    b->matches ? " (the same value)" : ", which then does not get the unlock", p->domain, p->key);
+}
+
+const char *lm_cli_pref_need(lm_host_pref_mode mode, lm_pref_needed needed)
+{
+	switch (needed) {
+	case LM_PREF_NEEDED_YES: return "needed: the kernels failed with the shim alone and ran once it was set";
+	case LM_PREF_NEEDED_NO: return "not needed: the kernels ran with the shim alone, the VM at the stock level";
+	case LM_PREF_NEEDED_UNKNOWN: break;
+	}
+	return mode == LM_HOST_PREF_ALWAYS ? "not measured (set first, the published recipe)" :
+	    "not measured (the VM already ran with the preference in effect)";
 }
 
 const char *lm_cli_pref_mode(const lm_host_pref_info *p)

@@ -28,6 +28,23 @@ typedef enum {
 } lm_vm_manager_kind;
 typedef enum { LM_HOST_KEY_ACCEPT_NEW = 0, LM_HOST_KEY_STRICT } lm_host_key_policy;
 
+/* enable: whether the host preference is set (docs/lume-metal.md, "The host preference, measured").
+ * Whether a host/guest combination needs it is not settled (public reports disagree by version). */
+typedef enum {
+	LM_HOST_PREF_ALWAYS = 0, /* set it when not set and restart as the rule says (the published recipe) */
+	LM_HOST_PREF_AUTO,       /* prove with the shim on the VM as it is first; only when the kernels fail,
+	                            set it, restart the VM and prove again */
+	LM_HOST_PREF_NEVER       /* the shim alone, the host untouched: kernels that fail are LM_ENOTPROVEN */
+} lm_host_pref_mode;
+
+/* Whether a VM needed the host preference for the kernels the profile needs: measured by `auto`
+ * (and by `never` on a VM at the stock level); not measured by `always`, which sets it first. */
+typedef enum {
+	LM_PREF_NEEDED_UNKNOWN = 0, /* not measured: the kernels were proven with the preference in effect */
+	LM_PREF_NEEDED_YES,         /* they failed at the stock level and ran once it was set */
+	LM_PREF_NEEDED_NO           /* they ran with the shim alone at the stock level */
+} lm_pref_needed;
+
 /* Diagnostics: one line of human text (no newline) at a level. */
 typedef enum { LM_LOG_DEBUG, LM_LOG_INFO, LM_LOG_WARN } lm_log_level;
 typedef void (*lm_log_fn)(void *data, lm_log_level level, const char *line);
@@ -60,7 +77,7 @@ typedef int (*lm_cancel_fn)(void *data);
  * ever added at the end, and every field added bumps LM_OPTIONS_VERSION (with the size of the new
  * version in host/lib/core/context.c); no field is removed, reordered or retyped without a new
  * SOVERSION (docs/embedding.md, "ABI"). */
-#define LM_OPTIONS_VERSION 1
+#define LM_OPTIONS_VERSION 2
 typedef struct {
 	unsigned int version;           /* the version the caller was built with (lm_options_init) */
 	const char *state_dir;          /* NULL: $XDG_STATE_HOME/lume-metal, ~/.local/state/lume-metal
@@ -102,13 +119,15 @@ typedef struct {
 	                                   disable (or a rollback with restore_host) restores it */
 	int restore_host;               /* rollback: restore the preference when no enabled VM is left,
 	                                   kept by keep_host or not */
+	/* Version 2. */
+	lm_host_pref_mode host_preference; /* enable: LM_HOST_PREF_ALWAYS (0, the default), AUTO or NEVER */
 } lm_options;
 
 /* The same as lm_options_init(&opts, LM_OPTIONS_VERSION), as an initializer (kept for the programs
  * that use it; lm_options_init is the way). */
 #define LM_OPTIONS_INIT {LM_OPTIONS_VERSION, NULL, NULL, NULL, LM_VM_MANAGER_AUTO, NULL, \
 	LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, \
-	NULL, NULL, NULL, 0, 0}
+	NULL, NULL, NULL, 0, 0, LM_HOST_PREF_ALWAYS}
 
 typedef struct lm_context lm_context;
 
@@ -117,6 +136,11 @@ typedef struct lm_context lm_context;
  * has. LM_EINVALID for a version this library does not know (0, or newer than LM_OPTIONS_VERSION
  * of the library's own headers). */
 LM_EXTERN(int) lm_options_init(lm_options *opts, unsigned int version);
+
+/* "always", "auto", "never" (static; "" for a value that is none of them). */
+LM_EXTERN(const char *) lm_host_pref_mode_name(lm_host_pref_mode mode);
+/* The mode of that name; LM_EINVALID (saying what is expected) for any other. */
+LM_EXTERN(int) lm_host_pref_mode_parse(const char *name, lm_host_pref_mode *out);
 
 /* Reads the fields of opts->version only (any version from 1 to LM_OPTIONS_VERSION; LM_EINVALID
  * otherwise): the fields added after it take their defaults. Copies every string in opts; opts

@@ -99,6 +99,8 @@ typedef struct {
 	size_t nagents;
 	lm_agent_info **agents;       /* nagents entries. agent list and status: the VM's agents
 	                                 (agent.h); agent install and remove: the one agent */
+	lm_host_pref_mode pref_mode;  /* enable and status: the mode the VM was enabled with */
+	lm_pref_needed pref_needed;   /* ... and whether it needed the host preference */
 } lm_vm_outcome;
 
 typedef struct {

@@ -19,6 +19,7 @@
 #include "local_image.h"
 #include "prefs.h"
 #include "profile.h"
+#include "selftest.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,6 +65,15 @@ LM_EXTERN(int) lm_host_pref_info_to_json(const lm_host_pref_info *info, const lm
 /* The same with the preference's -currentHost value (`host_preference.byhost`; NULL: none). */
 LM_EXTERN(int) lm_host_pref_status_to_json(const lm_host_pref_info *info, const lm_host_pref_byhost *byhost,
     const lm_json_envelope *env, char **out);
+
+/* host status: the same, and `vms`, the enabled VMs with the mode each was enabled with, whether it
+ * needed the preference and whether the preference is kept for it (lm_host_pref_vms). */
+LM_EXTERN(int) lm_host_status_to_json(const lm_host_pref_info *info, const lm_host_pref_byhost *byhost,
+    const lm_host_pref_vm *vms, size_t nvms, const lm_json_envelope *env, char **out);
+
+/* selftest: `dir`, `simulator`, `checks` (each `name`, `question`, `assumed`, `seen`, `verdict`,
+ * `raw`) and `summary` (docs/selftest.md). */
+LM_EXTERN(int) lm_selftest_result_to_json(const lm_selftest_result *r, const lm_json_envelope *env, char **out);
 
 /* profile list (the built-in profiles), show, lint. */
 LM_EXTERN(int) lm_profile_list_to_json(const lm_json_envelope *env, char **out);

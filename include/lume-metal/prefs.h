@@ -11,6 +11,7 @@
 
 #include "context.h"
 #include "profile.h"
+#include "vm.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,6 +64,21 @@ LM_EXTERN(int) lm_host_pref_disable(lm_context *ctx, lm_host_pref_info *info);
 /* Current value, store, managed or not, recorded original and when it changed. `want` may be
  * NULL (the default profile's preference is used). */
 LM_EXTERN(int) lm_host_pref_status(lm_context *ctx, const lm_pref_setting *want, lm_host_pref_info *info);
+
+/* The VMs the journal records as enabled (or being enabled), each with the host preference mode it
+ * was enabled with, whether it needed the preference, and whether the preference is kept for it
+ * (`keeps`: it was not proven without it). For `host status`: who relies on the preference. */
+typedef struct {
+	size_t size;             /* sizeof(lm_host_pref_vm) as the library was built */
+	char vm[LM_VM_NAME_MAX];
+	lm_host_pref_mode mode;
+	lm_pref_needed needed;
+	int keeps;
+} lm_host_pref_vm;
+
+/* *out: *count entries (lm_host_pref_vms_free), in the journal's order; reads only. */
+LM_EXTERN(int) lm_host_pref_vms(lm_context *ctx, lm_host_pref_vm **out, size_t *count);
+LM_EXTERN(void) lm_host_pref_vms_free(lm_host_pref_vm *vms);
 
 /* The preference's -currentHost value (`defaults -currentHost`; a ByHost file,
  * ~/Library/Preferences/ByHost/<domain>.<hardware UUID>.plist). CFPreferences reads the current

@@ -304,7 +304,7 @@ expect_offers() { # SHELL LINE GOT WANT
 scenario_completion() {
   sim_start --vm vm1 --vm ci-runner-1
   completion_setup
-  local cmds="agent bench completion doctor enable forget-host gc help host local probe profile rollback run status"
+  local cmds="agent bench completion doctor enable forget-host gc help host local probe profile rollback run selftest status"
   local vms="ci-runner-1 vm1" sorted_profiles
   sorted_profiles=$(tr ' ' '\n' <<<"$PROFILES" | sort | tr '\n' ' ' | sed 's/ $//')
   lm __complete vms | sort | tr '\n' ' ' | grep -qx "$vms " || fail "__complete vms: $(lm __complete vms)"
@@ -325,7 +325,7 @@ scenario_completion() {
   expect_offers bash "lume-metal --profile " "$(bash_offers "lume-metal --profile ")" "$sorted_profiles"
   expect_offers bash "lume-metal help " "$(bash_offers "lume-metal help ")" "$(tr ' ' '\n' <<<"$cmds options" | sort | tr '\n' ' ' | sed 's/ $//')"
   expect_offers bash "lume-metal rollback --re" "$(bash_offers "lume-metal rollback --re")" "--restore-host"
-  expect_offers bash "lume-metal --hos" "$(bash_offers "lume-metal --hos")" "--host-key-policy" # not the old --host
+  expect_offers bash "lume-metal --hos" "$(bash_offers "lume-metal --hos")" "--host-key-policy --host-preference" # not the old --host
 
   note "fish, through complete -C: the same words, and whole descriptions"
   expect_offers fish "lume-metal " "$(fish_words "lume-metal ")" "$cmds"

@@ -849,8 +849,9 @@ static void test_fake_metal_stock_device(void **state)
 	lm_assert_contains(r.out, "class=AppleParavirtDevice name=Some GPU Apple5=1 Apple6=0 ");
 }
 
-/* The compute path with no shim: the unlocked kernels run only at the unlocked level the VM
- * started with (LM_FAKE_METAL_FEATURE_LEVEL; absent is restricted), more than 32 KB of
+/* The compute path with no shim: the unlocked kernels run at the unlocked level the VM started
+ * with (LM_FAKE_METAL_FEATURE_LEVEL; absent is restricted), and at the restricted level fail,
+ * write zeros or run by LM_FAKE_METAL_STOCK_KERNELS's mode, more than 32 KB of
  * threadgroup memory fails at both, the nocompute variant has no compute path, and the test
  * hooks hang a kernel or make it compute wrong numbers. */
 static void test_fake_metal_compute_levels(void **state)
@@ -868,6 +869,28 @@ static void test_fake_metal_compute_levels(void **state)
 	assert_string_equal(exercise_part(&r), exercise_restricted);
 	run_env(&r, "stock", 0, argv, NULL);
 	assert_string_equal(exercise_part(&r), exercise_restricted);
+	/* The stock level's modes (reference/metal.md, 2026-12-02): fail is the default ... */
+	run_env(&r, "stock", 0, argv, "LM_FAKE_METAL_STOCK_KERNELS=fail", NULL);
+	assert_string_equal(exercise_part(&r), exercise_restricted);
+	/* ... run: the kernels run correctly at the restricted level, as at the unlocked one ... */
+	run_env(&r, "stock", 0, argv, "LM_FAKE_METAL_FEATURE_LEVEL=restricted", "LM_FAKE_METAL_STOCK_KERNELS=run", NULL);
+	assert_string_equal(exercise_part(&r), exercise_unlocked);
+	/* ... zeros: they compile and write zeros, which the CPU comparison calls a wrong result
+	 * (fail, not error); threadgroup memory and the defects' kernels are not affected. */
+	run_env(&r, "stock", 0, argv, "LM_FAKE_METAL_STOCK_KERNELS=zeros", NULL);
+	lm_assert_contains(exercise_part(&r), "exercise.simdgroup_reduction=fail: ");
+	lm_assert_contains(exercise_part(&r), "exercise.simdgroup_matrix=fail: ");
+	lm_assert_contains(exercise_part(&r), "exercise.bfloat16=fail: ");
+	lm_assert_contains(exercise_part(&r), " is 0, expected ");
+	lm_assert_contains(exercise_part(&r), "exercise.threadgroup_memory.32768=pass\n");
+	lm_assert_not_contains(exercise_part(&r), "unlowered");
+	/* the unlocked level is the same in every mode */
+	run_env(&r, "stock", 0, argv, "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", "LM_FAKE_METAL_STOCK_KERNELS=zeros", NULL);
+	assert_string_equal(exercise_part(&r), exercise_unlocked);
+	/* a mode the fake does not know fails those pipelines, saying so */
+	run_env(&r, "stock", 0, argv, "LM_FAKE_METAL_STOCK_KERNELS=zero", NULL);
+	lm_assert_contains(exercise_part(&r), "exercise.simdgroup_reduction=error: LM_FAKE_METAL_STOCK_KERNELS must be "
+	    "fail, zeros or run (fake Metal)\n");
 	run_env(&r, "nocompute", 0, argv, "LM_FAKE_METAL_FEATURE_LEVEL=unlocked", NULL);
 	lm_assert_contains(exercise_part(&r), "exercise.simdgroup_reduction=error: Metal's AppleParavirtDevice does not "
 	    "implement -newLibraryWithSource:options:error: (no compute path)\n");

@@ -416,6 +416,85 @@ static void test_live_vms(void **state)
 	lm_state_close(st);
 }
 
+/* The host preference mode a VM was enabled with and whether it needed the preference: written and
+ * read back; absent reads as always, not measured; a VM proven without the preference is not one
+ * the preference is kept for (issue 35). The mode's names and the options' check. */
+static void test_host_preference_need(void **state)
+{
+	fixture *f = *state;
+	lm_state *st = NULL;
+	lm_vm_record r;
+	cJSON *entry;
+	lm_host_pref_mode mode;
+	lm_options opts;
+	lm_context *ctx = NULL;
+	char names[64];
+	char *json;
+
+	lm_assert_ok(lm_journal_open_rw(&st, f->ctx));
+	lm_assert_ok(lm_vm_record_get(st, "a", &r));
+	lm_vm_record_set_status(&r, LM_VM_STATUS_ENABLED);
+	lm_vm_record_set_host_preference(&r, LM_HOST_PREF_AUTO, LM_PREF_NEEDED_NO);
+	lm_assert_ok(lm_vm_record_put(st, &r));
+	lm_vm_record_dispose(&r);
+	lm_assert_ok(lm_vm_record_get(st, "b", &r));
+	lm_vm_record_set_status(&r, LM_VM_STATUS_ENABLED);
+	lm_vm_record_set_host_preference(&r, LM_HOST_PREF_AUTO, LM_PREF_NEEDED_YES);
+	lm_assert_ok(lm_vm_record_put(st, &r));
+	lm_vm_record_dispose(&r);
+	lm_assert_ok(lm_vm_record_get(st, "c", &r));
+	lm_vm_record_set_status(&r, LM_VM_STATUS_ENABLING); /* an older journal's: no host_preference */
+	lm_assert_ok(lm_vm_record_put(st, &r));
+	lm_vm_record_dispose(&r);
+	assert_int_equal(lm_vm_record_live(st, NULL, names, sizeof(names)), 2);
+	assert_string_equal(names, "b, c");
+	lm_assert_ok(lm_vm_record_get(st, "a", &r));
+	assert_int_equal(r.pref_mode, LM_HOST_PREF_AUTO);
+	assert_int_equal(r.pref_needed, LM_PREF_NEEDED_NO);
+	assert_false(lm_vm_record_uses_preference(&r));
+	lm_vm_record_dispose(&r);
+	lm_assert_ok(lm_vm_record_get(st, "c", &r));
+	assert_int_equal(r.pref_mode, LM_HOST_PREF_ALWAYS);
+	assert_int_equal(r.pref_needed, LM_PREF_NEEDED_UNKNOWN);
+	assert_true(lm_vm_record_uses_preference(&r));
+	lm_vm_record_dispose(&r);
+	lm_state_close(st);
+	/* The record's JSON: {"mode", "needed"}; not measured leaves needed out; an unknown mode
+	 * reads as always (its rules are the safe ones). */
+	assert_non_null(entry = cJSON_Parse("{\"status\":\"enabled\",\"host_preference\":{\"mode\":\"sometimes\"}}"));
+	lm_assert_ok(lm_vm_record_decode(entry, "vm1", &r));
+	assert_int_equal(r.pref_mode, LM_HOST_PREF_ALWAYS);
+	assert_int_equal(r.pref_needed, LM_PREF_NEEDED_UNKNOWN);
+	lm_vm_record_set_host_preference(&r, LM_HOST_PREF_NEVER, LM_PREF_NEEDED_UNKNOWN);
+	lm_assert_ok(lm_vm_record_encode(&r, entry));
+	assert_non_null(json = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(entry, "host_preference")));
+	assert_string_equal(json, "{\"mode\":\"never\"}");
+	cJSON_free(json);
+	lm_vm_record_set_host_preference(&r, LM_HOST_PREF_AUTO, LM_PREF_NEEDED_YES);
+	lm_assert_ok(lm_vm_record_encode(&r, entry));
+	assert_non_null(json = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(entry, "host_preference")));
+	assert_string_equal(json, "{\"mode\":\"auto\",\"needed\":true}");
+	cJSON_free(json);
+	lm_vm_record_dispose(&r);
+	cJSON_Delete(entry);
+	/* Names, both ways; options version 2 carries the mode, checked by lm_context_new. */
+	assert_string_equal(lm_host_pref_mode_name(LM_HOST_PREF_AUTO), "auto");
+	assert_string_equal(lm_host_pref_mode_name((lm_host_pref_mode)7), "");
+	lm_assert_ok(lm_host_pref_mode_parse("never", &mode));
+	assert_int_equal(mode, LM_HOST_PREF_NEVER);
+	lm_assert_fails(lm_host_pref_mode_parse("Never", &mode), LM_EINVALID);
+	lm_assert_error_has("none of always, auto, never");
+	lm_assert_ok(lm_options_init(&opts, 2));
+	assert_int_equal(opts.host_preference, LM_HOST_PREF_ALWAYS);
+	opts.state_dir = f->dir;
+	opts.host_preference = (lm_host_pref_mode)9;
+	lm_assert_fails(lm_context_new(&ctx, &opts), LM_EINVALID);
+	opts.host_preference = LM_HOST_PREF_AUTO;
+	lm_assert_ok(lm_context_new(&ctx, &opts));
+	assert_int_equal(lm_context_options(ctx)->host_preference, LM_HOST_PREF_AUTO);
+	lm_context_free(ctx);
+}
+
 /* The document's layout: a newer schema is refused, a wrong shape is damage. */
 static void test_layout(void **state)
 {
@@ -451,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_setter_rules),
 		cmocka_unit_test(test_decode_damage),
 		cmocka_unit_test_setup_teardown(test_live_vms, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_preference_need, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,6 +36,8 @@ typedef struct {
 	char config[PATH_MAX];  /* HOME/NAME/config.json: its holder runs the VM */
 	const char *metal_dir;  /* NULL: none */
 	const char *metal_defects; /* the fake Metal's known defects (LM_FAKE_METAL_DEFECTS); NULL: none */
+	const char *stock_kernels; /* what its unlocked kernels do at the restricted level (fail, zeros,
+	                              run: LM_FAKE_METAL_STOCK_KERNELS); NULL: fail */
 	int unlocked;           /* the host preference was on when this VM last started (under sim.lock) */
 	int never_ready;        /* runs but never gets an address */
 	int vnc_port;           /* what vncUrl shows while running */

@@ -69,6 +69,8 @@ static void usage(FILE *out)
 	    "  --metal-defects NAME=LIST  this VM's fake Metal has these known defects of the paravirtual\n"
 	    "                           device (nocopy_buffer, indirect_command_buffer; comma-separated;\n"
 	    "                           repeatable; docs/guest.md)\n"
+	    "  --stock-kernels NAME=MODE  what this VM's unlocked kernels do at the restricted level: fail\n"
+	    "                           (the default), zeros (a wrong result) or run (repeatable; docs/guest.md)\n"
 	    "  --pulling NAME[=PERCENT] a VM being pulled: GET /lume/vms/NAME says \"pulling\" (repeatable)\n"
 	    "  --tart-vm NAME           a VM of Tart's (store: --tart-home), admin/admin, the Tart shim installed\n"
 	    "  --utm-vm NAME            a VM of UTM's (bundles: --utm-documents)\n"
@@ -117,6 +119,30 @@ static int in_list(const name_list *l, const char *name)
 		if (strcmp(l->names[i], name) == 0)
 			return 1;
 	return 0;
+}
+
+static int add_name(name_list *l, const char *opt, const char *name);
+
+/* A per-VM setting, NAME=VALUE (--metal-defects, --stock-kernels): VALUE not empty. */
+static int add_setting(name_list *l, const char *opt, const char *what, const char *arg)
+{
+	if (strchr(arg, '=') == NULL || strchr(arg, '=')[1] == '\0') {
+		fprintf(stderr, "lume-sim: %s %s: expected NAME=%s\n", opt, arg, what);
+		return -1;
+	}
+	return add_name(l, opt, arg);
+}
+
+/* VM name's value in a list of settings (the last one given), or NULL. */
+static const char *setting_of(const name_list *l, const char *name)
+{
+	const char *v = NULL;
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < l->n; i++)
+		if (strncmp(l->names[i], name, n) == 0 && l->names[i][n] == '=')
+			v = l->names[i] + n + 1;
+	return v;
 }
 
 static int add_name(name_list *l, const char *opt, const char *name)
@@ -339,7 +365,7 @@ enum {
 	O_NEVER, O_OSV, O_HOME, O_FAULT, O_CLIV, O_GUEST, O_CLI, O_INFO, O_KEEP, O_PARENT, O_HELP, O_GRACE,
 	O_STATUS_DELAY, O_PULLING, O_TART_VM, O_UTM_VM, O_UTM_HEADLESS, O_TART_HOME, O_UTM_DOCS, O_TART_SHIM,
 	O_TART_VERSION, O_UTM_VERSION, O_UTM_NO_GUI, O_UTM_IGNORE, O_UTM_DELAY, O_TART_CLI, O_UTMCTL_CLI, O_PREFS,
-	O_LUME_HOME, O_DEFECTS, O_UTM_NO_ARP, O_UTM_APP_OFF, O_LEASES
+	O_LUME_HOME, O_DEFECTS, O_STOCK_KERNELS, O_UTM_NO_ARP, O_UTM_APP_OFF, O_LEASES
 };
 
 /* NAME or NAME=PERCENT. */
@@ -393,11 +419,12 @@ int main(int argc, char **argv)
 		{"utm-request-delay", required_argument, NULL, O_UTM_DELAY}, {"tart-cli", required_argument, NULL, O_TART_CLI},
 		{"utmctl-cli", required_argument, NULL, O_UTMCTL_CLI}, {"prefs-dir", required_argument, NULL, O_PREFS},
 		{"lume-home", required_argument, NULL, O_LUME_HOME}, {"metal-defects", required_argument, NULL, O_DEFECTS},
+		{"stock-kernels", required_argument, NULL, O_STOCK_KERNELS},
 		{NULL, 0, NULL, 0}};
 	sim_pull pulls[MAX_LIST];
 	sim s;
 	name_list names = {{0}, 0}, unsupported = {{0}, 0}, never = {{0}, 0};
-	name_list tart_names = {{0}, 0}, utm_names = {{0}, 0}, headless = {{0}, 0}, defects = {{0}, 0};
+	name_list tart_names = {{0}, 0}, utm_names = {{0}, 0}, headless = {{0}, 0}, defects = {{0}, 0}, stock_kernels = {{0}, 0};
 	const char *tart_home_opt = NULL, *utm_docs_opt = NULL, *lume_home_opt = NULL, *leases_opt = NULL;
 	const char *address_base = "127.0.0.2", *metal_dir = NULL, *unsupported_dir = NULL, *dir_opt = NULL;
 	char numbered[MAX_LIST][16];
@@ -468,11 +495,11 @@ int main(int argc, char **argv)
 		case O_UNSUP_DIR: unsupported_dir = optarg; break;
 		case O_NEVER: if (add_name(&never, "--never-ready", optarg) < 0) return 64; break;
 		case O_DEFECTS: /* NAME=LIST: the list is checked by guest-sshd, which gives it to the guest */
-			if (strchr(optarg, '=') == NULL || strchr(optarg, '=')[1] == '\0') {
-				fprintf(stderr, "lume-sim: --metal-defects %s: expected NAME=LIST\n", optarg);
+			if (add_setting(&defects, "--metal-defects", "LIST", optarg) < 0)
 				return 64;
-			}
-			if (add_name(&defects, "--metal-defects", optarg) < 0)
+			break;
+		case O_STOCK_KERNELS: /* NAME=MODE: likewise */
+			if (add_setting(&stock_kernels, "--stock-kernels", "MODE", optarg) < 0)
 				return 64;
 			break;
 		case O_TART_VM:
@@ -603,10 +630,8 @@ int main(int argc, char **argv)
 		snprintf(vm->dir, sizeof(vm->dir), "%s/vms/%s", s.dir, vm->name);
 		vm->metal_dir = in_list(&unsupported, vm->name) ? unsupported_dir : metal_dir;
 		vm->never_ready = in_list(&never, vm->name);
-		for (size_t d = 0; d < defects.n; d++)
-			if (strncmp(defects.names[d], vm->name, strlen(vm->name)) == 0 &&
-			    defects.names[d][strlen(vm->name)] == '=')
-				vm->metal_defects = defects.names[d] + strlen(vm->name) + 1;
+		vm->metal_defects = setting_of(&defects, vm->name);
+		vm->stock_kernels = setting_of(&stock_kernels, vm->name);
 		vm->manager = in_list(&tart_names, vm->name) ? SIM_MGR_TART : in_list(&utm_names, vm->name) ? SIM_MGR_UTM :
 		    SIM_MGR_LUME;
 		vm->no_display = in_list(&headless, vm->name);

@@ -198,6 +198,7 @@ int sim_vm_clone(sim *s, sim_manager mgr, const char *src_name, const char *dst_
 	snprintf(dst->dir, sizeof(dst->dir), "%s/vms/%s.%zu", s->dir, dst_name, s->nvms);
 	dst->metal_dir = src->metal_dir;
 	dst->metal_defects = src->metal_defects;
+	dst->stock_kernels = src->stock_kernels;
 	dst->manager = mgr;
 	dst->boot_at = -1;
 	dst->lock_fd = -1;

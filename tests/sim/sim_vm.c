@@ -118,6 +118,10 @@ static void boot(sim *s, sim_vm *vm, unsigned generation)
 			extra[n++] = "--metal-defects";
 			extra[n++] = vm->metal_defects;
 		}
+		if (vm->stock_kernels != NULL) {
+			extra[n++] = "--stock-kernels";
+			extra[n++] = vm->stock_kernels;
+		}
 		/* The level this VM's process read when it started (sim_vm_run), not today's value. */
 		pthread_mutex_lock(&s->lock);
 		extra[n++] = "--feature-level";

@@ -7,6 +7,7 @@
  *   record.c       the evidence folder's files and SHA256SUMS
  *   run.c          lm_bench_run: the interleaved rounds
  *   compare.c      lm_bench_compare and the published figures
+ *   selftest.c     lm_selftest_run: the simulator's assumptions measured in a guest
  */
 #ifndef LM_BENCH_INTERNAL_H
 #define LM_BENCH_INTERNAL_H
@@ -77,6 +78,9 @@ cJSON *lm_bench_host_facts(void);
 
 /* The folder's files, each written atomically; SHA256SUMS last, over every other file in it
  * (sorted, `sha256sum -c` format). */
+/* The folder: created, or an existing empty one; never one that holds files (a record is never
+ * mixed with another). *abs gets its absolute path (free()). */
+int lm_bench_make_folder(const char *dir, char **abs);
 int lm_bench_write_file(const char *dir, const char *name, const char *data, size_t len);
 int lm_bench_write_sums(const char *dir);
 /* Check a folder's SHA256SUMS (every listed file present and matching). */

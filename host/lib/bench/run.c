@@ -70,7 +70,7 @@ static void iso_time(double t, char *buf, size_t size)
 
 /* The folder: created, or an existing empty one; never one that holds files (a record is never
  * mixed with another). *abs gets its absolute path. */
-static int make_folder(const char *dir, char **abs)
+int lm_bench_make_folder(const char *dir, char **abs)
 {
 	char **created = NULL, *real;
 	struct stat st;
@@ -866,7 +866,7 @@ int lm_bench_run(lm_context *ctx, const lm_bench_options *opts, lm_bench_result 
 		goto done;
 	if (t.s != NULL)
 		snprintf(r->vm, sizeof(r->vm), "%s", lm_flow_session_vm(t.s)->vm);
-	if ((rc = make_folder(o.out_dir, &r->dir)) < 0)
+	if ((rc = lm_bench_make_folder(o.out_dir, &r->dir)) < 0)
 		goto done;
 	if ((meta = new_metadata(&o)) == NULL) {
 		rc = lm_error_nomem();

@@ -15,10 +15,11 @@
  * (at the end) means: LM_OPTIONS_VERSION + 1, the new version's line here, and OPTIONS_LAST moved
  * to the new last field. The rule is the embedders' (docs/embedding.md, "ABI"). */
 #define OPTIONS_END(field) (offsetof(lm_options, field) + sizeof(((lm_options *)0)->field))
-#define OPTIONS_LAST restore_host
+#define OPTIONS_LAST host_preference
 static const size_t options_size[] = {
-	0,                         /* no version 0 */
-	OPTIONS_END(restore_host), /* 1 */
+	0,                            /* no version 0 */
+	OPTIONS_END(restore_host),    /* 1 */
+	OPTIONS_END(host_preference), /* 2: enable's host preference mode */
 };
 _Static_assert(sizeof(options_size) / sizeof(options_size[0]) == LM_OPTIONS_VERSION + 1,
     "a new LM_OPTIONS_VERSION needs its size in options_size");
@@ -94,7 +95,31 @@ static int check_options(const lm_options *opts)
 	    (rc = check_timeout(opts->command_timeout, "command timeout")) < 0 ||
 	    (rc = check_timeout(opts->boot_margin, "boot margin")) < 0)
 		return rc;
+	if (lm_host_pref_mode_name(opts->host_preference)[0] == '\0')
+		return lm_error_set(LM_EINVALID, "the host preference mode %d is none of always, auto, never",
+		    (int)opts->host_preference);
 	return 0;
+}
+
+static const char *const host_pref_modes[] = {
+	[LM_HOST_PREF_ALWAYS] = "always", [LM_HOST_PREF_AUTO] = "auto", [LM_HOST_PREF_NEVER] = "never"};
+
+const char *lm_host_pref_mode_name(lm_host_pref_mode mode)
+{
+	return (unsigned)mode < sizeof(host_pref_modes) / sizeof(host_pref_modes[0]) ? host_pref_modes[mode] : "";
+}
+
+int lm_host_pref_mode_parse(const char *name, lm_host_pref_mode *out)
+{
+	size_t i;
+
+	for (i = 0; name != NULL && i < sizeof(host_pref_modes) / sizeof(host_pref_modes[0]); i++)
+		if (strcmp(name, host_pref_modes[i]) == 0) {
+			*out = (lm_host_pref_mode)i;
+			return 0;
+		}
+	return lm_error_set(LM_EINVALID, "the host preference mode '%s' is none of always, auto, never",
+	    name != NULL ? name : "");
 }
 
 int lm_context_new(lm_context **out, const lm_options *given)

@@ -34,6 +34,10 @@ typedef struct {
 	int confirmed;      /* one round trip confirmed it all: facts, bundle hashes, probe, exercise */
 	double seen_at;     /* when the manager's answer in o->info had arrived (epoch) */
 	lm_journal_gate *gate; /* the fleet's first round, not yet met there (step_preference_gated) */
+	lm_host_pref_mode mode; /* the host preference mode (lm_options) */
+	int as_is;          /* prove the VM as it is: the preference not touched, no restart for it
+	                       (never; auto's first proof) */
+	lm_pref_needed needed; /* what the proof showed of the preference's need */
 } enable_run;
 
 /* Ask for the VM to start, noting the time first: its process starts after that moment. */
@@ -109,11 +113,10 @@ static int confirm_guest(enable_run *r)
 	return 0;
 }
 
-/* Forget what confirm_guest read: the VM is restarted, everything is asked again. */
-static void unconfirm(enable_run *r)
+/* Forget what a proof (or confirm_guest) read: the VM is restarted, everything is asked again. */
+static void forget_proof(enable_run *r)
 {
-	if (!r->confirmed)
-		return;
+	r->o->bundle_verified = 0;
 	lm_report_free(r->o->stock);
 	lm_report_free(r->o->shimmed);
 	lm_report_free(r->o->exercised);
@@ -144,6 +147,22 @@ static int connect_guest(enable_run *r, int try_confirm)
 	return 0;
 }
 
+/* The host preference itself, in the open journal: set (or found set), or, when the VM is proven
+ * as it is, only read. */
+static int preference_part(enable_run *r, lm_state *st)
+{
+	const lm_pref_setting *want = lm_profile_host_preference(r->profile);
+	int rc;
+
+	if (r->as_is)
+		return lm_host_pref_status_locked(st, want, &r->res->pref);
+	if ((rc = lm_host_pref_enable_locked(st, want, &r->res->pref)) < 0)
+		return rc;
+	if (r->res->pref.changed)
+		r->res->pref_changed = r->pref_set = !lm_context_options(r->ctx)->dry_run;
+	return 0;
+}
+
 /* Step 1's work inside the open journal: what the journal knows of the VM, the host preference set
  * (or found set), and the VM marked "enabling" so that a crash from here on is something the next
  * enable or rollback knows to finish. Nothing is saved here. */
@@ -161,14 +180,13 @@ static int preference_locked(enable_run *r, lm_state *st)
 	r->known_ok = r->was_enabled && rec.guest.home[0] == '/';
 	if (r->known_ok)
 		r->known = rec.guest;
-	if ((rc = lm_host_pref_enable_locked(st, lm_profile_host_preference(r->profile), &r->res->pref)) < 0)
+	if ((rc = preference_part(r, st)) < 0)
 		goto out;
-	if (r->res->pref.changed)
-		r->res->pref_changed = r->pref_set = !lm_context_options(ctx)->dry_run;
 	if (!lm_context_options(ctx)->dry_run) {
-		/* An enabled VM keeps its recorded profile until this run has proven the new one. */
+		/* An enabled VM keeps its recorded profile (and mode) until this run has proven the new one. */
 		if (!r->was_enabled) {
 			lm_vm_record_set_status(&rec, LM_VM_STATUS_ENABLING);
+			lm_vm_record_set_host_preference(&rec, r->mode, LM_PREF_NEEDED_UNKNOWN);
 			if ((rc = lm_vm_record_set_profile(&rec, r->profile)) < 0)
 				goto out;
 		}
@@ -184,7 +202,13 @@ out:
 
 static void preference_said(enable_run *r, double t)
 {
-	if (r->res->pref.changed)
+	if (r->as_is)
+		lm_step_add(r->ctx, r->o, "host-preference", t, "%s %s %s, not touched (%s): %s", r->res->pref.domain,
+		    r->res->pref.key, r->res->pref.present ? r->res->pref.value : "absent",
+		    lm_host_pref_mode_name(r->mode), r->mode == LM_HOST_PREF_NEVER ? "the shim alone" :
+		    "the VM is proven as it is first; the preference is set, and the VM restarted, only if the "
+		    "kernels the profile needs fail");
+	else if (r->res->pref.changed)
 		lm_step_add(r->ctx, r->o, "host-preference", t, "%s %s %s to %s (was: %s)", r->res->pref.domain,
 		    r->res->pref.key, lm_context_options(r->ctx)->dry_run ? "would be set" : "set",
 		    r->res->pref.written[0] ? r->res->pref.written : "the profile's value", r->res->pref.original);
@@ -193,8 +217,9 @@ static void preference_said(enable_run *r, double t)
 		    r->res->pref.value);
 }
 
-/* Step 1 for one VM: its own journal transaction. */
-static int step_preference(enable_run *r)
+/* Step 1 for one VM: its own journal transaction (locked: preference_locked, or preference_part
+ * alone for auto's second proof, whose VM is already marked). */
+static int step_preference(enable_run *r, int (*locked)(enable_run *, lm_state *))
 {
 	lm_state *st = NULL;
 	double t;
@@ -204,7 +229,7 @@ static int step_preference(enable_run *r)
 		return rc;
 	if ((rc = lm_journal_open_rw(&st, r->ctx)) < 0)
 		return rc;
-	if ((rc = preference_locked(r, st)) == 0 && !lm_context_options(r->ctx)->dry_run)
+	if ((rc = locked(r, st)) == 0 && !lm_context_options(r->ctx)->dry_run)
 		rc = lm_state_save(st);
 	lm_state_close(st);
 	if (rc == 0)
@@ -280,13 +305,16 @@ static int step_vm_level(enable_run *r)
 	 * worker of it, changed it a moment ago): its guest booted before the change, the restart
 	 * rule's clearest case, told by this machine's clock alone. Asking the guest its boot time
 	 * would change nothing; the restarted guest is asked everything. */
-	if (!held && !(pref->changed_at > r->seen_at && !dry && lm_vm_manager_can_start(r->vmm))) {
+	if (!held && (r->as_is || !(pref->changed_at > r->seen_at && !dry && lm_vm_manager_can_start(r->vmm)))) {
 		if ((rc = wait_ready(r, "running", 1)) < 0 || (rc = connect_guest(r, 1)) < 0)
 			return rc;
-		if (!lm_vm_restart_needed(pref, r->facts.boot_time, r->started_at,
+		/* Proven as it is: the level it runs at is the one to prove (the restart rule is the
+		 * preference's, and the preference is not this proof's). */
+		if (r->as_is || !lm_vm_restart_needed(pref, r->facts.boot_time, r->started_at,
 		    lm_context_options(r->ctx)->boot_margin))
 			return 0;
-		unconfirm(r);
+		if (r->confirmed)
+			forget_proof(r);
 	}
 	if ((rc = lm_step_begin(r->ctx, r->o, "restart", &t)) < 0)
 		return rc;
@@ -412,6 +440,46 @@ static int step_probe(enable_run *r)
 	return lm_flow_step_exercise(r->ctx, r->ssh, &se, r->profile, r->o);
 }
 
+/* Steps 2 to 4, by the mode (docs/lume-metal.md, "The host preference, measured"): always sets
+ * the preference first (step 1) and proves once; never proves the VM as it is, the host left
+ * alone; auto proves it as it is and, only when the kernels fail there, sets the preference,
+ * restarts the VM and proves again. Whether the preference was needed goes to r->needed. */
+static int prove(enable_run *r)
+{
+	int dry = lm_context_options(r->ctx)->dry_run, stock, rc;
+
+	if ((rc = step_vm_level(r)) < 0 || (r->ssh != NULL && (rc = step_bundle(r)) < 0))
+		return rc;
+	if (r->ssh == NULL || !r->o->bundle_verified)
+		return 0; /* no manager to restart it, or a dry run before installation */
+	stock = r->as_is && lm_vm_at_stock_level(&r->res->pref, r->facts.boot_time, r->started_at,
+	    lm_context_options(r->ctx)->boot_margin);
+	if ((rc = step_probe(r)) == 0) {
+		r->needed = stock ? LM_PREF_NEEDED_NO : LM_PREF_NEEDED_UNKNOWN;
+		return 0;
+	}
+	if (rc != LM_ENOTPROVEN || !r->as_is)
+		return rc;
+	if (r->mode == LM_HOST_PREF_NEVER)
+		return lm_error_prefix("%s: the shim alone (host preference mode never: the host was not touched): ",
+		    r->o->vm);
+	/* auto: the kernels fail on the VM as it is. The exercise step says so; then the preference. */
+	lm_step_settle(r->ctx, r->o, "not proven with the shim alone: %s; %s", lm_error_last()->message,
+	    dry ? "the host preference would be set and the VM restarted" :
+	    "the host preference is set and the VM restarted");
+	lm_error_clear();
+	forget_proof(r);
+	r->as_is = 0;
+	if ((rc = lm_vm_get(r->vmm, r->o->vm, &r->o->info)) < 0)
+		return rc;
+	r->seen_at = lm_clock_epoch();
+	if ((rc = step_preference(r, preference_part)) < 0 || (rc = step_vm_level(r)) < 0 || dry || r->ssh == NULL ||
+	    (rc = step_bundle(r)) < 0 || (rc = step_probe(r)) < 0)
+		return rc;
+	r->needed = stock ? LM_PREF_NEEDED_YES : LM_PREF_NEEDED_UNKNOWN;
+	return 0;
+}
+
 /* Step 5: the journal says the VM is enabled, with what was installed and what the probe saw. */
 static int step_record(enable_run *r)
 {
@@ -439,6 +507,11 @@ static int step_record(enable_run *r)
 	lm_vm_record_set_status(&rec, LM_VM_STATUS_ENABLED);
 	lm_vm_record_set_enabled_at(&rec, lm_clock_epoch());
 	lm_vm_record_set_guest(&rec, &r->facts);
+	/* A re-enable by auto that measured nothing (the VM already at the level the preference gives)
+	 * keeps what its earlier proof measured. */
+	if (r->needed == LM_PREF_NEEDED_UNKNOWN && r->was_enabled && r->mode == LM_HOST_PREF_AUTO && rec.pref_mode == r->mode)
+		r->needed = rec.pref_needed;
+	lm_vm_record_set_host_preference(&rec, r->mode, r->needed);
 	if (r->started_now)
 		lm_vm_record_set_started_at(&rec, r->started_at);
 	if ((rc = lm_vm_record_set_mark(&rec, "")) < 0 || (rc = lm_vm_record_set_profile(&rec, r->profile)) < 0 ||
@@ -506,7 +579,9 @@ static void undo(enable_run *r)
 				    lm_error_last()->message);
 		}
 		lm_vm_record_dispose(&rec);
-		if (r->user_restart && r->res->pref.recorded) {
+		if (r->as_is) {
+			/* never, or auto before the preference was needed: the host was not touched */
+		} else if (r->user_restart && r->res->pref.recorded) {
 			lm_outcome_append(r->o, "; host preference kept for the restart (a rollback of %s gives it back)",
 			    r->o->vm);
 		} else if (r->res->pref.recorded && r->res->pref.kept) {
@@ -565,6 +640,8 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	r.o = o;
 	snprintf(o->profile, sizeof(o->profile), "%s", lm_profile_name(profile));
 	r.gate = gate;
+	r.mode = o->pref_mode = lm_context_options(ctx)->host_preference;
+	r.as_is = r.mode != LM_HOST_PREF_ALWAYS;
 	/* The whole operation under the VM's lock: a concurrent enable or rollback of the same VM waits
 	 * (at the fleet's gate, a VM another process holds is waited for alone). */
 	if ((rc = lm_context_check_cancel(ctx, "before anything was changed")) == 0 && gate != NULL &&
@@ -574,7 +651,7 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	}
 	if (rc < 0 || (lock == NULL && (rc = lm_vm_lock_take(&lock, ctx, o->vm, "enable", 0)) < 0) ||
 	    (rc = lm_random_hex(r.run_id, 16)) < 0 || (rc = lm_vm_get(vmm, o->vm, &o->info)) < 0 ||
-	    (r.seen_at = lm_clock_epoch(), rc = r.gate != NULL ? step_preference_gated(&r) : step_preference(&r)) < 0) {
+	    (r.seen_at = lm_clock_epoch(), rc = r.gate != NULL ? step_preference_gated(&r) : step_preference(&r, preference_locked)) < 0) {
 		leave_gate(&r);
 		lm_outcome_fail(ctx, o, rc);
 		if (r.pref_set)
@@ -583,18 +660,21 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	}
 	lm_test_kill_point("after-preference");
 	/* Each step begins by asking should_cancel (lm_step_begin); a canceled step is undone below. */
-	if ((rc = step_vm_level(&r)) < 0 || (r.ssh != NULL && (rc = step_bundle(&r)) < 0) ||
-	    (r.ssh != NULL && (rc = step_probe(&r)) < 0) || (r.ssh != NULL && (rc = step_record(&r)) < 0)) {
+	if ((rc = prove(&r)) < 0 || (r.ssh != NULL && (rc = step_record(&r)) < 0)) {
 		lm_outcome_fail(ctx, o, rc);
 		undo(&r);
 		goto out;
 	}
 	o->already_enabled = r.was_enabled && !o->restarted && !o->started && o->files_uploaded == 0 &&
 	    !res->pref_changed;
+	o->pref_needed = r.needed;
 	/* Enabled and recorded, but not to be reported without its message: out of memory. */
-	if ((rc = lm_outcome_message(o, "%s: %s", o->vm,
+	if ((rc = lm_outcome_message(o, "%s: %s%s", o->vm,
 	    lm_context_options(ctx)->dry_run ? "plan ready (dry run: nothing changed)" :
-	    o->already_enabled ? "already enabled, verified" : "enabled")) < 0)
+	    o->already_enabled ? "already enabled, verified" : "enabled",
+	    lm_context_options(ctx)->dry_run ? "" : r.needed == LM_PREF_NEEDED_NO ?
+	    " with the shim alone (the host preference was not needed)" : r.needed == LM_PREF_NEEDED_YES ?
+	    " (the host preference was needed: the kernels failed with the shim alone)" : "")) < 0)
 		lm_outcome_fail(ctx, o, rc);
 out:
 	lm_bundle_free(r.bundle);

@@ -105,7 +105,7 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 	double t;
 	size_t i;
 	pref_fate fate;
-	int rc;
+	int rc, uses_preference;
 
 	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return lm_outcome_fail(ctx, o, rc);
@@ -126,6 +126,11 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 	}
 	for (i = 0; i < rec.nagents; i++)
 		lm_vm_record_agent_info(&rec.agents[i], &agents[i]);
+	/* A VM proven without the preference (never; auto that did not need it) changed nothing of
+	 * the host's: its rollback restores and restarts nothing on its account. */
+	uses_preference = lm_vm_record_uses_preference(&rec);
+	o->pref_mode = rec.pref_mode;
+	o->pref_needed = rec.pref_needed;
 	rc = remove_guest_files(ctx, vmm, o, agents, rec.nagents);
 	free(agents);
 	lm_vm_record_dispose(&rec);
@@ -149,11 +154,14 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return lm_outcome_fail(ctx, o, rc);
 	forget_rolled_back(st, res, o);
-	if ((rc = restore_if_unneeded(ctx, st, res, &before, &fate)) < 0) {
+	if (uses_preference && (rc = restore_if_unneeded(ctx, st, res, &before, &fate)) < 0) {
 		lm_state_close(st);
 		return lm_outcome_fail(ctx, o, rc);
 	}
-	if (fate == PREF_STILL_NEEDED)
+	if (!uses_preference)
+		lm_step_add(ctx, o, "host-preference", t, "not touched: %s was enabled without it (host preference "
+		    "mode %s, not needed)", o->vm, lm_host_pref_mode_name(o->pref_mode));
+	else if (fate == PREF_STILL_NEEDED)
 		lm_step_add(ctx, o, "host-preference", t, "kept: other VMs are still enabled");
 	else if (fate == PREF_KEPT)
 		lm_step_add(ctx, o, "host-preference", t, "kept: the fleet keeps the host unlocked (a host "

@@ -20,6 +20,8 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 	snprintf(o->profile, sizeof(o->profile), "%s", r.profile_name);
 	snprintf(o->bundle_id, sizeof(o->bundle_id), "%s", r.bundle.id);
 	o->already_enabled = r.known && r.status == LM_VM_STATUS_ENABLED;
+	o->pref_mode = r.pref_mode;
+	o->pref_needed = r.pref_needed;
 	o->stock = r.stock;
 	o->shimmed = r.shimmed;
 	o->exercised = r.exercised;
@@ -50,8 +52,9 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 	if (strcmp(o->info.status, "running") == 0 && o->info.ip[0] != '\0' && o->info.ssh_available) {
 		if ((rc = lm_flow_connect(ctx, o->vm, &o->info, &ssh)) == 0 &&
 		    (rc = lm_guest_facts_read(ssh, &o->guest, current, sizeof(current))) == 0) {
-			o->restart_pending = lm_vm_restart_needed(pref, o->guest.boot_time, r.vm_started_at,
-			    lm_context_options(ctx)->boot_margin);
+			/* Not for a VM enabled without the preference (never; auto that did not need it). */
+			o->restart_pending = r.pref_mode != LM_HOST_PREF_NEVER && lm_vm_record_uses_preference(&r) &&
+			    lm_vm_restart_needed(pref, o->guest.boot_time, r.vm_started_at, lm_context_options(ctx)->boot_margin);
 			if (r.known && strcmp(current, r.bundle.id) == 0 && (rc = lm_bundle_open(&b, ctx, &o->guest)) == 0 &&
 			    strcmp(b->id, r.bundle.id) == 0 && ((rc = lm_guest_bundle_verify(ssh, &o->guest, b, &ok, why,
 			    sizeof(why))) < 0 || !(o->bundle_verified = ok)) && rc != LM_ENOMEM)

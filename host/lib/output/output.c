@@ -368,6 +368,13 @@ static cJSON *outcome_json(const lm_vm_outcome *o, lm_outcome_advice_fn advice, 
 	cJSON_AddBoolToObject(v, "bundle_verified", o->bundle_verified);
 	add_string_or_null(v, "bundle", o->bundle_id);
 	cJSON_AddBoolToObject(v, "restart_pending", o->restart_pending);
+	/* The mode the VM was (or is being) enabled with, and what its proof showed of the preference's
+	 * need (null: not measured); null for a VM the journal does not know. */
+	add_string_or_null(v, "host_preference_mode", o->profile[0] != '\0' ? lm_host_pref_mode_name(o->pref_mode) : NULL);
+	if (o->pref_needed == LM_PREF_NEEDED_UNKNOWN)
+		cJSON_AddNullToObject(v, "host_preference_needed");
+	else
+		cJSON_AddBoolToObject(v, "host_preference_needed", o->pref_needed == LM_PREF_NEEDED_YES);
 	g = cJSON_AddObjectToObject(v, "guest");
 	add_string_or_null(g, "os", o->guest.os);
 	add_string_or_null(g, "arch", o->guest.arch);
@@ -523,6 +530,61 @@ int lm_host_pref_status_to_json(const lm_host_pref_info *info, const lm_host_pre
 		if (cJSON_IsObject(pref))
 			byhost_json(pref, byhost);
 		cJSON_AddItemToObject(doc, "host_preference", pref);
+	}
+	return finish(doc, out);
+}
+
+int lm_host_status_to_json(const lm_host_pref_info *info, const lm_host_pref_byhost *byhost,
+    const lm_host_pref_vm *vms, size_t nvms, const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env), *pref, *arr, *v;
+	size_t i;
+
+	if (doc == NULL)
+		return finish(NULL, out);
+	pref = info != NULL && info->domain[0] != '\0' ? pref_json(info) : cJSON_CreateNull();
+	if (cJSON_IsObject(pref))
+		byhost_json(pref, byhost);
+	cJSON_AddItemToObject(doc, "host_preference", pref);
+	arr = cJSON_AddArrayToObject(doc, "vms");
+	for (i = 0; arr != NULL && i < nvms; i++) {
+		if ((v = cJSON_CreateObject()) == NULL || !cJSON_AddItemToArray(arr, v))
+			break;
+		cJSON_AddStringToObject(v, "vm", vms[i].vm);
+		cJSON_AddStringToObject(v, "host_preference_mode", lm_host_pref_mode_name(vms[i].mode));
+		if (vms[i].needed == LM_PREF_NEEDED_UNKNOWN)
+			cJSON_AddNullToObject(v, "host_preference_needed");
+		else
+			cJSON_AddBoolToObject(v, "host_preference_needed", vms[i].needed == LM_PREF_NEEDED_YES);
+		cJSON_AddBoolToObject(v, "keeps_preference", vms[i].keeps);
+	}
+	return finish(doc, out);
+}
+
+int lm_selftest_result_to_json(const lm_selftest_result *r, const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env), *arr, *c, *sum;
+	size_t i;
+
+	if (doc == NULL)
+		return finish(NULL, out);
+	add_string_or_null(doc, "dir", r->dir);
+	cJSON_AddBoolToObject(doc, "simulator", r->simulator);
+	arr = cJSON_AddArrayToObject(doc, "checks");
+	for (i = 0; arr != NULL && i < r->count; i++) {
+		if ((c = cJSON_CreateObject()) == NULL || !cJSON_AddItemToArray(arr, c))
+			break;
+		cJSON_AddStringToObject(c, "name", r->checks[i]->name);
+		cJSON_AddStringToObject(c, "question", r->checks[i]->question);
+		cJSON_AddStringToObject(c, "assumed", r->checks[i]->assumed);
+		cJSON_AddStringToObject(c, "seen", r->checks[i]->seen != NULL ? r->checks[i]->seen : "");
+		cJSON_AddStringToObject(c, "verdict", lm_selftest_verdict_name(r->checks[i]->verdict));
+		cJSON_AddStringToObject(c, "raw", r->checks[i]->raw != NULL ? r->checks[i]->raw : "");
+	}
+	if ((sum = cJSON_AddObjectToObject(doc, "summary")) != NULL) {
+		cJSON_AddNumberToObject(sum, "agree", (double)r->agree);
+		cJSON_AddNumberToObject(sum, "disagree", (double)r->disagree);
+		cJSON_AddNumberToObject(sum, "not_measured", (double)r->not_measured);
 	}
 	return finish(doc, out);
 }
@@ -793,7 +855,8 @@ static void add_tristate(cJSON *o, const char *name, int v)
 int lm_local_result_to_json(const lm_local_result *r, const lm_json_envelope *env, char **out)
 {
 	static const char *const vm_only[] = {"vm", "state", "ip", "manager", "enabled", "gone", "vm_id",
-	    "vm_id_unreadable", "restarted", "started", "files_uploaded", "restart_pending"};
+	    "vm_id_unreadable", "restarted", "started", "files_uploaded", "restart_pending", "host_preference_mode",
+	    "host_preference_needed"};
 	cJSON *doc = envelope(env), *m;
 	size_t i;
 

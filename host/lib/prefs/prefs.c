@@ -6,6 +6,7 @@
  * journal either has no record and the preference is untouched, or has the record and the
  * preference holds the original or our value — the next enable or disable finishes the job. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,6 +20,7 @@
 #include "pref_default.h"
 #include "prefs_store.h"
 #include "record.h"
+#include "str.h"
 
 
 void lm_host_pref_default(lm_pref_setting *out)
@@ -609,4 +611,54 @@ int lm_host_pref_status(lm_context *ctx, const lm_pref_setting *want, lm_host_pr
 	rc = lm_host_pref_status_locked(st, want, info);
 	lm_state_close(st);
 	return rc;
+}
+
+int lm_host_pref_vms(lm_context *ctx, lm_host_pref_vm **out, size_t *count)
+{
+	lm_state *st;
+	lm_vm_record rec;
+	char **names = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	*out = NULL;
+	*count = 0;
+	if ((rc = with_state(ctx, 1, &st)) < 0)
+		return rc;
+	if ((rc = lm_journal_vm_names(st, &names)) < 0)
+		goto out;
+	while (names[n] != NULL)
+		n++;
+	if ((*out = calloc(n + 1, sizeof(**out))) == NULL) {
+		rc = lm_error_nomem();
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		lm_host_pref_vm *v = &(*out)[*count];
+		if ((rc = lm_vm_record_get(st, names[i], &rec)) < 0)
+			goto out;
+		if (rec.status != LM_VM_STATUS_NONE) {
+			v->size = sizeof(*v);
+			snprintf(v->vm, sizeof(v->vm), "%s", rec.name);
+			v->mode = rec.pref_mode;
+			v->needed = rec.pref_needed;
+			v->keeps = lm_vm_record_uses_preference(&rec);
+			(*count)++;
+		}
+		lm_vm_record_dispose(&rec);
+	}
+out:
+	lm_strv_free(names);
+	lm_state_close(st);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+		*count = 0;
+	}
+	return rc;
+}
+
+void lm_host_pref_vms_free(lm_host_pref_vm *vms)
+{
+	free(vms);
 }

@@ -27,6 +27,12 @@ int lm_vm_restart_needed(const lm_host_pref_info *pref, double boot_time, double
 	return pref->recorded && lm_vm_level_of(pref->changed_at, boot_time, started_at, margin) != LM_VM_LEVEL_AFTER;
 }
 
+int lm_vm_at_stock_level(const lm_host_pref_info *pref, double boot_time, double started_at, double margin)
+{
+	return !pref->matches ||
+	    (pref->recorded && lm_vm_level_of(pref->changed_at, boot_time, started_at, margin) == LM_VM_LEVEL_BEFORE);
+}
+
 const char *lm_vm_restart_reason(int held, double boot_time, double changed_at, double seen_at)
 {
 	/* UTM's start resumes a paused VM or restores a saved state, `tart run` restores a suspended

@@ -23,7 +23,8 @@ enum {
 	PART_GUEST = 1u << 7,
 	PART_BUNDLE = 1u << 8,
 	PART_PROBE = 1u << 9,
-	PART_AGENTS = 1u << 10
+	PART_AGENTS = 1u << 10,
+	PART_HOST_PREFERENCE = 1u << 11
 };
 
 typedef enum {
@@ -37,7 +38,9 @@ typedef enum {
 	K_SIP,          /* "enabled", "disabled", "custom"; anything else reads as not reported */
 	K_REPORT,       /* a capability report as a JSON object (lm_report **); one that no longer
 	                   parses reads as absent */
-	K_AGENTS        /* the agents array (agent_keys below) */
+	K_AGENTS,       /* the agents array (agent_keys below) */
+	K_PREF_MODE,    /* "always", "auto", "never" (lm_host_pref_mode); absent or unknown: always */
+	K_PREF_NEEDED   /* true, false (lm_pref_needed); absent: unknown */
 } key_kind;
 
 #define F(field) offsetof(lm_vm_record, field), sizeof(((lm_vm_record *)0)->field)
@@ -72,6 +75,8 @@ static const struct key {
 	{ PART_PROBE, "last_probe", "shimmed", K_REPORT, F(shimmed) },
 	{ PART_PROBE, "last_probe", "exercised", K_REPORT, F(exercised) },
 	{ PART_AGENTS, NULL, "agents", K_AGENTS, F(agents) },
+	{ PART_HOST_PREFERENCE, "host_preference", "mode", K_PREF_MODE, F(pref_mode) },
+	{ PART_HOST_PREFERENCE, "host_preference", "needed", K_PREF_NEEDED, F(pref_needed) },
 };
 #undef F
 
@@ -233,6 +238,14 @@ static int decode_key(const struct key *k, const cJSON *obj, lm_vm_record *r)
 				return rc;
 		}
 		return 0;
+	case K_PREF_MODE:
+		if (cJSON_IsString(v) && lm_host_pref_mode_parse(v->valuestring, (lm_host_pref_mode *)field) < 0)
+			lm_error_clear(); /* a mode this version does not know: the default's rules, the safe ones */
+		return 0;
+	case K_PREF_NEEDED:
+		*(lm_pref_needed *)field = cJSON_IsTrue(v) ? LM_PREF_NEEDED_YES : cJSON_IsFalse(v) ? LM_PREF_NEEDED_NO :
+		    LM_PREF_NEEDED_UNKNOWN;
+		return 0;
 	}
 	return 0;
 }
@@ -388,6 +401,12 @@ static cJSON *encode_key(const struct key *k, const lm_vm_record *r, int *skip)
 				return NULL;
 			}
 		return item;
+	case K_PREF_MODE:
+		return cJSON_CreateString(lm_host_pref_mode_name(*(const lm_host_pref_mode *)field));
+	case K_PREF_NEEDED:
+		if ((*skip = *(const lm_pref_needed *)field == LM_PREF_NEEDED_UNKNOWN))
+			return NULL;
+		return cJSON_CreateBool(*(const lm_pref_needed *)field == LM_PREF_NEEDED_YES);
 	}
 	return NULL;
 }
@@ -478,6 +497,18 @@ void lm_vm_record_dispose(lm_vm_record *r)
 	memset(r, 0, sizeof(*r));
 }
 
+int lm_vm_record_uses_preference(const lm_vm_record *r)
+{
+	return r->pref_needed != LM_PREF_NEEDED_NO;
+}
+
+static int uses_preference_of(const cJSON *entry)
+{
+	const cJSON *hp = cJSON_GetObjectItemCaseSensitive(entry, "host_preference");
+
+	return !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(hp, "needed"));
+}
+
 int lm_vm_record_live(lm_state *st, const char *except, char *names, size_t len)
 {
 	const cJSON *vm;
@@ -489,8 +520,9 @@ int lm_vm_record_live(lm_state *st, const char *except, char *names, size_t len)
 	cJSON_ArrayForEach(vm, cJSON_GetObjectItemCaseSensitive(lm_state_doc(st), "vms")) {
 		if (except != NULL && strcmp(vm->string, except) == 0)
 			continue;
-		/* Only the status is read: a record damaged elsewhere still counts by it. */
-		if (lm_vm_record_status_of(vm) == LM_VM_STATUS_NONE)
+		/* Only the status and the preference's need are read: a record damaged elsewhere still
+		 * counts by them. A VM proven without the preference does not keep it. */
+		if (lm_vm_record_status_of(vm) == LM_VM_STATUS_NONE || !uses_preference_of(vm))
 			continue;
 		if (names != NULL && used < len) {
 			int w = snprintf(names + used, len - used, "%s%s", n > 0 ? ", " : "", vm->string);
@@ -623,6 +655,13 @@ void lm_vm_record_set_started_at(lm_vm_record *r, double when)
 {
 	r->vm_started_at = when;
 	r->changed |= PART_STARTED_AT;
+}
+
+void lm_vm_record_set_host_preference(lm_vm_record *r, lm_host_pref_mode mode, lm_pref_needed needed)
+{
+	r->pref_mode = mode;
+	r->pref_needed = needed;
+	r->changed |= PART_HOST_PREFERENCE;
 }
 
 void lm_vm_record_set_guest(lm_vm_record *r, const lm_guest_facts *guest)

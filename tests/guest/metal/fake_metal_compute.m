@@ -5,10 +5,14 @@
  * The simulated host level. A macOS guest's paravirtual device gets its feature level from the
  * host process that runs the VM, which reads the host preference when it starts. The Lume
  * simulator records, per VM, the preference in effect when the VM started and gives the guest
- * LM_FAKE_METAL_FEATURE_LEVEL=unlocked or restricted (absent: restricted, as a stock host). At the
- * restricted level the pipelines of the unlocked features fail — see restricted_error(), the one
- * place that decides what the fake does there (docs/guest.md, "The fake Metal at the restricted
- * level": what the real device does is not known).
+ * LM_FAKE_METAL_FEATURE_LEVEL=unlocked or restricted (absent: restricted, as a stock host). What
+ * the kernels of the unlocked features do at the restricted level is a mode, because public
+ * reports disagree (reference/metal.md, "Corrections and additions (2026-12-02)"):
+ * LM_FAKE_METAL_STOCK_KERNELS=fail (the default: their pipelines fail, restricted_error()),
+ * zeros (they compile and write zeros: a wrong result, not an error, as JuliaGPU/Metal.jl #309
+ * saw on a VM in 2024) or run (they run correctly, as Metal.jl PR #789 and GitHub's hosted
+ * runners report). stock_mode() is the one place that reads it (docs/guest.md, "The level the VM
+ * started with").
  *
  * Test hooks: LM_FAKE_METAL_HANG=<kernel> makes that kernel's command buffer never complete (the
  * probe's timeout); LM_FAKE_METAL_WRONG=<kernel> makes it compute a wrong result (a "fail"), and
@@ -141,14 +145,50 @@ static int level_unlocked(void)
 	return env_is("LM_FAKE_METAL_FEATURE_LEVEL", "unlocked");
 }
 
-/* THE choice for the restricted level, in one place: which kernels fail to become pipelines and
+typedef enum { STOCK_FAIL = 0, STOCK_ZEROS, STOCK_RUN, STOCK_UNKNOWN } stock_kernels;
+
+/* What the unlocked features' kernels do at the restricted level (LM_FAKE_METAL_STOCK_KERNELS;
+ * absent or empty: fail). A value it does not know is STOCK_UNKNOWN, which fails every such
+ * pipeline saying so: a typo in a test must not pass as one of the modes. */
+static stock_kernels stock_mode(void)
+{
+	const char *s = getenv("LM_FAKE_METAL_STOCK_KERNELS");
+
+	if (s == NULL || s[0] == '\0' || strcmp(s, "fail") == 0)
+		return STOCK_FAIL;
+	if (strcmp(s, "zeros") == 0)
+		return STOCK_ZEROS;
+	if (strcmp(s, "run") == 0)
+		return STOCK_RUN;
+	return STOCK_UNKNOWN;
+}
+
+/* The kernels of the features the unlock is for (the ones the restricted level changes). */
+static int unlocked_feature(kernel_kind kind)
+{
+	return kind == K_SIMD_SUM || kind == K_MMA || kind == K_BFLOAT;
+}
+
+/* At the restricted level in the zeros mode: this kernel compiles, runs, and writes zeros. */
+static int writes_zeros(kernel_kind kind)
+{
+	return !level_unlocked() && unlocked_feature(kind) && stock_mode() == STOCK_ZEROS;
+}
+
+/* The fail mode of the restricted level, in one place: which kernels fail to become pipelines and
  * with what message. Modelled on the GPU compiler's errors for an AIR intrinsic the target GPU
- * cannot lower; whether the real paravirtual device at the restricted level fails like this, fails
- * otherwise, or runs the kernels anyway is unknown until someone runs the probe on a Mac. */
+ * cannot lower; whether a real paravirtual device at the restricted level fails like this, writes
+ * zeros or runs the kernels depends on host and guest versions (the modes above). */
 static const char *restricted_error(kernel_kind kind)
 {
-	if (level_unlocked())
+	if (level_unlocked() || !unlocked_feature(kind))
 		return NULL;
+	switch (stock_mode()) {
+	case STOCK_ZEROS:
+	case STOCK_RUN: return NULL;
+	case STOCK_UNKNOWN: return "LM_FAKE_METAL_STOCK_KERNELS must be fail, zeros or run (fake Metal)";
+	case STOCK_FAIL: break;
+	}
 	switch (kind) {
 	case K_SIMD_SUM: return "Encountered unlowered function call to air.simd_sum.f32";
 	case K_MMA:
@@ -757,6 +797,23 @@ static int resident(FakeCommandBuffer *cmd, FakeBuffer *b)
 	return 0;
 }
 
+/* The zeros mode: every buffer the kernel writes reads back as zeros, as if nothing ran (the
+ * buffers' indices are those of run_kernel). */
+static void zero_outputs(kernel_kind kind, FakeBuffer **buf)
+{
+	int outputs[2] = {-1, -1}, i;
+
+	switch (kind) {
+	case K_SIMD_SUM: outputs[0] = 1, outputs[1] = 2; break;
+	case K_MMA:
+	case K_BFLOAT: outputs[0] = 3; break;
+	default: return;
+	}
+	for (i = 0; i < 2; i++)
+		if (outputs[i] >= 0 && buf[outputs[i]] != nil)
+			memset(buf[outputs[i]]->bytes, 0, buf[outputs[i]]->length);
+}
+
 static const char *const aborted = "Execution of the command buffer was aborted due to an error during execution. ";
 
 /* One dispatch: 0 done, 1 never completes (LM_FAKE_METAL_HANG), or -1 with *why. */
@@ -768,6 +825,8 @@ static int run_dispatch(FakePipeline *pipeline, FakeBuffer **buffers, MTLSize gr
 	if (hang != NULL && strcmp(hang, pipeline->name) == 0)
 		return 1;
 	rc = run_kernel(pipeline, buffers, groups, threads, wrong_for(pipeline->name, pipeline->kind));
+	if (rc == 0 && writes_zeros(pipeline->kind))
+		zero_outputs(pipeline->kind, buffers);
 	if (rc == -2)
 		*why = "LM_FAKE_METAL_WRONG names a mistake the fake Metal does not know for this kernel";
 	else if (rc != 0)

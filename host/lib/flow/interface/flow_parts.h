@@ -1,26 +1,13 @@
-/* Internal (for flow/ and the modules that depend on it): what a command shares -- an outcome and
- * its timed steps (outcome.c), a workload's checks (enabled.c), the exercise step (probe.c). */
+/* Internal (for flow/ and the modules that depend on it): what a command shares -- an outcome
+ * (outcome.c) and its timed steps (core's steps.h), a workload's checks (enabled.c), the exercise step (probe.c). */
 #ifndef LM_FLOW_PARTS_H
 #define LM_FLOW_PARTS_H
 
 #include "lume-metal/flow.h"
 #include "guestops.h"
+#include "steps.h"
 
-/* ---- outcome.c: each step of a VM's outcome, timed and reported (on_step) ---- */
-/* A step starts: 0, or LM_ECANCELED when the embedder asks to stop (the operation then fails
- * like on any error). *started gets the time to pass to lm_step_add. */
-int lm_step_begin(lm_context *ctx, lm_vm_outcome *o, const char *name, double *started);
-/* A step is done (the one begun under that name, or a new one); `name` must be static. A step
- * begun is always listed with its detail (room for it is reserved when it begins): 0; a new one is
- * left out when there is no memory for it: LM_ENOMEM. */
-int lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double started, const char *fmt, ...)
-    LM_PRINTF(5, 6);
-/* Set o->rc and o->message from the last error, prefixed with the VM's name; a step begun and
- * not done is marked failed (and reported). */
-int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc);
-/* Replace / extend o->message (printf-style). */
-int lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
-void lm_outcome_append(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
+/* ---- core's steps.h: each step of a VM's outcome, timed and reported (on_step) ---- */
 
 /* A copy of *a appended to o->agents. */
 int lm_outcome_add_agent(lm_vm_outcome *o, const lm_agent_info *a);

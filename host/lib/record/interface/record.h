@@ -99,6 +99,8 @@ typedef struct {
 	lm_report *stock, *shimmed, *exercised;
 	size_t nagents;
 	lm_vm_record_agent *agents;
+	lm_host_pref_mode pref_mode;     /* the host preference mode it was enabled with (absent: always) */
+	lm_pref_needed pref_needed;      /* whether it needed the preference (absent: unknown) */
 	unsigned changed;                /* the parts the setters changed (vm_record.c) */
 } lm_vm_record;
 
@@ -113,8 +115,8 @@ int lm_vm_record_put(lm_state *st, const lm_vm_record *r);
 int lm_vm_record_load(lm_context *ctx, const char *name, lm_vm_record *r);
 void lm_vm_record_dispose(lm_vm_record *r);
 
-/* VMs whose record is "enabled" or "enabling", other than `except` (may be NULL): the host
- * preference is still needed for them. Their names, ", " between them, go to names (when not
+/* VMs whose record is "enabled" or "enabling", other than `except` (may be NULL), and that may
+ * need the host preference: all but those proven without it (pref_needed LM_PREF_NEEDED_NO). Their names, ", " between them, go to names (when not
  * NULL; a list too long ends in "..."). */
 int lm_vm_record_live(lm_state *st, const char *except, char *names, size_t len);
 
@@ -148,6 +150,10 @@ void lm_vm_record_set_started_at(lm_vm_record *r, double when);
 void lm_vm_record_set_guest(lm_vm_record *r, const lm_guest_facts *guest);
 int lm_vm_record_set_bundle(lm_vm_record *r, const char *id, const char *platform, const char *injection,
     const char *shim, const char *probe);
+/* The host preference mode it was enabled with, and whether the preference was needed. */
+void lm_vm_record_set_host_preference(lm_vm_record *r, lm_host_pref_mode mode, lm_pref_needed needed);
+/* Whether the record says the VM may rely on the host preference (not proven without it). */
+int lm_vm_record_uses_preference(const lm_vm_record *r);
 /* The last probe: copies of the reports (NULL: none). */
 int lm_vm_record_set_probe(lm_vm_record *r, double at, const lm_report *stock, const lm_report *shimmed,
     const lm_report *exercised);
@@ -213,6 +219,11 @@ lm_vm_level lm_vm_level_of(double changed_at, double boot_time, double started_a
 /* enable and status: a running VM must be restarted unless it certainly read the preference as
  * this tool set it (pref->recorded: this tool changed it). Errs toward restarting. */
 int lm_vm_restart_needed(const lm_host_pref_info *pref, double boot_time, double started_at, double margin);
+
+/* A VM proven now runs at the stock level: the preference does not hold the profile's value, or
+ * its recorded change came after the guest booted (LM_VM_LEVEL_BEFORE). Anything else -- the
+ * preference in effect, or not known to be -- is not the stock level. */
+int lm_vm_at_stock_level(const lm_host_pref_info *pref, double boot_time, double started_at, double margin);
 
 /* Why enable restarts a running VM, in words for its step: held (paused or suspended), the guest's
  * boot time (0: unknown), the preference's change and when the manager said the VM was running. */

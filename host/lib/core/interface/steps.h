@@ -1,0 +1,27 @@
+/* Internal: each step of a VM's outcome, timed and reported (on_step), and the outcome's message
+ * (steps.c). flow's commands and the modules above them use these through flow_parts.h. */
+#ifndef LM_STEPS_H
+#define LM_STEPS_H
+
+#include "lume-metal/context.h"
+#include "lume-metal/flow.h"
+#include "error_internal.h"
+
+/* A step starts: 0, or LM_ECANCELED when the embedder asks to stop (the operation then fails
+ * like on any error). *started gets the time to pass to lm_step_add. */
+int lm_step_begin(lm_context *ctx, lm_vm_outcome *o, const char *name, double *started);
+/* A step is done (the one begun under that name, or a new one); `name` must be static. A step
+ * begun is always listed with its detail (room for it is reserved when it begins): 0; a new one is
+ * left out when there is no memory for it: LM_ENOMEM. */
+int lm_step_add(lm_context *ctx, lm_vm_outcome *o, const char *name, double started, const char *fmt, ...)
+    LM_PRINTF(5, 6);
+/* The step begun and not yet done, done with this detail (what it found, that a later step acts on). */
+int lm_step_settle(lm_context *ctx, lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(3, 4);
+/* Set o->rc and o->message from the last error, prefixed with the VM's name; a step begun and
+ * not done is marked failed (and reported). */
+int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc);
+/* Replace / extend o->message (printf-style). */
+int lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
+void lm_outcome_append(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
+
+#endif
