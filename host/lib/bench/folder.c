@@ -228,7 +228,8 @@ static int load_published(lm_bench_folder *f)
 		bt->n_depth = (unsigned long long)num(t, "n_depth");
 		bt->stock_median = num(t, "stock");
 		bt->shimmed_median = num(t, "shimmed");
-		bt->ratio = lm_bench_ratio(bt->shimmed_median, bt->stock_median);
+		/* The ratio as published when it is (of the unrounded medians), else of the medians. */
+		bt->ratio = num(t, "ratio") > 0 ? num(t, "ratio") : lm_bench_ratio(bt->shimmed_median, bt->stock_median);
 		bt->stock_samples = bt->shimmed_samples = (size_t)num(t, "samples");
 		f->bare_metal[n++] = num(t, "bare_metal");
 	}
