@@ -343,6 +343,98 @@ scenario_bench_activation() {
   no_guest_records
 }
 
+# The preference as the journal and the store hold it: what an ablation must give back exactly.
+pref_state() { lm host status --format json | jq -c '.host_preference | {present, value, matches, recorded, original, kept, written}'; }
+
+# The host-preference ablation (issue 35): both arms with the preference off and on, the VM
+# restarted between them, the exercise in each, the preference given back; then a second one
+# interrupted by SIGINT in its first arm gives it back too.
+scenario_bench_ablation() {
+  setup_guest
+  local abl="$E2E_DIR/abl" before boots k f
+  before=$(pref_state)
+  plist_xml >"$E2E_DIR/plist.before"
+  boots=$(sim_events boot vm1)
+  lm bench vm1 --ablate-host-preference --repetitions 1 --out "$abl" -- llama-bench -m models/tiny.gguf -p 32 -n 8 -r 1 \
+    >"$E2E_DIR/a.txt" 2>"$E2E_DIR/a.err" || fail "ablation: $(cat "$E2E_DIR/a.txt" "$E2E_DIR/a.err")"
+  cat "$E2E_DIR/a.txt" "$E2E_DIR/a.err"
+  # Two restarts: off (the VM boots at the stock level), then on again (as found).
+  [ "$(sim_events boot vm1)" -eq $((boots + 2)) ] || fail "ablation: $(( $(sim_events boot vm1) - boots )) boots, 2 expected"
+  [ "$(pref_state)" = "$before" ] || fail "the preference not given back: $before -> $(pref_state)"
+  plist_xml | cmp -s - "$E2E_DIR/plist.before" || fail "the plist changed: $(plist_xml)"
+  grep -q "host preference needed: yes" "$E2E_DIR/a.txt" || fail "ablation text: $(cat "$E2E_DIR/a.txt")"
+  lm status vm1 --format json | jq -e '.vms[0].restart_pending == false' >/dev/null || fail "restart pending after the ablation"
+
+  # One folder: its summary, the two records, sums over all of it (sha256sum and shasum read them).
+  for f in README.md metadata.json metadata.md results.csv SHA256SUMS preference-off/README.md preference-off/SHA256SUMS \
+      preference-on/README.md preference-on/shimmed-1.json; do
+    [ -s "$abl/$f" ] || fail "the ablation lacks $f: $(ls -R "$abl")"
+  done
+  (cd "$abl" && sha256sum -c --strict SHA256SUMS >/dev/null && shasum -a 256 -c SHA256SUMS >/dev/null) || fail "ablation sums"
+  grep -q "preference-on/shimmed-1.json" "$abl/SHA256SUMS" || fail "the sums do not cover the arms"
+  (cd "$abl/preference-on" && sha256sum -c --strict SHA256SUMS >/dev/null) || fail "the on arm's own sums"
+  jq_is "$abl/metadata.json" .kind ablation
+  jq_is "$abl/metadata.json" .preference_needed true
+  jq_is "$abl/metadata.json" '[.arms[] | "\(.preference):\(.exercise.verdict)"] | join(" ")' "off:failed on:passed"
+  jq_is "$abl/metadata.json" '.arms[1].exercise.results.simdgroup_reduction' pass
+  jq_is "$abl/metadata.json" '.arms[0].exercise.results.simdgroup_reduction | . != "pass"' true
+  jq_is "$abl/metadata.json" '.preference | "\(.order) \(.restored)"' "off, then on (as found) true"
+  jq_is "$abl/metadata.json" .vm.name vm1
+  # With the preference off, llama-bench's reduction kernel failed in the shimmed arm: that arm failed,
+  # and its README says so first.
+  jq_is "$abl/metadata.json" '.arms[0].failure | test("the shimmed run of round 1 exited with 1")' true
+  sed -n 3p "$abl/preference-off/README.md" | grep -q '^\*\*This record FAILED\*\*: the shimmed run of round 1 exited' ||
+    fail "the failed arm's README: $(head -5 "$abl/preference-off/README.md")"
+  head -1 "$abl/README.md" | grep -q '^# lume-metal bench: vm1, host-preference ablation, llama.cpp build 0000000$' ||
+    fail "ablation README: $(head -3 "$abl/README.md")"
+  grep -q '^\*\*Host preference needed: yes.\*\*' "$abl/README.md" || fail "ablation README: $(cat "$abl/README.md")"
+  [ "$(grep -c '^```mermaid$' "$abl/README.md")" -ge 2 ] || fail "ablation README: no charts"
+  grep -q '^off,failed,pp32,' "$abl/results.csv" && grep -q '^on,passed,pp32,' "$abl/results.csv" || fail "results.csv: $(cat "$abl/results.csv")"
+  echo "figure: pp32 shimmed, preference on: $(grep '^on,passed,pp32,' "$abl/results.csv" | cut -d, -f5) t/s"
+
+  # report: the answer, each arm, valid against the schema; compare sets both arms side by side.
+  lm report "$abl" >"$E2E_DIR/ar.md" || fail "report"
+  cat "$E2E_DIR/ar.md"
+  grep -q '^| host preference needed | yes (the kernels failed with it off and ran with it on) |$' "$E2E_DIR/ar.md" &&
+    grep -q '^\*\*preference off\*\* — exercise failed$' "$E2E_DIR/ar.md" &&
+    grep -q '^\*\*preference on\*\* — exercise passed$' "$E2E_DIR/ar.md" || fail "report: $(cat "$E2E_DIR/ar.md")"
+  grep -q '^| kernel verdict | the exercise passed: the kernels the profile needs compile and compute correctly on this device |$' \
+    "$E2E_DIR/ar.md" || fail "report: the verdict"
+  lm report --format json "$abl" >"$E2E_DIR/ar.json" || fail "report json"
+  "$LM_PYTHON" "$here/../support/json-validate" "$LM_RESULTS_SCHEMA" "$E2E_DIR/ar.json" || fail "report json: schema"
+  jq_is "$E2E_DIR/ar.json" '.reports[0] | "\(.kind) \(.preference_needed) \([.arms[].name] | join(","))"' \
+    "ablation true preference off,preference on"
+  lm_json "$E2E_DIR/ac.json" bench compare "$abl"
+  expect_rc 0 "$E2E_DIR/ac.json"
+  jq_is "$E2E_DIR/ac.json" '[.rows[] | select(.source | test("preference-")) | .source | split("/") | last] | unique | join(",")' \
+    "preference-off,preference-on"
+  validate "$E2E_DIR/ac.json"
+  lm bench compare --matrix "$abl" >"$E2E_DIR/am.md" || fail "matrix"
+  grep -q '| yes | .*abl' "$E2E_DIR/am.md" || fail "matrix: $(cat "$E2E_DIR/am.md")"
+
+  # Interrupted in its first arm (the stock run waits in the guest until the test has seen it start):
+  # the preference given back, the VM restarted at the level it had, the folder says it failed.
+  local gate="$(guest_home vm1)/gate" pid
+  rm -f "$gate"
+  "$LM_BIN" bench vm1 --ablate-host-preference --repetitions 1 --workload-parser none --out "$E2E_DIR/int" -- \
+    sh -c 'touch started; while [ ! -e gate ]; do sleep 0.05; done' >"$E2E_DIR/i.txt" 2>&1 &
+  pid=$!
+  wait_for 120 "the first arm's run did not start" test -e "$(guest_home vm1)/started"
+  kill -INT "$pid"
+  touch "$gate"
+  wait "$pid" && fail "an interrupted ablation succeeded"
+  cat "$E2E_DIR/i.txt"
+  [ "$(pref_state)" = "$before" ] || fail "interrupted: the preference not given back: $before -> $(pref_state)"
+  plist_xml | cmp -s - "$E2E_DIR/plist.before" || fail "interrupted: the plist changed"
+  lm status vm1 --format json | jq -e '.vms[0].restart_pending == false' >/dev/null || fail "interrupted: restart pending"
+  jq_is "$E2E_DIR/int/metadata.json" '.preference.restored' true
+  jq_is "$E2E_DIR/int/metadata.json" '.failure | test("cancel|interrupt|stopped"; "i")' true
+  jq_is "$E2E_DIR/int/metadata.json" .preference_needed null
+  sed -n 3p "$E2E_DIR/int/README.md" | grep -q '^\*\*This record FAILED\*\*' || fail "interrupted README: $(head -5 "$E2E_DIR/int/README.md")"
+  (cd "$E2E_DIR/int" && sha256sum -c --strict SHA256SUMS >/dev/null) || fail "interrupted: sums"
+  no_guest_records
+}
+
 name=${1:?usage: bench.sh NAME}
 "scenario_$name"
 check_guest_shells

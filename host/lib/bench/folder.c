@@ -306,6 +306,11 @@ static int load_runs(lm_bench_folder *f)
 	}
 	if (f->r->parser == LM_BENCH_PARSER_LLAMA_BENCH) {
 		rc = lm_bench_collect(f->r, outs[0], outs[1], rounds);
+		/* A failed record's runs may have printed nothing to parse: its figures are what the others made. */
+		if (rc == LM_EINVALID && lm_bench_meta_str(f->meta, "failure") != NULL) {
+			lm_error_clear();
+			rc = 0;
+		}
 	} else {
 		double v[2][LM_BENCH_ROUNDS_MAX];
 		lm_bench_test *t;

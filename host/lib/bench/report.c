@@ -176,8 +176,9 @@ static int folder_report(const char *dir, cJSON **out)
 		for (k = 0; k < 2 && k < cJSON_GetArraySize(aarms); k++) {
 			const char *folder = lm_bench_meta_str(cJSON_GetArrayItem(aarms, k), "folder");
 			char *path;
-			if (folder == NULL || cJSON_IsString(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(aarms, k),
-			    "failure")))
+			/* A failed arm's record too: its figures are what was made, its README says it failed. */
+			if (folder == NULL || !cJSON_IsObject(cJSON_GetArrayItem(aarms, k)) ||
+			    cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(aarms, k), "failure") == NULL)
 				continue;
 			if ((path = lm_format("%s/%s", dir, folder)) == NULL) {
 				rc = lm_error_nomem();
