@@ -136,6 +136,8 @@ int lm_cmd_bench(lm_cli *cli)
 	if (cli->argc != (cli->bare_metal ? 0 : 1) || cli->cmd_argc == 0)
 		return lm_cli_usage_error(cli, "bench: lume-metal bench VM [--repetitions N] [--out DIR] -- llama-bench "
 		    "ARGS..., bench --bare-metal -- llama-bench ARGS..., or bench compare DIR...");
+	if (cli->ablate && cli->bare_metal)
+		return lm_cli_usage_error(cli, "bench: --ablate-host-preference needs a VM (no host preference on bare metal)");
 	memset(&o, 0, sizeof(o));
 	o.vm = cli->bare_metal ? NULL : cli->argv[0];
 	o.bare_metal = cli->bare_metal;
@@ -154,10 +156,6 @@ int lm_cmd_bench(lm_cli *cli)
 	if ((rc = lm_cli_context(cli, &ctx)) != 0)
 		return rc;
 	lm_cli_trap_signals();
-	if (cli->ablate && cli->bare_metal) {
-		lm_context_free(ctx);
-		return lm_cli_usage_error(cli, "bench: --ablate-host-preference needs a VM (no host preference on bare metal)");
-	}
 	rc = cli->ablate ? lm_bench_run_ablation(ctx, &o, &r) : lm_bench_run(ctx, &o, &r);
 	lm_context_free(ctx);
 	exit_code = rc < 0 ? LM_EXIT_FAILURE : LM_EXIT_OK;

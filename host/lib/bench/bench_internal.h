@@ -140,6 +140,7 @@ typedef struct {
 	cJSON *meta;               /* metadata.json */
 	lm_bench_result *r;        /* the tests recomputed from the raw files (published: as published) */
 	double *bare_metal;        /* published: the bare-metal median per test (r->ntests; 0 none) */
+	double *percent;           /* published: shimmed / bare metal in % as published (0: not published) */
 	int proven;                /* 1: the activation records prove both arms; 0: the folder has none
 	                              ("not proven by activation records"); -1: no shim to prove (bare metal) */
 	char vm[128], host[256];

@@ -215,7 +215,8 @@ static int load_published(lm_bench_folder *f)
 
 	if (!cJSON_IsArray(tests) || cJSON_GetArraySize(tests) == 0)
 		return lm_error_set(LM_ECORRUPT, "%s/metadata.json: a published folder without tests[]", f->dir);
-	if ((f->bare_metal = calloc((size_t)cJSON_GetArraySize(tests), sizeof(double))) == NULL)
+	if ((f->bare_metal = calloc((size_t)cJSON_GetArraySize(tests), sizeof(double))) == NULL ||
+	    (f->percent = calloc((size_t)cJSON_GetArraySize(tests), sizeof(double))) == NULL)
 		return lm_error_nomem();
 	cJSON_ArrayForEach(t, tests) {
 		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "test"));
@@ -231,7 +232,8 @@ static int load_published(lm_bench_folder *f)
 		/* The ratio as published when it is (of the unrounded medians), else of the medians. */
 		bt->ratio = num(t, "ratio") > 0 ? num(t, "ratio") : lm_bench_ratio(bt->shimmed_median, bt->stock_median);
 		bt->stock_samples = bt->shimmed_samples = (size_t)num(t, "samples");
-		f->bare_metal[n++] = num(t, "bare_metal");
+		f->bare_metal[n] = num(t, "bare_metal");
+		f->percent[n++] = num(t, "percent_of_bare_metal");
 	}
 	for (a = 0; a < 2; a++) {
 		const cJSON *m = cJSON_GetObjectItemCaseSensitive(sel, a ? "shimmed" : "stock");
@@ -404,5 +406,6 @@ void lm_bench_folder_dispose(lm_bench_folder *f)
 	cJSON_Delete(f->meta);
 	lm_bench_result_free(f->r);
 	free(f->bare_metal);
+	free(f->percent);
 	memset(f, 0, sizeof(*f));
 }

@@ -125,7 +125,8 @@ int lm_bench_compare_svg(const lm_bench_comparison *c, const char *file)
 
 /* ---- the compatibility matrix ---- */
 
-static void version_cell(lm_buf *b, const cJSON *meta, const char *version, const char *build)
+/* "26.6.1 (25G90)"; with a manager, "lume 0.5.1". */
+static void version_cell(lm_buf *b, const cJSON *meta, const char *version, const char *build, int paren)
 {
 	const char *v = lm_bench_meta_str(meta, version), *bd = lm_bench_meta_str(meta, build);
 
@@ -134,7 +135,7 @@ static void version_cell(lm_buf *b, const cJSON *meta, const char *version, cons
 	else if (bd == NULL)
 		lm_buf_addf(b, " %s |", v);
 	else
-		lm_buf_addf(b, " %s (%s) |", v, bd);
+		lm_buf_addf(b, paren ? " %s (%s) |" : " %s %s |", v, bd);
 }
 
 /* The speed-up of the first test of a kind: prompt processing (pp: n_gen 0) or generation (tg). */
@@ -202,9 +203,9 @@ static int matrix_row(lm_buf *b, const char *dir)
 	}
 	lm_buf_addf(b, "| %s |", lm_bench_meta_str(f.meta, "host.chip") ? lm_bench_meta_str(f.meta, "host.chip")
 	    : "not recorded");
-	version_cell(b, f.meta, "host.os_version", "host.os_build");
-	version_cell(b, f.meta, "guest.os_version", "guest.os_build");
-	version_cell(b, f.meta, "vm.manager", "vm.manager_version");
+	version_cell(b, f.meta, "host.os_version", "host.os_build", 1);
+	version_cell(b, f.meta, "guest.os_version", "guest.os_build", 1);
+	version_cell(b, f.meta, "vm.manager", "vm.manager_version", 0);
 	lm_buf_addf(b, " %s |", figures->llama_build[0] ? figures->llama_build : "not recorded");
 	lm_buf_addf(b, " %s |", kernels_ran(figures));
 	speedup_cell(b, figures->r, 0);
@@ -215,7 +216,9 @@ static int matrix_row(lm_buf *b, const char *dir)
 	else
 		lm_buf_adds(b, " not measured |");
 	by = lm_bench_meta_str(f.meta, "published.by");
-	lm_buf_addf(b, " [%s](%s)%s%s%s |\n", dir, dir, by ? ", published by " : "", by ? by : "",
+	/* The link from docs/compatibility.md, which lives in docs/. */
+	lm_buf_addf(b, " [%s](%s)%s%s%s |\n", dir, strncmp(dir, "docs/", 5) == 0 ? dir + 5 : dir, by ? ", published by " : "",
+	    by ? by : "",
 	    figures->proven == 0 && !by ? ", not proven by activation records" : "");
 out:
 	lm_bench_folder_dispose(&f);

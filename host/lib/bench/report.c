@@ -86,7 +86,9 @@ static cJSON *arm_json(const lm_bench_folder *f, const char *name, const cJSON *
 		cJSON_AddItemToObject(o, "shimmed", num_or_null(f->kind == LM_BENCH_FOLDER_BARE_METAL ? 0 : t->shimmed_median));
 		cJSON_AddItemToObject(o, "ratio", num_or_null(f->kind == LM_BENCH_FOLDER_BARE_METAL ? 0 : t->ratio));
 		cJSON_AddItemToObject(o, "bare_metal", num_or_null(bare));
-		cJSON_AddItemToObject(o, "percent_of_bare_metal", num_or_null(bare > 0 ? 100.0 * t->shimmed_median / bare : 0));
+		/* As published when it is (of the unrounded medians), else of the medians. */
+		cJSON_AddItemToObject(o, "percent_of_bare_metal", num_or_null(f->percent != NULL && f->percent[i] > 0 ?
+		    f->percent[i] : bare > 0 ? 100.0 * t->shimmed_median / bare : 0));
 		cJSON_AddNumberToObject(o, "samples", (double)t->shimmed_samples);
 		cJSON_AddItemToArray(tests, o);
 	}
