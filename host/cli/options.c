@@ -180,14 +180,11 @@ static const char *const command_help[] = {
 	"probe VM", "Stock vs shimmed capability table.",
 	"run VM [-i] [-t] [--require-shim] -- CMD...", "Run one guest command with the shim, as tart exec does; "
 	"its exit status is returned, then which of its processes loaded the shim.",
-	"bench VM -- llama-bench ARGS...", "Stock vs shimmed runs, interleaved, written as an evidence folder (docs/bench.md).",
+	"bench VM -- llama-bench ARGS...", "Stock vs shimmed as an evidence folder (docs/bench.md); "
+	"--ablate-host-preference: off and on.",
 	"bench --bare-metal -- llama-bench ARGS...", "The same on this host itself: the bare-metal record.",
-	"bench VM --ablate-host-preference -- llama-bench ARGS...", "Both arms with the host preference off, then "
-	"on (or on, then off): does this host and guest need it?",
-	"bench compare [--markdown] [--svg FILE] [--matrix] DIR...", "Evidence folders side by side, and the published "
-	"figures; with charts; the compatibility matrix.",
-	"report [--format markdown|json] [--archive FILE.tar.gz] DIR...", "One issue-ready block per evidence folder "
-	"(docs/results-report.md).",
+	"bench compare DIR...", "Folders side by side; --markdown --svg --matrix.",
+	"report DIR...", "Issue-ready results (docs/results-report.md).",
 	"rollback VM...|--all [--restore-host]", "Remove the guest files; restore the host preference when no VM is left.",
 	"profile list|show NAME|FILE|lint FILE", "Built-in profiles, a profile's effect and warnings.",
 	"host enable [--keep]|disable|status", "The host preference alone (--keep: kept for a CI fleet until host disable).",

@@ -230,6 +230,25 @@ PY
   jq_is "$E2E_DIR/r.json" '.reports[0].arms[0].tests[0] | "\(.test) \(.shimmed > .stock)"' "pp64 true"
   jq_is "$E2E_DIR/r.json" '.reports[0].llama_cpp.commit' 0000000
   jq_is "$E2E_DIR/r.json" '.reports[1] | "\(.kind) \(.arms[0].tests[0].shimmed) \(.kernel_verdict)"' "bare-metal null bare metal: no shim"
+  # The issue form asks for exactly the report's fields, and for the report itself and the archive.
+  "$LM_PYTHON" - "$here/../../.github/ISSUE_TEMPLATE/results.yml" "$E2E_DIR/r.json" <<'PY' || fail "the issue form"
+import json, sys, yaml
+form = yaml.safe_load(open(sys.argv[1]))
+ids = {b["id"]: b for b in form["body"] if "id" in b}
+report = json.load(open(sys.argv[2]))["reports"][0]
+# report member -> form field
+asked = {"host": ["host_chip", "host_macos"], "guest": ["guest_macos"], "vm_manager": ["vm_manager"],
+         "lume_metal_version": ["lume_metal"], "llama_cpp": ["llama_cpp"], "models": ["model"], "command": ["command"],
+         "arms": ["medians", "widened"], "kernel_verdict": ["kernel_verdict"], "known_defects": ["defects"],
+         "preference_needed": ["preference_needed"], "sha256sums_sha256": ["sums"]}
+facts = set(report) - {"folder", "kind", "failure", "published_by", "published_source"}
+assert facts == set(asked), facts ^ set(asked)
+want = {f for fs in asked.values() for f in fs} | {"report", "archive"}
+assert set(ids) == want, set(ids) ^ want
+assert all(b["validations"]["required"] for b in ids.values())
+assert ids["report"]["type"] == "textarea"
+print("issue form: %d fields, every report fact asked" % len(ids))
+PY
   lm report --archive "$E2E_DIR/rec.tar.gz" "$rec" >/dev/null || fail "report --archive"
   tar -tzf "$E2E_DIR/rec.tar.gz" | grep -qx './rec/SHA256SUMS' || fail "archive: $(tar -tzf "$E2E_DIR/rec.tar.gz")"
   (mkdir "$E2E_DIR/un" && cd "$E2E_DIR/un" && tar -xzf "$E2E_DIR/rec.tar.gz" && cd rec && sha256sum -c --strict SHA256SUMS >/dev/null) ||
