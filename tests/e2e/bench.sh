@@ -229,6 +229,9 @@ PY
   "$LM_PYTHON" "$here/../support/json-validate" "$LM_RESULTS_SCHEMA" "$E2E_DIR/r.json" || fail "report: not valid against the schema"
   jq_is "$E2E_DIR/r.json" '.reports[0].arms[0].tests[0] | "\(.test) \(.shimmed > .stock)"' "pp64 true"
   jq_is "$E2E_DIR/r.json" '.reports[0].llama_cpp.commit' 0000000
+  # The bare-metal folder reported beside it: % of bare metal for the tests of the same name.
+  jq -e '.reports[0].arms[0].tests[0] | .bare_metal > 0 and (.percent_of_bare_metal - 100 * .shimmed / .bare_metal | fabs) < 0.001' \
+    "$E2E_DIR/r.json" >/dev/null || fail "report: % of bare metal: $(jq .reports[0].arms "$E2E_DIR/r.json")"
   jq_is "$E2E_DIR/r.json" '.reports[1] | "\(.kind) \(.arms[0].tests[0].shimmed) \(.kernel_verdict)"' "bare-metal null bare metal: no shim"
   # The issue form asks for exactly the report's fields, and for the report itself and the archive.
   "$LM_PYTHON" - "$here/../../.github/ISSUE_TEMPLATE/results.yml" "$E2E_DIR/r.json" <<'PY' || fail "the issue form"

@@ -67,8 +67,27 @@ static void llama_build(const lm_bench_folder *f, long long *number, char *commi
 	free(text);
 }
 
-/* One arm: a bench record's tests (bare metal: the set's bare figure for a published folder). */
-static cJSON *arm_json(const lm_bench_folder *f, const char *name, const cJSON *ablation_arm)
+/* The bare-metal folders among those reported: the figures the others' shimmed arms are set
+ * against, for the tests of the same name (as bench compare does). */
+typedef struct {
+	lm_bench_folder *f;
+	size_t n;
+} bare_set;
+
+static double bare_figure(const bare_set *bs, const char *test)
+{
+	size_t i, j;
+
+	for (i = 0; bs != NULL && i < bs->n; i++)
+		for (j = 0; j < bs->f[i].r->ntests; j++)
+			if (strcmp(bs->f[i].r->tests[j]->name, test) == 0)
+				return bs->f[i].r->tests[j]->stock_median;
+	return 0;
+}
+
+/* One arm: a bench record's tests, set against a published folder's own bare-metal figures or
+ * the set's bare-metal folder. */
+static cJSON *arm_json(const lm_bench_folder *f, const char *name, const cJSON *ablation_arm, const bare_set *bs)
 {
 	cJSON *arm = cJSON_CreateObject(), *tests = cJSON_CreateArray(), *w = cJSON_CreateArray();
 	const cJSON *ex = cJSON_GetObjectItemCaseSensitive(ablation_arm, "exercise");
@@ -78,7 +97,8 @@ static cJSON *arm_json(const lm_bench_folder *f, const char *name, const cJSON *
 	cJSON_AddItemToObject(arm, "preference", str_or_null(lm_bench_meta_str(ablation_arm, "preference")));
 	for (i = 0; i < f->r->ntests; i++) {
 		const lm_bench_test *t = f->r->tests[i];
-		const double bare = f->bare_metal != NULL ? f->bare_metal[i] : 0;
+		const double bare = f->bare_metal != NULL ? f->bare_metal[i] : f->kind == LM_BENCH_FOLDER_BARE_METAL ? 0 :
+		    bare_figure(bs, t->name);
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "test", t->name);
 		cJSON_AddStringToObject(o, "unit", f->r->parser == LM_BENCH_PARSER_NONE ? "s" : "t/s");
@@ -156,7 +176,7 @@ static const char *kind_name(lm_bench_folder_kind k)
 }
 
 /* One folder's report as JSON (the Markdown is rendered from it). */
-static int folder_report(const char *dir, cJSON **out)
+static int folder_report(const char *dir, const bare_set *bs, cJSON **out)
 {
 	lm_bench_folder f, sub[2];
 	const lm_bench_folder *first;
@@ -230,7 +250,7 @@ static int folder_report(const char *dir, cJSON **out)
 				continue;
 			cJSON_AddItemToArray(arms, arm_json(&sub[k], cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "restarted")) &&
 			    strcmp(lm_bench_meta_str(a, "preference") ? lm_bench_meta_str(a, "preference") : "", "on") == 0 ?
-			    "preference on" : "preference off", a));
+			    "preference on" : "preference off", a, bs));
 			cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a, "exercise"),
 			    "defects"))
 				cJSON_AddItemToArray(defects, cJSON_Duplicate(d, 0));
@@ -242,7 +262,7 @@ static int folder_report(const char *dir, cJSON **out)
 		cJSON_AddItemToObject(rep, "preference_needed", cJSON_IsBool(needed) ? cJSON_CreateBool(cJSON_IsTrue(needed))
 		                                                                     : cJSON_CreateNull());
 	} else {
-		cJSON_AddItemToArray(arms, arm_json(&f, f.kind == LM_BENCH_FOLDER_BARE_METAL ? "bare metal" : "run", NULL));
+		cJSON_AddItemToArray(arms, arm_json(&f, f.kind == LM_BENCH_FOLDER_BARE_METAL ? "bare metal" : "run", NULL, bs));
 		cJSON_AddStringToObject(rep, "kernel_verdict", kernel_verdict(&f, NULL));
 		cJSON_AddNullToObject(rep, "preference_needed");
 	}
@@ -374,19 +394,31 @@ static void report_markdown(lm_buf *b, const cJSON *rep)
 int lm_bench_report(const char *const *dirs, size_t n, lm_bench_report_format format, char **out)
 {
 	cJSON *doc, *reports, *rep;
+	bare_set bs = {NULL, 0};
 	size_t i;
 	int rc = 0;
 
 	*out = NULL;
 	if (dirs == NULL || n == 0)
 		return lm_error_set(LM_EINVALID, "report: no evidence folder given");
-	if ((doc = cJSON_CreateObject()) == NULL)
+	if ((doc = cJSON_CreateObject()) == NULL || (bs.f = calloc(n, sizeof(*bs.f))) == NULL) {
+		cJSON_Delete(doc);
 		return lm_error_nomem();
+	}
+	for (i = 0; i < n && rc == 0; i++) {
+		if ((rc = lm_bench_folder_load(&bs.f[bs.n], dirs[i])) == 0 && bs.f[bs.n].kind == LM_BENCH_FOLDER_BARE_METAL)
+			bs.n++;
+		else
+			lm_bench_folder_dispose(&bs.f[bs.n]);
+	}
 	cJSON_AddStringToObject(doc, "format", RESULTS_FORMAT);
 	reports = cJSON_AddArrayToObject(doc, "reports");
 	for (i = 0; i < n && rc == 0; i++)
-		if ((rc = folder_report(dirs[i], &rep)) == 0)
+		if ((rc = folder_report(dirs[i], &bs, &rep)) == 0)
 			cJSON_AddItemToArray(reports, rep);
+	for (i = 0; i < bs.n; i++)
+		lm_bench_folder_dispose(&bs.f[i]);
+	free(bs.f);
 	if (rc == 0 && format == LM_BENCH_REPORT_JSON) {
 		if ((*out = cJSON_Print(doc)) == NULL)
 			rc = lm_error_nomem();
