@@ -50,6 +50,11 @@ typedef struct {
 	int repetitions;         /* --repetitions N (bench; 0: the default) */
 	const char *out_dir;     /* --out DIR (bench) */
 	int bare_metal;          /* --bare-metal (bench) */
+	int ablate;              /* --ablate-host-preference (bench) */
+	int markdown;            /* --markdown (bench compare) */
+	const char *svg_file;    /* --svg FILE (bench compare) */
+	int matrix;              /* --matrix (bench compare) */
+	const char *archive;     /* --archive FILE.tar.gz (report) */
 	lm_bench_parser workload_parser; /* --workload-parser (bench) */
 	const char *chip;        /* --chip FAMILY: the host's own family for `profile lint` */
 	const char *old_host;    /* --host VALUE, the old name: an address or a chip (options.c resolve_host) */
@@ -198,6 +203,7 @@ void lm_cli_activation_lines(const lm_run_result *res, int children);
 int lm_cmd_rollback(lm_cli *cli);
 int lm_cmd_forget_host(lm_cli *cli);
 int lm_cmd_bench(lm_cli *cli);
+int lm_cmd_report(lm_cli *cli);   /* cmd_report.c: evidence folders as issue-ready blocks */
 int lm_cmd_gc(lm_cli *cli);
 int lm_cmd_agent(lm_cli *cli);
 int lm_cmd_doctor(lm_cli *cli);

@@ -22,7 +22,8 @@ static const struct {
 	{"host", "keep dry-run force force-user-mismatch"},
 	{"forget-host", ""},
 	{"gc", "dry-run"},
-	{"bench", "profile repetitions out workload-parser bare-metal no-wait"},
+	{"bench", "profile repetitions out workload-parser bare-metal no-wait ablate-host-preference markdown svg matrix"},
+	{"report", "archive force"},
 	{"agent", "label keep-alive run-at-load process-type run-hardened-stock resign-copy profile dry-run no-wait"},
 	{"doctor", "bundle"},
 	{"selftest", "out"},
@@ -49,6 +50,12 @@ static const struct {
 	{"run", "lume-metal run -t my-vm -- top", "A pseudo-terminal with this window's size; keys go to the guest."},
 	{"bench", "lume-metal bench my-vm -- llama-bench -m model.gguf", "Stock vs shimmed runs as an evidence folder."},
 	{"bench", "lume-metal bench compare DIR1 DIR2", "Two evidence folders side by side."},
+	{"bench", "lume-metal bench my-vm --ablate-host-preference -- llama-bench -m model.gguf", "Both arms with the host "
+	    "preference off and on: does this host and guest need it?"},
+	{"bench", "lume-metal bench compare --markdown --svg chart.svg DIR", "Markdown with Mermaid bar charts (a CI job "
+	    "summary), and the charts as SVG."},
+	{"report", "lume-metal report --archive run.tar.gz DIR", "The issue-ready block of an evidence folder, and the "
+	    "folder packed to attach."},
 	{"rollback", "lume-metal rollback my-vm", "Remove the guest files; the preference is restored after the last VM."},
 	{"rollback", "lume-metal rollback --all --restore-host", "Everything, and the host preference even when kept."},
 	{"profile", "lume-metal profile list", "The built-in profiles."},

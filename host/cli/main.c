@@ -17,6 +17,7 @@ static const struct {
 	{"host", lm_cmd_host},
 	{"forget-host", lm_cmd_forget_host},
 	{"bench", lm_cmd_bench},
+	{"report", lm_cmd_report},
 	{"gc", lm_cmd_gc},
 	{"agent", lm_cmd_agent},
 	{"doctor", lm_cmd_doctor},

@@ -16,7 +16,8 @@ enum opt_id {
 	OPT_EXERCISE, OPT_KEEP_HOST, OPT_RESTORE_HOST, OPT_REPETITIONS, OPT_OUT, OPT_WORKLOAD_PARSER, OPT_BARE_METAL,
 	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD, OPT_COLOR, OPT_ADDRESS, OPT_CHIP,
 	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM, OPT_INTERACTIVE, OPT_TTY, OPT_REQUIRE_EXERCISE,
-	OPT_PREFIX, OPT_GITHUB_ENV, OPT_RECORD_DIR, OPT_PROCESS_TYPE, OPT_RESIGN_COPY, OPT_HOST_PREFERENCE
+	OPT_PREFIX, OPT_GITHUB_ENV, OPT_RECORD_DIR, OPT_PROCESS_TYPE, OPT_RESIGN_COPY, OPT_HOST_PREFERENCE,
+	OPT_ABLATE, OPT_MARKDOWN, OPT_SVG, OPT_MATRIX, OPT_ARCHIVE
 };
 
 static const struct option_doc {
@@ -27,9 +28,11 @@ static const struct option_doc {
 	const char *env;   /* environment variable that sets the same, or NULL */
 	const char *help;
 } options[] = {
-	{"format", required_argument, OPT_FORMAT, "text|json|jsonl", NULL,
+	{"format", required_argument, OPT_FORMAT, "text|json|jsonl|markdown", NULL,
 	 "Output format. json prints one document with a versioned schema (docs/json-output.md); jsonl prints "
-	 "one line per step start and end per VM, then the document on one line (for CI logs and dashboards)."},
+	 "one line per step start and end per VM, then the document on one line (for CI logs and dashboards). "
+	 "report: markdown (the default, the same as text) or json (the results document, "
+	 "docs/results-report.md)."},
 	{"quiet", no_argument, OPT_QUIET, NULL, NULL,
 	 "No progress and no informational lines: results, warnings and errors only."},
 	{"label", required_argument, OPT_LABEL, "LABEL", NULL,
@@ -67,7 +70,8 @@ static const struct option_doc {
 	 "needs do not run on this machine: a CI job's choice between the fast path and a clear skip."},
 	{"dry-run", no_argument, OPT_DRY_RUN, NULL, NULL, "Print the plan and change nothing (enable, rollback, host, gc)."},
 	{"force", no_argument, OPT_FORCE, NULL, NULL,
-	 "host disable/rollback: restore the preference even if someone else changed it since."},
+	 "host disable/rollback: restore the preference even if someone else changed it since. report --archive: "
+	 "write over an existing file."},
 	{"force-user-mismatch", no_argument, OPT_FORCE_USER_MISMATCH, NULL, NULL,
 	 "DANGEROUS. Write the host preference although the Lume server runs as another user, or "
 	 "lume-metal runs as root and no server shows whose VMs read it. The VMs read only their own "
@@ -107,6 +111,21 @@ static const struct option_doc {
 	{"bare-metal", no_argument, OPT_BARE_METAL, NULL, NULL,
 	 "bench: run the workload on this host itself (one arm, no VM): the bare-metal record `bench compare` "
 	 "sets unlocked runs against."},
+	{"ablate-host-preference", no_argument, OPT_ABLATE, NULL, NULL,
+	 "bench: run the stock and shimmed arms twice, with the host preference off and on (the VM restarted "
+	 "between them, the exercise run in each, the preference put back as it was at the end, also on failure "
+	 "or Ctrl-C): the folder says whether this host and guest need the preference."},
+	{"markdown", no_argument, OPT_MARKDOWN, NULL, NULL,
+	 "bench compare: print Markdown (the table, then a Mermaid bar chart per folder and test: stock, "
+	 "unlocked, bare metal) for an issue, a pull request or a CI job summary."},
+	{"svg", required_argument, OPT_SVG, "FILE", NULL,
+	 "bench compare: also write the bar charts as an SVG file (made by lume-metal itself)."},
+	{"matrix", no_argument, OPT_MATRIX, NULL, NULL,
+	 "bench compare: print the compatibility matrix of the folders (host chip, host macOS, guest macOS, VM "
+	 "manager: kernels ran, pp and tg speed-ups, preference needed) as Markdown (docs/compatibility.md)."},
+	{"archive", required_argument, OPT_ARCHIVE, "FILE.tar.gz", NULL,
+	 "report: also pack the evidence folder as a gzip'd tar to attach to an issue (one folder; an existing "
+	 "file is refused unless --force)."},
 	{"no-wait", no_argument, OPT_NO_WAIT, NULL, NULL,
 	 "enable, rollback, probe, run: when another lume-metal process is working on the VM, fail at "
 	 "once instead of waiting for it to finish."},
@@ -177,9 +196,11 @@ static const char *const command_help[] = {
 	"probe VM", "Stock vs shimmed capability table.",
 	"run VM [-i] [-t] [--require-shim] [--resign-copy] -- CMD...", "Run one guest command with the shim, as tart exec does; "
 	"its exit status is returned, then which of its processes loaded the shim.",
-	"bench VM -- llama-bench ARGS...", "Stock vs shimmed runs, interleaved, written as an evidence folder (docs/bench.md).",
+	"bench VM -- llama-bench ARGS...", "Stock vs shimmed as an evidence folder (docs/bench.md); "
+	"--ablate-host-preference: off and on.",
 	"bench --bare-metal -- llama-bench ARGS...", "The same on this host itself: the bare-metal record.",
-	"bench compare DIR...", "Evidence folders side by side, and the published figures.",
+	"bench compare DIR...", "Folders side by side; --markdown --svg --matrix.",
+	"report DIR...", "Issue-ready results (docs/results-report.md).",
 	"rollback VM...|--all [--restore-host]", "Remove the guest files; restore the host preference when no VM is left.",
 	"profile list|show NAME|FILE|lint FILE", "Built-in profiles, a profile's effect and warnings.",
 	"host enable [--keep]|disable|status", "The host preference alone (--keep: kept for a CI fleet until host disable).",
@@ -271,10 +292,10 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 		cli->jsonl = strcmp(arg, "jsonl") == 0;
 		if (strcmp(arg, "json") == 0 || cli->jsonl)
 			cli->json = 1;
-		else if (strcmp(arg, "text") == 0)
+		else if (strcmp(arg, "text") == 0 || strcmp(arg, "markdown") == 0)
 			cli->json = 0;
 		else
-			return lm_cli_usage_error(cli, "%s: expected text, json or jsonl, found '%s'", source, arg);
+			return lm_cli_usage_error(cli, "%s: expected text, json, jsonl or markdown, found '%s'", source, arg);
 		return 0;
 	case OPT_QUIET: cli->quiet = 1; return 0;
 	case OPT_LABEL: cli->label = arg; return 0;
@@ -305,6 +326,11 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	case OPT_VERBOSE: cli->verbose = 1; return 0;
 	case OPT_OUT: cli->out_dir = arg; return 0;
 	case OPT_BARE_METAL: cli->bare_metal = 1; return 0;
+	case OPT_ABLATE: cli->ablate = 1; return 0;
+	case OPT_MARKDOWN: cli->markdown = 1; return 0;
+	case OPT_SVG: cli->svg_file = arg; return 0;
+	case OPT_MATRIX: cli->matrix = 1; return 0;
+	case OPT_ARCHIVE: cli->archive = arg; return 0;
 	case OPT_WORKLOAD_PARSER:
 		if (strcmp(arg, "llama-bench") == 0)
 			cli->workload_parser = LM_BENCH_PARSER_LLAMA_BENCH;

@@ -83,6 +83,11 @@ typedef struct {
 	int *stock_exit, *shimmed_exit;          /* exit status per round */
 	double seconds;            /* the whole run */
 	int bare_metal;            /* a run on the host itself: the "stock" fields hold the host arm */
+	char llama_build[96];      /* llama.cpp's build as llama-bench printed it: "b10167 (ee3d1b54c)";
+	                              "" when not printed (or no llama-bench parser) */
+	int ablation;              /* the run was the host-preference ablation: dir holds two records */
+	int preference_needed;     /* ablation: 1 the kernels failed with the preference off and ran with
+	                              it on, 0 they ran without it, -1 not told (an arm failed) */
 } lm_bench_result;
 
 /* Run the benchmark. Returns 0 when every run exited 0 and, with the llama-bench parser, its
@@ -91,6 +96,15 @@ typedef struct {
  * NULL only when the result itself could not be allocated. Free it with lm_bench_result_free(). */
 LM_EXTERN(int) lm_bench_run(lm_context *ctx, const lm_bench_options *opts, lm_bench_result **out);
 LM_EXTERN(void) lm_bench_result_free(lm_bench_result *result);
+
+/* The host-preference ablation (docs/bench.md): the same run twice in one folder, with the host
+ * preference off and on -- the VM restarted between them with the preference changed, the
+ * exercise run in each -- and the preference put back exactly as it was at the end (also on
+ * failure and when canceled), the VM then running at the level it had. The arm matching the
+ * preference as found runs last, so that no restart is needed after it. opts as for
+ * lm_bench_run (not bare_metal); the result is the last arm's, with ablation and
+ * preference_needed set and dir the folder holding both (preference-off/, preference-on/). */
+LM_EXTERN(int) lm_bench_run_ablation(lm_context *ctx, const lm_bench_options *opts, lm_bench_result **out);
 
 /* bench compare: one row per test of each folder, then one per published figure. Numbers are 0
  * when there is none (the tool shows "-", JSON null). */
@@ -114,6 +128,12 @@ typedef struct {
 	double bare_metal;         /* the stock median of the set's bare-metal folder for the same test */
 	double unlocked_over_bare_metal;
 	const char *provenance;    /* a published figure: where it is from; NULL for a folder */
+	int proven;                /* 1: the folder's activation records prove both arms; 0: it has none
+	                              (recorded before them, or published): "not proven by activation
+	                              records"; -1: nothing to prove (bare metal) */
+	const char *llama_build;   /* llama.cpp's build ("b10167 (ee3d1b54c)"); NULL when not recorded */
+	const char *note;          /* what qualifies the row ("not proven by activation records",
+	                              "published by Cua (trycua/cua)"); NULL when nothing does */
 } lm_bench_comparison_row;
 
 typedef struct {
@@ -129,6 +149,31 @@ typedef struct {
  * (lm_bench_compare_to_json). */
 LM_EXTERN(int) lm_bench_compare(const char *const *dirs, size_t n, lm_bench_comparison **out);
 LM_EXTERN(void) lm_bench_comparison_free(lm_bench_comparison *comparison);
+
+/* The comparison as Markdown (bench compare --markdown; the Action's job summary embeds it): the
+ * table, then per folder and test a bar chart of stock / unlocked / bare metal as a Mermaid
+ * xychart-beta block. *out is the caller's to free(). */
+LM_EXTERN(int) lm_bench_compare_markdown(const lm_bench_comparison *c, char **out);
+/* The same charts as one SVG document, made here (bench compare --svg FILE), written to file
+ * atomically (replacing it). */
+LM_EXTERN(int) lm_bench_compare_svg(const lm_bench_comparison *c, const char *file);
+
+/* The compatibility matrix (bench compare --matrix, docs/compatibility.md): one row per folder --
+ * host chip, host macOS, guest macOS, VM manager -> whether the kernels ran, the pp and tg
+ * speed-ups, whether the host preference was needed -- as a Markdown document that says how to
+ * add a row. The folders are named in it as given. */
+LM_EXTERN(int) lm_bench_matrix_markdown(const char *const *dirs, size_t n, char **out);
+
+/* lume-metal report: one issue-ready block per evidence folder (docs/results-report.md). */
+typedef enum {
+	LM_BENCH_REPORT_MARKDOWN = 0,
+	LM_BENCH_REPORT_JSON        /* the results document, lume-metal-results/1
+	                               (docs/results-report.schema.json) */
+} lm_bench_report_format;
+LM_EXTERN(int) lm_bench_report(const char *const *dirs, size_t n, lm_bench_report_format format, char **out);
+/* Pack an evidence folder as a gzip'd tar (GitHub attaches files, not folders), written atomically
+ * to file; an existing file is refused (LM_EINVALID) unless overwrite. */
+LM_EXTERN(int) lm_bench_archive(const char *dir, const char *file, int overwrite);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 : "${LM_LLAMA_BENCH:?LM_LLAMA_BENCH: the llama-bench stand-in}"
 : "${LM_SCHEMA:?LM_SCHEMA: docs/json-output.schema.json}" "${LM_PYTHON:?LM_PYTHON: a python3 with jsonschema}"
 : "${LM_ACTIVATION_SCHEMA:?LM_ACTIVATION_SCHEMA: docs/activation-format.schema.json}"
+: "${LM_RESULTS_SCHEMA:?LM_RESULTS_SCHEMA: docs/results-report.schema.json}"
 
 # An enabled vm1 with llama-bench and a model file in its guest.
 setup_guest() {
@@ -138,8 +139,13 @@ scenario_bench_record() {
   # compare: both folders and the published figures; a changed file is refused.
   lm bench compare "$rec" "$E2E_DIR/rec2" >"$E2E_DIR/c.txt" || fail "compare: $(cat "$E2E_DIR/c.txt")"
   cat "$E2E_DIR/c.txt"
-  grep -Eq "rec +vm1 +pp64 " "$E2E_DIR/c.txt" || fail "compare: no pp64 row"
-  grep -Eq "rec2 +vm1 +pp32 " "$E2E_DIR/c.txt" || fail "compare: no pp32 row"
+  # Every row names the llama.cpp build (the stand-in prints build_commit 0000000, build_number 0).
+  grep -Eq "rec +vm1 +build 0000000 +pp64 " "$E2E_DIR/c.txt" || fail "compare: no pp64 row"
+  grep -Eq "rec2 +vm1 +build 0000000 +pp32 " "$E2E_DIR/c.txt" || fail "compare: no pp32 row"
+  grep -Eq "^published +TinyLlama.* b10167 +pp512 +431.86 +4786.70 +11.08x +4871.99 +0.98x" "$E2E_DIR/c.txt" ||
+    fail "compare: no published bare-metal figure"
+  grep -Eq "^published +Gemma 4.* b10167 +tg128 +3.41 +49.67 +14.54x +52.38 +0.95x" "$E2E_DIR/c.txt" ||
+    fail "compare: no Gemma 4 figures"
   grep -Eq "^published +TinyLlama.* pp512 +431.86 +4786.70 +11.08x" "$E2E_DIR/c.txt" || fail "compare: no published row"
   grep -q "2026-08-09-m1-ultra/README.md" "$E2E_DIR/c.txt" || fail "compare: no provenance"
   lm_json "$E2E_DIR/c.json" bench compare "$rec" "$E2E_DIR/rec2"
@@ -165,6 +171,96 @@ scenario_bench_record() {
     "$E2E_DIR/cb.json" >/dev/null || fail "compare with bare metal: $(cat "$E2E_DIR/cb.json")"
   echo "figure: pp64 unlocked / bare metal (the stand-in, stock fake Metal on the host) = $(jq .rows[0].unlocked_over_bare_metal "$E2E_DIR/cb.json")"
   validate "$E2E_DIR/h.json" "$E2E_DIR/cb.json"
+  # Its text: one column (the host arm), nothing about an unlock.
+  LD_LIBRARY_PATH=$LM_FAKE_METAL lm bench --bare-metal --repetitions 1 --out "$E2E_DIR/bare-text" -- "$LM_LLAMA_BENCH" \
+    -m "$E2E_DIR/host-model.gguf" -p 64 -n 16 -r 1 >"$E2E_DIR/h.txt" 2>/dev/null || fail "bare text"
+  cat "$E2E_DIR/h.txt"
+  grep -Eq '^  test +host t/s$' "$E2E_DIR/h.txt" && grep -Eq '^  pp64 +[0-9.]+$' "$E2E_DIR/h.txt" &&
+    ! grep -q "unlock\|shimmed" "$E2E_DIR/h.txt" || fail "bare-metal text: $(cat "$E2E_DIR/h.txt")"
+  grep -q "llama.cpp build 0000000" "$E2E_DIR/h.txt" || fail "bare-metal headline without the build"
+
+  # The pictures: README.md's Mermaid chart per test; compare --markdown's table and charts (what the
+  # Action's job summary embeds); compare --svg, opened with an XML parser: a bar per arm and figure.
+  grep -q '^# lume-metal bench: vm1, llama.cpp build 0000000$' "$rec/README.md" || fail "README headline: $(head -1 "$rec/README.md")"
+  grep -q '^xychart-beta$' "$rec/README.md" && grep -q '^    x-axis \["stock", "shimmed"\]$' "$rec/README.md" ||
+    fail "README chart: $(cat "$rec/README.md")"
+  lm bench compare --markdown --svg "$E2E_DIR/chart.svg" "$rec" "$E2E_DIR/bare" >"$E2E_DIR/c.md" || fail "compare --markdown"
+  grep -q '^| source | vm / workload | llama.cpp | test |' "$E2E_DIR/c.md" || fail "markdown table: $(cat "$E2E_DIR/c.md")"
+  [ "$(grep -c '^```mermaid$' "$E2E_DIR/c.md")" -eq 6 ] || fail "markdown: 2 tests + 4 published charts: $(cat "$E2E_DIR/c.md")"
+  grep -q '^    x-axis \["stock", "unlocked", "bare metal"\]$' "$E2E_DIR/c.md" || fail "markdown: no bare-metal bar"
+  grep -q '^    bar \[431.86, 4786.70, 4871.99\]$' "$E2E_DIR/c.md" || fail "markdown: the published bars"
+  "$LM_PYTHON" - "$E2E_DIR/chart.svg" "$(csv_field "$rec/results.csv" pp64 shimmed_median)" <<'PY' || fail "svg: $(cat "$E2E_DIR/chart.svg")"
+import sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == "{http://www.w3.org/2000/svg}svg", root.tag
+charts = root.findall("s:g[@class='chart']", ns)
+tests = [g.get("data-test") for g in charts]
+assert len(charts) == 6, tests
+assert any(t.endswith("pp64, llama.cpp build 0000000") for t in tests), tests
+assert any(t == "TinyLlama Q4_K_M pp512, llama.cpp b10167" for t in tests), tests
+for g in charts:
+    bars = g.findall("s:rect[@class='bar']", ns)
+    labels = [t.text for t in g.findall("s:text[@class='label']", ns)]
+    assert [b.get("data-label") for b in bars] == labels, (bars, labels)
+    assert labels == ["stock", "unlocked", "bare metal"], labels
+    heights = [float(b.get("height")) for b in bars]
+    values = [float(b.get("data-value")) for b in bars]
+    assert max(heights) == 160.0 and all(h > 0 for h in heights), heights
+    # Heights are proportional to the figures.
+    assert all(abs(h / 160.0 - v / max(values)) < 0.01 for h, v in zip(heights, values)), (heights, values)
+    assert [t.text for t in g.findall("s:text[@class='value']", ns)] == ["%.2f" % v for v in values]
+pp = [g for g in charts if g.get("data-test").endswith("pp64, llama.cpp build 0000000")][0]
+assert abs(float(pp.findall("s:rect", ns)[1].get("data-value")) - float(sys.argv[2])) < 0.01
+print("svg: %d charts, %d bars, checked" % (len(charts), sum(len(g.findall("s:rect", ns)) for g in charts)))
+PY
+
+  # report: the issue-ready block and the results document (valid against its schema), the archive.
+  lm report "$rec" >"$E2E_DIR/r.md" || fail "report"
+  cat "$E2E_DIR/r.md"
+  grep -q "^### lume-metal results: $rec\$" "$E2E_DIR/r.md" || fail "report heading"
+  grep -q "^| guest macOS | .* |$" "$E2E_DIR/r.md" && grep -q "^| host preference needed | not measured (no ablation) |$" "$E2E_DIR/r.md" ||
+    fail "report fields: $(cat "$E2E_DIR/r.md")"
+  grep -q "^| SHA256SUMS | sha256 $(sha256sum "$rec/SHA256SUMS" | cut -c1-64) |$" "$E2E_DIR/r.md" || fail "report: sums digest"
+  grep -q "^- supportsFamily: Apple9 (1009): stock false, given true$" "$E2E_DIR/r.md" || fail "report: widened answers"
+  grep -q "^| model | models/tiny.gguf, 65536 bytes, SHA-256 $(sha256sum "$(guest_home vm1)/models/tiny.gguf" | cut -c1-64) |$" \
+    "$E2E_DIR/r.md" || fail "report: model"
+  lm report --format json "$rec" "$E2E_DIR/bare" >"$E2E_DIR/r.json" || fail "report json"
+  "$LM_PYTHON" "$here/../support/json-validate" "$LM_RESULTS_SCHEMA" "$E2E_DIR/r.json" || fail "report: not valid against the schema"
+  jq_is "$E2E_DIR/r.json" '.reports[0].arms[0].tests[0] | "\(.test) \(.shimmed > .stock)"' "pp64 true"
+  jq_is "$E2E_DIR/r.json" '.reports[0].llama_cpp.commit' 0000000
+  # The bare-metal folder reported beside it: % of bare metal for the tests of the same name.
+  jq -e '.reports[0].arms[0].tests[0] | .bare_metal > 0 and (.percent_of_bare_metal - 100 * .shimmed / .bare_metal | fabs) < 0.001' \
+    "$E2E_DIR/r.json" >/dev/null || fail "report: % of bare metal: $(jq .reports[0].arms "$E2E_DIR/r.json")"
+  jq_is "$E2E_DIR/r.json" '.reports[1] | "\(.kind) \(.arms[0].tests[0].shimmed) \(.kernel_verdict)"' "bare-metal null bare metal: no shim"
+  # The issue form asks for exactly the report's fields, and for the report itself and the archive.
+  "$LM_PYTHON" - "$here/../../.github/ISSUE_TEMPLATE/results.yml" "$E2E_DIR/r.json" <<'PY' || fail "the issue form"
+import json, sys, yaml
+form = yaml.safe_load(open(sys.argv[1]))
+ids = {b["id"]: b for b in form["body"] if "id" in b}
+report = json.load(open(sys.argv[2]))["reports"][0]
+# report member -> form field
+asked = {"host": ["host_chip", "host_macos"], "guest": ["guest_macos"], "vm_manager": ["vm_manager"],
+         "lume_metal_version": ["lume_metal"], "llama_cpp": ["llama_cpp"], "models": ["model"], "command": ["command"],
+         "arms": ["medians", "widened"], "kernel_verdict": ["kernel_verdict"], "known_defects": ["defects"],
+         "preference_needed": ["preference_needed"], "sha256sums_sha256": ["sums"]}
+facts = set(report) - {"folder", "kind", "failure", "published_by", "published_source"}
+assert facts == set(asked), facts ^ set(asked)
+want = {f for fs in asked.values() for f in fs} | {"report", "archive"}
+assert set(ids) == want, set(ids) ^ want
+assert all(b["validations"]["required"] for b in ids.values())
+assert ids["report"]["type"] == "textarea"
+print("issue form: %d fields, every report fact asked" % len(ids))
+PY
+  lm report --archive "$E2E_DIR/rec.tar.gz" "$rec" >/dev/null || fail "report --archive"
+  tar -tzf "$E2E_DIR/rec.tar.gz" | grep -qx './rec/SHA256SUMS' || fail "archive: $(tar -tzf "$E2E_DIR/rec.tar.gz")"
+  (mkdir "$E2E_DIR/un" && cd "$E2E_DIR/un" && tar -xzf "$E2E_DIR/rec.tar.gz" && cd rec && sha256sum -c --strict SHA256SUMS >/dev/null) ||
+    fail "archive: the unpacked folder does not check"
+  cp "$E2E_DIR/rec.tar.gz" "$E2E_DIR/rec.keep"
+  lm report --archive "$E2E_DIR/rec.tar.gz" "$rec" >/dev/null 2>"$E2E_DIR/a.err" && fail "archive written over a file"
+  grep -q "rec.tar.gz exists" "$E2E_DIR/a.err" && cmp -s "$E2E_DIR/rec.tar.gz" "$E2E_DIR/rec.keep" || fail "archive: $(cat "$E2E_DIR/a.err")"
+  lm report --force --archive "$E2E_DIR/rec.tar.gz" "$rec" >/dev/null || fail "report --archive --force"
+  ls "$E2E_DIR"/rec.tar.gz.*.tmp 2>/dev/null && fail "archive temporary left"
 
   echo "tampered" >>"$E2E_DIR/rec2/stock-1.stderr"
   lm_json "$E2E_DIR/c2.json" bench compare "$rec" "$E2E_DIR/rec2"
@@ -236,14 +332,18 @@ scenario_bench_activation() {
   expect_rc 1 "$E2E_DIR/c2.json"
   jq -r .error.message "$E2E_DIR/c2.json" | grep -q "norecords: the shimmed run of round 2 has no activation: no process of the workload loaded the shim" ||
     fail "compare: $(cat "$E2E_DIR/c2.json")"
-  # A folder from before the records: refused too.
+  # A folder from before the records (as Cua's published runs): shown, marked as not proven by them.
   cp -r "$good" "$E2E_DIR/old"
   jq 'del(.activation) | del(.runs[].activation)' "$good/metadata.json" >"$E2E_DIR/old/metadata.json"
   rm "$E2E_DIR"/old/*.activation.*
   resum "$E2E_DIR/old"
   lm_json "$E2E_DIR/c3.json" bench compare "$E2E_DIR/old"
-  expect_rc 1 "$E2E_DIR/c3.json"
-  jq -r .error.message "$E2E_DIR/c3.json" | grep -q "recorded without activation records" || fail "compare: $(cat "$E2E_DIR/c3.json")"
+  expect_rc 0 "$E2E_DIR/c3.json"
+  jq_is "$E2E_DIR/c3.json" '.rows[0] | "\(.proven_by_activation_records) \(.note)"' "false not proven by activation records"
+  lm bench compare "$E2E_DIR/old" | grep -q "pp16 .* not proven by activation records" || fail "compare text: not marked"
+  # A good folder's rows are proven.
+  lm_json "$E2E_DIR/c5.json" bench compare "$good"
+  jq_is "$E2E_DIR/c5.json" '.rows[0] | "\(.proven_by_activation_records) \(.note)"' "true null"
 
   # 3. The guest's shell exports the shim to everything (Cua's guide, children included): the stock
   # arm loads it too. bench warns; compare refuses.
@@ -260,8 +360,100 @@ scenario_bench_activation() {
   expect_rc 1 "$E2E_DIR/c4.json"
   jq -r .error.message "$E2E_DIR/c4.json" | grep -q "global: the stock run of round 1 has an activation" ||
     fail "compare: $(cat "$E2E_DIR/c4.json")"
-  validate "$E2E_DIR/c2.json" "$E2E_DIR/c3.json" "$E2E_DIR/c4.json"
+  validate "$E2E_DIR/c2.json" "$E2E_DIR/c3.json" "$E2E_DIR/c4.json" "$E2E_DIR/c5.json"
   validate_activation "$E2E_DIR"/global/*.activation.*.json "$good"/*.activation.*.json
+  no_guest_records
+}
+
+# The preference as the journal and the store hold it: what an ablation must give back exactly.
+pref_state() { lm host status --format json | jq -c '.host_preference | {present, value, matches, recorded, original, kept, written}'; }
+
+# The host-preference ablation (issue 35): both arms with the preference off and on, the VM
+# restarted between them, the exercise in each, the preference given back; then a second one
+# interrupted by SIGINT in its first arm gives it back too.
+scenario_bench_ablation() {
+  setup_guest
+  local abl="$E2E_DIR/abl" before boots k f
+  before=$(pref_state)
+  plist_xml >"$E2E_DIR/plist.before"
+  boots=$(sim_events boot vm1)
+  lm bench vm1 --ablate-host-preference --repetitions 1 --out "$abl" -- llama-bench -m models/tiny.gguf -p 32 -n 8 -r 1 \
+    >"$E2E_DIR/a.txt" 2>"$E2E_DIR/a.err" || fail "ablation: $(cat "$E2E_DIR/a.txt" "$E2E_DIR/a.err")"
+  cat "$E2E_DIR/a.txt" "$E2E_DIR/a.err"
+  # Two restarts: off (the VM boots at the stock level), then on again (as found).
+  [ "$(sim_events boot vm1)" -eq $((boots + 2)) ] || fail "ablation: $(( $(sim_events boot vm1) - boots )) boots, 2 expected"
+  [ "$(pref_state)" = "$before" ] || fail "the preference not given back: $before -> $(pref_state)"
+  plist_xml | cmp -s - "$E2E_DIR/plist.before" || fail "the plist changed: $(plist_xml)"
+  grep -q "host preference needed: yes" "$E2E_DIR/a.txt" || fail "ablation text: $(cat "$E2E_DIR/a.txt")"
+  lm status vm1 --format json | jq -e '.vms[0].restart_pending == false' >/dev/null || fail "restart pending after the ablation"
+
+  # One folder: its summary, the two records, sums over all of it (sha256sum and shasum read them).
+  for f in README.md metadata.json metadata.md results.csv SHA256SUMS preference-off/README.md preference-off/SHA256SUMS \
+      preference-on/README.md preference-on/shimmed-1.json; do
+    [ -s "$abl/$f" ] || fail "the ablation lacks $f: $(ls -R "$abl")"
+  done
+  (cd "$abl" && sha256sum -c --strict SHA256SUMS >/dev/null && shasum -a 256 -c SHA256SUMS >/dev/null) || fail "ablation sums"
+  grep -q "preference-on/shimmed-1.json" "$abl/SHA256SUMS" || fail "the sums do not cover the arms"
+  (cd "$abl/preference-on" && sha256sum -c --strict SHA256SUMS >/dev/null) || fail "the on arm's own sums"
+  jq_is "$abl/metadata.json" .kind ablation
+  jq_is "$abl/metadata.json" .preference_needed true
+  jq_is "$abl/metadata.json" '[.arms[] | "\(.preference):\(.exercise.verdict)"] | join(" ")' "off:failed on:passed"
+  jq_is "$abl/metadata.json" '.arms[1].exercise.results.simdgroup_reduction' pass
+  jq_is "$abl/metadata.json" '.arms[0].exercise.results.simdgroup_reduction | . != "pass"' true
+  jq_is "$abl/metadata.json" '.preference | "\(.order) \(.restored)"' "off, then on (as found) true"
+  jq_is "$abl/metadata.json" .vm.name vm1
+  # With the preference off, llama-bench's reduction kernel failed in the shimmed arm: that arm failed,
+  # and its README says so first.
+  jq_is "$abl/metadata.json" '.arms[0].failure | test("the shimmed run of round 1 exited with 1")' true
+  sed -n 3p "$abl/preference-off/README.md" | grep -q '^\*\*This record FAILED\*\*: the shimmed run of round 1 exited' ||
+    fail "the failed arm's README: $(head -5 "$abl/preference-off/README.md")"
+  head -1 "$abl/README.md" | grep -q '^# lume-metal bench: vm1, host-preference ablation, llama.cpp build 0000000$' ||
+    fail "ablation README: $(head -3 "$abl/README.md")"
+  grep -q '^\*\*Host preference needed: yes.\*\*' "$abl/README.md" || fail "ablation README: $(cat "$abl/README.md")"
+  [ "$(grep -c '^```mermaid$' "$abl/README.md")" -ge 2 ] || fail "ablation README: no charts"
+  grep -q '^off,failed,pp32,' "$abl/results.csv" && grep -q '^on,passed,pp32,' "$abl/results.csv" || fail "results.csv: $(cat "$abl/results.csv")"
+  echo "figure: pp32 shimmed, preference on: $(grep '^on,passed,pp32,' "$abl/results.csv" | cut -d, -f5) t/s"
+
+  # report: the answer, each arm, valid against the schema; compare sets both arms side by side.
+  lm report "$abl" >"$E2E_DIR/ar.md" || fail "report"
+  cat "$E2E_DIR/ar.md"
+  grep -q '^| host preference needed | yes (the kernels failed with it off and ran with it on) |$' "$E2E_DIR/ar.md" &&
+    grep -q '^\*\*preference off\*\* — exercise failed$' "$E2E_DIR/ar.md" &&
+    grep -q '^\*\*preference on\*\* — exercise passed$' "$E2E_DIR/ar.md" || fail "report: $(cat "$E2E_DIR/ar.md")"
+  grep -q '^| kernel verdict | the exercise passed: the kernels the profile needs compile and compute correctly on this device |$' \
+    "$E2E_DIR/ar.md" || fail "report: the verdict"
+  lm report --format json "$abl" >"$E2E_DIR/ar.json" || fail "report json"
+  "$LM_PYTHON" "$here/../support/json-validate" "$LM_RESULTS_SCHEMA" "$E2E_DIR/ar.json" || fail "report json: schema"
+  jq_is "$E2E_DIR/ar.json" '.reports[0] | "\(.kind) \(.preference_needed) \([.arms[].name] | join(","))"' \
+    "ablation true preference off,preference on"
+  lm_json "$E2E_DIR/ac.json" bench compare "$abl"
+  expect_rc 0 "$E2E_DIR/ac.json"
+  jq_is "$E2E_DIR/ac.json" '[.rows[] | select(.source | test("preference-")) | .source | split("/") | last] | unique | join(",")' \
+    "preference-off,preference-on"
+  validate "$E2E_DIR/ac.json"
+  lm bench compare --matrix "$abl" >"$E2E_DIR/am.md" || fail "matrix"
+  grep -q '| yes | .*abl' "$E2E_DIR/am.md" || fail "matrix: $(cat "$E2E_DIR/am.md")"
+
+  # Interrupted in its first arm (the stock run waits in the guest until the test has seen it start):
+  # the preference given back, the VM restarted at the level it had, the folder says it failed.
+  local gate="$(guest_home vm1)/gate" pid
+  rm -f "$gate"
+  "$LM_BIN" bench vm1 --ablate-host-preference --repetitions 1 --workload-parser none --out "$E2E_DIR/int" -- \
+    sh -c 'touch started; while [ ! -e gate ]; do sleep 0.05; done' >"$E2E_DIR/i.txt" 2>&1 &
+  pid=$!
+  wait_for 120 "the first arm's run did not start" test -e "$(guest_home vm1)/started"
+  kill -INT "$pid"
+  touch "$gate"
+  wait "$pid" && fail "an interrupted ablation succeeded"
+  cat "$E2E_DIR/i.txt"
+  [ "$(pref_state)" = "$before" ] || fail "interrupted: the preference not given back: $before -> $(pref_state)"
+  plist_xml | cmp -s - "$E2E_DIR/plist.before" || fail "interrupted: the plist changed"
+  lm status vm1 --format json | jq -e '.vms[0].restart_pending == false' >/dev/null || fail "interrupted: restart pending"
+  jq_is "$E2E_DIR/int/metadata.json" '.preference.restored' true
+  jq_is "$E2E_DIR/int/metadata.json" '.failure | test("cancel|interrupt|stopped"; "i")' true
+  jq_is "$E2E_DIR/int/metadata.json" .preference_needed null
+  sed -n 3p "$E2E_DIR/int/README.md" | grep -q '^\*\*This record FAILED\*\*' || fail "interrupted README: $(head -5 "$E2E_DIR/int/README.md")"
+  (cd "$E2E_DIR/int" && sha256sum -c --strict SHA256SUMS >/dev/null) || fail "interrupted: sums"
   no_guest_records
 }
 

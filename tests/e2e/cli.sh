@@ -252,12 +252,12 @@ scenario_help() {
   lm completion bash >"$E2E_DIR/c.bash"; bash -n "$E2E_DIR/c.bash" || fail "bash -n"
   ( . "$E2E_DIR/c.bash"; COMP_WORDS=(lume-metal ag); COMP_CWORD=1; _lume_metal; [ "${COMPREPLY[*]}" = agent ] ) ||
     fail "bash completes 'ag' wrongly"
-  ( . "$E2E_DIR/c.bash"; COMP_WORDS=(lume-metal --format ''); COMP_CWORD=2; _lume_metal; [ "${COMPREPLY[*]}" = "text json jsonl" ] ) ||
+  ( . "$E2E_DIR/c.bash"; COMP_WORDS=(lume-metal --format ''); COMP_CWORD=2; _lume_metal; [ "${COMPREPLY[*]}" = "text json jsonl markdown" ] ) ||
     fail "bash completes --format wrongly"
   lm completion zsh >"$E2E_DIR/c.zsh"; zsh -n "$E2E_DIR/c.zsh" || fail "zsh -n"
   lm completion fish >"$E2E_DIR/c.fish"
   "${LM_FISH:?LM_FISH: fish, for fish -n}" -n "$E2E_DIR/c.fish" || fail "fish -n"
-  grep -q "^complete -c lume-metal -l format -x -a 'text json jsonl'" "$E2E_DIR/c.fish" || fail "$(cat "$E2E_DIR/c.fish")"
+  grep -q "^complete -c lume-metal -l format -x -a 'text json jsonl markdown'" "$E2E_DIR/c.fish" || fail "$(cat "$E2E_DIR/c.fish")"
 
   note "an error is printed once, on stderr, with one prefix; a VM not found names lume ls"
   sim_start --vm vm1
@@ -304,7 +304,7 @@ expect_offers() { # SHELL LINE GOT WANT
 scenario_completion() {
   sim_start --vm vm1 --vm ci-runner-1
   completion_setup
-  local cmds="agent bench completion doctor enable forget-host gc help host local probe profile rollback run selftest status"
+  local cmds="agent bench completion doctor enable forget-host gc help host local probe profile report rollback run selftest status"
   local vms="ci-runner-1 vm1" sorted_profiles
   sorted_profiles=$(tr ' ' '\n' <<<"$PROFILES" | sort | tr '\n' ' ' | sed 's/ $//')
   lm __complete vms | sort | tr '\n' ' ' | grep -qx "$vms " || fail "__complete vms: $(lm __complete vms)"
@@ -335,7 +335,7 @@ scenario_completion() {
   expect_offers fish "lume-metal profile show " "$(fish_words "lume-metal profile show ")" "$sorted_profiles"
   expect_offers fish "lume-metal agent install " "$(fish_words "lume-metal agent install ")" "$vms"
   expect_offers fish "lume-metal --format json " "$(fish_words "lume-metal --format json ")" "$cmds"
-  expect_offers fish "lume-metal --format " "$(fish_words "lume-metal --format ")" "json jsonl text"
+  expect_offers fish "lume-metal --format " "$(fish_words "lume-metal --format ")" "json jsonl markdown text"
   # The whole help text, past its first sentence.
   fish_offers "lume-metal enable --for" | grep -qF "then the document on one line (for CI logs and dashboards)." ||
     fail "fish cuts --format's description: $(fish_offers "lume-metal enable --for")"

@@ -420,7 +420,14 @@ static void test_compare_rows(void **state)
 		assert_string_equal(c->rows[i]->source, "published");
 		assert_non_null(strstr(c->rows[i]->provenance, "trycua/cua evidence/"));
 	}
-	assert_true(c->rows[4]->stock == 431.86 && c->rows[6]->stock == 0 && c->rows[6]->unlocked_over_stock == 7.20);
+	/* Complete: Gemma 4 beside TinyLlama, the bare-metal figures, the build, what proves them. */
+	assert_true(c->rows[4]->stock == 431.86 && c->rows[4]->bare_metal == 4871.99);
+	assert_true(c->rows[6]->stock == 71.66 && c->rows[6]->unlocked == 515.76 && c->rows[6]->unlocked_over_stock == 7.20);
+	assert_true(c->rows[7]->stock == 3.41 && c->rows[7]->unlocked == 49.67 && c->rows[7]->bare_metal == 52.38);
+	assert_true(c->rows[7]->unlocked_over_bare_metal > 0.948 && c->rows[7]->unlocked_over_bare_metal < 0.949);
+	assert_true(c->rows[7]->proven == 0 && strcmp(c->rows[7]->llama_build, "b10167") == 0);
+	assert_non_null(strstr(c->rows[7]->note, "not proven by activation records"));
+	assert_true(c->rows[0]->proven == 1 && c->rows[0]->note == NULL && c->rows[2]->proven == -1);
 	assert_true(LM_HAS_FIELD(c->rows[7], lm_bench_comparison_row, provenance));
 
 	lm_assert_ok(lm_bench_compare_to_json(c, &env, &doc));
@@ -428,7 +435,8 @@ static void test_compare_rows(void **state)
 		provenances++;
 	assert_int_equal(provenances, 4);
 	assert_non_null(strstr(doc, "\"unlocked\":\tnull"));
-	assert_non_null(strstr(doc, "\"unlocked_over_bare_metal\":\t1\n"));
+	assert_non_null(strstr(doc, "\"unlocked_over_bare_metal\":\t1,\n"));
+	assert_non_null(strstr(doc, "\"proven_by_activation_records\":\tfalse,\n\t\t\t\"llama_build\":\t\"b10167\""));
 	lm_free(doc);
 	lm_bench_comparison_free(c);
 
@@ -441,6 +449,40 @@ static void test_compare_rows(void **state)
 	lm_assert_error_has("the shimmed run of round 1 has no activation: no process of the workload loaded the shim");
 	assert_null(c);
 
+	/* The shim took but widened nothing (asked Apple9, the device said yes itself): refused too. */
+	remove_folder(vm_dir);
+	assert_int_equal(mkdir(vm_dir, 0700), 0);
+	write_folder_records(vm_dir, "", old_json, current_json, "\"shimmed-1.activation.4242.json\"");
+	{
+		char *text = strdup(activation_record), *hit = strstr(text, "\"stock\": false, \"given\": true");
+		assert_non_null(hit);
+		memcpy(hit, "\"stock\": true,  \"given\": true", strlen("\"stock\": true,  \"given\": true"));
+		lm_assert_ok(lm_bench_write_file(vm_dir, "shimmed-1.activation.4242.json", text, strlen(text)));
+		lm_assert_ok(lm_bench_write_sums(vm_dir));
+		free(text);
+	}
+	c = &before;
+	lm_assert_fails(lm_bench_compare(dirs, 2, &c), LM_EINVALID);
+	lm_assert_error_has("the shim took but widened no answer");
+
+	/* A folder from before activation records (as Cua's runs): shown, not proven by them. */
+	remove_folder(vm_dir);
+	assert_int_equal(mkdir(vm_dir, 0700), 0);
+	write_folder(vm_dir, "", old_json, current_json);
+	{
+		char meta[1024];
+		snprintf(meta, sizeof(meta), "{\"record\": \"lume-metal bench 1\", \"vm\": {\"name\": \"vm1\"}, \"workload\": "
+		    "{\"parser\": \"llama-bench\"}, \"protocol\": {\"rounds\": 1}, \"runs\": [{\"arm\": \"stock\", \"round\": 1, "
+		    "\"stdout\": \"stock-1.json\", \"stderr\": \"stock-1.stderr\"}, {\"arm\": \"shimmed\", \"round\": 1, "
+		    "\"stdout\": \"shimmed-1.json\", \"stderr\": \"shimmed-1.stderr\"}]}\n");
+		lm_assert_ok(lm_bench_write_file(vm_dir, "metadata.json", meta, strlen(meta)));
+		lm_assert_ok(lm_bench_write_sums(vm_dir));
+	}
+	lm_assert_ok(lm_bench_compare(dirs, 1, &c));
+	assert_true(c->rows[0]->proven == 0 && strcmp(c->rows[0]->note, "not proven by activation records") == 0);
+	assert_true(c->rows[0]->unlocked == 4786.7);
+	lm_bench_comparison_free(c);
+
 	/* A folder that is not one: an error, no result. */
 	c = &before;
 	dirs[1] = "/nonexistent";
@@ -449,6 +491,53 @@ static void test_compare_rows(void **state)
 	assert_int_equal(lm_bench_compare(dirs, 0, &c), LM_EINVALID);
 	remove_folder(vm_dir);
 	remove_folder(bare_dir);
+}
+
+/* The widened-answer rule: a family stock false given true, a threadgroup read given more. */
+static void test_widened(void **state)
+{
+	lm_activation a;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(lm_bench_activation_widened(&a), 0);
+	a.nquestions = 3;
+	a.questions[0] = (lm_activation_question){0, 1009, 0, 1};
+	a.questions[1] = (lm_activation_question){0, 1005, 1, 1};
+	a.questions[2] = (lm_activation_question){0, 1010, 0, 0};
+	assert_int_equal(lm_bench_activation_widened(&a), 1);
+	a.ntg = 2;
+	a.tg[0] = (lm_activation_tg_read){0, 32768, 65536};
+	a.tg[1] = (lm_activation_tg_read){0, 65536, 65536};
+	assert_int_equal(lm_bench_activation_widened(&a), 2);
+	assert_int_equal(lm_bench_activation_widened(NULL), 0);
+}
+
+/* The charts: a Mermaid block per test with the bars there are, the SVG's text escaped. */
+static void test_charts(void **state)
+{
+	const lm_bench_chart c[2] = {
+		{"pp512", "t/s", {"stock", "shimmed", "bare metal"}, {431.86, 4786.7, 0}},
+		{"a \"<&>\" b", "s", {"stock", "shimmed", "bare metal"}, {2, 1, 3}},
+	};
+	char *text = NULL, *svg = NULL;
+	lm_buf b;
+
+	(void)state;
+	lm_buf_init(&b, 1 << 20);
+	lm_bench_chart_mermaid(&b, "vm1", c, 2);
+	lm_assert_ok(lm_buf_take(&b, &text, NULL));
+	assert_non_null(strstr(text, "```mermaid\nxychart-beta\n    title \"vm1: pp512 (t/s, higher is faster)\"\n"
+	    "    x-axis [\"stock\", \"shimmed\"]\n    y-axis \"t/s\"\n    bar [431.86, 4786.70]\n```\n"));
+	assert_non_null(strstr(text, "title \"vm1: a '<&>' b (s, lower is faster)\""));
+	free(text);
+	lm_assert_ok(lm_bench_chart_svg("x & y", c, 2, &svg));
+	assert_non_null(strstr(svg, "<title>x &amp; y</title>"));
+	assert_non_null(strstr(svg, "data-test=\"a &quot;&lt;&amp;&gt;&quot; b\""));
+	assert_null(strstr(svg, "<&"));
+	assert_non_null(strstr(svg, "data-label=\"shimmed\" data-value=\"4786.70\""));
+	assert_null(strstr(svg, "data-value=\"0.00\""));
+	free(svg);
 }
 
 int main(void)
@@ -464,6 +553,8 @@ int main(void)
 		cmocka_unit_test(test_sums),
 		cmocka_unit_test(test_json_document),
 		cmocka_unit_test(test_compare_rows),
+		cmocka_unit_test(test_widened),
+		cmocka_unit_test(test_charts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -83,7 +83,7 @@ static void test_completion_details(void **state)
 	/* What each script must say: {shell, text}. */
 	static const char *const want[][2] = {
 		{"bash", "complete -F _lume_metal lume-metal\n"},
-		{"bash", "--format) COMPREPLY=($(compgen -W \"text json jsonl\" -- \"$cur\")); return ;;"},
+		{"bash", "--format) COMPREPLY=($(compgen -W \"text json jsonl markdown\" -- \"$cur\")); return ;;"},
 		{"bash", "--color) COMPREPLY=($(compgen -W \"auto always never\" -- \"$cur\")); return ;;"},
 		/* Option values are no positional words: `--format json` is not the command. */
 		{"bash", "--format|--label|"},
@@ -95,7 +95,7 @@ static void test_completion_details(void **state)
 		/* Directories for DIR options, files for FILE and PATH ones. */
 		{"bash", "compgen -d"}, {"bash", "compgen -f"},
 		{"zsh", "#compdef lume-metal\n"},
-		{"zsh", "--format) compadd -- text json jsonl; return ;;"},
+		{"zsh", "--format) compadd -- text json jsonl markdown; return ;;"},
 		{"zsh", "_files -/"},
 		{"zsh", "_describe -t commands command cmds"},
 		/* Whole descriptions, past the first sentence. */
@@ -103,8 +103,9 @@ static void test_completion_details(void **state)
 		{"fish", "complete -c lume-metal -n '__lume_metal_at :0' -a agent -d "},
 		{"fish", "complete -c lume-metal -n '__lume_metal_at \"agent:0\"' -a install -d "},
 		{"fish", "complete -c lume-metal -n '__lume_metal_at \"agent install:0\"' -a '(__lume_metal_vms)'"},
-		{"fish", "complete -c lume-metal -l format -x -a 'text json jsonl'"},
-		{"fish", "then the document on one line (for CI logs and dashboards).'"},
+		{"fish", "complete -c lume-metal -l format -x -a 'text json jsonl markdown'"},
+		{"fish", "then the document on one line (for CI logs and dashboards). report: markdown (the default, the same as "
+		    "text) or json (the results document, docs/results-report.md).'"},
 		/* An option only some commands take is offered after those only. */
 		{"fish", "complete -c lume-metal -l label -n '__fish_seen_subcommand_from agent local' -x"},
 		/* Quotes in help texts are escaped for fish. */
@@ -122,8 +123,8 @@ static void test_completion_details(void **state)
 		free(text);
 	}
 	lm_assert_not_contains(fish, "profile's effect");
-	/* Each command once (bench has three usage lines), the old --host in none. */
-	lm_assert_contains(bash, "compgen -W \"enable status probe run bench rollback profile host forget-host gc agent "
+	/* Each command once (bench has four usage lines), the old --host in none. */
+	lm_assert_contains(bash, "compgen -W \"enable status probe run bench report rollback profile host forget-host gc agent "
 	    "doctor help completion local\"");
 	lm_assert_not_contains(bash, "--host ");
 	lm_assert_not_contains(bash, "--host\"");

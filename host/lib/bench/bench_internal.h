@@ -7,6 +7,11 @@
  *   record.c       the evidence folder's files and SHA256SUMS
  *   run.c          lm_bench_run: the interleaved rounds
  *   compare.c      lm_bench_compare and the published figures
+ *   folder.c       an evidence folder read back (compare, report and the matrix share it)
+ *   chart.c        the bar charts: Mermaid xychart-beta blocks and SVG
+ *   report.c       lm_bench_report: issue-ready blocks, the results document, the archive
+ *   matrix.c       the compatibility matrix (docs/compatibility.md)
+ *   ablate.c       the host-preference ablation: the arms with the preference off and on
  *   selftest.c     lm_selftest_run: the simulator's assumptions measured in a guest
  */
 #ifndef LM_BENCH_INTERNAL_H
@@ -17,6 +22,8 @@
 #include <cjson/cJSON.h>
 
 #include "lume-metal/bench.h"
+#include "buf.h"
+#include "guestops.h"
 
 /* ---- llama_json.c ---- */
 
@@ -32,6 +39,7 @@ typedef struct {
 	char gpu_info[128];
 	int flash_attn;            /* -1 auto, 0, 1 (a bool in older builds) */
 	char load_mode[16];        /* "mmap", ...; older builds' use_mmap as "mmap" / "none"; "" absent */
+	long long build_number;    /* llama.cpp's release number (b10167: 10167); 0 absent */
 } lm_llama_record;
 
 typedef struct {
@@ -90,6 +98,16 @@ char *lm_bench_results_csv(const lm_bench_result *r);
 char *lm_bench_readme(const lm_bench_result *r, const cJSON *meta);
 char *lm_bench_metadata_md(const cJSON *meta);
 
+/* "b10167 (ee3d1b54c)", "b10167", "build ee3d1b54c" from a record; "" when neither is printed. */
+void lm_llama_build_name(const lm_llama_record *r, char *buf, size_t len);
+
+/* ---- run.c ---- */
+
+/* The folder: created, or an existing empty one; never one that holds files. *abs: its absolute path. */
+int lm_bench_make_folder(const char *dir, char **abs);
+/* UTC, RFC 3339; "unknown" when t is not a time. */
+void lm_bench_iso_time(double t, char *buf, size_t size);
+
 /* ---- run.c / compare.c: a folder's results recomputed from its raw files ---- */
 
 /* An empty result (its two Metal selections not printed), sizes set. */
@@ -101,5 +119,67 @@ lm_bench_test *lm_bench_add_test(lm_bench_result *r, const char *name);
 int lm_bench_collect(lm_bench_result *r, char *const *stock_out, char *const *shimmed_out, int rounds);
 /* The Metal selection of each arm from its stderr files. */
 void lm_bench_collect_metal(lm_bench_result *r, char *const *stock_err, char *const *shimmed_err, int rounds);
+
+/* ---- folder.c: an evidence folder read back ---- */
+
+/* Widened answers, the rule `bench compare` proves a shimmed arm by: a supportsFamily: question
+ * whose stock answer was false and given answer true, or a maxThreadgroupMemoryLength read given
+ * more than the device's own. The count of such answers in one activation record. */
+size_t lm_bench_activation_widened(const lm_activation *a);
+
+/* What kind of folder: a run in a VM, on the host itself, figures someone published (no raw
+ * runs, no activation records), or the host-preference ablation (two VM records inside). */
+typedef enum {
+	LM_BENCH_FOLDER_VM = 0,
+	LM_BENCH_FOLDER_BARE_METAL,
+	LM_BENCH_FOLDER_PUBLISHED,
+	LM_BENCH_FOLDER_ABLATION
+} lm_bench_folder_kind;
+
+#define LM_BENCH_WIDENED_MAX 16
+
+typedef struct {
+	char *dir;                 /* as given */
+	lm_bench_folder_kind kind;
+	cJSON *meta;               /* metadata.json */
+	lm_bench_result *r;        /* the tests recomputed from the raw files (published: as published) */
+	double *bare_metal;        /* published: the bare-metal median per test (r->ntests; 0 none) */
+	double *percent;           /* published: shimmed / bare metal in % as published (0: not published) */
+	int proven;                /* 1: the activation records prove both arms; 0: the folder has none
+	                              ("not proven by activation records"); -1: no shim to prove (bare metal) */
+	char vm[128], host[256];
+	char llama_build[96];      /* "b10167 (ee3d1b54c)"; "" when not recorded */
+	size_t nwidened;           /* the shimmed arm's widened answers, distinct, as lines */
+	char widened[LM_BENCH_WIDENED_MAX][96];
+	int widened_more;          /* more than LM_BENCH_WIDENED_MAX */
+	char sums_sha256[65];      /* SHA-256 of the folder's SHA256SUMS */
+} lm_bench_folder;
+
+/* Read dir: SHA256SUMS checked first, metadata.json, the raw files (the medians recomputed), the
+ * activation records checked (a shimmed run that collected records with no widened answer, or a
+ * stock run that loaded the shim, is LM_EINVALID). An ablation folder is read as its metadata;
+ * its arms with lm_bench_folder_load of its sub-folders. Dispose whatever it returns. */
+int lm_bench_folder_load(lm_bench_folder *f, const char *dir);
+void lm_bench_folder_dispose(lm_bench_folder *f);
+/* A string member at a dotted path of the metadata ("host.chip"); NULL when absent. */
+const char *lm_bench_meta_str(const cJSON *meta, const char *path);
+/* An ablation folder's arm sub-folders, in the order run ("preference-off", "preference-on"). */
+#define LM_BENCH_ABLATION_OFF "preference-off"
+#define LM_BENCH_ABLATION_ON "preference-on"
+
+/* ---- chart.c ---- */
+
+/* One chart: a test's bars (stock, shimmed, bare metal; a bar of 0 is left out). */
+typedef struct {
+	const char *title;         /* "pp512" */
+	const char *unit;          /* "t/s" or "s" */
+	const char *labels[3];
+	double values[3];
+} lm_bench_chart;
+
+/* Mermaid xychart-beta blocks, one per chart, appended to b (GitHub renders them). */
+void lm_bench_chart_mermaid(lm_buf *b, const char *heading, const lm_bench_chart *c, size_t n);
+/* The same charts as one SVG document. */
+int lm_bench_chart_svg(const char *heading, const lm_bench_chart *c, size_t n, char **out);
 
 #endif

@@ -131,6 +131,11 @@ static int read_record(const cJSON *obj, lm_llama_record *r, const char *source,
 	copy_string(obj, "model_filename", r->model_filename, sizeof(r->model_filename));
 	copy_string(obj, "model_type", r->model_type, sizeof(r->model_type));
 	copy_string(obj, "build_commit", r->build_commit, sizeof(r->build_commit));
+	{
+		const cJSON *bn = cJSON_GetObjectItemCaseSensitive(obj, "build_number");
+		if (cJSON_IsNumber(bn) && bn->valuedouble >= 1 && bn->valuedouble < 1e12)
+			r->build_number = (long long)bn->valuedouble;
+	}
 	copy_string(obj, "backends", r->backends, sizeof(r->backends));
 	copy_string(obj, "gpu_info", r->gpu_info, sizeof(r->gpu_info));
 	copy_string(obj, "load_mode", r->load_mode, sizeof(r->load_mode));
@@ -236,4 +241,18 @@ void lm_llama_output_dispose(lm_llama_output *out)
 		free(out->records[i].samples_ts);
 	free(out->records);
 	memset(out, 0, sizeof(*out));
+}
+
+/* llama.cpp names its releases b<build_number> (github.com/ggml-org/llama.cpp/releases); the
+ * commit is build_commit (reference/vm-managers-and-bench.md section 3). */
+void lm_llama_build_name(const lm_llama_record *r, char *buf, size_t len)
+{
+	if (r->build_number > 0 && r->build_commit[0] != '\0')
+		snprintf(buf, len, "b%lld (%s)", r->build_number, r->build_commit);
+	else if (r->build_number > 0)
+		snprintf(buf, len, "b%lld", r->build_number);
+	else if (r->build_commit[0] != '\0')
+		snprintf(buf, len, "build %s", r->build_commit);
+	else if (len > 0)
+		buf[0] = '\0';
 }

@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench_internal.h"
 #include "error_internal.h"
 #include "fs.h"
 #include "path.h"
 #include "sha256.h"
+#include "str.h"
 #include "text.h"
 
 #define SUMS "SHA256SUMS"
@@ -32,35 +34,82 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The folder's regular files but SHA256SUMS, sorted (NULL-terminated; lm_strv_free). */
-static int list_files(const char *dir, char ***out)
+/* The folder's regular files but SHA256SUMS, sorted (NULL-terminated; lm_strv_free); with the
+ * files of its sub-folders one level down as "SUB/NAME" (an ablation's two records), their own
+ * SHA256SUMS included. */
+static int list_dir(const char *dir, const char *sub, char **names, size_t *n)
 {
-	DIR *d = opendir(dir);
+	char *path = NULL;
+	DIR *d;
 	struct dirent *e;
-	char **names;
-	size_t n = 0;
+	struct stat st;
+	int rc = 0;
 
-	*out = NULL;
-	if (d == NULL)
-		return lm_error_set(LM_EIO, "cannot read the folder %s", dir);
-	if ((names = calloc(MAX_FILES + 1, sizeof(*names))) == NULL) {
-		closedir(d);
-		return lm_error_nomem();
+	if (sub != NULL && (rc = lm_path_join(&path, dir, sub, NULL)) < 0)
+		return rc;
+	if ((d = opendir(path != NULL ? path : dir)) == NULL) {
+		rc = lm_error_set(LM_EIO, "cannot read the folder %s", path != NULL ? path : dir);
+		free(path);
+		return rc;
 	}
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.' || strcmp(e->d_name, SUMS) == 0)
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		char *full = NULL, *name;
+		if (e->d_name[0] == '.' || (sub == NULL && strcmp(e->d_name, SUMS) == 0))
 			continue;
-		if (n == MAX_FILES || (names[n++] = lm_text_dup(e->d_name)) == NULL) {
-			closedir(d);
-			lm_strv_free(names);
-			return n == MAX_FILES ? lm_error_set(LM_EINVALID, "%s holds more than %d files", dir, MAX_FILES)
-			                      : lm_error_nomem();
+		if ((rc = lm_path_join(&full, path != NULL ? path : dir, e->d_name, NULL)) < 0)
+			break;
+		rc = lstat(full, &st) == 0 ? 0 : lm_error_set(LM_EIO, "cannot read %s", full);
+		free(full);
+		if (rc < 0)
+			break;
+		if (S_ISDIR(st.st_mode) && sub == NULL) {
+			rc = list_dir(dir, e->d_name, names, n);
+			continue;
 		}
+		if (!S_ISREG(st.st_mode))
+			continue;
+		name = sub != NULL ? lm_format("%s/%s", sub, e->d_name) : lm_text_dup(e->d_name);
+		if (*n == MAX_FILES || name == NULL) {
+			free(name);
+			rc = *n == MAX_FILES ? lm_error_set(LM_EINVALID, "%s holds more than %d files", dir, MAX_FILES)
+			                     : lm_error_nomem();
+			break;
+		}
+		names[(*n)++] = name;
 	}
 	closedir(d);
+	free(path);
+	return rc;
+}
+
+static int list_files(const char *dir, char ***out)
+{
+	char **names;
+	size_t n = 0;
+	int rc;
+
+	*out = NULL;
+	if ((names = calloc(MAX_FILES + 1, sizeof(*names))) == NULL)
+		return lm_error_nomem();
+	if ((rc = list_dir(dir, NULL, names, &n)) < 0) {
+		lm_strv_free(names);
+		return rc;
+	}
 	qsort(names, n, sizeof(*names), cmp_name);
 	*out = names;
 	return 0;
+}
+
+/* A name SHA256SUMS may list: a file of the folder, or of a sub-folder one level down. */
+static int sums_name_ok(const char *name)
+{
+	const char *slash = strchr(name, '/');
+
+	if (name[0] == '.' || name[0] == '\0')
+		return 0;
+	if (slash == NULL)
+		return 1;
+	return slash[1] != '.' && slash[1] != '\0' && strchr(slash + 1, '/') == NULL && slash != name;
 }
 
 static int file_hex(const char *dir, const char *name, char hex[65])
@@ -120,7 +169,7 @@ int lm_bench_verify_sums(const char *dir)
 		const char *name = line + 66;
 		lineno++;
 		if (strlen(line) < 67 || line[64] != ' ' || (line[65] != ' ' && line[65] != '*') ||
-		    strchr(name, '/') != NULL || name[0] == '.') {
+		    !sums_name_ok(name)) {
 			rc = lm_error_set(LM_ECORRUPT, "%s/%s: line %d is not \"SHA256  NAME\"", dir, SUMS, lineno);
 			break;
 		}
@@ -192,6 +241,28 @@ static const char *yes_no(int v)
 	return v < 0 ? "not printed" : v ? "yes" : "no";
 }
 
+/* Per test, a bar each for the record's arms (bare metal: its one). */
+static void readme_charts(lm_buf *b, const lm_bench_result *r)
+{
+	lm_bench_chart c[16];
+	size_t i, n = 0;
+
+	for (i = 0; i < r->ntests && n < sizeof(c) / sizeof(c[0]); i++, n++) {
+		memset(&c[n], 0, sizeof(c[n]));
+		c[n].title = r->tests[i]->name;
+		c[n].unit = r->parser == LM_BENCH_PARSER_NONE ? "s" : "t/s";
+		c[n].labels[0] = r->bare_metal ? "bare metal" : "stock";
+		c[n].labels[1] = "shimmed";
+		c[n].labels[2] = "bare metal";
+		c[n].values[0] = r->tests[i]->stock_median;
+		c[n].values[1] = r->bare_metal ? 0 : r->tests[i]->shimmed_median;
+	}
+	if (n == 0)
+		return;
+	lm_buf_adds(b, "## Chart\n\n");
+	lm_bench_chart_mermaid(b, r->vm, c, n);
+}
+
 char *lm_bench_readme(const lm_bench_result *r, const cJSON *meta)
 {
 	char sf[96], hf[96];
@@ -202,7 +273,12 @@ char *lm_bench_readme(const lm_bench_result *r, const cJSON *meta)
 	lm_buf_init(&b, LM_BUF_TEXT_MAX);
 	lm_bench_metal_family(r->stock_metal, sf, sizeof(sf));
 	lm_bench_metal_family(r->shimmed_metal, hf, sizeof(hf));
-	lm_buf_addf(&b, "# lume-metal bench: %s\n\n", r->vm);
+	lm_buf_addf(&b, "# lume-metal bench: %s, llama.cpp %s\n\n", r->vm,
+	    r->llama_build[0] ? r->llama_build : wall ? "not run by the llama-bench parser" : "build not printed");
+	/* A failed record says so before anything else: its figures are what was made before. */
+	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(meta, "failure")))
+		lm_buf_addf(&b, "**This record FAILED**: %s. The figures below are what the runs made before the failure "
+		    "printed; do not post them as a result.\n\n", cJSON_GetObjectItemCaseSensitive(meta, "failure")->valuestring);
 	if (r->bare_metal) {
 		lm_buf_addf(&b, "Bare metal: the workload on the host itself, %s (%s), %d rounds. The `stock_*` columns "
 		    "of results.csv hold this host arm; `bench compare` sets other records' unlocked runs against it.\n\n"
@@ -211,9 +287,10 @@ char *lm_bench_readme(const lm_bench_result *r, const cJSON *meta)
 		for (i = 0; i < r->ntests; i++)
 			lm_buf_addf(&b, "| %s | %.2f | %zu |\n", r->tests[i]->name, r->tests[i]->stock_median,
 			    r->tests[i]->stock_samples);
-		lm_buf_addf(&b, "\nllama.cpp selected: GPU family %s, SIMD-group reduction %s, matrix %s, bfloat16 %s.\n",
+		lm_buf_addf(&b, "\nllama.cpp selected: GPU family %s, SIMD-group reduction %s, matrix %s, bfloat16 %s.\n\n",
 		    sf, yes_no(r->stock_metal->simdgroup_reduction), yes_no(r->stock_metal->simdgroup_mm),
 		    yes_no(r->stock_metal->bfloat));
+		readme_charts(&b, r);
 		return text_of(&b);
 	}
 	lm_buf_addf(&b, "Host %s (%s), guest macOS %s (%s), profile %s; %d rounds, stock and shimmed "
@@ -239,7 +316,9 @@ char *lm_bench_readme(const lm_bench_result *r, const cJSON *meta)
 		lm_buf_adds(&b, "\nHeadline numbers are medians of llama-bench's `samples_ts` over every round, not its "
 		    "`avg_ts`.\n");
 	}
-	lm_buf_adds(&b, "\n## What llama.cpp selected\n\n| | stock | shimmed |\n|---|---|---|\n");
+	lm_buf_adds(&b, "\n");
+	readme_charts(&b, r);
+	lm_buf_adds(&b, "## What llama.cpp selected\n\n| | stock | shimmed |\n|---|---|---|\n");
 	lm_buf_addf(&b, "| GPU family | %s | %s |\n", sf, hf);
 	lm_buf_addf(&b, "| SIMD-group reduction | %s | %s |\n", yes_no(r->stock_metal->simdgroup_reduction),
 	    yes_no(r->shimmed_metal->simdgroup_reduction));

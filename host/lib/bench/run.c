@@ -58,7 +58,7 @@ static int target_exec(const lm_context *ctx, const target *t, const char *cmd, 
 	return 0;
 }
 
-static void iso_time(double t, char *buf, size_t size)
+void lm_bench_iso_time(double t, char *buf, size_t size)
 {
 	time_t tt = (time_t)t;
 	struct tm tm;
@@ -151,24 +151,30 @@ static cJSON *model_paths(const char *const *argv, size_t argc)
 	return arr;
 }
 
-/* SHA-256 computed in the guest, with macOS's own `shasum -a 256`: {"path", "sha256"} (null and
- * "error" when it could not be read). */
+/* SHA-256 computed in the guest, with macOS's own `shasum -a 256`, and the size (`wc -c`):
+ * {"path", "sha256", "size"} (nulls and "error" when it could not be read). */
 static cJSON *guest_hash(lm_ssh *ssh, const char *path)
 {
 	cJSON *o = cJSON_CreateObject();
-	char *q = NULL, *cmd = NULL, *out = NULL, *err = NULL, why[512];
+	char *q = NULL, *cmd = NULL, *out = NULL, *err = NULL, why[512], *nl;
 	int status = 0, rc;
 
 	if (o == NULL)
 		return NULL;
 	cJSON_AddStringToObject(o, "path", path);
-	rc = lm_shell_quote(path, &q) < 0 ? -1 : (cmd = lm_format("shasum -a 256 -- %s", q)) == NULL ? lm_error_nomem()
-	    : lm_ssh_exec_capture(ssh, cmd, 64 * 1024, &out, &err, &status);
+	rc = lm_shell_quote(path, &q) < 0 ? -1 : (cmd = lm_format("shasum -a 256 -- %s && wc -c < %s", q, q)) == NULL ?
+	    lm_error_nomem() : lm_ssh_exec_capture(ssh, cmd, 64 * 1024, &out, &err, &status);
 	if (rc == 0 && status == 0 && strlen(out) >= 64 && strspn(out, "0123456789abcdef") >= 64) {
+		nl = strchr(out + 64, '\n');
 		out[64] = '\0';
 		cJSON_AddStringToObject(o, "sha256", out);
+		if (nl != NULL && strspn(nl + 1 + strspn(nl + 1, " \t"), "0123456789") > 0)
+			cJSON_AddNumberToObject(o, "size", strtod(nl + 1, NULL));
+		else
+			cJSON_AddNullToObject(o, "size");
 	} else {
 		cJSON_AddNullToObject(o, "sha256");
+		cJSON_AddNullToObject(o, "size");
 		if (rc < 0)
 			snprintf(why, sizeof(why), "%s", lm_error_last()->message);
 		else if (err != NULL && err[0] != '\0')
@@ -506,6 +512,8 @@ int lm_bench_collect(lm_bench_result *r, char *const *stock_out, char *const *sh
 				}
 				continue;
 			}
+			if (lo.count > 0 && r->llama_build[0] == '\0')
+				lm_llama_build_name(&lo.records[0], r->llama_build, sizeof(r->llama_build));
 			for (i = 0; i < lo.count; i++)
 				if (test_for(r, &lo.records[i]) == NULL) {
 					lm_llama_output_dispose(&lo);
@@ -643,10 +651,16 @@ static cJSON *local_hash(const char *path)
 		return NULL;
 	cJSON_AddStringToObject(o, "path", path);
 	if (lm_sha256_file(path, digest) == 0) {
+		struct stat st;
 		lm_sha256_hex(digest, hex);
 		cJSON_AddStringToObject(o, "sha256", hex);
+		if (stat(path, &st) == 0)
+			cJSON_AddNumberToObject(o, "size", (double)st.st_size);
+		else
+			cJSON_AddNullToObject(o, "size");
 	} else {
 		cJSON_AddNullToObject(o, "sha256");
+		cJSON_AddNullToObject(o, "size");
 		cJSON_AddStringToObject(o, "error", lm_error_last()->message);
 	}
 	return o;
@@ -755,7 +769,7 @@ static cJSON *new_metadata(const lm_bench_options *o)
 	cJSON_AddStringToObject(meta, "record", "lume-metal bench 1");
 	if (o->bare_metal)
 		cJSON_AddStringToObject(meta, "kind", "bare-metal");
-	iso_time(lm_clock_epoch(), when, sizeof(when));
+	lm_bench_iso_time(lm_clock_epoch(), when, sizeof(when));
 	cJSON_AddStringToObject(meta, "started_at", when);
 	return meta;
 }
@@ -883,7 +897,7 @@ done:
 		int keep = rc;
 		char why[1024];
 		snprintf(why, sizeof(why), "%s", rc < 0 ? lm_error_last()->message : "");
-		iso_time(lm_clock_epoch(), when, sizeof(when));
+		lm_bench_iso_time(lm_clock_epoch(), when, sizeof(when));
 		cJSON_AddStringToObject(meta, "ended_at", when);
 		if (rc < 0)
 			cJSON_AddStringToObject(meta, "failure", why);

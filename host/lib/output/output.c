@@ -796,6 +796,10 @@ int lm_bench_result_to_json(const lm_bench_result *r, const lm_json_envelope *en
 	cJSON_AddItemToObject(doc, "stock_metal", metal_json(r->stock_metal));
 	cJSON_AddItemToObject(doc, "shimmed_metal", metal_json(r->shimmed_metal));
 	cJSON_AddBoolToObject(doc, "kernel_choice_changed", r->kernel_choice_changed);
+	add_string_or_null(doc, "llama_build", r->llama_build[0] ? r->llama_build : NULL);
+	if (r->ablation)
+		cJSON_AddItemToObject(doc, "preference_needed", r->preference_needed < 0 ? cJSON_CreateNull()
+		    : cJSON_CreateBool(r->preference_needed));
 	cJSON_AddItemToObject(doc, "stock_seconds", doubles_json(r->stock_seconds, r->stock_seconds ? r->rounds : 0));
 	cJSON_AddItemToObject(doc, "shimmed_seconds", doubles_json(r->shimmed_seconds, r->shimmed_seconds ? r->rounds : 0));
 	ex = cJSON_AddArrayToObject(doc, "exit_statuses");
@@ -837,6 +841,12 @@ int lm_bench_compare_to_json(const lm_bench_comparison *c, const lm_json_envelop
 		number_or_null(o, "unlocked_over_bare_metal", row->unlocked_over_bare_metal);
 		if (row->provenance != NULL)
 			cJSON_AddStringToObject(o, "provenance", row->provenance);
+		if (row->proven < 0)
+			cJSON_AddNullToObject(o, "proven_by_activation_records");
+		else
+			cJSON_AddBoolToObject(o, "proven_by_activation_records", row->proven);
+		add_string_or_null(o, "llama_build", row->llama_build);
+		add_string_or_null(o, "note", row->note);
 		cJSON_AddItemToArray(rows, o);
 	}
 	return finish(doc, out);
