@@ -68,6 +68,9 @@ typedef struct {
 	char *out_bytes, *err_bytes;
 	size_t out_len, err_len;
 	int output_lost;
+	/* run: the errno of the first write of the guest's output that failed (EPIPE, EBADF, EIO...)
+	 * and its stream (1 stdout, 2 stderr); the workload is then stopped as on SIGTERM */
+	int output_errno, output_stream;
 	int jsonl;               /* --format jsonl: step events as lines, then the document on one line */
 	int quiet;               /* --quiet */
 	const char *label;       /* --label (agent) */

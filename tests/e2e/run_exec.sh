@@ -173,4 +173,36 @@ scenario_run_cancel() {
   [ "$(runs_left)" -eq 0 ] || fail "a stopped run's record directory was left"
 }
 
+# Output that cannot be written (issue 36, item 1): with SIGPIPE ignored, as Python's subprocess,
+# .NET and Node-based runners leave it, a reader that goes away makes every write EPIPE; run
+# stopped the workload never and read its output forever. Now the first failed write stops the
+# workload as SIGTERM does and the run fails saying so; a closed stdout is refused at once.
+scenario_run_epipe() {
+  setup
+  local file; file=$(guest_home vm1)/epipe
+  # shellcheck disable=SC2016 # the guest's shell expands it
+  local writer='read -r p _ </proc/self/stat; echo "$p" >/Users/lume/epipe.tmp; mv /Users/lume/epipe.tmp /Users/lume/epipe; exec yes'
+  set +e
+  ( trap '' PIPE
+    timeout -s KILL "$GUARD" "$LM_BIN" run vm1 -- sh -c "$writer" </dev/null 2>"$E2E_DIR/epipe.err"
+    echo $? >"$E2E_DIR/epipe.rc" ) | head -c 1000 >/dev/null
+  set -e
+  RUN_RC=$(cat "$E2E_DIR/epipe.rc")
+  [ "$RUN_RC" -ne 137 ] || fail "run with a broken pipe hung (killed after $GUARD s): $(cat "$E2E_DIR/epipe.err")"
+  [ "$RUN_RC" -eq 1 ] || fail "run with a broken pipe: exit $RUN_RC, expected 1: $(cat "$E2E_DIR/epipe.err")"
+  grep -q "writing the workload's output to stdout failed (Broken pipe), so the run was stopped: SIGTERM went to the workload's process group" \
+    "$E2E_DIR/epipe.err" || fail "run with a broken pipe: $(cat "$E2E_DIR/epipe.err")"
+  [ -s "$file" ] || fail "the writer never started: $(cat "$E2E_DIR/epipe.err")"
+  exited "$(cat "$file")" || fail "the workload $(cat "$file") still runs in the guest after the broken pipe"
+  [ "$(runs_left)" -eq 0 ] || fail "the stopped run's record directory was left"
+  # A closed stdout: refused before anything runs in the guest.
+  set +e
+  timeout -s KILL "$GUARD" "$LM_BIN" run vm1 -- sh -c 'echo ran >/Users/lume/closed' </dev/null >&- 2>"$E2E_DIR/closed.err"
+  RUN_RC=$?
+  set -e
+  [ "$RUN_RC" -eq 1 ] || fail "run with stdout closed: exit $RUN_RC, expected 1: $(cat "$E2E_DIR/closed.err")"
+  grep -q "stdout is closed" "$E2E_DIR/closed.err" || fail "run with stdout closed: $(cat "$E2E_DIR/closed.err")"
+  [ ! -e "$(guest_home vm1)/closed" ] || fail "run with stdout closed started the workload"
+}
+
 "scenario_$1"
