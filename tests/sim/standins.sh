@@ -452,7 +452,14 @@ scenario_utmctl_suspend() {
   [ "$(jq -r 'select(.event == "resume" and .vm == "u1") | .detail' "$SIM_LOG")" = "$boot" ] || fail "not the same guest"
   run_checked save 0 "$utm" suspend --save-state u1
   [ -f "$docs/u1.utm/Data/vmstate" ] || fail "no saved state"
-  run_checked off 0 "$utm" stop u1 --force
+  # UTM's guard (vm.state == .started || stopMethod == .kill): a paused VM refuses --force and
+  # --request, exit 0 as every event's error; --kill stops it.
+  run_checked force_paused 0 "$utm" stop u1 --force
+  err_has force_paused "Error from event: The virtual machine is not running."
+  run_checked request_paused 0 "$utm" stop u1 --request
+  err_has request_paused "Error from event: The virtual machine is not running."
+  utm_is u1 paused || fail "a refused stop changed it: $("$utm" status u1)"
+  run_checked off 0 "$utm" stop u1 --kill
   utm_is u1 stopped || fail "status: $("$utm" status u1)"
   [ -f "$docs/u1.utm/Data/vmstate" ] || fail "the power-off discarded the saved state"
   run_checked restore 0 "$utm" start u1
