@@ -113,6 +113,7 @@ const char *lm_cli_hint(const lm_cli *cli, int code);             /* NULL when n
  * is about (NULL: the one named on the command line). */
 const char *lm_cli_hint_about(const lm_cli *cli, int code, const char *vm, const char *message);
 void lm_cli_print_document(const lm_cli *cli, int rc, char *doc);  /* prints and frees; rc < 0: failed */
+int lm_cli_document_failed(void);  /* a document was not printed (not whole): the command's exit is 1 at least */
 lm_json_envelope lm_cli_envelope(const lm_cli *cli, int exit_code, int error_code, const char *message);
 /* Text that may carry echoed input (names, paths, messages with outside bytes) reaches a terminal
  * only through these: the one sanitiser (lm_text_printable) turns control bytes, escape sequences

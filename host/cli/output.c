@@ -84,6 +84,14 @@ lm_json_envelope lm_cli_envelope(const lm_cli *cli, int exit_code, int error_cod
 	return env;
 }
 
+/* A document that could not be rendered whole was not printed: the command fails (main.c). */
+static int document_failed;
+
+int lm_cli_document_failed(void)
+{
+	return document_failed;
+}
+
 void lm_cli_print_document(const lm_cli *cli, int rc, char *doc)
 {
 	char *line = NULL;
@@ -94,6 +102,7 @@ void lm_cli_print_document(const lm_cli *cli, int rc, char *doc)
 		doc = line;
 	}
 	if (rc < 0 || doc == NULL) {
+		document_failed = 1;
 		lm_cli_printf(stderr, "lume-metal: cannot render the JSON document: %s\n", lm_error_last()->message);
 		lm_free(doc);
 		return;
