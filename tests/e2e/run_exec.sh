@@ -173,6 +173,47 @@ scenario_run_cancel() {
   [ "$(runs_left)" -eq 0 ] || fail "a stopped run's record directory was left"
 }
 
+# A killed run leaves nothing behind (issue 36, item 5): lume-metal SIGKILLed while its workload
+# runs leaves the run's record folder (the group file, maybe records) in the guest. Once that
+# workload is gone the next run removes the folder; rollback removes another such folder as
+# lume-metal's own (never "not lume-metal's"), and the guest's home is then as before the first
+# enable.
+tree_of() { (cd "$1" && find . -mindepth 1 -printf '%y %m %P %l\n' | sort); }
+killed_run() { # NAME: a run of process-tree killed with SIGKILL, then its workload ended
+  local file pid
+  file=$(guest_home vm1)/$1
+  "$LM_BIN" run vm1 -- process-tree "/Users/lume/$1" </dev/null >"$E2E_DIR/$1.out" 2>"$E2E_DIR/$1.err" &
+  pid=$!
+  wait_for 60 "process-tree did not start: $(cat "$E2E_DIR/$1.err")" test -s "$file"
+  kill -KILL "$pid"
+  wait "$pid" 2>/dev/null || true
+  processes_of "$file"
+  kill -KILL "$PARENT" "$CHILD" 2>/dev/null || true
+  wait_for 30 "the killed run's workload to end" exited "$PARENT"
+  wait_for 30 "the killed run's workload's child to end" exited "$CHILD"
+  rm -f "$file" "$file.child"
+  [ -n "$(ls -A "$(guest_home vm1)/.local/share/lume-metal/activation")" ] || fail "the killed run left nothing to clean up"
+}
+scenario_run_killed() {
+  sim_start --vm vm1
+  vm_run vm1
+  local home before after
+  home=$(guest_home vm1)
+  before=$(tree_of "$home")
+  lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+  killed_run k1
+  guarded next /dev/null vm1 -- true
+  rc_is next 0
+  [ "$(runs_left)" -eq 0 ] || fail "the next run left the killed run's folder: $(find "$home/.local/share/lume-metal/activation")"
+  killed_run k2
+  lm_json "$E2E_DIR/r.json" rollback vm1
+  expect_rc 0 "$E2E_DIR/r.json"
+  ! grep -q "not lume-metal's" "$E2E_DIR/r.json" || fail "rollback called lume-metal's own leftovers not its own: $(cat "$E2E_DIR/r.json")"
+  after=$(tree_of "$home")
+  [ "$after" = "$before" ] || fail "the guest's home is not as before the first enable: $(diff <(echo "$before") <(echo "$after"))"
+}
+
 # Output that cannot be written (issue 36, item 1): with SIGPIPE ignored, as Python's subprocess,
 # .NET and Node-based runners leave it, a reader that goes away makes every write EPIPE; run
 # stopped the workload never and read its output forever. Now the first failed write stops the

@@ -664,8 +664,14 @@ int lm_activation_dir_make(lm_ssh *ssh, const char *home, const char *name, char
 	    "{ printf '%%s\\n' \"~/$p is not a private directory of this user's (it belongs to another user, is "
 	    "writable by its group or by others, or is not a directory): activation records there could be forged; "
 	    "make it this user's own with chmod go-w (or remove it) and run again\" >&2; exit 3; }; done && "
+	    /* A killed run's folder: its workload's group is gone (or was never written and the
+	     * folder is old); a live run's, whose group still answers, stays. */
+	    "for o in \"${d%%/*}\"/run-*; do [ -d \"$o\" ] && [ ! -L \"$o\" ] && [ \"$o\" != \"$d\" ] || continue; "
+	    "if [ -s \"$o/%s\" ]; then read -r t <\"$o/%s\" || t=; case $t in ''|*[!0-9-]*) continue;; esac; "
+	    "kill -s 0 -- \"$t\" 2>/dev/null && continue; "
+	    "else [ -n \"$(find \"$o\" -prune -mmin +10 2>/dev/null)\" ] || continue; fi; rm -rf -- \"$o\"; done; "
 	    "rm -rf -- \"$d\" && mkdir -m 700 -- \"$d\"", q, LM_GUEST_BASE, LM_GUEST_BASE, LM_GUEST_BASE,
-	    LM_ACTIVATION_GUEST_DIR)) == NULL) {
+	    LM_ACTIVATION_GUEST_DIR, LM_WORKLOAD_GROUP_FILE, LM_WORKLOAD_GROUP_FILE)) == NULL) {
 		rc = lm_error_nomem();
 		goto done;
 	}
