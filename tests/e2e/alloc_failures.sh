@@ -85,7 +85,13 @@ restore_before() {
   rm -rf "$LUME_METAL_STATE_DIR" "$LUME_METAL_PREFS_DIR" "$GUEST"
   [ ! -e "$E2E_DIR/before/state" ] || cp -a "$E2E_DIR/before/state" "$LUME_METAL_STATE_DIR"
   cp -a "$E2E_DIR/before/prefs" "$LUME_METAL_PREFS_DIR"
-  [ ! -e "$E2E_DIR/before/guest" ] || cp -a "$E2E_DIR/before/guest" "$GUEST"
+  # (rollback also removes the ~/.local and ~/.local/share the first enable made)
+  if [ -e "$E2E_DIR/before/guest" ]; then
+    local home=${GUEST%/.local/share/lume-metal}
+    mkdir -p "$home/.local/share"
+    chown --reference="$home" "$home/.local" "$home/.local/share"
+    cp -a "$E2E_DIR/before/guest" "$GUEST"
+  fi
   # Before every command the VM runs: enable's restart and rollback's too start from a running
   # VM (one the preference restored above applies to, when it has to be started again).
   [[ $(curl -fsS "$LUME_METAL_LUME_URL/lume/vms/vm1") =~ \"status\":[[:space:]]*\"running\" ]] || vm_run vm1
@@ -129,6 +135,11 @@ worker() {
     now=$WORLD
     errtext=
     IFS= read -r -d '' errtext <"$E2E_DIR/run.err" || true
+    # --format json: a failure is said in the (whole) document, or on stderr when none could be
+    # rendered; the document's error counts as the error line.
+    if [[ $cmd == json-* ]] && [ -s "$E2E_DIR/run.out" ]; then
+      errtext+=$'\n'"lume-metal: $(jq -r '.error.message // empty' "$E2E_DIR/run.out" 2>/dev/null | tr '\n' ' ')"
+    fi
     err=${errtext//$'\n'/ }
     err=${err:0:400}
     if [ -n "$one" ]; then
