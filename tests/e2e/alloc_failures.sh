@@ -70,8 +70,8 @@ world() { # sets WORLD
   WORLD="== preference"$'\n'"$plist"$'\n'"== journal"$'\n'"${JOURNAL_VIEW[x$raw]}"$'\n'"== guest"$'\n'"$guest"
 }
 
-# What a run printed, without its durations and times (numbers with a fraction).
-shown() { sed -E 's/[0-9]+\.[0-9]+/#/g' "$1"; }
+# What a run printed, without its durations and times (numbers with a fraction, ISO 8601 times).
+shown() { sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z/TIME/g; s/[0-9]+\.[0-9]+/#/g' "$1"; }
 
 # Files and VM of the state before the command: saved once, put back before every run.
 save_before() {
@@ -79,10 +79,13 @@ save_before() {
   [ ! -e "$LUME_METAL_STATE_DIR" ] || cp -a "$LUME_METAL_STATE_DIR" "$E2E_DIR/before/state"
   cp -a "$LUME_METAL_PREFS_DIR" "$E2E_DIR/before/prefs"
   [ ! -e "$GUEST" ] || cp -a "$GUEST" "$E2E_DIR/before/guest"
+  # The guest's ~/.local as it was: enable notes which parents it made, rollback removes them.
+  [ ! -e "${GUEST%/.local/share/lume-metal}/.local" ] || touch "$E2E_DIR/before/had-local"
 }
 
 restore_before() {
   rm -rf "$LUME_METAL_STATE_DIR" "$LUME_METAL_PREFS_DIR" "$GUEST"
+  [ -e "$E2E_DIR/before/had-local" ] || rm -rf "${GUEST%/.local/share/lume-metal}/.local"
   [ ! -e "$E2E_DIR/before/state" ] || cp -a "$E2E_DIR/before/state" "$LUME_METAL_STATE_DIR"
   cp -a "$E2E_DIR/before/prefs" "$LUME_METAL_PREFS_DIR"
   # (rollback also removes the ~/.local and ~/.local/share the first enable made)
