@@ -6,7 +6,8 @@
 #
 # With real Lume (macOS, `lume serve` answering or `lume` on PATH) it works on your VM (default
 # "my-vm"). Without Lume it starts the bundled Lume simulator with one VM — a real OpenSSH guest
-# on 127.0.0.2 (LUME_METAL_DEMO_ADDRESS_BASE: another loopback address) — and points lume-metal at
+# on 127.0.0.2 (LUME_METAL_DEMO_ADDRESS_BASE: another loopback address), its API on a free port of
+# 127.0.0.1 (LUME_METAL_DEMO_API_ADDRESS: another one) — and points lume-metal at
 # it with its own home, state and preference directories, so nothing of this machine's is touched;
 # the simulator is stopped at the end. Like Cua's images, the simulated guest's login shell is zsh
 # with sshd's default PATH; GUEST_SSHD_SHELL=sh gives /bin/sh. Needs jq (macOS 15 has /usr/bin/jq).
@@ -48,7 +49,8 @@ else
   echo "No Lume here: starting the Lume simulator with one VM ($vm), a real sshd guest."
   "$bin/lume-sim" --port 0 --vm "$vm" --dir "$work/sim" --info "$work/sim.json" --boot-delay 1 \
     --stop-delay 1 --metal-dir "$metal" --prefs-dir "$work/prefs" --lume-home "$HOME/.lume" \
-    --address-base "${LUME_METAL_DEMO_ADDRESS_BASE:-127.0.0.2}" --exit-with-parent >"$work/sim.log" 2>&1 &
+    --address-base "${LUME_METAL_DEMO_ADDRESS_BASE:-127.0.0.2}" --api-address "${LUME_METAL_DEMO_API_ADDRESS:-127.0.0.1}" \
+    --exit-with-parent >"$work/sim.log" 2>&1 &
   sim_pid=$!
   for _ in $(seq 1 100); do [ -s "$work/sim.json" ] && break; sleep 0.1; done
   [ -s "$work/sim.json" ] || { cat "$work/sim.log" >&2; exit 1; }

@@ -73,6 +73,9 @@ typedef struct {
 	char *out_bytes, *err_bytes;
 	size_t out_len, err_len;
 	int output_lost;
+	/* run: the errno of the first write of the guest's output that failed (EPIPE, EBADF, EIO...)
+	 * and its stream (1 stdout, 2 stderr); the workload is then stopped as on SIGTERM */
+	int output_errno, output_stream;
 	int jsonl;               /* --format jsonl: step events as lines, then the document on one line */
 	int quiet;               /* --quiet */
 	const char *label;       /* --label (agent) */
@@ -117,6 +120,7 @@ const char *lm_cli_hint(const lm_cli *cli, int code);             /* NULL when n
  * is about (NULL: the one named on the command line). */
 const char *lm_cli_hint_about(const lm_cli *cli, int code, const char *vm, const char *message);
 void lm_cli_print_document(const lm_cli *cli, int rc, char *doc);  /* prints and frees; rc < 0: failed */
+int lm_cli_document_failed(void);  /* a document was not printed (not whole): the command's exit is 1 at least */
 lm_json_envelope lm_cli_envelope(const lm_cli *cli, int exit_code, int error_code, const char *message);
 /* Text that may carry echoed input (names, paths, messages with outside bytes) reaches a terminal
  * only through these: the one sanitiser (lm_text_printable) turns control bytes, escape sequences

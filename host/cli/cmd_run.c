@@ -4,20 +4,31 @@
  * instead. SIGINT, SIGTERM and SIGHUP stop the workload's process group in the guest; lume-metal
  * then ends by that signal (main.c). Afterwards, which of its processes loaded the shim (their
  * activation records), or why none did. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+
+/* What the library's callbacks share during the run (lm_workload_options.callback_data). */
+typedef struct {
+	lm_cli *cli;
+	int want_raw;    /* the terminal is to go raw at the first ask for the window's size */
+	int stop_asked;  /* the failed write's stop was handed to the library */
+} run_io;
 
 /* The window's size is asked for as soon as the workload runs, at every wake of the library's
  * loop: the first ask is the moment to go raw (until then ^C still interrupts the connection). */
 static int window_size(void *data, unsigned int *cols, unsigned int *rows)
 {
-	int *want_raw = data;
+	run_io *r = data;
 
-	if (*want_raw) {
-		*want_raw = 0;
+	if (r->want_raw) {
+		r->want_raw = 0;
 		if (lm_cli_terminal_raw() < 0)
 			lm_cli_printf(stderr, "lume-metal: warning: this terminal cannot be put in raw mode; keys go to the "
 			    "guest a line at a time\n");
@@ -25,9 +36,24 @@ static int window_size(void *data, unsigned int *cols, unsigned int *rows)
 	return lm_cli_window_changed(NULL, cols, rows);
 }
 
+/* The signal that stops the workload: the one lume-metal got (interrupt.c), or SIGTERM once the
+ * guest's output could not be written (output.c): a run whose output goes nowhere must not read
+ * and drop it forever. */
+static int pending_signal(void *data)
+{
+	run_io *r = data;
+	int sig = lm_cli_pending_signal(NULL);
+
+	if (sig == 0 && r->cli->output_errno != 0 && !r->stop_asked) {
+		r->stop_asked = 1;
+		sig = SIGTERM;
+	}
+	return sig;
+}
+
 /* As `tart exec`: stdin, a pseudo-terminal, the signals that stop the workload (run's own: SIGHUP
  * too), the window. */
-static void terminal_options(const lm_cli *cli, lm_workload_options *wo, int *want_raw)
+static void terminal_options(lm_cli *cli, lm_workload_options *wo, run_io *r)
 {
 	lm_cli_run_io io;
 
@@ -37,10 +63,11 @@ static void terminal_options(const lm_cli *cli, lm_workload_options *wo, int *wa
 	wo->tty = io.pty;
 	lm_cli_terminal_size(&wo->tty_cols, &wo->tty_rows);
 	wo->tty_term = getenv("TERM");
-	wo->pending_signal = lm_cli_pending_signal;
+	wo->pending_signal = pending_signal;
 	wo->window_size = window_size;
-	*want_raw = io.raw;
-	wo->callback_data = want_raw;
+	r->cli = cli;
+	r->want_raw = io.raw;
+	wo->callback_data = r;
 	lm_cli_trap_signals();
 	lm_cli_trap_hangup();
 }
@@ -70,24 +97,51 @@ void lm_cli_activation_lines(const lm_run_result *res, int children)
 		    res->inherit_reason);
 }
 
+/* A write of the guest's output failed: the run's error, whatever the workload's end (its output
+ * is lost); what the library said of the stop, or of the workload's own end, follows. */
+static int output_failed(const lm_cli *cli, int rc, int status, char *msg, size_t size)
+{
+	char said[3072];
+	const char *where = cli->output_stream == 2 ? "stderr" : "stdout", *e = strerror(cli->output_errno), *p;
+
+	snprintf(said, sizeof(said), "%.3000s", rc < 0 ? msg : "");
+	if (rc < 0 && (p = strstr(said, "run stopped: ")) != NULL)
+		snprintf(msg, size, "%s: writing the workload's output to %s failed (%s), so the run was stopped: %.3000s",
+		    cli->argv[0], where, e, p + 13);
+	else if (rc < 0)
+		snprintf(msg, size, "%s: writing the workload's output to %s failed (%s), and then: %.3000s", cli->argv[0],
+		    where, e, said);
+	else
+		snprintf(msg, size, "%s: writing the workload's output to %s failed (%s): what it wrote after that is "
+		    "lost (it ended by itself, exit %d)", cli->argv[0], where, e, status);
+	return LM_EIO;
+}
+
 int lm_cmd_run(lm_cli *cli)
 {
 	lm_workload_options wo;
 	lm_run_result *res = NULL;
 	lm_context *ctx = NULL;
 	lm_json_envelope env;
+	run_io rio;
 	char *doc = NULL, msg[4096];
-	int rc, status, want_raw = 0;
+	int rc, status;
 
 	if (cli->argc != 1 || cli->cmd_argc == 0)
 		return lm_cli_usage_error(cli, "run: lume-metal run VM -- CMD [ARGS...]");
+	/* A closed stdout is an error, not silence: the workload's output (or the document) would go
+	 * nowhere. */
+	if (fcntl(STDOUT_FILENO, F_GETFL) < 0 && errno == EBADF)
+		return lm_cli_report(cli, LM_EXIT_FAILURE, LM_EINVALID, "run: stdout is closed: the workload's output "
+		    "would go nowhere; give run a stdout (a file, a pipe or /dev/null)");
 	if ((rc = lm_cli_context(cli, &ctx)) != 0)
 		return rc;
 	lm_workload_options_init(&wo, LM_WORKLOAD_OPTIONS_VERSION);
 	wo.run_hardened_stock = cli->run_hardened_stock;
 	wo.require_shim = cli->require_shim;
 	wo.resign_copy = cli->resign_copy;
-	terminal_options(cli, &wo, &want_raw);
+	memset(&rio, 0, sizeof(rio));
+	terminal_options(cli, &wo, &rio);
 	rc = lm_flow_run_workload(ctx, cli->argv[0], (const char *const *)cli->cmd_argv, (size_t)cli->cmd_argc, &wo,
 	    &res);
 	lm_cli_terminal_restore();
@@ -95,6 +149,8 @@ int lm_cmd_run(lm_cli *cli)
 	snprintf(msg, sizeof(msg), "%s", rc < 0 ? lm_error_last()->message : "");
 	lm_context_free(ctx);
 	status = res != NULL ? res->exit_status : 255;
+	if (cli->output_errno != 0 && lm_cli_interrupted() == 0)
+		rc = output_failed(cli, rc, status, msg, sizeof(msg));
 	if (!cli->json && res != NULL && res->record_dir != NULL && (rc == 0 || rc == LM_ENOSHIM))
 		lm_cli_activation_lines(res, 1);
 	if (rc < 0 && rc != LM_ENOSHIM) {

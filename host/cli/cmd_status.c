@@ -1,10 +1,13 @@
 /* lume-metal status [VM...] */
+#include <string.h>
+
 #include "cli.h"
 
 static void print_text(const lm_cli *cli, const lm_flow_result *r)
 {
 	const lm_host_pref_info *p = &r->pref;
 	char flags[160], user[1800];
+	const char *why;
 	size_t i;
 
 	lm_cli_printf(stdout, "host preference %s %s: %s (%s%s)\n", p->domain, p->key, p->present ? p->value : "absent",
@@ -52,7 +55,13 @@ static void print_text(const lm_cli *cli, const lm_flow_result *r)
 		if (o->already_enabled) {
 			lm_cli_printf(stdout, "  profile %s, bundle %s: ", o->profile, o->bundle_id);
 			lm_cli_word(stdout, cli, o->bundle_verified ? LM_CLI_OK : LM_CLI_WARN, o->bundle_verified ? "verified" :
-			    "not verified (VM not running, or files differ)", 0);
+			    "not verified", 0);
+			/* Why, as the library found it (a file replaced by a link to /dev/zero is named as such). */
+			if (!o->bundle_verified && (why = strstr(o->message, "bundle not verified: ")) != NULL)
+				lm_cli_printf(stdout, ": %.*s", (int)strcspn(why + 21, ";"), why + 21);
+			else if (!o->bundle_verified)
+				lm_cli_printf(stdout, " (%s)", strcmp(o->info.status, "running") != 0 ? "the VM is not running" :
+				    "the guest could not be asked, or holds another bundle than the one recorded");
 			lm_cli_printf(stdout, "\n  restart pending: ");
 			lm_cli_word(stdout, cli, o->restart_pending ? LM_CLI_WARN : LM_CLI_OK, o->restart_pending ?
 			    "yes (not certainly started after the preference changed; `lume-metal enable` restarts it)" : "no", 0);

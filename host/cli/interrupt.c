@@ -5,21 +5,52 @@
  * line on what the interruption left; then the process ends by the same signal, so that a shell
  * or a loop around lume-metal sees that it was interrupted. A second signal ends it at once (the
  * terminal restored first): every step is crash-safe, the next enable or rollback converges, and
- * a stop of run's workload already under way finishes in the guest by itself. */
+ * a stop of run's workload already under way finishes in the guest by itself.
+ *
+ * The same signal again within REPEAT_SECONDS of the first is the same request, not a second one:
+ * GNU timeout sends its signal to the child and then to the child's whole process group
+ * (coreutils timeout.c, send_sig(monitored_pid, sig) then send_sig(0, sig) when not
+ * --foreground), so `timeout 600 lume-metal enable vm` gets SIGTERM twice at once, and a terminal
+ * delivers one ^C to every process of its foreground group. Only a later one, or another signal,
+ * ends at once. */
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
+#define REPEAT_SECONDS 2
+
 static volatile sig_atomic_t caught, pending;
+/* When the first signal came (CLOCK_MONOTONIC; clock_gettime is async-signal-safe, POSIX 2.4.3). */
+static volatile long first_sec, first_nsec;
+
+static int within_repeat(void)
+{
+	struct timespec now;
+	long ms;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
+		return 0;
+	ms = (long)(now.tv_sec - first_sec) * 1000 + (now.tv_nsec - first_nsec) / 1000000;
+	return ms >= 0 && ms < REPEAT_SECONDS * 1000;
+}
 
 static void on_signal(int sig)
 {
+	struct timespec now;
+
 	if (caught != 0) {
+		if (sig == caught && within_repeat())
+			return;
 		lm_cli_terminal_restore();
 		signal(sig, SIG_DFL);
 		raise(sig);
 		return;
+	}
+	if (clock_gettime(CLOCK_MONOTONIC, &now) == 0) {
+		first_sec = (long)now.tv_sec;
+		first_nsec = now.tv_nsec;
 	}
 	caught = sig;
 	pending = sig;

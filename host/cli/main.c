@@ -39,6 +39,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(cli.command, commands[i].name) == 0) {
 			rc = commands[i].run(&cli);
+			/* JSON is whole or absent: a command whose document could not be rendered failed. */
+			if (rc == LM_EXIT_OK && lm_cli_document_failed())
+				rc = LM_EXIT_FAILURE;
 			lm_cli_exit_interrupted();
 			return rc;
 		}

@@ -84,6 +84,14 @@ lm_json_envelope lm_cli_envelope(const lm_cli *cli, int exit_code, int error_cod
 	return env;
 }
 
+/* A document that could not be rendered whole was not printed: the command fails (main.c). */
+static int document_failed;
+
+int lm_cli_document_failed(void)
+{
+	return document_failed;
+}
+
 void lm_cli_print_document(const lm_cli *cli, int rc, char *doc)
 {
 	char *line = NULL;
@@ -94,6 +102,7 @@ void lm_cli_print_document(const lm_cli *cli, int rc, char *doc)
 		doc = line;
 	}
 	if (rc < 0 || doc == NULL) {
+		document_failed = 1;
 		lm_cli_printf(stderr, "lume-metal: cannot render the JSON document: %s\n", lm_error_last()->message);
 		lm_free(doc);
 		return;
@@ -342,7 +351,8 @@ static void on_step(void *data, const lm_step_event *ev)
 		    ev->state == LM_STEP_DONE ? "done" : "FAILED", ev->elapsed, ev->detail[0] ? ": " : "", ev->detail);
 }
 
-static void write_all(int fd, const char *bytes, size_t len)
+/* 0, or the errno of the write that failed (a write of nothing counts as EIO). */
+static int write_all(int fd, const char *bytes, size_t len)
 {
 	ssize_t n;
 
@@ -351,10 +361,11 @@ static void write_all(int fd, const char *bytes, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return;
+			return n < 0 ? errno : EIO;
 		bytes += n;
 		len -= (size_t)n;
 	}
+	return 0;
 }
 
 static void collect(lm_cli *cli, char **buf, size_t *len, const char *bytes, size_t n)
@@ -373,15 +384,21 @@ static void collect(lm_cli *cli, char **buf, size_t *len, const char *bytes, siz
 	*buf = p;
 }
 
-/* on_output: a run's guest output, to our stdout/stderr, or into the JSON document. */
+/* on_output: a run's guest output, to our stdout/stderr, or into the JSON document. Once a write
+ * has failed (a closed stdout, a pipe whose reader left while SIGPIPE is ignored, a full disk),
+ * nothing more is written: cmd_run.c stops the workload and fails with that errno. */
 static void on_output(void *data, const char *vm, int stream, const char *bytes, size_t len)
 {
 	lm_cli *cli = data;
+	int err;
 
 	(void)vm;
-	if (!cli->json)
-		write_all(stream == 2 ? STDERR_FILENO : STDOUT_FILENO, bytes, len);
-	else if (stream == 2)
+	if (!cli->json) {
+		if (cli->output_errno == 0 && (err = write_all(stream == 2 ? STDERR_FILENO : STDOUT_FILENO, bytes, len)) != 0) {
+			cli->output_errno = err;
+			cli->output_stream = stream;
+		}
+	} else if (stream == 2)
 		collect(cli, &cli->err_bytes, &cli->err_len, bytes, len);
 	else
 		collect(cli, &cli->out_bytes, &cli->out_len, bytes, len);

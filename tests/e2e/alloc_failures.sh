@@ -16,7 +16,36 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 : "${LM_BIN_HOOKS:?LM_BIN_HOOKS: lume-metal built with the test hooks}"
 
-usage() { echo "usage: alloc_failures.sh enable|status|rollback once|persistent [N]" >&2; exit 2; }
+usage() {
+  echo "usage: alloc_failures.sh enable|status|rollback|json-status|json-host-status|json-enable|json-rollback|json-run|json-doctor once|persistent [N]" >&2
+  exit 2
+}
+
+# The command line of a sweep's COMMAND (sets ARGS): json-X is X with --format json, whose
+# document must be whole or absent (issue 36, item 2).
+args_of() {
+  case "$1" in
+  enable|status|rollback) ARGS=("$1" vm1) ;;
+  json-status|json-enable|json-rollback|json-doctor) ARGS=("${1#json-}" vm1 --format json) ;;
+  json-host-status) ARGS=(host status --format json) ;;
+  json-run) ARGS=(run vm1 --format json -- echo ran) ;;
+  *) usage ;;
+  esac
+}
+
+# A JSON command's stdout: a whole document or nothing. After a failure (EXIT, not 0) only an
+# error document is whole: ok false, the exit code, the error with its code and message.
+json_whole() { # FILE EXIT: empty, or the reason it is not whole
+  [ -s "$1" ] || { [ "$2" -ne 0 ] || echo "exit 0 and no document"; return 0; }
+  jq -e . "$1" >/dev/null 2>&1 || { echo "not one JSON document: $(head -c 200 "$1" | tr '\n' ' ')"; return 0; }
+  jq -e '(.schema | type) == "number" and (.command | type) == "string" and (.ok | type) == "boolean" and
+      (.exit_code | type) == "number" and has("error")' "$1" >/dev/null ||
+    { echo "the envelope lacks schema, command, ok, exit_code or error: $(head -c 300 "$1" | tr '\n' ' ')"; return 0; }
+  if [ "$2" -ne 0 ]; then
+    jq -e '.ok == false and .exit_code != 0 and (.error.code | type) == "string" and (.error.message | type) == "string"' \
+      "$1" >/dev/null || echo "exit $2 with a document that does not say so: $(head -c 300 "$1" | tr '\n' ' ')"
+  fi
+}
 
 # The world as the command sees it, in a form that compares: the preference file's bytes, the
 # journal with its times and run marks blanked (a successful run at another moment writes other
@@ -41,8 +70,8 @@ world() { # sets WORLD
   WORLD="== preference"$'\n'"$plist"$'\n'"== journal"$'\n'"${JOURNAL_VIEW[x$raw]}"$'\n'"== guest"$'\n'"$guest"
 }
 
-# What a run printed, without its durations and times (numbers with a fraction).
-shown() { sed -E 's/[0-9]+\.[0-9]+/#/g' "$1"; }
+# What a run printed, without its durations and times (numbers with a fraction, ISO 8601 times).
+shown() { sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z/TIME/g; s/[0-9]+\.[0-9]+/#/g' "$1"; }
 
 # Files and VM of the state before the command: saved once, put back before every run.
 save_before() {
@@ -50,13 +79,22 @@ save_before() {
   [ ! -e "$LUME_METAL_STATE_DIR" ] || cp -a "$LUME_METAL_STATE_DIR" "$E2E_DIR/before/state"
   cp -a "$LUME_METAL_PREFS_DIR" "$E2E_DIR/before/prefs"
   [ ! -e "$GUEST" ] || cp -a "$GUEST" "$E2E_DIR/before/guest"
+  # The guest's ~/.local as it was: enable notes which parents it made, rollback removes them.
+  [ ! -e "${GUEST%/.local/share/lume-metal}/.local" ] || touch "$E2E_DIR/before/had-local"
 }
 
 restore_before() {
   rm -rf "$LUME_METAL_STATE_DIR" "$LUME_METAL_PREFS_DIR" "$GUEST"
+  [ -e "$E2E_DIR/before/had-local" ] || rm -rf "${GUEST%/.local/share/lume-metal}/.local"
   [ ! -e "$E2E_DIR/before/state" ] || cp -a "$E2E_DIR/before/state" "$LUME_METAL_STATE_DIR"
   cp -a "$E2E_DIR/before/prefs" "$LUME_METAL_PREFS_DIR"
-  [ ! -e "$E2E_DIR/before/guest" ] || cp -a "$E2E_DIR/before/guest" "$GUEST"
+  # (rollback also removes the ~/.local and ~/.local/share the first enable made)
+  if [ -e "$E2E_DIR/before/guest" ]; then
+    local home=${GUEST%/.local/share/lume-metal}
+    mkdir -p "$home/.local/share"
+    chown --reference="$home" "$home/.local" "$home/.local/share"
+    cp -a "$E2E_DIR/before/guest" "$GUEST"
+  fi
   # Before every command the VM runs: enable's restart and rollback's too start from a running
   # VM (one the preference restored above applies to, when it has to be started again).
   [[ $(curl -fsS "$LUME_METAL_LUME_URL/lume/vms/vm1") =~ \"status\":[[:space:]]*\"running\" ]] || vm_run vm1
@@ -68,36 +106,43 @@ restore_before() {
 # ONE: N = K only, its output and the world's differences shown.
 worker() {
   local cmd=$1 mode=$2 k=$3 w=$4 out=$5 one=${6:-} n rc spec fired=0 absorbed=0 between=0 err errtext before after now ok_shown
+  local step=$((w * STRIDE)) whole
+  args_of "$cmd"
   sim_start --vm vm1 --boot-delay 0 --stop-delay 0
   GUEST="$(guest_home vm1)/.local/share/lume-metal"
   vm_run vm1
   case "$cmd" in
-  status|rollback)
-    lm enable vm1 >"$E2E_DIR/setup.out" 2>&1 || fail "enable before $cmd: $(cat "$E2E_DIR/setup.out")" ;;
+  enable|json-enable) ;;
+  *) lm enable vm1 >"$E2E_DIR/setup.out" 2>&1 || fail "enable before $cmd: $(cat "$E2E_DIR/setup.out")" ;;
   esac
   save_before
   world
   before=$WORLD
-  "$LM_BIN_HOOKS" "$cmd" vm1 >"$E2E_DIR/ok.out" 2>"$E2E_DIR/ok.err" ||
+  "$LM_BIN_HOOKS" "${ARGS[@]}" >"$E2E_DIR/ok.out" 2>"$E2E_DIR/ok.err" ||
     fail "$cmd without failures: $(cat "$E2E_DIR/ok.out" "$E2E_DIR/ok.err")"
   ok_shown=$(shown "$E2E_DIR/ok.out")
   world
   after=$WORLD
   : >"$out"
-  for ((n = k; ; n += w)); do
+  for ((n = 1 + (k - 1) * STRIDE; ; n += step)); do
     restore_before
     case "$mode" in once) spec="$n,1" ;; persistent) spec=$n ;; esac
     rm -f "$E2E_DIR/fired" "$E2E_DIR/trace"
     set +e
     LUME_METAL_TEST_FAIL_ALLOC=$spec LUME_METAL_TEST_FAIL_ALLOC_LOG="$E2E_DIR/fired" \
       LUME_METAL_TEST_FAIL_ALLOC_TRACE=${one:+$E2E_DIR/trace} \
-      timeout -s KILL 120 "$LM_BIN_HOOKS" "$cmd" vm1 >"$E2E_DIR/run.out" 2>"$E2E_DIR/run.err"
+      timeout -s KILL 120 "$LM_BIN_HOOKS" "${ARGS[@]}" >"$E2E_DIR/run.out" 2>"$E2E_DIR/run.err"
     rc=$?
     set -e
     world
     now=$WORLD
     errtext=
     IFS= read -r -d '' errtext <"$E2E_DIR/run.err" || true
+    # --format json: a failure is said in the (whole) document, or on stderr when none could be
+    # rendered; the document's error counts as the error line.
+    if [[ $cmd == json-* ]] && [ -s "$E2E_DIR/run.out" ]; then
+      errtext+=$'\n'"lume-metal: $(jq -r '.error.message // empty' "$E2E_DIR/run.out" 2>/dev/null | tr '\n' ' ')"
+    fi
     err=${errtext//$'\n'/ }
     err=${err:0:400}
     if [ -n "$one" ]; then
@@ -122,6 +167,10 @@ worker() {
       break
     fi
     fired=$((fired + 1))
+    if [[ $cmd == json-* ]]; then
+      whole=$(json_whole "$E2E_DIR/run.out" "$rc")
+      [ -z "$whole" ] || echo "problem $n: the JSON document is not whole or absent: $whole" >>"$out"
+    fi
     if [ "$rc" -eq 0 ]; then
       # The failure was absorbed: fine only if nothing shows it (the code had another way).
       if [ "$(shown "$E2E_DIR/run.out")" = "$ok_shown" ] && [ "$now" = "$after" ]; then
@@ -145,7 +194,7 @@ worker() {
       # the journal forgets the VM; a persistent failure leaves no memory to undo anything). The
       # journal still says what is left: the same command, run again, must finish the job.
       set +e
-      "$LM_BIN_HOOKS" "$cmd" vm1 >"$E2E_DIR/again.out" 2>"$E2E_DIR/again.err"
+      "$LM_BIN_HOOKS" "${ARGS[@]}" >"$E2E_DIR/again.out" 2>"$E2E_DIR/again.err"
       rc=$?
       set -e
       world
@@ -165,6 +214,12 @@ worker() {
   check_guest_shells
 }
 
+# LM_FAULT_STRIDE=S: only every S-th failure point is run (1, 1 + S, ...; default 1: every one),
+# for the sweeps of the suite that would otherwise take too long; the count of points is then
+# the sampled ones.
+STRIDE=${LM_FAULT_STRIDE:-1}
+[[ $STRIDE =~ ^[1-9][0-9]*$ ]] || fail "LM_FAULT_STRIDE=$STRIDE: expected a positive number"
+
 if [ "${1:-}" = --worker ]; then
   shift
   worker "$@"
@@ -173,7 +228,7 @@ fi
 
 [ $# -eq 2 ] || [ $# -eq 3 ] || usage
 cmd=$1 mode=$2
-case "$cmd" in enable|status|rollback) ;; *) usage ;; esac
+args_of "$cmd"
 case "$mode" in once|persistent) ;; *) usage ;; esac
 if [ $# -eq 3 ]; then
   [[ $3 =~ ^[1-9][0-9]*$ ]] || usage

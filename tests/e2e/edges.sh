@@ -17,6 +17,25 @@ expect_state_error() {
   jq -r .error.message "$1" | grep -qF -- "$2" || fail "the message does not say '$2': $(cat "$1")"
 }
 
+# rollback --all --restore-host with a damaged preference record (issue 36, item 4): before, the
+# first VM's rollback rewrote the journal and the last VM lost its guest files yet stayed enabled;
+# the message said the damaged file was left as it is. Now nothing is rolled back: both VMs stay
+# enabled in the journal and keep their guest files, and the journal is left byte for byte.
+scenario_damaged_pref_record() {
+  sim_start --vms 2
+  lm_json "$E2E_DIR/e.json" enable vm1 vm2
+  expect_rc 0 "$E2E_DIR/e.json"
+  damage '.preference.original = 5'
+  local sum vm; sum=$(sha256sum <"$JOURNAL")
+  lm_json "$E2E_DIR/r.json" rollback --all --restore-host
+  expect_state_error "$E2E_DIR/r.json" "It was left as it is"
+  [ "$(sha256sum <"$JOURNAL")" = "$sum" ] || fail "the damaged journal, said to be left as it is, was rewritten"
+  for vm in vm1 vm2; do
+    [ "$(jq -r --arg v "$vm" '.vms[$v].status' "$JOURNAL")" = enabled ] || fail "$vm is no longer enabled in the journal"
+    [ -e "$(guest_home "$vm")/.local/share/lume-metal/current" ] || fail "$vm's guest files were removed, yet it is enabled"
+  done
+}
+
 # A journal written by a newer lume-metal: exit 5 (not 4, "guest unsupported"), error `newer`,
 # the advice to upgrade, and the journal left byte for byte.
 scenario_newer_journal() {

@@ -164,6 +164,44 @@ scenario_local_run() {
   jq_is "$E2E_DIR/ns.json" '.error.code' no-shim
 }
 
+# No forged proof (issue 36, item 3): under umask 000 every folder lume-metal makes for the records
+# is 0700; an existing one that others can write is refused, nothing run; one owned by another
+# user likewise (when this test may chown).
+scenario_local_private() {
+  machine --feature-level unlocked
+  rm -rf "$HOME/.local"
+  set +e
+  (umask 000; "$LM_BIN" local run --require-shim -- metal-server --runner) >"$E2E_DIR/u.out" 2>"$E2E_DIR/u.err"
+  rc=$?
+  set -e
+  [ "$rc" -eq 0 ] || fail "local run under umask 000: exit $rc: $(cat "$E2E_DIR/u.out" "$E2E_DIR/u.err")"
+  local d
+  for d in .local .local/share .local/share/lume-metal .local/share/lume-metal/activation; do
+    [ "$(stat -c %a "$HOME/$d")" = 700 ] || fail "~/$d was made $(stat -c %a "$HOME/$d") under umask 000, not 700"
+  done
+  chmod 777 "$HOME/.local/share/lume-metal/activation"
+  mkdir -m 777 "$HOME/.local/share/lume-metal/activation/planted"
+  set +e
+  "$LM_BIN" local run --require-shim -- sh -c 'echo ran >"$0"' "$E2E_DIR/ran" >"$E2E_DIR/w.out" 2>"$E2E_DIR/w.err"
+  rc=$?
+  set -e
+  [ "$rc" -eq 1 ] || fail "a world-writable record folder: exit $rc: $(cat "$E2E_DIR/w.out" "$E2E_DIR/w.err")"
+  grep -q "~/.local/share/lume-metal/activation is not a private directory of this user's" "$E2E_DIR/w.err" ||
+    fail "a world-writable record folder: $(cat "$E2E_DIR/w.err")"
+  [ ! -e "$E2E_DIR/ran" ] || fail "the workload ran with a record folder others can write"
+  [ "$(stat -c %a "$HOME/.local/share/lume-metal/activation")" = 777 ] || fail "the refused folder was changed"
+  chmod 700 "$HOME/.local/share/lume-metal/activation"
+  if [ "$(id -u)" -eq 0 ]; then
+    chown 65534 "$HOME/.local/share/lume-metal/activation"
+    set +e
+    "$LM_BIN" local run -- true >"$E2E_DIR/o.out" 2>"$E2E_DIR/o.err"
+    rc=$?
+    set -e
+    [ "$rc" -eq 1 ] && grep -q "is not a private directory of this user's" "$E2E_DIR/o.err" ||
+      fail "a record folder of another user: exit $rc: $(cat "$E2E_DIR/o.err")"
+  fi
+}
+
 scenario_local_signals() {
   machine --feature-level unlocked
   # A workload that leaves a child behind; lume-metal gets SIGTERM, as from a CI runner's cancel.

@@ -51,7 +51,14 @@ scenario_utm_paused() {
   ! ssh_up vm1 || fail "a paused guest answers"
   check_held_enable vm1 utm paused
   utm_status_is vm1 started || fail "vm1 not running: $("$BIN/utmctl" status vm1)"
+  # UTM refuses --force for a paused VM (issue 36, item 8): it was stopped with --kill, and no
+  # stop UTM refused was taken for done (enable then waited 120 s for a stop that never came).
+  [ "$(jq -c 'select(.source == "utmctl" and .argv[0] == "stop" and .argv[2] == "--kill")' "$SIM_LOG" | wc -l)" -eq 1 ] ||
+    fail "the paused VM was not stopped with --kill: $(jq -c 'select(.argv != null) | [.source, .argv]' "$SIM_LOG")"
+  [ "$(jq -c 'select(.source == "utmctl" and .argv[0] == "stop" and .argv[2] != "--kill")' "$SIM_LOG" | wc -l)" -eq 0 ] ||
+    fail "a stop UTM refuses was sent: $(jq -c 'select(.source == "utmctl") | .argv' "$SIM_LOG")"
 }
+
 
 # UTM: a VM suspended with its state saved and then stopped is "stopped" to utmctl, and its next
 # start restores the saved guest: lume-metal restores and powers it off, then boots it.
@@ -60,7 +67,7 @@ scenario_utm_saved() {
   "$BIN/utmctl" start vm1
   wait_for 60 "vm1 did not come up" ssh_up vm1
   "$BIN/utmctl" suspend --save-state vm1
-  "$BIN/utmctl" stop vm1 --force
+  "$BIN/utmctl" stop vm1 --kill # paused: UTM refuses --force (vm.state == .started || .kill)
   utm_status_is vm1 stopped || fail "not stopped: $("$BIN/utmctl" status vm1)"
   [ -e "$UTM_DOCS/vm1.utm/Data/vmstate" ] || fail "no saved state"
   lm_json "$E2E_DIR/s.json" --vm-manager utm status vm1

@@ -173,4 +173,77 @@ scenario_run_cancel() {
   [ "$(runs_left)" -eq 0 ] || fail "a stopped run's record directory was left"
 }
 
+# A killed run leaves nothing behind (issue 36, item 5): lume-metal SIGKILLed while its workload
+# runs leaves the run's record folder (the group file, maybe records) in the guest. Once that
+# workload is gone the next run removes the folder; rollback removes another such folder as
+# lume-metal's own (never "not lume-metal's"), and the guest's home is then as before the first
+# enable.
+tree_of() { (cd "$1" && find . -mindepth 1 -printf '%y %m %P %l\n' | sort); }
+killed_run() { # NAME: a run of process-tree killed with SIGKILL, then its workload ended
+  local file pid
+  file=$(guest_home vm1)/$1
+  "$LM_BIN" run vm1 -- process-tree "/Users/lume/$1" </dev/null >"$E2E_DIR/$1.out" 2>"$E2E_DIR/$1.err" &
+  pid=$!
+  wait_for 60 "process-tree did not start: $(cat "$E2E_DIR/$1.err")" test -s "$file"
+  kill -KILL "$pid"
+  wait "$pid" 2>/dev/null || true
+  processes_of "$file"
+  kill -KILL "$PARENT" "$CHILD" 2>/dev/null || true
+  wait_for 30 "the killed run's workload to end" exited "$PARENT"
+  wait_for 30 "the killed run's workload's child to end" exited "$CHILD"
+  rm -f "$file" "$file.child"
+  [ -n "$(ls -A "$(guest_home vm1)/.local/share/lume-metal/activation")" ] || fail "the killed run left nothing to clean up"
+}
+scenario_run_killed() {
+  sim_start --vm vm1
+  vm_run vm1
+  local home before after
+  home=$(guest_home vm1)
+  before=$(tree_of "$home")
+  lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+  killed_run k1
+  guarded next /dev/null vm1 -- true
+  rc_is next 0
+  [ "$(runs_left)" -eq 0 ] || fail "the next run left the killed run's folder: $(find "$home/.local/share/lume-metal/activation")"
+  killed_run k2
+  lm_json "$E2E_DIR/r.json" rollback vm1
+  expect_rc 0 "$E2E_DIR/r.json"
+  ! grep -q "not lume-metal's" "$E2E_DIR/r.json" || fail "rollback called lume-metal's own leftovers not its own: $(cat "$E2E_DIR/r.json")"
+  after=$(tree_of "$home")
+  [ "$after" = "$before" ] || fail "the guest's home is not as before the first enable: $(diff <(echo "$before") <(echo "$after"))"
+}
+
+# Output that cannot be written (issue 36, item 1): with SIGPIPE ignored, as Python's subprocess,
+# .NET and Node-based runners leave it, a reader that goes away makes every write EPIPE; run
+# stopped the workload never and read its output forever. Now the first failed write stops the
+# workload as SIGTERM does and the run fails saying so; a closed stdout is refused at once.
+scenario_run_epipe() {
+  setup
+  local file; file=$(guest_home vm1)/epipe
+  # shellcheck disable=SC2016 # the guest's shell expands it
+  local writer='read -r p _ </proc/self/stat; echo "$p" >/Users/lume/epipe.tmp; mv /Users/lume/epipe.tmp /Users/lume/epipe; exec yes'
+  set +e
+  ( trap '' PIPE
+    timeout -s KILL "$GUARD" "$LM_BIN" run vm1 -- sh -c "$writer" </dev/null 2>"$E2E_DIR/epipe.err"
+    echo $? >"$E2E_DIR/epipe.rc" ) | head -c 1000 >/dev/null
+  set -e
+  RUN_RC=$(cat "$E2E_DIR/epipe.rc")
+  [ "$RUN_RC" -ne 137 ] || fail "run with a broken pipe hung (killed after $GUARD s): $(cat "$E2E_DIR/epipe.err")"
+  [ "$RUN_RC" -eq 1 ] || fail "run with a broken pipe: exit $RUN_RC, expected 1: $(cat "$E2E_DIR/epipe.err")"
+  grep -q "writing the workload's output to stdout failed (Broken pipe), so the run was stopped: SIGTERM went to the workload's process group" \
+    "$E2E_DIR/epipe.err" || fail "run with a broken pipe: $(cat "$E2E_DIR/epipe.err")"
+  [ -s "$file" ] || fail "the writer never started: $(cat "$E2E_DIR/epipe.err")"
+  exited "$(cat "$file")" || fail "the workload $(cat "$file") still runs in the guest after the broken pipe"
+  [ "$(runs_left)" -eq 0 ] || fail "the stopped run's record directory was left"
+  # A closed stdout: refused before anything runs in the guest.
+  set +e
+  timeout -s KILL "$GUARD" "$LM_BIN" run vm1 -- sh -c 'echo ran >/Users/lume/closed' </dev/null >&- 2>"$E2E_DIR/closed.err"
+  RUN_RC=$?
+  set -e
+  [ "$RUN_RC" -eq 1 ] || fail "run with stdout closed: exit $RUN_RC, expected 1: $(cat "$E2E_DIR/closed.err")"
+  grep -q "stdout is closed" "$E2E_DIR/closed.err" || fail "run with stdout closed: $(cat "$E2E_DIR/closed.err")"
+  [ ! -e "$(guest_home vm1)/closed" ] || fail "run with stdout closed started the workload"
+}
+
 "scenario_$1"

@@ -4,6 +4,7 @@
 #define LUME_SIM_H
 
 #include <limits.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -102,6 +103,7 @@ typedef struct {
 	char bin_dir[SIM_DIR_MAX + 8];
 	char lume_path[PATH_MAX];
 	char url[64];
+	struct in_addr api_address; /* --api-address: where the API listens (default 127.0.0.1) */
 	int listen_fd;
 	int log_fd;
 	sim_vm *vms;

@@ -45,7 +45,9 @@ static void usage(FILE *out)
 	fprintf(out,
 	    "usage: lume-sim [OPTIONS]\n"
 	    "A Lume-compatible HTTP API and `lume` CLI stand-in whose VMs are real OpenSSH servers.\n\n"
-	    "  --port N                 listen on 127.0.0.1:N (0: a free port; default 7777, as Lume)\n"
+	    "  --port N                 listen on port N (0: a free port; default 7777, as Lume)\n"
+	    "  --api-address A          the API's IPv4 address (default 127.0.0.1, as Lume): another loopback\n"
+	    "                           address lets simulators, the demo and the suite run side by side\n"
 	    "  --vms N                  N VMs named vm1..vmN (default 1)\n"
 	    "  --vm NAME                a VM with this name (repeatable; replaces --vms)\n"
 	    "  --dir DIR                where VM fixtures, Lume's VM store (lume/), the request log and\n"
@@ -275,6 +277,7 @@ static int install_cli(sim *s)
 
 static int listen_on(sim *s)
 {
+	char address[INET_ADDRSTRLEN];
 	struct sockaddr_in sa;
 	socklen_t len = sizeof(sa);
 	int one = 1;
@@ -282,17 +285,20 @@ static int listen_on(sim *s)
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons((unsigned short)s->port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK); /* 127.0.0.1 only, as Lume */
+	/* 127.0.0.1 by default, as Lume (Server/Server.swift: bind(host: "127.0.0.1")); --api-address
+	 * moves it, one address per simulator. */
+	sa.sin_addr = s->api_address;
+	inet_ntop(AF_INET, &s->api_address, address, sizeof(address));
 	if ((s->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		return -1;
 	setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(s->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s->listen_fd, 64) < 0) {
-		fprintf(stderr, "lume-sim: cannot listen on 127.0.0.1:%d: %s\n", s->port, strerror(errno));
+		fprintf(stderr, "lume-sim: cannot listen on %s:%d: %s\n", address, s->port, strerror(errno));
 		return -1;
 	}
 	getsockname(s->listen_fd, (struct sockaddr *)&sa, &len);
 	s->port = ntohs(sa.sin_port);
-	snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d", s->port);
+	snprintf(s->url, sizeof(s->url), "http://%s:%d", address, s->port);
 	return 0;
 }
 
@@ -365,7 +371,7 @@ enum {
 	O_NEVER, O_OSV, O_HOME, O_FAULT, O_CLIV, O_GUEST, O_CLI, O_INFO, O_KEEP, O_PARENT, O_HELP, O_GRACE,
 	O_STATUS_DELAY, O_PULLING, O_TART_VM, O_UTM_VM, O_UTM_HEADLESS, O_TART_HOME, O_UTM_DOCS, O_TART_SHIM,
 	O_TART_VERSION, O_UTM_VERSION, O_UTM_NO_GUI, O_UTM_IGNORE, O_UTM_DELAY, O_TART_CLI, O_UTMCTL_CLI, O_PREFS,
-	O_LUME_HOME, O_DEFECTS, O_STOCK_KERNELS, O_UTM_NO_ARP, O_UTM_APP_OFF, O_LEASES
+	O_LUME_HOME, O_DEFECTS, O_STOCK_KERNELS, O_UTM_NO_ARP, O_UTM_APP_OFF, O_LEASES, O_API_ADDR
 };
 
 /* NAME or NAME=PERCENT. */
@@ -398,6 +404,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"port", required_argument, NULL, O_PORT}, {"vms", required_argument, NULL, O_VMS},
+		{"api-address", required_argument, NULL, O_API_ADDR},
 		{"vm", required_argument, NULL, O_VM}, {"dir", required_argument, NULL, O_DIR},
 		{"boot-delay", required_argument, NULL, O_BOOT}, {"stop-delay", required_argument, NULL, O_STOP},
 		{"max-running", required_argument, NULL, O_MAXRUN}, {"address-base", required_argument, NULL, O_ADDR},
@@ -456,6 +463,7 @@ int main(int argc, char **argv)
 	s.utm_app_at_start = 1;
 	s.listen_fd = -1;
 	s.log_fd = -1;
+	s.api_address.s_addr = htonl(INADDR_LOOPBACK);
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_PORT:
@@ -488,6 +496,12 @@ int main(int argc, char **argv)
 		case O_PULLING: if (add_pull(pulls, &s.npulls, optarg) < 0) return 64; break;
 		case O_MAXRUN: s.max_running = atoi(optarg); break;
 		case O_ADDR: address_base = optarg; break;
+		case O_API_ADDR:
+			if (inet_pton(AF_INET, optarg, &s.api_address) != 1) {
+				fprintf(stderr, "lume-sim: --api-address %s: expected an IPv4 address (127.0.0.1)\n", optarg);
+				return 64;
+			}
+			break;
 		case O_METAL: metal_dir = optarg; break;
 		case O_PREFS: s.prefs_dir = optarg; break;
 		case O_LUME_HOME: lume_home_opt = optarg; break;

@@ -452,7 +452,14 @@ scenario_utmctl_suspend() {
   [ "$(jq -r 'select(.event == "resume" and .vm == "u1") | .detail' "$SIM_LOG")" = "$boot" ] || fail "not the same guest"
   run_checked save 0 "$utm" suspend --save-state u1
   [ -f "$docs/u1.utm/Data/vmstate" ] || fail "no saved state"
-  run_checked off 0 "$utm" stop u1 --force
+  # UTM's guard (vm.state == .started || stopMethod == .kill): a paused VM refuses --force and
+  # --request, exit 0 as every event's error; --kill stops it.
+  run_checked force_paused 0 "$utm" stop u1 --force
+  err_has force_paused "Error from event: The virtual machine is not running."
+  run_checked request_paused 0 "$utm" stop u1 --request
+  err_has request_paused "Error from event: The virtual machine is not running."
+  utm_is u1 paused || fail "a refused stop changed it: $("$utm" status u1)"
+  run_checked off 0 "$utm" stop u1 --kill
   utm_is u1 stopped || fail "status: $("$utm" status u1)"
   [ -f "$docs/u1.utm/Data/vmstate" ] || fail "the power-off discarded the saved state"
   run_checked restore 0 "$utm" start u1
@@ -463,6 +470,30 @@ scenario_utmctl_suspend() {
   "$utm" stop u1 --force
   run_checked cold 0 "$utm" start u1
   wait_for 30 "u1 to boot afresh" events_are boot u1 2
+}
+
+# --api-address (issue 36, item 10): two simulators on the same port, each on its own address of
+# this test's /24, side by side (as Lume, 127.0.0.1 is the default); each answers with its own VMs.
+scenario_sim_api_address() {
+  local a b port url_b
+  a=$(lm_test_address 250) b=$(lm_test_address 251)
+  sim_start --vm a1 --api-address "$a"
+  port=${LUME_METAL_LUME_URL##*:}
+  [ "$LUME_METAL_LUME_URL" = "http://$a:$port" ] || fail "the first simulator's URL: $LUME_METAL_LUME_URL"
+  "$LM_SIM" --port "$port" --api-address "$b" --vm b1 --dir "$E2E_DIR/sim2" --info "$E2E_DIR/sim2.json" \
+    --boot-delay 0.2 --stop-delay 0.1 --metal-dir "$LM_FAKE_METAL" --address-base "$(lm_test_address 100)" \
+    --exit-with-parent >"$E2E_DIR/sim2.out" 2>&1 &
+  SIM2_PID=$!
+  wait_for 30 "the second simulator did not start: $(cat "$E2E_DIR/sim2.out")" test -s "$E2E_DIR/sim2.json"
+  url_b=$(jq -r .url "$E2E_DIR/sim2.json")
+  [ "$url_b" = "http://$b:$port" ] || fail "the second simulator's URL: $url_b"
+  [ "$(curl -fsS "$LUME_METAL_LUME_URL/lume/vms" | jq -r '[.[].name] | join(",")')" = a1 ] || fail "the first simulator's VMs"
+  [ "$(curl -fsS "$url_b/lume/vms" | jq -r '[.[].name] | join(",")')" = b1 ] || fail "the second simulator's VMs"
+  run_checked bad 64 "$LM_SIM" --api-address not-an-address
+  err_has bad "--api-address not-an-address: expected an IPv4 address"
+  kill -TERM "$SIM2_PID"
+  wait "$SIM2_PID" || true
+  SIM2_PID=
 }
 
 # Every utmctl command launches UTM.app (hidden) when it is not running: the app's own process,
@@ -536,8 +567,10 @@ guest_up() { # [guest-sshd start options...]
   mkdir -p "$GUEST_DIR/home/.ssh"
   cp "$E2E_DIR/key.pub" "$GUEST_DIR/home/.ssh/authorized_keys"
 }
+SIM2_PID=
 lm_test_before_exit() {
   [ -z "$GUEST_DIR" ] || "$GUEST_SSHD" stop --dir "$GUEST_DIR" >/dev/null 2>&1 || true
+  [ -z "$SIM2_PID" ] || { kill -TERM "$SIM2_PID" 2>/dev/null; wait "$SIM2_PID" 2>/dev/null; } || true
   e2e_before_exit "$@"
 }
 # gsh NAME WANT_EXIT 'COMMAND': the command run by the guest's login shell over SSH.

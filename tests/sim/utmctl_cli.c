@@ -215,8 +215,11 @@ int main(int argc, char **argv)
 		else if (post(field(vm, "name"), "utm-pause", save ? "{\"save\":true}" : "{}", message, sizeof(message)) < 0)
 			rc = event_error(message);
 	} else if (strcmp(cmd, "stop") == 0) {
-		/* Apple VMs: --kill is --force (VZVirtualMachine.stop); --request is requestStop(). */
-		if (strcmp(field(vm, "status"), "stopped") == 0 && !kill_)
+		/* Apple VMs: --kill is --force (VZVirtualMachine.stop); --request is requestStop(). UTM's
+		 * guard (Scripting/UTMScriptingVirtualMachineImpl.swift, UTM 5.0.3: `guard vm.state ==
+		 * .started || stopMethod == .kill`; reference/vm-managers-and-bench.md, 2026-12): a VM that
+		 * is not started -- stopped, paused, pausing, resuming -- is refused unless --kill. */
+		if (strcmp(field(vm, "status"), "started") != 0 && !kill_)
 			rc = event_error("The virtual machine is not running.");
 		else if (post(field(vm, "name"), request ? "request-stop" : "power-off", "{}", message, sizeof(message)) < 0 &&
 		    !kill_)

@@ -323,6 +323,23 @@ static int restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result 
 	return rc;
 }
 
+/* The preference's record is read when the last enabled VM goes (restore_if_unneeded). One that
+ * cannot be read (a damaged record) stops the rollback before any VM is touched: each VM is then
+ * rolled back in the journal and in the guest, or in neither, and the damaged journal is left as
+ * it is (its copy aside, lm_state_corrupt) -- no rollback of another VM rewrites it first. */
+static int check_pref_record(lm_context *ctx)
+{
+	lm_host_pref_info info;
+	lm_state *st = NULL;
+	int rc;
+
+	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
+		return rc;
+	rc = lm_host_pref_status_locked(st, NULL, &info);
+	lm_state_close(st);
+	return rc < 0 ? lm_error_prefix("nothing was rolled back: ") : 0;
+}
+
 int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all, int restart,
     lm_flow_result **out)
 {
@@ -346,6 +363,10 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 		return rc;
 	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0)
 		return lm_flow_fail_all(ctx, result, rc);
+	if ((rc = check_pref_record(ctx)) < 0) {
+		lm_vm_manager_free(vmm);
+		return lm_flow_fail_all(ctx, result, rc);
+	}
 	/* Gone VMs would keep the preference "needed" for ever. */
 	lm_flow_sweep_others(ctx, vmm, result);
 	for (i = 0; i < result->count; i++)

@@ -737,11 +737,29 @@ int lm_activation_dir_make(lm_ssh *ssh, const char *home, const char *name, char
 	if ((rc = lm_guest_base_check(ssh, &g)) < 0 ||
 	    (rc = lm_path_join(&path, home, LM_GUEST_BASE, LM_ACTIVATION_GUEST_DIR, name, NULL)) < 0)
 		return rc;
-	/* The parents as any directory of the guest; the records' own directory private and empty: a
-	 * record left there by an earlier workload would be taken for this one's. */
+	/* Every directory made here is 0700 whatever the umask (umask 077 for mkdir -p too), and every
+	 * one from ~/.local down to the records' parent must be a directory of this user's that no
+	 * group or other user can write (OpenSSH's rule for ~/.ssh, as state.c's for the state
+	 * directory): another local user who could write, rename or own one of them could put a
+	 * record of theirs where this run's records are read, and a forged record would pass
+	 * --require-shim. Then the run's own directory, fresh and empty: a record left there by an
+	 * earlier workload would be taken for this one's. */
 	if ((rc = lm_shell_quote(path, &q)) < 0)
 		goto done;
-	if ((line = lm_format("mkdir -p -- %s && rm -rf -- %s && mkdir -m 700 -- %s", q, q, q)) == NULL) {
+	if ((line = lm_format("umask 077 && d=%s && mkdir -p -- \"$d\" && u=$(id -u) && h=${d%%/%s/*} && "
+	    "for p in .local .local/share %s %s/%s; do "
+	    "[ -n \"$(find \"$h/$p\" -prune -type d -user \"$u\" ! -perm -020 ! -perm -002 2>/dev/null)\" ] || "
+	    "{ printf '%%s\\n' \"~/$p is not a private directory of this user's (it belongs to another user, is "
+	    "writable by its group or by others, or is not a directory): activation records there could be forged; "
+	    "make it this user's own with chmod go-w (or remove it) and run again\" >&2; exit 3; }; done && "
+	    /* A killed run's folder: its workload's group is gone (or was never written and the
+	     * folder is old); a live run's, whose group still answers, stays. */
+	    "for o in \"${d%%/*}\"/run-*; do [ -d \"$o\" ] && [ ! -L \"$o\" ] && [ \"$o\" != \"$d\" ] || continue; "
+	    "if [ -s \"$o/%s\" ]; then read -r t <\"$o/%s\" || t=; case $t in ''|*[!0-9-]*) continue;; esac; "
+	    "kill -s 0 -- \"$t\" 2>/dev/null && continue; "
+	    "else [ -n \"$(find \"$o\" -prune -mmin +10 2>/dev/null)\" ] || continue; fi; rm -rf -- \"$o\"; done; "
+	    "rm -rf -- \"$d\" && mkdir -m 700 -- \"$d\"", q, LM_GUEST_BASE, LM_GUEST_BASE, LM_GUEST_BASE,
+	    LM_ACTIVATION_GUEST_DIR, LM_WORKLOAD_GROUP_FILE, LM_WORKLOAD_GROUP_FILE)) == NULL) {
 		rc = lm_error_nomem();
 		goto done;
 	}

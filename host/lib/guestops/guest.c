@@ -281,10 +281,16 @@ int lm_guest_install_prepare_command(const lm_guest_facts *facts, const char *st
 	cl_init(&c);
 	/* A fresh staging directory of this run's own (mkdir without -p: never one that exists);
 	 * what interrupted runs left is removed by manifest after the switch (guest_files.c). */
-	cl_raw(&c, "umask 022 && mkdir -p ");
+	cl_raw(&c, "umask 022 && c= && { [ -d ");
+	cl_path(&c, facts, "");
+	cl_raw(&c, " ] || for p in .local .local/share; do [ -d ");
+	cl_arg(&c, facts->home);
+	cl_raw(&c, "/\"$p\" ] || c=\"$c $p\"; done; } && mkdir -p ");
 	cl_path(&c, facts, "");
 	cl_raw(&c, " && cd ");
 	cl_path(&c, facts, "");
+	/* The parents the first install made, for rollback (LM_GUEST_PARENTS_FILE). */
+	cl_raw(&c, " && { [ -z \"$c\" ] || printf '%s\\n' \"$c\" >" LM_GUEST_PARENTS_FILE "; }");
 	cl_raw(&c, " && mkdir ");
 	cl_arg(&c, stage);
 	cl_raw(&c, " && mkdir ");

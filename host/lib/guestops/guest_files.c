@@ -119,6 +119,8 @@ int lm_guest_entry_class(const char *name, lm_ssh_kind kind)
 		return kind == LM_SSH_KIND_DIR ? 'a' : 0;
 	if (strcmp(name, LM_RESIGN_GUEST_DIR) == 0)
 		return kind == LM_SSH_KIND_DIR ? 'r' : 0;
+	if (strcmp(name, LM_GUEST_PARENTS_FILE) == 0)
+		return kind == LM_SSH_KIND_FILE ? 'p' : 0;
 	return kind == LM_SSH_KIND_DIR && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 ? 'd' : 0;
 }
 
@@ -415,8 +417,8 @@ static int remove_activation(removal *m)
 		if ((rc = list(m, rel, &names)) < 0)
 			break;
 		for (k = 0; names != NULL && names[k] != NULL && rc == 0; k++)
-			if (lm_guest_is_record(names[k]))
-				rc = unlink_entry(m, rel, names[k]);
+			if (lm_guest_is_record(names[k]) || strcmp(names[k], LM_WORKLOAD_GROUP_FILE) == 0)
+				rc = unlink_entry(m, rel, names[k]); /* the shim's records and run's group file */
 		lm_strv_free(names);
 		names = NULL;
 		if (rc == 0)
@@ -451,6 +453,52 @@ static int remove_resigned(removal *m)
 	}
 	lm_strv_free(dirs);
 	return rc == 0 ? rmdir_if_empty(m, LM_RESIGN_GUEST_DIR, 0) : rc;
+
+/* LM_GUEST_PARENTS_FILE, once it is all the install directory holds: which parents the first
+ * install made (bit 1 ~/.local, 2 ~/.local/share; the names space-separated), then the file goes
+ * (not counted: it is the removal's own note). While anything else is left there it stays, for
+ * the rollback that removes the rest. */
+static int parents_made(removal *m, int *made)
+{
+	char path[PATH_MAX + 600], *text = NULL, *word, *save = NULL, **names = NULL;
+	size_t len;
+	int rc;
+
+	if ((rc = list(m, "", &names)) < 0 || names == NULL)
+		return rc;
+	rc = names[0] != NULL && strcmp(names[0], LM_GUEST_PARENTS_FILE) == 0 && names[1] == NULL;
+	lm_strv_free(names);
+	if (!rc)
+		return 0;
+	if ((rc = full_path(m, path, sizeof(path), LM_GUEST_PARENTS_FILE)) < 0)
+		return rc;
+	if ((rc = lm_ssh_read_file(m->ssh, path, 256, &text, &len)) < 0)
+		return left_or_fail(m, LM_GUEST_PARENTS_FILE, rc);
+	for (word = strtok_r(text, " \n", &save); word != NULL; word = strtok_r(NULL, " \n", &save))
+		*made |= strcmp(word, ".local") == 0 ? 1 : strcmp(word, ".local/share") == 0 ? 2 : 0;
+	free(text);
+	if ((rc = lm_ssh_remove(m->ssh, path)) < 0)
+		return left_or_fail(m, LM_GUEST_PARENTS_FILE, rc);
+	return 0;
+}
+
+/* A parent the first install made goes once empty (the home as before the first enable). */
+static int rmdir_made(removal *m, const lm_guest_facts *facts, const char *part)
+{
+	char path[PATH_MAX], **names = NULL;
+	int rc;
+
+	if ((rc = part_path(path, sizeof(path), facts, part, NULL)) < 0)
+		return rc;
+	/* One that holds anything, or cannot be listed or removed, is the user's now: left unsaid. */
+	if ((rc = lm_ssh_list_dir(m->ssh, path, LM_GUEST_DIR_ENTRIES_MAX, &names)) == 0 && names[0] == NULL &&
+	    (rc = lm_ssh_remove(m->ssh, path)) == 0)
+		m->r->dirs++;
+	lm_strv_free(names);
+	if (rc == LM_ENOMEM)
+		return rc;
+	lm_error_clear();
+	return 0;
 }
 
 int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *local, const char *keep,
@@ -461,7 +509,7 @@ int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bun
 	const char *bad;
 	lm_ssh_kind kind;
 	size_t i;
-	int present, rc;
+	int present, rc, made = 0;
 
 	if ((rc = base_walk(ssh, facts, &bad, &kind, &present)) < 0)
 		return rc;
@@ -496,14 +544,20 @@ int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bun
 		case 'r':
 			rc = remove_resigned(&m);
 			break;
+		case 'p': /* last, below */
+			break;
 		default:
 			if (kind != LM_SSH_KIND_ABSENT)
 				left(r, names[i], "not lume-metal's");
 		}
 	}
 	lm_strv_free(names);
-	if (rc == 0 && keep == NULL)
+	if (rc == 0 && keep == NULL && (rc = parents_made(&m, &made)) == 0)
 		rc = rmdir_if_empty(&m, "", 0);
+	if (rc == 0 && (made & 2))
+		rc = rmdir_made(&m, facts, ".local/share");
+	if (rc == 0 && (made & 1))
+		rc = rmdir_made(&m, facts, ".local");
 	return rc;
 }
 

@@ -18,7 +18,7 @@
 #include "ssh_session.h"
 #include "str.h"
 
-#define GROUP_FILE "process-group"
+#define GROUP_FILE LM_WORKLOAD_GROUP_FILE
 #define GRACE_DEFAULT 5.0
 
 /* Each version ends where the next one's fields begin: a program built with it has a shorter struct. */

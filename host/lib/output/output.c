@@ -13,6 +13,43 @@
 #include "error_internal.h"
 #include "text.h"
 
+/* Whole or absent: every cJSON call that adds or creates goes through noted(), which marks the
+ * document being built broken when it failed (out of memory: a missing member, a VM's report, a
+ * name); finish_as() then renders nothing and fails with LM_ENOMEM. A document is built and
+ * finished on one thread, so the mark is the thread's. envelope() starts each document afresh. */
+static _Thread_local int broken;
+
+static cJSON *noted(cJSON *item)
+{
+	if (item == NULL)
+		broken = 1;
+	return item;
+}
+
+static cJSON_bool noted_bool(cJSON_bool added)
+{
+	if (!added)
+		broken = 1;
+	return added;
+}
+
+#define cJSON_CreateObject() noted(cJSON_CreateObject())
+#define cJSON_CreateArray() noted(cJSON_CreateArray())
+#define cJSON_CreateNull() noted(cJSON_CreateNull())
+#define cJSON_CreateString(s) noted(cJSON_CreateString(s))
+#define cJSON_CreateIntArray(...) noted(cJSON_CreateIntArray(__VA_ARGS__))
+#define cJSON_CreateDoubleArray(...) noted(cJSON_CreateDoubleArray(__VA_ARGS__))
+#define cJSON_AddNullToObject(o, n) noted(cJSON_AddNullToObject(o, n))
+#define cJSON_AddBoolToObject(o, n, b) noted(cJSON_AddBoolToObject(o, n, b))
+#define cJSON_AddNumberToObject(o, n, v) noted(cJSON_AddNumberToObject(o, n, v))
+#define cJSON_AddStringToObject(o, n, v) noted(cJSON_AddStringToObject(o, n, v))
+#define cJSON_AddObjectToObject(o, n) noted(cJSON_AddObjectToObject(o, n))
+#define cJSON_AddArrayToObject(o, n) noted(cJSON_AddArrayToObject(o, n))
+#define cJSON_AddItemToObject(o, n, i) noted_bool(cJSON_AddItemToObject(o, n, i))
+#define cJSON_AddItemToArray(a, i) noted_bool(cJSON_AddItemToArray(a, i))
+/* Our own text parsed back (a report, records, a profile): NULL is memory that ran out. */
+#define cJSON_Parse(t) noted(cJSON_Parse(t))
+
 /* A doctor check's level as the text and JSON outputs name it. */
 const char *lm_check_level_name(lm_check_level level)
 {
@@ -21,7 +58,10 @@ const char *lm_check_level_name(lm_check_level level)
 
 static cJSON *envelope(const lm_json_envelope *env)
 {
-	cJSON *doc = cJSON_CreateObject(), *err;
+	cJSON *doc, *err;
+
+	broken = 0;
+	doc = cJSON_CreateObject();
 
 	if (doc == NULL)
 		return NULL;
@@ -90,8 +130,9 @@ static int finish_as(cJSON *doc, int one_line, char **out)
 	size_t n;
 
 	*out = NULL;
-	if (doc != NULL && printable_json(doc) == 0)
+	if (doc != NULL && !broken && printable_json(doc) == 0)
 		text = one_line ? cJSON_PrintUnformatted(doc) : cJSON_Print(doc);
+	broken = 0;
 	cJSON_Delete(doc);
 	if (text == NULL)
 		return lm_error_nomem();
@@ -203,11 +244,15 @@ static cJSON *report_json(const lm_report *r)
 	char *text = NULL;
 	cJSON *doc;
 
-	if (r == NULL || lm_report_to_json(r, &text) < 0)
+	if (r == NULL)
 		return cJSON_CreateNull();
+	if (lm_report_to_json(r, &text) < 0) {
+		broken = 1; /* the report is in the document or the document is not printed */
+		return NULL;
+	}
 	doc = cJSON_Parse(text);
 	lm_free(text);
-	return doc != NULL ? doc : cJSON_CreateNull();
+	return doc;
 }
 
 /* The exercise member of the report the shimmed probe made with --exercise (docs/report-format.md),
@@ -325,8 +370,10 @@ int lm_json_one_line(const char *doc, char **out)
 {
 	cJSON *parsed = cJSON_Parse(doc);
 
-	if (parsed == NULL)
-		return lm_error_set(LM_EINVALID, "not a JSON document");
+	if (parsed == NULL) {
+		broken = 0;
+		return lm_error_set(LM_EINVALID, "not a JSON document, or out of memory while reading it");
+	}
 	return finish_as(parsed, 1, out);
 }
 

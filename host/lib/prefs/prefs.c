@@ -518,9 +518,13 @@ int lm_host_pref_status_locked(lm_state *st, const lm_pref_setting *want, lm_hos
 		info_record(info, &rec);
 	observation_clear(&o);
 	/* Whose domain this is; a lookup that fails (a malformed Lume URL) leaves it unsaid here and is
-	 * reported by whatever needs Lume. */
-	if (lm_prefs_check_user(lm_state_context(st), info, 0) < 0)
+	 * reported by whatever needs Lume. Memory that ran out is this call's failure: a server_pid or
+	 * server_user left unsaid for that would be a false answer. */
+	if ((rc = lm_prefs_check_user(lm_state_context(st), info, 0)) == LM_ENOMEM)
+		goto out;
+	if (rc < 0)
 		lm_log(lm_state_context(st), LM_LOG_DEBUG, "whose preference domain: %s", lm_error_last()->message);
+	rc = 0;
 out:
 	plist_free(wantp);
 	record_clear(&rec);

@@ -12,8 +12,10 @@
  *   start  `utmctl start NAME`, only for a VM whose config.plist configures a display: UTM gives
  *          a macOS guest the paravirtual GPU only then (Configuration/UTMAppleConfiguration.swift);
  *   stop   `utmctl stop NAME --request` (the guest shuts down), `--force` (power off) when it is
- *          still running after a while; a paused VM is powered off at once, and a saved state is
- *          restored and powered off, which discards it (utmctl has no other way to).
+ *          still running after a while; a paused VM is powered off at once with `--kill` (UTM
+ *          refuses every other stop of a VM that is not started), and a saved state is
+ *          restored and powered off, which discards it (utmctl has no other way to). A refusal
+ *          ("Error from event: ...") is reported at once in UTM's words.
  * From an SSH session (or before login) every Apple Event fails with -1743, yet `utmctl status`
  * says only "Virtual machine not found": its lookup runs with error reporting off. Only `utmctl
  * list` prints the note, so a VM that is not found is checked against `list`. */
@@ -82,8 +84,8 @@ static int utm_error(lm_vm_manager *vmm, const lm_proc_result *res, const char *
 	if (res->timed_out)
 		return lm_error_set(LM_ETIMEOUT, "utmctl %s: no answer in time; the utmctl process was killed", what);
 	lm_vm_failure_line(res, line, sizeof(line));
-	if (has(res, "Error from event") || has(res, "utmctl does not work from SSH") || has(res, "-1743") ||
-	    has(res, "-600"))
+	if (has(res, "utmctl does not work from SSH") || has(res, "-1743") || has(res, "-600") || has(res, "-1712") ||
+	    has(res, "Connection is invalid"))
 		return lm_error_set(LM_ENETWORK, "utmctl %s: UTM.app could not be driven over Apple Events (%s). utmctl "
 		    "needs UTM.app running in a logged-in GUI session of this user; it does not work from SSH "
 		    "sessions or before logging in", what, line);
@@ -96,6 +98,10 @@ static int utm_error(lm_vm_manager *vmm, const lm_proc_result *res, const char *
 		return lm_error_set(LM_ENOTFOUND, "%s: UTM has no such VM (utmctl %s: %s)", name, what, line);
 	if (has(res, "Application not found"))
 		return lm_error_set(LM_ENOTFOUND, "utmctl %s: UTM.app was not found (%s)", what, line);
+	/* Any other error raised inside UTM.app is its answer to this request, a refusal: reported at
+	 * once, in UTM's words, never waited out. */
+	if (has(res, "Error from event"))
+		return lm_error_set(LM_ERROR, "%s: UTM refused `utmctl %s`: %s", name, what, line);
 	return lm_error_set(LM_ERROR, "utmctl %s: %s (exit %d)", what, line[0] ? line : "failed without a message",
 	    res->exit_code);
 }
@@ -438,12 +444,18 @@ static int utm_stop_by(lm_vm_manager *vmm, const char *name, const char *how)
 	const char *args[] = {"stop", name, how, NULL};
 	char what[LM_VM_NAME_MAX + 24];
 	lm_proc_result res;
+	lm_vm_info info;
 	int rc;
 
 	snprintf(what, sizeof(what), "stop %s %s", name, how);
 	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
-	if (has(&res, "is not running"))
+	/* UTM refuses any stop but --kill of a VM that is not started (UTMScriptingVirtualMachineImpl
+	 * .swift: `guard vm.state == .started || stopMethod == .kill`, "The virtual machine is not
+	 * running."; reference/vm-managers-and-bench.md, 2026-12): what we wanted when it is stopped,
+	 * UTM's refusal when it is paused or between states. */
+	if (has(&res, "is not running") && !res.timed_out && utm_get(vmm, name, &info) == 0 &&
+	    (strcmp(info.status, "stopped") == 0 || strcmp(info.status, "suspended") == 0))
 		rc = 0;
 	else if (utm_failed(&res))
 		rc = utm_error(vmm, &res, what, name);
@@ -471,13 +483,14 @@ static int utm_wait_status(lm_vm_manager *vmm, const char *name, const char *wan
 	}
 }
 
-/* A paused VM is powered off (its guest cannot be asked anything); a saved state is discarded
- * the only way utmctl has: restored by a start (which deletes it), then powered off. */
+/* A paused VM is powered off (its guest cannot be asked anything) with --kill, the one stop UTM
+ * takes for a VM that is not started; a saved state is discarded the only way utmctl has:
+ * restored by a start (which deletes it), then powered off. */
 static int utm_stop_held(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 {
 	int rc;
 
-	if (strcmp(info->status, "suspended") != 0 && ((rc = utm_stop_by(vmm, name, "--force")) < 0 ||
+	if (strcmp(info->status, "suspended") != 0 && ((rc = utm_stop_by(vmm, name, "--kill")) < 0 ||
 	    (rc = utm_get(vmm, name, info)) < 0))
 		return rc;
 	if (strcmp(info->status, "suspended") != 0)

@@ -536,8 +536,16 @@ void lm_activation_list_dispose(lm_activation_list *list);
 
 /* Where a workload's records go in the guest: HOME/.local/share/lume-metal/activation/NAME (name:
  * [A-Za-z0-9._-], not starting with '.'), made empty and owner-only (0700) by the first call; *dir
- * gets its path (free()). Under the bundle's directory, so rollback removes what is left there. */
+ * gets its path (free()). Under the bundle's directory, so rollback removes what is left there.
+ * The folder a killed run left (run-*) goes with the next one made: its workload's group is gone,
+ * or it never got one and is over 10 minutes old. */
 #define LM_ACTIVATION_GUEST_DIR "activation"
+/* In a run's record folder: the kill target of its workload's process group, written by the
+ * wrapper the guest's shell runs (workload_session.c). */
+#define LM_WORKLOAD_GROUP_FILE "process-group"
+/* In the install directory: which of ~/.local and ~/.local/share the first install made (one a
+ * line), so that rollback leaves the home as it was before the first enable. */
+#define LM_GUEST_PARENTS_FILE ".parents-made"
 int lm_activation_dir_make(lm_ssh *ssh, const char *home, const char *name, char **dir);
 int lm_activation_dir_remove(lm_ssh *ssh, const char *dir); /* absent is fine */
 /* cmd (a command line from lm_shim_command) with LUME_METAL_RECORD_DIR=dir set before it (free()). */
