@@ -70,6 +70,7 @@ typedef struct {
 	int output_lost;
 	int jsonl;               /* --format jsonl: step events as lines, then the document on one line */
 	int quiet;               /* --quiet */
+	int long_format;         /* --long (status: every VM in detail) */
 	const char *label;       /* --label (agent) */
 	int keep_alive;          /* --keep-alive (agent install) */
 	int run_hardened_stock;  /* --run-hardened-stock (run, agent install) */

@@ -14,7 +14,7 @@ static const struct {
 	const char *options;
 } command_options[] = {
 	{"enable", "profile jobs dry-run keep-host boot-margin timeout force-user-mismatch no-wait bundle"},
-	{"status", "boot-margin"},
+	{"status", "long boot-margin"},
 	{"probe", "exercise no-wait"},
 	{"run", "no-wait require-shim run-hardened-stock interactive tty"},
 	{"rollback", "all no-restart restore-host dry-run force timeout no-wait"},
@@ -40,6 +40,7 @@ static const struct {
 	{"enable", "lume-metal enable ci-runner --keep-host", "A CI job: keep the host unlocked for the next job's VM."},
 	{"status", "lume-metal status", "The host preference and every VM lume-metal enabled."},
 	{"status", "lume-metal status my-vm --format json", "One VM, for a script."},
+	{"status", "lume-metal status vm1 vm2 vm3 --long", "Several VMs, each in detail rather than a row each."},
 	{"probe", "lume-metal probe my-vm --exercise", "Stock vs shimmed answers, and whether the unlocked kernels run."},
 	{"run", "lume-metal run my-vm -- llama-bench -m model.gguf", "One workload with the shim; its exit status "
 	    "is lume-metal's."},

@@ -16,7 +16,7 @@ enum opt_id {
 	OPT_EXERCISE, OPT_KEEP_HOST, OPT_RESTORE_HOST, OPT_REPETITIONS, OPT_OUT, OPT_WORKLOAD_PARSER, OPT_BARE_METAL,
 	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD, OPT_COLOR, OPT_ADDRESS, OPT_CHIP,
 	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM, OPT_INTERACTIVE, OPT_TTY, OPT_REQUIRE_EXERCISE,
-	OPT_PREFIX, OPT_GITHUB_ENV, OPT_RECORD_DIR
+	OPT_PREFIX, OPT_GITHUB_ENV, OPT_RECORD_DIR, OPT_LONG
 };
 
 static const struct option_doc {
@@ -32,6 +32,9 @@ static const struct option_doc {
 	 "one line per step start and end per VM, then the document on one line (for CI logs and dashboards)."},
 	{"quiet", no_argument, OPT_QUIET, NULL, NULL,
 	 "No progress and no informational lines: results, warnings and errors only."},
+	{"long", no_argument, OPT_LONG, NULL, NULL,
+	 "status: each VM in detail (identity, guest, bundle, last probe and exercise, agents) instead of a "
+	 "VM's row in the table several VMs get."},
 	{"label", required_argument, OPT_LABEL, "LABEL", NULL,
 	 "agent install/remove: the LaunchAgent's label, reverse-DNS (e.g. com.example.llama-server)."},
 	{"keep-alive", no_argument, OPT_KEEP_ALIVE, NULL, NULL,
@@ -158,7 +161,8 @@ static const struct option_doc {
 
 static const char *const command_help[] = {
 	"enable VM... [--profile P] [--keep-host]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
-	"status [VM...]", "Host preference and, per VM, state, bundle, restart pending, last probe.",
+	"status [VM...] [--long]", "Host preference and, per VM, state, bundle, restart pending, last probe: one row "
+	"per VM when there are several, each in detail with --long.",
 	"probe VM", "Stock vs shimmed capability table.",
 	"run VM [-i] [-t] [--require-shim] -- CMD...", "Run one guest command with the shim, as tart exec does; "
 	"its exit status is returned, then which of its processes loaded the shim.",
@@ -261,6 +265,7 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 			return lm_cli_usage_error(cli, "%s: expected text, json or jsonl, found '%s'", source, arg);
 		return 0;
 	case OPT_QUIET: cli->quiet = 1; return 0;
+	case OPT_LONG: cli->long_format = 1; return 0;
 	case OPT_LABEL: cli->label = arg; return 0;
 	case OPT_KEEP_ALIVE: cli->keep_alive = 1; return 0;
 	case OPT_RUN_HARDENED_STOCK: cli->run_hardened_stock = 1; return 0;

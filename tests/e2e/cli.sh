@@ -417,7 +417,8 @@ scenario_fleet_hint() {
   note "--quiet: the result lines only"
   set +e; lm enable vm1 ci-runner-1 --jobs 2 --quiet >"$E2E_DIR/q.out" 2>"$E2E_DIR/q.err"; rc=$?; set -e
   [ $rc -eq 3 ] || fail "exit $rc"
-  [ "$(wc -l <"$E2E_DIR/q.out")" -eq 2 ] || fail "--quiet printed more than the results: $(cat "$E2E_DIR/q.out")"
+  [ "$(wc -l <"$E2E_DIR/q.out")" -eq 3 ] && grep -Eqx '1 enabled, 1 failed in [0-9]+\.[0-9] s' "$E2E_DIR/q.out" ||
+    fail "--quiet printed more than the results and their recap: $(cat "$E2E_DIR/q.out")"
 
   note "a not-found has a hint about its own cause; a missing agent is removed already"
   lm_json "$E2E_DIR/nf.json" enable nosuch
@@ -440,6 +441,67 @@ scenario_fleet_hint() {
   jq -r '.vms[0].error.hint' "$E2E_DIR/busy.json" | grep -q "named above" || fail "$(cat "$E2E_DIR/busy.json")"
   kill -KILL "$runner" 2>/dev/null || true
   wait "$runner" 2>/dev/null || true
+}
+
+# ---- Fleet views (issue 37 item 4) ----
+# status for several VMs: one row per VM sorted by name (VM, state, manager, enabled, verified,
+# restart pending, family, kernels), --long for the detail; enable, probe and rollback over
+# several VMs end with one recap line, as Ansible's PLAY RECAP; the JSON has the same as `recap`.
+scenario_fleet_views() {
+  local vm head row
+  # Four running at once, past Apple's two per Mac (the simulator's default): what is shown here is
+  # the view of a fleet, not the limit, which the simulator's own tests keep.
+  sim_start --vm vm-d --vm vm-a --vm vm-c --vm vm-b --boot-delay 0 --stop-delay 0 --max-running 4
+  set +e; lm enable vm-d vm-a vm-c vm-b --jobs 4 >"$E2E_DIR/e.out" 2>"$E2E_DIR/e.err"; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "enable: exit $rc: $(cat "$E2E_DIR/e.out" "$E2E_DIR/e.err")"
+  grep -Eqx '4 enabled, 0 failed in [0-9]+\.[0-9] s' "$E2E_DIR/e.out" || fail "no recap: $(cat "$E2E_DIR/e.out")"
+  [ "$(tail -n 1 "$E2E_DIR/e.out" | cut -c1-10)" = "4 enabled," ] || fail "the recap is not last: $(cat "$E2E_DIR/e.out")"
+  lm_json "$E2E_DIR/e.json" enable vm-d vm-a vm-c vm-b --jobs 4
+  expect_rc 0 "$E2E_DIR/e.json"
+  jq_is "$E2E_DIR/e.json" '.recap | tojson' '{"ok":4,"failed":0,"unsupported":0}'
+
+  note "status of four VMs: one table, sorted by name"
+  lm_json "$E2E_DIR/s.json" status vm-d vm-a vm-c vm-b
+  expect_rc 0 "$E2E_DIR/s.json"
+  set +e; lm status vm-d vm-a vm-c vm-b >"$E2E_DIR/s.out" 2>"$E2E_DIR/s.err"; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "status: exit $rc: $(cat "$E2E_DIR/s.err")"
+  head='^VM +STATE +MANAGER +ENABLED +VERIFIED +RESTART PENDING +FAMILY +KERNELS$'
+  grep -Eq "$head" "$E2E_DIR/s.out" || fail "no table header: $(cat "$E2E_DIR/s.out")"
+  [ "$(grep -EA 10 "$head" "$E2E_DIR/s.out" | sed 1d | awk '{print $1}' | tr '\n' ' ')" = "vm-a vm-b vm-c vm-d " ] ||
+    fail "not one row per VM sorted by name: $(cat "$E2E_DIR/s.out")"
+  for vm in vm-a vm-b vm-c vm-d; do
+    row=$(jq -r --arg v "$vm" '.vms[] | select(.vm == $v) |
+      "\(.vm) \(.state) \(.manager) yes \(if .bundle_verified then "yes" else "no" end) \(if .restart_pending then "yes" else "no" end) \(.shimmed.highest_apple_family) \([.exercise | to_entries[] | select(.key != "threadgroup_memory" and .key != "nocopy_buffer" and .key != "indirect_command_buffer") | .value.result] | "\(map(select(. == "pass")) | length)/\(length) pass")"' "$E2E_DIR/s.json")
+    [ "$(grep "^$vm " "$E2E_DIR/s.out" | tr -s ' ')" = "$row" ] || fail "$vm's row: '$(grep "^$vm " "$E2E_DIR/s.out")', expected '$row'"
+  done
+  ! grep -q '^  profile\|^  last probe' "$E2E_DIR/s.out" || fail "the detail without --long: $(cat "$E2E_DIR/s.out")"
+  jq_is "$E2E_DIR/s.json" '.recap | tojson' '{"ok":4,"failed":0,"unsupported":0}'
+  jq_is "$E2E_DIR/s.json" '[.vms[].vm] | join(" ")' "vm-d vm-a vm-c vm-b"   # the JSON keeps the order given
+
+  note "--long: today's detail, each VM in turn"
+  lm status vm-d vm-a vm-c vm-b --long >"$E2E_DIR/l.out" 2>"$E2E_DIR/l.err" || fail "status --long: $(cat "$E2E_DIR/l.err")"
+  for vm in vm-a vm-b vm-c vm-d; do grep -qx "$vm: enabled" "$E2E_DIR/l.out" || fail "--long: no $vm: $(cat "$E2E_DIR/l.out")"; done
+  ! grep -Eq "$head" "$E2E_DIR/l.out" || fail "--long printed the table"
+  [ "$(grep -c '^  last probe: ' "$E2E_DIR/l.out")" -eq 4 ] || fail "--long: $(cat "$E2E_DIR/l.out")"
+
+  note "a failed VM among them: FAILED in its row, its message on stderr once, the recap counts it"
+  set +e; lm status vm-a nosuch vm-b >"$E2E_DIR/f.out" 2>"$E2E_DIR/f.err"; rc=$?; set -e
+  [ $rc -eq 3 ] || fail "status with a missing VM: exit $rc: $(cat "$E2E_DIR/f.out" "$E2E_DIR/f.err")"
+  grep -Eqx 'nosuch +FAILED' "$E2E_DIR/f.out" || fail "no FAILED row: $(cat "$E2E_DIR/f.out")"
+  [ "$(grep -c 'nosuch' "$E2E_DIR/f.err")" -eq 1 ] || fail "the failure not once on stderr: $(cat "$E2E_DIR/f.err")"
+  set +e; lm enable vm-a nosuch vm-b >"$E2E_DIR/ef.out" 2>"$E2E_DIR/ef.err"; rc=$?; set -e
+  [ $rc -eq 3 ] && grep -Eqx '2 enabled, 1 failed in [0-9]+\.[0-9] s' "$E2E_DIR/ef.out" || fail "recap with a failure: $(cat "$E2E_DIR/ef.out")"
+  lm_json "$E2E_DIR/ef.json" enable vm-a nosuch vm-b
+  jq_is "$E2E_DIR/ef.json" '.recap | tojson' '{"ok":2,"failed":1,"unsupported":0}'
+
+  note "rollback of four: the recap, in text and JSON"
+  set +e; lm rollback vm-a vm-b >"$E2E_DIR/r.out" 2>"$E2E_DIR/r.err"; rc=$?; set -e
+  [ $rc -eq 0 ] && grep -Eqx '2 rolled back, 0 failed in [0-9]+\.[0-9] s' "$E2E_DIR/r.out" || fail "rollback: $(cat "$E2E_DIR/r.out" "$E2E_DIR/r.err")"
+  lm_json "$E2E_DIR/r.json" rollback vm-c vm-d
+  expect_rc 0 "$E2E_DIR/r.json"
+  jq_is "$E2E_DIR/r.json" '.recap | tojson' '{"ok":2,"failed":0,"unsupported":0}'
+  lm status vm-a >"$E2E_DIR/one.out" 2>&1 || true
+  ! grep -q 'enabled, .* failed in' "$E2E_DIR/one.out" || fail "a recap for one VM"
 }
 
 # ---- Colour and width the way terminals expect (issue 26) ----
