@@ -45,17 +45,24 @@ static void terminal_options(const lm_cli *cli, lm_workload_options *wo, int *wa
 	lm_cli_trap_hangup();
 }
 
-/* After the workload's own output: one line per process that loaded the shim, or why none did,
- * and what its children got. */
-static void activation_lines(const lm_run_result *res)
+/* After the workload's own output, as quiet as `tart exec`: by default one line of ours at most —
+ * the one process that loaded the shim, how many did, or why none did; none under --quiet; under
+ * --verbose one line per process that loaded the shim and what its children got. */
+static void activation_lines(const lm_cli *cli, const lm_run_result *res)
 {
 	size_t i;
 
-	for (i = 0; i < res->nprocesses; i++)
-		lm_cli_printf(stderr, "shim: %s\n", res->process_lines[i]);
-	if (res->no_shim != NULL)
+	if (cli->quiet)
+		return;
+	if (res->no_shim != NULL) {
 		lm_cli_printf(stderr, "shim: no process of the workload loaded the shim: %s\n", res->no_shim);
-	if (res->inherit >= 0)
+	} else if (!cli->verbose && res->nprocesses > 1) {
+		lm_cli_printf(stderr, "shim: loaded by %zu processes of the workload (--verbose: each)\n", res->nprocesses);
+		return;
+	}
+	for (i = 0; i < res->nprocesses && (cli->verbose || i == 0); i++)
+		lm_cli_printf(stderr, "shim: %s\n", res->process_lines[i]);
+	if (cli->verbose && res->inherit >= 0)
 		lm_cli_printf(stderr, "shim: children %s (%s)\n", res->inherit ? "keep the shim" : "start without the shim",
 		    res->inherit_reason);
 }
@@ -85,7 +92,7 @@ int lm_cmd_run(lm_cli *cli)
 	lm_context_free(ctx);
 	status = res != NULL ? res->exit_status : 255;
 	if (!cli->json && res != NULL && res->record_dir != NULL && (rc == 0 || rc == LM_ENOSHIM))
-		activation_lines(res);
+		activation_lines(cli, res);
 	if (rc < 0 && rc != LM_ENOSHIM) {
 		lm_run_result_free(res);
 		free(cli->out_bytes);

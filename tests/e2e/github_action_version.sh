@@ -66,7 +66,7 @@ step "$E2E_DIR/good" main vms=vm1 version="$version" release-url="$base/good"
 [ "$STEP_RC" -eq 0 ] || fail "install and enable: exit $STEP_RC: $(tail -n 40 "$E2E_DIR/good.log")"
 grep -qF "lume-metal $version: $name verified (SHA-256 $good_sum); building it" "$E2E_DIR/good.log" ||
   fail "not verified: $(cat "$E2E_DIR/good.log")"
-installed=$RUNNER_TOOL_CACHE/lume-metal/$version/$(uname -m)
+installed=$RUNNER_TOOL_CACHE/lume-metal/$version/$(node -p process.arch)   # tool-cache names the arch as node does
 [ -x "$installed/bin/lume-metal" ] || fail "not in the tool cache: $(ls -R "$RUNNER_TOOL_CACHE" | head -20)"
 grep -qxF "$installed/bin" "$GITHUB_PATH" || fail "GITHUB_PATH: $(cat "$GITHUB_PATH")"
 "$installed/bin/lume-metal" --version | grep -qx "lume-metal $version" || fail "the installed program: $("$installed/bin/lume-metal" --version)"
