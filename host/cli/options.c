@@ -142,7 +142,8 @@ static const struct option_doc {
 	{"color", required_argument, OPT_COLOR, "auto|always|never", NULL,
 	 "Colour ok, warn and fail in the output: auto (the default) colours only a terminal, and never when "
 	 "NO_COLOR is set or TERM is dumb."},
-	{"verbose", no_argument, OPT_VERBOSE, NULL, NULL, "Show debug lines."},
+	{"verbose", no_argument, OPT_VERBOSE, NULL, NULL, "Show debug lines; run: each process that loaded the shim "
+	 "and what its children get."},
 	{"man", no_argument, OPT_MAN, NULL, NULL, "Print the man page (roff) and exit."},
 	{"help", no_argument, OPT_HELP, NULL, NULL, "Show this help and exit."},
 	{"version", no_argument, OPT_VERSION, NULL, NULL, "Show the version and exit."},
@@ -165,7 +166,7 @@ static const char *const command_help[] = {
 	"per VM when there are several, each in detail with --long.",
 	"probe VM", "Stock vs shimmed capability table.",
 	"run VM [-i] [-t] [--require-shim] -- CMD...", "Run one guest command with the shim, as tart exec does; "
-	"its exit status is returned, then which of its processes loaded the shim.",
+	"its exit status is returned, then in one line which of its processes loaded the shim (each: --verbose).",
 	"bench VM -- llama-bench ARGS...", "Stock vs shimmed runs, interleaved, written as an evidence folder (docs/bench.md).",
 	"bench --bare-metal -- llama-bench ARGS...", "The same on this host itself: the bare-metal record.",
 	"bench compare DIR...", "Evidence folders side by side, and the published figures.",

@@ -67,6 +67,9 @@ lm status vm1 --format jsonl >"$E2E_DIR/status.jsonl" || fail "status --format j
 lm enable vm1 --format jsonl >"$E2E_DIR/enable.jsonl" || fail "enable --format jsonl"
 "$LM_PYTHON" "$VALIDATE" "$LM_SCHEMA" --lines step_event "$E2E_DIR/status.jsonl" "$E2E_DIR/enable.jsonl" ||
   fail "JSON Lines that do not follow $LM_SCHEMA (above)"
+# The published schema takes each line as it is: an event (it has `event`) or the document.
+"$LM_PYTHON" "$VALIDATE" "$LM_SCHEMA" --each-line "$E2E_DIR/status.jsonl" "$E2E_DIR/enable.jsonl" ||
+  fail "JSON Lines whose lines do not each validate against $LM_SCHEMA (above)"
 doc forget-host 0 forget-host vm1
 doc forget-host-usage 2 forget-host
 doc rollback 0 rollback vm1 --no-restart

@@ -42,8 +42,9 @@ def _steps(doc):
     for vm in (doc or {}).get("vms") or []:
         for step in vm.get("steps") or []:
             if step.get("state") == "done" and step.get("name") in ("install", "guest-files"):
-                what = "added" if step["name"] == "install" else "removed"
-                lines.append(f"{vm.get('vm')}: {what}: {step.get('detail', '')}")
+                # install: "BUNDLE: N files uploaded and verified by SHA-256"; guest-files: "removed ..."
+                added = "added " if step["name"] == "install" else ""
+                lines.append(f"{vm.get('vm')}: {added}{step.get('detail', '')}")
     return "".join(line + "\n" for line in lines)
 
 
