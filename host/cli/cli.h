@@ -129,6 +129,10 @@ const char *lm_cli_exit_at(size_t i, const char **meaning);   /* "0", "success";
 
 /* help.c: help per command, and the nearest command to a mistyped one. */
 int lm_cli_command_help(lm_cli *cli, const char *command, FILE *out); /* LM_EXIT_USAGE when unknown */
+int lm_cli_subcommand_help(const char *command, const char *sub, FILE *out); /* 1: no such subcommand */
+const char *lm_cli_nearest_subcommand(const char *command, const char *word); /* NULL when nothing is near */
+const char *lm_cli_subcommand_words(const char *command);             /* "install remove list" */
+int lm_cli_unknown_subcommand(lm_cli *cli, const char *command, const char *word); /* LM_EXIT_USAGE */
 const char *lm_cli_nearest_command(const char *word);                /* NULL when nothing is near */
 const char *lm_cli_nearest_option(const char *arg);                  /* "--dryrun" -> "dry-run"; NULL: none */
 /* The examples, per command: the command line and what it does (NULL past the end). */
@@ -197,6 +201,7 @@ int lm_cmd_gc(lm_cli *cli);
 int lm_cmd_agent(lm_cli *cli);
 int lm_cmd_doctor(lm_cli *cli);
 int lm_cmd_help(lm_cli *cli);
+int lm_cmd_version(lm_cli *cli);
 int lm_cmd_completion(lm_cli *cli);
 int lm_cmd_complete(lm_cli *cli); /* __complete vms: VM names for the completion scripts */
 int lm_cmd_local(lm_cli *cli);    /* cmd_local.c: local probe|run|agent|status, one row each */

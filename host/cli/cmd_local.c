@@ -217,11 +217,10 @@ int lm_cmd_local(lm_cli *cli)
 			break;
 	if (i == sizeof(subcommands) / sizeof(subcommands[0])) {
 		size_t k;
-		for (k = 0; !cli->json && k < sizeof(subcommands) / sizeof(subcommands[0]); k++)
+		for (k = 0; !cli->json && lm_cli_nearest_subcommand("local", verb) == NULL &&
+		    k < sizeof(subcommands) / sizeof(subcommands[0]); k++)
 			lm_cli_printf(stderr, "  local %-8s %s\n", subcommands[k].name, subcommands[k].summary);
-		if (verb[0] == '\0')
-			return lm_cli_usage_error(cli, "local: name a subcommand: probe, run, agent or status");
-		return lm_cli_usage_error(cli, "local: unknown subcommand '%s'; use probe, run, agent or status", verb);
+		return lm_cli_unknown_subcommand(cli, "local", verb);
 	}
 	snprintf(json_command, sizeof(json_command), "local %s", subcommands[i].name);
 	cli->json_command = json_command;

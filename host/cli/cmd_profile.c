@@ -256,5 +256,5 @@ int lm_cmd_profile(lm_cli *cli)
 			return lm_cli_usage_error(cli, "profile %s: expected one profile (a built-in name or a JSON file)", sub);
 		return sub[0] == 's' ? cmd_show(cli, cli->argv[1]) : cmd_lint(cli, cli->argv[1]);
 	}
-	return lm_cli_usage_error(cli, "profile: unknown subcommand '%s'; expected list, show or lint", sub);
+	return lm_cli_unknown_subcommand(cli, "profile", sub);
 }

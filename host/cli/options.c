@@ -177,7 +177,8 @@ static const char *const command_help[] = {
 	"gc [--dry-run]", "Forget the VMs their manager no longer knows (journal entries, host-key pins).",
 	"agent install|remove|list VM ...", "Per-workload LaunchAgents carrying the shim's environment.",
 	"doctor [VM...]", "Check the host and the VMs: one ok / warn / fail line per check, with what to do.",
-	"help [COMMAND]", "Help on one command (or: COMMAND --help).",
+	"help [COMMAND [SUBCOMMAND]]", "Help on one command or subcommand (or: COMMAND [SUBCOMMAND] --help).",
+	"version", "The version (--format json: the program's and the library's).",
 	"completion bash|zsh|fish", "Print the shell completion script (installed with lume-metal).",
 	"local probe|run|agent|status|install|env ...", "Probe, run, agents, an image's bundle and its env on this "
 	"machine: no SSH, no host preference.",
@@ -526,6 +527,28 @@ static int resolve_host(lm_cli *cli)
 	    cli->command, cli->old_host);
 }
 
+/* The command word among argv[1..end): the first that is neither an option nor a long option's
+ * separate value, so that a usage error found among the options names its command (its JSON's
+ * `command`) as one found after them does; "" when there is none. */
+static const char *command_word_of(char **argv, int end)
+{
+	size_t k, n;
+	int i;
+
+	for (i = 1; i < end; i++) {
+		if (argv[i][0] != '-' || argv[i][1] == '\0')
+			return argv[i];
+		if (argv[i][1] != '-' || strchr(argv[i], '=') != NULL)
+			continue;
+		n = strlen(argv[i] + 2);
+		for (k = 0; k < N_OPTIONS; k++)
+			if (strlen(options[k].name) == n && strcmp(options[k].name, argv[i] + 2) == 0 &&
+			    options[k].has_arg == required_argument)
+				i++;
+	}
+	return "";
+}
+
 int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 {
 	struct option longopts[N_OPTIONS + 1];
@@ -584,6 +607,7 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	}
 	memset(&longopts[N_OPTIONS], 0, sizeof(longopts[N_OPTIONS]));
 
+	cli->command = command_word_of(argv, dashdash);
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(dashdash, argv, ":hqVit", longopts, NULL)) != -1) {
@@ -619,6 +643,8 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	}
 	cli->color_on = lm_cli_color_wanted(cli->color, isatty(STDOUT_FILENO), getenv("NO_COLOR"), getenv("TERM"));
 	if (help) {
+		if (optind + 1 < dashdash && lm_cli_subcommand_help(argv[optind], argv[optind + 1], stdout) == 0)
+			return -1;
 		if (optind < dashdash)
 			return lm_cli_command_help(cli, argv[optind], stdout) == 0 ? -1 : LM_EXIT_USAGE;
 		lm_cli_usage(stdout);

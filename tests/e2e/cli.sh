@@ -240,6 +240,32 @@ scenario_help() {
   grep -q '^  --jobs N ' "$E2E_DIR/h1" || fail "enable's options: $(cat "$E2E_DIR/h1")"
   lm help agent >"$E2E_DIR/h2" || fail "help agent"
   grep -q '^  --label LABEL ' "$E2E_DIR/h2" || fail "$(cat "$E2E_DIR/h2")"
+  note "subcommands: their own help, and the nearest one to a typo"
+  for sub in "bench compare" "agent install" "local probe" "agent remove" "profile show" "host disable"; do
+    # shellcheck disable=SC2086 # the command and its subcommand, two words
+    lm $sub --help >"$E2E_DIR/sh.out" 2>"$E2E_DIR/sh.err" || fail "$sub --help: $(cat "$E2E_DIR/sh.err")"
+    grep -q "^usage: lume-metal $sub " "$E2E_DIR/sh.out" || fail "$sub --help is not its own: $(cat "$E2E_DIR/sh.out")"
+    # shellcheck disable=SC2086
+    lm help $sub >"$E2E_DIR/sh2.out" || fail "help $sub"
+    cmp -s "$E2E_DIR/sh.out" "$E2E_DIR/sh2.out" || fail "help $sub differs from $sub --help"
+  done
+  lm agent install --help >"$E2E_DIR/ai.out"
+  grep -q '^  --keep-alive ' "$E2E_DIR/ai.out" && ! grep -q '^  --jobs ' "$E2E_DIR/ai.out" || fail "agent install's options: $(cat "$E2E_DIR/ai.out")"
+  for typo in "profile shw:show" "agent instal:install" "local prob:probe" "host stat:status"; do
+    words=${typo%%:*}
+    set +e; lm ${words% *} ${words#* } >"$E2E_DIR/t.out" 2>"$E2E_DIR/t.err"; rc=$?; set -e
+    [ $rc -eq 2 ] && [ ! -s "$E2E_DIR/t.out" ] || fail "$words: exit $rc: $(cat "$E2E_DIR/t.out")"
+    grep -qx "lume-metal: ${words% *}: unknown subcommand '${words#* }'; did you mean '${typo##*:}'? (lume-metal help ${words% *} ${typo##*:})" \
+      "$E2E_DIR/t.err" || fail "$words: $(cat "$E2E_DIR/t.err")"
+  done
+  set +e; lm agent frob vm1 >/dev/null 2>"$E2E_DIR/t.err"; set -e
+  grep -qx "lume-metal: agent: unknown subcommand 'frob'; use install, remove or list (lume-metal help agent)" "$E2E_DIR/t.err" ||
+    fail "nothing near: $(cat "$E2E_DIR/t.err")"
+  note "version, as gh version: a line, or a document"
+  [ "$(lm version)" = "$(lm --version)" ] || fail "version: $(lm version)"
+  lm version --format json | jq -e --arg v "$(lm --version | cut -d' ' -f2)" '.command == "version" and .version == $v and .library_version == $v' >/dev/null ||
+    fail "version --format json: $(lm version --format json)"
+
   for pair in disable:rollback ls:status enabel:enable stat:status; do
     set +e; lm "${pair%%:*}" vm1 >"$E2E_DIR/n.out" 2>"$E2E_DIR/n.err"; rc=$?; set -e
     [ $rc -eq 2 ] || fail "${pair%%:*}: exit $rc"

@@ -621,6 +621,17 @@ int lm_profile_lint_to_json(const lm_profile *p, const char *source, int host_fa
 	return finish(doc, out);
 }
 
+int lm_version_to_json(const char *program_version, const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env);
+
+	if (doc != NULL) {
+		cJSON_AddStringToObject(doc, "version", program_version != NULL ? program_version : lm_version());
+		cJSON_AddStringToObject(doc, "library_version", lm_version());
+	}
+	return finish(doc, out);
+}
+
 int lm_forget_host_to_json(const char *vm, int forgotten, const char *state_dir, const lm_json_envelope *env,
     char **out)
 {
