@@ -26,6 +26,7 @@ static const struct {
 	{"agent", "label keep-alive run-at-load run-hardened-stock profile dry-run no-wait"},
 	{"doctor", "bundle"},
 	{"help", ""},
+	{"version", ""},
 	{"completion", ""},
 	{"local", "exercise require-exercise profile label keep-alive run-at-load run-hardened-stock require-shim bundle prefix github-env record-dir"},
 };

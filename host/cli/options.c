@@ -162,11 +162,10 @@ static const struct option_doc {
 
 static const char *const command_help[] = {
 	"enable VM... [--profile P] [--keep-host]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
-	"status [VM...] [--long]", "Host preference and, per VM, state, bundle, restart pending, last probe: one row "
-	"per VM when there are several, each in detail with --long.",
+	"status [VM...] [--long]", "Host preference and, per VM, state, bundle, restart pending, last probe.",
 	"probe VM", "Stock vs shimmed capability table.",
 	"run VM [-i] [-t] [--require-shim] -- CMD...", "Run one guest command with the shim, as tart exec does; "
-	"its exit status is returned, then in one line which of its processes loaded the shim (each: --verbose).",
+	"its exit status is returned, then which of its processes loaded the shim.",
 	"bench VM -- llama-bench ARGS...", "Stock vs shimmed runs, interleaved, written as an evidence folder (docs/bench.md).",
 	"bench --bare-metal -- llama-bench ARGS...", "The same on this host itself: the bare-metal record.",
 	"bench compare DIR...", "Evidence folders side by side, and the published figures.",
@@ -177,8 +176,8 @@ static const char *const command_help[] = {
 	"gc [--dry-run]", "Forget the VMs their manager no longer knows (journal entries, host-key pins).",
 	"agent install|remove|list VM ...", "Per-workload LaunchAgents carrying the shim's environment.",
 	"doctor [VM...]", "Check the host and the VMs: one ok / warn / fail line per check, with what to do.",
-	"help [COMMAND [SUBCOMMAND]]", "Help on one command or subcommand (or: COMMAND [SUBCOMMAND] --help).",
-	"version", "The version (--format json: the program's and the library's).",
+	"help [COMMAND [SUB]]", "Help on a command or subcommand (or: ... --help).",
+	"version", "The version (--format json: with the library's).",
 	"completion bash|zsh|fish", "Print the shell completion script (installed with lume-metal).",
 	"local probe|run|agent|status|install|env ...", "Probe, run, agents, an image's bundle and its env on this "
 	"machine: no SSH, no host preference.",

@@ -101,9 +101,16 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 			total += o->steps[k]->seconds;
 		/* A failure's message goes to stderr, once, with the hint about this VM; stdout says
 		 * which VM failed. */
+		/* A failure before any step (a VM no manager knows, a lock) took time all the same: the
+		 * run's, when it was this VM's alone; never a 0.00 s that did not happen. */
+		if (o->nsteps == 0 && r->count == 1)
+			total = r->seconds;
 		if (o->rc < 0) {
 			lm_cli_word(stdout, cli, LM_CLI_FAIL, "FAILED", 0);
-			lm_cli_printf(stdout, " %s (%.2f s)\n", o->vm, total);
+			if (o->nsteps == 0 && r->count > 1) /* its own time is not known */
+				lm_cli_printf(stdout, " %s\n", o->vm);
+			else
+				lm_cli_printf(stdout, " %s (%.2f s)\n", o->vm, total);
 			lm_cli_printf(stderr, "lume-metal: %s\n", o->message != NULL ? o->message : o->vm);
 			if ((hint = advise_vm(cli, o)) != NULL)
 				lm_cli_printf(stderr, "hint: %s\n", hint);

@@ -330,7 +330,7 @@ expect_offers() { # SHELL LINE GOT WANT
 scenario_completion() {
   sim_start --vm vm1 --vm ci-runner-1
   completion_setup
-  local cmds="agent bench completion doctor enable forget-host gc help host local probe profile rollback run status"
+  local cmds="agent bench completion doctor enable forget-host gc help host local probe profile rollback run status version"
   local vms="ci-runner-1 vm1" sorted_profiles
   sorted_profiles=$(tr ' ' '\n' <<<"$PROFILES" | sort | tr '\n' ' ' | sed 's/ $//')
   lm __complete vms | sort | tr '\n' ' ' | grep -qx "$vms " || fail "__complete vms: $(lm __complete vms)"
