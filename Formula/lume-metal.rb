@@ -9,6 +9,13 @@ class LumeMetal < Formula
   license "MIT"
   head "https://github.com/lume-metal/lume-metal.git", branch: "main"
 
+  # A release is a tag vMAJOR.MINOR.PATCH whose GitHub release carries the tarball named above
+  # (docs/releasing.md); `brew livecheck lume-metal` finds the newest.
+  livecheck do
+    url :stable
+    strategy :github_latest
+  end
+
   depends_on "cmake" => :build
   depends_on "pkgconf" => :build
   depends_on "cjson"
@@ -20,6 +27,11 @@ class LumeMetal < Formula
   uses_from_macos "curl"
 
   def install
+    # The guest shim is universal: arm64, arm64e and x86_64 (guest/CMakeLists.txt's
+    # OSX_ARCHITECTURES, which CMake passes as -arch flags). Homebrew's compiler shims strip -arch
+    # unless the formula permits it, and a single-slice shim would not load into arm64e programs
+    # (every platform binary) in a guest with SIP off; test do checks the slices.
+    ENV.permit_arch_flags
     # The tool, its library, the guest bundle for macOS guests (built natively), completions and
     # the man page; the tests need the Linux simulator and are not built.
     system "cmake", "-S", ".", "-B", "build", "-DLUME_METAL_TESTS=OFF", "-DLUME_METAL_BENCHMARKS=OFF",
@@ -46,5 +58,9 @@ class LumeMetal < Formula
     assert_match "value:    absent", status
     # A usage error: exit 2, saying what is missing.
     assert_match "name at least one VM", shell_output("#{bin}/lume-metal enable 2>&1", 2)
+    # The shim's slices, as the build was asked for them (install above): the arm64e slice keeps
+    # it loading into platform programs when SIP is off.
+    shim = share/"lume-metal/bundles/darwin-universal/LumeMetalShim.dylib"
+    assert_equal %w[arm64 arm64e x86_64], shell_output("lipo -archs #{shim}").split.sort
   end
 end

@@ -14,7 +14,8 @@
 # SOURCE_DATE_EPOCH (default: the committer time of the last commit at REF that changed anything
 # outside Formula/), owner and group 0/root, modes from git (0644 or 0755), names sorted, gzip
 # without name or time. A release (without --snapshot) also requires REF's CHANGELOG.md to date
-# the version (`## [VERSION] - YYYY-MM-DD`) and the example Action to be pinned to vVERSION.
+# the version (`## [VERSION] - YYYY-MM-DD`) and the example Actions to be pinned to the moving major
+# tag vMAJOR, which the release moves to vVERSION (docs/releasing.md).
 # --formula writes the source tarball's URL and SHA-256 into Formula/lume-metal.rb of the work
 # tree (commit that, then tag it vVERSION: the tarball is the same from either commit).
 # Needs git, GNU tar, gzip, sha256sum and what the guest cross-build needs (.ci/install-deps).
@@ -42,12 +43,15 @@ commit=$(git rev-parse --verify -q "$ref^{commit}") || die "$ref is not a commit
 version=$(git show "$commit:CMakeLists.txt" | sed -n 's/^project(lume-metal VERSION \([0-9]*\.[0-9]*\.[0-9]*\) .*/\1/p')
 [ -n "$version" ] || die "no 'project(lume-metal VERSION X.Y.Z ...)' in CMakeLists.txt at $ref"
 tag=v$version
+major_tag=v${version%%.*}
 
 if [ $snapshot -eq 0 ]; then
   git show "$commit:CHANGELOG.md" | grep -Eq "^## \[$version\] - [0-9]{4}-[0-9]{2}-[0-9]{2}$" ||
     die "CHANGELOG.md at $ref has no dated heading '## [$version] - YYYY-MM-DD': date the release there first (--snapshot builds without)"
-  ! git show "$commit:examples/github-action/workflow.yml" | grep -E 'examples/github-action@' | grep -vq "@$tag\$" ||
-    die "examples/github-action/workflow.yml at $ref is not pinned to @$tag: a release's example uses its own tag"
+  for wf in workflow.yml workflow-local.yml; do
+    ! git show "$commit:examples/github-action/$wf" | grep -E 'examples/github-action@' | grep -vq "@$major_tag\$" ||
+      die "examples/github-action/$wf at $ref is not pinned to @$major_tag: a release's examples use its moving major tag"
+  done
 fi
 
 # Everything outside Formula/: the formula commit after the hash is known changes nothing here.

@@ -78,6 +78,7 @@ typedef struct {
 	int output_errno, output_stream;
 	int jsonl;               /* --format jsonl: step events as lines, then the document on one line */
 	int quiet;               /* --quiet */
+	int long_format;         /* --long (status: every VM in detail) */
 	const char *label;       /* --label (agent) */
 	int keep_alive;          /* --keep-alive (agent install) */
 	int run_hardened_stock;  /* --run-hardened-stock (run, agent install) */
@@ -139,6 +140,10 @@ const char *lm_cli_exit_at(size_t i, const char **meaning);   /* "0", "success";
 
 /* help.c: help per command, and the nearest command to a mistyped one. */
 int lm_cli_command_help(lm_cli *cli, const char *command, FILE *out); /* LM_EXIT_USAGE when unknown */
+int lm_cli_subcommand_help(const char *command, const char *sub, FILE *out); /* 1: no such subcommand */
+const char *lm_cli_nearest_subcommand(const char *command, const char *word); /* NULL when nothing is near */
+const char *lm_cli_subcommand_words(const char *command);             /* "install remove list" */
+int lm_cli_unknown_subcommand(lm_cli *cli, const char *command, const char *word); /* LM_EXIT_USAGE */
 const char *lm_cli_nearest_command(const char *word);                /* NULL when nothing is near */
 const char *lm_cli_nearest_option(const char *arg);                  /* "--dryrun" -> "dry-run"; NULL: none */
 /* The examples, per command: the command line and what it does (NULL past the end). */
@@ -203,7 +208,7 @@ int lm_cmd_probe(lm_cli *cli);
 void lm_cli_probe_table(const lm_cli *cli, const lm_vm_outcome *o); /* cmd_probe.c: the stock vs shimmed table */
 int lm_cmd_run(lm_cli *cli);
 /* run's and local run's lines after the workload: its activation records (children: the policy line). */
-void lm_cli_activation_lines(const lm_run_result *res, int children);
+void lm_cli_activation_lines(const lm_cli *cli, const lm_run_result *res, int children);
 int lm_cmd_rollback(lm_cli *cli);
 int lm_cmd_forget_host(lm_cli *cli);
 int lm_cmd_bench(lm_cli *cli);
@@ -213,6 +218,7 @@ int lm_cmd_agent(lm_cli *cli);
 int lm_cmd_doctor(lm_cli *cli);
 int lm_cmd_selftest(lm_cli *cli);
 int lm_cmd_help(lm_cli *cli);
+int lm_cmd_version(lm_cli *cli);
 int lm_cmd_completion(lm_cli *cli);
 int lm_cmd_complete(lm_cli *cli); /* __complete vms: VM names for the completion scripts */
 int lm_cmd_local(lm_cli *cli);    /* cmd_local.c: local probe|run|agent|status, one row each */

@@ -90,7 +90,7 @@ int lm_cmd_agent(lm_cli *cli)
 	else if (strcmp(verb, "list") == 0)
 		cli->json_command = "agent list";
 	else
-		return agent_usage(cli, verb[0] ? "unknown subcommand; use install, remove or list" : "name a subcommand");
+		return lm_cli_unknown_subcommand(cli, "agent", verb);
 	if (strcmp(verb, "remove") == 0 && label == NULL && cli->argc == 3)
 		label = cli->argv[2];
 	if (cli->argc != (strcmp(verb, "remove") == 0 && cli->label == NULL ? 3 : 2))

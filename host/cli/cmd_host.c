@@ -118,7 +118,7 @@ int lm_cmd_host(lm_cli *cli)
 		    "[--dry-run] [--force]");
 	action = cli->argv[0];
 	if (strcmp(action, "enable") != 0 && strcmp(action, "disable") != 0 && strcmp(action, "status") != 0)
-		return lm_cli_usage_error(cli, "host: unknown action '%s' (expected enable, disable or status)", action);
+		return lm_cli_unknown_subcommand(cli, "host", action);
 	cli->json_command = strcmp(action, "enable") == 0 ? "host enable" : strcmp(action, "disable") == 0 ?
 	    "host disable" : "host status";
 	/* The preference a profile needs (domain, key, value); the default profile's otherwise. */

@@ -111,7 +111,7 @@ static int local_run(lm_cli *cli, lm_context *ctx, const lm_profile *profile)
 		lm_cli_print_document(cli, doc == NULL ? -1 : 0, doc);
 	} else {
 		if (res != NULL && res->record_dir != NULL)
-			lm_cli_activation_lines(res, 0);
+			lm_cli_activation_lines(cli, res, 0);
 		if (rc < 0)
 			lm_cli_report(cli, LM_EXIT_FAILURE, rc, msg);
 	}
@@ -214,11 +214,10 @@ int lm_cmd_local(lm_cli *cli)
 			break;
 	if (i == sizeof(subcommands) / sizeof(subcommands[0])) {
 		size_t k;
-		for (k = 0; !cli->json && k < sizeof(subcommands) / sizeof(subcommands[0]); k++)
+		for (k = 0; !cli->json && lm_cli_nearest_subcommand("local", verb) == NULL &&
+		    k < sizeof(subcommands) / sizeof(subcommands[0]); k++)
 			lm_cli_printf(stderr, "  local %-8s %s\n", subcommands[k].name, subcommands[k].summary);
-		if (verb[0] == '\0')
-			return lm_cli_usage_error(cli, "local: name a subcommand: probe, run, agent or status");
-		return lm_cli_usage_error(cli, "local: unknown subcommand '%s'; use probe, run, agent or status", verb);
+		return lm_cli_unknown_subcommand(cli, "local", verb);
 	}
 	snprintf(json_command, sizeof(json_command), "local %s", subcommands[i].name);
 	cli->json_command = json_command;

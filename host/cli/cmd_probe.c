@@ -6,8 +6,19 @@ static const char *yn(int v)
 	return v ? "yes" : "no";
 }
 
+/* A working set (bytes, tens of GB on a Mac) in the table's column: "16.0 GiB", as Activity
+ * Monitor and `top` give memory; "-" when the device reported none. */
+static void gib(char *buf, size_t size, uint64_t bytes)
+{
+	if (bytes == 0)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%.1f GiB", (double)bytes / (1024.0 * 1024.0 * 1024.0));
+}
+
 void lm_cli_probe_table(const lm_cli *cli, const lm_vm_outcome *o)
 {
+	char stock_ws[32], shim_ws[32];
 	const lm_family *fam;
 	size_t n, i;
 	int a, b, c;
@@ -34,9 +45,9 @@ void lm_cli_probe_table(const lm_cli *cli, const lm_vm_outcome *o)
 	lm_cli_printf(stdout, "  %-30s %-10llu %-10llu\n", "max threadgroup memory",
 	    (unsigned long long)lm_report_max_threadgroup_memory(o->stock),
 	    (unsigned long long)lm_report_max_threadgroup_memory(o->shimmed));
-	lm_cli_printf(stdout, "  %-30s %-10llu %-10llu\n", "recommended working set",
-	    (unsigned long long)lm_report_recommended_working_set_size(o->stock),
-	    (unsigned long long)lm_report_recommended_working_set_size(o->shimmed));
+	gib(stock_ws, sizeof(stock_ws), lm_report_recommended_working_set_size(o->stock));
+	gib(shim_ws, sizeof(shim_ws), lm_report_recommended_working_set_size(o->shimmed));
+	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "recommended working set", stock_ws, shim_ws);
 	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "unified memory", yn(lm_report_unified_memory(o->stock)),
 	    yn(lm_report_unified_memory(o->shimmed)));
 	/* The line that says whether the unlock took: coloured ok or fail. */

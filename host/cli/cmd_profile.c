@@ -118,7 +118,8 @@ static void print_expectation(const lm_profile_expectation *e)
 		lm_cli_printf(stdout, "max threadgroup memory at least %" PRIu64 " bytes\n", e->value);
 		break;
 	case LM_EXPECT_MIN_WORKING_SET_SIZE:
-		lm_cli_printf(stdout, "recommended working set at least %" PRIu64 " bytes\n", e->value);
+		lm_cli_printf(stdout, "recommended working set at least %" PRIu64 " bytes (%.1f GiB)\n", e->value,
+		    (double)e->value / (1024.0 * 1024.0 * 1024.0));
 		break;
 	case LM_EXPECT_SHIM_ACTIVE:
 		lm_cli_printf(stdout, "shim %s\n", e->value ? "active" : "not active");
@@ -144,7 +145,8 @@ static void show_text(const lm_profile *p, const char *arg)
 	lm_cli_printf(stdout, "capabilities:\n  Apple family ceiling: %s\n", lm_family_label(caps->apple_family_max, buf, sizeof(buf)));
 	lm_cli_printf(stdout, "  max threadgroup memory: at least %" PRIu64 " bytes\n", caps->max_threadgroup_memory);
 	if (caps->has_recommended_working_set_size)
-		lm_cli_printf(stdout, "  recommended working set: at least %" PRIu64 " bytes\n", caps->recommended_working_set_size);
+		lm_cli_printf(stdout, "  recommended working set: at least %" PRIu64 " bytes (%.1f GiB)\n", caps->recommended_working_set_size,
+		    (double)caps->recommended_working_set_size / (1024.0 * 1024.0 * 1024.0));
 	else
 		lm_cli_printf(stdout, "  recommended working set: unchanged\n");
 	lm_cli_printf(stdout, "host preference: %s %s = ", pref->domain, pref->key);
@@ -256,5 +258,5 @@ int lm_cmd_profile(lm_cli *cli)
 			return lm_cli_usage_error(cli, "profile %s: expected one profile (a built-in name or a JSON file)", sub);
 		return sub[0] == 's' ? cmd_show(cli, cli->argv[1]) : cmd_lint(cli, cli->argv[1]);
 	}
-	return lm_cli_usage_error(cli, "profile: unknown subcommand '%s'; expected list, show or lint", sub);
+	return lm_cli_unknown_subcommand(cli, "profile", sub);
 }

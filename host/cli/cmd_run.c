@@ -72,13 +72,32 @@ static void terminal_options(lm_cli *cli, lm_workload_options *wo, run_io *r)
 	lm_cli_trap_hangup();
 }
 
-/* After the workload's own output: one line per process that loaded the shim (the first 256 by
- * pid; the rest counted), the records skipped as damaged or unreadable, the programs it started
- * that ran stock, whether an answer was widened, and what its children got. */
-void lm_cli_activation_lines(const lm_run_result *res, int children)
+/* After the workload's own output, as quiet as `tart exec`: none under --quiet; by default one
+ * line of ours at most -- why no answer was widened, else a program it started that ran stock,
+ * else the one process that loaded the shim, else how many did; under --verbose one line per
+ * process that loaded the shim (the first 256 by pid; the rest counted), the records skipped as
+ * damaged or unreadable, the programs it started that ran stock, and what its children got. */
+void lm_cli_activation_lines(const lm_cli *cli, const lm_run_result *res, int children)
 {
-	size_t i;
+	size_t i, nstock = 0, all = res->nprocesses + res->records_dropped;
 
+	if (cli->quiet)
+		return;
+	while (res->stock_children != NULL && res->stock_children[nstock] != NULL)
+		nstock++;
+	if (!cli->verbose) {
+		if (res->no_shim != NULL)
+			lm_cli_printf(stderr, "shim: %s\n", res->no_shim);
+		else if (nstock > 0)
+			lm_cli_printf(stderr, "shim: %s%s\n", res->stock_children[0], nstock > 1 || all > 0 ? " (--verbose: "
+			    "every process)" : "");
+		else if (all == 1 && res->records_skipped == 0)
+			lm_cli_printf(stderr, "shim: %s\n", res->process_lines[0]);
+		else if (all > 0 || res->records_skipped > 0)
+			lm_cli_printf(stderr, "shim: loaded by %zu process%s of the workload%s (--verbose: each)\n", all,
+			    all == 1 ? "" : "es", res->records_skipped > 0 ? ", some records damaged and skipped" : "");
+		return;
+	}
 	for (i = 0; i < res->nprocesses; i++)
 		lm_cli_printf(stderr, "shim: %s\n", res->process_lines[i]);
 	if (res->records_dropped > 0)
@@ -88,7 +107,7 @@ void lm_cli_activation_lines(const lm_run_result *res, int children)
 		lm_cli_printf(stderr, "shim: skipped %s\n", res->skipped_lines[i]);
 	if (res->records_skipped > i)
 		lm_cli_printf(stderr, "shim: skipped %zu more damaged or unreadable records\n", res->records_skipped - i);
-	for (i = 0; res->stock_children != NULL && res->stock_children[i] != NULL; i++)
+	for (i = 0; i < nstock; i++)
 		lm_cli_printf(stderr, "shim: %s\n", res->stock_children[i]);
 	if (res->no_shim != NULL)
 		lm_cli_printf(stderr, "shim: %s\n", res->no_shim);
@@ -152,7 +171,7 @@ int lm_cmd_run(lm_cli *cli)
 	if (cli->output_errno != 0 && lm_cli_interrupted() == 0)
 		rc = output_failed(cli, rc, status, msg, sizeof(msg));
 	if (!cli->json && res != NULL && res->record_dir != NULL && (rc == 0 || rc == LM_ENOSHIM))
-		lm_cli_activation_lines(res, 1);
+		lm_cli_activation_lines(cli, res, 1);
 	if (rc < 0 && rc != LM_ENOSHIM) {
 		lm_run_result_free(res);
 		free(cli->out_bytes);

@@ -1,7 +1,92 @@
-/* lume-metal status [VM...] */
+/* lume-metal status [VM...] [--long] */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((*(const lm_vm_outcome *const *)a)->vm, (*(const lm_vm_outcome *const *)b)->vm);
+}
+
+/* The feature kernels of the exercise (simdgroup reduction and matrix, bfloat16; not the
+ * threadgroup sizes, whose largest a profile may raise past, nor the device's known defects) that
+ * passed, of those run. */
+static void kernels_cell(const lm_report *exercised, char *buf, size_t size)
+{
+	const char *message;
+	int i, run = 0, passed = 0;
+
+	for (i = 0; exercised != NULL && i < LM_EXERCISE_THREADGROUP_16K; i++) {
+		lm_exercise_result res = lm_report_exercise(exercised, (lm_exercise)i, &message);
+		if (res == LM_EXERCISE_NOT_RUN)
+			continue;
+		run++;
+		passed += res == LM_EXERCISE_PASS;
+	}
+	if (run == 0)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%d/%d pass", passed, run);
+}
+
+/* Several VMs: one row each, sorted by name, as `tart list` and `brew services` show a fleet; a
+ * failed VM's row says FAILED and its message goes to stderr, once. --long gives the detail. */
+static int print_table(const lm_cli *cli, const lm_flow_result *r)
+{
+	static const char *const head[] = {"VM", "STATE", "MANAGER", "ENABLED", "VERIFIED", "RESTART PENDING",
+	    "FAMILY", "KERNELS"};
+	const lm_vm_outcome **rows = malloc(r->count * sizeof(*rows));
+	int name_w = (int)strlen(head[0]);
+	size_t i;
+
+	if (rows == NULL) /* the detail, in the order given, needs no copy to sort */
+		return -1;
+	for (i = 0; i < r->count; i++) {
+		rows[i] = r->vms[i];
+		if ((int)strlen(rows[i]->vm) > name_w)
+			name_w = (int)strlen(rows[i]->vm);
+	}
+	qsort(rows, r->count, sizeof(*rows), by_name);
+	lm_cli_printf(stdout, "%-*s  %-10s %-10s %-8s %-9s %-16s %-7s %s\n", name_w, head[0], head[1], head[2], head[3],
+	    head[4], head[5], head[6], head[7]);
+	for (i = 0; i < r->count; i++) {
+		const lm_vm_outcome *o = rows[i];
+		int on = o->rc == 0 && o->already_enabled;
+		char family[24], kernels[32];
+
+		lm_cli_printf(stdout, "%-*s  ", name_w, o->vm);
+		if (o->rc < 0) {
+			lm_cli_word(stdout, cli, LM_CLI_FAIL, "FAILED", 0);
+			fputc('\n', stdout);
+			continue;
+		}
+		if (o->gone) {
+			lm_cli_printf(stdout, "%-10s %-10s %-8s\n", "gone", "-", "no");
+			continue;
+		}
+		if (o->shimmed != NULL)
+			snprintf(family, sizeof(family), "Apple%d", lm_report_apple_family(o->shimmed) - 1000);
+		else
+			snprintf(family, sizeof(family), "-");
+		kernels_cell(o->exercised, kernels, sizeof(kernels));
+		lm_cli_printf(stdout, "%-10s %-10s ", o->info.status[0] ? o->info.status : "unknown",
+		    o->info.manager[0] ? o->info.manager : "-");
+		lm_cli_word(stdout, cli, on ? LM_CLI_OK : LM_CLI_PLAIN, on ? "yes" : "no", 9);
+		lm_cli_word(stdout, cli, !on ? LM_CLI_PLAIN : o->bundle_verified ? LM_CLI_OK : LM_CLI_WARN,
+		    !on ? "-" : o->bundle_verified ? "yes" : "no", 10);
+		lm_cli_word(stdout, cli, !on ? LM_CLI_PLAIN : o->restart_pending ? LM_CLI_WARN : LM_CLI_OK,
+		    !on ? "-" : o->restart_pending ? "yes" : "no", 17);
+		lm_cli_printf(stdout, "%-7s %s\n", family, kernels);
+	}
+	for (i = 0; i < r->count; i++)
+		if (rows[i]->rc < 0)
+			lm_cli_printf(stderr, "lume-metal: %s\n", rows[i]->message); /* already names the VM */
+		else if (rows[i]->gone)
+			lm_cli_printf(stdout, "%s\n", rows[i]->message);
+	free(rows);
+	return 0;
+}
 
 static void print_text(const lm_cli *cli, const lm_flow_result *r)
 {
@@ -21,6 +106,8 @@ static void print_text(const lm_cli *cli, const lm_flow_result *r)
 	lm_cli_printf(stdout, "  -currentHost: %s\n", user);
 	if (r->count == 0)
 		lm_cli_printf(stdout, "no VM is enabled\n");
+	if (r->count > 1 && !cli->long_format && print_table(cli, r) == 0)
+		return;
 	for (i = 0; i < r->count; i++) {
 		const lm_vm_outcome *o = r->vms[i];
 

@@ -14,7 +14,7 @@ static const struct {
 	const char *options;
 } command_options[] = {
 	{"enable", "profile jobs dry-run keep-host host-preference boot-margin timeout force-user-mismatch no-wait bundle"},
-	{"status", "boot-margin"},
+	{"status", "long boot-margin"},
 	{"probe", "exercise no-wait"},
 	{"run", "no-wait require-shim run-hardened-stock resign-copy interactive tty"},
 	{"rollback", "all no-restart restore-host dry-run force timeout no-wait"},
@@ -28,6 +28,7 @@ static const struct {
 	{"doctor", "bundle"},
 	{"selftest", "out"},
 	{"help", ""},
+	{"version", ""},
 	{"completion", ""},
 	{"local", "exercise require-exercise profile label keep-alive run-at-load process-type run-hardened-stock require-shim bundle prefix github-env record-dir"},
 };
@@ -42,6 +43,7 @@ static const struct {
 	{"enable", "lume-metal enable ci-runner --keep-host", "A CI job: keep the host unlocked for the next job's VM."},
 	{"status", "lume-metal status", "The host preference and every VM lume-metal enabled."},
 	{"status", "lume-metal status my-vm --format json", "One VM, for a script."},
+	{"status", "lume-metal status vm1 vm2 vm3 --long", "Several VMs, each in detail rather than a row each."},
 	{"probe", "lume-metal probe my-vm --exercise", "Stock vs shimmed answers, and whether the kernels the profile "
 	    "needs compile and compute correctly on this device."},
 	{"run", "lume-metal run my-vm -- llama-bench -m model.gguf", "One workload with the shim; its exit status "
@@ -98,6 +100,61 @@ const char *lm_cli_example_at(size_t i, const char **command, const char **what)
 /* What every command that reaches the host or a VM takes. */
 static const char common_options[] = "format quiet verbose color state-dir prefs-dir vm-manager lume-url lume tart "
     "utmctl address ssh-user ssh-key ssh-password-file host-key-policy connect-timeout help";
+
+/* The subcommands of the commands that have them, each with its own help (`agent install --help`,
+ * `lume-metal help agent install`), as `git remote add -h` and `brew services info --help` have. */
+static const struct {
+	const char *command, *sub, *usage, *summary, *options;
+} subcommands[] = {
+	{"agent", "install", "agent install VM --label L [--keep-alive] [--run-at-load] [--run-hardened-stock] [--profile P] "
+	    "-- PROG ARGS...", "A LaunchAgent in the VM's login session whose program starts with the shim's environment "
+	    "(its own plist, `launchctl bootstrap`); one with the same label is replaced.",
+	    "label keep-alive run-at-load run-hardened-stock profile dry-run no-wait"},
+	{"agent", "remove", "agent remove VM --label L", "Boot out and remove a LaunchAgent lume-metal installed; one that "
+	    "is not installed is removed already (exit 0).", "label dry-run no-wait"},
+	{"agent", "list", "agent list VM", "The LaunchAgents lume-metal installed in the VM: label, launchd's state, pid, "
+	    "program, and whether its process loaded the shim.", "no-wait"},
+	{"bench", "compare", "bench compare DIR [DIR...]", "Evidence folders (lume-metal bench --out DIR) side by side with "
+	    "the published figures.", ""},
+	{"local", "probe", "local probe [--exercise] [--require-exercise] [--profile P]", "Stock vs shimmed answers of this "
+	    "machine, whether it looks like a VM, and which kernels run (--require-exercise: exit 4 when the profile's do "
+	    "not).", "exercise require-exercise profile bundle"},
+	{"local", "run", "local run [--profile P] [--require-shim] [--run-hardened-stock] -- CMD...", "One workload here "
+	    "with the shim, as lume-metal's direct child; its exit status is lume-metal's.",
+	    "profile require-shim run-hardened-stock bundle record-dir"},
+	{"local", "agent", "local agent install --label L -- PROG ARGS... | remove --label L | list", "LaunchAgents here "
+	    "carrying the shim's environment, as `agent` installs them in a VM.",
+	    "label keep-alive run-at-load run-hardened-stock profile bundle"},
+	{"local", "status", "local status", "This machine, its bundle (in place, verified), whether it looks like a VM, "
+	    "the stock device, the agents lume-metal installed here.", "bundle"},
+	{"local", "install", "local install [--prefix DIR]", "This machine's bundle into an image (PREFIX/lib/lume-metal, "
+	    "default /usr/local), verified by SHA-256, atomically.", "prefix bundle"},
+	{"local", "env", "local env [--github-env] [--prefix DIR] [--profile P] [--record-dir DIR]", "The environment a job "
+	    "step exports to run its workload with the installed shim.", "github-env prefix profile record-dir"},
+	{"profile", "list", "profile list", "The built-in profiles: family, threadgroup memory, working set, validated.", ""},
+	{"profile", "show", "profile show NAME|FILE [--chip CHIP]", "One profile in full and the environment the shim "
+	    "gets from it.", "chip"},
+	{"profile", "lint", "profile lint NAME|FILE [--chip CHIP]", "Check a profile: its effect on llama.cpp and MLX, "
+	    "warnings and notes.", "chip"},
+	{"host", "enable", "host enable [--keep]", "Set the host preference alone (recording the original); --keep keeps it "
+	    "for a CI fleet.", "keep dry-run force force-user-mismatch"},
+	{"host", "disable", "host disable [--force]", "Give the host preference back as it was before lume-metal's first "
+	    "change; refused while VMs are enabled, unless --force.", "dry-run force"},
+	{"host", "status", "host status", "The host preference: value, store, managed, recorded original, whose domain.", ""},
+};
+
+/* "install remove list": the subcommands of `command`, for messages; "" when it has none. */
+const char *lm_cli_subcommand_words(const char *command)
+{
+	static _Thread_local char words[96];
+	size_t i, n = 0;
+
+	words[0] = '\0';
+	for (i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		if (strcmp(subcommands[i].command, command) == 0 && n + strlen(subcommands[i].sub) + 2 < sizeof(words))
+			n += (size_t)snprintf(words + n, sizeof(words) - n, "%s%s", n ? " " : "", subcommands[i].sub);
+	return words;
+}
 
 /* Commands people reach for by another name. */
 static const struct {
@@ -197,6 +254,26 @@ const char *lm_cli_nearest_command(const char *word)
 	memcpy(found, best, n);
 	found[n] = '\0';
 	return found;
+}
+
+/* The nearest of a command's subcommands to an unknown one ("shw" -> "show", "instal" ->
+ * "install"): a prefix, or a typo within two edits; NULL when none is near. */
+const char *lm_cli_nearest_subcommand(const char *command, const char *word)
+{
+	size_t i, d, best_d = 3, wl = strlen(word), n;
+	const char *best = NULL;
+
+	for (i = 0; wl > 0 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
+		if (strcmp(subcommands[i].command, command) != 0)
+			continue;
+		n = strlen(subcommands[i].sub);
+		d = wl >= 2 && wl < n && strncmp(subcommands[i].sub, word, wl) == 0 ? 1 : distance(word, subcommands[i].sub, 2);
+		if (d < best_d && d < wl && d < n) {
+			best_d = d;
+			best = subcommands[i].sub;
+		}
+	}
+	return best;
 }
 
 /* The nearest option to an unknown one: a typo within two edits, or the one option a prefix
@@ -350,6 +427,63 @@ static int help_options(FILE *out)
 	return LM_EXIT_OK;
 }
 
+/* A usage error for a subcommand `command` does not have: the nearest one, as git's "did you mean"
+ * and the unknown commands' own message (main.c) suggest, or the list of them. */
+int lm_cli_unknown_subcommand(lm_cli *cli, const char *command, const char *word)
+{
+	const char *near = lm_cli_nearest_subcommand(command, word);
+	char list[128];
+	size_t i, n = 0, k = 0, count = 0;
+	const char *words = lm_cli_subcommand_words(command);
+
+	if (word[0] == '\0' || near == NULL) {
+		/* "a, b or c" from "a b c" */
+		for (i = 0; words[i] != '\0'; i++)
+			count += words[i] == ' ';
+		for (i = 0; words[i] != '\0' && n + 5 < sizeof(list); i++) {
+			if (words[i] == ' ') {
+				n += (size_t)snprintf(list + n, sizeof(list) - n, "%s", ++k == count ? " or " : ", ");
+				continue;
+			}
+			list[n++] = words[i];
+		}
+		list[n] = '\0';
+		if (word[0] == '\0')
+			return lm_cli_usage_error(cli, "%s: name a subcommand: %s (lume-metal help %s)", command, list, command);
+		return lm_cli_usage_error(cli, "%s: unknown subcommand '%s'; use %s (lume-metal help %s)", command, word, list,
+		    command);
+	}
+	return lm_cli_usage_error(cli, "%s: unknown subcommand '%s'; did you mean '%s'? (lume-metal help %s %s)", command,
+	    word, near, command, near);
+}
+
+/* A subcommand's own help; 1 when `command` has no subcommand `sub` (the command's help then). */
+int lm_cli_subcommand_help(const char *command, const char *sub, FILE *out)
+{
+	int width = lm_cli_term_width();
+	char line[200];
+	size_t i;
+
+	for (i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
+		if (strcmp(subcommands[i].command, command) != 0 || strcmp(subcommands[i].sub, sub) != 0)
+			continue;
+		snprintf(line, sizeof(line), "lume-metal %s [OPTIONS]", subcommands[i].usage);
+		wrap_at(out, width, 7, "usage:", line);
+		lm_cli_printf(out, "\n");
+		wrap_at(out, width, 0, "", subcommands[i].summary);
+		if (subcommands[i].options[0] != '\0') {
+			lm_cli_printf(out, "\nOptions:\n");
+			option_lines(out, width, subcommands[i].options);
+		}
+		lm_cli_printf(out, "\n");
+		snprintf(line, sizeof(line), "The other subcommands: lume-metal help %s. Common options (--format, --quiet, "
+		    "--color, the VM manager's and SSH's): lume-metal help options.", command);
+		wrap_at(out, width, 0, "", line);
+		return 0;
+	}
+	return 1;
+}
+
 int lm_cli_command_help(lm_cli *cli, const char *command, FILE *out)
 {
 	const char *usage, *summary, *near;
@@ -384,14 +518,37 @@ int lm_cli_command_help(lm_cli *cli, const char *command, FILE *out)
 	return lm_cli_usage_error(cli, "unknown command '%s' (lume-metal --help lists them)", command);
 }
 
+/* lume-metal version [--format json]: as `gh version` and `brew --version`; --version is the same
+ * line. */
+int lm_cmd_version(lm_cli *cli)
+{
+	lm_json_envelope env;
+	char *doc = NULL;
+	int rc;
+
+	if (cli->argc != 0)
+		return lm_cli_usage_error(cli, "version: takes no argument, found '%s'", cli->argv[0]);
+	if (!cli->json) {
+		lm_cli_printf(stdout, "lume-metal %s\n", LUME_METAL_VERSION);
+		return LM_EXIT_OK;
+	}
+	env = lm_cli_envelope(cli, LM_EXIT_OK, 0, NULL);
+	rc = lm_version_to_json(LUME_METAL_VERSION, &env, &doc);
+	lm_cli_print_document(cli, rc, doc);
+	return rc < 0 ? LM_EXIT_FAILURE : LM_EXIT_OK;
+}
+
 int lm_cmd_help(lm_cli *cli)
 {
 	if (cli->argc == 0) {
 		lm_cli_usage(stdout);
 		return LM_EXIT_OK;
 	}
+	if (cli->argc == 2 && lm_cli_subcommand_help(cli->argv[0], cli->argv[1], stdout) == 0)
+		return LM_EXIT_OK;
 	if (cli->argc > 1)
-		return lm_cli_usage_error(cli, "help: name one command (lume-metal help COMMAND, lume-metal help options)");
+		return lm_cli_usage_error(cli, "help: name one command, or a command and its subcommand (lume-metal help "
+		    "COMMAND [SUBCOMMAND], lume-metal help options)");
 	return lm_cli_command_help(cli, cli->argv[0], stdout);
 }
 

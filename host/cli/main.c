@@ -25,6 +25,7 @@ static const struct {
 	{"help", lm_cmd_help},
 	{"completion", lm_cmd_completion},
 	{"local", lm_cmd_local},
+	{"version", lm_cmd_version},
 	{"__complete", lm_cmd_complete}, /* hidden: the completion scripts' helper (VM names) */
 };
 

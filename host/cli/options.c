@@ -17,7 +17,7 @@ enum opt_id {
 	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD, OPT_COLOR, OPT_ADDRESS, OPT_CHIP,
 	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM, OPT_INTERACTIVE, OPT_TTY, OPT_REQUIRE_EXERCISE,
 	OPT_PREFIX, OPT_GITHUB_ENV, OPT_RECORD_DIR, OPT_PROCESS_TYPE, OPT_RESIGN_COPY, OPT_HOST_PREFERENCE,
-	OPT_ABLATE, OPT_MARKDOWN, OPT_SVG, OPT_MATRIX, OPT_ARCHIVE
+	OPT_ABLATE, OPT_MARKDOWN, OPT_SVG, OPT_MATRIX, OPT_ARCHIVE, OPT_LONG
 };
 
 static const struct option_doc {
@@ -35,6 +35,9 @@ static const struct option_doc {
 	 "docs/results-report.md)."},
 	{"quiet", no_argument, OPT_QUIET, NULL, NULL,
 	 "No progress and no informational lines: results, warnings and errors only."},
+	{"long", no_argument, OPT_LONG, NULL, NULL,
+	 "status: each VM in detail (identity, guest, bundle, last probe and exercise, agents) instead of a "
+	 "VM's row in the table several VMs get."},
 	{"label", required_argument, OPT_LABEL, "LABEL", NULL,
 	 "agent install/remove: the LaunchAgent's label, reverse-DNS (e.g. com.example.llama-server)."},
 	{"keep-alive", no_argument, OPT_KEEP_ALIVE, NULL, NULL,
@@ -173,7 +176,8 @@ static const struct option_doc {
 	{"color", required_argument, OPT_COLOR, "auto|always|never", NULL,
 	 "Colour ok, warn and fail in the output: auto (the default) colours only a terminal, and never when "
 	 "NO_COLOR is set or TERM is dumb."},
-	{"verbose", no_argument, OPT_VERBOSE, NULL, NULL, "Show debug lines."},
+	{"verbose", no_argument, OPT_VERBOSE, NULL, NULL, "Show debug lines; run: each process that loaded the shim "
+	 "and what its children get."},
 	{"man", no_argument, OPT_MAN, NULL, NULL, "Print the man page (roff) and exit."},
 	{"help", no_argument, OPT_HELP, NULL, NULL, "Show this help and exit."},
 	{"version", no_argument, OPT_VERSION, NULL, NULL, "Show the version and exit."},
@@ -192,7 +196,7 @@ static const struct option_doc {
 
 static const char *const command_help[] = {
 	"enable VM... [--profile P] [--keep-host]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
-	"status [VM...]", "Host preference and, per VM, state, bundle, restart pending, last probe.",
+	"status [VM...] [--long]", "Host preference and, per VM, state, bundle, restart pending, last probe.",
 	"probe VM", "Stock vs shimmed capability table.",
 	"run VM [-i] [-t] [--require-shim] [--resign-copy] -- CMD...", "Run one guest command with the shim, as tart exec does; "
 	"its exit status is returned, then which of its processes loaded the shim.",
@@ -209,7 +213,8 @@ static const char *const command_help[] = {
 	"agent install|remove|list VM ...", "Per-workload LaunchAgents carrying the shim's environment.",
 	"doctor [VM...]", "Check the host and the VMs: one ok / warn / fail line per check, with what to do.",
 	"selftest VM [--out DIR]", "The simulator's assumptions, measured in the VM.",
-	"help [COMMAND]", "Help on one command (or: COMMAND --help).",
+	"help [COMMAND [SUB]]", "Help on a command or subcommand (or: ... --help).",
+	"version", "The version (--format json: with the library's).",
 	"completion bash|zsh|fish", "Print the shell completion script (installed with lume-metal).",
 	"local probe|run|agent|status|install|env ...", "Probe, run, agents, an image's bundle and its env on this "
 	"machine: no SSH, no host preference.",
@@ -298,6 +303,7 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 			return lm_cli_usage_error(cli, "%s: expected text, json, jsonl or markdown, found '%s'", source, arg);
 		return 0;
 	case OPT_QUIET: cli->quiet = 1; return 0;
+	case OPT_LONG: cli->long_format = 1; return 0;
 	case OPT_LABEL: cli->label = arg; return 0;
 	case OPT_KEEP_ALIVE: cli->keep_alive = 1; return 0;
 	case OPT_RUN_HARDENED_STOCK: cli->run_hardened_stock = 1; return 0;
@@ -572,6 +578,28 @@ static int resolve_host(lm_cli *cli)
 	    cli->command, cli->old_host);
 }
 
+/* The command word among argv[1..end): the first that is neither an option nor a long option's
+ * separate value, so that a usage error found among the options names its command (its JSON's
+ * `command`) as one found after them does; "" when there is none. */
+static const char *command_word_of(char **argv, int end)
+{
+	size_t k, n;
+	int i;
+
+	for (i = 1; i < end; i++) {
+		if (argv[i][0] != '-' || argv[i][1] == '\0')
+			return argv[i];
+		if (argv[i][1] != '-' || strchr(argv[i], '=') != NULL)
+			continue;
+		n = strlen(argv[i] + 2);
+		for (k = 0; k < N_OPTIONS; k++)
+			if (strlen(options[k].name) == n && strcmp(options[k].name, argv[i] + 2) == 0 &&
+			    options[k].has_arg == required_argument)
+				i++;
+	}
+	return "";
+}
+
 int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 {
 	struct option longopts[N_OPTIONS + 1];
@@ -630,6 +658,7 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	}
 	memset(&longopts[N_OPTIONS], 0, sizeof(longopts[N_OPTIONS]));
 
+	cli->command = command_word_of(argv, dashdash);
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(dashdash, argv, ":hqVit", longopts, NULL)) != -1) {
@@ -665,6 +694,8 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	}
 	cli->color_on = lm_cli_color_wanted(cli->color, isatty(STDOUT_FILENO), getenv("NO_COLOR"), getenv("TERM"));
 	if (help) {
+		if (optind + 1 < dashdash && lm_cli_subcommand_help(argv[optind], argv[optind + 1], stdout) == 0)
+			return -1;
 		if (optind < dashdash)
 			return lm_cli_command_help(cli, argv[optind], stdout) == 0 ? -1 : LM_EXIT_USAGE;
 		lm_cli_usage(stdout);

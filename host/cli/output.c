@@ -160,9 +160,8 @@ static const struct {
 	    "and do not force --vm-manager lume-cli"},
 	{LM_EWRONGUSER, NULL, NULL, NULL, "run lume-metal as the user the Lume server runs as; --force-user-mismatch "
 	    "writes it anyway: dangerous, see docs/preferences.md"},
-	{LM_ECANCELED, NULL, "run", NULL, "the message says how the workload ended; lume-metal then ends by the signal "
-	    "it got (130 after SIGINT, 143 after SIGTERM, 129 after SIGHUP)"},
-	{LM_ECANCELED, NULL, NULL, NULL, "what the command had done is undone (see the message); run it again to finish"},
+	/* run after ^C: no advice, as `tart exec` gives none; the message says how the workload ended. */
+	{LM_ECANCELED, NULL, NULL, "run", "what the command had done is undone (see the message); run it again to finish"},
 	{LM_EHARDENED, NULL, NULL, NULL, "pass --resign-copy to run a copy re-signed ad hoc with the entitlements "
 	    "com.apple.security.cs.allow-dyld-environment-variables and com.apple.security.cs.disable-library-validation "
 	    "(the original untouched), or --run-hardened-stock to start it anyway, stock (docs/guest.md)"},

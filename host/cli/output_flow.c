@@ -45,6 +45,36 @@ static const char *advise_vm(void *data, const lm_vm_outcome *o)
 	return lm_cli_hint_about(data, o->rc, o->vm, o->message);
 }
 
+/* What several VMs came to, in one line after theirs, as Ansible's PLAY RECAP ends a play:
+ * "4 enabled, 0 failed in 2.2 s" (the run's own time). One VM's line says it already. */
+static void recap_line(const lm_cli *cli, const lm_flow_result *r)
+{
+	static const struct { const char *command, *done; } verbs[] = {
+		{"enable", "enabled"}, {"rollback", "rolled back"}, {"probe", "probed"},
+		{"agent install", "installed"}, {"agent remove", "removed"}, {"agent list", "listed"},
+	};
+	const char *command = cli->json_command != NULL ? cli->json_command : cli->command, *done = NULL;
+	size_t i, ok = 0, failed = 0, unsupported = 0;
+
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]) && command != NULL; i++)
+		if (strcmp(command, verbs[i].command) == 0)
+			done = verbs[i].done;
+	if (done == NULL || r->count < 2)
+		return;
+	for (i = 0; i < r->count; i++) {
+		if (r->vms[i]->rc == LM_EUNSUPPORTED)
+			unsupported++;
+		else if (r->vms[i]->rc < 0)
+			failed++;
+		else
+			ok++;
+	}
+	lm_cli_printf(stdout, "%zu %s, ", ok, done);
+	if (unsupported > 0)
+		lm_cli_printf(stdout, "%zu unsupported, ", unsupported);
+	lm_cli_printf(stdout, "%zu failed in %.1f s\n", failed, r->seconds);
+}
+
 void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 {
 	const lm_vm_outcome *failed = first_failure(r);
@@ -74,9 +104,16 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 			total += o->steps[k]->seconds;
 		/* A failure's message goes to stderr, once, with the hint about this VM; stdout says
 		 * which VM failed. */
+		/* A failure before any step (a VM no manager knows, a lock) took time all the same: the
+		 * run's, when it was this VM's alone; never a 0.00 s that did not happen. */
+		if (o->nsteps == 0 && r->count == 1)
+			total = r->seconds;
 		if (o->rc < 0) {
 			lm_cli_word(stdout, cli, LM_CLI_FAIL, "FAILED", 0);
-			lm_cli_printf(stdout, " %s (%.2f s)\n", o->vm, total);
+			if (o->nsteps == 0 && r->count > 1) /* its own time is not known */
+				lm_cli_printf(stdout, " %s\n", o->vm);
+			else
+				lm_cli_printf(stdout, " %s (%.2f s)\n", o->vm, total);
 			lm_cli_printf(stderr, "lume-metal: %s\n", o->message != NULL ? o->message : o->vm);
 			if ((hint = advise_vm(cli, o)) != NULL)
 				lm_cli_printf(stderr, "hint: %s\n", hint);
@@ -91,6 +128,7 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 	if (r->pref_restored)
 		lm_cli_printf(stdout, "host preference %s.%s restored: %s\n", r->pref.domain, r->pref.key,
 		    r->pref.present ? r->pref.value : "absent");
+	recap_line(cli, r);
 	fflush(stdout);
 }
 

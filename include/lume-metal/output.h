@@ -104,6 +104,11 @@ typedef const char *(*lm_doctor_advice_fn)(void *data, const lm_doctor_check *ch
 LM_EXTERN(int) lm_doctor_to_json(const lm_doctor_result *result, lm_doctor_advice_fn advice, void *data,
     const lm_json_envelope *env, char **out);
 
+/* version: `version`, the program's (the caller's own, e.g. the CLI's LUME_METAL_VERSION), and
+ * `library_version`, lm_version() of the library it runs with (the two differ only when a program
+ * runs with another build of the shared library). */
+LM_EXTERN(int) lm_version_to_json(const char *program_version, const lm_json_envelope *env, char **out);
+
 /* forget-host. */
 LM_EXTERN(int) lm_forget_host_to_json(const char *vm, int forgotten, const char *state_dir,
     const lm_json_envelope *env, char **out);

@@ -35,7 +35,7 @@ runs_left() { find "$(guest_home vm1)/.local/share/lume-metal/runs" -mindepth 1 
 scenario_activation_plain() {
   export GUEST_SSHD_SIP=enabled
   setup
-  run_capture plain vm1 -- metal-server --runner
+  run_capture plain vm1 --verbose -- metal-server --runner
   rc_is plain 0
   out_is plain "runner: apple7=1 apple9=1"
   grep -Eq '^shim: pid [0-9]+ /opt/homebrew/bin/metal-server: asked Apple7→yes \(stock no\), Apple9→yes \(stock no\); its children keep the shim$' \
@@ -44,6 +44,15 @@ scenario_activation_plain() {
     fail "no children line: $(cat "$E2E_DIR/plain.err")"
   ! grep -q 'no process of the workload' "$E2E_DIR/plain.err" || fail "said no process loaded the shim"
   [ "$(runs_left)" -eq 0 ] || fail "the run's record directory was left: $(find "$(guest_home vm1)/.local/share/lume-metal/runs")"
+  # As quiet as `tart exec`: one line of run's own by default (the process line), none with --quiet.
+  run_capture quiet1 vm1 -- metal-server --runner
+  rc_is quiet1 0
+  [ "$(wc -l <"$E2E_DIR/quiet1.err")" -eq 1 ] && grep -Eq '^shim: pid [0-9]+ /opt/homebrew/bin/metal-server: asked ' "$E2E_DIR/quiet1.err" ||
+    fail "run printed more than one line of its own: $(cat "$E2E_DIR/quiet1.err")"
+  run_capture quiet0 vm1 --quiet -- metal-server --runner
+  rc_is quiet0 0
+  out_is quiet0 "runner: apple7=1 apple9=1"
+  [ ! -s "$E2E_DIR/quiet0.err" ] || fail "run --quiet printed: $(cat "$E2E_DIR/quiet0.err")"
 
   lm_json_first "$E2E_DIR/plain.json" run vm1 --require-shim -- metal-server --runner
   expect_rc 0 "$E2E_DIR/plain.json"
@@ -93,10 +102,13 @@ scenario_activation_hardened() {
   jq -e '.activation.no_shim | contains("hardened runtime")' "$E2E_DIR/req.json" >/dev/null || fail "no_shim: $(cat "$E2E_DIR/req.json")"
   jq_is "$E2E_DIR/req.json" '.stdout' "$(printf '%s\n' 'runner: apple7=0 apple9=0' 'server: runner exited 0')"
 
-  run_capture entitled vm1 --require-shim -- entitled-server
+  run_capture entitled vm1 --require-shim --verbose -- entitled-server
   rc_is entitled 0
   out_is entitled "$(printf '%s\n' 'runner: apple7=1 apple9=1' 'server: runner exited 0')"
   [ "$(grep -c '^shim: pid ' "$E2E_DIR/entitled.err")" -eq 2 ] || fail "two processes expected: $(cat "$E2E_DIR/entitled.err")"
+  run_capture entitled1 vm1 --require-shim -- entitled-server
+  [ "$(cat "$E2E_DIR/entitled1.err")" = "shim: loaded by 2 processes of the workload (--verbose: each)" ] ||
+    fail "two processes without --verbose: $(cat "$E2E_DIR/entitled1.err")"
   [ "$(runs_left)" -eq 0 ] || fail "record directories were left"
 }
 
@@ -114,7 +126,7 @@ scenario_activation_child_sip_on() {
     | [$r[] | select(.ppid as $p | $pids | index($p))] | length == 1 and (.[0].questions | map(select(.family == 1009)) | .[0].given)
     and (.[0].children.setting == null) and (.[0].children.why | startswith("decided at each spawn: guest SIP enabled"))' \
     "$E2E_DIR/c.json" >/dev/null || fail "the child's record: $(jq -c .activation.records "$E2E_DIR/c.json")"
-  run_capture ct vm1 -- metal-server
+  run_capture ct vm1 --verbose -- metal-server
   grep -Eq '^shim: pid [0-9]+ /opt/homebrew/bin/metal-server: asked Apple7→yes \(stock no\), Apple9→yes \(stock no\)' "$E2E_DIR/ct.err" ||
     fail "the child's line: $(cat "$E2E_DIR/ct.err")"
   grep -Eq '^shim: pid [0-9]+ /opt/homebrew/bin/metal-server: loaded the shim, asked no Metal question; its children keep the shim$' \
@@ -127,7 +139,7 @@ scenario_activation_child_sip_on() {
 scenario_activation_child_sip_off() {
   export GUEST_SSHD_SIP=disabled
   setup
-  run_capture off vm1 -- metal-server
+  run_capture off vm1 --verbose -- metal-server
   rc_is off 0
   out_is off "$(printf '%s\n' 'runner: apple7=1 apple9=1' 'server: runner exited 0')"
   [ "$(grep -c '^shim: pid ' "$E2E_DIR/off.err")" -eq 2 ] || fail "two processes expected: $(cat "$E2E_DIR/off.err")"
@@ -140,7 +152,7 @@ scenario_activation_child_sip_off() {
     and (.host_reason | startswith("guest SIP disabled")))' \
     "$E2E_DIR/off.json" >/dev/null || fail "the records' children: $(jq -c .activation "$E2E_DIR/off.json")"
 
-  run_capture own vm1 -- LUME_METAL_INHERIT=0 metal-server
+  run_capture own vm1 --verbose -- LUME_METAL_INHERIT=0 metal-server
   out_is own "$(printf '%s\n' 'runner: apple7=0 apple9=0' 'server: runner exited 0')"
   [ "$(grep -c '^shim: pid ' "$E2E_DIR/own.err")" -eq 1 ] || fail "one process expected: $(cat "$E2E_DIR/own.err")"
   ! grep -q '^shim: children ' "$E2E_DIR/own.err" || fail "a policy line beside the user's own: $(cat "$E2E_DIR/own.err")"

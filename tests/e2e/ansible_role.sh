@@ -3,7 +3,9 @@
 # this machine: two inventory hosts (local connection), each with its own Lume simulator, VMs,
 # state and preference directories. The example playbook itself runs, with a test inventory:
 # check mode changes nothing, the first run is changed, the second changed=0, rollback restores
-# both hosts, and a failure is reported in lume-metal's own words.
+# both hosts, and a failure is reported in lume-metal's own words and is never changed; --diff shows
+# the preference and each VM's guest files before and after; rolled_back on a host whose other VM
+# still needs the preference keeps it and is ok.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 examples=$(cd "$here/../../examples/ansible" && pwd)
@@ -135,9 +137,66 @@ for h in mac-a mac-b; do [ "$(recap "$E2E_DIR/rollback.out" $h changed)" -ge 1 ]
 for_each_guest removed
 for h in mac-a mac-b; do [ ! -e "$(plist $h)" ] || fail "$h: preference file left (it was absent)"; done
 
+note "a failed enable is never changed, though one of its VMs was enabled"
+play "$E2E_DIR/failed.out" -e '{"lume_metal_vms": ["vm1", "no-such-vm"]}'
+[ "$PLAY_RC" -ne 0 ] || fail "an unknown VM did not fail the play: $(cat "$E2E_DIR/failed.out")"
+expect_recap "$E2E_DIR/failed.out" changed 0
+expect_recap "$E2E_DIR/failed.out" failed 1
+for info in "$E2E_DIR/sim.json" "$E2E_DIR/sim-b.json"; do installed "$(guest_files "$info" vm1)"; done
+
+note "--diff: the preference and each VM's guest files before and after, what the run added"
+play "$E2E_DIR/diff.out" --diff -e '{"lume_metal_vms": ["vm1", "vm2"]}'
+[ "$PLAY_RC" -eq 0 ] || fail "enable --diff: $(cat "$E2E_DIR/diff.out")"
+expect_recap "$E2E_DIR/diff.out" changed 1
+for h in mac-a mac-b; do
+  grep -q "^--- before: lume-metal enable on $h (before)" "$E2E_DIR/diff.out" &&
+    grep -q "^+++ after: lume-metal enable on $h (after)" "$E2E_DIR/diff.out" ||
+    fail "$h: no diff headers: $(cat "$E2E_DIR/diff.out")"
+done
+grep -q '^-vm2: guest files none$' "$E2E_DIR/diff.out" && grep -q '^+vm2: guest files ~/.local/share/lume-metal, bundle ' "$E2E_DIR/diff.out" &&
+  grep -q '^+vm2: added .* files uploaded and verified by SHA-256' "$E2E_DIR/diff.out" ||
+  fail "diff: vm2's guest files: $(cat "$E2E_DIR/diff.out")"
+! grep -q '^[-+]vm1: guest files' "$E2E_DIR/diff.out" || fail "diff: vm1 did not change: $(cat "$E2E_DIR/diff.out")"
+
+note "lume_metal_host_preference: passed to enable only when set (a lume-metal that records its argv)"
+! grep -q -- '--host-preference' "$E2E_DIR/mac-a/state.calls" || fail "passed unset: $(cat "$E2E_DIR/mac-a/state.calls")"
+cat >"$E2E_DIR/lume-metal-argv" <<SH
+#!/bin/sh
+echo "\$*" >>"\$LUME_METAL_STATE_DIR.argv"
+echo '{"schema": 2, "command": "enable", "ok": true, "exit_code": 0, "dry_run": false, "error": null, "vms": []}'
+SH
+chmod +x "$E2E_DIR/lume-metal-argv"
+play "$E2E_DIR/hp.out" -e "lume_metal_binary=$E2E_DIR/lume-metal-argv" -e lume_metal_host_preference=auto
+[ "$PLAY_RC" -eq 0 ] || fail "host preference auto: $(cat "$E2E_DIR/hp.out")"
+for h in mac-a mac-b; do
+  [ "$(cat "$E2E_DIR/$h/state.argv")" = "enable --format json --keep-host --jobs 2 --profile published --host-preference auto vm1 vm2" ] ||
+    fail "$h: lume-metal ran as: $(cat "$E2E_DIR/$h/state.argv")"
+done
+
+note "rolled_back on a shared host: this VM's part removed, the preference kept for vm2, ok"
+play "$E2E_DIR/shared.out" -e '{"lume_metal_vms": ["vm1"], "lume_metal_state": "rolled_back"}'
+[ "$PLAY_RC" -eq 0 ] || fail "rolled_back on a shared host failed: $(cat "$E2E_DIR/shared.out")"
+expect_recap "$E2E_DIR/shared.out" failed 0
+grep -q 'still enabled .*: kept (this host.s other VMs use it' "$E2E_DIR/shared.out" || fail "not said kept: $(cat "$E2E_DIR/shared.out")"
+for h in mac-a mac-b; do
+  plistutil -i "$(plist $h)" -o - | grep -q '<true/>' || fail "$h: the preference was taken from vm2"
+done
+for info in "$E2E_DIR/sim.json" "$E2E_DIR/sim-b.json"; do
+  removed "$(guest_files "$info" vm1)"; installed "$(guest_files "$info" vm2)"
+done
+
+note "--diff of the last VM's rollback: the preference given back, vm2's files removed"
+play "$E2E_DIR/diff2.out" --diff -e '{"lume_metal_vms": ["vm2"], "lume_metal_state": "rolled_back"}'
+[ "$PLAY_RC" -eq 0 ] || fail "rollback --diff: $(cat "$E2E_DIR/diff2.out")"
+grep -qx -- '-host preference com.apple.gpusw.ParavirtualizedGraphics ForceUnrestrictedDeviceFeatureLevel: true (bool)' "$E2E_DIR/diff2.out" &&
+  grep -qx -- '+host preference com.apple.gpusw.ParavirtualizedGraphics ForceUnrestrictedDeviceFeatureLevel: absent' "$E2E_DIR/diff2.out" &&
+  grep -qx -- '-vm2: guest files ~/.local/share/lume-metal, bundle [^ ]*' "$E2E_DIR/diff2.out" &&
+  grep -q '^+vm2: removed [0-9]* files' "$E2E_DIR/diff2.out" || fail "diff of the rollback: $(cat "$E2E_DIR/diff2.out")"
+for h in mac-a mac-b; do [ ! -e "$(plist $h)" ] || fail "$h: preference file left (it was absent)"; done
+
 note "rollback at the end of the play: the handler"
 play "$E2E_DIR/handler.out" -e lume_metal_rollback_at_end=true
 [ "$PLAY_RC" -eq 0 ] || fail "handler run: $(cat "$E2E_DIR/handler.out")"
 grep -q 'RUNNING HANDLER \[lume_metal : Roll back lume-metal\]' "$E2E_DIR/handler.out" || fail "no handler: $(cat "$E2E_DIR/handler.out")"
 for_each_guest removed
-echo "ansible role: 2 hosts, check/changed/changed=0/failure/rollback/handler as expected"
+echo "ansible role: 2 hosts, check/changed/changed=0/failure (changed=0)/rollback/--diff/shared rollback/handler as expected"

@@ -240,6 +240,32 @@ scenario_help() {
   grep -q '^  --jobs N ' "$E2E_DIR/h1" || fail "enable's options: $(cat "$E2E_DIR/h1")"
   lm help agent >"$E2E_DIR/h2" || fail "help agent"
   grep -q '^  --label LABEL ' "$E2E_DIR/h2" || fail "$(cat "$E2E_DIR/h2")"
+  note "subcommands: their own help, and the nearest one to a typo"
+  for sub in "bench compare" "agent install" "local probe" "agent remove" "profile show" "host disable"; do
+    # shellcheck disable=SC2086 # the command and its subcommand, two words
+    lm $sub --help >"$E2E_DIR/sh.out" 2>"$E2E_DIR/sh.err" || fail "$sub --help: $(cat "$E2E_DIR/sh.err")"
+    grep -q "^usage: lume-metal $sub " "$E2E_DIR/sh.out" || fail "$sub --help is not its own: $(cat "$E2E_DIR/sh.out")"
+    # shellcheck disable=SC2086
+    lm help $sub >"$E2E_DIR/sh2.out" || fail "help $sub"
+    cmp -s "$E2E_DIR/sh.out" "$E2E_DIR/sh2.out" || fail "help $sub differs from $sub --help"
+  done
+  lm agent install --help >"$E2E_DIR/ai.out"
+  grep -q '^  --keep-alive ' "$E2E_DIR/ai.out" && ! grep -q '^  --jobs ' "$E2E_DIR/ai.out" || fail "agent install's options: $(cat "$E2E_DIR/ai.out")"
+  for typo in "profile shw:show" "agent instal:install" "local prob:probe" "host stat:status"; do
+    words=${typo%%:*}
+    set +e; lm ${words% *} ${words#* } >"$E2E_DIR/t.out" 2>"$E2E_DIR/t.err"; rc=$?; set -e
+    [ $rc -eq 2 ] && [ ! -s "$E2E_DIR/t.out" ] || fail "$words: exit $rc: $(cat "$E2E_DIR/t.out")"
+    grep -qx "lume-metal: ${words% *}: unknown subcommand '${words#* }'; did you mean '${typo##*:}'? (lume-metal help ${words% *} ${typo##*:})" \
+      "$E2E_DIR/t.err" || fail "$words: $(cat "$E2E_DIR/t.err")"
+  done
+  set +e; lm agent frob vm1 >/dev/null 2>"$E2E_DIR/t.err"; set -e
+  grep -qx "lume-metal: agent: unknown subcommand 'frob'; use install, remove or list (lume-metal help agent)" "$E2E_DIR/t.err" ||
+    fail "nothing near: $(cat "$E2E_DIR/t.err")"
+  note "version, as gh version: a line, or a document"
+  [ "$(lm version)" = "$(lm --version)" ] || fail "version: $(lm version)"
+  lm version --format json | jq -e --arg v "$(lm --version | cut -d' ' -f2)" '.command == "version" and .version == $v and .library_version == $v' >/dev/null ||
+    fail "version --format json: $(lm version --format json)"
+
   for pair in disable:rollback ls:status enabel:enable stat:status; do
     set +e; lm "${pair%%:*}" vm1 >"$E2E_DIR/n.out" 2>"$E2E_DIR/n.err"; rc=$?; set -e
     [ $rc -eq 2 ] || fail "${pair%%:*}: exit $rc"
@@ -304,7 +330,7 @@ expect_offers() { # SHELL LINE GOT WANT
 scenario_completion() {
   sim_start --vm vm1 --vm ci-runner-1
   completion_setup
-  local cmds="agent bench completion doctor enable forget-host gc help host local probe profile report rollback run selftest status"
+  local cmds="agent bench completion doctor enable forget-host gc help host local probe profile report rollback run selftest status version"
   local vms="ci-runner-1 vm1" sorted_profiles
   sorted_profiles=$(tr ' ' '\n' <<<"$PROFILES" | sort | tr '\n' ' ' | sed 's/ $//')
   lm __complete vms | sort | tr '\n' ' ' | grep -qx "$vms " || fail "__complete vms: $(lm __complete vms)"
@@ -417,7 +443,8 @@ scenario_fleet_hint() {
   note "--quiet: the result lines only"
   set +e; lm enable vm1 ci-runner-1 --jobs 2 --quiet >"$E2E_DIR/q.out" 2>"$E2E_DIR/q.err"; rc=$?; set -e
   [ $rc -eq 3 ] || fail "exit $rc"
-  [ "$(wc -l <"$E2E_DIR/q.out")" -eq 2 ] || fail "--quiet printed more than the results: $(cat "$E2E_DIR/q.out")"
+  [ "$(wc -l <"$E2E_DIR/q.out")" -eq 3 ] && grep -Eqx '1 enabled, 1 failed in [0-9]+\.[0-9] s' "$E2E_DIR/q.out" ||
+    fail "--quiet printed more than the results and their recap: $(cat "$E2E_DIR/q.out")"
 
   note "a not-found has a hint about its own cause; a missing agent is removed already"
   lm_json "$E2E_DIR/nf.json" enable nosuch
@@ -440,6 +467,67 @@ scenario_fleet_hint() {
   jq -r '.vms[0].error.hint' "$E2E_DIR/busy.json" | grep -q "named above" || fail "$(cat "$E2E_DIR/busy.json")"
   kill -KILL "$runner" 2>/dev/null || true
   wait "$runner" 2>/dev/null || true
+}
+
+# ---- Fleet views (issue 37 item 4) ----
+# status for several VMs: one row per VM sorted by name (VM, state, manager, enabled, verified,
+# restart pending, family, kernels), --long for the detail; enable, probe and rollback over
+# several VMs end with one recap line, as Ansible's PLAY RECAP; the JSON has the same as `recap`.
+scenario_fleet_views() {
+  local vm head row
+  # Four running at once, past Apple's two per Mac (the simulator's default): what is shown here is
+  # the view of a fleet, not the limit, which the simulator's own tests keep.
+  sim_start --vm vm-d --vm vm-a --vm vm-c --vm vm-b --boot-delay 0 --stop-delay 0 --max-running 4
+  set +e; lm enable vm-d vm-a vm-c vm-b --jobs 4 >"$E2E_DIR/e.out" 2>"$E2E_DIR/e.err"; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "enable: exit $rc: $(cat "$E2E_DIR/e.out" "$E2E_DIR/e.err")"
+  grep -Eqx '4 enabled, 0 failed in [0-9]+\.[0-9] s' "$E2E_DIR/e.out" || fail "no recap: $(cat "$E2E_DIR/e.out")"
+  [ "$(tail -n 1 "$E2E_DIR/e.out" | cut -c1-10)" = "4 enabled," ] || fail "the recap is not last: $(cat "$E2E_DIR/e.out")"
+  lm_json "$E2E_DIR/e.json" enable vm-d vm-a vm-c vm-b --jobs 4
+  expect_rc 0 "$E2E_DIR/e.json"
+  jq_is "$E2E_DIR/e.json" '.recap | tojson' '{"ok":4,"failed":0,"unsupported":0}'
+
+  note "status of four VMs: one table, sorted by name"
+  lm_json "$E2E_DIR/s.json" status vm-d vm-a vm-c vm-b
+  expect_rc 0 "$E2E_DIR/s.json"
+  set +e; lm status vm-d vm-a vm-c vm-b >"$E2E_DIR/s.out" 2>"$E2E_DIR/s.err"; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "status: exit $rc: $(cat "$E2E_DIR/s.err")"
+  head='^VM +STATE +MANAGER +ENABLED +VERIFIED +RESTART PENDING +FAMILY +KERNELS$'
+  grep -Eq "$head" "$E2E_DIR/s.out" || fail "no table header: $(cat "$E2E_DIR/s.out")"
+  [ "$(grep -EA 10 "$head" "$E2E_DIR/s.out" | sed 1d | awk '{print $1}' | tr '\n' ' ')" = "vm-a vm-b vm-c vm-d " ] ||
+    fail "not one row per VM sorted by name: $(cat "$E2E_DIR/s.out")"
+  for vm in vm-a vm-b vm-c vm-d; do
+    row=$(jq -r --arg v "$vm" '.vms[] | select(.vm == $v) |
+      "\(.vm) \(.state) \(.manager) yes \(if .bundle_verified then "yes" else "no" end) \(if .restart_pending then "yes" else "no" end) \(.shimmed.highest_apple_family) \([.exercise | to_entries[] | select(.key != "threadgroup_memory" and .key != "nocopy_buffer" and .key != "indirect_command_buffer") | .value.result] | "\(map(select(. == "pass")) | length)/\(length) pass")"' "$E2E_DIR/s.json")
+    [ "$(grep "^$vm " "$E2E_DIR/s.out" | tr -s ' ')" = "$row" ] || fail "$vm's row: '$(grep "^$vm " "$E2E_DIR/s.out")', expected '$row'"
+  done
+  ! grep -q '^  profile\|^  last probe' "$E2E_DIR/s.out" || fail "the detail without --long: $(cat "$E2E_DIR/s.out")"
+  jq_is "$E2E_DIR/s.json" '.recap | tojson' '{"ok":4,"failed":0,"unsupported":0}'
+  jq_is "$E2E_DIR/s.json" '[.vms[].vm] | join(" ")' "vm-d vm-a vm-c vm-b"   # the JSON keeps the order given
+
+  note "--long: today's detail, each VM in turn"
+  lm status vm-d vm-a vm-c vm-b --long >"$E2E_DIR/l.out" 2>"$E2E_DIR/l.err" || fail "status --long: $(cat "$E2E_DIR/l.err")"
+  for vm in vm-a vm-b vm-c vm-d; do grep -qx "$vm: enabled" "$E2E_DIR/l.out" || fail "--long: no $vm: $(cat "$E2E_DIR/l.out")"; done
+  ! grep -Eq "$head" "$E2E_DIR/l.out" || fail "--long printed the table"
+  [ "$(grep -c '^  last probe: ' "$E2E_DIR/l.out")" -eq 4 ] || fail "--long: $(cat "$E2E_DIR/l.out")"
+
+  note "a failed VM among them: FAILED in its row, its message on stderr once, the recap counts it"
+  set +e; lm status vm-a nosuch vm-b >"$E2E_DIR/f.out" 2>"$E2E_DIR/f.err"; rc=$?; set -e
+  [ $rc -eq 3 ] || fail "status with a missing VM: exit $rc: $(cat "$E2E_DIR/f.out" "$E2E_DIR/f.err")"
+  grep -Eqx 'nosuch +FAILED' "$E2E_DIR/f.out" || fail "no FAILED row: $(cat "$E2E_DIR/f.out")"
+  [ "$(grep -c 'nosuch' "$E2E_DIR/f.err")" -eq 1 ] || fail "the failure not once on stderr: $(cat "$E2E_DIR/f.err")"
+  set +e; lm enable vm-a nosuch vm-b >"$E2E_DIR/ef.out" 2>"$E2E_DIR/ef.err"; rc=$?; set -e
+  [ $rc -eq 3 ] && grep -Eqx '2 enabled, 1 failed in [0-9]+\.[0-9] s' "$E2E_DIR/ef.out" || fail "recap with a failure: $(cat "$E2E_DIR/ef.out")"
+  lm_json "$E2E_DIR/ef.json" enable vm-a nosuch vm-b
+  jq_is "$E2E_DIR/ef.json" '.recap | tojson' '{"ok":2,"failed":1,"unsupported":0}'
+
+  note "rollback of four: the recap, in text and JSON"
+  set +e; lm rollback vm-a vm-b >"$E2E_DIR/r.out" 2>"$E2E_DIR/r.err"; rc=$?; set -e
+  [ $rc -eq 0 ] && grep -Eqx '2 rolled back, 0 failed in [0-9]+\.[0-9] s' "$E2E_DIR/r.out" || fail "rollback: $(cat "$E2E_DIR/r.out" "$E2E_DIR/r.err")"
+  lm_json "$E2E_DIR/r.json" rollback vm-c vm-d
+  expect_rc 0 "$E2E_DIR/r.json"
+  jq_is "$E2E_DIR/r.json" '.recap | tojson' '{"ok":2,"failed":0,"unsupported":0}'
+  lm status vm-a >"$E2E_DIR/one.out" 2>&1 || true
+  ! grep -q 'enabled, .* failed in' "$E2E_DIR/one.out" || fail "a recap for one VM"
 }
 
 # ---- Colour and width the way terminals expect (issue 26) ----

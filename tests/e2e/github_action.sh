@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The GitHub Action (examples/github-action): its main and post steps run as a runner runs a node20
-# action (tests/support/run-node-action) against the Lume simulator: outputs and the job summary
+# The GitHub Action (examples/github-action): its main and post steps (the bundle, dist/) run as a
+# runner runs a node24 action (tests/support/run-node-action) against the Lume simulator: outputs and the job summary
 # from lume-metal's JSON, the post step's rollback after a job that succeeded, failed or was
 # cancelled, failures in lume-metal's own words, the minimum version named.
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,14 +34,21 @@ json=$(output "$E2E_DIR/e1" json)
 jq_is "$json" '.command' enable
 jq_is "$json" '[.vms[].restarted] | all' true
 grep -Eq '^vm1: [a-z-]+ done \([0-9]+\.[0-9]{2} s\)' "$E2E_DIR/e1.log" || fail "no step lines as they happened: $(cat "$E2E_DIR/e1.log")"
-for vm in vm1 vm2; do
-  grep -qx "#### $vm: ok" "$GITHUB_STEP_SUMMARY" || fail "summary: no $vm: $(cat "$GITHUB_STEP_SUMMARY")"
+# The fleet as one table: a header, then a row per VM (manager, enabled, restarted, family, kernels).
+[ "$(grep -o '<th>VM</th><th>result</th><th>manager</th><th>enabled</th><th>restarted</th><th>highest Apple family</th><th>kernels</th><th>message</th>' "$GITHUB_STEP_SUMMARY" | wc -l)" -eq 1 ] ||
+  fail "summary: not one fleet table: $(cat "$GITHUB_STEP_SUMMARY")"
+for i in 0 1; do
+  vm=$(jq -r ".vms[$i].vm" "$json")
+  kernels=$(jq -r ".vms[$i].exercise | to_entries | map(select(.key | IN(\"threadgroup_memory\", \"nocopy_buffer\", \"indirect_command_buffer\") | not)) | \"\(map(select(.value.result == \"pass\")) | length)/\(length) pass\"" "$json")
+  summary_row "$GITHUB_STEP_SUMMARY" "$vm" ok "$(jq -r ".vms[$i].manager" "$json")" yes yes \
+    "$(jq -r ".vms[$i].shimmed.highest_apple_family" "$json")" "$kernels" "$(jq -r ".vms[$i].message" "$json")" ||
+    fail "summary: no row for $vm ($kernels): $(cat "$GITHUB_STEP_SUMMARY")"
 done
 stock_tg=$(jq -r '.vms[0].stock.max_threadgroup_memory' "$json"); shim_tg=$(jq -r '.vms[0].shimmed.max_threadgroup_memory' "$json")
-grep -qxF "| max threadgroup memory (reported) | $stock_tg | $shim_tg |" "$GITHUB_STEP_SUMMARY" &&
-  grep -qxF "| shim active | no | yes |" "$GITHUB_STEP_SUMMARY" &&
-  grep -q '^| exercise: ' "$GITHUB_STEP_SUMMARY" &&
-  grep -qxF "$shim_tg bytes of threadgroup memory is the value the device reports with the shim; kernels run with up to $(jq -r '.vms[0].exercise.threadgroup_memory.largest' "$json"). llama.cpp uses the reported value only in assertions." "$GITHUB_STEP_SUMMARY" ||
+summary_row "$GITHUB_STEP_SUMMARY" "max threadgroup memory (reported)" "$stock_tg" "$shim_tg" &&
+  summary_row "$GITHUB_STEP_SUMMARY" "shim active" no yes &&
+  grep -q '<tr><td>exercise: ' "$GITHUB_STEP_SUMMARY" &&
+  grep -qF "<p>$shim_tg bytes of threadgroup memory is the value the device reports with the shim; kernels run with up to $(jq -r '.vms[0].exercise.threadgroup_memory.largest' "$json"). llama.cpp uses the reported value only in assertions.</p>" "$GITHUB_STEP_SUMMARY" ||
   fail "summary: no probe table: $(cat "$GITHUB_STEP_SUMMARY")"
 [ -L "$home1/.local/share/lume-metal/current" ] && [ -L "$home2/.local/share/lume-metal/current" ] ||
   fail "bundle not installed"
@@ -61,7 +68,7 @@ step "$E2E_DIR/p2" post vms="vm1 vm2" rollback-at-end=false
 note "job 1, post: the VMs are rolled back"
 LM_ACTION_STATE_FILE="$E2E_DIR/j1.state" GITHUB_STEP_SUMMARY="$E2E_DIR/j1.summary" step "$E2E_DIR/p1" post vms="vm1 vm2"
 [ "$STEP_RC" -eq 0 ] || fail "post: $(cat "$E2E_DIR/p1.log")"
-grep -qx '#### vm1: ok' "$E2E_DIR/j1.summary" && grep -q '^### lume-metal rollback' "$E2E_DIR/j1.summary" ||
+grep -q '<tr><td>vm1</td><td>ok</td>' "$E2E_DIR/j1.summary" && grep -qx '<h3>lume-metal rollback</h3>' "$E2E_DIR/j1.summary" ||
   fail "summary: no rollback: $(cat "$E2E_DIR/j1.summary")"
 [ ! -e "$home1/.local/share/lume-metal" ] && [ ! -e "$home2/.local/share/lume-metal" ] || fail "guest files left"
 ! enabled_in_journal vm1 && ! enabled_in_journal vm2 || fail "journal: $(cat "$LUME_METAL_STATE_DIR/state.json")"
@@ -109,7 +116,7 @@ step "$E2E_DIR/dash" main vms="--all"
 [ "$STEP_RC" -eq 1 ] && grep -q "VM name '--all' starts with '-'" "$E2E_DIR/dash.log" || fail "--all as a VM: $(cat "$E2E_DIR/dash.log")"
 step "$E2E_DIR/rae" main vms=vm1 rollback-at-end=yes
 [ "$STEP_RC" -eq 1 ] && grep -q "rollback-at-end is 'yes'" "$E2E_DIR/rae.log" || fail "rollback-at-end=yes: $(cat "$E2E_DIR/rae.log")"
-min=$(sed -n 's/^const MIN_VERSION = "\(.*\)";/\1/p' "$action/lib.js")
+min=$(sed -n 's/^export const MIN_VERSION = "\(.*\)";/\1/p' "$action/src/lib.js")
 grep -q "^## \[$min\]" "$here/../../CHANGELOG.md" || fail "MIN_VERSION $min is no release in CHANGELOG.md"
 printf '#!/bin/sh\necho "lume-metal 0.0.9"\n' >"$E2E_DIR/old-lume-metal"; chmod +x "$E2E_DIR/old-lume-metal"
 "$runner" "$action" main --input "lume-metal=$E2E_DIR/old-lume-metal" --input vms=vm1 >"$E2E_DIR/old" 2>"$E2E_DIR/old.log" && fail "an old lume-metal was accepted"
@@ -117,4 +124,25 @@ grep -qF "::error title=lume-metal::$E2E_DIR/old-lume-metal is lume-metal 0.0.9;
   fail "old lume-metal: $(cat "$E2E_DIR/old.log")"
 step "$E2E_DIR/pold" post vms=vm1
 [ "$STEP_RC" -eq 0 ] && grep -q 'nothing to roll back' "$E2E_DIR/pold.log" || fail "post after refused inputs: $(cat "$E2E_DIR/pold.log")"
-echo "github action: main, summary, post after success, failure and cancellation, refusals as expected"
+step "$E2E_DIR/hp" main vms=vm1 host-preference=sometimes
+[ "$STEP_RC" -eq 1 ] && grep -q "host-preference is 'sometimes': it is always, auto, never or empty" "$E2E_DIR/hp.log" ||
+  fail "host-preference=sometimes: $(cat "$E2E_DIR/hp.log")"
+
+note "host-preference: no --host-preference unless the input is set (a lume-metal that records its argv)"
+cat >"$E2E_DIR/argv-lume-metal" <<EOF
+#!/bin/sh
+[ "\$1" = --version ] && exec "$LM_BIN" --version
+printf '%s\n' "\$@" >"$E2E_DIR/argv.\$\$"; mv "$E2E_DIR/argv.\$\$" "$E2E_DIR/argv"
+echo '{"schema":2,"command":"enable","error":null,"vms":[]}'
+EOF
+chmod +x "$E2E_DIR/argv-lume-metal"
+job j6
+for hp in "" auto; do
+  "$runner" "$action" main --input "lume-metal=$E2E_DIR/argv-lume-metal" --input vms=vm1 --input rollback-at-end=false \
+    --input "host-preference=$hp" >"$E2E_DIR/hp-$hp" 2>"$E2E_DIR/hp-$hp.log" ||
+    fail "main with host-preference '$hp': $(cat "$E2E_DIR/hp-$hp.log")"
+  want="--format jsonl enable --keep-host --jobs 1 ${hp:+--host-preference $hp }vm1 "
+  [ "$(tr '\n' ' ' <"$E2E_DIR/argv")" = "$want" ] || fail "host-preference '$hp': argv $(tr '\n' ' ' <"$E2E_DIR/argv"), expected $want"
+done
+echo "github action: main, summary, post after success, failure and cancellation, refusals, host-preference as expected"
+

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GitHub Action's local mode (examples/github-action, `mode: local`; issue 27 item 3): its main
-# and post steps run as a runner runs a node20 action (tests/support/run-node-action) on this
+# and post steps (the bundle, dist/) run as a runner runs a node24 action (tests/support/run-node-action) on this
 # machine made a hosted runner's VM (guest-sshd machine: the fake Metal at a level, the macOS
 # stand-ins), as e2e_github_action runs the fleet mode against the simulator: the probe table in
 # the job summary, the environment exported through $GITHUB_ENV and taken by the next step's
@@ -23,8 +23,8 @@ job() {
 # next_step CMD...: a later step of the job as the runner starts it: its shell with the job's
 # $GITHUB_ENV variables (read as the runner reads them), the command in it.
 next_step() {
-  local vars=() line
-  while IFS= read -r line; do [ -z "$line" ] || vars+=("$line"); done <"$GITHUB_ENV"
+  local vars=()
+  mapfile -d '' vars < <("$runner" --env "$GITHUB_ENV")
   env "${vars[@]}" bash -c "$1"
 }
 
@@ -40,16 +40,17 @@ expect_output "$E2E_DIR/m1" changed true
 json=$(output "$E2E_DIR/m1" json)
 jq_is "$json" .command "local probe"
 jq_is "$json" .machine.kernels_ran true
-grep -qx '### lume-metal local probe' "$GITHUB_STEP_SUMMARY" &&
-  grep -qxF '| shim active | no | yes |' "$GITHUB_STEP_SUMMARY" &&
-  grep -qxF '| exercise: simdgroup_matrix |  | pass |' "$GITHUB_STEP_SUMMARY" &&
-  grep -qF '| highest Apple family | ' "$GITHUB_STEP_SUMMARY" &&
-  grep -q '^looks like a VM: yes (kern.hv_vmm_present: yes; stock device: Apple Paravirtual device)' "$GITHUB_STEP_SUMMARY" &&
-  grep -q 'later steps run their workload with `env "$LUME_METAL_INJECT" CMD`' "$GITHUB_STEP_SUMMARY" ||
+grep -qx '<h3>lume-metal local probe</h3>' "$GITHUB_STEP_SUMMARY" &&
+  summary_row "$GITHUB_STEP_SUMMARY" "shim active" no yes &&
+  summary_row "$GITHUB_STEP_SUMMARY" "exercise: simdgroup_matrix" " " pass &&
+  grep -qF '<tr><td>highest Apple family</td><td>' "$GITHUB_STEP_SUMMARY" &&
+  grep -q '^<p>looks like a VM: yes (kern.hv_vmm_present: yes; stock device: Apple Paravirtual device)' "$GITHUB_STEP_SUMMARY" &&
+  grep -q 'later steps run their workload with <code>env &quot;$LUME_METAL_INJECT&quot; CMD</code>' "$GITHUB_STEP_SUMMARY" ||
   fail "summary: $(cat "$GITHUB_STEP_SUMMARY")"
 prefix="$RUNNER_TEMP/lume-metal-image"
-grep -qxF "LUME_METAL_INJECT=LD_PRELOAD=$prefix/lib/lume-metal/current/liblume-metal-shim.so" "$GITHUB_ENV" &&
-  grep -qx 'LUME_METAL_APPLE_FAMILY_MAX=1009' "$GITHUB_ENV" || fail "GITHUB_ENV: $(cat "$GITHUB_ENV")"
+exported() { "$runner" --env "$GITHUB_ENV" | tr '\0' '\n'; }
+exported | grep -qxF "LUME_METAL_INJECT=LD_PRELOAD=$prefix/lib/lume-metal/current/liblume-metal-shim.so" &&
+  exported | grep -qx 'LUME_METAL_APPLE_FAMILY_MAX=1009' || fail "GITHUB_ENV: $(cat "$GITHUB_ENV")"
 next_step 'env "$LUME_METAL_INJECT" metal-capabilities --report --exercise' >"$E2E_DIR/next.report" ||
   fail "the next step: $(cat "$E2E_DIR/next.report")"
 grep -qx 'shim_active=1' "$E2E_DIR/next.report" && grep -qx 'exercise.simdgroup_matrix=pass' "$E2E_DIR/next.report" ||
@@ -65,7 +66,7 @@ job j2
 step "$E2E_DIR/m2" main profile=published
 [ "$STEP_RC" -eq 0 ] || fail "main again: $(cat "$E2E_DIR/m2.log")"
 expect_output "$E2E_DIR/m2" changed false
-grep -q '^LUME_METAL_INJECT=' "$GITHUB_ENV" || fail "nothing exported the second time"
+exported | grep -q '^LUME_METAL_INJECT=' || fail "nothing exported the second time"
 
 note "a runner whose host left it restricted: the shim answers, the kernels do not run; fail (the default)"
 machine restricted
@@ -76,7 +77,7 @@ expect_output "$E2E_DIR/m3" proven false
 expect_output "$E2E_DIR/m3" exit-code 4
 message=$(jq -r .error.message "$(output "$E2E_DIR/m3" json)")
 grep -qF "::error title=lume-metal::$message" "$E2E_DIR/m3.log" || fail "no ::error with '$message': $(cat "$E2E_DIR/m3.log")"
-grep -qxF '| shim active | no | yes |' "$GITHUB_STEP_SUMMARY" && grep -q 'the step fails (on-unproven: fail)' "$GITHUB_STEP_SUMMARY" ||
+summary_row "$GITHUB_STEP_SUMMARY" "shim active" no yes && grep -q 'the step fails (on-unproven: fail)' "$GITHUB_STEP_SUMMARY" ||
   fail "summary: $(cat "$GITHUB_STEP_SUMMARY")"
 [ ! -s "$GITHUB_ENV" ] || fail "exported although unproven: $(cat "$GITHUB_ENV")"
 

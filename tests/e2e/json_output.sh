@@ -67,6 +67,9 @@ lm status vm1 --format jsonl >"$E2E_DIR/status.jsonl" || fail "status --format j
 lm enable vm1 --format jsonl >"$E2E_DIR/enable.jsonl" || fail "enable --format jsonl"
 "$LM_PYTHON" "$VALIDATE" "$LM_SCHEMA" --lines step_event "$E2E_DIR/status.jsonl" "$E2E_DIR/enable.jsonl" ||
   fail "JSON Lines that do not follow $LM_SCHEMA (above)"
+# The published schema takes each line as it is: an event (it has `event`) or the document.
+"$LM_PYTHON" "$VALIDATE" "$LM_SCHEMA" --each-line "$E2E_DIR/status.jsonl" "$E2E_DIR/enable.jsonl" ||
+  fail "JSON Lines whose lines do not each validate against $LM_SCHEMA (above)"
 doc forget-host 0 forget-host vm1
 doc forget-host-usage 2 forget-host
 doc rollback 0 rollback vm1 --no-restart
@@ -78,16 +81,23 @@ doc gc-usage 2 gc vm1
 doc status-no-lume 1 status vm1 --lume-url http://127.0.0.1:9 --vm-manager lume-api
 doc unknown-command 2 frobnicate
 doc unknown-option 2 status --no-such-option
+# A usage error's document names its command, even when an option fails before the command is read.
+jq_is "$E2E_DIR/doc-$n-unknown-option.json" .command status
+doc unknown-option-first 2 --no-such-option enable vm1
+jq_is "$E2E_DIR/doc-$n-unknown-option-first.json" .command enable
+doc version 0 version
+jq_is "$E2E_DIR/doc-$n-version.json" .version "$("$LM_BIN" --version | cut -d' ' -f2)"
+doc version-usage 2 version extra
 
 "$LM_PYTHON" "$VALIDATE" "$LM_SCHEMA" "$E2E_DIR"/doc-*.json || fail "documents that do not follow $LM_SCHEMA (above)"
 
 # Every command of the tool, succeeding and failing.
 for c in enable status probe run rollback "profile list" "profile show" "profile lint" "host enable" \
-         "host disable" "host status" forget-host gc "agent install" "agent list" "agent remove" doctor; do
+         "host disable" "host status" forget-host gc "agent install" "agent list" "agent remove" doctor version; do
   [ -n "${seen["$c/true"]:-}" ] || [ "$c" = run ] || fail "no successful '$c' document was checked"
 done
 for c in enable status probe run rollback profile "profile show" "profile lint" host forget-host gc "agent remove" \
-         agent doctor; do
+         agent doctor version; do
   [ -n "${seen["$c/false"]:-}" ] || fail "no failing '$c' document was checked"
 done
 echo "ok: $n documents valid against $(basename "$LM_SCHEMA")"

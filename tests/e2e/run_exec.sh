@@ -159,6 +159,9 @@ scenario_run_cancel() {
     else
       err_has "$sig" "SIG$sig went to the workload's process group ([0-9]*); it ended (exit $want), nothing of it is left"
     fi
+    # As after ^C to `tart exec`: one line of ours, no lesson on exit codes.
+    [ "$(grep -c '^lume-metal: ' "$E2E_DIR/$sig.err")" -eq 1 ] && ! grep -q '^hint: ' "$E2E_DIR/$sig.err" ||
+      fail "SIG$sig: more than one line of lume-metal's: $(cat "$E2E_DIR/$sig.err")"
   done
   # An error of lume-metal's own while the workload runs (its input cannot be read: a directory)
   # stops the workload too: exit 1, the error, and no process-tree left.

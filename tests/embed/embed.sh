@@ -1,25 +1,35 @@
 #!/usr/bin/env bash
-# examples/embed built against the installed (and moved) prefix — through pkg-config or through
-# find_package(lume-metal) — and run against the Lume simulator: enable, status and rollback of
-# one VM, its output checked, then the host and the guest checked to be as they were.
-# embed.sh pkgconfig|cmake   (environment: see tests/embed/CMakeLists.txt)
+# examples/embed built against the installed prefix — through pkg-config, with exactly the commands
+# docs/embedding.md gives (its rpath, or LD_LIBRARY_PATH), or through find_package(lume-metal) —
+# and run against the Lume simulator: enable, status and rollback of one VM, its output checked,
+# then the host and the guest checked to be as they were.
+# embed.sh pkgconfig|pkgconfig_env|cmake   (environment: see tests/embed/CMakeLists.txt)
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
 : "${LM_PREFIX:?}" "${LM_EXAMPLE:?}" "${LM_CC:?}" "${LM_CMAKE:?}" "${LM_PKG_CONFIG:?}"
 how=$1
 read -r -a extra <<<"${LM_EXTRA_CFLAGS:-}"
 
+# docs_block N: the Nth ```sh block of docs/embedding.md's "Getting it", as the reader copies it.
+docs_block() {
+  awk -v want="$1" '/^## Getting it/ { on = 1 } /^## The API/ { on = 0 }
+    on && /^```sh$/ { n++; inside = (n == want); next } inside && /^```$/ { inside = 0 } inside' \
+    "$here/../../docs/embedding.md"
+}
+# run_documented N PREFIX: that block with this test's prefix, example, VM and compiler flags put for
+# the reader's (/opt/lume-metal, app.c, my-vm; LM_EXTRA_CFLAGS: a sanitized library's), in E2E_DIR.
+run_documented() {
+  local script
+  script=$(docs_block "$1" | sed -e "s|/opt/lume-metal|$2|g" -e "s|cmake --install build |cmake --install \"$LM_BUILD_DIR\" |" \
+    -e "s|^cc app\.c |cc ${LM_EXTRA_CFLAGS:-} \"$LM_EXAMPLE/embed.c\" |" -e 's|my-vm|vm1|g')
+  [ -n "$script" ] || fail "docs/embedding.md has no block $1 under 'Getting it'"
+  echo "$script" >"$E2E_DIR/documented-$1.sh"
+  (cd "$E2E_DIR" && PATH="$(dirname "$LM_PKG_CONFIG"):$PATH" bash -e "$E2E_DIR/documented-$1.sh") \
+    >"$E2E_DIR/out" 2>"$E2E_DIR/err"
+}
+
 case $how in
-pkgconfig)
-  pc=$(find "$LM_PREFIX" -name lume-metal.pc | head -n 1)
-  [ -n "$pc" ] || fail "no lume-metal.pc in $LM_PREFIX"
-  export PKG_CONFIG_PATH; PKG_CONFIG_PATH=$(dirname "$pc")
-  read -r -a pcflags <<<"$("$LM_PKG_CONFIG" --cflags --libs lume-metal)"
-  libdir=$("$LM_PKG_CONFIG" --variable=libdir lume-metal)
-  [ "$(cd "$libdir" && pwd -P)" = "$(cd "$(dirname "$pc")/.." && pwd -P)" ] || fail "pkg-config libdir $libdir is not the prefix's"
-  "$LM_CC" -std=c11 -Wall -Wextra -Werror "${extra[@]}" "$LM_EXAMPLE/embed.c" "${pcflags[@]}" \
-    -Wl,-rpath,"$libdir" -o "$E2E_DIR/embed" || fail "examples/embed did not build with pkg-config"
-  ;;
+pkgconfig|pkgconfig_env) ;;
 cmake)
   "$LM_CMAKE" -S "$LM_EXAMPLE" -B "$E2E_DIR/build" -DCMAKE_PREFIX_PATH="$LM_PREFIX" \
     -DCMAKE_C_FLAGS="-Wall -Wextra -Werror ${LM_EXTRA_CFLAGS:-}" >"$E2E_DIR/configure.log" 2>&1 ||
@@ -27,12 +37,32 @@ cmake)
   "$LM_CMAKE" --build "$E2E_DIR/build" >"$E2E_DIR/build.log" 2>&1 || fail "examples/embed did not build: $(cat "$E2E_DIR/build.log")"
   cp "$E2E_DIR/build/embed" "$E2E_DIR/embed"
   ;;
-*) fail "usage: embed.sh pkgconfig|cmake" ;;
+*) fail "usage: embed.sh pkgconfig|pkgconfig_env|cmake" ;;
 esac
 note "examples/embed built through $how"
 
 sim_start --vm vm1
-set +e; "$E2E_DIR/embed" vm1 >"$E2E_DIR/out" 2>"$E2E_DIR/err"; rc=$?; set -e
+set +e
+case $how in
+pkgconfig)
+  # The first block as written: install into a prefix of its own, build with the rpath, run.
+  run_documented 1 "$E2E_DIR/opt/lume-metal"; rc=$?
+  ;;
+pkgconfig_env)
+  # Without the rpath the program does not start, saying so; the second block (LD_LIBRARY_PATH) runs it.
+  PKG_CONFIG_PATH=$LM_PREFIX/lib/pkgconfig
+  [ -d "$PKG_CONFIG_PATH" ] || PKG_CONFIG_PATH=$(dirname "$(find "$LM_PREFIX" -name lume-metal.pc | head -n 1)")
+  export PKG_CONFIG_PATH
+  run_documented 2 "$LM_PREFIX"; rc=$?
+  (cd "$E2E_DIR" && ./app vm1) >/dev/null 2>"$E2E_DIR/norpath.err"
+  [ $? -eq 127 ] && grep -q 'liblume-metal\.so\.1: cannot open shared object file' "$E2E_DIR/norpath.err" ||
+    fail "without rpath or LD_LIBRARY_PATH: $(cat "$E2E_DIR/norpath.err")"
+  ;;
+cmake)
+  "$E2E_DIR/embed" vm1 >"$E2E_DIR/out" 2>"$E2E_DIR/err"; rc=$?
+  ;;
+esac
+set -e
 cat "$E2E_DIR/out"
 [ $rc -eq 0 ] || fail "embed exited $rc: $(cat "$E2E_DIR/err")"
 expect_line() { grep -Eq "$1" "$E2E_DIR/out" || fail "no line matching '$1' in the output"; }

@@ -4,7 +4,8 @@
 # it calls are recorded, the instance methods its test block uses behave as Homebrew's do
 # (Formula#bin/share/testpath, FormulaAssertions#shell_output: the command through /bin/sh, its
 # stdout returned and its exit status asserted, minitest's assertions). A DSL method not listed
-# here fails the test instead of being ignored.
+# here fails the test instead of being ignored. `lipo` in the block is $LM_LIPO when set (this
+# machine's llvm-lipo: the same -archs answer as Apple's lipo), put first on PATH as `lipo`.
 require "digest"
 require "json"
 require "pathname"
@@ -14,7 +15,7 @@ class Formula
   class AssertionFailed < StandardError; end
 
   class << self
-    attr_reader :test_block, :stable_url
+    attr_reader :test_block, :stable_url, :livecheck_settings
 
     def url(value, **_options)
       @stable_url = value
@@ -22,6 +23,19 @@ class Formula
 
     def test(&block)
       @test_block = block
+    end
+
+    # livecheck do ... end: its settings recorded (url, strategy, regex), as Homebrew's
+    # Livecheck DSL takes them; any other method in the block fails.
+    def livecheck(&block)
+      recorder = Class.new do
+        attr_reader :settings
+
+        def initialize = @settings = {}
+        %i[url strategy regex].each { |name| define_method(name) { |value, **_o| @settings[name] = value } }
+      end.new
+      recorder.instance_eval(&block)
+      @livecheck_settings = recorder.settings
     end
 
     %i[desc homepage license head sha256 depends_on uses_from_macos].each do |name|
@@ -74,8 +88,15 @@ formula_file, prefix = ARGV
 load formula_file
 klass = Formula.subclasses.first or abort "#{formula_file}: no class derived from Formula"
 abort "#{formula_file}: no test do block" unless klass.test_block
+abort "#{formula_file}: livecheck has no url and strategy" unless klass.livecheck_settings&.key?(:url) &&
+                                                                 klass.livecheck_settings&.key?(:strategy)
 Dir.mktmpdir do |dir|
   testpath = Pathname(dir).realpath
+  if ENV["LM_LIPO"]
+    (testpath/".tools").mkpath
+    File.symlink(ENV["LM_LIPO"], testpath/".tools/lipo")
+    ENV["PATH"] = "#{testpath}/.tools:#{ENV.fetch("PATH")}"
+  end
   Dir.chdir(testpath) { klass.new(Pathname(prefix).realpath, testpath).instance_eval(&klass.test_block) }
 end
 puts "formula test: #{klass.name}'s test block passed against #{prefix}"

@@ -43,7 +43,7 @@ void lm_paths_user_name(long uid, char *buf, size_t cap)
 
 int lm_paths_state_dir(char **out, const char *explicit_dir)
 {
-	const char *home, *xdg;
+	const char *home = NULL, *xdg;
 	int rc;
 
 	*out = NULL;

@@ -90,8 +90,12 @@ const lm_profile *lm_flow_session_profile(const lm_flow_session *s)
 	return s->r.profile;
 }
 
+/* The VM manager as chosen for this VM (lume-api, tart, ...): the one its info came from; "auto"
+ * only before any manager answered for it. */
 const char *lm_flow_session_manager(const lm_flow_session *s)
 {
+	if (s->o->info.manager[0] != '\0' && strcmp(s->o->info.manager, "auto") != 0)
+		return s->o->info.manager;
 	return lm_vm_manager_name_for(s->vmm, s->o->vm);
 }
 

@@ -230,7 +230,7 @@ int lm_bundle_check(lm_context *ctx)
 {
 	lm_guest_facts any;
 	lm_bundle *b = NULL;
-	void *data;
+	void *data = NULL;
 	size_t i, len;
 	int rc;
 

@@ -453,6 +453,7 @@ static int remove_resigned(removal *m)
 	}
 	lm_strv_free(dirs);
 	return rc == 0 ? rmdir_if_empty(m, LM_RESIGN_GUEST_DIR, 0) : rc;
+}
 
 /* LM_GUEST_PARENTS_FILE, once it is all the install directory holds: which parents the first
  * install made (bit 1 ~/.local, 2 ~/.local/share; the names space-separated), then the file goes

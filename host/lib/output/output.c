@@ -462,6 +462,25 @@ int lm_flow_result_to_json(const lm_flow_result *r, const lm_json_envelope *env,
 	return lm_flow_result_to_json_advised(r, NULL, NULL, env, out);
 }
 
+/* How many VMs came to each result (the text's recap line: "4 enabled, 0 failed in 2.2 s"). */
+static void recap_json(cJSON *doc, const lm_flow_result *r)
+{
+	cJSON *recap = cJSON_AddObjectToObject(doc, "recap");
+	size_t i, ok = 0, failed = 0, unsupported = 0;
+
+	for (i = 0; i < r->count; i++) {
+		if (r->vms[i]->rc == LM_EUNSUPPORTED)
+			unsupported++;
+		else if (r->vms[i]->rc < 0)
+			failed++;
+		else
+			ok++;
+	}
+	cJSON_AddNumberToObject(recap, "ok", (double)ok);
+	cJSON_AddNumberToObject(recap, "failed", (double)failed);
+	cJSON_AddNumberToObject(recap, "unsupported", (double)unsupported);
+}
+
 int lm_flow_result_to_json_advised(const lm_flow_result *r, lm_outcome_advice_fn advice, void *data,
     const lm_json_envelope *env, char **out)
 {
@@ -479,6 +498,7 @@ int lm_flow_result_to_json_advised(const lm_flow_result *r, lm_outcome_advice_fn
 	vms = cJSON_AddArrayToObject(doc, "vms");
 	for (i = 0; i < r->count; i++)
 		cJSON_AddItemToArray(vms, outcome_json(r->vms[i], advice, data));
+	recap_json(doc, r);
 	return finish(doc, out);
 }
 
@@ -727,6 +747,17 @@ int lm_profile_lint_to_json(const lm_profile *p, const char *source, int host_fa
 		cJSON_AddStringToObject(o, "code", r->items[k].code);
 		cJSON_AddStringToObject(o, "message", r->items[k].message);
 		cJSON_AddItemToArray(r->items[k].level == LM_LINT_WARNING ? warnings : notes, o);
+	}
+	return finish(doc, out);
+}
+
+int lm_version_to_json(const char *program_version, const lm_json_envelope *env, char **out)
+{
+	cJSON *doc = envelope(env);
+
+	if (doc != NULL) {
+		cJSON_AddStringToObject(doc, "version", program_version != NULL ? program_version : lm_version());
+		cJSON_AddStringToObject(doc, "library_version", lm_version());
 	}
 	return finish(doc, out);
 }
