@@ -11,39 +11,51 @@ endfunction()
 
 # The loopback address plan. A test whose guests listen on loopback addresses (the simulator's
 # VMs and the SSH tests' guests: real sshd processes, on port 22 of their address) gets a /24 of
-# its own, 127.0.N.0/24, so that tests run at once (ctest -j) never meet on an address. Two tests
+# its own, 127.B.N.0/24, so that tests run at once (ctest -j) never meet on an address. Two tests
 # on one net would not fail where they meet: the simulator skips an address whose port 22 is
 # taken, into the next test's guests, and a guest's host key would then change under another
-# test. The nets are handed out in configure order, LUME_METAL_NET_FIRST to LUME_METAL_NET_LAST;
+# test. The nets are handed out in configure order: 127.0.LUME_METAL_NET_FIRST.0/24 to
+# 127.0.254.0/24, then 127.1.1.0/24 to 127.1.254.0/24 and so on up to 127.LUME_METAL_NET_BLOCKS-1;
 # 127.0.0.0/24 (the API's 127.0.0.1, the simulator's default guests from 127.0.0.2) and
 # 127.0.1-9 are left for runs by hand. The plan is written to tests/address-plan.txt in the build
 # tree; hygiene_address_plan checks the registered tests against it and the sources for
 # addresses picked by hand.
 set(LUME_METAL_NET_FIRST 10)
-set(LUME_METAL_NET_LAST 254)
+set(LUME_METAL_NET_BLOCKS 4)
 
-# lm_loopback_net(<owner> <var>): the next free net N of the plan for <owner> (a test or a
-# target), in <var>. A plan that runs out stops the configure.
+# lm_loopback_net(<owner> <var> [PAIR]): the next free net "B.N" of the plan for <owner> (a test
+# or a target), in <var>: its addresses are 127.B.N.HOST. With PAIR the net after it, B.(N+1), is
+# free too (a test with two nets, or the allocation sweep's workers, counts on N and N+1). A plan
+# that runs out stops the configure.
 function(lm_loopback_net owner var)
+  get_property(block GLOBAL PROPERTY LUME_METAL_NET_BLOCK)
   get_property(next GLOBAL PROPERTY LUME_METAL_NET_NEXT)
+  if(NOT block)
+    set(block 0)
+  endif()
   if(NOT next)
     set(next ${LUME_METAL_NET_FIRST})
   endif()
-  if(next GREATER LUME_METAL_NET_LAST)
+  if(next GREATER 254 OR (ARGV2 STREQUAL "PAIR" AND next EQUAL 254))
+    math(EXPR block "${block} + 1")
+    set(next 1)
+  endif()
+  if(NOT block LESS LUME_METAL_NET_BLOCKS)
     get_property(plan GLOBAL PROPERTY LUME_METAL_ADDRESS_PLAN)
     list(LENGTH plan taken)
     message(FATAL_ERROR "lume-metal: the loopback address plan is full: ${owner} needs a /24, and all "
-      "${taken} of 127.0.${LUME_METAL_NET_FIRST}.0/24 to 127.0.${LUME_METAL_NET_LAST}.0/24 are taken "
-      "(cmake/LumeMetalTesting.cmake)")
+      "${taken} of 127.0.${LUME_METAL_NET_FIRST}.0/24 to 127.${block}.254.0/24 are taken "
+      "(LUME_METAL_NET_BLOCKS in cmake/LumeMetalTesting.cmake)")
   endif()
   math(EXPR after "${next} + 1")
+  set_property(GLOBAL PROPERTY LUME_METAL_NET_BLOCK ${block})
   set_property(GLOBAL PROPERTY LUME_METAL_NET_NEXT ${after})
-  set_property(GLOBAL APPEND PROPERTY LUME_METAL_ADDRESS_PLAN "127.0.${next}.0/24 ${owner}")
-  set(${var} ${next} PARENT_SCOPE)
+  set_property(GLOBAL APPEND PROPERTY LUME_METAL_ADDRESS_PLAN "127.${block}.${next}.0/24 ${owner}")
+  set(${var} ${block}.${next} PARENT_SCOPE)
 endfunction()
 
 # lm_test_loopback(<test> [NETS 1|2]): nets of the plan for <test> (registered in this
-# directory), in its environment as the first guest address of each: LM_ADDRESS_BASE=127.0.N.2
+# directory), in its environment as the first guest address of each: LM_ADDRESS_BASE=127.B.N.2
 # and, with NETS 2, LM_ADDRESS_BASE_B for a second simulator. The tests' scripts and programs take
 # their addresses from there only (lm_test_address() in tests/support/lm_test.h).
 function(lm_test_loopback test)
@@ -54,11 +66,15 @@ function(lm_test_loopback test)
   if(NOT L_NETS MATCHES "^[12]$")
     message(FATAL_ERROR "lm_test_loopback(${test}): NETS is 1 or 2, not '${L_NETS}'")
   endif()
-  lm_loopback_net(${test} net)
-  set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "LM_ADDRESS_BASE=127.0.${net}.2")
+  if(L_NETS EQUAL 2)
+    lm_loopback_net(${test} net PAIR)
+  else()
+    lm_loopback_net(${test} net)
+  endif()
+  set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "LM_ADDRESS_BASE=127.${net}.2")
   if(L_NETS EQUAL 2)
     lm_loopback_net(${test} net)
-    set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "LM_ADDRESS_BASE_B=127.0.${net}.2")
+    set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "LM_ADDRESS_BASE_B=127.${net}.2")
   endif()
 endfunction()
 

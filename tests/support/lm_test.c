@@ -324,12 +324,12 @@ char **lm_test_env_with(char *const extra[])
 const char *lm_test_address_base(void)
 {
 	const char *base = getenv("LM_ADDRESS_BASE");
-	unsigned net, host;
+	unsigned block, net, host;
 	char end;
 
-	if (base == NULL || sscanf(base, "127.0.%u.%u%c", &net, &host, &end) != 2 || net == 0 || net > 254 ||
-	    host != 2) {
-		fprintf(stderr, "lm_test: LM_ADDRESS_BASE is '%s', not 127.0.N.2: this test binds loopback addresses and "
+	if (base == NULL || sscanf(base, "127.%u.%u.%u%c", &block, &net, &host, &end) != 3 || block > 254 || net == 0 ||
+	    net > 254 || host != 2) {
+		fprintf(stderr, "lm_test: LM_ADDRESS_BASE is '%s', not 127.B.N.2: this test binds loopback addresses and "
 		    "gets them from the address plan (lm_test_loopback in cmake/LumeMetalTesting.cmake); run it through "
 		    "ctest, or set LM_ADDRESS_BASE to a /24 of its own\n", base != NULL ? base : "(unset)");
 		abort();
@@ -339,12 +339,12 @@ const char *lm_test_address_base(void)
 
 void lm_test_address(char out[16], unsigned host)
 {
-	unsigned net = 0, two = 0;
+	unsigned block = 0, net = 0, two = 0;
 
-	sscanf(lm_test_address_base(), "127.0.%u.%u", &net, &two);
+	sscanf(lm_test_address_base(), "127.%u.%u.%u", &block, &net, &two);
 	if (host < 1 || host > 254) {
 		fprintf(stderr, "lm_test: host %u is outside a /24's 1..254\n", host);
 		abort();
 	}
-	snprintf(out, 16, "127.0.%u.%u", net, host);
+	snprintf(out, 16, "127.%u.%u.%u", block, net, host);
 }

@@ -118,8 +118,8 @@ char **lm_test_env_with(char *const extra[]);
 
 /* ---- the address plan ------------------------------------------------------------------ */
 
-/* Host HOST (1..254) of the loopback /24 this test was given (LM_ADDRESS_BASE=127.0.N.2 in its
- * environment, set by lm_test_loopback() in CMake), as "127.0.N.HOST" in OUT. Aborts with a
+/* Host HOST (1..254) of the loopback /24 this test was given (LM_ADDRESS_BASE=127.B.N.2 in its
+ * environment, set by lm_test_loopback() in CMake), as "127.B.N.HOST" in OUT. Aborts with a
  * message when the test was started without one: a test that binds addresses never picks its
  * own, so that tests running in parallel cannot meet on one. */
 void lm_test_address(char out[16], unsigned host);

@@ -38,14 +38,14 @@ err_is() { [ "$(cat "$T/$1.err")" = "$2" ] || fail "$1: stderr '$(cat "$T/$1.err
 out_has() { grep -qF -- "$2" "$T/$1.out" || fail "$1: stdout lacks '$2': $(cat "$T/$1.out")"; }
 err_has() { grep -qF -- "$2" "$T/$1.err" || fail "$1: stderr lacks '$2': $(cat "$T/$1.err")"; }
 
-# lm_test_address HOST [BASE]: host HOST (1..254) of the test's loopback /24, the one of
+# lm_test_address HOST [BASE]: host HOST (1..254) of the test's loopback /24 (127.B.N.0/24), the one of
 # LM_ADDRESS_BASE (or BASE, such as "$LM_ADDRESS_BASE_B"). A test that binds addresses never picks
 # its own: without one from the plan it stops here, saying so.
 lm_test_address() {
-  local base=${2-${LM_ADDRESS_BASE:-}} net=""
-  [[ $base =~ ^127\.0\.([0-9]+)\.2$ ]] && net=${BASH_REMATCH[1]}
-  [ -n "$net" ] && [ "$net" -ge 1 ] && [ "$net" -le 254 ] ||
-    fail "LM_ADDRESS_BASE is '$base', not 127.0.N.2: this test binds loopback addresses and gets them from the address plan (lm_test_loopback in cmake/LumeMetalTesting.cmake); run it through ctest"
+  local base=${2-${LM_ADDRESS_BASE:-}} block="" net=""
+  [[ $base =~ ^127\.([0-9]+)\.([0-9]+)\.2$ ]] && block=${BASH_REMATCH[1]} net=${BASH_REMATCH[2]}
+  [ -n "$net" ] && [ "$block" -le 254 ] && [ "$net" -ge 1 ] && [ "$net" -le 254 ] ||
+    fail "LM_ADDRESS_BASE is '$base', not 127.B.N.2: this test binds loopback addresses and gets them from the address plan (lm_test_loopback in cmake/LumeMetalTesting.cmake); run it through ctest"
   [[ $1 =~ ^[0-9]+$ ]] && [ "$1" -ge 1 ] && [ "$1" -le 254 ] || fail "lm_test_address: host '$1' is outside 1..254"
-  echo "127.0.$net.$1"
+  echo "127.$block.$net.$1"
 }
