@@ -13,7 +13,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	lm_activation_list list = {0, NULL};
+	lm_activation_list list = { 0 };
 	lm_activation a;
 	const cJSON *pid;
 	cJSON *json = NULL;

@@ -493,26 +493,6 @@ static void test_compare_rows(void **state)
 	remove_folder(bare_dir);
 }
 
-/* The widened-answer rule: a family stock false given true, a threadgroup read given more. */
-static void test_widened(void **state)
-{
-	lm_activation a;
-
-	(void)state;
-	memset(&a, 0, sizeof(a));
-	assert_int_equal(lm_bench_activation_widened(&a), 0);
-	a.nquestions = 3;
-	a.questions[0] = (lm_activation_question){0, 1009, 0, 1};
-	a.questions[1] = (lm_activation_question){0, 1005, 1, 1};
-	a.questions[2] = (lm_activation_question){0, 1010, 0, 0};
-	assert_int_equal(lm_bench_activation_widened(&a), 1);
-	a.ntg = 2;
-	a.tg[0] = (lm_activation_tg_read){0, 32768, 65536};
-	a.tg[1] = (lm_activation_tg_read){0, 65536, 65536};
-	assert_int_equal(lm_bench_activation_widened(&a), 2);
-	assert_int_equal(lm_bench_activation_widened(NULL), 0);
-}
-
 /* The charts: a Mermaid block per test with the bars there are, the SVG's text escaped. */
 static void test_charts(void **state)
 {
@@ -553,7 +533,6 @@ int main(void)
 		cmocka_unit_test(test_sums),
 		cmocka_unit_test(test_json_document),
 		cmocka_unit_test(test_compare_rows),
-		cmocka_unit_test(test_widened),
 		cmocka_unit_test(test_charts),
 	};
 

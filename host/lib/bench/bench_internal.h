@@ -122,10 +122,6 @@ void lm_bench_collect_metal(lm_bench_result *r, char *const *stock_err, char *co
 
 /* ---- folder.c: an evidence folder read back ---- */
 
-/* Widened answers, the rule `bench compare` proves a shimmed arm by: a supportsFamily: question
- * whose stock answer was false and given answer true, or a maxThreadgroupMemoryLength read given
- * more than the device's own. The count of such answers in one activation record. */
-size_t lm_bench_activation_widened(const lm_activation *a);
 
 /* What kind of folder: a run in a VM, on the host itself, figures someone published (no raw
  * runs, no activation records), or the host-preference ablation (two VM records inside). */

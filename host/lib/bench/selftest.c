@@ -218,7 +218,7 @@ out:
 static int check_child(run *r, lm_buf *raw, const char *const *argv, size_t argc, const char *parent_name,
     char **seen)
 {
-	lm_activation_list list = {0, NULL};
+	lm_activation_list list = { 0 };
 	const lm_activation *parent = NULL, *child = NULL;
 	const char *probe = lm_flow_session_probe(r->s);
 	char *cmd = NULL, *out = NULL, *err = NULL;
