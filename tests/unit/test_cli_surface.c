@@ -125,7 +125,7 @@ static void test_completion_details(void **state)
 	lm_assert_not_contains(fish, "profile's effect");
 	/* Each command once (bench has four usage lines), the old --host in none. */
 	lm_assert_contains(bash, "compgen -W \"enable status probe run bench report rollback profile host forget-host gc agent "
-	    "doctor help version completion local\"");
+	    "doctor selftest help version completion local\"");
 	lm_assert_not_contains(bash, "--host ");
 	lm_assert_not_contains(bash, "--host\"");
 	assert_int_equal(lm_cli_completion("tcsh", null), -1);
