@@ -365,8 +365,10 @@ static void kids_read(void)
 	kids.sip = -1;
 	if (sip != 0 && str_eq(sip, "enabled"))
 		kids.sip = 1;
-	else if (sip != 0 && (str_eq(sip, "disabled") || str_eq(sip, "custom")))
-		kids.sip = 0, sip_words = str_eq(sip, "custom") ? "guest SIP custom" : "guest SIP disabled";
+	else if (sip != 0 && (str_eq(sip, "disabled") || str_eq(sip, "custom"))) {
+		kids.sip = 0;
+		sip_words = str_eq(sip, "custom") ? "guest SIP custom" : "guest SIP disabled";
+	}
 #if defined(__arm64e__)
 	(void)arm64e;
 	kids.arm64e = 1; /* this very slice */
@@ -378,6 +380,7 @@ static void kids_read(void)
 	kids.inherit = kids.rule != 0;
 	if (getenv(LM_INJECTION_VARIABLE) == 0) {
 		kids.inherit = 0;
+		prefix = "";
 		rule = "the injection variable is not set";
 	} else if (kids.rule == 1) {
 		rule = "LUME_METAL_INHERIT=1: every child keeps the shim";
@@ -612,16 +615,22 @@ enum { SHIM_ABSENT = 0, SHIM_KEPT = 1, SHIM_REMOVED = 2 };
 /* Whether the target gets the shim, and why (a static text for the record). */
 static int spawn_rule(const struct target *t, const char **why)
 {
-	if (kids.rule == 1)
-		return *why = "LUME_METAL_INHERIT=1", SHIM_KEPT;
-	if (kids.rule == 0)
-		return *why = "LUME_METAL_INHERIT=0", SHIM_REMOVED;
-	if (!t->protected)
-		return *why = "not a protected program", SHIM_KEPT;
-	if (kids.sip == 1)
-		return *why = "protected program on a SIP-on guest: it purges the variable itself", SHIM_KEPT;
-	if (kids.arm64e)
-		return *why = "protected program, and the shim has an arm64e slice", SHIM_KEPT;
+	if (kids.rule >= 0) {
+		*why = kids.rule == 1 ? "LUME_METAL_INHERIT=1" : "LUME_METAL_INHERIT=0";
+		return kids.rule == 1 ? SHIM_KEPT : SHIM_REMOVED;
+	}
+	if (!t->protected) {
+		*why = "not a protected program";
+		return SHIM_KEPT;
+	}
+	if (kids.sip == 1) {
+		*why = "protected program on a SIP-on guest: it purges the variable itself";
+		return SHIM_KEPT;
+	}
+	if (kids.arm64e) {
+		*why = "protected program, and the shim has an arm64e slice";
+		return SHIM_KEPT;
+	}
 	*why = kids.sip == 0 ? "protected program on a SIP-off guest and the shim has no arm64e slice" :
 	    "protected program, the guest's SIP not reported, and the shim has no arm64e slice";
 	return SHIM_REMOVED;
@@ -1612,8 +1621,9 @@ static void class_loaded(Class cls, void *category)
  * and old-style binds alike (reference metal.md, 2026-11). Every other image's calls reach these;
  * the calls made here reach libSystem's own. execv, execvp and the execl family are libsystem_c's
  * and end in execve; posix_spawnp is libsystem_kernel's and calls posix_spawn within that image,
- * so both spawn calls are interposed (xnu libsyscall/wrappers/spawn/posix_spawn.c); system() and
- * popen() use posix_spawn. Linux (the tests): preloaded definitions of every exec and spawn call a
+ * so both spawn calls are interposed (xnu libsyscall/wrappers/spawn/posix_spawn.c); popen() and
+ * system() call posix_spawn (apple-oss-distributions/Libc gen/FreeBSD/popen.c,
+ * stdlib/FreeBSD/system.c). Linux (the tests): preloaded definitions of every exec and spawn call a
  * program makes through the dynamic linker (glibc's own execv, execvp, execl* and posix_spawnp end
  * in internal calls that preloading cannot reach, so each is its own entry point; its system()
  * and popen() spawn /bin/sh internally and are not reached). glibc has no POSIX_SPAWN_SETEXEC:
