@@ -145,9 +145,13 @@ int lm_flow_workload_check(lm_context *ctx, lm_ssh *ssh, lm_shim_env *se, const 
 	if ((rc = lm_guest_run_target(ssh, se, argv, argc, &w->target)) < 0)
 		return rc;
 	i = lm_run_program_index(argv, argc, &own);
-	if (i < argc && lm_workload_resign_copy(opts) && w->target.program[0] != '\0' && needs_resign(&w->target) &&
-	    (rc = resign(ctx, ssh, se, o, argv, argc, i, copy_name, w)) < 0)
-		return rc;
+	if (i < argc && lm_workload_resign_copy(opts) && w->target.program[0] != '\0') {
+		if (!needs_resign(&w->target))
+			lm_log(ctx, LM_LOG_INFO, "%s: --resign-copy: neither %s nor an executable shipped beside it keeps the "
+			    "shim out: the original runs", o->vm, w->target.program);
+		else if ((rc = resign(ctx, ssh, se, o, argv, argc, i, copy_name, w)) < 0)
+			return rc;
+	}
 	if (i < argc && lm_sip_warning(&o->guest, argv[i], &w->target, msg, sizeof(msg)))
 		lm_log(ctx, LM_LOG_WARN, "%s: %s", o->vm, msg);
 	(void)warn_siblings(ctx, o, &w->target);
