@@ -216,8 +216,9 @@ int lm_guest_resign_copy(lm_ssh *ssh, const char *home, const char *name, const 
 	argv[8] = maxk;
 	if ((rc = lm_shell_quote_argv(argv, 9, &cmd)) < 0)
 		goto done;
-	/* Each re-signed file's display is under a kilobyte: room for a few thousand. */
-	if ((rc = lm_ssh_ask(ssh, cmd, 4 * 1024 * 1024, &out, &err, &status)) < 0)
+	/* A copy of a large directory takes its time: the session's command timeout, not a question's.
+	 * Each re-signed file's display is under a kilobyte: room for a few thousand. */
+	if ((rc = lm_ssh_exec_capture(ssh, cmd, 4 * 1024 * 1024, &out, &err, &status)) < 0)
 		goto done;
 	if (status != 0)
 		rc = lm_error_set(LM_EREMOTE, "re-signing a copy of %s failed in the guest (exit %d): %s", program, status,
@@ -232,14 +233,82 @@ done:
 	return rc;
 }
 
+int lm_guest_resign_remove_dir(lm_ssh *ssh, const char *dir)
+{
+	const char *argv[3] = { "rm", "-rf", dir };
+	const char *last = dir != NULL ? strrchr(dir, '/') : NULL;
+	char *out = NULL, *err = NULL;
+	int rc, status = 0;
+
+	/* rm -rf of a path that is not one of ours would be a disaster: only resigned/NAME. */
+	if (last == NULL || strstr(dir, "/" LM_GUEST_BASE "/" LM_RESIGN_GUEST_DIR "/") == NULL ||
+	    strstr(dir, "/../") != NULL || !name_ok(last + 1))
+		return lm_error_set(LM_EINVALID, "lm_guest_resign_remove_dir: '%s' is not a re-signed copy's folder",
+		    dir != NULL ? dir : "");
+	if ((rc = lm_ssh_ask_argv(ssh, argv, 3, 64 * 1024, &out, &err, &status)) == 0 && status != 0)
+		rc = lm_error_set(LM_EREMOTE, "removing the re-signed copy %s failed (exit %d): %.*s", dir, status,
+		    (int)strcspn(err != NULL ? err : "", "\n"), err != NULL ? err : "");
+	lm_free(out);
+	lm_free(err);
+	return rc;
+}
+
 int lm_guest_resign_remove(lm_ssh *ssh, const char *home, const char *name)
 {
 	char dir[PATH_MAX];
-	const char *argv[3] = { "rm", "-rf", dir };
 	int rc;
 
-	/* Only a folder this file names: resigned/NAME under the install directory. */
 	if ((rc = lm_resign_dir(home, name, dir, sizeof(dir))) < 0)
 		return rc;
-	return lm_guest_run_argv(ssh, argv, 3, "removing the re-signed copy", NULL, NULL);
+	return lm_guest_resign_remove_dir(ssh, dir);
+}
+
+/* The program, or an executable shipped beside it, that dyld would not give the shim. */
+static int needs_resign(const lm_run_target *t)
+{
+	if (lm_codesign_ignores_injection(&t->program_sig) || lm_codesign_validates_libraries(&t->program_sig))
+		return 1;
+	for (size_t i = 0; i < t->nsiblings; i++)
+		if (lm_codesign_ignores_injection(&t->siblings[i].sig) || lm_codesign_validates_libraries(&t->siblings[i].sig))
+			return 1;
+	return 0;
+}
+
+int lm_guest_resign_workload(lm_ssh *ssh, const lm_shim_env *se, const char *home, const char *name,
+    const char *const *argv, size_t argc, lm_run_target *t, lm_resign_copy *c)
+{
+	const char *program = t->program_real[0] ? t->program_real : t->program;
+	const char *const *v = NULL;
+	char own_name[64];
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if (!needs_resign(t)) {
+		lm_text_format_cut(c->said, sizeof(c->said), "neither %s nor an executable shipped beside it keeps the shim "
+		    "out: the original runs", program);
+		return 0;
+	}
+	if (t->interpreter[0] != '\0')
+		return lm_error_set(LM_EHARDENED, "%s is a script: --resign-copy re-signs a program, not a script's "
+		    "interpreter", t->program);
+	if (name == NULL) {
+		if ((rc = lm_resign_name(program, own_name, sizeof(own_name))) < 0)
+			return rc;
+		name = own_name;
+	}
+	if ((rc = lm_guest_resign_copy(ssh, home, name, program, c)) < 0)
+		return rc;
+	if (c->reused)
+		lm_text_format_cut(c->said, sizeof(c->said), "runs the re-signed copy %s (made before from the same %s)",
+		    c->program, program);
+	else
+		lm_text_format_cut(c->said, sizeof(c->said), "runs a re-signed copy: %s, %zu file%s re-signed ad hoc with the "
+		    "dyld entitlements (the original is untouched)", c->program, c->nsigned, c->nsigned == 1 ? "" : "s");
+	/* The copy looked at as the original was: the checks that follow are the copy's. */
+	if ((rc = lm_run_argv_program(argv, argc, c->program, &v)) < 0)
+		return rc;
+	rc = lm_guest_run_target(ssh, se, v, argc, t);
+	if (v != argv)
+		free((void *)v);
+	return rc;
 }

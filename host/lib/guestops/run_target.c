@@ -177,3 +177,20 @@ size_t lm_run_program_index(const char *const *argv, size_t argc, int *own_inher
 			*own_inherit = 1;
 	return i;
 }
+
+int lm_run_argv_program(const char *const *argv, size_t argc, const char *program, const char *const **out)
+{
+	const char **v;
+	int own;
+	size_t i = lm_run_program_index(argv, argc, &own);
+
+	*out = argv;
+	if (program == NULL || program[0] == '\0' || i >= argc)
+		return 0;
+	if ((v = malloc(argc * sizeof(*v))) == NULL)
+		return lm_error_nomem();
+	memcpy(v, argv, argc * sizeof(*v));
+	v[i] = program;
+	*out = v;
+	return 0;
+}
