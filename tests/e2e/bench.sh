@@ -315,7 +315,7 @@ scenario_bench_activation() {
   validate_activation "$f"
   lm_json "$E2E_DIR/c1.json" bench compare "$E2E_DIR/dropped"
   expect_rc 1 "$E2E_DIR/c1.json"
-  jq -r .error.message "$E2E_DIR/c1.json" | grep -q "dropped: the shimmed run of round 1 has no activation: processes loaded the shim but in none of them did it take" ||
+  jq -r .error.message "$E2E_DIR/c1.json" | grep -q "dropped: the shimmed run of round 1 has no activation: processes loaded the shim but none had an answer widened" ||
     fail "compare: $(cat "$E2E_DIR/c1.json")"
   validate "$E2E_DIR/c1.json"
 

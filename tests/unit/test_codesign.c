@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -251,6 +252,53 @@ static void test_workload_command(void **state)
 	lm_profile_free(profile);
 }
 
+/* --resign-copy (resign.c): the entitlements file, what the new signature must show, the copies'
+ * names and folders. */
+static void test_resign(void **state)
+{
+	static const char resigned[] =
+	    "Executable=/Users/lume/.local/share/lume-metal/resigned/x/Resources/ollama\n"
+	    "CodeDirectory v=20500 size=1 flags=0x10002(adhoc,runtime) hashes=1+7 location=embedded\n"
+	    "Signature=adhoc\n"
+	    "TeamIdentifier=not set\n"
+	    "[Dict]\n"
+	    "\t[Key] com.apple.security.cs.allow-dyld-environment-variables\n\t[Value]\n\t\t[Bool] true\n"
+	    "\t[Key] com.apple.security.cs.disable-library-validation\n\t[Value]\n\t\t[Bool] true\n";
+	lm_code_signature s;
+	char *xml = NULL, name[64], dir[256];
+
+	(void)state;
+	lm_assert_ok(lm_resign_entitlements(&xml));
+	lm_assert_contains(xml, "<key>com.apple.security.cs.allow-dyld-environment-variables</key>");
+	lm_assert_contains(xml, "<key>com.apple.security.cs.disable-library-validation</key>");
+	assert_int_equal(lm_test_count(xml, "<true/>"), 2);
+	/* What codesign prints of the entitlements file is what the parser takes as granted. */
+	parse(&s, xml);
+	assert_true(s.allow_dyld_env);
+	assert_true(s.disable_library_validation);
+	free(xml);
+
+	parse(&s, resigned);
+	assert_true(lm_resign_signature_ok(&s));
+	assert_false(lm_codesign_ignores_injection(&s));
+	assert_false(lm_codesign_validates_libraries(&s));
+	parse(&s, hardened); /* the vendor's signature, still there: not re-signed */
+	assert_false(lm_resign_signature_ok(&s));
+	parse(&s, "CodeDirectory v=20500 size=1 flags=0x2(adhoc) hashes=1+7 location=embedded\n"
+	    "[Dict]\n\t[Key] com.apple.security.cs.allow-dyld-environment-variables\n\t[Value]\n\t\t[Bool] true\n"
+	    "\t[Key] com.apple.security.cs.disable-library-validation\n\t[Value]\n\t\t[Bool] true\n");
+	assert_false(lm_resign_signature_ok(&s)); /* the runtime flag lost */
+
+	lm_assert_ok(lm_resign_name("/Applications/Ollama.app/Contents/Resources/ollama", name, sizeof(name)));
+	assert_int_equal(strlen(name), 4 + 16);
+	assert_true(strncmp(name, "run-", 4) == 0);
+	lm_assert_ok(lm_resign_dir("/Users/lume", name, dir, sizeof(dir)));
+	assert_true(strncmp(dir, "/Users/lume/.local/share/lume-metal/resigned/run-", 49) == 0);
+	lm_assert_fails(lm_resign_dir("/Users/lume", "../x", dir, sizeof(dir)), LM_EINVALID);
+	lm_assert_fails(lm_resign_dir("/Users/lume", ".hidden", dir, sizeof(dir)), LM_EINVALID);
+	lm_assert_fails(lm_resign_dir("relative", "x", dir, sizeof(dir)), LM_EINVALID);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -261,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_arm64e),
 		cmocka_unit_test(test_children_policy),
 		cmocka_unit_test(test_workload_command),
+		cmocka_unit_test(test_resign),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -257,8 +257,7 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
 			if (a->shim_widened == 1 && a->shim_loaded == 1)
 				add(r, vm, "agent-shim", LM_CHECK_OK, "%s (pid %ld) loaded the shim: %s", a->label, a->pid, a->shim);
 			else if (a->shim_widened == 1)
-				add(r, vm, "agent-shim", LM_CHECK_OK, "%s (pid %ld): a process it started had an answer widened: %s",
-				    a->label, a->pid, a->shim);
+				add(r, vm, "agent-shim", LM_CHECK_OK, "%s (pid %ld): a process it started: %s", a->label, a->pid, a->shim);
 			else if (a->shim_loaded == 1)
 				add(r, vm, "agent-shim", LM_CHECK_WARN, "%s (pid %ld) loaded the shim but no answer was widened "
 				    "(none of its processes was given more than stock): %s", a->label, a->pid, a->shim);

@@ -8,6 +8,7 @@
 #include "flow_session.h"
 #include "path.h"
 #include "random.h"
+#include "str.h"
 #include "text.h"
 
 /* Before running: a program SIP protects, or one run by such an interpreter, never gets the shim
@@ -153,12 +154,8 @@ void lm_run_result_free(lm_run_result *result)
 	for (i = 0; i < result->nprocesses; i++)
 		free(result->process_lines[i]);
 	free(result->process_lines);
-	for (i = 0; result->skipped_lines != NULL && result->skipped_lines[i] != NULL; i++)
-		free(result->skipped_lines[i]);
-	free(result->skipped_lines);
-	for (i = 0; result->stock_children != NULL && result->stock_children[i] != NULL; i++)
-		free(result->stock_children[i]);
-	free(result->stock_children);
+	lm_strv_free(result->skipped_lines);
+	lm_strv_free(result->stock_children);
 	free(result->no_shim);
 	free(result->records_json);
 	free(result->record_dir);
@@ -211,7 +208,7 @@ int lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *arg
 		return rc;
 	if ((rc = lm_flow_session_open(&s, ctx, vm)) < 0 ||
 	    (rc = lm_flow_workload_check(ctx, s->ssh, &s->se, s->o, argv, argc, &o, NULL, &w)) < 0 ||
-	    (rc = lm_flow_workload_argv(&w, argv, argc, &run_argv)) < 0 || (rc = record_dir_make(s, res)) < 0 ||
+	    (rc = lm_run_argv_program(argv, argc, w.copy, &run_argv)) < 0 || (rc = record_dir_make(s, res)) < 0 ||
 	    (rc = lm_flow_session_command(s, 1, run_argv, argc, &cmd)) < 0)
 		goto out;
 	res->inherit = w.inherit;

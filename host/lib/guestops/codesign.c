@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "guestops.h"
+#include "ssh_deadline.h"
 
 #define ENT_ALLOW_DYLD "com.apple.security.cs.allow-dyld-environment-variables"
 #define ENT_DISABLE_LV "com.apple.security.cs.disable-library-validation"
@@ -200,6 +201,25 @@ int lm_codesign_warning(const char *name, const lm_run_target *t, char *buf, siz
 	    "is re-signed with that entitlement", buf, len);
 }
 
+int lm_codesign_sibling_warning(const lm_run_target *t, size_t i, char *buf, size_t len)
+{
+	const lm_run_sibling *s = &t->siblings[i];
+	const char *base = strrchr(s->path, '/') != NULL ? strrchr(s->path, '/') + 1 : s->path;
+	const char *program = t->program_real[0] ? t->program_real : t->program;
+	const char *flags = s->sig.flags[0] ? s->sig.flags : "not shown";
+
+	buf[0] = '\0';
+	if (lm_codesign_ignores_injection(&s->sig))
+		snprintf(buf, len, "%s (%s), shipped beside %s, is signed with the hardened runtime (flags=%s) without the "
+		    "entitlement " ENT_ALLOW_DYLD ": if the workload starts it, it runs stock (dyld ignores "
+		    "DYLD_INSERT_LIBRARIES in it)", base, s->path, program, flags);
+	else if (lm_codesign_validates_libraries(&s->sig))
+		snprintf(buf, len, "%s (%s), shipped beside %s, is signed with library validation (flags=%s) without the "
+		    "entitlement " ENT_DISABLE_LV ": if the workload starts it, library validation refuses the shim and "
+		    "it runs stock", base, s->path, program, flags);
+	return buf[0] != '\0';
+}
+
 /* Each file's codesign output after its own "file=" line; codesign is the system's, on the
  * session's PATH (none: every file unseen). */
 static const char sign_script[] =
@@ -210,9 +230,9 @@ int lm_guest_codesign(lm_ssh *ssh, const char *const *paths, size_t n, lm_code_s
 {
 	const char *argv[4 + LM_CODESIGN_MAX_FILES] = { "/bin/sh", "-c", sign_script };
 	const char *line, *end;
-	char *out = NULL;
+	char *out = NULL, *err = NULL;
 	size_t i, at = 0;
-	int rc;
+	int rc, status = 0;
 
 	if (n > LM_CODESIGN_MAX_FILES)
 		return lm_error_set(LM_EINVALID, "lm_guest_codesign: at most %d files", LM_CODESIGN_MAX_FILES);
@@ -225,8 +245,10 @@ int lm_guest_codesign(lm_ssh *ssh, const char *const *paths, size_t n, lm_code_s
 	}
 	if (n == 0)
 		return 0;
-	if ((rc = lm_guest_run_argv(ssh, argv, 4 + n, "codesign -dv in the guest", &out, NULL)) < 0)
+	/* Straight to the session: launchd.c's runner would make a circle of these files. */
+	if ((rc = lm_ssh_ask_argv(ssh, argv, 4 + n, 64 * 1024, &out, &err, &status)) < 0)
 		return rc;
+	lm_free(err);
 	for (line = out, i = 0; line != NULL && *line != '\0'; line = end != NULL ? end + 1 : NULL) {
 		size_t len;
 

@@ -433,7 +433,6 @@ static int remove_activation(removal *m)
 static int remove_resigned(removal *m)
 {
 	char **dirs = NULL, rel[PATH_MAX], path[PATH_MAX + 600];
-	const char *argv[3] = { "rm", "-rf", path };
 	lm_ssh_kind kind;
 	size_t i;
 	int rc;
@@ -448,7 +447,7 @@ static int remove_resigned(removal *m)
 			left(m->r, rel, "not lume-metal's");
 			continue;
 		}
-		if ((rc = lm_guest_run_argv(m->ssh, argv, 3, "removing a re-signed copy", NULL, NULL)) == 0)
+		if ((rc = lm_guest_resign_remove_dir(m->ssh, path)) == 0)
 			m->r->dirs++;
 	}
 	lm_strv_free(dirs);

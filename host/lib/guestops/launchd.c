@@ -19,16 +19,7 @@
 /* A guest command from argv, its stdout and stderr kept (lm_free) and its exit status. */
 static int run_argv_both(lm_ssh *ssh, const char *const *argv, size_t argc, char **sout, char **serr, int *st)
 {
-	char *cmd = NULL;
-	int rc;
-
-	*sout = *serr = NULL;
-	*st = 0;
-	if ((rc = lm_shell_quote_argv(argv, argc, &cmd)) < 0)
-		return rc;
-	rc = lm_ssh_ask(ssh, cmd, 64 * 1024, sout, serr, st);
-	lm_free(cmd);
-	return rc;
+	return lm_ssh_ask_argv(ssh, argv, argc, 64 * 1024, sout, serr, st);
 }
 
 /* What a failed guest command said: its stderr, else its stdout. */
@@ -222,8 +213,7 @@ int lm_guest_agents_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_ag
 		return rc;
 	for (i = 0; i < n; i++) {
 		a = agents[i];
-		if ((rc = lm_launchd_unload(ssh, domain, facts->home, &a)) < 0 ||
-		    (rc = lm_guest_resign_remove(ssh, facts->home, a.label)) < 0)
+		if ((rc = lm_launchd_unload(ssh, domain, facts->home, &a)) < 0)
 			return rc;
 		used = strlen(labels);
 		if (used + 1 < len)

@@ -216,8 +216,9 @@ int lm_guest_resign_copy(lm_ssh *ssh, const char *home, const char *name, const 
 	argv[8] = maxk;
 	if ((rc = lm_shell_quote_argv(argv, 9, &cmd)) < 0)
 		goto done;
-	/* Each re-signed file's display is under a kilobyte: room for a few thousand. */
-	if ((rc = lm_ssh_ask(ssh, cmd, 4 * 1024 * 1024, &out, &err, &status)) < 0)
+	/* A copy of a large directory takes its time: the session's command timeout, not a question's.
+	 * Each re-signed file's display is under a kilobyte: room for a few thousand. */
+	if ((rc = lm_ssh_exec_capture(ssh, cmd, 4 * 1024 * 1024, &out, &err, &status)) < 0)
 		goto done;
 	if (status != 0)
 		rc = lm_error_set(LM_EREMOTE, "re-signing a copy of %s failed in the guest (exit %d): %s", program, status,
@@ -232,14 +233,32 @@ done:
 	return rc;
 }
 
+int lm_guest_resign_remove_dir(lm_ssh *ssh, const char *dir)
+{
+	const char *argv[3] = { "rm", "-rf", dir };
+	const char *last = dir != NULL ? strrchr(dir, '/') : NULL;
+	char *out = NULL, *err = NULL;
+	int rc, status = 0;
+
+	/* rm -rf of a path that is not one of ours would be a disaster: only resigned/NAME. */
+	if (last == NULL || strstr(dir, "/" LM_GUEST_BASE "/" LM_RESIGN_GUEST_DIR "/") == NULL ||
+	    strstr(dir, "/../") != NULL || !name_ok(last + 1))
+		return lm_error_set(LM_EINVALID, "lm_guest_resign_remove_dir: '%s' is not a re-signed copy's folder",
+		    dir != NULL ? dir : "");
+	if ((rc = lm_ssh_ask_argv(ssh, argv, 3, 64 * 1024, &out, &err, &status)) == 0 && status != 0)
+		rc = lm_error_set(LM_EREMOTE, "removing the re-signed copy %s failed (exit %d): %.*s", dir, status,
+		    (int)strcspn(err != NULL ? err : "", "\n"), err != NULL ? err : "");
+	lm_free(out);
+	lm_free(err);
+	return rc;
+}
+
 int lm_guest_resign_remove(lm_ssh *ssh, const char *home, const char *name)
 {
 	char dir[PATH_MAX];
-	const char *argv[3] = { "rm", "-rf", dir };
 	int rc;
 
-	/* Only a folder this file names: resigned/NAME under the install directory. */
 	if ((rc = lm_resign_dir(home, name, dir, sizeof(dir))) < 0)
 		return rc;
-	return lm_guest_run_argv(ssh, argv, 3, "removing the re-signed copy", NULL, NULL);
+	return lm_guest_resign_remove_dir(ssh, dir);
 }

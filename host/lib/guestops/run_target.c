@@ -1,6 +1,8 @@
 /* What `run` would start in the guest: the program found as env finds it, the file behind it and,
  * for a script, its #! interpreter -- what the SIP warning (sip.c) is decided on -- with what
- * codesign says of each (codesign.c), and the first bytes of the installed shim (its slices). */
+ * codesign says of each (codesign.c), the executables shipped beside it, and the first bytes of the
+ * installed shim (its slices); with --resign-copy, the program swapped for its re-signed copy
+ * (resign.c makes it). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,4 +178,71 @@ size_t lm_run_program_index(const char *const *argv, size_t argc, int *own_inher
 		if (strncmp(argv[i], "LUME_METAL_INHERIT=", strlen("LUME_METAL_INHERIT=")) == 0)
 			*own_inherit = 1;
 	return i;
+}
+
+int lm_run_argv_program(const char *const *argv, size_t argc, const char *program, const char *const **out)
+{
+	const char **v;
+	int own;
+	size_t i = lm_run_program_index(argv, argc, &own);
+
+	*out = argv;
+	if (program == NULL || program[0] == '\0' || i >= argc)
+		return 0;
+	if ((v = malloc(argc * sizeof(*v))) == NULL)
+		return lm_error_nomem();
+	memcpy(v, argv, argc * sizeof(*v));
+	v[i] = program;
+	*out = v;
+	return 0;
+}
+
+/* The program, or an executable shipped beside it, that dyld would not give the shim. */
+static int needs_resign(const lm_run_target *t)
+{
+	if (lm_codesign_ignores_injection(&t->program_sig) || lm_codesign_validates_libraries(&t->program_sig))
+		return 1;
+	for (size_t i = 0; i < t->nsiblings; i++)
+		if (lm_codesign_ignores_injection(&t->siblings[i].sig) || lm_codesign_validates_libraries(&t->siblings[i].sig))
+			return 1;
+	return 0;
+}
+
+int lm_guest_resign_workload(lm_ssh *ssh, const lm_shim_env *se, const char *home, const char *name,
+    const char *const *argv, size_t argc, lm_run_target *t, lm_resign_copy *c)
+{
+	const char *program = t->program_real[0] ? t->program_real : t->program;
+	const char *const *v = NULL;
+	char own_name[64];
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if (!needs_resign(t)) {
+		lm_text_format_cut(c->said, sizeof(c->said), "neither %s nor an executable shipped beside it keeps the shim "
+		    "out: the original runs", program);
+		return 0;
+	}
+	if (t->interpreter[0] != '\0')
+		return lm_error_set(LM_EHARDENED, "%s is a script: --resign-copy re-signs a program, not a script's "
+		    "interpreter", t->program);
+	if (name == NULL) {
+		if ((rc = lm_resign_name(program, own_name, sizeof(own_name))) < 0)
+			return rc;
+		name = own_name;
+	}
+	if ((rc = lm_guest_resign_copy(ssh, home, name, program, c)) < 0)
+		return rc;
+	if (c->reused)
+		lm_text_format_cut(c->said, sizeof(c->said), "runs the re-signed copy %s (made before from the same %s)",
+		    c->program, program);
+	else
+		lm_text_format_cut(c->said, sizeof(c->said), "runs a re-signed copy: %s, %zu file%s re-signed ad hoc with the "
+		    "dyld entitlements (the original is untouched)", c->program, c->nsigned, c->nsigned == 1 ? "" : "s");
+	/* The copy looked at as the original was: the checks that follow are the copy's. */
+	if ((rc = lm_run_argv_program(argv, argc, c->program, &v)) < 0)
+		return rc;
+	rc = lm_guest_run_target(ssh, se, v, argc, t);
+	if (v != argv)
+		free((void *)v);
+	return rc;
 }

@@ -7,14 +7,8 @@
 
 #include "buf.h"
 #include "guestops.h"
+#include "str.h"
 #include "text.h"
-
-static void strv_free(char **v)
-{
-	for (size_t i = 0; v != NULL && v[i] != NULL; i++)
-		free(v[i]);
-	free(v);
-}
 
 void lm_workload_records_dispose(lm_workload_records *r)
 {
@@ -24,8 +18,8 @@ void lm_workload_records_dispose(lm_workload_records *r)
 		free(r->lines[i]);
 	free(r->lines);
 	free(r->json);
-	strv_free(r->skipped);
-	strv_free(r->stock_children);
+	lm_strv_free(r->skipped);
+	lm_strv_free(r->stock_children);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -175,7 +175,7 @@ static int run_locked(lm_local_machine *m, const char *const *argv, size_t argc,
 	const char *const *run_argv = argv;
 
 	if ((rc = lm_flow_workload_check(m->ctx, m->ssh, &m->se, o, argv, argc, opts, NULL, &w)) < 0 ||
-	    (rc = lm_flow_workload_argv(&w, argv, argc, &run_argv)) < 0 ||
+	    (rc = lm_run_argv_program(argv, argc, w.copy, &run_argv)) < 0 ||
 	    (rc = lm_random_hex(name + 4, 8)) < 0 ||
 	    (rc = lm_activation_dir_make(m->ssh, o->guest.home, name, &res->record_dir)) < 0 ||
 	    (rc = lm_shim_env_workload(&m->se, NULL, NULL, res->record_dir)) < 0 ||

@@ -210,3 +210,18 @@ int lm_ssh_ask(lm_ssh *ssh, const char *command, size_t max, char **out_stdout, 
 		timeout = ssh->command_timeout;
 	return capture_within(ssh, command, timeout, max, out_stdout, out_stderr, exit_status);
 }
+
+int lm_ssh_ask_argv(lm_ssh *ssh, const char *const *argv, size_t argc, size_t max, char **out_stdout,
+    char **out_stderr, int *exit_status)
+{
+	char *cmd = NULL;
+	int rc;
+
+	*out_stdout = *out_stderr = NULL;
+	*exit_status = 0;
+	if ((rc = lm_shell_quote_argv(argv, argc, &cmd)) < 0)
+		return rc;
+	rc = lm_ssh_ask(ssh, cmd, max, out_stdout, out_stderr, exit_status);
+	lm_free(cmd);
+	return rc;
+}

@@ -33,9 +33,6 @@ typedef struct {
 int lm_flow_workload_check(lm_context *ctx, lm_ssh *ssh, lm_shim_env *se, const lm_vm_outcome *o,
     const char *const *argv, size_t argc, const lm_workload_options *opts, const char *copy_name,
     lm_flow_workload *w);
-/* argv with its program (the first word after the leading assignments) replaced by w->copy when
- * there is one, else argv itself: *out (free() when not argv) of argc words. */
-int lm_flow_workload_argv(const lm_flow_workload *w, const char *const *argv, size_t argc, const char *const **out);
 
 /* ---- probe.c: the exercise step ---- */
 

@@ -299,6 +299,9 @@ void lm_run_target_parse(const char *output, lm_run_target *t);
 /* The index of the program the user named in argv: the first word after env's leading NAME=VALUE
  * assignments; *own_inherit 1 when those set LUME_METAL_INHERIT themselves. */
 size_t lm_run_program_index(const char *const *argv, size_t argc, int *own_inherit);
+/* argv with its program (lm_run_program_index) replaced by program when it is not "" (a re-signed
+ * copy), else argv itself: *out (free() when it is not argv) of argc words. */
+int lm_run_argv_program(const char *const *argv, size_t argc, const char *program, const char *const **out);
 int lm_guest_run_target(lm_ssh *ssh, const lm_shim_env *se, const char *const *argv, size_t argc,
     lm_run_target *t);
 /* The warning for running t with the shim in a guest whose SIP state is sip, or 0 (returns 1)
@@ -317,6 +320,9 @@ int lm_codesign_validates_libraries(const lm_code_signature *s);
  * returning 1 with the message in buf, or 0. name: the program as the user gave it. */
 int lm_codesign_refusal(const char *name, const lm_run_target *t, char *buf, size_t len);
 int lm_codesign_warning(const char *name, const lm_run_target *t, char *buf, size_t len);
+/* 1 with the warning in buf when t's sibling i is one dyld would not give the shim: if the workload
+ * starts it, it runs stock (the hardened runtime, or library validation); 0 otherwise. */
+int lm_codesign_sibling_warning(const lm_run_target *t, size_t i, char *buf, size_t len);
 /* What `codesign -dv --entitlements -` says in the guest of each of paths[n] (absolute, at most
  * LM_CODESIGN_MAX_FILES), in one command, into sigs[n] (a file codesign did not answer about is
  * left unseen). */
@@ -330,9 +336,10 @@ int lm_macho_has_arm64e(const unsigned char *head, size_t len);
 /* Where copies live: HOME/.local/share/lume-metal/resigned/NAME (rollback removes the folder). */
 #define LM_RESIGN_GUEST_DIR "resigned"
 typedef struct {
-	char program[PATH_MAX];  /* the program's copy, to run instead of the original */
+	char program[PATH_MAX];  /* the program's copy, to run instead of the original ("": none) */
 	int reused;              /* the copy of the same original (its SHA-256) was there already */
 	size_t nsigned;          /* files re-signed this time */
+	char said[2 * PATH_MAX + 128]; /* what was done, in words (lm_guest_resign_workload) */
 } lm_resign_copy;
 /* The copy's folder for name ([A-Za-z0-9._-], not starting with '.'). */
 int lm_resign_dir(const char *home, const char *name, char *dir, size_t len);
@@ -347,8 +354,16 @@ int lm_resign_signature_ok(const lm_code_signature *s);
  * original -- re-signed and verified (resign.c says how); LM_EREMOTE saying what failed, the copy
  * then removed. The original is only read. */
 int lm_guest_resign_copy(lm_ssh *ssh, const char *home, const char *name, const char *program, lm_resign_copy *c);
-/* The copy named name gone (absent is fine). */
+/* --resign-copy for a workload: when the program t (argv's, looked up) or an executable shipped
+ * beside it keeps the shim out (the hardened runtime without the dyld entitlement, or library
+ * validation), its copy named name (NULL: lm_resign_name of its path) is made and t looked up again
+ * on the copy; c->program is then the copy's path, "" when nothing needed re-signing; c->said says
+ * which. LM_EHARDENED for a script (its interpreter is not copied). */
+int lm_guest_resign_workload(lm_ssh *ssh, const lm_shim_env *se, const char *home, const char *name,
+    const char *const *argv, size_t argc, lm_run_target *t, lm_resign_copy *c);
+/* The copy named name gone (absent is fine); or the copy's folder dir (resigned/NAME, checked). */
 int lm_guest_resign_remove(lm_ssh *ssh, const char *home, const char *name);
+int lm_guest_resign_remove_dir(lm_ssh *ssh, const char *dir);
 
 /* ---- agent_plist.c: per-workload LaunchAgents (agent.h) ---- */
 

@@ -20,5 +20,8 @@
 /* lm_ssh_exec_capture with the question's deadline. */
 int lm_ssh_ask(lm_ssh *ssh, const char *command, size_t max, char **out_stdout, char **out_stderr,
     int *exit_status);
+/* lm_ssh_ask of argv, each word quoted for the guest's shell (lm_shell_quote_argv). */
+int lm_ssh_ask_argv(lm_ssh *ssh, const char *const *argv, size_t argc, size_t max, char **out_stdout,
+    char **out_stderr, int *exit_status);
 
 #endif
