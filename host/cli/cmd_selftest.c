@@ -40,7 +40,7 @@ int lm_cmd_selftest(lm_cli *cli)
 	    result->agree, result->disagree, result->not_measured, result->dir);
 	if (result->disagree > 0)
 		lm_cli_printf(stderr, "hint: the simulator's assumptions above that disagree are what the project needs to "
-		    "hear: post the folder (lume-metal report %s, or attach it; docs/selftest.md)\n", result->dir);
+		    "hear: post the folder %s (docs/selftest.md)\n", result->dir);
 out:
 	lm_selftest_result_free(result);
 	lm_context_free(ctx);

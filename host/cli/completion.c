@@ -67,6 +67,7 @@ static const struct {
 	{"agent remove", NULL, ARG_VM, ARG_NONE},
 	{"agent list", NULL, ARG_VM, ARG_NONE},
 	{"doctor", NULL, ARG_VM, ARG_VM},
+	{"selftest", NULL, ARG_VM, ARG_NONE},
 	{"local", "probe=Stock vs shimmed answers of this machine;run=One workload here with the shim;"
 	    "agent=LaunchAgents here with the shim;status=This machine, its bundle and agents;"
 	    "install=This machine's bundle into an image;env=The environment a job step exports", ARG_NONE, ARG_NONE},

@@ -156,8 +156,8 @@ static const char *kernels_word(const lm_report *rep, char *line, size_t len)
 	line[0] = '\0';
 	for (i = 0; i < sizeof(feats) / sizeof(feats[0]); i++) {
 		lm_exercise_result res = lm_report_exercise(rep, feats[i], &m);
-		n += (size_t)snprintf(line + n, n < len ? len - n : 0, "%s%s %s%s%s", i ? "; " : "", lm_exercise_name(feats[i]),
-		    lm_exercise_result_name(res), m[0] ? ": " : "", m);
+		n += (size_t)snprintf(line + n, n < len ? len - n : 0, "%s%s %s%s%s", i ? "; " : "",
+		    lm_exercise_name(feats[i]), lm_exercise_result_name(res), m[0] ? ": " : "", m);
 		if (res == LM_EXERCISE_ERROR || res == LM_EXERCISE_NOT_RUN)
 			word = "fail";
 		else if (res == LM_EXERCISE_FAIL && strcmp(word, "fail") != 0)
@@ -193,7 +193,8 @@ static int check_stock_kernels(run *r, lm_buf *raw, char **seen)
 	if ((rc = command(r, 1, argv, 3, &cmd)) < 0 || (rc = guest(r, raw, cmd, &out, &err, &status)) < 0)
 		goto out;
 	if (lm_report_parse_lines(&rep, out, strlen(out)) < 0 || !lm_report_has_exercise(rep)) {
-		*seen = lm_format("not measured: the probe printed no exercise (exit %d: %s)", status, lm_error_last()->message);
+		*seen = lm_format("not measured: the probe printed no exercise (exit %d: %s)", status,
+		    lm_error_last()->message);
 		lm_error_clear();
 		rc = *seen != NULL ? LM_SELFTEST_NOT_MEASURED : lm_error_nomem();
 		goto out;
@@ -302,7 +303,8 @@ static int check_hardened(run *r, lm_buf *raw, char **seen)
 	const char *argv[2];
 	int status, rc;
 
-	if ((copy = lm_format("%s-hardened-probe", r->scratch)) == NULL || (ents = lm_format("%s-ents.plist", r->scratch)) == NULL ||
+	if ((copy = lm_format("%s-hardened-probe", r->scratch)) == NULL ||
+	    (ents = lm_format("%s-ents.plist", r->scratch)) == NULL ||
 	    (rc = lm_shell_quote(lm_flow_session_probe(r->s), &qp)) < 0 || (rc = lm_shell_quote(copy, &qc)) < 0 ||
 	    (rc = lm_shell_quote(ents, &qe)) < 0) {
 		rc = copy == NULL || ents == NULL ? lm_error_nomem() : rc;
@@ -321,7 +323,8 @@ static int check_hardened(run *r, lm_buf *raw, char **seen)
 		goto out;
 	if (status != 0) {
 		first_line(err[0] ? err : out, line, sizeof(line));
-		*seen = lm_format("not measured: needs codesign, which could not sign in this guest (exit %d: %s)", status, line);
+		*seen = lm_format("not measured: needs codesign, which could not sign in this guest (exit %d: %s)",
+		    status, line);
 		rc = *seen != NULL ? LM_SELFTEST_NOT_MEASURED : lm_error_nomem();
 		goto out;
 	}
@@ -404,18 +407,21 @@ static int check_launchctl_bootout(run *r, lm_buf *raw, char **seen)
 	snprintf(label, sizeof(label), "com.lume-metal.selftest.bootout-%s", r->tag);
 	if ((plist = lm_format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\"><dict><key>Label</key>"
 	    "<string>%s</string><key>ProgramArguments</key><array><string>/bin/sleep</string><string>60</string></array>"
-	    "</dict></plist>\n", label)) == NULL || (path = lm_format("%s/Library/LaunchAgents/%s.plist", home, label)) == NULL) {
+	    "</dict></plist>\n", label)) == NULL ||
+	    (path = lm_format("%s/Library/LaunchAgents/%s.plist", home, label)) == NULL) {
 		rc = lm_error_nomem();
 		goto out;
 	}
 	/* ~/Library/LaunchAgents exists in a user's home on a Mac; a fresh guest account may lack it. */
-	if ((rc = lm_shell_quote(path, &q)) < 0 || (rc = guest(r, raw, "mkdir -p \"$HOME/Library/LaunchAgents\"", &out, &err,
-	    &status)) < 0 || (rc = lm_ssh_upload(r->ssh, plist, strlen(plist), path, 0644)) < 0)
+	if ((rc = lm_shell_quote(path, &q)) < 0 ||
+	    (rc = guest(r, raw, "mkdir -p \"$HOME/Library/LaunchAgents\"", &out, &err, &status)) < 0 ||
+	    (rc = lm_ssh_upload(r->ssh, plist, strlen(plist), path, 0644)) < 0)
 		goto out;
 	lm_free(out);
 	lm_free(err);
 	out = err = NULL;
-	if ((cmd = lm_format("launchctl bootstrap gui/$(id -u) %s && launchctl bootout gui/$(id -u)/%s", q, label)) == NULL) {
+	if ((cmd = lm_format("launchctl bootstrap gui/$(id -u) %s && launchctl bootout gui/$(id -u)/%s", q,
+	    label)) == NULL) {
 		rc = lm_error_nomem();
 		goto out;
 	}
@@ -423,7 +429,8 @@ static int check_launchctl_bootout(run *r, lm_buf *raw, char **seen)
 		goto out;
 	if (status != 0) {
 		first_line(err, line, sizeof(line));
-		*seen = lm_format("not measured: the agent could not be bootstrapped and booted out (exit %d: %s)", status, line);
+		*seen = lm_format("not measured: the agent could not be bootstrapped and booted out (exit %d: %s)",
+		    status, line);
 		rc = *seen != NULL ? LM_SELFTEST_NOT_MEASURED : lm_error_nomem();
 		goto out;
 	}
@@ -459,12 +466,13 @@ static int check_codesign(run *r, lm_buf *raw, char **seen)
 	if ((cmd = lm_format("codesign -dv %s", q)) == NULL)
 		rc = lm_error_nomem();
 	else if ((rc = guest(r, raw, cmd, &out, &err, &status)) == 0) {
-		first_line(strstr(err, "flags=") != NULL ? strstr(err, "CodeDirectory") != NULL ? strstr(err, "CodeDirectory") :
-		    err : err, line, sizeof(line));
+		/* The line that says how it is signed, when there is one. */
+		first_line(strstr(err, "CodeDirectory") != NULL ? strstr(err, "CodeDirectory") : err, line, sizeof(line));
 		signed_ok = status == 0 && strstr(err, "Executable=") != NULL && strstr(err, "flags=") != NULL;
 		unsigned_ok = status == 1 && strstr(err, "code object is not signed at all") != NULL;
 		*seen = lm_format("exit %d: %s", status, line);
-		rc = *seen == NULL ? lm_error_nomem() : signed_ok || unsigned_ok ? LM_SELFTEST_AGREES : LM_SELFTEST_DISAGREES;
+		rc = *seen == NULL ? lm_error_nomem() : signed_ok || unsigned_ok ? LM_SELFTEST_AGREES :
+		    LM_SELFTEST_DISAGREES;
 	}
 	free(cmd);
 	lm_free(q);
@@ -482,8 +490,9 @@ static int check_csrutil(run *r, lm_buf *raw, char **seen)
 		return rc;
 	first_line(out, line, sizeof(line));
 	*seen = lm_format("exit %d: %s", status, line);
-	rc = *seen == NULL ? lm_error_nomem() : status == 0 && strncmp(out, "System Integrity Protection status: ", 36) == 0 ?
-	    LM_SELFTEST_AGREES : LM_SELFTEST_DISAGREES;
+	rc = *seen == NULL ? lm_error_nomem() :
+	    status == 0 && strncmp(out, "System Integrity Protection status: ", 36) == 0 ? LM_SELFTEST_AGREES :
+	    LM_SELFTEST_DISAGREES;
 	lm_free(out);
 	lm_free(err);
 	return rc;
@@ -501,7 +510,8 @@ static int check_booting(run *r, lm_buf *raw, char **seen)
 	    version[0] ? version : "(version unknown)", o->info.status, o->info.ip[0] ? o->info.ip : "none",
 	    o->info.ssh_available ? "available" : "not available");
 	*seen = lm_format("not measured: the guest would have to boot again, and selftest never restarts the VM; "
-	    "now (booted) %s says %s at %s", lm_flow_session_manager(r->s), o->info.status, o->info.ip[0] ? o->info.ip : "no address");
+	    "now (booted) %s says %s at %s", lm_flow_session_manager(r->s), o->info.status,
+	    o->info.ip[0] ? o->info.ip : "no address");
 	return *seen != NULL ? LM_SELFTEST_NOT_MEASURED : lm_error_nomem();
 }
 

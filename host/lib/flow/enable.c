@@ -509,7 +509,8 @@ static int step_record(enable_run *r)
 	lm_vm_record_set_guest(&rec, &r->facts);
 	/* A re-enable by auto that measured nothing (the VM already at the level the preference gives)
 	 * keeps what its earlier proof measured. */
-	if (r->needed == LM_PREF_NEEDED_UNKNOWN && r->was_enabled && r->mode == LM_HOST_PREF_AUTO && rec.pref_mode == r->mode)
+	if (r->needed == LM_PREF_NEEDED_UNKNOWN && r->was_enabled && r->mode == LM_HOST_PREF_AUTO &&
+	    rec.pref_mode == r->mode)
 		r->needed = rec.pref_needed;
 	lm_vm_record_set_host_preference(&rec, r->mode, r->needed);
 	if (r->started_now)
@@ -651,7 +652,8 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	}
 	if (rc < 0 || (lock == NULL && (rc = lm_vm_lock_take(&lock, ctx, o->vm, "enable", 0)) < 0) ||
 	    (rc = lm_random_hex(r.run_id, 16)) < 0 || (rc = lm_vm_get(vmm, o->vm, &o->info)) < 0 ||
-	    (r.seen_at = lm_clock_epoch(), rc = r.gate != NULL ? step_preference_gated(&r) : step_preference(&r, preference_locked)) < 0) {
+	    (r.seen_at = lm_clock_epoch(), rc = r.gate != NULL ? step_preference_gated(&r) :
+	    step_preference(&r, preference_locked)) < 0) {
 		leave_gate(&r);
 		lm_outcome_fail(ctx, o, rc);
 		if (r.pref_set)
@@ -748,8 +750,9 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	if (nworkers > n)
 		nworkers = n;
 	memset(workers, 0, sizeof(workers));
-	/* A preference no VM would read is refused once, before any VM is touched. */
+	/* A preference no VM would read is refused once, before any VM is touched (never writes none). */
 	if (!lm_context_options(ctx)->force_user_mismatch &&
+	    lm_context_options(ctx)->host_preference != LM_HOST_PREF_NEVER &&
 	    lm_host_pref_status(ctx, lm_profile_host_preference(profile), &result->pref) == 0 &&
 	    (rc = lm_prefs_check_user(ctx, &result->pref, 1)) < 0)
 		return lm_flow_fail_all(ctx, result, rc);
