@@ -29,7 +29,7 @@ foreach(want "\\| Apple M1 Ultra \\| 26\\.6\\.1 \\| 26\\.5\\.2 \\| lume 0\\.5\\.
 endforeach()
 execute_process(COMMAND ${CLI} bench compare --markdown ${dirs} WORKING_DIRECTORY ${SOURCE_DIR}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 30)
-if(NOT rc EQUAL 0 OR NOT out MATCHES "tinyllama-cua \\| unknown \\| b10167 \\| pp512 \\| 431\\.86 \\| 4786\\.70 \\| 11\\.08× \\| 4871\\.99 \\| 0\\.98× \\| published by Cua \\(trycua/cua\\); not proven by activation records \\|")
+if(NOT rc EQUAL 0 OR NOT out MATCHES "tinyllama-cua \\| TinyLlama 1\\.1B Chat Q4_K_M \\| b10167 \\| pp512 \\| 431\\.86 \\| 4786\\.70 \\| 11\\.08× \\| 4871\\.99 \\| 0\\.98× \\| published by Cua \\(trycua/cua\\); not proven by activation records \\|")
   message(FATAL_ERROR "bench compare --markdown of the published folders (exit ${rc}):\n${out}${err}")
 endif()
 list(GET dirs 1 gemma)

@@ -10,10 +10,7 @@
 
 #include "bench_internal.h"
 #include "error_internal.h"
-#include "guestops.h"
-#include "path.h"
 #include "str.h"
-#include "file.h"
 #include "text.h"
 
 /* The published figures: medians of samples_ts from Cua's evidence folders, M1 Ultra host

@@ -367,7 +367,9 @@ int lm_bench_folder_load(lm_bench_folder *f, const char *dir)
 	f->kind = strcmp(kind, "bare-metal") == 0 ? LM_BENCH_FOLDER_BARE_METAL :
 	          strcmp(kind, "published") == 0 ? LM_BENCH_FOLDER_PUBLISHED :
 	          strcmp(kind, "ablation") == 0 ? LM_BENCH_FOLDER_ABLATION : LM_BENCH_FOLDER_VM;
-	snprintf(f->vm, sizeof(f->vm), "%s", or_unknown(lm_bench_meta_str(f->meta, "vm.name")));
+	/* A published folder names its workload where no VM name was published. */
+	snprintf(f->vm, sizeof(f->vm), "%s", lm_bench_meta_str(f->meta, "vm.name") ? lm_bench_meta_str(f->meta, "vm.name") :
+	    or_unknown(lm_bench_meta_str(f->meta, "workload.model")));
 	snprintf(f->host, sizeof(f->host), "%s %s", or_unknown(lm_bench_meta_str(f->meta, "host.model")),
 	    or_unknown(lm_bench_meta_str(f->meta, "host.chip")));
 	f->r->bare_metal = f->kind == LM_BENCH_FOLDER_BARE_METAL;
