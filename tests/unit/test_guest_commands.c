@@ -208,7 +208,7 @@ static void test_switch(void **state)
 static void test_switch_refuses(void **state)
 {
 	fixture *f = *state;
-	char *prepare = NULL, *sw = NULL, out[256], *p;
+	char *prepare = NULL, *sw = NULL, out[256], *p, local[PATH_MAX + 8];
 	size_t i;
 
 	lm_assert_ok(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &prepare));
@@ -219,7 +219,11 @@ static void test_switch_refuses(void **state)
 		lm_test_write(p, "mine", 4);
 		free(p);
 		assert_int_not_equal(run_shell(shells[i], sw, f->home, out, sizeof(out)), 0);
-		assert_entries(f, shells[i], ".staging-0.1.0-0123456789ab current ");
+		/* A fresh home: the first install notes the parents it made, for rollback. */
+		assert_entries(f, shells[i], ".parents-made .staging-0.1.0-0123456789ab current ");
+		assert_int_equal(run_shell(shells[i], "cat \"$HOME/.local/share/lume-metal/.parents-made\"", f->home, out,
+		    sizeof(out)), 0);
+		assert_string_equal(out, " .local .local/share\n");
 		p = base_path(f, "current");
 		unlink(p);
 		free(p);
@@ -227,9 +231,10 @@ static void test_switch_refuses(void **state)
 		assert_int_equal(lm_test_mkdir_p(p, 0755), 0);
 		free(p);
 		assert_int_not_equal(run_shell(shells[i], sw, f->home, out, sizeof(out)), 0);
-		assert_entries(f, shells[i], ".staging-0.1.0-0123456789ab 0.1.0-0123456789ab ");
+		assert_entries(f, shells[i], ".parents-made .staging-0.1.0-0123456789ab 0.1.0-0123456789ab ");
 		assert_false(exists(f, "0.1.0-0123456789ab/.staging-0.1.0-0123456789ab"));
-		remove_base(f);
+		snprintf(local, sizeof(local), "%s/.local", f->home); /* the next shell's home fresh too */
+		lm_test_rmtree(local);
 	}
 	free(prepare);
 	free(sw);
