@@ -6,21 +6,33 @@
 
 #include "cli.h"
 
-int lm_cli_flow_exit(const lm_flow_result *r)
+/* How many VMs came to each result: the exit code's and the recap line's one count. */
+static void count_results(const lm_flow_result *r, size_t *ok, size_t *failed, size_t *unsupported)
 {
-	size_t i, failed = 0, unsupported = 0;
+	size_t i;
 
+	*ok = *failed = *unsupported = 0;
 	for (i = 0; i < r->count; i++) {
-		if (r->vms[i]->rc == LM_ENEWER) /* the state every VM shares: the run's own code */
-			return LM_EXIT_NEWER;
 		/* Stock kept: the shim does not activate, or (the shim alone, the host untouched) the
 		 * kernels the profile needs do not run -- a clear skip, as local probe's. */
 		if (r->vms[i]->rc == LM_EUNSUPPORTED ||
 		    (r->vms[i]->rc == LM_ENOTPROVEN && r->vms[i]->pref_mode == LM_HOST_PREF_NEVER))
-			unsupported++;
+			(*unsupported)++;
 		else if (r->vms[i]->rc < 0)
-			failed++;
+			(*failed)++;
+		else
+			(*ok)++;
 	}
+}
+
+int lm_cli_flow_exit(const lm_flow_result *r)
+{
+	size_t i, ok, failed, unsupported;
+
+	for (i = 0; i < r->count; i++)
+		if (r->vms[i]->rc == LM_ENEWER) /* the state every VM shares: the run's own code */
+			return LM_EXIT_NEWER;
+	count_results(r, &ok, &failed, &unsupported);
 	if (failed + unsupported == 0)
 		return LM_EXIT_OK;
 	if (failed + unsupported < r->count)
@@ -54,21 +66,14 @@ static void recap_line(const lm_cli *cli, const lm_flow_result *r)
 		{"agent install", "installed"}, {"agent remove", "removed"}, {"agent list", "listed"},
 	};
 	const char *command = cli->json_command != NULL ? cli->json_command : cli->command, *done = NULL;
-	size_t i, ok = 0, failed = 0, unsupported = 0;
+	size_t i, ok, failed, unsupported;
 
 	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]) && command != NULL; i++)
 		if (strcmp(command, verbs[i].command) == 0)
 			done = verbs[i].done;
 	if (done == NULL || r->count < 2)
 		return;
-	for (i = 0; i < r->count; i++) {
-		if (r->vms[i]->rc == LM_EUNSUPPORTED)
-			unsupported++;
-		else if (r->vms[i]->rc < 0)
-			failed++;
-		else
-			ok++;
-	}
+	count_results(r, &ok, &failed, &unsupported);
 	lm_cli_printf(stdout, "%zu %s, ", ok, done);
 	if (unsupported > 0)
 		lm_cli_printf(stdout, "%zu unsupported, ", unsupported);

@@ -336,7 +336,9 @@ scenario_auto_choice() {
   expect_rc 0 "$E2E_DIR/e.json"
   jq_is "$E2E_DIR/e.json" '.vms[0].manager' lume-api
   jq_is "$E2E_DIR/e.json" '.vms[1].manager' tart
-  lm status vm1 vm2 | grep -q "manager tart" || fail "status: $(lm status vm1 vm2)"
+  # Two VMs: a row each, the manager in its column; --long: each VM's detail line.
+  lm status vm1 vm2 | grep -Eq '^vm2 +[a-z]+ +tart ' || fail "status: $(lm status vm1 vm2)"
+  lm status vm1 vm2 --long | grep -q "manager tart" || fail "status --long: $(lm status vm1 vm2 --long)"
   # vm1 also in Tart's store: which one is meant cannot be told.
   mkdir -p "$TART_HOME/vms/vm1"
   cp "$TART_HOME/vms/vm2/config.json" "$TART_HOME/vms/vm1/"
