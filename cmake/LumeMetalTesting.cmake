@@ -15,7 +15,8 @@ endfunction()
 # on one net would not fail where they meet: the simulator skips an address whose port 22 is
 # taken, into the next test's guests, and a guest's host key would then change under another
 # test. The nets are handed out in configure order: 127.0.LUME_METAL_NET_FIRST.0/24 to
-# 127.0.254.0/24, then 127.1.1.0/24 to 127.1.254.0/24 and so on up to 127.LUME_METAL_NET_BLOCKS-1;
+# the last net of block 0, then nets 1 to 254 of block 1 (127.B.N with B = 1) and so on, up to
+# block LUME_METAL_NET_BLOCKS - 1;
 # 127.0.0.0/24 (the API's 127.0.0.1, the simulator's default guests from 127.0.0.2) and
 # 127.0.1-9 are left for runs by hand. The plan is written to tests/address-plan.txt in the build
 # tree; hygiene_address_plan checks the registered tests against it and the sources for

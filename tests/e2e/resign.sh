@@ -57,7 +57,7 @@ scenario_resign_ollama() {
   err_has refused "ollama ($RES/ollama) is signed with the hardened runtime"
   err_has refused "--resign-copy"
 
-  run_capture copy vm1 --resign-copy -- "$RES/ollama" llama-server --runner
+  run_capture copy vm1 --verbose --resign-copy -- "$RES/ollama" llama-server --runner
   rc_is copy 0
   out_is copy "$(printf '%s\n' 'runner: apple7=1 apple9=1' 'spawn-sibling: llama-server exited 0')"
   err_has copy "runs a re-signed copy: $COPIES/run-"
@@ -73,7 +73,7 @@ scenario_resign_ollama() {
     fail "the original lost its signature's model (file capability)"
 
   note "the same original: the copy is kept; a changed one: made again"
-  run_capture again vm1 --resign-copy --require-shim -- "$RES/ollama" llama-server --runner
+  run_capture again vm1 --verbose --resign-copy --require-shim -- "$RES/ollama" llama-server --runner
   rc_is again 0
   err_has again "runs the re-signed copy $COPIES/run-"
   err_has again "(made before from the same $RES/ollama)"
@@ -82,7 +82,7 @@ scenario_resign_ollama() {
   jq -e --arg c "$COPIES/" '[.activation.records[].exe | startswith($c)] == [true, true]' "$E2E_DIR/again.json" >/dev/null ||
     fail "records: $(jq -c .activation "$E2E_DIR/again.json")"
   printf 'x' >>"$(guest_home vm1)/Applications/Ollama.app/Contents/Resources/ollama" # an update
-  run_capture remade vm1 --resign-copy -- "$RES/ollama" llama-server --runner
+  run_capture remade vm1 --verbose --resign-copy -- "$RES/ollama" llama-server --runner
   rc_is remade 0
   err_has remade "runs a re-signed copy: $COPIES/run-"
   err_has remade "re-signed ad hoc with the dyld entitlements (the original is untouched)"
@@ -141,7 +141,7 @@ scenario_no_answer() {
   local bin; bin="$(vm_dir vm1)/opt/homebrew/bin"
   install -m 755 "$(command -v sleep)" "$bin/idle"
   install -m 755 "$LM_METAL_SERVER" "$bin/metal-server"
-  run_capture idle vm1 -- idle 0
+  run_capture idle vm1 --verbose -- idle 0
   rc_is idle 0
   grep -Eq '^shim: pid [0-9]+ /opt/homebrew/bin/idle: loaded the shim, asked no Metal question' "$E2E_DIR/idle.err" ||
     fail "the process line: $(cat "$E2E_DIR/idle.err")"
@@ -196,7 +196,7 @@ scenario_records_scale() {
   local bin; bin="$(vm_dir vm1)/opt/homebrew/bin"
   install -m 755 "$LM_SPAWN_SIBLING" "$bin/spawn-sibling"
   install -m 755 "$LM_METAL_SERVER" "$bin/metal-server"
-  run_capture many vm1 -- spawn-sibling -n 300 -x 7 metal-server --runner
+  run_capture many vm1 --verbose -- spawn-sibling -n 300 -x 7 metal-server --runner
   rc_is many 7
   [ "$(grep -c '^runner: apple7=1 apple9=1$' "$E2E_DIR/many.out")" -eq 300 ] || fail "300 runners expected: $(wc -l <"$E2E_DIR/many.out")"
   [ "$(grep -c '^shim: pid ' "$E2E_DIR/many.err")" -eq 256 ] || fail "256 process lines expected: $(grep -c '^shim: pid ' "$E2E_DIR/many.err")"
@@ -217,7 +217,7 @@ damage_part() {
   note "a damaged record: said and skipped; the workload's status and output kept"
   printf '#!/bin/sh\nprintf "{\\"format\\": 1" >"$LUME_METAL_RECORD_DIR/77777.json"\necho wrote\nexit 3\n' >"$bin/damage"
   chmod 755 "$bin/damage"
-  run_capture dmg vm1 -- damage
+  run_capture dmg vm1 --verbose -- damage
   rc_is dmg 3
   out_is dmg wrote
   err_has dmg "shim: skipped a damaged activation record: /Users/lume/.local/share/lume-metal/activation/run-"

@@ -212,6 +212,13 @@ out:
 	return rc;
 }
 
+static const char *file_name(const char *path)
+{
+	const char *slash = path != NULL ? strrchr(path, '/') : NULL;
+
+	return slash != NULL ? slash + 1 : path != NULL ? path : "";
+}
+
 /* The workload argv run shimmed with records on; what the records say of the parent (a record of
  * another program than the probe) and of the probe. An exec in place keeps the pid, so the probe's
  * record replaces its exec'er's (<pid>.json): the children rule is then read from the probe's own
@@ -239,7 +246,8 @@ static int check_child(run *r, lm_buf *raw, const char *const *argv, size_t argc
 	for (i = 0; i < list.count; i++) {
 		lm_buf_addf(raw, "record %s: exe %s, children keep the shim: %s (%s)\n", list.items[i].file,
 		    list.items[i].exe, list.items[i].inherit ? "yes" : "no", list.items[i].children_why);
-		if (strcmp(list.items[i].exe, probe) == 0)
+		/* By file name: the record's exe is the real path, the probe's may run through `current`. */
+		if (strcmp(file_name(list.items[i].exe), file_name(probe)) == 0)
 			child = &list.items[i];
 		else
 			parent = &list.items[i];

@@ -754,7 +754,9 @@ int lm_activation_dir_make(lm_ssh *ssh, const char *home, const char *name, char
 	    "make it this user's own with chmod go-w (or remove it) and run again\" >&2; exit 3; }; done && "
 	    /* A killed run's folder: its workload's group is gone (or was never written and the
 	     * folder is old); a live run's, whose group still answers, stays. */
-	    "for o in \"${d%%/*}\"/run-*; do [ -d \"$o\" ] && [ ! -L \"$o\" ] && [ \"$o\" != \"$d\" ] || continue; "
+	    /* find, not a glob: zsh's NOMATCH makes an unmatched run-* an error (the login shell). */
+	    "find \"${d%%/*}\" -mindepth 1 -maxdepth 1 -name 'run-*' -type d 2>/dev/null | "
+	    "while IFS= read -r o; do [ \"$o\" != \"$d\" ] || continue; "
 	    "if [ -s \"$o/%s\" ]; then read -r t <\"$o/%s\" || t=; case $t in ''|*[!0-9-]*) continue;; esac; "
 	    "kill -s 0 -- \"$t\" 2>/dev/null && continue; "
 	    "else [ -n \"$(find \"$o\" -prune -mmin +10 2>/dev/null)\" ] || continue; fi; rm -rf -- \"$o\"; done; "

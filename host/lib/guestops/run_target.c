@@ -111,7 +111,10 @@ static const char resolve_script[] =
 	" sig sibling \"$f\"; done; }\n"
 	"d=${r%/*} n=0\n"
 	"case $d in\n"
-	"/bin|/sbin|/usr/bin|/usr/sbin|/usr/libexec|/usr/libexec/*|/System/*) ;;\n"
+	/* A program whose real path is in a shared bin directory was not shipped with what lies beside
+	 * it there (Homebrew links its programs into /opt/homebrew/bin from their kegs, whose real
+	 * directory is checked instead). */
+	"/bin|/sbin|/usr/bin|/usr/sbin|/usr/libexec|/usr/libexec/*|/System/*|/opt/homebrew/bin|/usr/local/bin|/opt/local/bin) ;;\n"
 	"*.app/Contents/MacOS|*.app/Contents/Resources) sib \"${d%/*}/MacOS\"; sib \"${d%/*}/Resources\" ;;\n"
 	"*) sib \"$d\" ;;\n"
 	"esac\n"
