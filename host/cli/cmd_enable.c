@@ -19,7 +19,8 @@ int lm_cmd_enable(lm_cli *cli)
 	}
 	lm_cli_trap_signals();
 	rc = lm_flow_enable(ctx, (const char *const *)cli->argv, (size_t)cli->argc, profile, cli->jobs, &result);
-	if (rc < 0 && (result == NULL || result->count == 0)) {
+	/* Out of memory: what would be printed is not whole, so the error alone (issue 36). */
+	if (rc < 0 && (result == NULL || result->count == 0 || rc == LM_ENOMEM)) {
 		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
 	} else {
 		exit_code = lm_cli_flow_exit(result);

@@ -71,7 +71,7 @@ world() { # sets WORLD
 }
 
 # What a run printed, without its durations and times (numbers with a fraction, ISO 8601 times).
-shown() { sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z/TIME/g; s/[0-9]+\.[0-9]+/#/g' "$1"; }
+shown() { sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z/TIME/g; s/[0-9]+(\.[0-9]+)?e[-+][0-9]+/#/g; s/[0-9]+\.[0-9]+/#/g' "$1"; }
 
 # Files and VM of the state before the command: saved once, put back before every run.
 save_before() {

@@ -17,6 +17,14 @@
 #include "str.h"
 #include "vm_probe.h"
 
+/* The result and what only the run needs: whether memory ran out in a check. Such a check would
+ * say something that is not so ("warn" where the host is fine), so the run fails with the
+ * no-memory error instead of printing it (issue 36: whole or absent). */
+typedef struct {
+	lm_doctor_result pub; /* first: the result handed out is this */
+	int nomem;
+} doctor_run;
+
 static void add(lm_doctor_result *r, const char *vm, const char *name, lm_check_level level, const char *fmt, ...)
     LM_PRINTF(5, 6);
 
@@ -25,10 +33,14 @@ static void add(lm_doctor_result *r, const char *vm, const char *name, lm_check_
 	lm_doctor_check **grown, *c;
 	va_list ap;
 
-	/* Out of memory: the check is not listed. */
-	if ((c = calloc(1, sizeof(*c))) == NULL)
+	if (level != LM_CHECK_OK && lm_error_last()->code == LM_ENOMEM)
+		((doctor_run *)r)->nomem = 1; /* the check failed for want of memory, not for what it checks */
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		((doctor_run *)r)->nomem = 1;
 		return;
+	}
 	if ((grown = realloc(r->checks, (r->count + 1) * sizeof(*r->checks))) == NULL) {
+		((doctor_run *)r)->nomem = 1;
 		free(c);
 		return;
 	}
@@ -41,6 +53,7 @@ static void add(lm_doctor_result *r, const char *vm, const char *name, lm_check_
 	c->message = lm_vformat(fmt, ap);
 	va_end(ap);
 	if (c->message == NULL) {
+		((doctor_run *)r)->nomem = 1;
 		free(c);
 		return;
 	}
@@ -325,7 +338,7 @@ int lm_doctor_run(lm_context *ctx, const char *const *vms, size_t n, lm_doctor_r
 	int rc;
 
 	*out = NULL;
-	if ((result = calloc(1, sizeof(*result))) == NULL)
+	if ((result = calloc(1, sizeof(doctor_run))) == NULL)
 		return lm_error_nomem();
 	result->size = sizeof(*result);
 	check_os_chip(result);
@@ -348,7 +361,7 @@ int lm_doctor_run(lm_context *ctx, const char *const *vms, size_t n, lm_doctor_r
 		check_vm(ctx, vmm, result, known->vms[i]);
 	lm_flow_result_free(known);
 	lm_vm_manager_free(vmm);
-	if (result->count == 0) {
+	if (result->count == 0 || ((doctor_run *)result)->nomem) {
 		lm_doctor_result_free(result);
 		return lm_error_nomem();
 	}

@@ -794,7 +794,9 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	for (i = 0; i < nworkers; i++)
 		result->pref_changed |= workers[i].local.pref_changed;
 	lm_vm_manager_free(workers[0].vmm);
-	if (lm_host_pref_status(ctx, lm_profile_host_preference(profile), &result->pref) < 0)
+	if ((rc = lm_host_pref_status(ctx, lm_profile_host_preference(profile), &result->pref)) == LM_ENOMEM)
+		return rc; /* the document would show no preference: out of memory, not a preference gone */
+	if (rc < 0)
 		lm_log(ctx, LM_LOG_WARN, "could not read the host preference back: %s", lm_error_last()->message);
 	result->seconds = lm_clock_monotonic() - t;
 	return lm_flow_summary_rc(result);
