@@ -46,10 +46,12 @@ tag=v$version
 major_tag=v${version%%.*}
 
 if [ $snapshot -eq 0 ]; then
-  git show "$commit:CHANGELOG.md" | grep -Eq "^## \[$version\] - [0-9]{4}-[0-9]{2}-[0-9]{2}$" ||
+  # grep reads to the end (no -q): with pipefail, git's write after an early exit is a SIGPIPE,
+  # which failed a dated CHANGELOG now and then.
+  git show "$commit:CHANGELOG.md" | grep -E "^## \[$version\] - [0-9]{4}-[0-9]{2}-[0-9]{2}$" >/dev/null ||
     die "CHANGELOG.md at $ref has no dated heading '## [$version] - YYYY-MM-DD': date the release there first (--snapshot builds without)"
   for wf in workflow.yml workflow-local.yml; do
-    ! git show "$commit:examples/github-action/$wf" | grep -E 'examples/github-action@' | grep -vq "@$major_tag\$" ||
+    ! git show "$commit:examples/github-action/$wf" | grep -E 'examples/github-action@' | grep -v "@$major_tag\$" >/dev/null ||
       die "examples/github-action/$wf at $ref is not pinned to @$major_tag: a release's examples use its moving major tag"
   done
 fi
