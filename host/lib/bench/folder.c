@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 #include "bench_internal.h"
@@ -23,6 +24,15 @@
 #include "sha256.h"
 #include "str.h"
 #include "text.h"
+
+/* An integer member, or DFLT when it is absent, not a number or out of int's range (a cast of
+ * cJSON's NaN for "absent" would be undefined). */
+static int member_int(const cJSON *obj, const char *key, int dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsNumber(v) && v->valuedouble >= INT_MIN && v->valuedouble <= INT_MAX ? (int)v->valuedouble : dflt;
+}
 
 const char *lm_bench_meta_str(const cJSON *meta, const char *path)
 {
@@ -170,7 +180,7 @@ static int check_activation(lm_bench_folder *f, const cJSON *runs)
 	f->proven = 1;
 	cJSON_ArrayForEach(run, runs) {
 		const char *arm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(run, "arm"));
-		int round = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(run, "round"));
+		int round = member_int(run, "round", 0);
 
 		if (arm != NULL && (rc = check_run_activation(f, run, arm, round)) < 0)
 			break;
@@ -249,8 +259,7 @@ static int load_runs(lm_bench_folder *f)
 {
 	char **outs[2] = {NULL, NULL}, **errs[2] = {NULL, NULL};
 	const cJSON *runs = cJSON_GetObjectItemCaseSensitive(f->meta, "runs"), *run;
-	int rounds = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(f->meta, "protocol"), "rounds"));
+	int rounds = member_int(cJSON_GetObjectItemCaseSensitive(f->meta, "protocol"), "rounds", 0);
 	int rc, a, k;
 
 	if (!cJSON_IsArray(runs) || rounds < 1 || rounds > LM_BENCH_ROUNDS_MAX)
@@ -275,15 +284,14 @@ static int load_runs(lm_bench_folder *f)
 	}
 	cJSON_ArrayForEach(run, runs) {
 		const char *arm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(run, "arm"));
-		int round = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(run, "round"));
+		int round = member_int(run, "round", 0);
 		a = arm != NULL && strcmp(arm, "shimmed") == 0 ? 1 : 0;
 		if (arm == NULL || round < 1 || round > rounds)
 			continue;
 		k = round - 1;
 		(a ? f->r->shimmed_seconds : f->r->stock_seconds)[k] =
 		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(run, "seconds"));
-		(a ? f->r->shimmed_exit : f->r->stock_exit)[k] =
-		    (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(run, "exit_status"));
+		(a ? f->r->shimmed_exit : f->r->stock_exit)[k] = member_int(run, "exit_status", 0);
 		if ((rc = read_raw(f->dir, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(run, "stdout")),
 		    &outs[a][k], NULL)) < 0 ||
 		    (rc = read_raw(f->dir, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(run, "stderr")),
