@@ -70,8 +70,13 @@ world() { # sets WORLD
   WORLD="== preference"$'\n'"$plist"$'\n'"== journal"$'\n'"${JOURNAL_VIEW[x$raw]}"$'\n'"== guest"$'\n'"$guest"
 }
 
-# What a run printed, without its durations and times (numbers with a fraction, ISO 8601 times).
-shown() { sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z/TIME/g; s/[0-9]+(\.[0-9]+)?e[-+][0-9]+/#/g; s/[0-9]+\.[0-9]+/#/g' "$1"; }
+# What a run printed, without what differs from one successful run to the next: durations and
+# times (numbers with a fraction, ISO 8601 times), the guest's process ids (the simulated guest's
+# count on from run to run) and a run's record folder (run-<16 random hex digits>).
+shown() {
+  sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z/TIME/g; s/[0-9]+(\.[0-9]+)?e[-+][0-9]+/#/g; s/[0-9]+\.[0-9]+/#/g
+    s/run-[0-9a-f]{16}/run-ID/g; s/(pid|"pid":|"ppid":)([[:space:]]*)[0-9]+/\1\2PID/g' "$1"
+}
 
 # Files and VM of the state before the command: saved once, put back before every run.
 save_before() {

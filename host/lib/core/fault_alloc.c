@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@ char *__wrap_strndup(const char *s, size_t n);
 static size_t fail_at;     /* 0: nothing fails */
 static size_t fail_repeat; /* 0: every allocation from fail_at on */
 static const char *fail_log;
+static const char *fail_trace; /* LUME_METAL_TEST_FAIL_ALLOC_TRACE, or NULL */
 static atomic_size_t counted;
 static atomic_size_t failed;
 
@@ -61,6 +63,24 @@ static void note_failure(size_t n)
 	errno = saved;
 }
 
+/* Append the call stack of an injected failure to the trace file (alloc_failures.sh resolves its
+ * "binary(+0xOFFSET)" lines with addr2line): backtrace_symbols_fd writes without allocating. */
+static void trace_failure(void)
+{
+	void *frames[48];
+	int n, fd, saved = errno;
+
+	if (fail_trace == NULL)
+		return;
+	n = backtrace(frames, (int)(sizeof(frames) / sizeof(frames[0])));
+	fd = open(fail_trace, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		backtrace_symbols_fd(frames, n, fd);
+		close(fd);
+	}
+	errno = saved;
+}
+
 /* Count one allocation; 1 when it is to fail. */
 static int fail_now(void)
 {
@@ -70,6 +90,7 @@ static int fail_now(void)
 		return 0;
 	atomic_fetch_add(&failed, 1);
 	note_failure(n);
+	trace_failure();
 	errno = ENOMEM;
 	return 1;
 }
@@ -125,6 +146,14 @@ __attribute__((constructor)) static void fault_alloc_init(void)
 	fail_log = getenv("LUME_METAL_TEST_FAIL_ALLOC_LOG");
 	if (fail_log != NULL && fail_log[0] == '\0')
 		fail_log = NULL;
+	fail_trace = getenv("LUME_METAL_TEST_FAIL_ALLOC_TRACE");
+	if (fail_trace != NULL && fail_trace[0] == '\0')
+		fail_trace = NULL;
+	else if (fail_trace != NULL) {
+		/* backtrace loads its unwinder on first use, which allocates: before any failure. */
+		void *warm[1];
+		(void)backtrace(warm, 1);
+	}
 	if (s == NULL || s[0] == '\0')
 		return;
 	fail_at = parse_count(s, &end);

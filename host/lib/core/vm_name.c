@@ -18,20 +18,25 @@ static int name_char_ok(unsigned char c)
 static int check(const char *name, size_t len, const char *given)
 {
 	char shown[160], c_shown[8];
-	size_t i;
+	size_t i = 0;
 
 	if (len == 0)
 		return lm_error_set(LM_EINVALID, "VM name is empty: give the name Lume shows (lume ls)");
+	if (len < LM_VM_NAME_MAX && name[0] != '-') {
+		while (i < len && name_char_ok((unsigned char)name[i]))
+			i++;
+		if (i == len && !(len == 1 && name[0] == '.') && !(len == 2 && name[0] == '.' && name[1] == '.'))
+			return 0;
+	}
+	/* Refused: quoted for the message only now (a good name costs no allocation). */
 	lm_text_quote(shown, sizeof(shown), given, len, 60);
 	if (len >= LM_VM_NAME_MAX)
 		return lm_error_set(LM_EINVALID, "VM name '%s' is too long (%zu bytes; at most %d)", shown, len,
 		    LM_VM_NAME_MAX - 1);
 	if (name[0] == '-')
 		return lm_error_set(LM_EINVALID, "VM name '%s' must not start with '-'", shown);
-	for (i = 0; i < len; i++) {
+	if (i < len) {
 		unsigned char c = (unsigned char)name[i];
-		if (name_char_ok(c))
-			continue;
 		if (c >= 0x20 && c < 0x7f)
 			snprintf(c_shown, sizeof(c_shown), "'%c'", c);
 		else
@@ -40,9 +45,7 @@ static int check(const char *name, size_t len, const char *given)
 		    "VM name '%s': character %s at position %zu is not allowed (use letters, digits, '.', '_', '-')",
 		    shown, c_shown, i + 1);
 	}
-	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
-		return lm_error_set(LM_EINVALID, "VM name '%s' is not allowed", shown);
-	return 0;
+	return lm_error_set(LM_EINVALID, "VM name '%s' is not allowed", shown);
 }
 
 int lm_vm_name_check(const char *name, size_t len)

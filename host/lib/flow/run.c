@@ -175,18 +175,24 @@ static int record_dir_make(lm_flow_session *s, lm_run_result *res)
 	return lm_shim_env_workload(&s->se, NULL, NULL, res->record_dir);
 }
 
-/* The run's error, if any, is kept: a removal that fails is only a warning. */
-static void record_dir_remove(lm_flow_session *s, const lm_run_result *res, int rc)
+/* The run's error, if any, is kept (and returned). A removal that fails is a warning -- the
+ * guest's folder goes with the next run's sweep or rollback -- except out of memory, which fails a
+ * run that had succeeded: whole or absent (issue 36, item 2), the next run removes the folder. */
+static int record_dir_remove(lm_flow_session *s, const lm_run_result *res, int rc)
 {
 	char saved[4096];
+	int removed;
 
 	if (res->record_dir == NULL)
-		return;
+		return rc;
 	snprintf(saved, sizeof(saved), "%s", lm_error_last()->message);
-	if (lm_activation_dir_remove(s->ssh, res->record_dir) < 0)
+	if ((removed = lm_activation_dir_remove(s->ssh, res->record_dir)) == LM_ENOMEM && rc == 0)
+		return removed;
+	if (removed < 0)
 		lm_log(s->ctx, LM_LOG_WARN, "%s: %s", s->o->vm, lm_error_last()->message);
 	if (rc < 0)
 		lm_error_set(rc, "%s", saved);
+	return rc;
 }
 
 int lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *argv, size_t argc,
@@ -220,7 +226,7 @@ int lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *arg
 		rc = lm_error_set(LM_ENOSHIM, "%s: %s", s->o->vm, res->no_shim);
 out:
 	if (s != NULL)
-		record_dir_remove(s, res, rc);
+		rc = record_dir_remove(s, res, rc);
 	free(cmd);
 	lm_flow_session_close(s);
 	if (run_argv != argv)

@@ -768,6 +768,13 @@ int lm_activation_dir_make(lm_ssh *ssh, const char *home, const char *name, char
 	if ((rc = run_line(ssh, line, "making the guest's activation record directory")) == 0) {
 		*dir = path;
 		path = NULL;
+	} else if (rc == LM_ENOMEM) {
+		/* The line may have run and only its answer been lost: the folder goes too (a failed
+		 * make leaves nothing), the no-memory error stays. */
+		char saved[512];
+		snprintf(saved, sizeof(saved), "%s", lm_error_last()->message);
+		(void)lm_activation_dir_remove(ssh, path);
+		lm_error_set(rc, "%s", saved);
 	}
 done:
 	free(line);

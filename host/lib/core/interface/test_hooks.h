@@ -20,6 +20,8 @@
  *                                    (N,1: the Nth alone)
  *   LUME_METAL_TEST_FAIL_ALLOC_LOG=F every injected failure appends its ordinal and a newline to F,
  *                                    so that a test knows whether its run met a failure at all
+ *   LUME_METAL_TEST_FAIL_ALLOC_TRACE=F  every injected failure appends its call stack to F
+ *                                    (glibc's backtrace_symbols_fd), to find where it was met
  *
  * A malformed value ends the program at its start (exit 125): a test that asked for a failure must
  * not run without it.
