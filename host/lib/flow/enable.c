@@ -86,11 +86,14 @@ static int confirm_guest(enable_run *r)
 
 	if (!r->was_enabled || !r->known_ok || lm_context_options(r->ctx)->dry_run)
 		return 0;
-	if (lm_bundle_open(&r->bundle, r->ctx, &r->known) < 0 ||
-	    lm_shim_env_make(&se, &r->known, r->bundle->injection, r->bundle->shim, r->bundle->probe, r->profile) < 0) {
+	if ((rc = lm_bundle_open(&r->bundle, r->ctx, &r->known)) < 0 ||
+	    (rc = lm_shim_env_make(&se, &r->known, r->bundle->injection, r->bundle->shim, r->bundle->probe,
+	    r->profile)) < 0) {
 		lm_bundle_free(r->bundle);
 		r->bundle = NULL;
-		return 0; /* the steps meet the same error, and report it */
+		/* The steps meet the same error, and report it; out of memory need not recur there, and a
+		 * run that went the long way for it would say other things than the confirmed one. */
+		return rc == LM_ENOMEM ? rc : 0;
 	}
 	if ((rc = lm_guest_confirm(r->ssh, &r->known, r->bundle, &se, &c)) < 0)
 		return rc;

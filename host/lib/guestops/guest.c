@@ -785,11 +785,15 @@ int lm_guest_confirm(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *
 		c->facts_ok = confirm_facts(p.text[0], known, &c->facts);
 	if (p.status[1] == 0 && p.text[1] != NULL)
 		c->sums_ok = confirm_bundle(p.text[1], known, b, c->current, sizeof(c->current));
-	/* The reports as the steps would read them; anything unreadable is simply not confirmed. */
-	if (p.status[2] == 0 && lm_report_parse_lines(&c->stock, p.text[2], strlen(p.text[2])) < 0)
+	/* The reports as the steps would read them; anything unreadable is simply not confirmed --
+	 * but out of memory is no answer of the guest's: the confirmation fails with it (a re-enable
+	 * that lost its exercise to it would otherwise say less than it proved; issue 36, item 2). */
+	rc = 0;
+	if (p.status[2] == 0 && (rc = lm_report_parse_lines(&c->stock, p.text[2], strlen(p.text[2]))) < 0)
 		c->stock = NULL;
-	if (p.status[3] == 0 && (lm_report_parse_lines(&c->shimmed, p.text[3], strlen(p.text[3])) < 0 ||
-	    lm_report_parse_lines(&c->exercised, p.text[3], strlen(p.text[3])) < 0)) {
+	if (rc != LM_ENOMEM && p.status[3] == 0 &&
+	    ((rc = lm_report_parse_lines(&c->shimmed, p.text[3], strlen(p.text[3]))) < 0 ||
+	    (rc = lm_report_parse_lines(&c->exercised, p.text[3], strlen(p.text[3]))) < 0)) {
 		lm_report_free(c->shimmed);
 		c->shimmed = NULL;
 	}
@@ -800,6 +804,10 @@ int lm_guest_confirm(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *
 	}
 	lm_free(out);
 	lm_free(err);
+	if (rc == LM_ENOMEM) {
+		lm_guest_confirmation_dispose(c);
+		return rc;
+	}
 	return 0;
 }
 
