@@ -2,12 +2,16 @@
  * lm_ssh_exec_session, in a process group of its own so that a stop reaches every process of it.
  *
  * sshd starts each session's command in a new session (setsid), so the login shell that runs it
- * leads a process group; it writes that group's kill target into the run's record directory and
- * execs the workload, which keeps the group and passes it to its children. A stop signals the
- * group over another channel (SSH's "signal" request would reach the session's process alone),
- * waits for it to go, SIGKILLs what is left after the grace and checks that nothing is. The wait
- * runs in the guest, in one command that writes nothing until it is done: should lume-metal itself
- * be killed meanwhile, the guest still finishes the stop. */
+ * leads a process group; before it execs the workload it says that group's kill target on the
+ * channel (a mark cut out of the output here) and writes it into the run's record directory (the
+ * sign that the workload started, and what the next run's sweep looks at). The workload keeps the
+ * group and passes it to its children; a child may leave it (setsid), and the workload can
+ * rewrite the file. So a stop takes the group from the mark, never from the file, and finds the
+ * processes that left the group by their ancestry (stop_script); it signals them all over another
+ * channel (SSH's "signal" request would reach the session's process alone), waits for them to go,
+ * SIGKILLs what is left after the grace and checks what is. The wait runs in the guest, in one
+ * command that writes nothing until it is done: should lume-metal itself be killed meanwhile, the
+ * guest still finishes the stop. */
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -20,6 +24,11 @@
 
 #define GROUP_FILE LM_WORKLOAD_GROUP_FILE
 #define GRACE_DEFAULT 5.0
+/* The wrapper's mark on the workload's stdout, before the exec: ESC ] MARK_WORD ; target BEL (an
+ * operating-system command a terminal ignores, should one ever get through). */
+#define MARK_WORD "lume-metal-group"
+#define MARK_PREFIX "\033]" MARK_WORD ";"
+#define MARK_HOLD 4096 /* output held while looking for the mark: a pseudo-terminal's echo of early input */
 
 /* Each version ends where the next one's fields begin: a program built with it has a shorter struct. */
 static size_t options_size(unsigned int version)
@@ -76,8 +85,8 @@ int lm_workload_group_command(const char *record_dir, const char *cmd, char **ou
 	if ((path = lm_format("%s/" GROUP_FILE, record_dir)) == NULL)
 		return lm_error_nomem();
 	if ((rc = lm_shell_quote(path, &q)) == 0 &&
-	    (*out = lm_format("if kill -s 0 -- -$$ 2>/dev/null; then t=-$$; else t=$$; fi; printf '%%s\\n' \"$t\" >%s && "
-	    "exec %s", q, cmd)) == NULL)
+	    (*out = lm_format("if kill -s 0 -- -$$ 2>/dev/null; then t=-$$; else t=$$; fi; "
+	    "printf '\\033]" MARK_WORD ";%%s\\007' \"$t\" && printf '%%s\\n' \"$t\" >%s && exec %s", q, cmd)) == NULL)
 		rc = lm_error_nomem();
 	free(path);
 	lm_free(q);
@@ -86,32 +95,41 @@ int lm_workload_group_command(const char *record_dir, const char *cmd, char **ou
 
 /* The stop, run by /bin/sh in a session of its own on the run's SSH connection (the shell's parent
  * is sshd's process for that connection, which started the workload's session too: OpenSSH's
- * session.c forks every session's command from it). Arguments: the group file, the signal word,
- * the grace in tenths of a second.
+ * session.c forks every session's command from that process). Arguments: the group file, the
+ * signal word, the grace in tenths of a second, the connection's sessions from before the
+ * workload's (before_script), the launching process as the mark said it and "-" when it leads its
+ * group (both empty when no mark came).
  *
- * What it stops is found, never taken from the group file: the file only says that the workload
- * started (the wrapper writes it just before the exec), and what it names is compared with what
- * was found. The session's launching process is the connection's sshd process's other child (the
- * workload itself after the wrapper's exec); its group, when it leads one (sshd's setsid makes it
- * lead its session and group), and every descendant of the launching process or of a member of
- * that group, found by their parent PIDs in one `ps` table, are the run's: a child that called
- * setsid (leaving the group) is still its parent's child. The table is read before any signal, so
- * that the processes whose parent the signal ends (reparented to launchd, PID 1) are known by
- * then; each later table keeps a known process while its PID still has the parent and group it
- * had (or launchd as its parent: a PID reused meanwhile has neither), adds any new descendant,
- * and drops the ended. The group gets the signal as one (kill -- -G), each found process outside
- * it its own; after the grace SIGKILL, then a final table says what is left.
+ * What it stops is never taken from the group file: the file only says that the workload started
+ * (the wrapper writes it just before the exec), and what it names is compared with what was
+ * found. The launching process (the workload itself after the wrapper's exec) is the mark's -- a
+ * PID alive with another parent than the connection's sshd process was reused, and is not
+ * believed -- or, with no mark yet, the connection's sshd process's other child, not one from
+ * before. Its group (a PID is not reused while a process group has it as its id: POSIX.1-2017 XBD
+ * "Process ID Reuse"; so a group of the mark's PID is the one it led, even after it ended), and
+ * every descendant of it or of a member of that group, found by their parent PIDs in one `ps`
+ * table, are the run's: a child that called setsid (leaving the group) is still its parent's
+ * child. The table is read before
+ * any signal, so that the processes whose parent the signal ends (reparented to launchd, PID 1)
+ * are known by then; each later table keeps a known process while its PID still has the parent
+ * and group it had (or launchd as its parent: a PID reused meanwhile has neither), adds any new
+ * descendant, and drops the ended. The group gets the signal as one (kill -- -G), each found
+ * process outside it its own; after the grace SIGKILL, then a final table says what is left. A
+ * process that left the group and whose parent had ended before the stop is found by nothing;
+ * if it loaded the shim, its activation record names it (below).
  *
- * ps: -A and -o with the keywords pid, ppid, pgid and stat (its first letter Z: a zombie, ended),
- * each header empty (`KEY=`) and so no header line: POSIX.1-2017 ps(1) for -A, -o, pid, ppid and
- * pgid; macOS's ps(1) (adv_cmds) has them and `stat` (alias of `state`). Nothing relies on a
- * session id: macOS's `sess` keyword prints a kernel pointer (ps(1): "session ID" is not what it
- * shows), not the id that Linux's `sid` is. A separate -o for each keyword: POSIX makes the rest
- * of an -o argument after `=` the header, commas included.
+ * ps: -A and -o with the keywords pid, ppid, pgid and state (its first letter Z: a zombie,
+ * ended), each header empty (`KEY=`) and so no header line: POSIX.1-2017 ps(1) for -A, -o, pid,
+ * ppid and pgid; macOS's ps(1) (the macOS 15 manual page) lists them and `state`, as procps does.
+ * A separate -o for each keyword: POSIX makes the rest of an -o argument after `=` the header,
+ * commas included. Nothing relies on a session id: macOS's `sess` is the kernel's session pointer,
+ * not an id (Proc::ProcessTable's README.darwin: "sess  session pointer"; it found no way to the
+ * session id), and POSIX ps has no keyword for one.
  *
  * Prints `file T` (what the file says, `invalid` when it is no kill target), `group G` for each
- * group found, `foreign` when T is neither a found group nor the launching process, `others P...`
- * (found processes outside the groups, signalled one by one), `left P...` (still running after
+ * group found, `reused` when the mark's PID was not believed, `foreign` when T is neither the
+ * group found nor the launching process, `others P...` (found processes outside the groups,
+ * signalled one by one), `left P...` (still running after
  * SIGKILL), `records P...` (PIDs of this run's activation records, <pid>.json beside the group
  * file, still running though none of the run's found processes: not signalled, they may be the
  * workload's or a PID reused) and `unverified P...` (with nothing found: the processes of the
@@ -119,45 +137,59 @@ int lm_workload_group_command(const char *record_dir, const char *cmd, char **ou
  * list. Exit 0 ended, 1 killed (none left), 2 processes left, 3 no file (not started), 4 nothing
  * of the session found. */
 static const char stop_script[] =
-	"f=$1 sig=$2 n=$3 before=$4 s=$PPID me=$$ dir=${1%/*}\n"
+	"f=$1 sig=$2 n=$3 before=$4 launcher=$5 lgroup=$6 s=$PPID me=$$ dir=${1%/*}\n"
 	"i=0\n"
 	"while [ ! -s \"$f\" ]; do [ $i -ge 20 ] && exit 3; sleep 0.1; i=$((i+1)); done\n"
 	"t=; read -r t <\"$f\" || :\n"
 	"case $t in ''|-|*[!0-9-]*|?*-*|?????????????*) t=invalid;; esac\n"
 	"printf 'file %s\\n' \"$t\"\n"
-	"table() { ps -A -o pid= -o ppid= -o pgid= -o stat=; }\n"
-	/* scan FIRST GROUPS KNOWN: the run's processes, `pid ppid pgid` a line (R and G lines first). */
-	"scan() { table | awk -v s=\"$s\" -v me=\"$me\" -v first=\"$1\" -v before=\"$before\" -v groups=\"$2\" -v known=\"$3\" '\n"
+	"table() { ps -A -o pid= -o ppid= -o pgid= -o state=; }\n"
+	"scan() {\n"
+	"  table | awk -v s=\"$s\" -v me=\"$me\" -v first=\"$1\" -v groups=\"$2\" -v known=\"$3\" -v before=\"$before\" \\\n"
+	"    -v launcher=\"$launcher\" -v lgroup=\"$lgroup\" '\n"
 	"$4 !~ /^Z/ { p[$1] = $2; g[$1] = $3; ids[++n] = $1 }\n"
 	"END {\n"
-	"  m = split(before, b); for (j = 1; j <= m; j++) old[b[j]] = 1\n"
-	"  if (first) for (i = 1; i <= n; i++) { x = ids[i]; if (p[x] == s && x != me && !(x in old)) { in_[x] = 1; print \"R \" x;"
-	" if (g[x] == x) grp[x] = 1 } }\n"
+	"  if (first && launcher != \"\") {\n"
+	"    if (launcher in p && p[launcher] != s) exit 9\n"
+	"    if (launcher in p) { in_[launcher] = 1; print \"R \" launcher }\n"
+	"    if (lgroup != \"\") grp[launcher] = 1\n"
+	"  } else if (first) {\n"
+	"    m = split(before, b); for (j = 1; j <= m; j++) old[b[j]] = 1\n"
+	"    for (i = 1; i <= n; i++) { x = ids[i]\n"
+	"      if (p[x] == s && x != me && !(x in old)) { in_[x] = 1; print \"R \" x; if (g[x] == x) grp[x] = 1 } }\n"
+	"  }\n"
 	"  m = split(groups, a); for (j = 1; j <= m; j++) grp[a[j]] = 1\n"
-	"  m = split(known, k); for (j = 1; j + 2 <= m; j += 3) { x = k[j];"
-	" if ((x in p) && g[x] == k[j+2] && (p[x] == k[j+1] || p[x] == 1)) in_[x] = 1 }\n"
+	"  m = split(known, k)\n"
+	"  for (j = 1; j + 2 <= m; j += 3) { x = k[j]\n"
+	"    if ((x in p) && g[x] == k[j+2] && (p[x] == k[j+1] || p[x] == 1)) in_[x] = 1 }\n"
 	"  for (i = 1; i <= n; i++) if (g[ids[i]] in grp) in_[ids[i]] = 1\n"
-	"  do { c = 0; for (i = 1; i <= n; i++) { x = ids[i]; if (!(x in in_) && (p[x] in in_)) { in_[x] = 1; c = 1 } } }"
-	" while (c)\n"
+	"  do { c = 0; for (i = 1; i <= n; i++) { x = ids[i]; if (!(x in in_) && (p[x] in in_)) { in_[x] = 1; c = 1 } } } while (c)\n"
 	"  for (x in grp) print \"G \" x\n"
 	"  for (i = 1; i <= n; i++) { x = ids[i]; if ((x in in_) && x != me && x != s && x > 1) print x, p[x], g[x] }\n"
-	"}'; }\n"
+	"}'\n"
+	"}\n"
 	"pids() { awk '{ print $1 }' | head -n 16 | tr '\\n' ' '; }\n"
-	"out=$(scan 1 '' '')\n"
+	"if ! out=$(scan 1 '' ''); then\n"
+	"  launcher= lgroup=\n"
+	"  printf 'reused\\n'\n"
+	"  out=$(scan 1 '' '')\n"
+	"fi\n"
 	"roots=$(printf '%s\\n' \"$out\" | sed -n 's/^R //p' | tr '\\n' ' ')\n"
 	"groups=$(printf '%s\\n' \"$out\" | sed -n 's/^G //p' | tr '\\n' ' ')\n"
 	"procs=$(printf '%s\\n' \"$out\" | grep -v '^[RG] ')\n"
 	"for g in $groups; do printf 'group %s\\n' \"$g\"; done\n"
-	"case \" $roots \" in *\" $t \"*) ;; *) case \" $groups \" in *\" ${t#-} \"*) [ \"$t\" != \"${t#-}\" ] ||"
-	" echo foreign;; *) echo foreign;; esac;; esac\n"
+	"if [ -n \"$launcher\" ]; then\n"
+	"  [ \"$t\" = \"${lgroup:+-}$launcher\" ] || echo foreign\n"
+	"else\n"
+	"  case \" $roots \" in *\" $t \"*) ;; *) case \" $groups \" in *\" ${t#-} \"*) [ \"$t\" != \"${t#-}\" ] || echo foreign;;\n"
+	"    *) echo foreign;; esac;; esac\n"
+	"fi\n"
 	"if [ -z \"$procs\" ]; then\n"
-	"  case $t in -*) printf 'unverified %s\\n' \"$(table | awk -v g=\"${t#-}\" '$3 == g && $4 !~ /^Z/' | pids)\";; esac\n"
+	"  case $t in -*) [ -n \"$groups\" ] || printf 'unverified %s\\n' \"$(table | awk -v g=\"${t#-}\" '$3 == g && $4 !~ /^Z/' | pids)\";; esac\n"
 	"  exit 4\n"
 	"fi\n"
-	"others() { printf '%s\\n' \"$procs\" | while read -r x y z; do case \" $groups \" in *\" $z \"*) ;;"
-	" *) [ -n \"$x\" ] && echo \"$x\";; esac; done; }\n"
-	"signal() { for g in $groups; do kill -s \"$1\" -- \"-$g\" 2>/dev/null; done;"
-	" for x in $(others); do kill -s \"$1\" \"$x\" 2>/dev/null; done; }\n"
+	"others() { printf '%s\\n' \"$procs\" | while read -r x y z; do case \" $groups \" in *\" $z \"*) ;; *) [ -n \"$x\" ] && echo \"$x\";; esac; done; }\n"
+	"signal() { for g in $groups; do kill -s \"$1\" -- \"-$g\" 2>/dev/null; done; for x in $(others); do kill -s \"$1\" \"$x\" 2>/dev/null; done; }\n"
 	"printf 'others %s\\n' \"$(others | pids)\"\n"
 	"signal \"$sig\"\n"
 	"rc=0 i=0\n"
@@ -194,6 +226,11 @@ typedef struct {
 	char records[192];    /* the run's activation records' PIDs still running, not found as its */
 	char unverified[192]; /* nothing found: the processes of the group the file names */
 	char before[256];     /* the connection's sessions before the workload's (its SFTP server) */
+	char launcher[16];    /* the workload's first process, as its wrapper said on the channel */
+	int launcher_leads;   /* ... and it leads its process group */
+	int mark;             /* 0 looking for the wrapper's mark, 1 found, 2 not there */
+	char hold[MARK_HOLD]; /* stdout held while looking */
+	size_t held;
 } run_session;
 
 /* The connection's other sessions before the workload's starts (lume-metal's SFTP server: sshd
@@ -225,11 +262,60 @@ static int sessions_before(run_session *r, lm_ssh *ssh)
 	return 0;
 }
 
+/* The wrapper's mark in what is held: the launcher's PID taken, the mark cut out, the rest passed
+ * on. The mark comes before anything the workload writes (the wrapper prints it before the exec);
+ * on a pseudo-terminal the echo of input sent early may come first, so it is looked for, not
+ * expected at the start. Found nowhere in the first MARK_HOLD bytes: the output goes on as it is,
+ * and the stop finds the launcher by ancestry. */
+static void mark_look(run_session *r, int end)
+{
+	const size_t plen = sizeof(MARK_PREFIX) - 1;
+	char *at = NULL, *bel;
+	size_t i, n;
+
+	for (i = 0; i + plen <= r->held && at == NULL; i++)
+		if (memcmp(r->hold + i, MARK_PREFIX, plen) == 0)
+			at = r->hold + i;
+	if (at != NULL && (bel = memchr(at + plen, '\007', r->held - (size_t)(at - r->hold) - plen)) != NULL) {
+		const char *t = at + plen;
+		size_t tlen = (size_t)(bel - t);
+		int leads = tlen > 0 && t[0] == '-';
+
+		n = tlen - (size_t)leads;
+		if (n > 0 && n < sizeof(r->launcher) && strspn(t + leads, "0123456789") == n && t[leads] != '0') {
+			memcpy(r->launcher, t + leads, n);
+			r->launcher[n] = '\0';
+			r->launcher_leads = leads;
+		}
+		r->mark = 1;
+		if (at > r->hold)
+			lm_context_output(r->ctx, r->vm, 1, r->hold, (size_t)(at - r->hold));
+		if ((size_t)(bel + 1 - r->hold) < r->held)
+			lm_context_output(r->ctx, r->vm, 1, bel + 1, r->held - (size_t)(bel + 1 - r->hold));
+		r->held = 0;
+	} else if (end || r->held == sizeof(r->hold)) {
+		r->mark = 2;
+		if (r->held > 0)
+			lm_context_output(r->ctx, r->vm, 1, r->hold, r->held);
+		r->held = 0;
+	}
+}
+
 static void session_out(void *data, int stream, const char *bytes, size_t len)
 {
-	const run_session *r = data;
+	run_session *r = data;
+	size_t n;
 
-	lm_context_output(r->ctx, r->vm, stream, bytes, len);
+	while (stream == 1 && r->mark == 0 && len > 0) {
+		n = sizeof(r->hold) - r->held < len ? sizeof(r->hold) - r->held : len;
+		memcpy(r->hold + r->held, bytes, n);
+		r->held += n;
+		bytes += n;
+		len -= n;
+		mark_look(r, 0);
+	}
+	if (len > 0)
+		lm_context_output(r->ctx, r->vm, stream, bytes, len);
 }
 
 /* One line of the stop's answer ("word value...") into r; unknown words are ignored. */
@@ -277,8 +363,8 @@ static int session_stop(void *data, lm_ssh *ssh, int sig)
 	if ((path = lm_format("%s/" GROUP_FILE, r->record_dir)) == NULL)
 		return lm_error_nomem();
 	if ((rc = lm_shell_quote(path, &qpath)) == 0 && (rc = lm_shell_quote(stop_script, &qscript)) == 0 &&
-	    (cmd = lm_format("exec /bin/sh -c %s lume-metal-stop %s %s %d '%s'", qscript, qpath, signal_word(sig),
-	    (int)(r->grace * 10.0), r->before)) == NULL)
+	    (cmd = lm_format("exec /bin/sh -c %s lume-metal-stop %s %s %d '%s' '%s' '%s'", qscript, qpath,
+	    signal_word(sig), (int)(r->grace * 10.0), r->before, r->launcher, r->launcher_leads ? "-" : "")) == NULL)
 		rc = lm_error_nomem();
 	if (rc == 0)
 		rc = lm_ssh_exec_capture(ssh, cmd, 8192, &out, NULL, &r->outcome);
@@ -320,8 +406,8 @@ static void stopped_file(const run_session *r, char *buf, size_t size)
 		    "it was not used; ");
 	else if (r->foreign)
 		snprintf(buf, size, "the run's process-group file (which the workload can write) says %s, which is not the "
-		    "workload's %s: nothing was sent to %s; ", r->target, r->groups[0] != '\0' ? "process group" : "process",
-		    r->target);
+		    "workload's %s (%s): nothing was sent to %s; ", r->target, r->groups[0] != '\0' ? "process group" :
+		    "process", r->groups[0] != '\0' ? r->groups : r->others[0] != '\0' ? r->others : "none found", r->target);
 }
 
 /* After the outcome: "nothing of it is left" only when nothing that may be it runs. */
@@ -339,7 +425,7 @@ static void stopped_tail(const run_session *r, char *buf, size_t size)
 static int stopped(const run_session *r, int sig, int status)
 {
 	const char *name = signal_word(sig);
-	char what[512], file[256], tail[512];
+	char what[512], file[512], tail[512];
 
 	stopped_file(r, file, sizeof(file));
 	stopped_tail(r, tail, sizeof(tail));
@@ -423,6 +509,8 @@ int lm_guest_workload_run(lm_context *ctx, lm_ssh *ssh, const char *vm, const ch
 		return rc;
 	rc = lm_ssh_exec_session(ssh, wrapped, &io, &end);
 	free(wrapped);
+	if (r.mark == 0)
+		mark_look(&r, 1); /* what is still held goes out */
 	if (rc < 0 && end.stopped_by == 0 && lm_ssh_usable(ssh))
 		return failed(&r, ssh, rc);
 	res->exit_status = end.exit_status;
