@@ -9,6 +9,7 @@
 #   local_clean_env  the shim's variables exported by an earlier step do not make "stock" shimmed
 #   local_run        run with activation records, its exit status, nothing left of it
 #   local_signals    SIGTERM to lume-metal reaches the workload's group; nothing is left running
+#   local_setsid     ... and a child of it that left the group (setsid)
 #   local_agent      agent install, list, remove (and remove again), status
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -25,6 +26,7 @@ export PATH="$BIN:$PATH"
 # power off): each is stopped by its PID when the scenario ends, whatever happened.
 lm_test_before_exit() {
   local f pid
+  [ -z "${SETSID_CHILD:-}" ] || kill -KILL "$SETSID_CHILD" 2>/dev/null || true
   for f in "$MACHINE"/launchd/*; do
     [ -f "$f" ] || continue
     pid=$(sed -n 's/^pid //p' "$f")
@@ -215,6 +217,25 @@ scenario_local_signals() {
   [ "$rc" -eq 143 ] || fail "lume-metal's exit: $rc: $(cat "$E2E_DIR/s.out" "$E2E_DIR/s.err")"
   grep -qx got-term "$E2E_DIR/child.pid.log" || fail "the workload did not get SIGTERM"
   wait_for 10 "the workload's child to be ended" exited "$child"
+}
+
+# A child that left the workload's group (setsid: a session of its own, a sleep loop in it) is
+# found by its ancestry when lume-metal gets SIGTERM, and ended with the group (issue 36, item 6).
+scenario_local_setsid() {
+  machine --feature-level unlocked
+  # shellcheck disable=SC2016 # the workload's shell expands it
+  "$LM_BIN" local run -- sh -c 'setsid sh -c '\''echo $$ >"$0.tmp"; mv "$0.tmp" "$0"; while :; do sleep 1; done'\'' "$0" & wait' \
+    "$E2E_DIR/setsid.pid" >"$E2E_DIR/s.out" 2>"$E2E_DIR/s.err" &
+  local lm_pid=$! child rc
+  wait_for 30 "the workload's setsid child to start: $(cat "$E2E_DIR/s.err")" test -s "$E2E_DIR/setsid.pid"
+  child=$(cat "$E2E_DIR/setsid.pid")
+  SETSID_CHILD=$child # not left running should the test fail
+  [ "$(awk '{print $6}' "/proc/$child/stat")" = "$child" ] || fail "the child has no session of its own: $(cat "/proc/$child/stat")"
+  kill -TERM "$lm_pid"
+  set +e; wait "$lm_pid"; rc=$?; set -e
+  [ "$rc" -eq 143 ] || fail "lume-metal's exit: $rc: $(cat "$E2E_DIR/s.out" "$E2E_DIR/s.err")"
+  # SIGKILL's end is the kernel's to finish: waited for, as a condition.
+  wait_for 10 "the workload's setsid child $child to be ended (it outlived local run)" exited "$child"
 }
 
 scenario_local_agent() {

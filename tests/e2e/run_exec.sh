@@ -249,4 +249,78 @@ scenario_run_epipe() {
   [ ! -e "$(guest_home vm1)/closed" ] || fail "run with stdout closed started the workload"
 }
 
+# A stop finds what left the group (issue 36, item 6): the workload starts a child that calls
+# setsid (a session and group of its own, a sleep loop in it), and the run is stopped with
+# SIGTERM. The group's signal never reaches that child; the stop finds it as the workload's
+# descendant, read before any signal, and ends it too. Once lume-metal has exited the child is
+# gone, and the message names it among what was stopped.
+scenario_run_setsid() {
+  setup
+  local file pid
+  file=$(guest_home vm1)/setsid-child
+  # shellcheck disable=SC2016 # the guest's shell expands it
+  local workload='setsid sh -c '\''read -r p _ </proc/self/stat; echo "$p" >/Users/lume/setsid-child.tmp; mv /Users/lume/setsid-child.tmp /Users/lume/setsid-child; while :; do sleep 1; done'\'' & wait'
+  set +e
+  "$LM_BIN" run vm1 -- sh -c "$workload" </dev/null >"$E2E_DIR/setsid.out" 2>"$E2E_DIR/setsid.err" &
+  pid=$!
+  set -e
+  wait_for 60 "the setsid child did not start: $(cat "$E2E_DIR/setsid.err")" test -s "$file"
+  CHILD=$(cat "$file")
+  ! exited "$CHILD" || fail "the setsid child $CHILD is not running"
+  [ "$(awk '{print $6}' "/proc/$CHILD/stat")" = "$(awk '{print $1}' "/proc/$CHILD/stat")" ] ||
+    fail "the child did not get a session of its own: $(cat "/proc/$CHILD/stat")"
+  kill -s TERM "$pid"
+  wait_for 60 "lume-metal did not end after SIGTERM: $(cat "$E2E_DIR/setsid.err")" exited "$pid"
+  set +e
+  wait "$pid"
+  RUN_RC=$?
+  set -e
+  rc_is setsid 143
+  exited "$CHILD" || fail "the workload's setsid child $CHILD outlived the stop: $(cat "$E2E_DIR/setsid.err")"
+  err_has setsid "SIGTERM went to the workload's process group ([0-9]*) and the processes of it that had left the group ([0-9 ]*); it ended (exit 143), nothing of it is left"
+  [ "$(runs_left)" -eq 0 ] || fail "the stopped run's record directory was left"
+}
+
+# The group file is the workload's to write (issue 36, item 6): a workload that overwrites it with
+# another process group's id -- another run's workload, still running, or -1 (every process the
+# account may signal) -- gets that group neither signalled nor taken for its own. The stop ends
+# the workload itself (its group as the launching shell said it on the channel) and says that the
+# file named something else, which was left alone.
+scenario_run_foreign_group() {
+  setup
+  local home by by_pid target file pid
+  home=$(guest_home vm1)
+  # shellcheck disable=SC2016 # the guest's shell expands it
+  "$LM_BIN" run vm1 -- sh -c 'read -r p _ </proc/self/stat; echo "$$ $p" >/Users/lume/bystander.tmp; mv /Users/lume/bystander.tmp /Users/lume/bystander; exec sleep 600' \
+    </dev/null >"$E2E_DIR/by.out" 2>"$E2E_DIR/by.err" &
+  by_pid=$!
+  wait_for 60 "the bystander did not start: $(cat "$E2E_DIR/by.err")" test -s "$home/bystander"
+  read -r by BYSTANDER <"$home/bystander"
+  for target in "-$by" -1; do
+    file=$home/forger-${target#-}
+    rm -f "$file"
+    # shellcheck disable=SC2016 # the guest's shell expands it
+    "$LM_BIN" run vm1 -- sh -c '[ -n "$LUME_METAL_RECORD_DIR" ] || exit 64; printf "%s\n" "$1" >"$LUME_METAL_RECORD_DIR/process-group"; read -r p _ </proc/self/stat; echo "$p" >"$2.tmp"; mv "$2.tmp" "$2"; exec sleep 600' \
+      forger "$target" "/Users/lume/forger-${target#-}" </dev/null >"$E2E_DIR/forger.out" 2>"$E2E_DIR/forger.err" &
+    pid=$!
+    wait_for 60 "the forging workload did not start: $(cat "$E2E_DIR/forger.err")" test -s "$file"
+    FORGER=$(cat "$file")
+    kill -s TERM "$pid"
+    wait_for 60 "lume-metal did not end after SIGTERM: $(cat "$E2E_DIR/forger.err")" exited "$pid"
+    set +e
+    wait "$pid"
+    RUN_RC=$?
+    set -e
+    rc_is forger 143
+    exited "$FORGER" || fail "file $target: the forging workload $FORGER outlived the stop: $(cat "$E2E_DIR/forger.err")"
+    ! exited "$BYSTANDER" || fail "file $target: the other run's workload $BYSTANDER was killed: $(cat "$E2E_DIR/forger.err")"
+    ! exited "$by_pid" || fail "file $target: the other run ended: $(cat "$E2E_DIR/by.err")"
+    err_has forger "the run's process-group file (which the workload can write) says $target, which is not the workload's process group ([0-9]*): nothing was sent to $target; SIGTERM went to the workload's process group ([0-9]*); it ended (exit 143), nothing of it is left"
+  done
+  kill -s TERM "$by_pid"
+  wait_for 60 "the bystander's run did not end after SIGTERM: $(cat "$E2E_DIR/by.err")" exited "$by_pid"
+  wait "$by_pid" || true
+  exited "$BYSTANDER" || fail "the bystander $BYSTANDER outlived its own run's stop"
+}
+
 "scenario_$1"

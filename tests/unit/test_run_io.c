@@ -135,15 +135,17 @@ static void test_workload_options(void **state)
 	lm_assert_fails(lm_workload_options_init(&wo, 0), LM_EINVALID);
 }
 
-/* The wrapper writes the kill target of its process group ("-$$" when the shell leads one, as
- * sshd's setsid makes it) into the record directory, quoted, and only then execs the workload. */
+/* The wrapper says the kill target of its process group ("-$$" when the shell leads one, as sshd's
+ * setsid makes it) on the channel (the mark the host cuts out of the output) and in the record
+ * directory, quoted, and only then execs the workload. */
 static void test_group_command(void **state)
 {
 	char *out = NULL;
 
 	(void)state;
 	lm_assert_ok(lm_workload_group_command("/Users/lume/x y/run-1", "env A=1 llama-bench", &out));
-	assert_string_equal(out, "if kill -s 0 -- -$$ 2>/dev/null; then t=-$$; else t=$$; fi; printf '%s\\n' \"$t\" "
+	assert_string_equal(out, "if kill -s 0 -- -$$ 2>/dev/null; then t=-$$; else t=$$; fi; "
+	    "printf '\\033]lume-metal-group;%s\\007' \"$t\" && printf '%s\\n' \"$t\" "
 	    ">'/Users/lume/x y/run-1/process-group' && exec env A=1 llama-bench");
 	free(out);
 }

@@ -2,12 +2,16 @@
  * lm_ssh_exec_session, in a process group of its own so that a stop reaches every process of it.
  *
  * sshd starts each session's command in a new session (setsid), so the login shell that runs it
- * leads a process group; it writes that group's kill target into the run's record directory and
- * execs the workload, which keeps the group and passes it to its children. A stop signals the
- * group over another channel (SSH's "signal" request would reach the session's process alone),
- * waits for it to go, SIGKILLs what is left after the grace and checks that nothing is. The wait
- * runs in the guest, in one command that writes nothing until it is done: should lume-metal itself
- * be killed meanwhile, the guest still finishes the stop. */
+ * leads a process group; before it execs the workload it says that group's kill target on the
+ * channel (a mark cut out of the output here) and writes it into the run's record directory (the
+ * sign that the workload started, and what the next run's sweep looks at). The workload keeps the
+ * group and passes it to its children; a child may leave it (setsid), and the workload can
+ * rewrite the file. So a stop takes the group from the mark, never from the file, and finds the
+ * processes that left the group by their ancestry (stop_script); it signals them all over another
+ * channel (SSH's "signal" request would reach the session's process alone), waits for them to go,
+ * SIGKILLs what is left after the grace and checks what is. The wait runs in the guest, in one
+ * command that writes nothing until it is done: should lume-metal itself be killed meanwhile, the
+ * guest still finishes the stop. */
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -20,6 +24,11 @@
 
 #define GROUP_FILE LM_WORKLOAD_GROUP_FILE
 #define GRACE_DEFAULT 5.0
+/* The wrapper's mark on the workload's stdout, before the exec: ESC ] MARK_WORD ; target BEL (an
+ * operating-system command a terminal ignores, should one ever get through). */
+#define MARK_WORD "lume-metal-group"
+#define MARK_PREFIX "\033]" MARK_WORD ";"
+#define MARK_HOLD 4096 /* output held while looking for the mark: a pseudo-terminal's echo of early input */
 
 /* Each version ends where the next one's fields begin: a program built with it has a shorter struct. */
 static size_t options_size(unsigned int version)
@@ -76,32 +85,127 @@ int lm_workload_group_command(const char *record_dir, const char *cmd, char **ou
 	if ((path = lm_format("%s/" GROUP_FILE, record_dir)) == NULL)
 		return lm_error_nomem();
 	if ((rc = lm_shell_quote(path, &q)) == 0 &&
-	    (*out = lm_format("if kill -s 0 -- -$$ 2>/dev/null; then t=-$$; else t=$$; fi; printf '%%s\\n' \"$t\" >%s && "
-	    "exec %s", q, cmd)) == NULL)
+	    (*out = lm_format("if kill -s 0 -- -$$ 2>/dev/null; then t=-$$; else t=$$; fi; "
+	    "printf '\\033]" MARK_WORD ";%%s\\007' \"$t\" && printf '%%s\\n' \"$t\" >%s && exec %s", q, cmd)) == NULL)
 		rc = lm_error_nomem();
 	free(path);
 	lm_free(q);
 	return rc;
 }
 
-/* Run by the guest's login shell: wait (2 s at most) for the target the wrapper wrote; signal
- * it; wait TENTHS tenths of a second for it to go, then SIGKILL and wait 5 s more. Prints the
- * target; exit 0 ended, 1 killed (none left), 2 processes left, 3 no target (not started). */
+/* The stop, run by /bin/sh in a session of its own on the run's SSH connection (the shell's parent
+ * is sshd's process for that connection, which started the workload's session too: OpenSSH's
+ * session.c forks every session's command from that process). Arguments: the group file, the
+ * signal word, the grace in tenths of a second, the connection's sessions from before the
+ * workload's (before_script), the launching process as the mark said it and "-" when it leads its
+ * group (both empty when no mark came).
+ *
+ * What it stops is never taken from the group file: the file only says that the workload started
+ * (the wrapper writes it just before the exec), and what it names is compared with what was
+ * found. The launching process (the workload itself after the wrapper's exec) is the mark's -- a
+ * PID alive with another parent than the connection's sshd process was reused, and is not
+ * believed -- or, with no mark yet, the connection's sshd process's other child, not one from
+ * before. Its group (a PID is not reused while a process group has it as its id: POSIX.1-2017 XBD
+ * "Process ID Reuse"; so a group of the mark's PID is the one it led, even after it ended), and
+ * every descendant of it or of a member of that group, found by their parent PIDs in one `ps`
+ * table, are the run's: a child that called setsid (leaving the group) is still its parent's
+ * child. The table is read before
+ * any signal, so that the processes whose parent the signal ends (reparented to launchd, PID 1)
+ * are known by then; each later table keeps a known process while its PID still has the parent
+ * and group it had (or launchd as its parent: a PID reused meanwhile has neither), adds any new
+ * descendant, and drops the ended. The group gets the signal as one (kill -- -G), each found
+ * process outside it its own; after the grace SIGKILL, then a final table says what is left. A
+ * process that left the group and whose parent had ended before the stop is found by nothing;
+ * if it loaded the shim, its activation record names it (below).
+ *
+ * ps: -A and -o with the keywords pid, ppid, pgid and state (its first letter Z: a zombie,
+ * ended), each header empty (`KEY=`) and so no header line: POSIX.1-2017 ps(1) for -A, -o, pid,
+ * ppid and pgid; macOS's ps(1) (the macOS 15 manual page) lists them and `state`, as procps does.
+ * A separate -o for each keyword: POSIX makes the rest of an -o argument after `=` the header,
+ * commas included. Nothing relies on a session id: macOS's `sess` is the kernel's session pointer,
+ * not an id (Proc::ProcessTable's README.darwin: "sess  session pointer"; it found no way to the
+ * session id), and POSIX ps has no keyword for one.
+ *
+ * Prints `file T` (what the file says, `invalid` when it is no kill target), `group G` for each
+ * group found, `reused` when the mark's PID was not believed, `foreign` when T is neither the
+ * group found nor the launching process, `others P...` (found processes outside the groups,
+ * signalled one by one), `left P...` (still running after
+ * SIGKILL), `records P...` (PIDs of this run's activation records, <pid>.json beside the group
+ * file, still running though none of the run's found processes: not signalled, they may be the
+ * workload's or a PID reused) and `unverified P...` (with nothing found: the processes of the
+ * group the file names, which nothing ties to the session; not signalled). At most 16 PIDs a
+ * list. Exit 0 ended, 1 killed (none left), 2 processes left, 3 no file (not started), 4 nothing
+ * of the session found. */
 static const char stop_script[] =
-	"f=%s; i=0\n"
-	"while [ ! -s \"$f\" ]; do [ $i -ge 20 ] && exit 3; sleep 0.1; i=$((i+1)); done\n"
-	"read -r t <\"$f\"\n"
-	"printf '%%s\\n' \"$t\"\n"
-	"kill -s %s -- \"$t\" 2>/dev/null || exit 0\n"
+	"f=$1 sig=$2 n=$3 before=$4 launcher=$5 lgroup=$6 s=$PPID me=$$ dir=${1%/*}\n"
 	"i=0\n"
-	"while kill -s 0 -- \"$t\" 2>/dev/null; do\n"
-	"  if [ $i -ge %d ]; then\n"
-	"    kill -s KILL -- \"$t\" 2>/dev/null; j=0\n"
-	"    while kill -s 0 -- \"$t\" 2>/dev/null; do [ $j -ge 50 ] && exit 2; sleep 0.1; j=$((j+1)); done\n"
-	"    exit 1\n"
-	"  fi\n"
+	"while [ ! -s \"$f\" ]; do [ $i -ge 20 ] && exit 3; sleep 0.1; i=$((i+1)); done\n"
+	"t=; read -r t <\"$f\" || :\n"
+	"case $t in ''|-|*[!0-9-]*|?*-*|?????????????*) t=invalid;; esac\n"
+	"printf 'file %s\\n' \"$t\"\n"
+	"table() { ps -A -o pid= -o ppid= -o pgid= -o state=; }\n"
+	"scan() {\n"
+	"  table | awk -v s=\"$s\" -v me=\"$me\" -v first=\"$1\" -v groups=\"$2\" -v known=\"$3\" -v before=\"$before\" \\\n"
+	"    -v launcher=\"$launcher\" -v lgroup=\"$lgroup\" '\n"
+	"$4 !~ /^Z/ { p[$1] = $2; g[$1] = $3; ids[++n] = $1 }\n"
+	"END {\n"
+	"  if (first && launcher != \"\") {\n"
+	"    if (launcher in p && p[launcher] != s) exit 9\n"
+	"    if (launcher in p) { in_[launcher] = 1; print \"R \" launcher }\n"
+	"    if (lgroup != \"\") grp[launcher] = 1\n"
+	"  } else if (first) {\n"
+	"    m = split(before, b); for (j = 1; j <= m; j++) old[b[j]] = 1\n"
+	"    for (i = 1; i <= n; i++) { x = ids[i]\n"
+	"      if (p[x] == s && x != me && !(x in old)) { in_[x] = 1; print \"R \" x; if (g[x] == x) grp[x] = 1 } }\n"
+	"  }\n"
+	"  m = split(groups, a); for (j = 1; j <= m; j++) grp[a[j]] = 1\n"
+	"  m = split(known, k)\n"
+	"  for (j = 1; j + 2 <= m; j += 3) { x = k[j]\n"
+	"    if ((x in p) && g[x] == k[j+2] && (p[x] == k[j+1] || p[x] == 1)) in_[x] = 1 }\n"
+	"  for (i = 1; i <= n; i++) if (g[ids[i]] in grp) in_[ids[i]] = 1\n"
+	"  do { c = 0; for (i = 1; i <= n; i++) { x = ids[i]; if (!(x in in_) && (p[x] in in_)) { in_[x] = 1; c = 1 } } } while (c)\n"
+	"  for (x in grp) print \"G \" x\n"
+	"  for (i = 1; i <= n; i++) { x = ids[i]; if ((x in in_) && x != me && x != s && x > 1) print x, p[x], g[x] }\n"
+	"}'\n"
+	"}\n"
+	"pids() { awk '{ print $1 }' | head -n 16 | tr '\\n' ' '; }\n"
+	"if ! out=$(scan 1 '' ''); then\n"
+	"  launcher= lgroup=\n"
+	"  printf 'reused\\n'\n"
+	"  out=$(scan 1 '' '')\n"
+	"fi\n"
+	"roots=$(printf '%s\\n' \"$out\" | sed -n 's/^R //p' | tr '\\n' ' ')\n"
+	"groups=$(printf '%s\\n' \"$out\" | sed -n 's/^G //p' | tr '\\n' ' ')\n"
+	"procs=$(printf '%s\\n' \"$out\" | grep -v '^[RG] ')\n"
+	"for g in $groups; do printf 'group %s\\n' \"$g\"; done\n"
+	"if [ -n \"$launcher\" ]; then\n"
+	"  [ \"$t\" = \"${lgroup:+-}$launcher\" ] || echo foreign\n"
+	"else\n"
+	"  case \" $roots \" in *\" $t \"*) ;; *) case \" $groups \" in *\" ${t#-} \"*) [ \"$t\" != \"${t#-}\" ] || echo foreign;;\n"
+	"    *) echo foreign;; esac;; esac\n"
+	"fi\n"
+	"if [ -z \"$procs\" ]; then\n"
+	"  case $t in -*) [ -n \"$groups\" ] || printf 'unverified %s\\n' \"$(table | awk -v g=\"${t#-}\" '$3 == g && $4 !~ /^Z/' | pids)\";; esac\n"
+	"  exit 4\n"
+	"fi\n"
+	"others() { printf '%s\\n' \"$procs\" | while read -r x y z; do case \" $groups \" in *\" $z \"*) ;; *) [ -n \"$x\" ] && echo \"$x\";; esac; done; }\n"
+	"signal() { for g in $groups; do kill -s \"$1\" -- \"-$g\" 2>/dev/null; done; for x in $(others); do kill -s \"$1\" \"$x\" 2>/dev/null; done; }\n"
+	"printf 'others %s\\n' \"$(others | pids)\"\n"
+	"signal \"$sig\"\n"
+	"rc=0 i=0\n"
+	"while :; do\n"
+	"  procs=$(scan '' \"$groups\" \"$procs\" | grep -v '^[RG] ')\n"
+	"  [ -n \"$procs\" ] || break\n"
+	"  if [ $rc -eq 0 ] && [ $i -ge \"$n\" ]; then rc=1 i=0; fi\n"
+	"  if [ $rc -eq 1 ]; then signal KILL; [ $i -ge 50 ] && { rc=2; break; }; fi\n"
 	"  sleep 0.1; i=$((i+1))\n"
-	"done\n";
+	"done\n"
+	"[ $rc -ne 2 ] || printf 'left %s\\n' \"$(printf '%s\\n' \"$procs\" | pids)\"\n"
+	"r= c=0 live=\" $(table | awk '$4 !~ /^Z/ { print $1 }' | tr '\\n' ' ')\" mine=\" $(printf '%s\\n' \"$procs\" | pids)\"\n"
+	"for x in \"$dir\"/*.json; do x=${x##*/}; x=${x%.json}; case $x in ''|*[!0-9]*) continue;; esac\n"
+	"  case $mine in *\" $x \"*) continue;; esac; case $live in *\" $x \"*) c=$((c+1)); [ $c -gt 16 ] || r=\"$r$x \";; esac; done\n"
+	"[ -z \"$r\" ] || printf 'records %s\\n' \"$r\"\n"
+	"exit $rc\n";
 
 static const char *signal_word(int sig)
 {
@@ -113,59 +217,242 @@ typedef struct {
 	const char *vm;
 	const char *record_dir;
 	double grace;
-	int outcome;        /* the stop script's exit status; -1 before a stop */
-	char target[32];    /* the group's kill target ("-1234"), as the guest wrote it */
+	int outcome;          /* the stop script's exit status; -1 before a stop */
+	int foreign;          /* the group file named something else than what was found */
+	char target[32];      /* what the group file said ("-1234"; "invalid") */
+	char groups[64];      /* the workload's process group(s), as found */
+	char others[192];     /* found processes outside the group(s), signalled one by one */
+	char left[192];       /* still running after SIGKILL */
+	char records[192];    /* the run's activation records' PIDs still running, not found as its */
+	char unverified[192]; /* nothing found: the processes of the group the file names */
+	char before[256];     /* the connection's sessions before the workload's (its SFTP server) */
+	char launcher[16];    /* the workload's first process, as its wrapper said on the channel */
+	int launcher_leads;   /* ... and it leads its process group */
+	int mark;             /* 0 looking for the wrapper's mark, 1 found, 2 not there */
+	char hold[MARK_HOLD]; /* stdout held while looking */
+	size_t held;
 } run_session;
+
+/* The connection's other sessions before the workload's starts (lume-metal's SFTP server: sshd
+ * forks it from the same process), which the stop leaves alone: PIDs, one space after each. */
+static const char before_script[] =
+	"ps -A -o pid= -o ppid= | awk -v s=\"$PPID\" -v me=\"$$\" '$2 == s && $1 != me { printf \"%s \", $1 }'";
+
+/* before_script's answer into r->before; a guest whose ps fails leaves it empty (the stop then
+ * takes the SFTP server for one of the workload's sessions and ends it with the rest). */
+static int sessions_before(run_session *r, lm_ssh *ssh)
+{
+	char *q = NULL, *cmd = NULL, *out = NULL;
+	int rc, status = 0;
+
+	r->before[0] = '\0';
+	if ((rc = lm_shell_quote(before_script, &q)) < 0)
+		return rc;
+	if ((cmd = lm_format("exec /bin/sh -c %s", q)) == NULL)
+		rc = lm_error_nomem();
+	else
+		rc = lm_ssh_exec_capture(ssh, cmd, sizeof(r->before) - 1, &out, NULL, &status);
+	lm_free(q);
+	free(cmd);
+	if (rc < 0)
+		return rc == LM_ETOOLARGE ? 0 : rc;
+	if (status == 0 && strspn(out, "0123456789 ") == strlen(out))
+		snprintf(r->before, sizeof(r->before), "%s", out);
+	lm_free(out);
+	return 0;
+}
+
+/* The wrapper's mark in what is held: the launcher's PID taken, the mark cut out, the rest passed
+ * on. The mark comes before anything the workload writes (the wrapper prints it before the exec);
+ * on a pseudo-terminal the echo of input sent early may come first, so it is looked for, not
+ * expected at the start. Found nowhere in the first MARK_HOLD bytes: the output goes on as it is,
+ * and the stop finds the launcher by ancestry. */
+static void mark_look(run_session *r, int end)
+{
+	const size_t plen = sizeof(MARK_PREFIX) - 1;
+	char *at = NULL, *bel;
+	size_t i, n;
+
+	for (i = 0; i + plen <= r->held && at == NULL; i++)
+		if (memcmp(r->hold + i, MARK_PREFIX, plen) == 0)
+			at = r->hold + i;
+	if (at != NULL && (bel = memchr(at + plen, '\007', r->held - (size_t)(at - r->hold) - plen)) != NULL) {
+		const char *t = at + plen;
+		size_t tlen = (size_t)(bel - t);
+		int leads = tlen > 0 && t[0] == '-';
+
+		n = tlen - (size_t)leads;
+		if (n > 0 && n < sizeof(r->launcher) && strspn(t + leads, "0123456789") == n && t[leads] != '0') {
+			memcpy(r->launcher, t + leads, n);
+			r->launcher[n] = '\0';
+			r->launcher_leads = leads;
+		}
+		r->mark = 1;
+		if (at > r->hold)
+			lm_context_output(r->ctx, r->vm, 1, r->hold, (size_t)(at - r->hold));
+		if ((size_t)(bel + 1 - r->hold) < r->held)
+			lm_context_output(r->ctx, r->vm, 1, bel + 1, r->held - (size_t)(bel + 1 - r->hold));
+		r->held = 0;
+	} else if (end || r->held == sizeof(r->hold)) {
+		r->mark = 2;
+		if (r->held > 0)
+			lm_context_output(r->ctx, r->vm, 1, r->hold, r->held);
+		r->held = 0;
+	}
+}
 
 static void session_out(void *data, int stream, const char *bytes, size_t len)
 {
-	const run_session *r = data;
+	run_session *r = data;
+	size_t n;
 
-	lm_context_output(r->ctx, r->vm, stream, bytes, len);
+	while (stream == 1 && r->mark == 0 && len > 0) {
+		n = sizeof(r->hold) - r->held < len ? sizeof(r->hold) - r->held : len;
+		memcpy(r->hold + r->held, bytes, n);
+		r->held += n;
+		bytes += n;
+		len -= n;
+		mark_look(r, 0);
+	}
+	if (len > 0)
+		lm_context_output(r->ctx, r->vm, stream, bytes, len);
+}
+
+/* One line of the stop's answer ("word value...") into r; unknown words are ignored. */
+static void stop_line(run_session *r, const char *line, size_t len)
+{
+	static const struct { const char *word; size_t off, size; } fields[] = {
+		{"file", offsetof(run_session, target), sizeof(((run_session *)0)->target)},
+		{"group", offsetof(run_session, groups), sizeof(((run_session *)0)->groups)},
+		{"others", offsetof(run_session, others), sizeof(((run_session *)0)->others)},
+		{"left", offsetof(run_session, left), sizeof(((run_session *)0)->left)},
+		{"records", offsetof(run_session, records), sizeof(((run_session *)0)->records)},
+		{"unverified", offsetof(run_session, unverified), sizeof(((run_session *)0)->unverified)},
+	};
+	size_t i, w = 0, vlen;
+	const char *v;
+
+	while (w < len && line[w] != ' ')
+		w++;
+	v = line + w + (w < len);
+	vlen = len - (size_t)(v - line);
+	if (w == 7 && strncmp(line, "foreign", 7) == 0) {
+		r->foreign = 1;
+		return;
+	}
+	while (vlen > 0 && v[vlen - 1] == ' ')
+		vlen--;
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		char *dst = (char *)r + fields[i].off;
+		size_t have;
+
+		if (strlen(fields[i].word) != w || strncmp(line, fields[i].word, w) != 0 || vlen == 0)
+			continue;
+		have = strlen(dst); /* groups: one line each, joined */
+		snprintf(dst + have, fields[i].size - have, "%s%.*s", have > 0 ? " " : "", (int)vlen, v);
+	}
 }
 
 static int session_stop(void *data, lm_ssh *ssh, int sig)
 {
 	run_session *r = data;
-	char *path = NULL, *q = NULL, *script = NULL, *out = NULL;
+	char *path = NULL, *qpath = NULL, *qscript = NULL, *cmd = NULL, *out = NULL;
+	const char *p, *nl;
 	int rc;
 
 	if ((path = lm_format("%s/" GROUP_FILE, r->record_dir)) == NULL)
 		return lm_error_nomem();
-	if ((rc = lm_shell_quote(path, &q)) == 0 &&
-	    (script = lm_format(stop_script, q, signal_word(sig), (int)(r->grace * 10.0))) == NULL)
+	if ((rc = lm_shell_quote(path, &qpath)) == 0 && (rc = lm_shell_quote(stop_script, &qscript)) == 0 &&
+	    (cmd = lm_format("exec /bin/sh -c %s lume-metal-stop %s %s %d '%s' '%s' '%s'", qscript, qpath,
+	    signal_word(sig), (int)(r->grace * 10.0), r->before, r->launcher, r->launcher_leads ? "-" : "")) == NULL)
 		rc = lm_error_nomem();
 	if (rc == 0)
-		rc = lm_ssh_exec_capture(ssh, script, 64, &out, NULL, &r->outcome);
-	if (rc == 0)
-		snprintf(r->target, sizeof(r->target), "%.*s", (int)strcspn(out, "\n"), out);
+		rc = lm_ssh_exec_capture(ssh, cmd, 8192, &out, NULL, &r->outcome);
+	if (rc == 0) {
+		lm_log(r->ctx, LM_LOG_DEBUG, "%s: the workload's stop (exit %d): %s", r->vm, r->outcome, out);
+		r->foreign = 0;
+		r->target[0] = r->groups[0] = r->others[0] = r->left[0] = r->records[0] = r->unverified[0] = '\0';
+		for (p = out; *p != '\0'; p = *nl != '\0' ? nl + 1 : nl) {
+			nl = p + strcspn(p, "\n");
+			stop_line(r, p, (size_t)(nl - p));
+		}
+	}
 	free(path);
-	lm_free(q);
-	free(script);
+	lm_free(qpath);
+	lm_free(qscript);
+	free(cmd);
 	lm_free(out);
 	return rc;
+}
+
+/* What was signalled: "<whose> process group (412)", with the processes found outside it. */
+static void stopped_what(const run_session *r, const char *whose, char *buf, size_t size)
+{
+	if (r->groups[0] == '\0')
+		snprintf(buf, size, "%s processes (%s)", whose, r->others);
+	else if (r->others[0] == '\0')
+		snprintf(buf, size, "%s process group (%s)", whose, r->groups);
+	else
+		snprintf(buf, size, "%s process group (%s) and the processes of it that had left the group (%s)", whose,
+		    r->groups, r->others);
+}
+
+/* Before the outcome: what the group file said when it was not what the stop found. */
+static void stopped_file(const run_session *r, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (r->foreign && strcmp(r->target, "invalid") == 0)
+		snprintf(buf, size, "the run's process-group file (which the workload can write) names no process group: "
+		    "it was not used; ");
+	else if (r->foreign)
+		snprintf(buf, size, "the run's process-group file (which the workload can write) says %s, which is not the "
+		    "workload's %s (%s): nothing was sent to %s; ", r->target, r->groups[0] != '\0' ? "process group" :
+		    "process", r->groups[0] != '\0' ? r->groups : r->others[0] != '\0' ? r->others : "none found", r->target);
+}
+
+/* After the outcome: "nothing of it is left" only when nothing that may be it runs. */
+static void stopped_tail(const run_session *r, char *buf, size_t size)
+{
+	if (r->records[0] == '\0')
+		snprintf(buf, size, "nothing of it is left");
+	else
+		snprintf(buf, size, "nothing of it that was found is left, but processes that loaded the shim in this run "
+		    "still run and may be its (pids %s; not signalled: neither in its group nor descendants of its session, "
+		    "their PIDs may have been reused)", r->records);
 }
 
 /* How the stop went, as the run's error (LM_ECANCELED; LM_EREMOTE when processes were left). */
 static int stopped(const run_session *r, int sig, int status)
 {
 	const char *name = signal_word(sig);
-	const char *group = r->target[0] == '-' ? "its process group" : "its process";
-	const char *id = r->target[0] == '-' ? r->target + 1 : r->target;
+	char what[512], file[512], tail[512];
 
+	stopped_file(r, file, sizeof(file));
+	stopped_tail(r, tail, sizeof(tail));
 	switch (r->outcome) {
 	case 0:
-		return lm_error_set(LM_ECANCELED, "%s: run stopped: SIG%s went to the workload's process group (%s); it "
-		    "ended (exit %d), nothing of it is left", r->vm, name, id, status);
+		stopped_what(r, "the workload's", what, sizeof(what));
+		return lm_error_set(LM_ECANCELED, "%s: run stopped: %sSIG%s went to %s; it ended (exit %d), %s", r->vm, file,
+		    name, what, status, tail);
 	case 1:
-		return lm_error_set(LM_ECANCELED, "%s: run stopped: the workload did not end within %.0f s of SIG%s; %s "
-		    "(%s) was killed (SIGKILL), nothing of it is left", r->vm, r->grace, name, group, id);
+		stopped_what(r, "its", what, sizeof(what));
+		return lm_error_set(LM_ECANCELED, "%s: run stopped: %sthe workload did not end within %.0f s of SIG%s; %s "
+		    "was killed (SIGKILL), %s", r->vm, file, r->grace, name, what, tail);
 	case 3:
 		return lm_error_set(LM_ECANCELED, "%s: run stopped before the workload started (SIG%s)", r->vm, name);
+	case 4:
+		if (r->unverified[0] != '\0')
+			return lm_error_set(LM_EREMOTE, "%s: run stopped (SIG%s), but the workload's first process had ended "
+			    "and no process of its session was found; the process group the run's process-group file names "
+			    "(%s) cannot be checked against the session, so nothing was sent to it: its processes (pids %s) "
+			    "may be the workload's and may still run in the guest", r->vm, name, r->target, r->unverified);
+		return lm_error_set(LM_ECANCELED, "%s: run stopped (SIG%s): %sthe workload had ended, no process of its "
+		    "session was left to stop; %s", r->vm, name, file, tail);
 	default:
-		return lm_error_set(LM_EREMOTE, "%s: run stopped (SIG%s), but processes of the workload's %s (%s) are "
-		    "still running in the guest 5 s after SIGKILL (exit %d of the stop)", r->vm, name,
-		    r->target[0] == '-' ? "process group" : "process", id, r->outcome);
+		return lm_error_set(LM_EREMOTE, "%s: run stopped (SIG%s), but %sprocesses of the workload (%s) are still "
+		    "running in the guest 5 s after SIGKILL (exit %d of the stop)%s%s", r->vm, name, file,
+		    r->left[0] != '\0' ? r->left : "?", r->outcome, r->records[0] != '\0' ? "; " : "",
+		    r->records[0] != '\0' ? tail : "");
 	}
 }
 
@@ -178,10 +465,14 @@ static int failed(run_session *r, lm_ssh *ssh, int rc)
 
 	snprintf(saved, sizeof(saved), "%s", lm_error_last()->message);
 	lm_ssh_set_cancelable(ssh, 0);
-	if (session_stop(r, ssh, SIGTERM) < 0 || r->outcome == 2)
+	if (session_stop(r, ssh, SIGTERM) < 0)
 		return lm_error_set(rc, "%s; stopping the workload failed too, it may still run in the guest", saved);
-	return lm_error_set(rc, "%s; the workload was stopped (its process group got SIGTERM%s)", saved,
-	    r->outcome == 1 ? ", then SIGKILL" : "");
+	if (r->outcome == 2 || r->unverified[0] != '\0' || r->records[0] != '\0')
+		return lm_error_set(rc, "%s; stopping the workload failed too, processes that may be its still run in the "
+		    "guest (pids %s)", saved, r->left[0] != '\0' ? r->left : r->unverified[0] != '\0' ? r->unverified :
+		    r->records);
+	return lm_error_set(rc, "%s; the workload was stopped (its process group got SIGTERM%s%s)", saved,
+	    r->outcome == 1 ? ", then SIGKILL" : "", r->others[0] != '\0' ? ", as did its processes outside it" : "");
 }
 
 int lm_guest_workload_run(lm_context *ctx, lm_ssh *ssh, const char *vm, const char *cmd, const lm_workload_options *o,
@@ -214,10 +505,12 @@ int lm_guest_workload_run(lm_context *ctx, lm_ssh *ssh, const char *vm, const ch
 	io.stop_data = &r;
 	end.exit_status = 255;
 	end.stopped_by = 0;
-	if ((rc = lm_workload_group_command(res->record_dir, cmd, &wrapped)) < 0)
+	if ((rc = sessions_before(&r, ssh)) < 0 || (rc = lm_workload_group_command(res->record_dir, cmd, &wrapped)) < 0)
 		return rc;
 	rc = lm_ssh_exec_session(ssh, wrapped, &io, &end);
 	free(wrapped);
+	if (r.mark == 0)
+		mark_look(&r, 1); /* what is still held goes out */
 	if (rc < 0 && end.stopped_by == 0 && lm_ssh_usable(ssh))
 		return failed(&r, ssh, rc);
 	res->exit_status = end.exit_status;

@@ -556,7 +556,8 @@ void lm_activation_list_dispose(lm_activation_list *list);
  * or it never got one and is over 10 minutes old. */
 #define LM_ACTIVATION_GUEST_DIR "activation"
 /* In a run's record folder: the kill target of its workload's process group, written by the
- * wrapper the guest's shell runs (workload_session.c). */
+ * wrapper the guest's shell runs (workload_session.c). The workload can rewrite it: a stop never
+ * takes its target from it, only the next run's sweep asks whether it still answers (kill -0). */
 #define LM_WORKLOAD_GROUP_FILE "process-group"
 /* In the install directory: which of ~/.local and ~/.local/share the first install made (one a
  * line), so that rollback leaves the home as it was before the first enable. */
@@ -600,14 +601,17 @@ int lm_workload_options_copy(lm_workload_options *dst, const lm_workload_options
  * agent's ProcessType ("Interactive" unless set). */
 int lm_workload_resign_copy(const lm_workload_options *opts);
 const char *lm_workload_process_type(const lm_workload_options *opts);
-/* cmd (a command line from lm_shim_command) run so that the guest first writes the kill target of
- * its process group ("-PGID") to record_dir/process-group, then execs it (free()). */
+/* cmd (a command line from lm_shim_command) run so that the guest first says the kill target of
+ * its process group ("-PGID") on stdout (ESC ] lume-metal-group;TARGET BEL, which
+ * lm_guest_workload_run cuts out) and writes it to record_dir/process-group, then execs it
+ * (free()). */
 int lm_workload_group_command(const char *record_dir, const char *cmd, char **out);
 /* Run cmd in its own process group (recorded in res->record_dir) with o's input, pseudo-terminal
- * and signals, its output to ctx's on_output for vm; res->exit_status as a shell reports it. After
- * a stop (res->stopped_by, res->stop_killed) LM_ECANCELED saying how the workload ended, LM_EREMOTE
- * when processes of it are left (the session then no longer asks should_cancel, so that what
- * follows can clean up). */
+ * and signals, its output to ctx's on_output for vm; res->exit_status as a shell reports it. A
+ * stop ends the group and the workload's processes that left it (found by their ancestry in the
+ * guest's ps table). After a stop (res->stopped_by, res->stop_killed) LM_ECANCELED saying how the
+ * workload ended and, when some may remain, their PIDs; LM_EREMOTE when processes of it are left
+ * (the session then no longer asks should_cancel, so that what follows can clean up). */
 int lm_guest_workload_run(lm_context *ctx, lm_ssh *ssh, const char *vm, const char *cmd, const lm_workload_options *o,
     lm_run_result *res);
 
