@@ -380,6 +380,9 @@ typedef struct {
 
 /* The agent's guest paths; LM_EINVALID when they would not fit. */
 int lm_agent_paths(const char *home, const char *label, lm_agent_paths_t *paths);
+/* a->stdout_path and a->stderr_path as lume-metal's plists name them (the plist's
+ * StandardOutPath/StandardErrorPath under home); unchanged when home is unknown. */
+void lm_agent_log_paths(const char *home, lm_agent_info *a);
 /* The agent's plist (XML, NUL-terminated, free()): Label, ProgramArguments (program — the
  * workload's resolved absolute path — then spec's arguments after argv[0]), EnvironmentVariables
  * (the shim's injection variable, the profile's LUME_METAL_*, a PATH with the bundle's tools and
