@@ -259,7 +259,7 @@ scenario_help() {
       "$E2E_DIR/t.err" || fail "$words: $(cat "$E2E_DIR/t.err")"
   done
   set +e; lm agent frob vm1 >/dev/null 2>"$E2E_DIR/t.err"; set -e
-  grep -qx "lume-metal: agent: unknown subcommand 'frob'; use install, remove or list (lume-metal help agent)" "$E2E_DIR/t.err" ||
+  grep -qx "lume-metal: agent: unknown subcommand 'frob'; use install, remove, list or logs (lume-metal help agent)" "$E2E_DIR/t.err" ||
     fail "nothing near: $(cat "$E2E_DIR/t.err")"
   note "version, as gh version: a line, or a document"
   [ "$(lm version)" = "$(lm --version)" ] || fail "version: $(lm version)"

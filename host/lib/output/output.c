@@ -304,6 +304,16 @@ static cJSON *agents_json(const lm_vm_outcome *o)
 				cJSON_AddBoolToObject(a, "shim_widened", ag->shim_widened);
 			cJSON_AddNumberToObject(a, "records_pruned", ag->records_pruned);
 		}
+		/* Since issue 37: what `launchctl print` shows of the job (the last exit: null when it never
+		 * exited or launchd was not asked; minus the signal that ended it) and its log paths. */
+		if (LM_HAS_FIELD(ag, lm_agent_info, stderr_path)) {
+			if (ag->last_exit_known)
+				cJSON_AddNumberToObject(a, "last_exit_status", ag->last_exit_status);
+			else
+				cJSON_AddNullToObject(a, "last_exit_status");
+			add_string_or_null(a, "stdout_path", ag->stdout_path);
+			add_string_or_null(a, "stderr_path", ag->stderr_path);
+		}
 		cJSON_AddItemToArray(list, a);
 	}
 	return list;
