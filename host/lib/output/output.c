@@ -459,6 +459,11 @@ static cJSON *outcome_json(const lm_vm_outcome *o, lm_outcome_advice_fn advice, 
 		cJSON_AddItemToObject(v, "tart_image_shim", report_json(o->tart));
 	cJSON_AddItemToObject(v, "exercise", exercise_json(o->exercised));
 	cJSON_AddItemToObject(v, "agents", agents_json(o));
+	/* Since issue 37: the exercise's own time (the guest's clock), null when not known. */
+	if (o->exercised != NULL && lm_report_has_exercise(o->exercised) && lm_report_exercise_seconds(o->exercised) >= 0)
+		cJSON_AddNumberToObject(v, "exercise_seconds", lm_report_exercise_seconds(o->exercised));
+	else
+		cJSON_AddNullToObject(v, "exercise_seconds");
 	return v;
 }
 
