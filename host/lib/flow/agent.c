@@ -11,7 +11,6 @@
 
 #include "flow_internal.h"
 #include "path.h"
-#include "ssh_files.h"
 
 /* Record (create) or forget (!create) one agent in the VM's entry. */
 static int journal_update(lm_context *ctx, const char *vm, const lm_agent_spec *spec, const lm_agent_info *a,
@@ -491,49 +490,6 @@ int lm_flow_agent_list_vms(lm_context *ctx, const char *const *vms, size_t n, lm
 
 /* ---- agent logs ---- */
 
-/* How much of a log one read takes, and how often a followed one is looked at again (tail -f's
- * own interval is 1 s; a quarter of it keeps a follower's lines close to the agent's). */
-#define LOG_CHUNK (256 * 1024)
-#define LOG_POLL 0.25
-
-/* What of one log was given already. */
-typedef struct {
-	const char *path;
-	uint64_t offset;
-	int which; /* 1 stdout, 2 stderr */
-} log_reader;
-
-/* What log gained since it was last read, given to on_data; absent (the agent wrote nothing
- * yet) is no error. A log shorter than what was read (truncated, replaced) is read again from
- * its start, as `tail -F` does. */
-static int log_read_new(lm_ssh *ssh, log_reader *log, lm_agent_log_fn on_data, void *data)
-{
-	lm_ssh_stat_info si;
-	char *bytes = NULL;
-	size_t len = 0;
-	int rc;
-
-	if (log->path[0] == '\0')
-		return 0;
-	if ((rc = lm_ssh_stat(ssh, log->path, &si)) < 0)
-		return rc;
-	if (!si.exists)
-		return 0;
-	if (si.size < log->offset)
-		log->offset = 0;
-	while (log->offset < si.size) {
-		if ((rc = lm_ssh_read_file_at(ssh, log->path, log->offset, LOG_CHUNK, &bytes, &len)) < 0)
-			return rc == LM_ENOTFOUND ? 0 : rc;
-		if (len > 0)
-			on_data(data, log->which, bytes, len);
-		free(bytes);
-		if (len == 0)
-			break;
-		log->offset += len;
-	}
-	return 0;
-}
-
 int lm_flow_agent_logs(lm_context *ctx, const char *vm, const char *label, int follow, lm_agent_log_fn on_data,
     void *data, lm_agent_info *info)
 {
@@ -544,9 +500,8 @@ int lm_flow_agent_logs(lm_context *ctx, const char *vm, const char *label, int f
 	lm_ssh *ssh = NULL;
 	lm_agent_info a;
 	const lm_vm_record_agent *recorded;
-	log_reader logs[2];
 	char domain[32];
-	int rc, i;
+	int rc;
 
 	memset(&r, 0, sizeof(r));
 	memset(&a, 0, sizeof(a));
@@ -573,29 +528,7 @@ int lm_flow_agent_logs(lm_context *ctx, const char *vm, const char *label, int f
 		*info = a;
 		info->size = sizeof(*info);
 	}
-	logs[0] = (log_reader){a.stdout_path, 0, 1};
-	logs[1] = (log_reader){a.stderr_path, 0, 2};
-	if (strcmp(a.stdout_path, a.stderr_path) == 0)
-		logs[1].path = ""; /* one file for both: read once */
-	for (;;) {
-		for (i = 0; i < 2; i++)
-			if ((rc = log_read_new(ssh, &logs[i], on_data, data)) < 0) {
-				if (rc == LM_ECANCELED && follow) { /* stopped in a read: the same end */
-					lm_error_clear();
-					rc = 0;
-				}
-				goto out;
-			}
-		if (!follow)
-			break;
-		/* A request to stop is the follower's end, not a failure (tail -f ends by ^C). */
-		if (lm_context_check_cancel(ctx, "following the logs") < 0) {
-			lm_error_clear();
-			rc = 0;
-			break;
-		}
-		lm_clock_sleep(LOG_POLL);
-	}
+	rc = lm_guest_agent_logs(ctx, ssh, &a, follow, on_data, data);
 out:
 	lm_ssh_free(ssh);
 	lm_vm_record_dispose(&r);
