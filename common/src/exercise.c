@@ -106,6 +106,11 @@ lm_exercise_result lm_report_exercise(const lm_report *report, lm_exercise e, co
 	return (lm_exercise_result)report->exercise[e];
 }
 
+double lm_report_exercise_seconds(const lm_report *report)
+{
+	return report != NULL && report->has_exercise_us ? (double)report->exercise_us / 1e6 : -1;
+}
+
 uint64_t lm_report_threadgroup_memory_exercised(const lm_report *report)
 {
 	uint64_t best = 0;

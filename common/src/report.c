@@ -47,12 +47,12 @@ void lm_report_free(lm_report *report)
 
 /* ---- line format ------------------------------------------------------------------------ */
 
-enum { K_DEVICE, K_MAXTG, K_WS, K_UNIFIED, K_SHIM, K_PROBE_VERSION, K_SHIM_VERSION, K_COUNT };
+enum { K_DEVICE, K_MAXTG, K_WS, K_UNIFIED, K_SHIM, K_PROBE_VERSION, K_SHIM_VERSION, K_EXERCISE_US, K_COUNT };
 static const char *const scalar_keys[K_COUNT] = {
 	"device", "max_threadgroup_memory", "recommended_max_working_set_size", "has_unified_memory",
-	"shim_active", "probe_version", "shim_version",
+	"shim_active", "probe_version", "shim_version", "exercise_us",
 };
-static const int scalar_required[K_COUNT] = {1, 1, 1, 1, 1, 0, 0};
+static const int scalar_required[K_COUNT] = {1, 1, 1, 1, 1, 0, 0, 0};
 
 typedef struct {
 	size_t line_no;
@@ -312,6 +312,9 @@ static int handle_line(line_parser *p, const char *line, size_t n, int *ended)
 	case K_SHIM_VERSION: return store_string(p, key, &p->r->shim_version);
 	case K_MAXTG: return parse_number(p, key, v, vn, &p->r->max_threadgroup_memory);
 	case K_WS: return parse_number(p, key, v, vn, &p->r->recommended_max_working_set_size);
+	case K_EXERCISE_US:
+		p->r->has_exercise_us = 1;
+		return parse_number(p, key, v, vn, &p->r->exercise_us);
 	case K_UNIFIED: return parse_bool(p, key, v, vn, &p->r->has_unified_memory);
 	default: return parse_bool(p, key, v, vn, &p->r->shim_active);
 	}
@@ -434,6 +437,8 @@ int lm_report_to_lines(const lm_report *report, char **out)
 		lm_buf_adds(&b, "\n");
 	}
 	lm_exercise_lines(&b, report, put_escaped);
+	if (report->has_exercise_us)
+		lm_buf_addf(&b, "exercise_us=%llu\n", (unsigned long long)report->exercise_us);
 	lm_buf_adds(&b, "end=1\n");
 	return lm_buf_take(&b, out, NULL);
 }
@@ -485,6 +490,9 @@ int lm_report_to_json(const lm_report *report, char **out)
 		cJSON *ex = lm_exercise_json(report);
 		ok = ex != NULL && cJSON_AddItemToObject(doc, "exercise", ex);
 	}
+	/* Beside the exercise, not in it: readers walk the exercise's members as results. */
+	if (ok && report->has_exercise_us)
+		ok = cJSON_AddNumberToObject(doc, "exercise_seconds", (double)report->exercise_us / 1e6) != NULL;
 	if (ok)
 		*out = lm_json_print_canonical(doc);
 	cJSON_Delete(doc);
@@ -575,6 +583,14 @@ static int from_json(lm_report *r, const cJSON *doc)
 		    (rc = json_required(doc, p4.key, &item)) != 0 ||
 		    (rc = lm_json_get_bool(item, "report", &p4, &r->shim_active)) != 0)
 			return rc;
+	}
+	if ((item = cJSON_GetObjectItemCaseSensitive(doc, "exercise_seconds")) != NULL) {
+		lm_json_path p = LM_JSON_PATH_KEY(NULL, "exercise_seconds");
+		if (!cJSON_IsNumber(item) || item->valuedouble < 0 || item->valuedouble > 1e9)
+			return lm_json_fail("report", &p, "expected seconds (a number, 0 or more), found %s",
+			    lm_json_describe(item, found, sizeof(found)));
+		r->exercise_us = (uint64_t)(item->valuedouble * 1e6 + 0.5);
+		r->has_exercise_us = 1;
 	}
 	return lm_exercise_from_json(r, doc);
 }

@@ -21,6 +21,8 @@ struct lm_report {
 	char *shim_version;  /* NULL when absent */
 	signed char exercise[LM_EXERCISE_COUNT];  /* lm_exercise_result; LM_EXERCISE_NOT_RUN when absent */
 	char *exercise_message[LM_EXERCISE_COUNT]; /* fail/error text; NULL when none */
+	uint64_t exercise_us;   /* the exercise's own time on the guest's monotonic clock (exercise_us=) */
+	int has_exercise_us;    /* 0: the probe did not say (older than issue 37) */
 };
 
 /* An empty report (no family carried, device ""). */

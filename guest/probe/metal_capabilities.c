@@ -16,6 +16,17 @@
 #include "lume-metal/exercise_list.h"
 #include "lume-metal/family_list.h"
 
+/* The exercise's own time (exercise_us=): a monotonic clock, declared here rather than in
+ * guest_runtime.h, which test drivers include beside <time.h>: timespec's two longs
+ * on LP64 macOS and Linux; CLOCK_MONOTONIC is each system's own number. */
+struct lm_timespec { long tv_sec; long tv_nsec; };
+int clock_gettime(int clock, struct lm_timespec *ts);
+#if defined(__APPLE__)
+#define LM_CLOCK_MONOTONIC 6
+#else
+#define LM_CLOCK_MONOTONIC 1
+#endif
+
 #ifndef LM_PROBE_VERSION
 #error "LM_PROBE_VERSION must be defined by the build"
 #endif
@@ -213,8 +224,23 @@ static void print_report(struct out *o, id device, int exercise, unsigned timeou
 	out_str(o, "\nprobe_version=");
 	out_escaped(o, LM_PROBE_VERSION);
 	out_byte(o, '\n');
-	if (exercise)
+	if (exercise) {
+		struct lm_timespec t0, t1;
+		char num[24];
+		int timed = clock_gettime(LM_CLOCK_MONOTONIC, &t0) == 0;
+
 		print_exercises(o, device, timeout_ms);
+		/* How long the exercise itself took, on the guest's monotonic clock (the host sees only
+		 * the round trip it is part of): microseconds, the guest's one number format. */
+		if (timed && clock_gettime(LM_CLOCK_MONOTONIC, &t1) == 0) {
+			long long ns = (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
+			if (ns >= 0) {
+				out_str(o, "exercise_us=");
+				out_str(o, lm_decimal(num, (lm_u64)ns / 1000u));
+				out_byte(o, '\n');
+			}
+		}
+	}
 	out_str(o, "end=1\n");
 }
 

@@ -62,10 +62,12 @@ static const struct {
 	{"forget-host", NULL, ARG_VM, ARG_NONE},
 	{"gc", NULL, ARG_NONE, ARG_NONE},
 	{"agent", "install=Install and start a LaunchAgent carrying the shim's environment;"
-	    "remove=Stop and remove a LaunchAgent;list=The LaunchAgents lume-metal installed", ARG_NONE, ARG_NONE},
-	{"agent install", NULL, ARG_VM, ARG_NONE},
-	{"agent remove", NULL, ARG_VM, ARG_NONE},
-	{"agent list", NULL, ARG_VM, ARG_NONE},
+	    "remove=Stop and remove a LaunchAgent;list=The LaunchAgents lume-metal installed;"
+	    "logs=An agent's stdout and stderr logs (-f: follow them)", ARG_NONE, ARG_NONE},
+	{"agent install", NULL, ARG_VM, ARG_VM},
+	{"agent remove", NULL, ARG_VM, ARG_VM},
+	{"agent list", NULL, ARG_VM, ARG_VM},
+	{"agent logs", NULL, ARG_VM, ARG_NONE},
 	{"doctor", NULL, ARG_VM, ARG_VM},
 	{"selftest", NULL, ARG_VM, ARG_NONE},
 	{"local", "probe=Stock vs shimmed answers of this machine;run=One workload here with the shim;"

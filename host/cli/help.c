@@ -24,7 +24,7 @@ static const struct {
 	{"gc", "dry-run"},
 	{"bench", "profile repetitions out workload-parser bare-metal no-wait ablate-host-preference markdown svg matrix"},
 	{"report", "archive force"},
-	{"agent", "label keep-alive run-at-load process-type run-hardened-stock resign-copy profile dry-run no-wait"},
+	{"agent", "label keep-alive run-at-load process-type run-hardened-stock resign-copy profile follow dry-run no-wait"},
 	{"doctor", "bundle"},
 	{"selftest", "out"},
 	{"help", ""},
@@ -72,6 +72,8 @@ static const struct {
 	    "VM: a folder to post."},
 	{"agent", "lume-metal agent remove my-vm --label com.example.llama-server", "Stop and remove it (done "
 	    "already when it is not there)."},
+	{"agent", "lume-metal agent logs my-vm --label com.example.llama-server -f", "Its stdout and stderr logs, "
+	    "then what it writes, until ^C."},
 	{"doctor", "lume-metal doctor my-vm", "Check the host and the VM, with what to do."},
 	{"help", "lume-metal help options", "The options every command takes."},
 	{"completion", "lume-metal completion bash > /etc/bash_completion.d/lume-metal", "Install bash completion."},
@@ -106,14 +108,20 @@ static const char common_options[] = "format quiet verbose color state-dir prefs
 static const struct {
 	const char *command, *sub, *usage, *summary, *options;
 } subcommands[] = {
-	{"agent", "install", "agent install VM --label L [--keep-alive] [--run-at-load] [--run-hardened-stock] [--profile P] "
-	    "-- PROG ARGS...", "A LaunchAgent in the VM's login session whose program starts with the shim's environment "
-	    "(its own plist, `launchctl bootstrap`); one with the same label is replaced.",
+	{"agent", "install", "agent install VM... --label L [--keep-alive] [--run-at-load] [--run-hardened-stock] "
+	    "[--profile P] -- PROG ARGS...", "A LaunchAgent in the VM's login session whose program starts with the "
+	    "shim's environment (its own plist, `launchctl bootstrap`); one with the same label is replaced. Several "
+	    "VMs are done in turn and end with a recap line.",
 	    "label keep-alive run-at-load run-hardened-stock profile dry-run no-wait"},
-	{"agent", "remove", "agent remove VM --label L", "Boot out and remove a LaunchAgent lume-metal installed; one that "
-	    "is not installed is removed already (exit 0).", "label dry-run no-wait"},
-	{"agent", "list", "agent list VM", "The LaunchAgents lume-metal installed in the VM: label, launchd's state, pid, "
-	    "program, and whether its process loaded the shim.", "no-wait"},
+	{"agent", "remove", "agent remove VM... --label L", "Boot out and remove a LaunchAgent lume-metal installed; one "
+	    "that is not installed is removed already (exit 0). Several VMs end with a recap line.",
+	    "label dry-run no-wait"},
+	{"agent", "list", "agent list VM...", "The LaunchAgents lume-metal installed in the VMs: label, launchd's state, "
+	    "pid, program, whether its process loaded the shim, how it last exited and its log files (as `launchctl "
+	    "print` shows them).", "no-wait"},
+	{"agent", "logs", "agent logs VM --label L [-f]", "An agent's stdout and stderr log files from the guest, each "
+	    "under a ==> PATH <== header; -f then prints what it writes, as tail -f, until ^C or SIGTERM.",
+	    "label follow no-wait"},
 	{"bench", "compare", "bench compare DIR [DIR...]", "Evidence folders (lume-metal bench --out DIR) side by side with "
 	    "the published figures.", ""},
 	{"local", "probe", "local probe [--exercise] [--require-exercise] [--profile P]", "Stock vs shimmed answers of this "

@@ -17,7 +17,7 @@ enum opt_id {
 	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD, OPT_COLOR, OPT_ADDRESS, OPT_CHIP,
 	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM, OPT_INTERACTIVE, OPT_TTY, OPT_REQUIRE_EXERCISE,
 	OPT_PREFIX, OPT_GITHUB_ENV, OPT_RECORD_DIR, OPT_PROCESS_TYPE, OPT_RESIGN_COPY, OPT_HOST_PREFERENCE,
-	OPT_ABLATE, OPT_MARKDOWN, OPT_SVG, OPT_MATRIX, OPT_ARCHIVE, OPT_LONG
+	OPT_ABLATE, OPT_MARKDOWN, OPT_SVG, OPT_MATRIX, OPT_ARCHIVE, OPT_LONG, OPT_FOLLOW
 };
 
 static const struct option_doc {
@@ -39,7 +39,10 @@ static const struct option_doc {
 	 "status: each VM in detail (identity, guest, bundle, last probe and exercise, agents) instead of a "
 	 "VM's row in the table several VMs get."},
 	{"label", required_argument, OPT_LABEL, "LABEL", NULL,
-	 "agent install/remove: the LaunchAgent's label, reverse-DNS (e.g. com.example.llama-server)."},
+	 "agent install/remove/logs: the LaunchAgent's label, reverse-DNS (e.g. com.example.llama-server)."},
+	{"follow", no_argument, OPT_FOLLOW, NULL, NULL,
+	 "agent logs (-f): after the logs, print what the agent adds to them as it writes, as tail -f does, "
+	 "until interrupted (^C or SIGTERM)."},
 	{"keep-alive", no_argument, OPT_KEEP_ALIVE, NULL, NULL,
 	 "agent install: launchd restarts the workload whenever it exits (KeepAlive)."},
 	{"run-at-load", no_argument, OPT_RUN_AT_LOAD, NULL, NULL,
@@ -210,7 +213,7 @@ static const char *const command_help[] = {
 	"host enable [--keep]|disable|status", "The host preference alone (--keep: kept for a CI fleet until host disable).",
 	"forget-host VM", "Forget a guest's recorded SSH host key.",
 	"gc [--dry-run]", "Forget the VMs their manager no longer knows.",
-	"agent install|remove|list VM ...", "Per-workload LaunchAgents with the shim.",
+	"agent install|remove|list|logs VM ...", "Per-workload LaunchAgents with the shim, and their logs.",
 	"doctor [VM...]", "Check the host and the VMs: one ok / warn / fail line per check, with what to do.",
 	"selftest VM [--out DIR]", "The simulator's assumptions, measured in the VM.",
 	"help [COMMAND [SUB]]", "Help on a command or subcommand (or: ... --help).",
@@ -304,6 +307,7 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 		return 0;
 	case OPT_QUIET: cli->quiet = 1; return 0;
 	case OPT_LONG: cli->long_format = 1; return 0;
+	case OPT_FOLLOW: cli->follow = 1; return 0;
 	case OPT_LABEL: cli->label = arg; return 0;
 	case OPT_KEEP_ALIVE: cli->keep_alive = 1; return 0;
 	case OPT_RUN_HARDENED_STOCK: cli->run_hardened_stock = 1; return 0;
@@ -661,7 +665,7 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	cli->command = command_word_of(argv, dashdash);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(dashdash, argv, ":hqVit", longopts, NULL)) != -1) {
+	while ((c = getopt_long(dashdash, argv, ":hqVitf", longopts, NULL)) != -1) {
 		if (c == OPT_HELP) {
 			help = 1; /* after the loop: the command's help when a command is named */
 			continue;
@@ -670,6 +674,8 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 			c = OPT_QUIET;
 		if (c == 'i' || c == 't')
 			c = c == 'i' ? OPT_INTERACTIVE : OPT_TTY;
+		if (c == 'f')
+			c = OPT_FOLLOW;
 		if (c == OPT_VERSION) {
 			printf("lume-metal %s\n", LUME_METAL_VERSION);
 			return -1;

@@ -27,7 +27,11 @@ void lm_cli_exercise_lines(const lm_cli *cli, FILE *out, const char *indent, con
 
 	if (exercised == NULL || !lm_report_has_exercise(exercised))
 		return;
-	lm_cli_printf(out, "%s%s (with the shim; kernels checked against the CPU):\n", indent, title);
+	if (lm_report_exercise_seconds(exercised) >= 0)
+		lm_cli_printf(out, "%s%s (with the shim; kernels checked against the CPU; took %.2f s):\n", indent, title,
+		    lm_report_exercise_seconds(exercised));
+	else
+		lm_cli_printf(out, "%s%s (with the shim; kernels checked against the CPU):\n", indent, title);
 	for (i = 0; i < LM_EXERCISE_COUNT; i++) {
 		lm_exercise_result res = lm_report_exercise(exercised, (lm_exercise)i, &message);
 		if (res == LM_EXERCISE_NOT_RUN || lm_exercise_is_defect((lm_exercise)i))

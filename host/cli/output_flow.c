@@ -59,7 +59,7 @@ static const char *advise_vm(void *data, const lm_vm_outcome *o)
 
 /* What several VMs came to, in one line after theirs, as Ansible's PLAY RECAP ends a play:
  * "4 enabled, 0 failed in 2.2 s" (the run's own time). One VM's line says it already. */
-static void recap_line(const lm_cli *cli, const lm_flow_result *r)
+void lm_cli_flow_recap(const lm_cli *cli, const lm_flow_result *r)
 {
 	static const struct { const char *command, *done; } verbs[] = {
 		{"enable", "enabled"}, {"rollback", "rolled back"}, {"probe", "probed"},
@@ -78,6 +78,20 @@ static void recap_line(const lm_cli *cli, const lm_flow_result *r)
 	if (unsupported > 0)
 		lm_cli_printf(stdout, "%zu unsupported, ", unsupported);
 	lm_cli_printf(stdout, "%zu failed in %.1f s\n", failed, r->seconds);
+}
+
+void lm_cli_flow_failed_vm(lm_cli *cli, const lm_flow_result *r, const lm_vm_outcome *o, double total)
+{
+	const char *hint;
+
+	lm_cli_word(stdout, cli, LM_CLI_FAIL, "FAILED", 0);
+	if (o->nsteps == 0 && r->count > 1) /* its own time is not known */
+		lm_cli_printf(stdout, " %s\n", o->vm);
+	else
+		lm_cli_printf(stdout, " %s (%.2f s)\n", o->vm, total);
+	lm_cli_printf(stderr, "lume-metal: %s\n", o->message != NULL ? o->message : o->vm);
+	if ((hint = advise_vm(cli, o)) != NULL)
+		lm_cli_printf(stderr, "hint: %s\n", hint);
 }
 
 void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
@@ -114,14 +128,7 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 		if (o->nsteps == 0 && r->count == 1)
 			total = r->seconds;
 		if (o->rc < 0) {
-			lm_cli_word(stdout, cli, LM_CLI_FAIL, "FAILED", 0);
-			if (o->nsteps == 0 && r->count > 1) /* its own time is not known */
-				lm_cli_printf(stdout, " %s\n", o->vm);
-			else
-				lm_cli_printf(stdout, " %s (%.2f s)\n", o->vm, total);
-			lm_cli_printf(stderr, "lume-metal: %s\n", o->message != NULL ? o->message : o->vm);
-			if ((hint = advise_vm(cli, o)) != NULL)
-				lm_cli_printf(stderr, "hint: %s\n", hint);
+			lm_cli_flow_failed_vm(cli, r, o, total);
 		} else {
 			lm_cli_printf(stdout, "%s (%.2f s)\n", o->message, total);
 		}
@@ -129,11 +136,13 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 			continue;
 		for (k = 0; k < o->nsteps; k++)
 			lm_cli_printf(stdout, "  %-16s %7.3f s  %s\n", o->steps[k]->name, o->steps[k]->seconds, o->steps[k]->detail);
+		if (cli->after_vm != NULL && o->rc == 0) /* agent install, remove: the agent under its VM */
+			cli->after_vm(stdout, o);
 	}
 	if (r->pref_restored)
 		lm_cli_printf(stdout, "host preference %s.%s restored: %s\n", r->pref.domain, r->pref.key,
 		    r->pref.present ? r->pref.value : "absent");
-	recap_line(cli, r);
+	lm_cli_flow_recap(cli, r);
 	fflush(stdout);
 }
 

@@ -53,6 +53,14 @@ typedef struct {
 	                                   raised maxThreadgroupMemoryLength); 0 when not; -1 unknown */
 	int records_pruned;             /* records of processes no longer running (or of an earlier
 	                                   boot) removed from record_dir by this look */
+	/* Added by issue 37 (the size tells whether the library has them): what `brew services info`
+	 * and `launchctl print` show of a job. */
+	int last_exit_known;            /* 1 when launchd reported how the job last ended; 0 when it
+	                                   never exited since it was loaded, or launchd was not asked */
+	int last_exit_status;           /* with last_exit_known: its exit code, or minus the signal that
+	                                   ended it (launchctl list's convention: -15 for SIGTERM) */
+	char stdout_path[LM_AGENT_PATH_MAX]; /* the job's StandardOutPath in the guest ("" unknown) */
+	char stderr_path[LM_AGENT_PATH_MAX]; /* its StandardErrorPath */
 } lm_agent_info;
 
 /* 0 when type is one of launchd's ProcessType values (Background, Standard, Adaptive,

@@ -52,6 +52,9 @@ LM_EXTERN(lm_exercise_result) lm_report_exercise(const lm_report *report, lm_exe
 LM_EXTERN(int) lm_exercise_is_defect(lm_exercise e);
 /* The largest threadgroup-memory size whose kernel passed (16384, 32768, 65536), 0 when none. */
 LM_EXTERN(uint64_t) lm_report_threadgroup_memory_exercised(const lm_report *report);
+/* How long the exercise itself took, in seconds, on the guest's monotonic clock (the probe's
+ * exercise_us line, since issue 37); -1 when the report does not say (an older probe). */
+LM_EXTERN(double) lm_report_exercise_seconds(const lm_report *report);
 
 /* What a profile asks of one exercise feature: simdgroup_reduction, simdgroup_matrix, bfloat16,
  * threadgroup_memory (the last one covers every size up to the profile's max_threadgroup_memory). */

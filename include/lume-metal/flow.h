@@ -252,6 +252,22 @@ LM_EXTERN(int) lm_flow_agent_install_workload(lm_context *ctx, const char *vm, c
 LM_EXTERN(int) lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_flow_result **out);
 /* agent list VM: the VM's agents from the journal, with launchd's state when the VM is running. */
 LM_EXTERN(int) lm_flow_agent_list(lm_context *ctx, const char *vm, lm_flow_result **out);
+/* The three over several VMs (issue 37), each VM in turn, an outcome each, as rollback: a failed
+ * VM does not stop the next, result->seconds is the run's time. 0 when every VM succeeded, else
+ * the first failed VM's code and message (n == 1: exactly the one-VM function's). */
+LM_EXTERN(int) lm_flow_agent_install_vms(lm_context *ctx, const char *const *vms, size_t n,
+    const lm_agent_spec *spec, const lm_profile *profile, const lm_workload_options *opts, lm_flow_result **out);
+LM_EXTERN(int) lm_flow_agent_remove_vms(lm_context *ctx, const char *const *vms, size_t n, const char *label,
+    lm_flow_result **out);
+LM_EXTERN(int) lm_flow_agent_list_vms(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result **out);
+/* agent logs VM LABEL: the agent's stdout and stderr logs (its StandardOutPath and
+ * StandardErrorPath in the guest), each given to on_data as it is read: whole (follow 0), or
+ * then what is appended to them until ctx is cancelled (follow 1, as `tail -f`; cancelled is a
+ * clean end: 0). which is 1 for stdout's, 2 for stderr's. LM_ENOTFOUND for a label the journal does
+ * not list for the VM. info (NULL: not wanted) gets the agent as launchd shows it. */
+typedef void (*lm_agent_log_fn)(void *data, int which, const char *bytes, size_t len);
+LM_EXTERN(int) lm_flow_agent_logs(lm_context *ctx, const char *vm, const char *label, int follow,
+    lm_agent_log_fn on_data, void *data, lm_agent_info *info);
 
 #ifdef __cplusplus
 }

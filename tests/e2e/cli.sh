@@ -259,7 +259,7 @@ scenario_help() {
       "$E2E_DIR/t.err" || fail "$words: $(cat "$E2E_DIR/t.err")"
   done
   set +e; lm agent frob vm1 >/dev/null 2>"$E2E_DIR/t.err"; set -e
-  grep -qx "lume-metal: agent: unknown subcommand 'frob'; use install, remove or list (lume-metal help agent)" "$E2E_DIR/t.err" ||
+  grep -qx "lume-metal: agent: unknown subcommand 'frob'; use install, remove, list or logs (lume-metal help agent)" "$E2E_DIR/t.err" ||
     fail "nothing near: $(cat "$E2E_DIR/t.err")"
   note "version, as gh version: a line, or a document"
   [ "$(lm version)" = "$(lm --version)" ] || fail "version: $(lm version)"
@@ -528,6 +528,124 @@ scenario_fleet_views() {
   jq_is "$E2E_DIR/r.json" '.recap | tojson' '{"ok":2,"failed":0,"unsupported":0}'
   lm status vm-a >"$E2E_DIR/one.out" 2>&1 || true
   ! grep -q 'enabled, .* failed in' "$E2E_DIR/one.out" || fail "a recap for one VM"
+}
+
+# ---- Agents over a fleet (issue 37 items 4 and 6) ----
+# agent install/remove/list over four VMs end with the recap line enable's and rollback's have (and
+# JSON's `recap`); agent list shows each agent's pid, last exit and log paths (as `launchctl print`
+# and `brew services info`); agent logs prints them, -f follows until SIGTERM.
+FLEET_LABEL=com.example.poke
+install_poke() { # VM: a workload that says it started, writes to stderr, then prints ~/poke's lines
+  local f; f="$(vm_dir "$1")/opt/homebrew/bin/poke-server"
+  printf '#!/bin/sh\necho "started $*"\necho "an error line" >&2\nwhile :; do\n  if [ -f "$HOME/poke" ]; then cat "$HOME/poke"; rm -f "$HOME/poke"; fi\n  sleep 0.1\ndone\n' >"$f"
+  chmod 755 "$f"
+  f="$(vm_dir "$1")/opt/homebrew/bin/exit-seven"
+  printf '#!/bin/sh\necho "leaving"\nexit 7\n' >"$f"
+  chmod 755 "$f"
+}
+last_exit_is() { # VM LABEL STATUS: agent list's JSON says the agent last exited STATUS
+  "$LM_BIN" agent list "$1" --format json 2>/dev/null |
+    jq -e --arg l "$2" --argjson s "$3" '.vms[0].agents[] | select(.label == $l) | .last_exit_status == $s' >/dev/null
+}
+started_once() { # VM: the agent wrote to both its logs
+  local d; d="$(guest_home "$1")/Library/Logs/lume-metal"
+  grep -qx 'started x' "$d/$FLEET_LABEL.out.log" 2>/dev/null && grep -qx 'an error line' "$d/$FLEET_LABEL.err.log" 2>/dev/null
+}
+scenario_agent_fleet() {
+  local vm out_log err_log follow_pid rc
+  sim_start --vm vm-d --vm vm-a --vm vm-c --vm vm-b --boot-delay 0 --stop-delay 0 --max-running 4
+  lm_json "$E2E_DIR/e.json" enable vm-d vm-a vm-c vm-b --jobs 4
+  expect_rc 0 "$E2E_DIR/e.json"
+  for vm in vm-a vm-b vm-c vm-d; do install_poke "$vm"; done
+  out_log=/Users/lume/Library/Logs/lume-metal/$FLEET_LABEL.out.log
+  err_log=/Users/lume/Library/Logs/lume-metal/$FLEET_LABEL.err.log
+
+  note "agent install over four VMs: each VM's result, then the recap"
+  set +e; lm agent install vm-d vm-a vm-c vm-b --label $FLEET_LABEL -- poke-server x >"$E2E_DIR/i.out" 2>"$E2E_DIR/i.err"; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "agent install: exit $rc: $(cat "$E2E_DIR/i.out" "$E2E_DIR/i.err")"
+  for vm in vm-a vm-b vm-c vm-d; do
+    grep -Eq "^$vm: agent $FLEET_LABEL installed and started \(pid [0-9]+\) \([0-9.]+ s\)$" "$E2E_DIR/i.out" ||
+      fail "no $vm line: $(cat "$E2E_DIR/i.out")"
+  done
+  tail -n 1 "$E2E_DIR/i.out" | grep -Eqx '4 installed, 0 failed in [0-9]+\.[0-9] s' || fail "no recap last: $(cat "$E2E_DIR/i.out")"
+  # JSON: another agent (one that starts no processes: reinstalling over a running agent whose
+  # processes keep writing activation records races the install's clearing of its record folder).
+  for vm in vm-a vm-b vm-c vm-d; do install_workload "$vm"; done
+  lm_json_first "$E2E_DIR/i.json" agent install vm-d vm-a vm-c vm-b --label $LABEL -- llama-server
+  expect_rc 0 "$E2E_DIR/i.json"
+  jq_is "$E2E_DIR/i.json" '.recap | tojson' '{"ok":4,"failed":0,"unsupported":0}'
+  jq_is "$E2E_DIR/i.json" '[.vms[].vm] | join(" ")' "vm-d vm-a vm-c vm-b"
+  jq -e '.seconds | type == "number"' "$E2E_DIR/i.json" >/dev/null || fail "no run time: $(jq .seconds "$E2E_DIR/i.json")"
+
+  note "agent list: pid, last exit and log paths, in text and JSON; the recap over several"
+  for vm in vm-a vm-b; do
+    wait_for 15 "$vm's agent to start" started_once "$vm"
+  done
+  lm_json "$E2E_DIR/l.json" agent list vm-a vm-b
+  expect_rc 0 "$E2E_DIR/l.json"
+  poke() { echo "[.vms[].agents[] | select(.label == \"$FLEET_LABEL\") | $1]"; }
+  jq -e "$(poke .pid) | length == 2 and all(. > 0)" "$E2E_DIR/l.json" >/dev/null || fail "no pid: $(cat "$E2E_DIR/l.json")"
+  jq_is "$E2E_DIR/l.json" "$(poke .last_exit_status) | tojson" '[null,null]'
+  jq_is "$E2E_DIR/l.json" "$(poke .stdout_path) | unique | join(\" \")" "$out_log"
+  jq_is "$E2E_DIR/l.json" "$(poke .stderr_path) | unique | join(\" \")" "$err_log"
+  jq_is "$E2E_DIR/l.json" '.recap | tojson' '{"ok":2,"failed":0,"unsupported":0}'
+  set +e; lm agent list vm-a vm-b >"$E2E_DIR/l.out" 2>"$E2E_DIR/l.err"; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "agent list: exit $rc: $(cat "$E2E_DIR/l.err")"
+  grep -Eq "^    $FLEET_LABEL +running \(pid [0-9]+\)  /opt/homebrew/bin/poke-server$" "$E2E_DIR/l.out" || fail "$(cat "$E2E_DIR/l.out")"
+  [ "$(grep -cx '      last exit: never exited since it was loaded' "$E2E_DIR/l.out")" -eq 4 ] || fail "last exit: $(cat "$E2E_DIR/l.out")"
+  [ "$(grep -cxF "      stdout: $out_log" "$E2E_DIR/l.out")" -eq 2 ] || fail "stdout path: $(cat "$E2E_DIR/l.out")"
+  [ "$(grep -cxF "      stderr: $err_log" "$E2E_DIR/l.out")" -eq 2 ] || fail "stderr path: $(cat "$E2E_DIR/l.out")"
+  tail -n 1 "$E2E_DIR/l.out" | grep -Eqx '2 listed, 0 failed in [0-9]+\.[0-9] s' || fail "no recap: $(cat "$E2E_DIR/l.out")"
+
+  note "an agent that exited: its last exit status"
+  lm agent install vm-c --label com.example.exit-seven -- exit-seven >"$E2E_DIR/x.out" 2>&1 || true
+  wait_for 15 "launchd to say the agent exited 7" last_exit_is vm-c com.example.exit-seven 7
+  lm agent list vm-c >"$E2E_DIR/x.txt" 2>&1 || fail "agent list vm-c: $(cat "$E2E_DIR/x.txt")"
+  grep -qx '      last exit: exit 7' "$E2E_DIR/x.txt" || fail "no exit 7: $(cat "$E2E_DIR/x.txt")"
+
+  note "agent logs: stdout's and stderr's logs under their headers"
+  set +e; lm agent logs vm-a --label $FLEET_LABEL >"$E2E_DIR/g.out" 2>"$E2E_DIR/g.err"; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "agent logs: exit $rc: $(cat "$E2E_DIR/g.err")"
+  [ "$(cat "$E2E_DIR/g.out")" = "==> $out_log <==
+started x
+
+==> $err_log <==
+an error line" ] || fail "agent logs: $(cat "$E2E_DIR/g.out")"
+
+  note "agent logs -f: a line the agent writes appears, SIGTERM ends it"
+  lm agent logs vm-b --label $FLEET_LABEL -f >"$E2E_DIR/f.out" 2>"$E2E_DIR/f.err" &
+  follow_pid=$!
+  wait_for 15 "the follower to print the logs" grep -qx "an error line" "$E2E_DIR/f.out"
+  echo "poked 42" >"$(guest_home vm-b)/poke.tmp" && mv "$(guest_home vm-b)/poke.tmp" "$(guest_home vm-b)/poke"
+  wait_for 15 "the agent's new line in the follower's output" grep -qx "poked 42" "$E2E_DIR/f.out"
+  kill -TERM "$follow_pid"
+  set +e; wait "$follow_pid"; rc=$?; set -e
+  # The project's convention (interrupt.c): it ends by the signal it got, as tail -f does.
+  [ $rc -eq 143 ] || fail "agent logs -f after SIGTERM: exit $rc: $(cat "$E2E_DIR/f.err")"
+  ! grep -q . "$E2E_DIR/f.err" || fail "agent logs -f said: $(cat "$E2E_DIR/f.err")"
+
+  note "unknown VM or label: a clear error saying what to do"
+  set +e; lm agent logs vm-a --label com.example.none >"$E2E_DIR/u.out" 2>"$E2E_DIR/u.err"; rc=$?; set -e
+  [ $rc -ne 0 ] && grep -qF "vm-a: no agent com.example.none installed by lume-metal (\`lume-metal agent list vm-a\` lists the VM's agents)" \
+    "$E2E_DIR/u.err" || fail "unknown label: exit $rc: $(cat "$E2E_DIR/u.err")"
+  set +e; lm agent logs nosuch --label $FLEET_LABEL >"$E2E_DIR/n.out" 2>"$E2E_DIR/n.err"; rc=$?; set -e
+  [ $rc -ne 0 ] && grep -q "nosuch" "$E2E_DIR/n.err" || fail "unknown VM: exit $rc: $(cat "$E2E_DIR/n.err")"
+
+  note "agent list with a missing VM: its FAILED line and the recap counts it"
+  set +e; lm agent list vm-a nosuch >"$E2E_DIR/lf.out" 2>"$E2E_DIR/lf.err"; rc=$?; set -e
+  [ $rc -eq 3 ] || fail "agent list with a missing VM: exit $rc: $(cat "$E2E_DIR/lf.out" "$E2E_DIR/lf.err")"
+  grep -Eqx 'FAILED nosuch' "$E2E_DIR/lf.out" || fail "no FAILED line: $(cat "$E2E_DIR/lf.out")"
+  tail -n 1 "$E2E_DIR/lf.out" | grep -Eqx '1 listed, 1 failed in [0-9]+\.[0-9] s' || fail "recap: $(cat "$E2E_DIR/lf.out")"
+
+  note "agent remove over four VMs: the recap, in JSON and text"
+  lm_json "$E2E_DIR/r.json" agent remove vm-a vm-b --label $FLEET_LABEL
+  expect_rc 0 "$E2E_DIR/r.json"
+  jq_is "$E2E_DIR/r.json" '.recap | tojson' '{"ok":2,"failed":0,"unsupported":0}'
+  set +e; lm agent remove vm-d vm-a vm-c vm-b --label $FLEET_LABEL >"$E2E_DIR/r.out" 2>"$E2E_DIR/r.err"; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "agent remove: exit $rc: $(cat "$E2E_DIR/r.out" "$E2E_DIR/r.err")"
+  tail -n 1 "$E2E_DIR/r.out" | grep -Eqx '4 removed, 0 failed in [0-9]+\.[0-9] s' || fail "no recap: $(cat "$E2E_DIR/r.out")"
+  lm agent list vm-a >"$E2E_DIR/one.out" 2>&1 || true
+  ! grep -q 'listed, .* failed in' "$E2E_DIR/one.out" || fail "a recap for one VM: $(cat "$E2E_DIR/one.out")"
 }
 
 # ---- Colour and width the way terminals expect (issue 26) ----

@@ -27,12 +27,22 @@ scenario_exercise_unlocked() {
     'Threadgroup memory size (65536) exceeds the maximum threadgroup memory allowed (32768)'
   jq_is "$E2E_DIR/e.json" '.vms[0].exercise.threadgroup_memory.largest' 32768
   jq -r '.vms[0].steps[] | select(.name == "exercise") | .detail' "$E2E_DIR/e.json" |
-    grep -qx 'reduction pass, matrix pass, bfloat16 pass; threadgroup memory 32768 bytes' ||
+    grep -Eqx 'reduction pass, matrix pass, bfloat16 pass; threadgroup memory 32768 bytes; the exercise took [0-9]+\.[0-9]{2} s' ||
     fail "no exercise step: $(jq .vms[0].steps "$E2E_DIR/e.json")"
+  # Issue 37: the exercise's own time (the guest's clock), in text and JSON; its presence, not a value.
+  jq -e '.vms[0].exercise_seconds | type == "number" and . >= 0' "$E2E_DIR/e.json" >/dev/null ||
+    fail "no exercise_seconds: $(jq -c '.vms[0] | {exercise_seconds}' "$E2E_DIR/e.json")"
+  jq -e '.vms[0].shimmed.exercise_seconds // .vms[0].exercise_seconds | type == "number"' "$E2E_DIR/e.json" >/dev/null ||
+    fail "no exercise_seconds in the reports"
+  lm rollback vm1 >/dev/null 2>&1 || fail "rollback before the text enable"
+  lm enable vm1 >"$E2E_DIR/e.txt" 2>&1 || fail "enable (text): $(cat "$E2E_DIR/e.txt")"
+  grep -Eq '^  exercise +[0-9.]+ s  .*; the exercise took [0-9]+\.[0-9]{2} s$' "$E2E_DIR/e.txt" ||
+    fail "enable's text shows no exercise time: $(cat "$E2E_DIR/e.txt")"
 
   # probe: the last results without --exercise, fresh ones with it; text and JSON.
   lm probe vm1 >"$E2E_DIR/p.txt"
-  grep -Eq '^  exercise \(with the shim' "$E2E_DIR/p.txt" || fail "probe text: $(cat "$E2E_DIR/p.txt")"
+  grep -Eq '^  exercise \(with the shim; kernels checked against the CPU; took [0-9]+\.[0-9]{2} s\):$' "$E2E_DIR/p.txt" ||
+    fail "probe text: $(cat "$E2E_DIR/p.txt")"
   grep -Eq '^    simdgroup_reduction +pass$' "$E2E_DIR/p.txt" || fail "probe text: $(cat "$E2E_DIR/p.txt")"
   grep -Eq '^    threadgroup memory that runs +32768 bytes$' "$E2E_DIR/p.txt" || fail "probe text: $(cat "$E2E_DIR/p.txt")"
   lm_json "$E2E_DIR/p.json" probe vm1
@@ -164,7 +174,7 @@ scenario_exercise_defects() {
     exercise_is "$E2E_DIR/e-$vm.json" "$other" pass
     exercise_is "$E2E_DIR/e-$vm.json" simdgroup_matrix pass
     jq -r '.vms[0].steps[] | select(.name == "exercise") | .detail' "$E2E_DIR/e-$vm.json" |
-      grep -qx "reduction pass, matrix pass, bfloat16 pass; threadgroup memory 32768 bytes; known defect shown (not required): $defect" ||
+      grep -Eqx "reduction pass, matrix pass, bfloat16 pass; threadgroup memory 32768 bytes; known defect shown \(not required\): $defect; the exercise took [0-9]+\.[0-9]{2} s" ||
       fail "$vm: exercise step: $(jq .vms[0].steps "$E2E_DIR/e-$vm.json")"
 
     note "$vm: probe --exercise, text and JSON"

@@ -649,6 +649,12 @@ EOF
 chmod 644 $plist"
 }
 
+# `launchctl print gui/UID/LABEL` in the guest shows LINE (a wait_for condition).
+guest_print_has() {
+  ssh -i "$E2E_DIR/key" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
+    "lume@$(lm_test_address 2)" "launchctl print gui/\$(id -u)/$1" 2>/dev/null | grep -qF "$2"
+}
+
 scenario_guest_launchctl() {
   guest_up
   local uid plist=/Users/lume/Library/LaunchAgents/dev.test.agent.plist
@@ -667,6 +673,9 @@ scenario_guest_launchctl() {
   wait_for 30 "the agent's output" grep -qx 'hello world' "$GUEST_DIR/home/agent.out"
   gsh print 0 "launchctl print gui/$uid/dev.test.agent"
   out_has print "state = running"
+  # What `brew services info` reads (Homebrew's formula_wrapper.rb): the log paths and the last exit.
+  out_has print "stdout path = /Users/lume/agent.out"
+  out_has print "last exit code = (never exited)"
   local pid; pid=$(sed -n 's/^[[:space:]]*pid = //p' "$E2E_DIR/print.out")
   [ -n "$pid" ] || fail "no pid: $(cat "$E2E_DIR/print.out")"
   gsh twice 5 "launchctl bootstrap gui/$uid $plist"
@@ -683,6 +692,17 @@ scenario_guest_launchctl() {
   gsh print3 113 "launchctl print gui/$uid/dev.test.agent"
   gsh out2 3 "launchctl bootout gui/$uid/dev.test.agent"
   err_is out2 "Boot-out failed: 3: No such process"
+  # A job that ended: `print` gives its exit code.
+  gsh exiter 0 "mkdir -p ~/Library/LaunchAgents && cat >~/Library/LaunchAgents/dev.test.exit.plist <<'EOF'
+<?xml version=\"1.0\" encoding=\"UTF-8\"?>
+<plist version=\"1.0\"><dict>
+<key>Label</key><string>dev.test.exit</string>
+<key>ProgramArguments</key><array><string>/bin/sh</string><string>-c</string><string>exit 3</string></array>
+<key>RunAtLoad</key><true/>
+</dict></plist>
+EOF
+chmod 644 ~/Library/LaunchAgents/dev.test.exit.plist && launchctl bootstrap gui/$uid /Users/lume/Library/LaunchAgents/dev.test.exit.plist"
+  wait_for 30 "launchd to say the job exited 3" guest_print_has dev.test.exit "last exit code = 3"
   # Every call recorded, arguments quoted like printf %q.
   grep -qx "launchctl bootstrap gui/0 ${plist}" "$GUEST_DIR/calls.log" || fail "calls.log: $(cat "$GUEST_DIR/calls.log")"
   gsh quoted 2 "launchctl bootstrap gui/$uid '/Users/lume/a b.plist'"

@@ -50,14 +50,12 @@ typedef struct {
 	char domain[32];
 } agent_op;
 
-static int op_open(lm_context *ctx, const char *vm, const char *what, lm_flow_result *result, agent_op *op)
+static int op_open(lm_context *ctx, lm_vm_outcome *o, const char *what, agent_op *op)
 {
 	int rc;
 
 	memset(op, 0, sizeof(*op));
-	if ((rc = lm_flow_open_outcomes(result, &vm, 1)) < 0)
-		return rc;
-	op->o = result->vms[0];
+	op->o = o;
 	if ((rc = lm_vm_lock_take(&op->lock, ctx, op->o->vm, what, 0)) < 0 ||
 	    (rc = lm_vm_manager_open(&op->vmm, ctx)) < 0 ||
 	    (rc = lm_flow_open_enabled(ctx, op->vmm, op->o, &op->r, &op->ssh, &op->se)) < 0 ||
@@ -158,6 +156,7 @@ static int install_steps(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 		return rc;
 	snprintf(a->record_dir, sizeof(a->record_dir), "%s", paths.record_dir);
 	snprintf(a->plist, sizeof(a->plist), "%s", paths.plist);
+	lm_agent_log_paths(op->o->guest.home, a);
 	snprintf(target, sizeof(target), "%s/%s", op->domain, a->label);
 	if ((rc = lm_path_join_buf(dirs[0], sizeof(dirs[0]), op->o->guest.home, LM_AGENT_DIR, NULL)) < 0 ||
 	    (rc = lm_path_join_buf(dirs[1], sizeof(dirs[1]), op->o->guest.home, LM_AGENT_LOG_DIR, NULL)) < 0) {
@@ -306,29 +305,26 @@ static void install_undo(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 		lm_outcome_append(op->o, "; the agent is not installed");
 }
 
-int lm_flow_agent_install(lm_context *ctx, const char *vm, const lm_agent_spec *spec, const lm_profile *profile,
-    lm_flow_result **out)
-{
-	return lm_flow_agent_install_workload(ctx, vm, spec, profile, NULL, out);
-}
+/* What one VM's install is given. */
+typedef struct {
+	const lm_agent_spec *spec;
+	const lm_profile *profile;
+	const lm_workload_options *opts;
+} install_args;
 
-int lm_flow_agent_install_workload(lm_context *ctx, const char *vm, const lm_agent_spec *spec,
-    const lm_profile *profile, const lm_workload_options *opts, lm_flow_result **out)
+static int install_one(lm_context *ctx, lm_vm_outcome *o, const void *arg)
 {
+	const install_args *ia = arg;
+	const lm_agent_spec *spec = ia->spec;
 	lm_agent_info a;
 	previous_agent prev;
 	agent_op op;
 	int rc, recorded = 0;
 
-	if ((rc = lm_flow_result_new(out)) < 0 || (rc = check_spec(spec)) < 0)
-		return rc;
-	if (opts != NULL && (opts->version < 1 || opts->version > LM_WORKLOAD_OPTIONS_VERSION))
-		return lm_error_set(LM_EINVALID, "agent install: workload options of version %u, which this library does "
-		    "not know (1 to %d)", opts->version, LM_WORKLOAD_OPTIONS_VERSION);
-	if ((rc = op_open(ctx, vm, "agent install", *out, &op)) < 0)
+	if ((rc = op_open(ctx, o, "agent install", &op)) < 0)
 		goto out;
-	if (profile != NULL && (rc = lm_shim_env_make(&op.se, &op.o->guest, op.r.bundle.injection, op.r.bundle.shim, op.r.bundle.probe,
-	    profile)) < 0) {
+	if (ia->profile != NULL && (rc = lm_shim_env_make(&op.se, &op.o->guest, op.r.bundle.injection, op.r.bundle.shim,
+	    op.r.bundle.probe, ia->profile)) < 0) {
 		lm_outcome_fail(ctx, op.o, rc);
 		goto out;
 	}
@@ -341,7 +337,7 @@ int lm_flow_agent_install_workload(lm_context *ctx, const char *vm, const lm_age
 	a.installed_at = lm_clock_epoch();
 	a.shim_loaded = -1;
 	a.shim_widened = -1;
-	if ((rc = install_steps(ctx, &op, spec, opts, &a, &recorded, &prev)) < 0) {
+	if ((rc = install_steps(ctx, &op, spec, ia->opts, &a, &recorded, &prev)) < 0) {
 		lm_outcome_fail(ctx, op.o, rc);
 		if (recorded)
 			install_undo(ctx, &op, spec, &prev, &a);
@@ -361,8 +357,9 @@ out:
 	return rc;
 }
 
-int lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_flow_result **out)
+static int remove_one(lm_context *ctx, lm_vm_outcome *o, const void *arg)
 {
+	const char *label = arg;
 	lm_agent_spec spec;
 	lm_agent_info a;
 	const lm_vm_record_agent *recorded;
@@ -370,9 +367,7 @@ int lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_
 	double t;
 	int rc;
 
-	if ((rc = lm_flow_result_new(out)) < 0 || (rc = lm_agent_label_check(label)) < 0)
-		return rc;
-	if ((rc = op_open(ctx, vm, "agent remove", *out, &op)) < 0)
+	if ((rc = op_open(ctx, o, "agent remove", &op)) < 0)
 		goto out;
 	/* op_open read the record under the VM's lock: no other operation changed it since. */
 	/* Removing what is not there is done already (a CI job's clean-up may run twice). */
@@ -381,6 +376,7 @@ int lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_
 		goto out;
 	}
 	lm_vm_record_agent_info(recorded, &a);
+	lm_agent_log_paths(op.o->guest.home, &a);
 	if ((rc = lm_step_begin(ctx, op.o, "agent-unload", &t)) < 0) {
 		lm_outcome_fail(ctx, op.o, rc);
 		goto out;
@@ -407,7 +403,136 @@ out:
 	return rc;
 }
 
+/* The same operation on each named VM in turn, as rollback goes through its VMs: an outcome
+ * each, a failed VM never stopping the next, and the run's own time (the recap's). Past a
+ * request to stop, the VMs not begun fail as cancelled. One VM: its own code and error. */
+static int each_vm(lm_context *ctx, const char *const *vms, size_t n, int (*one)(lm_context *, lm_vm_outcome *,
+    const void *), const void *arg, lm_flow_result *result)
+{
+	double t = lm_clock_monotonic();
+	size_t i;
+	int rc = 0, one_rc;
+
+	if ((rc = lm_flow_open_outcomes(result, vms, n)) < 0)
+		return rc;
+	if (n == 0)
+		return lm_error_set(LM_EINVALID, "agent: name at least one VM");
+	for (i = 0; i < result->count; i++) {
+		if (i > 0 && (one_rc = lm_context_check_cancel(ctx, "the next VM")) < 0)
+			lm_outcome_fail(ctx, result->vms[i], one_rc);
+		else
+			one_rc = one(ctx, result->vms[i], arg);
+		if (i == 0)
+			rc = one_rc;
+	}
+	result->seconds = lm_clock_monotonic() - t;
+	return n == 1 ? rc : lm_flow_summary_rc(result);
+}
+
+int lm_flow_agent_install(lm_context *ctx, const char *vm, const lm_agent_spec *spec, const lm_profile *profile,
+    lm_flow_result **out)
+{
+	return lm_flow_agent_install_workload(ctx, vm, spec, profile, NULL, out);
+}
+
+int lm_flow_agent_install_workload(lm_context *ctx, const char *vm, const lm_agent_spec *spec,
+    const lm_profile *profile, const lm_workload_options *opts, lm_flow_result **out)
+{
+	return lm_flow_agent_install_vms(ctx, &vm, 1, spec, profile, opts, out);
+}
+
+int lm_flow_agent_install_vms(lm_context *ctx, const char *const *vms, size_t n, const lm_agent_spec *spec,
+    const lm_profile *profile, const lm_workload_options *opts, lm_flow_result **out)
+{
+	install_args ia = {spec, profile, opts};
+	int rc;
+
+	if ((rc = lm_flow_result_new(out)) < 0 || (rc = check_spec(spec)) < 0)
+		return rc;
+	if (opts != NULL && (opts->version < 1 || opts->version > LM_WORKLOAD_OPTIONS_VERSION))
+		return lm_error_set(LM_EINVALID, "agent install: workload options of version %u, which this library does "
+		    "not know (1 to %d)", opts->version, LM_WORKLOAD_OPTIONS_VERSION);
+	return each_vm(ctx, vms, n, install_one, &ia, *out);
+}
+
+int lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_flow_result **out)
+{
+	return lm_flow_agent_remove_vms(ctx, &vm, 1, label, out);
+}
+
+int lm_flow_agent_remove_vms(lm_context *ctx, const char *const *vms, size_t n, const char *label,
+    lm_flow_result **out)
+{
+	int rc;
+
+	if ((rc = lm_flow_result_new(out)) < 0 || (rc = lm_agent_label_check(label)) < 0)
+		return rc;
+	return each_vm(ctx, vms, n, remove_one, label, *out);
+}
+
 int lm_flow_agent_list(lm_context *ctx, const char *vm, lm_flow_result **out)
 {
-	return lm_flow_status(ctx, &vm, 1, out);
+	return lm_flow_agent_list_vms(ctx, &vm, 1, out);
+}
+
+int lm_flow_agent_list_vms(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result **out)
+{
+	double t = lm_clock_monotonic();
+	int rc;
+
+	if (n == 0) /* status of none is every VM's; a list names its VMs */
+		return lm_flow_result_new(out) < 0 ? LM_ENOMEM : lm_error_set(LM_EINVALID, "agent list: name at least one VM");
+	rc = lm_flow_status(ctx, vms, n, out);
+	if (*out != NULL)
+		(*out)->seconds = lm_clock_monotonic() - t;
+	return rc;
+}
+
+/* ---- agent logs ---- */
+
+int lm_flow_agent_logs(lm_context *ctx, const char *vm, const char *label, int follow, lm_agent_log_fn on_data,
+    void *data, lm_agent_info *info)
+{
+	lm_flow_result *result = NULL;
+	lm_vm_manager *vmm = NULL;
+	lm_vm_record r;
+	lm_shim_env se;
+	lm_ssh *ssh = NULL;
+	lm_agent_info a;
+	const lm_vm_record_agent *recorded;
+	char domain[32];
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	memset(&a, 0, sizeof(a));
+	if (on_data == NULL)
+		return lm_error_set(LM_EINVALID, "agent logs: no output callback given");
+	if ((rc = lm_agent_label_check(label)) < 0 || (rc = lm_flow_result_new(&result)) < 0 ||
+	    (rc = lm_flow_open_outcomes(result, &vm, 1)) < 0)
+		goto out;
+	/* Read only: no VM lock, so that a follower never keeps an install or a rollback waiting. */
+	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0 ||
+	    (rc = lm_flow_open_enabled(ctx, vmm, result->vms[0], &r, &ssh, &se)) < 0)
+		goto out;
+	if ((recorded = lm_vm_record_find_agent(&r, label)) == NULL) {
+		rc = lm_error_set(LM_ENOTFOUND, "%s: no agent %s installed by lume-metal (`lume-metal agent list %s` "
+		    "lists the VM's agents)", result->vms[0]->vm, label, result->vms[0]->vm);
+		goto out;
+	}
+	lm_vm_record_agent_info(recorded, &a);
+	lm_agent_log_paths(result->vms[0]->guest.home, &a);
+	/* launchd's own paths when it has the job (the plist's StandardOutPath/StandardErrorPath). */
+	if ((rc = lm_launchd_domain(ssh, domain, sizeof(domain))) < 0 || (rc = lm_launchd_query(ssh, domain, &a)) < 0)
+		goto out;
+	if (info != NULL) {
+		*info = a;
+		info->size = sizeof(*info);
+	}
+	rc = lm_guest_agent_logs(ctx, ssh, &a, follow, on_data, data);
+out:
+	lm_ssh_free(ssh);
+	lm_vm_record_dispose(&r);
+	lm_vm_manager_free(vmm);
+	lm_flow_result_free(result);
+	return rc;
 }

@@ -18,7 +18,7 @@
 LM_ENDS_WITH(lm_flow_result, byhost);
 LM_ENDS_WITH(lm_vm_outcome, pref_needed);
 LM_ENDS_WITH(lm_flow_step, detail);
-LM_ENDS_WITH(lm_agent_info, records_pruned);
+LM_ENDS_WITH(lm_agent_info, stderr_path);
 LM_ENDS_WITH(lm_run_result, stock_children);
 
 int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
@@ -171,6 +171,7 @@ int lm_flow_agents_status(lm_ssh *ssh, const lm_vm_record *r, lm_vm_outcome *o)
 
 	for (i = 0; i < r->nagents; i++) {
 		lm_vm_record_agent_info(&r->agents[i], &a);
+		lm_agent_log_paths(r->guest.home, &a);
 		if ((rc = lm_outcome_add_agent(o, &a)) < 0)
 			return rc;
 	}

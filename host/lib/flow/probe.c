@@ -16,7 +16,13 @@ static int exercise_verdict(lm_context *ctx, const lm_profile *profile, lm_vm_ou
 	lm_exercise_summary(o->exercised, summary, sizeof(summary));
 	if (profile != NULL && (rc = lm_guest_exercise_check(profile, o->exercised, &o->guest, note, sizeof(note))) < 0)
 		return rc;
-	lm_step_add(ctx, o, "exercise", t, "%s%s%s", summary, note[0] ? "; " : "", note);
+	char took[64] = "";
+
+	/* The exercise's own time: in enable it ran in the round trip of the probes, so the step's
+	 * own time is the verdict's, not the kernels'. */
+	if (lm_report_exercise_seconds(o->exercised) >= 0)
+		snprintf(took, sizeof(took), "; the exercise took %.2f s", lm_report_exercise_seconds(o->exercised));
+	lm_step_add(ctx, o, "exercise", t, "%s%s%s%s", summary, took, note[0] ? "; " : "", note);
 	return 0;
 }
 

@@ -52,6 +52,16 @@ int lm_agent_paths(const char *home, const char *label, lm_agent_paths_t *p)
 	return 0;
 }
 
+void lm_agent_log_paths(const char *home, lm_agent_info *a)
+{
+	lm_agent_paths_t paths;
+
+	if (home == NULL || home[0] == '\0' || lm_agent_paths(home, a->label, &paths) < 0)
+		return; /* longer than a path can be: never installed under it */
+	memcpy(a->stdout_path, paths.out_log, sizeof(a->stdout_path));
+	memcpy(a->stderr_path, paths.err_log, sizeof(a->stderr_path));
+}
+
 static void dict_string(plist_t dict, const char *key, const char *value)
 {
 	plist_dict_set_item(dict, key, plist_new_string(value));

@@ -148,16 +148,56 @@ int lm_launchd_domain(lm_ssh *ssh, char *domain, size_t len)
 	return 0;
 }
 
+/* A decimal integer that is the whole of s (an optional '-'), within int. */
+static int whole_int(const char *s, int *v)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || n < -255 || n > 255)
+		return -1;
+	*v = (int)n;
+	return 0;
+}
+
+/* "last terminating signal = Terminated: 15": minus the signal's number. */
+static int terminating_signal(const char *s, int *v)
+{
+	const char *colon = strrchr(s, ':');
+
+	if (colon == NULL || whole_int(colon + 1 + strspn(colon + 1, " "), v) < 0 || *v <= 0)
+		return -1;
+	*v = -*v;
+	return 0;
+}
+
+/* A path member ("stdout path = /Users/lume/..."), kept only when it fits. */
+static void path_member(const char *line, size_t skip, char *dst, size_t size)
+{
+	if (strlen(line + skip) < size)
+		memcpy(dst, line + skip, strlen(line + skip) + 1);
+}
+
 /* launchd's view of one agent (`launchctl print gui/UID/LABEL`): not loaded (it exits non-zero),
- * or loaded with its state and pid. */
+ * or loaded with its state, pid, how it last ended and its log paths. The members read are the
+ * ones `brew services info` reads from the same output (Homebrew/brew,
+ * Library/Homebrew/services/formula_wrapper.rb: `pid = N`, `last exit code = N`) and launchd's
+ * `stdout path = `/`stderr path = ` (the plist's StandardOutPath/StandardErrorPath); a job that
+ * never exited says `last exit code = (never exited)`, one a signal ended `last terminating
+ * signal = NAME: N` (launchctl(1): print's output is not API; what is not recognised is left
+ * unknown, never guessed). */
 int lm_launchd_query(lm_ssh *ssh, const char *domain, lm_agent_info *a)
 {
 	char target[160], *out = NULL, *line, *save = NULL, *v;
 	const char *argv[] = {"launchctl", "print", target};
-	int status = 0, rc;
+	int status = 0, rc, code;
 
 	snprintf(target, sizeof(target), "%s/%s", domain, a->label);
 	a->pid = 0;
+	a->last_exit_known = 0;
+	a->last_exit_status = 0;
 	if ((rc = lm_guest_run_argv(ssh, argv, 3, "launchctl print", &out, &status)) < 0)
 		return rc;
 	if (status != 0) {
@@ -172,6 +212,14 @@ int lm_launchd_query(lm_ssh *ssh, const char *domain, lm_agent_info *a)
 			snprintf(a->state, sizeof(a->state), "running");
 		else if (strncmp(line, "pid = ", 6) == 0 && (v = line + 6, *v >= '0' && *v <= '9'))
 			a->pid = strtol(v, NULL, 10);
+		else if (strncmp(line, "last exit code = ", 17) == 0 && whole_int(line + 17, &code) == 0)
+			a->last_exit_known = 1, a->last_exit_status = code;
+		else if (strncmp(line, "last terminating signal = ", 26) == 0 && terminating_signal(line + 26, &code) == 0)
+			a->last_exit_known = 1, a->last_exit_status = code;
+		else if (strncmp(line, "stdout path = ", 14) == 0)
+			path_member(line, 14, a->stdout_path, sizeof(a->stdout_path));
+		else if (strncmp(line, "stderr path = ", 14) == 0)
+			path_member(line, 14, a->stderr_path, sizeof(a->stderr_path));
 	}
 	if (strcmp(a->state, "running") != 0)
 		a->pid = 0;

@@ -304,6 +304,16 @@ static cJSON *agents_json(const lm_vm_outcome *o)
 				cJSON_AddBoolToObject(a, "shim_widened", ag->shim_widened);
 			cJSON_AddNumberToObject(a, "records_pruned", ag->records_pruned);
 		}
+		/* Since issue 37: what `launchctl print` shows of the job (the last exit: null when it never
+		 * exited or launchd was not asked; minus the signal that ended it) and its log paths. */
+		if (LM_HAS_FIELD(ag, lm_agent_info, stderr_path)) {
+			if (ag->last_exit_known)
+				cJSON_AddNumberToObject(a, "last_exit_status", ag->last_exit_status);
+			else
+				cJSON_AddNullToObject(a, "last_exit_status");
+			add_string_or_null(a, "stdout_path", ag->stdout_path);
+			add_string_or_null(a, "stderr_path", ag->stderr_path);
+		}
 		cJSON_AddItemToArray(list, a);
 	}
 	return list;
@@ -449,6 +459,11 @@ static cJSON *outcome_json(const lm_vm_outcome *o, lm_outcome_advice_fn advice, 
 		cJSON_AddItemToObject(v, "tart_image_shim", report_json(o->tart));
 	cJSON_AddItemToObject(v, "exercise", exercise_json(o->exercised));
 	cJSON_AddItemToObject(v, "agents", agents_json(o));
+	/* Since issue 37: the exercise's own time (the guest's clock), null when not known. */
+	if (o->exercised != NULL && lm_report_has_exercise(o->exercised) && lm_report_exercise_seconds(o->exercised) >= 0)
+		cJSON_AddNumberToObject(v, "exercise_seconds", lm_report_exercise_seconds(o->exercised));
+	else
+		cJSON_AddNullToObject(v, "exercise_seconds");
 	return v;
 }
 

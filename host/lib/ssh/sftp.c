@@ -15,6 +15,8 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "random.h"
@@ -574,4 +576,72 @@ int lm_ssh_read_file(lm_ssh *ssh, const char *remote_path, size_t max, char **da
 		rc = lm_buf_take(&b, data, len);
 	lm_buf_dispose(&b);
 	return rc;
+}
+
+/* The local machine's file from offset: what a `local` session reads. */
+static int read_local_at(const char *path, uint64_t offset, size_t max, char **data, size_t *len)
+{
+	struct stat st;
+	ssize_t n;
+	int fd, rc = 0;
+
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? lm_error_set(LM_ENOTFOUND, "%s does not exist", path) :
+		    lm_error_set(LM_EIO, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return lm_error_set(LM_EREMOTE, "%s is not a regular file", path);
+	}
+	if ((*data = malloc(max + 1)) == NULL) {
+		close(fd);
+		return lm_error_nomem();
+	}
+	if ((n = pread(fd, *data, max, (off_t)offset)) < 0)
+		rc = lm_error_set(LM_EIO, "%s: %s", path, strerror(errno));
+	close(fd);
+	if (rc < 0) {
+		free(*data);
+		*data = NULL;
+		return rc;
+	}
+	(*data)[n] = '\0';
+	*len = (size_t)n;
+	return 0;
+}
+
+int lm_ssh_read_file_at(lm_ssh *ssh, const char *remote_path, uint64_t offset, size_t max, char **data, size_t *len)
+{
+	LIBSSH2_SFTP_HANDLE *h;
+	LIBSSH2_SFTP_ATTRIBUTES attrs;
+	char *buf;
+	size_t got = 0;
+	ssize_t n = 0;
+	int rc;
+
+	if (remote_path == NULL || remote_path[0] == '\0' || data == NULL || len == NULL || max == 0)
+		return lm_error_set(LM_EINVALID, "lm_ssh_read_file_at: a remote path, a size and an output are required");
+	*data = NULL;
+	*len = 0;
+	if (ssh != NULL && ssh->local)
+		return read_local_at(remote_path, offset, max, data, len);
+	if ((rc = sftp_open_session(ssh)) < 0 || (rc = stat_regular(ssh, remote_path, &attrs)) < 0)
+		return rc;
+	if ((h = sftp_open(ssh->sftp, remote_path, LIBSSH2_FXF_READ, 0)) == NULL)
+		return sftp_fail(ssh, "opening", remote_path);
+	if ((buf = malloc(max + 1)) == NULL) {
+		libssh2_sftp_close(h);
+		return lm_error_nomem();
+	}
+	libssh2_sftp_seek64(h, offset);
+	while (got < max && (n = libssh2_sftp_read(h, buf + got, max - got)) > 0)
+		got += (size_t)n;
+	libssh2_sftp_close(h);
+	if (n < 0) {
+		free(buf);
+		return sftp_fail(ssh, "reading", remote_path);
+	}
+	buf[got] = '\0';
+	*data = buf;
+	*len = got;
+	return 0;
 }

@@ -380,6 +380,9 @@ typedef struct {
 
 /* The agent's guest paths; LM_EINVALID when they would not fit. */
 int lm_agent_paths(const char *home, const char *label, lm_agent_paths_t *paths);
+/* a->stdout_path and a->stderr_path as lume-metal's plists name them (the plist's
+ * StandardOutPath/StandardErrorPath under home); unchanged when home is unknown. */
+void lm_agent_log_paths(const char *home, lm_agent_info *a);
 /* The agent's plist (XML, NUL-terminated, free()): Label, ProgramArguments (program — the
  * workload's resolved absolute path — then spec's arguments after argv[0]), EnvironmentVariables
  * (the shim's injection variable, the profile's LUME_METAL_*, a PATH with the bundle's tools and
@@ -431,6 +434,10 @@ int lm_guest_agents_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_ag
     char *labels, size_t len);
 /* launchd's state of each of the n agents (in place; a flow outcome's array of pointers). */
 int lm_guest_agents_query(lm_ssh *ssh, lm_agent_info *const *agents, size_t n);
+/* agent_logs.c: a's stdout and stderr logs (a->stdout_path, a->stderr_path) given to on_data as
+ * read, then (follow) what they gain until ctx is cancelled: 0 then (lm_flow_agent_logs). */
+int lm_guest_agent_logs(lm_context *ctx, lm_ssh *ssh, const lm_agent_info *a, int follow, lm_agent_log_fn on_data,
+    void *data);
 /* For each running agent of the n (after lm_guest_agents_query): whether its process loaded the
  * shim since it last started -- its activation record, <record_dir>/<pid>.json -- whether it or a
  * process it started had an answer widened (lm_activation_took; the folder is the agent's alone),

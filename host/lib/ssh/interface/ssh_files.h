@@ -45,5 +45,9 @@ int lm_ssh_list_dir(lm_ssh *ssh, const char *remote_dir, size_t max_names, char 
  * LM_EREMOTE naming what it is ("... is a FIFO, not a file"), never opened; a read that outlasts
  * the session's command timeout is LM_ETIMEOUT. lm_ssh_sha256 (ssh.h) keeps the same rules. */
 int lm_ssh_read_file(lm_ssh *ssh, const char *remote_path, size_t max, char **data, size_t *len);
+/* At most max bytes of the regular file remote_path from offset on (what a log gained since it
+ * was last read: `agent logs -f`), NUL-terminated (free()), fewer at its end (0 past it); absent
+ * is LM_ENOTFOUND, anything but a regular file LM_EREMOTE, as lm_ssh_read_file. */
+int lm_ssh_read_file_at(lm_ssh *ssh, const char *remote_path, uint64_t offset, size_t max, char **data, size_t *len);
 
 #endif
