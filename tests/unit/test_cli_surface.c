@@ -88,7 +88,7 @@ static void test_completion_details(void **state)
 		/* Option values are no positional words: `--format json` is not the command. */
 		{"bash", "--format|--label|"},
 		{"bash", "profile) subs=\"list show lint\" ;;"},
-		{"bash", "agent) subs=\"install remove list\" ;;"},
+		{"bash", "agent) subs=\"install remove list logs\" ;;"},
 		{"bash", "'agent install') if [[ $npos == 0 ]]; then COMPREPLY+=($(compgen -W \"$(_lume_metal_vms)\""},
 		{"bash", "compgen -W \"bash zsh fish\""},
 		{"bash", "\"${COMP_WORDS[0]}\" __complete vms 2>/dev/null"},

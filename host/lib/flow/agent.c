@@ -12,31 +12,6 @@
 #include "flow_internal.h"
 #include "path.h"
 
-/* Record (create) or forget (!create) one agent in the VM's entry. */
-static int journal_update(lm_context *ctx, const char *vm, const lm_agent_spec *spec, const lm_agent_info *a,
-    int create)
-{
-	lm_state *st = NULL;
-	lm_vm_record r;
-	int rc;
-
-	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
-		return rc;
-	if ((rc = lm_vm_record_get(st, vm, &r)) == 0 && !r.known && create)
-		rc = lm_error_set(LM_ENOTENABLED, "%s is not enabled", vm);
-	if (rc == 0 && r.known) {
-		if (create)
-			rc = lm_vm_record_add_agent(&r, spec, a);
-		else
-			(void)lm_vm_record_remove_agent(&r, a->label);
-		if (rc == 0 && (rc = lm_vm_record_put(st, &r)) == 0)
-			rc = lm_state_save(st);
-	}
-	lm_vm_record_dispose(&r);
-	lm_state_close(st);
-	return rc;
-}
-
 /* ---- the flows ---- */
 
 /* The open parts of one agent operation on one VM. */
@@ -92,21 +67,6 @@ static int resolve_program(lm_context *ctx, agent_op *op, const lm_agent_spec *s
 		    sizeof(a->program) - 1);
 	memcpy(a->program, w.target.program, strlen(w.target.program) + 1);
 	return 0;
-}
-
-static int check_spec(const lm_agent_spec *spec)
-{
-	int rc;
-
-	if (spec == NULL || (rc = lm_agent_label_check(spec->label)) == 0) {
-		if (spec == NULL || spec->argc == 0 || spec->argv == NULL || spec->argv[0] == NULL || spec->argv[0][0] == '\0')
-			return lm_error_set(LM_EINVALID, "agent install: no workload command given");
-		if (strchr(spec->argv[0], '=') != NULL)
-			return lm_error_set(LM_EINVALID, "agent install: '%s' is a variable assignment; the agent's "
-			    "environment is the profile's (start the command with its program)", spec->argv[0]);
-		return 0;
-	}
-	return rc;
 }
 
 /* What an install under a label found there, so that a failed one puts it back: the plist (kept
@@ -171,7 +131,7 @@ static int install_steps(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 	}
 	lm_step_add(ctx, op->o, "agent-plist", t, "%s runs %s with the shim's environment (%zu bytes)", a->label,
 	    a->program, len);
-	if ((rc = lm_step_begin(ctx, op->o, "record", &t)) < 0 || (rc = journal_update(ctx, op->o->vm, spec, a, 1)) < 0) {
+	if ((rc = lm_step_begin(ctx, op->o, "record", &t)) < 0 || (rc = lm_journal_agent_add(ctx, op->o->vm, spec, a)) < 0) {
 		free(xml);
 		return rc;
 	}
@@ -212,68 +172,14 @@ static int install_steps(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 	return 0;
 }
 
-/* The journal's entry for the agent as it was before (or none). */
-static int journal_restore(lm_context *ctx, const char *vm, const previous_agent *prev, const lm_agent_info *a)
-{
-	const lm_vm_record_agent *r = prev->recorded;
-	lm_agent_spec spec;
-	lm_agent_info info;
-	const char **argv;
-	size_t n = 0;
-	int rc;
-
-	memset(&spec, 0, sizeof(spec));
-	if (r == NULL)
-		return journal_update(ctx, vm, &spec, a, 0);
-	while (r->argv != NULL && r->argv[n] != NULL)
-		n++;
-	if ((argv = calloc(n + 2, sizeof(*argv))) == NULL)
-		return lm_error_nomem();
-	argv[0] = r->program;
-	if (n > 0)
-		memcpy(argv + 1, r->argv, n * sizeof(*argv));
-	spec.label = r->label;
-	spec.argv = argv;
-	spec.argc = n + 1;
-	spec.keep_alive = r->keep_alive;
-	spec.run_at_load = r->run_at_load;
-	lm_vm_record_agent_info(r, &info);
-	rc = journal_update(ctx, vm, &spec, &info, 1);
-	free(argv);
-	return rc;
-}
-
-/* The agent the install found, back as it was: its plist, loaded and running again if it was,
- * the journal's entry. launchd gets twice the install's wait to let go of the label: the user's
- * agent matters more than the time. */
+/* The agent the install found, back as it was: in launchd and the guest (launchd.c), then the
+ * journal's entry. */
 static int previous_restore(lm_context *ctx, agent_op *op, const previous_agent *prev, lm_agent_info *a)
 {
-	const char *mv_argv[] = {"mv", "-f", prev->backup, a->plist};
-	char target[160];
-	const char *kick_argv[] = {"launchctl", "kickstart", target};
-	lm_launchd_wait w = {lm_clock_monotonic() + 2 * lm_launchd_release_wait(), op->o->vm, "agent-restore"};
-	int rc;
+	int rc = lm_launchd_plist_put_back(ctx, op->ssh, op->domain, op->o->vm, prev->backup, prev->launchd_touched,
+	    prev->was, a);
 
-	snprintf(target, sizeof(target), "%s/%s", op->domain, a->label);
-	if (prev->launchd_touched) {
-		/* The new one out, if it got in, and launchd's hold on the label over. */
-		const char *out_argv[] = {"launchctl", "bootout", target};
-		if ((rc = lm_launchd_query(op->ssh, op->domain, a)) < 0 ||
-		    (strcmp(a->state, "not loaded") != 0 &&
-		    (rc = lm_guest_run_argv(op->ssh, out_argv, 3, "launchctl bootout", NULL, NULL)) < 0) ||
-		    (rc = lm_launchd_wait_gone(ctx, op->ssh, op->domain, a->label, &w)) < 0)
-			return rc;
-	}
-	if ((rc = lm_guest_run_argv(op->ssh, mv_argv, 4, "mv (the previous plist back)", NULL, NULL)) < 0)
-		return rc;
-	if (prev->launchd_touched && strcmp(prev->was, "not loaded") != 0 &&
-	    ((rc = lm_launchd_bootstrap(ctx, op->ssh, op->domain, a->plist, &w)) < 0 ||
-	    (strcmp(prev->was, "running") == 0 &&
-	    (rc = lm_guest_run_argv(op->ssh, kick_argv, 3, "launchctl kickstart", NULL, NULL)) < 0)))
-		return rc;
-	if ((rc = lm_launchd_query(op->ssh, op->domain, a)) < 0)
-		return rc;
-	return journal_restore(ctx, op->o->vm, prev, a);
+	return rc < 0 ? rc : lm_journal_agent_put_back(ctx, op->o->vm, prev->recorded, a);
 }
 
 /* A failed install undone: the previous agent back, or nothing half-installed (out of launchd,
@@ -282,7 +188,7 @@ static void install_undo(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
     lm_agent_info *a)
 {
 	if (!prev->guest_touched) {
-		if (journal_restore(ctx, op->o->vm, prev, a) < 0)
+		if (lm_journal_agent_put_back(ctx, op->o->vm, prev->recorded, a) < 0)
 			lm_outcome_append(op->o, "; the journal could not be put back (%s): `lume-metal agent list` "
 			    "shows what it says", lm_error_last()->message);
 		else
@@ -298,7 +204,7 @@ static void install_undo(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 			lm_outcome_append(op->o, "; the previous agent %s is back as it was (%s)", a->label, a->state);
 		return;
 	}
-	if (lm_launchd_unload(op->ssh, op->domain, op->o->guest.home, a) < 0 || journal_update(ctx, op->o->vm, spec, a, 0) < 0)
+	if (lm_launchd_unload(op->ssh, op->domain, op->o->guest.home, a) < 0 || lm_journal_agent_forget(ctx, op->o->vm, a) < 0)
 		lm_outcome_append(op->o, "; undoing failed too (%s): `lume-metal agent remove` or `rollback` "
 		    "removes it", lm_error_last()->message);
 	else
@@ -360,7 +266,6 @@ out:
 static int remove_one(lm_context *ctx, lm_vm_outcome *o, const void *arg)
 {
 	const char *label = arg;
-	lm_agent_spec spec;
 	lm_agent_info a;
 	const lm_vm_record_agent *recorded;
 	agent_op op;
@@ -384,11 +289,10 @@ static int remove_one(lm_context *ctx, lm_vm_outcome *o, const void *arg)
 	if (lm_context_options(ctx)->dry_run) {
 		lm_step_add(ctx, op.o, "agent-unload", t, "would boot %s out of %s and remove %s", label, op.domain, a.plist);
 	} else {
-		memset(&spec, 0, sizeof(spec));
 		/* Its re-signed copy (--resign-copy) goes with it: nothing else runs it. */
 		if ((rc = lm_launchd_unload(op.ssh, op.domain, op.o->guest.home, &a)) < 0 ||
 		    (rc = lm_guest_resign_remove(op.ssh, op.o->guest.home, label)) < 0 ||
-		    (rc = journal_update(ctx, op.o->vm, &spec, &a, 0)) < 0) {
+		    (rc = lm_journal_agent_forget(ctx, op.o->vm, &a)) < 0) {
 			lm_outcome_fail(ctx, op.o, rc);
 			goto out;
 		}
@@ -447,7 +351,7 @@ int lm_flow_agent_install_vms(lm_context *ctx, const char *const *vms, size_t n,
 	install_args ia = {spec, profile, opts};
 	int rc;
 
-	if ((rc = lm_flow_result_new(out)) < 0 || (rc = check_spec(spec)) < 0)
+	if ((rc = lm_flow_result_new(out)) < 0 || (rc = lm_agent_spec_check(spec)) < 0)
 		return rc;
 	if (opts != NULL && (opts->version < 1 || opts->version > LM_WORKLOAD_OPTIONS_VERSION))
 		return lm_error_set(LM_EINVALID, "agent install: workload options of version %u, which this library does "

@@ -21,9 +21,6 @@
 
 /* o->agents from the VM's record, with launchd's state when its guest is reached (ssh not NULL). */
 int lm_flow_agents_status(lm_ssh *ssh, const lm_vm_record *r, lm_vm_outcome *o);
-/* One outcome per named VM (names validated and normalised) into a result without outcomes;
- * on failure it has none. */
-int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t n);
 /* Every VM failed for the same reason (the last error), before any was handled. */
 int lm_flow_fail_all(lm_context *ctx, lm_flow_result *result, int rc);
 /* One outcome per VM the state journal knows. */

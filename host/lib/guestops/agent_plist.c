@@ -38,6 +38,20 @@ int lm_agent_label_check(const char *label)
 	return 0;
 }
 
+int lm_agent_spec_check(const lm_agent_spec *spec)
+{
+	int rc;
+
+	if (spec != NULL && (rc = lm_agent_label_check(spec->label)) < 0)
+		return rc;
+	if (spec == NULL || spec->argc == 0 || spec->argv == NULL || spec->argv[0] == NULL || spec->argv[0][0] == '\0')
+		return lm_error_set(LM_EINVALID, "agent install: no workload command given");
+	if (strchr(spec->argv[0], '=') != NULL)
+		return lm_error_set(LM_EINVALID, "agent install: '%s' is a variable assignment; the agent's "
+		    "environment is the profile's (start the command with its program)", spec->argv[0]);
+	return 0;
+}
+
 int lm_agent_paths(const char *home, const char *label, lm_agent_paths_t *p)
 {
 	int a = snprintf(p->plist, sizeof(p->plist), "%s/" LM_AGENT_DIR "/%s.plist", home, label);

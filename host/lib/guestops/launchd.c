@@ -307,3 +307,34 @@ int lm_launchd_plist_keep(lm_ssh *ssh, const char *plist, char *backup, size_t s
 	*had = si.exists;
 	return 0;
 }
+
+int lm_launchd_plist_put_back(lm_context *ctx, lm_ssh *ssh, const char *domain, const char *vm, const char *backup,
+    int launchd_touched, const char *was, lm_agent_info *a)
+{
+	const char *mv_argv[] = {"mv", "-f", backup, a->plist};
+	char target[160];
+	const char *kick_argv[] = {"launchctl", "kickstart", target};
+	/* launchd gets twice the install's wait to let go of the label: the user's agent matters
+	 * more than the time. */
+	lm_launchd_wait w = {lm_clock_monotonic() + 2 * lm_launchd_release_wait(), vm, "agent-restore"};
+	int rc;
+
+	snprintf(target, sizeof(target), "%s/%s", domain, a->label);
+	if (launchd_touched) {
+		/* The new one out, if it got in, and launchd's hold on the label over. */
+		const char *out_argv[] = {"launchctl", "bootout", target};
+		if ((rc = lm_launchd_query(ssh, domain, a)) < 0 ||
+		    (strcmp(a->state, "not loaded") != 0 &&
+		    (rc = lm_guest_run_argv(ssh, out_argv, 3, "launchctl bootout", NULL, NULL)) < 0) ||
+		    (rc = lm_launchd_wait_gone(ctx, ssh, domain, a->label, &w)) < 0)
+			return rc;
+	}
+	if ((rc = lm_guest_run_argv(ssh, mv_argv, 4, "mv (the previous plist back)", NULL, NULL)) < 0)
+		return rc;
+	if (launchd_touched && strcmp(was, "not loaded") != 0 &&
+	    ((rc = lm_launchd_bootstrap(ctx, ssh, domain, a->plist, &w)) < 0 ||
+	    (strcmp(was, "running") == 0 &&
+	    (rc = lm_guest_run_argv(ssh, kick_argv, 3, "launchctl kickstart", NULL, NULL)) < 0)))
+		return rc;
+	return lm_launchd_query(ssh, domain, a);
+}

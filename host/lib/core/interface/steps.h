@@ -1,5 +1,5 @@
 /* Internal: each step of a VM's outcome, timed and reported (on_step), and the outcome's message
- * (steps.c). flow's commands and the modules above them use these through flow_parts.h. */
+ * (steps.c), and the result that holds them (outcome.c). flow's commands and the modules above them use these through flow_parts.h. */
 #ifndef LM_STEPS_H
 #define LM_STEPS_H
 
@@ -23,5 +23,17 @@ int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc);
 /* Replace / extend o->message (printf-style). */
 int lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
 void lm_outcome_append(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
+
+/* ---- outcome.c: a result and its outcomes as data ---- */
+
+/* A copy of *a appended to o->agents. */
+int lm_outcome_add_agent(lm_vm_outcome *o, const lm_agent_info *a);
+/* A result without outcomes (lm_flow_result_free() frees it); *out is NULL when out of memory. */
+int lm_flow_result_new(lm_flow_result **out);
+/* One more outcome in result, for the VM `vm` (a valid name); *out (when not NULL) gets it. */
+int lm_flow_outcome_add(lm_flow_result *result, const char *vm, lm_vm_outcome **out);
+/* One outcome per name of vms[n], normalised (NAME:TAG as Lume stores it); on failure none is
+ * left and the message names the VM. */
+int lm_flow_open_outcomes(lm_flow_result *result, const char *const *vms, size_t n);
 
 #endif

@@ -1,5 +1,5 @@
 /* Internal (for flow/ and the modules that depend on it): what a command shares -- an outcome
- * (outcome.c) and its timed steps (core's steps.h), a workload's checks (enabled.c), the exercise step (probe.c). */
+ * (core's outcome.c and steps.h), a workload's checks (enabled.c), the exercise step (probe.c). */
 #ifndef LM_FLOW_PARTS_H
 #define LM_FLOW_PARTS_H
 
@@ -9,12 +9,6 @@
 
 /* ---- core's steps.h: each step of a VM's outcome, timed and reported (on_step) ---- */
 
-/* A copy of *a appended to o->agents. */
-int lm_outcome_add_agent(lm_vm_outcome *o, const lm_agent_info *a);
-/* A result without outcomes (lm_flow_result_free() frees it); *out is NULL when out of memory. */
-int lm_flow_result_new(lm_flow_result **out);
-/* One more outcome in result, for the VM `vm` (a valid name); *out (when not NULL) gets it. */
-int lm_flow_outcome_add(lm_flow_result *result, const char *vm, lm_vm_outcome **out);
 /* A workload about to start in an enabled VM (run, agent install): what would start (w->target);
  * the SIP and library-validation warnings logged, and those of the executables shipped beside it
  * (a program it may start that dyld would not give the shim); with opts->resign_copy, a program

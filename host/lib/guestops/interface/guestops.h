@@ -383,6 +383,9 @@ int lm_agent_paths(const char *home, const char *label, lm_agent_paths_t *paths)
 /* a->stdout_path and a->stderr_path as lume-metal's plists name them (the plist's
  * StandardOutPath/StandardErrorPath under home); unchanged when home is unknown. */
 void lm_agent_log_paths(const char *home, lm_agent_info *a);
+/* An install's spec: a good label (lm_agent_label_check) and a workload command whose first word
+ * is a program, not a variable assignment. */
+int lm_agent_spec_check(const lm_agent_spec *spec);
 /* The agent's plist (XML, NUL-terminated, free()): Label, ProgramArguments (program — the
  * workload's resolved absolute path — then spec's arguments after argv[0]), EnvironmentVariables
  * (the shim's injection variable, the profile's LUME_METAL_*, a PATH with the bundle's tools and
@@ -426,6 +429,12 @@ int lm_launchd_bootstrap(lm_context *ctx, lm_ssh *ssh, const char *domain, const
  * when there is none: *had says whether there was), so that a failed re-install can put it back;
  * the original stays until the new one is uploaded over it. */
 int lm_launchd_plist_keep(lm_ssh *ssh, const char *plist, char *backup, size_t size, int *had);
+/* The plist kept aside (lm_launchd_plist_keep) back at a->plist, and launchd as it was before
+ * (`was`: "not loaded", "loaded" or "running") when an install touched it (the new one booted
+ * out first); a->state and a->pid launchd's answer after. vm and its step "agent-restore" for
+ * the waits. */
+int lm_launchd_plist_put_back(lm_context *ctx, lm_ssh *ssh, const char *domain, const char *vm, const char *backup,
+    int launchd_touched, const char *was, lm_agent_info *a);
 /* Out of launchd if it is in (bootout), and its plist (under home) gone. */
 int lm_launchd_unload(lm_ssh *ssh, const char *domain, const char *home, lm_agent_info *a);
 /* Every agent of agents[n] out of launchd and its plist gone (rollback, before the guest files:

@@ -164,6 +164,17 @@ const lm_vm_record_agent *lm_vm_record_find_agent(const lm_vm_record *r, const c
 /* An agent's public view (state "unknown": launchd not asked). */
 void lm_vm_record_agent_info(const lm_vm_record_agent *a, lm_agent_info *info);
 
+/* ---- agent_journal.c: a VM's agents in the journal, each call one transaction ---- */
+
+/* Record the agent in the VM's entry (replacing one with its label); LM_ENOTENABLED when the
+ * journal does not know the VM. */
+int lm_journal_agent_add(lm_context *ctx, const char *vm, const lm_agent_spec *spec, const lm_agent_info *a);
+/* Forget the agent a->label names (a VM the journal does not know: nothing to do). */
+int lm_journal_agent_forget(lm_context *ctx, const char *vm, const lm_agent_info *a);
+/* The entry as it was before an install (a copy read under the VM's lock), or forgotten when
+ * there was none (was NULL). */
+int lm_journal_agent_put_back(lm_context *ctx, const char *vm, const lm_vm_record_agent *was, const lm_agent_info *a);
+
 /* ---- pref_record.c: the host preference's record ---- */
 
 typedef enum { LM_PREF_ORIGINAL_ABSENT_FILE, LM_PREF_ORIGINAL_ABSENT_KEY, LM_PREF_ORIGINAL_VALUE } lm_pref_original;
