@@ -249,6 +249,18 @@ scenario_run_epipe() {
   [ ! -e "$(guest_home vm1)/closed" ] || fail "run with stdout closed started the workload"
 }
 
+# SIGTERM to a background lume-metal run (PID) whose stderr is $E2E_DIR/NAME.err: waited for,
+# its status in RUN_RC, which must be 143 (it ends by the signal, as the workload did).
+term_run() { # NAME PID
+  kill -s TERM "$2"
+  wait_for 60 "lume-metal did not end after SIGTERM: $(cat "$E2E_DIR/$1.err")" exited "$2"
+  set +e
+  wait "$2"
+  RUN_RC=$?
+  set -e
+  rc_is "$1" 143
+}
+
 # A stop finds what left the group (issue 36, item 6): the workload starts a child that calls
 # setsid (a session and group of its own, a sleep loop in it), and the run is stopped with
 # SIGTERM. The group's signal never reaches that child; the stop finds it as the workload's
@@ -269,13 +281,7 @@ scenario_run_setsid() {
   ! exited "$CHILD" || fail "the setsid child $CHILD is not running"
   [ "$(awk '{print $6}' "/proc/$CHILD/stat")" = "$(awk '{print $1}' "/proc/$CHILD/stat")" ] ||
     fail "the child did not get a session of its own: $(cat "/proc/$CHILD/stat")"
-  kill -s TERM "$pid"
-  wait_for 60 "lume-metal did not end after SIGTERM: $(cat "$E2E_DIR/setsid.err")" exited "$pid"
-  set +e
-  wait "$pid"
-  RUN_RC=$?
-  set -e
-  rc_is setsid 143
+  term_run setsid "$pid"
   exited "$CHILD" || fail "the workload's setsid child $CHILD outlived the stop: $(cat "$E2E_DIR/setsid.err")"
   err_has setsid "SIGTERM went to the workload's process group ([0-9]*) and the processes of it that had left the group ([0-9 ]*); it ended (exit 143), nothing of it is left"
   [ "$(runs_left)" -eq 0 ] || fail "the stopped run's record directory was left"
@@ -305,13 +311,7 @@ scenario_run_foreign_group() {
     pid=$!
     wait_for 60 "the forging workload did not start: $(cat "$E2E_DIR/forger.err")" test -s "$file"
     FORGER=$(cat "$file")
-    kill -s TERM "$pid"
-    wait_for 60 "lume-metal did not end after SIGTERM: $(cat "$E2E_DIR/forger.err")" exited "$pid"
-    set +e
-    wait "$pid"
-    RUN_RC=$?
-    set -e
-    rc_is forger 143
+    term_run forger "$pid"
     exited "$FORGER" || fail "file $target: the forging workload $FORGER outlived the stop: $(cat "$E2E_DIR/forger.err")"
     ! exited "$BYSTANDER" || fail "file $target: the other run's workload $BYSTANDER was killed: $(cat "$E2E_DIR/forger.err")"
     ! exited "$by_pid" || fail "file $target: the other run ended: $(cat "$E2E_DIR/by.err")"
