@@ -117,8 +117,12 @@ macro(check what)
 endmacro()
 
 # Strings of behaviours that belong to research builds only, never to the shipped shim: timing
-# interposition, feature-profile overrides, mesh / ray-tracing substitutions.
-set(forbidden "mach_absolute_time|mach_timebase|clock_gettime|gettimeofday|timebase|featureset|feature_set|featureprofile|feature_profile|raytracing|ray_tracing|accelerationstructure|intersectionfunction|mesh")
+# interposition, feature-profile overrides, mesh / ray-tracing substitutions (the published
+# release removed "clock and timing interposition" with the rest: shared/seeds, the Cua post).
+# The clock names are the shim's alone to lack: the probe reads the monotonic clock to time its
+# own exercise (exercise_us=), which interposes nothing.
+set(forbidden "featureset|feature_set|featureprofile|feature_profile|raytracing|ray_tracing|accelerationstructure|intersectionfunction|mesh")
+set(forbidden_in_shim "mach_absolute_time|mach_timebase|clock_gettime|gettimeofday|timebase")
 
 foreach(f ${_files})
   set(p "${OUT_DIR}/${f}")
@@ -204,7 +208,11 @@ foreach(f ${_files})
 
   run(${STRINGS} "${p}")
   string(TOLOWER "${out}" lower)
-  string(REGEX MATCHALL "${forbidden}" hits "${lower}")
+  if(f STREQUAL "LumeMetalShim.dylib")
+    string(REGEX MATCHALL "${forbidden}|${forbidden_in_shim}" hits "${lower}")
+  else()
+    string(REGEX MATCHALL "${forbidden}" hits "${lower}")
+  endif()
   check("${f}: no research-only strings (${hits})" NOT hits)
 endforeach()
 

@@ -48,8 +48,8 @@ json_whole() { # FILE EXIT: empty, or the reason it is not whole
 }
 
 # The world as the command sees it, in a form that compares: the preference file's bytes, the
-# journal with its times and run marks blanked (a successful run at another moment writes other
-# times), an absent journal the same as an empty one, and the guest's files (type, mode, size,
+# journal with its times, the exercise's duration and run marks blanked (a successful run at
+# another moment writes other ones), an absent journal the same as an empty one, and the guest's files (type, mode, size,
 # link target, content hash); any staging directory left behind shows up in the latter. Every
 # run is followed by one: the journal's form is computed once per distinct content.
 declare -A JOURNAL_VIEW=()
@@ -59,7 +59,7 @@ world() { # sets WORLD
   [ ! -e "$LUME_METAL_STATE_DIR/state.json" ] || { raw=; IFS= read -r -d '' raw <"$LUME_METAL_STATE_DIR/state.json" || true; }
   if [ -z "${JOURNAL_VIEW[x$raw]+set}" ]; then
     JOURNAL_VIEW[x$raw]=$(printf '%s' "$raw" | jq -S 'walk(if type == "object" then with_entries(
-        if (.key | test("^(changed_at|enabled_at|vm_started_at|boot_time|at|installed_at)$")) and (.value | type) == "number" then .value = "TIME"
+        if (.key | test("^(changed_at|enabled_at|vm_started_at|boot_time|at|installed_at|exercise_seconds)$")) and (.value | type) == "number" then .value = "TIME"
         elif .key == "enable_run" then .value = "RUN" else . end) else . end)')
   fi
   if [ -e "$GUEST" ]; then
