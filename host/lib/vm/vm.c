@@ -1,5 +1,6 @@
-/* The VM manager: choosing a backend, and the rules every backend follows (never start a VM
- * that is already running, stop only a running one, readiness only by polling). */
+/* The VM manager's public entry points: choosing a backend, and the rules every backend follows
+ * (never start a VM that is already running, stop only a running one, readiness only by polling).
+ * Backends are reached through their tables only (vm_internal.h). */
 #include "vm_internal.h"
 #include "vm_held.h"
 #include "text.h"
@@ -24,53 +25,41 @@ static lm_vm_manager *manager_new(lm_context *ctx)
 	vmm->connect_timeout = o->connect_timeout > 0 ? o->connect_timeout : 10;
 	vmm->command_timeout = o->command_timeout > 0 ? o->command_timeout : 120;
 	vmm->ready_timeout = o->ready_timeout > 0 ? o->ready_timeout : 300;
-	vmm->old_lume = -1;
 	return vmm;
+}
+
+/* The backend the options ask for; any other value is the automatic choice. */
+static const lm_vm_backend *backend_of(lm_vm_manager_kind kind)
+{
+	switch (kind) {
+	case LM_VM_MANAGER_LUME_API:
+		return &lm_vm_backend_api;
+	case LM_VM_MANAGER_LUME_CLI:
+		return &lm_vm_backend_cli;
+	case LM_VM_MANAGER_TART:
+		return &lm_vm_backend_tart;
+	case LM_VM_MANAGER_UTM:
+		return &lm_vm_backend_utm;
+	case LM_VM_MANAGER_NONE:
+		return &lm_vm_backend_none;
+	default:
+		return &lm_vm_backend_auto;
+	}
 }
 
 int lm_vm_manager_open(lm_vm_manager **out, lm_context *ctx)
 {
-	const lm_options *o;
-	const char *url, *program;
 	lm_vm_manager *vmm;
 	int rc;
 
 	*out = NULL;
 	if (ctx == NULL)
 		return lm_error_set(LM_EINVALID, "lm_vm_manager_open: no context");
-	o = lm_context_options(ctx);
-	url = (o->lume_url != NULL && o->lume_url[0] != '\0') ? o->lume_url : LM_LUME_URL_DEFAULT;
-	program = (o->lume_program != NULL && o->lume_program[0] != '\0') ? o->lume_program : "lume";
 	if ((vmm = manager_new(ctx)) == NULL)
 		return lm_error_nomem();
-
-	switch (o->vm_manager) {
-	case LM_VM_MANAGER_LUME_API:
-		rc = lm_vm_api_init(vmm, url);
-		break;
-	case LM_VM_MANAGER_LUME_CLI:
-		rc = lm_vm_cli_init(vmm, program);
-		break;
-	case LM_VM_MANAGER_TART:
-		rc = lm_vm_tart_init(vmm, o->tart_program != NULL && o->tart_program[0] ? o->tart_program : "tart");
-		break;
-	case LM_VM_MANAGER_UTM:
-		rc = lm_vm_utm_init(vmm, o->utmctl_program != NULL && o->utmctl_program[0] ? o->utmctl_program : "utmctl");
-		if (rc == 0 && o->vm_address != NULL && o->vm_address[0] != '\0') {
-			if (!lm_vm_is_ipv4(o->vm_address))
-				rc = lm_error_set(LM_EINVALID, "'%s' is not an IPv4 address", o->vm_address);
-			else if ((vmm->address = strdup(o->vm_address)) == NULL)
-				rc = lm_error_nomem();
-		}
-		break;
-	case LM_VM_MANAGER_NONE:
-		rc = lm_vm_none_init(vmm, o->vm_address);
-		break;
-	default:
-		rc = lm_vm_auto_init(vmm, url, program);
-		break;
-	}
-	if (rc < 0) {
+	/* auto's init makes its one candidate the manager's backend when only one is there */
+	vmm->backend = backend_of(lm_context_options(ctx)->vm_manager);
+	if ((rc = vmm->backend->init(vmm, &vmm->state)) < 0) {
 		lm_vm_manager_free(vmm);
 		return rc;
 	}
@@ -82,99 +71,53 @@ void lm_vm_manager_free(lm_vm_manager *vmm)
 {
 	if (vmm == NULL)
 		return;
-	if (vmm->backend != NULL && vmm->backend->release != NULL)
-		vmm->backend->release(vmm);
-	free(vmm->url);
-	free(vmm->program);
-	free(vmm->tart_program);
-	free(vmm->tart_home);
-	free(vmm->utmctl_program);
-	free(vmm->utm_documents);
-	free(vmm->utm_app);
-	free(vmm->dhcp_leases);
-	free(vmm->address);
-	lm_strv_free(vmm->locations);
+	if (vmm->state != NULL)
+		vmm->backend->release(vmm, vmm->state);
+	lm_vm_reap_children(vmm); /* those still running keep their VM up; they are reaped when they end */
 	free(vmm);
 }
 
-/* The first version number in a program's answer ("lume 0.2.22" -> "0.2.22"). */
-static void version_of(const char *out, char *buf, size_t len)
+/* The VM's identity from the files of the backend that answers for it (vm_id.c). */
+static int identity_read(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
 {
-	size_t n;
+	lm_vm_instance b = lm_vm_backend_for(vmm, name);
 
-	out += strcspn(out, "0123456789\n");
-	n = strcspn(out, " \t\r\n");
-	lm_text_format_cut(buf, len, "%.*s", (int)n, out);
-}
-
-int lm_vm_version_answer(int rc, lm_proc_result *res, char *buf, size_t len)
-{
-	buf[0] = '\0';
-	if (rc < 0)
-		return rc;
-	if (res->exit_code == 0)
-		version_of(res->out, buf, len);
-	lm_proc_result_dispose(res);
-	return 0;
-}
-
-const lm_context *lm_vm_cancel_ctx(const lm_vm_manager *vmm)
-{
-	return vmm->uncancelable > 0 ? NULL : vmm->ctx;
-}
-
-int lm_vm_check_cancel(const lm_vm_manager *vmm, const char *what)
-{
-	return lm_context_check_cancel(lm_vm_cancel_ctx(vmm), what);
-}
-
-int lm_vm_program_version(lm_vm_manager *vmm, const char *program, const char *arg, const char *const *env, char *buf,
-    size_t len)
-{
-	const char *args[] = {arg, NULL};
-	const lm_proc_options o = {.env = env, .timeout = LM_VM_VERSION_TIMEOUT, .cancel = lm_vm_cancel_ctx(vmm)};
-	char *path = NULL;
-	lm_proc_result res;
-	int rc;
-
-	buf[0] = '\0';
-	if ((rc = lm_proc_find_program(program, &path)) < 0)
-		return rc;
-	rc = lm_proc_run(path, args, &o, &res);
-	free(path);
-	return lm_vm_version_answer(rc, &res, buf, len);
+	if (b.backend == NULL || b.backend->identity == NULL) {
+		lm_vm_id_why(info, "no VM manager runs this VM (%s): lume-metal knows only its address", info->manager);
+		return 0;
+	}
+	return b.backend->identity(vmm, b.state, name, info);
 }
 
 int lm_vm_manager_version(lm_vm_manager *vmm, const char *name, char *buf, size_t len)
 {
-	const lm_vm_backend *b = lm_vm_backend_for(vmm, name);
+	lm_vm_instance b = lm_vm_backend_for(vmm, name);
 
 	if (len == 0)
 		return lm_error_set(LM_EINVALID, "lm_vm_manager_version: no room for the answer");
 	buf[0] = '\0';
-	if (b == NULL)
+	if (b.backend == NULL)
 		return lm_error_set(LM_ENOTFOUND, "no VM manager is known for %s yet: look the VM up first "
 		    "(lm_vm_get)", name != NULL ? name : "(no name)");
-	if (b->version == NULL)
-		return lm_error_set(LM_ENOTFOUND, "the VM manager %s has no version to tell", b->name);
-	return b->version(vmm, buf, len);
+	if (b.backend->version == NULL)
+		return lm_error_set(LM_ENOTFOUND, "the VM manager %s has no version to tell", b.backend->name);
+	return b.backend->version(vmm, b.state, buf, len);
 }
 
 int lm_vm_manager_versions(lm_vm_manager *vmm, char *buf, size_t len)
 {
-	const lm_vm_backend *one[1];
-	const lm_vm_backend *const *list = vmm->ncandidates > 0 ? vmm->candidates : one;
-	size_t i, n = vmm->ncandidates > 0 ? vmm->ncandidates : 1, used;
+	lm_vm_instance list[4];
+	size_t i, n = lm_vm_backends_asked(vmm, list, 4), used;
 	char version[64];
 
-	one[0] = vmm->backend;
 	buf[0] = '\0';
 	for (i = 0; i < n; i++) {
+		const lm_vm_backend *b = list[i].backend;
 		version[0] = '\0';
-		if (list[i]->version != NULL && list[i]->version(vmm, version, sizeof(version)) < 0)
+		if (b->version != NULL && b->version(vmm, list[i].state, version, sizeof(version)) < 0)
 			lm_text_format_cut(version, sizeof(version), "not answering: %s", lm_error_last()->message);
 		used = strlen(buf);
-		lm_text_format_cut(buf + used, len - used, "%s%s%s%s", i > 0 ? ", " : "", list[i]->name,
+		lm_text_format_cut(buf + used, len - used, "%s%s%s%s", i > 0 ? ", " : "", b->name,
 		    version[0] ? " " : "", version);
 	}
 	return 0;
@@ -190,14 +133,6 @@ int lm_vm_manager_can_start(const lm_vm_manager *vmm)
 	return vmm != NULL && vmm->backend != &lm_vm_backend_none;
 }
 
-void lm_vm_fill_identity(lm_vm_info *info, const lm_vm_backend *b)
-{
-	if (info->manager[0] == '\0')
-		snprintf(info->manager, sizeof(info->manager), "%s", b->name);
-	if (info->account[0] == '\0' && strcmp(info->manager, "auto") != 0)
-		snprintf(info->account, sizeof(info->account), "%s", b->account != NULL ? b->account : "lume");
-}
-
 int lm_vm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 {
 	size_t i;
@@ -205,7 +140,7 @@ int lm_vm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 
 	*out = NULL;
 	*count = 0;
-	if ((rc = vmm->backend->list(vmm, out, count)) < 0)
+	if ((rc = vmm->backend->list(vmm, vmm->state, out, count)) < 0)
 		return rc;
 	for (i = 0; i < *count; i++)
 		lm_vm_fill_identity(&(*out)[i], vmm->backend);
@@ -221,10 +156,10 @@ int lm_vm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	if ((rc = lm_vm_name_normalize(name, vm)) < 0)
 		return rc;
 	vmm->ssh_probe_err = 0;
-	if ((rc = vmm->backend->get(vmm, vm, out)) < 0)
+	if ((rc = vmm->backend->get(vmm, vmm->state, vm, out)) < 0)
 		return rc;
 	lm_vm_fill_identity(out, vmm->backend);
-	return lm_vm_id_read(vmm, vm, out);
+	return identity_read(vmm, vm, out);
 }
 
 int lm_vm_start(lm_vm_manager *vmm, const char *name)
@@ -237,7 +172,7 @@ int lm_vm_start(lm_vm_manager *vmm, const char *name)
 		return rc;
 	/* Lume answers 202 to every start and rewrites the configuration of a VM that is already
 	 * running: look first. */
-	if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
+	if ((rc = vmm->backend->get(vmm, vmm->state, vm, &info)) < 0)
 		return rc;
 	if (strcmp(info.status, "running") == 0) {
 		lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: already running, not started again", vm);
@@ -248,7 +183,7 @@ int lm_vm_start(lm_vm_manager *vmm, const char *name)
 		return lm_error_set(LM_EUNSUPPORTED, "%s: cannot start a VM that is %s; its manager has not finished", vm,
 		    info.status);
 	lm_log(vmm->ctx, LM_LOG_INFO, "%s: starting (%s)", vm, vmm->backend->name);
-	return vmm->backend->start(vmm, vm);
+	return vmm->backend->start(vmm, vmm->state, vm);
 }
 
 int lm_vm_status_held(const char *status)
@@ -266,7 +201,7 @@ int lm_vm_stop(lm_vm_manager *vmm, const char *name)
 
 	if ((rc = lm_vm_name_normalize(name, vm)) < 0)
 		return rc;
-	if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
+	if ((rc = vmm->backend->get(vmm, vmm->state, vm, &info)) < 0)
 		return rc;
 	/* A paused or suspended VM is stopped too: its saved state goes, and its next start boots. */
 	if (strcmp(info.status, "running") != 0 && !lm_vm_status_held(info.status)) {
@@ -274,13 +209,13 @@ int lm_vm_stop(lm_vm_manager *vmm, const char *name)
 		return 0;
 	}
 	lm_log(vmm->ctx, LM_LOG_INFO, "%s: stopping (%s, %s)", vm, vmm->backend->name, info.status);
-	if ((rc = vmm->backend->stop(vmm, vm)) < 0)
+	if ((rc = vmm->backend->stop(vmm, vmm->state, vm)) < 0)
 		return rc;
 	/* Both of Lume's stops block until the VM is down; confirm it anyway, as long as a command may
 	 * take (the VM's process may take a moment to let go of it). */
 	deadline = lm_clock_monotonic() + vmm->command_timeout;
 	for (;;) {
-		if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
+		if ((rc = vmm->backend->get(vmm, vmm->state, vm, &info)) < 0)
 			return rc;
 		if (strcmp(info.status, "running") != 0 && !lm_vm_status_held(info.status))
 			return 0;
@@ -384,7 +319,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 		 * a Mac each check of an answering port is an sshd that launchd starts for nothing). */
 		if (answered)
 			info.ssh_available = 1;
-		else if ((rc = vmm->backend->get(vmm, vm, &info)) < 0)
+		else if ((rc = vmm->backend->get(vmm, vmm->state, vm, &info)) < 0)
 			return rc;
 		else
 			lm_trace(vmm->ctx, vm, "ready-ask", asked);
@@ -392,7 +327,7 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 			lm_trace(vmm->ctx, vm, "ready-wait", start);
 			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: ready at %s after %.1f s", vm, info.ip, lm_clock_monotonic() - start);
 			lm_vm_fill_identity(&info, vmm->backend);
-			if ((rc = lm_vm_id_read(vmm, vm, &info)) < 0)
+			if ((rc = identity_read(vmm, vm, &info)) < 0)
 				return rc;
 			if (out != NULL)
 				*out = info;

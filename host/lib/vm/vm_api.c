@@ -10,6 +10,7 @@
 #include <pthread.h>
 
 #include "vm_internal.h"
+#include "lume_common.h"
 #include "buf.h"
 #include "json.h"
 #include "text.h"
@@ -23,6 +24,14 @@
 #define LM_API_GET_TIMEOUT 30.0   /* sshAvailable costs Lume up to 2 s per running VM */
 #define LM_API_STOP_MIN 60.0      /* a stop blocks until the VM is down, then 5 s more */
 #define LM_API_POLL_MS 100        /* the longest wait between two questions to should_cancel */
+
+/* The backend's state. */
+typedef struct {
+	char *url;                  /* base URL without a trailing '/' */
+	CURL *curl;                 /* reused for every request */
+	CURLM *curlm;               /* runs it: its poll is where cancellation is asked */
+	lm_vm_lume_storage storage; /* GET /lume/config/locations, asked once */
+} api_state;
 
 typedef struct {
 	long status;
@@ -44,11 +53,11 @@ static void response_dispose(api_response *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* The transfer set up on vmm->curl, to its end or until should_cancel asks (*canceled, with the
+/* The transfer set up on s->curl, to its end or until should_cancel asks (*canceled, with the
  * error set). */
-static CURLcode perform(lm_vm_manager *vmm, int *canceled)
+static CURLcode perform(lm_vm_manager *vmm, api_state *s, int *canceled)
 {
-	CURLM *m = vmm->curlm;
+	CURLM *m = s->curlm;
 	CURLMcode mc = CURLM_OK;
 	CURLcode cc = CURLE_OK;
 	CURLMsg *msg;
@@ -56,7 +65,7 @@ static CURLcode perform(lm_vm_manager *vmm, int *canceled)
 
 	if ((*canceled = lm_vm_check_cancel(vmm, "before asking Lume") < 0))
 		return CURLE_ABORTED_BY_CALLBACK;
-	if (curl_multi_add_handle(m, vmm->curl) != CURLM_OK)
+	if (curl_multi_add_handle(m, s->curl) != CURLM_OK)
 		return CURLE_FAILED_INIT;
 	while (mc == CURLM_OK && (mc = curl_multi_perform(m, &running)) == CURLM_OK && running) {
 		if ((*canceled = lm_vm_check_cancel(vmm, "while waiting for Lume's answer") < 0))
@@ -68,15 +77,15 @@ static CURLcode perform(lm_vm_manager *vmm, int *canceled)
 	while ((msg = curl_multi_info_read(m, &left)) != NULL)
 		if (msg->msg == CURLMSG_DONE)
 			cc = msg->data.result;
-	curl_multi_remove_handle(m, vmm->curl);
+	curl_multi_remove_handle(m, s->curl);
 	return *canceled ? CURLE_ABORTED_BY_CALLBACK : cc;
 }
 
 /* One request. 0 with r filled when an HTTP answer came back, whatever its status. */
-static int api_request(lm_vm_manager *vmm, const char *url, const char *method, const char *json_body,
-    double timeout, api_response *r)
+static int api_request(lm_vm_manager *vmm, api_state *s, const char *url, const char *method,
+    const char *json_body, double timeout, api_response *r)
 {
-	CURL *curl = vmm->curl;
+	CURL *curl = s->curl;
 	int canceled;
 	struct curl_slist *headers = NULL;
 	char errbuf[CURL_ERROR_SIZE] = "";
@@ -101,7 +110,7 @@ static int api_request(lm_vm_manager *vmm, const char *url, const char *method, 
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json_body != NULL ? json_body : "");
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)(json_body != NULL ? strlen(json_body) : 0));
 	}
-	cc = perform(vmm, &canceled);
+	cc = perform(vmm, s, &canceled);
 	curl_slist_free_all(headers);
 	if (canceled) {
 		response_dispose(r);
@@ -153,8 +162,8 @@ static int api_error(const api_response *r, const char *method, const char *path
 }
 
 /* method + path, expecting a JSON document of want_type (or none when want_type is 0). */
-static int api_call(lm_vm_manager *vmm, const char *method, const char *path, const char *json_body, double timeout,
-    int want_type, cJSON **out)
+static int api_call(lm_vm_manager *vmm, api_state *s, const char *method, const char *path, const char *json_body,
+    double timeout, int want_type, cJSON **out)
 {
 	api_response r;
 	char *url, excerpt[120];
@@ -163,10 +172,10 @@ static int api_call(lm_vm_manager *vmm, const char *method, const char *path, co
 
 	if (out != NULL)
 		*out = NULL;
-	if ((url = malloc(strlen(vmm->url) + strlen(path) + 1)) == NULL)
+	if ((url = malloc(strlen(s->url) + strlen(path) + 1)) == NULL)
 		return lm_error_nomem();
-	sprintf(url, "%s%s", vmm->url, path);
-	rc = api_request(vmm, url, method, json_body, timeout, &r);
+	sprintf(url, "%s%s", s->url, path);
+	rc = api_request(vmm, s, url, method, json_body, timeout, &r);
 	free(url);
 	if (rc < 0)
 		return rc;
@@ -197,26 +206,26 @@ static int api_call(lm_vm_manager *vmm, const char *method, const char *path, co
 	return 0;
 }
 
-static int api_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
+static int api_list(lm_vm_manager *vmm, void *state, lm_vm_info **out, size_t *count)
 {
 	cJSON *doc;
 	int rc;
 
-	if ((rc = api_call(vmm, "GET", "/lume/vms", NULL, LM_API_GET_TIMEOUT, cJSON_Array, &doc)) < 0)
+	if ((rc = api_call(vmm, state, "GET", "/lume/vms", NULL, LM_API_GET_TIMEOUT, cJSON_Array, &doc)) < 0)
 		return rc;
 	rc = lm_vm_info_array_from_json(doc, out, count, "lume: GET /lume/vms");
 	cJSON_Delete(doc);
 	return rc;
 }
 
-static int api_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
+static int api_get(lm_vm_manager *vmm, void *state, const char *name, lm_vm_info *out)
 {
 	char path[LM_VM_NAME_MAX + 32], what[LM_VM_NAME_MAX + 48];
 	cJSON *doc;
 	int rc;
 
 	snprintf(path, sizeof(path), "/lume/vms/%s", name);
-	if ((rc = api_call(vmm, "GET", path, NULL, LM_API_GET_TIMEOUT, cJSON_Object, &doc)) < 0)
+	if ((rc = api_call(vmm, state, "GET", path, NULL, LM_API_GET_TIMEOUT, cJSON_Object, &doc)) < 0)
 		return rc;
 	snprintf(what, sizeof(what), "lume: GET %s", path);
 	rc = lm_vm_info_from_json(doc, out, what);
@@ -224,85 +233,91 @@ static int api_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	return rc;
 }
 
-static int api_start(lm_vm_manager *vmm, const char *name)
+static int api_start(lm_vm_manager *vmm, void *state, const char *name)
 {
 	char path[LM_VM_NAME_MAX + 32];
 
 	snprintf(path, sizeof(path), "/lume/vms/%s/run", name);
 	/* noDisplay: without it `lume serve` opens a VNC viewer on the host's desktop. The 202 says
 	 * nothing about the outcome: lm_vm_wait_ready() finds out. */
-	return api_call(vmm, "POST", path, "{\"noDisplay\":true}", LM_API_GET_TIMEOUT, 0, NULL);
+	return api_call(vmm, state, "POST", path, "{\"noDisplay\":true}", LM_API_GET_TIMEOUT, 0, NULL);
 }
 
-static int api_stop(lm_vm_manager *vmm, const char *name)
+static int api_stop(lm_vm_manager *vmm, void *state, const char *name)
 {
 	char path[LM_VM_NAME_MAX + 32];
 	double timeout = vmm->command_timeout > LM_API_STOP_MIN ? vmm->command_timeout : LM_API_STOP_MIN;
 
 	snprintf(path, sizeof(path), "/lume/vms/%s/stop", name);
-	return api_call(vmm, "POST", path, NULL, timeout, 0, NULL);
+	return api_call(vmm, state, "POST", path, NULL, timeout, 0, NULL);
 }
 
 /* Lume's storage locations (Server.swift: GET /lume/config/locations, Lume 0.5.3): a JSON array
  * of {"name", "path"}, the paths as Lume's settings keep them ("~/.lume"). A server that does not
- * answer it (an older Lume, a failure) leaves Lume's default, and the reason. */
-int lm_vm_api_storage(lm_vm_manager *vmm, char *const **out)
+ * answer it (an older Lume, a failure) leaves Lume's default, and the reason. Asked once. */
+static int api_storage(lm_vm_manager *vmm, api_state *s)
 {
 	const cJSON *loc;
 	cJSON *doc = NULL;
 	int rc;
 
-	*out = NULL;
-	if (vmm->curl == NULL)
+	if (s->storage.locations != NULL)
 		return 0;
-	if (vmm->locations == NULL) {
-		if ((rc = lm_vm_storage_add(vmm, NULL)) < 0)
-			return rc;
-		rc = api_call(vmm, "GET", "/lume/config/locations", NULL, LM_API_GET_TIMEOUT, cJSON_Array, &doc);
-		if (rc == LM_ENOMEM)
-			return rc;
-		if (rc < 0) {
-			lm_text_format_cut(vmm->locations_why, sizeof(vmm->locations_why), "%s", lm_error_last()->message);
-			lm_error_clear();
-		}
-		rc = 0;
-		cJSON_ArrayForEach(loc, doc) {
-			const cJSON *path = cJSON_GetObjectItemCaseSensitive(loc, "path");
-			if (rc == 0 && cJSON_IsString(path) && path->valuestring[0] != '\0')
-				rc = lm_vm_storage_add(vmm, path->valuestring);
-		}
-		cJSON_Delete(doc);
-		if (rc < 0 || (rc = lm_vm_storage_default(vmm)) < 0)
-			return rc;
+	if ((rc = lm_vm_lume_storage_add(&s->storage, NULL)) < 0)
+		return rc;
+	rc = api_call(vmm, s, "GET", "/lume/config/locations", NULL, LM_API_GET_TIMEOUT, cJSON_Array, &doc);
+	if (rc == LM_ENOMEM)
+		return rc;
+	if (rc < 0) {
+		lm_text_format_cut(s->storage.why, sizeof(s->storage.why), "%s", lm_error_last()->message);
+		lm_error_clear();
 	}
-	*out = vmm->locations;
-	return 0;
+	rc = 0;
+	cJSON_ArrayForEach(loc, doc) {
+		const cJSON *path = cJSON_GetObjectItemCaseSensitive(loc, "path");
+		if (rc == 0 && cJSON_IsString(path) && path->valuestring[0] != '\0')
+			rc = lm_vm_lume_storage_add(&s->storage, path->valuestring);
+	}
+	cJSON_Delete(doc);
+	return rc < 0 ? rc : lm_vm_lume_storage_default(&s->storage);
 }
 
-static void api_release(lm_vm_manager *vmm)
+static int api_identity(lm_vm_manager *vmm, void *state, const char *name, lm_vm_info *info)
 {
-	if (vmm->curl != NULL)
-		curl_easy_cleanup(vmm->curl);
-	if (vmm->curlm != NULL)
-		curl_multi_cleanup(vmm->curlm);
-	vmm->curl = vmm->curlm = NULL;
+	api_state *s = state;
+	int rc;
+
+	if ((rc = api_storage(vmm, s)) < 0)
+		return rc;
+	return lm_vm_lume_identity(&s->storage, name, info, "GET /lume/config/locations");
+}
+
+static void api_release(lm_vm_manager *vmm, void *state)
+{
+	api_state *s = state;
+
+	(void)vmm;
+	if (s->curl != NULL)
+		curl_easy_cleanup(s->curl);
+	if (s->curlm != NULL)
+		curl_multi_cleanup(s->curlm);
+	lm_vm_lume_storage_dispose(&s->storage);
+	free(s->url);
+	free(s);
 }
 
 /* `lume --version`: the server's GET /lume/host/status says "1.0.0" whatever Lume's version
  * (reference/lume.md), so the program installed with the server is asked, as its users ask it.
  * Without it on PATH the version is unknown (""), which says nothing against the API. */
-static int api_version(lm_vm_manager *vmm, char *buf, size_t len)
+static int api_version(lm_vm_manager *vmm, void *state, char *buf, size_t len)
 {
-	const lm_options *o = lm_context_options(vmm->ctx);
 	int rc;
 
-	rc = lm_vm_program_version(vmm, o->lume_program != NULL && o->lume_program[0] ? o->lume_program : "lume",
+	(void)state;
+	rc = lm_vm_program_version(vmm, lm_vm_option(lm_context_options(vmm->ctx)->lume_program, LM_VM_LUME_PROGRAM),
 	    "--version", lm_vm_lume_env, buf, len);
 	return rc == LM_ENOTFOUND ? 0 : rc;
 }
-
-const lm_vm_backend lm_vm_backend_api = {"lume-api", api_list, api_get, api_start, api_stop, api_release, "lume",
-	api_version};
 
 /* curl_global_init() is not thread-safe and must not be undone while any handle is alive: done
  * once per process, whichever thread comes first, and never cleaned up (libcurl's own advice for
@@ -377,18 +392,34 @@ int lm_vm_api_reachable(const char *url, double timeout)
 	return rc;
 }
 
-int lm_vm_api_init(lm_vm_manager *vmm, const char *url)
+static const char *option_url(const lm_vm_manager *vmm)
 {
+	return lm_vm_option(lm_context_options(vmm->ctx)->lume_url, LM_LUME_URL_DEFAULT);
+}
+
+/* Whatever accepts connections at the URL is taken for the API (the automatic choice's test). */
+static int api_present(lm_vm_manager *vmm)
+{
+	return lm_vm_api_reachable(option_url(vmm), vmm->connect_timeout);
+}
+
+static int api_init(lm_vm_manager *vmm, void **state)
+{
+	const char *url = option_url(vmm);
+	api_state *s;
 	int rc;
 
 	if ((rc = check_url(url)) < 0)
 		return rc;
-	if ((vmm->url = trimmed_url(url)) == NULL)
+	if ((*state = s = calloc(1, sizeof(*s))) == NULL || (s->url = trimmed_url(url)) == NULL)
 		return lm_error_nomem();
 	if ((rc = curl_global_once()) < 0)
 		return rc;
-	vmm->backend = &lm_vm_backend_api;
-	if ((vmm->curl = curl_easy_init()) == NULL || (vmm->curlm = curl_multi_init()) == NULL)
+	if ((s->curl = curl_easy_init()) == NULL || (s->curlm = curl_multi_init()) == NULL)
 		return lm_error_set(LM_ERROR, "libcurl could not be initialised");
 	return 0;
 }
+
+const lm_vm_backend lm_vm_backend_api = {.name = "lume-api", .account = "lume", .present = api_present,
+	.init = api_init, .list = api_list, .get = api_get, .start = api_start, .stop = api_stop,
+	.version = api_version, .identity = api_identity, .release = api_release};

@@ -2,6 +2,8 @@
  * (lm_vm_lume_env), its JSON found among the log lines it prints on stdout. It never stops a VM that
  * Lume's server runs: `lume stop` would end the server (see cli_stop). */
 #include "vm_internal.h"
+#include "host_process.h"
+#include "lume_common.h"
 #include "text.h"
 #include "str.h"
 
@@ -16,76 +18,30 @@
 #define LM_CLI_STOP_MIN 60.0
 #define LM_CLI_STOP_GRACE 10.0    /* Lume's stop: SIGINT, then SIGKILL after 10 s (VM.swift) */
 
-/* Reap detached `lume run` children that have finished (they are ours until they exit). */
-void lm_vm_reap_children(lm_vm_manager *vmm)
-{
-	size_t i;
-	int status;
-
-	for (i = 0; i < LM_VM_MAX_CHILDREN; i++)
-		if (vmm->children[i] > 0 && waitpid(vmm->children[i], &status, WNOHANG) != 0)
-			vmm->children[i] = 0;
-}
-
-void lm_vm_adopt_child(lm_vm_manager *vmm, pid_t pid)
-{
-	size_t i;
-
-	lm_vm_reap_children(vmm);
-	for (i = 0; i < LM_VM_MAX_CHILDREN; i++)
-		if (vmm->children[i] == 0) {
-			vmm->children[i] = pid;
-			return;
-		}
-}
-
-/* Every `lume` this library runs gets these (reference/lume.md): its log level at error, since
- * Lume prints its log lines on stdout among the JSON; and telemetry off, since every Lume command
- * records an event and flushes it for up to 1.5 s before it exits. */
-const char *const lm_vm_lume_env[] = {"LUME_LOG_LEVEL=error", "LUME_TELEMETRY_ENABLED=0", NULL};
+/* The backend's state. */
+typedef struct {
+	char *program;              /* absolute or relative path of `lume` */
+	int old_lume;               /* -1 unknown, 0 has `run --detach`, 1 older than 0.5.0 */
+	lm_vm_lume_storage storage; /* `lume config storage list`, asked once */
+} cli_state;
 
 /* Run `lume ARGS...`; argv excludes the program. vm_owner: it leaves a VM's owner behind (proc.h). */
-static int cli_run_as(lm_vm_manager *vmm, const char *const args[], double timeout, int vm_owner, lm_proc_result *res)
+static int cli_run_as(lm_vm_manager *vmm, const cli_state *s, const char *const args[], double timeout, int vm_owner,
+    lm_proc_result *res)
 {
 	const lm_proc_options o = {.env = lm_vm_lume_env, .timeout = timeout, .vm_owner = vm_owner,
 	    .cancel = lm_vm_cancel_ctx(vmm)};
 
 	lm_vm_reap_children(vmm);
-	if (lm_proc_run(vmm->program, args, &o, res) < 0)
+	if (lm_proc_run(s->program, args, &o, res) < 0)
 		return lm_error_prefix("lume: ");
 	return 0;
 }
 
-static int cli_run(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
+static int cli_run(lm_vm_manager *vmm, const cli_state *s, const char *const args[], double timeout,
+    lm_proc_result *res)
 {
-	return cli_run_as(vmm, args, timeout, 0, res);
-}
-
-/* The most useful line of a failed command: the last non-empty line of stderr, else of stdout. */
-void lm_vm_failure_line(const lm_proc_result *res, char *buf, size_t cap)
-{
-	const char *texts[2] = {res->err, res->out};
-	size_t t;
-
-	buf[0] = '\0';
-	for (t = 0; t < 2 && buf[0] == '\0'; t++) {
-		const char *s = texts[t], *last = NULL, *p;
-		if (s == NULL)
-			continue;
-		for (p = s; *p != '\0';) {
-			const char *q = p;
-			while (*q == ' ' || *q == '\t' || *q == '\r')
-				q++;
-			if (*q != '\n' && *q != '\0')
-				last = p;
-			p = strchr(p, '\n');
-			if (p == NULL)
-				break;
-			p++;
-		}
-		if (last != NULL)
-			lm_vm_excerpt(last, buf, cap);
-	}
+	return cli_run_as(vmm, s, args, timeout, 0, res);
 }
 
 static int contains(const lm_proc_result *res, const char *needle)
@@ -106,13 +62,13 @@ static int cli_error(const lm_proc_result *res, const char *what)
 	    line[0] ? line : "failed without a message", res->exit_code);
 }
 
-static int cli_json(lm_vm_manager *vmm, const char *const args[], const char *what, cJSON **doc)
+static int cli_json(lm_vm_manager *vmm, const cli_state *s, const char *const args[], const char *what, cJSON **doc)
 {
 	lm_proc_result res;
 	char excerpt[120];
 	int rc;
 
-	if ((rc = cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res)) < 0)
+	if ((rc = cli_run(vmm, s, args, LM_CLI_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
 	if (res.exit_code != 0 || res.timed_out) {
 		rc = cli_error(&res, what);
@@ -125,20 +81,20 @@ static int cli_json(lm_vm_manager *vmm, const char *const args[], const char *wh
 	return rc;
 }
 
-static int cli_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
+static int cli_list(lm_vm_manager *vmm, void *state, lm_vm_info **out, size_t *count)
 {
 	const char *args[] = {"ls", "--format", "json", NULL};
 	cJSON *doc;
 	int rc;
 
-	if ((rc = cli_json(vmm, args, "ls", &doc)) < 0)
+	if ((rc = cli_json(vmm, state, args, "ls", &doc)) < 0)
 		return rc;
 	rc = lm_vm_info_array_from_json(doc, out, count, "lume ls");
 	cJSON_Delete(doc);
 	return rc;
 }
 
-static int cli_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
+static int cli_get(lm_vm_manager *vmm, void *state, const char *name, lm_vm_info *out)
 {
 	const char *args[] = {"get", name, "--format", "json", NULL};
 	char what[LM_VM_NAME_MAX + 8];
@@ -146,7 +102,7 @@ static int cli_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	int rc;
 
 	snprintf(what, sizeof(what), "get %s", name);
-	if ((rc = cli_json(vmm, args, what, &doc)) < 0)
+	if ((rc = cli_json(vmm, state, args, what, &doc)) < 0)
 		return rc;
 	/* `lume get` prints a one-element array. */
 	if (cJSON_GetArraySize(doc) != 1)
@@ -160,38 +116,37 @@ static int cli_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 }
 
 /* Is this `lume` older than 0.5.0 (no `run --detach`)? Asks `lume --version` once. */
-static int cli_is_old(lm_vm_manager *vmm)
+static int cli_is_old(lm_vm_manager *vmm, cli_state *s)
 {
 	const char *args[] = {"--version", NULL};
 	lm_proc_result res;
 	const char *p;
 	int major = 0, minor = 0;
 
-	if (vmm->old_lume >= 0)
-		return vmm->old_lume;
-	if (cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res) < 0)
+	if (s->old_lume >= 0)
+		return s->old_lume;
+	if (cli_run(vmm, s, args, LM_CLI_QUERY_TIMEOUT, &res) < 0)
 		return 0;
 	for (p = res.out; *p != '\0' && (*p < '0' || *p > '9'); p++)
 		;
 	if (res.exit_code == 0 && sscanf(p, "%d.%d", &major, &minor) == 2)
-		vmm->old_lume = (major == 0 && minor < 5) ? 1 : 0;
+		s->old_lume = (major == 0 && minor < 5) ? 1 : 0;
 	lm_proc_result_dispose(&res);
-	return vmm->old_lume == 1;
+	return s->old_lume == 1;
 }
 
 /* Lume < 0.5.0: `lume run NAME --no-display` blocks while the VM runs, so it becomes a detached
  * child in its own session. A child that fails at once is reported. */
-static int cli_start_child(lm_vm_manager *vmm, const char *name)
+static int cli_start_child(lm_vm_manager *vmm, const cli_state *s, const char *name)
 {
 	const char *args[] = {"run", name, "--no-display", NULL};
 	const lm_proc_options o = {.env = lm_vm_lume_env};
 	pid_t pid;
 	double deadline;
 	int status, rc;
-	size_t i;
 
 	lm_vm_reap_children(vmm);
-	if ((rc = lm_proc_spawn_detached(vmm->program, args, &o, &pid)) < 0)
+	if ((rc = lm_proc_spawn_detached(s->program, args, &o, &pid)) < 0)
 		return lm_error_prefix("lume run %s: ", name);
 	lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: `lume run --no-display` running as PID %ld", name, (long)pid);
 	deadline = lm_clock_monotonic() + 0.5;
@@ -204,38 +159,35 @@ static int cli_start_child(lm_vm_manager *vmm, const char *name)
 		}
 		lm_clock_sleep(0.05);
 	}
-	for (i = 0; i < LM_VM_MAX_CHILDREN; i++)
-		if (vmm->children[i] == 0) {
-			vmm->children[i] = pid;
-			break;
-		}
+	lm_vm_adopt_child(vmm, pid);
 	return 0;
 }
 
-static int cli_start(lm_vm_manager *vmm, const char *name)
+static int cli_start(lm_vm_manager *vmm, void *state, const char *name)
 {
+	cli_state *s = state;
 	const char *args[] = {"run", name, "--detach", NULL};
 	lm_proc_result res;
 	char what[LM_VM_NAME_MAX + 16];
 	int rc;
 
-	if (vmm->old_lume == 1)
-		return cli_start_child(vmm, name);
+	if (s->old_lume == 1)
+		return cli_start_child(vmm, s, name);
 	snprintf(what, sizeof(what), "run %s --detach", name);
 	/* Its relaunched `lume run` holds the VM: it must outlive a CI job (proc.h). */
-	if ((rc = cli_run_as(vmm, args, LM_CLI_QUERY_TIMEOUT, 1, &res)) < 0)
+	if ((rc = cli_run_as(vmm, s, args, LM_CLI_QUERY_TIMEOUT, 1, &res)) < 0)
 		return rc;
 	if (res.exit_code == 0 && !res.timed_out) {
-		vmm->old_lume = 0;
+		s->old_lume = 0;
 		lm_proc_result_dispose(&res);
 		return 0;
 	}
 	/* Lume < 0.5.0 refuses the unknown option (exit 64, bad arguments). */
-	if (!res.timed_out && (res.exit_code == 64 || contains(&res, "--detach")) && cli_is_old(vmm)) {
+	if (!res.timed_out && (res.exit_code == 64 || contains(&res, "--detach")) && cli_is_old(vmm, s)) {
 		lm_proc_result_dispose(&res);
 		lm_log(vmm->ctx, LM_LOG_INFO, "%s: this lume has no `run --detach` (older than 0.5.0); running it in the "
 		    "background instead", name);
-		return cli_start_child(vmm, name);
+		return cli_start_child(vmm, s, name);
 	}
 	rc = cli_error(&res, what);
 	lm_proc_result_dispose(&res);
@@ -266,65 +218,28 @@ static int stop_own_child(lm_vm_manager *vmm, size_t slot, const char *name)
 	return 0;
 }
 
-int lm_vm_storage_add(lm_vm_manager *vmm, const char *path)
-{
-	const char *home = NULL;
-	size_t n = 0;
-	char *copy;
-
-	if (vmm->locations == NULL && (vmm->locations = calloc(LM_VM_MAX_LOCATIONS + 1, sizeof(char *))) == NULL)
-		return lm_error_nomem();
-	while (vmm->locations[n] != NULL)
-		n++;
-	if (path == NULL || n == LM_VM_MAX_LOCATIONS)
-		return 0;
-	/* Lume keeps its default as "~/.lume" (Settings.swift) and expands it for the user it runs as. */
-	if (path[0] == '~' && (path[1] == '/' || path[1] == '\0')) {
-		if (lm_paths_home(&home) < 0) {
-			lm_error_clear(); /* a location that cannot be placed is not looked at */
-			return 0;
-		}
-		copy = lm_format("%s%s", home, path + 1);
-	} else {
-		copy = strdup(path);
-	}
-	if (copy == NULL)
-		return lm_error_nomem();
-	vmm->locations[n] = copy;
-	return 0;
-}
-
-int lm_vm_storage_default(lm_vm_manager *vmm)
-{
-	if (vmm->locations[0] != NULL)
-		return 0;
-	if (vmm->locations_why[0] == '\0')
-		lm_text_format_cut(vmm->locations_why, sizeof(vmm->locations_why), "it listed none");
-	return lm_vm_storage_add(vmm, "~/.lume");
-}
-
 /* Lume's VM storage directories, as `lume config storage list` prints them
  * ("  - NAME: PATH (default)"), asked once; without an answer, Lume's default ~/.lume. */
-static int cli_locations(lm_vm_manager *vmm)
+static int cli_locations(lm_vm_manager *vmm, cli_state *s)
 {
 	const char *args[] = {"config", "storage", "list", NULL};
 	lm_proc_result res;
 	char *line, *save = NULL, *path, *end;
 	int rc = 0;
 
-	if (vmm->locations != NULL)
+	if (s->storage.locations != NULL)
 		return 0;
-	if ((rc = lm_vm_storage_add(vmm, NULL)) < 0)
+	if ((rc = lm_vm_lume_storage_add(&s->storage, NULL)) < 0)
 		return rc;
-	if ((rc = cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res)) < 0) {
+	if ((rc = cli_run(vmm, s, args, LM_CLI_QUERY_TIMEOUT, &res)) < 0) {
 		if (rc == LM_ENOMEM)
 			return rc;
-		lm_text_format_cut(vmm->locations_why, sizeof(vmm->locations_why), "%s", lm_error_last()->message);
+		lm_text_format_cut(s->storage.why, sizeof(s->storage.why), "%s", lm_error_last()->message);
 		lm_error_clear();
 		rc = 0;
 	} else {
 		if (res.exit_code != 0)
-			lm_text_format_cut(vmm->locations_why, sizeof(vmm->locations_why), "`lume config storage list` "
+			lm_text_format_cut(s->storage.why, sizeof(s->storage.why), "`lume config storage list` "
 			    "exited %d", res.exit_code);
 		for (line = res.exit_code == 0 ? strtok_r(res.out, "\n", &save) : NULL; line != NULL && rc == 0;
 		     line = strtok_r(NULL, "\n", &save)) {
@@ -333,38 +248,35 @@ static int cli_locations(lm_vm_manager *vmm)
 			path += 2;
 			if ((end = strstr(path, " (default)")) != NULL && end[10] == '\0')
 				*end = '\0';
-			rc = lm_vm_storage_add(vmm, path);
+			rc = lm_vm_lume_storage_add(&s->storage, path);
 		}
 		lm_proc_result_dispose(&res);
 	}
-	return rc < 0 ? rc : lm_vm_storage_default(vmm);
+	return rc < 0 ? rc : lm_vm_lume_storage_default(&s->storage);
 }
 
-int lm_vm_cli_storage(lm_vm_manager *vmm, char *const **out)
+static int cli_identity(lm_vm_manager *vmm, void *state, const char *name, lm_vm_info *info)
 {
+	cli_state *s = state;
 	int rc;
 
-	*out = NULL;
-	if (vmm->program == NULL)
-		return 0;
-	if ((rc = cli_locations(vmm)) < 0)
+	if ((rc = cli_locations(vmm, s)) < 0)
 		return rc;
-	*out = vmm->locations;
-	return 0;
+	return lm_vm_lume_identity(&s->storage, name, info, "`lume config storage list`");
 }
 
 /* The process that holds `name` (its config.json in any of Lume's storage locations). */
-static int cli_holder(lm_vm_manager *vmm, const char *name, lm_host_process *holder)
+static int cli_holder(lm_vm_manager *vmm, cli_state *s, const char *name, lm_host_process *holder)
 {
 	const char *files[LM_VM_MAX_LOCATIONS];
 	char *paths[LM_VM_MAX_LOCATIONS];
 	size_t n, i;
 	int rc;
 
-	if ((rc = cli_locations(vmm)) < 0)
+	if ((rc = cli_locations(vmm, s)) < 0)
 		return rc;
-	for (n = 0; vmm->locations[n] != NULL; n++) {
-		if ((rc = lm_path_join(&paths[n], vmm->locations[n], name, "config.json", NULL)) < 0) {
+	for (n = 0; s->storage.locations[n] != NULL; n++) {
+		if ((rc = lm_path_join(&paths[n], s->storage.locations[n], name, "config.json", NULL)) < 0) {
 			for (i = 0; i < n; i++)
 				free(paths[i]);
 			return rc;
@@ -377,8 +289,9 @@ static int cli_holder(lm_vm_manager *vmm, const char *name, lm_host_process *hol
 	return rc;
 }
 
-static int cli_stop(lm_vm_manager *vmm, const char *name)
+static int cli_stop(lm_vm_manager *vmm, void *state, const char *name)
 {
+	cli_state *s = state;
 	const char *args[] = {"stop", name, NULL};
 	double timeout = vmm->command_timeout > LM_CLI_STOP_MIN ? vmm->command_timeout : LM_CLI_STOP_MIN;
 	char what[LM_VM_NAME_MAX + 8];
@@ -390,7 +303,7 @@ static int cli_stop(lm_vm_manager *vmm, const char *name)
 	/* `lume stop` signals whatever holds the VM (VM.swift): only a `lume run` process, which runs
 	 * this one VM, may get that signal. Lume's server runs every VM started over HTTP; it has
 	 * no SIGINT handler and would end, and every VM with it. */
-	if ((rc = cli_holder(vmm, name, &holder)) < 0)
+	if ((rc = cli_holder(vmm, s, name, &holder)) < 0)
 		return rc;
 	if (holder.pid > 0 && strcmp(holder.subcommand, "run") != 0)
 		return lm_error_set(LM_EVMOWNER, "%s is held by PID %ld (%s), not by a `lume run` process of its own: "
@@ -401,7 +314,7 @@ static int cli_stop(lm_vm_manager *vmm, const char *name)
 		if (vmm->children[i] == (pid_t)holder.pid)
 			return stop_own_child(vmm, i, name);
 	snprintf(what, sizeof(what), "stop %s", name);
-	if ((rc = cli_run(vmm, args, timeout, &res)) < 0)
+	if ((rc = cli_run(vmm, s, args, timeout, &res)) < 0)
 		return rc;
 	if (res.exit_code != 0 || res.timed_out)
 		rc = cli_error(&res, what);
@@ -410,28 +323,44 @@ static int cli_stop(lm_vm_manager *vmm, const char *name)
 	return rc;
 }
 
-static void cli_release(lm_vm_manager *vmm)
+static void cli_release(lm_vm_manager *vmm, void *state)
 {
-	lm_vm_reap_children(vmm); /* those still running keep the VM up; init reaps them later */
+	cli_state *s = state;
+
+	(void)vmm;
+	lm_vm_lume_storage_dispose(&s->storage);
+	free(s->program);
+	free(s);
 }
 
-static int cli_version(lm_vm_manager *vmm, char *buf, size_t len)
+static int cli_version(lm_vm_manager *vmm, void *state, char *buf, size_t len)
 {
 	const char *args[] = {"--version", NULL};
 	lm_proc_result res;
 
-	return lm_vm_version_answer(cli_run(vmm, args, LM_CLI_QUERY_TIMEOUT, &res), &res, buf, len);
+	return lm_vm_version_answer(cli_run(vmm, state, args, LM_CLI_QUERY_TIMEOUT, &res), &res, buf, len);
 }
 
-const lm_vm_backend lm_vm_backend_cli = {"lume-cli", cli_list, cli_get, cli_start, cli_stop, cli_release, "lume",
-	cli_version};
+static const char *option_program(const lm_vm_manager *vmm)
+{
+	return lm_vm_option(lm_context_options(vmm->ctx)->lume_program, LM_VM_LUME_PROGRAM);
+}
 
-int lm_vm_cli_init(lm_vm_manager *vmm, const char *program)
+static int cli_present(lm_vm_manager *vmm)
+{
+	return lm_vm_program_present(option_program(vmm));
+}
+
+static int cli_init(lm_vm_manager *vmm, void **state)
 {
 	char why[512];
+	cli_state *s;
 	int rc;
 
-	if ((rc = lm_proc_find_program(program, &vmm->program)) < 0) {
+	if ((*state = s = calloc(1, sizeof(*s))) == NULL)
+		return lm_error_nomem();
+	s->old_lume = -1;
+	if ((rc = lm_proc_find_program(option_program(vmm), &s->program)) < 0) {
 		if (rc == LM_ENOMEM)
 			return rc;
 		lm_text_format_cut(why, sizeof(why), "%s", lm_error_last()->message);
@@ -439,6 +368,9 @@ int lm_vm_cli_init(lm_vm_manager *vmm, const char *program)
 		    "the lume program was not found (%s); Lume: https://github.com/trycua/cua (libs/lume)",
 		    why);
 	}
-	vmm->backend = &lm_vm_backend_cli;
 	return 0;
 }
+
+const lm_vm_backend lm_vm_backend_cli = {.name = "lume-cli", .account = "lume", .present = cli_present,
+	.init = cli_init, .list = cli_list, .get = cli_get, .start = cli_start, .stop = cli_stop,
+	.version = cli_version, .identity = cli_identity, .release = cli_release};

@@ -12,7 +12,9 @@
  *   UTM   NAME.utm/config.plist: `Information.UUID`, new for every `utmctl clone`;
  *   none  nothing to read: the VM is only an address.
  * The identity is the SHA-256 of the manager's name and those fields: fixed-size, comparable,
- * and it does not spread the machine identifier into lume-metal's files. */
+ * and it does not spread the machine identifier into lume-metal's files. Each backend reads its
+ * own (its table's `identity`: lume_common.c for both of Lume's, vm_tart.c, vm_utm.c); these are
+ * the parts they share. */
 #include "vm_internal.h"
 #include "file.h"
 #include "json.h"
@@ -21,14 +23,13 @@
 
 #include <errno.h>
 #include <stdarg.h>
-#include <plist/plist.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define LM_VM_CONFIG_MAX (1u << 20)
 
-static void set_id(lm_vm_info *info, const char *kind, const char *a, const char *b)
+void lm_vm_id_set(lm_vm_info *info, const char *kind, const char *a, const char *b)
 {
 	lm_sha256_ctx c;
 	uint8_t digest[32];
@@ -44,8 +45,7 @@ static void set_id(lm_vm_info *info, const char *kind, const char *a, const char
 	info->vm_id_why[0] = '\0';
 }
 
-static void why(lm_vm_info *info, const char *fmt, ...) LM_PRINTF(2, 3);
-static void why(lm_vm_info *info, const char *fmt, ...)
+void lm_vm_id_why(lm_vm_info *info, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -62,9 +62,7 @@ static const char *json_text(const cJSON *doc, const char *key)
 	return cJSON_IsString(v) && v->valuestring[0] != '\0' ? v->valuestring : NULL;
 }
 
-/* One config.json: 1 read (identity set), 0 no such file, -1 unreadable (reason set), LM_ENOMEM.
- * mac_key NULL: the identity is id_key's alone. */
-static int from_json(lm_vm_info *info, const char *kind, const char *path, const char *mac_key, const char *id_key)
+int lm_vm_id_from_json(lm_vm_info *info, const char *kind, const char *path, const char *mac_key, const char *id_key)
 {
 	char *data = NULL;
 	size_t len;
@@ -79,7 +77,7 @@ static int from_json(lm_vm_info *info, const char *kind, const char *path, const
 	if (rc == LM_ENOMEM)
 		return rc;
 	if (rc < 0) {
-		why(info, "%s cannot be read: %s", path, lm_error_last()->message);
+		lm_vm_id_why(info, "%s cannot be read: %s", path, lm_error_last()->message);
 		lm_error_clear();
 		return -1;
 	}
@@ -91,101 +89,13 @@ static int from_json(lm_vm_info *info, const char *kind, const char *path, const
 	id = json_text(doc, id_key);
 	if (mac == NULL || id == NULL) {
 		if (mac_key != NULL)
-			why(info, "%s has no %s and %s strings", path, mac_key, id_key);
+			lm_vm_id_why(info, "%s has no %s and %s strings", path, mac_key, id_key);
 		else
-			why(info, "%s has no %s string", path, id_key);
+			lm_vm_id_why(info, "%s has no %s string", path, id_key);
 		cJSON_Delete(doc);
 		return -1;
 	}
-	set_id(info, kind, mac, id);
+	lm_vm_id_set(info, kind, mac, id);
 	cJSON_Delete(doc);
 	return 1;
-}
-
-static int lume_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
-{
-	int cli = strcmp(info->manager, "lume-cli") == 0;
-	char *const *dirs = NULL;
-	char *path;
-	size_t i;
-	int rc;
-
-	/* Lume's storage locations, from the backend that answers for the VM: the CLI's `lume config
-	 * storage list`, the API's GET /lume/config/locations. */
-	if ((rc = cli ? lm_vm_cli_storage(vmm, &dirs) : lm_vm_api_storage(vmm, &dirs)) < 0)
-		return rc;
-	for (i = 0; dirs != NULL && dirs[i] != NULL; i++) {
-		if ((rc = lm_path_join(&path, dirs[i], name, "config.json", NULL)) < 0) {
-			if (rc == LM_ENOMEM)
-				return rc;
-			why(info, "%s", lm_error_last()->message);
-			lm_error_clear();
-			return 0;
-		}
-		rc = from_json(info, "lume", path, "macAddress", "machineIdentifier");
-		free(path);
-		if (rc != 0)
-			return rc == LM_ENOMEM ? rc : 0;
-	}
-	if (vmm->locations_why[0] != '\0')
-		why(info, "no config.json for %s in ~/.lume, and Lume did not list its other storage locations: %s", name,
-		    vmm->locations_why);
-	else
-		why(info, "no config.json for %s in Lume's storage locations (%s)", name,
-		    cli ? "`lume config storage list`" : "GET /lume/config/locations");
-	return 0;
-}
-
-static int utm_id(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
-{
-	char *path = NULL, *uuid = NULL;
-	void *root = NULL;
-	plist_t inf, node;
-	int rc;
-
-	if ((rc = lm_vm_utm_config(vmm, name, &path, &root)) == LM_ENOMEM)
-		return rc;
-	if (rc < 0 || path == NULL) {
-		why(info, "no config.plist for %s in UTM's Documents (%s)", name, vmm->utm_documents);
-		lm_error_clear();
-		return 0;
-	}
-	inf = plist_dict_get_item((plist_t)root, "Information");
-	node = inf != NULL && plist_get_node_type(inf) == PLIST_DICT ? plist_dict_get_item(inf, "UUID") : NULL;
-	if (node != NULL && plist_get_node_type(node) == PLIST_STRING)
-		plist_get_string_val(node, &uuid);
-	if (uuid != NULL && uuid[0] != '\0')
-		set_id(info, "utm", uuid, "");
-	else
-		why(info, "%s has no Information.UUID", path);
-	free(uuid);
-	free(path);
-	plist_free((plist_t)root);
-	return 0;
-}
-
-int lm_vm_id_read(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
-{
-	char *path;
-	int rc;
-
-	if (strcmp(info->manager, "lume-api") == 0 || strcmp(info->manager, "lume-cli") == 0)
-		return lume_id(vmm, name, info);
-	if (strcmp(info->manager, "tart") == 0) {
-		if ((rc = lm_path_join(&path, vmm->tart_home, "vms", name, "config.json", NULL)) < 0) {
-			if (rc == LM_ENOMEM)
-				return rc;
-			why(info, "%s", lm_error_last()->message);
-			lm_error_clear();
-			return 0;
-		}
-		if ((rc = from_json(info, "tart", path, NULL, "ecid")) == 0)
-			why(info, "%s does not exist", path);
-		free(path);
-		return rc == LM_ENOMEM ? rc : 0;
-	}
-	if (strcmp(info->manager, "utm") == 0)
-		return utm_id(vmm, name, info);
-	why(info, "no VM manager runs this VM (%s): lume-metal knows only its address", info->manager);
-	return 0;
 }

@@ -1,4 +1,7 @@
-/* Internal: the VM manager's layout, its backends, and the helpers they share. */
+/* Internal: the VM manager, the table of operations every backend fills (as curl's TLS backends),
+ * and the helpers the backends share. Each backend keeps its own state behind the manager's
+ * `state` pointer, in a struct private to its file; none calls another backend's functions (the
+ * two Lume backends share lume.h). File map: docs/design.md, "vm/". */
 #ifndef LM_VM_INTERNAL_H
 #define LM_VM_INTERNAL_H
 
@@ -14,116 +17,84 @@
 #include "clock.h"
 #include "proc.h"
 
-/* What a backend does; lm_vm_* in vm.c validate names and add the rules shared by both
- * (never start a running VM, stop only a running one, readiness by polling get). */
-typedef struct {
-	const char *name; /* "lume-api", "lume-cli", "tart", "utm", "none", "auto" */
-	int (*list)(lm_vm_manager *vmm, lm_vm_info **out, size_t *count);
-	int (*get)(lm_vm_manager *vmm, const char *name, lm_vm_info *out);
-	int (*start)(lm_vm_manager *vmm, const char *name);
-	int (*stop)(lm_vm_manager *vmm, const char *name);
-	void (*release)(lm_vm_manager *vmm);
+/* What a backend does; lm_vm_* in vm.c validate names and add the rules shared by all of them
+ * (never start a running VM, stop only a running one, readiness by polling get). `state` is what
+ * its init made. */
+typedef struct lm_vm_backend {
+	const char *name;    /* "lume-api", "lume-cli", "tart", "utm", "none", "auto" */
 	const char *account; /* the guest account of this manager's images; NULL: Lume's "lume" */
+	/* Is it there to be asked (its program on PATH, something at the API's URL)? 0 when it is, else
+	 * the error that says why not; asked by the automatic choice before init. NULL: always there. */
+	int (*present)(lm_vm_manager *vmm);
+	/* *state: the backend's own, set as soon as made (release frees what a failed init left). */
+	int (*init)(lm_vm_manager *vmm, void **state);
+	int (*list)(lm_vm_manager *vmm, void *state, lm_vm_info **out, size_t *count);
+	int (*get)(lm_vm_manager *vmm, void *state, const char *name, lm_vm_info *out);
+	int (*start)(lm_vm_manager *vmm, void *state, const char *name);
+	int (*stop)(lm_vm_manager *vmm, void *state, const char *name);
 	/* Its version as it tells it ("" when it does not); NULL: it cannot tell. */
-	int (*version)(lm_vm_manager *vmm, char *buf, size_t len);
+	int (*version)(lm_vm_manager *vmm, void *state, char *buf, size_t len);
+	/* The VM's identity from the manager's own files (lm_vm_id_set, vm_id.h); NULL: none to read. */
+	int (*identity)(lm_vm_manager *vmm, void *state, const char *name, lm_vm_info *info);
+	/* May it be asked now without launching anything (UTM: UTM.app runs)? NULL: always. */
+	int (*askable)(lm_vm_manager *vmm, void *state, int *askable);
+	void (*release)(lm_vm_manager *vmm, void *state);
 } lm_vm_backend;
 
+/* One backend at work: its table and its state. */
+typedef struct {
+	const lm_vm_backend *backend;
+	void *state;
+} lm_vm_instance;
 
 #define LM_VM_MAX_CHILDREN 16
 #define LM_LUME_URL_DEFAULT "http://127.0.0.1:7777"
+#define LM_VM_LUME_PROGRAM "lume"
+#define LM_VM_TART_PROGRAM "tart"
+#define LM_VM_UTMCTL_PROGRAM "utmctl"
 
 struct lm_vm_manager {
 	const lm_vm_backend *backend;
+	void *state;        /* the backend's own (its init's) */
 	lm_context *ctx;
 	double connect_timeout;
 	double command_timeout;
 	double ready_timeout;
 	int uncancelable;   /* > 0: should_cancel is not asked (vm_undo.h) */
-	/* lume-api */
-	char *url;          /* base URL without a trailing '/' */
-	void *curl;         /* CURL *, reused for every request */
-	void *curlm;        /* CURLM *, which runs it: its poll is where cancellation is asked */
-	/* lume-cli */
-	char *program;      /* absolute or relative path of `lume` */
-	int old_lume;       /* -1 unknown, 0 has `run --detach`, 1 older than 0.5.0 */
-	char **locations;   /* Lume's VM storage directories (`lume config storage list`, or the API's
-	                       GET /lume/config/locations), NULL-terminated; asked once */
-	char locations_why[256]; /* why they are ~/.lume alone: Lume did not list them ("" when it did) */
-	pid_t children[LM_VM_MAX_CHILDREN]; /* detached `lume run` / `tart run` children, reaped when done */
-	/* tart */
-	char *tart_program;
-	char *tart_home;    /* $TART_HOME, else ~/.tart: vms/NAME/config.json is the VM's lock */
-	/* utm */
-	char *utmctl_program;
-	char *utm_documents; /* UTM's sandboxed Documents: NAME.utm/config.plist */
-	int utm_ip;          /* -1 unknown, 1 `utmctl ip-address` works for this UTM, 0 it does not */
-	char *utm_app;       /* UTM.app's executable: next to utmctl (its real path), else /Applications' */
-	char *dhcp_leases;   /* the host's DHCP leases: $LUME_METAL_DHCPD_LEASES, else /var/db/dhcpd_leases */
-	/* none, and UTM without ip-address */
-	char *address;
 	/* tart, utm, none: why the last `get`'s probe of port 22 failed (errno; 0: it answered, or
 	 * there was no address, or Lume probed it itself) */
 	int ssh_probe_err;
-	/* auto: which backends answer, and which one knows each VM */
-	const lm_vm_backend *candidates[4];
-	size_t ncandidates;
-	struct lm_vm_choice *choices;
-	size_t nchoices;
+	pid_t children[LM_VM_MAX_CHILDREN]; /* detached `lume run` / `tart run` children, reaped when done
+	                       (one list: the automatic choice's Lume and Tart share the manager) */
 };
-
-
 
 extern const lm_vm_backend lm_vm_backend_api;
 extern const lm_vm_backend lm_vm_backend_cli;
-/* The environment of every `lume` child (vm_cli.c): quiet, telemetry off. */
-extern const char *const lm_vm_lume_env[];
+extern const lm_vm_backend lm_vm_backend_tart;
+extern const lm_vm_backend lm_vm_backend_utm;
+extern const lm_vm_backend lm_vm_backend_none;
+extern const lm_vm_backend lm_vm_backend_auto;
 
-/* lume-api: does anything accept a TCP connection at the URL's address within `timeout` s?
- * (Not an HTTP request: Lume's endpoints can be slow; LM_ENETWORK when nothing answers.) */
+/* vm_auto.c: the backend that serves `name` -- the manager's own, or the automatic choice's once
+ * made (backend NULL before that) -- and the backends the manager asks (the automatic choice's
+ * candidates, else its own), at most `cap`. */
+lm_vm_instance lm_vm_backend_for(const lm_vm_manager *vmm, const char *name);
+size_t lm_vm_backends_asked(const lm_vm_manager *vmm, lm_vm_instance *out, size_t cap);
+
+/* lume-api (vm_api.c): does anything accept a TCP connection at the URL's address within
+ * `timeout` s? (Not an HTTP request: Lume's endpoints can be slow; LM_ENETWORK when nothing
+ * answers.) For the server's lookup (server.c) and the backend's `present`. */
 int lm_vm_api_reachable(const char *url, double timeout);
-/* Backend set-up on a manager whose ctx and timeouts are filled. */
-int lm_vm_api_init(lm_vm_manager *vmm, const char *url);
-int lm_vm_cli_init(lm_vm_manager *vmm, const char *program);
 
-/* VM objects (Lume's JSON) -> lm_vm_info. `what` names the source for messages. */
-int lm_vm_info_from_json(const cJSON *obj, lm_vm_info *out, const char *what);
-int lm_vm_info_array_from_json(const cJSON *array, lm_vm_info **out, size_t *count, const char *what);
-/* The display member (`key`: Lume's "display", Tart's "Display") into out->display, when it fits. */
-void lm_vm_display_from_json(const cJSON *obj, const char *key, lm_vm_info *out);
-
-/* Find the first JSON document of the wanted type (cJSON_Array or cJSON_Object) that starts a
- * line of `text`, skipping log lines before and after it. LM_EINVALID when there is none. */
-int lm_vm_json_find(const char *text, int want_type, cJSON **out);
-
-/* One short excerpt of untrusted text for an error message: first line, printable, at most
- * `cap - 1` bytes ("..." when cut). */
-void lm_vm_excerpt(const char *text, char *buf, size_t cap);
-
-/* Seconds from a monotonic clock. */
-
-/* Processes of this host (owner.c): /proc on Linux, libproc on macOS. Only this user's processes
- * are visible without privileges. */
-typedef struct {
-	long pid;            /* 0: none (visible) */
-	long uid;            /* effective uid, -1 unknown */
-	char command[160];   /* its arguments, space-separated, shortened; "" unknown */
-	char subcommand[32]; /* its first argument after the program that is not an option ("run") */
-} lm_host_process;
-
-/* The process that has one of `files` open (a VM's config.json in each of Lume's storage
- * locations): the VM's owner for Lume, whose `lume stop` signals it (`lsof -F p`: the lowest PID).
- * pid 0 when none is visible. */
-int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out);
-/* The process listening on TCP `port` at a loopback or wildcard address. *found is 1 when a
- * socket listens, even when its process is not visible (then pid is 0, uid maybe known). */
-int lm_host_port_listener(int port, int *found, lm_host_process *out);
-
+/* vm_base.c: what the backends share of the manager. */
+/* The options' value (`value`), or `fallback` when they name none (NULL or ""). */
+const char *lm_vm_option(const char *value, const char *fallback);
+/* 0 when `program` is found on PATH (or is a path that runs), else the error saying why. */
+int lm_vm_program_present(const char *program);
 /* The context whose should_cancel the manager's waits ask: none while an undo runs (vm_undo.h). */
 const lm_context *lm_vm_cancel_ctx(const lm_vm_manager *vmm);
 /* lm_context_check_cancel through lm_vm_cancel_ctx. */
 int lm_vm_check_cancel(const lm_vm_manager *vmm, const char *what);
-
-/* Child processes: proc.h (interface/, for the modules that depend on vm), and these two. */
 /* A backend's version callback for a program asked `--version`: rc and res are what running it
  * returned; buf gets the version from its output ("" when it exits non-zero); res is disposed. */
 int lm_vm_version_answer(int rc, lm_proc_result *res, char *buf, size_t len);
@@ -132,58 +103,35 @@ int lm_vm_version_answer(int rc, lm_proc_result *res, char *buf, size_t len);
 #define LM_VM_VERSION_TIMEOUT 10.0
 int lm_vm_program_version(lm_vm_manager *vmm, const char *program, const char *arg, const char *const *env, char *buf,
     size_t len);
-/* The backend that serves `name`: the manager's own, or the automatic choice's once made; NULL
- * before that. */
-const lm_vm_backend *lm_vm_backend_for(const lm_vm_manager *vmm, const char *name);
-
-extern const lm_vm_backend lm_vm_backend_tart;
-extern const lm_vm_backend lm_vm_backend_utm;
-extern const lm_vm_backend lm_vm_backend_none;
-extern const lm_vm_backend lm_vm_backend_auto;
-
-int lm_vm_tart_init(lm_vm_manager *vmm, const char *program);
-int lm_vm_utm_init(lm_vm_manager *vmm, const char *program);
-/* UTM: the VM's config.plist in UTM's Documents, the bundle whose Information.Name is `name`
- * (*path NULL when none was found; *root is a plist_t, plist_free it). */
-int lm_vm_utm_config(lm_vm_manager *vmm, const char *name, char **path, void **root);
-/* Lume's VM storage directories, NULL-terminated, asked once per manager: the CLI's `lume config
- * storage list`, the API's GET /lume/config/locations; ~/.lume alone when Lume does not list them
- * (vmm->locations_why says why). *out NULL when the backend is not there. Fail only when out of
- * memory. */
-#define LM_VM_MAX_LOCATIONS 16
-int lm_vm_cli_storage(lm_vm_manager *vmm, char *const **out);
-int lm_vm_api_storage(lm_vm_manager *vmm, char *const **out);
-/* Add one of Lume's location paths to vmm->locations (a leading ~ is this user's home); path
- * NULL only makes the list. Paths past LM_VM_MAX_LOCATIONS are not looked at. */
-int lm_vm_storage_add(lm_vm_manager *vmm, const char *path);
-/* When Lume listed none: its default ~/.lume alone, with the reason in vmm->locations_why. */
-int lm_vm_storage_default(lm_vm_manager *vmm);
-
-/* vm_id.c: the VM's identity from its manager's own files, into info->vm_id (or the reason it
- * cannot be read into info->vm_id_why). Fails only when out of memory (LM_ENOMEM): a file that
- * cannot be read is a reason, not an error. */
-int lm_vm_id_read(lm_vm_manager *vmm, const char *name, lm_vm_info *info);
-int lm_vm_none_init(lm_vm_manager *vmm, const char *address);
-/* Automatic choice: the candidates that are there (Lume's API or CLI, tart, utmctl). */
-int lm_vm_auto_init(lm_vm_manager *vmm, const char *url, const char *lume_program);
-
-/* UTM.app runs (a process of this user runs its executable): utmctl would otherwise launch it,
- * which the automatic choice must not do for a VM that is not UTM's. */
-int lm_vm_utm_app_running(lm_vm_manager *vmm, int *running);
-/* dhcp_leases.c: the address of the newest live lease of `mac` (any case, octets with or without
- * leading zeros) in the text of a dhcpd_leases file; ip "" when there is none. LM_EINVALID for a
- * `mac` that is not one. _lookup reads the file at `path`: one that cannot be read has no lease. */
-int lm_vm_dhcp_lease_find(const char *text, const char *mac, double now, char *ip, size_t cap);
-int lm_vm_dhcp_lease_lookup(const char *path, const char *mac, char *ip, size_t cap);
-/* owner.c: a process of this user runs the program file at `path` (the same file: device and
- * inode, whatever path it was started by). */
-int lm_host_program_running(const char *path, int *running);
-
-/* `utmctl list`'s table (text is modified): rows "UUID STATUS NAME...", everything else skipped.
- * *out malloc'ed (free()), NULL when empty. */
-int lm_vm_utm_parse_list(char *text, lm_vm_info **out, size_t *count);
 /* manager and account from the backend that answered, when not set yet. */
 void lm_vm_fill_identity(lm_vm_info *info, const lm_vm_backend *b);
+/* The most useful line of a failed command: the last non-empty line of stderr, else stdout. */
+void lm_vm_failure_line(const lm_proc_result *res, char *buf, size_t cap);
+/* Remember a detached child (reaped by lm_vm_reap_children, and when the manager is freed). */
+void lm_vm_adopt_child(lm_vm_manager *vmm, pid_t pid);
+void lm_vm_reap_children(lm_vm_manager *vmm);
+
+/* vm_id.c: a VM's identity, read from its manager's own files, into info->vm_id (or the reason it
+ * cannot be read into info->vm_id_why): the SHA-256 of `kind` (the manager) and the fields a and b;
+ * _why sets the reason instead. _from_json reads one config.json: 1 read (identity set), 0 no such
+ * file, -1 unreadable (reason set), LM_ENOMEM; mac_key NULL: the identity is id_key's alone. */
+void lm_vm_id_set(lm_vm_info *info, const char *kind, const char *a, const char *b);
+void lm_vm_id_why(lm_vm_info *info, const char *fmt, ...) LM_PRINTF(2, 3);
+int lm_vm_id_from_json(lm_vm_info *info, const char *kind, const char *path, const char *mac_key, const char *id_key);
+
+/* vm_json.c: VM objects (Lume's JSON) -> lm_vm_info. `what` names the source for messages. */
+int lm_vm_info_from_json(const cJSON *obj, lm_vm_info *out, const char *what);
+int lm_vm_info_array_from_json(const cJSON *array, lm_vm_info **out, size_t *count, const char *what);
+/* The display member (`key`: Lume's "display", Tart's "Display") into out->display, when it fits. */
+void lm_vm_display_from_json(const cJSON *obj, const char *key, lm_vm_info *out);
+/* Find the first JSON document of the wanted type (cJSON_Array or cJSON_Object) that starts a
+ * line of `text`, skipping log lines before and after it. LM_EINVALID when there is none. */
+int lm_vm_json_find(const char *text, int want_type, cJSON **out);
+/* One short excerpt of untrusted text for an error message: first line, printable, at most
+ * `cap - 1` bytes ("..." when cut). */
+void lm_vm_excerpt(const char *text, char *buf, size_t cap);
+
+/* vm_addr.c: addresses and the port-22 probe. */
 /* Fill ip (when known) and ssh_available by a 2-second TCP probe of port 22, as Lume does;
  * returns why the probe failed (an errno value: refused, unreachable, ETIMEDOUT), 0 when port 22
  * answered or there is no address to ask. */
@@ -199,10 +147,16 @@ int lm_vm_is_ipv4(const char *s);
  * yet) leaves out empty, anything else (a host name: "localhost") is an error naming `who`, the VM
  * (NULL: not known there) and the answer. Never resolved. */
 int lm_vm_address_answer(const char *who, const char *vm, const char *answer, char *out, size_t size);
-/* The most useful line of a failed command: the last non-empty line of stderr, else stdout. */
-void lm_vm_failure_line(const lm_proc_result *res, char *buf, size_t cap);
-/* Remember a detached child (reaped by lm_vm_reap_children). */
-void lm_vm_adopt_child(lm_vm_manager *vmm, pid_t pid);
-void lm_vm_reap_children(lm_vm_manager *vmm);
+
+/* dhcp_leases.c (for UTM): the address of the newest live lease of `mac` (any case, octets with or
+ * without leading zeros) in the text of a dhcpd_leases file; ip "" when there is none. LM_EINVALID
+ * for a `mac` that is not one. _lookup reads the file at `path`: one that cannot be read has no
+ * lease. */
+int lm_vm_dhcp_lease_find(const char *text, const char *mac, double now, char *ip, size_t cap);
+int lm_vm_dhcp_lease_lookup(const char *path, const char *mac, char *ip, size_t cap);
+
+/* vm_utm.c: `utmctl list`'s table (text is modified): rows "UUID STATUS NAME...", everything else
+ * skipped. *out malloc'ed (free()), NULL when empty. */
+int lm_vm_utm_parse_list(char *text, lm_vm_info **out, size_t *count);
 
 #endif

@@ -26,16 +26,22 @@
 #define LM_TART_STOP_TIMEOUT 30   /* `tart stop`'s own default before SIGKILL */
 #define LM_TART_IP_WAIT 1         /* seconds per `tart ip --wait` while the child is watched */
 
+/* The backend's state. */
+typedef struct {
+	char *program; /* `tart` */
+	char *home;    /* $TART_HOME, else ~/.tart: vms/NAME/config.json is the VM's lock */
+} tart_state;
+
 /* Tart prunes its OCI cache on some commands; a query must not do that behind the user's back. */
 static const char *const tart_env[] = {"TART_NO_AUTO_PRUNE=1", NULL};
 #define TART_ENV .env = tart_env
 
-static int tart_run_cmd(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
+static int tart_run_cmd(lm_vm_manager *vmm, const tart_state *t, const char *const args[], double timeout, lm_proc_result *res)
 {
 	const lm_proc_options o = {TART_ENV, .timeout = timeout, .cancel = lm_vm_cancel_ctx(vmm)};
 
 	lm_vm_reap_children(vmm);
-	if (lm_proc_run(vmm->tart_program, args, &o, res) < 0)
+	if (lm_proc_run(t->program, args, &o, res) < 0)
 		return lm_error_prefix("tart: ");
 	return 0;
 }
@@ -47,7 +53,7 @@ static int has(const lm_proc_result *res, const char *needle)
 }
 
 /* A failed `tart WHAT` as an error, by Tart's exit codes and texts (VMStorageHelper.swift). */
-static int tart_error(lm_vm_manager *vmm, const lm_proc_result *res, const char *what, const char *name)
+static int tart_error(const tart_state *t, const lm_proc_result *res, const char *what, const char *name)
 {
 	char line[200];
 
@@ -56,7 +62,7 @@ static int tart_error(lm_vm_manager *vmm, const lm_proc_result *res, const char 
 	lm_vm_failure_line(res, line, sizeof(line));
 	if (has(res, "does not exist"))
 		return lm_error_set(LM_ENOTFOUND, "%s: Tart has no such VM (its VMs are in %s/vms): tart %s: %s (exit %d)",
-		    name, vmm->tart_home, what, line, res->exit_code);
+		    name, t->home, what, line, res->exit_code);
 	return lm_error_set(LM_ERROR, "tart %s: %s (exit %d)", what, line[0] ? line : "failed without a message",
 	    res->exit_code);
 }
@@ -74,14 +80,14 @@ static void set_state(lm_vm_info *out, const cJSON *obj)
 }
 
 /* `tart ip NAME` (no wait): the address, or nothing yet (exit 1). */
-static int tart_ip(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
+static int tart_ip(lm_vm_manager *vmm, const tart_state *t, const char *name, lm_vm_info *out)
 {
 	const char *args[] = {"ip", name, NULL};
 	lm_proc_result res;
 	char addr[64];
 	int rc;
 
-	if ((rc = tart_run_cmd(vmm, args, LM_TART_QUERY_TIMEOUT, &res)) < 0)
+	if ((rc = tart_run_cmd(vmm, t, args, LM_TART_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
 	if (res.exit_code == 0 && !res.timed_out && sscanf(res.out, "%63s", addr) == 1)
 		rc = lm_vm_address_answer("tart ip", name, addr, out->ip, sizeof(out->ip));
@@ -89,8 +95,9 @@ static int tart_ip(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	return rc;
 }
 
-static int tart_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
+static int tart_get(lm_vm_manager *vmm, void *state, const char *name, lm_vm_info *out)
 {
+	const tart_state *t = state;
 	const char *args[] = {"get", name, "--format", "json", NULL};
 	char what[LM_VM_NAME_MAX + 8], excerpt[120];
 	const cJSON *os;
@@ -99,10 +106,10 @@ static int tart_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	int rc;
 
 	snprintf(what, sizeof(what), "get %s", name);
-	if ((rc = tart_run_cmd(vmm, args, LM_TART_QUERY_TIMEOUT, &res)) < 0)
+	if ((rc = tart_run_cmd(vmm, t, args, LM_TART_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
 	if (res.exit_code != 0 || res.timed_out) {
-		rc = tart_error(vmm, &res, what, name);
+		rc = tart_error(t, &res, what, name);
 		lm_proc_result_dispose(&res);
 		return rc;
 	}
@@ -121,14 +128,15 @@ static int tart_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 		snprintf(out->os, sizeof(out->os), "%s", strcmp(os->valuestring, "darwin") == 0 ? "macOS" : os->valuestring);
 	lm_vm_display_from_json(doc, "Display", out);
 	cJSON_Delete(doc);
-	if (strcmp(out->status, "running") == 0 && (rc = tart_ip(vmm, name, out)) < 0)
+	if (strcmp(out->status, "running") == 0 && (rc = tart_ip(vmm, t, name, out)) < 0)
 		return rc;
 	vmm->ssh_probe_err = lm_vm_probe_ssh(out);
 	return 0;
 }
 
-static int tart_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
+static int tart_list(lm_vm_manager *vmm, void *state, lm_vm_info **out, size_t *count)
 {
+	const tart_state *t = state;
 	const char *args[] = {"list", "--source", "local", "--format", "json", NULL};
 	lm_proc_result res;
 	const cJSON *item, *name;
@@ -137,10 +145,10 @@ static int tart_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 	size_t n = 0;
 	int rc;
 
-	if ((rc = tart_run_cmd(vmm, args, LM_TART_QUERY_TIMEOUT, &res)) < 0)
+	if ((rc = tart_run_cmd(vmm, t, args, LM_TART_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
 	if (res.exit_code != 0 || res.timed_out) {
-		rc = tart_error(vmm, &res, "list", "");
+		rc = tart_error(t, &res, "list", "");
 		lm_proc_result_dispose(&res);
 		return rc;
 	}
@@ -158,7 +166,7 @@ static int tart_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 			continue;
 		snprintf(list[n].name, sizeof(list[n].name), "%s", name->valuestring);
 		set_state(&list[n], item);
-		if (strcmp(list[n].status, "running") == 0 && (rc = tart_ip(vmm, list[n].name, &list[n])) < 0)
+		if (strcmp(list[n].status, "running") == 0 && (rc = tart_ip(vmm, t, list[n].name, &list[n])) < 0)
 			break;
 		(void)lm_vm_probe_ssh(&list[n]);
 		n++;
@@ -174,14 +182,14 @@ static int tart_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 }
 
 /* The PID holding the VM's config.json lock (F_GETLK, as VMDirectory.running() asks), 0: none. */
-static long lock_holder(lm_vm_manager *vmm, const char *name)
+static long lock_holder(const tart_state *t, const char *name)
 {
 	struct flock fl;
 	char *path;
 	long pid = 0;
 	int fd;
 
-	if (lm_path_join(&path, vmm->tart_home, "vms", name, "config.json", NULL) < 0)
+	if (lm_path_join(&path, t->home, "vms", name, "config.json", NULL) < 0)
 		return 0;
 	if ((fd = open(path, O_RDWR | O_CLOEXEC)) >= 0) {
 		memset(&fl, 0, sizeof(fl));
@@ -219,8 +227,9 @@ static void log_tail(const char *path, char *buf, size_t cap)
 	fclose(f);
 }
 
-static int tart_start(lm_vm_manager *vmm, const char *name)
+static int tart_start(lm_vm_manager *vmm, void *state, const char *name)
 {
+	const tart_state *t = state;
 	const char *args[] = {"run", "--no-graphics", name, NULL};
 	char wait_s[16], what[LM_VM_NAME_MAX + 24], line[200], file[LM_VM_NAME_MAX + 16];
 	const char *ip_args[] = {"ip", name, "--wait", wait_s, NULL};
@@ -232,9 +241,9 @@ static int tart_start(lm_vm_manager *vmm, const char *name)
 	pid_t pid;
 	int status, rc;
 
-	if ((holder = lock_holder(vmm, name)) != 0)
+	if ((holder = lock_holder(t, name)) != 0)
 		return lm_error_set(LM_EVMOWNER, "%s: its config.json (%s/vms/%s) is locked by %s%ld: the VM runs already "
-		    "(a `tart run` process holds that lock while the VM runs); not started again", name, vmm->tart_home,
+		    "(a `tart run` process holds that lock while the VM runs); not started again", name, t->home,
 		    name, holder > 0 ? "PID " : "", holder > 0 ? holder : 0);
 	snprintf(file, sizeof(file), "tart-run-%s.log", name); /* a valid name: it fits */
 	if ((rc = lm_path_join(&logs, lm_context_state_dir(vmm->ctx), "logs", NULL)) < 0 ||
@@ -249,7 +258,7 @@ static int tart_start(lm_vm_manager *vmm, const char *name)
 	}
 	lm_vm_reap_children(vmm);
 	o.log = log;
-	if ((rc = lm_proc_spawn_detached(vmm->tart_program, args, &o, &pid)) < 0) {
+	if ((rc = lm_proc_spawn_detached(t->program, args, &o, &pid)) < 0) {
 		rc = lm_error_prefix("tart run %s: ", name);
 		goto out;
 	}
@@ -267,14 +276,14 @@ static int tart_start(lm_vm_manager *vmm, const char *name)
 			    line[0] ? line : "no message", log);
 			goto out;
 		}
-		if ((rc = tart_run_cmd(vmm, ip_args, LM_TART_QUERY_TIMEOUT, &res)) < 0)
+		if ((rc = tart_run_cmd(vmm, t, ip_args, LM_TART_QUERY_TIMEOUT, &res)) < 0)
 			break;
 		if (res.exit_code == 0 && !res.timed_out) {
 			lm_proc_result_dispose(&res);
 			break;
 		}
 		if (res.exit_code != 1 || res.timed_out) { /* 1: no IP address yet; anything else is an answer */
-			rc = tart_error(vmm, &res, what, name);
+			rc = tart_error(t, &res, what, name);
 			lm_proc_result_dispose(&res);
 			break;
 		}
@@ -291,8 +300,9 @@ out:
 	return rc;
 }
 
-static int tart_stop(lm_vm_manager *vmm, const char *name)
+static int tart_stop(lm_vm_manager *vmm, void *state, const char *name)
 {
+	const tart_state *t = state;
 	int seconds = vmm->command_timeout < LM_TART_STOP_TIMEOUT ? (int)vmm->command_timeout : LM_TART_STOP_TIMEOUT;
 	char timeout[16], what[LM_VM_NAME_MAX + 24];
 	const char *args[] = {"stop", name, "--timeout", timeout, NULL};
@@ -301,40 +311,76 @@ static int tart_stop(lm_vm_manager *vmm, const char *name)
 
 	snprintf(timeout, sizeof(timeout), "%d", seconds > 0 ? seconds : 1);
 	snprintf(what, sizeof(what), "stop %s --timeout %s", name, timeout);
-	if ((rc = tart_run_cmd(vmm, args, (double)seconds + LM_TART_QUERY_TIMEOUT, &res)) < 0)
+	if ((rc = tart_run_cmd(vmm, t, args, (double)seconds + LM_TART_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
 	if (res.exit_code == 2 && has(&res, "is not running"))
 		rc = 0; /* stopped meanwhile: what was asked for */
 	else if (res.exit_code != 0 || res.timed_out)
-		rc = tart_error(vmm, &res, what, name);
+		rc = tart_error(t, &res, what, name);
 	lm_proc_result_dispose(&res);
 	lm_vm_reap_children(vmm);
 	return rc;
 }
 
-static void tart_release(lm_vm_manager *vmm)
+static void tart_release(lm_vm_manager *vmm, void *state)
 {
-	lm_vm_reap_children(vmm); /* those still running keep their VM up */
+	tart_state *t = state;
+
+	(void)vmm;
+	free(t->program);
+	free(t->home);
+	free(t);
 }
 
-static int tart_version(lm_vm_manager *vmm, char *buf, size_t len)
+static int tart_version(lm_vm_manager *vmm, void *state, char *buf, size_t len)
 {
 	const char *args[] = {"--version", NULL};
 	lm_proc_result res;
 
-	return lm_vm_version_answer(tart_run_cmd(vmm, args, vmm->command_timeout, &res), &res, buf, len);
+	return lm_vm_version_answer(tart_run_cmd(vmm, state, args, vmm->command_timeout, &res), &res, buf, len);
 }
 
-const lm_vm_backend lm_vm_backend_tart = {"tart", tart_list, tart_get, tart_start, tart_stop, tart_release, "admin",
-	tart_version};
+/* TART_HOME/vms/NAME/config.json: `ecid` (the machine identifier's data) alone (vm_id.c). */
+static int tart_identity(lm_vm_manager *vmm, void *state, const char *name, lm_vm_info *info)
+{
+	const tart_state *t = state;
+	char *path;
+	int rc;
 
-int lm_vm_tart_init(lm_vm_manager *vmm, const char *program)
+	(void)vmm;
+	if ((rc = lm_path_join(&path, t->home, "vms", name, "config.json", NULL)) < 0) {
+		if (rc == LM_ENOMEM)
+			return rc;
+		lm_vm_id_why(info, "%s", lm_error_last()->message);
+		lm_error_clear();
+		return 0;
+	}
+	if ((rc = lm_vm_id_from_json(info, "tart", path, NULL, "ecid")) == 0)
+		lm_vm_id_why(info, "%s does not exist", path);
+	free(path);
+	return rc == LM_ENOMEM ? rc : 0;
+}
+
+static const char *option_program(const lm_vm_manager *vmm)
+{
+	return lm_vm_option(lm_context_options(vmm->ctx)->tart_program, LM_VM_TART_PROGRAM);
+}
+
+static int tart_present(lm_vm_manager *vmm)
+{
+	return lm_vm_program_present(option_program(vmm));
+}
+
+static int tart_init(lm_vm_manager *vmm, void **state)
 {
 	const char *home = getenv("TART_HOME"), *user_home = NULL;
 	char why[512];
+	tart_state *t;
 	int rc;
 
-	if ((rc = lm_proc_find_program(program, &vmm->tart_program)) < 0) {
+	if ((*state = t = calloc(1, sizeof(*t))) == NULL)
+		return lm_error_nomem();
+	if ((rc = lm_proc_find_program(option_program(vmm), &t->program)) < 0) {
 		if (rc == LM_ENOMEM)
 			return rc;
 		lm_text_format_cut(why, sizeof(why), "%s", lm_error_last()->message);
@@ -342,14 +388,17 @@ int lm_vm_tart_init(lm_vm_manager *vmm, const char *program)
 	}
 	/* Tart's home: $TART_HOME, else ~/.tart (Config.swift). */
 	if (home != NULL && home[0] != '\0') {
-		if ((vmm->tart_home = strdup(home)) == NULL)
+		if ((t->home = strdup(home)) == NULL)
 			return lm_error_nomem();
 	} else if (lm_paths_home(&user_home) == 0) {
-		if ((rc = lm_path_join(&vmm->tart_home, user_home, ".tart", NULL)) < 0)
+		if ((rc = lm_path_join(&t->home, user_home, ".tart", NULL)) < 0)
 			return rc;
 	} else {
 		return lm_error_set(LM_ENOTFOUND, "Tart's home is unknown: neither TART_HOME nor HOME is set");
 	}
-	vmm->backend = &lm_vm_backend_tart;
 	return 0;
 }
+
+const lm_vm_backend lm_vm_backend_tart = {.name = "tart", .account = "admin", .present = tart_present,
+	.init = tart_init, .list = tart_list, .get = tart_get, .start = tart_start, .stop = tart_stop,
+	.version = tart_version, .identity = tart_identity, .release = tart_release};

@@ -20,6 +20,7 @@
  * says only "Virtual machine not found": its lookup runs with error reporting off. Only `utmctl
  * list` prints the note, so a VM that is not found is checked against `list`. */
 #include "vm_internal.h"
+#include "host_process.h"
 #include "text.h"
 
 #include <arpa/inet.h>
@@ -37,14 +38,24 @@
 #define LM_UTM_APP "/Applications/UTM.app/Contents/MacOS/utmctl"
 #define LM_UTM_APP_SUFFIX ".app/Contents/MacOS"
 #define LM_DHCP_LEASES "/var/db/dhcpd_leases"
-#define LM_DHCP_LEASES_ENV "LUME_METAL_DHCPD_LEASES" /* the simulated host's, in tests */
 
-static int utm_cmd(lm_vm_manager *vmm, const char *const args[], double timeout, lm_proc_result *res)
+/* The backend's state. */
+typedef struct {
+	char *program;     /* `utmctl` */
+	char *documents;   /* UTM's sandboxed Documents: NAME.utm/config.plist */
+	char *app;         /* UTM.app's executable: next to utmctl (its real path), else /Applications' */
+	char *dhcp_leases; /* the host's DHCP leases (test builds: $LUME_METAL_DHCPD_LEASES first) */
+	char *address;     /* --vm-manager utm with the guest's address given: used as is */
+} utm_state;
+
+static int utm_config(const utm_state *u, const char *name, char **path, void **root);
+
+static int utm_cmd(lm_vm_manager *vmm, utm_state *u, const char *const args[], double timeout, lm_proc_result *res)
 {
 	static const char *const env[] = {"LUME_METAL_CHILD=1", NULL};
 	const lm_proc_options o = {.env = env, .timeout = timeout, .cancel = lm_vm_cancel_ctx(vmm)};
 
-	if (lm_proc_run(vmm->utmctl_program, args, &o, res) < 0)
+	if (lm_proc_run(u->program, args, &o, res) < 0)
 		return lm_error_prefix("utmctl: ");
 	return 0;
 }
@@ -64,20 +75,20 @@ static int utm_failed(const lm_proc_result *res)
 
 /* `utmctl list`: do Apple Events fail in this session? Asked when a VM is not found, since
  * that is all `status NAME` says then. */
-static int utm_events_fail(lm_vm_manager *vmm)
+static int utm_events_fail(lm_vm_manager *vmm, utm_state *u)
 {
 	const char *args[] = {"list", NULL};
 	lm_proc_result res;
 	int fail;
 
-	if (utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res) < 0)
+	if (utm_cmd(vmm, u, args, LM_UTM_QUERY_TIMEOUT, &res) < 0)
 		return 0; /* the original answer stands */
 	fail = has(&res, "utmctl does not work from SSH") || has(&res, "-1743");
 	lm_proc_result_dispose(&res);
 	return fail;
 }
 
-static int utm_error(lm_vm_manager *vmm, const lm_proc_result *res, const char *what, const char *name)
+static int utm_error(lm_vm_manager *vmm, utm_state *u, const lm_proc_result *res, const char *what, const char *name)
 {
 	char line[200];
 
@@ -89,7 +100,7 @@ static int utm_error(lm_vm_manager *vmm, const lm_proc_result *res, const char *
 		return lm_error_set(LM_ENETWORK, "utmctl %s: UTM.app could not be driven over Apple Events (%s). utmctl "
 		    "needs UTM.app running in a logged-in GUI session of this user; it does not work from SSH "
 		    "sessions or before logging in", what, line);
-	if (has(res, "Virtual machine not found") && utm_events_fail(vmm))
+	if (has(res, "Virtual machine not found") && utm_events_fail(vmm, u))
 		return lm_error_set(LM_ENETWORK, "utmctl %s: \"%s\", but that is not UTM's answer: UTM.app cannot be "
 		    "driven from this session (`utmctl list` says: utmctl does not work from SSH sessions or before "
 		    "logging in; every Apple Event fails with -1743). utmctl needs a logged-in GUI session of this user: "
@@ -114,13 +125,13 @@ static void set_status(lm_vm_info *out, const char *word)
 
 /* The VM's lease in the host's DHCP leases, by the MAC of its first NIC (config.plist's
  * Network[0].MacAddress); nothing when either is not there. */
-static int lease_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
+static int lease_address(lm_vm_manager *vmm, utm_state *u, const char *name, lm_vm_info *out)
 {
 	plist_t root, net, nic, mac;
 	char *path, *value = NULL;
 	int rc;
 
-	if ((rc = lm_vm_utm_config(vmm, name, &path, (void **)&root)) < 0 || path == NULL)
+	if ((rc = utm_config(u, name, &path, (void **)&root)) < 0 || path == NULL)
 		return rc;
 	net = plist_dict_get_item(root, "Network");
 	nic = net != NULL && plist_get_node_type(net) == PLIST_ARRAY && plist_array_get_size(net) > 0 ?
@@ -128,13 +139,13 @@ static int lease_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	mac = nic != NULL && plist_get_node_type(nic) == PLIST_DICT ? plist_dict_get_item(nic, "MacAddress") : NULL;
 	if (mac != NULL && plist_get_node_type(mac) == PLIST_STRING)
 		plist_get_string_val(mac, &value);
-	if (value != NULL && (rc = lm_vm_dhcp_lease_lookup(vmm->dhcp_leases, value, out->ip, sizeof(out->ip))) == LM_EINVALID) {
+	if (value != NULL && (rc = lm_vm_dhcp_lease_lookup(u->dhcp_leases, value, out->ip, sizeof(out->ip))) == LM_EINVALID) {
 		lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: %s: %s", name, path, lm_error_last()->message);
 		rc = 0;
 	}
 	if (rc == 0 && out->ip[0] != '\0')
 		lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: %s from the host's DHCP lease of %s (%s)", name, out->ip, value,
-		    vmm->dhcp_leases);
+		    u->dhcp_leases);
 	free(value);
 	free(path);
 	plist_free(root);
@@ -144,7 +155,7 @@ static int lease_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 /* `utmctl ip-address NAME`: the first IPv4 line. UTM before 5.0.3 cannot tell an Apple VM's
  * address ("Operation not supported by the backend."; older utmctl lacks the command). Either
  * way a guest on UTM's shared (NAT) network has its address in the host's DHCP leases. */
-static int utm_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
+static int utm_address(lm_vm_manager *vmm, utm_state *u, const char *name, lm_vm_info *out)
 {
 	const char *args[] = {"ip-address", name, NULL};
 	lm_proc_result res;
@@ -152,27 +163,25 @@ static int utm_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	char *line, *save = NULL;
 	int rc;
 
-	if (vmm->address != NULL) {
-		snprintf(out->ip, sizeof(out->ip), "%s", vmm->address);
+	if (u->address != NULL) {
+		snprintf(out->ip, sizeof(out->ip), "%s", u->address);
 		return 0;
 	}
-	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
+	if ((rc = utm_cmd(vmm, u, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
 	if (has(&res, "not supported") || has(&res, "Unexpected argument") || res.exit_code == 64) {
-		vmm->utm_ip = 0;
 		lm_proc_result_dispose(&res);
-		if ((rc = lease_address(vmm, name, out)) < 0 || out->ip[0] != '\0')
+		if ((rc = lease_address(vmm, u, name, out)) < 0 || out->ip[0] != '\0')
 			return rc;
 		return lm_error_set(LM_ENOADDRESS, "%s: this UTM cannot tell a macOS VM's address (`utmctl ip-address` "
 		    "works for Apple VMs from UTM 5.0.3 on); the address has to be given", name);
 	}
 	if (utm_failed(&res)) {
 		/* a VM that is not started has no address yet: nothing to report */
-		rc = has(&res, "not running") ? 0 : utm_error(vmm, &res, "ip-address", name);
+		rc = has(&res, "not running") ? 0 : utm_error(vmm, u, &res, "ip-address", name);
 		lm_proc_result_dispose(&res);
 		return rc;
 	}
-	vmm->utm_ip = 1;
 	for (line = strtok_r(res.out, "\r\n", &save); line != NULL; line = strtok_r(NULL, "\r\n", &save)) {
 		while (*line == ' ' || *line == '\t')
 			line++;
@@ -184,12 +193,12 @@ static int utm_address(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	}
 	lm_proc_result_dispose(&res);
 	/* Nothing in the ARP cache: a NAT guest's traffic never reaches it (Lume's DHCPLeaseParser) */
-	return rc == 0 && out->ip[0] == '\0' ? lease_address(vmm, name, out) : rc;
+	return rc == 0 && out->ip[0] == '\0' ? lease_address(vmm, u, name, out) : rc;
 }
 
 /* A UTM VM stopped with its state saved: Data/vmstate in its bundle (UTMAppleConfigurationBoot's
  * vmSavedStateURL), which UTM restores at the next start and deletes once restored. */
-static int saved_state(lm_vm_manager *vmm, const char *name, int *saved)
+static int saved_state(const utm_state *u, const char *name, int *saved)
 {
 	char *path, *state = NULL, *slash;
 	void *root;
@@ -197,7 +206,7 @@ static int saved_state(lm_vm_manager *vmm, const char *name, int *saved)
 	int rc;
 
 	*saved = 0;
-	if ((rc = lm_vm_utm_config(vmm, name, &path, &root)) < 0 || path == NULL)
+	if ((rc = utm_config(u, name, &path, &root)) < 0 || path == NULL)
 		return rc;
 	plist_free((plist_t)root);
 	if ((slash = strrchr(path, '/')) != NULL)
@@ -209,18 +218,19 @@ static int saved_state(lm_vm_manager *vmm, const char *name, int *saved)
 	return rc;
 }
 
-static int utm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
+static int utm_get(lm_vm_manager *vmm, void *state, const char *name, lm_vm_info *out)
 {
+	utm_state *u = state;
 	const char *args[] = {"status", name, NULL};
 	char what[LM_VM_NAME_MAX + 8], word[32];
 	lm_proc_result res;
 	int rc;
 
 	snprintf(what, sizeof(what), "status %s", name);
-	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
+	if ((rc = utm_cmd(vmm, u, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
 	if (utm_failed(&res) || sscanf(res.out, "%31s", word) != 1) {
-		rc = utm_failed(&res) ? utm_error(vmm, &res, what, name) :
+		rc = utm_failed(&res) ? utm_error(vmm, u, &res, what, name) :
 		    lm_error_set(LM_ERROR, "utmctl %s: printed no status", what);
 		lm_proc_result_dispose(&res);
 		return rc;
@@ -232,12 +242,12 @@ static int utm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	set_status(out, word);
 	if (strcmp(out->status, "stopped") == 0) {
 		int saved;
-		if ((rc = saved_state(vmm, name, &saved)) < 0)
+		if ((rc = saved_state(u, name, &saved)) < 0)
 			return rc;
 		if (saved)
 			snprintf(out->status, sizeof(out->status), "suspended");
 	}
-	if (strcmp(out->status, "running") == 0 && (rc = utm_address(vmm, name, out)) < 0)
+	if (strcmp(out->status, "running") == 0 && (rc = utm_address(vmm, u, name, out)) < 0)
 		return rc;
 	vmm->ssh_probe_err = lm_vm_probe_ssh(out);
 	return 0;
@@ -284,18 +294,19 @@ int lm_vm_utm_parse_list(char *text, lm_vm_info **out, size_t *count)
 	return 0;
 }
 
-static int utm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
+static int utm_list(lm_vm_manager *vmm, void *state, lm_vm_info **out, size_t *count)
 {
+	utm_state *u = state;
 	const char *args[] = {"list", NULL};
 	lm_proc_result res;
 	lm_vm_info *list = NULL;
 	size_t n = 0, i;
 	int rc;
 
-	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
+	if ((rc = utm_cmd(vmm, u, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
 	if (utm_failed(&res)) {
-		rc = utm_error(vmm, &res, "list", "");
+		rc = utm_error(vmm, u, &res, "list", "");
 		lm_proc_result_dispose(&res);
 		return rc;
 	}
@@ -306,7 +317,7 @@ static int utm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 	for (i = 0; i < n; i++) {
 		char valid[LM_VM_NAME_MAX];
 		if (strcmp(list[i].status, "running") == 0 && lm_vm_name_normalize(list[i].name, valid) == 0 &&
-		    utm_address(vmm, list[i].name, &list[i]) < 0)
+		    utm_address(vmm, u, list[i].name, &list[i]) < 0)
 			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: no address: %s", list[i].name, lm_error_last()->message);
 		(void)lm_vm_probe_ssh(&list[i]);
 	}
@@ -317,7 +328,7 @@ static int utm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 
 /* The VM's config.plist in UTM's Documents: the bundle whose Information.Name is `name`.
  * *path NULL when none was found (the sandbox container may not be readable). */
-int lm_vm_utm_config(lm_vm_manager *vmm, const char *name, char **path, void **root)
+static int utm_config(const utm_state *u, const char *name, char **path, void **root)
 {
 	DIR *d;
 	struct dirent *e;
@@ -329,7 +340,7 @@ int lm_vm_utm_config(lm_vm_manager *vmm, const char *name, char **path, void **r
 
 	*path = NULL;
 	*root = NULL;
-	if ((d = opendir(vmm->utm_documents)) == NULL)
+	if ((d = opendir(u->documents)) == NULL)
 		return 0;
 	while ((e = readdir(d)) != NULL && *path == NULL) {
 		size_t l = strlen(e->d_name);
@@ -337,7 +348,7 @@ int lm_vm_utm_config(lm_vm_manager *vmm, const char *name, char **path, void **r
 		char *value = NULL;
 		if (l < 5 || strcmp(e->d_name + l - 4, ".utm") != 0)
 			continue;
-		if ((rc = lm_path_join(&p, vmm->utm_documents, e->d_name, "config.plist", NULL)) < 0) {
+		if ((rc = lm_path_join(&p, u->documents, e->d_name, "config.plist", NULL)) < 0) {
 			closedir(d);
 			return rc;
 		}
@@ -381,18 +392,18 @@ int lm_vm_utm_config(lm_vm_manager *vmm, const char *name, char **path, void **r
 
 /* UTM attaches VZMacGraphicsDeviceConfiguration -- the paravirtual GPU -- to a macOS guest only
  * when the VM configures at least one display (UTMAppleConfiguration.swift). */
-static int check_display(lm_vm_manager *vmm, const char *name)
+static int check_display(lm_vm_manager *vmm, utm_state *u, const char *name)
 {
 	char *path;
 	plist_t root, displays, backend;
 	char *value = NULL;
 	int rc;
 
-	if ((rc = lm_vm_utm_config(vmm, name, &path, (void **)&root)) < 0)
+	if ((rc = utm_config(u, name, &path, (void **)&root)) < 0)
 		return rc;
 	if (path == NULL) {
 		lm_log(vmm->ctx, LM_LOG_WARN, "%s: its config.plist was not found in %s; whether it has a display (which "
-		    "the paravirtual GPU needs) is not checked", name, vmm->utm_documents);
+		    "the paravirtual GPU needs) is not checked", name, u->documents);
 		return 0;
 	}
 	backend = plist_dict_get_item(root, "Backend");
@@ -414,7 +425,7 @@ static int check_display(lm_vm_manager *vmm, const char *name)
 }
 
 /* `utmctl start NAME`: boots a stopped VM, resumes a paused one, restores a saved state. */
-static int utm_start_cmd(lm_vm_manager *vmm, const char *name)
+static int utm_start_cmd(lm_vm_manager *vmm, utm_state *u, const char *name)
 {
 	const char *args[] = {"start", name, NULL};
 	char what[LM_VM_NAME_MAX + 8];
@@ -422,24 +433,25 @@ static int utm_start_cmd(lm_vm_manager *vmm, const char *name)
 	int rc;
 
 	snprintf(what, sizeof(what), "start %s", name);
-	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
+	if ((rc = utm_cmd(vmm, u, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
 	if (utm_failed(&res))
-		rc = utm_error(vmm, &res, what, name);
+		rc = utm_error(vmm, u, &res, what, name);
 	lm_proc_result_dispose(&res);
 	return rc;
 }
 
-static int utm_start(lm_vm_manager *vmm, const char *name)
+static int utm_start(lm_vm_manager *vmm, void *state, const char *name)
 {
+	utm_state *u = state;
 	int rc;
 
-	if ((rc = check_display(vmm, name)) < 0)
+	if ((rc = check_display(vmm, u, name)) < 0)
 		return rc;
-	return utm_start_cmd(vmm, name);
+	return utm_start_cmd(vmm, u, name);
 }
 
-static int utm_stop_by(lm_vm_manager *vmm, const char *name, const char *how)
+static int utm_stop_by(lm_vm_manager *vmm, utm_state *u, const char *name, const char *how)
 {
 	const char *args[] = {"stop", name, how, NULL};
 	char what[LM_VM_NAME_MAX + 24];
@@ -448,29 +460,29 @@ static int utm_stop_by(lm_vm_manager *vmm, const char *name, const char *how)
 	int rc;
 
 	snprintf(what, sizeof(what), "stop %s %s", name, how);
-	if ((rc = utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
+	if ((rc = utm_cmd(vmm, u, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
 	/* UTM refuses any stop but --kill of a VM that is not started (UTMScriptingVirtualMachineImpl
 	 * .swift: `guard vm.state == .started || stopMethod == .kill`, "The virtual machine is not
 	 * running."; reference/vm-managers-and-bench.md, 2026-12): what we wanted when it is stopped,
 	 * UTM's refusal when it is paused or between states. */
-	if (has(&res, "is not running") && !res.timed_out && utm_get(vmm, name, &info) == 0 &&
+	if (has(&res, "is not running") && !res.timed_out && utm_get(vmm, u, name, &info) == 0 &&
 	    (strcmp(info.status, "stopped") == 0 || strcmp(info.status, "suspended") == 0))
 		rc = 0;
 	else if (utm_failed(&res))
-		rc = utm_error(vmm, &res, what, name);
+		rc = utm_error(vmm, u, &res, what, name);
 	lm_proc_result_dispose(&res);
 	return rc;
 }
 
 /* Until the VM is `want` (our word), within the command timeout. */
-static int utm_wait_status(lm_vm_manager *vmm, const char *name, const char *want, lm_vm_info *info)
+static int utm_wait_status(lm_vm_manager *vmm, utm_state *u, const char *name, const char *want, lm_vm_info *info)
 {
 	double deadline = lm_clock_monotonic() + vmm->command_timeout;
 	int rc;
 
 	for (;;) {
-		if ((rc = utm_get(vmm, name, info)) < 0)
+		if ((rc = utm_get(vmm, u, name, info)) < 0)
 			return rc;
 		if (strcmp(info->status, want) == 0)
 			return 0;
@@ -486,40 +498,41 @@ static int utm_wait_status(lm_vm_manager *vmm, const char *name, const char *wan
 /* A paused VM is powered off (its guest cannot be asked anything) with --kill, the one stop UTM
  * takes for a VM that is not started; a saved state is discarded the only way utmctl has:
  * restored by a start (which deletes it), then powered off. */
-static int utm_stop_held(lm_vm_manager *vmm, const char *name, lm_vm_info *info)
+static int utm_stop_held(lm_vm_manager *vmm, utm_state *u, const char *name, lm_vm_info *info)
 {
 	int rc;
 
-	if (strcmp(info->status, "suspended") != 0 && ((rc = utm_stop_by(vmm, name, "--kill")) < 0 ||
-	    (rc = utm_get(vmm, name, info)) < 0))
+	if (strcmp(info->status, "suspended") != 0 && ((rc = utm_stop_by(vmm, u, name, "--kill")) < 0 ||
+	    (rc = utm_get(vmm, u, name, info)) < 0))
 		return rc;
 	if (strcmp(info->status, "suspended") != 0)
 		return 0;
 	lm_log(vmm->ctx, LM_LOG_INFO, "%s: its saved state is restored and powered off, which discards it", name);
-	if ((rc = utm_start_cmd(vmm, name)) < 0 || (rc = utm_wait_status(vmm, name, "running", info)) < 0 ||
-	    (rc = utm_stop_by(vmm, name, "--force")) < 0)
+	if ((rc = utm_start_cmd(vmm, u, name)) < 0 || (rc = utm_wait_status(vmm, u, name, "running", info)) < 0 ||
+	    (rc = utm_stop_by(vmm, u, name, "--force")) < 0)
 		return rc;
-	return utm_wait_status(vmm, name, "stopped", info);
+	return utm_wait_status(vmm, u, name, "stopped", info);
 }
 
-static int utm_stop(lm_vm_manager *vmm, const char *name)
+static int utm_stop(lm_vm_manager *vmm, void *state, const char *name)
 {
+	utm_state *u = state;
 	double wait = vmm->command_timeout / 2 < LM_UTM_REQUEST_WAIT ? vmm->command_timeout / 2 : LM_UTM_REQUEST_WAIT;
 	double deadline;
 	lm_vm_info info;
 	int rc;
 
-	if ((rc = utm_get(vmm, name, &info)) < 0)
+	if ((rc = utm_get(vmm, u, name, &info)) < 0)
 		return rc;
 	if (strcmp(info.status, "paused") == 0 || strcmp(info.status, "pausing") == 0 ||
 	    strcmp(info.status, "resuming") == 0 || strcmp(info.status, "suspended") == 0)
-		return utm_stop_held(vmm, name, &info);
+		return utm_stop_held(vmm, u, name, &info);
 
 	/* A clean shutdown first: the guest's requestStop() ... */
-	if ((rc = utm_stop_by(vmm, name, "--request")) < 0)
+	if ((rc = utm_stop_by(vmm, u, name, "--request")) < 0)
 		return rc;
 	for (deadline = lm_clock_monotonic() + wait; lm_clock_monotonic() < deadline; lm_clock_sleep(0.2)) {
-		if ((rc = utm_get(vmm, name, &info)) < 0)
+		if ((rc = utm_get(vmm, u, name, &info)) < 0)
 			return rc;
 		if (strcmp(info.status, "stopped") == 0)
 			return 0;
@@ -529,64 +542,125 @@ static int utm_stop(lm_vm_manager *vmm, const char *name)
 	/* ... then a power-off for a guest that did not shut down. */
 	lm_log(vmm->ctx, LM_LOG_INFO, "%s: still running %.0f s after UTM asked the guest to shut down: powering it off",
 	    name, wait);
-	return utm_stop_by(vmm, name, "--force");
+	return utm_stop_by(vmm, u, name, "--force");
 }
 
-/* `utmctl version`: UTM's own version. In the automatic choice not while UTM.app is not running:
- * utmctl would launch it. */
-static int utm_version(lm_vm_manager *vmm, char *buf, size_t len)
+/* NAME.utm/config.plist: `Information.UUID`, new for every `utmctl clone` (vm_id.c). */
+static int utm_identity(lm_vm_manager *vmm, void *state, const char *name, lm_vm_info *info)
+{
+	const utm_state *u = state;
+	char *path = NULL, *uuid = NULL;
+	void *root = NULL;
+	plist_t inf, node;
+	int rc;
+
+	(void)vmm;
+	if ((rc = utm_config(u, name, &path, &root)) == LM_ENOMEM)
+		return rc;
+	if (rc < 0 || path == NULL) {
+		lm_vm_id_why(info, "no config.plist for %s in UTM's Documents (%s)", name, u->documents);
+		lm_error_clear();
+		return 0;
+	}
+	inf = plist_dict_get_item((plist_t)root, "Information");
+	node = inf != NULL && plist_get_node_type(inf) == PLIST_DICT ? plist_dict_get_item(inf, "UUID") : NULL;
+	if (node != NULL && plist_get_node_type(node) == PLIST_STRING)
+		plist_get_string_val(node, &uuid);
+	if (uuid != NULL && uuid[0] != '\0')
+		lm_vm_id_set(info, "utm", uuid, "");
+	else
+		lm_vm_id_why(info, "%s has no Information.UUID", path);
+	free(uuid);
+	free(path);
+	plist_free((plist_t)root);
+	return 0;
+}
+
+/* UTM.app runs (a process of this user runs its executable): utmctl would otherwise launch it,
+ * which the automatic choice must not do for a VM that is not UTM's. */
+static int utm_askable(lm_vm_manager *vmm, void *state, int *askable)
+{
+	const utm_state *u = state;
+
+	(void)vmm;
+	return lm_host_program_running(u->app, askable);
+}
+
+/* `utmctl version`: UTM's own version. As one of the automatic choice's candidates (the manager's
+ * backend is not this one) not while UTM.app is not running: utmctl would launch it. */
+static int utm_version(lm_vm_manager *vmm, void *state, char *buf, size_t len)
 {
 	const char *args[] = {"version", NULL};
+	utm_state *u = state;
 	lm_proc_result res;
 	int running, rc;
 
-	if (vmm->backend == &lm_vm_backend_auto) {
-		if ((rc = lm_vm_utm_app_running(vmm, &running)) < 0)
+	if (vmm->backend != &lm_vm_backend_utm) {
+		if ((rc = utm_askable(vmm, u, &running)) < 0)
 			return rc;
 		if (!running)
 			return lm_error_set(LM_ENOTFOUND, "not asked: UTM.app (%s) is not running, and utmctl would launch it",
-			    vmm->utm_app);
+			    u->app);
 	}
 
-	return lm_vm_version_answer(utm_cmd(vmm, args, LM_UTM_QUERY_TIMEOUT, &res), &res, buf, len);
-}
-
-const lm_vm_backend lm_vm_backend_utm = {"utm", utm_list, utm_get, utm_start, utm_stop, NULL, NULL,
-	utm_version};
-
-int lm_vm_utm_app_running(lm_vm_manager *vmm, int *running)
-{
-	return lm_host_program_running(vmm->utm_app, running);
+	return lm_vm_version_answer(utm_cmd(vmm, u, args, LM_UTM_QUERY_TIMEOUT, &res), &res, buf, len);
 }
 
 /* UTM.app's executable: utmctl is UTM.app/Contents/MacOS/utmctl, or a link to it (Homebrew's cask),
  * and the app's own executable is beside it; else the app in /Applications, where utmctl looks. */
-static int app_path(lm_vm_manager *vmm)
+static int app_path(utm_state *u)
 {
 	char real[PATH_MAX], *slash;
 	size_t n, k = strlen(LM_UTM_APP_SUFFIX);
 
-	if (realpath(vmm->utmctl_program, real) != NULL && (slash = strrchr(real, '/')) != NULL) {
+	if (realpath(u->program, real) != NULL && (slash = strrchr(real, '/')) != NULL) {
 		*slash = '\0';
 		n = strlen(real);
 		if (n > k && strcmp(real + n - k, LM_UTM_APP_SUFFIX) == 0)
-			return lm_path_join(&vmm->utm_app, real, "UTM", NULL);
+			return lm_path_join(&u->app, real, "UTM", NULL);
 	}
-	return (vmm->utm_app = strdup("/Applications/UTM.app/Contents/MacOS/UTM")) != NULL ? 0 : lm_error_nomem();
+	return (u->app = strdup("/Applications/UTM.app/Contents/MacOS/UTM")) != NULL ? 0 : lm_error_nomem();
 }
 
-int lm_vm_utm_init(lm_vm_manager *vmm, const char *program)
+/* The host's DHCP leases: /var/db/dhcpd_leases; in test builds the simulated host's when
+ * LUME_METAL_DHCPD_LEASES names one (an absolute path). */
+static const char *leases_path(void)
 {
-	const char *home = NULL, *leases = getenv(LM_DHCP_LEASES_ENV);
+#ifdef LM_TEST_HOOKS
+	const char *leases = getenv("LUME_METAL_DHCPD_LEASES");
+
+	if (leases != NULL && leases[0] == '/')
+		return leases;
+#endif
+	return LM_DHCP_LEASES;
+}
+
+static const char *option_program(const lm_vm_manager *vmm)
+{
+	return lm_vm_option(lm_context_options(vmm->ctx)->utmctl_program, LM_VM_UTMCTL_PROGRAM);
+}
+
+static int utm_present(lm_vm_manager *vmm)
+{
+	return lm_vm_program_present(option_program(vmm));
+}
+
+static int utm_init(lm_vm_manager *vmm, void **state)
+{
+	const lm_options *o = lm_context_options(vmm->ctx);
+	const char *home = NULL, *program = option_program(vmm);
 	char why[512];
+	utm_state *u;
 	int rc;
 
-	if ((rc = lm_proc_find_program(program, &vmm->utmctl_program)) < 0) {
+	if ((*state = u = calloc(1, sizeof(*u))) == NULL)
+		return lm_error_nomem();
+	if ((rc = lm_proc_find_program(program, &u->program)) < 0) {
 		if (rc == LM_ENOMEM)
 			return rc;
 		lm_text_format_cut(why, sizeof(why), "%s", lm_error_last()->message);
 		/* The app ships it; Homebrew's cask links it onto PATH. */
-		if (strchr(program, '/') == NULL && (rc = lm_proc_find_program(LM_UTM_APP, &vmm->utmctl_program)) == LM_ENOMEM)
+		if (strchr(program, '/') == NULL && (rc = lm_proc_find_program(LM_UTM_APP, &u->program)) == LM_ENOMEM)
 			return rc;
 		if (strchr(program, '/') != NULL || rc < 0)
 			return lm_error_set(LM_ENOTFOUND, "the utmctl program was not found (%s), nor %s", why, LM_UTM_APP);
@@ -594,13 +668,35 @@ int lm_vm_utm_init(lm_vm_manager *vmm, const char *program)
 	if (lm_paths_home(&home) < 0)
 		return lm_error_set(LM_ENOTFOUND, "UTM's documents are unknown: HOME is not set");
 	/* UTM is sandboxed: its VMs are bundles in its container's Documents (UTMData.swift). */
-	if ((rc = lm_path_join(&vmm->utm_documents, home, "Library/Containers/com.utmapp.UTM/Data/Documents", NULL)) < 0)
+	if ((rc = lm_path_join(&u->documents, home, "Library/Containers/com.utmapp.UTM/Data/Documents", NULL)) < 0)
 		return rc;
-	if ((rc = app_path(vmm)) < 0)
+	if ((rc = app_path(u)) < 0)
 		return rc;
-	if ((vmm->dhcp_leases = strdup(leases != NULL && leases[0] == '/' ? leases : LM_DHCP_LEASES)) == NULL)
+	if ((u->dhcp_leases = strdup(leases_path())) == NULL)
 		return lm_error_nomem();
-	vmm->utm_ip = -1;
-	vmm->backend = &lm_vm_backend_utm;
+	/* The address given is UTM's when UTM is the manager asked for, not in the automatic choice. */
+	if (o->vm_manager == LM_VM_MANAGER_UTM && o->vm_address != NULL && o->vm_address[0] != '\0') {
+		if (!lm_vm_is_ipv4(o->vm_address))
+			return lm_error_set(LM_EINVALID, "'%s' is not an IPv4 address", o->vm_address);
+		if ((u->address = strdup(o->vm_address)) == NULL)
+			return lm_error_nomem();
+	}
 	return 0;
 }
+
+static void utm_release(lm_vm_manager *vmm, void *state)
+{
+	utm_state *u = state;
+
+	(void)vmm;
+	free(u->program);
+	free(u->documents);
+	free(u->app);
+	free(u->dhcp_leases);
+	free(u->address);
+	free(u);
+}
+
+const lm_vm_backend lm_vm_backend_utm = {.name = "utm", .present = utm_present, .init = utm_init, .list = utm_list,
+	.get = utm_get, .start = utm_start, .stop = utm_stop, .version = utm_version, .identity = utm_identity,
+	.askable = utm_askable, .release = utm_release};

@@ -1,5 +1,5 @@
-/* Internal (for the modules that depend on vm): the one way this host's library runs a child
- * process (host/lib/vm/proc.c) -- the VM managers' programs (lume, tart, utmctl), their versions,
+/* Internal (for the modules that depend on proc): the one way this host's library runs a child
+ * process (host/lib/proc/proc.c) -- the VM managers' programs (lume, tart, utmctl), their versions,
  * bench's bare-metal workload. Always posix_spawn, never a shell; any number of arguments.
  *
  * The child's environment is ours less the secrets below (the guest password is ours alone,

@@ -1,8 +1,10 @@
 /* Child processes (proc.h): posix_spawn only, output captured through pipes into bounded
  * buffers, a deadline after which the child is killed. */
-#include "vm_internal.h"
+#include "proc.h"
 #include "buf.h"
+#include "clock.h"
 #include "context_internal.h"
+#include "str.h"
 
 #include <errno.h>
 #include <fcntl.h>
