@@ -101,6 +101,9 @@ scenario_tart_suspended() {
 scenario_utm_nat() {
   start_sim --utm-vm vm1 --utm-no-arp
   export LUME_METAL_DHCPD_LEASES; LUME_METAL_DHCPD_LEASES=$(jq -r .dhcpd_leases "$E2E_DIR/sim.json")
+  # The simulated host's lease file is a test hook: only the tests' build of the tool reads it.
+  : "${LM_BIN_HOOKS:?LM_BIN_HOOKS: lume-metal built with the test hooks}"
+  local LM_BIN=$LM_BIN_HOOKS
   lm_json "$E2E_DIR/e.json" --vm-manager utm --timeout 120 enable vm1
   expect_rc 0 "$E2E_DIR/e.json"
   [ -z "$("$BIN/utmctl" ip-address vm1)" ] || fail "utmctl found an address"

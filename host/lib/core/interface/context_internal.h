@@ -13,7 +13,7 @@ struct lm_context {
 	lm_options opts;  /* strings owned by the context */
 	char *state_dir;  /* resolved */
 	pthread_mutex_t callback_lock; /* the embedder's callbacks are never called two at once */
-	/* The Lume server's owner as lm_vm_server_lookup (host/lib/vm/owner.c) last found it, for
+	/* The Lume server's owner as lm_vm_server_lookup (host/lib/vm/server.c) last found it, for
 	 * LM_SERVER_MEMO_SECONDS: one command asks several times (enable's check, each VM's
 	 * preference step, the report), and each answer scans every process's open files. An
 	 * lm_vm_server_info, malloc'd, freed with the context. */

@@ -1,6 +1,7 @@
 /* Internal: the test hooks, in test builds only (LM_TEST_HOOKS: the tests' static library and the
  * lume-metal-hooks tool; never the installed library or tool). docs/testing.md, "Test-only hooks",
- * lists every one; fs.h's write delay is declared beside the code it acts on.
+ * lists every one; fs.h's write delay is declared beside the code it acts on, and UTM's lease file
+ * (LUME_METAL_DHCPD_LEASES, host/lib/vm/vm_utm.c) is read there.
  *
  * lm_test_kill_point(step): LUME_METAL_TEST_KILL_AT=<step> makes the process SIGKILL itself when
  * it reaches that step, to prove that every step is crash-safe; LUME_METAL_TEST_STOP_AT=<step>
