@@ -3,6 +3,10 @@
  * Conventions (libgit2's): functions are lm_<module>_<verb>, return 0 or a negative
  * lm_error_code and leave a message for lm_error_last(); objects are opaque and freed by
  * lm_<type>_free(), which accepts NULL; strings returned to the caller are freed with lm_free().
+ *
+ * The lower-level calls the flows are built on -- the VM managers and the SSH transport -- are not
+ * included: a program that needs them includes lume-metal/sys/vm.h and lume-metal/sys/ssh.h itself
+ * (docs/embedding.md, "Lower-level calls").
  */
 #ifndef LUME_METAL_H
 #define LUME_METAL_H
@@ -20,7 +24,6 @@
 #include "lume-metal/context.h"
 #include "lume-metal/prefs.h"
 #include "lume-metal/vm.h"
-#include "lume-metal/ssh.h"
 #include "lume-metal/agent.h"
 #include "lume-metal/flow.h"
 #include "lume-metal/local.h"

@@ -57,7 +57,6 @@ typedef struct {
 	const char *archive;     /* --archive FILE.tar.gz (report) */
 	lm_bench_parser workload_parser; /* --workload-parser (bench) */
 	const char *chip;        /* --chip FAMILY: the host's own family for `profile lint` */
-	const char *old_host;    /* --host VALUE, the old name: an address or a chip (options.c resolve_host) */
 	int color;               /* --color: LM_CLI_COLOR_AUTO (0), _ALWAYS or _NEVER */
 	int color_on;            /* colour the results on stdout (color.c decides) */
 	int argc;                /* positional arguments after the command word(s) */

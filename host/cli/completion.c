@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lume-metal/sys/vm.h"
 
 typedef enum { SH_BASH, SH_ZSH, SH_FISH } shell_kind;
 

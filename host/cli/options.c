@@ -12,7 +12,7 @@ enum opt_id {
 	OPT_FORMAT = 256, OPT_DRY_RUN, OPT_FORCE, OPT_STATE_DIR, OPT_PREFS_DIR, OPT_LUME_URL,
 	OPT_VM_MANAGER, OPT_LUME, OPT_HOST_KEY_POLICY, OPT_SSH_USER, OPT_SSH_KEY, OPT_SSH_PASSWORD_FILE,
 	OPT_BUNDLE, OPT_PROFILE, OPT_ALL, OPT_JOBS, OPT_NO_RESTART, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT,
-	OPT_VERBOSE, OPT_HOST, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT, OPT_TART, OPT_UTMCTL,
+	OPT_VERBOSE, OPT_MAN, OPT_BOOT_MARGIN, OPT_FORCE_USER_MISMATCH, OPT_NO_WAIT, OPT_TART, OPT_UTMCTL,
 	OPT_EXERCISE, OPT_KEEP_HOST, OPT_RESTORE_HOST, OPT_REPETITIONS, OPT_OUT, OPT_WORKLOAD_PARSER, OPT_BARE_METAL,
 	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD, OPT_COLOR, OPT_ADDRESS, OPT_CHIP,
 	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM, OPT_INTERACTIVE, OPT_TTY, OPT_REQUIRE_EXERCISE,
@@ -190,12 +190,8 @@ static const struct option_doc {
 	{"tty", no_argument, OPT_TTY, NULL, NULL,
 	 "run (-t): a pseudo-terminal in the guest with this window's size (this terminal in raw mode meanwhile: "
 	 "keys and ^C go to the workload)."},
-	/* Last, and in no help or completion: the old name that meant three things (an address, a
-	 * chip, restoring the host). It still works where its meaning is certain (resolve_host). */
-	{"host", required_argument, OPT_HOST, "IP", NULL, ""},
 };
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
-#define N_VISIBLE (N_OPTIONS - 1)
 
 static const char *const command_help[] = {
 	"enable VM... [--profile P] [--keep-host]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
@@ -355,7 +351,6 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 			    LM_BENCH_ROUNDS_MAX, arg);
 		cli->repetitions = (int)l;
 		return 0;
-	case OPT_HOST: cli->old_host = arg; return 0;
 	case OPT_ADDRESS: cli->lib.vm_address = arg; return 0;
 	case OPT_CHIP: cli->chip = arg; return 0;
 	case OPT_COLOR:
@@ -485,7 +480,7 @@ void lm_cli_man(FILE *out)
 	for (i = 0; command_help[i] != NULL; i += 2)
 		roff_item(out, 'B', command_help[i], command_help[i + 1]);
 	fprintf(out, ".SH OPTIONS\n");
-	for (i = 0; i < N_VISIBLE; i++) {
+	for (i = 0; i < N_OPTIONS; i++) {
 		fprintf(out, ".TP\n.B \\-\\-");
 		roff_text(out, options[i].name);
 		if (options[i].arg != NULL) {
@@ -506,7 +501,7 @@ void lm_cli_man(FILE *out)
 	for (i = 0; (example = lm_cli_example_at(i, NULL, &what)) != NULL; i++)
 		roff_item(out, 'B', example, what);
 	fprintf(out, ".SH ENVIRONMENT\n");
-	for (i = 0; i < N_VISIBLE; i++) {
+	for (i = 0; i < N_OPTIONS; i++) {
 		if (options[i].env == NULL)
 			continue;
 		fprintf(out, ".TP\n.B ");
@@ -538,48 +533,6 @@ static int unknown_option(lm_cli *cli, const char *arg)
 		return lm_cli_usage_error(cli, "unknown option '%s'; did you mean '--%s'? (lume-metal help options)", arg, near);
 	return lm_cli_usage_error(cli, "unknown option '%s' (lume-metal help options lists the common ones, "
 	    "lume-metal help COMMAND a command's own)", arg);
-}
-
-/* A dotted IPv4 address, four numbers of at most 255. */
-static int is_ipv4(const char *s)
-{
-	int parts = 0;
-	long v;
-	char *end;
-
-	while (parts < 4) {
-		if (*s < '0' || *s > '9')
-			return 0;
-		errno = 0;
-		v = strtol(s, &end, 10);
-		if (errno != 0 || v > 255 || end - s > 3)
-			return 0;
-		parts++;
-		s = end;
-		if (parts < 4 && *s++ != '.')
-			return 0;
-	}
-	return *s == '\0';
-}
-
-/* The old --host VALUE meant the guest's address, profile lint's chip, and (without a value) rollback's
- * --restore-host. It keeps working where the meaning is certain: a chip for profile, an IPv4
- * address elsewhere; anything else is refused with the new names. */
-static int resolve_host(lm_cli *cli)
-{
-	if (cli->old_host == NULL)
-		return 0;
-	if (strcmp(cli->command, "profile") == 0 && cli->chip == NULL) {
-		cli->chip = cli->old_host;
-		return 0;
-	}
-	if (strcmp(cli->command, "profile") != 0 && is_ipv4(cli->old_host) && cli->lib.vm_address == NULL) {
-		cli->lib.vm_address = cli->old_host;
-		return 0;
-	}
-	return lm_cli_usage_error(cli, "%s: --host '%s' is ambiguous: --host is now three options: --address IP (the "
-	    "guest's IPv4 address), --chip FAMILY (profile lint) and --restore-host (rollback); use the one you mean",
-	    cli->command, cli->old_host);
 }
 
 /* The command word among argv[1..end): the first that is neither an option nor a long option's
@@ -647,12 +600,6 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 			cli->jsonl = f[4] == 'l';
 		}
 	}
-
-	/* `rollback --all --host`: --host without a value asks to restore a kept preference. An address
-	 * never starts with '-', so `--host IP` keeps its meaning. */
-	for (i = 1; i < dashdash; i++)
-		if (strcmp(argv[i], "--host") == 0 && (i + 1 >= dashdash || argv[i + 1][0] == '-'))
-			argv[i] = (char *)"--restore-host";
 
 	for (k = 0; k < N_OPTIONS; k++) {
 		longopts[k].name = options[k].name;
@@ -728,20 +675,20 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 	if ((cli->interactive || cli->tty) && strcmp(cli->command, "run") != 0)
 		return lm_cli_usage_error(cli, "%s: -i (--interactive) and -t (--tty) are for run", cli->command);
 	if (cli->lib.restore_host && strcmp(cli->command, "rollback") != 0)
-		return lm_cli_usage_error(cli, "%s: --restore-host (--host without a value) is for rollback; the guest's "
-		    "address is --address IP", cli->command);
-	return resolve_host(cli);
+		return lm_cli_usage_error(cli, "%s: --restore-host is for rollback; the guest's address is --address IP",
+		    cli->command);
+	return 0;
 }
 
 /* The tables, for help, the suggestions and the completion scripts (help.c, completion.c). */
 const char *lm_cli_option_env(size_t i)
 {
-	return i < N_VISIBLE ? options[i].env : NULL;
+	return i < N_OPTIONS ? options[i].env : NULL;
 }
 
 const char *lm_cli_option_at(size_t i, const char **arg, const char **help)
 {
-	if (i >= N_VISIBLE)
+	if (i >= N_OPTIONS)
 		return NULL;
 	if (arg != NULL)
 		*arg = options[i].arg;

@@ -123,12 +123,6 @@ typedef struct {
 	lm_host_pref_mode host_preference; /* enable: LM_HOST_PREF_ALWAYS (0, the default), AUTO or NEVER */
 } lm_options;
 
-/* The same as lm_options_init(&opts, LM_OPTIONS_VERSION), as an initializer (kept for the programs
- * that use it; lm_options_init is the way). */
-#define LM_OPTIONS_INIT {LM_OPTIONS_VERSION, NULL, NULL, NULL, LM_VM_MANAGER_AUTO, NULL, \
-	LM_HOST_KEY_ACCEPT_NEW, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, \
-	NULL, NULL, NULL, 0, 0, LM_HOST_PREF_ALWAYS}
-
 typedef struct lm_context lm_context;
 
 /* Fill *opts with the defaults of `version` (every field 0 or NULL: the defaults documented above

@@ -143,11 +143,6 @@ LM_EXTERN(int) lm_flow_probe(lm_context *ctx, const char *vm, lm_flow_result **o
  * the kernels did. */
 LM_EXTERN(int) lm_flow_probe_exercise(lm_context *ctx, const char *vm, lm_flow_result **out);
 
-/* run VM -- argv: one guest command with the shim environment. Its output goes to the context's
- * on_output callback as it arrives (nothing is written to the caller's file descriptors);
- * *exit_status gets the guest command's exit status. */
-LM_EXTERN(int) lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t argc, int *exit_status);
-
 /* How a workload is started (run, agent install): lm_workload_options_init(&wo,
  * LM_WORKLOAD_OPTIONS_VERSION), then the fields wanted. Fields are only ever added at the end,
  * each bumping the version (as lm_options, context.h). */
@@ -230,8 +225,10 @@ typedef struct {
 
 LM_EXTERN(void) lm_run_result_free(lm_run_result *result);
 
-/* run VM -- argv with options (NULL: the defaults) and what it learnt (*out, NULL when not wanted;
- * set, with what is known, whenever the workload ran). The code signature of the program (and of
+/* run VM -- argv: one guest command with the shim environment, with options (NULL: the defaults),
+ * and what it learnt (*out, NULL when not wanted; set, with what is known, whenever the workload
+ * ran: its exit_status is the guest command's). Its output goes to the context's on_output
+ * callback as it arrives (nothing is written to the caller's file descriptors). The code signature of the program (and of
  * a script's interpreter) is checked first: LM_EHARDENED when dyld would ignore the shim, unless
  * opts->run_hardened_stock. Each run gets its own record directory in the guest, read after the
  * workload exits and removed. */
@@ -241,11 +238,9 @@ LM_EXTERN(int) lm_flow_run_workload(lm_context *ctx, const char *vm, const char 
 /* agent install VM: the workload's LaunchAgent (agent.h) with the shim's environment — the
  * profile's (NULL: the one the VM was enabled with) — uploaded atomically to the guest's
  * ~/Library/LaunchAgents/LABEL.plist, checked with `plutil -lint`, booted out when loaded, then
- * bootstrapped into gui/UID and kickstarted; recorded in the journal. The VM must be enabled. */
-LM_EXTERN(int) lm_flow_agent_install(lm_context *ctx, const char *vm, const lm_agent_spec *spec,
-    const lm_profile *profile, lm_flow_result **out);
-/* The same with options (NULL: the defaults): as run, a program dyld would not give the shim is
- * LM_EHARDENED before anything is installed, unless opts->run_hardened_stock. */
+ * bootstrapped into gui/UID and kickstarted; recorded in the journal. The VM must be enabled.
+ * Options NULL: the defaults; as run, a program dyld would not give the shim is LM_EHARDENED
+ * before anything is installed, unless opts->run_hardened_stock. */
 LM_EXTERN(int) lm_flow_agent_install_workload(lm_context *ctx, const char *vm, const lm_agent_spec *spec,
     const lm_profile *profile, const lm_workload_options *opts, lm_flow_result **out);
 /* agent remove VM LABEL: booted out, its plist removed, forgotten. */

@@ -42,21 +42,16 @@ typedef struct {
 /* A failure before any result: the envelope alone. */
 LM_EXTERN(int) lm_json_error(const lm_json_envelope *env, char **out);
 
-/* enable, status, probe, rollback. */
-LM_EXTERN(int) lm_flow_result_to_json(const lm_flow_result *result, const lm_json_envelope *env, char **out);
-/* The same, each failed VM's error carrying advice(data, vm)'s hint about that VM (NULL: none). */
+/* enable, status, probe, rollback: each failed VM's error carrying advice(data, vm)'s hint about
+ * that VM (advice NULL: no hints). */
 typedef const char *(*lm_outcome_advice_fn)(void *data, const lm_vm_outcome *vm);
 LM_EXTERN(int) lm_flow_result_to_json_advised(const lm_flow_result *result, lm_outcome_advice_fn advice, void *data,
     const lm_json_envelope *env, char **out);
 
-/* run: the guest command's exit status and its output (invalid UTF-8 replaced by U+FFFD). */
-LM_EXTERN(int) lm_run_to_json(const char *vm, int exit_status, const char *out_bytes, size_t out_len,
-    const char *err_bytes, size_t err_len, const lm_json_envelope *env, char **out);
-
-/* run with what it learnt (lm_flow_run_workload): the same members, and `activation` -- the
- * record directory, the children policy, one line per process that loaded the shim, why none did
- * (no_shim), and the records themselves (docs/activation-format.md); null when result is NULL or
- * the workload did not run. */
+/* run (lm_flow_run_workload): the guest command's exit status (255 when result is NULL), its output
+ * (invalid UTF-8 replaced by U+FFFD) and `activation` -- the record directory, the children
+ * policy, one line per process that loaded the shim, why none did (no_shim), and the records
+ * themselves (docs/activation-format.md); null when result is NULL or the workload did not run. */
 LM_EXTERN(int) lm_run_result_to_json(const char *vm, const lm_run_result *result, const char *out_bytes,
     size_t out_len, const char *err_bytes, size_t err_len, const lm_json_envelope *env, char **out);
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "lume-metal.h"
+#include "lume-metal/sys/ssh.h"
 #include "clock.h"
 #include "scale_state.h"
 #include "sim_fixture.h"

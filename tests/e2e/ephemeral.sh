@@ -6,7 +6,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 # host enable --keep / enable --keep-host: rolling back the last VM leaves the preference on, so
-# the next VM started needs no restart; host disable and rollback --all --host restore it exactly.
+# the next VM started needs no restart; host disable and rollback --all --restore-host restore it exactly.
 scenario_keep_host() {
   sim_start --vm vm1 --vm vm2
   lm_json "$E2E_DIR/h.json" host enable --keep
@@ -43,16 +43,16 @@ scenario_keep_host() {
   jq_is "$E2E_DIR/hd.json" '.host_preference.mode' null
   [ ! -e "$PLIST" ] || fail "preference file left after host disable (it was absent)"
 
-  # enable --keep-host does the same in one command; rollback --all --host restores it.
+  # enable --keep-host does the same in one command; rollback --all --restore-host restores it.
   lm_json "$E2E_DIR/e3.json" enable vm1 --keep-host
   expect_rc 0 "$E2E_DIR/e3.json"
   jq_is "$E2E_DIR/e3.json" '.host_preference.mode' kept
   lm_json "$E2E_DIR/r3.json" rollback --all
   jq_is "$E2E_DIR/r3.json" '.host_preference_restored' false
-  lm_json "$E2E_DIR/r4.json" rollback --all --host
+  lm_json "$E2E_DIR/r4.json" rollback --all --restore-host
   expect_rc 0 "$E2E_DIR/r4.json"
   jq_is "$E2E_DIR/r4.json" '.host_preference_restored' true
-  [ ! -e "$PLIST" ] || fail "preference file left after rollback --all --host"
+  [ ! -e "$PLIST" ] || fail "preference file left after rollback --all --restore-host"
 
   # Per VM, as before: the last rollback restores it; the mode says so.
   lm_json "$E2E_DIR/e5.json" enable vm1
@@ -63,8 +63,8 @@ scenario_keep_host() {
   # The options belong to their commands.
   set +e; lm status --keep >/dev/null 2>&1; rc=$?; set -e
   [ $rc -eq 2 ] || fail "status --keep: exit $rc, expected 2"
-  set +e; lm enable vm1 --host >/dev/null 2>&1; rc=$?; set -e
-  [ $rc -eq 2 ] || fail "enable --host (no address): exit $rc, expected 2"
+  set +e; lm enable vm1 --restore-host >/dev/null 2>&1; rc=$?; set -e
+  [ $rc -eq 2 ] || fail "enable --restore-host: exit $rc, expected 2"
 }
 
 # The lume stand-in (lume-sim's CLI), for clone and delete as a CI job runs them.
@@ -200,7 +200,7 @@ scenario_identity() {
   [ "$(jq -r '.vms[0].vm_id' "$E2E_DIR/t1.json")" = "$(jq -r '.vms[0].vm_id' "$E2E_DIR/t2.json")" ] ||
     fail "a Tart clone has an identity of its own: $(cat "$E2E_DIR/t1.json" "$E2E_DIR/t2.json")"
   jq_is "$E2E_DIR/t2.json" '.vms[0].vm_id | startswith("sha256:")' true
-  lm_json "$E2E_DIR/n.json" status ci-1 --vm-manager none --host 127.0.0.1
+  lm_json "$E2E_DIR/n.json" status ci-1 --vm-manager none --address 127.0.0.1
   jq -r '.vms[0].vm_id_unreadable' "$E2E_DIR/n.json" | grep -q 'knows only its address' || fail "no reason: $(cat "$E2E_DIR/n.json")"
 }
 

@@ -24,7 +24,7 @@ printf '{"format": "nope"}\n' >"$E2E_DIR/bad-profile.json"
 
 doc profile-list 0 profile list
 doc profile-show 0 profile show published
-doc profile-lint 0 profile lint conservative --host Apple7
+doc profile-lint 0 profile lint conservative --chip Apple7
 doc profile-show-unknown 1 profile show no-such-profile
 doc profile-lint-bad 1 profile lint "$E2E_DIR/bad-profile.json"
 doc profile-usage 2 profile

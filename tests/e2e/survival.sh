@@ -160,28 +160,28 @@ scenario_local_network() {
   sim_start --vm vm1
   vm_run vm1
   local addr; addr=$(vm_field vm1 address)
-  json_of "$E2E_DIR/e.json" unreachable "$LM_BIN" --vm-manager none --host "$addr" --timeout 3 enable vm1 --format json
+  json_of "$E2E_DIR/e.json" unreachable "$LM_BIN" --vm-manager none --address "$addr" --timeout 3 enable vm1 --format json
   expect_rc 1 "$E2E_DIR/e.json"
   local msg; msg=$(jq -r '.vms[0].message' "$E2E_DIR/e.json")
   grep -q "SSH at $addr (port 22): no route to host (EHOSTUNREACH)" <<<"$msg" || fail "not said unreachable: $msg"
   grep -q "Local Network privacy" <<<"$msg" || fail "Local Network privacy not named: $msg"
   ! grep -q "not reachable yet" <<<"$msg" || fail "said as a slow boot: $msg"
-  json_of "$E2E_DIR/d.json" unreachable "$LM_BIN" --vm-manager none --host "$addr" doctor vm1 --format json
+  json_of "$E2E_DIR/d.json" unreachable "$LM_BIN" --vm-manager none --address "$addr" doctor vm1 --format json
   expect_rc 1 "$E2E_DIR/d.json"
   jq_is "$E2E_DIR/d.json" '[.checks[] | select(.check == "local-network")][0].level' fail
   jq -r '.checks[] | select(.check == "local-network") | .message + " / " + .hint' "$E2E_DIR/d.json" |
     grep -q "EHOSTUNREACH.*Local Network privacy.* / .*System Settings > Privacy & Security > Local Network" ||
     fail "doctor: $(jq -c .checks "$E2E_DIR/d.json")"
-  unreachable "$LM_BIN" --vm-manager none --host "$addr" doctor vm1 >"$E2E_DIR/d.txt" 2>&1 || true
+  unreachable "$LM_BIN" --vm-manager none --address "$addr" doctor vm1 >"$E2E_DIR/d.txt" 2>&1 || true
   grep -q "Local Network" "$E2E_DIR/d.txt" || fail "doctor's text: $(cat "$E2E_DIR/d.txt")"
 
   note "a refused address is said to be refused"
-  lm_json "$E2E_DIR/r.json" --vm-manager none --host "$(lm_test_address 250)" --timeout 3 enable vm1
+  lm_json "$E2E_DIR/r.json" --vm-manager none --address "$(lm_test_address 250)" --timeout 3 enable vm1
   expect_rc 1 "$E2E_DIR/r.json"
   jq -r '.vms[0].message' "$E2E_DIR/r.json" | grep -q "connection refused (ECONNREFUSED)" ||
     fail "not said refused: $(jq -r '.vms[0].message' "$E2E_DIR/r.json")"
   # The same guest, reachable: doctor finds it so.
-  lm_json "$E2E_DIR/ok.json" --vm-manager none --host "$addr" doctor vm1
+  lm_json "$E2E_DIR/ok.json" --vm-manager none --address "$addr" doctor vm1
   jq_is "$E2E_DIR/ok.json" '[.checks[] | select(.check == "reachable")][0].level' ok
   check_guest_shells
 }

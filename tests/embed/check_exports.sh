@@ -25,6 +25,23 @@ grep -oE '\blm_[a-z0-9_]+[[:space:]]*\(' "$work/pre.c" | sed -E 's/[[:space:]]*\
 "$nm" -D --defined-only "$lib" | awk 'NF >= 3 { print $3 }' | sed 's/@.*//' |
   grep -Ev '^(__asan_|__odr_asan|__ubsan_|__sancov_)' | sort -u >"$work/exported"
 
+# The lower-level calls (lume-metal/sys/) are declared only where a program includes them: the
+# umbrella header lume-metal.h declares none of them (docs/embedding.md, "Lower-level calls").
+sys_headers=$(find "$prefix/include/lume-metal/sys" -name '*.h' | sort)
+[ -n "$sys_headers" ] || fail "no lower-level headers in $prefix/include/lume-metal/sys"
+# shellcheck disable=SC2086
+grep -ohE 'LM_EXTERN\([^)]*\)[[:space:]]*lm_[a-z0-9_]+' $sys_headers | sed -E 's/.*(lm_[a-z0-9_]+)$/\1/' |
+  sort -u >"$work/sys.declared"
+printf '#include <lume-metal.h>\n' >"$work/umbrella.c"
+"$cc" -std=c11 -E -P -I"$prefix/include" "$work/umbrella.c" >"$work/umbrella_pre.c" || fail "lume-metal.h does not compile"
+grep -oE '\blm_[a-z0-9_]+[[:space:]]*\(' "$work/umbrella_pre.c" | sed -E 's/[[:space:]]*\($//' | sort -u \
+  >"$work/umbrella.declared"
+both=$(comm -12 "$work/umbrella.declared" "$work/sys.declared")
+[ -s "$work/sys.declared" ] || fail "no function declared in $(echo $sys_headers)"
+[ -z "$both" ] || fail "lume-metal.h declares lower-level calls of lume-metal/sys/: $(echo $both)"
+echo "$(wc -l <"$work/sys.declared") lower-level functions in $(echo "$sys_headers" | wc -l) headers of" \
+  "lume-metal/sys/, none declared by lume-metal.h"
+
 missing=$(comm -23 "$work/declared" "$work/exported")
 extra=$(comm -13 "$work/declared" "$work/exported")
 echo "$(wc -l <"$work/declared") functions declared in $(echo "$headers" | wc -l) installed headers;" \

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "lume-metal.h"
+#include "lume-metal/sys/ssh.h"
+#include "lume-metal/sys/vm.h"
 #include "sim_fixture.h"
 #include "lm_test.h"
 

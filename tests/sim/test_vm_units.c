@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lume-metal.h"
+#include "lume-metal/sys/ssh.h"
 #include "vm_internal.h"
 #include "file.h"
 #include "vm_name.h"
@@ -91,13 +92,14 @@ static void test_name_one_rule(void **state)
 	};
 	char max[LM_VM_NAME_MAX], over[LM_VM_NAME_MAX + 1], out[LM_VM_NAME_MAX], message[512];
 	char dir[] = "/tmp/lm-name-rule-XXXXXX";
-	lm_options o = LM_OPTIONS_INIT;
+	lm_options o;
 	lm_context *ctx = NULL;
 	lm_ssh *ssh = NULL;
 	size_t i;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
+	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION), 0);
 	o.state_dir = dir;
 	assert_int_equal(lm_context_new(&ctx, &o), 0);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

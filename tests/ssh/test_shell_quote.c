@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "lume-metal/ssh.h"
+#include "lume-metal/sys/ssh.h"
 #include "lm_test.h"
 
 extern char **environ;

@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "lume-metal/ssh.h"
+#include "lume-metal/sys/ssh.h"
 #include "lume-metal/vm.h" /* LM_VM_NAME_MAX */
 #include "fs.h"
 #include "sha256.h"

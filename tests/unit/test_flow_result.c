@@ -46,7 +46,7 @@ static void test_outcomes(void **state)
 static void test_steps_and_agents(void **state)
 {
 	static const char *const names[] = {"vm-one"};
-	lm_options opts = LM_OPTIONS_INIT;
+	lm_options opts;
 	lm_json_envelope env;
 	lm_context *ctx = NULL;
 	lm_flow_result *r = NULL;
@@ -57,6 +57,7 @@ static void test_steps_and_agents(void **state)
 	size_t i;
 
 	(void)state;
+	assert_int_equal(lm_options_init(&opts, LM_OPTIONS_VERSION), 0);
 	assert_int_equal(lm_context_new(&ctx, &opts), 0);
 	assert_int_equal(lm_flow_result_new(&r), 0);
 	assert_int_equal(lm_flow_open_outcomes(r, names, 1), 0);
@@ -96,7 +97,7 @@ static void test_steps_and_agents(void **state)
 	/* The JSON document reads them through the pointers. */
 	memset(&env, 0, sizeof(env));
 	env.command = "status";
-	assert_int_equal(lm_flow_result_to_json(r, &env, &doc), 0);
+	assert_int_equal(lm_flow_result_to_json_advised(r, NULL, NULL, &env, &doc), 0);
 	assert_non_null(strstr(doc, "\"detail\":\t\"the kernels did not run\""));
 	assert_non_null(strstr(doc, "\"label\":\t\"org.example.two\""));
 	lm_free(doc);

@@ -25,7 +25,7 @@
 #include "lume-metal/prefs.h"
 #include "lume-metal/report.h"
 #include "lume-metal/selftest.h"
-#include "lume-metal/ssh.h"
+#include "lume-metal/sys/ssh.h"
 #include "lume-metal/version.h"
 
 #define OUTPUT_MAX ((size_t)1 << 20)

@@ -333,12 +333,6 @@ static int each_vm(lm_context *ctx, const char *const *vms, size_t n, int (*one)
 	return n == 1 ? rc : lm_flow_summary_rc(result);
 }
 
-int lm_flow_agent_install(lm_context *ctx, const char *vm, const lm_agent_spec *spec, const lm_profile *profile,
-    lm_flow_result **out)
-{
-	return lm_flow_agent_install_workload(ctx, vm, spec, profile, NULL, out);
-}
-
 int lm_flow_agent_install_workload(lm_context *ctx, const char *vm, const lm_agent_spec *spec,
     const lm_profile *profile, const lm_workload_options *opts, lm_flow_result **out)
 {

@@ -237,13 +237,3 @@ out:
 		lm_run_result_free(res);
 	return rc;
 }
-
-int lm_flow_run(lm_context *ctx, const char *vm, const char *const *argv, size_t argc, int *exit_status)
-{
-	lm_run_result *res = NULL;
-	int rc = lm_flow_run_workload(ctx, vm, argv, argc, NULL, &res);
-
-	*exit_status = res != NULL ? res->exit_status : 255;
-	lm_run_result_free(res);
-	return rc;
-}

@@ -472,11 +472,6 @@ int lm_json_error(const lm_json_envelope *env, char **out)
 	return finish(envelope(env), out);
 }
 
-int lm_flow_result_to_json(const lm_flow_result *r, const lm_json_envelope *env, char **out)
-{
-	return lm_flow_result_to_json_advised(r, NULL, NULL, env, out);
-}
-
 /* How many VMs came to each result (the text's recap line: "4 enabled, 0 failed in 2.2 s"). */
 static void recap_json(cJSON *doc, const lm_flow_result *r)
 {
@@ -584,17 +579,6 @@ int lm_run_result_to_json(const char *vm, const lm_run_result *result, const cha
 	free(o);
 	free(e);
 	return finish(doc, out);
-}
-
-int lm_run_to_json(const char *vm, int exit_status, const char *out_bytes, size_t out_len,
-    const char *err_bytes, size_t err_len, const lm_json_envelope *env, char **out)
-{
-	lm_run_result r;
-
-	memset(&r, 0, sizeof(r));
-	r.size = sizeof(r);
-	r.exit_status = exit_status;
-	return lm_run_result_to_json(vm, &r, out_bytes, out_len, err_bytes, err_len, env, out);
 }
 
 int lm_host_pref_info_to_json(const lm_host_pref_info *info, const lm_json_envelope *env, char **out)

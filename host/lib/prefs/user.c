@@ -13,7 +13,7 @@
  * force_user_mismatch turns a refusal into a warning. */
 #include "prefs_internal.h"
 #include "context_internal.h"
-#include "lume-metal/vm.h"
+#include "lume-metal/sys/vm.h"
 
 #include <stdio.h>
 #include <string.h>

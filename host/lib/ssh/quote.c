@@ -5,7 +5,7 @@
  * which nothing is special except the single quote itself, written as '\'' (close, escaped quote,
  * reopen). '=' is always quoted so that a word is never taken for a variable assignment, '~' and
  * '#' so that no word is expanded as a home directory or read as a comment. */
-#include "lume-metal/ssh.h"
+#include "lume-metal/sys/ssh.h"
 #include "error_internal.h"
 
 #include <stdlib.h>

@@ -18,7 +18,7 @@
 #include <libssh2.h>
 #include <libssh2_sftp.h>
 
-#include "lume-metal/ssh.h"
+#include "lume-metal/sys/ssh.h"
 #include "context_internal.h"
 #include "b64.h"
 #include "clock.h"

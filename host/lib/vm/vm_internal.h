@@ -12,7 +12,7 @@
 
 #include "path.h"
 #include "str.h"
-#include "lume-metal/vm.h"
+#include "lume-metal/sys/vm.h"
 #include "context_internal.h"
 #include "clock.h"
 #include "proc.h"

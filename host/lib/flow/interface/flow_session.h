@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "lume-metal/flow.h"
-#include "lume-metal/ssh.h"
+#include "lume-metal/sys/ssh.h"
 
 typedef struct lm_flow_session lm_flow_session;
 

@@ -13,7 +13,7 @@
 
 #include "lume-metal/agent.h"
 #include "lume-metal/flow.h"
-#include "lume-metal/ssh.h"
+#include "lume-metal/sys/ssh.h"
 #include "buf.h"
 #include "ssh_deadline.h"
 #include "ssh_files.h"

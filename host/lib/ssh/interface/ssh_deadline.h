@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "lume-metal/ssh.h"
+#include "lume-metal/sys/ssh.h"
 
 #define LM_SSH_ASK_SECONDS 30.0
 

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "lume-metal/ssh.h"
+#include "lume-metal/sys/ssh.h"
 
 /* What a guest path is, by lstat (a link is not followed). */
 typedef enum {

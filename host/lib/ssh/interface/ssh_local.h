@@ -10,7 +10,7 @@
 
 #include <sys/types.h>
 
-#include "lume-metal/ssh.h"
+#include "lume-metal/sys/ssh.h"
 
 /* A session on this machine: the context's command timeout and should_cancel apply as over SSH;
  * lm_ssh_free() frees it. */

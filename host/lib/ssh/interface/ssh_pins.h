@@ -3,7 +3,7 @@
 #ifndef LM_SSH_PINS_H
 #define LM_SSH_PINS_H
 
-#include "lume-metal/ssh.h"
+#include "lume-metal/sys/ssh.h"
 
 /* lm_ssh_connect_as() for a VM whose manager told its identity (lm_vm_info.vm_id; "" or NULL
  * when unknown). The pin records the identity; a pin of another identity belongs to a VM that is

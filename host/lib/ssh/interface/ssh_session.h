@@ -12,7 +12,7 @@
 #ifndef LM_SSH_SESSION_H
 #define LM_SSH_SESSION_H
 
-#include "lume-metal/ssh.h"
+#include "lume-metal/sys/ssh.h"
 
 typedef struct {
 	int input_fd;            /* read until its end, then EOF is sent; -1: EOF at once */

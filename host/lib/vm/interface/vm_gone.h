@@ -3,7 +3,7 @@
 #ifndef LM_VM_GONE_H
 #define LM_VM_GONE_H
 
-#include "lume-metal/vm.h"
+#include "lume-metal/sys/vm.h"
 
 /* 1 only when the VM certainly does not exist: every manager asked (the forced one, or every one
  * found automatically) answered that it does not know `name`, none failed to answer, and the one

@@ -3,7 +3,7 @@
 #ifndef LM_VM_PROBE_H
 #define LM_VM_PROBE_H
 
-#include "lume-metal/vm.h"
+#include "lume-metal/sys/vm.h"
 
 /* Why the port-22 probe of the manager's last lm_vm_get failed (an errno value: ECONNREFUSED,
  * EHOSTUNREACH, ETIMEDOUT...), 0 when it answered, there was no address, or the manager probes

@@ -6,7 +6,7 @@
 #ifndef LM_VM_UNDO_H
 #define LM_VM_UNDO_H
 
-#include "lume-metal/vm.h"
+#include "lume-metal/sys/vm.h"
 
 int lm_vm_stop_undo(lm_vm_manager *vmm, const char *name);
 int lm_vm_start_undo(lm_vm_manager *vmm, const char *name);

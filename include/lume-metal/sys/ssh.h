@@ -1,13 +1,16 @@
-/* lume-metal: the SSH transport to guests (libssh2), with our own known_hosts. */
-#ifndef LUME_METAL_SSH_H
-#define LUME_METAL_SSH_H
+/* lume-metal, lower-level calls: the SSH transport to guests (libssh2), with our own known_hosts.
+ * Not included by lume-metal.h: #include <lume-metal/sys/ssh.h> (docs/embedding.md, "Lower-level
+ * calls"). The flow calls use it for every guest; an embedder needs it only to talk to a guest
+ * itself. Less stable than the flow calls: it follows what the flows need. */
+#ifndef LUME_METAL_SYS_SSH_H
+#define LUME_METAL_SYS_SSH_H
 
-#include "common.h"
+#include "../common.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "context.h"
+#include "../context.h"
 
 #ifdef __cplusplus
 extern "C" {
