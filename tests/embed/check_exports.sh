@@ -49,8 +49,11 @@ echo "$(wc -l <"$work/declared") functions declared in $(echo "$headers" | wc -l
 [ -z "$missing" ] || fail "declared in the installed headers but not exported: $(echo $missing)"
 [ -z "$extra" ] || fail "exported but declared in no installed header: $(echo $extra)"
 
-# Test hooks exist only in test builds.
+# Test hooks exist only in test builds: the LUME_METAL_TEST_* switches, and the simulated host's
+# files that only tests point at (LUME_METAL_DHCPD_LEASES: vm_utm.c reads it under LM_TEST_HOOKS).
 for f in "$lib" "$prefix"/bin/lume-metal; do
-  if grep -q 'LUME_METAL_TEST_' "$f"; then fail "$f carries a test hook (LUME_METAL_TEST_*)"; fi
+  for hook in LUME_METAL_TEST_ LUME_METAL_DHCPD_LEASES; do
+    if grep -q "$hook" "$f"; then fail "$f carries a test hook ($hook)"; fi
+  done
 done
 echo "ok: exactly the public API is exported; no test hook installed"
