@@ -67,7 +67,12 @@ module_circles() { # module_circles MODULE (a folder of the tree: host/lib/ssh, 
   local -A owner=()
   dir=$(objects_of "${1:?usage: module_circles MODULE}")
   local objs=()
-  [ -n "$dir" ] && [ -d "$dir" ] && mapfile -t objs < <(find "$dir" -name '*.o' | sort)
+  # An object counts while its source is in the tree (or generated in the build): one left from a
+  # file since moved or removed is not the module's any more.
+  [ -n "$dir" ] && [ -d "$dir" ] && while IFS= read -r obj; do
+    name=${obj#"$dir"/}; name=${name%.o}
+    if [ -f "$SOURCE_DIR/$1/$name" ] || [ -f "$BUILD_DIR/$1/$name" ]; then objs+=("$obj"); fi
+  done < <(find "$dir" -name '*.o' | sort)
   [ "${#objs[@]}" -gt 0 ] || fail "$1 has no object files${dir:+ in $dir} (build the tree first; a new module needs its objects found by objects_of in $0)"
   # Every global symbol an object defines: code, data, read-only data (a table), weak or common.
   for obj in "${objs[@]}"; do
