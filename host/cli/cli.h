@@ -99,13 +99,9 @@ typedef struct {
 	int show;                /* LM_CLI_SHOW_*: what main.c prints instead of running a command */
 } lm_cli;
 
-/* What the command line asks to be shown instead of a command (lm_cli.show). */
-enum {
-	LM_CLI_SHOW_NOTHING = 0,
-	LM_CLI_SHOW_HELP,  /* --help: help on the words given (cli->argv), or the usage */
-	LM_CLI_SHOW_MAN,   /* --man: the man page */
-	LM_CLI_SHOW_USAGE  /* no command: the usage on stderr, a usage error */
-};
+/* lm_cli.show: --help (on the words in cli->argv, or the usage), --man, or no command given (the
+ * usage on stderr: a usage error). */
+enum { LM_CLI_SHOW_NOTHING = 0, LM_CLI_SHOW_HELP, LM_CLI_SHOW_MAN, LM_CLI_SHOW_USAGE };
 
 /* color.c: colour the way terminals expect (--color, NO_COLOR, TERM=dumb, never on a pipe). */
 enum { LM_CLI_COLOR_AUTO = 0, LM_CLI_COLOR_ALWAYS, LM_CLI_COLOR_NEVER };
@@ -120,12 +116,8 @@ int lm_cli_term_width(void);                            /* COLUMNS, the terminal
  * instead of running a command is cli->show, which main.c prints (help.c, man.c). */
 int lm_cli_parse(lm_cli *cli, int argc, char **argv); /* LM_EXIT_USAGE on error (message printed) */
 const char *lm_cli_nearest_option(const char *arg);                  /* "--dryrun" -> "dry-run"; NULL: none */
-
-/* man.c: the man page (roff), from the tables. */
-void lm_cli_man(FILE *out);
-
-/* distance.c: Levenshtein distance, capped (cap + 1 beyond it), for the suggestions. */
-size_t lm_cli_distance(const char *a, const char *b, size_t cap);
+void lm_cli_man(FILE *out);                                 /* man.c: the man page (roff), from the tables */
+size_t lm_cli_distance(const char *a, const char *b, size_t cap); /* distance.c: Levenshtein, capped at cap + 1 */
 
 /* print.c: text that may carry echoed input (names, paths, messages with outside bytes) reaches a
  * terminal only through these: the one sanitiser (lm_text_printable) turns control bytes, escape
@@ -154,8 +146,8 @@ void lm_cli_iso_time(double epoch, char *buf, size_t size);       /* 2026-11-29T
 /* options.c: the tables, read by index (NULL past the end). */
 const char *lm_cli_option_at(size_t i, const char **arg, const char **help);
 const char *lm_cli_command_at(size_t i, const char **summary); /* usage line: "enable VM... [--profile P]" */
-const char *lm_cli_option_env(size_t i);
-const char *lm_cli_exit_at(size_t i, const char **meaning);   /* "0", "success"; NULL past the end */                      /* the variable that sets option i, or NULL */
+const char *lm_cli_option_env(size_t i);                      /* the variable that sets option i, or NULL */
+const char *lm_cli_exit_at(size_t i, const char **meaning);   /* "0", "success"; NULL past the end */
 
 /* help.c: help per command, and the nearest command to a mistyped one. */
 int lm_cli_command_help(lm_cli *cli, const char *command, FILE *out); /* LM_EXIT_USAGE when unknown */

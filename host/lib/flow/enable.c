@@ -8,6 +8,10 @@
 #include "prefs_internal.h"
 #include "random.h"
 #include "vm_held.h"
+#include "guest_bundle.h"
+#include "guest_machine.h"
+#include "guest_shim.h"
+#include "test_hooks.h"
 
 /* Everything enable_one() learns and may need to undo. */
 typedef struct {

@@ -5,6 +5,10 @@
 
 #include "flow_internal.h"
 #include "ssh_pins.h"
+#include "guest_codesign.h"
+#include "guest_machine.h"
+#include "guest_shim.h"
+#include "guest_workload.h"
 
 int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_ssh **out)
 {

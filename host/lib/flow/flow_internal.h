@@ -11,7 +11,7 @@
 #include "clock.h"
 #include "context_internal.h"
 #include "flow_parts.h"
-#include "guestops.h"
+#include "guest_shim.h"
 #include "record.h"
 #include "state.h"
 #include "vm_undo.h"

@@ -8,6 +8,7 @@
 #include "flow_internal.h"
 #include "str.h"
 #include "text.h"
+#include "guest_agents.h"
 
 /* A result grows only at its end, and LM_HAS_FIELD tells a field from its offset and size: a field
  * added into the old struct's trailing padding would look present in a library without it. So

@@ -4,7 +4,8 @@
 #define LM_FLOW_PARTS_H
 
 #include "lume-metal/flow.h"
-#include "guestops.h"
+#include "guest_codesign.h"
+#include "guest_shim.h"
 #include "steps.h"
 
 /* ---- core's steps.h: each step of a VM's outcome, timed and reported (on_step) ---- */
