@@ -108,5 +108,72 @@ no_file_circles() {
   [ -z "$bad" ] || fail "circles among the files of:$bad"
 }
 
+# No internal header over 250 lines: one that grows past it holds more than one concept and is
+# split by concept (guestops' interface/guest_*.h). The public headers (include/) are the API's
+# own and not counted.
+headers_are_small() {
+  local big
+  big=$(cd "$SOURCE_DIR" && find host common guest -name '*.h' -exec wc -l {} + | awk '$2 != "total" && $1 > 250')
+  [ -z "$big" ] || fail "internal headers over 250 lines (split them by concept):
+$big"
+  echo "every internal header of host/, common/ and guest/ is at most 250 lines"
+}
+
+# flow/ holds the commands, one file each, and what they share (docs/design.md, "The module graph").
+# The commands are the tool's commands whose work is flow's: each must be a command of
+# host/cli/main.c's table and have its file in flow/ exporting an entry point of the public API (a
+# function declared LM_EXTERN in include/). parts.c is the one file of shared parts (it exports
+# none); flow_internal.h and interface/*.h are their headers. No module below flow/ -- any but
+# those whose CMakeLists.txt DEPENDS on flow -- nor common/, guest/ or the tool includes one.
+FLOW_COMMANDS="enable rollback status probe run agent doctor gc"
+FLOW_SHARED="parts"
+flow_holds_commands() {
+  local flow="$SOURCE_DIR/host/lib/flow" dir="$BUILD_DIR/host/lib/flow/CMakeFiles/lm_flow.dir"
+  local api c f name exported bad="" m deps above="" h hits
+  api=$(grep -rhoE 'LM_EXTERN\([^)]*\) [^(]*\blm_[a-z0-9_]+\(' "$SOURCE_DIR/include" | grep -oE 'lm_[a-z0-9_]+\($' |
+    tr -d '(' | sort -u)
+  [ "$(echo "$api" | wc -l)" -ge 50 ] || fail "the public API's entry points were not found in include/"
+  for c in $FLOW_COMMANDS; do
+    grep -q "{\"$c\", lm_cmd_" "$SOURCE_DIR/host/cli/main.c" || bad="$bad
+  '$c' is no command of the tool (host/cli/main.c): FLOW_COMMANDS in $0 is out of date"
+    [ -f "$flow/$c.c" ] || bad="$bad
+  the command '$c' has no file host/lib/flow/$c.c"
+  done
+  for f in "$flow"/*.c; do
+    name=$(basename "$f" .c)
+    [ -f "$dir/$name.c.o" ] || fail "no object of host/lib/flow/$name.c in $dir (build the tree first)"
+    exported=$(nm --defined-only -g "$dir/$name.c.o" | awk '$2 == "T" {print $3}' | sort | comm -12 - <(echo "$api") |
+      tr '\n' ' ')
+    if [[ " $FLOW_COMMANDS " == *" $name "* ]]; then
+      [ -n "$exported" ] || bad="$bad
+  host/lib/flow/$name.c is a command's file but exports no entry point of the public API"
+    elif [[ " $FLOW_SHARED " == *" $name "* ]]; then
+      [ -z "$exported" ] || bad="$bad
+  host/lib/flow/$name.c holds the shared parts but exports entry points ($exported): a command's go in its own file"
+    else
+      bad="$bad
+  host/lib/flow/$name.c is no command ($FLOW_COMMANDS) and not the shared parts ($FLOW_SHARED.c): move it below
+  flow/, to the module it belongs to${exported:+, or add its command (it exports $exported)}"
+    fi
+  done
+  for h in $(cd "$flow" && find . -name '*.h' | sed 's|^\./||'); do
+    [ "$h" = flow_internal.h ] || [[ "$h" == interface/*.h ]] || bad="$bad
+  host/lib/flow/$h: flow/'s headers are flow_internal.h and interface/*.h"
+  done
+  # The modules above flow/: those that depend on it (host/CMakeLists.txt's lm_host_module DEPENDS).
+  for m in "$SOURCE_DIR"/host/lib/*/CMakeLists.txt; do
+    deps=$(tr '\n' ' ' < "$m" | grep -oE 'DEPENDS [^)]*' | sed -E 's/ (LIBS|TEST_HOOKS).*//' || true)
+    if [[ " $deps " == *" flow "* ]]; then above="$above $(basename "$(dirname "$m")")"; fi
+  done
+  for h in $(cd "$flow" && find . -name '*.h' -exec basename {} \;); do
+    hits=$(cd "$SOURCE_DIR" && grep -rlF --include='*.c' --include='*.h' "#include \"$h\"" host common guest |
+      grep -v -e '^host/lib/flow/' $(for m in $above; do printf -- '-e ^host/lib/%s/ ' "$m"; done) || true)
+    [ -z "$hits" ] || bad="$bad
+  flow/'s $h is included below flow/ (only$above depend on it): $(echo $hits)"
+  done
+  [ -z "$bad" ] || fail "host/lib/flow/ holds more than its commands and their shared parts:$bad"
+  echo "host/lib/flow/: the commands ($FLOW_COMMANDS) one file each, and $FLOW_SHARED.c; only$above include its headers"
+}
+
 "${@:?usage: architecture.sh NAME [ARG...]}"
 echo "architecture $1: ok"

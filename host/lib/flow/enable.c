@@ -197,7 +197,7 @@ static int preference_locked(enable_run *r, lm_state *st)
 			if ((rc = lm_vm_record_set_profile(&rec, r->profile)) < 0)
 				goto out;
 		}
-		/* Who runs it: only that manager's "no such VM" makes it gone (gone.c). */
+		/* Who runs it: only that manager's "no such VM" makes it gone (gc.c). */
 		if ((rc = lm_vm_record_set_mark(&rec, r->run_id)) < 0 ||
 		    (rc = lm_vm_record_set_manager(&rec, r->o->info.manager)) < 0 || (rc = lm_vm_record_put(st, &rec)) < 0)
 			goto out;

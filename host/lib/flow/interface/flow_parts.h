@@ -1,5 +1,5 @@
 /* Internal (for flow/ and the modules that depend on it): what a command shares -- an outcome
- * (core's outcome.c and steps.h), a workload's checks (enabled.c), the exercise step (probe.c). */
+ * (core's outcome.c and steps.h), a workload's checks (parts.c), the exercise step (probe.c). */
 #ifndef LM_FLOW_PARTS_H
 #define LM_FLOW_PARTS_H
 
