@@ -236,35 +236,6 @@ int lm_text_format(char *out, size_t size, const char *fmt, ...)
 	return 0;
 }
 
-void lm_text_format_cut(char *out, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (size == 0)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(out, size, fmt, ap);
-	va_end(ap);
-	lm_text_mark_cut(out, size, n);
-}
-
-void lm_text_mark_cut(char *out, size_t size, int n)
-{
-	size_t k;
-
-	if (n < 0) {
-		out[0] = '\0';
-		return;
-	}
-	if ((size_t)n < size || size < 4)
-		return;
-	k = size - 4;
-	while (k > 0 && ((unsigned char)out[k] & 0xc0) == 0x80)
-		k--;
-	memcpy(out + k, "...", 4);
-}
-
 int lm_text_parse_u64(const char *s, size_t n, uint64_t max, uint64_t *out)
 {
 	uint64_t v = 0;

@@ -1,5 +1,6 @@
 /* The lume-metal tool: a thin layer over the host library (curl's lib/ vs src/ split).
- * main.c dispatches, options.c knows every option, output.c prints text or JSON, and each
+ * main.c dispatches, options.c knows every option (help.c and man.c render its tables), output.c
+ * prints text or JSON (print.c: the sanitised writers below every file that prints), and each
  * command lives in its own cmd_*.c file that uses only the public library API. */
 #ifndef LM_CLI_H
 #define LM_CLI_H
@@ -94,7 +95,12 @@ typedef struct {
 	const char *record_dir;  /* --record-dir DIR (local env) */
 	lm_cli_progress live;    /* progress.c: the waits being shown */
 	int require_exercise;    /* --require-exercise (local probe) */
+	int show;                /* LM_CLI_SHOW_*: what main.c prints instead of running a command */
 } lm_cli;
+
+/* lm_cli.show: --help (on the words in cli->argv, or the usage), --man, or no command given (the
+ * usage on stderr: a usage error). */
+enum { LM_CLI_SHOW_NOTHING = 0, LM_CLI_SHOW_HELP, LM_CLI_SHOW_MAN, LM_CLI_SHOW_USAGE };
 
 /* color.c: colour the way terminals expect (--color, NO_COLOR, TERM=dumb, never on a pipe). */
 enum { LM_CLI_COLOR_AUTO = 0, LM_CLI_COLOR_ALWAYS, LM_CLI_COLOR_NEVER };
@@ -105,10 +111,18 @@ void lm_cli_word(FILE *out, const lm_cli *cli, int kind, const char *word, int w
 int lm_cli_term_dumb(void);                             /* TERM=dumb: no escape sequences at all */
 int lm_cli_term_width(void);                            /* COLUMNS, the terminal's, else 80 */
 
-/* options.c */
+/* options.c: parsing prints nothing but its errors (and --version); what it was asked to show
+ * instead of running a command is cli->show, which main.c prints (help.c, man.c). */
 int lm_cli_parse(lm_cli *cli, int argc, char **argv); /* LM_EXIT_USAGE on error (message printed) */
-void lm_cli_usage(FILE *out);
-void lm_cli_man(FILE *out);
+const char *lm_cli_nearest_option(const char *arg);                  /* "--dryrun" -> "dry-run"; NULL: none */
+void lm_cli_man(FILE *out);                                 /* man.c: the man page (roff), from the tables */
+size_t lm_cli_distance(const char *a, const char *b, size_t cap); /* distance.c: Levenshtein, capped at cap + 1 */
+
+/* print.c: text that may carry echoed input (names, paths, messages with outside bytes) reaches a
+ * terminal only through these: the one sanitiser (lm_text_printable) turns control bytes, escape
+ * sequences and invalid UTF-8 into visible \xNN; newlines and tabs are kept. */
+void lm_cli_puts(FILE *out, const char *text);
+void lm_cli_printf(FILE *out, const char *fmt, ...) LM_CLI_PRINTF(2, 3);
 
 /* output.c: one JSON document on stdout in JSON mode (rendered by the library); text lines
  * otherwise. The CLI's own part: hints (which option or command helps with an error code) and the
@@ -124,11 +138,6 @@ const char *lm_cli_hint_about(const lm_cli *cli, int code, const char *vm, const
 void lm_cli_print_document(const lm_cli *cli, int rc, char *doc);  /* prints and frees; rc < 0: failed */
 int lm_cli_document_failed(void);  /* a document was not printed (not whole): the command's exit is 1 at least */
 lm_json_envelope lm_cli_envelope(const lm_cli *cli, int exit_code, int error_code, const char *message);
-/* Text that may carry echoed input (names, paths, messages with outside bytes) reaches a terminal
- * only through these: the one sanitiser (lm_text_printable) turns control bytes, escape sequences
- * and invalid UTF-8 into visible \xNN; newlines and tabs are kept. */
-void lm_cli_puts(FILE *out, const char *text);
-void lm_cli_printf(FILE *out, const char *fmt, ...) LM_CLI_PRINTF(2, 3);
 void lm_cli_log(void *data, lm_log_level level, const char *line);/* lm_options.log for the CLI */
 int lm_cli_context(lm_cli *cli, lm_context **out);                /* context from the options */
 void lm_cli_iso_time(double epoch, char *buf, size_t size);       /* 2026-11-29T19:00:00Z */
@@ -136,8 +145,8 @@ void lm_cli_iso_time(double epoch, char *buf, size_t size);       /* 2026-11-29T
 /* options.c: the tables, read by index (NULL past the end). */
 const char *lm_cli_option_at(size_t i, const char **arg, const char **help);
 const char *lm_cli_command_at(size_t i, const char **summary); /* usage line: "enable VM... [--profile P]" */
-const char *lm_cli_option_env(size_t i);
-const char *lm_cli_exit_at(size_t i, const char **meaning);   /* "0", "success"; NULL past the end */                      /* the variable that sets option i, or NULL */
+const char *lm_cli_option_env(size_t i);                      /* the variable that sets option i, or NULL */
+const char *lm_cli_exit_at(size_t i, const char **meaning);   /* "0", "success"; NULL past the end */
 
 /* help.c: help per command, and the nearest command to a mistyped one. */
 int lm_cli_command_help(lm_cli *cli, const char *command, FILE *out); /* LM_EXIT_USAGE when unknown */
@@ -146,7 +155,8 @@ const char *lm_cli_nearest_subcommand(const char *command, const char *word); /*
 const char *lm_cli_subcommand_words(const char *command);             /* "install remove list" */
 int lm_cli_unknown_subcommand(lm_cli *cli, const char *command, const char *word); /* LM_EXIT_USAGE */
 const char *lm_cli_nearest_command(const char *word);                /* NULL when nothing is near */
-const char *lm_cli_nearest_option(const char *arg);                  /* "--dryrun" -> "dry-run"; NULL: none */
+void lm_cli_usage(FILE *out);                                        /* the overview (--help, no command) */
+int lm_cli_help_asked(lm_cli *cli);                                  /* --help: on cli->argv's words */
 /* The examples, per command: the command line and what it does (NULL past the end). */
 const char *lm_cli_example_at(size_t i, const char **command, const char **what);
 /* "  LEFT   TEXT" with TEXT wrapped to width, continuation lines under its first column. */

@@ -1,7 +1,7 @@
 /* Help for people: the overview (`lume-metal --help`), the common options once (`lume-metal help
  * options`), each command's own options and examples (`lume-metal help CMD`, `lume-metal CMD
- * --help`), all wrapped to the terminal's width; and the nearest command or option to a mistyped
- * one. The usage lines, summaries and option texts are options.c's; this adds which options each
+ * --help`), all wrapped to the terminal's width; and the nearest command or subcommand to a
+ * mistyped one (an option's is options.c's, by the same distance.c). The usage lines, summaries and option texts are options.c's; this adds which options each
  * command takes and its examples, so that nothing is written twice. */
 #include <stdlib.h>
 #include <string.h>
@@ -194,43 +194,6 @@ static int has_word(const char *list, const char *word, size_t n)
 	return 0;
 }
 
-/* Levenshtein distance, capped: anything beyond `cap` is cap + 1. */
-static size_t distance(const char *a, const char *b, size_t cap)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j, *row, best, d;
-
-	if (la > lb + cap || lb > la + cap)
-		return cap + 1;
-	if ((row = malloc((lb + 1) * sizeof(*row))) == NULL)
-		return cap + 1;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		best = row[0];
-		for (j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			d = diag + (a[i - 1] != b[j - 1]);
-			if (row[j] + 1 < d)
-				d = row[j] + 1;
-			if (row[j - 1] + 1 < d)
-				d = row[j - 1] + 1;
-			row[j] = d;
-			diag = up;
-			if (d < best)
-				best = d;
-		}
-		if (best > cap) {
-			free(row);
-			return cap + 1;
-		}
-	}
-	d = row[lb];
-	free(row);
-	return d > cap ? cap + 1 : d;
-}
-
 const char *lm_cli_nearest_command(const char *word)
 {
 	static _Thread_local char found[32];
@@ -249,7 +212,7 @@ const char *lm_cli_nearest_command(const char *word)
 			continue;
 		memcpy(found, usage, n);
 		found[n] = '\0';
-		d = wl >= 3 && wl < n && strncmp(found, word, wl) == 0 ? 1 : distance(word, found, 2);
+		d = wl >= 3 && wl < n && strncmp(found, word, wl) == 0 ? 1 : lm_cli_distance(word, found, 2);
 		/* Fewer edits than either word has letters: "e" is not a typo of "gc". */
 		if (d < best_d && d < wl && d < n) {
 			best_d = d;
@@ -275,43 +238,13 @@ const char *lm_cli_nearest_subcommand(const char *command, const char *word)
 		if (strcmp(subcommands[i].command, command) != 0)
 			continue;
 		n = strlen(subcommands[i].sub);
-		d = wl >= 2 && wl < n && strncmp(subcommands[i].sub, word, wl) == 0 ? 1 : distance(word, subcommands[i].sub, 2);
+		d = wl >= 2 && wl < n && strncmp(subcommands[i].sub, word, wl) == 0 ? 1 : lm_cli_distance(word, subcommands[i].sub, 2);
 		if (d < best_d && d < wl && d < n) {
 			best_d = d;
 			best = subcommands[i].sub;
 		}
 	}
 	return best;
-}
-
-/* The nearest option to an unknown one: a typo within two edits, or the one option a prefix
- * starts ("--dry" is getopt's own abbreviation; "--dryrun" is a typo). */
-const char *lm_cli_nearest_option(const char *arg)
-{
-	static _Thread_local char found[48];
-	const char *o, *best = NULL;
-	size_t i, d, best_d = 3, n;
-	char word[48];
-
-	if (strncmp(arg, "--", 2) != 0)
-		return NULL;
-	arg += 2;
-	n = strcspn(arg, "=");
-	if (n == 0 || n >= sizeof(word))
-		return NULL;
-	memcpy(word, arg, n);
-	word[n] = '\0';
-	for (i = 0; (o = lm_cli_option_at(i, NULL, NULL)) != NULL; i++) {
-		d = distance(word, o, 2);
-		if (d < best_d && d < n && d < strlen(o)) {
-			best_d = d;
-			best = o;
-		}
-	}
-	if (best == NULL)
-		return NULL;
-	snprintf(found, sizeof(found), "%s", best);
-	return found;
 }
 
 /* Words of text onto lines of at most `width` columns, the first after `left` (padded to
@@ -544,6 +477,19 @@ int lm_cmd_version(lm_cli *cli)
 	rc = lm_version_to_json(LUME_METAL_VERSION, &env, &doc);
 	lm_cli_print_document(cli, rc, doc);
 	return rc < 0 ? LM_EXIT_FAILURE : LM_EXIT_OK;
+}
+
+/* --help: the help of the command (and subcommand) the words after the options name, or the
+ * usage when they name none. */
+int lm_cli_help_asked(lm_cli *cli)
+{
+	if (cli->argc == 0) {
+		lm_cli_usage(stdout);
+		return LM_EXIT_OK;
+	}
+	if (cli->argc > 1 && lm_cli_subcommand_help(cli->argv[0], cli->argv[1], stdout) == 0)
+		return LM_EXIT_OK;
+	return lm_cli_command_help(cli, cli->argv[0], stdout);
 }
 
 int lm_cmd_help(lm_cli *cli)

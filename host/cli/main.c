@@ -36,7 +36,19 @@ int main(int argc, char **argv)
 	int rc;
 
 	if ((rc = lm_cli_parse(&cli, argc, argv)) != LM_EXIT_OK)
-		return rc == -1 ? LM_EXIT_OK : rc; /* -1: --help or --version already printed */
+		return rc == -1 ? LM_EXIT_OK : rc; /* -1: --version already printed */
+	switch (cli.show) {
+	case LM_CLI_SHOW_HELP:
+		return lm_cli_help_asked(&cli);
+	case LM_CLI_SHOW_MAN:
+		lm_cli_man(stdout);
+		return LM_EXIT_OK;
+	case LM_CLI_SHOW_USAGE:
+		lm_cli_usage(stderr);
+		return LM_EXIT_USAGE;
+	default:
+		break;
+	}
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(cli.command, commands[i].name) == 0) {
 			rc = commands[i].run(&cli);

@@ -1,4 +1,6 @@
-/* Every command-line option, in one table: parsing, --help and the man page all come from it. */
+/* Every command-line option, in one table: parsing, --help (help.c) and the man page (man.c) all
+ * come from it. The table is data the renderers read (lm_cli_option_at ...); parsing renders
+ * nothing itself: --help and --man are what it says was asked (main.c prints them). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -239,26 +241,6 @@ const char *lm_cli_exit_at(size_t i, const char **meaning)
 	return NULL;
 }
 
-/* ENVIRONMENT besides the options' own variables. */
-static const char *const environment_help[] = {
-	"LUME_METAL_SSH_PASSWORD", "The guest's password (never in argv, never printed, never passed to a child).",
-	"NO_COLOR", "Any non-empty value: no colour (https://no-color.org); --color always still colours.",
-	"TERM", "dumb: no colour and no live line redrawn in place.",
-	"COLUMNS", "The width help is wrapped to; default: the terminal's, 80 when not a terminal.",
-	"XDG_STATE_HOME", "Where the state directory is by default ($XDG_STATE_HOME/lume-metal).",
-	NULL,
-};
-
-static const char *const files_help[] = {
-	"~/.local/state/lume-metal/state.json", "The journal: the preference's original value, every enabled VM "
-	    "(~/Library/Application Support/lume-metal on macOS; --state-dir).",
-	"~/.local/state/lume-metal/known_hosts", "The guests' pinned SSH host keys (forget-host, gc).",
-	"~/Library/Preferences/com.apple.gpusw.ParavirtualizedGraphics.plist", "The host preference lume-metal "
-	    "sets and restores.",
-	"<prefix>/share/lume-metal/bundles", "The guest bundles (shim, probe, manifest) installed into the guests.",
-	NULL,
-};
-
 /* A directory option must be absolute: a relative one would name another directory from each
  * working directory (the journal or the preference of one run not found by the next). The message
  * shows what it would have meant from here. */
@@ -445,85 +427,6 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	}
 }
 
-/* roff-safe: a leading '.' or '\'' and backslashes would be read as requests. */
-static void roff_text(FILE *out, const char *s)
-{
-	for (; *s != '\0'; s++) {
-		if (*s == '\\')
-			fputs("\\e", out);
-		else if (*s == '-')
-			fputs("\\-", out);
-		else
-			fputc(*s, out);
-	}
-}
-
-/* One tagged paragraph: the term in bold (font 'B') or italics ('I'), then its text. */
-static void roff_item(FILE *out, char font, const char *term, const char *text)
-{
-	fprintf(out, ".TP\n.%c ", font);
-	roff_text(out, term);
-	fputc('\n', out);
-	roff_text(out, text);
-	fputc('\n', out);
-}
-
-void lm_cli_man(FILE *out)
-{
-	const char *example, *what;
-	size_t i;
-
-	fprintf(out, ".TH LUME-METAL 1 \"\" \"lume-metal %s\" \"User Commands\"\n", LUME_METAL_VERSION);
-	fprintf(out, ".SH NAME\nlume\\-metal \\- unlock Metal capabilities in macOS VMs\n");
-	fprintf(out, ".SH SYNOPSIS\n.B lume\\-metal\n\\fICOMMAND\\fR [\\fIARGS\\fR] [\\fIOPTIONS\\fR]\n");
-	fprintf(out, ".SH COMMANDS\n");
-	for (i = 0; command_help[i] != NULL; i += 2)
-		roff_item(out, 'B', command_help[i], command_help[i + 1]);
-	fprintf(out, ".SH OPTIONS\n");
-	for (i = 0; i < N_OPTIONS; i++) {
-		fprintf(out, ".TP\n.B \\-\\-");
-		roff_text(out, options[i].name);
-		if (options[i].arg != NULL) {
-			fputs(" \\fI", out);
-			roff_text(out, options[i].arg);
-			fputs("\\fR", out);
-		}
-		fputc('\n', out);
-		roff_text(out, options[i].help);
-		if (options[i].env != NULL) {
-			fputs(" Environment: ", out);
-			roff_text(out, options[i].env);
-			fputc('.', out);
-		}
-		fputc('\n', out);
-	}
-	fprintf(out, ".SH EXAMPLES\n");
-	for (i = 0; (example = lm_cli_example_at(i, NULL, &what)) != NULL; i++)
-		roff_item(out, 'B', example, what);
-	fprintf(out, ".SH ENVIRONMENT\n");
-	for (i = 0; i < N_OPTIONS; i++) {
-		if (options[i].env == NULL)
-			continue;
-		fprintf(out, ".TP\n.B ");
-		roff_text(out, options[i].env);
-		fprintf(out, "\nThe same as \\-\\-");
-		roff_text(out, options[i].name);
-		fputs("; the option wins.\n", out);
-	}
-	for (i = 0; environment_help[i] != NULL; i += 2)
-		roff_item(out, 'B', environment_help[i], environment_help[i + 1]);
-	fprintf(out, ".SH FILES\n");
-	for (i = 0; files_help[i] != NULL; i += 2)
-		roff_item(out, 'I', files_help[i], files_help[i + 1]);
-	fprintf(out, ".SH EXIT STATUS\n");
-	for (i = 0; exit_help[i] != NULL; i += 2)
-		roff_item(out, 'B', exit_help[i], exit_help[i + 1]);
-	fprintf(out, ".SH SEE ALSO\n");
-	roff_text(out, "lume(1), tart(1), ssh(1), launchctl(1), launchd.plist(5); the guides in "
-	    "share/doc/lume-metal: lume-metal.md, json-output.md, profile-format.md, security.md.");
-	fputc('\n', out);
-}
-
 /* An unknown option, with the nearest one when it is a typo ("--dryrun", "--formt"). */
 static int unknown_option(lm_cli *cli, const char *arg)
 {
@@ -628,8 +531,8 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 			return -1;
 		}
 		if (c == OPT_MAN) {
-			lm_cli_man(stdout);
-			return -1;
+			cli->show = LM_CLI_SHOW_MAN;
+			return 0;
 		}
 		/* A short option getopt does not know inside a cluster ("-rf"): getopt is still on that
 		 * argument, so argv[optind - 1] is the one before it. */
@@ -646,21 +549,16 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 			return rc;
 	}
 	cli->color_on = lm_cli_color_wanted(cli->color, isatty(STDOUT_FILENO), getenv("NO_COLOR"), getenv("TERM"));
-	if (help) {
-		if (optind + 1 < dashdash && lm_cli_subcommand_help(argv[optind], argv[optind + 1], stdout) == 0)
-			return -1;
-		if (optind < dashdash)
-			return lm_cli_command_help(cli, argv[optind], stdout) == 0 ? -1 : LM_EXIT_USAGE;
-		lm_cli_usage(stdout);
-		return -1;
-	}
-	if (optind >= dashdash) {
-		lm_cli_usage(stderr);
-		return LM_EXIT_USAGE;
+	/* The words after the options: the command's, or (--help) what help is asked about. */
+	cli->argv = argv + optind;
+	cli->argc = dashdash - optind;
+	if (help || optind >= dashdash) {
+		cli->show = help ? LM_CLI_SHOW_HELP : LM_CLI_SHOW_USAGE;
+		return 0;
 	}
 	cli->command = argv[optind];
-	cli->argv = argv + optind + 1;
-	cli->argc = dashdash - optind - 1;
+	cli->argv++;
+	cli->argc--;
 	/* Only `run`, `bench` and `agent install` take a guest command; elsewhere "--" would hide options
 	 * and names from the parser (`host enable -- --dry-run` must not change the preference). */
 	if (dashdash < argc && strcmp(cli->command, "run") != 0 && strcmp(cli->command, "bench") != 0 &&
@@ -708,4 +606,34 @@ const char *lm_cli_command_at(size_t i, const char **summary)
 			return command_help[k];
 		}
 	return NULL;
+}
+
+/* The nearest option to an unknown one: a typo within two edits, or the one option a prefix
+ * starts ("--dry" is getopt's own abbreviation; "--dryrun" is a typo). */
+const char *lm_cli_nearest_option(const char *arg)
+{
+	static _Thread_local char found[48];
+	const char *best = NULL;
+	size_t i, d, best_d = 3, n;
+	char word[48];
+
+	if (strncmp(arg, "--", 2) != 0)
+		return NULL;
+	arg += 2;
+	n = strcspn(arg, "=");
+	if (n == 0 || n >= sizeof(word))
+		return NULL;
+	memcpy(word, arg, n);
+	word[n] = '\0';
+	for (i = 0; i < N_OPTIONS; i++) {
+		d = lm_cli_distance(word, options[i].name, 2);
+		if (d < best_d && d < n && d < strlen(options[i].name)) {
+			best_d = d;
+			best = options[i].name;
+		}
+	}
+	if (best == NULL)
+		return NULL;
+	snprintf(found, sizeof(found), "%s", best);
+	return found;
 }

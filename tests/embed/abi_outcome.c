@@ -23,7 +23,7 @@ typedef struct {
 } v1_vm_outcome;
 
 /* The next version's lm_vm_outcome: every field of this one, then one more at the end. Every
- * result struct ends without padding (host/lib/flow/outcome.c), so the new field starts at this
+ * result struct ends without padding (host/lib/flow/parts.c), so the new field starts at this
  * library's sizeof, as it would in the next header. */
 typedef struct {
 	lm_vm_outcome now;

@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "guestops.h"
+#include "guest_activation.h"
 #include "fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guestops.h"
+#include "guest_machine.h"
+#include "guest_shim.h"
 #include "record.h"
 #include "fuzz_support.h"
 

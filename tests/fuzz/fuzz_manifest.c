@@ -2,7 +2,7 @@
  * Whatever it accepts must keep every name inside the bundle and the guest's directory. */
 #include <string.h>
 
-#include "guestops.h"
+#include "guest_bundle.h"
 #include "fuzz_support.h"
 
 static int inside(const char *name)

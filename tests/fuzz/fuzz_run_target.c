@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guestops.h"
+#include "guest_codesign.h"
 #include "fuzz_support.h"
 
 static void check_sig(const lm_code_signature *s)

@@ -21,7 +21,8 @@
 
 #include "lume-metal.h"
 #include "error_internal.h"
-#include "guestops.h"
+#include "guest_bundle.h"
+#include "guest_machine.h"
 #include "fs.h"
 #include "json.h"
 #include "record.h"

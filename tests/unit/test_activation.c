@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "guestops.h"
+#include "guest_activation.h"
 #include "lm_test.h"
 
 /* Run argv with the shim preloaded on the fake Metal's stock device, its records into a new

@@ -12,7 +12,8 @@
 #include <cmocka.h>
 #include <plist/plist.h>
 
-#include "guestops.h"
+#include "guest_agents.h"
+#include "guest_shim.h"
 #include "lm_test.h"
 
 static void test_labels(void **state)

@@ -13,7 +13,8 @@
 
 #include <cmocka.h>
 
-#include "guestops.h"
+#include "guest_codesign.h"
+#include "guest_shim.h"
 #include "lm_test.h"
 
 #define ALLOW "com.apple.security.cs.allow-dyld-environment-variables"

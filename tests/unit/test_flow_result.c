@@ -1,4 +1,4 @@
-/* Flow results as host/lib/flow/outcome.c builds them (flow.h): the result, each outcome, each step
+/* Flow results as host/lib/flow/parts.c builds them (flow.h): the result, each outcome, each step
  * and each agent allocated by the library, each carrying its size, in arrays of pointers; a failed
  * open leaves no outcome; lm_flow_result_free() frees it all (the asan build checks that). What an
  * embedder built against other headers reads from them: tests/embed/abi_outcome.c. */

@@ -13,7 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "guestops.h"
+#include "guest_bundle.h"
+#include "guest_shim.h"
 #include "lm_test.h"
 
 static const char *const shells[] = {LM_TEST_ZSH, "/bin/sh"};

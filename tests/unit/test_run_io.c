@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "cli.h"
-#include "guestops.h"
+#include "guest_workload.h"
 #include "lm_test.h"
 #include "ssh_session.h"
 

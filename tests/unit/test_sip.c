@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "guestops.h"
+#include "guest_codesign.h"
 #include "lm_test.h"
 
 static void test_protected_paths(void **state)

@@ -15,7 +15,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "guestops.h"
+#include "guest_activation.h"
+#include "guest_codesign.h"
+#include "guest_workload.h"
 #include "lm_test.h"
 #include "ssh_local.h"
 

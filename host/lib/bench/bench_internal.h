@@ -23,7 +23,6 @@
 
 #include "lume-metal/bench.h"
 #include "buf.h"
-#include "guestops.h"
 
 /* ---- llama_json.c ---- */
 

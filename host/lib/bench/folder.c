@@ -24,6 +24,7 @@
 #include "sha256.h"
 #include "str.h"
 #include "text.h"
+#include "guest_activation.h"
 
 /* An integer member, or DFLT when it is absent, not a number or out of int's range (a cast of
  * cJSON's NaN for "absent" would be undefined). */

@@ -16,7 +16,7 @@
 #include "error_internal.h"
 #include "flow_session.h"
 #include "fs.h"
-#include "guestops.h"
+#include "guest_activation.h"
 #include "proc.h"
 #include "random.h"
 #include "sha256.h"

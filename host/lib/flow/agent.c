@@ -11,6 +11,12 @@
 
 #include "flow_internal.h"
 #include "path.h"
+#include "guest_agents.h"
+#include "guest_codesign.h"
+#include "guest_machine.h"
+#include "guest_shim.h"
+#include "guest_workload.h"
+#include "test_hooks.h"
 
 /* ---- the flows ---- */
 

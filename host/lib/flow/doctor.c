@@ -16,6 +16,9 @@
 #include "net_words.h"
 #include "str.h"
 #include "vm_probe.h"
+#include "guest_bundle.h"
+#include "guest_machine.h"
+#include "guest_shim.h"
 
 /* The result and what only the run needs: whether memory ran out in a check. Such a check would
  * say something that is not so ("warn" where the host is fine), so the run fails with the

@@ -8,6 +8,10 @@
 #include "prefs_internal.h"
 #include "random.h"
 #include "vm_held.h"
+#include "guest_bundle.h"
+#include "guest_machine.h"
+#include "guest_shim.h"
+#include "test_hooks.h"
 
 /* Everything enable_one() learns and may need to undo. */
 typedef struct {
@@ -193,7 +197,7 @@ static int preference_locked(enable_run *r, lm_state *st)
 			if ((rc = lm_vm_record_set_profile(&rec, r->profile)) < 0)
 				goto out;
 		}
-		/* Who runs it: only that manager's "no such VM" makes it gone (gone.c). */
+		/* Who runs it: only that manager's "no such VM" makes it gone (gc.c). */
 		if ((rc = lm_vm_record_set_mark(&rec, r->run_id)) < 0 ||
 		    (rc = lm_vm_record_set_manager(&rec, r->o->info.manager)) < 0 || (rc = lm_vm_record_put(st, &rec)) < 0)
 			goto out;

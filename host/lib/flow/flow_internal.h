@@ -1,6 +1,6 @@
-/* Internal: what the flow commands share -- each VM's outcome and its timed steps (outcome.c),
- * an enabled VM opened for work (enabled.c), VMs their manager no longer knows (gone.c) and the
- * exercise step (probe.c). The operations on a guest are guestops/'s, the journal's records
+/* Internal: what the flow commands share -- each VM's outcome and its timed steps, an enabled VM
+ * opened for work (parts.c), VMs their manager no longer knows (gc.c) and the exercise step
+ * (probe.c). The operations on a guest are guestops/'s, the journal's records
  * record/'s. flow_internal.h is private to flow/. */
 #ifndef LM_FLOW_INTERNAL_H
 #define LM_FLOW_INTERNAL_H
@@ -11,13 +11,15 @@
 #include "clock.h"
 #include "context_internal.h"
 #include "flow_parts.h"
-#include "guestops.h"
+#include "guest_shim.h"
 #include "record.h"
 #include "state.h"
 #include "vm_undo.h"
 
 /* enable --jobs: VMs handled at once. */
 #define LM_FLOW_MAX_JOBS 64
+
+/* ---- parts.c: outcomes ---- */
 
 /* o->agents from the VM's record, with launchd's state when its guest is reached (ssh not NULL). */
 int lm_flow_agents_status(lm_ssh *ssh, const lm_vm_record *r, lm_vm_outcome *o);
@@ -28,7 +30,7 @@ int lm_flow_open_known(lm_context *ctx, lm_flow_result *result);
 /* 0 when every VM succeeded; else the first failure's code and message. */
 int lm_flow_summary_rc(const lm_flow_result *result);
 
-/* ---- enabled.c: an enabled VM, opened for work ---- */
+/* ---- parts.c: an enabled VM, opened for work ---- */
 
 /* Connect to a running, ready VM's guest. */
 int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_ssh **out);
@@ -37,7 +39,7 @@ int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_
 int lm_flow_open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, lm_vm_record *r, lm_ssh **ssh,
     lm_shim_env *se);
 
-/* ---- gone.c: VMs their manager no longer knows ---- */
+/* ---- gc.c: VMs their manager no longer knows (gc, and the sweep other commands make) ---- */
 /* The VM manager the journal recorded for `vm` ("lume-api", ...; "" when none) into buf. */
 int lm_flow_journal_manager(lm_context *ctx, const char *vm, char *buf, size_t size);
 /* Drop `vm`'s journal entry and known_hosts pin (dry run: only say whether there is an entry),

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "flow_internal.h"
+#include "guest_shim.h"
 
 /* The profile's expected kernels passed, those the guest's macOS can run (a profile of NULL: any
  * result is reported). The step says what was not required of this guest, and why. */

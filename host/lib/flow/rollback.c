@@ -6,6 +6,10 @@
 
 #include "flow_internal.h"
 #include "prefs_internal.h"
+#include "guest_agents.h"
+#include "guest_bundle.h"
+#include "guest_machine.h"
+#include "test_hooks.h"
 
 /* Reach the guest to remove its files. A stopped VM is started for it and stopped again, so
  * that it is left as it was found. */

@@ -10,6 +10,10 @@
 #include "random.h"
 #include "str.h"
 #include "text.h"
+#include "guest_activation.h"
+#include "guest_codesign.h"
+#include "guest_shim.h"
+#include "guest_workload.h"
 
 /* Before running: a program SIP protects, or one run by such an interpreter, never gets the shim
  * (or, with SIP off, is stopped by dyld): say so first. */

@@ -6,6 +6,8 @@
 
 #include "flow_internal.h"
 #include "vm_gone.h"
+#include "guest_bundle.h"
+#include "guest_machine.h"
 
 static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_info *pref, lm_vm_outcome *o)
 {

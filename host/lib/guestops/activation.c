@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "buf.h"
-#include "guestops.h"
+#include "guest_activation.h"
+#include "guest_bundle.h"
 #include "json.h"
 #include "path.h"
 #include "lume-metal/family.h"
@@ -21,6 +22,7 @@
 #include "ssh_files.h"
 #include "str.h"
 #include "text.h"
+#include "ssh_deadline.h"
 
 #define FORMAT_PREFIX "lume-metal-activation/"
 #define PID_MAX 9999999999LL

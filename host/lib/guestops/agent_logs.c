@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "clock.h"
-#include "guestops.h"
+#include "guest_agents.h"
 #include "ssh_files.h"
 
 /* How much of a log one read takes, and how often a followed one is looked at again (tail -f's

@@ -6,7 +6,10 @@
 #include <plist/plist.h>
 
 #include "buf.h"
-#include "guestops.h"
+#include "guest_activation.h"
+#include "guest_agents.h"
+#include "guest_machine.h"
+#include "guest_shim.h"
 #include "ssh_deadline.h"
 #include "ssh_files.h"
 #include "str.h"

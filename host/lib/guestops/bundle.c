@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "guestops.h"
+#include "guest_bundle.h"
 #include "path.h"
 #include "fs.h"
 #include "json.h"

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guestops.h"
+#include "guest_codesign.h"
 #include "ssh_deadline.h"
 
 #define ENT_ALLOW_DYLD "com.apple.security.cs.allow-dyld-environment-variables"

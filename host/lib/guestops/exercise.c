@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guestops.h"
+#include "guest_shim.h"
 #include "text.h"
 
 int lm_guest_exercise(lm_ssh *ssh, const lm_shim_env *se, lm_report **out)

@@ -4,12 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guestops.h"
+#include "guest_bundle.h"
+#include "guest_codesign.h"
+#include "guest_machine.h"
+#include "guest_shim.h"
 #include "buf.h"
 #include "path.h"
 #include "random.h"
 #include "sha256.h"
 #include "text.h"
+#include "ssh_deadline.h"
+#include "test_hooks.h"
 
 /* A command line under construction: raw shell syntax we write ourselves plus quoted
  * arguments, which always go through lm_shell_quote.

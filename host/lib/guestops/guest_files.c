@@ -1,10 +1,12 @@
 /* The guest's lume-metal directory: what must hold before anything is written there, and the
- * removal of exactly what lume-metal put there (the rule is in guestops.h). */
+ * removal of exactly what lume-metal put there (the rule is in guest_bundle.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "guestops.h"
+#include "guest_activation.h"
+#include "guest_bundle.h"
+#include "guest_codesign.h"
 #include "path.h"
 #include "str.h"
 #include "text.h"

@@ -11,7 +11,10 @@
 #include <string.h>
 
 #include "clock.h"
-#include "guestops.h"
+#include "guest_agents.h"
+#include "guest_machine.h"
+#include "ssh_deadline.h"
+#include "test_hooks.h"
 
 /* How often launchd is asked again while it holds a booted-out label. */
 #define LM_LAUNCHD_POLL 0.25

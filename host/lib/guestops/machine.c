@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guestops.h"
+#include "guest_bundle.h"
+#include "guest_machine.h"
+#include "guest_shim.h"
 #include "path.h"
 
 int lm_shim_env_in_place(lm_shim_env *se, const lm_bundle *b, const lm_profile *profile)

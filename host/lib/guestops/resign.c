@@ -22,7 +22,8 @@
 
 #include <plist/plist.h>
 
-#include "guestops.h"
+#include "guest_bundle.h"
+#include "guest_codesign.h"
 #include "path.h"
 #include "sha256.h"
 #include "ssh_deadline.h"

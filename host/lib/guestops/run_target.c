@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guestops.h"
+#include "guest_codesign.h"
+#include "guest_shim.h"
 #include "text.h"
+#include "ssh_deadline.h"
 
 /* od's hexadecimal bytes, run together: the Mach-O header decides. */
 static int shim_head_arm64e(const char *hex, size_t n)

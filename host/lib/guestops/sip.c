@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guestops.h"
+#include "guest_codesign.h"
 
 void lm_sip_status_parse(const char *line, char *out, size_t len)
 {

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "buf.h"
-#include "guestops.h"
+#include "guest_activation.h"
+#include "guest_codesign.h"
+#include "guest_workload.h"
 #include "str.h"
 #include "text.h"
 

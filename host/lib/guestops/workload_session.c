@@ -18,7 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guestops.h"
+#include "guest_activation.h"
+#include "guest_workload.h"
 #include "ssh_session.h"
 #include "str.h"
 

@@ -12,6 +12,11 @@
 #include "ssh_files.h"
 #include "str.h"
 #include "text.h"
+#include "guest_agents.h"
+#include "guest_codesign.h"
+#include "guest_machine.h"
+#include "guest_shim.h"
+#include "guest_workload.h"
 
 #define ACTIVATION_SUFFIX ".activation"
 /* More is not a list of agents any more but a directory someone else fills: an error. */

@@ -6,7 +6,8 @@
 #include "clock.h"
 #include "context_internal.h"
 #include "flow_parts.h"
-#include "guestops.h"
+#include "guest_bundle.h"
+#include "guest_shim.h"
 #include "ssh_local.h"
 
 /* This machine, opened: the local transport, its facts (in the result's machine outcome), the

@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "local_internal.h"
+#include "guest_bundle.h"
+#include "guest_machine.h"
+#include "guest_shim.h"
 
 void lm_local_result_free(lm_local_result *result)
 {

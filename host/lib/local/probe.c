@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "local_internal.h"
+#include "guest_shim.h"
 
 /* Whether the profile's kernels ran (reported always; required with --require-exercise). */
 static int kernels_verdict(lm_local_machine *m, unsigned flags)

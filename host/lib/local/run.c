@@ -17,6 +17,10 @@
 #include "local_internal.h"
 #include "random.h"
 #include "str.h"
+#include "guest_activation.h"
+#include "guest_codesign.h"
+#include "guest_shim.h"
+#include "guest_workload.h"
 
 /* The signals passed on. A signal's disposition is the process's own, so the forwarding is too:
  * one run at a time per process, the caller's handlers put back after it. */

@@ -34,6 +34,15 @@ static const char *const rsa_explanation =
     "Use an ed25519 or ECDSA key instead (ssh-keygen -t ed25519, then add its .pub to "
     "~/.ssh/authorized_keys in the guest)";
 
+/* Overwrite a secret in memory in a way the compiler keeps. */
+static void scrub(void *p, size_t n)
+{
+	volatile unsigned char *v = p;
+
+	while (n-- > 0)
+		*v++ = 0;
+}
+
 static uint32_t be32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
@@ -98,7 +107,7 @@ static key_kind classify_openssh(const char *text, int *encrypted)
 			}
 		}
 	}
-	lm_ssh_scrub(raw, (size_t)(e - b));
+	scrub(raw, (size_t)(e - b));
 	free(raw);
 	return kind;
 }
@@ -127,7 +136,7 @@ static int classify_key_file(const char *path, key_kind *kind, int *encrypted)
 		*kind = KEY_UNKNOWN; /* PKCS#8: let libssh2 decide */
 	if (*kind != KEY_UNKNOWN && *kind != KEY_NOT_A_KEY && strstr(text, "ENCRYPTED") != NULL)
 		*encrypted = 1;
-	lm_ssh_scrub(text, used);
+	scrub(text, used);
 	free(text);
 	return 0;
 }
@@ -294,7 +303,7 @@ static int read_password_file(const lm_context *ctx, const char *path, char *buf
 		return lm_error_prefix("password file: ");
 	n = strcspn(data, "\r\n");
 	if (n == 0 || n >= size) {
-		lm_ssh_scrub(data, len);
+		scrub(data, len);
 		free(data);
 		if (n == 0)
 			return lm_error_set(LM_EINVALID, "password file %s: the first line is empty (expected the "
@@ -304,7 +313,7 @@ static int read_password_file(const lm_context *ctx, const char *path, char *buf
 	}
 	memcpy(buf, data, n);
 	buf[n] = '\0';
-	lm_ssh_scrub(data, len);
+	scrub(data, len);
 	free(data);
 	if (stat(path, &st) == 0 && (st.st_mode & 077))
 		lm_log(ctx, LM_LOG_WARN, "password file %s can be read by other users; chmod 600 it", path);
@@ -320,7 +329,7 @@ int lm_ssh_check_password_option(const lm_context *ctx)
 	if (file == NULL || file[0] == '\0')
 		return 0;
 	rc = read_password_file(ctx, file, password, sizeof(password));
-	lm_ssh_scrub(password, sizeof(password));
+	scrub(password, sizeof(password));
 	return rc;
 }
 
@@ -388,7 +397,7 @@ int lm_ssh_authenticate(lm_ssh *ssh)
 			rc = try_password(ssh, user, password, "password from $" PASSWORD_ENV, &tried, &done);
 		} else if (opts->ssh_password_file != NULL && opts->ssh_password_file[0] != '\0') {
 			if ((rc = read_password_file(ssh->ctx, opts->ssh_password_file, password, sizeof(password))) < 0) {
-				lm_ssh_scrub(password, sizeof(password));
+				scrub(password, sizeof(password));
 				return rc;
 			}
 			rc = try_password(ssh, user, password, "password from the password file", &tried, &done);
@@ -398,7 +407,7 @@ int lm_ssh_authenticate(lm_ssh *ssh)
 			    try_password(ssh, user, "admin", "the Tart images' default password", &tried, &done) :
 			    try_password(ssh, user, LUME_DEFAULT_PASSWORD, "Lume's default password", &tried, &done);
 		}
-		lm_ssh_scrub(password, sizeof(password));
+		scrub(password, sizeof(password));
 		if (rc < 0 || done)
 			return rc;
 	}

@@ -100,13 +100,6 @@ int lm_ssh_open_local(lm_ssh **out, lm_context *ctx)
 	return 0;
 }
 
-void lm_ssh_local_dispose(lm_ssh *ssh)
-{
-	lm_strv_free(ssh->local_env);
-	free(ssh->local_shell);
-	free(ssh->local_home);
-}
-
 int lm_ssh_local_spawn(const lm_ssh *ssh, const char *command, const int out[2], pid_t *pid)
 {
 	static const int defaults[] = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU};

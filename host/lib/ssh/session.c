@@ -1,7 +1,9 @@
-/* The SSH session: TCP connection, handshake, host-key check, authentication, errors, timeouts. */
+/* The SSH session: TCP connection, handshake, host-key check, authentication, timeouts, and the
+ * session freed (either transport's: local.c's fields too). */
 #include "ssh_internal.h"
 #include "ssh_pins.h"
 #include "net_words.h"
+#include "str.h"
 #include "vm_name.h"
 #include "clock.h"
 #include "trace.h"
@@ -19,73 +21,6 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-
-void lm_ssh_scrub(void *p, size_t n)
-{
-	volatile unsigned char *v = p;
-
-	while (n-- > 0)
-		*v++ = 0;
-}
-
-static int is_transport_error(int rc)
-{
-	return rc == LIBSSH2_ERROR_SOCKET_SEND || rc == LIBSSH2_ERROR_SOCKET_RECV ||
-	    rc == LIBSSH2_ERROR_SOCKET_DISCONNECT || rc == LIBSSH2_ERROR_SOCKET_TIMEOUT ||
-	    rc == LIBSSH2_ERROR_TIMEOUT || rc == LIBSSH2_ERROR_SOCKET_NONE || rc == LIBSSH2_ERROR_BANNER_RECV ||
-	    rc == LIBSSH2_ERROR_BANNER_SEND || rc == LIBSSH2_ERROR_KEX_FAILURE || rc == LIBSSH2_ERROR_DECRYPT ||
-	    rc == LIBSSH2_ERROR_PROTO || rc == LIBSSH2_ERROR_CHANNEL_CLOSED;
-}
-
-void lm_ssh_mark_broken(lm_ssh *ssh)
-{
-	/* The transport is unusable (hung or gone): shut the socket so that libssh2 sees it closed and
-	 * frees channels and the session without waiting for a peer that will not answer. */
-	ssh->broken = 1;
-	if (ssh->fd >= 0)
-		shutdown(ssh->fd, SHUT_RDWR);
-}
-
-int lm_ssh_fail(lm_ssh *ssh, int libssh2_rc, const char *what)
-{
-	char *msg = NULL;
-	int code;
-
-	if (ssh->session != NULL)
-		libssh2_session_last_error(ssh->session, &msg, NULL, 0);
-	/* A signal interrupts libssh2's own blocking wait (authentication, a blocking read), which then
-	 * says "timeout": the cause is the cancel, and saying so is what tells the user. */
-	if (!ssh->uncancelable && ssh->ctx != NULL && lm_context_check_cancel(ssh->ctx, what) < 0) {
-		lm_ssh_mark_broken(ssh);
-		return lm_error_prefix("VM '%s' (%s:%d): ", ssh->vm, ssh->address, ssh->port);
-	}
-	if (libssh2_rc == LIBSSH2_ERROR_TIMEOUT || libssh2_rc == LIBSSH2_ERROR_SOCKET_TIMEOUT) {
-		lm_ssh_mark_broken(ssh);
-		return lm_error_set(LM_ETIMEOUT,
-		    "VM '%s' (%s:%d): %s: no answer from the SSH server within %.0f s; the VM may be hung "
-		    "or unreachable",
-		    ssh->vm, ssh->address, ssh->port, what, ssh->command_timeout > 0 ? ssh->command_timeout : ssh->connect_timeout);
-	}
-	code = LM_EREMOTE;
-	if (is_transport_error(libssh2_rc)) {
-		lm_ssh_mark_broken(ssh);
-		code = LM_ENETWORK;
-	}
-	return lm_error_set(code, "VM '%s' (%s:%d): %s: %s%s", ssh->vm, ssh->address, ssh->port, what,
-	    msg != NULL && msg[0] ? msg : "SSH error",
-	    code == LM_ENETWORK ? " (the connection to the guest was lost)" : "");
-}
-
-int lm_ssh_check_usable(lm_ssh *ssh)
-{
-	if (ssh == NULL)
-		return lm_error_set(LM_EINVALID, "no SSH session (lm_ssh_connect failed or was not called)");
-	if (ssh->broken)
-		return lm_error_set(LM_ENETWORK,
-		    "VM '%s' (%s:%d): the SSH connection was lost earlier in this operation; connect again",
-		    ssh->vm, ssh->address, ssh->port);
-	return 0;
-}
 
 void lm_ssh_set_blocking_timeout(lm_ssh *ssh, double seconds)
 {
@@ -448,7 +383,9 @@ void lm_ssh_free(lm_ssh *ssh)
 	}
 	if (ssh->fd >= 0)
 		close(ssh->fd);
-	lm_ssh_local_dispose(ssh);
+	lm_strv_free(ssh->local_env);
+	free(ssh->local_shell);
+	free(ssh->local_home);
 	free(ssh->vm);
 	free(ssh->address);
 	free(ssh);

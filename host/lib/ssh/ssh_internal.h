@@ -1,6 +1,7 @@
 /* Internal: the SSH transport's session and helpers shared by its files.
  *
- *   session.c      TCP connect, handshake, timeouts, errors, lm_ssh_connect/free
+ *   session.c      TCP connect, handshake, timeouts, lm_ssh_connect/free
+ *   fail.c         a failure said from libssh2's error, the session marked broken (every file's)
  *   known_hosts.c  our own known_hosts (keyed by VM name), lm_ssh_forget_host
  *   auth.c         agent, key files, password
  *   exec.c         remote commands (non-blocking, both streams at once)
@@ -45,8 +46,7 @@ struct lm_ssh {
 };
 
 
-/* Monotonic clock in seconds. */
-
+/* fail.c */
 /* Set the last error from the session's own error ("VM 'x' (addr:port): <what>: <libssh2's
  * message>"); transport failures mark the session broken. Returns the lm_error_code. */
 int lm_ssh_fail(lm_ssh *ssh, int libssh2_rc, const char *what);
@@ -94,9 +94,6 @@ int lm_ssh_check_key_option(const lm_context *ctx);
 int lm_ssh_check_password_option(const lm_context *ctx);
 int lm_ssh_authenticate(lm_ssh *ssh);
 
-/* Overwrite a secret in memory in a way the compiler keeps. */
-void lm_ssh_scrub(void *p, size_t n);
-
 
 /* OpenSSH-style fingerprint of a key blob: "SHA256:" + base64 without padding (51 bytes + NUL). */
 void lm_ssh_fingerprint(const uint8_t *blob, size_t len, char out[64]);
@@ -104,7 +101,6 @@ void lm_ssh_fingerprint(const uint8_t *blob, size_t len, char out[64]);
 void lm_ssh_blob_type(const uint8_t *blob, size_t len, char *out, size_t size);
 
 /* local.c: the local transport's side of each call (ssh_local.h). */
-void lm_ssh_local_dispose(lm_ssh *ssh);
 int lm_ssh_local_exec(lm_ssh *ssh, const char *command, double timeout, lm_ssh_output_fn out, void *data,
     int *exit_status);
 int lm_ssh_local_upload(const void *bytes, size_t len, const char *path, int mode);

@@ -1,10 +1,11 @@
 /* Internal (for flow/ and the modules that depend on it): what a command shares -- an outcome
- * (core's outcome.c and steps.h), a workload's checks (enabled.c), the exercise step (probe.c). */
+ * (core's outcome.c and steps.h), a workload's checks (parts.c), the exercise step (probe.c). */
 #ifndef LM_FLOW_PARTS_H
 #define LM_FLOW_PARTS_H
 
 #include "lume-metal/flow.h"
-#include "guestops.h"
+#include "guest_codesign.h"
+#include "guest_shim.h"
 #include "steps.h"
 
 /* ---- core's steps.h: each step of a VM's outcome, timed and reported (on_step) ---- */

@@ -1,0 +1,62 @@
+/* Internal (guestops): a workload in the guest -- what its records say for people
+ * (workload_records.c) and run's workload in a process group of its own, stopped as a whole
+ * (workload_session.c). */
+#ifndef LM_GUEST_WORKLOAD_H
+#define LM_GUEST_WORKLOAD_H
+
+#include <stddef.h>
+
+#include "lume-metal/flow.h"
+#include "lume-metal/sys/ssh.h"
+#include "context_internal.h"
+#include "guest_codesign.h"
+
+/* ---- workload_records.c: what a workload's records say, for people ---- */
+typedef struct {
+	char **lines;  /* one per process that loaded the shim: what it asked, what it was told */
+	size_t count;  /* processes that loaded the shim (records read) */
+	size_t took;   /* of them, those that had an answer widened (lm_activation_took) */
+	char *json;    /* the records, a JSON array ("[]" when none) */
+	size_t dropped; /* records past the reader's limit: counted, not read */
+	size_t nskipped; /* damaged or unreadable records, skipped */
+	char **skipped;  /* NULL-terminated: the first of them said */
+	char **stock_children; /* NULL-terminated: programs started with the shim that ran stock, and why */
+} lm_workload_records;
+/* Read dir's records (lm_activation_fetch) into r; nothing to dispose on failure. */
+int lm_workload_records_read(lm_ssh *ssh, const char *dir, lm_workload_records *r);
+void lm_workload_records_dispose(lm_workload_records *r);
+/* *out: NULL when some process had its answers widened; else why no process loaded the shim (or
+ * why it widened nothing), the likely cause first -- the program t, hardened or not, argv as run. */
+int lm_workload_records_why_not(const lm_workload_records *r, const lm_guest_facts *g, const lm_run_target *t,
+    int hardened, const char *const *argv, size_t argc, char **out);
+/* After a run: res->record_dir's records into res -- one line per process that loaded the shim, the
+ * records as JSON, or why none did (no_shim) -- for the program t (hardened or not), argv as run. */
+int lm_workload_records_result(lm_ssh *ssh, const lm_guest_facts *g, const lm_run_target *t, int hardened,
+    const char *const *argv, size_t argc, lm_run_result *res);
+/* A run's result before it runs (exit status 255 until it has one), once opts (NULL: the defaults)
+ * and argv are checked; `what` names the command in messages ("run", "local run"). */
+int lm_run_result_new(const char *what, const lm_workload_options *opts, size_t argc, lm_run_result **out);
+
+/* ---- workload_session.c: run's workload as `tart exec` runs one ---- */
+/* opts (NULL: the defaults) as this library's version of the struct, the fields it lacks 0;
+ * LM_EINVALID for an unknown version or values out of range. */
+int lm_workload_options_copy(lm_workload_options *dst, const lm_workload_options *opts);
+/* Version 3's fields of opts (NULL, or of an older version: the defaults): --resign-copy, and the
+ * agent's ProcessType ("Interactive" unless set). */
+int lm_workload_resign_copy(const lm_workload_options *opts);
+const char *lm_workload_process_type(const lm_workload_options *opts);
+/* cmd (a command line from lm_shim_command) run so that the guest first says the kill target of
+ * its process group ("-PGID") on stdout (ESC ] lume-metal-group;TARGET BEL, which
+ * lm_guest_workload_run cuts out) and writes it to record_dir/process-group, then execs it
+ * (free()). */
+int lm_workload_group_command(const char *record_dir, const char *cmd, char **out);
+/* Run cmd in its own process group (recorded in res->record_dir) with o's input, pseudo-terminal
+ * and signals, its output to ctx's on_output for vm; res->exit_status as a shell reports it. A
+ * stop ends the group and the workload's processes that left it (found by their ancestry in the
+ * guest's ps table). After a stop (res->stopped_by, res->stop_killed) LM_ECANCELED saying how the
+ * workload ended and, when some may remain, their PIDs; LM_EREMOTE when processes of it are left
+ * (the session then no longer asks should_cancel, so that what follows can clean up). */
+int lm_guest_workload_run(lm_context *ctx, lm_ssh *ssh, const char *vm, const char *cmd, const lm_workload_options *o,
+    lm_run_result *res);
+
+#endif
