@@ -3,7 +3,6 @@
 #include "vm_internal.h"
 #include "text.h"
 
-#include <stdarg.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,23 +16,6 @@
 #include <unistd.h>
 
 #define LM_SSH_PROBE_TIMEOUT 2.0 /* Lume's isSSHAvailable: 2 s */
-
-char *lm_vm_strf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (s = malloc((size_t)n + 1)) == NULL)
-		return NULL;
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	return s;
-}
 
 int lm_vm_is_ipv4(const char *s)
 {

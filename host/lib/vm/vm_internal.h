@@ -138,8 +138,6 @@ void lm_vm_excerpt(const char *text, char *buf, size_t cap);
 int lm_vm_probe_ssh(lm_vm_info *info);
 /* 1 when address:port accepts a TCP connection within timeout seconds. */
 int lm_vm_port_answers(const char *address, int port, double timeout);
-/* A formatted string (caller frees); NULL only when out of memory. */
-char *lm_vm_strf(const char *fmt, ...) LM_PRINTF(1, 2);
 /* A dotted IPv4 address (what the managers print). */
 int lm_vm_is_ipv4(const char *s);
 /* Every VM manager's answer for a VM's address goes through this one check (Lume's ipAddress, `tart
