@@ -219,6 +219,7 @@ typedef struct {
 	const char *record_dir;
 	double grace;
 	int outcome;          /* the stop script's exit status; -1 before a stop */
+	int stop_failed;      /* the stop itself failed (its command could not run) */
 	int foreign;          /* the group file named something else than what was found */
 	char target[32];      /* what the group file said ("-1234"; "invalid") */
 	char groups[64];      /* the workload's process group(s), as found */
@@ -383,6 +384,7 @@ static int session_stop(void *data, lm_ssh *ssh, int sig)
 	lm_free(qscript);
 	free(cmd);
 	lm_free(out);
+	r->stop_failed = rc < 0;
 	return rc;
 }
 
@@ -458,20 +460,26 @@ static int stopped(const run_session *r, int sig, int status)
 }
 
 /* The run failed with the connection still up (the local input unreadable, the guest refusing a
- * window change): the workload must not outlive it. Its group is stopped as on SIGTERM; the error
- * stays the run's, saying so. */
-static int failed(run_session *r, lm_ssh *ssh, int rc)
+ * window change): the workload must not outlive it. lm_ssh_exec_session asked the stop (SIGTERM)
+ * while the workload's channel was still open; where it could not (no channel), it is asked here.
+ * The error stays the run's, saying how the stop went. */
+static int failed(run_session *r, lm_ssh *ssh, int rc, const lm_ssh_session_end *end)
 {
 	char saved[2048];
 
 	snprintf(saved, sizeof(saved), "%s", lm_error_last()->message);
 	lm_ssh_set_cancelable(ssh, 0);
-	if (session_stop(r, ssh, SIGTERM) < 0)
+	if (!end->failure_stop && session_stop(r, ssh, SIGTERM) < 0)
+		r->stop_failed = 1;
+	if (r->stop_failed)
 		return lm_error_set(rc, "%s; stopping the workload failed too, it may still run in the guest", saved);
 	if (r->outcome == 2 || r->unverified[0] != '\0' || r->records[0] != '\0')
 		return lm_error_set(rc, "%s; stopping the workload failed too, processes that may be its still run in the "
 		    "guest (pids %s)", saved, r->left[0] != '\0' ? r->left : r->unverified[0] != '\0' ? r->unverified :
 		    r->records);
+	if (r->outcome == 3)
+		return lm_error_set(rc, "%s; the workload had not started (its wrapper wrote no process-group file within "
+		    "2 s), nothing was signalled", saved);
 	return lm_error_set(rc, "%s; the workload was stopped (its process group got SIGTERM%s%s)", saved,
 	    r->outcome == 1 ? ", then SIGKILL" : "", r->others[0] != '\0' ? ", as did its processes outside it" : "");
 }
@@ -513,7 +521,7 @@ int lm_guest_workload_run(lm_context *ctx, lm_ssh *ssh, const char *vm, const ch
 	if (r.mark == 0)
 		mark_look(&r, 1); /* what is still held goes out */
 	if (rc < 0 && end.stopped_by == 0 && lm_ssh_usable(ssh))
-		return failed(&r, ssh, rc);
+		return failed(&r, ssh, rc, &end);
 	res->exit_status = end.exit_status;
 	res->stopped_by = end.stopped_by;
 	res->stop_killed = r.outcome == 1;

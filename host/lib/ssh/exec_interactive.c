@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -212,6 +213,20 @@ static int loop(session *s, lm_ssh_session_end *end)
 	}
 }
 
+/* The session failed by itself with the connection up (ssh_session.h): the stop, over another
+ * channel while this one is still open; the session's error stays the one returned. */
+static void stop_after_failure(session *s, lm_ssh_session_end *end)
+{
+	char saved[2048];
+	int code = lm_error_last()->code;
+
+	snprintf(saved, sizeof(saved), "%s", lm_error_last()->message);
+	end->failure_stop = 1;
+	libssh2_session_set_blocking(s->ssh->session, 1);
+	(void)s->io->stop(s->io->stop_data, s->ssh, SIGTERM);
+	lm_error_set(code, "%s", saved);
+}
+
 int lm_ssh_exec_session(lm_ssh *ssh, const char *command, const lm_ssh_session_io *io, lm_ssh_session_end *end)
 {
 	session s;
@@ -225,6 +240,7 @@ int lm_ssh_exec_session(lm_ssh *ssh, const char *command, const lm_ssh_session_i
 		    "required");
 	end->exit_status = 255;
 	end->stopped_by = 0;
+	end->failure_stop = 0;
 	memset(&s, 0, sizeof(s));
 	s.ssh = ssh;
 	s.io = io;
@@ -244,6 +260,8 @@ int lm_ssh_exec_session(lm_ssh *ssh, const char *command, const lm_ssh_session_i
 		rc = finish(&s, ssh->command_timeout > 0 ? lm_clock_monotonic() + ssh->command_timeout : 0, end);
 	else if (rc == 1)
 		rc = 0;
+	if (rc < 0 && end->stopped_by == 0 && s.ch != NULL && io->stop != NULL && lm_ssh_usable(ssh))
+		stop_after_failure(&s, end);
 	libssh2_session_set_blocking(ssh->session, 1);
 	if (s.ch != NULL) {
 		libssh2_session_set_timeout(ssh->session, ssh->broken ? 200 : 2000);

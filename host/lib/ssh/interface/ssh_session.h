@@ -27,7 +27,12 @@ typedef struct {
 	int (*pending_signal)(void *data);
 	int (*window)(void *data, unsigned int *cols, unsigned int *rows);
 	/* The stop: called once, with the session blocking and no longer cancelable (it stays so
-	 * after, for the caller's clean-up); its error is the run's. NULL: the channel is closed. */
+	 * after, for the caller's clean-up); its error is the run's. NULL: the channel is closed.
+	 * Also asked (SIGTERM) when the session fails by itself with the connection up (its local input
+	 * unreadable, a window change refused), before the channel closes: closing it first closes the
+	 * workload's pipes (OpenSSH's sshd closes a freed channel's descriptors), so a workload that
+	 * then writes dies of SIGPIPE and its children go to launchd, where no stop finds them by
+	 * ancestry. The session's error is returned then, not the stop's. */
 	int (*stop)(void *stop_data, lm_ssh *ssh, int sig);
 	void *data;              /* for pending_signal and window */
 	void *stop_data;
@@ -36,6 +41,7 @@ typedef struct {
 typedef struct {
 	int exit_status; /* the status, 128 + N after signal N (as a shell reports it), 255 unknown */
 	int stopped_by;  /* the signal the stop was asked with; 0: the workload ended by itself */
+	int failure_stop; /* the session failed by itself and the stop was asked (SIGTERM): 1 */
 } lm_ssh_session_end;
 
 int lm_ssh_exec_session(lm_ssh *ssh, const char *command, const lm_ssh_session_io *io, lm_ssh_session_end *end);
