@@ -3,6 +3,7 @@
  * The parse has no entry point that takes bytes (it is part of reading the file), so the input
  * goes through the file; if it gets one, call it here instead. */
 #include "fuzz_support.h"
+#include "lume-metal/sys/ssh.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -574,6 +574,36 @@ int sim_tcp_probe(const char *address, int port, double timeout)
 	return ok;
 }
 
+/* Lume's sshAvailable: `nc -z -w 2` against port 22 of the VM's address (reference/lume.md, the
+ * VM object and the 2026-11 corrections). On loopback a closed port refuses at once; a Mac guest
+ * that boots again with its old DHCP lease gives the address before its network answers, so the
+ * SYN gets no answer at all: the check ends when the guest answers a retransmitted SYN (the first
+ * one a second later, RFC 6298 2.1's initial RTO; the next at 3 s, after nc's timeout) or at the
+ * 2-second timeout. Modelled as that: a check begun while the guest has not booted waits a second,
+ * answers then if the guest has booted meanwhile, else waits out the second second and says no. */
+static int lume_ssh_check(sim *s, sim_vm *vm)
+{
+	double t = sim_now(), left;
+	int silent, booted;
+
+	pthread_mutex_lock(&s->lock);
+	silent = vm->running && !vm->booted;
+	pthread_mutex_unlock(&s->lock);
+	if (silent) {
+		if ((left = t + 1.0 - sim_now()) > 0)
+			sim_sleep(left);
+		pthread_mutex_lock(&s->lock);
+		booted = vm->booted;
+		pthread_mutex_unlock(&s->lock);
+		if (!booted) {
+			if ((left = t + 2.0 - sim_now()) > 0)
+				sim_sleep(left);
+			return 0;
+		}
+	}
+	return sim_tcp_probe(vm->address, 22, 2.0);
+}
+
 static cJSON *vm_object(sim *s, sim_vm *vm)
 {
 	cJSON *o = cJSON_CreateObject(), *disk;
@@ -611,7 +641,7 @@ static cJSON *vm_object(sim *s, sim_vm *vm)
 	if (!addressed) /* no address, no probe: null, running or not */
 		cJSON_AddNullToObject(o, "sshAvailable");
 	else /* Lume's own check: a 2-second TCP connect to port 22 */
-		cJSON_AddBoolToObject(o, "sshAvailable", sim_tcp_probe(vm->address, 22, 2.0));
+		cJSON_AddBoolToObject(o, "sshAvailable", lume_ssh_check(s, vm));
 	cJSON_AddStringToObject(o, "locationName", "default");
 	cJSON_AddNullToObject(o, "sharedDirectories");
 	cJSON_AddStringToObject(o, "networkMode", "nat");

@@ -8,6 +8,7 @@
 #include "prefs_internal.h"
 #include "random.h"
 #include "vm_held.h"
+#include "vm_ready.h"
 #include "guest_bundle.h"
 #include "guest_machine.h"
 #include "guest_shim.h"
@@ -62,13 +63,16 @@ static int start_vm(enable_run *r)
 static int wait_ready(enable_run *r, const char *what, int fresh)
 {
 	const lm_options *opts = lm_context_options(r->ctx);
+	char before[sizeof(r->o->info.ip)];
 	double t;
 	int rc;
 
 	if ((rc = lm_step_begin(r->ctx, r->o, "ready", &t)) < 0)
 		return rc;
+	/* After a start, the address the VM had (its lease) is tried first (vm_ready.h). */
+	snprintf(before, sizeof(before), "%s", r->started_now ? r->o->info.ip : "");
 	if (!(fresh && lm_vm_info_ready(&r->o->info)) &&
-	    (rc = lm_vm_wait_ready(r->vmm, r->o->vm, opts->ready_timeout, &r->o->info)) < 0)
+	    (rc = lm_vm_wait_ready_at(r->vmm, r->o->vm, opts->ready_timeout, before, &r->o->info)) < 0)
 		return rc;
 	lm_step_add(r->ctx, r->o, "ready", t, "%s at %s, SSH reachable", what, r->o->info.ip);
 	return 0;

@@ -7,6 +7,7 @@
 #include "net_words.h"
 #include "vm_probe.h"
 #include "vm_undo.h"
+#include "vm_ready.h"
 #include "trace.h"
 
 #include <errno.h>
@@ -276,19 +277,28 @@ int lm_vm_info_ready(const lm_vm_info *info)
 	return info != NULL && strcmp(info->status, "running") == 0 && info->ip[0] != '\0' && info->ssh_available;
 }
 
-/* The pause between two questions to the manager. Once it has given the VM's address, port 22 is
- * tried every 20 ms meanwhile: 1 when it answered. A port that refuses costs the guest nothing (no
- * sshd child); the one that answers is the manager's own check made a moment earlier. */
-static int wait_or_port(const lm_vm_info *info, double seconds)
+/* While a guest boots again, Lume's answer already has its address (its old DHCP lease) and its
+ * check of port 22 is a 2-second TCP connect that the silent guest does not answer
+ * (reference/lume.md): each question then costs up to 2 s, during which nothing else is looked
+ * at. So once an address is known and SSH is not yet available, the guest's port 22 is tried
+ * every 20 ms and the manager is asked again only after BOOT_ASK_SECONDS of that (to notice a VM
+ * that stopped or moved); when the port answers, one question (quick now: Lume's own check
+ * answers at once) confirms it. */
+#define BOOT_ASK_SECONDS 5.0
+
+/* Port 22 of `address` tried every 20 ms for up to `seconds`: 1 when it answered. A port that
+ * refuses costs the guest nothing (no sshd child); the one that answers is what the manager's own
+ * check would find a moment later. */
+static int port_within(const char *address, double seconds)
 {
 	double until = lm_clock_monotonic() + seconds, left;
 
-	if (strcmp(info->status, "running") != 0 || info->ip[0] == '\0' || !lm_vm_is_ipv4(info->ip)) {
+	if (address == NULL || address[0] == '\0' || !lm_vm_is_ipv4(address)) {
 		lm_clock_sleep(seconds);
 		return 0;
 	}
 	while ((left = until - lm_clock_monotonic()) > 0) {
-		if (lm_vm_port_answers(info->ip, 22, left < 0.02 ? left : 0.02))
+		if (lm_vm_port_answers(address, 22, left < 0.02 ? left : 0.02))
 			return 1;
 		left = until - lm_clock_monotonic();
 		lm_clock_sleep(left < 0.02 ? (left > 0 ? left : 0) : 0.02);
@@ -296,13 +306,26 @@ static int wait_or_port(const lm_vm_info *info, double seconds)
 	return 0;
 }
 
+/* Booting: running, an address, SSH not available (yet). */
+static int info_booting(const lm_vm_info *info)
+{
+	return strcmp(info->status, "running") == 0 && info->ip[0] != '\0' && !info->ssh_available;
+}
+
 int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm_info *out)
 {
-	char vm[LM_VM_NAME_MAX], why[400];
+	return lm_vm_wait_ready_at(vmm, name, timeout, NULL, out);
+}
+
+int lm_vm_wait_ready_at(lm_vm_manager *vmm, const char *name, double timeout, const char *address,
+    lm_vm_info *out)
+{
+	char vm[LM_VM_NAME_MAX], why[400], hint[sizeof(((lm_vm_info *)0)->ip)];
 	lm_vm_info info;
 	double start, deadline, delay = 0.05, left, reported = 0, asked;
-	int rc, answered = 0;
+	int rc;
 
+	snprintf(hint, sizeof(hint), "%s", address != NULL && lm_vm_is_ipv4(address) ? address : "");
 	if (out != NULL)
 		memset(out, 0, sizeof(*out));
 	if ((rc = lm_vm_name_normalize(name, vm)) < 0)
@@ -311,18 +334,19 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 		timeout = vmm->ready_timeout;
 	start = lm_clock_monotonic();
 	deadline = start + timeout;
+	/* Just started, at the address it had before (its lease): its port first, the manager once
+	 * it answers (or after BOOT_ASK_SECONDS), rather than a first question that waits out a
+	 * silent guest's 2-second check. */
+	if (hint[0] != '\0') {
+		left = deadline - start;
+		(void)port_within(hint, BOOT_ASK_SECONDS < left ? BOOT_ASK_SECONDS : left);
+	}
 	for (;;) {
 		vmm->ssh_probe_err = 0;
 		asked = lm_clock_monotonic();
-		/* Port 22 answered our own check: the manager's answer of a moment ago (running, at this
-		 * address) with SSH available, without asking it again to check the port once more (on
-		 * a Mac each check of an answering port is an sshd that launchd starts for nothing). */
-		if (answered)
-			info.ssh_available = 1;
-		else if ((rc = vmm->backend->get(vmm, vmm->state, vm, &info)) < 0)
+		if ((rc = vmm->backend->get(vmm, vmm->state, vm, &info)) < 0)
 			return rc;
-		else
-			lm_trace(vmm->ctx, vm, "ready-ask", asked);
+		lm_trace(vmm->ctx, vm, "ready-ask", asked);
 		if (lm_vm_info_ready(&info)) {
 			lm_trace(vmm->ctx, vm, "ready-wait", start);
 			lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: ready at %s after %.1f s", vm, info.ip, lm_clock_monotonic() - start);
@@ -340,12 +364,15 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 		left = deadline - lm_clock_monotonic();
 		if (left <= 0)
 			return lm_error_set(LM_ETIMEOUT, "%s: not ready after %g s: %s", vm, timeout, why);
-		answered = wait_or_port(&info, delay < left ? delay : left);
-		/* At most a tenth of a second between questions: every enable that restarts waits here,
-		 * and each moment between the guest's SSH answering and the next question is time the
-		 * user waits for nothing (half a second cost a one-VM enable a third of its time). One
-		 * light GET, or one `lume get`, ten times a second is little for the manager, and Apple
-		 * lets a host run two macOS VMs. */
+		/* Booting at a known address: its port until it answers (then one quick question), the
+		 * manager again after BOOT_ASK_SECONDS. Otherwise (stopped, no address yet) at most a
+		 * tenth of a second between questions: each moment between the guest's SSH answering and
+		 * the next question is time the user waits for nothing, and such a question is light
+		 * (no address, no port check). */
+		if (info_booting(&info) && lm_vm_is_ipv4(info.ip))
+			(void)port_within(info.ip, BOOT_ASK_SECONDS < left ? BOOT_ASK_SECONDS : left);
+		else
+			(void)port_within(NULL, delay < left ? delay : left);
 		delay = delay * 1.5 > 0.1 ? 0.1 : delay * 1.5;
 	}
 }
