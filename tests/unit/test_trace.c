@@ -73,7 +73,7 @@ static void test_one_line_per_event(void **state)
 	char line[600], vm[64], what[64], longname[700];
 	double start, seconds, t0;
 	long pid;
-	int lines = 0, events = 0, contexts = 0;
+	int lines = 0, events = 0, contexts = 0, clocks = 0, requests = 0;
 	lm_context *ctx;
 	FILE *f;
 
@@ -83,6 +83,7 @@ static void test_one_line_per_event(void **state)
 	t0 = lm_clock_monotonic();
 	lm_trace(ctx, "vm1", "journal-save", t0);
 	lm_trace(ctx, NULL, "journal-lock-wait", t0);
+	lm_trace_request(ctx, "vm-request", "GET", "/lume/vms/vm1", t0);
 	/* A name longer than a line's room: cut, still one line ending in a newline. */
 	memset(longname, 'x', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
@@ -95,19 +96,30 @@ static void test_one_line_per_event(void **state)
 		assert_int_equal(sscanf(line, "%lf %lf %ld %63s %63s", &start, &seconds, &pid, vm, what), 5);
 		assert_int_equal(pid, (long)getpid());
 		assert_true(seconds >= 0);
-		if (strcmp(what, "context") == 0) {
+		if (strcmp(what, "clock") == 0) {
+			/* the context's first line: the wall clock of its monotonic START */
+			double epoch = 0;
+			clocks++;
+			assert_int_equal(lines, 0);
+			assert_int_equal(sscanf(line, "%*f %*f %*d %*s clock %lf", &epoch), 1);
+			assert_true(epoch > lm_clock_epoch() - 60 && epoch <= lm_clock_epoch());
+			assert_true(start <= t0);
+		} else if (strcmp(what, "context") == 0) {
 			contexts++;
 			assert_string_equal(vm, "-");
 			assert_true(start <= t0 + 1e-6);
 		} else {
 			events++;
+			requests += strstr(line, " vm-request GET /lume/vms/vm1\n") != NULL;
 			assert_true(start == t0 || (start > t0 - 1e-6 && start < t0 + 1e-6));
 		}
 		lines++;
 	}
 	fclose(f);
-	assert_int_equal(lines, 4);
-	assert_int_equal(events, 3);
+	assert_int_equal(lines, 6);
+	assert_int_equal(events, 4);
+	assert_int_equal(requests, 1);
+	assert_int_equal(clocks, 1);
 	assert_int_equal(contexts, 1);
 }
 

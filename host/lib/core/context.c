@@ -177,6 +177,7 @@ int lm_context_new(lm_context **out, const lm_options *given)
 		lm_context_free(ctx);
 		return rc;
 	}
+	lm_trace_clock(ctx);
 	if ((rc = lm_paths_state_dir(&ctx->state_dir, ctx->opts.state_dir)) < 0) {
 		lm_context_free(ctx);
 		return rc;

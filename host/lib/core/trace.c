@@ -48,3 +48,26 @@ void lm_trace(const lm_context *ctx, const char *vm, const char *what, double si
 	if (write(ctx->trace_fd, line, (size_t)n) < 0)
 		return;
 }
+
+void lm_trace_request(const lm_context *ctx, const char *what, const char *a, const char *b, double since)
+{
+	char line[400];
+
+	if (ctx == NULL || ctx->trace_fd < 0)
+		return;
+	snprintf(line, sizeof(line), "%s %s %s", what, a != NULL ? a : "-", b != NULL ? b : "-");
+	lm_trace(ctx, NULL, line, since);
+}
+
+void lm_trace_clock(const lm_context *ctx)
+{
+	char line[64];
+	double now, epoch;
+
+	if (ctx == NULL || ctx->trace_fd < 0)
+		return;
+	now = lm_clock_monotonic();
+	epoch = lm_clock_epoch();
+	snprintf(line, sizeof(line), "clock %.6f", epoch);
+	lm_trace(ctx, NULL, line, now);
+}

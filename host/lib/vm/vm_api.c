@@ -14,6 +14,7 @@
 #include "buf.h"
 #include "json.h"
 #include "text.h"
+#include "trace.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -168,6 +169,7 @@ static int api_call(lm_vm_manager *vmm, api_state *s, const char *method, const 
 	api_response r;
 	char *url, excerpt[120];
 	cJSON *doc;
+	double t0;
 	int rc;
 
 	if (out != NULL)
@@ -175,8 +177,10 @@ static int api_call(lm_vm_manager *vmm, api_state *s, const char *method, const 
 	if ((url = malloc(strlen(s->url) + strlen(path) + 1)) == NULL)
 		return lm_error_nomem();
 	sprintf(url, "%s%s", s->url, path);
+	t0 = lm_clock_monotonic();
 	rc = api_request(vmm, s, url, method, json_body, timeout, &r);
 	free(url);
+	lm_trace_request(vmm->ctx, "vm-request", method, path, t0);
 	if (rc < 0)
 		return rc;
 	if (r.status < 200 || r.status > 299) {
@@ -400,7 +404,11 @@ static const char *option_url(const lm_vm_manager *vmm)
 /* Whatever accepts connections at the URL is taken for the API (the automatic choice's test). */
 static int api_present(lm_vm_manager *vmm)
 {
-	return lm_vm_api_reachable(option_url(vmm), vmm->connect_timeout);
+	double t0 = lm_clock_monotonic();
+	int rc = lm_vm_api_reachable(option_url(vmm), vmm->connect_timeout);
+
+	lm_trace_request(vmm->ctx, "vm-reach", "connect", option_url(vmm), t0);
+	return rc;
 }
 
 static int api_init(lm_vm_manager *vmm, void **state)

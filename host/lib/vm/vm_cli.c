@@ -5,6 +5,7 @@
 #include "host_process.h"
 #include "lume_common.h"
 #include "text.h"
+#include "trace.h"
 #include "str.h"
 
 #include <errno.h>
@@ -32,10 +33,13 @@ static int cli_run_as(lm_vm_manager *vmm, const cli_state *s, const char *const 
 	const lm_proc_options o = {.env = lm_vm_lume_env, .timeout = timeout, .vm_owner = vm_owner,
 	    .cancel = lm_vm_cancel_ctx(vmm)};
 
+	double t0 = lm_clock_monotonic();
+	int rc;
+
 	lm_vm_reap_children(vmm);
-	if (lm_proc_run(s->program, args, &o, res) < 0)
-		return lm_error_prefix("lume: ");
-	return 0;
+	rc = lm_proc_run(s->program, args, &o, res);
+	lm_trace_request(vmm->ctx, "vm-command", "lume", args[0], t0);
+	return rc < 0 ? lm_error_prefix("lume: ") : 0;
 }
 
 static int cli_run(lm_vm_manager *vmm, const cli_state *s, const char *const args[], double timeout,

@@ -20,4 +20,13 @@ int lm_trace_open(int *fd_out);
  * is the event's start (lm_clock_monotonic); it ends now. A no-op without a trace. */
 void lm_trace(const lm_context *ctx, const char *vm, const char *what, double since);
 
+/* lm_trace of "WHAT A B" (a manager's request: "vm-request GET /lume/vms/NAME"), B cut at the
+ * line's end. The first one a command makes marks the end of its start-up (docs/testing.md). */
+void lm_trace_request(const lm_context *ctx, const char *what, const char *a, const char *b, double since);
+
+/* The clock line a context writes first: "START 0 PID - clock EPOCH", START the monotonic clock and
+ * EPOCH the wall clock of the same moment, so that a timeline taken outside the process (a
+ * benchmark's clock before it started the command) can be put beside the trace. */
+void lm_trace_clock(const lm_context *ctx);
+
 #endif
