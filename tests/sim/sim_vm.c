@@ -586,16 +586,18 @@ static int lume_ssh_check(sim *s, sim_vm *vm)
 	double t = sim_now(), left;
 	int silent, booted;
 
+	/* Silent: not booted by the simulator's account and its sshd not listening yet (the port can
+	 * answer a moment before the boot is noted: then the guest answers, as a Mac's would). */
 	pthread_mutex_lock(&s->lock);
 	silent = vm->running && !vm->booted;
 	pthread_mutex_unlock(&s->lock);
-	if (silent) {
+	if (silent && !sim_tcp_probe(vm->address, 22, 0.05)) {
 		if ((left = t + 1.0 - sim_now()) > 0)
 			sim_sleep(left);
 		pthread_mutex_lock(&s->lock);
 		booted = vm->booted;
 		pthread_mutex_unlock(&s->lock);
-		if (!booted) {
+		if (!booted && !sim_tcp_probe(vm->address, 22, 0.05)) {
 			if ((left = t + 2.0 - sim_now()) > 0)
 				sim_sleep(left);
 			return 0;
