@@ -286,20 +286,28 @@ int lm_vm_info_ready(const lm_vm_info *info)
  * answers at once) confirms it. */
 #define BOOT_ASK_SECONDS 5.0
 
-/* Port 22 of `address` tried every 20 ms for up to `seconds`: 1 when it answered. A port that
+/* One wait of the readiness loop: port 22 of `address` tried every 20 ms for up to `seconds`
+ * (1 when it answered), the wait shown and should_cancel asked as at each question. A port that
  * refuses costs the guest nothing (no sshd child); the one that answers is what the manager's own
- * check would find a moment later. */
-static int port_within(const char *address, double seconds)
+ * check would find a moment later. No IPv4 address: the pause alone. */
+typedef struct {
+	lm_vm_manager *vmm;
+	const char *vm;
+	double start, reported;
+	const char *why;
+} ready_wait;
+
+static int port_within(ready_wait *w, const char *address, double seconds)
 {
 	double until = lm_clock_monotonic() + seconds, left;
+	int probe = address != NULL && address[0] != '\0' && lm_vm_is_ipv4(address);
 
-	if (address == NULL || address[0] == '\0' || !lm_vm_is_ipv4(address)) {
-		lm_clock_sleep(seconds);
-		return 0;
-	}
 	while ((left = until - lm_clock_monotonic()) > 0) {
-		if (lm_vm_port_answers(address, 22, left < 0.02 ? left : 0.02))
+		if (probe && lm_vm_port_answers(address, 22, left < 0.02 ? left : 0.02))
 			return 1;
+		lm_context_waiting(w->vmm->ctx, w->vm, "wait-ready", w->start, &w->reported, w->why);
+		if (lm_vm_check_cancel(w->vmm, "while waiting for the VM to be ready") < 0)
+			return lm_error_prefix("%s: ", w->vm);
 		left = until - lm_clock_monotonic();
 		lm_clock_sleep(left < 0.02 ? (left > 0 ? left : 0) : 0.02);
 	}
@@ -322,7 +330,8 @@ int lm_vm_wait_ready_at(lm_vm_manager *vmm, const char *name, double timeout, co
 {
 	char vm[LM_VM_NAME_MAX], why[400], hint[sizeof(((lm_vm_info *)0)->ip)];
 	lm_vm_info info;
-	double start, deadline, delay = 0.05, left, reported = 0, asked;
+	ready_wait w;
+	double start, deadline, delay = 0.05, left, asked;
 	int rc;
 
 	snprintf(hint, sizeof(hint), "%s", address != NULL && lm_vm_is_ipv4(address) ? address : "");
@@ -337,9 +346,16 @@ int lm_vm_wait_ready_at(lm_vm_manager *vmm, const char *name, double timeout, co
 	/* Just started, at the address it had before (its lease): its port first, the manager once
 	 * it answers (or after BOOT_ASK_SECONDS), rather than a first question that waits out a
 	 * silent guest's 2-second check. */
+	w.vmm = vmm;
+	w.vm = vm;
+	w.start = start;
+	w.reported = 0;
+	w.why = why;
 	if (hint[0] != '\0') {
+		snprintf(why, sizeof(why), "started, SSH (port 22) at %s not reachable yet", hint);
 		left = deadline - start;
-		(void)port_within(hint, BOOT_ASK_SECONDS < left ? BOOT_ASK_SECONDS : left);
+		if ((rc = port_within(&w, hint, BOOT_ASK_SECONDS < left ? BOOT_ASK_SECONDS : left)) < 0)
+			return rc;
 	}
 	for (;;) {
 		vmm->ssh_probe_err = 0;
@@ -358,7 +374,7 @@ int lm_vm_wait_ready_at(lm_vm_manager *vmm, const char *name, double timeout, co
 			return 0;
 		}
 		describe_not_ready(&info, vmm->ssh_probe_err, why, sizeof(why));
-		lm_context_waiting(vmm->ctx, vm, "wait-ready", start, &reported, why);
+		lm_context_waiting(vmm->ctx, vm, "wait-ready", start, &w.reported, why);
 		if ((rc = lm_vm_check_cancel(vmm, "while waiting for the VM to be ready")) < 0)
 			return lm_error_prefix("%s: ", vm);
 		left = deadline - lm_clock_monotonic();
@@ -370,9 +386,11 @@ int lm_vm_wait_ready_at(lm_vm_manager *vmm, const char *name, double timeout, co
 		 * the next question is time the user waits for nothing, and such a question is light
 		 * (no address, no port check). */
 		if (info_booting(&info) && lm_vm_is_ipv4(info.ip))
-			(void)port_within(info.ip, BOOT_ASK_SECONDS < left ? BOOT_ASK_SECONDS : left);
+			rc = port_within(&w, info.ip, BOOT_ASK_SECONDS < left ? BOOT_ASK_SECONDS : left);
 		else
-			(void)port_within(NULL, delay < left ? delay : left);
+			rc = port_within(&w, NULL, delay < left ? delay : left);
+		if (rc < 0)
+			return rc;
 		delay = delay * 1.5 > 0.1 ? 0.1 : delay * 1.5;
 	}
 }
