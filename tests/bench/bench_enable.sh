@@ -78,10 +78,9 @@ again=$(col 1 "$E2E_DIR/again.steps")
 
 # --- one OpenSSH connection running `true` in the same guest (what re-enable is held against) ---
 lm_addr=$(jq -r '.vms[] | select(.name == "lm-vm") | .address' "$E2E_DIR/sim.json")
-printf '#!/bin/sh\necho lume\n' >"$E2E_DIR/askpass"; chmod 700 "$E2E_DIR/askpass"
-export SSH_ASKPASS="$E2E_DIR/askpass" SSH_ASKPASS_REQUIRE=force
-sshopts=(-o StrictHostKeyChecking=accept-new -o UserKnownHostsFile="$E2E_DIR/manual_known_hosts"
-  -o PubkeyAuthentication=no -o PreferredAuthentications=password -o LogLevel=ERROR)
+export MANUAL_KNOWN_HOSTS="$E2E_DIR/manual_known_hosts"
+openssh_askpass "$E2E_DIR"
+openssh_opts "$MANUAL_KNOWN_HOSTS"
 setsid -w ssh "${sshopts[@]}" "lume@$lm_addr" true </dev/null   # its host key recorded first
 for i in $(seq 1 10); do
   t0=$EPOCHREALTIME; setsid -w ssh "${sshopts[@]}" "lume@$lm_addr" true </dev/null; t1=$EPOCHREALTIME
@@ -103,7 +102,6 @@ for i in $(seq 1 10); do
 done >"$E2E_DIR/ssh.steps"
 
 # --- the manual recipe, scripted (manual_recipe.sh) ---
-export MANUAL_KNOWN_HOSTS="$E2E_DIR/manual_known_hosts"
 addr=$(jq -r '.vms[] | select(.name == "manual-vm") | .address' "$E2E_DIR/sim.json")
 t0=$EPOCHREALTIME
 "$here/manual_recipe.sh" manual-vm "$addr" "$E2E_DIR"

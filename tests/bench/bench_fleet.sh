@@ -84,8 +84,9 @@ cpu_of() {
 
 # The scripted manual recipe (manual_recipe.sh) over a fleet as a user would run it, N at once with
 # xargs -P: one VM's stop, preference, start, wait, copy, check and probes per process.
-printf '#!/bin/sh\necho lume\n' >"$E2E_DIR/askpass"; chmod 700 "$E2E_DIR/askpass"
-export SSH_ASKPASS="$E2E_DIR/askpass" SSH_ASKPASS_REQUIRE=force MANUAL_KNOWN_HOSTS="$E2E_DIR/manual_known_hosts"
+export MANUAL_KNOWN_HOSTS="$E2E_DIR/manual_known_hosts"
+openssh_askpass "$E2E_DIR"
+openssh_opts "$MANUAL_KNOWN_HOSTS"
 addr_of() { jq -r --arg n "$1" '.vms[] | select(.name == $n) | .address' "$E2E_DIR/sim.json"; }
 recipe_wide() { # N VM...: seconds for the recipe over the VMs, N at a time
   local n=$1 t0 t1 vm; shift
@@ -97,8 +98,6 @@ recipe_wide() { # N VM...: seconds for the recipe over the VMs, N at a time
   elapsed "$t0" "$t1"
 }
 # ssh_true_wide VM...: seconds for one OpenSSH `ssh host true` to each, all at once.
-sshopts=(-o StrictHostKeyChecking=accept-new -o UserKnownHostsFile="$MANUAL_KNOWN_HOSTS"
-  -o PubkeyAuthentication=no -o PreferredAuthentications=password -o LogLevel=ERROR)
 ssh_true_wide() {
   local t0 t1 vm pids=() p
   t0=$EPOCHREALTIME

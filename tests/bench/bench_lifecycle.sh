@@ -19,10 +19,8 @@ sim_start --vm base --lume-home "$HOME/.lume"
 lume_cli clone base ssh-ref >/dev/null
 vm_run ssh-ref
 addr=$(curl -fsS "$LUME_METAL_LUME_URL/lume/vms/ssh-ref" | jq -r .ipAddress)
-printf '#!/bin/sh\necho lume\n' >"$E2E_DIR/askpass"; chmod 700 "$E2E_DIR/askpass"
-export SSH_ASKPASS="$E2E_DIR/askpass" SSH_ASKPASS_REQUIRE=force
-sshopts=(-o StrictHostKeyChecking=accept-new -o UserKnownHostsFile="$E2E_DIR/ssh_known_hosts"
-  -o PubkeyAuthentication=no -o PreferredAuthentications=password -o LogLevel=ERROR)
+openssh_askpass "$E2E_DIR"
+openssh_opts "$E2E_DIR/ssh_known_hosts"
 setsid -w ssh "${sshopts[@]}" "lume@$addr" true </dev/null || fail "ssh host true"
 for i in $(seq 1 10); do
   t0=$(now); setsid -w ssh "${sshopts[@]}" "lume@$addr" true </dev/null; t1=$(now)

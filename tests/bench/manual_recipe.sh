@@ -5,14 +5,14 @@
 # and shimmed, compare. One connection per command, as the recipe does. Part of bench-enable (one
 # VM against `enable`, and 16-wide with `xargs -P16` against `enable --jobs 16`).
 # From the environment: LUME_METAL_LUME_URL (the manager), LM_BUNDLE_DIR (the shim and probe),
-# MANUAL_KNOWN_HOSTS (known_hosts of the recipe's own), SSH_ASKPASS (answers the password).
+# MANUAL_KNOWN_HOSTS (known_hosts of the recipe's own), SSH_ASKPASS and SSH_ASKPASS_REQUIRE (the
+# password: openssh.sh's openssh_askpass).
 # Exits non-zero, saying why on stderr, when a check fails.
 set -eu # no pipefail: `grep -q` ends its pipe early by design
 vm=$1 addr=$2 work=$3
 fail() { echo "manual recipe, $vm: $*" >&2; exit 1; }
-export SSH_ASKPASS_REQUIRE=force
-sshopts=(-o StrictHostKeyChecking=accept-new -o UserKnownHostsFile="$MANUAL_KNOWN_HOSTS"
-  -o PubkeyAuthentication=no -o PreferredAuthentications=password -o LogLevel=ERROR)
+. "$(dirname "$0")/openssh.sh"
+openssh_opts "$MANUAL_KNOWN_HOSTS"
 rssh() { setsid -w ssh "${sshopts[@]}" "lume@$addr" "$@" </dev/null; }
 bundle=$LM_BUNDLE_DIR
 shim=$(jq -r .shim "$bundle/manifest.json")

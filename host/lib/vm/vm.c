@@ -286,10 +286,7 @@ int lm_vm_info_ready(const lm_vm_info *info)
  * answers at once) confirms it. */
 #define BOOT_ASK_SECONDS 5.0
 
-/* One wait of the readiness loop: port 22 of `address` tried every 20 ms for up to `seconds`
- * (1 when it answered), the wait shown and should_cancel asked as at each question. A port that
- * refuses costs the guest nothing (no sshd child); the one that answers is what the manager's own
- * check would find a moment later. No IPv4 address: the pause alone. */
+/* What each wait of the readiness loop shows and asks (lm_context_waiting, should_cancel). */
 typedef struct {
 	lm_vm_manager *vmm;
 	const char *vm;
@@ -297,10 +294,14 @@ typedef struct {
 	const char *why;
 } ready_wait;
 
+/* One wait of the readiness loop: port 22 of `address` tried every 20 ms for up to `seconds`
+ * (1 when it answered), the wait shown and should_cancel asked as at each question. A port that
+ * refuses costs the guest nothing (no sshd child); the one that answers is what the manager's own
+ * check would find a moment later. NULL or no IPv4 address: the pause alone. */
 static int port_within(ready_wait *w, const char *address, double seconds)
 {
 	double until = lm_clock_monotonic() + seconds, left;
-	int probe = address != NULL && address[0] != '\0' && lm_vm_is_ipv4(address);
+	int probe = address != NULL && lm_vm_is_ipv4(address);
 
 	while ((left = until - lm_clock_monotonic()) > 0) {
 		if (probe && lm_vm_port_answers(address, 22, left < 0.02 ? left : 0.02))
@@ -314,10 +315,10 @@ static int port_within(ready_wait *w, const char *address, double seconds)
 	return 0;
 }
 
-/* Booting: running, an address, SSH not available (yet). */
+/* Booting at an address its port can be tried at: running, an IPv4 address, SSH not available (yet). */
 static int info_booting(const lm_vm_info *info)
 {
-	return strcmp(info->status, "running") == 0 && info->ip[0] != '\0' && !info->ssh_available;
+	return strcmp(info->status, "running") == 0 && lm_vm_is_ipv4(info->ip) && !info->ssh_available;
 }
 
 int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm_info *out)
@@ -328,13 +329,12 @@ int lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm
 int lm_vm_wait_ready_at(lm_vm_manager *vmm, const char *name, double timeout, const char *address,
     lm_vm_info *out)
 {
-	char vm[LM_VM_NAME_MAX], why[400], hint[sizeof(((lm_vm_info *)0)->ip)];
+	char vm[LM_VM_NAME_MAX], why[400];
 	lm_vm_info info;
 	ready_wait w;
 	double start, deadline, delay = 0.05, left, asked;
 	int rc;
 
-	snprintf(hint, sizeof(hint), "%s", address != NULL && lm_vm_is_ipv4(address) ? address : "");
 	if (out != NULL)
 		memset(out, 0, sizeof(*out));
 	if ((rc = lm_vm_name_normalize(name, vm)) < 0)
@@ -351,10 +351,10 @@ int lm_vm_wait_ready_at(lm_vm_manager *vmm, const char *name, double timeout, co
 	w.start = start;
 	w.reported = 0;
 	w.why = why;
-	if (hint[0] != '\0') {
-		snprintf(why, sizeof(why), "started, SSH (port 22) at %s not reachable yet", hint);
+	if (address != NULL && lm_vm_is_ipv4(address)) {
+		snprintf(why, sizeof(why), "started, SSH (port 22) at %s not reachable yet", address);
 		left = deadline - start;
-		if ((rc = port_within(&w, hint, BOOT_ASK_SECONDS < left ? BOOT_ASK_SECONDS : left)) < 0)
+		if ((rc = port_within(&w, address, BOOT_ASK_SECONDS < left ? BOOT_ASK_SECONDS : left)) < 0)
 			return rc;
 	}
 	for (;;) {
@@ -385,7 +385,7 @@ int lm_vm_wait_ready_at(lm_vm_manager *vmm, const char *name, double timeout, co
 		 * tenth of a second between questions: each moment between the guest's SSH answering and
 		 * the next question is time the user waits for nothing, and such a question is light
 		 * (no address, no port check). */
-		if (info_booting(&info) && lm_vm_is_ipv4(info.ip))
+		if (info_booting(&info))
 			rc = port_within(&w, info.ip, BOOT_ASK_SECONDS < left ? BOOT_ASK_SECONDS : left);
 		else
 			rc = port_within(&w, NULL, delay < left ? delay : left);
