@@ -53,6 +53,38 @@ function(lm_require_curl part)
   endif()
 endfunction()
 
+# The host library loads libcurl when it first needs it (host/lib/vm/curl_lib.c): it is built
+# against libcurl's headers (lm_curl_headers) and opens the library by the name the dynamic linker
+# would have looked for, its soname: libcurl's ABI has been 4 since 2006 (libcurl.so.4 on ELF
+# systems, libcurl.4.dylib on macOS). The found library is checked to be that one.
+function(lm_curl_headers_target)
+  if(TARGET lm_curl_headers)
+    return()
+  endif()
+  if(APPLE)
+    set(default "libcurl.4.dylib")
+  else()
+    set(default "libcurl.so.4")
+  endif()
+  set(LUME_METAL_CURL_LIBRARY_NAME "${default}" CACHE STRING "libcurl's soname, which the host library opens at its first use")
+  get_target_property(loc CURL::libcurl LOCATION)
+  if(loc AND EXISTS "${loc}" AND NOT APPLE)
+    get_filename_component(real "${loc}" REALPATH)
+    get_filename_component(real_name "${real}" NAME)
+    string(FIND "${real_name}" "${LUME_METAL_CURL_LIBRARY_NAME}" at)
+    if(NOT at EQUAL 0)
+      message(FATAL_ERROR "lume-metal: the libcurl found (${real}) is not ${LUME_METAL_CURL_LIBRARY_NAME}, "
+        "the name the host library opens it by. Set LUME_METAL_CURL_LIBRARY_NAME to its soname "
+        "(objdump -p ${real} | grep SONAME).")
+    endif()
+  endif()
+  get_target_property(include CURL::libcurl INTERFACE_INCLUDE_DIRECTORIES)
+  add_library(lm_curl_headers INTERFACE)
+  if(include)
+    target_include_directories(lm_curl_headers SYSTEM INTERFACE ${include})
+  endif()
+endfunction()
+
 function(lm_require_cmocka part)
   if(TARGET lm::cmocka)
     return()

@@ -61,14 +61,22 @@ sim_start() {
 vm_dir() { jq -r --arg n "$1" '.vms[] | select(.name == $n) | .dir' "$E2E_DIR/sim.json"; }
 
 # vm_run NAME: start a VM through the API (as a user would) and wait until SSH answers.
+# vm_run NAME: Lume's POST run, then until the guest is ready: the simulator's boot (or resume)
+# event for this start in its log (the guest's sshd answers), then Lume says sshAvailable. Lume is
+# not asked while the guest is silent: each such question costs its 2-s check of port 22 a second
+# or two (reference/lume.md, tests/sim/sim_vm.c lume_ssh_check), which lume-metal's readiness
+# avoids too (it tries the port first).
 vm_run() {
+  local starts; starts=$(vm_starts "$1")
   curl -fsS -X POST -d '{"noDisplay":true}' "$LUME_METAL_LUME_URL/lume/vms/$1/run" >/dev/null
-  for _ in $(seq 1 200); do
-    if curl -fsS "$LUME_METAL_LUME_URL/lume/vms/$1" | jq -e '.sshAvailable == true' >/dev/null; then return 0; fi
-    sleep 0.05
-  done
-  fail "$1 did not become ready"
+  wait_for 60 "$1 did not boot" vm_started_since "$1" "$starts"
+  vm_ready "$1" || fail "$1 booted, but Lume does not say sshAvailable: $(curl -fsS "$LUME_METAL_LUME_URL/lume/vms/$1")"
 }
+# vm_starts NAME: how many boot and resume events of NAME the simulator logged.
+vm_starts() {
+  jq -c --arg v "$1" 'select(.source == "sim" and (.event == "boot" or .event == "resume") and .vm == $v)' "$SIM_LOG" | wc -l
+}
+vm_started_since() { [ "$(vm_starts "$1")" -gt "$2" ]; }
 
 vm_status() { curl -fsS "$LUME_METAL_LUME_URL/lume/vms/$1" | jq -r .status; }
 vm_ready() { curl -fsS "$LUME_METAL_LUME_URL/lume/vms/$1" | jq -e '.sshAvailable == true' >/dev/null; }

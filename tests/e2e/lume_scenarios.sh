@@ -18,10 +18,6 @@ sim_stop() {
 
 # Start a VM through the API (as a user would) and wait until SSH answers, however long a busy
 # machine takes to start its guest.
-start_vm() {
-  curl -fsS -X POST -d '{"noDisplay":true}' "$LUME_METAL_LUME_URL/lume/vms/$1/run" >/dev/null
-  wait_for 120 "$1 to become ready" vm_ready "$1"
-}
 
 # Until the wall clock is 2 s past NAME's last boot: its guest then clearly booted before any
 # change of the preference made from now on (the restart rule compares the two).
@@ -35,8 +31,8 @@ after_boot_of() {
 # ends, and every VM it runs (here vm2, never named) goes down with it. No request is sent.
 scenario_lume_stop_ends_server() {
   sim_start --vm vm1 --vm vm2 --keep --stop-grace 120
-  start_vm vm1
-  start_vm vm2
+  vm_run vm1
+  vm_run vm2
   local a1 a2 rc
   a1=$(vm_field vm1 address)
   a2=$(vm_field vm2 address)
@@ -60,7 +56,7 @@ scenario_lume_stop_ends_server() {
 # grace period for a holder that ignores SIGINT.
 scenario_lume_stop_cli_owned() {
   sim_start --vm vm1 --vm vm2
-  start_vm vm1
+  vm_run vm1
   local out pid log cfg holder rc runs1 stops1
   out=$(lume_cli run vm2 --detach) || fail "lume run vm2 --detach: exit $?"
   pid=$(printf '%s\n' "$out" | sed -n "1s/^Started 'vm2' in the background (PID \([0-9][0-9]*\))\.\$/\1/p")
@@ -104,8 +100,8 @@ scenario_lume_stop_cli_owned() {
 # a connection, not by that endpoint), restarts vm1, and never stops or starts vm2.
 scenario_slow_status_bystander() {
   sim_start --vm vm1 --vm vm2 --status-delay 2
-  start_vm vm1
-  start_vm vm2
+  vm_run vm1
+  vm_run vm2
   local t0 t1 from runs2 stops2 boots2
   t0=$(date +%s.%N)
   curl -fsS "$LUME_METAL_LUME_URL/lume/host/status" >"$E2E_DIR/hs.json"
@@ -138,8 +134,8 @@ scenario_slow_status_bystander() {
 # end the server): enable says so and what to do; both VMs and the server keep running.
 scenario_cli_backend_spares_server() {
   sim_start --vm vm1 --vm vm2
-  start_vm vm1
-  start_vm vm2
+  vm_run vm1
+  vm_run vm2
   after_boot_of vm1
   local from; from=$(log_lines)
   lm_json "$E2E_DIR/e.json" enable vm1 --vm-manager lume-cli --lume "$(jq -r .lume "$E2E_DIR/sim.json")"
@@ -157,6 +153,29 @@ scenario_cli_backend_spares_server() {
   [ "$(sim_events stopped vm1)" -eq 0 ] && [ "$(sim_events stopped vm2)" -eq 0 ] || fail "a VM was stopped"
   [ "$(vm_status vm1)" = running ] && [ "$(vm_status vm2)" = running ] || fail "a VM is down"
   [ ! -e "$PLIST" ] || fail "preference left changed"
+}
+
+# libcurl is loaded at its first use (host/lib/vm/curl_lib.c): without it the Lume API backend
+# fails with what to install and what to use instead, before anything changed; Lume's command line
+# (and any backend but the API) works without it.
+scenario_curl_missing() {
+  sim_start --vm vm1
+  vm_run vm1
+  local lib=libcurl-not-here.so.4
+  export LUME_METAL_TEST_CURL_LIBRARY=$lib
+  LM_BIN=$LM_BIN_HOOKS
+  lm_json "$E2E_DIR/e.json" enable vm1 --vm-manager lume-api
+  [ "$LM_RC" -ne 0 ] || fail "enable succeeded without libcurl: $(cat "$E2E_DIR/e.json")"
+  jq -r '[.. | .message? // empty] | join("\n")' "$E2E_DIR/e.json" >"$E2E_DIR/e.msg"
+  grep -q "libcurl ($lib), which the Lume HTTP API needs, could not be loaded: $lib: cannot open shared object file" \
+    "$E2E_DIR/e.msg" || fail "message: $(cat "$E2E_DIR/e.json")"
+  grep -q "sudo apt-get install libcurl4" "$E2E_DIR/e.msg" || fail "no advice: $(cat "$E2E_DIR/e.json")"
+  grep -q "(--vm-manager lume-cli)" "$E2E_DIR/e.msg" || fail "no alternative: $(cat "$E2E_DIR/e.json")"
+  [ ! -e "$PLIST" ] || fail "preference left changed: $(cat "$E2E_DIR/e.json")"
+  [ "$(vm_status vm1)" = running ] || fail "vm1 is down"
+  lm_json "$E2E_DIR/s.json" status vm1 --vm-manager lume-cli --lume "$(jq -r .lume "$E2E_DIR/sim.json")"
+  expect_rc 0 "$E2E_DIR/s.json"
+  jq_is "$E2E_DIR/s.json" '.vms[0].state' running
 }
 
 # The preference goes to the user whose VMs read it: lume-metal run as another user than the

@@ -396,6 +396,49 @@ static void test_connect_error_words(void **state)
 	assert_string_equal(buf, strerror(EACCES));
 }
 
+/* The Lume URL's HOST:PORT for the server lookup, read without libcurl: the scheme's port by
+ * default, loopback only as a dotted 127.0.0.0/8 address, localhost or [::1]; anything a host
+ * cannot be refused with the URL named. */
+static void test_url_endpoint(void **state)
+{
+	static const struct {
+		const char *url, *address;
+		int port, local;
+	} good[] = {
+		{"http://127.0.0.1:7777", "127.0.0.1:7777", 7777, 1},
+		{"http://127.1.22.2:7777/lume/", "127.1.22.2:7777", 7777, 1},
+		{"http://localhost", "localhost:80", 80, 1},
+		{"https://LocalHost/x?y", "LocalHost:443", 443, 1},
+		{"http://[::1]:8080", "[::1]:8080", 8080, 1},
+		{"http://[fe80::1%25en0]:1", "[fe80::1%25en0]:1", 1, 0},
+		{"http://mac-mini.local:7777", "mac-mini.local:7777", 7777, 0},
+		{"http://127.example.com:7777", "127.example.com:7777", 7777, 0},
+		{"http://10.0.0.1:65535", "10.0.0.1:65535", 65535, 0},
+	};
+	static const char *const bad[] = {"ftp://127.0.0.1:7777", "127.0.0.1:7777", "http://", "http://:7777",
+		"http://127.0.0.1:", "http://127.0.0.1:0", "http://127.0.0.1:65536", "http://127.0.0.1:77a7",
+		"http://user@127.0.0.1:7777", "http://[::1", "http://[]:1", "http://a b:1", "http://h:1:2"};
+	char address[64];
+	int port, local;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		lm_assert_ok(lm_vm_url_endpoint(good[i].url, address, sizeof(address), &port, &local));
+		assert_string_equal(address, good[i].address);
+		assert_int_equal(port, good[i].port);
+		assert_int_equal(local, good[i].local);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		lm_assert_fails(lm_vm_url_endpoint(bad[i], address, sizeof(address), &port, &local), LM_EINVALID);
+		lm_assert_error_has(bad[i]);
+		lm_assert_error_has("expected http://HOST:PORT");
+		assert_int_equal(port, 0);
+	}
+	/* An address that does not fit is refused, never cut. */
+	lm_assert_fails(lm_vm_url_endpoint("http://mac-mini.local:7777", address, 10, &port, &local), LM_EINVALID);
+}
+
 static void test_proc_run_and_timeout(void **state)
 {
 	const char *echo[] = {"-c", "echo out; echo err >&2; echo $LUME_LOG_LEVEL; exit 3", NULL};
@@ -566,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_proc_env_vm_owner),
 		cmocka_unit_test(test_proc_cancel),
 		cmocka_unit_test(test_connect_error_words),
+		cmocka_unit_test(test_url_endpoint),
 		cmocka_unit_test(test_proc_every_argument),
 		cmocka_unit_test(test_proc_output_limit),
 		cmocka_unit_test(test_find_program),

@@ -50,36 +50,78 @@ static void describe_args(const char *p, const char *end, int max_args, lm_host_
 
 #if defined(__linux__)
 
-/* The lowest PID with an open file for which match(its stat, arg) holds, or 0. Another user's
- * process cannot be looked into without privileges (lsof cannot either). */
-static long lowest_pid_with(int (*match)(const struct stat *, const void *), const void *arg)
+static int pid_order(const void *a, const void *b)
 {
-	char dir[48], path[64 + 256];
-	struct dirent *e, *f;
-	struct stat st;
-	long best = 0, pid;
-	char *end;
-	DIR *proc, *fds;
-	int found;
+	long x = *(const long *)a, y = *(const long *)b;
 
+	return (x > y) - (x < y);
+}
+
+/* Every PID in /proc, ascending (readdir's order is not promised). LM_ENOMEM without memory. */
+static int all_pids(long **pids, size_t *n)
+{
+	size_t cap = 0;
+	struct dirent *e;
+	long pid, *grown;
+	char *end;
+	DIR *proc;
+
+	*pids = NULL;
+	*n = 0;
 	if ((proc = opendir("/proc")) == NULL)
 		return 0;
 	while ((e = readdir(proc)) != NULL) {
 		pid = strtol(e->d_name, &end, 10);
-		if (*end != '\0' || pid <= 0 || (best != 0 && pid >= best))
+		if (*end != '\0' || pid <= 0)
 			continue;
-		snprintf(dir, sizeof(dir), "/proc/%ld/fd", pid);
-		if ((fds = opendir(dir)) == NULL)
-			continue;
-		for (found = 0; !found && (f = readdir(fds)) != NULL;)
-			found = f->d_name[0] != '.' && lm_path_join_buf(path, sizeof(path), dir, f->d_name, NULL) == 0 &&
-			    stat(path, &st) == 0 && match(&st, arg);
-		closedir(fds);
-		if (found)
-			best = pid;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 512;
+			if ((grown = realloc(*pids, cap * sizeof(**pids))) == NULL) {
+				closedir(proc);
+				free(*pids);
+				*pids = NULL;
+				return lm_error_nomem();
+			}
+			*pids = grown;
+		}
+		(*pids)[(*n)++] = pid;
 	}
 	closedir(proc);
-	return best;
+	qsort(*pids, *n, sizeof(**pids), pid_order);
+	return 0;
+}
+
+/* The lowest PID with an open file for which match(its stat, arg) holds (0: none), as lsof's
+ * lowest `-F p` line: PIDs in ascending order, so the first process that has one ends the search
+ * (a long-running server is found among the machine's older processes, not after every one).
+ * Another user's process cannot be looked into without privileges (lsof cannot either). */
+static int lowest_pid_with(int (*match)(const struct stat *, const void *), const void *arg, long *best)
+{
+	char dir[48];
+	struct dirent *f;
+	struct stat st;
+	size_t n, i;
+	long *pids;
+	DIR *fds;
+	int rc;
+
+	*best = 0;
+	if ((rc = all_pids(&pids, &n)) < 0)
+		return rc;
+	for (i = 0; i < n && *best == 0; i++) {
+		snprintf(dir, sizeof(dir), "/proc/%ld/fd", pids[i]);
+		if ((fds = opendir(dir)) == NULL)
+			continue;
+		while ((f = readdir(fds)) != NULL) {
+			if (f->d_name[0] != '.' && fstatat(dirfd(fds), f->d_name, &st, 0) == 0 && match(&st, arg)) {
+				*best = pids[i];
+				break;
+			}
+		}
+		closedir(fds);
+	}
+	free(pids);
+	return 0;
 }
 
 static void fill_process(lm_host_process *out)
@@ -135,6 +177,7 @@ int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out)
 	struct stat *st = calloc(n ? n : 1, sizeof(*st));
 	file_set set;
 	size_t i, k = 0;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->uid = -1;
@@ -145,10 +188,11 @@ int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out)
 			k++;
 	set.files = st;
 	set.n = k;
-	if (k > 0 && (out->pid = lowest_pid_with(is_one_of, &set)) > 0)
+	rc = k > 0 ? lowest_pid_with(is_one_of, &set, &out->pid) : 0;
+	if (rc == 0 && out->pid > 0)
 		fill_process(out);
 	free(st);
-	return 0;
+	return rc;
 }
 
 /* A hex address of /proc/net/tcp{,6} (each 32-bit word as the kernel prints it: in host order)
@@ -185,6 +229,7 @@ int lm_host_port_listener(int port, int *found, lm_host_process *out)
 	unsigned long inode;
 	long uid;
 	size_t t;
+	int rc = 0;
 	FILE *f;
 
 	*found = 0;
@@ -202,12 +247,12 @@ int lm_host_port_listener(int port, int *found, lm_host_process *out)
 				continue;
 			*found = 1;
 			out->uid = uid; /* the socket's owner, known even when its process is not visible */
-			if ((out->pid = lowest_pid_with(is_socket, &inode)) > 0)
+			if ((rc = lowest_pid_with(is_socket, &inode, &out->pid)) == 0 && out->pid > 0)
 				fill_process(out);
 		}
 		fclose(f);
 	}
-	return 0;
+	return rc;
 }
 
 int lm_host_program_running(const char *path, int *running)

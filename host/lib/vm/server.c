@@ -2,37 +2,72 @@
  * from the host's process table (host_process.h), remembered for a moment in the context. */
 #include "vm_internal.h"
 #include "host_process.h"
+#include "text.h"
 
-#include <curl/curl.h>
+#include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-/* host and port of a Lume URL; *local when the host is this machine's loopback. */
-static int url_endpoint(const char *url, char *address, size_t cap, int *port, int *local)
+/* A character of a host name or an IPv4 address, or (inside brackets) of an IPv6 literal with
+ * its zone. */
+static int host_char(char c, int bracketed)
 {
-	CURLU *u = curl_url();
-	char *host = NULL, *portstr = NULL;
-	int rc = 0;
+	if (isalnum((unsigned char)c) || c == '-' || c == '.')
+		return 1;
+	return bracketed ? c == ':' || c == '%' : c == '_';
+}
+
+int lm_vm_url_endpoint(const char *url, char *address, size_t cap, int *port, int *local)
+{
+	const char *host, *host_end, *end, *d;
+	size_t hostlen;
+	long n = 0;
+	int bracketed;
 
 	*local = 0;
 	*port = 0;
-	if (u == NULL)
-		return lm_error_nomem();
-	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK || curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_PORT, &portstr, CURLU_DEFAULT_PORT) != CURLUE_OK) {
-		rc = lm_error_set(LM_EINVALID, "Lume URL '%s': expected http://HOST:PORT (default %s)", url,
-		    LM_LUME_URL_DEFAULT);
-	} else {
-		*port = atoi(portstr);
-		snprintf(address, cap, "%s:%d", host, *port);
-		*local = strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 || strcmp(host, "[::1]") == 0;
+	if (strncmp(url, "http://", 7) == 0) {
+		host = url + 7;
+		*port = 80;
+	} else if (strncmp(url, "https://", 8) == 0) {
+		host = url + 8;
+		*port = 443;
+	} else
+		goto refused;
+	end = host + strcspn(host, "/?#");
+	bracketed = *host == '[';
+	for (host_end = host + bracketed; host_end < end && host_char(*host_end, bracketed); host_end++)
+		;
+	if (bracketed && (host_end == end || *host_end++ != ']'))
+		goto refused;
+	hostlen = (size_t)(host_end - host);
+	if (hostlen == (size_t)(bracketed ? 2 : 0))
+		goto refused;
+	if (host_end < end) {
+		if (*host_end != ':' || host_end + 1 == end)
+			goto refused; /* a userinfo ("user@"), a character no host has, an empty port */
+		for (d = host_end + 1; d < end; d++) {
+			if (!isdigit((unsigned char)*d) || (n = n * 10 + (*d - '0')) > 65535)
+				goto refused;
+		}
+		if (n == 0)
+			goto refused;
+		*port = (int)n;
 	}
-	curl_free(host);
-	curl_free(portstr);
-	curl_url_cleanup(u);
-	return rc;
+	if (lm_text_format(address, cap, "%.*s:%d", (int)hostlen, host, *port) < 0)
+		goto refused;
+	/* address begins with the host: 127.0.0.0/8 only as a dotted address, never a name "127.x". */
+	address[hostlen] = '\0';
+	*local = strcasecmp(address, "localhost") == 0 || strcmp(address, "[::1]") == 0 ||
+	    (strncmp(address, "127.", 4) == 0 && lm_vm_is_ipv4(address));
+	address[hostlen] = ':';
+	return 0;
+refused:
+	*port = 0;
+	return lm_error_set(LM_EINVALID, "Lume URL '%s': expected http://HOST:PORT (default %s)", url, LM_LUME_URL_DEFAULT);
 }
 
 static int server_lookup(lm_context *ctx, lm_vm_server_info *out);
@@ -67,7 +102,7 @@ static int server_lookup(lm_context *ctx, lm_vm_server_info *out)
 
 	memset(out, 0, sizeof(*out));
 	out->uid = -1;
-	if ((rc = url_endpoint(url, out->address, sizeof(out->address), &port, &local)) < 0)
+	if ((rc = lm_vm_url_endpoint(url, out->address, sizeof(out->address), &port, &local)) < 0)
 		return rc;
 	out->local = local;
 	if (!local)

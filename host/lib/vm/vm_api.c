@@ -15,8 +15,8 @@
 #include "json.h"
 #include "text.h"
 #include "trace.h"
+#include "curl_lib.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +29,7 @@
 /* The backend's state. */
 typedef struct {
 	char *url;                  /* base URL without a trailing '/' */
+	const lm_curl_lib *c;       /* libcurl, loaded at the backend's first request */
 	CURL *curl;                 /* reused for every request */
 	CURLM *curlm;               /* runs it: its poll is where cancellation is asked */
 	lm_vm_lume_storage storage; /* GET /lume/config/locations, asked once */
@@ -58,6 +59,7 @@ static void response_dispose(api_response *r)
  * error set). */
 static CURLcode perform(lm_vm_manager *vmm, api_state *s, int *canceled)
 {
+	const lm_curl_lib *c = s->c;
 	CURLM *m = s->curlm;
 	CURLMcode mc = CURLM_OK;
 	CURLcode cc = CURLE_OK;
@@ -66,53 +68,73 @@ static CURLcode perform(lm_vm_manager *vmm, api_state *s, int *canceled)
 
 	if ((*canceled = lm_vm_check_cancel(vmm, "before asking Lume") < 0))
 		return CURLE_ABORTED_BY_CALLBACK;
-	if (curl_multi_add_handle(m, s->curl) != CURLM_OK)
+	if (c->multi_add_handle(m, s->curl) != CURLM_OK)
 		return CURLE_FAILED_INIT;
-	while (mc == CURLM_OK && (mc = curl_multi_perform(m, &running)) == CURLM_OK && running) {
+	while (mc == CURLM_OK && (mc = c->multi_perform(m, &running)) == CURLM_OK && running) {
 		if ((*canceled = lm_vm_check_cancel(vmm, "while waiting for Lume's answer") < 0))
 			break;
-		mc = curl_multi_poll(m, NULL, 0, LM_API_POLL_MS, NULL);
+		mc = c->multi_poll(m, NULL, 0, LM_API_POLL_MS, NULL);
 	}
 	if (mc != CURLM_OK)
 		cc = CURLE_RECV_ERROR;
-	while ((msg = curl_multi_info_read(m, &left)) != NULL)
+	while ((msg = c->multi_info_read(m, &left)) != NULL)
 		if (msg->msg == CURLMSG_DONE)
 			cc = msg->data.result;
-	curl_multi_remove_handle(m, s->curl);
+	c->multi_remove_handle(m, s->curl);
 	return *canceled ? CURLE_ABORTED_BY_CALLBACK : cc;
+}
+
+/* libcurl and the backend's handles, at its first request: a command that never asks the API
+ * (Tart's, UTM's, --help) loads none of it (curl_lib.h). */
+static int api_handles(api_state *s)
+{
+	int rc;
+
+	if (s->curlm != NULL)
+		return 0;
+	if ((rc = lm_curl_lib_get(&s->c)) < 0)
+		return rc;
+	if ((s->curl == NULL && (s->curl = s->c->easy_init()) == NULL) || (s->curlm = s->c->multi_init()) == NULL)
+		return lm_error_set(LM_ERROR, "libcurl could not be initialised");
+	return 0;
 }
 
 /* One request. 0 with r filled when an HTTP answer came back, whatever its status. */
 static int api_request(lm_vm_manager *vmm, api_state *s, const char *url, const char *method,
     const char *json_body, double timeout, api_response *r)
 {
-	CURL *curl = s->curl;
-	int canceled;
+	const lm_curl_lib *c;
+	CURL *curl;
+	int canceled, rc;
 	struct curl_slist *headers = NULL;
 	char errbuf[CURL_ERROR_SIZE] = "";
 	const char *ct = NULL;
 	CURLcode cc;
 
 	memset(r, 0, sizeof(*r));
+	if ((rc = api_handles(s)) < 0)
+		return rc;
+	c = s->c;
+	curl = s->curl;
 	lm_buf_init(&r->body, LM_API_BODY_MAX);
-	curl_easy_reset(curl);
-	curl_easy_setopt(curl, CURLOPT_URL, url);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_NOPROXY, "*"); /* Lume listens on this host: never via a proxy */
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(vmm->connect_timeout * 1000));
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
-	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r->body);
+	c->easy_reset(curl);
+	c->easy_setopt(curl, CURLOPT_URL, url);
+	c->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	c->easy_setopt(curl, CURLOPT_NOPROXY, "*"); /* Lume listens on this host: never via a proxy */
+	c->easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	c->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(vmm->connect_timeout * 1000));
+	c->easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+	c->easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+	c->easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+	c->easy_setopt(curl, CURLOPT_WRITEDATA, &r->body);
 	if (strcmp(method, "POST") == 0) {
-		headers = curl_slist_append(headers, "Content-Type: application/json");
-		curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json_body != NULL ? json_body : "");
-		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)(json_body != NULL ? strlen(json_body) : 0));
+		headers = c->slist_append(headers, "Content-Type: application/json");
+		c->easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+		c->easy_setopt(curl, CURLOPT_POSTFIELDS, json_body != NULL ? json_body : "");
+		c->easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)(json_body != NULL ? strlen(json_body) : 0));
 	}
 	cc = perform(vmm, s, &canceled);
-	curl_slist_free_all(headers);
+	c->slist_free_all(headers);
 	if (canceled) {
 		response_dispose(r);
 		return lm_error_prefix("lume: %s %s: ", method, url);
@@ -125,10 +147,10 @@ static int api_request(lm_vm_manager *vmm, api_state *s, const char *url, const 
 			    url, LM_API_BODY_MAX);
 		if (body != 0)
 			return lm_error_nomem();
-		return lm_error_set(code, "lume: %s %s failed: %s", method, url, errbuf[0] ? errbuf : curl_easy_strerror(cc));
+		return lm_error_set(code, "lume: %s %s failed: %s", method, url, errbuf[0] ? errbuf : c->easy_strerror(cc));
 	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
-	if (curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != NULL)
+	c->easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
+	if (c->easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != NULL)
 		(void)lm_text_format(r->content_type, sizeof(r->content_type), "%s", ct); /* too long: "", not JSON's */
 	return 0;
 }
@@ -302,9 +324,9 @@ static void api_release(lm_vm_manager *vmm, void *state)
 
 	(void)vmm;
 	if (s->curl != NULL)
-		curl_easy_cleanup(s->curl);
+		s->c->easy_cleanup(s->curl);
 	if (s->curlm != NULL)
-		curl_multi_cleanup(s->curlm);
+		s->c->multi_cleanup(s->curlm);
 	lm_vm_lume_storage_dispose(&s->storage);
 	free(s->url);
 	free(s);
@@ -321,25 +343,6 @@ static int api_version(lm_vm_manager *vmm, void *state, char *buf, size_t len)
 	rc = lm_vm_program_version(vmm, lm_vm_option(lm_context_options(vmm->ctx)->lume_program, LM_VM_LUME_PROGRAM),
 	    "--version", lm_vm_lume_env, buf, len);
 	return rc == LM_ENOTFOUND ? 0 : rc;
-}
-
-/* curl_global_init() is not thread-safe and must not be undone while any handle is alive: done
- * once per process, whichever thread comes first, and never cleaned up (libcurl's own advice for
- * libraries). */
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-static void curl_init(void)
-{
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-static int curl_global_once(void)
-{
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK)
-		return lm_error_set(LM_ERROR, "libcurl could not be initialised: %s", curl_easy_strerror(curl_init_rc));
-	return 0;
 }
 
 static int check_url(const char *url)
@@ -369,30 +372,31 @@ static char *trimmed_url(const char *url)
 int lm_vm_api_reachable(const char *url, double timeout)
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
+	const lm_curl_lib *c;
 	CURLcode cc;
 	CURL *curl;
 	int rc;
 
 	if ((rc = check_url(url)) < 0)
 		return rc;
-	if ((rc = curl_global_once()) < 0)
+	if ((rc = lm_curl_lib_get(&c)) < 0)
 		return rc;
-	if ((curl = curl_easy_init()) == NULL)
+	if ((curl = c->easy_init()) == NULL)
 		return lm_error_set(LM_ERROR, "libcurl could not be initialised");
 	/* A connection and nothing more: whether the answer to any request comes quickly is another
 	 * matter (Lume's host status takes seconds per running VM). */
-	curl_easy_setopt(curl, CURLOPT_URL, url);
-	curl_easy_setopt(curl, CURLOPT_CONNECT_ONLY, 1L);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout * 1000));
-	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-	cc = curl_easy_perform(curl);
+	c->easy_setopt(curl, CURLOPT_URL, url);
+	c->easy_setopt(curl, CURLOPT_CONNECT_ONLY, 1L);
+	c->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	c->easy_setopt(curl, CURLOPT_NOPROXY, "*");
+	c->easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	c->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout * 1000));
+	c->easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+	cc = c->easy_perform(curl);
 	if (cc != CURLE_OK)
 		rc = lm_error_set(cc == CURLE_OPERATION_TIMEDOUT ? LM_ETIMEOUT : LM_ENETWORK, "nothing accepts connections at %s: %s",
-		    url, errbuf[0] ? errbuf : curl_easy_strerror(cc));
-	curl_easy_cleanup(curl);
+		    url, errbuf[0] ? errbuf : c->easy_strerror(cc));
+	c->easy_cleanup(curl);
 	return rc;
 }
 
@@ -421,10 +425,6 @@ static int api_init(lm_vm_manager *vmm, void **state)
 		return rc;
 	if ((*state = s = calloc(1, sizeof(*s))) == NULL || (s->url = trimmed_url(url)) == NULL)
 		return lm_error_nomem();
-	if ((rc = curl_global_once()) < 0)
-		return rc;
-	if ((s->curl = curl_easy_init()) == NULL || (s->curlm = curl_multi_init()) == NULL)
-		return lm_error_set(LM_ERROR, "libcurl could not be initialised");
 	return 0;
 }
 

@@ -49,6 +49,13 @@ typedef struct {
 
 #define LM_VM_MAX_CHILDREN 16
 #define LM_LUME_URL_DEFAULT "http://127.0.0.1:7777"
+
+/* HOST:PORT of a Lume URL (http[s]://HOST[:PORT][/PATH], the scheme's port by default) into
+ * address, and whether HOST is this machine's loopback, for the server lookup (server.c): read
+ * here, strictly, so that finding who listens does not load libcurl (curl_lib.h), which reads the
+ * URL of every request itself. LM_EINVALID for anything else (a userinfo, an empty host or port,
+ * a port outside 1..65535, a character no host has). */
+int lm_vm_url_endpoint(const char *url, char *address, size_t cap, int *port, int *local);
 #define LM_VM_LUME_PROGRAM "lume"
 #define LM_VM_TART_PROGRAM "tart"
 #define LM_VM_UTMCTL_PROGRAM "utmctl"
