@@ -31,7 +31,7 @@ url_b=$(jq -r .url "$E2E_DIR/sim-b.json")
 # Every VM runs from before the preference changes: the first enable restarts each.
 for vm in vm1 vm2; do
   vm_run "$vm"
-  LUME_METAL_LUME_URL=$url_b vm_run "$vm"
+  LUME_METAL_LUME_URL=$url_b SIM_LOG=$(jq -r .log "$E2E_DIR/sim-b.json") vm_run "$vm"
 done
 unset LUME_METAL_LUME_URL LUME_METAL_STATE_DIR LUME_METAL_PREFS_DIR   # each host has its own below
 

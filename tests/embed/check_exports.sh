@@ -56,4 +56,16 @@ for f in "$lib" "$prefix"/bin/lume-metal; do
     if grep -q "$hook" "$f"; then fail "$f carries a test hook ($hook)"; fi
   done
 done
-echo "ok: exactly the public API is exported; no test hook installed"
+# libcurl is opened at the first use of Lume's API (host/lib/vm/curl_lib.c), not linked: the
+# library and the tool do not name it among what they need loaded before main.
+case "$(uname -s)" in
+  Darwin) deps() { otool -L "$1"; } ;;
+  *) command -v readelf >/dev/null || fail "readelf (binutils) is needed to read what $lib links"
+     deps() { readelf -d "$1" | grep NEEDED; } ;;
+esac
+for f in "$lib" "$prefix"/bin/lume-metal; do
+  deps "$f" >"$work/deps" || fail "cannot read what $f links"
+  grep -q "libc\b\|libc\.\|libSystem" "$work/deps" || fail "no C library among what $f links: $(cat "$work/deps")"
+  if grep -q "libcurl" "$work/deps"; then fail "$f links libcurl (it is loaded at first use): $(cat "$work/deps")"; fi
+done
+echo "ok: exactly the public API is exported; no test hook installed; libcurl not linked"

@@ -406,7 +406,7 @@ static void test_url_endpoint(void **state)
 		int port, local;
 	} good[] = {
 		{"http://127.0.0.1:7777", "127.0.0.1:7777", 7777, 1},
-		{"http://127.1.22.2:7777/lume/", "127.1.22.2:7777", 7777, 1},
+		{"http://127.0.0.9:7777/lume/", "127.0.0.9:7777", 7777, 1},
 		{"http://localhost", "localhost:80", 80, 1},
 		{"https://LocalHost/x?y", "LocalHost:443", 443, 1},
 		{"http://[::1]:8080", "[::1]:8080", 8080, 1},
