@@ -1,8 +1,9 @@
-/* Internal to vm/: libcurl, loaded the first time Lume's HTTP API is used (a request, or the automatic
- * choice's connection test; dlopen), not when the program starts. Debian's libcurl brings about 30 libraries with it
- * (GnuTLS through librtmp, Kerberos, LDAP, SASL, p11-kit); loading them before main() cost every
- * command about 7 ms, Tart's, UTM's and `--help` included (docs/testing.md, "Start-up,
- * measured"). The functions keep the signatures of the headers we build with (__typeof__). */
+/* Internal to vm/: libcurl, loaded the first time Lume's HTTP API is used (a request, or the
+ * automatic choice's connection test; dlopen), not when the program starts. Debian's libcurl
+ * brings about 30 libraries with it (GnuTLS through librtmp, Kerberos, LDAP, SASL, p11-kit);
+ * loading them before main() cost every command about 7 ms, Tart's, UTM's and `--help` included
+ * (docs/testing.md, "Start-up, measured"). The functions keep the signatures of the headers we
+ * build with (__typeof__). */
 #ifndef LM_VM_CURL_LIB_H
 #define LM_VM_CURL_LIB_H
 
