@@ -21,13 +21,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 # An idle machine first: until the 1-minute load average falls below LM_BENCH_IDLE_LOAD (0.5), at
 # most LM_BENCH_IDLE_WAIT seconds (600; 0: no wait). A run that started busier says so.
 idle_load=${LM_BENCH_IDLE_LOAD:-0.5} idle_wait=${LM_BENCH_IDLE_WAIT:-600} waited=0
-until awk -v max="$idle_load" '{exit !($1 < max)}' /proc/loadavg || [ "$waited" -ge "$idle_wait" ]; do
+idle() { awk -v max="$idle_load" '{exit !($1 < max)}' /proc/loadavg; }
+until idle || [ "$waited" -ge "$idle_wait" ]; do
   [ "$waited" -gt 0 ] || echo "bench-enable: waiting for the load average ($(cut -d' ' -f1 /proc/loadavg)) to fall below $idle_load (at most ${idle_wait} s)" >&2
   sleep 5; waited=$((waited + 5))
 done
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-awk -v max="$idle_load" '{exit !($1 < max)}' /proc/loadavg ||
-  echo "bench-enable: the load average is still $load_before after ${waited} s: this run's figures are a busy machine's" >&2
+idle || echo "bench-enable: the load average is still $load_before after ${waited} s: this run's figures are a busy machine's" >&2
 if [ -n "${LM_BENCH_OUT:-}" ]; then rm -rf "$LM_BENCH_OUT"; mkdir -p "$LM_BENCH_OUT"; fi
 sim_start --vm lm-vm --vm manual-vm --vm auto-vm --stock-kernels auto-vm=run --max-running 3 --boot-delay 0 --stop-delay 0
 vm_run lm-vm

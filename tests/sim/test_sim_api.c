@@ -115,17 +115,23 @@ static void wait_vm(const char *name, const char *status)
 
 static int events(const char *event, const char *vm, const char *detail_has);
 
+/* How many times the simulator logged the guest of `name` booting or resuming. */
+static int starts_of(const char *name)
+{
+	return events("boot", name, NULL) + events("resume", name, NULL);
+}
+
 /* POST run, then until the guest is ready: its boot (or resume) event in the simulator's log first,
  * so that no question meets Lume's 2-s check of a silent guest (a second or two each; sim_vm.c
  * lume_ssh_check), then the answer that says running and sshAvailable. */
 static void run_vm(const char *name)
 {
-	int starts = events("boot", name, NULL) + events("resume", name, NULL), i;
+	int starts = starts_of(name), i;
 	char path[256];
 
 	snprintf(path, sizeof(path), "/lume/vms/%s/run", name);
 	expect("POST", path, "{\"noDisplay\":true}", 202, "application/json", "VM start initiated");
-	for (i = 0; i < 1200 && events("boot", name, NULL) + events("resume", name, NULL) <= starts; i++)
+	for (i = 0; i < 1200 && starts_of(name) <= starts; i++)
 		usleep(50 * 1000);
 	wait_vm(name, "running");
 }

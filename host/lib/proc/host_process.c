@@ -5,7 +5,6 @@
  * privileges only this user's processes can be inspected; other users' are "not visible". */
 #include "host_process.h"
 #include "error_internal.h"
-#include "path.h"
 
 #include <errno.h>
 #include <stdio.h>

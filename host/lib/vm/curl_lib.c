@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #ifndef LM_CURL_LIBRARY_NAME
 #error "LM_CURL_LIBRARY_NAME: the build names libcurl's soname (host/lib/vm/CMakeLists.txt)"

@@ -348,7 +348,7 @@ static int api_version(lm_vm_manager *vmm, void *state, char *buf, size_t len)
 static int check_url(const char *url)
 {
 	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
-		return lm_error_set(LM_EINVALID, "Lume URL '%s': expected http://HOST:PORT (default http://127.0.0.1:7777)",
+		return lm_error_set(LM_EINVALID, "Lume URL '%s': expected http://HOST:PORT (default " LM_LUME_URL_DEFAULT ")",
 		    url);
 	if (strchr(url, '?') != NULL || strchr(url, '#') != NULL)
 		return lm_error_set(LM_EINVALID, "Lume URL '%s': no query or fragment please (Lume routes the raw path)",
