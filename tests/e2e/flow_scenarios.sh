@@ -238,6 +238,65 @@ scenario_probe_stopped() {
   expect_rc 1 "$E2E_DIR/p.json"
 }
 
+# journal_edit FILTER: another process's change to the journal, made as lume-metal makes its own
+# (under the journal's lock, replaced by a rename).
+journal_edit() {
+  flock "$LUME_METAL_STATE_DIR/state.lock" sh -c 'jq "$1" "$2" >"$2.edit" && chmod 600 "$2.edit" && mv "$2.edit" "$2"' \
+    journal_edit "$1" "$STATE_FILE"
+}
+
+# An enable records nothing over an entry that something else changed while it ran
+# (docs/state-format.md, "Locks"): for a VM being enabled, the entry no longer carries this run's
+# mark; for an enabled VM, which a re-enable leaves unmarked, the entry is no longer the one step 1
+# read. A re-enable that changes nothing there does not write the journal then (no save, no fsync).
+scenario_entry_changed() {
+  sim_start --vm vm1
+  lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+  note "a re-enable that changes nothing writes the journal once, at its record"
+  set +e
+  LUME_METAL_TRACE="$E2E_DIR/a.trace" "$LM_BIN" enable vm1 --format json >"$E2E_DIR/a.json" 2>"$E2E_DIR/a.json.err"
+  LM_RC=$?
+  set -e
+  expect_rc 0 "$E2E_DIR/a.json"
+  jq_is "$E2E_DIR/a.json" '.vms[0].message' "vm1: already enabled, verified"
+  [ "$(awk '$5 == "journal-unchanged"' "$E2E_DIR/a.trace" | wc -l)" -eq 1 ] &&
+    [ "$(awk '$5 == "journal-save"' "$E2E_DIR/a.trace" | wc -l)" -eq 1 ] ||
+    fail "expected one unchanged journal (step 1) and one save (the record): $(cat "$E2E_DIR/a.trace")"
+  jq -e '.vms.vm1 | has("enable_run") | not' "$STATE_FILE" >/dev/null || fail "an enabled VM was marked: $(cat "$STATE_FILE")"
+
+  note "an enabled VM's entry changed while a re-enable ran: nothing is recorded over it"
+  LUME_METAL_TEST_STOP_AT=after-preference "$LM_BIN_HOOKS" enable vm1 --format json >"$E2E_DIR/h.json" 2>"$E2E_DIR/h.err" &
+  local holder=$!
+  wait_stopped $holder
+  journal_edit '.vms.vm1.address = "192.0.2.7"'
+  kill -CONT $holder
+  wait_rc $holder
+  [ "$RC" -eq 1 ] || fail "the enable recorded over a changed entry ($RC): $(cat "$E2E_DIR/h.json" "$E2E_DIR/h.err")"
+  jq -r '.vms[0].message' "$E2E_DIR/h.json" | grep -q "the state journal's entry for vm1 changed while this enable ran" ||
+    fail "$(cat "$E2E_DIR/h.json")"
+  jq -r '.vms[0].message' "$E2E_DIR/h.json" | grep -q "the previous installation is kept" || fail "$(cat "$E2E_DIR/h.json")"
+  jq_is "$STATE_FILE" '.vms.vm1.address' "192.0.2.7"
+  [ "$(journal_status vm1)" = enabled ] || fail "vm1 is $(journal_status vm1)"
+  bundle_verified vm1 || fail "vm1's installed bundle is not the manifest's"
+
+  note "a VM being enabled whose entry went meanwhile: nothing is recorded, its guest files go"
+  lm_json "$E2E_DIR/r.json" rollback vm1
+  expect_rc 0 "$E2E_DIR/r.json"
+  LUME_METAL_TEST_STOP_AT=after-install "$LM_BIN_HOOKS" enable vm1 --format json >"$E2E_DIR/n.json" 2>"$E2E_DIR/n.err" &
+  holder=$!
+  wait_stopped $holder
+  jq -e '.vms.vm1.enable_run | length == 32' "$STATE_FILE" >/dev/null || fail "the enable did not mark vm1: $(cat "$STATE_FILE")"
+  journal_edit 'del(.vms.vm1)'
+  kill -CONT $holder
+  wait_rc $holder
+  [ "$RC" -eq 1 ] || fail "the enable recorded over a removed entry ($RC): $(cat "$E2E_DIR/n.json" "$E2E_DIR/n.err")"
+  jq -r '.vms[0].message' "$E2E_DIR/n.json" | grep -q "the state journal's entry for vm1 changed while this enable ran" ||
+    fail "$(cat "$E2E_DIR/n.json")"
+  [ "$(journal_status vm1)" = absent ] || fail "vm1 is $(journal_status vm1)"
+  [ ! -e "$(guest_home vm1)/.local/share/lume-metal" ] || fail "vm1's guest files left"
+}
+
 # rollback --all --dry-run shows the plan the real run then carries out, step by step.
 scenario_rollback_all_dry_run() {
   sim_start --vm vm1 --vm vm2

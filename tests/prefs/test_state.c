@@ -315,6 +315,67 @@ static void test_only_changed_parts_are_written(void **state)
 	cJSON_Delete(entry);
 }
 
+/* A record put back with its values unchanged is the same text, every key in its place (a setter
+ * replaces a key where it is); a save of a document that prints to the file's bytes writes
+ * nothing (the file is not replaced: same inode), and a changed one is written. */
+static void test_unchanged_is_not_written(void **state)
+{
+	fixture *f = *state;
+	lm_vm_record r;
+	lm_state *st = NULL;
+	lm_guest_facts g = sample_guest();
+	char *before = NULL, *after = NULL, *path = lm_test_join(f->dir, "state.json");
+	struct stat sb1, sb2, sb3;
+
+	lm_assert_ok(lm_journal_open_rw(&st, f->ctx));
+	lm_assert_ok(lm_vm_record_get(st, "vm1", &r));
+	lm_vm_record_set_status(&r, LM_VM_STATUS_ENABLED);
+	lm_assert_ok(lm_vm_record_set_manager(&r, "lume-api"));
+	lm_assert_ok(lm_vm_record_set_address(&r, "127.0.0.2"));
+	lm_vm_record_set_guest(&r, &g);
+	lm_assert_ok(lm_vm_record_put(st, &r));
+	lm_assert_ok(lm_state_save(st));
+	lm_state_close(st);
+	lm_vm_record_dispose(&r);
+	assert_int_equal(stat(path, &sb1), 0);
+
+	lm_assert_ok(lm_journal_open_rw(&st, f->ctx));
+	lm_assert_ok(lm_journal_vm_print(st, "vm1", &before));
+	lm_assert_ok(lm_vm_record_get(st, "vm1", &r));
+	lm_assert_ok(lm_vm_record_set_manager(&r, "lume-api")); /* first among the keys: it stays first */
+	lm_vm_record_set_guest(&r, &r.guest);
+	lm_assert_ok(lm_vm_record_put(st, &r));
+	lm_assert_ok(lm_journal_vm_print(st, "vm1", &after));
+	assert_string_equal(before, after);
+	lm_assert_ok(lm_state_save(st));
+	assert_int_equal(stat(path, &sb2), 0);
+	assert_true(sb1.st_ino == sb2.st_ino);
+	/* A change is written (a new file renamed over the old), and the next unchanged save after it
+	 * compares with what was written. */
+	lm_assert_ok(lm_vm_record_set_address(&r, "127.0.0.3"));
+	lm_assert_ok(lm_vm_record_put(st, &r));
+	lm_assert_ok(lm_state_save(st));
+	assert_int_equal(stat(path, &sb3), 0);
+	assert_true(sb3.st_ino != sb2.st_ino);
+	lm_assert_ok(lm_state_save(st));
+	assert_int_equal(stat(path, &sb2), 0);
+	assert_true(sb3.st_ino == sb2.st_ino);
+	lm_state_close(st);
+	lm_vm_record_dispose(&r);
+	free(before);
+	free(after);
+	lm_assert_ok(lm_vm_record_load(f->ctx, "vm1", &r));
+	assert_string_equal(r.address, "127.0.0.3");
+	lm_vm_record_dispose(&r);
+	/* No record: the print says so with the empty text. */
+	lm_assert_ok(lm_journal_open_rw(&st, f->ctx));
+	lm_assert_ok(lm_journal_vm_print(st, "vm2", &before));
+	assert_string_equal(before, "");
+	free(before);
+	lm_state_close(st);
+	free(path);
+}
+
 /* The setters' rules. */
 static void test_setter_rules(void **state)
 {
@@ -527,6 +588,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_state_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test(test_only_changed_parts_are_written),
+		cmocka_unit_test_setup_teardown(test_unchanged_is_not_written, setup, teardown),
 		cmocka_unit_test(test_setter_rules),
 		cmocka_unit_test(test_decode_damage),
 		cmocka_unit_test_setup_teardown(test_live_vms, setup, teardown),

@@ -26,6 +26,7 @@ typedef struct {
 	lm_guest_facts facts;
 	char current[128];
 	char run_id[33];    /* this run's mark on the VM's journal entry (see step_record) */
+	char *seen;         /* an enabled VM's entry as step 1 left it, unmarked (see step_record) */
 	int was_enabled;    /* the VM was enabled before this run: its install is left alone */
 	int touched_guest;  /* this run created or changed guest files */
 	double started_at;  /* when this tool last asked for the VM to start (journal, or this run) */
@@ -201,9 +202,12 @@ static int preference_locked(enable_run *r, lm_state *st)
 			if ((rc = lm_vm_record_set_profile(&rec, r->profile)) < 0)
 				goto out;
 		}
-		/* Who runs it: only that manager's "no such VM" makes it gone (gc.c). */
-		if ((rc = lm_vm_record_set_mark(&rec, r->run_id)) < 0 ||
-		    (rc = lm_vm_record_set_manager(&rec, r->o->info.manager)) < 0 || (rc = lm_vm_record_put(st, &rec)) < 0)
+		/* Who runs it: only that manager's "no such VM" makes it gone (gc.c). A VM being enabled
+		 * carries this run's mark; an enabled one is left unmarked and its entry remembered as it
+		 * is, so that a re-enable that changes nothing here writes nothing (step_record). */
+		if ((!r->was_enabled && (rc = lm_vm_record_set_mark(&rec, r->run_id)) < 0) ||
+		    (rc = lm_vm_record_set_manager(&rec, r->o->info.manager)) < 0 || (rc = lm_vm_record_put(st, &rec)) < 0 ||
+		    (r->was_enabled && (rc = lm_journal_vm_print(st, r->o->vm, &r->seen)) < 0))
 			goto out;
 	}
 out:
@@ -491,13 +495,32 @@ static int prove(enable_run *r)
 	return 0;
 }
 
+/* Whether the VM's entry (rec, just read) is still this run's: marked by it, or (an enabled VM,
+ * left unmarked) printed as step 1 left it. */
+static int entry_unchanged(enable_run *r, lm_state *st, const lm_vm_record *rec, int *same)
+{
+	char *now = NULL;
+	int rc;
+
+	*same = 0;
+	if (r->seen == NULL) {
+		*same = lm_vm_record_marked(rec, r->run_id);
+		return 0;
+	}
+	if ((rc = lm_journal_vm_print(st, r->o->vm, &now)) < 0)
+		return rc;
+	*same = strcmp(now, r->seen) == 0;
+	free(now);
+	return 0;
+}
+
 /* Step 5: the journal says the VM is enabled, with what was installed and what the probe saw. */
 static int step_record(enable_run *r)
 {
 	lm_state *st = NULL;
 	lm_vm_record rec;
 	double t;
-	int rc;
+	int rc, same;
 
 	memset(&rec, 0, sizeof(rec));
 	if (lm_context_options(r->ctx)->dry_run)
@@ -506,11 +529,12 @@ static int step_record(enable_run *r)
 		return rc;
 	if ((rc = lm_journal_open_rw(&st, r->ctx)) < 0)
 		return rc;
-	/* Only over the record this run marked: had anything else removed or replaced it meanwhile
-	 * (a rollback that restored the preference), recording "enabled" would lose that update. */
-	if ((rc = lm_vm_record_get(st, r->o->vm, &rec)) < 0)
+	/* Only over the record this run marked, or over an enabled VM's entry exactly as step 1 left
+	 * it: had anything else removed or replaced it meanwhile (a rollback that restored the
+	 * preference), recording "enabled" would lose that update. */
+	if ((rc = lm_vm_record_get(st, r->o->vm, &rec)) < 0 || (rc = entry_unchanged(r, st, &rec, &same)) < 0)
 		goto out;
-	if (!lm_vm_record_marked(&rec, r->run_id)) {
+	if (!same) {
 		rc = lm_error_set(LM_ECONFLICT, "the state journal's entry for %s changed while this enable ran "
 		    "(another process rolled it back); nothing was recorded", r->o->vm);
 		goto out;
@@ -690,6 +714,7 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	    " (the host preference was needed: the kernels failed with the shim alone)" : "")) < 0)
 		lm_outcome_fail(ctx, o, rc);
 out:
+	free(r.seen);
 	lm_bundle_free(r.bundle);
 	lm_ssh_free(r.ssh);
 	lm_vm_lock_release(lock);

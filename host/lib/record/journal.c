@@ -102,6 +102,14 @@ void lm_journal_forget_vm(lm_state *st, const char *name)
 	cJSON_DeleteItemFromObjectCaseSensitive(vms_of(st), name);
 }
 
+int lm_journal_vm_print(lm_state *st, const char *name, char **out)
+{
+	const cJSON *vm = cJSON_GetObjectItemCaseSensitive(vms_of(st), name);
+
+	*out = vm != NULL ? cJSON_PrintUnformatted(vm) : strdup("");
+	return *out != NULL ? 0 : lm_error_nomem();
+}
+
 size_t lm_journal_forget_vms(lm_state *st, char *const *sorted, size_t n, unsigned char *present)
 {
 	cJSON *vms = vms_of(st), *vm, *next;

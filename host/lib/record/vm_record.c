@@ -417,10 +417,14 @@ int lm_vm_record_encode(const lm_vm_record *r, cJSON *entry)
 	cJSON *obj, *item;
 	int skip;
 
-	/* A nested object of a changed part is replaced whole. */
+	/* A nested object of a changed part is written anew, whole. Every key keeps its place in the
+	 * entry (replaced where it is, not moved to the end), so that a record put back unchanged is
+	 * the same text (lm_state_save writes nothing then). */
 	for (k = keys; k < keys + sizeof(keys) / sizeof(keys[0]); k++)
-		if ((r->changed & k->part) && k->object != NULL)
-			cJSON_DeleteItemFromObjectCaseSensitive(entry, k->object);
+		if ((r->changed & k->part) && k->object != NULL &&
+		    (obj = cJSON_GetObjectItemCaseSensitive(entry, k->object)) != NULL)
+			while (obj->child != NULL)
+				cJSON_Delete(cJSON_DetachItemViaPointer(obj, obj->child));
 	for (k = keys; k < keys + sizeof(keys) / sizeof(keys[0]); k++) {
 		if (!(r->changed & k->part))
 			continue;
@@ -428,11 +432,15 @@ int lm_vm_record_encode(const lm_vm_record *r, cJSON *entry)
 		if (k->object != NULL && (obj = cJSON_GetObjectItemCaseSensitive(entry, k->object)) == NULL &&
 		    (obj = cJSON_AddObjectToObject(entry, k->object)) == NULL)
 			return lm_error_nomem();
-		cJSON_DeleteItemFromObjectCaseSensitive(obj, k->name);
 		item = encode_key(k, r, &skip);
-		if (skip)
+		if (skip) {
+			cJSON_DeleteItemFromObjectCaseSensitive(obj, k->name);
 			continue;
-		if (item == NULL || !cJSON_AddItemToObject(obj, k->name, item)) {
+		}
+		if (item == NULL)
+			return lm_error_nomem();
+		if (cJSON_GetObjectItemCaseSensitive(obj, k->name) != NULL ?
+		    !cJSON_ReplaceItemInObjectCaseSensitive(obj, k->name, item) : !cJSON_AddItemToObject(obj, k->name, item)) {
 			cJSON_Delete(item);
 			return lm_error_nomem();
 		}

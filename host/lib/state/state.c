@@ -35,6 +35,8 @@ struct lm_state {
 	double locked_at; /* when the lock was taken (lm_clock_monotonic), for the trace */
 	int readonly;
 	cJSON *doc;
+	char *saved;      /* the file's bytes as read or last written (read-write opens; NULL: none) */
+	size_t saved_len;
 };
 
 /* The state directory must be ours and not writable by anyone else (OpenSSH's rule for ~/.ssh). */
@@ -168,6 +170,12 @@ static int load(lm_state *st)
 		st->doc = NULL;
 		rc = corrupt(st, data, len, why);
 	}
+	/* Kept to tell an unchanged document from a changed one (lm_state_save). */
+	if (rc == 0 && !st->readonly) {
+		st->saved = data;
+		st->saved_len = len;
+		return 0;
+	}
 	free(data);
 	return rc;
 }
@@ -284,8 +292,21 @@ int lm_state_save(lm_state *st)
 		text[len++] = '\n';
 		text[len] = '\0';
 	}
-	rc = lm_fs_write_atomic(st->path, text, len, 0600);
-	free(text);
+	/* The same bytes as the file already holds (written, synced and renamed by the save that made
+	 * them): nothing to write, and no fsync to wait for. A re-enable that changed nothing in step 1
+	 * is one (docs/state-format.md, "Locks"). */
+	if (st->saved != NULL && st->saved_len == len && memcmp(st->saved, text, len) == 0) {
+		free(text);
+		lm_trace(st->ctx, NULL, "journal-unchanged", start);
+		return 0;
+	}
+	if ((rc = lm_fs_write_atomic(st->path, text, len, 0600)) == 0) {
+		free(st->saved);
+		st->saved = text;
+		st->saved_len = len;
+	} else {
+		free(text);
+	}
 	lm_trace(st->ctx, NULL, "journal-save", start);
 	return rc;
 }
@@ -299,6 +320,7 @@ void lm_state_close(lm_state *st)
 		lm_trace(st->ctx, NULL, st->readonly ? "journal-held-shared" : "journal-held", st->locked_at);
 	lm_fs_unlock(st->lock_fd);
 	cJSON_Delete(st->doc);
+	free(st->saved);
 	free(st->path);
 	free(st->dir);
 	free(st);

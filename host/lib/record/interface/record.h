@@ -39,6 +39,9 @@ int lm_journal_vm_names(lm_state *st, char ***out);
 int lm_journal_has_vm(lm_state *st, const char *name);
 /* Drop a VM's record (nothing when there is none). */
 void lm_journal_forget_vm(lm_state *st, const char *name);
+/* A VM's record as the journal holds it, printed (*out: free; "" when there is none): two prints
+ * are the same exactly when nothing changed the record in between. */
+int lm_journal_vm_print(lm_state *st, const char *name, char **out);
 /* Drop the records of the n VMs in `sorted` (lm_strv_sort order) in one pass over the journal;
  * present[i] (when not NULL) is set for each that had one. How many were dropped. */
 size_t lm_journal_forget_vms(lm_state *st, char *const *sorted, size_t n, unsigned char *present);

@@ -40,7 +40,8 @@ int lm_state_corrupt(lm_state *st, const char *why);
 cJSON *lm_state_doc(lm_state *st);
 
 /* Write atomically (temp file in the same directory, fsync, rename, directory fsync). The lock is
- * kept until lm_state_close(). */
+ * kept until lm_state_close(). A document that prints to the bytes the file already holds is not
+ * written again (nothing to sync; trace event journal-unchanged). */
 int lm_state_save(lm_state *st);
 
 /* Release the lock and free. NULL is fine. Unsaved changes are dropped. */
