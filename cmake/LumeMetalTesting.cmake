@@ -85,3 +85,23 @@ function(lm_write_address_plan)
   list(JOIN plan "\n" text)
   file(WRITE ${PROJECT_BINARY_DIR}/tests/address-plan.txt "${text}\n")
 endfunction()
+
+# The longest tests start first: a fresh clone has no CTestCostData.txt, and ctest would start
+# them in the order they were added (one started late was the whole run's tail). COST: the seconds
+# each took in CI (stop 42, 2 CPUs); only the order follows from it. Each test directory whose
+# tests are here calls lm_test_costs() at its end (a test's properties are set in its directory).
+set(LM_TEST_COSTS
+  e2e_alloc_failures_status=144 e2e_github_action_version=66 e2e_ansible_role=54
+  release_reproducible=46 e2e_cancel_rollback_restart=42 e2e_flow_concurrent=40
+  e2e_alloc_failures_json_enable_sampled=38 test_sim_api=36 e2e_managers_utm_request_ignored=33
+  prefs_cli_sigkill=30 prefs_cli_concurrency=21 e2e_cancel_http_stop=21)
+function(lm_test_costs)
+  foreach(cost IN LISTS LM_TEST_COSTS)
+    string(REPLACE "=" ";" cost "${cost}")
+    list(GET cost 0 name)
+    list(GET cost 1 seconds)
+    if(TEST ${name})
+      set_tests_properties(${name} PROPERTIES COST ${seconds})
+    endif()
+  endforeach()
+endfunction()
