@@ -245,6 +245,21 @@ journal_edit() {
     journal_edit "$1" "$STATE_FILE"
 }
 
+# enable_over_edit STEP OUT FILTER [CHECK]: enable vm1, stopped at STEP (where CHECK, a jq test of
+# the journal, holds), meets FILTER's change of the journal, and refuses to record over it.
+enable_over_edit() {
+  LUME_METAL_TEST_STOP_AT=$1 "$LM_BIN_HOOKS" enable vm1 --format json >"$E2E_DIR/$2.json" 2>"$E2E_DIR/$2.err" &
+  local holder=$!
+  wait_stopped $holder
+  [ -z "${4:-}" ] || jq -e "$4" "$STATE_FILE" >/dev/null || fail "at $1, not $4: $(cat "$STATE_FILE")"
+  journal_edit "$3"
+  kill -CONT $holder
+  wait_rc $holder
+  [ "$RC" -eq 1 ] || fail "the enable recorded over the journal's change $3 ($RC): $(cat "$E2E_DIR/$2.json" "$E2E_DIR/$2.err")"
+  jq -r '.vms[0].message' "$E2E_DIR/$2.json" | grep -q "the state journal's entry for vm1 changed while this enable ran" ||
+    fail "$(cat "$E2E_DIR/$2.json")"
+}
+
 # An enable records nothing over an entry that something else changed while it ran
 # (docs/state-format.md, "Locks"): for a VM being enabled, the entry no longer carries this run's
 # mark; for an enabled VM, which a re-enable leaves unmarked, the entry is no longer the one step 1
@@ -266,15 +281,7 @@ scenario_entry_changed() {
   jq -e '.vms.vm1 | has("enable_run") | not' "$STATE_FILE" >/dev/null || fail "an enabled VM was marked: $(cat "$STATE_FILE")"
 
   note "an enabled VM's entry changed while a re-enable ran: nothing is recorded over it"
-  LUME_METAL_TEST_STOP_AT=after-preference "$LM_BIN_HOOKS" enable vm1 --format json >"$E2E_DIR/h.json" 2>"$E2E_DIR/h.err" &
-  local holder=$!
-  wait_stopped $holder
-  journal_edit '.vms.vm1.address = "192.0.2.7"'
-  kill -CONT $holder
-  wait_rc $holder
-  [ "$RC" -eq 1 ] || fail "the enable recorded over a changed entry ($RC): $(cat "$E2E_DIR/h.json" "$E2E_DIR/h.err")"
-  jq -r '.vms[0].message' "$E2E_DIR/h.json" | grep -q "the state journal's entry for vm1 changed while this enable ran" ||
-    fail "$(cat "$E2E_DIR/h.json")"
+  enable_over_edit after-preference h '.vms.vm1.address = "192.0.2.7"'
   jq -r '.vms[0].message' "$E2E_DIR/h.json" | grep -q "the previous installation is kept" || fail "$(cat "$E2E_DIR/h.json")"
   jq_is "$STATE_FILE" '.vms.vm1.address' "192.0.2.7"
   [ "$(journal_status vm1)" = enabled ] || fail "vm1 is $(journal_status vm1)"
@@ -283,16 +290,7 @@ scenario_entry_changed() {
   note "a VM being enabled whose entry went meanwhile: nothing is recorded, its guest files go"
   lm_json "$E2E_DIR/r.json" rollback vm1
   expect_rc 0 "$E2E_DIR/r.json"
-  LUME_METAL_TEST_STOP_AT=after-install "$LM_BIN_HOOKS" enable vm1 --format json >"$E2E_DIR/n.json" 2>"$E2E_DIR/n.err" &
-  holder=$!
-  wait_stopped $holder
-  jq -e '.vms.vm1.enable_run | length == 32' "$STATE_FILE" >/dev/null || fail "the enable did not mark vm1: $(cat "$STATE_FILE")"
-  journal_edit 'del(.vms.vm1)'
-  kill -CONT $holder
-  wait_rc $holder
-  [ "$RC" -eq 1 ] || fail "the enable recorded over a removed entry ($RC): $(cat "$E2E_DIR/n.json" "$E2E_DIR/n.err")"
-  jq -r '.vms[0].message' "$E2E_DIR/n.json" | grep -q "the state journal's entry for vm1 changed while this enable ran" ||
-    fail "$(cat "$E2E_DIR/n.json")"
+  enable_over_edit after-install n 'del(.vms.vm1)' '.vms.vm1.enable_run | length == 32'
   [ "$(journal_status vm1)" = absent ] || fail "vm1 is $(journal_status vm1)"
   [ ! -e "$(guest_home vm1)/.local/share/lume-metal" ] || fail "vm1's guest files left"
 }
