@@ -269,10 +269,7 @@ scenario_entry_changed() {
   lm_json "$E2E_DIR/e.json" enable vm1
   expect_rc 0 "$E2E_DIR/e.json"
   note "a re-enable that changes nothing writes the journal once, at its record"
-  set +e
-  LUME_METAL_TRACE="$E2E_DIR/a.trace" "$LM_BIN" enable vm1 --format json >"$E2E_DIR/a.json" 2>"$E2E_DIR/a.json.err"
-  LM_RC=$?
-  set -e
+  LUME_METAL_TRACE="$E2E_DIR/a.trace" lm_json "$E2E_DIR/a.json" enable vm1
   expect_rc 0 "$E2E_DIR/a.json"
   jq_is "$E2E_DIR/a.json" '.vms[0].message' "vm1: already enabled, verified"
   [ "$(awk '$5 == "journal-unchanged"' "$E2E_DIR/a.trace" | wc -l)" -eq 1 ] &&
