@@ -130,6 +130,44 @@ scenario_slow_status_bystander() {
   [ "$(vm_status vm2)" = running ] || fail "vm2 is $(vm_status vm2)"
 }
 
+# A re-enable while another VM the journal remembers boots again with its old lease (an address,
+# a silent guest): Lume's GET of that VM would wait out its 2-second check of port 22
+# (reference/lume.md; tests/sim/sim_vm.c lume_ssh_check). The sweep for deleted VMs asks Lume
+# only about VMs whose files are not in Lume's storage (host/lib/vm/vm_auto.c lm_vm_gone): vm2's
+# are, so neither backend asks about vm2. A deleted VM is still forgotten (ephemeral.sh).
+scenario_silent_bystander() {
+  sim_start --vm vm1 --vm vm2
+  vm_run vm1
+  vm_run vm2
+  lm_json "$E2E_DIR/e.json" enable vm1 vm2
+  expect_rc 0 "$E2E_DIR/e.json"
+  curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/vm2/stop" >/dev/null
+  curl -fsS -X POST -d '{"hold": true}' "$LUME_METAL_LUME_URL/_sim/vms/vm2/hold-boot" >/dev/null
+  curl -fsS -X POST -d '{"noDisplay":true}' "$LUME_METAL_LUME_URL/lume/vms/vm2/run" >/dev/null
+  # The state the sweep meets: running, an address, the guest silent (one 2-s check, here).
+  curl -fsS "$LUME_METAL_LUME_URL/lume/vms/vm2" >"$E2E_DIR/vm2.json"
+  jq_is "$E2E_DIR/vm2.json" .status running
+  jq -e '.ipAddress != null and .sshAvailable == false' "$E2E_DIR/vm2.json" >/dev/null ||
+    fail "vm2 is not booting with an address: $(cat "$E2E_DIR/vm2.json")"
+  local from; from=$(log_lines)
+  lm_json "$E2E_DIR/r.json" enable vm1
+  expect_rc 0 "$E2E_DIR/r.json"
+  jq_is "$E2E_DIR/r.json" '.vms[0].restarted' false
+  note "re-enable of vm1 beside the silent vm2: $(jq -r .seconds "$E2E_DIR/r.json") s"
+  [ "$(count_requests GET /lume/vms/vm1 "$from")" -ge 1 ] || fail "vm1 was not asked about"
+  [ "$(count_requests GET /lume/vms/vm2 "$from")" -eq 0 ] || fail "the sweep asked Lume about vm2"
+  # The CLI backend: no `lume get vm2` either.
+  from=$(log_lines)
+  lm_json "$E2E_DIR/c.json" enable vm1 --vm-manager lume-cli --lume "$(jq -r .lume "$E2E_DIR/sim.json")"
+  expect_rc 0 "$E2E_DIR/c.json"
+  [ "$(tail -n +"$((from + 1))" "$SIM_LOG" | jq -c 'select(.source == "lume-cli" and .argv[0] == "get" and .argv[1] == "vm2")' | wc -l)" -eq 0 ] ||
+    fail "the sweep ran lume get vm2"
+  [ "$(tail -n +"$((from + 1))" "$SIM_LOG" | jq -c 'select(.source == "lume-cli" and .argv[0] == "get" and .argv[1] == "vm1")' | wc -l)" -ge 1 ] ||
+    fail "the CLI backend did not ask about vm1: $(tail -n +"$((from + 1))" "$SIM_LOG")"
+  jq_is "$LUME_METAL_STATE_DIR/state.json" '.vms | keys | join(",")' "vm1,vm2"
+  curl -fsS -X POST -d '{"hold": false}' "$LUME_METAL_LUME_URL/_sim/vms/vm2/hold-boot" >/dev/null
+}
+
 # With the CLI backend forced, a VM the server runs is never stopped with `lume stop` (which would
 # end the server): enable says so and what to do; both VMs and the server keep running.
 scenario_cli_backend_spares_server() {

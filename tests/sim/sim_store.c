@@ -62,9 +62,11 @@ void sim_vm_new_identity(sim_vm *vm, long index)
 
 int sim_lume_config_write(sim *s, sim_vm *vm)
 {
-	char dir[sizeof(s->home) + SIM_NAME_MAX + 2];
+	static const char *const empty[] = {"disk.img", "nvram.bin"};
+	char dir[sizeof(s->home) + SIM_NAME_MAX + 2], path[sizeof(dir) + 16];
 	cJSON *c = cJSON_CreateObject();
-	int rc;
+	size_t i;
+	int rc, fd;
 
 	snprintf(dir, sizeof(dir), "%s/%s", s->home, vm->name);
 	snprintf(vm->config, sizeof(vm->config), "%s/config.json", dir);
@@ -78,8 +80,18 @@ int sim_lume_config_write(sim *s, sim_vm *vm)
 	cJSON_AddStringToObject(c, "machineIdentifier", vm->machine_id);
 	rc = lm_test_mkdir_p(dir, 0755) < 0 ? -1 : sim_write_json_file(vm->config, c);
 	cJSON_Delete(c);
+	/* Lume takes a directory for a VM when it holds config.json, disk.img and nvram.bin
+	 * (VMDirectory.initialized(), trycua/cua libs/lume 0.5.3): the simulator's VMs have all three
+	 * (the guest's files are in vm->dir; these two stand for Lume's, empty). */
+	for (i = 0; rc == 0 && i < sizeof(empty) / sizeof(empty[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, empty[i]);
+		if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
+			rc = -1;
+		else
+			close(fd);
+	}
 	if (rc < 0)
-		fprintf(stderr, "lume-sim: cannot write %s: %s\n", vm->config, strerror(errno));
+		fprintf(stderr, "lume-sim: cannot write %s's files in %s: %s\n", vm->name, dir, strerror(errno));
 	return rc;
 }
 

@@ -47,7 +47,10 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 		}
 		return lm_outcome_fail(ctx, o, rc);
 	}
-	lm_outcome_message(o, "%s: %s", o->vm, !r.known ? "not enabled" : lm_vm_record_status_name(r.status));
+	if ((rc = lm_outcome_message(o, "%s: %s", o->vm, !r.known ? "not enabled" : lm_vm_record_status_name(r.status))) < 0) {
+		lm_vm_record_dispose(&r); /* a status without its message is no status: out of memory */
+		return lm_outcome_fail(ctx, o, rc);
+	}
 	/* What cannot be asked is said in the message; running out of memory fails the VM's status
 	 * (a bundle not verified for want of memory is not an unverified bundle). */
 	rc = 0;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Every `lume` this library runs gets these (reference/lume.md): its log level at error, since
  * Lume prints its log lines on stdout among the JSON; and telemetry off, since every Lume command
@@ -79,5 +80,30 @@ int lm_vm_lume_identity(const lm_vm_lume_storage *st, const char *name, lm_vm_in
 		    name, st->why);
 	else
 		lm_vm_id_why(info, "no config.json for %s in Lume's storage locations (%s)", name, listed_by);
+	return 0;
+}
+
+int lm_vm_lume_stored(const lm_vm_lume_storage *st, const char *name)
+{
+	static const char *const files[] = {"config.json", "disk.img", "nvram.bin"};
+	char *path;
+	size_t i, f;
+	int rc, found;
+
+	for (i = 0; st->locations != NULL && st->locations[i] != NULL; i++) {
+		for (f = 0, found = 1; f < sizeof(files) / sizeof(files[0]) && found; f++) {
+			if ((rc = lm_path_join(&path, st->locations[i], name, files[f], NULL)) < 0) {
+				if (rc == LM_ENOMEM)
+					return rc;
+				lm_error_clear(); /* a path too long for this location: not here */
+				found = 0;
+				break;
+			}
+			found = access(path, F_OK) == 0;
+			free(path);
+		}
+		if (found)
+			return 1;
+	}
 	return 0;
 }

@@ -27,5 +27,11 @@ void lm_vm_lume_storage_dispose(lm_vm_lume_storage *st);
 /* The VM's identity from LOCATION/NAME/config.json in the listed locations (vm_id.c); `listed_by`
  * names how they were asked for the reason when none has it. Fails only when out of memory. */
 int lm_vm_lume_identity(const lm_vm_lume_storage *st, const char *name, lm_vm_info *info, const char *listed_by);
+/* 1 when one of the listed locations holds NAME/config.json, NAME/disk.img and NAME/nvram.bin:
+ * what Lume itself takes for a VM that exists (VMDirectory.initialized(), which
+ * VMController.validateVMExists asks; trycua/cua libs/lume, 0.5.3). 0 when none does: that proves
+ * nothing (a location Lume did not list, a VM being made), so the caller asks Lume. < 0 only
+ * when out of memory. */
+int lm_vm_lume_stored(const lm_vm_lume_storage *st, const char *name);
 
 #endif

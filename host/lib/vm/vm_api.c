@@ -318,6 +318,16 @@ static int api_identity(lm_vm_manager *vmm, void *state, const char *name, lm_vm
 	return lm_vm_lume_identity(&s->storage, name, info, "GET /lume/config/locations");
 }
 
+static int api_stored(lm_vm_manager *vmm, void *state, const char *name)
+{
+	api_state *s = state;
+	int rc;
+
+	if ((rc = api_storage(vmm, s)) < 0)
+		return rc;
+	return lm_vm_lume_stored(&s->storage, name);
+}
+
 static void api_release(lm_vm_manager *vmm, void *state)
 {
 	api_state *s = state;
@@ -430,4 +440,4 @@ static int api_init(lm_vm_manager *vmm, void **state)
 
 const lm_vm_backend lm_vm_backend_api = {.name = "lume-api", .account = "lume", .present = api_present,
 	.init = api_init, .list = api_list, .get = api_get, .start = api_start, .stop = api_stop,
-	.version = api_version, .identity = api_identity, .release = api_release};
+	.version = api_version, .identity = api_identity, .stored = api_stored, .release = api_release};

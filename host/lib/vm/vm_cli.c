@@ -269,6 +269,16 @@ static int cli_identity(lm_vm_manager *vmm, void *state, const char *name, lm_vm
 	return lm_vm_lume_identity(&s->storage, name, info, "`lume config storage list`");
 }
 
+static int cli_stored(lm_vm_manager *vmm, void *state, const char *name)
+{
+	cli_state *s = state;
+	int rc;
+
+	if ((rc = cli_locations(vmm, s)) < 0)
+		return rc;
+	return lm_vm_lume_stored(&s->storage, name);
+}
+
 /* The process that holds `name` (its config.json in any of Lume's storage locations). */
 static int cli_holder(lm_vm_manager *vmm, cli_state *s, const char *name, lm_host_process *holder)
 {
@@ -377,4 +387,4 @@ static int cli_init(lm_vm_manager *vmm, void **state)
 
 const lm_vm_backend lm_vm_backend_cli = {.name = "lume-cli", .account = "lume", .present = cli_present,
 	.init = cli_init, .list = cli_list, .get = cli_get, .start = cli_start, .stop = cli_stop,
-	.version = cli_version, .identity = cli_identity, .release = cli_release};
+	.version = cli_version, .identity = cli_identity, .stored = cli_stored, .release = cli_release};

@@ -36,6 +36,12 @@ typedef struct lm_vm_backend {
 	int (*version)(lm_vm_manager *vmm, void *state, char *buf, size_t len);
 	/* The VM's identity from the manager's own files (lm_vm_id_set, vm_id.h); NULL: none to read. */
 	int (*identity)(lm_vm_manager *vmm, void *state, const char *name, lm_vm_info *info);
+	/* Does the manager's own store hold `name` by the manager's own rule of existence (Lume: the
+	 * three files of VMDirectory.initialized())? 1: it exists, nothing need be asked; 0: cannot
+	 * tell from the files (ask `get`: absence proves nothing). < 0 only when out of memory. NULL:
+	 * no store this library reads. For the gone question (lm_vm_gone), which a `get` can make cost
+	 * Lume's 2-second port check of a silent guest. */
+	int (*stored)(lm_vm_manager *vmm, void *state, const char *name);
 	/* May it be asked now without launching anything (UTM: UTM.app runs)? NULL: always. */
 	int (*askable)(lm_vm_manager *vmm, void *state, int *askable);
 	void (*release)(lm_vm_manager *vmm, void *state);
