@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "lume-metal.h"
 #include "lume-metal/sys/ssh.h"
 #include "vm_internal.h"
+#include "lume_common.h"
 #include "file.h"
 #include "vm_name.h"
 #include "net_words.h"
@@ -503,6 +505,50 @@ static void test_proc_cancel(void **state)
 	rmdir(dir);
 }
 
+/* Lume takes a directory for a VM only when it holds config.json, disk.img and nvram.bin
+ * (VMDirectory.initialized(), trycua/cua libs/lume 0.5.3): the gone sweep's look at the storage
+ * answers "it exists" for those alone, in any location, and "cannot tell" for anything less. */
+static void test_lume_stored(void **state)
+{
+	static const char *const three[] = {"config.json", "disk.img", "nvram.bin"};
+	char *root = lm_test_tmpdir("stored"), *one = lm_test_join(root, "one"), *two = lm_test_join(root, "two");
+	char path[PATH_MAX];
+	lm_vm_lume_storage st;
+	size_t i;
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(lm_vm_lume_stored(&st, "vm-a"), 0); /* not asked yet: no locations */
+	for (i = 0; i < 3; i++) { /* vm-a: whole in the second location, config.json alone in the first */
+		snprintf(path, sizeof(path), "%s/vm-a", two);
+		assert_int_equal(lm_test_mkdir_p(path, 0755), 0);
+		snprintf(path, sizeof(path), "%s/vm-a/%s", two, three[i]);
+		lm_test_write_text(path, "");
+	}
+	snprintf(path, sizeof(path), "%s/vm-a", one);
+	assert_int_equal(lm_test_mkdir_p(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/vm-a/config.json", one);
+	lm_test_write_text(path, "{}");
+	snprintf(path, sizeof(path), "%s/vm-b", one); /* vm-b: no nvram.bin (a VM being made) */
+	assert_int_equal(lm_test_mkdir_p(path, 0755), 0);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/vm-b/%s", one, three[i]);
+		lm_test_write_text(path, "");
+	}
+	lm_assert_ok(lm_vm_lume_storage_add(&st, one));
+	assert_int_equal(lm_vm_lume_stored(&st, "vm-a"), 0);
+	assert_int_equal(lm_vm_lume_stored(&st, "vm-b"), 0);
+	lm_assert_ok(lm_vm_lume_storage_add(&st, two));
+	assert_int_equal(lm_vm_lume_stored(&st, "vm-a"), 1);
+	assert_int_equal(lm_vm_lume_stored(&st, "vm-b"), 0);
+	assert_int_equal(lm_vm_lume_stored(&st, "vm-c"), 0);
+	lm_vm_lume_storage_dispose(&st);
+	lm_test_rmtree(root);
+	free(one);
+	free(two);
+	free(root);
+}
+
 /* Issue 22: the managers' runners kept at most 10 arguments and dropped the rest silently. Every
  * argument reaches the child, run or started detached. */
 #define MANY_ARGS 50
@@ -613,6 +659,7 @@ int main(void)
 		cmocka_unit_test(test_proc_every_argument),
 		cmocka_unit_test(test_proc_output_limit),
 		cmocka_unit_test(test_find_program),
+		cmocka_unit_test(test_lume_stored),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
