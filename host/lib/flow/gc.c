@@ -84,13 +84,13 @@ int lm_flow_forget_vm(lm_context *ctx, const char *vm, int *journal, int *pin)
 	return rc;
 }
 
-void lm_flow_gone_outcome(lm_vm_outcome *o, int journal, int pin, int dry_run)
+int lm_flow_gone_outcome(lm_vm_outcome *o, int journal, int pin, int dry_run)
 {
 	o->gone = 1;
-	o->rc = 0;
-	lm_outcome_message(o, "%s: gone (its VM manager does not know it): %s%s%s%s", o->vm,
+	o->rc = lm_outcome_message(o, "%s: gone (its VM manager does not know it): %s%s%s%s", o->vm,
 	    !journal && !pin ? "nothing remembered of it" : dry_run ? "would forget its " : "forgot its ",
 	    journal ? "journal entry" : "", journal && pin ? " and " : "", pin ? "host-key pin" : "");
+	return o->rc;
 }
 
 /* The names the journal and known_hosts remember, each once, sorted (NULL-terminated), and the
@@ -165,8 +165,9 @@ int lm_flow_sweep_gone(lm_context *ctx, lm_vm_manager *vmm, const char *const *e
 			gone[ngone++] = names[i]; /* sorted, as names are */
 	if ((rc = forget_vms(ctx, gone, ngone, journal, pin)) < 0)
 		goto out;
-	for (i = 0; report != NULL && i < ngone && (rc = lm_flow_outcome_add(report, gone[i], &o)) == 0; i++)
-		lm_flow_gone_outcome(o, journal[i], pin[i], lm_context_options(ctx)->dry_run);
+	for (i = 0; report != NULL && i < ngone && (rc = lm_flow_outcome_add(report, gone[i], &o)) == 0 &&
+	     (rc = lm_flow_gone_outcome(o, journal[i], pin[i], lm_context_options(ctx)->dry_run)) == 0; i++)
+		;
 	if (rc == 0)
 		rc = lm_context_check_cancel(ctx, "while forgetting VMs that no longer exist");
 out:

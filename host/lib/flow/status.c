@@ -42,8 +42,7 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 		    lm_vm_gone(vmm, o->vm, manager) && lm_flow_forget_vm(ctx, o->vm, &journal, &pin) == 0) {
 			lm_error_clear();
 			o->already_enabled = 0;
-			lm_flow_gone_outcome(o, journal, pin, 0);
-			return 0;
+			return lm_flow_gone_outcome(o, journal, pin, 0) < 0 ? lm_outcome_fail(ctx, o, LM_ENOMEM) : 0;
 		}
 		return lm_outcome_fail(ctx, o, rc);
 	}
