@@ -505,36 +505,35 @@ static void test_proc_cancel(void **state)
 	rmdir(dir);
 }
 
+/* LOCATION/NAME with the first `n` of Lume's three files (config.json, disk.img, nvram.bin). */
+static void lume_vm_files(const char *location, const char *name, size_t n)
+{
+	static const char *const three[] = {"config.json", "disk.img", "nvram.bin"};
+	char path[PATH_MAX];
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/%s", location, name);
+	assert_int_equal(lm_test_mkdir_p(path, 0755), 0);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s/%s", location, name, three[i]);
+		lm_test_write_text(path, "");
+	}
+}
+
 /* Lume takes a directory for a VM only when it holds config.json, disk.img and nvram.bin
  * (VMDirectory.initialized(), trycua/cua libs/lume 0.5.3): the gone sweep's look at the storage
  * answers "it exists" for those alone, in any location, and "cannot tell" for anything less. */
 static void test_lume_stored(void **state)
 {
-	static const char *const three[] = {"config.json", "disk.img", "nvram.bin"};
 	char *root = lm_test_tmpdir("stored"), *one = lm_test_join(root, "one"), *two = lm_test_join(root, "two");
-	char path[PATH_MAX];
 	lm_vm_lume_storage st;
-	size_t i;
 
 	(void)state;
 	memset(&st, 0, sizeof(st));
 	assert_int_equal(lm_vm_lume_stored(&st, "vm-a"), 0); /* not asked yet: no locations */
-	for (i = 0; i < 3; i++) { /* vm-a: whole in the second location, config.json alone in the first */
-		snprintf(path, sizeof(path), "%s/vm-a", two);
-		assert_int_equal(lm_test_mkdir_p(path, 0755), 0);
-		snprintf(path, sizeof(path), "%s/vm-a/%s", two, three[i]);
-		lm_test_write_text(path, "");
-	}
-	snprintf(path, sizeof(path), "%s/vm-a", one);
-	assert_int_equal(lm_test_mkdir_p(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/vm-a/config.json", one);
-	lm_test_write_text(path, "{}");
-	snprintf(path, sizeof(path), "%s/vm-b", one); /* vm-b: no nvram.bin (a VM being made) */
-	assert_int_equal(lm_test_mkdir_p(path, 0755), 0);
-	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "%s/vm-b/%s", one, three[i]);
-		lm_test_write_text(path, "");
-	}
+	lume_vm_files(two, "vm-a", 3); /* vm-a: whole in the second location, */
+	lume_vm_files(one, "vm-a", 1); /* config.json alone in the first */
+	lume_vm_files(one, "vm-b", 2); /* vm-b: no nvram.bin (a VM being made) */
 	lm_assert_ok(lm_vm_lume_storage_add(&st, one));
 	assert_int_equal(lm_vm_lume_stored(&st, "vm-a"), 0);
 	assert_int_equal(lm_vm_lume_stored(&st, "vm-b"), 0);
