@@ -101,7 +101,7 @@ endfunction()
 
 # lm_require_program(<var> <program> <part> <debian package> <brew formula> [PATHS ...])
 function(lm_require_program var program part debian brew)
-  find_program(${var} NAMES ${program} PATHS ${ARGN} /usr/sbin /usr/lib/llvm-14/bin)
+  find_program(${var} NAMES ${program} PATHS ${ARGN} /usr/sbin)
   if(NOT ${var})
     _lm_missing("${program}" "${part}" "${debian}" "${brew}")
   endif()

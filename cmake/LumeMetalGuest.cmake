@@ -29,7 +29,7 @@ function(lm_require_gnu_objc part)
   if(NOT rc EQUAL 0)
     message(STATUS "Objective-C check failed: ${err}")
     _lm_missing("the GNU Objective-C compiler and runtime (gcc -x objective-c, -lobjc)" "${part}"
-      "gobjc libobjc-12-dev" "(not needed on macOS: the Apple runtime is used)")
+      "gobjc" "(not needed on macOS: the Apple runtime is used)")
   endif()
   set(LUME_METAL_HAVE_GNU_OBJC ON CACHE INTERNAL "gcc compiles and links Objective-C for the GNU runtime")
 endfunction()

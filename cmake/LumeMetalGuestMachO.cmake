@@ -10,10 +10,11 @@
 # checks that the CTest test guest_macho_verify also runs).
 include(LumeMetalDependencies)
 set(_lm_dep_part "the macOS guest cross-build (LUME_METAL_GUEST_MACHO=ON)")
-lm_require_program(LUME_METAL_LIPO llvm-lipo "${_lm_dep_part}" "llvm-14" "llvm")
+# The release's own LLVM (llvm-config --bindir, cmake/LumeMetalOptions.cmake).
+lm_require_program(LUME_METAL_LIPO llvm-lipo "${_lm_dep_part}" "llvm" "llvm" ${LUME_METAL_LLVM_BINDIR})
 foreach(_lm_tool otool objdump nm strings)
   string(TOUPPER ${_lm_tool} _lm_var)
-  lm_require_program(LUME_METAL_${_lm_var} llvm-${_lm_tool} "${_lm_dep_part}" "llvm-14" "llvm")
+  lm_require_program(LUME_METAL_${_lm_var} llvm-${_lm_tool} "${_lm_dep_part}" "llvm" "llvm" ${LUME_METAL_LLVM_BINDIR})
 endforeach()
 # The compiler and linker of the cross-build are LLVM 22's (cmake/darwin/DarwinCross.cmake).
 lm_require_program(LUME_METAL_CLANG_22 clang-22 "${_lm_dep_part}" "clang-22" "llvm")

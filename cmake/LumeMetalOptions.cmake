@@ -31,21 +31,32 @@ endfunction()
 set(_lm_macho_default OFF)
 set(_lm_macho_tools OFF)
 if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  # llvm-lipo and llvm-otool come from the release's own LLVM (Debian's `llvm` package: 14 on
+  # Debian 12, 19 on Debian 13), whose version no file here names: Debian links llvm-config into
+  # /usr/bin but neither of those two, so llvm-config --bindir says where they are.
+  find_program(LUME_METAL_LLVM_CONFIG NAMES llvm-config)
+  if(LUME_METAL_LLVM_CONFIG AND NOT LUME_METAL_LLVM_BINDIR)
+    execute_process(COMMAND ${LUME_METAL_LLVM_CONFIG} --bindir OUTPUT_VARIABLE _lm_llvm_bindir
+      OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _lm_llvm_rc)
+    if(_lm_llvm_rc EQUAL 0 AND IS_DIRECTORY "${_lm_llvm_bindir}")
+      set(LUME_METAL_LLVM_BINDIR "${_lm_llvm_bindir}" CACHE PATH "The LLVM tools (lipo, otool) of the Mach-O cross-build")
+    endif()
+  endif()
   find_program(LUME_METAL_DARWIN_CLANG NAMES clang PATHS /usr/lib/llvm-22/bin NO_DEFAULT_PATH)
   find_program(LUME_METAL_DARWIN_LD64 NAMES ld64.lld PATHS /usr/lib/llvm-22/bin NO_DEFAULT_PATH)
-  find_program(LUME_METAL_LIPO NAMES llvm-lipo-14 llvm-lipo PATHS /usr/lib/llvm-14/bin)
+  find_program(LUME_METAL_LIPO NAMES llvm-lipo PATHS ${LUME_METAL_LLVM_BINDIR})
   # EXISTS, not just set: a path given on the command line is kept in the cache as it is.
   if(EXISTS "${LUME_METAL_DARWIN_CLANG}" AND EXISTS "${LUME_METAL_DARWIN_LD64}" AND EXISTS "${LUME_METAL_LIPO}")
     set(_lm_macho_default ON)
     set(_lm_macho_tools ON)
   endif()
 endif()
-option(LUME_METAL_GUEST_MACHO "Cross-build the universal macOS guest shim and probe (needs clang-22, lld-22, llvm-14)" ${_lm_macho_default})
+option(LUME_METAL_GUEST_MACHO "Cross-build the universal macOS guest shim and probe (needs clang-22, lld-22, llvm)" ${_lm_macho_default})
 if(NOT LUME_METAL_GUEST_MACHO)
   if(NOT CMAKE_SYSTEM_NAME STREQUAL "Linux")
     lm_part_skipped(guest_macho_verify "the Mach-O cross-build is for Linux hosts (a Mac builds the guest natively)" CHOSEN)
   elseif(NOT _lm_macho_tools)
-    lm_part_skipped(guest_macho_verify "the Mach-O cross-build needs clang-22, ld64.lld-22 and llvm-lipo, not found (Debian/Ubuntu: sudo apt-get install clang-22 lld-22 llvm-14)")
+    lm_part_skipped(guest_macho_verify "the Mach-O cross-build needs clang-22, ld64.lld-22 and llvm-lipo, not found (Debian/Ubuntu: sudo apt-get install clang-22 lld-22 llvm)")
   else()
     lm_part_skipped(guest_macho_verify "LUME_METAL_GUEST_MACHO is OFF" CHOSEN)
   endif()
@@ -66,8 +77,8 @@ option(LUME_METAL_FUZZ "Build the libFuzzer targets in tests/fuzz and register s
 if(LUME_METAL_FUZZ)
   if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
     message(FATAL_ERROR "lume-metal: LUME_METAL_FUZZ needs clang (libFuzzer), not ${CMAKE_C_COMPILER_ID}: "
-      "configure with -DCMAKE_C_COMPILER=clang-14 or use the `fuzz` preset "
-      "(Debian/Ubuntu: sudo apt-get install clang-14 libclang-rt-14-dev)")
+      "configure with -DCMAKE_C_COMPILER=clang or use the `fuzz` preset "
+      "(Debian/Ubuntu: sudo apt-get install clang libclang-rt-dev)")
   endif()
   if(NOT LUME_METAL_HOST)
     message(FATAL_ERROR "lume-metal: LUME_METAL_FUZZ needs LUME_METAL_HOST (the targets call the host library)")

@@ -79,7 +79,7 @@ configure_ci_refuses_missing_part() {
   configure ci "$CMAKE" -E env CI=true "$CMAKE" -DLUME_METAL_TESTS=OFF
   [ "$CONFIGURE_RC" -ne 0 ] || fail "CI=true: the configure succeeded without the Mach-O cross-build: $(tail -n 20 "$WORK_DIR/ci.log")"
   grep -q "guest_macho_verify cannot be built here" "$WORK_DIR/ci.log" || fail "$(tail -n 20 "$WORK_DIR/ci.log")"
-  grep -q "apt-get install clang-22 lld-22 llvm-14" "$WORK_DIR/ci.log" || fail "no package named: $(tail -n 20 "$WORK_DIR/ci.log")"
+  grep -q "apt-get install clang-22 lld-22 llvm" "$WORK_DIR/ci.log" || fail "no package named: $(tail -n 20 "$WORK_DIR/ci.log")"
   rm -rf "$WORK_DIR/ci"
 }
 
