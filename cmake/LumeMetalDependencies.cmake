@@ -10,7 +10,41 @@ function(_lm_missing what part debian brew)
     "Or turn the part off (see cmake/LumeMetalOptions.cmake).")
 endfunction()
 
+# Homebrew's keg-only formulas are not on pkg-config's path outside `brew install`'s own build
+# environment (shared/reference/toolchain.md): openssl@3, whose libcrypto the host and libssh2's
+# own .pc need. A from-source build on a Mac adds its pkgconfig folder, found from `brew --prefix`
+# (or LUME_METAL_HOMEBREW_PREFIX), so that it finds what `brew install openssl@3` installed.
+if(APPLE)
+  set(LUME_METAL_HOMEBREW_PREFIX "" CACHE PATH "Homebrew's prefix (default: what `brew --prefix` says)")
+  set(_lm_brew_prefix "${LUME_METAL_HOMEBREW_PREFIX}")
+  if(NOT _lm_brew_prefix)
+    find_program(LUME_METAL_BREW brew PATHS /opt/homebrew/bin /usr/local/bin)
+    if(LUME_METAL_BREW)
+      execute_process(COMMAND ${LUME_METAL_BREW} --prefix OUTPUT_VARIABLE _lm_brew_prefix
+        OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    endif()
+  endif()
+  foreach(keg openssl@3)
+    set(_lm_keg_pc "${_lm_brew_prefix}/opt/${keg}/lib/pkgconfig")
+    if(_lm_brew_prefix AND IS_DIRECTORY "${_lm_keg_pc}" AND NOT "$ENV{PKG_CONFIG_PATH}" MATCHES "opt/${keg}/")
+      message(STATUS "lume-metal: Homebrew's keg-only ${keg}: ${_lm_keg_pc} added to PKG_CONFIG_PATH")
+      if("$ENV{PKG_CONFIG_PATH}" STREQUAL "")
+        set(ENV{PKG_CONFIG_PATH} "${_lm_keg_pc}")
+      else()
+        set(ENV{PKG_CONFIG_PATH} "$ENV{PKG_CONFIG_PATH}:${_lm_keg_pc}")
+      endif()
+    endif()
+  endforeach()
+endif()
+
+# The packages that provide a pkg-config module a dependency's own .pc requires, for a message
+# that names the one really missing: "<module>|<Debian/Ubuntu>|<Homebrew>".
+set(_LM_PC_PROVIDERS "libcrypto|libssl-dev|openssl@3" "libssl|libssl-dev|openssl@3"
+  "openssl|libssl-dev|openssl@3" "zlib|zlib1g-dev|zlib")
+
 # lm_require_pkg(<target-alias> <pkg-config module> <part> <debian package> <brew formula>)
+# When the module is there but one its .pc requires is not (libssh2.pc asks for libcrypto and
+# zlib), the message names that one: asking to install what is installed helps nobody.
 function(lm_require_pkg alias module part debian brew)
   if(TARGET ${alias})
     return()
@@ -20,6 +54,25 @@ function(lm_require_pkg alias module part debian brew)
   endif()
   pkg_check_modules(${alias} QUIET IMPORTED_TARGET GLOBAL ${module})
   if(NOT ${alias}_FOUND)
+    execute_process(COMMAND ${PKG_CONFIG_EXECUTABLE} --print-errors --exists ${module}
+      OUTPUT_QUIET ERROR_VARIABLE why)
+    if(why MATCHES "Package '([^']+)', required by '[^']+', not found")
+      set(missing "${CMAKE_MATCH_1}")
+      set(debian "(the package that provides ${missing}.pc)")
+      set(brew "(the formula that provides ${missing}.pc)")
+      foreach(entry IN LISTS _LM_PC_PROVIDERS)
+        string(REPLACE "|" ";" entry "${entry}")
+        list(GET entry 0 m)
+        if(m STREQUAL missing)
+          list(GET entry 1 debian)
+          list(GET entry 2 brew)
+        endif()
+      endforeach()
+      if(brew STREQUAL "openssl@3")
+        set(brew "openssl@3 (keg-only: if it is installed, configure with -DLUME_METAL_HOMEBREW_PREFIX=$(brew --prefix))")
+      endif()
+      _lm_missing("${missing} (pkg-config), which ${module} requires," "${part}" "${debian}" "${brew}")
+    endif()
     _lm_missing("${module} (pkg-config)" "${part}" "${debian}" "${brew}")
   endif()
   add_library(${alias} ALIAS PkgConfig::${alias})
@@ -67,22 +120,16 @@ function(_lm_plist_api_checks target)
   set_property(TARGET ${target} APPEND PROPERTY INTERFACE_INCLUDE_DIRECTORIES "${PROJECT_SOURCE_DIR}/common/deps")
 endfunction()
 
+# cJSON through pkg-config like the others: Debian's libcjson-dev and Homebrew's cjson both ship
+# libcjson.pc, and unlike cJSON's CMake package (whose paths are absolute) it follows
+# PKG_CONFIG_SYSROOT_DIR, so the host can be compiled against another release's headers
+# (the deps-newest preset).
 function(lm_require_cjson part)
   if(TARGET lm::cjson)
     return()
   endif()
-  find_package(cJSON QUIET)
-  if(NOT cJSON_FOUND)
-    _lm_missing("cJSON" "${part}" "libcjson-dev" "cjson")
-  endif()
-  add_library(lm_cjson INTERFACE)
-  if(TARGET cjson)
-    target_link_libraries(lm_cjson INTERFACE cjson)
-  else()
-    target_link_libraries(lm_cjson INTERFACE ${CJSON_LIBRARIES})
-  endif()
-  target_include_directories(lm_cjson SYSTEM INTERFACE ${CJSON_INCLUDE_DIRS})
-  add_library(lm::cjson ALIAS lm_cjson)
+  lm_require_pkg(lm_cjson libcjson "${part}" "libcjson-dev" "cjson")
+  add_library(lm::cjson ALIAS PkgConfig::lm_cjson)
 endfunction()
 
 function(lm_require_curl part)
