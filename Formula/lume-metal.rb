@@ -18,7 +18,7 @@ class LumeMetal < Formula
 
   # The host is built for macOS 13 (Ventura) and later: its minimum deployment target, and the
   # oldest system whose libcurl (7.84.0, /usr/lib/libcurl.4.dylib, loaded at run time) it is made
-  # for (docs/install.md). The dependency versions it is built and checked against in CI
+  # for (README.md, "On macOS"). The dependency versions it is built and checked against in CI
   # (docs/testing.md, "Where users install it"): libplist 2.2 to 2.7, libssh2 1.10 to 1.11.1,
   # cJSON 1.7.15 to 1.7.19, OpenSSL 3. Homebrew installs its newest of each; install checks the
   # lower bounds (MINIMUM_VERSIONS), so an older tap's versions fail with what to upgrade.

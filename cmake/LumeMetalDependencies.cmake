@@ -176,7 +176,7 @@ function(lm_curl_headers_target)
   if(include)
     target_include_directories(lm_curl_headers SYSTEM INTERFACE ${include})
   endif()
-  # The oldest libcurl the host supports is macOS 13.0's, 7.84.0 (docs/install.md; shared/reference/
+  # The oldest libcurl the host supports is macOS 13.0's, 7.84.0 (README.md, "On macOS"; shared/reference/
   # toolchain.md): it has every function the host calls (curl_multi_poll since 7.66.0), but not
   # CURLOPT_PROTOCOLS_STR (7.85.0), which host/lib/vm/vm_api.c replaces by CURLOPT_PROTOCOLS when
   # the headers or the loaded library lack it, and refuses to go on when neither holds.
