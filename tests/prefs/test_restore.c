@@ -95,7 +95,7 @@ static void put_file(fixture *f, plist_t dict)
 	mkdir(f->prefs, 0700);
 	plist_to_bin(dict, &bin, &len);
 	lm_test_write(f->file, bin, len);
-	plist_to_bin_free(bin);
+	lm_plist_mem_free(bin);
 }
 
 /* enable then disable from `prior` (NULL dict: no file; dir_too: no directory either). */
@@ -258,7 +258,7 @@ static void test_managed_preference_is_not_fought(void **state)
 	plist_dict_set_item(d, KEY, plist_new_bool(0));
 	plist_to_bin(d, &bin, &len);
 	lm_test_write(mfile, bin, len);
-	plist_to_bin_free(bin);
+	lm_plist_mem_free(bin);
 	lm_assert_fails(lm_host_pref_enable(f->ctx, &f->want, &info), LM_EMANAGED);
 	assert_int_equal(info.managed, 1);
 	assert_string_equal(info.managed_value, "false (bool)");
@@ -271,7 +271,7 @@ static void test_managed_preference_is_not_fought(void **state)
 	bin = NULL; /* plist_to_bin() refuses a non-NULL output pointer */
 	plist_to_bin(d, &bin, &len);
 	lm_test_write(mfile, bin, len);
-	plist_to_bin_free(bin);
+	lm_plist_mem_free(bin);
 	lm_assert_ok(lm_host_pref_enable(f->ctx, &f->want, &info));
 	plist_free(d);
 	free(mfile);

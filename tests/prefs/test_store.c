@@ -178,7 +178,7 @@ static void test_malformed_files(void **state)
 	plist_to_bin(d, &bin, &blen);
 	check_malformed(f, bin, blen - 10, LM_ECORRUPT); /* truncated binary */
 	check_malformed(f, bin, 12, LM_ECORRUPT);
-	plist_to_bin_free(bin);
+	lm_plist_mem_free(bin);
 	plist_free(d);
 }
 
@@ -262,7 +262,7 @@ static void test_managed_file_simulates_configuration_profile(void **state)
 	lm_assert_ok(lm_prefs_store_managed(f->store, "OtherKey", &managed, &forced));
 	assert_int_equal(managed, 0);
 	assert_null(forced);
-	plist_to_bin_free(bin);
+	lm_plist_mem_free(bin);
 	plist_free(d);
 	free(mfile);
 	free(mdir);
@@ -299,7 +299,7 @@ static void test_byhost_file_is_the_current_hosts(void **state)
 	plist_free(v);
 	lm_assert_ok(lm_prefs_store_byhost(f->store, "OtherKey", &v, where, sizeof(where)));
 	assert_null(v);
-	plist_to_bin_free(bin);
+	lm_plist_mem_free(bin);
 	plist_free(d);
 	free(other);
 	free(dir);
