@@ -223,8 +223,9 @@ scenario_progress() {
 
   note "on a terminal: the wait is one live line, redrawn in place"
   lm_json "$E2E_DIR/r2.json" rollback vm1 --no-restart
-  # script(1) gives the command a pseudo-terminal and keeps what it drew.
-  script -qefc "$(printf '%q ' "$LM_BIN" enable vm1)" "$E2E_DIR/tty.log" >/dev/null ||
+  # script(1) gives the command a pseudo-terminal and keeps what it drew; a terminal that can
+  # redraw a line, whatever the caller's TERM (TERM=dumb rightly gets plain lines: host/cli/color.c).
+  TERM=xterm script -qefc "$(printf '%q ' "$LM_BIN" enable vm1)" "$E2E_DIR/tty.log" >/dev/null ||
     fail "enable on a terminal: $(cat "$E2E_DIR/tty.log")"
   grep -q $'\r\033\[Kvm1: wait-ready: waiting [0-9]* s: ' "$E2E_DIR/tty.log" || fail "no live line: $(cat -v "$E2E_DIR/tty.log")"
   # Each step once: a live line while it runs, then its line in the summary.
