@@ -1,0 +1,135 @@
+# The host's third-party libraries in its macOS cross-build (cmake/darwin/DarwinHost.cmake; used by
+# cmake/LumeMetalDependencies.cmake in place of pkg-config and find_package, which would hand a
+# Mach-O link this machine's ELF libraries).
+#
+# Headers and export lists come from a Linux dependency root: by default this machine's own
+# (/usr/include, /usr/lib/<multiarch>, Debian's -dev packages); LUME_METAL_DARWIN_DEPS_ROOT points
+# it at another, e.g. a folder where Debian 13's -dev packages were unpacked with `dpkg -x`, or
+# LUME_METAL_DARWIN_DEPS_INCLUDE (a list) and LUME_METAL_DARWIN_DEPS_LIB name the folders.
+#   - Headers: only each library's own headers are seen (a folder of links, darwin-deps/include),
+#     never the root's C library headers, which would hide what macOS's lack.
+#   - Link stubs: generated at build time by make-stub.sh from the dynamic symbol table of the
+#     library's Linux build in the root, under Homebrew's install name on macOS
+#     (LUME_METAL_DARWIN_DEPS_PREFIX/opt/<formula>/lib/<file>: /opt/homebrew on Apple silicon,
+#     /usr/local on Intel). libcurl is opened at its first use (host/lib/vm/curl_lib.c): headers only.
+#
+# This file defines the cache variables and functions; it can be included by the Linux build that
+# drives the cross-build (cmake/LumeMetalHostMachO.cmake) to resolve the same defaults.
+if(CMAKE_LIBRARY_ARCHITECTURE AND NOT CMAKE_SYSTEM_NAME STREQUAL "Darwin")
+  set(_lm_multiarch "${CMAKE_LIBRARY_ARCHITECTURE}")
+else()
+  set(_lm_multiarch "${CMAKE_HOST_SYSTEM_PROCESSOR}-linux-gnu")
+endif()
+set(LUME_METAL_DARWIN_DEPS_ROOT "/" CACHE PATH
+  "Linux root whose usr/include and usr/lib/<multiarch> give the macOS cross-build's dependency headers and export lists")
+set(LUME_METAL_DARWIN_DEPS_INCLUDE "" CACHE STRING
+  "Dependency header folders (a list); empty: ROOT/usr/include;ROOT/usr/include/${_lm_multiarch}")
+set(LUME_METAL_DARWIN_DEPS_LIB "" CACHE PATH
+  "Folder of the dependencies' Linux shared libraries (lib*.so); empty: ROOT/usr/lib/${_lm_multiarch}")
+string(REGEX REPLACE "/+$" "" _lm_root "${LUME_METAL_DARWIN_DEPS_ROOT}")
+if(LUME_METAL_DARWIN_DEPS_INCLUDE)
+  set(LM_DARWIN_DEPS_INCLUDE "${LUME_METAL_DARWIN_DEPS_INCLUDE}")
+else()
+  set(LM_DARWIN_DEPS_INCLUDE "${_lm_root}/usr/include" "${_lm_root}/usr/include/${_lm_multiarch}")
+endif()
+if(LUME_METAL_DARWIN_DEPS_LIB)
+  set(LM_DARWIN_DEPS_LIB "${LUME_METAL_DARWIN_DEPS_LIB}")
+else()
+  set(LM_DARWIN_DEPS_LIB "${_lm_root}/usr/lib/${_lm_multiarch}")
+endif()
+
+if(NOT LUME_METAL_DARWIN_HOST)
+  return() # the rest is the cross-build's own
+endif()
+
+if(LUME_METAL_DARWIN_ARCH STREQUAL "x86_64")
+  set(_lm_brew /usr/local)
+else()
+  set(_lm_brew /opt/homebrew)
+endif()
+set(LUME_METAL_DARWIN_DEPS_PREFIX "${_lm_brew}" CACHE PATH
+  "Homebrew's prefix on the Mac: the install names of the dependencies (PREFIX/opt/<formula>/lib)")
+find_program(LUME_METAL_DARWIN_NM NAMES llvm-nm PATHS /usr/lib/llvm-22/bin /usr/lib/llvm-14/bin NO_DEFAULT_PATH)
+if(NOT LUME_METAL_DARWIN_NM)
+  find_program(LUME_METAL_DARWIN_NM NAMES nm REQUIRED)
+endif()
+set(LM_DARWIN_DEPS_DIR "${CMAKE_BINARY_DIR}/darwin-deps")
+
+# What each dependency is, keyed by its pkg-config module (cJSON and libcurl: their CMake names):
+# the headers it installs (files or folders under an include folder), its Linux library, and its
+# Homebrew formula and file.
+set(_lm_dep_libplist-2.0 HEADERS plist SO libplist-2.0.so DYLIB libplist/lib/libplist-2.0.4.dylib)
+set(_lm_dep_libssh2 HEADERS libssh2.h libssh2_sftp.h libssh2_publickey.h SO libssh2.so DYLIB libssh2/lib/libssh2.1.dylib)
+set(_lm_dep_libcrypto HEADERS openssl SO libcrypto.so DYLIB openssl@3/lib/libcrypto.3.dylib)
+set(_lm_dep_cjson HEADERS cjson SO libcjson.so DYLIB cjson/lib/libcjson.1.dylib)
+set(_lm_dep_curl HEADERS curl)
+
+# Links darwin-deps/include/<entry> to each file of <entry> in the include folders (the first one
+# that has it wins), so that a header split between folders (OpenSSL's openssl/configuration.h is
+# in the multiarch folder) is whole.
+function(_lm_darwin_headers key)
+  cmake_parse_arguments(D "" "SO;DYLIB" "HEADERS" ${_lm_dep_${key}})
+  set(found OFF)
+  foreach(entry IN LISTS D_HEADERS)
+    foreach(dir IN LISTS LM_DARWIN_DEPS_INCLUDE)
+      if(IS_DIRECTORY "${dir}/${entry}")
+        file(GLOB_RECURSE files RELATIVE "${dir}" "${dir}/${entry}/*")
+      elseif(EXISTS "${dir}/${entry}")
+        set(files "${entry}")
+      else()
+        continue()
+      endif()
+      set(found ON)
+      foreach(f IN LISTS files)
+        set(link "${LM_DARWIN_DEPS_DIR}/include/${f}")
+        if(NOT IS_SYMLINK "${link}")
+          get_filename_component(parent "${link}" DIRECTORY)
+          file(MAKE_DIRECTORY "${parent}")
+          file(CREATE_LINK "${dir}/${f}" "${link}" SYMBOLIC)
+        endif()
+      endforeach()
+    endforeach()
+    if(NOT found)
+      message(FATAL_ERROR "lume-metal: ${entry} (${key}) is in none of the dependency header folders "
+        "${LM_DARWIN_DEPS_INCLUDE} (LUME_METAL_DARWIN_DEPS_ROOT=${LUME_METAL_DARWIN_DEPS_ROOT}, "
+        "LUME_METAL_DARWIN_DEPS_INCLUDE). Debian/Ubuntu: sudo apt-get install libplist-dev libssh2-1-dev "
+        "libssl-dev libcjson-dev libcurl4-openssl-dev")
+    endif()
+  endforeach()
+endfunction()
+
+# lm_darwin_dependency(<target> <key>): <target>, an INTERFACE library with the dependency's headers
+# and (unless headers only) its link stub, generated at build time by a target of its own.
+function(lm_darwin_dependency target key)
+  if(NOT DEFINED _lm_dep_${key})
+    message(FATAL_ERROR "lume-metal: no macOS cross-build description for dependency ${key} (cmake/darwin/DarwinHostDependencies.cmake)")
+  endif()
+  cmake_parse_arguments(D "" "SO;DYLIB" "HEADERS" ${_lm_dep_${key}})
+  _lm_darwin_headers(${key})
+  add_library(${target} INTERFACE)
+  target_include_directories(${target} SYSTEM INTERFACE "${LM_DARWIN_DEPS_DIR}/include")
+  if(NOT D_SO)
+    return()
+  endif()
+  set(so "${LM_DARWIN_DEPS_LIB}/${D_SO}")
+  if(NOT EXISTS "${so}")
+    message(FATAL_ERROR "lume-metal: ${so} (${key}), whose exports make the macOS link stub, does not exist "
+      "(LUME_METAL_DARWIN_DEPS_ROOT=${LUME_METAL_DARWIN_DEPS_ROOT}, LUME_METAL_DARWIN_DEPS_LIB).")
+  endif()
+  get_filename_component(so_real "${so}" REALPATH)
+  get_filename_component(name "${D_DYLIB}" NAME)
+  string(REGEX REPLACE "\\.dylib$" "" name "${name}")
+  set(stub "${LM_DARWIN_DEPS_DIR}/lib/${name}.tbd")
+  add_custom_command(OUTPUT "${stub}"
+    COMMAND ${CMAKE_COMMAND} -E make_directory "${LM_DARWIN_DEPS_DIR}/lib"
+    COMMAND bash "${PROJECT_SOURCE_DIR}/cmake/darwin/make-stub.sh" "${LUME_METAL_DARWIN_NM}" "${so}"
+            "${LUME_METAL_DARWIN_DEPS_PREFIX}/opt/${D_DYLIB}" "${stub}"
+    DEPENDS "${so_real}" "${PROJECT_SOURCE_DIR}/cmake/darwin/make-stub.sh"
+    COMMENT "macOS link stub ${name}.tbd from the exports of ${so}"
+    VERBATIM)
+  add_custom_target(${target}_stub DEPENDS "${stub}")
+  target_link_libraries(${target} INTERFACE "${stub}")
+  # Followed in the interface library's place by every target that links it.
+  add_dependencies(${target} ${target}_stub)
+  set_property(GLOBAL APPEND PROPERTY LM_DARWIN_STUBS "${stub}")
+endfunction()
