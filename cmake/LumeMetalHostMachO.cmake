@@ -14,8 +14,10 @@
 #   build-macos/macos/universal/       lib/liblume-metal.1.dylib and bin/lume-metal, arm64 + x86_64
 #
 # Inputs (cache variables, passed on to both builds): LUME_METAL_MACOS_LIBC (macOS 13's libc
-# headers and libSystem.tbd: .ci/fetch-macos-libc) and the dependency root,
-# LUME_METAL_DARWIN_DEPS_ROOT / _INCLUDE / _LIB (cmake/darwin/DarwinHostDependencies.cmake).
+# headers and libSystem.tbd: .ci/fetch-macos-libc), the dependency root,
+# LUME_METAL_DARWIN_DEPS_ROOT / _INCLUDE / _LIB (cmake/darwin/DarwinHostDependencies.cmake), and,
+# when set, LUME_METAL_CURL_LIBRARY_NAME and LUME_METAL_HOMEBREW_PREFIX (the dependencies' install
+# names; by default Homebrew's prefix on each architecture).
 include(ExternalProject)
 include(LumeMetalDependencies)
 set(_lm_part "the macOS host cross-build (LUME_METAL_HOST_MACHO=ON, preset macos)")
@@ -39,6 +41,20 @@ if(NOT EXISTS "${LUME_METAL_MACOS_LIBC}/SOURCE" OR NOT EXISTS "${LUME_METAL_MACO
   message(FATAL_ERROR "lume-metal: ${_lm_part} needs macOS 13's libc headers and libSystem.tbd, "
     "not found in ${LUME_METAL_MACOS_LIBC} (LUME_METAL_MACOS_LIBC). Fetch them (npm registry, as .ci/install-deps does):\n"
     "  .ci/fetch-macos-libc ${LUME_METAL_MACOS_LIBC}")
+endif()
+
+# The toolchain builds for macOS 13, whose headers and libSystem it has; LUME_METAL_CURL_LIBRARY_NAME
+# (the preset sets it as the Formula does) goes to both builds.
+if(NOT CMAKE_OSX_DEPLOYMENT_TARGET VERSION_EQUAL 13.0)
+  message(FATAL_ERROR "lume-metal: ${_lm_part} builds for macOS 13.0, the headers and libSystem it has, "
+    "not CMAKE_OSX_DEPLOYMENT_TARGET=${CMAKE_OSX_DEPLOYMENT_TARGET}")
+endif()
+set(_lm_pass "")
+if(LUME_METAL_CURL_LIBRARY_NAME)
+  list(APPEND _lm_pass -DLUME_METAL_CURL_LIBRARY_NAME:STRING=${LUME_METAL_CURL_LIBRARY_NAME})
+endif()
+if(LUME_METAL_HOMEBREW_PREFIX)
+  list(APPEND _lm_pass -DLUME_METAL_HOMEBREW_PREFIX:PATH=${LUME_METAL_HOMEBREW_PREFIX})
 endif()
 
 message(STATUS "lume-metal: macOS host cross-build (arm64, x86_64; dependency headers and exports from "
@@ -67,6 +83,7 @@ foreach(arch arm64 x86_64)
       -DLUME_METAL_HOST:BOOL=ON -DLUME_METAL_GUEST:BOOL=OFF -DLUME_METAL_GUEST_MACHO:BOOL=OFF
       -DLUME_METAL_TESTS:BOOL=OFF -DLUME_METAL_BENCHMARKS:BOOL=OFF -DLUME_METAL_FUZZ:BOOL=OFF
       -DLUME_METAL_SANITIZE:BOOL=OFF -DLUME_METAL_HOST_MACHO:BOOL=OFF
+      ${_lm_pass}
     # Every build of this tree builds both again (make decides what changed in them).
     BUILD_ALWAYS ON
     INSTALL_COMMAND ${CMAKE_COMMAND} --install <BINARY_DIR>)

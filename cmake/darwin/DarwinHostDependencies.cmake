@@ -10,8 +10,9 @@
 #     never the root's C library headers, which would hide what macOS's lack.
 #   - Link stubs: generated at build time by make-stub.sh from the dynamic symbol table of the
 #     library's Linux build in the root, under Homebrew's install name on macOS
-#     (LUME_METAL_DARWIN_DEPS_PREFIX/opt/<formula>/lib/<file>: /opt/homebrew on Apple silicon,
-#     /usr/local on Intel). libcurl is opened at its first use (host/lib/vm/curl_lib.c): headers only.
+#     (PREFIX/opt/<formula>/lib/<file>; PREFIX: LUME_METAL_HOMEBREW_PREFIX, by default Homebrew's
+#     own, /opt/homebrew on Apple silicon and /usr/local on Intel). libcurl is opened at its first
+#     use (host/lib/vm/curl_lib.c): headers only.
 #
 # This file defines the cache variables and functions; it can be included by the Linux build that
 # drives the cross-build (cmake/LumeMetalHostMachO.cmake) to resolve the same defaults.
@@ -42,26 +43,19 @@ if(NOT LUME_METAL_DARWIN_HOST)
   return() # the rest is the cross-build's own
 endif()
 
-if(LUME_METAL_DARWIN_ARCH STREQUAL "x86_64")
-  set(_lm_brew /usr/local)
-else()
-  set(_lm_brew /opt/homebrew)
-endif()
-set(LUME_METAL_DARWIN_DEPS_PREFIX "${_lm_brew}" CACHE PATH
-  "Homebrew's prefix on the Mac: the install names of the dependencies (PREFIX/opt/<formula>/lib)")
 find_program(LUME_METAL_DARWIN_NM NAMES llvm-nm PATHS /usr/lib/llvm-22/bin /usr/lib/llvm-14/bin NO_DEFAULT_PATH)
 if(NOT LUME_METAL_DARWIN_NM)
   find_program(LUME_METAL_DARWIN_NM NAMES nm REQUIRED)
 endif()
 set(LM_DARWIN_DEPS_DIR "${CMAKE_BINARY_DIR}/darwin-deps")
 
-# What each dependency is, keyed by its pkg-config module (cJSON and libcurl: their CMake names):
+# What each dependency is, keyed by its pkg-config module (libcurl, found by CMake's FindCURL: curl):
 # the headers it installs (files or folders under an include folder), its Linux library, and its
 # Homebrew formula and file.
 set(_lm_dep_libplist-2.0 HEADERS plist SO libplist-2.0.so DYLIB libplist/lib/libplist-2.0.4.dylib)
 set(_lm_dep_libssh2 HEADERS libssh2.h libssh2_sftp.h libssh2_publickey.h SO libssh2.so DYLIB libssh2/lib/libssh2.1.dylib)
 set(_lm_dep_libcrypto HEADERS openssl SO libcrypto.so DYLIB openssl@3/lib/libcrypto.3.dylib)
-set(_lm_dep_cjson HEADERS cjson SO libcjson.so DYLIB cjson/lib/libcjson.1.dylib)
+set(_lm_dep_libcjson HEADERS cjson SO libcjson.so DYLIB cjson/lib/libcjson.1.dylib)
 set(_lm_dep_curl HEADERS curl)
 
 # Links darwin-deps/include/<entry> to each file of <entry> in the include folders (the first one
@@ -98,18 +92,25 @@ function(_lm_darwin_headers key)
   endforeach()
 endfunction()
 
-# lm_darwin_dependency(<target> <key>): <target>, an INTERFACE library with the dependency's headers
-# and (unless headers only) its link stub, generated at build time by a target of its own.
+# lm_darwin_dependency(<target> <key>): <target> (PkgConfig::lm_plist, CURL::libcurl: the names
+# pkg-config and FindCURL give), an imported INTERFACE library with the dependency's headers and
+# (unless headers only) its link stub, generated at build time by a target of its own.
 function(lm_darwin_dependency target key)
   if(NOT DEFINED _lm_dep_${key})
     message(FATAL_ERROR "lume-metal: no macOS cross-build description for dependency ${key} (cmake/darwin/DarwinHostDependencies.cmake)")
   endif()
   cmake_parse_arguments(D "" "SO;DYLIB" "HEADERS" ${_lm_dep_${key}})
   _lm_darwin_headers(${key})
-  add_library(${target} INTERFACE)
+  add_library(${target} INTERFACE IMPORTED GLOBAL)
   target_include_directories(${target} SYSTEM INTERFACE "${LM_DARWIN_DEPS_DIR}/include")
   if(NOT D_SO)
     return()
+  endif()
+  set(brew "${LUME_METAL_HOMEBREW_PREFIX}")
+  if(NOT brew AND LUME_METAL_DARWIN_ARCH STREQUAL "x86_64")
+    set(brew /usr/local)
+  elseif(NOT brew)
+    set(brew /opt/homebrew)
   endif()
   set(so "${LM_DARWIN_DEPS_LIB}/${D_SO}")
   if(NOT EXISTS "${so}")
@@ -123,13 +124,14 @@ function(lm_darwin_dependency target key)
   add_custom_command(OUTPUT "${stub}"
     COMMAND ${CMAKE_COMMAND} -E make_directory "${LM_DARWIN_DEPS_DIR}/lib"
     COMMAND bash "${PROJECT_SOURCE_DIR}/cmake/darwin/make-stub.sh" "${LUME_METAL_DARWIN_NM}" "${so}"
-            "${LUME_METAL_DARWIN_DEPS_PREFIX}/opt/${D_DYLIB}" "${stub}"
+            "${brew}/opt/${D_DYLIB}" "${stub}"
     DEPENDS "${so_real}" "${PROJECT_SOURCE_DIR}/cmake/darwin/make-stub.sh"
     COMMENT "macOS link stub ${name}.tbd from the exports of ${so}"
     VERBATIM)
-  add_custom_target(${target}_stub DEPENDS "${stub}")
+  string(MAKE_C_IDENTIFIER "lm_darwin_stub_${name}" stub_target)
+  add_custom_target(${stub_target} DEPENDS "${stub}")
   target_link_libraries(${target} INTERFACE "${stub}")
-  # Followed in the interface library's place by every target that links it.
-  add_dependencies(${target} ${target}_stub)
+  # Followed in the imported target's place by every target that links it.
+  add_dependencies(${target} ${stub_target})
   set_property(GLOBAL APPEND PROPERTY LM_DARWIN_STUBS "${stub}")
 endfunction()

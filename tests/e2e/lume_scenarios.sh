@@ -216,6 +216,42 @@ scenario_curl_missing() {
   jq_is "$E2E_DIR/s.json" '.vms[0].state' running
 }
 
+# macOS 13.0's libcurl (7.84.0) does not know CURLOPT_PROTOCOLS_STR (7.85.0): the API backend then
+# limits every request to http and https with CURLOPT_PROTOCOLS, and a libcurl that takes neither
+# is refused before anything changed, never used unrestricted (host/lib/vm/vm_api.c).
+scenario_curl_784() {
+  sim_start --vm vm1
+  vm_run vm1
+  export LUME_METAL_TEST_CURL_LIBRARY=$LM_FAKE_CURL LM_FAKE_CURL_LOG=$E2E_DIR/curl.log
+  LM_BIN=$LM_BIN_HOOKS
+  local from
+  from=$(wc -l <"$SIM_LOG")
+
+  # Neither option: refused with what to do, and nothing sent, nothing changed.
+  LM_FAKE_CURL_REFUSE=all lm_json "$E2E_DIR/refused.json" enable vm1 --vm-manager lume-api
+  [ "$LM_RC" -ne 0 ] || fail "enable succeeded with a libcurl that cannot be limited: $(cat "$E2E_DIR/refused.json")"
+  jq -r '[.. | .message? // empty] | join("\n")' "$E2E_DIR/refused.json" >"$E2E_DIR/refused.msg"
+  grep -q "libcurl ($LM_FAKE_CURL) cannot be limited to http and https" "$E2E_DIR/refused.msg" ||
+    fail "message: $(cat "$E2E_DIR/refused.json")"
+  grep -q "needs libcurl 7.84.0 or later" "$E2E_DIR/refused.msg" || fail "no version: $(cat "$E2E_DIR/refused.json")"
+  grep -q "(--vm-manager lume-cli)" "$E2E_DIR/refused.msg" || fail "no alternative: $(cat "$E2E_DIR/refused.json")"
+  [ "$(tail -n +"$((from + 1))" "$SIM_LOG" | jq -c 'select(.source == "http")' | wc -l)" -eq 0 ] ||
+    fail "a request was sent: $(tail -n +"$((from + 1))" "$SIM_LOG" | jq -c 'select(.source == "http")')"
+  [ ! -e "$PLIST" ] || fail "preference left changed: $(cat "$E2E_DIR/refused.json")"
+  grep -q "refused CURLOPT_PROTOCOLS 3" "$E2E_DIR/curl.log" || fail "CURLOPT_PROTOCOLS not asked: $(cat "$E2E_DIR/curl.log")"
+  : >"$E2E_DIR/curl.log"
+
+  # 7.84.0: every request is limited by the bit mask (CURLPROTO_HTTP | CURLPROTO_HTTPS = 3).
+  lm_json "$E2E_DIR/e.json" enable vm1 --vm-manager lume-api
+  expect_rc 0 "$E2E_DIR/e.json"
+  jq_is "$E2E_DIR/e.json" '.vms[0].result' ok
+  local asked limited
+  asked=$(grep -c "^refused CURLOPT_PROTOCOLS_STR$" "$E2E_DIR/curl.log" || true)
+  limited=$(grep -c "^CURLOPT_PROTOCOLS 3$" "$E2E_DIR/curl.log" || true)
+  [ "$asked" -gt 0 ] && [ "$asked" -eq "$limited" ] && [ "$(wc -l <"$E2E_DIR/curl.log")" -eq $((asked + limited)) ] ||
+    fail "each request limited once: $asked refusals, $limited limits: $(cat "$E2E_DIR/curl.log")"
+}
+
 # The preference goes to the user whose VMs read it: lume-metal run as another user than the
 # server's is refused before anything is written; status says whose domain; forcing is possible.
 scenario_user_mismatch() {

@@ -95,5 +95,30 @@ configure_skips_missing_part() {
   rm -rf "$WORK_DIR/local"
 }
 
+# A dependency that is there but whose .pc requires a module that is not (libssh2.pc asks for
+# libcrypto; Homebrew's openssl@3 is keg-only) names the module really missing and its package,
+# never the dependency that is installed (cmake/LumeMetalDependencies.cmake, lm_require_pkg).
+configure_names_missing_requirement() {
+  local pc="$WORK_DIR/requirement-pc" m
+  rm -rf "$pc"
+  mkdir -p "$pc"
+  for m in libplist-2.0 libcjson; do
+    cp "$(pkg-config --path "$m")" "$pc/" || fail "no $m.pc on this machine"
+  done
+  printf '%s\n' 'prefix=/usr' 'includedir=${prefix}/include' 'Name: libssh2' \
+    'Description: a libssh2 whose libcrypto is not on the path' 'Version: 1.11.1' \
+    'Requires.private: libcrypto' 'Libs: -lssh2' 'Cflags: -I${includedir}' >"$pc/libssh2.pc"
+  configure requirement "$CMAKE" -E env --unset=CI PKG_CONFIG_LIBDIR="$pc" PKG_CONFIG_PATH= "$CMAKE" \
+    -DLUME_METAL_TESTS=OFF -DLUME_METAL_GUEST=OFF -DLUME_METAL_GUEST_MACHO=OFF
+  [ "$CONFIGURE_RC" -ne 0 ] || fail "the configure succeeded without libcrypto: $(tail -n 20 "$WORK_DIR/requirement.log")"
+  grep -q "libcrypto (pkg-config), which libssh2 requires," "$WORK_DIR/requirement.log" ||
+    fail "the missing module is not named: $(tail -n 20 "$WORK_DIR/requirement.log")"
+  grep -q "sudo apt-get install libssl-dev" "$WORK_DIR/requirement.log" || fail "$(tail -n 20 "$WORK_DIR/requirement.log")"
+  grep -q "brew install openssl@3 (keg-only" "$WORK_DIR/requirement.log" || fail "$(tail -n 20 "$WORK_DIR/requirement.log")"
+  ! grep -q "apt-get install libssh2-1-dev" "$WORK_DIR/requirement.log" ||
+    fail "asks to install libssh2, which is there: $(tail -n 20 "$WORK_DIR/requirement.log")"
+  rm -rf "$WORK_DIR/requirement" "$pc"
+}
+
 "${1:?usage: check.sh NAME}"
 echo "hygiene $1: ok"

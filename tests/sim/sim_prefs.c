@@ -14,11 +14,12 @@
 #include "sim.h"
 
 #include <ctype.h>
-#include <plist/plist.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "lm_plist_api.h" /* libplist, across its versions */
 
 #define SIM_PREFS_DOMAIN "com.apple.gpusw.ParavirtualizedGraphics"
 #define SIM_PREFS_KEY "ForceUnrestrictedDeviceFeatureLevel"
@@ -69,7 +70,7 @@ static int file_level(const char *path)
 		return -1;
 	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) > 0 && len <= SIM_PREFS_MAX && fseek(f, 0, SEEK_SET) == 0 &&
 	    (data = malloc((size_t)len)) != NULL && fread(data, 1, (size_t)len, f) == (size_t)len) {
-		plist_from_memory(data, (uint32_t)len, &root);
+		lm_plist_from_memory(data, (uint32_t)len, &root);
 		if (root != NULL && plist_get_node_type(root) == PLIST_DICT &&
 		    (v = plist_dict_get_item(root, SIM_PREFS_KEY)) != NULL)
 			on = value_is_on(v);

@@ -43,7 +43,7 @@ void lm_paths_user_name(long uid, char *buf, size_t cap)
 
 int lm_paths_state_dir(char **out, const char *explicit_dir)
 {
-	const char *home = NULL, *xdg;
+	const char *home = NULL;
 	int rc;
 
 	*out = NULL;
@@ -54,7 +54,8 @@ int lm_paths_state_dir(char **out, const char *explicit_dir)
 		return rc;
 	return lm_path_join(out, home, "Library/Application Support/lume-metal", NULL);
 #else
-	xdg = getenv("XDG_STATE_HOME");
+	const char *xdg = getenv("XDG_STATE_HOME");
+
 	if (xdg != NULL && xdg[0] == '/')
 		return lm_path_join(out, xdg, "lume-metal", NULL);
 	if ((rc = lm_paths_home(&home)) < 0)

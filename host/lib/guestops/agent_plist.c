@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <plist/plist.h>
+#include "lm_plist_api.h" /* libplist, across its versions */
 
 #include "buf.h"
 #include "guest_activation.h"
@@ -154,13 +154,13 @@ int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const l
 	if (text == NULL)
 		return lm_error_nomem();
 	if ((*xml = malloc((size_t)n + 1)) == NULL) {
-		plist_to_xml_free(text);
+		lm_plist_mem_free(text);
 		return lm_error_nomem();
 	}
 	memcpy(*xml, text, n);
 	(*xml)[n] = '\0';
 	*len = n;
-	plist_to_xml_free(text);
+	lm_plist_mem_free(text);
 	return 0;
 }
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <plist/plist.h>
+#include "lm_plist_api.h" /* libplist, across its versions */
 
 #include "guest_bundle.h"
 #include "guest_codesign.h"
@@ -125,7 +125,7 @@ int lm_resign_entitlements(char **xml)
 	if (text == NULL)
 		return lm_error_nomem();
 	*xml = lm_format("%.*s", (int)n, text);
-	plist_to_xml_free(text);
+	lm_plist_mem_free(text);
 	return *xml != NULL ? 0 : lm_error_nomem();
 }
 

@@ -236,7 +236,7 @@ static int write_new(const char *path, const void *data, size_t len, int mode)
 		p += n;
 		len -= (size_t)n;
 	}
-	if (fchmod(fd, (mode_t)mode) != 0 || fsync(fd) != 0) {
+	if (fchmod(fd, (mode_t)mode) != 0 || lm_fs_flush(fd) != 0) {
 		close(fd);
 		return lm_error_set(LM_EIO, "cannot finish %s: %s", path, strerror(errno));
 	}

@@ -91,7 +91,7 @@ static int plist_to_cf(plist_t value, CFPropertyListRef *out)
 	if (bin == NULL)
 		return lm_error_set(LM_EINVALID, "cannot serialise a %s value", lm_pref_plist_type(value));
 	data = CFDataCreate(kCFAllocatorDefault, (const UInt8 *)bin, (CFIndex)len);
-	plist_to_bin_free(bin);
+	lm_plist_mem_free(bin);
 	if (data == NULL)
 		return lm_error_nomem();
 	root = CFPropertyListCreateWithData(kCFAllocatorDefault, data, kCFPropertyListImmutable, NULL, &err);

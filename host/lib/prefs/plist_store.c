@@ -92,7 +92,7 @@ static int write_dict(lm_prefs_store *store, plist_t dict)
 	if (stat(store->path, &sb) == 0)
 		mode = sb.st_mode & 07777;
 	if ((dir = strdup(store->path)) == NULL) {
-		plist_to_bin_free(bin);
+		lm_plist_mem_free(bin);
 		return lm_error_nomem();
 	}
 	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
@@ -104,7 +104,7 @@ static int write_dict(lm_prefs_store *store, plist_t dict)
 	free(dir);
 	if (rc == 0)
 		rc = lm_fs_write_atomic(store->path, bin, len, mode);
-	plist_to_bin_free(bin);
+	lm_plist_mem_free(bin);
 	return rc;
 }
 

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include <plist/plist.h>
+#include "lm_plist_api.h" /* libplist, across its versions */
 
 #include "lume-metal/context.h"
 #include "lume-metal/prefs.h"

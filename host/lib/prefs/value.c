@@ -10,9 +10,6 @@
 #include "prefs_store.h"
 #include "text.h"
 
-/* Seconds between the Unix epoch and the plist epoch (2001-01-01T00:00:00Z). */
-#define PLIST_EPOCH 978307200LL
-
 plist_t lm_pref_value_to_plist(const lm_pref_value *v)
 {
 	switch (v->type) {
@@ -54,7 +51,6 @@ void lm_pref_plist_describe(plist_t v, char *buf, size_t size)
 	uint8_t b = 0;
 	uint64_t u = 0;
 	double d = 0;
-	int32_t sec = 0, usec = 0;
 	uint64_t len = 0;
 	time_t t;
 	struct tm tm;
@@ -98,8 +94,7 @@ void lm_pref_plist_describe(plist_t v, char *buf, size_t size)
 		free(s);
 		break;
 	case PLIST_DATE:
-		plist_get_date_val(v, &sec, &usec);
-		t = (time_t)(PLIST_EPOCH + sec);
+		t = (time_t)lm_plist_date_unix(v);
 		gmtime_r(&t, &tm);
 		strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		break;
@@ -206,7 +201,7 @@ int lm_pref_plist_encode(plist_t v, char **out)
 		return lm_error_set(LM_EINVALID, "cannot serialise a %s value", lm_pref_plist_type(v));
 	if ((*out = malloc(lm_b64_encoded_len(len, 1) + 1)) != NULL)
 		lm_b64_encode((const uint8_t *)bin, len, *out, 1);
-	plist_to_bin_free(bin);
+	lm_plist_mem_free(bin);
 	return *out != NULL ? 0 : lm_error_nomem();
 }
 
@@ -263,7 +258,7 @@ int lm_pref_plist_keepable(plist_t v)
 	if (xml == NULL)
 		return lm_error_nomem();
 	ok = memchr(xml, '\0', len) == NULL && lm_utf8_check(xml, len, &bad) == 0;
-	plist_to_xml_free(xml);
+	lm_plist_mem_free(xml);
 	return ok;
 }
 

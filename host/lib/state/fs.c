@@ -44,6 +44,17 @@ static int split_path(const char *path, char **dir, const char **base)
 	return 0;
 }
 
+int lm_fs_flush(int fd)
+{
+#ifdef __APPLE__
+	if (fcntl(fd, F_FULLFSYNC) == 0)
+		return 0;
+	if (errno != ENOTSUP && errno != EINVAL)
+		return -1;
+#endif
+	return fsync(fd);
+}
+
 static int sync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -51,7 +62,7 @@ static int sync_dir(const char *dir)
 
 	if (fd < 0)
 		return lm_error_set(LM_EIO, "%s: cannot open the directory to sync it: %s", dir, strerror(errno));
-	if (fsync(fd) != 0 && errno != EINVAL)
+	if (lm_fs_flush(fd) != 0 && errno != EINVAL)
 		rc = lm_error_set(LM_EIO, "%s: cannot sync the directory: %s", dir, strerror(errno));
 	close(fd);
 	return rc;
@@ -131,7 +142,7 @@ int lm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mo
 	if (write_all(fd, data, half) != 0)
 		goto io_error;
 	lm_clock_sleep(delay);
-	if (write_all(fd, (const char *)data + half, len - half) != 0 || fchmod(fd, mode) != 0 || fsync(fd) != 0)
+	if (write_all(fd, (const char *)data + half, len - half) != 0 || fchmod(fd, mode) != 0 || lm_fs_flush(fd) != 0)
 		goto io_error;
 	if (close(fd) != 0) {
 		fd = -1;

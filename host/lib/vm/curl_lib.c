@@ -59,6 +59,7 @@ static void load(void)
 	void *handle;
 	CURLcode cc;
 
+	t->name = name;
 	/* RTLD_LOCAL: its symbols stay out of the global namespace, as a library's own. */
 	if ((handle = dlopen(name, RTLD_NOW | RTLD_LOCAL)) == NULL) {
 		fail(LM_EUNSUPPORTED, name, "could not be loaded", dlerror());

@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 
 typedef struct {
+	const char *name; /* the library loaded (its soname, or the test's), for messages */
 	__typeof__(curl_global_init) *global_init;
 	__typeof__(curl_easy_init) *easy_init;
 	__typeof__(curl_easy_setopt) *easy_setopt;

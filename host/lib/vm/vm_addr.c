@@ -58,9 +58,11 @@ static int tcp_probe(const char *address, int port, double timeout)
 	sa.sin_port = htons((unsigned short)port);
 	if (inet_pton(AF_INET, address, &sa.sin_addr) != 1)
 		return EINVAL;
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+	/* Close-on-exec by fcntl: macOS has no SOCK_CLOEXEC (shared/reference/toolchain.md). The
+	 * socket lives inside this call, so no other thread's exec can come between. */
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
 		return errno;
-	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
 		why = errno;
 		close(fd);
 		return why;

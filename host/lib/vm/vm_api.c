@@ -99,6 +99,36 @@ static int api_handles(api_state *s)
 	return 0;
 }
 
+/* Only http and https, whatever a URL or a redirect asks. CURLOPT_PROTOCOLS_STR says so since
+ * libcurl 7.85.0; macOS 13.0, the oldest system the host supports, ships 7.84.0 (Apple's release
+ * manifests, shared/reference/toolchain.md), which answers it CURLE_UNKNOWN_OPTION. The bit mask it
+ * replaced, CURLOPT_PROTOCOLS (deprecated in 7.85.0, still honoured), then says the same: the
+ * restriction holds with every libcurl, never silently dropped. A library that takes neither is
+ * refused before any request. LM_CURL_HAVE_PROTOCOLS_STR: what the headers built against declare
+ * (cmake/LumeMetalDependencies.cmake). */
+static int restrict_protocols(const lm_curl_lib *c, CURL *curl)
+{
+	CURLcode cc = CURLE_UNKNOWN_OPTION;
+
+#if LM_CURL_HAVE_PROTOCOLS_STR
+	if ((cc = c->easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https")) == CURLE_OK)
+		return 0;
+#endif
+	if (cc == CURLE_UNKNOWN_OPTION) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+		cc = c->easy_setopt(curl, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#pragma GCC diagnostic pop
+		if (cc == CURLE_OK)
+			return 0;
+	}
+	return lm_error_set(LM_EUNSUPPORTED,
+	    "libcurl (%s) cannot be limited to http and https (CURLOPT_PROTOCOLS_STR and CURLOPT_PROTOCOLS: %s), "
+	    "so lume-metal sends it no request. The Lume HTTP API needs libcurl 7.84.0 or later (macOS 13's): "
+	    "update it, or use Lume's command line instead (--vm-manager lume-cli)",
+	    c->name, c->easy_strerror(cc));
+}
+
 /* One request. 0 with r filled when an HTTP answer came back, whatever its status. */
 static int api_request(lm_vm_manager *vmm, api_state *s, const char *url, const char *method,
     const char *json_body, double timeout, api_response *r)
@@ -116,12 +146,13 @@ static int api_request(lm_vm_manager *vmm, api_state *s, const char *url, const 
 		return rc;
 	c = s->c;
 	curl = s->curl;
-	lm_buf_init(&r->body, LM_API_BODY_MAX);
 	c->easy_reset(curl);
+	if ((rc = restrict_protocols(c, curl)) < 0)
+		return rc;
+	lm_buf_init(&r->body, LM_API_BODY_MAX);
 	c->easy_setopt(curl, CURLOPT_URL, url);
 	c->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	c->easy_setopt(curl, CURLOPT_NOPROXY, "*"); /* Lume listens on this host: never via a proxy */
-	c->easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	c->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(vmm->connect_timeout * 1000));
 	c->easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
 	c->easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
@@ -395,11 +426,14 @@ int lm_vm_api_reachable(const char *url, double timeout)
 		return lm_error_set(LM_ERROR, "libcurl could not be initialised");
 	/* A connection and nothing more: whether the answer to any request comes quickly is another
 	 * matter (Lume's host status takes seconds per running VM). */
+	if ((rc = restrict_protocols(c, curl)) < 0) {
+		c->easy_cleanup(curl);
+		return rc;
+	}
 	c->easy_setopt(curl, CURLOPT_URL, url);
 	c->easy_setopt(curl, CURLOPT_CONNECT_ONLY, 1L);
 	c->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	c->easy_setopt(curl, CURLOPT_NOPROXY, "*");
-	c->easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	c->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout * 1000));
 	c->easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
 	cc = c->easy_perform(curl);

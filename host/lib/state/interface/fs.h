@@ -15,13 +15,20 @@
 #include "str.h"
 
 /* Replace `path` with `data`: temporary file in the same directory (".<name>.tmp-XXXXXX", mkstemp),
- * write, fsync, chmod `mode`, rename over `path`, fsync the directory. On failure the temporary
+ * write, flush (lm_fs_flush), chmod `mode`, rename over `path`, flush the directory. On failure the temporary
  * file is removed and `path` is untouched (LM_EIO naming the file and the reason).
  *
  * Test builds only (LM_TEST_HOOKS, never the installed library or tool):
  * LUME_METAL_TEST_WRITE_DELAY_US=N sleeps N microseconds half-way through writing the temporary
  * file and again before the rename, so that tests can kill a writer mid-write. */
 int lm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+
+/* fd's data and metadata on the disk itself: fsync(), and on macOS fcntl(F_FULLFSYNC), because
+ * there fsync() only hands the data to the drive, which may keep it in its cache across a power
+ * loss (Apple's fsync(2)). A file system that refuses F_FULLFSYNC (ENOTSUP, EINVAL: some network
+ * file systems) gets fsync(), the most it offers. 0, or -1 with errno set. Every flush lume-metal
+ * makes goes through here: the journal, the preference store's own writes, the local install. */
+int lm_fs_flush(int fd);
 
 /* Create `path` and its missing parents with mode 0700. An existing directory is fine (its mode
  * is left alone); an existing non-directory is LM_EIO. */
