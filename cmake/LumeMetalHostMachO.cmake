@@ -43,6 +43,8 @@ if(NOT EXISTS "${LUME_METAL_MACOS_LIBC}/SOURCE" OR NOT EXISTS "${LUME_METAL_MACO
     "  .ci/fetch-macos-libc ${LUME_METAL_MACOS_LIBC}")
 endif()
 
+lm_darwin_deps_check()
+
 # The toolchain builds for macOS 13, whose headers and libSystem it has; LUME_METAL_CURL_LIBRARY_NAME
 # (the preset sets it as the Formula does) goes to both builds.
 if(NOT CMAKE_OSX_DEPLOYMENT_TARGET VERSION_EQUAL 13.0)

@@ -39,16 +39,6 @@ else()
   set(LM_DARWIN_DEPS_LIB "${_lm_root}/usr/lib/${_lm_multiarch}")
 endif()
 
-if(NOT LUME_METAL_DARWIN_HOST)
-  return() # the rest is the cross-build's own
-endif()
-
-find_program(LUME_METAL_DARWIN_NM NAMES llvm-nm PATHS /usr/lib/llvm-22/bin /usr/lib/llvm-14/bin NO_DEFAULT_PATH)
-if(NOT LUME_METAL_DARWIN_NM)
-  find_program(LUME_METAL_DARWIN_NM NAMES nm REQUIRED)
-endif()
-set(LM_DARWIN_DEPS_DIR "${CMAKE_BINARY_DIR}/darwin-deps")
-
 # What each dependency is, keyed by its pkg-config module (libcurl, found by CMake's FindCURL: curl):
 # the headers it installs (files or folders under an include folder), its Linux library, and its
 # Homebrew formula and file.
@@ -58,13 +48,69 @@ set(_lm_dep_libcrypto HEADERS openssl SO libcrypto.so DYLIB openssl@3/lib/libcry
 set(_lm_dep_libcjson HEADERS cjson SO libcjson.so DYLIB cjson/lib/libcjson.1.dylib)
 set(_lm_dep_curl HEADERS curl)
 
+# lm_darwin_deps_check(): every dependency's headers and Linux library are in the root, or a
+# configure error that says what the root lacks.
+function(lm_darwin_deps_check)
+  set(lacking "")
+  foreach(key libplist-2.0 libssh2 libcrypto libcjson curl)
+    cmake_parse_arguments(D "" "SO;DYLIB" "HEADERS" ${_lm_dep_${key}})
+    foreach(entry IN LISTS D_HEADERS)
+      set(found OFF)
+      foreach(dir IN LISTS LM_DARWIN_DEPS_INCLUDE)
+        if(EXISTS "${dir}/${entry}")
+          set(found ON)
+        endif()
+      endforeach()
+      if(NOT found)
+        list(APPEND lacking "${entry} (a header)")
+      endif()
+    endforeach()
+    if(D_SO AND NOT EXISTS "${LM_DARWIN_DEPS_LIB}/${D_SO}")
+      list(APPEND lacking "${LM_DARWIN_DEPS_LIB}/${D_SO}")
+    endif()
+  endforeach()
+  if(lacking)
+    list(JOIN lacking "\n    " lacking)
+    list(JOIN LM_DARWIN_DEPS_INCLUDE " " include)
+    message(FATAL_ERROR "lume-metal: the dependency root of the macOS cross-build "
+      "(LUME_METAL_DARWIN_DEPS_ROOT=${LUME_METAL_DARWIN_DEPS_ROOT}; headers from ${include}, "
+      "libraries from ${LM_DARWIN_DEPS_LIB}) lacks:\n    ${lacking}\n"
+      "  This machine's: sudo apt-get install libplist-dev libssh2-1-dev libssl-dev libcjson-dev libcurl4-openssl-dev\n"
+      "  Another Debian release's, unpacked: .ci/fetch-debian-deps DIR, then -DLUME_METAL_DARWIN_DEPS_ROOT=DIR/root")
+  endif()
+endfunction()
+
+if(NOT LUME_METAL_DARWIN_HOST)
+  return() # the rest is the cross-build's own
+endif()
+
+find_program(LUME_METAL_DARWIN_NM NAMES llvm-nm PATHS /usr/lib/llvm-22/bin /usr/lib/llvm-14/bin NO_DEFAULT_PATH)
+if(NOT LUME_METAL_DARWIN_NM)
+  find_program(LUME_METAL_DARWIN_NM NAMES nm REQUIRED)
+endif()
+set(LM_DARWIN_DEPS_DIR "${CMAKE_BINARY_DIR}/darwin-deps")
+# The header links are made anew by every configure: the root may have changed. When it has, what
+# was found in the other root's headers (lm_check_declared's cached LM_<DEP>_HAVE_* results) is
+# forgotten and checked again.
+file(REMOVE_RECURSE "${LM_DARWIN_DEPS_DIR}/include")
+set(_lm_deps_key "${LM_DARWIN_DEPS_INCLUDE}|${LM_DARWIN_DEPS_LIB}")
+if(DEFINED LM_DARWIN_DEPS_KEY AND NOT LM_DARWIN_DEPS_KEY STREQUAL _lm_deps_key)
+  get_cmake_property(_lm_vars CACHE_VARIABLES)
+  foreach(_lm_var IN LISTS _lm_vars)
+    if(_lm_var MATCHES "^LM_[A-Z0-9]+_HAVE_")
+      unset(${_lm_var} CACHE)
+    endif()
+  endforeach()
+endif()
+set(LM_DARWIN_DEPS_KEY "${_lm_deps_key}" CACHE INTERNAL "The dependency root the cached checks were made against")
+
 # Links darwin-deps/include/<entry> to each file of <entry> in the include folders (the first one
 # that has it wins), so that a header split between folders (OpenSSL's openssl/configuration.h is
 # in the multiarch folder) is whole.
 function(_lm_darwin_headers key)
   cmake_parse_arguments(D "" "SO;DYLIB" "HEADERS" ${_lm_dep_${key}})
-  set(found OFF)
   foreach(entry IN LISTS D_HEADERS)
+    set(found OFF)
     foreach(dir IN LISTS LM_DARWIN_DEPS_INCLUDE)
       if(IS_DIRECTORY "${dir}/${entry}")
         file(GLOB_RECURSE files RELATIVE "${dir}" "${dir}/${entry}/*")
@@ -121,11 +167,22 @@ function(lm_darwin_dependency target key)
   get_filename_component(name "${D_DYLIB}" NAME)
   string(REGEX REPLACE "\\.dylib$" "" name "${name}")
   set(stub "${LM_DARWIN_DEPS_DIR}/lib/${name}.tbd")
+  # What the stub is made from, rewritten only when it changes (another root, another prefix), so
+  # that make remakes the stub then (it compares times, not commands).
+  set(inputs "${so_real}\n${brew}/opt/${D_DYLIB}\n")
+  set(inputs_file "${LM_DARWIN_DEPS_DIR}/lib/${name}.inputs")
+  set(old "")
+  if(EXISTS "${inputs_file}")
+    file(READ "${inputs_file}" old)
+  endif()
+  if(NOT old STREQUAL inputs)
+    file(WRITE "${inputs_file}" "${inputs}")
+  endif()
   add_custom_command(OUTPUT "${stub}"
     COMMAND ${CMAKE_COMMAND} -E make_directory "${LM_DARWIN_DEPS_DIR}/lib"
     COMMAND bash "${PROJECT_SOURCE_DIR}/cmake/darwin/make-stub.sh" "${LUME_METAL_DARWIN_NM}" "${so}"
             "${brew}/opt/${D_DYLIB}" "${stub}"
-    DEPENDS "${so_real}" "${PROJECT_SOURCE_DIR}/cmake/darwin/make-stub.sh"
+    DEPENDS "${so_real}" "${inputs_file}" "${PROJECT_SOURCE_DIR}/cmake/darwin/make-stub.sh"
     COMMENT "macOS link stub ${name}.tbd from the exports of ${so}"
     VERBATIM)
   string(MAKE_C_IDENTIFIER "lm_darwin_stub_${name}" stub_target)
