@@ -21,8 +21,11 @@
 # And, as check_exports.sh does for the Linux library: no test hook in the installed images, and
 # libcurl not among the libraries they load (host/lib/vm/curl_lib.c opens it at first use).
 set -euo pipefail
+export LC_ALL=C # one collation for sort and comm
 [ $# -ge 5 ] || { echo "usage: $0 LLVM_BIN MACOS_LIBC SDK_DIR OUT_DIR ARCH=PREFIX=STUB_DIR..." >&2; exit 2; }
-llvm=$1 libc=$2 sdk=$3 out=$4
+mkdir -p "$4"
+# Absolute paths: headers are included by their path from a scratch folder.
+llvm=$(cd "$1" && pwd) libc=$(cd "$2" && pwd) sdk=$(cd "$3" && pwd) out=$(cd "$4" && pwd)
 shift 4
 for t in clang llvm-nm llvm-otool llvm-objdump llvm-readtapi llvm-lipo; do
   [ -x "$llvm/$t" ] || { echo "check-host-macho: $llvm/$t is missing (Debian/Ubuntu: sudo apt-get install clang-22 llvm-22)" >&2; exit 1; }
@@ -64,7 +67,8 @@ check_imports() {
     sort -u >"$work/imports"
   n=$(wc -l <"$work/imports")
   [ "$n" -eq "$("$llvm/llvm-nm" -m --undefined-only "$image" | grep -c .)" ] || fail "$name [$arch]: cannot read every import of $image"
-  for short in $(cut -d' ' -f1 "$work/imports" | sort -u); do
+  cut -d' ' -f1 "$work/imports" | sort -u >"$work/shorts"
+  while IFS= read -r short; do
     awk -v s="$short" '$1 == s { print $2 }' "$work/imports" >"$work/syms"
     if [ "$short" = - ]; then
       sed "s/^/macos host [$arch]: $name: unresolved /; s/\$/: exported by no library it links/" "$work/syms" >&2
@@ -86,7 +90,7 @@ check_imports() {
       sed "s|^|macos host [$arch]: $name: unresolved |; s|\$|: not exported by $install|" "$work/missing" >&2
       bad=$((bad + $(wc -l <"$work/missing")))
     fi
-  done
+  done <"$work/shorts"
   [ "$bad" -eq 0 ] || failed=1
   echo "$n symbols from $libs libraries" >"$work/summary"
   echo "$bad" >"$work/unresolved"
@@ -112,6 +116,7 @@ declared_api() {
 slices=()
 for spec in "$@"; do
   IFS='=' read -r arch prefix stubs <<<"$spec"
+  prefix=$(cd "$prefix" && pwd) stubs=$(cd "$stubs" && pwd)
   lib=$prefix/lib/liblume-metal.1.dylib tool=$prefix/bin/lume-metal
   for f in "$lib" "$tool"; do [ -f "$f" ] || { echo "macos host [$arch]: $f is missing" >&2; exit 1; }; done
   for f in "$lib" "$tool"; do
@@ -138,8 +143,8 @@ for spec in "$@"; do
   "$llvm/llvm-objdump" --macho --exports-trie "$lib" | awk '/^0x/ { print $2 }' | sed 's/^_//' | sort -u >"$work/exported"
   missing=$(comm -23 "$work/declared" "$work/exported")
   extra=$(comm -13 "$work/declared" "$work/exported")
-  [ -z "$missing" ] || fail "[$arch]: declared in the installed headers but not exported: $(echo $missing)"
-  [ -z "$extra" ] || fail "[$arch]: exported but declared in no installed header: $(echo $extra)"
+  [ -z "$missing" ] || fail "[$arch]: declared in the installed headers but not exported: $(tr '\n' ' ' <<<"$missing")"
+  [ -z "$extra" ] || fail "[$arch]: exported but declared in no installed header: $(tr '\n' ' ' <<<"$extra")"
   echo "macos host [$arch]: exports: $(wc -l <"$work/declared") functions declared in $(wc -l <"$work/headers") installed headers," \
     "$(wc -l <"$work/exported") exported by liblume-metal.1.dylib$([ -z "$missing$extra" ] && echo ": exactly the public API")"
 
