@@ -102,6 +102,13 @@ function(lm_check_declared var header kind symbol target)
   include(CheckSymbolExists)
   include(CheckCSourceCompiles)
   get_target_property(inc ${target} INTERFACE_INCLUDE_DIRECTORIES)
+  # A result is cached with the headers it was decided on: when they change (another pkg-config
+  # path, another release's headers in the same build folder) it is decided again, never carried
+  # over to headers that may not declare the same.
+  if(NOT "${inc}|${CMAKE_C_FLAGS}" STREQUAL "${${var}_DECIDED_ON}")
+    unset(${var} CACHE)
+  endif()
+  set(${var}_DECIDED_ON "${inc}|${CMAKE_C_FLAGS}" CACHE INTERNAL "the headers ${var} was decided on")
   set(CMAKE_REQUIRED_INCLUDES ${inc})
   set(CMAKE_REQUIRED_QUIET ON)
   set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
