@@ -1,6 +1,13 @@
 # Dependencies are found the ordinary way. A part whose dependency is missing stops the configure
 # with a message that names what to install on Debian/Ubuntu and with Homebrew.
+# In the host's macOS cross-build (cmake/darwin/DarwinHost.cmake sets LUME_METAL_DARWIN_HOST) each
+# one is instead a target of the same name with headers and a link stub from a Linux dependency
+# root (cmake/darwin/DarwinHostDependencies.cmake); the checks of what its headers declare run
+# the same.
 find_package(PkgConfig)
+if(LUME_METAL_DARWIN_HOST OR LUME_METAL_HOST_MACHO)
+  include(${CMAKE_CURRENT_LIST_DIR}/darwin/DarwinHostDependencies.cmake)
+endif()
 
 function(_lm_missing what part debian brew)
   message(FATAL_ERROR
@@ -49,10 +56,14 @@ function(lm_require_pkg alias module part debian brew)
   if(TARGET ${alias})
     return()
   endif()
-  if(NOT PKG_CONFIG_FOUND)
+  if(LUME_METAL_DARWIN_HOST)
+    lm_darwin_dependency(PkgConfig::${alias} ${module})
+    set(${alias}_FOUND TRUE)
+  elseif(NOT PKG_CONFIG_FOUND)
     _lm_missing("pkg-config" "${part}" "pkg-config" "pkg-config")
+  else()
+    pkg_check_modules(${alias} QUIET IMPORTED_TARGET GLOBAL ${module})
   endif()
-  pkg_check_modules(${alias} QUIET IMPORTED_TARGET GLOBAL ${module})
   if(NOT ${alias}_FOUND)
     execute_process(COMMAND ${PKG_CONFIG_EXECUTABLE} --print-errors --exists ${module}
       OUTPUT_QUIET ERROR_VARIABLE why)
@@ -91,6 +102,13 @@ function(lm_check_declared var header kind symbol target)
   include(CheckSymbolExists)
   include(CheckCSourceCompiles)
   get_target_property(inc ${target} INTERFACE_INCLUDE_DIRECTORIES)
+  # A result is cached with the headers it was decided on: when they change (another pkg-config
+  # path, another release's headers in the same build folder) it is decided again, never carried
+  # over to headers that may not declare the same.
+  if(NOT "${inc}|${CMAKE_C_FLAGS}" STREQUAL "${${var}_DECIDED_ON}")
+    unset(${var} CACHE)
+  endif()
+  set(${var}_DECIDED_ON "${inc}|${CMAKE_C_FLAGS}" CACHE INTERNAL "the headers ${var} was decided on")
   set(CMAKE_REQUIRED_INCLUDES ${inc})
   set(CMAKE_REQUIRED_QUIET ON)
   set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
@@ -134,6 +152,10 @@ endfunction()
 
 function(lm_require_curl part)
   if(TARGET CURL::libcurl)
+    return()
+  endif()
+  if(LUME_METAL_DARWIN_HOST) # headers only: it is opened at first use, never linked
+    lm_darwin_dependency(CURL::libcurl curl)
     return()
   endif()
   find_package(CURL QUIET)

@@ -21,6 +21,10 @@ function(lm_part_skipped name reason)
     message(FATAL_ERROR "lume-metal: ${name} cannot be built here: ${reason}\n"
       "  (CI=true: every part must be built and tested; unset CI to build the rest and see it as a skipped test)")
   endif()
+  if(NOT LUME_METAL_TESTS)
+    message(STATUS "lume-metal: ${name} is not built: ${reason}")
+    return() # no tests, nothing to register
+  endif()
   message(WARNING "lume-metal: ${name} is not built: ${reason}. It is registered as a skipped test.")
   set_property(GLOBAL APPEND PROPERTY LUME_METAL_SKIPPED_TESTS "${name}")
   set_property(GLOBAL PROPERTY LUME_METAL_SKIPPED_REASON_${name} "${reason}")
@@ -61,6 +65,10 @@ if(NOT LUME_METAL_GUEST_MACHO)
     lm_part_skipped(guest_macho_verify "LUME_METAL_GUEST_MACHO is OFF" CHOSEN)
   endif()
 endif()
+
+# The host library and tool cross-built for macOS (arm64 + x86_64 Mach-O) and checked, from Linux:
+# the `macos` preset (cmake/LumeMetalHostMachO.cmake). Off by default: it builds the host twice more.
+option(LUME_METAL_HOST_MACHO "Cross-build the host library and tool for macOS and check them (the macos preset; needs clang-22, lld-22, llvm-22, jq and .ci/fetch-macos-libc)" OFF)
 
 option(LUME_METAL_SANITIZE "Build everything with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 if(LUME_METAL_SANITIZE)

@@ -6,8 +6,9 @@
  * What changed (libimobiledevice/libplist; shared/reference/toolchain.md):
  *  - 2.3.0 removed plist_to_bin_free() and plist_to_xml_free() and added plist_mem_free();
  *  - 2.3.0 made plist_from_memory() return plist_err_t and take a fourth argument (the format);
- *  - 2.6.0 added the Unix-epoch date functions, and 2.7.0 marks plist_get_date_val() (seconds
- *    since 2001-01-01) deprecated in their favour. */
+ *  - 2.7.0 added the Unix-epoch date functions (plist_get_unix_date_val, plist_new_unix_date:
+ *    Debian 13's 2.6.0 header has neither) and marks plist_get_date_val() (seconds since
+ *    2001-01-01) deprecated in their favour. */
 #ifndef LM_PLIST_API_H
 #define LM_PLIST_API_H
 
