@@ -60,12 +60,17 @@ static inline plist_t lm_plist_new_date_unix(int64_t sec)
 #endif
 }
 
-/* XML or binary plist from memory into *out (NULL when it is neither). */
+/* XML or binary plist from memory into *out (NULL when it is neither). From 2.3.0 libplist also
+ * reads JSON and OpenStep text, and takes plain words for an OpenStep string (2.6.0 reads
+ * "neither XML nor bplist" as <string>neither</string>): the format it found decides. */
 static inline void lm_plist_from_memory(const char *data, uint32_t len, plist_t *out)
 {
 	*out = NULL;
 #if LM_PLIST_HAVE_FORMAT_ARG
-	if (plist_from_memory(data, len, out, NULL) != PLIST_ERR_SUCCESS && *out != NULL) {
+	plist_format_t format = PLIST_FORMAT_NONE;
+
+	if ((plist_from_memory(data, len, out, &format) != PLIST_ERR_SUCCESS ||
+	        (format != PLIST_FORMAT_XML && format != PLIST_FORMAT_BINARY)) && *out != NULL) {
 		plist_free(*out);
 		*out = NULL;
 	}
