@@ -18,22 +18,7 @@
 # as ld64's). No -g and no absolute paths reach the output: two builds in different
 # directories are byte-identical. arm64 gets ld64.lld's ad-hoc signature by default, x86_64 on
 # request (-adhoc_codesign). Used by cmake/LumeMetalGuestMachO.cmake, once per architecture.
-set(CMAKE_SYSTEM_NAME Darwin)
-set(CMAKE_SYSTEM_VERSION 22.0)
-if(NOT LUME_METAL_DARWIN_ARCH)
-  set(LUME_METAL_DARWIN_ARCH arm64)
-endif()
-list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES LUME_METAL_DARWIN_ARCH)
-set(CMAKE_SYSTEM_PROCESSOR ${LUME_METAL_DARWIN_ARCH})
-
-# clang finds ld64.lld next to itself (/usr/lib/llvm-22/bin), so the linker is lld-22's.
-find_program(LUME_METAL_DARWIN_CC NAMES clang PATHS /usr/lib/llvm-22/bin NO_DEFAULT_PATH REQUIRED)
-find_program(LUME_METAL_DARWIN_LD NAMES ld64.lld PATHS /usr/lib/llvm-22/bin NO_DEFAULT_PATH REQUIRED)
-set(CMAKE_C_COMPILER ${LUME_METAL_DARWIN_CC})
-set(CMAKE_C_COMPILER_TARGET ${LUME_METAL_DARWIN_ARCH}-apple-macos13)
-set(CMAKE_OSX_ARCHITECTURES ${LUME_METAL_DARWIN_ARCH} CACHE STRING "" FORCE)
-set(CMAKE_OSX_DEPLOYMENT_TARGET 13.0 CACHE STRING "" FORCE)
-set(CMAKE_OSX_SYSROOT "${CMAKE_CURRENT_LIST_DIR}/sdk" CACHE PATH "" FORCE)
+include(${CMAKE_CURRENT_LIST_DIR}/DarwinTarget.cmake)
 
 set(CMAKE_C_FLAGS_INIT "-ffreestanding -nostdinc -fno-builtin -funwind-tables")
 set(CMAKE_C_FLAGS_RELEASE_INIT "-O2")

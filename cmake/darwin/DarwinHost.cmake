@@ -27,14 +27,7 @@
 # given to the linker exports does not stop the link of an image at its first miss;
 # cmake/darwin/check-host-macho.sh then reports every import of both images that its library does
 # not export (and every dynamically looked-up one), for both architectures, and fails the build.
-set(CMAKE_SYSTEM_NAME Darwin)
-set(CMAKE_SYSTEM_VERSION 22.0) # Darwin 22: macOS 13
-if(NOT LUME_METAL_DARWIN_ARCH)
-  set(LUME_METAL_DARWIN_ARCH arm64)
-endif()
-if(NOT LUME_METAL_DARWIN_ARCH MATCHES "^(arm64|x86_64)$")
-  message(FATAL_ERROR "LUME_METAL_DARWIN_ARCH must be arm64 or x86_64, not ${LUME_METAL_DARWIN_ARCH}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/DarwinTarget.cmake)
 if(NOT LUME_METAL_MACOS_LIBC)
   if(DEFINED ENV{XDG_CACHE_HOME} AND NOT "$ENV{XDG_CACHE_HOME}" STREQUAL "")
     set(LUME_METAL_MACOS_LIBC "$ENV{XDG_CACHE_HOME}/lume-metal/macos13-libc")
@@ -50,18 +43,7 @@ if(NOT EXISTS "${LUME_METAL_MACOS_LIBC}/SOURCE" OR NOT EXISTS "${LUME_METAL_MACO
 endif()
 # The host's build flags reach try_compile() projects too (CMake's checks re-read this file there).
 set(LUME_METAL_DARWIN_HOST ON)
-list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES LUME_METAL_DARWIN_ARCH LUME_METAL_MACOS_LIBC)
-set(CMAKE_SYSTEM_PROCESSOR ${LUME_METAL_DARWIN_ARCH})
-
-# clang finds ld64.lld next to itself (/usr/lib/llvm-22/bin), so the linker is lld-22's.
-find_program(LUME_METAL_DARWIN_CC NAMES clang PATHS /usr/lib/llvm-22/bin NO_DEFAULT_PATH REQUIRED)
-find_program(LUME_METAL_DARWIN_LD NAMES ld64.lld PATHS /usr/lib/llvm-22/bin NO_DEFAULT_PATH REQUIRED)
-set(CMAKE_C_COMPILER ${LUME_METAL_DARWIN_CC})
-set(CMAKE_C_COMPILER_TARGET ${LUME_METAL_DARWIN_ARCH}-apple-macos13)
-set(CMAKE_OSX_ARCHITECTURES ${LUME_METAL_DARWIN_ARCH} CACHE STRING "" FORCE)
-set(CMAKE_OSX_DEPLOYMENT_TARGET 13.0 CACHE STRING "" FORCE)
-set(_lm_sdk "${CMAKE_CURRENT_LIST_DIR}/sdk")
-set(CMAKE_OSX_SYSROOT "${_lm_sdk}" CACHE PATH "" FORCE)
+list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES LUME_METAL_MACOS_LIBC)
 
 if(LUME_METAL_DARWIN_ARCH STREQUAL "arm64")
   set(_lm_zig_arch aarch64)
