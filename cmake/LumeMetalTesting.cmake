@@ -91,7 +91,7 @@ endfunction()
 # each took in CI (stop 42, 2 CPUs); only the order follows from it. Each test directory whose
 # tests are here calls lm_test_costs() at its end (a test's properties are set in its directory).
 set(LM_TEST_COSTS
-  e2e_alloc_failures_status=144 e2e_github_action_version=66 e2e_ansible_role=54
+  e2e_alloc_failures_status_sampled=30 e2e_github_action_version=66 e2e_ansible_role=54
   release_reproducible=46 e2e_cancel_rollback_restart=42 e2e_flow_concurrent=40
   e2e_alloc_failures_json_enable_sampled=38 test_sim_api=36 e2e_managers_utm_request_ignored=33
   prefs_cli_sigkill=30 prefs_cli_concurrency=21 e2e_cancel_http_stop=21)

@@ -63,8 +63,7 @@ objects_of() {
 }
 
 module_circles() { # module_circles MODULE (a folder of the tree: host/lib/ssh, host/cli, common)
-  local dir obj name sym edges="" graph err
-  local -A owner=()
+  local dir obj name edges graph err
   dir=$(objects_of "${1:?usage: module_circles MODULE}")
   local objs=()
   # An object counts while its source is in the tree (or generated in the build): one left from a
@@ -74,18 +73,16 @@ module_circles() { # module_circles MODULE (a folder of the tree: host/lib/ssh, 
     if [ -f "$SOURCE_DIR/$1/$name" ] || [ -f "$BUILD_DIR/$1/$name" ]; then objs+=("$obj"); fi
   done < <(find "$dir" -name '*.o' | sort)
   [ "${#objs[@]}" -gt 0 ] || fail "$1 has no object files${dir:+ in $dir} (build the tree first; a new module needs its objects found by objects_of in $0)"
-  # Every global symbol an object defines: code, data, read-only data (a table), weak or common.
-  for obj in "${objs[@]}"; do
-    name=${obj#"$dir"/}; name=${name%.o}
-    for sym in $(nm --defined-only -g "$obj" | awk '$2 ~ /^[TDBRVWC]$/ {print $3}'); do owner[$sym]=$name; done
-  done
-  for obj in "${objs[@]}"; do
-    name=${obj#"$dir"/}; name=${name%.o}
-    for sym in $(nm -u "$obj" | awk '{print $2}'); do
-      if [ -n "${owner[$sym]:-}" ] && [ "${owner[$sym]}" != "$name" ]; then edges="$edges$name ${owner[$sym]}"$'\n'; fi
-    done
-  done
-  graph=$(printf '%s' "$edges" | sort -u)
+  # Every global symbol an object defines (code, data, read-only data, a table, weak or common) and
+  # every one it needs, read by two nm runs over all the module's objects (one per object would be
+  # hundreds of processes: minutes on a loaded machine). nm -A prefixes each line with its file.
+  edges=$( { nm -A --defined-only -g "${objs[@]}" | sed 's/^/D /'; nm -A -u "${objs[@]}" | sed 's/^/U /'; } |
+    awk -v dir="$dir/" '
+      { f = $2; sub(/:[0-9a-f]*$/, "", f); f = substr(f, length(dir) + 1); sub(/\.o$/, "", f) }
+      $1 == "D" && $3 ~ /^[TDBRVWC]$/ { owner[$4] = f; next }
+      $1 == "U" { n++; user[n] = f; sym[n] = $4 }
+      END { for (i = 1; i <= n; i++) if ((sym[i] in owner) && owner[sym[i]] != user[i]) print user[i], owner[sym[i]] }')
+  graph=$(printf '%s\n' "$edges" | sort -u)
   err="$BUILD_DIR/tsort-$(echo "$1" | tr / -).err"
   # tsort reports a loop on stderr when the graph has one.
   if ! printf '%s\n' "$graph" | tsort >/dev/null 2>"$err" || [ -s "$err" ]; then
@@ -98,7 +95,7 @@ module_circles() { # module_circles MODULE (a folder of the tree: host/lib/ssh, 
     printf '%s\n' "$graph" | sed 's/^/    /' >&2
     return 1
   fi
-  echo "$1: no circle among ${#objs[@]} files ($(printf '%s' "$edges" | sort -u | grep -c . || true) edges)"
+  echo "$1: no circle among ${#objs[@]} files ($(printf '%s\n' "$graph" | grep -c . || true) edges)"
 }
 
 # Every module, each said: one with a circle fails the check, after the others are checked.
