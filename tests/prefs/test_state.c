@@ -189,6 +189,30 @@ static void test_state_dir_writable_by_others_is_refused(void **state)
 	lm_assert_error_has("chmod 700");
 }
 
+/* issue 49 item 10: the state directory's own path is a real directory, never a link followed. */
+static void test_state_dir_symlink_is_refused(void **state)
+{
+	fixture *f = *state;
+	char *real = lm_test_join(f->tmp, "elsewhere"), *p = NULL;
+	lm_state *st;
+
+	lm_assert_ok(lm_fs_mkdir_private(real));
+	assert_int_equal(symlink(real, f->dir), 0);
+	lm_assert_fails(lm_journal_open_rw(&st, f->ctx), LM_EINVALID);
+	lm_assert_error_has("is a symbolic link (to ");
+	lm_assert_error_has("elsewhere)");
+	lm_assert_fails(lm_state_path(f->ctx, "known_hosts", &p), LM_EINVALID);
+	lm_assert_error_has("is a symbolic link");
+	/* Nothing was written through it: not the journal, not its lock. */
+	DIR *d = opendir(real);
+	struct dirent *de;
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL)
+		assert_true(strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0);
+	closedir(d);
+	free(real);
+}
+
 static void test_state_path(void **state)
 {
 	fixture *f = *state;
@@ -585,6 +609,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lock_is_exclusive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_journal_is_kept_and_copied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_dir_writable_by_others_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state_dir_symlink_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test(test_only_changed_parts_are_written),

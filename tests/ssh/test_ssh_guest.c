@@ -759,11 +759,15 @@ static void test_passwords(void **state)
 	lm_assert_contains(msg, "LUME_METAL_SSH_PASSWORD");
 	lm_assert_not_contains(msg, "Lume's default password");
 	lm_assert_not_contains(msg, "wrong-Pw-123");
-	/* The right one from the environment. */
+	/* The context took it out of the environment when it was made (issue 49 item 11). */
+	assert_null(getenv("LUME_METAL_SSH_PASSWORD"));
+	lm_context_free(ctx);
+	/* The right one from the environment, for a context made after it was set. */
 	setenv("LUME_METAL_SSH_PASSWORD", GUEST_PASSWORD_B, 1);
+	ctx = context_for("pw");
+	assert_null(getenv("LUME_METAL_SSH_PASSWORD"));
 	ssh = connect_ok(ctx, &guest_b);
 	lm_ssh_free(ssh);
-	unsetenv("LUME_METAL_SSH_PASSWORD");
 	lm_context_free(ctx);
 	/* From a file (first line; trailing newline ignored). */
 	snprintf(pwfile, sizeof(pwfile), "%s/pw", GUEST_WORK);
@@ -797,7 +801,6 @@ static void test_disk_full(void **state)
 	setenv("LUME_METAL_SSH_PASSWORD", GUEST_PASSWORD_B, 1);
 	ctx = context_for("pw");
 	ssh = connect_ok(ctx, &guest_b);
-	unsetenv("LUME_METAL_SSH_PASSWORD");
 	/* guest_b's home is a 1 MiB tmpfs. */
 	lm_assert_fails(lm_ssh_upload(ssh, bytes, 3 << 20, "/Users/lume/big", 0644), LM_EREMOTE);
 	lm_assert_error_has("disk is full");

@@ -2,6 +2,7 @@
 #include "context_internal.h"
 #include "error_internal.h"
 #include "clock.h"
+#include "secret.h"
 #include "str.h"
 #include "trace.h"
 
@@ -182,6 +183,16 @@ int lm_context_new(lm_context **out, const lm_options *given)
 		lm_context_free(ctx);
 		return rc;
 	}
+	/* A password from the environment is read once, here, last (a context that
+	 * could not be made leaves the environment as it was), and the variable removed: no child, no
+	 * later getenv, no /proc/PID/environ sees it again. A process holding a password (from there
+	 * or a file read at login) writes no core dump (secret.h; issue 49 item 11). */
+	if ((rc = lm_secret_take_env(LM_SSH_PASSWORD_ENV, &ctx->ssh_password)) < 0) {
+		lm_context_free(ctx);
+		return rc;
+	}
+	if (ctx->ssh_password != NULL || (ctx->opts.ssh_password_file != NULL && ctx->opts.ssh_password_file[0] != '\0'))
+		lm_secret_protect_process();
 	*out = ctx;
 	return 0;
 }
@@ -202,6 +213,7 @@ void lm_context_free(lm_context *ctx)
 	free((void *)ctx->opts.tart_program);
 	free((void *)ctx->opts.utmctl_program);
 	free(ctx->state_dir);
+	lm_secret_free(ctx->ssh_password);
 	pthread_mutex_destroy(&ctx->callback_lock);
 	pthread_mutex_destroy(&ctx->memo_lock);
 	free(ctx->server_memo);

@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include "file.h"
+#include "secret.h"
 #include "text.h"
 
 #define LUME_DEFAULT_PASSWORD "lume" /* Lume's unattended images: user lume, password lume */
-#define PASSWORD_ENV "LUME_METAL_SSH_PASSWORD"
 #define MAX_KEY_FILE (64 * 1024)
 #define MAX_PASSWORD 1024
 
@@ -33,15 +33,6 @@ static const char *const rsa_explanation =
     "with the old ssh-rsa (SHA-1) algorithm, which current OpenSSH servers, macOS's included, refuse. "
     "Use an ed25519 or ECDSA key instead (ssh-keygen -t ed25519, then add its .pub to "
     "~/.ssh/authorized_keys in the guest)";
-
-/* Overwrite a secret in memory in a way the compiler keeps. */
-static void scrub(void *p, size_t n)
-{
-	volatile unsigned char *v = p;
-
-	while (n-- > 0)
-		*v++ = 0;
-}
 
 static uint32_t be32(const uint8_t *p)
 {
@@ -107,7 +98,7 @@ static key_kind classify_openssh(const char *text, int *encrypted)
 			}
 		}
 	}
-	scrub(raw, (size_t)(e - b));
+	lm_secret_scrub(raw, (size_t)(e - b));
 	free(raw);
 	return kind;
 }
@@ -136,7 +127,7 @@ static int classify_key_file(const char *path, key_kind *kind, int *encrypted)
 		*kind = KEY_UNKNOWN; /* PKCS#8: let libssh2 decide */
 	if (*kind != KEY_UNKNOWN && *kind != KEY_NOT_A_KEY && strstr(text, "ENCRYPTED") != NULL)
 		*encrypted = 1;
-	scrub(text, used);
+	lm_secret_scrub(text, used);
 	free(text);
 	return 0;
 }
@@ -303,7 +294,7 @@ static int read_password_file(const lm_context *ctx, const char *path, char *buf
 		return lm_error_prefix("password file: ");
 	n = strcspn(data, "\r\n");
 	if (n == 0 || n >= size) {
-		scrub(data, len);
+		lm_secret_scrub(data, len);
 		free(data);
 		if (n == 0)
 			return lm_error_set(LM_EINVALID, "password file %s: the first line is empty (expected the "
@@ -313,7 +304,7 @@ static int read_password_file(const lm_context *ctx, const char *path, char *buf
 	}
 	memcpy(buf, data, n);
 	buf[n] = '\0';
-	scrub(data, len);
+	lm_secret_scrub(data, len);
 	free(data);
 	if (stat(path, &st) == 0 && (st.st_mode & 077))
 		lm_log(ctx, LM_LOG_WARN, "password file %s can be read by other users; chmod 600 it", path);
@@ -329,7 +320,7 @@ int lm_ssh_check_password_option(const lm_context *ctx)
 	if (file == NULL || file[0] == '\0')
 		return 0;
 	rc = read_password_file(ctx, file, password, sizeof(password));
-	scrub(password, sizeof(password));
+	lm_secret_scrub(password, sizeof(password));
 	return rc;
 }
 
@@ -389,15 +380,15 @@ int lm_ssh_authenticate(lm_ssh *ssh)
 	if (strstr(methods, "password") != NULL) {
 		/* A password given by the user is the one to use: when it is refused, Lume's default is not
 		 * tried behind the user's back. */
-		env = getenv(PASSWORD_ENV);
-		if (env != NULL && env[0] != '\0') {
+		env = ssh->ctx->ssh_password; /* taken from the environment by lm_context_new */
+		if (env != NULL) {
 			if (strlen(env) >= sizeof(password))
-				return lm_error_set(LM_EINVALID, "$" PASSWORD_ENV " is longer than %zu bytes", sizeof(password) - 1);
+				return lm_error_set(LM_EINVALID, "$" LM_SSH_PASSWORD_ENV " is longer than %zu bytes", sizeof(password) - 1);
 			memcpy(password, env, strlen(env) + 1);
-			rc = try_password(ssh, user, password, "password from $" PASSWORD_ENV, &tried, &done);
+			rc = try_password(ssh, user, password, "password from $" LM_SSH_PASSWORD_ENV, &tried, &done);
 		} else if (opts->ssh_password_file != NULL && opts->ssh_password_file[0] != '\0') {
 			if ((rc = read_password_file(ssh->ctx, opts->ssh_password_file, password, sizeof(password))) < 0) {
-				scrub(password, sizeof(password));
+				lm_secret_scrub(password, sizeof(password));
 				return rc;
 			}
 			rc = try_password(ssh, user, password, "password from the password file", &tried, &done);
@@ -407,7 +398,7 @@ int lm_ssh_authenticate(lm_ssh *ssh)
 			    try_password(ssh, user, "admin", "the Tart images' default password", &tried, &done) :
 			    try_password(ssh, user, LUME_DEFAULT_PASSWORD, "Lume's default password", &tried, &done);
 		}
-		scrub(password, sizeof(password));
+		lm_secret_scrub(password, sizeof(password));
 		if (rc < 0 || done)
 			return rc;
 	}

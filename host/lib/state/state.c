@@ -39,13 +39,26 @@ struct lm_state {
 	size_t saved_len;
 };
 
-/* The state directory must be ours and not writable by anyone else (OpenSSH's rule for ~/.ssh). */
+/* The state directory must be ours and not writable by anyone else (OpenSSH's rule for ~/.ssh:
+ * auth.c's safe_path() lstat()s each component). Its own path must name a real directory, not a
+ * symbolic link: whoever can change the link chooses where the journal, the pinned host keys and
+ * the saved preference go. The folders above it may be links (macOS's /tmp and /var are). */
 static int check_dir(const char *dir)
 {
 	struct stat sb;
 
-	if (stat(dir, &sb) != 0)
+	if (lstat(dir, &sb) != 0)
 		return lm_error_set(LM_EIO, "state directory %s: %s", dir, strerror(errno));
+	if (S_ISLNK(sb.st_mode)) {
+		char target[1024];
+		ssize_t n = readlink(dir, target, sizeof(target) - 1);
+
+		target[n > 0 ? n : 0] = '\0';
+		return lm_error_set(LM_EINVALID, "state directory %s is a symbolic link%s%s%s; lume-metal keeps "
+		    "its state only in a real directory: give the directory itself (--state-dir or "
+		    "LUME_METAL_STATE_DIR), or replace the link with the directory it names",
+		    dir, n > 0 ? " (to " : "", target, n > 0 ? ")" : "");
+	}
 	if (!S_ISDIR(sb.st_mode))
 		return lm_error_set(LM_EIO, "state directory %s: not a directory", dir);
 	if (sb.st_uid != geteuid() && sb.st_uid != 0)

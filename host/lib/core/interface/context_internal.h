@@ -22,6 +22,9 @@ struct lm_context {
 	double server_memo_at; /* monotonic */
 	int trace_fd; /* LUME_METAL_TRACE (trace.h), or -1 */
 	double created_at; /* lm_clock_monotonic at lm_context_new: the trace's "context" line spans the context's life */
+	/* The guest password lm_context_new took out of the environment (LM_SSH_PASSWORD_ENV,
+	 * secret.h), or NULL; overwritten when the context is freed. */
+	char *ssh_password;
 };
 #define LM_SERVER_MEMO_SECONDS 2.0
 
