@@ -14,6 +14,12 @@
 
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "cli.h"
 #include "guest_workload.h"
 #include "lm_test.h"
@@ -150,6 +156,86 @@ static void test_group_command(void **state)
 	free(out);
 }
 
+/* The stop's grace on the guest's clock (issue 49 item 8): a workload that ignores SIGTERM, the
+ * stop script run as the guest runs it, `date` first in its PATH. With a clock that moves a second
+ * at each reading (a guest so loaded that every turn takes a second), SIGKILL comes after the
+ * clock's ceil(grace) + 1 s, a few turns, not after the grace's 50 turns of 0.1 s; with a `date`
+ * that fails, the turns decide as before. Counted in readings of the clock, never timed. */
+static void stop_with_clock(const char *date_script, int tenths, int *readings, int *exit_status)
+{
+	char *t = lm_test_tmpdir("stop"), *bin = lm_test_join(t, "bin"), *date = lm_test_join(bin, "date");
+	char *clock = lm_test_join(t, "clock"), *group = lm_test_join(t, "process-group"), *out = lm_test_join(t, "out");
+	char *text, n[16], pidtext[16], target[24];
+	char path[2048], *envp[] = {path, NULL};
+	char *const workload[] = {"/bin/sh", "-c", "trap '' TERM; exec sleep 1000", NULL};
+	posix_spawnattr_t attr;
+	posix_spawn_file_actions_t fa;
+	pid_t pid, stopper;
+	int status;
+
+	assert_int_equal(mkdir(bin, 0755), 0);
+	lm_test_write_text(date, date_script);
+	assert_int_equal(chmod(date, 0755), 0);
+	lm_test_write_text(clock, "0\n");
+	snprintf(path, sizeof(path), "PATH=%s:/usr/bin:/bin", bin);
+	/* The workload leads a process group of its own, as the wrapper's exec leaves it. */
+	assert_int_equal(posix_spawnattr_init(&attr), 0);
+	assert_int_equal(posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP), 0);
+	assert_int_equal(posix_spawnattr_setpgroup(&attr, 0), 0);
+	assert_int_equal(posix_spawn(&pid, "/bin/sh", NULL, &attr, workload, envp), 0);
+	posix_spawnattr_destroy(&attr);
+	snprintf(target, sizeof(target), "-%d\n", (int)pid);
+	lm_test_write_text(group, target);
+	snprintf(n, sizeof(n), "%d", tenths);
+	snprintf(pidtext, sizeof(pidtext), "%d", (int)pid);
+	{
+		char *const argv[] = {"/bin/sh", "-c", (char *)lm_workload_stop_script, "lume-metal-stop", group, "TERM", n, "",
+		    pidtext, "-", NULL};
+
+		assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+		assert_int_equal(posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600), 0);
+		/* Its parent is the workload's, as sshd's session process is both's in the guest. */
+		assert_int_equal(posix_spawn(&stopper, "/bin/sh", &fa, NULL, argv, envp), 0);
+		posix_spawn_file_actions_destroy(&fa);
+	}
+	assert_int_equal(waitpid(stopper, &status, 0), stopper);
+	assert_true(WIFEXITED(status));
+	*exit_status = WEXITSTATUS(status);
+	/* The workload ended by SIGKILL, the stop's second signal. */
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGKILL);
+	text = lm_test_slurp(clock, NULL);
+	*readings = atoi(text);
+	free(text);
+	text = lm_test_slurp(out, NULL);
+	lm_assert_contains(text, "file -");
+	free(text);
+	lm_test_rmtree(t);
+	free(t), free(bin), free(date), free(clock), free(group), free(out);
+}
+
+static void test_stop_grace_on_the_clock(void **state)
+{
+	/* Each reading a second later than the one before (the count kept in T/clock; this is T/bin/date). */
+	static const char moving[] = "#!/bin/sh\nf=${0%/bin/date}/clock; read -r c <\"$f\"; echo $((c + 1)) >\"$f\"; "
+	    "echo $((1700000000 + c))\n";
+	/* Counts its readings but cannot tell the time. */
+	static const char failing[] = "#!/bin/sh\nf=${0%/bin/date}/clock; read -r c <\"$f\"; echo $((c + 1)) >\"$f\"; exit 1\n";
+	int readings, rc;
+
+	(void)state;
+	/* The default grace, 5 s: SIGKILL once the clock says 6 s, the seventh reading or so. */
+	stop_with_clock(moving, 50, &readings, &rc);
+	assert_int_equal(rc, 1);
+	assert_true(readings >= 7);
+	assert_true(readings <= 10);
+	/* No clock: the turns decide (0.5 s grace: five turns, then SIGKILL). */
+	stop_with_clock(failing, 5, &readings, &rc);
+	assert_int_equal(rc, 1);
+	assert_true(readings >= 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +244,7 @@ int main(void)
 		cmocka_unit_test(test_parse_flags),
 		cmocka_unit_test(test_workload_options),
 		cmocka_unit_test(test_group_command),
+		cmocka_unit_test(test_stop_grace_on_the_clock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,7 +7,7 @@
  * sign that the workload started, and what the next run's sweep looks at). The workload keeps the
  * group and passes it to its children; a child may leave it (setsid), and the workload can
  * rewrite the file. So a stop takes the group from the mark, never from the file, and finds the
- * processes that left the group by their ancestry (stop_script); it signals them all over another
+ * processes that left the group by their ancestry (lm_workload_stop_script); it signals them all over another
  * channel (SSH's "signal" request would reach the session's process alone), waits for them to go,
  * SIGKILLs what is left after the grace and checks what is. The wait runs in the guest, in one
  * command that writes nothing until it is done: should lume-metal itself be killed meanwhile, the
@@ -115,9 +115,14 @@ int lm_workload_group_command(const char *record_dir, const char *cmd, char **ou
  * are known by then; each later table keeps a known process while its PID still has the parent
  * and group it had (or launchd as its parent: a PID reused meanwhile has neither), adds any new
  * descendant, and drops the ended. The group gets the signal as one (kill -- -G), each found
- * process outside it its own; after the grace SIGKILL, then a final table says what is left. A
- * process that left the group and whose parent had ended before the stop is found by nothing;
- * if it loaded the shim, its activation record names it (below).
+ * process outside it its own, and the group of each found process that leads one (a child that
+ * called setsid) as one too; every later table counts that group's members as the run's while any
+ * is left, so a process such a child forked after the first table, orphaned when the child ended,
+ * is still found (e2e_run_setsid's sleep loop, under load: issue 49; a group id is not reused
+ * while the group has a member, POSIX.1-2017 XBD "Process ID Reuse"); after the grace SIGKILL,
+ * then a final table says what is left. A process that left the group and whose parent had ended
+ * before the stop is found by nothing; if it loaded the shim, its activation record names it
+ * (below).
  *
  * ps: -A and -o with the keywords pid, ppid, pgid and state (its first letter Z: a zombie,
  * ended), each header empty (`KEY=`) and so no header line: POSIX.1-2017 ps(1) for -A, -o, pid,
@@ -136,8 +141,16 @@ int lm_workload_group_command(const char *record_dir, const char *cmd, char **ou
  * workload's or a PID reused) and `unverified P...` (with nothing found: the processes of the
  * group the file names, which nothing ties to the session; not signalled). At most 16 PIDs a
  * list. Exit 0 ended, 1 killed (none left), 2 processes left, 3 no file (not started), 4 nothing
- * of the session found. */
-static const char stop_script[] =
+ * of the session found.
+ *
+ * The grace is counted on the guest's clock as well as in turns: SIGKILL when the turns (each
+ * sleeps 0.1 s, so they never come early) reach it, or when `date +%s` says ceil(grace) + 1 s have
+ * passed (whole seconds hide less than one, so never early either), whichever comes first; after
+ * SIGKILL the same for 5 s turns or 6 clock seconds. Turns alone are slow on a loaded guest (the
+ * ps table and awk each turn: the 5 s grace took 13.6 and 18.1 s at load 10, issue 49 item 8,
+ * while a CI runner kills what it stops 10 s after SIGTERM). `%s` is macOS's strftime(3)'s (its
+ * date(1) formats with it) and GNU's; where date fails the clock reads 0 and the turns decide. */
+const char lm_workload_stop_script[] =
 	"f=$1 sig=$2 n=$3 before=$4 launcher=$5 lgroup=$6 s=$PPID me=$$ dir=${1%/*}\n"
 	"i=0\n"
 	"while [ ! -s \"$f\" ]; do [ $i -ge 20 ] && exit 3; sleep 0.1; i=$((i+1)); done\n"
@@ -161,9 +174,9 @@ static const char stop_script[] =
 	"  }\n"
 	"  m = split(groups, a); for (j = 1; j <= m; j++) grp[a[j]] = 1\n"
 	"  m = split(known, k)\n"
-	"  for (j = 1; j + 2 <= m; j += 3) { x = k[j]\n"
+	"  for (j = 1; j + 2 <= m; j += 3) { x = k[j]; if (x == k[j+2]) led[x] = 1\n"
 	"    if ((x in p) && g[x] == k[j+2] && (p[x] == k[j+1] || p[x] == 1)) in_[x] = 1 }\n"
-	"  for (i = 1; i <= n; i++) if (g[ids[i]] in grp) in_[ids[i]] = 1\n"
+	"  for (i = 1; i <= n; i++) if ((g[ids[i]] in grp) || (g[ids[i]] in led)) in_[ids[i]] = 1\n"
 	"  do { c = 0; for (i = 1; i <= n; i++) { x = ids[i]; if (!(x in in_) && (p[x] in in_)) { in_[x] = 1; c = 1 } } } while (c)\n"
 	"  for (x in grp) print \"G \" x\n"
 	"  for (i = 1; i <= n; i++) { x = ids[i]; if ((x in in_) && x != me && x != s && x > 1) print x, p[x], g[x] }\n"
@@ -190,15 +203,19 @@ static const char stop_script[] =
 	"  exit 4\n"
 	"fi\n"
 	"others() { printf '%s\\n' \"$procs\" | while read -r x y z; do case \" $groups \" in *\" $z \"*) ;; *) [ -n \"$x\" ] && echo \"$x\";; esac; done; }\n"
-	"signal() { for g in $groups; do kill -s \"$1\" -- \"-$g\" 2>/dev/null; done; for x in $(others); do kill -s \"$1\" \"$x\" 2>/dev/null; done; }\n"
+	"leaders() { printf '%s\\n' \"$procs\" | while read -r x y z; do [ -n \"$x\" ] && [ \"$x\" = \"$z\" ] && case \" $groups \" in *\" $z \"*) ;; *) echo \"$x\";; esac; done; }\n"
+	"signal() { for g in $groups; do kill -s \"$1\" -- \"-$g\" 2>/dev/null; done; for x in $(others); do kill -s \"$1\" \"$x\" 2>/dev/null; done\n"
+	"  for x in $(leaders); do kill -s \"$1\" -- \"-$x\" 2>/dev/null; done; }\n"
 	"printf 'others %s\\n' \"$(others | pids)\"\n"
+	"now() { nc=$(date +%s 2>/dev/null) || nc=; case $nc in ''|*[!0-9]*) nc=0;; esac; echo \"$nc\"; }\n"
 	"signal \"$sig\"\n"
-	"rc=0 i=0\n"
+	"rc=0 i=0 t0=$(now) w=$(((n + 9) / 10 + 1))\n"
 	"while :; do\n"
 	"  procs=$(scan '' \"$groups\" \"$procs\" | grep -v '^[RG] ')\n"
 	"  [ -n \"$procs\" ] || break\n"
-	"  if [ $rc -eq 0 ] && [ $i -ge \"$n\" ]; then rc=1 i=0; fi\n"
-	"  if [ $rc -eq 1 ]; then signal KILL; [ $i -ge 50 ] && { rc=2; break; }; fi\n"
+	"  tn=$(now)\n"
+	"  if [ $rc -eq 0 ] && { [ $i -ge \"$n\" ] || [ $((tn - t0)) -ge $w ]; }; then rc=1 i=0 t0=$tn; fi\n"
+	"  if [ $rc -eq 1 ]; then signal KILL; { [ $i -ge 50 ] || [ $((tn - t0)) -ge 6 ]; } && { rc=2; break; }; fi\n"
 	"  sleep 0.1; i=$((i+1))\n"
 	"done\n"
 	"[ $rc -ne 2 ] || printf 'left %s\\n' \"$(printf '%s\\n' \"$procs\" | pids)\"\n"
@@ -364,7 +381,7 @@ static int session_stop(void *data, lm_ssh *ssh, int sig)
 
 	if ((path = lm_format("%s/" GROUP_FILE, r->record_dir)) == NULL)
 		return lm_error_nomem();
-	if ((rc = lm_shell_quote(path, &qpath)) == 0 && (rc = lm_shell_quote(stop_script, &qscript)) == 0 &&
+	if ((rc = lm_shell_quote(path, &qpath)) == 0 && (rc = lm_shell_quote(lm_workload_stop_script, &qscript)) == 0 &&
 	    (cmd = lm_format("exec /bin/sh -c %s lume-metal-stop %s %s %d '%s' '%s' '%s'", qscript, qpath,
 	    signal_word(sig), (int)(r->grace * 10.0), r->before, r->launcher, r->launcher_leads ? "-" : "")) == NULL)
 		rc = lm_error_nomem();

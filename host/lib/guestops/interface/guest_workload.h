@@ -50,6 +50,9 @@ const char *lm_workload_process_type(const lm_workload_options *opts);
  * lm_guest_workload_run cuts out) and writes it to record_dir/process-group, then execs it
  * (free()). */
 int lm_workload_group_command(const char *record_dir, const char *cmd, char **out);
+/* The stop's script (workload_session.c says what it does), run as `/bin/sh -c SCRIPT
+ * lume-metal-stop GROUP-FILE SIGNAL GRACE-TENTHS BEFORE LAUNCHER LEADS`; here for its tests. */
+extern const char lm_workload_stop_script[];
 /* Run cmd in its own process group (recorded in res->record_dir) with o's input, pseudo-terminal
  * and signals, its output to ctx's on_output for vm; res->exit_status as a shell reports it. A
  * stop ends the group and the workload's processes that left it (found by their ancestry in the
