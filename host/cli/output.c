@@ -62,6 +62,12 @@ void lm_cli_print_document(const lm_cli *cli, int rc, char *doc)
 	lm_free(doc);
 }
 
+/* Hints said for more than one cause. */
+#define HINT_STATE_FILE "fix the file by hand (docs/state-format.md), or start afresh with `mv state.json " \
+	"state.json.bad` in the state directory (--state-dir), then check `lume-metal host status`"
+#define HINT_GUEST_FILES "`lume-metal enable {vm}` reinstalls the guest's files"
+#define HINT_GUEST_VERSION "report the guest's version with the output of `lume-metal probe {vm}`"
+
 /* The advice for an error: which option or command helps. The library's messages state the
  * facts; this is the one place that knows the tool's options. Each hint is about one cause: the
  * code, narrowed where one code has several causes by `about`, a phrase of the library's message
@@ -84,9 +90,15 @@ static const struct {
 	    "password in $LUME_METAL_SSH_PASSWORD or a file named by --ssh-password-file FILE"},
 	{LM_ECONFLICT, NULL, NULL, NULL, "`lume-metal host status` shows what is recorded; use the --prefs-dir of the run "
 	    "that changed it, or --force to restore it anyway"},
-	{LM_ECORRUPT, "state", NULL, NULL, "fix the file by hand (docs/state-format.md), or start afresh with `mv state.json "
-	    "state.json.bad` in the state directory (--state-dir), then check `lume-metal host status`"},
-	{LM_ECORRUPT, NULL, NULL, NULL, "`lume-metal enable {vm}` reinstalls the guest's files"},
+	/* Each damaged file its own advice (issue 49 item 9: the host's plist got the guest's, a missing
+	 * bundle the journal's). */
+	{LM_ECORRUPT, "state journal", NULL, NULL, HINT_STATE_FILE},
+	{LM_ECORRUPT, "the state file", NULL, NULL, HINT_STATE_FILE},
+	{LM_ECORRUPT, "preferences file", NULL, NULL, "lume-metal changes nothing in a preferences file it cannot "
+	    "read: look at it with `plutil -p FILE`, repair it or move it away (macOS then reads the preference as "
+	    "unset), then check `lume-metal host status`"},
+	{LM_ECORRUPT, "installed bundle", NULL, NULL, HINT_GUEST_FILES},
+	{LM_ECORRUPT, "does not match its manifest", NULL, NULL, HINT_GUEST_FILES},
 	{LM_ENOTENABLED, NULL, NULL, NULL, "run `lume-metal enable {vm}` first"},
 	{LM_ENOTRUNNING, NULL, NULL, NULL, "start the VM, or run `lume-metal enable {vm}`, which starts it"},
 	{LM_ENOBUNDLE, NULL, NULL, NULL, "build and install the guest bundles (cmake --build, cmake --install), or pass "
@@ -103,7 +115,10 @@ static const struct {
 	{LM_ENOTFOUND, "no built-in profile", NULL, NULL, "`lume-metal profile list` lists the built-in profiles"},
 	{LM_EAMBIGUOUS, NULL, NULL, NULL, "choose the manager with --vm-manager lume-api, lume-cli, tart or utm"},
 	{LM_ENOADDRESS, NULL, NULL, NULL, "give the guest's IPv4 address with --address IP"},
-	{LM_EUNSUPPORTED, NULL, "enable", NULL, "report the guest's version with the output of `lume-metal probe {vm}`"},
+	/* Only where the guest is the cause (not libcurl, a key file or a VM's state, issue 49 item 9). */
+	{LM_EUNSUPPORTED, "guest unsupported", "enable", NULL, HINT_GUEST_VERSION},
+	{LM_EUNSUPPORTED, "the guest's probe", "enable", NULL, HINT_GUEST_VERSION},
+	{LM_EUNSUPPORTED, "the probe does not confirm", "enable", NULL, HINT_GUEST_VERSION},
 	{LM_ELOCKED, NULL, NULL, NULL, "wait for the other lume-metal named above and try again (without --no-wait, "
 	    "lume-metal waits by itself)"},
 	{LM_EVMOWNER, NULL, NULL, NULL, "start `lume serve` (or pass --lume-url URL) so that lume-metal uses the Lume API, "

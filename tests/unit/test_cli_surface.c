@@ -177,6 +177,29 @@ static void test_hints(void **state)
 		h = lm_cli_hint_about(&cli, LM_ENOTENABLED, NULL, "vm7 is not enabled");
 		lm_assert_contains(h, "lume-metal enable vm7");
 	}
+	/* Each damaged file its own advice; the guest's version only where the guest is the cause
+	 * (issue 49 item 9). */
+	fake_cli(&cli, "enable", fleet, 2);
+	h = lm_cli_hint_about(&cli, LM_ECORRUPT, "vm1", "preferences file /h/Library/Preferences/"
+	    "com.apple.gpusw.ParavirtualizedGraphics.plist is not a valid property list (damaged or truncated)");
+	assert_non_null(h);
+	lm_assert_contains(h, "plutil -p");
+	lm_assert_not_contains(h, "guest");
+	h = lm_cli_hint_about(&cli, LM_ECORRUPT, "vm1", "vm1: the installed bundle is missing, the state says 0.1.0");
+	assert_non_null(h);
+	lm_assert_contains(h, "lume-metal enable vm1");
+	lm_assert_not_contains(h, "by hand");
+	h = lm_cli_hint_about(&cli, LM_ECORRUPT, NULL, "state journal: the record of vm1 is not an object");
+	lm_assert_contains(h, "by hand");
+	h = lm_cli_hint_about(&cli, LM_ECORRUPT, NULL, "/s/state.json: the state file is damaged (x)");
+	lm_assert_contains(h, "by hand");
+	assert_null(lm_cli_hint_about(&cli, LM_EUNSUPPORTED, "vm1", "libcurl (libcurl.so.4) cannot be limited to http "
+	    "and https (CURLOPT_PROTOCOLS_STR and CURLOPT_PROTOCOLS: x), so lume-metal sends it no request"));
+	assert_null(lm_cli_hint_about(&cli, LM_EUNSUPPORTED, "vm1", "SSH key file /k is a DSA key"));
+	h = lm_cli_hint_about(&cli, LM_EUNSUPPORTED, "vm1", "guest unsupported, stock kept: the shim did not activate");
+	lm_assert_contains(h, "lume-metal probe vm1");
+	h = lm_cli_hint_about(&cli, LM_EUNSUPPORTED, "vm1", "the probe does not confirm profile m1: no simdgroup");
+	lm_assert_contains(h, "lume-metal probe vm1");
 	/* Short: none near the old 420 characters. */
 	{
 		static const int codes[] = {LM_EHOSTKEY, LM_EAUTH, LM_ECONFLICT, LM_ECORRUPT, LM_ENOTENABLED, LM_ENOTRUNNING,
