@@ -10,12 +10,7 @@
 #include <stdio.h>
 
 #include "lume-metal.h"
-
-#if defined(__GNUC__)
-#define LM_CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define LM_CLI_PRINTF(a, b)
-#endif
+#include "print.h"
 
 /* Documented exit codes (docs/lume-metal.md); `run` returns the guest command's own code. */
 enum {
@@ -73,9 +68,6 @@ typedef struct {
 	char *out_bytes, *err_bytes;
 	size_t out_len, err_len;
 	int output_lost;
-	/* run: the errno of the first write of the guest's output that failed (EPIPE, EBADF, EIO...)
-	 * and its stream (1 stdout, 2 stderr); the workload is then stopped as on SIGTERM */
-	int output_errno, output_stream;
 	int jsonl;               /* --format jsonl: step events as lines, then the document on one line */
 	int quiet;               /* --quiet */
 	int long_format;         /* --long (status: every VM in detail) */
@@ -118,11 +110,8 @@ const char *lm_cli_nearest_option(const char *arg);                  /* "--dryru
 void lm_cli_man(FILE *out);                                 /* man.c: the man page (roff), from the tables */
 size_t lm_cli_distance(const char *a, const char *b, size_t cap); /* distance.c: Levenshtein, capped at cap + 1 */
 
-/* print.c: text that may carry echoed input (names, paths, messages with outside bytes) reaches a
- * terminal only through these: the one sanitiser (lm_text_printable) turns control bytes, escape
- * sequences and invalid UTF-8 into visible \xNN; newlines and tabs are kept. */
-void lm_cli_puts(FILE *out, const char *text);
-void lm_cli_printf(FILE *out, const char *fmt, ...) LM_CLI_PRINTF(2, 3);
+/* print.c: the writers every file that prints uses, and the rule for output that cannot be written
+ * (print.h). */
 
 /* output.c: one JSON document on stdout in JSON mode (rendered by the library); text lines
  * otherwise. The CLI's own part: hints (which option or command helps with an error code) and the

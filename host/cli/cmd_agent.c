@@ -120,27 +120,29 @@ static int print_result(lm_cli *cli, int rc, const lm_flow_result *result)
 			agent_detail_lines(stdout, o);
 	}
 	lm_cli_flow_recap(cli, result);
-	fflush(stdout);
+	lm_cli_flush();
 	return exit_code;
 }
 
-/* agent logs: the bytes as they come, each log under a header when there are two (as tail). */
+/* agent logs: the bytes as they come, each log under a header when there are two (as tail). A
+ * write that fails refuses the bytes, which ends the reading (following too); the command then
+ * ends as every command does when its output cannot be written (print.c). */
 typedef struct {
 	const lm_agent_info *info;
 	int last; /* the log the last bytes came from (0: none yet) */
 } logs_out;
 
-static void on_log(void *data, int which, const char *bytes, size_t len)
+static int on_log(void *data, int which, const char *bytes, size_t len)
 {
 	logs_out *lo = data;
 
 	if (which != lo->last) {
-		lm_cli_printf(stdout, "%s==> %s <==\n", lo->last != 0 ? "\n" : "",
-		    which == 1 ? lo->info->stdout_path : lo->info->stderr_path);
+		if (lm_cli_output_printf(1, "%s==> %s <==\n", lo->last != 0 ? "\n" : "",
+		    which == 1 ? lo->info->stdout_path : lo->info->stderr_path) < 0)
+			return -1;
 		lo->last = which;
 	}
-	fwrite(bytes, 1, len, stdout);
-	fflush(stdout);
+	return lm_cli_output_write(1, bytes, len);
 }
 
 static int agent_logs(lm_cli *cli, lm_context *ctx, const char *vm, const char *label)
@@ -153,7 +155,8 @@ static int agent_logs(lm_cli *cli, lm_context *ctx, const char *vm, const char *
 	if (cli->follow)
 		lm_cli_trap_signals(); /* ^C, SIGTERM: the end of following, as tail -f's */
 	rc = lm_flow_agent_logs(ctx, vm, label, cli->follow, on_log, &lo, &info);
-	fflush(stdout);
+	if (lm_cli_output_failed(NULL) != 0)
+		lm_cli_output_end();
 	if (rc < 0)
 		return lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
 	if (lo.last == 0 && !cli->quiet)

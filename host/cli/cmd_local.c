@@ -94,7 +94,7 @@ static int local_run(lm_cli *cli, lm_context *ctx, const lm_profile *profile)
 	lm_workload_options_init(&wo, LM_WORKLOAD_OPTIONS_VERSION);
 	wo.run_hardened_stock = cli->run_hardened_stock;
 	wo.require_shim = cli->require_shim;
-	fflush(stdout);
+	lm_cli_flush();
 	if (cli->json && (saved = dup(STDOUT_FILENO)) >= 0)
 		(void)dup2(STDERR_FILENO, STDOUT_FILENO);
 	rc = lm_local_run(ctx, profile, (const char *const *)cli->cmd_argv, (size_t)cli->cmd_argc, &wo, &res);

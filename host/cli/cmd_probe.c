@@ -54,7 +54,7 @@ void lm_cli_probe_table(const lm_cli *cli, const lm_vm_outcome *o)
 	lm_cli_printf(stdout, "  %-30s %-10s ", "shim active", yn(lm_report_shim_active(o->stock)));
 	lm_cli_word(stdout, cli, lm_report_shim_active(o->shimmed) ? LM_CLI_OK : LM_CLI_FAIL,
 	    yn(lm_report_shim_active(o->shimmed)), 0);
-	fputc('\n', stdout);
+	lm_cli_puts(stdout, "\n");
 	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "llama.cpp simdgroup reduction", yn(o->stock_flags.llama_simdgroup_reduction),
 	    yn(o->shimmed_flags.llama_simdgroup_reduction));
 	lm_cli_printf(stdout, "  %-30s %-10s %-10s\n", "llama.cpp simdgroup matmul", yn(o->stock_flags.llama_simdgroup_mm),

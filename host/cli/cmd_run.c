@@ -4,8 +4,6 @@
  * instead. SIGINT, SIGTERM and SIGHUP stop the workload's process group in the guest; lume-metal
  * then ends by that signal (main.c). Afterwards, which of its processes loaded the shim (their
  * activation records), or why none did. */
-#include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,14 +35,14 @@ static int window_size(void *data, unsigned int *cols, unsigned int *rows)
 }
 
 /* The signal that stops the workload: the one lume-metal got (interrupt.c), or SIGTERM once the
- * guest's output could not be written (output.c): a run whose output goes nowhere must not read
- * and drop it forever. */
+ * output could not be written (print.c): a run whose output goes nowhere must not read and drop
+ * it forever. */
 static int pending_signal(void *data)
 {
 	run_io *r = data;
 	int sig = lm_cli_pending_signal(NULL);
 
-	if (sig == 0 && r->cli->output_errno != 0 && !r->stop_asked) {
+	if (sig == 0 && lm_cli_output_failed(NULL) != 0 && !r->stop_asked) {
 		r->stop_asked = 1;
 		sig = SIGTERM;
 	}
@@ -121,7 +119,8 @@ void lm_cli_activation_lines(const lm_cli *cli, const lm_run_result *res, int ch
 static int output_failed(const lm_cli *cli, int rc, int status, char *msg, size_t size)
 {
 	char said[3072];
-	const char *where = cli->output_stream == 2 ? "stderr" : "stdout", *e = strerror(cli->output_errno), *p;
+	int stream, err = lm_cli_output_failed(&stream);
+	const char *where = stream == 2 ? "stderr" : "stdout", *e = strerror(err), *p;
 
 	snprintf(said, sizeof(said), "%.3000s", rc < 0 ? msg : "");
 	if (rc < 0 && (p = strstr(said, "run stopped: ")) != NULL)
@@ -148,11 +147,6 @@ int lm_cmd_run(lm_cli *cli)
 
 	if (cli->argc != 1 || cli->cmd_argc == 0)
 		return lm_cli_usage_error(cli, "run: lume-metal run VM -- CMD [ARGS...]");
-	/* A closed stdout is an error, not silence: the workload's output (or the document) would go
-	 * nowhere. */
-	if (fcntl(STDOUT_FILENO, F_GETFL) < 0 && errno == EBADF)
-		return lm_cli_report(cli, LM_EXIT_FAILURE, LM_EINVALID, "run: stdout is closed: the workload's output "
-		    "would go nowhere; give run a stdout (a file, a pipe or /dev/null)");
 	if ((rc = lm_cli_context(cli, &ctx)) != 0)
 		return rc;
 	lm_workload_options_init(&wo, LM_WORKLOAD_OPTIONS_VERSION);
@@ -168,7 +162,7 @@ int lm_cmd_run(lm_cli *cli)
 	snprintf(msg, sizeof(msg), "%s", rc < 0 ? lm_error_last()->message : "");
 	lm_context_free(ctx);
 	status = res != NULL ? res->exit_status : 255;
-	if (cli->output_errno != 0 && lm_cli_interrupted() == 0)
+	if (lm_cli_output_failed(NULL) != 0 && lm_cli_interrupted() == 0)
 		rc = output_failed(cli, rc, status, msg, sizeof(msg));
 	if (!cli->json && res != NULL && res->record_dir != NULL && (rc == 0 || rc == LM_ENOSHIM))
 		lm_cli_activation_lines(cli, res, 1);

@@ -58,7 +58,7 @@ static int print_table(const lm_cli *cli, const lm_flow_result *r)
 		lm_cli_printf(stdout, "%-*s  ", name_w, o->vm);
 		if (o->rc < 0) {
 			lm_cli_word(stdout, cli, LM_CLI_FAIL, "FAILED", 0);
-			fputc('\n', stdout);
+			lm_cli_puts(stdout, "\n");
 			continue;
 		}
 		if (o->gone) {
@@ -118,14 +118,14 @@ static void print_text(const lm_cli *cli, const lm_flow_result *r)
 		if (o->rc < 0) {
 			lm_cli_printf(stdout, "%s: ", o->vm);
 			lm_cli_word(stdout, cli, LM_CLI_FAIL, "FAILED", 0);
-			fputc('\n', stdout);
+			lm_cli_puts(stdout, "\n");
 			lm_cli_printf(stderr, "lume-metal: %s\n", o->message); /* already names the VM */
 			continue;
 		}
 		lm_cli_printf(stdout, "%s: ", o->vm);
 		lm_cli_word(stdout, cli, o->already_enabled ? LM_CLI_OK : LM_CLI_PLAIN, o->already_enabled ? "enabled" :
 		    "not enabled", 0);
-		fputc('\n', stdout);
+		lm_cli_puts(stdout, "\n");
 		lm_cli_printf(stdout, "  state %s, ip %s, manager %s\n", o->info.status[0] ? o->info.status : "unknown",
 		    o->info.ip[0] ? o->info.ip : "-", o->info.manager[0] ? o->info.manager : "-");
 		if (o->info.vm_id[0] != '\0')
@@ -152,7 +152,7 @@ static void print_text(const lm_cli *cli, const lm_flow_result *r)
 			lm_cli_printf(stdout, "\n  restart pending: ");
 			lm_cli_word(stdout, cli, o->restart_pending ? LM_CLI_WARN : LM_CLI_OK, o->restart_pending ?
 			    "yes (not certainly started after the preference changed; `lume-metal enable` restarts it)" : "no", 0);
-			fputc('\n', stdout);
+			lm_cli_puts(stdout, "\n");
 			lm_cli_printf(stdout, "  host preference mode %s, %s\n", lm_host_pref_mode_name(o->pref_mode),
 			    lm_cli_pref_need(o->pref_mode, o->pref_needed));
 		}

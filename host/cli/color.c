@@ -67,9 +67,9 @@ void lm_cli_word(FILE *out, const lm_cli *cli, int kind, const char *word, int w
 {
 	int n = (int)strlen(word);
 
-	fputs(lm_cli_color(cli, kind), out);
+	lm_cli_put_raw(out, lm_cli_color(cli, kind));
 	lm_cli_puts(out, word);
-	fputs(cli != NULL && cli->color_on ? lm_cli_color(cli, LM_CLI_PLAIN) : "", out);
+	lm_cli_put_raw(out, cli != NULL && cli->color_on ? lm_cli_color(cli, LM_CLI_PLAIN) : "");
 	for (; n < width; n++)
-		fputc(' ', out);
+		lm_cli_put_raw(out, " ");
 }

@@ -497,7 +497,8 @@ int lm_cmd_completion(lm_cli *cli)
 	if (lm_cli_completion(cli->argv[0], stdout) < 0)
 		return lm_cli_usage_error(cli, "completion: '%s' is not a shell lume-metal completes; use bash, zsh or fish",
 		    cli->argv[0]);
-	return fflush(stdout) == 0 ? LM_EXIT_OK : LM_EXIT_FAILURE;
+	lm_cli_flush(); /* a stdout that fails ends the command (print.c) */
+	return LM_EXIT_OK;
 }
 
 /* `lume-metal __complete vms`: the VM names every manager knows, one per line, for the scripts
@@ -521,5 +522,6 @@ int lm_cmd_complete(lm_cli *cli)
 	lm_free(vms);
 	lm_vm_manager_free(vmm);
 	lm_context_free(ctx);
-	return fflush(stdout) == 0 ? LM_EXIT_OK : LM_EXIT_FAILURE;
+	lm_cli_flush(); /* a stdout that fails ends the command (print.c) */
+	return LM_EXIT_OK;
 }

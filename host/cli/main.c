@@ -1,4 +1,5 @@
-/* lume-metal: entry point. Parses options, then hands over to one command. */
+/* lume-metal: entry point. Parses options, then hands over to one command; stdout is checked
+ * first (open) and last (flushed and closed: print.c's rule for output that cannot be written). */
 #include <stdio.h>
 #include <string.h>
 
@@ -35,17 +36,19 @@ int main(int argc, char **argv)
 	size_t i;
 	int rc;
 
+	/* Before anything opens a file: with fd 1 closed, the first file opened would become stdout. */
+	lm_cli_output_stdout_open();
 	if ((rc = lm_cli_parse(&cli, argc, argv)) != LM_EXIT_OK)
-		return rc == -1 ? LM_EXIT_OK : rc; /* -1: --version already printed */
+		return lm_cli_output_close(rc == -1 ? LM_EXIT_OK : rc); /* -1: --version already printed */
 	switch (cli.show) {
 	case LM_CLI_SHOW_HELP:
-		return lm_cli_help_asked(&cli);
+		return lm_cli_output_close(lm_cli_help_asked(&cli));
 	case LM_CLI_SHOW_MAN:
 		lm_cli_man(stdout);
-		return LM_EXIT_OK;
+		return lm_cli_output_close(LM_EXIT_OK);
 	case LM_CLI_SHOW_USAGE:
 		lm_cli_usage(stderr);
-		return LM_EXIT_USAGE;
+		return lm_cli_output_close(LM_EXIT_USAGE);
 	default:
 		break;
 	}
@@ -56,7 +59,8 @@ int main(int argc, char **argv)
 			if (rc == LM_EXIT_OK && lm_cli_document_failed())
 				rc = LM_EXIT_FAILURE;
 			lm_cli_exit_interrupted();
-			return rc;
+			return lm_cli_output_close(rc);
 		}
-	return lm_cli_command_help(&cli, cli.command, stdout); /* unknown: an error naming the nearest command */
+	/* unknown: an error naming the nearest command */
+	return lm_cli_output_close(lm_cli_command_help(&cli, cli.command, stdout));
 }

@@ -527,7 +527,7 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 		if (c == 'f')
 			c = OPT_FOLLOW;
 		if (c == OPT_VERSION) {
-			printf("lume-metal %s\n", LUME_METAL_VERSION);
+			lm_cli_printf(stdout, "lume-metal %s\n", LUME_METAL_VERSION);
 			return -1;
 		}
 		if (c == OPT_MAN) {

@@ -1,6 +1,5 @@
 /* Output: JSON documents (the library renders them), errors with hints, progress lines, and the
  * callbacks the library reports through (text reaches a stream through print.c). */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,8 +56,8 @@ void lm_cli_print_document(const lm_cli *cli, int rc, char *doc)
 		lm_free(doc);
 		return;
 	}
-	fputs(doc, stdout);
-	fflush(stdout);
+	if (lm_cli_output_write(1, doc, strlen(doc)) < 0)
+		lm_cli_output_end();
 	lm_free(doc);
 }
 
@@ -288,10 +287,8 @@ static void on_step(void *data, const lm_step_event *ev)
 
 	if (cli->jsonl) {
 		if (ev->state != LM_STEP_WAITING && lm_step_event_to_json(ev, cli->json_command != NULL ? cli->json_command :
-		    cli->command, now_epoch(), &line) == 0) {
-			fputs(line, stdout);
-			fflush(stdout);
-		}
+		    cli->command, now_epoch(), &line) == 0)
+			(void)lm_cli_output_write(1, line, strlen(line)); /* failed: recorded; the command ends after */
 		lm_free(line);
 		return;
 	}
@@ -315,23 +312,6 @@ static void on_step(void *data, const lm_step_event *ev)
 		    ev->state == LM_STEP_DONE ? "done" : "FAILED", ev->elapsed, ev->detail[0] ? ": " : "", ev->detail);
 }
 
-/* 0, or the errno of the write that failed (a write of nothing counts as EIO). */
-static int write_all(int fd, const char *bytes, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, bytes, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? errno : EIO;
-		bytes += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static void collect(lm_cli *cli, char **buf, size_t *len, const char *bytes, size_t n)
 {
 	char *p;
@@ -350,19 +330,15 @@ static void collect(lm_cli *cli, char **buf, size_t *len, const char *bytes, siz
 
 /* on_output: a run's guest output, to our stdout/stderr, or into the JSON document. Once a write
  * has failed (a closed stdout, a pipe whose reader left while SIGPIPE is ignored, a full disk),
- * nothing more is written: cmd_run.c stops the workload and fails with that errno. */
+ * nothing more is written (print.c): cmd_run.c stops the workload and fails with that errno. */
 static void on_output(void *data, const char *vm, int stream, const char *bytes, size_t len)
 {
 	lm_cli *cli = data;
-	int err;
 
 	(void)vm;
-	if (!cli->json) {
-		if (cli->output_errno == 0 && (err = write_all(stream == 2 ? STDERR_FILENO : STDOUT_FILENO, bytes, len)) != 0) {
-			cli->output_errno = err;
-			cli->output_stream = stream;
-		}
-	} else if (stream == 2)
+	if (!cli->json)
+		(void)lm_cli_output_write(stream == 2 ? 2 : 1, bytes, len);
+	else if (stream == 2)
 		collect(cli, &cli->err_bytes, &cli->err_len, bytes, len);
 	else
 		collect(cli, &cli->out_bytes, &cli->out_len, bytes, len);

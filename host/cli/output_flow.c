@@ -143,7 +143,7 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 		lm_cli_printf(stdout, "host preference %s.%s restored: %s\n", r->pref.domain, r->pref.key,
 		    r->pref.present ? r->pref.value : "absent");
 	lm_cli_flow_recap(cli, r);
-	fflush(stdout);
+	lm_cli_flush();
 }
 
 void lm_cli_pref_user_line(const lm_host_pref_info *p, char *buf, size_t size)

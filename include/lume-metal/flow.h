@@ -258,9 +258,11 @@ LM_EXTERN(int) lm_flow_agent_list_vms(lm_context *ctx, const char *const *vms, s
 /* agent logs VM LABEL: the agent's stdout and stderr logs (its StandardOutPath and
  * StandardErrorPath in the guest), each given to on_data as it is read: whole (follow 0), or
  * then what is appended to them until ctx is cancelled (follow 1, as `tail -f`; cancelled is a
- * clean end: 0). which is 1 for stdout's, 2 for stderr's. LM_ENOTFOUND for a label the journal does
- * not list for the VM. info (NULL: not wanted) gets the agent as launchd shows it. */
-typedef void (*lm_agent_log_fn)(void *data, int which, const char *bytes, size_t len);
+ * clean end: 0). which is 1 for stdout's, 2 for stderr's. on_data returns 0 when it took the
+ * bytes; anything else (its output could not be written) ends the reading at once, following
+ * or not, with LM_EIO. LM_ENOTFOUND for a label the journal does not list for the VM. info (NULL:
+ * not wanted) gets the agent as launchd shows it. */
+typedef int (*lm_agent_log_fn)(void *data, int which, const char *bytes, size_t len);
 LM_EXTERN(int) lm_flow_agent_logs(lm_context *ctx, const char *vm, const char *label, int follow,
     lm_agent_log_fn on_data, void *data, lm_agent_info *info);
 

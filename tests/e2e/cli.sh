@@ -649,6 +649,57 @@ an error line" ] || fail "agent logs: $(cat "$E2E_DIR/g.out")"
   ! grep -q 'listed, .* failed in' "$E2E_DIR/one.out" || fail "a recap for one VM: $(cat "$E2E_DIR/one.out")"
 }
 
+# ---- Output that cannot be written (issue 49, items 1 and 7) ----
+# Every command's stdout goes through one output layer (host/cli/print.c): the first write that
+# fails ends the command at once, exit 1, with one line on stderr saying so (and why). Before, only
+# `run` did: the others exited 0 with their output lost, and `agent logs -f` never ended. Three ways
+# a stdout fails: /dev/full, a closed stdout (refused before anything runs), and a pipe whose reader
+# has gone while SIGPIPE is ignored (as Python's subprocess, .NET and Node-based runners leave it).
+OUT_GUARD=${LM_RUN_GUARD:-60} # seconds; a hang guard, not a time target
+# unwritable HOW NAME ARGS...: lume-metal ARGS with stdout HOW (full, closed, gone), stderr in
+# $E2E_DIR/NAME.err; it must end, exit 1 and say why.
+unwritable() {
+  local how=$1 name=$2 rc why
+  shift 2
+  set +e
+  case $how in
+    full) timeout -s KILL "$OUT_GUARD" "$LM_BIN" "$@" >/dev/full 2>"$E2E_DIR/$name.err"; rc=$? why="No space left on device" ;;
+    closed) timeout -s KILL "$OUT_GUARD" "$LM_BIN" "$@" >&- 2>"$E2E_DIR/$name.err"; rc=$? why="Bad file descriptor (stdout is closed)" ;;
+    gone) ( trap '' PIPE; exec timeout -s KILL "$OUT_GUARD" "$LM_BIN" "$@" >&"$GONE" 2>"$E2E_DIR/$name.err" ); rc=$? why="Broken pipe" ;;
+  esac
+  set -e
+  [ "$rc" -ne 137 ] || fail "lume-metal $* with stdout $how never ended (killed after $OUT_GUARD s): $(cat "$E2E_DIR/$name.err")"
+  [ "$rc" -eq 1 ] || fail "lume-metal $* with stdout $how: exit $rc, expected 1: $(cat "$E2E_DIR/$name.err")"
+  grep -qF "lume-metal: cannot write the output to stdout: $why" "$E2E_DIR/$name.err" ||
+    fail "lume-metal $* with stdout $how: no line saying so: $(cat "$E2E_DIR/$name.err")"
+}
+scenario_output_fails() {
+  sim_start --vm vm1
+  lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+  install_poke vm1
+  set +e; lm agent install vm1 --label $FLEET_LABEL -- poke-server x >"$E2E_DIR/i.out" 2>"$E2E_DIR/i.err"; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "agent install: exit $rc: $(cat "$E2E_DIR/i.out" "$E2E_DIR/i.err")"
+  wait_for 15 "the agent to write its logs" started_once vm1
+  # A pipe whose reader has already exited: every write to it fails with EPIPE.
+  exec {GONE}> >(exec true)
+  wait $!
+  local how i cmds=("status" "host status" "enable vm1 --format json" "probe vm1" "doctor vm1"
+    "agent logs vm1 --label $FLEET_LABEL" "agent logs vm1 --label $FLEET_LABEL -f")
+  note "each command prints to a file and exits 0 (the cases below differ only by their stdout)"
+  for i in 0 1 2 3 4 5; do
+    set +e; lm ${cmds[$i]} >"$E2E_DIR/ok$i.out" 2>"$E2E_DIR/ok$i.err"; rc=$?; set -e
+    [ $rc -eq 0 ] && [ -s "$E2E_DIR/ok$i.out" ] || fail "${cmds[$i]}: exit $rc: $(cat "$E2E_DIR/ok$i.out" "$E2E_DIR/ok$i.err")"
+  done
+  for how in full closed gone; do
+    for i in "${!cmds[@]}"; do
+      note "${cmds[$i]} with stdout $how: exit 1, saying so"
+      unwritable "$how" "$how$i" ${cmds[$i]}
+    done
+  done
+  exec {GONE}>&-
+}
+
 # ---- Colour and width the way terminals expect (issue 26) ----
 # Colour only where asked or on a terminal, never with NO_COLOR or TERM=dumb or on a pipe; help
 # wrapped to COLUMNS (the terminal's width), 80 off a terminal.

@@ -22,7 +22,7 @@ typedef struct {
 } log_reader;
 
 /* What log gained since it was last read, given to on_data; absent (the agent wrote nothing
- * yet) is no error. A log shorter than what was read (truncated, replaced) is read again from
+ * yet) is no error, on_data refusing the bytes is (LM_EIO). A log shorter than what was read (truncated, replaced) is read again from
  * its start, as `tail -F` does. */
 static int log_read_new(lm_ssh *ssh, log_reader *log, lm_agent_log_fn on_data, void *data)
 {
@@ -42,8 +42,13 @@ static int log_read_new(lm_ssh *ssh, log_reader *log, lm_agent_log_fn on_data, v
 	while (log->offset < si.size) {
 		if ((rc = lm_ssh_read_file_at(ssh, log->path, log->offset, LOG_CHUNK, &bytes, &len)) < 0)
 			return rc == LM_ENOTFOUND ? 0 : rc;
-		if (len > 0)
-			on_data(data, log->which, bytes, len);
+		/* A consumer that cannot take the bytes (its output is gone) ends the reading: a follower
+		 * would otherwise read and drop the log forever. */
+		if (len > 0 && on_data(data, log->which, bytes, len) != 0) {
+			free(bytes);
+			return lm_error_set(LM_EIO, "%s: the log's reader did not take its bytes (its output could not be "
+			    "written); reading stopped", log->path);
+		}
 		free(bytes);
 		if (len == 0)
 			break;

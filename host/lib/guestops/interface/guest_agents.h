@@ -86,7 +86,8 @@ int lm_guest_agents_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_ag
 /* launchd's state of each of the n agents (in place; a flow outcome's array of pointers). */
 int lm_guest_agents_query(lm_ssh *ssh, lm_agent_info *const *agents, size_t n);
 /* agent_logs.c: a's stdout and stderr logs (a->stdout_path, a->stderr_path) given to on_data as
- * read, then (follow) what they gain until ctx is cancelled: 0 then (lm_flow_agent_logs). */
+ * read, then (follow) what they gain until ctx is cancelled: 0 then; on_data refusing bytes ends it
+ * at once: LM_EIO (lm_flow_agent_logs). */
 int lm_guest_agent_logs(lm_context *ctx, lm_ssh *ssh, const lm_agent_info *a, int follow, lm_agent_log_fn on_data,
     void *data);
 /* For each running agent of the n (after lm_guest_agents_query): whether its process loaded the
