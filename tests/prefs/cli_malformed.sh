@@ -3,39 +3,6 @@
 # unchanged byte for byte (and so is the journal).
 source "$(dirname "$0")/cli_lib.sh" "$@"
 
-n=0
-# expect_refused NAME FILE-TO-WATCH ACTION... : runs `host ACTION` on the case's dirs.
-expect_refused() {
-  local name=$1 watch=$2 action=$3 dir="$T/$1/prefs" state="$T/$1/state" out rc=0 journal_before=""
-  cp -a "$watch" "$T/$name.orig" 2>/dev/null || cp -a "$watch" "$T/$name.orig"
-  [ -f "$state/state.json" ] && journal_before=$(cat "$state/state.json")
-  out=$("$LM" host "$action" --prefs-dir "$dir" --state-dir "$state" --format json 2>"$T/$name.err") || rc=$?
-  [ "$rc" = 1 ] || fail "$name: host $action exited $rc, expected 1: $out"
-  case "$out" in *'"ok":'*false*) ;; *) fail "$name: JSON output lacks \"ok\": false: $out" ;; esac
-  grep -qF "$watch" "$T/$name.err" || grep -qF "$(dirname "$watch")" "$T/$name.err" \
-    || fail "$name: the message does not name the file: $(cat "$T/$name.err")"
-  if [ -d "$watch" ]; then
-    diff -r "$watch" "$T/$name.orig" >/dev/null || fail "$name: $watch changed"
-  else
-    cmp -s "$watch" "$T/$name.orig" || fail "$name: $watch changed"
-  fi
-  if [ -n "$journal_before" ]; then
-    [ "$(cat "$state/state.json")" = "$journal_before" ] || fail "$name: the journal changed"
-  fi
-  # Nothing else was written next to it.
-  if [ -d "$dir" ]; then
-    [ -z "$(find "$dir" -name '.*tmp-*')" ] || fail "$name: temporary files left in $dir"
-  fi
-  n=$((n + 1))
-  echo "ok: $name (host $action): $(head -c 160 "$T/$name.err")"
-}
-
-setup_file() { # name, then content on stdin
-  mkdir -p "$T/$1/prefs"
-  cat > "$T/$1/prefs/$DOMAIN.plist"
-}
-file_of() { echo "$T/$1/prefs/$DOMAIN.plist"; }
-
 printf 'this is not a property list\n' | setup_file garbage
 expect_refused garbage "$(file_of garbage)" enable
 : | setup_file empty

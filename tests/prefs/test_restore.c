@@ -81,9 +81,8 @@ static plist_t file_dict(fixture *f)
 
 	if (data == NULL)
 		return NULL;
-	p = lm_pref_plist_parse(data, len);
+	lm_assert_ok(lm_plist_read(data, len, f->file, &p, NULL));
 	free(data);
-	assert_non_null(p);
 	return p;
 }
 

@@ -71,7 +71,7 @@ static plist_t parse_file(const char *path)
 	plist_t p;
 
 	assert_non_null(data);
-	p = lm_pref_plist_parse(data, len);
+	lm_assert_ok(lm_plist_read(data, len, path, &p, NULL));
 	free(data);
 	return p;
 }
@@ -216,6 +216,64 @@ static void test_strings_that_cannot_be_kept(void **state)
 	assert_null(v);
 }
 
+/* Issue 49: a key with a NUL merged with the key before it. libplist cuts a binary plist's ASCII
+ * string at its first NUL, so {"a": 1, "a\0b": 2, "Keep": "me"} read as two keys "a" and was
+ * written back as {"a": 2, "Keep": "me"}. Keys follow the rule of strings: the file is refused,
+ * naming it, and left as it is; so is the same key in XML (where XML allows no NUL at all). */
+static void test_key_with_a_nul_is_refused(void **state)
+{
+	static const char nul_key_ascii[] =
+	    "\x62\x70\x6c\x69\x73\x74\x30\x30\xd3\x00\x01\x00\x02\x00\x03\x00\x04\x00\x05\x00\x06\x51\x61\x53"
+	    "\x61\x00\x62\x54\x4b\x65\x65\x70\x10\x01\x10\x02\x52\x6d\x65\x00\x00\x00\x08\x00\x00\x00\x15\x00"
+	    "\x00\x00\x17\x00\x00\x00\x1b\x00\x00\x00\x20\x00\x00\x00\x22\x00\x00\x00\x24\x00\x00\x00\x00\x00"
+	    "\x00\x04\x02\x00\x00\x00\x00\x00\x00\x00\x07\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+	    "\x00\x00\x27";
+	static const char nul_key_xml[] = "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>a</key><integer>1"
+	    "</integer><key>a\0b</key><integer>2</integer><key>Keep</key><string>me</string></dict></plist>";
+	fixture *f = *state;
+
+	assert_int_equal(mkdir(f->prefs, 0700), 0);
+	check_malformed(f, nul_key_ascii, sizeof(nul_key_ascii) - 1, LM_ECORRUPT);
+	lm_assert_error_has("NUL character");
+	check_malformed(f, nul_key_xml, sizeof(nul_key_xml) - 1, LM_ECORRUPT);
+	lm_assert_error_has("NUL character");
+}
+
+/* Issue 49: a file nested 50,000 deep crashed every command (libplist's recursion overflowed the
+ * stack). Nesting is bounded at 512 (macOS's own limit) before anything recurses: 512 is read
+ * and kept through a write, 513 and 50,000 are refused naming the file, which is left as it is. */
+static void test_nesting_is_bounded(void **state)
+{
+	static const unsigned refused[] = {LM_PLIST_MAX_DEPTH + 1, 50000};
+	fixture *f = *state;
+	plist_t t = plist_new_bool(1), v = NULL, before, after;
+	size_t len, i;
+	char *data;
+	int binary, present;
+
+	assert_int_equal(mkdir(f->prefs, 0700), 0);
+	for (binary = 0; binary < 2; binary++) {
+		for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+			data = lm_test_deep_plist(refused[i], binary, &len);
+			check_malformed(f, data, len, LM_ECORRUPT);
+			lm_assert_error_has("more than 512 deep");
+			free(data);
+		}
+		data = lm_test_deep_plist(LM_PLIST_MAX_DEPTH, binary, &len);
+		lm_test_write(f->file, data, len);
+		free(data);
+		before = parse_file(f->file);
+		lm_assert_ok(lm_prefs_store_read(f->store, KEY, &present, &v));
+		assert_null(v);
+		lm_assert_ok(lm_prefs_store_set(f->store, KEY, t));
+		after = parse_file(f->file);
+		assert_true(lm_pref_plist_equal(plist_dict_get_item(before, "Deep"), plist_dict_get_item(after, "Deep")));
+		plist_free(before);
+		plist_free(after);
+	}
+	plist_free(t);
+}
+
 static void test_unreadable_locations(void **state)
 {
 	fixture *f = *state;
@@ -324,13 +382,13 @@ static void test_domain_validation(void **state)
 /* Every type survives the journal's text form exactly, and describes itself with its type. */
 static void test_value_encoding_round_trips_every_type(void **state)
 {
-	plist_t all = lm_pref_plist_parse(every_type_xml, strlen(every_type_xml)), back = NULL, item;
+	plist_t all = NULL, back = NULL, item;
 	plist_dict_iter it = NULL;
 	char *key = NULL, *text = NULL, desc[512];
 	size_t n = 0;
 
 	(void)state;
-	assert_non_null(all);
+	lm_assert_ok(lm_plist_read(every_type_xml, strlen(every_type_xml), "every_type_xml", &all, NULL));
 	plist_dict_new_iter(all, &it);
 	for (;;) {
 		item = NULL;
@@ -423,6 +481,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_delete_removes_file_only_when_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_strings_that_cannot_be_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_key_with_a_nul_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nesting_is_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_locations, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_managed_file_simulates_configuration_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_byhost_file_is_the_current_hosts, setup, teardown),

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,64 @@ void lm_test_write(const char *path, const void *data, size_t len)
 void lm_test_write_text(const char *path, const char *text)
 {
 	lm_test_write(path, text, strlen(text));
+}
+
+static void put_be(unsigned char *p, uint64_t v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
+}
+
+char *lm_test_deep_plist(unsigned levels, int binary, size_t *len)
+{
+	static const char head[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\"><dict><key>Deep</key>";
+	static const char tail[] = "</dict></plist>\n";
+	size_t arrays = levels - 1, nobj = arrays + 2, i, table, n;
+	unsigned char *b;
+	char *x, *p;
+
+	if (!binary) {
+		n = strlen(head) + arrays * (sizeof("<array>") - 1 + sizeof("</array>") - 1) + strlen(tail);
+		if ((x = malloc(n + 1)) == NULL)
+			die("out of memory", "deep plist", ENOMEM);
+		p = x + sprintf(x, "%s", head);
+		for (i = 0; i < arrays; i++)
+			p += sprintf(p, "<array>");
+		for (i = 0; i < arrays; i++)
+			p += sprintf(p, "</array>");
+		sprintf(p, "%s", tail);
+		*len = n;
+		return x;
+	}
+	/* Objects: 0 the dictionary (key 1, value 2), 1 "Deep", 2.. the arrays, each holding the next. */
+	n = 8 + 9 + 5 + arrays * 5 + nobj * 4 + 32;
+	if ((b = calloc(1, n)) == NULL)
+		die("out of memory", "deep plist", ENOMEM);
+	memcpy(b, "bplist00", 8);
+	table = 8 + 9 + 5 + arrays * 5;
+	put_be(b + table, 8, 4);
+	b[8] = 0xd1;
+	put_be(b + 9, 1, 4);
+	put_be(b + 13, 2, 4);
+	put_be(b + table + 4, 17, 4);
+	memcpy(b + 17, "\x54" "Deep", 5);
+	for (i = 0; i < arrays; i++) {
+		size_t at = 22 + i * 5;
+
+		put_be(b + table + (2 + i) * 4, at, 4);
+		b[at] = i + 1 < arrays ? 0xa1 : 0xa0;
+		if (i + 1 < arrays)
+			put_be(b + at + 1, 3 + i, 4);
+	}
+	b[n - 32 + 6] = 4;
+	b[n - 32 + 7] = 4;
+	put_be(b + n - 24, nobj, 8);
+	put_be(b + n - 16, 0, 8);
+	put_be(b + n - 8, table, 8);
+	*len = n;
+	return (char *)b;
 }
 
 int lm_test_exists(const char *path)

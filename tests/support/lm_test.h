@@ -88,6 +88,10 @@ char *lm_test_slurp(const char *path, size_t *len);
 /* Replace PATH with exactly these bytes (mode 0644 when created). */
 void lm_test_write(const char *path, const void *data, size_t len);
 void lm_test_write_text(const char *path, const char *text);
+/* A property list nested LEVELS deep (LEVELS >= 2): a root dictionary {"Deep": [[...[]...]]} with
+ * LEVELS - 1 arrays, as XML or (BINARY) a binary plist with 4-byte offsets and references; to
+ * free(), *len its size. Written byte by byte, without libplist, which recurses per level. */
+char *lm_test_deep_plist(unsigned levels, int binary, size_t *len);
 /* PATH exists (lstat: a dangling link exists). */
 int lm_test_exists(const char *path);
 

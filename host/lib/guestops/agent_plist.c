@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lm_plist_api.h" /* libplist, across its versions */
+#include "plist_read.h"
 
 #include "buf.h"
 #include "guest_activation.h"
@@ -309,9 +310,13 @@ int lm_agent_plist_program(lm_ssh *ssh, const char *plist_path, char *program, s
 	/* A plist of ours is small; a larger one is not ours to read. */
 	if ((rc = lm_ssh_read_file(ssh, plist_path, 256 * 1024, &xml, &len)) < 0)
 		return rc;
-	if (len <= UINT32_MAX)
-		plist_from_xml(xml, (uint32_t)len, &root); /* ours is XML; void before libplist 2.3 */
+	/* Ours is XML; one that cannot be read (damaged, nested too deep) names no program. */
+	rc = lm_plist_read(xml, len, "the LaunchAgent plist", &root, NULL);
 	free(xml);
+	if (rc == LM_ENOMEM)
+		return rc;
+	if (rc < 0)
+		lm_error_clear();
 	args = root != NULL ? plist_dict_get_item(root, "ProgramArguments") : NULL;
 	first = args != NULL && plist_get_node_type(args) == PLIST_ARRAY ? plist_array_get_item(args, 0) : NULL;
 	if (first != NULL && plist_get_node_type(first) == PLIST_STRING)

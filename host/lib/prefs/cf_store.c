@@ -55,9 +55,14 @@ static int cf_to_plist(CFPropertyListRef value, plist_t *out)
 			CFRelease(err);
 		return lm_error_set(LM_EIO, "CFPreferences: cannot serialise the value: %s", why);
 	}
-	plist_from_bin((const char *)CFDataGetBytePtr(data), (uint32_t)CFDataGetLength(data), &root);
+	/* Through the one checked reader too: CoreFoundation writes a string with a NUL in ASCII, which
+	 * libplist would cut there. */
+	rc = lm_plist_read((const char *)CFDataGetBytePtr(data), (size_t)CFDataGetLength(data), "the value",
+	    &root, NULL);
 	CFRelease(data);
-	if (root == NULL || plist_get_node_type(root) != PLIST_ARRAY || plist_array_get_size(root) != 1) {
+	if (rc < 0)
+		return rc == LM_ENOMEM ? rc : lm_error_set(LM_EIO, "CFPreferences: %s", lm_error_last()->message);
+	if (plist_get_node_type(root) != PLIST_ARRAY || plist_array_get_size(root) != 1) {
 		plist_free(root);
 		return lm_error_set(LM_EIO, "CFPreferences: the value could not be read back");
 	}

@@ -13,13 +13,15 @@
 /* Far above any real preferences file; keeps a damaged size field from exhausting memory. */
 #define PLIST_FILE_MAX (16u * 1024u * 1024u)
 
-/* The file's root dictionary (*dict NULL and *present 0 when the file does not exist). */
+/* The file's root dictionary (*dict NULL and *present 0 when the file does not exist). Whatever is
+ * wrong with its contents is LM_ECORRUPT naming the file, and the file is left as it is. */
 static int load_dict(const char *path, int *present, plist_t *dict)
 {
 	char *data = NULL;
 	size_t len = 0;
 	plist_t root;
-	int rc;
+	lm_plist_flaw flaw;
+	int rc, keep;
 
 	*present = 0;
 	*dict = NULL;
@@ -31,20 +33,33 @@ static int load_dict(const char *path, int *present, plist_t *dict)
 	if (rc < 0)
 		return lm_error_prefix("preferences file: ");
 	*present = 1;
-	root = lm_pref_plist_parse(data, len);
+	rc = lm_plist_read(data, len, "the file", &root, &flaw);
 	free(data);
-	if (root == NULL)
+	if (rc == 0 && (keep = lm_pref_plist_keepable(root)) <= 0) {
+		plist_free(root);
+		if (keep < 0)
+			return keep;
+		rc = LM_EINVALID;
+		flaw = LM_PLIST_NUL; /* a NUL libplist kept (UTF-16), or invalid UTF-8: the same advice */
+	}
+	switch (rc < 0 ? flaw : LM_PLIST_FINE) {
+	case LM_PLIST_FINE:
+		break;
+	case LM_PLIST_NOT_PLIST:
 		return lm_error_set(LM_ECORRUPT, "preferences file %s is not a valid property list (damaged or "
 		    "truncated, %zu bytes); nothing was written. Check it with `plutil -lint` (macOS) or "
 		    "`plistutil -i` and fix or remove it", path, len);
-	if ((rc = lm_pref_plist_keepable(root)) <= 0) {
-		if (rc == 0)
-			rc = lm_error_set(LM_ECORRUPT, "preferences file %s holds a string or key with a NUL character or "
-			    "invalid UTF-8, which lume-metal cannot keep exactly; nothing was written. Remove that value "
-			    "(`plutil -p` on macOS, `plistutil -i` elsewhere, shows it)", path);
-		plist_free(root);
-		return rc;
+	case LM_PLIST_TOO_DEEP:
+		return lm_error_set(LM_ECORRUPT, "preferences file %s nests arrays and dictionaries more than %d deep, "
+		    "more than lume-metal reads (macOS's own reader stops there too); nothing was written. Remove the deeply "
+		    "nested value, or move the file away if nothing in it is needed", path, LM_PLIST_MAX_DEPTH);
+	case LM_PLIST_NUL:
+		return lm_error_set(LM_ECORRUPT, "preferences file %s holds a string or key with a NUL character or "
+		    "invalid UTF-8, which lume-metal cannot keep exactly; nothing was written. Remove that value "
+		    "(`plutil -p` on macOS, `plistutil -i` elsewhere, shows it)", path);
 	}
+	if (rc < 0)
+		return rc; /* out of memory */
 	if (plist_get_node_type(root) != PLIST_DICT) {
 		rc = lm_error_set(LM_ECORRUPT, "preferences file %s has a root of type %s, not a dictionary; "
 		    "nothing was written. Fix or remove it", path, lm_pref_plist_type(root));

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "lm_plist_api.h" /* libplist, across its versions */
+#include "plist_read.h"   /* the one reader of outside plists: depth and NULs checked first */
 
 #include "lume-metal/context.h"
 #include "lume-metal/prefs.h"
@@ -31,12 +32,10 @@ int lm_pref_plist_is_flag_type(plist_t v);
  * holding `v`. Decode returns LM_EINVALID on anything else (LM_ENOMEM when out of memory). */
 int lm_pref_plist_encode(plist_t v, char **out);
 int lm_pref_plist_decode(const char *text, plist_t *out);
-/* Parse a whole plist file's bytes (XML or binary); NULL when it is not a property list. Check
- * the result with lm_pref_plist_keepable() before reading its strings. */
-plist_t lm_pref_plist_parse(const char *data, size_t len);
 /* 1 when every string and dictionary key in `v` can be kept and written back exactly, 0 when one
  * holds a NUL character or is not valid UTF-8 (libplist 2.2 aborts on reading a string with a NUL;
- * the binary form changes invalid UTF-8), < 0 when out of memory. */
+ * the binary form changes invalid UTF-8), < 0 when out of memory. A NUL that libplist cuts a
+ * string at while parsing never reaches a tree: lm_plist_read() refuses the bytes first. */
 int lm_pref_plist_keepable(plist_t v);
 
 /* ---- stores (store.c, plist_store.c, cf_store.c) ---- */

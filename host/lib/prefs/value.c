@@ -221,10 +221,15 @@ int lm_pref_plist_decode(const char *text, plist_t *out)
 		free(bin);
 		return lm_error_set(LM_EINVALID, "not base64");
 	}
-	if (len >= 8 && len <= UINT32_MAX && memcmp(bin, "bplist00", 8) == 0)
-		plist_from_bin((const char *)bin, (uint32_t)len, &arr);
+	if (len < 8 || memcmp(bin, "bplist00", 8) != 0) {
+		free(bin);
+		return lm_error_set(LM_EINVALID, "not a one-value binary property list");
+	}
+	rc = lm_plist_read((const char *)bin, (size_t)len, "the recorded value", &arr, NULL);
 	free(bin);
-	if (arr == NULL || plist_get_node_type(arr) != PLIST_ARRAY || plist_array_get_size(arr) != 1) {
+	if (rc < 0)
+		return rc;
+	if (plist_get_node_type(arr) != PLIST_ARRAY || plist_array_get_size(arr) != 1) {
 		plist_free(arr);
 		return lm_error_set(LM_EINVALID, "not a one-value binary property list");
 	}
@@ -260,17 +265,4 @@ int lm_pref_plist_keepable(plist_t v)
 	ok = memchr(xml, '\0', len) == NULL && lm_utf8_check(xml, len, &bad) == 0;
 	lm_plist_mem_free(xml);
 	return ok;
-}
-
-plist_t lm_pref_plist_parse(const char *data, size_t len)
-{
-	plist_t p = NULL;
-
-	if (data == NULL || len == 0 || len > UINT32_MAX)
-		return NULL;
-	if (len >= 8 && memcmp(data, "bplist00", 8) == 0)
-		plist_from_bin(data, (uint32_t)len, &p);
-	else
-		plist_from_xml(data, (uint32_t)len, &p);
-	return p;
 }

@@ -21,6 +21,7 @@
  * list` prints the note, so a VM that is not found is checked against `list`. */
 #include "vm_internal.h"
 #include "host_process.h"
+#include "plist_read.h"
 #include "text.h"
 
 #include <arpa/inet.h>
@@ -367,12 +368,17 @@ static int utm_config(const utm_state *u, const char *name, char **path, void **
 		}
 		len = fread(data, 1, (size_t)size, f);
 		fclose(f);
-		doc = NULL; /* UTM writes XML; a binary one is read too */
-		if (len >= 8 && memcmp(data, "bplist00", 8) == 0)
-			plist_from_bin(data, (uint32_t)len, &doc);
-		else if (len > 0)
-			plist_from_xml(data, (uint32_t)len, &doc);
+		/* UTM writes XML; a binary one is read too. One that cannot be read (damaged, nested too
+		 * deep) is not the VM's: it is passed over like any other. */
+		rc = lm_plist_read(data, len, "UTM's config.plist", &doc, NULL);
 		free(data);
+		if (rc == LM_ENOMEM) {
+			free(p);
+			closedir(d);
+			return rc;
+		}
+		if (rc < 0)
+			lm_error_clear();
 		info = doc != NULL && plist_get_node_type(doc) == PLIST_DICT ? plist_dict_get_item(doc, "Information") : NULL;
 		node = info != NULL && plist_get_node_type(info) == PLIST_DICT ? plist_dict_get_item(info, "Name") : NULL;
 		if (node != NULL && plist_get_node_type(node) == PLIST_STRING)
