@@ -179,6 +179,7 @@ void lm_cli_puts(FILE *out, const char *text)
 }
 
 /* The line formatted: on the stack when it fits, else allocated (*heap set), else cut visibly. */
+static char *format_line(char *line, size_t size, int *heap, const char *fmt, va_list ap) LM_CLI_PRINTF(4, 0);
 static char *format_line(char *line, size_t size, int *heap, const char *fmt, va_list ap)
 {
 	char *text = line;
