@@ -105,3 +105,22 @@ function(lm_test_costs)
     endif()
   endforeach()
 endfunction()
+
+# A test's TIMEOUT is a bound on a hang, never a measure of speed (issue 49): at least
+# LM_TEST_TIMEOUT_FLOOR seconds, whatever its directory set. A test that takes a minute on an idle
+# 2-CPU machine took four to six at load 10 to 20 (2026-12-06: guest_macho_verify went past its
+# 120 s while builds ran beside the suite; e2e_ansible_role took 315 s where it took 54).
+set(LM_TEST_TIMEOUT_FLOOR 900 CACHE STRING "the least TIMEOUT of any test, in seconds: a hang guard, not a time target")
+
+# lm_test_directory_end(): at the end of each tests/ directory that adds tests (properties are set
+# in a test's own directory): the costs above, and the timeout floor.
+function(lm_test_directory_end)
+  lm_test_costs()
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  foreach(t IN LISTS tests)
+    get_test_property(${t} TIMEOUT timeout)
+    if(NOT timeout OR timeout LESS LM_TEST_TIMEOUT_FLOOR)
+      set_tests_properties(${t} PROPERTIES TIMEOUT ${LM_TEST_TIMEOUT_FLOOR})
+    endif()
+  endforeach()
+endfunction()
