@@ -30,7 +30,10 @@ taken() { # SIGTERM (15: bit 14) pending neither for the thread nor for the proc
   done
 }
 wait_for 10 "lume-metal never took its SIGTERM" taken
-kill -TERM "$tpid"
+# On a loaded machine lume-metal can finish its undo, and timeout end with it, before timeout gets
+# its own signal (issue 49): then there was no repeat to take, and the outcome below must be the
+# same (one request, undone, ended by SIGTERM).
+kill -TERM "$tpid" 2>/dev/null || note "timeout had ended: lume-metal finished its undo before the repeat was sent"
 set +e; wait "$tpid"; rc=$?; set -e
 [ $rc -eq 143 ] || fail "enable under timeout exited $rc, expected 143 (ended by SIGTERM): $(cat "$E2E_DIR/e.json" "$E2E_DIR/e.err")"
 jq_is "$E2E_DIR/e.json" '.error.code' canceled
