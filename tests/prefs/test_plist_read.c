@@ -143,38 +143,32 @@ static void expect_refused(const char *data, size_t len, lm_plist_flaw want, con
 }
 
 /* 512 arrays and dictionaries (macOS's own limit) read; 513 and 50,000 are refused, never a crash. */
+static void depth_is_bounded(int binary)
+{
+	static const unsigned refused[] = {LM_PLIST_MAX_DEPTH + 1, 50000};
+	size_t len, i;
+	char *d;
+
+	d = lm_test_deep_plist(LM_PLIST_MAX_DEPTH, binary, &len);
+	expect_read(d, len, LM_PLIST_MAX_DEPTH);
+	free(d);
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		d = lm_test_deep_plist(refused[i], binary, &len);
+		expect_refused(d, len, LM_PLIST_TOO_DEEP, "more than 512 deep");
+		free(d);
+	}
+}
+
 static void test_depth_is_bounded_xml(void **state)
 {
-	size_t len;
-	char *x;
-
 	(void)state;
-	x = lm_test_deep_plist(LM_PLIST_MAX_DEPTH, 0, &len);
-	expect_read(x, len, LM_PLIST_MAX_DEPTH);
-	free(x);
-	x = lm_test_deep_plist(LM_PLIST_MAX_DEPTH + 1, 0, &len);
-	expect_refused(x, len, LM_PLIST_TOO_DEEP, "more than 512 deep");
-	free(x);
-	x = lm_test_deep_plist(50000, 0, &len);
-	expect_refused(x, len, LM_PLIST_TOO_DEEP, "more than 512 deep");
-	free(x);
+	depth_is_bounded(0);
 }
 
 static void test_depth_is_bounded_binary(void **state)
 {
-	size_t len;
-	char *b;
-
 	(void)state;
-	b = lm_test_deep_plist(LM_PLIST_MAX_DEPTH, 1, &len);
-	expect_read(b, len, LM_PLIST_MAX_DEPTH);
-	free(b);
-	b = lm_test_deep_plist(LM_PLIST_MAX_DEPTH + 1, 1, &len);
-	expect_refused(b, len, LM_PLIST_TOO_DEEP, "more than 512 deep");
-	free(b);
-	b = lm_test_deep_plist(50000, 1, &len);
-	expect_refused(b, len, LM_PLIST_TOO_DEEP, "more than 512 deep");
-	free(b);
+	depth_is_bounded(1);
 }
 
 /* Only nesting that libplist builds counts: empty containers, comments, CDATA, processing
