@@ -112,4 +112,39 @@ scenario_state_errors() {
   plist_xml | grep -q '<true/>' || fail "the preference changed: $(plist_xml)"
 }
 
+# Too few file descriptors (issue 49, 9): status under `ulimit -n N` for every N from where the
+# tool cannot start to where it has enough. Each run either answers whole (exit 0, the guest read)
+# or fails naming the cause ("Too many open files", the limit); never an answer that hides it.
+scenario_status_few_descriptors() {
+  sim_start --vm vm1
+  lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+  local n rc failed=0 whole=0
+  # From 5: with 4 the dynamic loader cannot open liblume-metal.so itself (exit 127, ld.so's words).
+  for n in $(seq 5 24); do
+    rc=0
+    (ulimit -n "$n" && exec "$LM_BIN" status vm1 --format json) >"$E2E_DIR/s$n.json" 2>"$E2E_DIR/s$n.err" || rc=$?
+    if [ "$rc" -eq 0 ]; then
+      jq -e '.ok and .vms[0].bundle_verified == true and .vms[0].result == "ok"' "$E2E_DIR/s$n.json" >/dev/null ||
+        fail "ulimit -n $n: exit 0 without the whole answer: $(jq -c '.vms[0] | [.result, .message, .bundle_verified]' "$E2E_DIR/s$n.json")"
+      whole=$((whole + 1))
+    else
+      [ "$rc" -eq 1 ] || fail "ulimit -n $n: exit $rc: $(cat "$E2E_DIR/s$n.err")"
+      jq -e '.ok == false' "$E2E_DIR/s$n.json" >/dev/null || fail "ulimit -n $n: exit 1 with ok: $(cat "$E2E_DIR/s$n.json")"
+      grep -q 'Too many open files' "$E2E_DIR/s$n.json" ||
+        fail "ulimit -n $n: the cause is not named: $(jq -c '[.error.message, .vms[0].message]' "$E2E_DIR/s$n.json")"
+      failed=$((failed + 1))
+    fi
+  done
+  [ "$failed" -gt 0 ] && [ "$whole" -gt 0 ] || fail "expected both failures and whole answers: $failed failed, $whole whole"
+  echo "status under ulimit -n 5..24: $failed named the cause, $whole answered whole"
+  # The same in text: the message on standard error.
+  for n in 6 7; do
+    rc=0
+    (ulimit -n "$n" && exec "$LM_BIN" status vm1) >"$E2E_DIR/t$n.out" 2>"$E2E_DIR/t$n.err" || rc=$?
+    [ "$rc" -eq 1 ] && grep -q 'Too many open files' "$E2E_DIR/t$n.err" ||
+      fail "ulimit -n $n, text: exit $rc: $(cat "$E2E_DIR/t$n.out" "$E2E_DIR/t$n.err")"
+  done
+}
+
 "scenario_${1:?usage: edges.sh SCENARIO}"

@@ -48,6 +48,35 @@ scenario_homebrew_path() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# A login shell that talks (issue 49, 9): a ~/.zshenv that prints a greeting on both streams, as
+# many users' dotfiles do. zsh reads ~/.zshenv for every `zsh -c` sshd runs (zsh(1), STARTUP/SHUTDOWN
+# FILES), so its lines come before each command's answer. lume-metal reads its answers after a
+# line of its own (host/lib/ssh/exec.c); enable, status, doctor and rollback go on as with a quiet
+# shell, and the greeting reaches no error message.
+scenario_chatty_login_shell() {
+  sim_start --vm vm1
+  vm_run vm1 # the guest's home exists once it has booted
+  printf 'echo "Welcome to the lab Mac"\necho "Last backup: today" >&2\n' >"$(guest_home vm1)/.zshenv"
+  [ "$(plain_ssh vm1 'echo answer' 2>/dev/null)" = "$(printf 'Welcome to the lab Mac\nanswer')" ] ||
+    fail "the guest's zsh did not read ~/.zshenv: $(plain_ssh vm1 'echo answer' 2>&1)"
+
+  lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+  jq_is "$E2E_DIR/e.json" '.vms[0].guest.os' "$(uname -s)" # the simulator's guests are this machine's OS
+  jq_is "$E2E_DIR/e.json" '.vms[0].shimmed.families.Apple9' true
+  lm_json "$E2E_DIR/s.json" status vm1
+  expect_rc 0 "$E2E_DIR/s.json"
+  jq_is "$E2E_DIR/s.json" '.vms[0].bundle_verified' true
+  lm_json "$E2E_DIR/d.json" doctor vm1
+  expect_rc 0 "$E2E_DIR/d.json"
+  ! grep -q "Welcome\|Last backup" "$E2E_DIR/e.json.err" "$E2E_DIR/s.json.err" "$E2E_DIR/d.json.err" ||
+    fail "the greeting reached lume-metal's messages: $(cat "$E2E_DIR"/*.err)"
+  lm_json "$E2E_DIR/r.json" rollback vm1
+  expect_rc 0 "$E2E_DIR/r.json"
+  jq_is "$E2E_DIR/r.json" '.ok' true
+}
+
+# ---------------------------------------------------------------------------------------------
 # The restart rule (docs/lume-metal.md, "When a VM is restarted"): one row per scenario.
 
 # The preference changed at C (lume-metal host enable), vm1 started by someone else (the API)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "guest_bundle.h"
+#include "guest_machine.h"
 #include "guest_shim.h"
 #include "lm_test.h"
 
@@ -378,6 +379,25 @@ static void test_run_arguments_verbatim(void **state)
 	free(cmd);
 }
 
+/* Facts that are not facts (issue 49, 9): the error says what the guest did answer and what its
+ * shell said, never an empty cause. */
+static void test_facts_refused_say_what_came(void **state)
+{
+	lm_guest_facts facts;
+	char out[256];
+
+	(void)state;
+	snprintf(out, sizeof(out), "Welcome to the lab Mac\narm64\n26.5.2\n\nnot-a-path\n\n\n\n");
+	lm_assert_fails(lm_guest_facts_parse(out, "zsh: permission denied: /Users/lume/.zshenv\nmore", &facts, NULL, 0),
+	    LM_EREMOTE);
+	lm_assert_error_has("uname -s answered \"Welcome to the lab Mac\"");
+	lm_assert_error_has("$HOME \"not-a-path\"");
+	lm_assert_error_has("its shell said: zsh: permission denied: /Users/lume/.zshenv");
+	snprintf(out, sizeof(out), "\n");
+	lm_assert_fails(lm_guest_facts_parse(out, "", &facts, NULL, 0), LM_EREMOTE);
+	lm_assert_error_has("uname -s answered \"\" and $HOME \"\" (an absolute path was expected)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -389,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_entry_rules),
 		cmocka_unit_test_setup_teardown(test_run_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_arguments_verbatim, setup, teardown),
+		cmocka_unit_test(test_facts_refused_say_what_came),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

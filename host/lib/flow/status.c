@@ -9,6 +9,8 @@
 #include "guest_bundle.h"
 #include "guest_machine.h"
 
+#define LOCAL_FAILURE(rc) ((rc) == LM_ENOMEM || (rc) == LM_EIO)
+
 static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_info *pref, lm_vm_outcome *o)
 {
 	lm_ssh *ssh = NULL;
@@ -50,8 +52,10 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 		lm_vm_record_dispose(&r); /* a status without its message is no status: out of memory */
 		return lm_outcome_fail(ctx, o, rc);
 	}
-	/* What cannot be asked is said in the message; running out of memory fails the VM's status
-	 * (a bundle not verified for want of memory is not an unverified bundle). */
+	/* What cannot be asked is said in the message; what this host lacks fails the VM's status:
+	 * memory, or a local file or socket it cannot open (too many open files: LM_EIO). A bundle not
+	 * verified for want of memory is not an unverified bundle, nor is a guest this process could
+	 * not reach "unreachable" (issue 49, 9). */
 	rc = 0;
 	if (strcmp(o->info.status, "running") == 0 && o->info.ip[0] != '\0' && o->info.ssh_available) {
 		if ((rc = lm_flow_connect(ctx, o->vm, &o->info, &ssh)) == 0 &&
@@ -61,20 +65,20 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 			    lm_vm_restart_needed(pref, o->guest.boot_time, r.vm_started_at, lm_context_options(ctx)->boot_margin);
 			if (r.known && strcmp(current, r.bundle.id) == 0 && (rc = lm_bundle_open(&b, ctx, &o->guest)) == 0 &&
 			    strcmp(b->id, r.bundle.id) == 0 && ((rc = lm_guest_bundle_verify(ssh, &o->guest, b, &ok, why,
-			    sizeof(why))) < 0 || !(o->bundle_verified = ok)) && rc != LM_ENOMEM)
+			    sizeof(why))) < 0 || !(o->bundle_verified = ok)) && !LOCAL_FAILURE(rc))
 				lm_outcome_append(o, "; bundle not verified: %s", why);
-		} else if (rc != LM_ENOMEM) {
+		} else if (!LOCAL_FAILURE(rc)) {
 			lm_outcome_append(o, "; guest unreachable: %s", lm_error_last()->message);
 			lm_ssh_free(ssh);
 			ssh = NULL;
 		}
 	}
-	if (rc != LM_ENOMEM && (rc = lm_flow_agents_status(ssh, &r, o)) < 0 && rc != LM_ENOMEM)
+	if (!LOCAL_FAILURE(rc) && (rc = lm_flow_agents_status(ssh, &r, o)) < 0 && !LOCAL_FAILURE(rc))
 		lm_outcome_append(o, "; agents: %s", lm_error_last()->message);
 	lm_bundle_free(b);
 	lm_ssh_free(ssh);
 	lm_vm_record_dispose(&r);
-	return rc == LM_ENOMEM ? lm_outcome_fail(ctx, o, rc) : 0;
+	return LOCAL_FAILURE(rc) ? lm_outcome_fail(ctx, o, rc) : 0;
 }
 
 int lm_flow_status(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result **out)

@@ -167,9 +167,17 @@ int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char
 	facts->tart_shim = strcmp(next_line(&cursor), "tart-shim") == 0;
 
 	facts->boot_time = lm_guest_boot_time_parse(boot);
-	if (facts->os[0] == '\0' || facts->home[0] != '/')
-		return lm_error_set(LM_EREMOTE, "the guest did not say its OS and home directory (uname/HOME): %s",
-		    err != NULL ? err : "");
+	if (facts->os[0] == '\0' || facts->home[0] != '/') {
+		/* What it did say, so that the cause shows (a shell that never ran the command says why on
+		 * its standard error). */
+		char os[64], home[96], said[160];
+		lm_text_quote(os, sizeof(os), facts->os, strlen(facts->os), 40);
+		lm_text_quote(home, sizeof(home), facts->home, strlen(facts->home), 60);
+		lm_text_quote(said, sizeof(said), err != NULL ? err : "", err != NULL ? strcspn(err, "\n") : 0, 120);
+		return lm_error_set(LM_EREMOTE, "the guest did not say its OS and home directory: uname -s answered "
+		    "\"%s\" and $HOME \"%s\" (an absolute path was expected)%s%s", os, home, said[0] ? "; its shell said: " : "",
+		    said);
+	}
 	return 0;
 }
 

@@ -104,7 +104,7 @@ static int tcp_connect(lm_ssh *ssh)
 {
 	struct addrinfo hints, *res = NULL, *ai;
 	char port[16], words[256];
-	int fd = -1, rc, err = 0, flags, timed_out = 0;
+	int fd = -1, rc, err = 0, flags, timed_out = 0, no_socket = 0;
 	double deadline = lm_clock_monotonic() + ssh->connect_timeout;
 
 	memset(&hints, 0, sizeof(hints));
@@ -125,8 +125,10 @@ static int tcp_connect(lm_ssh *ssh)
 
 		if ((fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol)) < 0) {
 			err = errno;
+			no_socket = 1;
 			continue;
 		}
+		no_socket = 0;
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 #ifdef SO_NOSIGPIPE
 		{
@@ -183,6 +185,11 @@ static int tcp_connect(lm_ssh *ssh)
 			    "VM '%s' (%s:%d): no TCP connection to its SSH server within %.0f s (connect timeout); "
 			    "is the VM running and its SSH server (Remote Login) on?",
 			    ssh->vm, ssh->address, ssh->port, ssh->connect_timeout);
+		/* This machine's failure, not the guest's (too many open files): LM_EIO, as a local file
+		 * that cannot be opened, so that status does not list it as the guest's (issue 49, 9). */
+		if (no_socket)
+			return lm_error_set(LM_EIO, "VM '%s' (%s:%d): this process cannot make a socket: %s", ssh->vm,
+			    ssh->address, ssh->port, strerror(err));
 		lm_connect_error_words(err, words, sizeof(words));
 		return lm_error_set(LM_ENETWORK, "VM '%s' (%s:%d): cannot connect to its SSH server: %s", ssh->vm,
 		    ssh->address, ssh->port, words);

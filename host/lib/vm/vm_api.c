@@ -17,9 +17,12 @@
 #include "trace.h"
 #include "curl_lib.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #define LM_API_BODY_MAX ((size_t)8 << 20)
 #define LM_API_GET_TIMEOUT 30.0   /* sshAvailable costs Lume up to 2 s per running VM */
@@ -129,6 +132,23 @@ static int restrict_protocols(const lm_curl_lib *c, CURL *curl)
 	    c->name, c->easy_strerror(cc));
 }
 
+/* curl's words for a failed transfer, and the local cause where curl hides it: it answers "Couldn't
+ * connect to server" also when no socket could be made at all (socket_open in curl's
+ * lib/cf-socket.c returns CURLE_COULDNT_CONNECT without keeping errno), as with too many open files
+ * (issue 49, 9). That case is told apart by trying to make one. */
+static void curl_failure(const lm_curl_lib *c, CURLcode cc, const char *errbuf, char *out, size_t len)
+{
+	int fd;
+
+	if (cc == CURLE_COULDNT_CONNECT && (fd = socket(AF_INET, SOCK_STREAM, 0)) < 0) {
+		(void)lm_text_format_cut(out, len, "%s; this process cannot make a socket: %s",
+		    errbuf[0] ? errbuf : c->easy_strerror(cc), strerror(errno));
+		return;
+	} else if (cc == CURLE_COULDNT_CONNECT)
+		close(fd);
+	(void)lm_text_format_cut(out, len, "%s", errbuf[0] ? errbuf : c->easy_strerror(cc));
+}
+
 /* One request. 0 with r filled when an HTTP answer came back, whatever its status. */
 static int api_request(lm_vm_manager *vmm, api_state *s, const char *url, const char *method,
     const char *json_body, double timeout, api_response *r)
@@ -137,7 +157,7 @@ static int api_request(lm_vm_manager *vmm, api_state *s, const char *url, const 
 	CURL *curl;
 	int canceled, rc;
 	struct curl_slist *headers = NULL;
-	char errbuf[CURL_ERROR_SIZE] = "";
+	char errbuf[CURL_ERROR_SIZE] = "", why[CURL_ERROR_SIZE + 128];
 	const char *ct = NULL;
 	CURLcode cc;
 
@@ -178,7 +198,8 @@ static int api_request(lm_vm_manager *vmm, api_state *s, const char *url, const 
 			    url, LM_API_BODY_MAX);
 		if (body != 0)
 			return lm_error_nomem();
-		return lm_error_set(code, "lume: %s %s failed: %s", method, url, errbuf[0] ? errbuf : c->easy_strerror(cc));
+		curl_failure(c, cc, errbuf, why, sizeof(why));
+		return lm_error_set(code, "lume: %s %s failed: %s", method, url, why);
 	}
 	c->easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
 	if (c->easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != NULL)
@@ -412,7 +433,7 @@ static char *trimmed_url(const char *url)
 
 int lm_vm_api_reachable(const char *url, double timeout)
 {
-	char errbuf[CURL_ERROR_SIZE] = "";
+	char errbuf[CURL_ERROR_SIZE] = "", why[CURL_ERROR_SIZE + 128];
 	const lm_curl_lib *c;
 	CURLcode cc;
 	CURL *curl;
@@ -437,9 +458,11 @@ int lm_vm_api_reachable(const char *url, double timeout)
 	c->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout * 1000));
 	c->easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
 	cc = c->easy_perform(curl);
-	if (cc != CURLE_OK)
+	if (cc != CURLE_OK) {
+		curl_failure(c, cc, errbuf, why, sizeof(why));
 		rc = lm_error_set(cc == CURLE_OPERATION_TIMEDOUT ? LM_ETIMEOUT : LM_ENETWORK, "nothing accepts connections at %s: %s",
-		    url, errbuf[0] ? errbuf : c->easy_strerror(cc));
+		    url, why);
+	}
 	c->easy_cleanup(curl);
 	return rc;
 }
