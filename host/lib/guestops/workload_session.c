@@ -25,11 +25,6 @@
 
 #define GROUP_FILE LM_WORKLOAD_GROUP_FILE
 #define GRACE_DEFAULT 5.0
-/* The wrapper's mark on the workload's stdout, before the exec: ESC ] MARK_WORD ; target BEL (an
- * operating-system command a terminal ignores, should one ever get through). */
-#define MARK_WORD "lume-metal-group"
-#define MARK_PREFIX "\033]" MARK_WORD ";"
-#define MARK_HOLD 4096 /* output held while looking for the mark: a pseudo-terminal's echo of early input */
 
 /* Each version ends where the next one's fields begin: a program built with it has a shorter struct. */
 static size_t options_size(unsigned int version)
@@ -87,7 +82,7 @@ int lm_workload_group_command(const char *record_dir, const char *cmd, char **ou
 		return lm_error_nomem();
 	if ((rc = lm_shell_quote(path, &q)) == 0 &&
 	    (*out = lm_format("if kill -s 0 -- -$$ 2>/dev/null; then t=-$$; else t=$$; fi; "
-	    "printf '\\033]" MARK_WORD ";%%s\\007' \"$t\" && printf '%%s\\n' \"$t\" >%s && exec %s", q, cmd)) == NULL)
+	    "printf '\\033]" LM_WORKLOAD_MARK_WORD ";%%s\\007' \"$t\" && printf '%%s\\n' \"$t\" >%s && exec %s", q, cmd)) == NULL)
 		rc = lm_error_nomem();
 	free(path);
 	lm_free(q);
@@ -245,11 +240,7 @@ typedef struct {
 	char records[192];    /* the run's activation records' PIDs still running, not found as its */
 	char unverified[192]; /* nothing found: the processes of the group the file names */
 	char before[256];     /* the connection's sessions before the workload's (its SFTP server) */
-	char launcher[16];    /* the workload's first process, as its wrapper said on the channel */
-	int launcher_leads;   /* ... and it leads its process group */
-	int mark;             /* 0 looking for the wrapper's mark, 1 found, 2 not there */
-	char hold[MARK_HOLD]; /* stdout held while looking */
-	size_t held;
+	lm_workload_mark mark; /* the wrapper's, on stdout: the workload's first process (launcher) */
 } run_session;
 
 /* The connection's other sessions before the workload's starts (lume-metal's SFTP server: sshd
@@ -281,59 +272,20 @@ static int sessions_before(run_session *r, lm_ssh *ssh)
 	return 0;
 }
 
-/* The wrapper's mark in what is held: the launcher's PID taken, the mark cut out, the rest passed
- * on. The mark comes before anything the workload writes (the wrapper prints it before the exec);
- * on a pseudo-terminal the echo of input sent early may come first, so it is looked for, not
- * expected at the start. Found nowhere in the first MARK_HOLD bytes: the output goes on as it is,
- * and the stop finds the launcher by ancestry. */
-static void mark_look(run_session *r, int end)
+static void stdout_emit(void *data, const char *bytes, size_t len)
 {
-	const size_t plen = sizeof(MARK_PREFIX) - 1;
-	char *at = NULL, *bel;
-	size_t i, n;
+	run_session *r = data;
 
-	for (i = 0; i + plen <= r->held && at == NULL; i++)
-		if (memcmp(r->hold + i, MARK_PREFIX, plen) == 0)
-			at = r->hold + i;
-	if (at != NULL && (bel = memchr(at + plen, '\007', r->held - (size_t)(at - r->hold) - plen)) != NULL) {
-		const char *t = at + plen;
-		size_t tlen = (size_t)(bel - t);
-		int leads = tlen > 0 && t[0] == '-';
-
-		n = tlen - (size_t)leads;
-		if (n > 0 && n < sizeof(r->launcher) && strspn(t + leads, "0123456789") == n && t[leads] != '0') {
-			memcpy(r->launcher, t + leads, n);
-			r->launcher[n] = '\0';
-			r->launcher_leads = leads;
-		}
-		r->mark = 1;
-		if (at > r->hold)
-			lm_context_output(r->ctx, r->vm, 1, r->hold, (size_t)(at - r->hold));
-		if ((size_t)(bel + 1 - r->hold) < r->held)
-			lm_context_output(r->ctx, r->vm, 1, bel + 1, r->held - (size_t)(bel + 1 - r->hold));
-		r->held = 0;
-	} else if (end || r->held == sizeof(r->hold)) {
-		r->mark = 2;
-		if (r->held > 0)
-			lm_context_output(r->ctx, r->vm, 1, r->hold, r->held);
-		r->held = 0;
-	}
+	lm_context_output(r->ctx, r->vm, 1, bytes, len);
 }
 
 static void session_out(void *data, int stream, const char *bytes, size_t len)
 {
 	run_session *r = data;
-	size_t n;
 
-	while (stream == 1 && r->mark == 0 && len > 0) {
-		n = sizeof(r->hold) - r->held < len ? sizeof(r->hold) - r->held : len;
-		memcpy(r->hold + r->held, bytes, n);
-		r->held += n;
-		bytes += n;
-		len -= n;
-		mark_look(r, 0);
-	}
-	if (len > 0)
+	if (stream == 1)
+		lm_workload_mark_feed(&r->mark, bytes, len, stdout_emit, r);
+	else if (len > 0)
 		lm_context_output(r->ctx, r->vm, stream, bytes, len);
 }
 
@@ -383,7 +335,7 @@ static int session_stop(void *data, lm_ssh *ssh, int sig)
 		return lm_error_nomem();
 	if ((rc = lm_shell_quote(path, &qpath)) == 0 && (rc = lm_shell_quote(lm_workload_stop_script, &qscript)) == 0 &&
 	    (cmd = lm_format("exec /bin/sh -c %s lume-metal-stop %s %s %d '%s' '%s' '%s'", qscript, qpath,
-	    signal_word(sig), (int)(r->grace * 10.0), r->before, r->launcher, r->launcher_leads ? "-" : "")) == NULL)
+	    signal_word(sig), (int)(r->grace * 10.0), r->before, r->mark.launcher, r->mark.launcher_leads ? "-" : "")) == NULL)
 		rc = lm_error_nomem();
 	if (rc == 0)
 		rc = lm_ssh_exec_capture(ssh, cmd, 8192, &out, NULL, &r->outcome);
@@ -535,8 +487,7 @@ int lm_guest_workload_run(lm_context *ctx, lm_ssh *ssh, const char *vm, const ch
 		return rc;
 	rc = lm_ssh_exec_session(ssh, wrapped, &io, &end);
 	free(wrapped);
-	if (r.mark == 0)
-		mark_look(&r, 1); /* what is still held goes out */
+	lm_workload_mark_end(&r.mark, stdout_emit, &r); /* what is still held goes out */
 	if (rc < 0 && end.stopped_by == 0 && lm_ssh_usable(ssh))
 		return failed(&r, ssh, rc, &end);
 	res->exit_status = end.exit_status;

@@ -45,6 +45,26 @@ int lm_workload_options_copy(lm_workload_options *dst, const lm_workload_options
  * agent's ProcessType ("Interactive" unless set). */
 int lm_workload_resign_copy(const lm_workload_options *opts);
 const char *lm_workload_process_type(const lm_workload_options *opts);
+/* The mark lm_workload_group_command's wrapper prints on stdout before the exec: ESC ] WORD ;
+ * TARGET BEL (an operating-system command a terminal ignores, should one ever get through). */
+#define LM_WORKLOAD_MARK_WORD "lume-metal-group"
+#define LM_WORKLOAD_MARK_HOLD 4096 /* output held while looking for it: a pseudo-terminal's echo of early input */
+enum { LM_WORKLOAD_MARK_LOOKING, LM_WORKLOAD_MARK_FOUND, LM_WORKLOAD_MARK_ABSENT };
+/* Reading the mark out of a stdout that arrives in pieces (workload_mark.c). */
+typedef struct {
+	int state;             /* LM_WORKLOAD_MARK_* */
+	char launcher[16];     /* the workload's first process, as the mark said it ("" none or not believed) */
+	int launcher_leads;    /* ... and it leads its process group (the mark's "-") */
+	char hold[LM_WORKLOAD_MARK_HOLD]; /* stdout held while looking */
+	size_t held;
+} lm_workload_mark;
+typedef void (*lm_workload_mark_emit)(void *data, const char *bytes, size_t len);
+void lm_workload_mark_init(lm_workload_mark *m);
+/* The next piece of stdout: what is not the mark goes to emit, in order, once it is known not to be
+ * part of it. */
+void lm_workload_mark_feed(lm_workload_mark *m, const char *bytes, size_t len, lm_workload_mark_emit emit, void *data);
+/* The output ended: what is still held goes to emit. */
+void lm_workload_mark_end(lm_workload_mark *m, lm_workload_mark_emit emit, void *data);
 /* cmd (a command line from lm_shim_command) run so that the guest first says the kill target of
  * its process group ("-PGID") on stdout (ESC ] lume-metal-group;TARGET BEL, which
  * lm_guest_workload_run cuts out) and writes it to record_dir/process-group, then execs it
