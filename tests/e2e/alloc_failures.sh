@@ -136,7 +136,7 @@ worker() {
     set +e
     LUME_METAL_TEST_FAIL_ALLOC=$spec LUME_METAL_TEST_FAIL_ALLOC_LOG="$E2E_DIR/fired" \
       LUME_METAL_TEST_FAIL_ALLOC_TRACE=${one:+$E2E_DIR/trace} \
-      timeout -s KILL 120 "$LM_BIN_HOOKS" "${ARGS[@]}" >"$E2E_DIR/run.out" 2>"$E2E_DIR/run.err"
+      timeout -s KILL "$LM_HANG_GUARD_FLOOR" "$LM_BIN_HOOKS" "${ARGS[@]}" >"$E2E_DIR/run.out" 2>"$E2E_DIR/run.err"
     rc=$?
     set -e
     world

@@ -458,7 +458,7 @@ scenario_fleet_hint() {
 
   note "--no-wait names who holds the VM: a run (a shared holder) too"
   local runner
-  "$LM_BIN" run vm1 -- sleep 30 </dev/null >"$E2E_DIR/run.out" 2>&1 &
+  "$LM_BIN" run vm1 -- sleep 600 </dev/null >"$E2E_DIR/run.out" 2>&1 &
   runner=$!
   wait_for 15 "the run to note itself on the VM's lock" grep -qs "pid $runner, run" "$LUME_METAL_STATE_DIR"/vm-*.lock
   lm_json "$E2E_DIR/busy.json" enable vm1 --no-wait
@@ -655,7 +655,7 @@ an error line" ] || fail "agent logs: $(cat "$E2E_DIR/g.out")"
 # `run` did: the others exited 0 with their output lost, and `agent logs -f` never ended. Three ways
 # a stdout fails: /dev/full, a closed stdout (refused before anything runs), and a pipe whose reader
 # has gone while SIGPIPE is ignored (as Python's subprocess, .NET and Node-based runners leave it).
-OUT_GUARD=${LM_RUN_GUARD:-60} # seconds; a hang guard, not a time target
+OUT_GUARD=${LM_RUN_GUARD:-$LM_HANG_GUARD_FLOOR} # seconds; a hang guard, not a time target
 # unwritable HOW NAME ARGS...: lume-metal ARGS with stdout HOW (full, closed, gone), stderr in
 # $E2E_DIR/NAME.err; it must end, exit 1 and say why.
 unwritable() {

@@ -177,7 +177,7 @@ strange_installed_file() {
   bounded "$E2E_DIR/d.json" doctor vm1
   has "$(jq -r '.checks[] | select(.vm == "vm1" and .check == "bundle") | .message' "$E2E_DIR/d.json")" "$shown"
   # The text says the real cause too (issue 36, item 9), not "VM not running, or files differ".
-  timeout -s KILL 60 "$LM_BIN" status vm1 >"$E2E_DIR/s.txt" 2>"$E2E_DIR/s.txt.err" || fail "status: $(cat "$E2E_DIR/s.txt.err")"
+  timeout -s KILL "$LM_HANG_GUARD_FLOOR" "$LM_BIN" status vm1 >"$E2E_DIR/s.txt" 2>"$E2E_DIR/s.txt.err" || fail "status: $(cat "$E2E_DIR/s.txt.err")"
   has "$(cat "$E2E_DIR/s.txt")" "not verified: VM 'vm1': $shown"
   # enable: the bundle is installed again, the step saying why; the odd file is gone with it.
   bounded "$E2E_DIR/e2.json" enable vm1

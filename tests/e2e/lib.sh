@@ -100,10 +100,13 @@ holds() { # PID FILE: the process has FILE open
   return 1
 }
 # wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds (a condition, never a fixed sleep; the
-# seconds are a hang guard).
+# seconds are a hang guard, never less than LM_HANG_GUARD_FLOOR: on a loaded 2-CPU machine a start
+# that takes a second idle took twenty, issue 49).
+LM_HANG_GUARD_FLOOR=${LM_HANG_GUARD_FLOOR:-300}
 wait_for() {
   local limit=$1 what=$2 i
   shift 2
+  [ "$limit" -ge "$LM_HANG_GUARD_FLOOR" ] || limit=$LM_HANG_GUARD_FLOOR
   for i in $(seq 1 $((limit * 20))); do
     "$@" && return 0
     sleep 0.05

@@ -6,7 +6,7 @@
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-GUARD=${LM_RUN_GUARD:-60} # seconds; a hang guard, not a time target
+GUARD=${LM_RUN_GUARD:-$LM_HANG_GUARD_FLOOR} # seconds; a hang guard, not a time target
 TMUX_SOCK= TMUX_PID=
 lm_test_before_exit() {
   [ -z "$TMUX_PID" ] || kill -KILL "$TMUX_PID" 2>/dev/null || true

@@ -62,7 +62,7 @@ static int setup(void **state)
 	(void)state;
 	tmp_dir = lm_test_tmpdir("safety");
 	/* A FIFO that blocks would hang the test: the alarm makes that a failure instead. */
-	alarm(60);
+	alarm(600);
 	return 0;
 }
 

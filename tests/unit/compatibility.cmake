@@ -10,7 +10,7 @@ if(NOT dirs)
   message(FATAL_ERROR "no evidence folder in ${SOURCE_DIR}/docs/evidence")
 endif()
 execute_process(COMMAND ${CLI} bench compare --matrix ${dirs} WORKING_DIRECTORY ${SOURCE_DIR}
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 30)
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "bench compare --matrix exited ${rc}: ${err}")
 endif()
@@ -28,13 +28,13 @@ foreach(want "\\| Apple M1 Ultra \\| 26\\.6\\.1 \\| 26\\.5\\.2 \\| lume 0\\.5\\.
   endif()
 endforeach()
 execute_process(COMMAND ${CLI} bench compare --markdown ${dirs} WORKING_DIRECTORY ${SOURCE_DIR}
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 30)
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "tinyllama-cua \\| TinyLlama 1\\.1B Chat Q4_K_M \\| b10167 \\| pp512 \\| 431\\.86 \\| 4786\\.70 \\| 11\\.08× \\| 4871\\.99 \\| 0\\.98× \\| published by Cua \\(trycua/cua\\); not proven by activation records \\|")
   message(FATAL_ERROR "bench compare --markdown of the published folders (exit ${rc}):\n${out}${err}")
 endif()
 list(GET dirs 1 gemma)
 execute_process(COMMAND ${CLI} report ${gemma} WORKING_DIRECTORY ${SOURCE_DIR}
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 30)
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
 foreach(want "\\| tg128 t/s \\| 3\\.41 \\| 49\\.67 \\| 14\\.54× \\| 52\\.38 \\| 94\\.82% \\|" "\\| lume-metal \\| not recorded \\|"
     "\\| llama\\.cpp \\| b10167, commit not recorded \\|" "not proven by activation records")
   if(NOT rc EQUAL 0 OR NOT out MATCHES "${want}")
