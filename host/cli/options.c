@@ -166,7 +166,8 @@ static const struct option_doc {
 	{"bundle", required_argument, OPT_BUNDLE, "DIR", "LUME_METAL_BUNDLE",
 	 "Guest bundle to install, an absolute path. Default: the installed bundle for the guest's OS."},
 	{"timeout", required_argument, OPT_TIMEOUT, "SECONDS", NULL,
-	 "How long to wait for a VM to become ready (default 300)."},
+	 "How long to wait for a VM to become ready (default 300); a VM its manager says has stopped, or cannot "
+	 "start for the host's limit of VMs, ends the wait sooner."},
 	{"connect-timeout", required_argument, OPT_CONNECT_TIMEOUT, "SECONDS", NULL,
 	 "SSH connect and authentication timeout (default 10)."},
 	{"boot-margin", required_argument, OPT_BOOT_MARGIN, "SECONDS", NULL,

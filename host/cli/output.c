@@ -65,6 +65,8 @@ void lm_cli_print_document(const lm_cli *cli, int rc, char *doc)
 #define HINT_STATE_FILE "fix the file by hand (docs/state-format.md), or start afresh with `mv state.json " \
 	"state.json.bad` in the state directory (--state-dir), then check `lume-metal host status`"
 #define HINT_GUEST_FILES "`lume-metal enable {vm}` reinstalls the guest's files"
+#define HINT_VM_LIMIT "`lume ls` shows which VMs run: stop one you do not need (through Lume's API if `lume serve` " \
+	"runs it: `lume stop` ends them all), then run the command again"
 #define HINT_GUEST_VERSION "report the guest's version with the output of `lume-metal probe {vm}`"
 
 /* The advice for an error: which option or command helps. The library's messages state the
@@ -100,6 +102,10 @@ static const struct {
 	{LM_ECORRUPT, "does not match its manifest", NULL, NULL, HINT_GUEST_FILES},
 	{LM_ENOTENABLED, NULL, NULL, NULL, "run `lume-metal enable {vm}` first"},
 	{LM_ENOTRUNNING, NULL, NULL, NULL, "start the VM, or run `lume-metal enable {vm}`, which starts it"},
+	/* A start Lume accepted at Apple's limit of two running VMs (issue 49). `lume stop` of a VM
+	 * `lume serve` runs ends the server and all its VMs (reference/lume.md). */
+	{LM_ERROR, "no slot available", NULL, NULL, HINT_VM_LIMIT},
+	{LM_ERROR, "available_slots 0", NULL, NULL, HINT_VM_LIMIT},
 	{LM_ENOBUNDLE, NULL, NULL, NULL, "build and install the guest bundles (cmake --build, cmake --install), or pass "
 	    "--bundle DIR"},
 	{LM_ENOTFOUND, "no VM manager knows", NULL, NULL, "check the name: `lume ls`, `tart list` or `utmctl list` lists "

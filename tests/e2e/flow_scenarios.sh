@@ -180,6 +180,85 @@ scenario_timeout_stops_again() {
   [ ! -e "$PLIST" ] || fail "preference left"
 }
 
+# Apple's limit of two running macOS VMs (reference/lume.md): Lume answers the third start 202
+# (`lume run --detach` exits 0), fails it in the background, and the VM stays stopped; GET
+# /lume/host/status says available_slots 0. The enable ends at the answers that show it, naming
+# that cause (not at its --timeout, blaming the boot), and leaves everything as it was: the
+# preference at its value from before, no guest files, nothing recorded, the two other VMs running.
+limit_setup() {
+  sim_start --vm vm1 --vm vm2 --vm vm3
+  set_prior_preference
+  vm_run vm2
+  vm_run vm3
+  curl -fsS "$LUME_METAL_LUME_URL/lume/host/status" | jq -e '.available_slots == 0' >/dev/null ||
+    fail "the simulator does not say the host is full: $(curl -fsS "$LUME_METAL_LUME_URL/lume/host/status")"
+}
+limit_nothing_changed() {
+  [ "$(sim_events start-failed vm1)" -ge 1 ] || fail "the simulator did not fail vm1's start at the limit: $(cat "$SIM_LOG")"
+  [ "$(vm_status vm1)" = stopped ] || fail "vm1 is $(vm_status vm1)"
+  [ "$(vm_status vm2)" = running ] && [ "$(vm_status vm3)" = running ] || fail "the other VMs did not stay running"
+  [ "$(plist_xml)" = "$ORIGINAL" ] || fail "the preference was not restored: $(plist_xml)"
+  [ ! -e "$(guest_home vm1)/.local/share/lume-metal" ] || fail "guest files left in vm1"
+  [ "$(journal_status vm1)" = absent ] || fail "vm1 is '$(journal_status vm1)' in the journal: $(cat "$STATE_FILE")"
+}
+
+scenario_vm_limit() {
+  limit_setup
+  set +e; "$LM_BIN" enable vm1 --timeout 120 >"$E2E_DIR/e.out" 2>&1; LM_RC=$?; set -e
+  [ "$LM_RC" -eq 1 ] || fail "exit $LM_RC: $(cat "$E2E_DIR/e.out")"
+  grep -q "vm1: still stopped after lume-api accepted its start: Lume runs its maximum of 2 VMs (GET /lume/host/status: vm_count 2, max_vms 2, available_slots 0; .*); stop another VM, then start this one again; host preference restored" \
+    "$E2E_DIR/e.out" || fail "the message does not name the host's limit: $(cat "$E2E_DIR/e.out")"
+  grep -q "^hint: .*stop one you do not need" "$E2E_DIR/e.out" || fail "hint: $(cat "$E2E_DIR/e.out")"
+  [ "$(count_requests POST /lume/vms/vm1/run)" -eq 1 ] || fail "vm1 was started $(count_requests POST /lume/vms/vm1/run) times"
+  limit_nothing_changed
+  lm_json "$E2E_DIR/e.json" enable vm1 --timeout 120
+  expect_rc 1 "$E2E_DIR/e.json"
+  jq_is "$E2E_DIR/e.json" '.vms[0].error.code' error
+  limit_nothing_changed
+}
+
+# The same through Lume's CLI, which has no host status: `lume ls` shows the two running VMs.
+scenario_vm_limit_cli() {
+  limit_setup
+  lm_json "$E2E_DIR/e.json" enable vm1 --timeout 120 --vm-manager lume-cli --lume "$(jq -r .lume "$E2E_DIR/sim.json")"
+  expect_rc 1 "$E2E_DIR/e.json"
+  jq -r '.vms[0].message' "$E2E_DIR/e.json" |
+    grep -q "^vm1: still stopped after lume-cli accepted its start: .lume ls. shows 2 VMs running (vm2, vm3): Apple's limit of 2 macOS VMs per host, no slot available; stop another VM" ||
+    fail "the message does not name the host's limit: $(cat "$E2E_DIR/e.json")"
+  limit_nothing_changed
+}
+
+# asked_after_run VM: the request log has a GET of VM answered after Lume accepted its start (the
+# simulator's VM runs from its start on, so that answer said "running").
+asked_after_run() {
+  jq -s --arg vm "$1" '(map(.method == "POST" and .path == "/lume/vms/\($vm)/run") | index(true)) as $i |
+    $i != null and (.[$i + 1:] | any(.method == "GET" and .path == "/lume/vms/\($vm)" and .status == 200))' \
+    "$SIM_LOG" | grep -qx true
+}
+
+# Someone stops the VM while enable waits for it to be ready (its guest never gets an address, so
+# the wait is still going when the stop comes; in the field, a person, another program or the late
+# stop of a killed lume-metal): the wait ends at the first "stopped" after Lume had said "running",
+# saying so, and the enable is undone.
+scenario_stopped_during_wait() {
+  sim_start --vm vm1 --never-ready vm1
+  set_prior_preference
+  "$LM_BIN" enable vm1 --timeout 120 --format json >"$E2E_DIR/e.json" 2>"$E2E_DIR/e.err" &
+  local pid=$!
+  wait_for 120 "the enable did not ask for vm1 after starting it: $(cat "$E2E_DIR/e.err")" asked_after_run vm1
+  curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/vm1/stop" >/dev/null
+  wait_rc $pid
+  [ "$RC" -eq 1 ] || fail "exit $RC: $(cat "$E2E_DIR/e.json" "$E2E_DIR/e.err")"
+  jq_is "$E2E_DIR/e.json" '.vms[0].error.code' not-running
+  jq -r '.vms[0].message' "$E2E_DIR/e.json" |
+    grep -q "^vm1: stopped while waiting for it to be ready: lume-api said running, then stopped (something stopped the VM, or its process ended); nothing starts it again by itself; host preference restored" ||
+    fail "the message does not say the VM was stopped: $(cat "$E2E_DIR/e.json")"
+  [ "$(vm_status vm1)" = stopped ] || fail "vm1 is $(vm_status vm1)"
+  [ "$(plist_xml)" = "$ORIGINAL" ] || fail "the preference was not restored: $(plist_xml)"
+  [ ! -e "$(guest_home vm1)/.local/share/lume-metal" ] || fail "guest files left in vm1"
+  [ "$(journal_status vm1)" = absent ] || fail "vm1 is '$(journal_status vm1)' in the journal: $(cat "$STATE_FILE")"
+}
+
 # SIGINT and SIGTERM are handled like a failure: undo, then one line saying what was left, then
 # the process ends by that signal. Each is sent while the process is stopped at a known step.
 scenario_interrupt() {

@@ -138,6 +138,76 @@ static void test_never_ready_times_out(void **state)
 	lm_context_free(ctx);
 }
 
+/* Apple's limit of two running macOS VMs: Lume answers the third start 202 and fails it in the
+ * background (reference/lume.md). The wait ends once the host status says available_slots 0 and
+ * the VM is still stopped after that, not at its timeout (issue 49). */
+static void test_start_at_the_limit(void **state)
+{
+	lm_context *ctx;
+	lm_vm_manager *vmm = open_api(&ctx, 60);
+	lm_vm_info info;
+	int asked = count("\"GET\"", "/lume/host/status\""), failed = count("\"start-failed\"", "\"vm\":\"vm2\"");
+
+	(void)state;
+	lm_assert_ok(lm_vm_start(vmm, "vm1"));
+	lm_assert_ok(lm_vm_start(vmm, "never"));
+	lm_assert_ok(lm_vm_start(vmm, "vm2")); /* 202 */
+	assert_int_equal(count("\"start-failed\"", "\"vm\":\"vm2\""), failed + 1);
+	lm_assert_fails(lm_vm_wait_ready(vmm, "vm2", 60, &info), LM_ERROR);
+	assert_string_equal(lm_error_last()->message, "vm2: still stopped after lume-api accepted its start: Lume runs its "
+	    "maximum of 2 VMs (GET /lume/host/status: vm_count 2, max_vms 2, available_slots 0; Apple allows two macOS "
+	    "VMs per host); stop another VM, then start this one again");
+	assert_int_equal(count("\"GET\"", "/lume/host/status\""), asked + 1);
+	lm_assert_ok(lm_vm_stop(vmm, "vm1"));
+	lm_assert_ok(lm_vm_stop(vmm, "never"));
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
+/* on_step: at the readiness wait's first report that the VM runs, someone stops it. */
+static void stop_when_running(void *data, const lm_step_event *e)
+{
+	int *stopped = data;
+	long status;
+	char *body = NULL;
+
+	if (*stopped || e->state != LM_STEP_WAITING || strncmp(e->detail, "running", 7) != 0)
+		return;
+	*stopped = 1;
+	assert_int_equal(sim_fixture_http(&env.sim, "POST", "/lume/vms/never/stop", NULL, &status, &body, NULL, 0), 0);
+	free(body);
+	assert_int_equal(status, 200);
+}
+
+/* A VM stopped while the wait for it runs, after the manager said it ran: the next answer ends the
+ * wait, saying so (issue 49: a person, a program, a killed lume-metal's late stop). */
+static void test_stopped_during_wait(void **state)
+{
+	lm_options o;
+	lm_context *ctx = NULL;
+	lm_vm_manager *vmm = NULL;
+	lm_vm_info info;
+	int stopped = 0;
+
+	(void)state;
+	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION), 0);
+	snprintf(env.state_dir, sizeof(env.state_dir), "%s/state", env.sim.dir);
+	o.state_dir = env.state_dir;
+	o.lume_url = env.sim.url;
+	o.lume_program = "/nonexistent/lume";
+	o.on_step = stop_when_running;
+	o.callback_data = &stopped;
+	lm_assert_ok(lm_context_new(&ctx, &o));
+	lm_assert_ok(lm_vm_manager_open(&vmm, ctx));
+	lm_assert_ok(lm_vm_start(vmm, "never"));
+	lm_assert_fails(lm_vm_wait_ready(vmm, "never", 60, &info), LM_ENOTRUNNING);
+	assert_int_equal(stopped, 1);
+	assert_string_equal(lm_error_last()->message, "never: stopped while waiting for it to be ready: lume-api said "
+	    "running, then stopped (something stopped the VM, or its process ended); nothing starts it again by itself");
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+}
+
 static void set_fault(const char *json)
 {
 	long status;
@@ -371,6 +441,9 @@ int main(void)
 		cmocka_unit_test(test_detection_by_connection),
 		cmocka_unit_test(test_server_lookup),
 		cmocka_unit_test(test_api_stop_of_cli_vm),
+		/* Last: the first starts vm2, whose starts test_server_errors counts. */
+		cmocka_unit_test(test_start_at_the_limit),
+		cmocka_unit_test(test_stopped_during_wait),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -200,14 +200,22 @@ static void test_hints(void **state)
 	lm_assert_contains(h, "lume-metal probe vm1");
 	h = lm_cli_hint_about(&cli, LM_EUNSUPPORTED, "vm1", "the probe does not confirm profile m1: no simdgroup");
 	lm_assert_contains(h, "lume-metal probe vm1");
+	/* Apple's limit of two running VMs, as Lume's API and its CLI show it (issue 49). */
+	h = lm_cli_hint_about(&cli, LM_ERROR, "vm1", "vm1: still stopped after lume-api accepted its start: Lume runs its "
+	    "maximum of 2 VMs (GET /lume/host/status: vm_count 2, max_vms 2, available_slots 0; x); stop another VM");
+	lm_assert_contains(h, "stop one you do not need");
+	h = lm_cli_hint_about(&cli, LM_ERROR, "vm1", "vm1: still stopped after lume-cli accepted its start: `lume ls` "
+	    "shows 2 VMs running (a, b): Apple's limit of 2 macOS VMs per host, no slot available; stop another VM");
+	lm_assert_contains(h, "stop one you do not need");
+	assert_null(lm_cli_hint_about(&cli, LM_ERROR, "vm1", "vm1: tart run --no-graphics vm1 ended at once (exit 1)"));
 	/* Short: none near the old 420 characters. */
 	{
 		static const int codes[] = {LM_EHOSTKEY, LM_EAUTH, LM_ECONFLICT, LM_ECORRUPT, LM_ENOTENABLED, LM_ENOTRUNNING,
 		    LM_ENOBUNDLE, LM_ENOTFOUND, LM_EAMBIGUOUS, LM_ENOADDRESS, LM_EUNSUPPORTED, LM_ELOCKED, LM_EVMOWNER,
-		    LM_EWRONGUSER, LM_ECANCELED, LM_ENOTPROVEN, LM_ETIMEOUT};
+		    LM_EWRONGUSER, LM_ECANCELED, LM_ENOTPROVEN, LM_ETIMEOUT, LM_ERROR};
 		static const char *const causes[] = {"no VM manager knows", "has no such VM", "Virtual machine not found",
 		    "no VM manager found", "program was not found", "not found in the guest", "HOME is not set",
-		    "no built-in profile", "state journal", "not ready"};
+		    "no built-in profile", "state journal", "not ready", "available_slots 0", "no slot available"};
 		size_t i, k;
 		fake_cli(&cli, "enable", fleet, 2);
 		for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)

@@ -148,6 +148,31 @@ int lm_vm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 	return 0;
 }
 
+/* What the readiness wait knows of the VM it waits for (vmm->watch): whether this manager's start
+ * of it was accepted, and the status of an answer since that said it was not "stopped". Lume
+ * answers 202 to every start and starts the VM in the background, with no "starting" state
+ * (reference/lume.md): a "stopped" after an accepted start may be the moment before Lume has
+ * registered the VM, or a start that failed. The reference does not say how long that moment
+ * lasts, so the rule is the conservative one: "stopped" ends the wait only after an answer since
+ * the start (or, with no start, since this manager last looked) said the VM was up, or when the
+ * manager itself says the host runs as many VMs as it may and the VM is still stopped when asked
+ * after that (wait_stopped). Lume-metal's own stop forgets what was seen: that "stopped" is ours. */
+static void watch_set(lm_vm_manager *vmm, const char *vm, int started, const char *up)
+{
+	snprintf(vmm->watch.vm, sizeof(vmm->watch.vm), "%s", vm);
+	vmm->watch.started = started;
+	snprintf(vmm->watch.up, sizeof(vmm->watch.up), "%s", up);
+}
+
+/* An answer of the manager about vm: its status, when not "stopped", is what was seen up. */
+static void watch_seen(lm_vm_manager *vmm, const char *vm, const char *status)
+{
+	if (strcmp(vmm->watch.vm, vm) != 0)
+		watch_set(vmm, vm, 0, "");
+	if (status[0] != '\0' && strcmp(status, "stopped") != 0)
+		snprintf(vmm->watch.up, sizeof(vmm->watch.up), "%s", status);
+}
+
 int lm_vm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 {
 	char vm[LM_VM_NAME_MAX];
@@ -159,6 +184,7 @@ int lm_vm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out)
 	vmm->ssh_probe_err = 0;
 	if ((rc = vmm->backend->get(vmm, vmm->state, vm, out)) < 0)
 		return rc;
+	watch_seen(vmm, vm, out->status);
 	lm_vm_fill_identity(out, vmm->backend);
 	return identity_read(vmm, vm, out);
 }
@@ -177,6 +203,7 @@ int lm_vm_start(lm_vm_manager *vmm, const char *name)
 		return rc;
 	if (strcmp(info.status, "running") == 0) {
 		lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: already running, not started again", vm);
+		watch_set(vmm, vm, 0, info.status);
 		return 0;
 	}
 	if (strncmp(info.status, "provisioning", 12) == 0 || strcmp(info.status, "pulling") == 0 ||
@@ -184,7 +211,10 @@ int lm_vm_start(lm_vm_manager *vmm, const char *name)
 		return lm_error_set(LM_EUNSUPPORTED, "%s: cannot start a VM that is %s; its manager has not finished", vm,
 		    info.status);
 	lm_log(vmm->ctx, LM_LOG_INFO, "%s: starting (%s)", vm, vmm->backend->name);
-	return vmm->backend->start(vmm, vmm->state, vm);
+	if ((rc = vmm->backend->start(vmm, vmm->state, vm)) < 0)
+		return rc;
+	watch_set(vmm, vm, 1, "");
+	return 0;
 }
 
 int lm_vm_status_held(const char *status)
@@ -207,6 +237,7 @@ int lm_vm_stop(lm_vm_manager *vmm, const char *name)
 	/* A paused or suspended VM is stopped too: its saved state goes, and its next start boots. */
 	if (strcmp(info.status, "running") != 0 && !lm_vm_status_held(info.status)) {
 		lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: %s, nothing to stop", vm, info.status);
+		watch_set(vmm, vm, 0, "");
 		return 0;
 	}
 	lm_log(vmm->ctx, LM_LOG_INFO, "%s: stopping (%s, %s)", vm, vmm->backend->name, info.status);
@@ -218,8 +249,10 @@ int lm_vm_stop(lm_vm_manager *vmm, const char *name)
 	for (;;) {
 		if ((rc = vmm->backend->get(vmm, vmm->state, vm, &info)) < 0)
 			return rc;
-		if (strcmp(info.status, "running") != 0 && !lm_vm_status_held(info.status))
+		if (strcmp(info.status, "running") != 0 && !lm_vm_status_held(info.status)) {
+			watch_set(vmm, vm, 0, "");
 			return 0;
+		}
 		if (lm_clock_monotonic() >= deadline)
 			return lm_error_set(LM_ETIMEOUT, "%s: still %s %g s after its manager said it stopped it", vm,
 			    info.status, vmm->command_timeout);
@@ -315,6 +348,58 @@ static int port_within(ready_wait *w, const char *address, double seconds)
 	return 0;
 }
 
+/* How often, at most, the manager is asked whether the host runs as many VMs as it may while a VM
+ * whose start it accepted stays stopped: Lume's GET /lume/host/status lists its VMs for that,
+ * checking port 22 of each running one for up to 2 s, twice for a silent guest
+ * (reference/lume.md, corrections of 2026-11). */
+#define FULL_ASK_SECONDS 10.0
+
+/* What the wait learnt from the manager about the host's room for one more VM. */
+typedef struct {
+	double asked;  /* when it was last asked (0: never) */
+	int full;      /* it said the host is full: the next answer "stopped" ends the wait */
+	char why[400]; /* what it said */
+} full_watch;
+
+/* An answer "stopped" in the readiness wait (the rule: watch_set): 0 to wait on, < 0 when the wait
+ * ends. Seen up before: something stopped the VM (a person, another program, a stop an earlier
+ * lume-metal sent before it was killed), or its process ended. Started and not seen up since: the
+ * manager is asked whether the host is full (Lume at Apple's limit answers the start 202 and fails
+ * it in the background; reference/lume.md), and the answer after that decides: still stopped, the
+ * start failed there; running, it was the moment before Lume registered the VM. */
+static int wait_stopped(lm_vm_manager *vmm, const char *vm, full_watch *fw)
+{
+	lm_vm_instance b;
+	int rc;
+
+	if (vmm->watch.up[0] != '\0')
+		return lm_error_set(LM_ENOTRUNNING, "%s: stopped while waiting for it to be ready: %s said %s, then stopped "
+		    "(something stopped the VM, or its process ended); nothing starts it again by itself", vm,
+		    lm_vm_manager_name_for(vmm, vm), vmm->watch.up);
+	if (!vmm->watch.started)
+		return 0;
+	if (fw->full)
+		return lm_error_set(LM_ERROR, "%s: still stopped after %s accepted its start: %s; stop another VM, then "
+		    "start this one again", vm, lm_vm_manager_name_for(vmm, vm), fw->why);
+	b = lm_vm_backend_for(vmm, vm);
+	if (b.backend == NULL || b.backend->full == NULL ||
+	    (fw->asked > 0 && lm_clock_monotonic() - fw->asked < FULL_ASK_SECONDS))
+		return 0;
+	fw->asked = lm_clock_monotonic();
+	if ((rc = b.backend->full(vmm, b.state, fw->why, sizeof(fw->why))) == LM_ENOMEM)
+		return rc;
+	if (rc == LM_ECANCELED)
+		return lm_error_prefix("%s: ", vm);
+	if (rc < 0) {
+		lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: stopped after its start; %s could not tell whether the host has room for "
+		    "it: %s", vm, b.backend->name, lm_error_last()->message);
+		lm_error_clear();
+		return 0;
+	}
+	fw->full = rc;
+	return 0;
+}
+
 /* Booting at an address its port can be tried at: running, an IPv4 address, SSH not available (yet). */
 static int info_booting(const lm_vm_info *info)
 {
@@ -330,6 +415,7 @@ int lm_vm_wait_ready_at(lm_vm_manager *vmm, const char *name, double timeout, co
     lm_vm_info *out)
 {
 	char vm[LM_VM_NAME_MAX], why[400];
+	full_watch fw = {0, 0, ""};
 	lm_vm_info info;
 	ready_wait w;
 	double start, deadline, delay = 0.05, left, asked;
@@ -343,6 +429,8 @@ int lm_vm_wait_ready_at(lm_vm_manager *vmm, const char *name, double timeout, co
 		timeout = vmm->ready_timeout;
 	start = lm_clock_monotonic();
 	deadline = start + timeout;
+	if (strcmp(vmm->watch.vm, vm) != 0)
+		watch_set(vmm, vm, 0, ""); /* nothing known of it: "stopped" is waited out (watch_set) */
 	/* Just started, at the address it had before (its lease): its port first, the manager once
 	 * it answers (or after BOOT_ASK_SECONDS), rather than a first question that waits out a
 	 * silent guest's 2-second check. */
@@ -373,7 +461,16 @@ int lm_vm_wait_ready_at(lm_vm_manager *vmm, const char *name, double timeout, co
 				*out = info;
 			return 0;
 		}
+		if (strcmp(info.status, "stopped") == 0) {
+			if ((rc = wait_stopped(vmm, vm, &fw)) < 0)
+				return rc;
+		} else {
+			watch_seen(vmm, vm, info.status);
+			fw.full = 0;
+		}
 		describe_not_ready(&info, vmm->ssh_probe_err, why, sizeof(why));
+		if (strcmp(info.status, "stopped") == 0 && vmm->watch.started)
+			snprintf(why, sizeof(why), "stopped; its start was accepted and it has not run since");
 		lm_context_waiting(vmm->ctx, vm, "wait-ready", start, &w.reported, why);
 		if ((rc = lm_vm_check_cancel(vmm, "while waiting for the VM to be ready")) < 0)
 			return lm_error_prefix("%s: ", vm);

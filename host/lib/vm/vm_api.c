@@ -330,6 +330,33 @@ static int api_stop(lm_vm_manager *vmm, void *state, const char *name)
 	return api_call(vmm, state, "POST", path, NULL, timeout, 0, NULL);
 }
 
+/* Is the host full, as Lume's server counts (GET /lume/host/status: {"vm_count", "max_vms": 2,
+ * "available_slots"}; Apple allows two macOS VMs per host; reference/lume.md)? Slow -- Lume lists
+ * its VMs for it, checking SSH of each running one -- so asked only when a VM whose start it
+ * accepted stays stopped (vm.c). 1 when available_slots is 0. */
+static int api_full(lm_vm_manager *vmm, void *state, char *why, size_t cap)
+{
+	const cJSON *slots, *count, *max;
+	cJSON *doc;
+	int rc;
+
+	why[0] = '\0';
+	if ((rc = api_call(vmm, state, "GET", "/lume/host/status", NULL, LM_API_GET_TIMEOUT, cJSON_Object, &doc)) < 0)
+		return rc;
+	slots = cJSON_GetObjectItemCaseSensitive(doc, "available_slots");
+	count = cJSON_GetObjectItemCaseSensitive(doc, "vm_count");
+	max = cJSON_GetObjectItemCaseSensitive(doc, "max_vms");
+	rc = cJSON_IsNumber(slots) && slots->valuedouble <= 0;
+	if (rc == 1 && cJSON_IsNumber(count) && cJSON_IsNumber(max))
+		snprintf(why, cap, "Lume runs its maximum of %d VMs (GET /lume/host/status: vm_count %d, max_vms %d, "
+		    "available_slots 0; Apple allows two macOS VMs per host)", max->valueint, count->valueint, max->valueint);
+	else if (rc == 1)
+		snprintf(why, cap, "Lume runs its maximum of VMs (GET /lume/host/status: available_slots 0; Apple allows two "
+		    "macOS VMs per host)");
+	cJSON_Delete(doc);
+	return rc;
+}
+
 /* Lume's storage locations (Server.swift: GET /lume/config/locations, Lume 0.5.3): a JSON array
  * of {"name", "path"}, the paths as Lume's settings keep them ("~/.lume"). A server that does not
  * answer it (an older Lume, a failure) leaves Lume's default, and the reason. Asked once. */
@@ -497,4 +524,5 @@ static int api_init(lm_vm_manager *vmm, void **state)
 
 const lm_vm_backend lm_vm_backend_api = {.name = "lume-api", .account = "lume", .present = api_present,
 	.init = api_init, .list = api_list, .get = api_get, .start = api_start, .stop = api_stop,
-	.version = api_version, .identity = api_identity, .stored = api_stored, .release = api_release};
+	.version = api_version, .identity = api_identity, .stored = api_stored, .full = api_full,
+	.release = api_release};

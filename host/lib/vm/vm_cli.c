@@ -18,6 +18,8 @@
 #define LM_CLI_QUERY_TIMEOUT 60.0 /* ls/get: Lume probes SSH of running VMs (2 s each) */
 #define LM_CLI_STOP_MIN 60.0
 #define LM_CLI_STOP_GRACE 10.0    /* Lume's stop: SIGINT, then SIGKILL after 10 s (VM.swift) */
+#define LM_LUME_MAX_VMS 2         /* Apple's limit of macOS VMs per host; Lume's server says max_vms 2
+                                     (reference/lume.md) */
 
 /* The backend's state. */
 typedef struct {
@@ -96,6 +98,35 @@ static int cli_list(lm_vm_manager *vmm, void *state, lm_vm_info **out, size_t *c
 	rc = lm_vm_info_array_from_json(doc, out, count, "lume ls");
 	cJSON_Delete(doc);
 	return rc;
+}
+
+/* Is the host full? The CLI has no host status (the server's GET /lume/host/status): `lume ls`
+ * counts Lume's running VMs, which are at most those that run (Tart's and UTM's are not listed),
+ * so a count that reaches Apple's limit is certain and a lower one says nothing. Asked only when a
+ * VM whose `lume run --detach` was accepted stays stopped (vm.c): that relaunched `lume run`
+ * fails in the background, and `--detach` exits 0 whatever happens (reference/lume.md). */
+static int cli_full(lm_vm_manager *vmm, void *state, char *why, size_t cap)
+{
+	lm_vm_info *vms = NULL;
+	char names[256] = "";
+	size_t i, n = 0, used;
+	int running = 0, rc;
+
+	why[0] = '\0';
+	if ((rc = cli_list(vmm, state, &vms, &n)) < 0)
+		return rc;
+	for (i = 0; i < n; i++)
+		if (strcmp(vms[i].status, "running") == 0) {
+			used = strlen(names);
+			lm_text_format_cut(names + used, sizeof(names) - used, "%s%s", running > 0 ? ", " : "", vms[i].name);
+			running++;
+		}
+	free(vms);
+	if (running < LM_LUME_MAX_VMS)
+		return 0;
+	lm_text_format_cut(why, cap, "`lume ls` shows %d VMs running (%s): Apple's limit of %d macOS VMs per host, "
+	    "no slot available", running, names, LM_LUME_MAX_VMS);
+	return 1;
 }
 
 static int cli_get(lm_vm_manager *vmm, void *state, const char *name, lm_vm_info *out)
@@ -387,4 +418,5 @@ static int cli_init(lm_vm_manager *vmm, void **state)
 
 const lm_vm_backend lm_vm_backend_cli = {.name = "lume-cli", .account = "lume", .present = cli_present,
 	.init = cli_init, .list = cli_list, .get = cli_get, .start = cli_start, .stop = cli_stop,
-	.version = cli_version, .identity = cli_identity, .stored = cli_stored, .release = cli_release};
+	.version = cli_version, .identity = cli_identity, .stored = cli_stored, .full = cli_full,
+	.release = cli_release};

@@ -44,6 +44,12 @@ typedef struct lm_vm_backend {
 	int (*stored)(lm_vm_manager *vmm, void *state, const char *name);
 	/* May it be asked now without launching anything (UTM: UTM.app runs)? NULL: always. */
 	int (*askable)(lm_vm_manager *vmm, void *state, int *askable);
+	/* Does the manager say the host runs as many VMs as it may (Apple's limit)? 1 with `why` set
+	 * to what it says (its own figures), 0 when it does not say so; < 0 when it could not be
+	 * asked. For a start the manager accepted and then failed in the background, leaving the VM
+	 * stopped (Lume: reference/lume.md); NULL: the manager's start itself fails at the limit
+	 * (Tart's `tart run`, UTM's start), or it cannot tell. */
+	int (*full)(lm_vm_manager *vmm, void *state, char *why, size_t cap);
 	void (*release)(lm_vm_manager *vmm, void *state);
 } lm_vm_backend;
 
@@ -79,6 +85,14 @@ struct lm_vm_manager {
 	int ssh_probe_err;
 	pid_t children[LM_VM_MAX_CHILDREN]; /* detached `lume run` / `tart run` children, reaped when done
 	                       (one list: the automatic choice's Lume and Tart share the manager) */
+	/* What this manager last did and saw of one VM, for the readiness wait (vm.c, "watch"): a
+	 * manager serves one thread, which starts a VM and then waits for it. */
+	struct {
+		char vm[LM_VM_NAME_MAX]; /* "": none */
+		int started;             /* its start was accepted (and not stopped by us since) */
+		char up[32];             /* the status an answer since then gave that was not "stopped"
+		                            (running, starting...); "": none yet */
+	} watch;
 };
 
 extern const lm_vm_backend lm_vm_backend_api;

@@ -46,7 +46,12 @@ LM_EXTERN(int) lm_vm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out);
 LM_EXTERN(int) lm_vm_start(lm_vm_manager *vmm, const char *name);
 /* Stop and wait until stopped; a stopped VM is a no-op. */
 LM_EXTERN(int) lm_vm_stop(lm_vm_manager *vmm, const char *name);
-/* Wait until running with an IP and SSH reachable, polling with backoff, at most `timeout` s. */
+/* Wait until running with an IP and SSH reachable, polling with backoff, at most `timeout` s
+ * (LM_ETIMEOUT). A "stopped" right after a start is waited out (Lume has no "starting" state),
+ * but the wait ends at once when the manager says "stopped" after an answer since this manager's
+ * last start or stop said the VM was up (LM_ENOTRUNNING: something stopped it), or, after a start
+ * it accepted, once it says the host runs as many VMs as it may and the VM is still stopped after
+ * that (LM_ERROR naming it: Lume's available_slots 0; docs/vm-managers.md). */
 LM_EXTERN(int) lm_vm_wait_ready(lm_vm_manager *vmm, const char *name, double timeout, lm_vm_info *out);
 /* What lm_vm_wait_ready waits for, as one answer of the manager says it: running, an IP, SSH
  * reachable (1), or not yet (0). */
