@@ -100,6 +100,7 @@ const char *lm_error_name(int code)
 	case LM_EHARDENED: return "hardened";
 	case LM_ENOSHIM: return "no-shim";
 	case LM_ENEWER: return "newer";
+	case LM_EOTHERSTATE: return "other-state";
 	default: return "error";
 	}
 }

@@ -13,11 +13,11 @@ static const struct {
 	const char *command;
 	const char *options;
 } command_options[] = {
-	{"enable", "profile jobs dry-run keep-host host-preference boot-margin timeout force-user-mismatch no-wait bundle"},
+	{"enable", "profile jobs dry-run keep-host host-preference boot-margin timeout force-user-mismatch no-wait bundle take-over"},
 	{"status", "long boot-margin"},
 	{"probe", "exercise no-wait"},
 	{"run", "no-wait require-shim run-hardened-stock resign-copy interactive tty"},
-	{"rollback", "all no-restart restore-host dry-run force timeout no-wait"},
+	{"rollback", "all no-restart restore-host dry-run force timeout no-wait take-over"},
 	{"profile", "chip"},
 	{"host", "keep dry-run force force-user-mismatch"},
 	{"forget-host", ""},
@@ -60,6 +60,8 @@ static const struct {
 	    "folder packed to attach."},
 	{"rollback", "lume-metal rollback my-vm", "Remove the guest files; the preference is restored after the last VM."},
 	{"rollback", "lume-metal rollback --all --restore-host", "Everything, and the host preference even when kept."},
+	{"rollback", "lume-metal rollback my-vm --state-dir /ci/state", "A VM another state directory enabled: "
+	    "rolled back with that one (any other refuses, naming it)."},
 	{"profile", "lume-metal profile list", "The built-in profiles."},
 	{"profile", "lume-metal profile lint my-profile.json --chip Apple7", "A profile's effect and warnings on an M1 host."},
 	{"host", "lume-metal host status", "The preference: value, who changed it, what it was before."},

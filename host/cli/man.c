@@ -18,6 +18,10 @@ static const char *const files_help[] = {
 	"~/.local/state/lume-metal/state.json", "The journal: the preference's original value, every enabled VM "
 	    "(~/Library/Application Support/lume-metal on macOS; --state-dir).",
 	"~/.local/state/lume-metal/known_hosts", "The guests' pinned SSH host keys (forget-host, gc).",
+	"~/.local/state/lume-metal/identity", "The state directory's identity, made by its first enable: the guest "
+	    "files it installs name it as their owner.",
+	"~/.local/share/lume-metal/owner.json", "In the guest: the state directory that installed its files; enable "
+	    "and rollback from another are refused, naming it (--take-over).",
 	"~/Library/Preferences/com.apple.gpusw.ParavirtualizedGraphics.plist", "The host preference lume-metal "
 	    "sets and restores.",
 	"<prefix>/share/lume-metal/bundles", "The guest bundles (shim, probe, manifest) installed into the guests.",

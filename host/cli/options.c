@@ -19,7 +19,7 @@ enum opt_id {
 	OPT_QUIET, OPT_LABEL, OPT_KEEP_ALIVE, OPT_RUN_AT_LOAD, OPT_COLOR, OPT_ADDRESS, OPT_CHIP,
 	OPT_RUN_HARDENED_STOCK, OPT_REQUIRE_SHIM, OPT_INTERACTIVE, OPT_TTY, OPT_REQUIRE_EXERCISE,
 	OPT_PREFIX, OPT_GITHUB_ENV, OPT_RECORD_DIR, OPT_PROCESS_TYPE, OPT_RESIGN_COPY, OPT_HOST_PREFERENCE,
-	OPT_ABLATE, OPT_MARKDOWN, OPT_SVG, OPT_MATRIX, OPT_ARCHIVE, OPT_LONG, OPT_FOLLOW
+	OPT_ABLATE, OPT_MARKDOWN, OPT_SVG, OPT_MATRIX, OPT_ARCHIVE, OPT_LONG, OPT_FOLLOW, OPT_TAKE_OVER
 };
 
 static const struct option_doc {
@@ -102,6 +102,11 @@ static const struct option_doc {
 	 "known (docs/lume-metal.md)."},
 	{"restore-host", no_argument, OPT_RESTORE_HOST, NULL, NULL,
 	 "rollback: restore the host preference when no enabled VM is left, even when kept (--keep)."},
+	{"take-over", no_argument, OPT_TAKE_OVER, NULL, NULL,
+	 "enable, rollback: act on guest files another state directory installed (their owner record names it, "
+	 "or cannot be read; docs/bundle-format.md): enable makes this state directory their owner, rollback "
+	 "removes them. Without it both are refused, naming that state directory, and change nothing in the "
+	 "guest. For a state directory that is gone for good; otherwise run the command with that one."},
 	{"no-restart", no_argument, OPT_NO_RESTART, NULL, NULL,
 	 "rollback: do not restart running VMs that booted while the host preference was set."},
 	{"exercise", no_argument, OPT_EXERCISE, NULL, NULL,
@@ -312,6 +317,7 @@ static int set_option(lm_cli *cli, int id, const char *arg, const char *source)
 	case OPT_EXERCISE: cli->exercise = 1; return 0;
 	case OPT_KEEP_HOST: cli->lib.keep_host = 1; return 0;
 	case OPT_RESTORE_HOST: cli->lib.restore_host = 1; return 0;
+	case OPT_TAKE_OVER: cli->lib.take_over = 1; return 0;
 	case OPT_VERBOSE: cli->verbose = 1; return 0;
 	case OPT_OUT: cli->out_dir = arg; return 0;
 	case OPT_BARE_METAL: cli->bare_metal = 1; return 0;
@@ -573,6 +579,8 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 		return lm_cli_usage_error(cli, "%s: --host-preference is for enable", cli->command);
 	if ((cli->interactive || cli->tty) && strcmp(cli->command, "run") != 0)
 		return lm_cli_usage_error(cli, "%s: -i (--interactive) and -t (--tty) are for run", cli->command);
+	if (cli->lib.take_over && strcmp(cli->command, "enable") != 0 && strcmp(cli->command, "rollback") != 0)
+		return lm_cli_usage_error(cli, "%s: --take-over is for enable and rollback", cli->command);
 	if (cli->lib.restore_host && strcmp(cli->command, "rollback") != 0)
 		return lm_cli_usage_error(cli, "%s: --restore-host is for rollback; the guest's address is --address IP",
 		    cli->command);

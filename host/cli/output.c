@@ -137,6 +137,13 @@ static const struct {
 	    "(the original untouched), or --run-hardened-stock to start it anyway, stock (docs/guest.md)"},
 	{LM_ENEWER, NULL, NULL, NULL, "upgrade lume-metal to the version that wrote it, or a newer one (`lume-metal "
 	    "--version` shows this one's); an older lume-metal never changes a newer one's state"},
+	/* Issue 49, defect 12: another state directory's guest files. */
+	{LM_EOTHERSTATE, NULL, "enable", NULL, "run it with the state directory named above (--state-dir DIR or "
+	    "LUME_METAL_STATE_DIR=DIR), or roll {vm} back there first; if that directory is gone for good, "
+	    "`lume-metal enable {vm} --take-over` makes this one the files' owner"},
+	{LM_EOTHERSTATE, NULL, "rollback", NULL, "roll {vm} back with the state directory named above (--state-dir DIR "
+	    "or LUME_METAL_STATE_DIR=DIR); this one's rollback then finds nothing left and forgets {vm}. If that "
+	    "directory is gone for good, `lume-metal rollback {vm} --take-over` removes the files anyway"},
 	{LM_ENOSHIM, NULL, NULL, NULL, "the lines above say what each process that loaded the shim asked and why no "
 	    "answer was widened; without --require-shim the run ends with the workload's own status"},
 	{LM_ENETWORK, NULL, NULL, NULL, "Lume: start `lume serve` or pass --lume-url URL; UTM from an SSH session or "

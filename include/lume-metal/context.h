@@ -77,7 +77,7 @@ typedef int (*lm_cancel_fn)(void *data);
  * ever added at the end, and every field added bumps LM_OPTIONS_VERSION (with the size of the new
  * version in host/lib/core/context.c); no field is removed, reordered or retyped without a new
  * SOVERSION (docs/embedding.md, "ABI"). */
-#define LM_OPTIONS_VERSION 2
+#define LM_OPTIONS_VERSION 3
 typedef struct {
 	unsigned int version;           /* the version the caller was built with (lm_options_init) */
 	const char *state_dir;          /* NULL: $XDG_STATE_HOME/lume-metal, ~/.local/state/lume-metal
@@ -121,6 +121,12 @@ typedef struct {
 	                                   kept by keep_host or not */
 	/* Version 2. */
 	lm_host_pref_mode host_preference; /* enable: LM_HOST_PREF_ALWAYS (0, the default), AUTO or NEVER */
+	/* Version 3. */
+	int take_over;                  /* enable, rollback: guest files another state directory installed
+	                                   (their owner record names it, or cannot be read) are this
+	                                   one's to act on: enable records this state directory as their
+	                                   owner, rollback removes them. Without it both fail with
+	                                   LM_EOTHERSTATE and change nothing there */
 } lm_options;
 
 typedef struct lm_context lm_context;

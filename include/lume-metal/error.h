@@ -47,8 +47,11 @@ typedef enum {
 	                         shim, so it was not started (docs/guest.md) */
 	LM_ENOSHIM = -27,     /* the workload ran, and no process of it loaded the shim (run's
 	                         require_shim; its activation records say so) */
-	LM_ENEWER = -28       /* a file of lume-metal's (the state journal) was written by a newer
+	LM_ENEWER = -28,      /* a file of lume-metal's (the state journal) was written by a newer
 	                         version, whose format this one does not know; nothing was changed */
+	LM_EOTHERSTATE = -29  /* the guest's files were installed from another state directory (their
+	                         owner record names it, or cannot be read): enable and rollback change
+	                         nothing there unless told to take them over */
 } lm_error_code;
 
 typedef struct {

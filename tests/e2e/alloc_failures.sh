@@ -50,7 +50,8 @@ json_whole() { # FILE EXIT: empty, or the reason it is not whole
 # The world as the command sees it, in a form that compares: the preference file's bytes, the
 # journal with its times, the exercise's duration and run marks blanked (a successful run at
 # another moment writes other ones), an absent journal the same as an empty one, and the guest's files (type, mode, size,
-# link target, content hash); any staging directory left behind shows up in the latter. Every
+# link target, content hash; the owner record's with this state directory's identity blanked);
+# any staging directory left behind shows up in the latter. Every
 # run is followed by one: the journal's form is computed once per distinct content.
 declare -A JOURNAL_VIEW=()
 world() { # sets WORLD
@@ -63,7 +64,14 @@ world() { # sets WORLD
         elif .key == "enable_run" then .value = "RUN" else . end) else . end)')
   fi
   if [ -e "$GUEST" ]; then
-    guest=$(cd "$GUEST" && find . -printf '%y %m %s %P %l\n' -type f -exec sha256sum {} + | sort)
+    guest=$(cd "$GUEST" && find . -printf '%y %m %s %P %l\n' -type f ! -path ./owner.json -exec sha256sum {} + | sort)
+    # The owner record names the state directory's identity, random per fresh state directory:
+    # compared as "this state directory's" (any other identity still shows as itself).
+    if [ -f "$GUEST/owner.json" ]; then
+      local ours=none
+      [ ! -f "$LUME_METAL_STATE_DIR/identity" ] || ours=$(cat "$LUME_METAL_STATE_DIR/identity")
+      guest+=$'\n'"owner.json $(sed "s/\"state_id\": \"$ours\"/\"state_id\": \"THIS STATE DIRECTORY\"/" "$GUEST/owner.json" | sha256sum)"
+    fi
   else
     guest=absent
   fi

@@ -580,6 +580,45 @@ static void test_host_preference_need(void **state)
 	lm_context_free(ctx);
 }
 
+/* The state directory's identity (issue 49, defect 12): none until asked to make one, then the
+ * same one for ever, 0600, 32 hex digits; a damaged file is refused naming it, never replaced; a
+ * version-2 program's options carry no take-over. */
+static void test_identity(void **state)
+{
+	fixture *f = *state;
+	char id[LM_STATE_ID_SIZE], again[LM_STATE_ID_SIZE], *path = lm_test_join(f->dir, "identity");
+	struct stat sb;
+	lm_options opts;
+	lm_context *ctx;
+
+	lm_assert_ok(lm_state_identity(f->ctx, 0, id));
+	assert_string_equal(id, "");
+	assert_int_equal(stat(f->dir, &sb), -1); /* nothing made when only asked */
+	lm_assert_ok(lm_state_identity(f->ctx, 1, id));
+	assert_int_equal(strlen(id), 32);
+	assert_int_equal(strspn(id, "0123456789abcdef"), 32);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	assert_int_equal(sb.st_size, 33);
+	lm_assert_ok(lm_state_identity(f->ctx, 1, again));
+	assert_string_equal(again, id);
+	lm_assert_ok(lm_state_identity(f->ctx, 0, again));
+	assert_string_equal(again, id);
+	lm_test_write(path, "0123", 4);
+	lm_assert_fails(lm_state_identity(f->ctx, 1, again), LM_ECORRUPT);
+	lm_assert_error_has("identity file holds no identity");
+	assert_string_equal(again, "");
+	lm_test_write(path, "0123456789ABCDEF0123456789ABCDEF\n", 33);
+	lm_assert_fails(lm_state_identity(f->ctx, 1, again), LM_ECORRUPT);
+	/* Options of version 2 end before take_over: it reads as not given. */
+	lm_assert_ok(lm_options_init(&opts, 2));
+	opts.state_dir = f->dir;
+	lm_assert_ok(lm_context_new(&ctx, &opts));
+	assert_int_equal(lm_context_options(ctx)->take_over, 0);
+	lm_context_free(ctx);
+	free(path);
+}
+
 /* The document's layout: a newer schema is refused, a wrong shape is damage. */
 static void test_layout(void **state)
 {
@@ -619,6 +658,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_live_vms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_preference_need, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_identity, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

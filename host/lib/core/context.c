@@ -16,11 +16,12 @@
  * (at the end) means: LM_OPTIONS_VERSION + 1, the new version's line here, and OPTIONS_LAST moved
  * to the new last field. The rule is the embedders' (docs/embedding.md, "ABI"). */
 #define OPTIONS_END(field) (offsetof(lm_options, field) + sizeof(((lm_options *)0)->field))
-#define OPTIONS_LAST host_preference
+#define OPTIONS_LAST take_over
 static const size_t options_size[] = {
 	0,                            /* no version 0 */
 	OPTIONS_END(restore_host),    /* 1 */
 	OPTIONS_END(host_preference), /* 2: enable's host preference mode */
+	OPTIONS_END(take_over),       /* 3: enable's and rollback's take-over of another state directory's files */
 };
 _Static_assert(sizeof(options_size) / sizeof(options_size[0]) == LM_OPTIONS_VERSION + 1,
     "a new LM_OPTIONS_VERSION needs its size in options_size");

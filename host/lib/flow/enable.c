@@ -13,12 +13,14 @@
 #include "guest_machine.h"
 #include "guest_shim.h"
 #include "test_hooks.h"
+#include "text.h"
 
 /* Everything enable_one() learns and may need to undo. */
 typedef struct {
 	lm_context *ctx;
 	lm_vm_manager *vmm;
 	const lm_profile *profile;
+	const lm_guest_owner *self; /* this state directory, as the guest files' owner */
 	lm_flow_result *res;
 	lm_vm_outcome *o;
 	lm_ssh *ssh;
@@ -44,6 +46,10 @@ typedef struct {
 	int as_is;          /* prove the VM as it is: the preference not touched, no restart for it
 	                       (never; auto's first proof) */
 	lm_pref_needed needed; /* what the proof showed of the preference's need */
+	lm_guest_owner_seen owner_seen; /* the guest files' owner record as found (check_owner) ... */
+	lm_guest_owner_verdict verdict; /* ... what this run does with it */
+	int owner_checked;
+	int owner_changed;  /* this run wrote its own record over owner_seen (undo puts that back) */
 } enable_run;
 
 /* Ask for the VM to start, noting the time first: its process starts after that moment. */
@@ -138,6 +144,39 @@ static void forget_proof(enable_run *r)
 	r->confirmed = 0;
 }
 
+/* Whose guest files these are (guest_owner.h), asked at the first contact: another state
+ * directory's are refused before anything in the guest changes, and before a restart for them.
+ * r->verdict says what step_bundle records. */
+static int check_owner(enable_run *r)
+{
+	int rc;
+
+	lm_guest_owner_seen_dispose(&r->owner_seen);
+	if ((rc = lm_guest_owner_read(r->ssh, &r->facts, &r->owner_seen)) < 0 ||
+	    (rc = lm_guest_owner_judge(&r->owner_seen, r->self, r->current[0] != '\0',
+	    lm_context_options(r->ctx)->take_over, r->o->vm, "Nothing was changed in the guest.", &r->verdict)) < 0)
+		return rc;
+	r->owner_checked = 1;
+	return 0;
+}
+
+/* What this run does to the owner record, for the bundle step's detail ("" when it stays). */
+static void owner_said(const enable_run *r, char *buf, size_t len)
+{
+	char who[1400];
+	int dry = lm_context_options(r->ctx)->dry_run;
+
+	buf[0] = '\0';
+	if (r->verdict == LM_GUEST_OWNER_OURS)
+		return;
+	lm_guest_owner_seen_describe(&r->owner_seen, who, sizeof(who));
+	if (r->verdict == LM_GUEST_OWNER_ADOPT)
+		lm_text_format_cut(buf, len, "; %s: %s this state directory's", who, dry ? "would be recorded as" :
+		    "recorded as");
+	else
+		lm_text_format_cut(buf, len, "; %staken over from %s", dry ? "would be " : "", who);
+}
+
 static int connect_guest(enable_run *r, int try_confirm)
 {
 	double t;
@@ -152,6 +191,8 @@ static int connect_guest(enable_run *r, int try_confirm)
 	if (try_confirm && (rc = confirm_guest(r)) < 0)
 		return rc;
 	if (rc == 0 && (rc = lm_guest_facts_read(r->ssh, &r->facts, r->current, sizeof(r->current))) < 0)
+		return rc;
+	if (!r->owner_checked && (rc = check_owner(r)) < 0)
 		return rc;
 	r->o->guest = r->facts;
 	lm_step_add(r->ctx, r->o, "guest", t, "%s %s %s, booted at %.6f", r->facts.os, r->facts.os_version,
@@ -365,7 +406,7 @@ static int step_vm_level(enable_run *r)
 static int step_bundle(enable_run *r)
 {
 	double t;
-	char why[512] = "";
+	char why[512] = "", owner[1600];
 	int ok = 0, rc;
 
 	if ((rc = lm_step_begin(r->ctx, r->o, "bundle", &t)) < 0)
@@ -378,23 +419,31 @@ static int step_bundle(enable_run *r)
 	else if (strcmp(r->current, r->bundle->id) == 0 &&
 	    (rc = lm_guest_bundle_verify(r->ssh, &r->facts, r->bundle, &ok, why, sizeof(why))) < 0)
 		return rc;
+	owner_said(r, owner, sizeof(owner));
 	if (ok) {
 		r->o->bundle_verified = 1;
-		lm_step_add(r->ctx, r->o, "bundle", t, "%s installed and verified (%zu files), nothing uploaded",
-		    r->bundle->id, r->bundle->nfiles + 1);
+		/* Files without a record (an older lume-metal's), or taken over: this state directory's now. */
+		if (r->verdict != LM_GUEST_OWNER_OURS && !lm_context_options(r->ctx)->dry_run) {
+			r->owner_changed = 1;
+			if ((rc = lm_guest_owner_write(r->ssh, &r->facts, r->self)) < 0)
+				return rc;
+		}
+		lm_step_add(r->ctx, r->o, "bundle", t, "%s installed and verified (%zu files), nothing uploaded%s",
+		    r->bundle->id, r->bundle->nfiles + 1, owner);
 		return 0;
 	}
 	if (lm_context_options(r->ctx)->dry_run) {
-		lm_step_add(r->ctx, r->o, "bundle", t, "would install %s (%zu files)%s", r->bundle->id,
-		    r->bundle->nfiles + 1, r->current[0] ? ", replacing the installed one" : "");
+		lm_step_add(r->ctx, r->o, "bundle", t, "would install %s (%zu files)%s%s", r->bundle->id,
+		    r->bundle->nfiles + 1, r->current[0] ? ", replacing the installed one" : "", owner);
 		return 0;
 	}
-	lm_step_add(r->ctx, r->o, "bundle", t, "%s to install (%zu files)%s%s%s", r->bundle->id, r->bundle->nfiles + 1,
-	    r->current[0] ? ", replacing the installed one" : "", why[0] ? ": " : "", why);
+	lm_step_add(r->ctx, r->o, "bundle", t, "%s to install (%zu files)%s%s%s%s", r->bundle->id, r->bundle->nfiles + 1,
+	    r->current[0] ? ", replacing the installed one" : "", why[0] ? ": " : "", why, owner);
 	if ((rc = lm_step_begin(r->ctx, r->o, "install", &t)) < 0)
 		return rc;
 	r->touched_guest = 1;
-	if ((rc = lm_guest_bundle_install(r->ssh, &r->facts, r->bundle, &r->o->files_uploaded)) < 0)
+	r->owner_changed = r->verdict != LM_GUEST_OWNER_OURS;
+	if ((rc = lm_guest_bundle_install(r->ssh, &r->facts, r->bundle, r->self, &r->o->files_uploaded)) < 0)
 		return rc;
 	r->o->bundle_verified = 1;
 	lm_step_add(r->ctx, r->o, "install", t, "%s: %d files uploaded and verified by SHA-256", r->bundle->id,
@@ -565,10 +614,10 @@ out:
 	return rc;
 }
 
-/* The guest files this run put there go, even when the run was canceled: the cleanup does not ask
- * should_cancel, and when a canceled or failed command left the session unusable, a new
- * connection does the removal (the guest is still running; only this session is lost). */
-static int remove_guest_files(enable_run *r, char *said, size_t said_len)
+/* The session an undo works through, never asked to cancel: the one this run had, or, when a
+ * canceled or failed command left it unusable, a new connection (the guest is still running; only
+ * this session is lost). */
+static int undo_session(enable_run *r)
 {
 	int rc;
 
@@ -579,7 +628,26 @@ static int remove_guest_files(enable_run *r, char *said, size_t said_len)
 			return rc;
 	}
 	lm_ssh_set_cancelable(r->ssh, 0);
+	return 0;
+}
+
+/* The guest files this run put there go, even when the run was canceled. */
+static int remove_guest_files(enable_run *r, char *said, size_t said_len)
+{
+	int rc;
+
+	if ((rc = undo_session(r)) < 0)
+		return rc;
 	return lm_guest_remove_all(r->ssh, &r->facts, r->bundle, said, said_len);
+}
+
+/* The owner record as this run found it (its files stay): another state directory's again, or none. */
+static void restore_owner(enable_run *r)
+{
+	if (undo_session(r) == 0 && lm_guest_owner_restore(r->ssh, &r->facts, &r->owner_seen) == 0)
+		lm_outcome_append(r->o, "; the guest files' owner record put back as it was");
+	else
+		lm_outcome_append(r->o, "; the guest files' owner record could NOT be put back (%s)", lm_error_last()->message);
 }
 
 /* A failed or interrupted enable leaves the VM as it was found: no half-installed guest, a VM it
@@ -600,8 +668,11 @@ static void undo(enable_run *r)
 			lm_outcome_append(r->o, "; guest files%s%s", rc == 0 ? " removed" : ": ", rc == 0 ? "" : said);
 		else
 			lm_outcome_append(r->o, "; guest files could NOT be removed (%s)", lm_error_last()->message);
-	} else if (r->was_enabled) {
-		lm_outcome_append(r->o, "; the previous installation is kept");
+	} else {
+		if (r->was_enabled)
+			lm_outcome_append(r->o, "; the previous installation is kept");
+		if (r->owner_changed)
+			restore_owner(r);
 	}
 	lm_ssh_free(r->ssh);
 	r->ssh = NULL;
@@ -661,8 +732,8 @@ static void undo(enable_run *r)
 	}
 }
 
-static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *profile, lm_flow_result *res,
-    lm_vm_outcome *o, lm_journal_gate *gate)
+static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *profile, const lm_guest_owner *self,
+    lm_flow_result *res, lm_vm_outcome *o, lm_journal_gate *gate)
 {
 	enable_run r;
 	lm_vm_lock *lock = NULL;
@@ -672,6 +743,7 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	r.ctx = ctx;
 	r.vmm = vmm;
 	r.profile = profile;
+	r.self = self;
 	r.res = res;
 	r.o = o;
 	snprintf(o->profile, sizeof(o->profile), "%s", lm_profile_name(profile));
@@ -703,7 +775,7 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 		goto out;
 	}
 	o->already_enabled = r.was_enabled && !o->restarted && !o->started && o->files_uploaded == 0 &&
-	    !res->pref_changed;
+	    !res->pref_changed && !r.owner_changed;
 	o->pref_needed = r.needed;
 	/* Enabled and recorded, but not to be reported without its message: out of memory. */
 	if ((rc = lm_outcome_message(o, "%s: %s%s", o->vm,
@@ -715,6 +787,7 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 		lm_outcome_fail(ctx, o, rc);
 out:
 	free(r.seen);
+	lm_guest_owner_seen_dispose(&r.owner_seen);
 	lm_bundle_free(r.bundle);
 	lm_ssh_free(r.ssh);
 	lm_vm_lock_release(lock);
@@ -726,6 +799,7 @@ out:
 typedef struct {
 	lm_context *ctx;
 	const lm_profile *profile;
+	const lm_guest_owner *self;
 	lm_flow_result *result;
 	pthread_mutex_t *lock;
 	size_t *next;
@@ -751,7 +825,7 @@ static void *enable_worker_run(void *arg)
 		pthread_mutex_unlock(w->lock);
 		if (i >= w->result->count)
 			break;
-		(void)enable_one(w->ctx, vmm, w->profile, &w->local, w->result->vms[i], w->gate);
+		(void)enable_one(w->ctx, vmm, w->profile, w->self, &w->local, w->result->vms[i], w->gate);
 		w->gate = NULL;
 	}
 	if (vmm != w->vmm)
@@ -765,6 +839,8 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	lm_flow_result *result;
 	enable_worker workers[LM_FLOW_MAX_JOBS];
 	pthread_t threads[LM_FLOW_MAX_JOBS];
+	lm_guest_owner self;
+	char id[LM_STATE_ID_SIZE];
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	double t = lm_clock_monotonic();
 	size_t i, next = 0, nworkers;
@@ -777,8 +853,11 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 		return rc;
 	if (n == 0)
 		return lm_error_set(LM_EINVALID, "enable: name at least one VM");
-	/* A given bundle is checked before any VM is touched. */
-	if ((rc = lm_bundle_check(ctx)) < 0)
+	/* A given bundle is checked before any VM is touched; so is this state directory's identity,
+	 * which the guest files record as their owner (made now, unless in a dry run). */
+	if ((rc = lm_bundle_check(ctx)) < 0 ||
+	    (rc = lm_state_identity(ctx, !lm_context_options(ctx)->dry_run, id)) < 0 ||
+	    (rc = lm_guest_owner_make(&self, id, lm_context_state_dir(ctx))) < 0)
 		return lm_flow_fail_all(ctx, result, rc);
 	nworkers = jobs < 1 ? 1 : (size_t)jobs;
 	if (nworkers > LM_FLOW_MAX_JOBS)
@@ -799,6 +878,7 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	for (i = 0; i < nworkers; i++) {
 		workers[i].ctx = ctx;
 		workers[i].profile = profile;
+		workers[i].self = &self;
 		workers[i].result = result;
 		workers[i].lock = &lock;
 		workers[i].next = &next;

@@ -10,17 +10,20 @@
 #include "guest_bundle.h"
 #include "guest_machine.h"
 #include "test_hooks.h"
+#include "text.h"
 
 /* Reach the guest to remove its files. A stopped VM is started for it and stopped again, so
  * that it is left as it was found. */
-static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, const lm_agent_info *agents,
-    size_t nagents)
+static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner *self, lm_vm_outcome *o,
+    const lm_agent_info *agents, size_t nagents)
 {
 	const lm_options *opts = lm_context_options(ctx);
 	lm_ssh *ssh = NULL;
 	lm_bundle *local = NULL;
 	lm_guest_facts facts;
-	char labels[512], said[2048];
+	lm_guest_owner_seen seen;
+	lm_guest_owner_verdict verdict = LM_GUEST_OWNER_OURS;
+	char labels[512], said[2048], current[128], who[1400] = "";
 	double t;
 	int was_running, rc;
 
@@ -40,17 +43,26 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome
 			return rc;
 		o->started = 1;
 	}
+	memset(&seen, 0, sizeof(seen));
+	/* Another state directory's files (their owner record names it) are not this rollback's to
+	 * remove: refused before anything, the agents included, is touched (guest_owner.h). */
 	if ((rc = lm_vm_wait_ready(vmm, o->vm, opts->ready_timeout, &o->info)) < 0 ||
 	    (rc = lm_flow_connect(ctx, o->vm, &o->info, &ssh)) < 0 ||
-	    (rc = lm_guest_facts_read(ssh, &facts, NULL, 0)) < 0 ||
+	    (rc = lm_guest_facts_read(ssh, &facts, current, sizeof(current))) < 0 ||
+	    (rc = lm_guest_owner_read(ssh, &facts, &seen)) < 0 ||
+	    (rc = lm_guest_owner_judge(&seen, self, current[0] != '\0', opts->take_over, o->vm,
+	    "Nothing was removed; this state directory still counts it as enabled.", &verdict)) < 0 ||
 	    (rc = lm_bundle_open_if_any(&local, ctx, &facts)) < 0 || /* names a killed install's staging files */
 	    (rc = lm_guest_agents_remove(ssh, &facts, agents, nagents, labels, sizeof(labels))) < 0 ||
 	    (rc = lm_guest_remove_all(ssh, &facts, local, said, sizeof(said))) < 0)
 		goto out;
 	o->guest = facts;
-	rc = lm_step_add(ctx, o, "guest-files", t, "%s%s%s", said, labels[0] ? "; agents booted out and removed: " : "",
-	    labels);
+	if (verdict == LM_GUEST_OWNER_TAKE)
+		lm_guest_owner_seen_describe(&seen, who, sizeof(who));
+	rc = lm_step_add(ctx, o, "guest-files", t, "%s%s%s%s%s", said, labels[0] ? "; agents booted out and removed: " : "",
+	    labels, who[0] ? "; taken over from " : "", who);
 out:
+	lm_guest_owner_seen_dispose(&seen);
 	lm_ssh_free(ssh);
 	lm_bundle_free(local);
 	if (!was_running && o->started) {
@@ -99,7 +111,8 @@ static int restore_if_unneeded(lm_context *ctx, lm_state *st, lm_flow_result *re
 	return 0;
 }
 
-static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res, lm_vm_outcome *o)
+static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner *self, lm_flow_result *res,
+    lm_vm_outcome *o)
 {
 	const lm_options *opts = lm_context_options(ctx);
 	lm_state *st = NULL;
@@ -135,7 +148,7 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res,
 	uses_preference = lm_vm_record_uses_preference(&rec);
 	o->pref_mode = rec.pref_mode;
 	o->pref_needed = rec.pref_needed;
-	rc = remove_guest_files(ctx, vmm, o, agents, rec.nagents);
+	rc = remove_guest_files(ctx, vmm, self, o, agents, rec.nagents);
 	free(agents);
 	lm_vm_record_dispose(&rec);
 	if (rc < 0) {
@@ -202,7 +215,8 @@ static int restore_left_behind(lm_context *ctx, lm_flow_result *result)
 }
 
 /* One VM, under its lock: an enable or rollback of the same VM by another process waits. */
-static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res, lm_vm_outcome *o)
+static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner *self, lm_flow_result *res,
+    lm_vm_outcome *o)
 {
 	lm_vm_lock *lock = NULL;
 	int rc;
@@ -213,7 +227,7 @@ static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res
 		return rc;
 	}
 	/* Rolled back, its record is gone: its lock file goes with it. */
-	if ((rc = rollback_vm(ctx, vmm, res, o)) == 0 && !lm_context_options(ctx)->dry_run)
+	if ((rc = rollback_vm(ctx, vmm, self, res, o)) == 0 && !lm_context_options(ctx)->dry_run)
 		lm_vm_lock_drop(lock);
 	else
 		lm_vm_lock_release(lock);
@@ -349,6 +363,8 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 {
 	lm_flow_result *result;
 	lm_vm_manager *vmm = NULL;
+	lm_guest_owner self;
+	char id[LM_STATE_ID_SIZE];
 	double t = lm_clock_monotonic();
 	size_t i;
 	int rc;
@@ -367,14 +383,16 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 		return rc;
 	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0)
 		return lm_flow_fail_all(ctx, result, rc);
-	if ((rc = check_pref_record(ctx)) < 0) {
+	/* This state directory as the guest files' owner: one without an identity yet installed none. */
+	if ((rc = check_pref_record(ctx)) < 0 || (rc = lm_state_identity(ctx, 0, id)) < 0 ||
+	    (rc = lm_guest_owner_make(&self, id, lm_context_state_dir(ctx))) < 0) {
 		lm_vm_manager_free(vmm);
 		return lm_flow_fail_all(ctx, result, rc);
 	}
 	/* Gone VMs would keep the preference "needed" for ever. */
 	lm_flow_sweep_others(ctx, vmm, result);
 	for (i = 0; i < result->count; i++)
-		(void)rollback_one(ctx, vmm, result, result->vms[i]);
+		(void)rollback_one(ctx, vmm, &self, result, result->vms[i]);
 	if (all && result->count == 0 && (rc = restore_left_behind(ctx, result)) < 0) {
 		lm_vm_manager_free(vmm);
 		return rc;

@@ -366,7 +366,8 @@ static int clear_bundle_name(lm_ssh *ssh, const lm_guest_facts *facts, const lm_
 	return rc;
 }
 
-int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *uploaded)
+int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, const lm_guest_owner *owner,
+    int *uploaded)
 {
 	char stage[300], *cmd = NULL, path[PATH_MAX + 600];
 	lm_guest_removal older;
@@ -383,6 +384,9 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 	if ((rc = lm_guest_install_prepare_command(facts, stage, &cmd)) < 0 ||
 	    (rc = run_checked(ssh, cmd, "preparing the guest directory")) < 0)
 		goto out;
+	/* Whose install this is, before any of it: a killed install is its state directory's to finish. */
+	if ((rc = lm_guest_owner_write(ssh, facts, owner)) < 0)
+		goto cleanup;
 	lm_test_kill_point("install-staging");
 
 	/* 2. Every file, verified by SHA-256 after upload, then the manifest last. */

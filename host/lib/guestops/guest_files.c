@@ -123,6 +123,10 @@ int lm_guest_entry_class(const char *name, lm_ssh_kind kind)
 		return kind == LM_SSH_KIND_DIR ? 'r' : 0;
 	if (strcmp(name, LM_GUEST_PARENTS_FILE) == 0)
 		return kind == LM_SSH_KIND_FILE ? 'p' : 0;
+	if (strcmp(name, LM_GUEST_OWNER_FILE) == 0)
+		return kind == LM_SSH_KIND_FILE ? 'o' : 0;
+	if (lm_guest_is_upload_temp(name, LM_GUEST_OWNER_FILE))
+		return kind == LM_SSH_KIND_FILE ? 't' : 0;
 	return kind == LM_SSH_KIND_DIR && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 ? 'd' : 0;
 }
 
@@ -484,6 +488,22 @@ static int parents_made(removal *m, int *made)
 	return 0;
 }
 
+/* The owner record, after everything else: whatever the removal left is no install of anyone's
+ * any more (not counted: it is the install's own note). */
+static int remove_owner(removal *m)
+{
+	char path[PATH_MAX + 600];
+	lm_ssh_kind kind;
+	int rc;
+
+	if ((rc = full_path(m, path, sizeof(path), LM_GUEST_OWNER_FILE)) < 0 ||
+	    (rc = lm_ssh_kind_of(m->ssh, path, &kind)) < 0 || kind != LM_SSH_KIND_FILE)
+		return rc;
+	if ((rc = lm_ssh_remove(m->ssh, path)) < 0)
+		return left_or_fail(m, LM_GUEST_OWNER_FILE, rc);
+	return 0;
+}
+
 /* A parent the first install made goes once empty (the home as before the first enable). */
 static int rmdir_made(removal *m, const lm_guest_facts *facts, const char *part)
 {
@@ -546,7 +566,11 @@ int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bun
 		case 'r':
 			rc = remove_resigned(&m);
 			break;
+		case 't':
+			rc = unlink_entry(&m, "", names[i]);
+			break;
 		case 'p': /* last, below */
+		case 'o':
 			break;
 		default:
 			if (kind != LM_SSH_KIND_ABSENT)
@@ -554,6 +578,8 @@ int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bun
 		}
 	}
 	lm_strv_free(names);
+	if (rc == 0 && keep == NULL)
+		rc = remove_owner(&m);
 	if (rc == 0 && keep == NULL && (rc = parents_made(&m, &made)) == 0)
 		rc = rmdir_if_empty(&m, "", 0);
 	if (rc == 0 && (made & 2))

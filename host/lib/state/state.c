@@ -19,6 +19,7 @@
 #include "fs.h"
 #include "json.h"
 #include "path.h"
+#include "random.h"
 #include "text.h"
 #include "trace.h"
 
@@ -26,6 +27,7 @@
 #define LOCK_FILE "state.lock"
 #define STATE_MAX (16u * 1024u * 1024u)
 #define LOCK_TIMEOUT_DEFAULT 10.0
+#define IDENTITY_FILE "identity"
 
 struct lm_state {
 	lm_context *ctx;
@@ -353,4 +355,65 @@ int lm_state_path(lm_context *ctx, const char *file, char **out)
 	if ((rc = lm_fs_mkdir_private(dir)) < 0 || (rc = check_dir(dir)) < 0)
 		return rc;
 	return lm_path_join(out, dir, file, NULL);
+}
+
+/* DIR/identity's digits into id; *found 0 (and no error) when there is no such file. */
+static int read_identity(const char *path, char id[LM_STATE_ID_SIZE], int *found)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int rc;
+
+	*found = 0;
+	id[0] = '\0';
+	if ((rc = lm_fs_read_file(path, 256, &data, &len)) == LM_ENOTFOUND) {
+		lm_error_clear();
+		return 0;
+	}
+	if (rc < 0 && rc != LM_EINVALID)
+		return rc;
+	if (rc == LM_EINVALID || !(len == LM_STATE_ID_SIZE && data[LM_STATE_ID_SIZE - 1] == '\n') ||
+	    strspn(data, "0123456789abcdef") != LM_STATE_ID_SIZE - 1) {
+		free(data);
+		return lm_error_set(LM_ECORRUPT, "%s: the state directory's identity file holds no identity (32 hex "
+		    "digits and a newline; docs/state-format.md). Removed, it is made afresh, but the guest files this "
+		    "state directory installed then count as another's", path);
+	}
+	memcpy(id, data, LM_STATE_ID_SIZE - 1);
+	id[LM_STATE_ID_SIZE - 1] = '\0';
+	*found = 1;
+	free(data);
+	return 0;
+}
+
+int lm_state_identity(lm_context *ctx, int create, char id[LM_STATE_ID_SIZE])
+{
+	const char *dir = lm_context_state_dir(ctx);
+	char *path = NULL, *lock_path = NULL, text[LM_STATE_ID_SIZE + 1];
+	int found = 0, fd = -1, rc;
+
+	id[0] = '\0';
+	if (dir == NULL || dir[0] == '\0')
+		return lm_error_set(LM_EINVALID, "no state directory is set");
+	if ((rc = lm_path_join(&path, dir, IDENTITY_FILE, NULL)) < 0)
+		return rc;
+	if ((rc = read_identity(path, id, &found)) < 0 || found || !create)
+		goto out;
+	/* Made under the journal's lock and read again there: a process that made it meanwhile wins. */
+	if ((rc = lm_fs_mkdir_private(dir)) < 0 || (rc = check_dir(dir)) < 0 ||
+	    (rc = lm_path_join(&lock_path, dir, LOCK_FILE, NULL)) < 0 ||
+	    (rc = lm_fs_lock(lock_path, LOCK_EX, LOCK_TIMEOUT_DEFAULT, "the state lock", &fd)) < 0 ||
+	    (rc = read_identity(path, id, &found)) < 0 || found)
+		goto out;
+	if ((rc = lm_random_hex(id, (LM_STATE_ID_SIZE - 1) / 2)) < 0)
+		goto out;
+	snprintf(text, sizeof(text), "%s\n", id);
+	rc = lm_fs_write_atomic(path, text, LM_STATE_ID_SIZE, 0600);
+out:
+	if (rc < 0)
+		id[0] = '\0';
+	lm_fs_unlock(fd);
+	free(lock_path);
+	free(path);
+	return rc;
 }

@@ -12,6 +12,7 @@
 #include "lume-metal/sys/ssh.h"
 #include "buf.h"
 #include "context_internal.h"
+#include "guest_owner.h"
 #include "ssh_files.h"
 
 #ifndef PATH_MAX
@@ -69,8 +70,11 @@ int lm_bundle_check(lm_context *ctx);
 int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *ok, char *why,
     size_t why_len);
 /* Install atomically (staging dir, verified uploads, rename, `current` switched atomically),
- * removing older versions. *uploaded counts the files. */
-int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *uploaded);
+ * removing older versions. The owner record (guest_owner.h) is written first, once the install
+ * directory exists: an install interrupted at any point names its state directory. *uploaded
+ * counts the bundle's files. */
+int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, const lm_guest_owner *owner,
+    int *uploaded);
 /* Its two shell commands (the same under zsh and sh): a fresh staging directory; the staged
  * bundle into place, `current` switched, every other entry gone. */
 int lm_guest_install_prepare_command(const lm_guest_facts *facts, const char *stage, char **out);
@@ -103,7 +107,8 @@ void lm_guest_removal_dispose(lm_guest_removal *r);
 void lm_guest_removal_describe(const lm_guest_removal *r, char *buf, size_t len);
 /* Which entries of ~/.local/share/lume-metal lume-metal may have made: 'l' a link of its own
  * (current, .current.new: removed when a link), 'a' the activation record directories, 'r' the
- * re-signed copies (resign.c), 'd' a
+ * re-signed copies (resign.c), 'p' the note of the parents the first install made, 'o' the owner
+ * record (guest_owner.h) and 't' its upload's temporary name, when regular files, 'd' a
  * directory that is a bundle or a staging directory when a lume-metal manifest (or, for a staging
  * directory or the local bundle's id, the local bundle's) names its files, 0 anything else (left). */
 int lm_guest_entry_class(const char *name, lm_ssh_kind kind);
@@ -112,8 +117,9 @@ int lm_guest_is_record(const char *entry);
 /* The upload's temporary name for a file named `base` (".<base>.lm-<16 hex>", sftp.c)? */
 int lm_guest_is_upload_temp(const char *entry, const char *base);
 /* Remove what lume-metal put in the guest's directory, except the entry named keep (and
- * `current`) when keep is not NULL; local (may be NULL) names the files of a staging directory
- * whose manifest was not uploaded yet. What was left is no error: it is in r. */
+ * `current` and the owner record) when keep is not NULL; local (may be NULL) names the files of a
+ * staging directory whose manifest was not uploaded yet. The owner record goes last, with the
+ * note of the parents (neither is counted). What was left is no error: it is in r. */
 int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *local, const char *keep,
     lm_guest_removal *r);
 /* One bundle or staging directory of the install directory, by its manifest (or local's). */

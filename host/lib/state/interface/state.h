@@ -50,6 +50,15 @@ void lm_state_close(lm_state *st);
 /* Path of a file inside the state directory (e.g. "known_hosts"); creates the directory 0700. */
 int lm_state_path(lm_context *ctx, const char *file, char **out);
 
+/* The state directory's identity (docs/state-format.md, "Identity"): 32 random hex digits in
+ * DIR/identity, made once and never changed, which the guest files it installs record as their
+ * owner (guest_owner.h). Into id (LM_STATE_ID_SIZE bytes); "" when there is none yet and not
+ * `create`. With `create`, one is made (the directory too) under the journal's lock, so that two
+ * processes making it at once agree on one: never call it while holding that lock. A file that
+ * holds anything else is LM_ECORRUPT naming it. */
+#define LM_STATE_ID_SIZE 33
+int lm_state_identity(lm_context *ctx, int create, char id[LM_STATE_ID_SIZE]);
+
 /* One operation at a time per VM (docs/state-format.md, "Locks"): an flock on a lock file of the
  * VM's own in the state directory, held from lm_vm_lock_take() to lm_vm_lock_release() and let go
  * by the kernel if the holder dies. `operation` ("enable", "rollback", ...) is written into the
