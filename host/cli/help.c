@@ -110,11 +110,11 @@ static const char common_options[] = "format quiet verbose color state-dir prefs
 static const struct {
 	const char *command, *sub, *usage, *summary, *options;
 } subcommands[] = {
-	{"agent", "install", "agent install VM... --label L [--keep-alive] [--run-at-load] [--run-hardened-stock] "
-	    "[--profile P] -- PROG ARGS...", "A LaunchAgent in the VM's login session whose program starts with the "
+	{"agent", "install", "agent install VM... --label L [--keep-alive] [--run-at-load] [--process-type T] "
+	    "[--run-hardened-stock] [--resign-copy] [--profile P] -- PROG ARGS...", "A LaunchAgent in the VM's login session whose program starts with the "
 	    "shim's environment (its own plist, `launchctl bootstrap`); one with the same label is replaced. Several "
 	    "VMs are done in turn and end with a recap line.",
-	    "label keep-alive run-at-load run-hardened-stock profile dry-run no-wait"},
+	    "label keep-alive run-at-load process-type run-hardened-stock resign-copy profile dry-run no-wait"},
 	{"agent", "remove", "agent remove VM... --label L", "Boot out and remove a LaunchAgent lume-metal installed; one "
 	    "that is not installed is removed already (exit 0). Several VMs end with a recap line.",
 	    "label dry-run no-wait"},
@@ -124,8 +124,8 @@ static const struct {
 	{"agent", "logs", "agent logs VM --label L [-f]", "An agent's stdout and stderr log files from the guest, each "
 	    "under a ==> PATH <== header; -f then prints what it writes, as tail -f, until ^C or SIGTERM.",
 	    "label follow no-wait"},
-	{"bench", "compare", "bench compare DIR [DIR...]", "Evidence folders (lume-metal bench --out DIR) side by side with "
-	    "the published figures.", ""},
+	{"bench", "compare", "bench compare DIR [DIR...] [--markdown] [--svg FILE] [--matrix]", "Evidence folders "
+	    "(lume-metal bench --out DIR) side by side with the published figures.", "markdown svg matrix"},
 	{"local", "probe", "local probe [--exercise] [--require-exercise] [--profile P]", "Stock vs shimmed answers of this "
 	    "machine, whether it looks like a VM, and which kernels run (--require-exercise: exit 4 when the profile's do "
 	    "not).", "exercise require-exercise profile bundle"},

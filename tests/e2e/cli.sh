@@ -252,6 +252,25 @@ scenario_help() {
   done
   lm agent install --help >"$E2E_DIR/ai.out"
   grep -q '^  --keep-alive ' "$E2E_DIR/ai.out" && ! grep -q '^  --jobs ' "$E2E_DIR/ai.out" || fail "agent install's options: $(cat "$E2E_DIR/ai.out")"
+  note "a subcommand's help lists every option whose text names it (issue 50: agent install's --process-type)"
+  local opt
+  for sub in "agent install" "agent remove" "agent list" "agent logs" "bench compare" "local probe" "local run" \
+      "local install" "local env" "profile show" "profile lint" "host enable" "host disable"; do
+    # shellcheck disable=SC2086
+    lm help ${sub% *} >"$E2E_DIR/cmd.out"
+    # shellcheck disable=SC2086
+    lm $sub --help >"$E2E_DIR/sub.out"
+    # Each option of the command's help and the commands its text begins with ("run, agent install:
+    # ..."; the text starts at column 29, on the option's line or the next), then those naming SUB.
+    for opt in $(awk 'function out() { if (o != "") { sub(/:.*/, "", t); print o "\t" t } o = "" }
+                      /^  --/ { out(); o = $1; t = substr($0, 29); next }
+                      /^      / && o != "" { t = t substr($0, 29); next }
+                      { out() }
+                      END { out() }' "$E2E_DIR/cmd.out" |
+                 awk -F '\t' -v sub_="$sub" '{ n = split($2, w, /, /); for (i = 1; i <= n; i++) { x = w[i]; sub(/ \(.*\)$/, "", x); if (x == sub_) print $1 } }'); do
+      grep -q -- "^  $opt\( \|\$\)" "$E2E_DIR/sub.out" || fail "$sub --help omits $opt, whose text names it: $(cat "$E2E_DIR/sub.out")"
+    done
+  done
   for typo in "profile shw:show" "agent instal:install" "local prob:probe" "host stat:status"; do
     words=${typo%%:*}
     set +e; lm ${words% *} ${words#* } >"$E2E_DIR/t.out" 2>"$E2E_DIR/t.err"; rc=$?; set -e
