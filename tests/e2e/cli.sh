@@ -262,12 +262,17 @@ scenario_help() {
     lm $sub --help >"$E2E_DIR/sub.out"
     # Each option of the command's help and the commands its text begins with ("run, agent install:
     # ..."; the text starts at column 29, on the option's line or the next), then those naming SUB.
+    # shellcheck disable=SC2016 # awk programs
     for opt in $(awk 'function out() { if (o != "") { sub(/:.*/, "", t); print o "\t" t } o = "" }
-                      /^  --/ { out(); o = $1; t = substr($0, 29); next }
+                      /^  --/ { out(); o = $1; t = substr($0, 27, 2) == "  " ? substr($0, 29) : ""; next }
                       /^      / && o != "" { t = t substr($0, 29); next }
                       { out() }
                       END { out() }' "$E2E_DIR/cmd.out" |
-                 awk -F '\t' -v sub_="$sub" '{ n = split($2, w, /, /); for (i = 1; i <= n; i++) { x = w[i]; sub(/ \(.*\)$/, "", x); if (x == sub_) print $1 } }'); do
+                 awk -F '\t' -v sub_="$sub" '{ n = split($2, w, /, /)
+                   for (i = 1; i <= n; i++) { # "agent logs (-f)"; "agent install/remove/logs" is three
+                     x = w[i]; sub(/ \(.*\)$/, "", x); c = x; sub(/ .*/, "", c)
+                     m = split(substr(x, length(c) + 2), s, "/")
+                     for (k = 1; k <= m; k++) if (c " " s[k] == sub_) print $1 } }'); do
       grep -q -- "^  $opt\( \|\$\)" "$E2E_DIR/sub.out" || fail "$sub --help omits $opt, whose text names it: $(cat "$E2E_DIR/sub.out")"
     done
   done
