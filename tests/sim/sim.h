@@ -83,6 +83,7 @@ typedef struct {
 	int keep;
 	double boot_delay;
 	double stop_delay;
+	double run_answer_delay; /* POST .../run: the 202 this long after the start began (0: Lume's at once) */
 	double stop_grace;      /* SIGINT, then SIGKILL after this (Lume: 10 s) */
 	double status_delay;    /* GET /lume/host/status: per running VM (Lume's `nc -w 2`) */
 	int max_running;

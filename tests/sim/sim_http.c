@@ -305,6 +305,12 @@ static void route(sim *s, const char *method, const char *path, const char *body
 			sim_log_event(s, "start-failed", name, "Virtual machine not found");
 		else
 			(void)sim_vm_run(s, vm, 0, why, sizeof(why)); /* a failure is in the log only */
+		/* The answer after the start began (--run-answer-delay): a client canceled while it waits
+		 * has launched the VM all the same. */
+		if (s->run_answer_delay > 0) {
+			sim_log_event(s, "run-answer-held", name, NULL);
+			sim_sleep(s->run_answer_delay);
+		}
 	} else if (post && match_vm(path, "/stop", name, sizeof(name))) {
 		if ((vm = sim_lume_vm_find(s, name)) == NULL) {
 			set_message(r, 400, "Virtual machine not found: ", name);

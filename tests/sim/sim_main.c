@@ -55,6 +55,8 @@ static void usage(FILE *out)
 	    "                           (default: a new temporary directory, removed at exit)\n"
 	    "  --boot-delay S           seconds from run to a reachable guest (default 1)\n"
 	    "  --stop-delay S           Lume's fixed delay after a stop (default 5)\n"
+	    "  --run-answer-delay S     POST .../run answers its 202 S after the start began (default 0: at\n"
+	    "                           once, as Lume; a busy host's late answer, to cancel a start under way)\n"
 	    "  --stop-grace S           a stop's SIGINT is followed by SIGKILL after S (default 10, as Lume)\n"
 	    "  --status-delay S         GET /lume/host/status takes S per running VM, 2S when its SSH does\n"
 	    "                           not answer (default 2, Lume's nc check; 0: instant)\n"
@@ -371,7 +373,7 @@ enum {
 	O_NEVER, O_OSV, O_HOME, O_FAULT, O_CLIV, O_GUEST, O_CLI, O_INFO, O_KEEP, O_PARENT, O_HELP, O_GRACE,
 	O_STATUS_DELAY, O_PULLING, O_TART_VM, O_UTM_VM, O_UTM_HEADLESS, O_TART_HOME, O_UTM_DOCS, O_TART_SHIM,
 	O_TART_VERSION, O_UTM_VERSION, O_UTM_NO_GUI, O_UTM_IGNORE, O_UTM_DELAY, O_TART_CLI, O_UTMCTL_CLI, O_PREFS,
-	O_LUME_HOME, O_DEFECTS, O_STOCK_KERNELS, O_UTM_NO_ARP, O_UTM_APP_OFF, O_LEASES, O_API_ADDR
+	O_LUME_HOME, O_DEFECTS, O_STOCK_KERNELS, O_UTM_NO_ARP, O_UTM_APP_OFF, O_LEASES, O_API_ADDR, O_RUN_ANSWER
 };
 
 /* NAME or NAME=PERCENT. */
@@ -407,6 +409,7 @@ int main(int argc, char **argv)
 		{"api-address", required_argument, NULL, O_API_ADDR},
 		{"vm", required_argument, NULL, O_VM}, {"dir", required_argument, NULL, O_DIR},
 		{"boot-delay", required_argument, NULL, O_BOOT}, {"stop-delay", required_argument, NULL, O_STOP},
+		{"run-answer-delay", required_argument, NULL, O_RUN_ANSWER},
 		{"max-running", required_argument, NULL, O_MAXRUN}, {"address-base", required_argument, NULL, O_ADDR},
 		{"metal-dir", required_argument, NULL, O_METAL}, {"unsupported-vm", required_argument, NULL, O_UNSUP_VM},
 		{"unsupported-metal-dir", required_argument, NULL, O_UNSUP_DIR},
@@ -491,6 +494,10 @@ int main(int argc, char **argv)
 		case O_DIR: dir_opt = optarg; break;
 		case O_BOOT: if (parse_double("--boot-delay", optarg, &s.boot_delay) < 0) return 64; break;
 		case O_STOP: if (parse_double("--stop-delay", optarg, &s.stop_delay) < 0) return 64; break;
+		case O_RUN_ANSWER:
+			if (parse_double("--run-answer-delay", optarg, &s.run_answer_delay) < 0)
+				return 64;
+			break;
 		case O_GRACE: if (parse_double("--stop-grace", optarg, &s.stop_grace) < 0) return 64; break;
 		case O_STATUS_DELAY: if (parse_double("--status-delay", optarg, &s.status_delay) < 0) return 64; break;
 		case O_PULLING: if (add_pull(pulls, &s.npulls, optarg) < 0) return 64; break;

@@ -37,6 +37,7 @@ typedef struct {
 	int user_restart;   /* no VM manager: the user restarts the VM; the preference and the VM's
 	                       "enabling" entry are kept for the next enable after that restart */
 	int pref_set;       /* this run set the host preference (a failure from there on is undone) */
+	int launched;       /* its start failed or was canceled after it launched the VM (lm_vm_start_launched) */
 	lm_guest_facts known; /* an enabled VM's guest as the journal recorded it ... */
 	int known_ok;         /* ... when it recorded one */
 	int confirmed;      /* one round trip confirmed it all: facts, bundle hashes, probe, exercise */
@@ -347,9 +348,13 @@ static int step_vm_level(enable_run *r)
 			lm_step_add(r->ctx, r->o, "start", t, "would start the VM (now %s)", r->o->info.status);
 			return 0;
 		}
-		/* A stopped VM boots at the new level: no restart needed afterwards. */
-		if ((rc = start_vm(r)) < 0)
+		/* A stopped VM boots at the new level: no restart needed afterwards. A start that fails
+		 * or is canceled after it launched the VM (a `tart run` spawned, Lume or UTM asked) is
+		 * stopped again by the undo all the same (issue 48, item 6). */
+		if ((rc = start_vm(r)) < 0) {
+			r->launched = lm_vm_start_launched(r->vmm, r->o->vm);
 			return rc;
+		}
 		r->o->started = 1;
 		lm_step_add(r->ctx, r->o, "start", t, "started (was %s)", r->o->info.status);
 		lm_test_kill_point("after-start");
@@ -713,11 +718,15 @@ static void undo(enable_run *r)
 		lm_outcome_append(r->o, "; state journal not updated (%s)", lm_error_last()->message);
 	}
 	/* The VM itself, after the preference: a VM started again boots at the level now in effect. */
-	if (r->o->started) {
-		if (lm_vm_stop_undo(r->vmm, r->o->vm) == 0)
-			lm_outcome_append(r->o, "; VM stopped again (it was stopped)");
+	if (r->o->started || r->launched) {
+		rc = lm_vm_launch_undo(r->vmm, r->o->vm, said, sizeof(said));
+		if (rc == 0)
+			lm_outcome_append(r->o, "; VM stopped again (it was stopped%s%s%s)",
+			    r->launched ? "; its start was under way when the command ended" : "", said[0] ? "; " : "",
+			    said);
 		else
-			lm_outcome_append(r->o, "; the VM could NOT be stopped again (%s)", lm_error_last()->message);
+			lm_outcome_append(r->o, "; the VM could NOT be stopped again (%s)%s%s", lm_error_last()->message,
+			    said[0] ? "; " : "", said);
 	} else if (r->stopped_running && !r->o->restarted) {
 		if (lm_vm_start_undo(r->vmm, r->o->vm) == 0)
 			lm_outcome_append(r->o, "; VM running again (it was running)");

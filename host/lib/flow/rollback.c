@@ -39,8 +39,12 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, const lm_gues
 		return 0;
 	}
 	if (!was_running) {
-		if ((rc = lm_vm_start(vmm, o->vm)) < 0)
+		if ((rc = lm_vm_start(vmm, o->vm)) < 0) {
+			/* Canceled or failed after it launched the VM: stopped again all the same. */
+			if (lm_vm_start_launched(vmm, o->vm))
+				(void)lm_vm_launch_undo(vmm, o->vm, said, sizeof(said));
 			return rc;
+		}
 		o->started = 1;
 	}
 	memset(&seen, 0, sizeof(seen));
@@ -66,7 +70,7 @@ out:
 	lm_ssh_free(ssh);
 	lm_bundle_free(local);
 	if (!was_running && o->started) {
-		if (lm_vm_stop_undo(vmm, o->vm) < 0 && rc == 0)
+		if (lm_vm_launch_undo(vmm, o->vm, said, sizeof(said)) < 0 && rc == 0)
 			rc = lm_error_last()->code;
 	}
 	return rc;

@@ -316,6 +316,11 @@ static int run(char *const argv[], char *const env[], const lm_proc_options *o, 
 	close(outp[0]);
 	close(errp[0]);
 	res->exit_code = exit_code_of(status);
+	/* Ended by the signal that cancels us (a terminal's ^C reaches its whole process group, this
+	 * child with us): canceled, not a failure of its own. */
+	if (rc == 0 && exited && WIFSIGNALED(status) && o->cancel != NULL &&
+	    (rc = lm_context_check_cancel(o->cancel, "while waiting for it")) < 0)
+		rc = lm_error_prefix("%s: ", argv[0]);
 	for (i = 0; i < 2 && rc == 0; i++)
 		if (lm_buf_error(i == 0 ? &bo : &be) == LM_ETOOLARGE)
 			rc = lm_error_set(LM_ETOOLARGE, "%s: more than %zu bytes (the limit) on its %s; nothing of it was kept",

@@ -11,6 +11,7 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,8 @@ static void watch_set(lm_vm_manager *vmm, const char *vm, int started, const cha
 	snprintf(vmm->watch.vm, sizeof(vmm->watch.vm), "%s", vm);
 	vmm->watch.started = started;
 	snprintf(vmm->watch.up, sizeof(vmm->watch.up), "%s", up);
+	vmm->watch.child = 0;
+	vmm->watch.child_what = NULL;
 }
 
 /* An answer of the manager about vm: its status, when not "stopped", is what was seen up. */
@@ -211,10 +214,24 @@ int lm_vm_start(lm_vm_manager *vmm, const char *name)
 		return lm_error_set(LM_EUNSUPPORTED, "%s: cannot start a VM that is %s; its manager has not finished", vm,
 		    info.status);
 	lm_log(vmm->ctx, LM_LOG_INFO, "%s: starting (%s)", vm, vmm->backend->name);
-	if ((rc = vmm->backend->start(vmm, vmm->state, vm)) < 0)
+	memset(&vmm->launch, 0, sizeof(vmm->launch));
+	/* A start that fails or is canceled after it launched the VM is watched all the same: the VM
+	 * may be coming up (lm_vm_start_launched), and the process it spawned is known to the undo. */
+	if ((rc = vmm->backend->start(vmm, vmm->state, vm)) < 0 && !vmm->launch.done)
 		return rc;
 	watch_set(vmm, vm, 1, "");
-	return 0;
+	vmm->watch.child = vmm->launch.child;
+	vmm->watch.child_what = vmm->launch.what;
+	return rc;
+}
+
+int lm_vm_start_launched(const lm_vm_manager *vmm, const char *name)
+{
+	char vm[LM_VM_NAME_MAX];
+
+	if (vmm == NULL || lm_vm_name_normalize(name, vm) < 0)
+		return 0;
+	return vmm->watch.started && strcmp(vmm->watch.vm, vm) == 0;
 }
 
 int lm_vm_status_held(const char *status)
@@ -280,6 +297,47 @@ int lm_vm_stop_undo(lm_vm_manager *vmm, const char *name)
 int lm_vm_start_undo(lm_vm_manager *vmm, const char *name)
 {
 	return uncancelable(vmm, lm_vm_start, name);
+}
+
+/* The stop every manager's own stop sends the process that runs a VM (`tart stop`: SIGINT, SIGKILL
+ * after its --timeout, Stop.swift; `lume stop`: SIGINT, SIGKILL after 10 s, VM.swift). */
+#define LM_VM_CHILD_GRACE 10.0
+
+int lm_vm_launch_undo(lm_vm_manager *vmm, const char *name, char *said, size_t cap)
+{
+	char vm[LM_VM_NAME_MAX];
+	pid_t child = 0;
+	const char *what = "";
+	int rc, ended;
+
+	said[0] = '\0';
+	if ((rc = lm_vm_name_normalize(name, vm)) < 0)
+		return rc;
+	if (vmm->watch.started && strcmp(vmm->watch.vm, vm) == 0 && vmm->watch.child > 0) {
+		child = vmm->watch.child; /* lm_vm_stop forgets it */
+		what = vmm->watch.child_what != NULL ? vmm->watch.child_what : "the VM's process";
+	}
+	rc = lm_vm_stop_undo(vmm, vm);
+	if (child <= 0)
+		return rc;
+	/* The process it spawned ends once the VM is down; one that has not taken the VM yet (a start
+	 * canceled at once) gets what its manager's own stop sends it. */
+	ended = lm_vm_child_wait(vmm, child, rc == 0 ? LM_VM_CHILD_GRACE : 0);
+	if (!ended) {
+		lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: `%s` (PID %ld) still runs: SIGINT, as its manager's stop sends", vm, what,
+		    (long)child);
+		kill(child, SIGINT);
+		if (!(ended = lm_vm_child_wait(vmm, child, LM_VM_CHILD_GRACE))) {
+			kill(child, SIGKILL);
+			ended = lm_vm_child_wait(vmm, child, LM_VM_CHILD_GRACE);
+		}
+	}
+	snprintf(said, cap, "its `%s` process (PID %ld) %s", what, (long)child,
+	    ended ? "ended" : "did NOT end, even after SIGKILL");
+	if (rc == 0 && !ended)
+		rc = lm_error_set(LM_ERROR, "%s: `%s` (PID %ld) did not end after SIGINT and SIGKILL; end it by hand "
+		    "(kill -KILL %ld)", vm, what, (long)child, (long)child);
+	return rc;
 }
 
 int lm_vm_ssh_probe_error(const lm_vm_manager *vmm)

@@ -317,7 +317,9 @@ static int api_start(lm_vm_manager *vmm, void *state, const char *name)
 
 	snprintf(path, sizeof(path), "/lume/vms/%s/run", name);
 	/* noDisplay: without it `lume serve` opens a VNC viewer on the host's desktop. The 202 says
-	 * nothing about the outcome: lm_vm_wait_ready() finds out. */
+	 * nothing about the outcome: lm_vm_wait_ready() finds out. Lume starts the VM before it
+	 * answers, whatever it then answers (reference/lume.md): once sent, the start is launched. */
+	lm_vm_note_launch(vmm, 0, NULL);
 	return api_call(vmm, state, "POST", path, "{\"noDisplay\":true}", LM_API_GET_TIMEOUT, 0, NULL);
 }
 

@@ -129,3 +129,34 @@ void lm_vm_adopt_child(lm_vm_manager *vmm, pid_t pid)
 			return;
 		}
 }
+
+void lm_vm_note_launch(lm_vm_manager *vmm, pid_t child, const char *what)
+{
+	vmm->launch.done = 1;
+	vmm->launch.child = child;
+	vmm->launch.what = what;
+}
+
+static int child_adopted(const lm_vm_manager *vmm, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < LM_VM_MAX_CHILDREN; i++)
+		if (vmm->children[i] == pid)
+			return 1;
+	return 0;
+}
+
+int lm_vm_child_wait(lm_vm_manager *vmm, pid_t pid, double seconds)
+{
+	double deadline = lm_clock_monotonic() + seconds;
+
+	for (;;) {
+		lm_vm_reap_children(vmm);
+		if (!child_adopted(vmm, pid))
+			return 1;
+		if (lm_clock_monotonic() >= deadline)
+			return 0;
+		lm_clock_sleep(0.05);
+	}
+}

@@ -183,10 +183,12 @@ static int cli_start_child(lm_vm_manager *vmm, const cli_state *s, const char *n
 	lm_vm_reap_children(vmm);
 	if ((rc = lm_proc_spawn_detached(s->program, args, &o, &pid)) < 0)
 		return lm_error_prefix("lume run %s: ", name);
+	lm_vm_note_launch(vmm, pid, "lume run"); /* its own session: the terminal's ^C never reaches it */
 	lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: `lume run --no-display` running as PID %ld", name, (long)pid);
 	deadline = lm_clock_monotonic() + 0.5;
 	while (lm_clock_monotonic() < deadline) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
+			memset(&vmm->launch, 0, sizeof(vmm->launch)); /* it holds nothing now */
 			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 				return 0;
 			return lm_error_set(LM_ERROR, "lume run %s --no-display: exited at once (status %d); try it by hand",
@@ -209,7 +211,10 @@ static int cli_start(lm_vm_manager *vmm, void *state, const char *name)
 	if (s->old_lume == 1)
 		return cli_start_child(vmm, s, name);
 	snprintf(what, sizeof(what), "run %s --detach", name);
-	/* Its relaunched `lume run` holds the VM: it must outlive a CI job (proc.h). */
+	/* Its relaunched `lume run` holds the VM: it must outlive a CI job (proc.h). It may have been
+	 * relaunched before `lume run --detach` is canceled or times out: launched until it answers
+	 * that it failed (DetachedRun.swift exits non-zero only when it could not relaunch). */
+	lm_vm_note_launch(vmm, 0, NULL);
 	if ((rc = cli_run_as(vmm, s, args, LM_CLI_QUERY_TIMEOUT, 1, &res)) < 0)
 		return rc;
 	if (res.exit_code == 0 && !res.timed_out) {
@@ -217,6 +222,8 @@ static int cli_start(lm_vm_manager *vmm, void *state, const char *name)
 		lm_proc_result_dispose(&res);
 		return 0;
 	}
+	if (!res.timed_out && res.exit_code < 128) /* an answer, not a kill */
+		memset(&vmm->launch, 0, sizeof(vmm->launch));
 	/* Lume < 0.5.0 refuses the unknown option (exit 64, bad arguments). */
 	if (!res.timed_out && (res.exit_code == 64 || contains(&res, "--detach")) && cli_is_old(vmm, s)) {
 		lm_proc_result_dispose(&res);
@@ -361,7 +368,11 @@ static int cli_stop(lm_vm_manager *vmm, void *state, const char *name)
 	snprintf(what, sizeof(what), "stop %s", name);
 	if ((rc = cli_run(vmm, s, args, timeout, &res)) < 0)
 		return rc;
-	if (res.exit_code != 0 || res.timed_out)
+	/* Its `lume run` ended between our look and the stop (a terminal's ^C reaches the `lume run`
+	 * that `run --detach` relaunched in our process group): stopped, what was asked for. */
+	if (res.exit_code != 0 && !res.timed_out && contains(&res, "not running"))
+		rc = 0;
+	else if (res.exit_code != 0 || res.timed_out)
 		rc = cli_error(&res, what);
 	lm_proc_result_dispose(&res);
 	lm_vm_reap_children(vmm);

@@ -92,7 +92,17 @@ struct lm_vm_manager {
 		int started;             /* its start was accepted (and not stopped by us since) */
 		char up[32];             /* the status an answer since then gave that was not "stopped"
 		                            (running, starting...); "": none yet */
+		pid_t child;             /* the process its start spawned to run the VM (`tart run`, an old
+		                            `lume run`), 0: none of ours */
+		const char *child_what;  /* that process in words ("tart run") */
 	} watch;
+	/* What the backend's start under way has launched (lm_vm_note_launch), for lm_vm_start: a
+	 * start that fails or is canceled after it launched the VM leaves it to be stopped again. */
+	struct {
+		int done;
+		pid_t child;
+		const char *what;
+	} launch;
 };
 
 extern const lm_vm_backend lm_vm_backend_api;
@@ -137,6 +147,11 @@ void lm_vm_failure_line(const lm_proc_result *res, char *buf, size_t cap);
 /* Remember a detached child (reaped by lm_vm_reap_children, and when the manager is freed). */
 void lm_vm_adopt_child(lm_vm_manager *vmm, pid_t pid);
 void lm_vm_reap_children(lm_vm_manager *vmm);
+/* A backend's start has launched the VM: the start was sent to the manager (child 0), or `child`
+ * was spawned to run it (`what`: "tart run"). Said before anything that may fail or be canceled. */
+void lm_vm_note_launch(lm_vm_manager *vmm, pid_t child, const char *what);
+/* Has the adopted child `pid` ended (and been reaped)? Waits up to `seconds` for it: 1 ended, 0 not. */
+int lm_vm_child_wait(lm_vm_manager *vmm, pid_t pid, double seconds);
 
 /* vm_id.c: a VM's identity, read from its manager's own files, into info->vm_id (or the reason it
  * cannot be read into info->vm_id_why): the SHA-256 of `kind` (the manager) and the fields a and b;

@@ -262,6 +262,10 @@ static int tart_start(lm_vm_manager *vmm, void *state, const char *name)
 		rc = lm_error_prefix("tart run %s: ", name);
 		goto out;
 	}
+	/* Launched: a start canceled from here on is undone by stopping the VM and waiting for this
+	 * process to end (lm_vm_launch_undo); in a session of its own, it never sees the terminal's ^C
+	 * and would outlive us, running the VM. */
+	lm_vm_note_launch(vmm, pid, "tart run");
 	lm_log(vmm->ctx, LM_LOG_DEBUG, "%s: `tart run --no-graphics` running as PID %ld, its output in %s", name,
 	    (long)pid, log);
 	snprintf(wait_s, sizeof(wait_s), "%d", LM_TART_IP_WAIT);
@@ -270,6 +274,7 @@ static int tart_start(lm_vm_manager *vmm, void *state, const char *name)
 		/* `tart run` that ends fails to start (an unknown VM, the lock taken meanwhile, the
 		 * host's VM limit): its own words are in the log. */
 		if (waitpid(pid, &status, WNOHANG) == pid) {
+			memset(&vmm->launch, 0, sizeof(vmm->launch)); /* it ran nothing */
 			log_tail(log, line, sizeof(line));
 			rc = lm_error_set(LM_ERROR, "tart run --no-graphics %s ended at once (exit %d): %s (log: %s)", name,
 			    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),

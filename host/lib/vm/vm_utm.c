@@ -439,8 +439,13 @@ static int utm_start_cmd(lm_vm_manager *vmm, utm_state *u, const char *name)
 	int rc;
 
 	snprintf(what, sizeof(what), "start %s", name);
+	/* UTM.app starts the VM once the Apple Event is sent, whether or not `utmctl start` lives to
+	 * hear the reply: launched until UTM answers that it did not start it. */
+	lm_vm_note_launch(vmm, 0, NULL);
 	if ((rc = utm_cmd(vmm, u, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
+	if (utm_failed(&res) && !res.timed_out && res.exit_code < 128) /* an answer, not a kill */
+		memset(&vmm->launch, 0, sizeof(vmm->launch));
 	if (utm_failed(&res))
 		rc = utm_error(vmm, u, &res, what, name);
 	lm_proc_result_dispose(&res);

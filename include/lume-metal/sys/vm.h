@@ -44,6 +44,10 @@ LM_EXTERN(int) lm_vm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count); 
 LM_EXTERN(int) lm_vm_get(lm_vm_manager *vmm, const char *name, lm_vm_info *out);  /* LM_ENOTFOUND when unknown */
 /* Start; never starts a VM that is already running (returns 0, nothing sent). */
 LM_EXTERN(int) lm_vm_start(lm_vm_manager *vmm, const char *name);
+/* After an lm_vm_start of `name` that failed or was canceled: 1 when it had launched the VM all the
+ * same (the manager was sent the start, or the process that runs the VM was spawned), so that the
+ * VM may be coming up and is the caller's to stop again (vm_undo.h); 0 when nothing was launched. */
+LM_EXTERN(int) lm_vm_start_launched(const lm_vm_manager *vmm, const char *name);
 /* Stop and wait until stopped; a stopped VM is a no-op. */
 LM_EXTERN(int) lm_vm_stop(lm_vm_manager *vmm, const char *name);
 /* Wait until running with an IP and SSH reachable, polling with backoff, at most `timeout` s

@@ -10,5 +10,11 @@
 
 int lm_vm_stop_undo(lm_vm_manager *vmm, const char *name);
 int lm_vm_start_undo(lm_vm_manager *vmm, const char *name);
+/* Undo a start this manager launched (lm_vm_start, one that succeeded or one that failed or was
+ * canceled after it launched the VM: lm_vm_start_launched): the VM stopped as lm_vm_stop_undo does,
+ * then the process that start spawned to run it (`tart run`, an old `lume run`) waited for until it
+ * has ended -- sent SIGINT, as its manager's own stop does, and SIGKILL after a grace, when it is
+ * still there. `said` gets what became of that process ("" when the start spawned none). */
+int lm_vm_launch_undo(lm_vm_manager *vmm, const char *name, char *said, size_t cap);
 
 #endif
