@@ -36,8 +36,9 @@
  * Children are decided at each spawn, configured or not: the shim leaves its own environment
  * alone (an exec in place, a server's worker, a venv interpreter keep it) and interposes the exec
  * and spawn calls. It takes its own path out of the injection variable only for a target that
- * cannot take it: a SIP-protected (arm64e) program on a guest whose SIP is not enabled when the
- * shim has no arm64e slice, which dyld would terminate. LUME_METAL_INHERIT=0/1 overrides. A spawn
+ * cannot take it: an arm64e program (its Mach-O header: a thin arm64e file, or a universal one
+ * whose arm64 slices are all arm64e) or a SIP-protected one (its folder: all are arm64e), on a
+ * guest whose SIP is not enabled when the shim has no arm64e slice, which dyld would terminate. LUME_METAL_INHERIT=0/1 overrides. A spawn
  * never fails because of the shim; the record lists what each was given.
  *
  * Finding the device class, in order of preference:
@@ -391,7 +392,7 @@ static void kids_read(void)
 	} else if (kids.arm64e) {
 		rule = "decided at each spawn: the shim has an arm64e slice, so every child keeps it";
 	} else {
-		const char *parts[] = { prefix, "decided at each spawn: protected programs start without the shim (",
+		const char *parts[] = { prefix, "decided at each spawn: protected and arm64e programs start without the shim (",
 			sip_words, ", no arm64e slice); every other child keeps it" };
 
 		(void)join(kids.why, LM_WHY, parts, 4);
@@ -543,10 +544,73 @@ static int target_locate(char *dst, const char *file, int search)
 	}
 }
 
+/* A Mach-O header that runs only as arm64e on Apple silicon: a thin 64-bit file (MH_MAGIC_64,
+ * little-endian) of CPU_TYPE_ARM64 (0x0100000c) with CPU_SUBTYPE_ARM64E (2) in cpusubtype's low
+ * bytes -- the top byte, CPU_SUBTYPE_MASK (0xff000000), carries the pointer-authentication ABI
+ * bits -- or a universal file (FAT_MAGIC, FAT_MAGIC_64, big-endian) with at least one arm64 slice,
+ * each of them arm64e (<mach/machine.h>, <mach-o/fat.h>; reference metal.md, 2026-12-06). Apple's
+ * arm64e tools also live outside the folders SIP protects (Xcode.app, the Command Line Tools), and
+ * dyld terminates an arm64e process whose inserted library has no arm64e slice
+ * ("terminating because inserted dylib ... could not be loaded", DyldRuntimeState.cpp). Only the
+ * slice table that fits in head is read; a fat file's other slices (x86_64) do not count. */
+static unsigned int be32(const unsigned char *p)
+{
+	return (unsigned int)p[0] << 24 | (unsigned int)p[1] << 16 | (unsigned int)p[2] << 8 | p[3];
+}
+
+static unsigned int le32(const unsigned char *p)
+{
+	return (unsigned int)p[3] << 24 | (unsigned int)p[2] << 16 | (unsigned int)p[1] << 8 | p[0];
+}
+
+#define LM_CPU_TYPE_ARM64 0x0100000cU
+#define LM_CPU_SUBTYPE_ARM64E 2U
+#define LM_CPU_SUBTYPE_MASK 0xff000000U
+
+static int macho_arm64e_only(const unsigned char *head, lm_size n)
+{
+	unsigned int magic, count, arm64 = 0;
+	lm_size entry;
+
+	if (n < 12)
+		return 0;
+	if (le32(head) == 0xfeedfacfU)
+		return le32(head + 4) == LM_CPU_TYPE_ARM64 && (le32(head + 8) & ~LM_CPU_SUBTYPE_MASK) == LM_CPU_SUBTYPE_ARM64E;
+	magic = be32(head);
+	if (magic != 0xcafebabeU && magic != 0xcafebabfU)
+		return 0;
+	entry = magic == 0xcafebabeU ? 20 : 32; /* struct fat_arch, fat_arch_64 */
+	count = be32(head + 4);
+	for (lm_size i = 0; i < count && 8 + (i + 1) * entry <= n; i++) {
+		const unsigned char *a = head + 8 + i * entry;
+
+		if (be32(a) != LM_CPU_TYPE_ARM64)
+			continue;
+		if ((be32(a + 4) & ~LM_CPU_SUBTYPE_MASK) != LM_CPU_SUBTYPE_ARM64E)
+			return 0;
+		arm64++;
+	}
+	return arm64 > 0;
+}
+
+/* 1 when path's header says arm64e only (macho_arm64e_only); 0 otherwise or unreadable. */
+static int file_arm64e_only(const char *path)
+{
+	unsigned char head[512];
+	long n;
+	int fd = open(path, LM_O_RDONLY | LM_O_CLOEXEC | LM_O_NONBLOCK);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, head, sizeof(head));
+	(void)close(fd);
+	return n > 0 && macho_arm64e_only(head, (lm_size)n);
+}
+
 /* What runs when the kernel is handed path: 1 a script, its #! interpreter in interp; 2 neither
  * a script nor an executable format (exec*p and posix_spawnp then run it with /bin/sh); 0 an
- * executable or unreadable. */
-static int target_interpreter(const char *path, char *interp)
+ * executable or unreadable. *arm64e: the header says arm64e only (macho_arm64e_only). */
+static int target_interpreter(const char *path, char *interp, int *arm64e)
 {
 	static const unsigned char magics[][4] = {
 		{ 0x7f, 'E', 'L', 'F' },                                  /* ELF */
@@ -563,8 +627,10 @@ static int target_interpreter(const char *path, char *interp)
 		return 0;
 	n = read(fd, head, sizeof(head) - 1);
 	(void)close(fd);
+	*arm64e = 0;
 	if (n < 0)
 		return 0;
+	*arm64e = macho_arm64e_only(head, (lm_size)n);
 	if (n < 2 || head[0] != '#' || head[1] != '!') {
 		for (lm_size m = 0; n >= 4 && m < sizeof(magics) / sizeof(magics[0]); m++) {
 			if (head[0] == magics[m][0] && head[1] == magics[m][1] && head[2] == magics[m][2] &&
@@ -587,6 +653,7 @@ struct target {
 	char path[LM_PATH];   /* the file started (searched, absolute, links followed); "" unknown */
 	char interp[LM_PATH]; /* the program that runs it: its #! interpreter, /bin/sh, or "" */
 	int protected;        /* the file or its interpreter is in a directory SIP protects */
+	int arm64e;           /* the file's or its interpreter's Mach-O header says arm64e only */
 };
 
 static void target_read(struct target *t, const char *file, int search)
@@ -595,19 +662,22 @@ static void target_read(struct target *t, const char *file, int search)
 	int kind;
 
 	t->path[0] = t->interp[0] = '\0';
+	t->arm64e = 0;
 	if (!target_locate(t->path, file, search)) {
 		t->path[0] = '\0';
 		t->protected = in_protected_dir(file);
 		return;
 	}
 	t->protected = in_protected_dir(t->path);
-	kind = target_interpreter(t->path, interp);
+	kind = target_interpreter(t->path, interp, &t->arm64e);
 	if (kind == 2)
 		(void)path_join(interp, "", 0, "/bin/sh");
 	if (kind != 0 && !path_resolve(t->interp, interp))
 		(void)path_join(t->interp, "", 0, interp);
-	if (t->interp[0] != '\0')
+	if (t->interp[0] != '\0') {
 		t->protected |= in_protected_dir(t->interp);
+		t->arm64e |= file_arm64e_only(t->interp);
+	}
 }
 
 enum { SHIM_ABSENT = 0, SHIM_KEPT = 1, SHIM_REMOVED = 2 };
@@ -619,20 +689,27 @@ static int spawn_rule(const struct target *t, const char **why)
 		*why = kids.rule == 1 ? "LUME_METAL_INHERIT=1" : "LUME_METAL_INHERIT=0";
 		return kids.rule == 1 ? SHIM_KEPT : SHIM_REMOVED;
 	}
-	if (!t->protected) {
+	if (!t->protected && !t->arm64e) {
 		*why = "not a protected program";
 		return SHIM_KEPT;
 	}
+	/* The header is the first reason, the folder the second (a protected program is arm64e too). */
 	if (kids.sip == 1) {
-		*why = "protected program on a SIP-on guest: it purges the variable itself";
+		*why = t->protected ? "protected program on a SIP-on guest: it purges the variable itself" :
+		    "arm64e program on a SIP-on guest";
 		return SHIM_KEPT;
 	}
 	if (kids.arm64e) {
-		*why = "protected program, and the shim has an arm64e slice";
+		*why = t->arm64e ? "arm64e program, and the shim has an arm64e slice" :
+		    "protected program, and the shim has an arm64e slice";
 		return SHIM_KEPT;
 	}
-	*why = kids.sip == 0 ? "protected program on a SIP-off guest and the shim has no arm64e slice" :
-	    "protected program, the guest's SIP not reported, and the shim has no arm64e slice";
+	if (t->arm64e)
+		*why = kids.sip == 0 ? "arm64e program (its Mach-O header) on a SIP-off guest and the shim has no arm64e slice" :
+		    "arm64e program (its Mach-O header), the guest's SIP not reported, and the shim has no arm64e slice";
+	else
+		*why = kids.sip == 0 ? "protected program on a SIP-off guest and the shim has no arm64e slice" :
+		    "protected program, the guest's SIP not reported, and the shim has no arm64e slice";
 	return SHIM_REMOVED;
 }
 

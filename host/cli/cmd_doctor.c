@@ -36,8 +36,9 @@ static const struct {
 	    "buffers); indirect_command_buffer: turn off the workload's use of them (tinygrad: its Metal graph); "
 	    "docs/guest.md, \"Known defects\""},
 	{"agents", "`lume-metal agent list {vm}` shows them; the agent's log is in ~/Library/Logs/lume-metal"},
-	{"agent-shim", "a hardened program or one SIP protects never gets the shim (docs/guest.md); `lume-metal run "
-	    "{vm} -- PROGRAM` says which; reinstall the agent with a program the shim can reach"},
+	{"agent-shim", "a hardened program (where SIP is on) or one SIP protects does not get the shim "
+	    "(docs/guest.md); `lume-metal run {vm} -- PROGRAM` says which; reinstall the agent with a program the "
+	    "shim can reach"},
 	{"record", "see docs/state-format.md"},
 };
 

@@ -58,8 +58,10 @@ static const struct option_doc {
 	 "entitlements (the original is not touched; the copy loses notarization: docs/guest.md)."},
 	{"run-hardened-stock", no_argument, OPT_RUN_HARDENED_STOCK, NULL, NULL,
 	 "run, agent install: start a program signed with the hardened runtime without the "
-	 "allow-dyld-environment-variables entitlement anyway. dyld ignores the shim in it, so it runs stock; "
-	 "without this it is refused before it starts (docs/guest.md)."},
+	 "allow-dyld-environment-variables entitlement anyway, on a guest whose SIP is enabled: dyld is documented "
+	 "to ignore the shim in it there, so it is expected to run stock (the activation records tell); without "
+	 "this it is refused before it starts. With SIP disabled or custom it is started without it (macOS does not "
+	 "apply the hardened runtime with SIP off, by Apple's word; docs/guest.md)."},
 	{"require-shim", no_argument, OPT_REQUIRE_SHIM, NULL, NULL,
 	 "run: fail (after the workload exits) when no process of the workload had an answer widened (a Metal "
 	 "question answered above stock), as its activation records show; its exit status is still given."},

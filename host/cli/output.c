@@ -134,7 +134,7 @@ static const struct {
 	{LM_ECANCELED, NULL, NULL, "run", "what the command had done is undone (see the message); run it again to finish"},
 	{LM_EHARDENED, NULL, NULL, NULL, "pass --resign-copy to run a copy re-signed ad hoc with the entitlements "
 	    "com.apple.security.cs.allow-dyld-environment-variables and com.apple.security.cs.disable-library-validation "
-	    "(the original untouched), or --run-hardened-stock to start it anyway, stock (docs/guest.md)"},
+	    "(the original untouched), or --run-hardened-stock to start it anyway, expected to run stock (docs/guest.md)"},
 	{LM_ENEWER, NULL, NULL, NULL, "upgrade lume-metal to the version that wrote it, or a newer one (`lume-metal "
 	    "--version` shows this one's); an older lume-metal never changes a newer one's state"},
 	/* Issue 49, defect 12: another state directory's guest files. */

@@ -4,7 +4,9 @@
 # its real program in place as CPython's framework bin/python3.x does; metal-server with a worker
 # shipped beside it, as Ollama's llama-server; spawn-calls, starting one program through one exec
 # or spawn call; protected-tool in the guest's /usr/libexec, whose simulated dyld terminates it
-# when it inherits the (arm64-only) shim on a SIP-off guest. See docs/testing.md.
+# when it inherits the (arm64-only) shim on a SIP-off guest; an arm64e tool outside the system
+# folders (guest-sshd arm64e-tool), which the loader stand-in terminates the same way. See
+# docs/testing.md.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 : "${LM_METAL_SERVER:?LM_METAL_SERVER: the metal-server fixture}"
@@ -144,6 +146,40 @@ scenario_spawn_sip_off_protected_child() {
     "$E2E_DIR/forced.json" >/dev/null || fail "no termination: $(jq -r .stderr "$E2E_DIR/forced.json")"
   jq -e '.activation.records[0].record.spawns[0] | .shim == "kept" and .why == "LUME_METAL_INHERIT=1"' \
     "$E2E_DIR/forced.json" >/dev/null || fail "the forced record: $(records "$E2E_DIR/forced.json")"
+  check_guest_shells
+}
+
+# An arm64e tool outside the system folders (Xcode's clang, which build systems call by full path;
+# issue 48), made by guest-sshd arm64e-tool: its Mach-O header, not its folder, says it cannot take
+# the arm64-only shim, so a shimmed parent's execvp starts it without the shim, and it lives.
+# Forced on, it inherits the shim and the loader stand-in terminates it, as dyld does.
+scenario_spawn_sip_off_arm64e_tool() {
+  setup disabled
+  local home rel=Applications/Xcode.app/Contents/Developer/Toolchains/XcodeDefault.xctoolchain/usr/bin
+  home=$(guest_home vm1)
+  mkdir -p "$home/$rel"
+  "$GUEST_SSHD" arm64e-tool "$home/$rel/clang"
+  chown -R --reference="$home" "$home/Applications"
+  local clang=/Users/lume/$rel/clang
+  lm_json_first "$E2E_DIR/a64.json" run vm1 -- spawn-calls execvp "$clang"
+  expect_rc 0 "$E2E_DIR/a64.json"
+  jq_is "$E2E_DIR/a64.json" '.stdout' 'arm64e-tool: LD_PRELOAD unset'
+  jq -e '.stderr | contains("dyld[") | not' "$E2E_DIR/a64.json" >/dev/null || fail "dyld spoke: $(jq -r .stderr "$E2E_DIR/a64.json")"
+  jq -e --arg p "$clang" '[.activation.records[].record] | length == 1
+    and (.[0].spawns | length == 1 and .[0].path == $p and (.[0].protected | not) and .[0].shim == "removed"
+      and .[0].why == "arm64e program (its Mach-O header) on a SIP-off guest and the shim has no arm64e slice")' \
+    "$E2E_DIR/a64.json" >/dev/null || fail "the parent's record: $(records "$E2E_DIR/a64.json")"
+
+  note "forced on: the arm64e tool inherits an arm64-only shim, and the loader stand-in terminates it"
+  lm_json_first "$E2E_DIR/a64f.json" run vm1 -- LUME_METAL_INHERIT=1 spawn-calls execvp "$clang"
+  jq_is "$E2E_DIR/a64f.json" '.stdout' ''
+  jq -e '.stderr | test("dyld\\[[0-9]+\\]: terminating because inserted dylib .*liblume-metal-shim.so. could not be loaded")' \
+    "$E2E_DIR/a64f.json" >/dev/null || fail "no termination: $(jq -r .stderr "$E2E_DIR/a64f.json")"
+
+  note "run as the workload itself: the host warns from the same header"
+  run_capture direct vm1 -- "$clang"
+  grep -qF "warning: vm1: $clang ($clang) is arm64e only (its Mach-O header) and the guest's SIP is disabled: dyld loads the shim into it, and the installed shim has no arm64e slice, so dyld cannot load it and stops the program" \
+    "$E2E_DIR/direct.err" || fail "no warning: $(cat "$E2E_DIR/direct.err")"
   check_guest_shells
 }
 

@@ -1164,7 +1164,7 @@ static void test_record_contents(void **state)
 	assert_bool_at(doc, "children.inherit", 1);
 	assert_str_at(doc, "children.variable", "LD_PRELOAD");
 	assert_str_at(doc, "children.setting", NULL);
-	assert_str_at(doc, "children.why", "decided at each spawn: protected programs start without the shim (guest SIP "
+	assert_str_at(doc, "children.why", "decided at each spawn: protected and arm64e programs start without the shim (guest SIP "
 	    "not reported, no arm64e slice); every other child keeps it");
 	assert_str_at(doc, "children.host_reason", NULL);
 	assert_bool_at(doc, "forked", 0);
@@ -1272,10 +1272,10 @@ static void test_record_children(void **state)
 	} cases[] = {
 		{ "1", "1", "LUME_METAL_INHERIT=1: every child keeps the shim", 1, 1, NULL },
 		{ "0", "0", "LUME_METAL_INHERIT=0: every child starts without the shim", 0, 0, "LUME_METAL_INHERIT=0" },
-		{ NULL, NULL, "decided at each spawn: protected programs start without the shim (guest SIP disabled, no "
+		{ NULL, NULL, "decided at each spawn: protected and arm64e programs start without the shim (guest SIP disabled, no "
 		    "arm64e slice); every other child keeps it", 1, 0, NULL },
 		{ "yes", "invalid", "LUME_METAL_INHERIT is neither 0 nor 1, so ignored: decided at each spawn: protected "
-		    "programs start without the shim (guest SIP disabled, no arm64e slice); every other child keeps it", 1, 0,
+		    "and arm64e programs start without the shim (guest SIP disabled, no arm64e slice); every other child keeps it", 1, 0,
 		    NULL },
 	};
 	char probe[PATH_MAX];
@@ -1519,6 +1519,87 @@ static void test_children_targets(void **state)
 	}
 }
 
+/* A file whose first bytes are head (n of them), mode 0755, in the scratch directory. */
+static void scratch_bytes(const char *dir, const char *name, const unsigned char *head, size_t n, char *path,
+    size_t cap)
+{
+	FILE *f;
+
+	snprintf(path, cap, "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(head, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* arm64e from the Mach-O header, outside the system folders: crafted headers, thin and universal,
+ * arm64 and arm64e (CPU_TYPE_ARM64 0x0100000c; CPU_SUBTYPE_ARM64E 2 under CPU_SUBTYPE_MASK
+ * 0xff000000, the pointer-authentication ABI bits), started with execve (this machine cannot run
+ * Mach-O: the call fails, after the rule has decided and the record says so). A script whose
+ * interpreter is arm64e counts too. SIP enabled, or a shim with an arm64e slice: kept. */
+static void test_children_arm64e_header(void **state)
+{
+	static const unsigned char thin_e[] = { 0xcf, 0xfa, 0xed, 0xfe, 0x0c, 0, 0, 1, 2, 0, 0, 0x80, 2, 0, 0, 0 };
+	static const unsigned char thin[] = { 0xcf, 0xfa, 0xed, 0xfe, 0x0c, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0 };
+	static const unsigned char fat_x86_e[] = { 0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 2,
+		1, 0, 0, 0x07, 0, 0, 0, 3, 0, 0, 0x40, 0, 0, 0, 0x10, 0, 0, 0, 0, 14,
+		1, 0, 0, 0x0c, 0x80, 0, 0, 2, 0, 0, 0x80, 0, 0, 0, 0x10, 0, 0, 0, 0, 14 };
+	static const unsigned char fat_both[] = { 0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 2,
+		1, 0, 0, 0x0c, 0x80, 0, 0, 2, 0, 0, 0x40, 0, 0, 0, 0x10, 0, 0, 0, 0, 14,
+		1, 0, 0, 0x0c, 0, 0, 0, 0, 0, 0, 0x80, 0, 0, 0, 0x10, 0, 0, 0, 0, 14 };
+	static const char *const off_e = "arm64e program (its Mach-O header) on a SIP-off guest and the shim has no arm64e slice";
+	static const struct {
+		const char *file, *sip, *arm64e, *shim, *why;
+	} want[] = {
+		{ "thin-e", "disabled", NULL, "removed", NULL },
+		{ "fat-x86-e", "disabled", NULL, "removed", NULL },
+		{ "fat-x86-e", "custom", NULL, "removed", NULL },
+		{ "e-script", "disabled", NULL, "removed", NULL },
+		{ "fat-both", "disabled", NULL, "kept", "not a protected program" },
+		{ "thin", "disabled", NULL, "kept", "not a protected program" },
+		{ "thin-e", "enabled", NULL, "kept", "arm64e program on a SIP-on guest" },
+		{ "thin-e", "disabled", "1", "kept", "arm64e program, and the shim has an arm64e slice" },
+		{ "thin-e", "", NULL, "removed",
+		    "arm64e program (its Mach-O header), the guest's SIP not reported, and the shim has no arm64e slice" },
+	};
+	char scratch[1100], path[1400], script[1500];
+
+	(void)state;
+	snprintf(scratch, sizeof(scratch), "%s/scratch-arm64e", LM_RECORDS_ROOT);
+	assert_int_equal(lm_test_rmtree(scratch), 0);
+	assert_int_equal(lm_test_mkdir_p(scratch, 0755), 0);
+	scratch_bytes(scratch, "thin-e", thin_e, sizeof(thin_e), path, sizeof(path));
+	scratch_bytes(scratch, "thin", thin, sizeof(thin), path, sizeof(path));
+	scratch_bytes(scratch, "fat-x86-e", fat_x86_e, sizeof(fat_x86_e), path, sizeof(path));
+	scratch_bytes(scratch, "fat-both", fat_both, sizeof(fat_both), path, sizeof(path));
+	snprintf(script, sizeof(script), "#!%s/thin-e\n:\n", scratch);
+	scratch_file(scratch, "e-script", script, 0755, path, sizeof(path));
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char sub[64], target[1400], env[1100], sip[64], arm64e[64];
+		char *argv[] = { LM_SPAWN_CALLS, "execve", target, NULL };
+		const char *dir;
+		lm_test_result r;
+		cJSON *doc;
+
+		snprintf(sub, sizeof(sub), "arm64e-%zu", i);
+		dir = records_dir(sub);
+		snprintf(target, sizeof(target), "%s/%s", scratch, want[i].file);
+		snprintf(env, sizeof(env), "LUME_METAL_RECORD_DIR=%s", dir);
+		snprintf(sip, sizeof(sip), "LUME_METAL_GUEST_SIP=%s", want[i].sip);
+		snprintf(arm64e, sizeof(arm64e), "LUME_METAL_SHIM_ARM64E=%s", want[i].arm64e ? want[i].arm64e : "0");
+		run_env(&r, "stock", 1, argv, FAM "=1009", env, sip, arm64e, "PATH=/usr/bin:/bin", NULL);
+		doc = record_only(dir);
+		assert_int_equal(cJSON_GetArraySize(at(doc, "spawns")), 1);
+		assert_str_at(doc, "spawns.0.path", target);
+		assert_bool_at(doc, "spawns.0.protected", 0);
+		assert_str_at(doc, "spawns.0.shim", want[i].shim);
+		assert_str_at(doc, "spawns.0.why", want[i].why != NULL ? want[i].why : off_e);
+		cJSON_Delete(doc);
+	}
+}
+
 /* Watching the directory while 16 threads ask: every file seen is a whole record, newer than the
  * last one seen; nothing is left behind, and each question is recorded once. */
 struct watch {
@@ -1609,6 +1690,7 @@ int main(void)
 		cmocka_unit_test(test_children_spawn_rule),
 		cmocka_unit_test(test_children_every_call),
 		cmocka_unit_test(test_children_targets),
+		cmocka_unit_test(test_children_arm64e_header),
 		cmocka_unit_test(test_published_lines),
 		cmocka_unit_test(test_probe_bad_arguments),
 		cmocka_unit_test(test_probe_no_device),

@@ -195,6 +195,114 @@ static void test_arm64e(void **state)
 	assert_false(t.shim_arm64e);
 }
 
+/* The children rule's header test (lm_macho_arm64e_only, the shim's macho_arm64e_only on the host):
+ * a thin arm64e file, or a universal one whose arm64 slices are all arm64e; CPU_SUBTYPE_ARM64E is
+ * 2 under CPU_SUBTYPE_MASK (0xff000000, the pointer-authentication ABI bits). */
+static void test_arm64e_only(void **state)
+{
+	static const unsigned char thin_e[] = { 0xcf, 0xfa, 0xed, 0xfe, 0x0c, 0, 0, 1, 2, 0, 0, 0x80 };
+	static const unsigned char thin_e_noabi[] = { 0xcf, 0xfa, 0xed, 0xfe, 0x0c, 0, 0, 1, 2, 0, 0, 0 };
+	static const unsigned char thin[] = { 0xcf, 0xfa, 0xed, 0xfe, 0x0c, 0, 0, 1, 0, 0, 0, 0 };
+	static const unsigned char thin_x86[] = { 0xcf, 0xfa, 0xed, 0xfe, 0x07, 0, 0, 1, 3, 0, 0, 0 };
+	/* fat: arm64e alone; x86_64 + arm64e (Apple's universal tools); arm64 + arm64e (a process
+	 * that may run as arm64); x86_64 alone; fat_arch_64 (FAT_MAGIC_64) with arm64e alone. */
+	static const unsigned char fat_e[] = { 0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 1,
+		1, 0, 0, 0x0c, 0x80, 0, 0, 2, 0, 0, 0x40, 0, 0, 0, 0x10, 0, 0, 0, 0, 14 };
+	static const unsigned char fat_x86_e[] = { 0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 2,
+		1, 0, 0, 0x07, 0, 0, 0, 3, 0, 0, 0x40, 0, 0, 0, 0x10, 0, 0, 0, 0, 14,
+		1, 0, 0, 0x0c, 0x80, 0, 0, 2, 0, 0, 0x80, 0, 0, 0, 0x10, 0, 0, 0, 0, 14 };
+	static const unsigned char fat_both[] = { 0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 2,
+		1, 0, 0, 0x0c, 0x80, 0, 0, 2, 0, 0, 0x40, 0, 0, 0, 0x10, 0, 0, 0, 0, 14,
+		1, 0, 0, 0x0c, 0, 0, 0, 0, 0, 0, 0x80, 0, 0, 0, 0x10, 0, 0, 0, 0, 14 };
+	static const unsigned char fat_x86[] = { 0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 1,
+		1, 0, 0, 0x07, 0, 0, 0, 3, 0, 0, 0x40, 0, 0, 0, 0x10, 0, 0, 0, 0, 14 };
+	static const unsigned char fat64_e[] = { 0xca, 0xfe, 0xba, 0xbf, 0, 0, 0, 1,
+		1, 0, 0, 0x0c, 0x80, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0, 0x10, 0,
+		0, 0, 0, 14, 0, 0, 0, 0 };
+	lm_run_target t;
+
+	(void)state;
+	assert_true(lm_macho_arm64e_only(thin_e, sizeof(thin_e)));
+	assert_true(lm_macho_arm64e_only(thin_e_noabi, sizeof(thin_e_noabi)));
+	assert_false(lm_macho_arm64e_only(thin, sizeof(thin)));
+	assert_false(lm_macho_arm64e_only(thin_x86, sizeof(thin_x86)));
+	assert_true(lm_macho_arm64e_only(fat_e, sizeof(fat_e)));
+	assert_true(lm_macho_arm64e_only(fat_x86_e, sizeof(fat_x86_e)));
+	assert_false(lm_macho_arm64e_only(fat_both, sizeof(fat_both)));
+	assert_false(lm_macho_arm64e_only(fat_x86, sizeof(fat_x86)));
+	assert_true(lm_macho_arm64e_only(fat64_e, sizeof(fat64_e)));
+	/* A slice table cut off before its arm64e entry: no arm64 slice seen, not arm64e. */
+	assert_false(lm_macho_arm64e_only(fat_x86_e, sizeof(fat_x86_e) - 1));
+	assert_false(lm_macho_arm64e_only(thin_e, 11));
+	/* As the resolver prints the program's and the interpreter's first bytes. */
+	lm_run_target_parse("program=/x/clang\nprogram_head=cffaedfe0c00000102000080\n", &t);
+	assert_true(t.program_arm64e);
+	assert_false(t.interpreter_arm64e);
+	lm_run_target_parse("program=/x/s\ninterpreter=/x/i\ninterpreter_head=cafebabe000000010100000c80000002"
+	    "00004000000010000000000e\n", &t);
+	assert_false(t.program_arm64e);
+	assert_true(t.interpreter_arm64e);
+}
+
+/* The host's warning from the header: an arm64e program outside the system folders on a guest whose
+ * SIP is not enabled, when the shim has no arm64e slice; not on a SIP-on guest, not with a slice. */
+static void test_arm64e_warning(void **state)
+{
+	lm_guest_facts on = { .os = "Darwin", .sip = "enabled" }, off = { .os = "Darwin", .sip = "disabled" };
+	lm_run_target t;
+	char msg[8192];
+
+	(void)state;
+	lm_run_target_parse("program=/Applications/Xcode.app/bin/clang\nprogram_head=cffaedfe0c00000102000080\n", &t);
+	assert_int_equal(lm_sip_warning(&off, "clang", &t, msg, sizeof(msg)), 1);
+	assert_string_equal(msg, "clang (/Applications/Xcode.app/bin/clang) is arm64e only (its Mach-O header) and the "
+	    "guest's SIP is disabled: dyld loads the shim into it, and the installed shim has no arm64e slice, so dyld "
+	    "cannot load it and stops the program (\"inserted dylib could not be loaded\"). Run an arm64 build of it, or "
+	    "install a shim with an arm64e slice (a native macOS build).");
+	assert_int_equal(lm_sip_warning(&on, "clang", &t, msg, sizeof(msg)), 0);
+	t.shim_arm64e = 1;
+	assert_int_equal(lm_sip_warning(&off, "clang", &t, msg, sizeof(msg)), 0);
+	lm_run_target_parse("program=/x/build.sh\ninterpreter=/x/bash\ninterpreter_head=cffaedfe0c00000102000080\n", &t);
+	assert_int_equal(lm_sip_warning(&off, "build.sh", &t, msg, sizeof(msg)), 1);
+	lm_assert_contains(msg, "build.sh (/x/build.sh) is a script whose interpreter /x/bash is arm64e only");
+}
+
+/* The hardened runtime by the guest's SIP state (Apple Developer Forums thread 757000): with SIP
+ * disabled or custom, one line instead of the refusal and the library-validation warning. */
+static void test_sip_off_note(void **state)
+{
+	lm_guest_facts on = { .os = "Darwin", .sip = "enabled" }, off = { .os = "Darwin", .sip = "disabled" };
+	lm_guest_facts custom = { .os = "Darwin", .sip = "custom" }, unknown = { .os = "Darwin", .sip = "" };
+	lm_run_target t;
+	char msg[8192];
+
+	(void)state;
+	assert_false(lm_codesign_sip_off(&on));
+	assert_false(lm_codesign_sip_off(&unknown));
+	assert_true(lm_codesign_sip_off(&off));
+	assert_true(lm_codesign_sip_off(&custom));
+	lm_run_target_parse("program=/opt/homebrew/bin/ollama\nprogram_codesign=CodeDirectory v=20500 size=1 "
+	    "flags=0x10000(runtime) hashes=1+7 location=embedded\n", &t);
+	assert_int_equal(lm_codesign_sip_off_note(&on, "ollama", &t, msg, sizeof(msg)), 0);
+	assert_int_equal(lm_codesign_sip_off_note(&off, "ollama", &t, msg, sizeof(msg)), 1);
+	assert_string_equal(msg, "ollama (/opt/homebrew/bin/ollama) is signed with the hardened runtime "
+	    "(flags=0x10000(runtime)) without the entitlement " ALLOW ": this guest's SIP is disabled, and macOS does not "
+	    "apply hardened-runtime restrictions with SIP off (an Apple Security Engineer, Apple Developer Forums thread "
+	    "757000; Proxyman issue 788 agrees, Bear issue 232 on macOS 10.14 does not), so it is started; the "
+	    "activation records will tell whether the shim loaded");
+	assert_int_equal(lm_codesign_sip_off_note(&custom, "ollama", &t, msg, sizeof(msg)), 1);
+	lm_assert_contains(msg, "this guest's SIP is custom");
+	/* Library validation only (the dyld entitlement granted). */
+	lm_run_target_parse("program=/x/lv\nprogram_codesign=CodeDirectory v=20500 size=1 flags=0x10000(runtime) "
+	    "hashes=1+7 location=embedded\nprogram_codesign=[Key] " ALLOW "\nprogram_codesign=[Value]\n"
+	    "program_codesign=[Bool] true\n", &t);
+	assert_int_equal(lm_codesign_sip_off_note(&off, "lv", &t, msg, sizeof(msg)), 1);
+	lm_assert_contains(msg, "lv (/x/lv) is signed with library validation (flags=0x10000(runtime)) without the "
+	    "entitlement " NOLV ": this guest's SIP is disabled");
+	lm_run_target_parse("program=/x/plain\n", &t);
+	assert_int_equal(lm_codesign_sip_off_note(&off, "plain", &t, msg, sizeof(msg)), 0);
+}
+
 static void test_children_policy(void **state)
 {
 	lm_guest_facts on = { .os = "Darwin", .sip = "enabled" }, off = { .os = "Darwin", .sip = "disabled" };
@@ -206,8 +314,8 @@ static void test_children_policy(void **state)
 	assert_int_equal(lm_children_policy(&off, 1, why, sizeof(why)), 1);
 	assert_string_equal(why, "the installed shim has an arm64e slice: protected children can load it");
 	assert_int_equal(lm_children_policy(&off, 0, why, sizeof(why)), 0);
-	assert_string_equal(why, "guest SIP disabled and the installed shim has no arm64e slice: protected children "
-	    "start without it (dyld would stop them), every other child keeps it");
+	assert_string_equal(why, "guest SIP disabled and the installed shim has no arm64e slice: protected and arm64e "
+	    "children start without it (dyld would stop them), every other child keeps it");
 	/* A custom configuration may have dropped the protection that purges DYLD_*: not trusted. */
 	assert_int_equal(lm_children_policy(&custom, 0, why, sizeof(why)), 0);
 }
@@ -308,6 +416,9 @@ int main(void)
 		cmocka_unit_test(test_not_hardened),
 		cmocka_unit_test(test_messages),
 		cmocka_unit_test(test_arm64e),
+		cmocka_unit_test(test_arm64e_only),
+		cmocka_unit_test(test_arm64e_warning),
+		cmocka_unit_test(test_sip_off_note),
 		cmocka_unit_test(test_children_policy),
 		cmocka_unit_test(test_workload_command),
 		cmocka_unit_test(test_resign),

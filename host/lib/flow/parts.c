@@ -143,14 +143,28 @@ int lm_flow_workload_check(lm_context *ctx, lm_ssh *ssh, lm_shim_env *se, const 
 	}
 	if (i < argc && lm_sip_warning(&o->guest, argv[i], &w->target, msg, sizeof(msg)))
 		lm_log(ctx, LM_LOG_WARN, "%s: %s", o->vm, msg);
-	for (size_t k = 0; k < w->target.nsiblings; k++)
-		if (lm_codesign_sibling_warning(&w->target, k, msg, sizeof(msg)))
+	/* With the guest's SIP disabled or custom nothing is refused or warned about: macOS does not
+	 * apply the hardened runtime there, by Apple's word, though one report disagrees
+	 * (codesign.c): one line says so, and the activation records decide. */
+	if (lm_codesign_sip_off(&o->guest)) {
+		if (i < argc && lm_codesign_sip_off_note(&o->guest, argv[i], &w->target, msg, sizeof(msg))) {
 			lm_log(ctx, LM_LOG_WARN, "%s: %s", o->vm, msg);
-	if (i < argc && lm_codesign_refusal(argv[i], &w->target, msg, sizeof(msg))) {
+			w->hardened = LM_HARDENED_SIP_OFF;
+		}
+	} else {
+		for (size_t k = 0; k < w->target.nsiblings; k++)
+			if (lm_codesign_sibling_warning(&w->target, k, msg, sizeof(msg)))
+				lm_log(ctx, LM_LOG_WARN, "%s: %s", o->vm, msg);
+	}
+	if (w->hardened == LM_HARDENED_SIP_OFF) {
+		/* started: the records tell */
+	} else if (i < argc && lm_codesign_refusal(argv[i], &w->target, msg, sizeof(msg))) {
 		if (opts == NULL || !opts->run_hardened_stock)
 			return lm_error_set(LM_EHARDENED, "%s: %s", o->vm, msg);
-		lm_log(ctx, LM_LOG_WARN, "%s: %s; started all the same, as asked: it runs stock", o->vm, msg);
-		w->hardened = 1;
+		lm_log(ctx, LM_LOG_WARN, "%s: %s; started all the same, as asked: with the guest's SIP %s dyld is "
+		    "documented to ignore the shim in it, so it is expected to run stock (the activation records will tell)",
+		    o->vm, msg, o->guest.sip[0] ? o->guest.sip : "not reported");
+		w->hardened = LM_HARDENED_STOCK;
 	} else if (i < argc && lm_codesign_warning(argv[i], &w->target, msg, sizeof(msg))) {
 		lm_log(ctx, LM_LOG_WARN, "%s: %s", o->vm, msg);
 	}

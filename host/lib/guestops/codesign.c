@@ -6,8 +6,15 @@
  * the shim never loads and the workload runs stock -- whatever `enable` verified on the probe.
  * With library validation (the hardened runtime without
  * com.apple.security.cs.disable-library-validation, or the `library-validation` flag) dyld also
- * refuses a library signed by another team, which the shim is. The first is refused before the
- * workload starts; the second is warned about (docs/guest.md).
+ * refuses a library signed by another team, which the shim is. On a guest whose SIP is enabled
+ * (or not reported: enabled is macOS's default) the first is refused before the workload starts
+ * and the second is warned about (docs/guest.md).
+ *
+ * With SIP disabled or custom, neither: "When you turn SIP Off, Hardened Runtime protections are
+ * no longer applied" (an Apple Security Engineer, Apple Developer Forums thread 757000), and a
+ * field report agrees (Proxyman issue 788); one from macOS 10.14 does not (Bear issue 232: the
+ * hardened runtime still applied with SIP off). The sources disagree, so the workload is started
+ * with one line saying so, and its activation records decide afterwards whether the shim loaded.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -173,6 +180,12 @@ static const lm_code_signature *culprit(const char *name, const lm_run_target *t
 	return NULL;
 }
 
+/* 1 when test picks t's program or its script's interpreter. */
+static int culprit_any(const lm_run_target *t, int (*test)(const lm_code_signature *))
+{
+	return test(&t->program_sig) || (t->interpreter[0] != '\0' && test(&t->interpreter_sig));
+}
+
 /* "WHO is signed with WHAT (flags=F)REST" for the first of t's files that test picks; 0 for none. */
 static int judge(const char *name, const lm_run_target *t, int (*test)(const lm_code_signature *), const char *what,
     const char *rest, char *buf, size_t len)
@@ -199,6 +212,30 @@ int lm_codesign_warning(const char *name, const lm_run_target *t, char *buf, siz
 	return judge(name, t, lm_codesign_validates_libraries, "library validation", " and without the entitlement "
 	    ENT_DISABLE_LV ": dyld refuses libraries signed by another team, as the shim is, unless the program "
 	    "is re-signed with that entitlement", buf, len);
+}
+
+int lm_codesign_sip_off(const lm_guest_facts *facts)
+{
+	return strcmp(facts->sip, "disabled") == 0 || strcmp(facts->sip, "custom") == 0;
+}
+
+int lm_codesign_sip_off_note(const lm_guest_facts *facts, const char *name, const lm_run_target *t, char *buf,
+    size_t len)
+{
+	char rest[512];
+	int hardened = culprit_any(t, lm_codesign_ignores_injection);
+
+	buf[0] = '\0';
+	if (!lm_codesign_sip_off(facts))
+		return 0;
+	snprintf(rest, sizeof(rest), " without the entitlement %s: this guest's SIP is %s, and macOS does not apply "
+	    "hardened-runtime restrictions with SIP off (an Apple Security Engineer, Apple Developer Forums thread "
+	    "757000; Proxyman issue 788 agrees, Bear issue 232 on macOS 10.14 does not), so it is started; the "
+	    "activation records will tell whether the shim loaded", hardened ? ENT_ALLOW_DYLD : ENT_DISABLE_LV,
+	    facts->sip);
+	if (hardened)
+		return judge(name, t, lm_codesign_ignores_injection, "the hardened runtime", rest, buf, len);
+	return judge(name, t, lm_codesign_validates_libraries, "library validation", rest, buf, len);
 }
 
 int lm_codesign_sibling_warning(const lm_run_target *t, size_t i, char *buf, size_t len)
@@ -264,7 +301,8 @@ int lm_guest_codesign(lm_ssh *ssh, const char *const *paths, size_t n, lm_code_s
 }
 
 /* A Mach-O header's arm64e: CPU_TYPE_ARM64 (0x0100000c) with subtype CPU_SUBTYPE_ARM64E (2) under
- * the capability bits (0xff000000). */
+ * the capability bits (CPU_SUBTYPE_MASK, 0xff000000: the pointer-authentication ABI version;
+ * <mach/machine.h>, reference metal.md 2026-12-06). */
 static int arm64e(uint32_t cputype, uint32_t cpusubtype)
 {
 	return cputype == 0x0100000cU && (cpusubtype & 0x00ffffffU) == 2;
@@ -299,4 +337,32 @@ int lm_macho_has_arm64e(const unsigned char *head, size_t len)
 	if (le32(head) == 0xfeedfacfU && len >= 12) /* thin 64-bit, little-endian */
 		return arm64e(le32(head + 4), le32(head + 8));
 	return 0;
+}
+
+/* The shim's rule (guest/shim, macho_arm64e_only) on the host: dyld terminates an arm64e process
+ * whose inserted library has no arm64e slice, whatever folder the file is in. */
+int lm_macho_arm64e_only(const unsigned char *head, size_t len)
+{
+	uint32_t magic, n, i, arm64 = 0;
+	size_t entry;
+
+	if (len < 12)
+		return 0;
+	if (le32(head) == 0xfeedfacfU)
+		return arm64e(le32(head + 4), le32(head + 8));
+	magic = be32(head);
+	if (magic != 0xcafebabeU && magic != 0xcafebabfU)
+		return 0;
+	entry = magic == 0xcafebabeU ? 20 : 32;
+	n = be32(head + 4);
+	for (i = 0; i < n && 8 + (i + 1) * (size_t)entry <= len; i++) {
+		const unsigned char *a = head + 8 + i * entry;
+
+		if (be32(a) != 0x0100000cU)
+			continue;
+		if (!arm64e(be32(a), be32(a + 4)))
+			return 0;
+		arm64++;
+	}
+	return arm64 > 0;
 }

@@ -13,13 +13,12 @@
 #include "text.h"
 #include "ssh_deadline.h"
 
-/* od's hexadecimal bytes, run together: the Mach-O header decides. */
-static int shim_head_arm64e(const char *hex, size_t n)
+/* od's hexadecimal bytes, run together, into head: how many (0 for anything else). */
+static size_t head_bytes(const char *hex, size_t n, unsigned char head[512])
 {
-	unsigned char head[512];
 	size_t len = 0;
 
-	for (; n >= 2 && len < sizeof(head); hex += 2, n -= 2) {
+	for (; n >= 2 && len < 512; hex += 2, n -= 2) {
 		char pair[3] = { hex[0], hex[1], '\0' }, *end;
 		unsigned long v = strtoul(pair, &end, 16);
 
@@ -27,7 +26,16 @@ static int shim_head_arm64e(const char *hex, size_t n)
 			return 0;
 		head[len++] = (unsigned char)v;
 	}
-	return lm_macho_has_arm64e(head, len);
+	return len;
+}
+
+/* The Mach-O header decides: the shim's slices, a program's arm64e. */
+static int head_test(const char *hex, size_t n, int (*test)(const unsigned char *, size_t))
+{
+	unsigned char head[512];
+	size_t len = head_bytes(hex, n, head);
+
+	return test(head, len);
 }
 
 void lm_run_target_parse(const char *output, lm_run_target *t)
@@ -63,7 +71,11 @@ void lm_run_target_parse(const char *output, lm_run_target *t)
 				snprintf((char *)t + keys[i].offset, PATH_MAX, "%.*s", (int)(n - k), line + k);
 		}
 		if (n >= 10 && strncmp(line, "shim_head=", 10) == 0)
-			t->shim_arm64e = shim_head_arm64e(line + 10, n - 10);
+			t->shim_arm64e = head_test(line + 10, n - 10, lm_macho_has_arm64e);
+		else if (n >= 13 && strncmp(line, "program_head=", 13) == 0)
+			t->program_arm64e = head_test(line + 13, n - 13, lm_macho_arm64e_only);
+		else if (n >= 17 && strncmp(line, "interpreter_head=", 17) == 0)
+			t->interpreter_arm64e = head_test(line + 17, n - 17, lm_macho_arm64e_only);
 		/* The executables beside it: a path starts one, its codesign lines follow. */
 		if (n > 8 && strncmp(line, "sibling=", 8) == 0 && t->nsiblings < LM_RUN_SIBLINGS && n - 8 < sizeof(t->siblings[0].path)) {
 			snprintf(t->siblings[t->nsiblings].path, sizeof(t->siblings[0].path), "%.*s", (int)(n - 8), line + 8);
@@ -82,7 +94,8 @@ void lm_run_target_parse(const char *output, lm_run_target *t)
  * with a slash as it is, else each PATH entry, an empty one meaning the current directory), then
  * the file behind it and, for a script, its #! interpreter, each with what codesign says of it
  * (stderr and stdout, one prefixed line each; codesign stays the system's, found on the session's
- * PATH). First, the first 512 bytes of the shim ("$2") in hexadecimal: its slices. realpath
+ * PATH). First, the first 512 bytes of the shim ("$2") in hexadecimal: its slices; the file's and
+ * the interpreter's first 512 bytes too (an arm64e program, sip.c). realpath
  * exists from macOS 13 on; without it the paths are taken as they are. No program line: not found
  * (env will say so). Then the executables shipped beside the file (its directory; an app bundle's
  * Contents/MacOS and Contents/Resources; none in a directory SIP protects), at most LM_RUN_SIBLINGS,
@@ -107,6 +120,7 @@ static const char resolve_script[] =
 	"printf 'program=%s\\n' \"$p\"\n"
 	"r=$(real \"$p\")\n"
 	"printf 'program_real=%s\\n' \"$r\"\n"
+	"printf 'program_head=%s\\n' \"$(od -An -v -tx1 -N 512 \"$r\" 2>/dev/null | tr -d ' \\n')\"\n"
 	"sig program \"$r\"\n"
 	"sib() { for f in \"$1\"/*; do [ -f \"$f\" ] && [ -x \"$f\" ] && [ \"$f\" != \"$r\" ] || continue; n=$((n + 1));"
 	" [ $n -le " LM_STR(LM_RUN_SIBLINGS) " ] || { echo sibling_more=1; return; }; printf 'sibling=%s\\n' \"$f\";"
@@ -129,6 +143,7 @@ static const char resolve_script[] =
 	"printf 'interpreter=%s\\n' \"$i\"\n"
 	"r=$(real \"$i\")\n"
 	"printf 'interpreter_real=%s\\n' \"$r\"\n"
+	"printf 'interpreter_head=%s\\n' \"$(od -An -v -tx1 -N 512 \"$r\" 2>/dev/null | tr -d ' \\n')\"\n"
 	"sig interpreter \"$r\"\n";
 
 int lm_guest_run_target(lm_ssh *ssh, const lm_shim_env *se, const char *const *argv, size_t argc,

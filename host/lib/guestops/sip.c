@@ -6,6 +6,12 @@
  * or a script whose #! interpreter is one, therefore runs stock however the shim's variables are
  * set. With SIP off dyld honours the variables there, but those programs are arm64e and a
  * cross-built shim has no arm64e slice: dyld cannot load it and terminates the process.
+ *
+ * arm64e is a property of the file, not of its folder: Apple's arm64e tools also live in Xcode.app
+ * and /Library/Developer/CommandLineTools/usr/bin, and dyld terminates them the same way
+ * ("terminating because inserted dylib ... could not be loaded", DyldRuntimeState.cpp;
+ * rbenv/ruby-build issue 2073). The Mach-O header decides first (lm_macho_arm64e_only), the folder
+ * second, as the shim's children rule does (guest/shim).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -47,8 +53,8 @@ int lm_children_policy(const lm_guest_facts *facts, int shim_arm64e, char *reaso
 		snprintf(reason, len, "the installed shim has an arm64e slice: protected children can load it");
 		return 1;
 	}
-	snprintf(reason, len, "guest SIP %s and the installed shim has no arm64e slice: protected children start "
-	    "without it (dyld would stop them), every other child keeps it", facts->sip[0] ? facts->sip : "not reported");
+	snprintf(reason, len, "guest SIP %s and the installed shim has no arm64e slice: protected and arm64e children "
+	    "start without it (dyld would stop them), every other child keeps it", facts->sip[0] ? facts->sip : "not reported");
 	return 0;
 }
 
@@ -87,6 +93,19 @@ int lm_sip_warning(const lm_guest_facts *facts, const char *name, const lm_run_t
 			n = snprintf(who, sizeof(who), "%s is %s,", as_given, t->program);
 	} else if (lm_sip_protected_path(t->interpreter) || lm_sip_protected_path(t->interpreter_real)) {
 		n = snprintf(who, sizeof(who), "%s (%s) is a script run by %s,", as_given, t->program, t->interpreter);
+	} else if ((t->program_arm64e || t->interpreter_arm64e) && strcmp(facts->sip, "enabled") != 0 && !t->shim_arm64e) {
+		if (t->program_arm64e)
+			n = snprintf(who, sizeof(who), "%s (%s)", as_given, t->program_real[0] ? t->program_real : t->program);
+		else
+			n = snprintf(who, sizeof(who), "%s (%s) is a script whose interpreter %s", as_given, t->program,
+			    t->interpreter_real[0] ? t->interpreter_real : t->interpreter);
+		if (n < 0 || (size_t)n >= sizeof(who))
+			snprintf(who, sizeof(who), "%s", as_given);
+		snprintf(buf, len, "%s is arm64e only (its Mach-O header) and the guest's SIP is %s: dyld loads the shim "
+		    "into it, and the installed shim has no arm64e slice, so dyld cannot load it and stops the program "
+		    "(\"inserted dylib could not be loaded\"). Run an arm64 build of it, or install a shim with an arm64e "
+		    "slice (a native macOS build).", who, facts->sip[0] ? facts->sip : "not reported");
+		return 1;
 	} else {
 		return 0;
 	}

@@ -504,7 +504,7 @@ static int env_fill(lm_local_env *e, const lm_bundle *b, const char *current, co
 	arm64e = got > 0 && lm_macho_has_arm64e(head, (size_t)got);
 	if (!lm_children_policy(&facts, arm64e, reason, sizeof(reason)))
 		snprintf(reason, sizeof(reason), "this machine's SIP not asked and the installed shim has no arm64e slice: "
-		    "protected children start without it (dyld would stop them), every other child keeps it");
+		    "protected and arm64e children start without it (dyld would stop them), every other child keeps it");
 	lm_shim_env_guest(&se, facts.sip, arm64e);
 	if ((rc = lm_shim_env_workload(&se, NULL, reason, record_dir)) < 0)
 		return rc;

@@ -15,12 +15,14 @@
  * (a program it may start that dyld would not give the shim); with opts->resign_copy, a program
  * that needs it runs as its re-signed copy (resign.c; named copy_name, NULL: from its path):
  * w->copy is then the program to start instead of argv's, and w->target is the copy's;
- * LM_EHARDENED when dyld would ignore the shim in the program, unless opts->run_hardened_stock
- * (then w->hardened); the children policy (w->inherit 1 or 0 and why, or -1 when argv's leading
+ * LM_EHARDENED when dyld would ignore the shim in the program on a guest whose SIP is enabled or
+ * not reported, unless opts->run_hardened_stock (then w->hardened LM_HARDENED_STOCK); with SIP
+ * disabled or custom such a program is started with one line saying why (w->hardened
+ * LM_HARDENED_SIP_OFF: its records decide, codesign.c); the children policy (w->inherit 1 or 0 and why, or -1 when argv's leading
  * assignments set LUME_METAL_INHERIT) put into se. */
 typedef struct {
 	lm_run_target target;
-	int hardened;
+	int hardened;                 /* LM_HARDENED_* */
 	int inherit;
 	char inherit_reason[256];
 	char copy[PATH_MAX];          /* the re-signed copy to run ("": the program as given) */

@@ -59,6 +59,8 @@ typedef struct {
 	char interpreter_real[PATH_MAX];
 	lm_code_signature program_sig, interpreter_sig;
 	int shim_arm64e;                /* the shim's Mach-O header names an arm64e slice */
+	int program_arm64e;             /* the program's header says arm64e only (lm_macho_arm64e_only) */
+	int interpreter_arm64e;         /* the same of the script's interpreter */
 	size_t nsiblings;
 	lm_run_sibling siblings[LM_RUN_SIBLINGS];
 	int siblings_more;
@@ -91,6 +93,18 @@ int lm_codesign_validates_libraries(const lm_code_signature *s);
  * returning 1 with the message in buf, or 0. name: the program as the user gave it. */
 int lm_codesign_refusal(const char *name, const lm_run_target *t, char *buf, size_t len);
 int lm_codesign_warning(const char *name, const lm_run_target *t, char *buf, size_t len);
+/* A workload's program as started (run, agent install): not hardened (or not refused); hardened
+ * on a guest whose SIP is enabled or not reported, started stock as asked (--run-hardened-stock);
+ * hardened on a SIP-off guest, started so that its records tell. */
+enum { LM_HARDENED_NO = 0, LM_HARDENED_STOCK = 1, LM_HARDENED_SIP_OFF = 2 };
+/* 1 when the guest's SIP is disabled or custom: macOS then does not apply the hardened runtime's
+ * restrictions (Apple Developer Forums thread 757000; codesign.c), so nothing is refused. */
+int lm_codesign_sip_off(const lm_guest_facts *facts);
+/* On such a guest, the one line said instead of the refusal and the warning: 1 with it in buf when
+ * t's program or interpreter is hardened without the dyld entitlement or under library
+ * validation, 0 otherwise. */
+int lm_codesign_sip_off_note(const lm_guest_facts *facts, const char *name, const lm_run_target *t, char *buf,
+    size_t len);
 /* 1 with the warning in buf when t's sibling i is one dyld would not give the shim: if the workload
  * starts it, it runs stock (the hardened runtime, or library validation); 0 otherwise. */
 int lm_codesign_sibling_warning(const lm_run_target *t, size_t i, char *buf, size_t len);
@@ -101,6 +115,9 @@ int lm_codesign_sibling_warning(const lm_run_target *t, size_t i, char *buf, siz
 int lm_guest_codesign(lm_ssh *ssh, const char *const *paths, size_t n, lm_code_signature *sigs);
 /* The first bytes of a Mach-O file (fat or thin 64-bit): 1 when it has an arm64e slice. */
 int lm_macho_has_arm64e(const unsigned char *head, size_t len);
+/* The same: 1 when the file runs only as arm64e on Apple silicon -- thin arm64e, or universal with
+ * arm64 slices that are all arm64e (the shim's children rule, guest/shim). */
+int lm_macho_arm64e_only(const unsigned char *head, size_t len);
 
 /* ---- resign.c: --resign-copy, a hardened program run as a re-signed copy ---- */
 

@@ -26,7 +26,8 @@ typedef struct {
 int lm_workload_records_read(lm_ssh *ssh, const char *dir, lm_workload_records *r);
 void lm_workload_records_dispose(lm_workload_records *r);
 /* *out: NULL when some process had its answers widened; else why no process loaded the shim (or
- * why it widened nothing), the likely cause first -- the program t, hardened or not, argv as run. */
+ * why it widened nothing), the likely cause first -- the program t, hardened (LM_HARDENED_*) or not, argv
+ * as run. */
 int lm_workload_records_why_not(const lm_workload_records *r, const lm_guest_facts *g, const lm_run_target *t,
     int hardened, const char *const *argv, size_t argc, char **out);
 /* After a run: res->record_dir's records into res -- one line per process that loaded the shim, the
