@@ -30,6 +30,14 @@ static void kernels_cell(const lm_report *exercised, char *buf, size_t size)
 		snprintf(buf, size, "%d/%d pass", passed, run);
 }
 
+/* The journal says a rollback of the VM began and did not finish (a library without the field
+ * never says so). */
+static int rolling_back(const lm_vm_outcome *o)
+{
+	return LM_HAS_FIELD(o, lm_vm_outcome, journal_status) && o->journal_status != NULL &&
+	    strcmp(o->journal_status, "rolling-back") == 0;
+}
+
 /* Several VMs: one row each, sorted by name, as `tart list` and `brew services` show a fleet; a
  * failed VM's row says FAILED and its message goes to stderr, once. --long gives the detail. */
 static int print_table(const lm_cli *cli, const lm_flow_result *r)
@@ -84,6 +92,9 @@ static int print_table(const lm_cli *cli, const lm_flow_result *r)
 			lm_cli_printf(stderr, "lume-metal: %s\n", rows[i]->message); /* already names the VM */
 		else if (rows[i]->gone)
 			lm_cli_printf(stdout, "%s\n", rows[i]->message);
+		else if (rolling_back(rows[i]))
+			lm_cli_printf(stdout, "%s: a rollback began and did not finish; `lume-metal rollback %s` finishes it\n",
+			    rows[i]->vm, rows[i]->vm);
 	free(rows);
 	return 0;
 }
@@ -123,8 +134,14 @@ static void print_text(const lm_cli *cli, const lm_flow_result *r)
 			continue;
 		}
 		lm_cli_printf(stdout, "%s: ", o->vm);
-		lm_cli_word(stdout, cli, o->already_enabled ? LM_CLI_OK : LM_CLI_PLAIN, o->already_enabled ? "enabled" :
-		    "not enabled", 0);
+		if (rolling_back(o)) {
+			lm_cli_word(stdout, cli, LM_CLI_WARN, "rolling back, unfinished", 0);
+			lm_cli_printf(stdout, " (a rollback began and did not finish: its guest's files may be partly removed; "
+			    "`lume-metal rollback %s` finishes it)", o->vm);
+		} else {
+			lm_cli_word(stdout, cli, o->already_enabled ? LM_CLI_OK : LM_CLI_PLAIN, o->already_enabled ? "enabled" :
+			    "not enabled", 0);
+		}
 		lm_cli_puts(stdout, "\n");
 		lm_cli_printf(stdout, "  state %s, ip %s, manager %s\n", o->info.status[0] ? o->info.status : "unknown",
 		    o->info.ip[0] ? o->info.ip : "-", o->info.manager[0] ? o->info.manager : "-");

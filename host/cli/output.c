@@ -100,6 +100,10 @@ static const struct {
 	    "unset), then check `lume-metal host status`"},
 	{LM_ECORRUPT, "installed bundle", NULL, NULL, HINT_GUEST_FILES},
 	{LM_ECORRUPT, "does not match its manifest", NULL, NULL, HINT_GUEST_FILES},
+	/* A journal rollback cannot write: its intent first (nothing changed) or its end (issue 49). */
+	{LM_EIO, "state.json: cannot write", "rollback", NULL, "make room on the state directory's disk (or make the "
+	    "directory writable: --state-dir names it), then run `lume-metal rollback {vm}` again: it finishes what "
+	    "was begun"},
 	{LM_ENOTENABLED, NULL, NULL, NULL, "run `lume-metal enable {vm}` first"},
 	{LM_ENOTRUNNING, NULL, NULL, NULL, "start the VM, or run `lume-metal enable {vm}`, which starts it"},
 	/* A start Lume accepted at Apple's limit of two running VMs (issue 49). `lume stop` of a VM

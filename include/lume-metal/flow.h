@@ -101,6 +101,11 @@ typedef struct {
 	                                 (agent.h); agent install and remove: the one agent */
 	lm_host_pref_mode pref_mode;  /* enable and status: the mode the VM was enabled with */
 	lm_pref_needed pref_needed;   /* ... and whether it needed the host preference */
+	const char *journal_status;   /* status: the VM's record in the journal (static): "enabled",
+	                                 "enabling" (an enable is under way or did not finish),
+	                                 "rolling-back" (a rollback began and did not finish: the next
+	                                 rollback finishes it); "" when the journal does not know it; NULL
+	                                 in other commands' outcomes */
 } lm_vm_outcome;
 
 typedef struct {

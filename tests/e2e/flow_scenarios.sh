@@ -449,6 +449,94 @@ $(cat "$E2E_DIR/fleet.trace")"
   for vm in vm1 vm2 vm3; do [ "$(journal_status $vm)" = enabled ] || fail "$vm is $(journal_status $vm)"; done
 }
 
+# The guest's lume-metal folder, file by file (type, mode, size, content).
+guest_files() {
+  local d; d="$(guest_home "$1")/.local/share/lume-metal"
+  if [ -e "$d" ]; then (cd "$d" && find . -printf '%y %m %s %P %l\n' -type f -exec sha256sum {} + | sort); else echo absent; fi
+}
+
+# A journal that cannot be written (the state directory's disk full, issue 49; the hook fails the
+# run's Nth journal write and every later one with ENOSPC): rollback records its intent in the
+# journal before it touches the guest or the preference. When that write fails, nothing changed:
+# the journal, the guest's files and the preference are exactly as they were. When the intent was
+# written but the journal's last write fails (the guest's files removed, the preference restored),
+# the journal says the rollback is under way -- status says so, never "enabled" -- and the next
+# rollback, the disk fine again, finishes it: journal, guest and preference all as before enable.
+scenario_rollback_journal_full() {
+  : "${LM_BIN_HOOKS:?LM_BIN_HOOKS: lume-metal built with the test hooks}"
+  sim_start --vm vm1
+  set_prior_preference
+  vm_run vm1
+  lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+  local journal guest enabled_pref
+  journal=$(cat "$STATE_FILE")
+  guest=$(guest_files vm1)
+  enabled_pref=$(plist_xml)
+
+  note "the intent cannot be written: nothing changes"
+  set +e
+  LUME_METAL_TEST_JOURNAL_FULL_AT=1 "$LM_BIN_HOOKS" rollback vm1 --format json >"$E2E_DIR/r1.json" 2>"$E2E_DIR/r1.json.err"
+  LM_RC=$?
+  set -e
+  expect_rc 1 "$E2E_DIR/r1.json"
+  jq -r '.vms[0].message' "$E2E_DIR/r1.json" |
+    grep -q "^vm1: nothing was rolled back: .*/state.json: cannot write: No space left on device (the file is unchanged)$" ||
+    fail "the intent's failure: $(cat "$E2E_DIR/r1.json")"
+  jq -r '.error.hint' "$E2E_DIR/r1.json" | grep -q "make room on the state directory's disk" || fail "hint: $(cat "$E2E_DIR/r1.json")"
+  [ "$(cat "$STATE_FILE")" = "$journal" ] || fail "the journal changed: $(cat "$STATE_FILE")"
+  [ "$(guest_files vm1)" = "$guest" ] || fail "the guest's files changed: $(diff <(echo "$guest") <(guest_files vm1))"
+  [ "$(plist_xml)" = "$enabled_pref" ] || fail "the preference changed: $(plist_xml)"
+  [ "$(vm_status vm1)" = running ] || fail "vm1 is $(vm_status vm1)"
+
+  note "the intent written, the journal's last write fails"
+  set +e
+  LUME_METAL_TEST_JOURNAL_FULL_AT=2 "$LM_BIN_HOOKS" rollback vm1 >"$E2E_DIR/r2.out" 2>"$E2E_DIR/r2.err"
+  LM_RC=$?
+  set -e
+  expect_rc 1 "$E2E_DIR/r2.out"
+  grep -q "^lume-metal: vm1: .*/state.json: cannot write: No space left on device (the file is unchanged); the guest's files are removed and the host preference restored, but the rollback did not finish: the journal says it is under way, and the next rollback finishes it$" \
+    "$E2E_DIR/r2.err" || fail "the last write's failure: $(cat "$E2E_DIR/r2.out" "$E2E_DIR/r2.err")"
+  grep -q "^hint: .*run .lume-metal rollback vm1. again: it finishes what was begun$" "$E2E_DIR/r2.err" ||
+    fail "hint: $(cat "$E2E_DIR/r2.err")"
+  [ "$(journal_status vm1)" = rolling-back ] || fail "vm1 is '$(journal_status vm1)' in the journal: $(cat "$STATE_FILE")"
+  [ "$(guest_files vm1)" = absent ] || fail "the guest's files are left: $(guest_files vm1)"
+  [ "$(plist_xml)" = "$ORIGINAL" ] || fail "the preference is not restored: $(plist_xml)"
+  lm_json "$E2E_DIR/s.json" status vm1
+  expect_rc 0 "$E2E_DIR/s.json"
+  jq_is "$E2E_DIR/s.json" '.vms[0] | "\(.enabled) \(.rolling_back)"' "false true"
+  jq -r '.vms[0].message' "$E2E_DIR/s.json" | grep -q "^vm1: rolling back: a rollback began and did not finish" ||
+    fail "status: $(cat "$E2E_DIR/s.json")"
+  lm status vm1 >"$E2E_DIR/s.txt" 2>&1 || fail "status: $(cat "$E2E_DIR/s.txt")"
+  grep -q "^vm1: rolling back, unfinished (.*\`lume-metal rollback vm1\` finishes it)$" "$E2E_DIR/s.txt" ||
+    fail "status: $(cat "$E2E_DIR/s.txt")"
+
+  lm_json "$E2E_DIR/d.json" doctor vm1
+  jq -r '.checks[] | select(.vm == "vm1" and .check == "bundle") | "\(.level) \(.message)"' "$E2E_DIR/d.json" |
+    grep -q "^warn not enabled: a rollback began and did not finish" || fail "doctor: $(cat "$E2E_DIR/d.json")"
+
+  note "an enable of a VM whose rollback did not finish enables it afresh"
+  lm_json "$E2E_DIR/e2.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e2.json"
+  [ "$(journal_status vm1)" = enabled ] || fail "vm1 is '$(journal_status vm1)' in the journal"
+  bundle_verified vm1 || fail "vm1's bundle is not installed and verified"
+  [ "$(plist_xml)" = "$enabled_pref" ] || fail "the preference is not set: $(plist_xml)"
+  set +e
+  LUME_METAL_TEST_JOURNAL_FULL_AT=2 "$LM_BIN_HOOKS" rollback vm1 >"$E2E_DIR/r4.out" 2>"$E2E_DIR/r4.err"
+  LM_RC=$?
+  set -e
+  expect_rc 1 "$E2E_DIR/r4.out"
+  [ "$(journal_status vm1)" = rolling-back ] || fail "vm1 is '$(journal_status vm1)' in the journal: $(cat "$STATE_FILE")"
+
+  note "the next rollback finishes it"
+  lm_json "$E2E_DIR/r3.json" rollback vm1
+  expect_rc 0 "$E2E_DIR/r3.json"
+  jq_is "$E2E_DIR/r3.json" '.vms[0].message' "vm1: rolled back"
+  jq_is "$STATE_FILE" '"\(.vms | length) \(has("preference"))"' "0 false"
+  [ "$(guest_files vm1)" = absent ] || fail "the guest's files are left: $(guest_files vm1)"
+  [ "$(plist_xml)" = "$ORIGINAL" ] || fail "the preference is not the original: $(plist_xml)"
+}
+
 name=${1:?usage: flow_scenarios.sh NAME}
 "scenario_$name"
 echo "e2e $name: passed"

@@ -2,6 +2,7 @@
 #include "test_hooks.h"
 
 #ifdef LM_TEST_HOOKS
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -9,8 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Process-wide by nature: a process stops itself once. */
+/* Process-wide by nature: a process stops itself once; its journal writes are counted once. */
 static atomic_int test_stopped;
+static atomic_ulong journal_writes;
 
 void lm_test_kill_point(const char *step)
 {
@@ -38,6 +40,23 @@ double lm_test_launchd_wait(double seconds)
 		exit(125);
 	}
 	return d;
+}
+int lm_test_journal_full(void)
+{
+	const char *v = getenv("LUME_METAL_TEST_JOURNAL_FULL_AT");
+	unsigned long at, n;
+	char *end;
+
+	if (v == NULL)
+		return 0;
+	errno = 0;
+	at = strtoul(v, &end, 10);
+	if (end == v || *end != '\0' || errno != 0 || at == 0 || v[0] == '-') {
+		fprintf(stderr, "LUME_METAL_TEST_JOURNAL_FULL_AT=%s: not a write's ordinal (1, 2, ...)\n", v);
+		exit(125);
+	}
+	n = atomic_fetch_add(&journal_writes, 1) + 1;
+	return n >= at;
 }
 #else
 /* ISO C wants a translation unit to declare something. */

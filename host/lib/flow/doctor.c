@@ -228,6 +228,11 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
 	size_t i, running = 0;
 	int ok = 0;
 
+	if (rec->known && rec->status == LM_VM_STATUS_ROLLING_BACK) {
+		add(r, vm, "bundle", LM_CHECK_WARN, "not enabled: a rollback began and did not finish (its guest's files "
+		    "may be partly removed); the next rollback finishes it, an enable enables it afresh");
+		return;
+	}
 	if (!rec->known || rec->status != LM_VM_STATUS_ENABLED) {
 		add(r, vm, "bundle", LM_CHECK_OK, "not enabled: no bundle installed");
 		return;

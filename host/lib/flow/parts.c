@@ -26,7 +26,7 @@
 	_Static_assert(sizeof(type) == offsetof(type, field) + sizeof(((type *)0)->field), \
 	    #type " ends with " #field ", without padding")
 LM_ENDS_WITH(lm_flow_result, byhost);
-LM_ENDS_WITH(lm_vm_outcome, pref_needed);
+LM_ENDS_WITH(lm_vm_outcome, journal_status);
 LM_ENDS_WITH(lm_flow_step, detail);
 LM_ENDS_WITH(lm_agent_info, stderr_path);
 LM_ENDS_WITH(lm_run_result, stock_children);

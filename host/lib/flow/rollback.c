@@ -12,10 +12,33 @@
 #include "test_hooks.h"
 #include "text.h"
 
-/* Reach the guest to remove its files. A stopped VM is started for it and stopped again, so
- * that it is left as it was found. */
+/* The rollback's intent, in the journal before anything of the VM's is touched: from here on its
+ * record says "rolling-back", so that whatever stops the rollback later (a journal it cannot write
+ * at its end, a crash, a cancel) leaves a journal that says so -- status reports it, the next
+ * rollback finishes it -- never one that still says "enabled". A journal that cannot be written
+ * stops the rollback here, with nothing changed. A record gone meanwhile is not made again. */
+static int record_intent(lm_context *ctx, const char *vm)
+{
+	lm_state *st = NULL;
+	lm_vm_record rec;
+	int rc;
+
+	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
+		return lm_error_prefix("nothing was rolled back: ");
+	if ((rc = lm_vm_record_get(st, vm, &rec)) == 0 && rec.known && rec.status != LM_VM_STATUS_ROLLING_BACK) {
+		lm_vm_record_set_status(&rec, LM_VM_STATUS_ROLLING_BACK);
+		if ((rc = lm_vm_record_put(st, &rec)) == 0)
+			rc = lm_state_save(st);
+	}
+	lm_vm_record_dispose(&rec);
+	lm_state_close(st);
+	return rc < 0 ? lm_error_prefix("nothing was rolled back: ") : 0;
+}
+
+/* Reach the guest to remove its files, the rollback's intent recorded first (*intent then set). A
+ * stopped VM is started for it and stopped again, so that it is left as it was found. */
 static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner *self, lm_vm_outcome *o,
-    const lm_agent_info *agents, size_t nagents)
+    const lm_agent_info *agents, size_t nagents, int *intent)
 {
 	const lm_options *opts = lm_context_options(ctx);
 	lm_ssh *ssh = NULL;
@@ -57,7 +80,10 @@ static int remove_guest_files(lm_context *ctx, lm_vm_manager *vmm, const lm_gues
 	    (rc = lm_guest_owner_judge(&seen, self, current[0] != '\0', opts->take_over, o->vm,
 	    "Nothing was removed; this state directory still counts it as enabled.", &verdict)) < 0 ||
 	    (rc = lm_bundle_open_if_any(&local, ctx, &facts)) < 0 || /* names a killed install's staging files */
-	    (rc = lm_guest_agents_remove(ssh, &facts, agents, nagents, labels, sizeof(labels))) < 0 ||
+	    (rc = record_intent(ctx, o->vm)) < 0)
+		goto out;
+	*intent = 1;
+	if ((rc = lm_guest_agents_remove(ssh, &facts, agents, nagents, labels, sizeof(labels))) < 0 ||
 	    (rc = lm_guest_remove_all(ssh, &facts, local, said, sizeof(said))) < 0)
 		goto out;
 	o->guest = facts;
@@ -115,6 +141,16 @@ static int restore_if_unneeded(lm_context *ctx, lm_state *st, lm_flow_result *re
 	return 0;
 }
 
+/* A failure after the intent was recorded: the error, then what it left -- `done` -- and that the
+ * journal says the rollback is under way, which the next rollback finishes. */
+static int fail_unfinished(lm_context *ctx, lm_vm_outcome *o, int rc, const char *done)
+{
+	lm_outcome_fail(ctx, o, rc);
+	lm_outcome_append(o, "; %s, but the rollback did not finish: the journal says it is under way, and the next "
+	    "rollback finishes it", done);
+	return rc;
+}
+
 static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner *self, lm_flow_result *res,
     lm_vm_outcome *o)
 {
@@ -126,7 +162,7 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner
 	double t;
 	size_t i;
 	pref_fate fate;
-	int rc, uses_preference;
+	int rc, uses_preference, intent = 0;
 
 	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return lm_outcome_fail(ctx, o, rc);
@@ -152,11 +188,14 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner
 	uses_preference = lm_vm_record_uses_preference(&rec);
 	o->pref_mode = rec.pref_mode;
 	o->pref_needed = rec.pref_needed;
-	rc = remove_guest_files(ctx, vmm, self, o, agents, rec.nagents);
+	rc = remove_guest_files(ctx, vmm, self, o, agents, rec.nagents, &intent);
 	free(agents);
 	lm_vm_record_dispose(&rec);
 	if (rc < 0) {
 		if (rc != LM_ENOTFOUND || lm_vm_get(vmm, o->vm, &o->info) != LM_ENOTFOUND) {
+			if (intent)
+				return fail_unfinished(ctx, o, rc, o->started ? "the guest's files may be partly removed (VM "
+				    "stopped again)" : "the guest's files may be partly removed");
 			lm_outcome_fail(ctx, o, rc);
 			if (rc == LM_ECANCELED)
 				lm_outcome_message(o, "%s: canceled; still enabled, as it was%s", o->vm,
@@ -170,14 +209,14 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner
 			lm_log(ctx, LM_LOG_WARN, "%s: its host-key pin was not forgotten: %s", o->vm, lm_error_last()->message);
 	}
 	lm_test_kill_point("rollback-after-guest");
-	if ((rc = lm_step_begin(ctx, o, "host-preference", &t)) < 0)
-		return lm_outcome_fail(ctx, o, rc);
-	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
-		return lm_outcome_fail(ctx, o, rc);
+	if ((rc = lm_step_begin(ctx, o, "host-preference", &t)) < 0 || (rc = lm_journal_open_rw(&st, ctx)) < 0)
+		return intent ? fail_unfinished(ctx, o, rc, "the guest's files are removed") : lm_outcome_fail(ctx, o, rc);
 	forget_rolled_back(st, res, o);
 	if (uses_preference && (rc = restore_if_unneeded(ctx, st, res, &before, &fate)) < 0) {
 		lm_state_close(st);
-		return lm_outcome_fail(ctx, o, rc);
+		/* The preference may be back already (its record then goes with the next rollback). */
+		return intent ? fail_unfinished(ctx, o, rc, res->pref.changed ? "the guest's files are removed and the "
+		    "host preference restored" : "the guest's files are removed") : lm_outcome_fail(ctx, o, rc);
 	}
 	if (!uses_preference)
 		lm_step_add(ctx, o, "host-preference", t, "not touched: %s was enabled without it (host preference "
@@ -194,7 +233,8 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner
 		lm_step_add(ctx, o, "host-preference", t, "no change of lume-metal's to restore");
 	if (!opts->dry_run && (rc = lm_state_save(st)) < 0) {
 		lm_state_close(st);
-		return lm_outcome_fail(ctx, o, rc);
+		return intent ? fail_unfinished(ctx, o, rc, res->pref_restored ? "the guest's files are removed and the "
+		    "host preference restored" : "the guest's files are removed") : lm_outcome_fail(ctx, o, rc);
 	}
 	lm_state_close(st);
 	/* Rolled back, but not to be reported without its message: out of memory. */

@@ -24,6 +24,7 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 	snprintf(o->profile, sizeof(o->profile), "%s", r.profile_name);
 	snprintf(o->bundle_id, sizeof(o->bundle_id), "%s", r.bundle.id);
 	o->already_enabled = r.known && r.status == LM_VM_STATUS_ENABLED;
+	o->journal_status = r.known ? lm_vm_record_status_name(r.status) : "";
 	o->pref_mode = r.pref_mode;
 	o->pref_needed = r.pref_needed;
 	o->stock = r.stock;
@@ -48,7 +49,9 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 		}
 		return lm_outcome_fail(ctx, o, rc);
 	}
-	if ((rc = lm_outcome_message(o, "%s: %s", o->vm, !r.known ? "not enabled" : lm_vm_record_status_name(r.status))) < 0) {
+	if ((rc = lm_outcome_message(o, "%s: %s", o->vm, !r.known ? "not enabled" : r.status == LM_VM_STATUS_ROLLING_BACK ? "rolling back: "
+	    "a rollback began and did not finish (its guest's files may be partly removed); the next rollback "
+	    "finishes it" : lm_vm_record_status_name(r.status))) < 0) {
 		lm_vm_record_dispose(&r); /* a status without its message is no status: out of memory */
 		return lm_outcome_fail(ctx, o, rc);
 	}

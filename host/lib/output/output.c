@@ -394,6 +394,12 @@ static const char *result_word(const lm_vm_outcome *o)
 	return o->rc < 0 ? "failed" : "ok";
 }
 
+/* status: the journal says a rollback of the VM began and did not finish. */
+static int rolling_back(const lm_vm_outcome *o)
+{
+	return o->journal_status != NULL && strcmp(o->journal_status, "rolling-back") == 0;
+}
+
 static cJSON *outcome_json(const lm_vm_outcome *o, lm_outcome_advice_fn advice, void *data)
 {
 	cJSON *v = cJSON_CreateObject(), *steps, *s, *g, *err;
@@ -417,6 +423,7 @@ static cJSON *outcome_json(const lm_vm_outcome *o, lm_outcome_advice_fn advice, 
 	add_string_or_null(v, "profile", o->profile);
 	cJSON_AddBoolToObject(v, "enabled", o->already_enabled || (o->rc == 0 && o->bundle_verified));
 	cJSON_AddBoolToObject(v, "gone", o->gone);
+	cJSON_AddBoolToObject(v, "rolling_back", rolling_back(o));
 	add_string_or_null(v, "vm_id", o->info.vm_id);
 	add_string_or_null(v, "vm_id_unreadable", o->info.vm_id_why);
 	cJSON_AddBoolToObject(v, "restarted", o->restarted);
@@ -941,7 +948,7 @@ static void add_tristate(cJSON *o, const char *name, int v)
 
 int lm_local_result_to_json(const lm_local_result *r, const lm_json_envelope *env, char **out)
 {
-	static const char *const vm_only[] = {"vm", "state", "ip", "manager", "enabled", "gone", "vm_id",
+	static const char *const vm_only[] = {"vm", "state", "ip", "manager", "enabled", "gone", "rolling_back", "vm_id",
 	    "vm_id_unreadable", "restarted", "started", "files_uploaded", "restart_pending", "host_preference_mode",
 	    "host_preference_needed"};
 	cJSON *doc = envelope(env), *m;

@@ -32,7 +32,7 @@ typedef enum {
 	K_STRING_SET,   /* the same, written only when not empty (absent means unknown) */
 	K_MARK,         /* the same, and removed when empty */
 	K_NUMBER,       /* 0 when absent */
-	K_STATUS,       /* "enabling" / "enabled" */
+	K_STATUS,       /* "enabling" / "enabled" / "rolling-back" */
 	K_PROFILE_JSON, /* the profile, as its JSON text */
 	K_BOOT_TIME,    /* epoch seconds; out of range reads as unknown (0) */
 	K_SIP,          /* "enabled", "disabled", "custom"; anything else reads as not reported */
@@ -101,6 +101,7 @@ static const struct agent_key {
 static const char *const status_names[] = {
 	[LM_VM_STATUS_ENABLING] = "enabling",
 	[LM_VM_STATUS_ENABLED] = "enabled",
+	[LM_VM_STATUS_ROLLING_BACK] = "rolling-back",
 };
 
 static const char *const sip_states[] = {"enabled", "disabled", "custom"};
@@ -252,7 +253,7 @@ static int decode_key(const struct key *k, const cJSON *obj, lm_vm_record *r)
 
 const char *lm_vm_record_status_name(lm_vm_status status)
 {
-	return status > LM_VM_STATUS_NONE && status <= LM_VM_STATUS_ENABLED ? status_names[status] : "";
+	return status > LM_VM_STATUS_NONE && status <= LM_VM_STATUS_ROLLING_BACK ? status_names[status] : "";
 }
 
 lm_vm_status lm_vm_record_status_of(const cJSON *entry)

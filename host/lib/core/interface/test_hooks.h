@@ -27,6 +27,11 @@
  * A malformed value ends the program at its start (exit 125): a test that asked for a failure must
  * not run without it.
  *
+ * lm_test_journal_full(): LUME_METAL_TEST_JOURNAL_FULL_AT=N makes the process's Nth write of the
+ * state journal, and every one after it, fail as on a full disk (ENOSPC, the file unchanged): 1
+ * when the write about to be made is one of them. Saves that find the file already holding their
+ * bytes write nothing and are not counted. Malformed ends the program (exit 125).
+ *
  * lm_test_launchd_wait(seconds): LUME_METAL_TEST_LAUNCHD_WAIT=S (seconds, > 0) replaces how long
  * agent install waits for launchd to let go of a booted-out label, so that a test can outlast it
  * with a guest's drain time of a few seconds; malformed ends the program (exit 125). */
@@ -41,9 +46,11 @@ void lm_test_kill_point(const char *step);
 size_t lm_test_alloc_count(void);
 size_t lm_test_alloc_failures(void);
 double lm_test_launchd_wait(double seconds);
+int lm_test_journal_full(void);
 #else
 #define lm_test_kill_point(step) ((void)0)
 #define lm_test_launchd_wait(seconds) (seconds)
+#define lm_test_journal_full() 0
 #endif
 
 #endif

@@ -65,7 +65,9 @@ void lm_journal_gate_free(lm_journal_gate *g);  /* NULL is fine */
 typedef enum {
 	LM_VM_STATUS_NONE = 0,   /* no status, or one this version does not know */
 	LM_VM_STATUS_ENABLING,   /* an enable is under way (or was interrupted) */
-	LM_VM_STATUS_ENABLED
+	LM_VM_STATUS_ENABLED,
+	LM_VM_STATUS_ROLLING_BACK /* a rollback is under way (or did not finish): written before it
+	                             touches the guest, so the next rollback knows to finish it */
 } lm_vm_status;
 
 /* One LaunchAgent installed by `agent install` (docs/state-format.md, "agents"). */
@@ -118,7 +120,7 @@ int lm_vm_record_put(lm_state *st, const lm_vm_record *r);
 int lm_vm_record_load(lm_context *ctx, const char *name, lm_vm_record *r);
 void lm_vm_record_dispose(lm_vm_record *r);
 
-/* VMs whose record is "enabled" or "enabling", other than `except` (may be NULL), and that may
+/* VMs whose record is "enabled", "enabling" or "rolling-back", other than `except` (may be NULL), and that may
  * need the host preference: all but those proven without it (pref_needed LM_PREF_NEEDED_NO). Their names, ", " between them, go to names (when not
  * NULL; a list too long ends in "..."). */
 int lm_vm_record_live(lm_state *st, const char *except, char *names, size_t len);
@@ -127,7 +129,7 @@ int lm_vm_record_live(lm_state *st, const char *except, char *names, size_t len)
 int lm_vm_record_decode(const cJSON *entry, const char *name, lm_vm_record *r);
 int lm_vm_record_encode(const lm_vm_record *r, cJSON *entry);
 
-/* "enabling", "enabled"; "" for none. */
+/* "enabling", "enabled", "rolling-back"; "" for none. */
 const char *lm_vm_record_status_name(lm_vm_status status);
 /* The status alone, from a record's JSON object (a record damaged elsewhere still has one). */
 lm_vm_status lm_vm_record_status_of(const cJSON *entry);
