@@ -27,7 +27,10 @@
 #define STATE_FILE "state.json"
 #define LOCK_FILE "state.lock"
 #define STATE_MAX (16u * 1024u * 1024u)
-#define LOCK_TIMEOUT_DEFAULT 10.0
+/* The state lock is held for milliseconds (one read-modify-write); the wait only has to tell a
+ * stuck holder from a busy machine. 10 s was too short at load 20-28 on 2 CPUs: eight processes
+ * taking turns waited longer (prefs_cli_concurrency in the Debian 13 root, 2026-12-07). */
+#define LOCK_TIMEOUT_DEFAULT 60.0
 #define IDENTITY_FILE "identity"
 
 struct lm_state {
