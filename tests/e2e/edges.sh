@@ -119,7 +119,7 @@ scenario_status_few_descriptors() {
   sim_start --vm vm1
   lm_json "$E2E_DIR/e.json" enable vm1
   expect_rc 0 "$E2E_DIR/e.json"
-  local n rc failed=0 whole=0
+  local n rc failed=0 whole=0 failed_at=()
   # From 5: with 4 the dynamic loader cannot open liblume-metal.so itself (exit 127, ld.so's words).
   for n in $(seq 5 24); do
     rc=0
@@ -134,12 +134,15 @@ scenario_status_few_descriptors() {
       grep -q 'Too many open files' "$E2E_DIR/s$n.json" ||
         fail "ulimit -n $n: the cause is not named: $(jq -c '[.error.message, .vms[0].message]' "$E2E_DIR/s$n.json")"
       failed=$((failed + 1))
+      failed_at+=("$n")
     fi
   done
   [ "$failed" -gt 0 ] && [ "$whole" -gt 0 ] || fail "expected both failures and whole answers: $failed failed, $whole whole"
   echo "status under ulimit -n 5..24: $failed named the cause, $whole answered whole"
-  # The same in text: the message on standard error.
-  for n in 6 7; do
+  # The same in text: the message on standard error, at the limits where JSON named the cause.
+  # Which limits those are depends on the libraries' own descriptors (5 and 6 on Debian 13's,
+  # 5 to 7 on Debian 12's), so they are taken from the run above, not written here.
+  for n in "${failed_at[@]}"; do
     rc=0
     (ulimit -n "$n" && exec "$LM_BIN" status vm1) >"$E2E_DIR/t$n.out" 2>"$E2E_DIR/t$n.err" || rc=$?
     [ "$rc" -eq 1 ] && grep -q 'Too many open files' "$E2E_DIR/t$n.err" ||
