@@ -94,7 +94,11 @@ set(LM_TEST_COSTS
   e2e_alloc_failures_status_sampled=30 e2e_github_action_version=66 e2e_ansible_role=54
   release_reproducible=46 e2e_cancel_rollback_restart=42 e2e_flow_concurrent=40
   e2e_alloc_failures_json_enable_sampled=38 test_sim_api=36 e2e_managers_utm_request_ignored=33
-  prefs_cli_sigkill=30 prefs_cli_concurrency=21 e2e_cancel_http_stop=21)
+  prefs_cli_sigkill=30 prefs_cli_concurrency=21 e2e_cancel_http_stop=21
+  # issue 49's sweeps (alloc_more), scaled from one run at load 14 by status_sampled's (327 s there)
+  e2e_alloc_failures_agent_remove_sampled=27 e2e_alloc_failures_agent_install_sampled=17
+  e2e_alloc_failures_json_gc_sampled=17 e2e_alloc_failures_agent_list_sampled=15
+  e2e_alloc_failures_bench_compare_sampled=14 e2e_alloc_failures_gc_sampled=10)
 function(lm_test_costs)
   foreach(cost IN LISTS LM_TEST_COSTS)
     string(REPLACE "=" ";" cost "${cost}")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Allocation failures (issue 22, model: SQLite's src/test_malloc.c faultsimStep): alloc_failures.sh
-# COMMAND MODE, COMMAND enable, status or rollback of one VM on the simulator, MODE once or
-# persistent. For N = 1, 2, ... lume-metal-hooks runs the command with its Nth counted allocation
+# COMMAND MODE, COMMAND a command of one VM on the simulator (enable, status, rollback; gc, host
+# status|enable|disable, forget-host, agent install|list|remove, bench compare; json-X: X with
+# --format json), MODE once or persistent. For N = 1, 2, ... lume-metal-hooks runs the command with its Nth counted allocation
 # failing (LUME_METAL_TEST_FAIL_ALLOC=N,1 once; =N, and every one after it, persistent), until a
 # run in which no allocation failed: that run succeeded, and N - 1 is the number of failure
 # points. Every other run must end in an error that says "out of memory" (exit 1: no crash, no
@@ -17,19 +18,68 @@ here=$(cd "$(dirname "$0")" && pwd)
 : "${LM_BIN_HOOKS:?LM_BIN_HOOKS: lume-metal built with the test hooks}"
 
 usage() {
-  echo "usage: alloc_failures.sh enable|status|rollback|json-status|json-host-status|json-enable|json-rollback|json-run|json-doctor once|persistent [N]" >&2
+  echo "usage: alloc_failures.sh enable|status|rollback|gc|host-status|host-enable|host-disable|forget-host|agent-install|agent-list|agent-remove|bench-compare|json-status|json-host-status|json-enable|json-rollback|json-run|json-doctor|json-gc once|persistent [N]" >&2
   exit 2
 }
+
+# The agent the agent sweeps install, list and remove: a workload in the guest's Homebrew folder
+# that runs until it is booted out.
+AGENT_LABEL=com.example.sweep
+AGENT_PLIST=/Users/lume/Library/LaunchAgents/$AGENT_LABEL.plist
 
 # The command line of a sweep's COMMAND (sets ARGS): json-X is X with --format json, whose
 # document must be whole or absent (issue 36, item 2).
 args_of() {
   case "$1" in
-  enable|status|rollback) ARGS=("$1" vm1) ;;
+  enable|status|rollback|forget-host) ARGS=("$1" vm1) ;;
+  gc) ARGS=(gc) ;;
+  host-status|host-enable|host-disable) ARGS=(host "${1#host-}") ;;
+  agent-install) ARGS=(agent install vm1 --label "$AGENT_LABEL" -- sweep-agent --port 8080) ;;
+  agent-list) ARGS=(agent list vm1) ;;
+  agent-remove) ARGS=(agent remove vm1 --label "$AGENT_LABEL") ;;
+  bench-compare) ARGS=(bench compare "$E2E_DIR/bench") ;;
   json-status|json-enable|json-rollback|json-doctor) ARGS=("${1#json-}" vm1 --format json) ;;
   json-host-status) ARGS=(host status --format json) ;;
   json-run) ARGS=(run vm1 --format json -- echo ran) ;;
+  json-gc) ARGS=(gc --format json) ;;
   *) usage ;;
+  esac
+}
+
+# What COMMAND works on, made once per worker (vm1 running): the state every run starts from.
+setup_for() {
+  case "$1" in
+  enable|json-enable|host-enable) ;;
+  host-disable) lm host enable >"$E2E_DIR/setup.out" 2>&1 || fail "host enable before $1: $(cat "$E2E_DIR/setup.out")" ;;
+  *) lm enable vm1 >"$E2E_DIR/setup.out" 2>&1 || fail "enable before $1: $(cat "$E2E_DIR/setup.out")" ;;
+  esac
+  case "$1" in
+  gc|json-gc)
+    # Two VMs Lume no longer knows: one with a journal entry and a pin, one with a pin only.
+    flock "$LUME_METAL_STATE_DIR/state.lock" sh -c 'jq ".vms[\"ci-gone\"] = .vms.vm1" "$1" >"$1.edit" &&
+      chmod 600 "$1.edit" && mv "$1.edit" "$1"' setup "$LUME_METAL_STATE_DIR/state.json"
+    { sed -n 's/^vm1 /ci-gone /p' "$LUME_METAL_STATE_DIR/known_hosts"; sed -n 's/^vm1 /ci-pin /p' "$LUME_METAL_STATE_DIR/known_hosts"; } >"$E2E_DIR/pins"
+    cat "$E2E_DIR/pins" >>"$LUME_METAL_STATE_DIR/known_hosts"
+    grep -q '^ci-pin ' "$LUME_METAL_STATE_DIR/known_hosts" || fail "no pin of vm1's to copy: $(cat "$LUME_METAL_STATE_DIR/known_hosts")"
+    ;;
+  agent-*)
+    local f; f="$(vm_dir vm1)/opt/homebrew/bin/sweep-agent"
+    printf '#!/bin/sh\nexec sleep 600\n' >"$f"
+    chmod 755 "$f"
+    if [ "$1" != agent-install ]; then
+      lm agent install vm1 --label "$AGENT_LABEL" -- sweep-agent --port 8080 >"$E2E_DIR/setup.out" 2>&1 ||
+        fail "agent install before $1: $(cat "$E2E_DIR/setup.out")"
+    fi
+    ;;
+  bench-compare)
+    : "${LM_LLAMA_BENCH:?LM_LLAMA_BENCH: the llama-bench stand-in}"
+    install -m 755 "$LM_LLAMA_BENCH" "$(vm_dir vm1)/usr-local-bin/llama-bench"
+    mkdir -p "$(guest_home vm1)/models"
+    head -c 4096 /dev/urandom >"$(guest_home vm1)/models/tiny.gguf"
+    chmod 644 "$(guest_home vm1)/models/tiny.gguf"
+    lm bench vm1 --repetitions 1 --out "$E2E_DIR/bench" -- llama-bench -m models/tiny.gguf -p 8 -n 4 -r 1 \
+      >"$E2E_DIR/setup.out" 2>&1 || fail "bench before $1: $(cat "$E2E_DIR/setup.out")"
+    ;;
   esac
 }
 
@@ -53,7 +103,20 @@ json_whole() { # FILE EXIT: empty, or the reason it is not whole
 # link target, content hash; the owner record's with this state directory's identity blanked);
 # any staging directory left behind shows up in the latter. Every
 # run is followed by one: the journal's form is computed once per distinct content.
+# gc and forget-host: the pinned host keys too. The agent sweeps: the guest's LaunchAgents (their
+# plists' hashes) and launchd's state of each label (loaded, or started: its pid differs from run
+# to run), as agents_view has them.
 declare -A JOURNAL_VIEW=()
+agents_view() {
+  local home f pid
+  home=$(guest_home vm1)
+  [ ! -d "$home/Library/LaunchAgents" ] || (cd "$home/Library/LaunchAgents" && find . -type f -exec sha256sum {} + | sort)
+  for f in "$(vm_dir vm1)"/launchd/*; do
+    [ -e "$f" ] || continue
+    pid=$(sed -n 's/^pid //p' "$f")
+    echo "${f##*/} $([ "$pid" = 0 ] && echo loaded || echo started)$(grep -q '^draining' "$f" && echo ' draining')"
+  done
+}
 world() { # sets WORLD
   local raw='{"schema":1,"vms":{}}' plist guest
   if [ -e "$PLIST" ]; then plist=$(sha256sum <"$PLIST"); else plist=absent; fi
@@ -76,6 +139,10 @@ world() { # sets WORLD
     guest=absent
   fi
   WORLD="== preference"$'\n'"$plist"$'\n'"== journal"$'\n'"${JOURNAL_VIEW[x$raw]}"$'\n'"== guest"$'\n'"$guest"
+  case "$cmd" in
+  gc|json-gc|forget-host) WORLD+=$'\n'"== known_hosts"$'\n'"$(cat "$LUME_METAL_STATE_DIR/known_hosts" 2>/dev/null || echo absent)" ;;
+  agent-*) WORLD+=$'\n'"== agents"$'\n'"$(agents_view)" ;;
+  esac
 }
 
 # What a run printed, without what differs from one successful run to the next: durations and
@@ -92,6 +159,11 @@ save_before() {
   [ ! -e "$LUME_METAL_STATE_DIR" ] || cp -a "$LUME_METAL_STATE_DIR" "$E2E_DIR/before/state"
   cp -a "$LUME_METAL_PREFS_DIR" "$E2E_DIR/before/prefs"
   [ ! -e "$GUEST" ] || cp -a "$GUEST" "$E2E_DIR/before/guest"
+  # The agent sweeps: the guest's LaunchAgents and launchd's view of them as they were.
+  if [[ $cmd == agent-* ]]; then
+    [ ! -e "$(guest_home vm1)/Library/LaunchAgents" ] || cp -a "$(guest_home vm1)/Library/LaunchAgents" "$E2E_DIR/before/agents"
+    AGENTS_BEFORE=$(agents_view)
+  fi
   # The guest's ~/.local as it was: enable notes which parents it made, rollback removes them.
   [ ! -e "${GUEST%/.local/share/lume-metal}/.local" ] || touch "$E2E_DIR/before/had-local"
 }
@@ -111,6 +183,19 @@ restore_before() {
   # Before every command the VM runs: enable's restart and rollback's too start from a running
   # VM (one the preference restored above applies to, when it has to be started again).
   [[ $(curl -fsS "$LUME_METAL_LUME_URL/lume/vms/vm1") =~ \"status\":[[:space:]]*\"running\" ]] || vm_run vm1
+  # The agent sweeps: launchd as it was, when a run changed it (booted out through the guest's own
+  # launchctl, which ends the job, then loaded and started again from the plist as it was).
+  if [[ $cmd == agent-* ]] && [ "$(agents_view)" != "$AGENTS_BEFORE" ]; then
+    local home; home=$(guest_home vm1)
+    plain_ssh vm1 "launchctl bootout gui/\$(id -u)/$AGENT_LABEL" >/dev/null 2>&1 || true
+    rm -rf "$home/Library/LaunchAgents"
+    [ ! -e "$E2E_DIR/before/agents" ] || cp -a "$E2E_DIR/before/agents" "$home/Library/LaunchAgents"
+    if [ -n "$AGENTS_BEFORE" ]; then
+      plain_ssh vm1 "launchctl bootstrap gui/\$(id -u) $AGENT_PLIST && launchctl kickstart -k gui/\$(id -u)/$AGENT_LABEL" \
+        >"$E2E_DIR/agent-restore.out" 2>&1 || fail "the agent not started again: $(cat "$E2E_DIR/agent-restore.out")"
+    fi
+    [ "$(agents_view)" = "$AGENTS_BEFORE" ] || fail "launchd not as it was: $(diff <(echo "$AGENTS_BEFORE") <(agents_view))"
+  fi
 }
 
 # worker COMMAND MODE K WORKERS OUT [ONE]: N = K, K + WORKERS, ... until a run without a failure.
@@ -124,10 +209,7 @@ worker() {
   sim_start --vm vm1 --boot-delay 0 --stop-delay 0
   GUEST="$(guest_home vm1)/.local/share/lume-metal"
   vm_run vm1
-  case "$cmd" in
-  enable|json-enable) ;;
-  *) lm enable vm1 >"$E2E_DIR/setup.out" 2>&1 || fail "enable before $cmd: $(cat "$E2E_DIR/setup.out")" ;;
-  esac
+  setup_for "$cmd"
   save_before
   world
   before=$WORLD

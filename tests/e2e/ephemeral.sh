@@ -171,6 +171,45 @@ scenario_gc() {
   lm gc | grep -q '^nothing to forget' || fail "second gc"
 }
 
+# gc when another lume-metal holds a lock past gc's wait (issue 49): the journal's lock -- gc says
+# so at its first wait, in text (with the hint) and in JSON (error "locked"), with no warning
+# before it, and forgets nothing; the known-hosts lock -- gc says that one.
+scenario_gc_locked() {
+  sim_start --vm base --lume-home "$HOME/.lume"
+  lume_cli clone base ci-a >/dev/null
+  lm_json "$E2E_DIR/e.json" enable ci-a --keep-host
+  expect_rc 0 "$E2E_DIR/e.json"
+  curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/ci-a/stop" >/dev/null || true
+  curl -fsS -X DELETE "$LUME_METAL_LUME_URL/lume/vms/ci-a" >/dev/null
+  local before rc; before=$(cat "$LUME_METAL_STATE_DIR/state.json" "$LUME_METAL_STATE_DIR/known_hosts")
+  set +e
+  flock "$LUME_METAL_STATE_DIR/state.lock" "$LM_BIN" gc >"$E2E_DIR/gc.out" 2>"$E2E_DIR/gc.err"
+  rc=$?
+  set -e
+  [ "$rc" -eq 1 ] || fail "gc under the journal's lock: exit $rc: $(cat "$E2E_DIR/gc.out" "$E2E_DIR/gc.err")"
+  [ "$(cat "$E2E_DIR/gc.err")" = "lume-metal: $LUME_METAL_STATE_DIR/state.lock: another lume-metal process has held the state lock for more than 10 s; wait for it to finish and try again
+hint: wait for the other lume-metal named above and try again (without --no-wait, lume-metal waits by itself)" ] ||
+    fail "gc under the journal's lock said: $(cat "$E2E_DIR/gc.out" "$E2E_DIR/gc.err")"
+  set +e
+  flock "$LUME_METAL_STATE_DIR/state.lock" "$LM_BIN" gc --format json >"$E2E_DIR/gc.json" 2>"$E2E_DIR/gc.json.err"
+  LM_RC=$?
+  set -e
+  expect_rc 1 "$E2E_DIR/gc.json"
+  jq_is "$E2E_DIR/gc.json" '"\(.ok) \(.error.code) \(.error.message | test("another lume-metal process has held the state lock"))"' "false locked true"
+  ! grep -q warning "$E2E_DIR/gc.json.err" || fail "a warning before the error: $(cat "$E2E_DIR/gc.json.err")"
+  [ "$(cat "$LUME_METAL_STATE_DIR/state.json" "$LUME_METAL_STATE_DIR/known_hosts")" = "$before" ] || fail "gc changed files"
+  set +e
+  flock "$LUME_METAL_STATE_DIR/known_hosts.lock" "$LM_BIN" gc >"$E2E_DIR/kh.out" 2>"$E2E_DIR/kh.err"
+  rc=$?
+  set -e
+  [ "$rc" -eq 1 ] || fail "gc under the known-hosts lock: exit $rc: $(cat "$E2E_DIR/kh.out" "$E2E_DIR/kh.err")"
+  grep -q "^lume-metal: .*known_hosts.lock: another lume-metal process has held the known-hosts lock for more than 10 s" \
+    "$E2E_DIR/kh.err" || fail "gc under the known-hosts lock said: $(cat "$E2E_DIR/kh.out" "$E2E_DIR/kh.err")"
+  lm gc >"$E2E_DIR/gc2.txt" || fail "gc: $(cat "$E2E_DIR/gc2.txt")"
+  grep -q '^ci-a: gone .*forgot its host-key pin' "$E2E_DIR/gc2.txt" || fail "gc: $(cat "$E2E_DIR/gc2.txt")"
+  jq_is "$LUME_METAL_STATE_DIR/state.json" '.vms | length' 0
+}
+
 # Pins follow identity: the same identity with new host keys is refused as always; the VM's
 # identity is in status; a Tart clone has its own identity (Tart's config.json ecid).
 scenario_identity() {

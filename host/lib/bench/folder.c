@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "bench_internal.h"
+#include "json.h"
 #include "error_internal.h"
 #include "file.h"
 #include "lume-metal/family.h"
@@ -368,8 +369,10 @@ int lm_bench_folder_load(lm_bench_folder *f, const char *dir)
 	free(path);
 	if (rc < 0)
 		return rc;
-	f->meta = cJSON_ParseWithLength(data, len);
+	rc = lm_json_parse(&f->meta, data, len, NULL, 0);
 	free(data);
+	if (rc == LM_ENOMEM) /* not a damaged record */
+		return rc;
 	if (!cJSON_IsObject(f->meta))
 		return lm_error_set(LM_ECORRUPT, "%s/metadata.json: not a JSON object (not a lume-metal bench record)", dir);
 	kind = or_unknown(lm_bench_meta_str(f->meta, "kind"));

@@ -166,10 +166,14 @@ static int append(lm_llama_output *out, const cJSON *obj, const char *source, co
 
 static int parse_array(const char *text, size_t len, lm_llama_output *out)
 {
-	cJSON *doc = cJSON_ParseWithLength(text, len);
+	cJSON *doc = NULL;
 	const cJSON *e;
-	int i = 0, rc = 0;
+	int i = 0, rc;
 
+	/* Out of memory is that, not output that is no array. */
+	if ((rc = lm_json_parse(&doc, text, len, NULL, 0)) == LM_ENOMEM)
+		return rc;
+	rc = 0;
 	if (!cJSON_IsArray(doc)) {
 		cJSON_Delete(doc);
 		return lm_error_set(LM_EINVALID, "llama-bench output: not a JSON array (an unfinished run, or not -o json)");
@@ -201,7 +205,9 @@ static int parse_lines(const char *text, size_t len, lm_llama_output *out)
 		if (k == n)
 			continue;
 		snprintf(source, sizeof(source), "llama-bench output line %d", lineno);
-		if ((obj = cJSON_ParseWithLength(line, n)) == NULL)
+		if ((rc = lm_json_parse(&obj, line, n, NULL, 0)) == LM_ENOMEM)
+			return rc;
+		if (obj == NULL)
 			return lm_error_set(LM_EINVALID, "%s: not a JSON object (-o jsonl prints one per line)", source);
 		rc = append(out, obj, source, NULL);
 		cJSON_Delete(obj);

@@ -463,9 +463,14 @@ static int arm_median(char *const *outs, int rounds, const char *test, double *m
 	size_t n = 0, i;
 	int k, rc = 0;
 
-	for (k = 0; outs != NULL && k < rounds; k++) {
+	for (k = 0; outs != NULL && k < rounds && rc == 0; k++) {
 		lm_llama_output lo;
-		if (outs[k] == NULL || lm_llama_parse(outs[k], strlen(outs[k]), &lo) < 0) {
+		/* A run that does not parse is lm_bench_collect's to say; one that ran out of memory
+		 * parsing would leave its samples out of the median: that is the failure. */
+		if (outs[k] == NULL || (rc = lm_llama_parse(outs[k], strlen(outs[k]), &lo)) < 0) {
+			if (rc == LM_ENOMEM)
+				break;
+			rc = 0;
 			lm_error_clear();
 			continue;
 		}

@@ -148,7 +148,7 @@ int lm_flow_sweep_gone(lm_context *ctx, lm_vm_manager *vmm, const char *const *e
 	unsigned char *skip = NULL, *journal = NULL, *pin = NULL;
 	size_t i, count = 0, ngone = 0;
 	lm_vm_outcome *o;
-	int rc;
+	int rc, gone_rc;
 
 	if ((rc = remembered(ctx, &names, &managers, &count)) < 0)
 		return rc;
@@ -160,9 +160,15 @@ int lm_flow_sweep_gone(lm_context *ctx, lm_vm_manager *vmm, const char *const *e
 		skip[lm_strv_find(names, count, except[i])] = 1; /* one not there: the spare byte at count */
 	/* A cancel stops the questions; the VMs found gone before it are still forgotten (in the one
 	 * write), then the cancel is said. */
-	for (i = 0; i < count && lm_context_check_cancel(ctx, "while forgetting VMs that no longer exist") == 0; i++)
-		if (!skip[i] && lm_vm_gone(vmm, names[i], managers[i]))
-			gone[ngone++] = names[i]; /* sorted, as names are */
+	for (i = 0; i < count && lm_context_check_cancel(ctx, "while forgetting VMs that no longer exist") == 0; i++) {
+		if (skip[i] || (gone_rc = lm_vm_gone(vmm, names[i], managers[i])) == 0)
+			continue;
+		if (gone_rc < 0) { /* out of memory asking: nothing is forgotten */
+			rc = gone_rc;
+			goto out;
+		}
+		gone[ngone++] = names[i]; /* sorted, as names are */
+	}
 	if ((rc = forget_vms(ctx, gone, ngone, journal, pin)) < 0)
 		goto out;
 	for (i = 0; report != NULL && i < ngone && (rc = lm_flow_outcome_add(report, gone[i], &o)) == 0 &&
@@ -208,12 +214,13 @@ int lm_flow_gc(lm_context *ctx, lm_flow_result **out)
 	if ((rc = lm_flow_result_new(out)) < 0)
 		return rc;
 	result = *out;
-	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0)
+	/* The preference first, as status reads it: a result that says ok says what it is (never an
+	 * empty one), and nothing is forgotten when it cannot be read. Each failure returns at once,
+	 * with its own message: nothing after it may replace or clear it. */
+	if ((rc = lm_host_pref_status(ctx, NULL, &result->pref)) < 0 || (rc = lm_vm_manager_open(&vmm, ctx)) < 0)
 		return rc;
 	rc = lm_flow_sweep_gone(ctx, vmm, NULL, 0, result);
 	lm_vm_manager_free(vmm);
-	if (lm_host_pref_status(ctx, NULL, &result->pref) < 0)
-		lm_log(ctx, LM_LOG_WARN, "could not read the host preference: %s", lm_error_last()->message);
 	result->seconds = lm_clock_monotonic() - t;
 	return rc;
 }

@@ -37,16 +37,21 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 		lm_workload_derive(o->shimmed, &o->shimmed_flags);
 	o->guest = r.guest;
 	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0) {
-		int journal, pin, known = r.known;
-		char manager[32];
+		int journal, pin, known = r.known, step = 0;
+		char manager[32], said[2048];
 		lm_vm_record_dispose(&r);
-		/* Deleted since: forgotten now, listed as gone this once. */
-		if (rc == LM_ENOTFOUND && known && lm_flow_journal_manager(ctx, o->vm, manager, sizeof(manager)) == 0 &&
-		    lm_vm_gone(vmm, o->vm, manager) && lm_flow_forget_vm(ctx, o->vm, &journal, &pin) == 0) {
+		snprintf(said, sizeof(said), "%s", lm_error_last()->message);
+		/* Deleted since: forgotten now, listed as gone this once. A step of that which fails (out
+		 * of memory asking) is the status's failure, with its own message. */
+		if (rc == LM_ENOTFOUND && known && (step = lm_flow_journal_manager(ctx, o->vm, manager, sizeof(manager))) == 0 &&
+		    (step = lm_vm_gone(vmm, o->vm, manager)) == 1 && (step = lm_flow_forget_vm(ctx, o->vm, &journal, &pin)) == 0) {
 			lm_error_clear();
 			o->already_enabled = 0;
 			return lm_flow_gone_outcome(o, journal, pin, 0) < 0 ? lm_outcome_fail(ctx, o, LM_ENOMEM) : 0;
 		}
+		if (step < 0)
+			return lm_outcome_fail(ctx, o, step);
+		(void)lm_error_set(rc, "%s", said); /* not certainly gone: the manager's own answer */
 		return lm_outcome_fail(ctx, o, rc);
 	}
 	if ((rc = lm_outcome_message(o, "%s: %s", o->vm, !r.known ? "not enabled" : r.status == LM_VM_STATUS_ROLLING_BACK ? "rolling back: "

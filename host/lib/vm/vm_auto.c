@@ -217,20 +217,34 @@ static int same_family(const char *a, const char *b)
 /* Its own files say the VM exists: nothing to ask (a `get` of a running VM whose guest is silent
  * costs Lume's 2-second check of port 22, reference/lume.md). Out of memory here proves nothing:
  * the question is asked as before. */
+/* 1 when b's own files hold the VM, 0 when they do not or cannot tell, LM_ENOMEM (said). */
 static int stored(lm_vm_manager *vmm, const lm_vm_backend *b, void *state, const char *name)
 {
 	int rc;
 
 	if (b->stored == NULL)
 		return 0;
-	rc = b->stored(vmm, state, name);
+	if ((rc = b->stored(vmm, state, name)) == LM_ENOMEM)
+		return rc;
 	lm_error_clear();
 	return rc == 1;
 }
 
-int lm_vm_gone(lm_vm_manager *vmm, const char *name, const char *manager)
+/* b's answer to `get`: LM_ENOTFOUND (it does not know the VM), 0 (it does, or cannot tell), or
+ * LM_ENOMEM (said): memory that ran out is no answer. */
+static int known_to(lm_vm_manager *vmm, const lm_vm_backend *b, void *state, const char *name)
 {
 	lm_vm_info info;
+	int rc = b->get(vmm, state, name, &info);
+
+	if (rc == LM_ENOMEM)
+		return rc;
+	lm_error_clear();
+	return rc == LM_ENOTFOUND ? rc : 0;
+}
+
+int lm_vm_gone(lm_vm_manager *vmm, const char *name, const char *manager)
+{
 	size_t i;
 	int asked = 0, hinted = manager == NULL || manager[0] == '\0', rc;
 
@@ -240,10 +254,10 @@ int lm_vm_gone(lm_vm_manager *vmm, const char *name, const char *manager)
 		/* A forced manager answers for its own VMs only. */
 		if (!hinted && !same_family(vmm->backend->name, manager))
 			return 0;
-		if (stored(vmm, vmm->backend, vmm->state, name))
-			return 0;
-		rc = vmm->backend->get(vmm, vmm->state, name, &info);
-		lm_error_clear();
+		if ((rc = stored(vmm, vmm->backend, vmm->state, name)) != 0)
+			return rc < 0 ? rc : 0;
+		if ((rc = known_to(vmm, vmm->backend, vmm->state, name)) == LM_ENOMEM)
+			return rc;
 		return rc == LM_ENOTFOUND && strcmp(vmm->backend->name, "none") != 0;
 	}
 	for (i = 0; i < a->ncandidates; i++) {
@@ -256,12 +270,10 @@ int lm_vm_gone(lm_vm_manager *vmm, const char *name, const char *manager)
 				return 0;
 			continue;
 		}
-		if (stored(vmm, b, c->state, name))
-			return 0;
-		rc = b->get(vmm, c->state, name, &info);
-		lm_error_clear();
-		if (rc != LM_ENOTFOUND)
-			return 0; /* it knows the VM, or cannot tell */
+		if ((rc = stored(vmm, b, c->state, name)) != 0)
+			return rc < 0 ? rc : 0;
+		if ((rc = known_to(vmm, b, c->state, name)) != LM_ENOTFOUND)
+			return rc; /* it knows the VM, or cannot tell (0); or no memory to ask */
 		asked++;
 		hinted = hinted || same_family(b->name, manager);
 	}

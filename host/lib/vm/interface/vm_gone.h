@@ -10,7 +10,8 @@
  * that ran it (`manager`: "lume-api", "tart"... as the journal recorded it; NULL or "" unknown)
  * was among them. A manager that cannot be reached, or is not there at all, proves nothing. A
  * manager whose own files hold the VM (Lume: its three files in a storage location) is not asked:
- * 0 at once, without the `get` that costs Lume a 2-second port check of a silent guest. */
+ * 0 at once, without the `get` that costs Lume a 2-second port check of a silent guest. Memory
+ * that runs out while asking is no answer: LM_ENOMEM, said. */
 int lm_vm_gone(lm_vm_manager *vmm, const char *name, const char *manager);
 
 #endif
