@@ -215,9 +215,9 @@ static int same_family(const char *a, const char *b)
 }
 
 /* Its own files say the VM exists: nothing to ask (a `get` of a running VM whose guest is silent
- * costs Lume's 2-second check of port 22, reference/lume.md). Out of memory here proves nothing:
- * the question is asked as before. */
-/* 1 when b's own files hold the VM, 0 when they do not or cannot tell, LM_ENOMEM (said). */
+ * costs Lume's 2-second check of port 22, reference/lume.md). 1 when b's own files hold the VM, 0
+ * when they do not or cannot tell (then the question is asked), LM_ENOMEM (said): memory that ran
+ * out is no answer. */
 static int stored(lm_vm_manager *vmm, const lm_vm_backend *b, void *state, const char *name)
 {
 	int rc;
