@@ -85,6 +85,11 @@ static const struct {
 	{LM_ECORRUPT, "installed bundle", "local", NULL, "`lume-metal local install` (with the same --prefix) replaces "
 	    "it"},
 	{LM_EINVALID, "symbolic link", "local", NULL, "give the link's target as --prefix DIR"},
+	/* The probe's words when MTLCreateSystemDefaultDevice returns nothing (docs/guest.md): GitHub's
+	 * Intel images sometimes have no Metal device (reference/metal.md, actions/runner-images #1779). */
+	{LM_EREMOTE, "Metal device unavailable", "local", NULL, "this machine has no Metal device at all (some Intel "
+	    "runner images have none): there is nothing to unlock here; run the workload on the CPU, or on an Apple "
+	    "silicon image"},
 	{LM_EHOSTKEY, NULL, NULL, NULL, "if {vm} was re-created or made new host keys (compare them first), forget its "
 	    "old key with `lume-metal forget-host {vm}` and connect again"},
 	{LM_EAUTH, NULL, NULL, NULL, "load a key into ssh-agent, pass --ssh-key FILE (ed25519 or ECDSA), or give the "

@@ -6,6 +6,7 @@
 #   local_stock      the stock level: the answers hold, the kernels do not run; --require-exercise exits 4
 #   local_refusing   a runner image whose device refuses every kernel (no compute path): exit 4
 #   local_bare_metal a machine that is not a VM: kern.hv_vmm_present 0, another device name
+#   local_no_device  a runner with no Metal device (Intel images, sometimes): the probe's own words
 #   local_clean_env  the shim's variables exported by an earlier step do not make "stock" shimmed
 #   local_run        run with activation records, its exit status, nothing left of it
 #   local_signals    SIGTERM to lume-metal reaches the workload's group; nothing is left running
@@ -108,6 +109,27 @@ scenario_local_refusing() {
   lm_json "$E2E_DIR/r.json" local probe --require-exercise
   expect_rc 4 "$E2E_DIR/r.json"
   jq -e '.error.message | contains("no compute path")' "$E2E_DIR/r.json" >/dev/null || fail "message: $(jq -c .error "$E2E_DIR/r.json")"
+}
+
+# GitHub's Intel images sometimes have no Metal device at all (reference/metal.md: actions/runner-images
+# #1779, llama.cpp PR #6628): MTLCreateSystemDefaultDevice returns nil and the probe exits 1 with
+# "Metal device unavailable" (docs/guest.md). local probe says that, in the probe's own words, and
+# what to do (docs/hosted-runners.md's reading table), in text and JSON.
+scenario_local_no_device() {
+  machine --feature-level unlocked
+  LM_FAKE_METAL_NO_DEVICE=1 lm_json "$E2E_DIR/p.json" local probe --exercise
+  expect_rc 1 "$E2E_DIR/p.json"
+  jq_is "$E2E_DIR/p.json" '.error.code' remote
+  jq_is "$E2E_DIR/p.json" '.error.message' "local: the probe failed stock (exit 1): Metal device unavailable"
+  jq -e '.error.hint | contains("no Metal device at all")' "$E2E_DIR/p.json" >/dev/null || fail "hint: $(jq -c .error "$E2E_DIR/p.json")"
+  jq_is "$E2E_DIR/p.json" '.machine.result' failed
+  jq_is "$E2E_DIR/p.json" '.machine.stock' null
+  local rc=0
+  LM_FAKE_METAL_NO_DEVICE=1 lm local probe >"$E2E_DIR/p.txt" 2>&1 || rc=$?
+  [ "$rc" -eq 1 ] || fail "text: exit $rc: $(cat "$E2E_DIR/p.txt")"
+  [ "$(cat "$E2E_DIR/p.txt")" = "lume-metal: local: the probe failed stock (exit 1): Metal device unavailable
+hint: this machine has no Metal device at all (some Intel runner images have none): there is nothing to unlock here; run the workload on the CPU, or on an Apple silicon image" ] ||
+    fail "text: $(cat "$E2E_DIR/p.txt")"
 }
 
 scenario_local_bare_metal() {

@@ -581,8 +581,11 @@ int lm_guest_probe(lm_ssh *ssh, const lm_shim_env *se, int shimmed, lm_report **
 	if (diag_len > 0 && serr != NULL)
 		lm_text_format_cut(diag, diag_len, "%.*s", (int)strcspn(serr, "\n"), serr);
 	if (status != 0) {
-		rc = lm_error_set(LM_EREMOTE, "the probe failed %s (exit %d): %s", shimmed ? "with the shim" : "stock",
-		    status, serr != NULL && serr[0] ? serr : "no output");
+		size_t n = serr != NULL ? strlen(serr) : 0;
+		while (n > 0 && (serr[n - 1] == '\n' || serr[n - 1] == '\r'))
+			n--; /* its last line's end is not part of what it said */
+		rc = lm_error_set(LM_EREMOTE, "the probe failed %s (exit %d): %.*s", shimmed ? "with the shim" : "stock",
+		    status, n > 0 ? (int)n : (int)strlen("no output"), n > 0 ? serr : "no output");
 		goto out;
 	}
 	if ((rc = lm_report_parse_lines(out, sout, strlen(sout))) < 0)
