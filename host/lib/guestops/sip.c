@@ -117,6 +117,15 @@ int lm_sip_warning(const lm_guest_facts *facts, const char *name, const lm_run_t
 		    "native macOS build) dyld cannot load it and stops the program (\"inserted dylib could not be "
 		    "loaded\"). Run the workload with a program or interpreter outside the system directories "
 		    "(Homebrew's /opt/homebrew/bin/python3, a venv's bin/python).", who);
+	else if (strcmp(facts->sip, "custom") == 0)
+		/* csrutil does not say which protections a custom configuration keeps: macOS may purge the
+		 * variables (protection on) or load the shim and stop an arm64e program (off), the two cases
+		 * lm_children_policy assumes for custom (reference/metal.md, 2026-12-06). */
+		snprintf(buf, len, "%s which System Integrity Protection may cover (SIP custom: which protections are "
+		    "on is not reported): macOS may purge DYLD_INSERT_LIBRARIES from it, and it runs stock, or load the "
+		    "shim into it and stop it (protected programs are arm64e; the shim has no arm64e slice unless it is "
+		    "a native macOS build). Run the workload with a program or interpreter outside the system "
+		    "directories (Homebrew's /opt/homebrew/bin/python3, a venv's bin/python).", who);
 	else
 		snprintf(buf, len, "%s which System Integrity Protection protects (SIP %s): macOS removes "
 		    "DYLD_INSERT_LIBRARIES from protected programs, so the shim cannot reach the workload and it runs "
