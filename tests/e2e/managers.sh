@@ -121,6 +121,11 @@ scenario_first_enable_restart() {
   jq_is "$E2E_DIR/e1.json" '.vms[0].stock.families.Apple9' false
   expect_manager "$E2E_DIR/e1.json"
   [ "$(mgr_state)" = "$( [ "$backend" = utm ] && echo started || echo running)" ] || fail "vm1 not running: $(mgr_state)"
+  # Lume's API was asked for no VNC listener on the VM it started (reference/lume.md, 2026-12-06).
+  if [ "$backend" = lume-api ]; then
+    [ "$(curl -fsS "$LUME_METAL_LUME_URL/lume/vms/vm1" | jq -r .vncUrl)" = null ] ||
+      fail "the VM lume-metal started has a VNC listener: $(curl -fsS "$LUME_METAL_LUME_URL/lume/vms/vm1")"
+  fi
   # A stopped VM is started (not restarted) by the next first enable.
   lmb_json "$E2E_DIR/r.json" rollback vm1
   expect_rc 0 "$E2E_DIR/r.json"

@@ -42,6 +42,8 @@ typedef struct {
 	int unlocked;           /* the host preference was on when this VM last started (under sim.lock) */
 	int never_ready;        /* runs but never gets an address */
 	int vnc_port;           /* what vncUrl shows while running */
+	int vnc_off;            /* under sim.lock: run with "vnc": "disabled" (Lume main since ab957bd,
+	                           reference/lume.md 2026-12-06): no VNC listener, vncUrl null */
 	sim_manager manager;
 	int no_display;         /* UTM: config.plist has no Display entry */
 	char uuid[40];          /* UTM: Information.UUID */

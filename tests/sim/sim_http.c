@@ -140,8 +140,11 @@ static int take_fault(sim *s, const char *path, reply *r)
 }
 
 /* A run body as Lume decodes it (RunVMRequest, every field optional): a body that is not a JSON
- * object with fields of these types is refused with 400 (Handlers.swift handleRunVM). */
-static int run_body_ok(const char *body)
+ * object with fields of these types is refused with 400 (Handlers.swift handleRunVM). `vnc` is
+ * "enabled" or "disabled", and "disabled" only with noDisplay true; any other value is 400 (Lume
+ * main since ab957bd, reference/lume.md 2026-12-06; the tagged 0.5.3 ignored the key). *vnc_off is
+ * set when the body asks for no VNC listener. */
+static int run_body_ok(const char *body, int *vnc_off)
 {
 	static const char *const bools[] = {"noDisplay", "recoveryMode", "clipboard"};
 	static const char *const strings[] = {"storage", "network", "vnc", "diskPath", "nvramPath"};
@@ -150,6 +153,7 @@ static int run_body_ok(const char *body)
 	size_t i;
 	int ok;
 
+	*vnc_off = 0;
 	if (body[0] == '\0')
 		return 1; /* no body: every default */
 	doc = cJSON_Parse(body);
@@ -160,6 +164,11 @@ static int run_body_ok(const char *body)
 		ok = (v = cJSON_GetObjectItemCaseSensitive(doc, strings[i])) == NULL || cJSON_IsString(v) || cJSON_IsNull(v);
 	if (ok && (v = cJSON_GetObjectItemCaseSensitive(doc, "sharedDirectories")) != NULL)
 		ok = cJSON_IsArray(v) || cJSON_IsNull(v);
+	if (ok && cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(doc, "vnc"))) {
+		*vnc_off = strcmp(v->valuestring, "disabled") == 0;
+		ok = strcmp(v->valuestring, "enabled") == 0 ||
+		    (*vnc_off && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "noDisplay")));
+	}
 	cJSON_Delete(doc);
 	return ok;
 }
@@ -290,7 +299,8 @@ static void route(sim *s, const char *method, const char *path, const char *body
 			set_json(r, 200, sim_vm_json(s, vm));
 	} else if (post && match_vm(path, "/run", name, sizeof(name))) {
 		cJSON *o;
-		if (!run_body_ok(body)) {
+		int vnc_off;
+		if (!run_body_ok(body, &vnc_off)) {
 			set_message(r, 400, "Invalid run request body", NULL);
 			return;
 		}
@@ -301,10 +311,13 @@ static void route(sim *s, const char *method, const char *path, const char *body
 		cJSON_AddStringToObject(o, "status", "pending");
 		set_json(r, 202, cJSON_PrintUnformatted(o));
 		cJSON_Delete(o);
-		if ((vm = sim_lume_vm_find(s, name)) == NULL)
+		if ((vm = sim_lume_vm_find(s, name)) == NULL) {
 			sim_log_event(s, "start-failed", name, "Virtual machine not found");
-		else
-			(void)sim_vm_run(s, vm, 0, why, sizeof(why)); /* a failure is in the log only */
+		} else if (sim_vm_run(s, vm, 0, why, sizeof(why)) == 0) { /* a failure is in the log only */
+			pthread_mutex_lock(&s->lock);
+			vm->vnc_off = vnc_off;
+			pthread_mutex_unlock(&s->lock);
+		}
 		/* The answer after the start began (--run-answer-delay): a client canceled while it waits
 		 * has launched the VM all the same. */
 		if (s->run_answer_delay > 0) {

@@ -366,6 +366,7 @@ static int vm_run(sim *s, sim_vm *vm, pid_t owner_pid, int restore, char *why, s
 		return -1;
 	}
 	vm->running = 1;
+	vm->vnc_off = 0; /* a run body that asks for none sets it after (sim_http.c) */
 	vm->booted = 0;
 	vm->generation++;
 	vm->boot_at = sim_now() + s->boot_delay;
@@ -609,11 +610,12 @@ static int lume_ssh_check(sim *s, sim_vm *vm)
 static cJSON *vm_object(sim *s, sim_vm *vm)
 {
 	cJSON *o = cJSON_CreateObject(), *disk;
-	int running, booted, addressed;
+	int running, booted, addressed, vnc_off;
 
 	pthread_mutex_lock(&s->lock);
 	running = vm->running;
 	booted = vm->booted;
+	vnc_off = vm->vnc_off;
 	/* Lume's address is the host's DHCP lease for the VM's MAC: a guest that took one before (a
 	 * restart) has it there while it boots again, before its sshd listens. */
 	addressed = booted || (running && vm->leased);
@@ -629,7 +631,7 @@ static cJSON *vm_object(sim *s, sim_vm *vm)
 	cJSON_AddNumberToObject(disk, "total", 85899345920.0);
 	cJSON_AddStringToObject(o, "display", "1024x768");
 	cJSON_AddNullToObject(o, "provisioningOperation");
-	if (running) { /* the VM's VNC server runs whatever the display (noDisplay too) */
+	if (running && !vnc_off) { /* the VM's VNC server runs whatever the display (noDisplay too) */
 		char vnc[64];
 		snprintf(vnc, sizeof(vnc), "vnc://:lume-sim@127.0.0.1:%d", vm->vnc_port);
 		cJSON_AddStringToObject(o, "vncUrl", vnc);

@@ -370,11 +370,13 @@ static void test_run_202_whatever_happens(void **state)
 }
 
 /* A run body that does not decode is 400 "Invalid run request body" and starts nothing; no body
- * is every default. */
+ * is every default. `vnc` is "enabled" or "disabled", disabled only with noDisplay true (Lume main
+ * since ab957bd, reference/lume.md 2026-12-06). */
 static void test_run_body_checked(void **state)
 {
 	static const char *const bad[] = {"{\"noDisplay\":true", "[]", "\"x\"", "{\"noDisplay\":\"yes\"}",
-		"{\"sharedDirectories\":{}}"};
+		"{\"sharedDirectories\":{}}", "{\"noDisplay\":true,\"vnc\":\"off\"}", "{\"vnc\":\"disabled\"}",
+		"{\"noDisplay\":false,\"vnc\":\"disabled\"}"};
 	int runs = events("run", "vm2", NULL);
 	size_t i;
 
@@ -385,6 +387,29 @@ static void test_run_body_checked(void **state)
 	expect("POST", "/lume/vms/vm2/run", "", 202, "application/json", "pending");
 	assert_int_equal(events("run", "vm2", NULL), runs + 1);
 	wait_vm("vm2", "running");
+	stop_vm("vm2");
+}
+
+/* "vnc": "disabled" (with noDisplay): the VM runs without a VNC listener, so vncUrl stays null; the
+ * next run without it has one again. */
+static void test_run_vnc_disabled(void **state)
+{
+	cJSON *vm;
+
+	(void)state;
+	expect("POST", "/lume/vms/vm2/run", "{\"noDisplay\":true,\"vnc\":\"disabled\"}", 202, "application/json",
+	    "pending");
+	wait_vm("vm2", "running");
+	vm = get_vm("vm2");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(vm, "vncUrl")));
+	cJSON_Delete(vm);
+	stop_vm("vm2");
+	expect("POST", "/lume/vms/vm2/run", "{\"noDisplay\":true,\"vnc\":\"enabled\"}", 202, "application/json",
+	    "pending");
+	wait_vm("vm2", "running");
+	vm = get_vm("vm2");
+	assert_true(strncmp(str_of(vm, "vncUrl"), "vnc://", 6) == 0);
+	cJSON_Delete(vm);
 	stop_vm("vm2");
 }
 
@@ -920,6 +945,7 @@ int main(void)
 		cmocka_unit_test(test_pulling_vm),
 		cmocka_unit_test(test_run_202_whatever_happens),
 		cmocka_unit_test(test_run_body_checked),
+		cmocka_unit_test(test_run_vnc_disabled),
 		cmocka_unit_test(test_running_before_address),
 		cmocka_unit_test(test_boot_gives_address_and_ssh),
 		cmocka_unit_test(test_restart_keeps_lease_address),

@@ -82,7 +82,7 @@ static void test_start_ready_stop(void **state)
 	(void)state;
 	lm_assert_ok(lm_vm_start(vmm, "vm1"));
 	assert_int_equal(count("\"POST\"", "/lume/vms/vm1/run\""), 1);
-	assert_int_equal(count("/lume/vms/vm1/run\"", "\"body\":\"{\\\"noDisplay\\\":true}\""), 1);
+	assert_int_equal(count("/lume/vms/vm1/run\"", "\"body\":\"{\\\"noDisplay\\\":true,\\\"vnc\\\":\\\"disabled\\\"}\""), 1);
 	lm_assert_ok(lm_vm_wait_ready(vmm, "vm1", 0, &info));
 	assert_string_equal(info.status, "running");
 	assert_string_equal(info.ip, address);

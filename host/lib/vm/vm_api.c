@@ -316,11 +316,14 @@ static int api_start(lm_vm_manager *vmm, void *state, const char *name)
 	char path[LM_VM_NAME_MAX + 32];
 
 	snprintf(path, sizeof(path), "/lume/vms/%s/run", name);
-	/* noDisplay: without it `lume serve` opens a VNC viewer on the host's desktop. The 202 says
-	 * nothing about the outcome: lm_vm_wait_ready() finds out. Lume starts the VM before it
-	 * answers, whatever it then answers (reference/lume.md): once sent, the start is launched. */
+	/* noDisplay: without it `lume serve` opens a VNC viewer on the host's desktop. vnc disabled:
+	 * no VNC listener (with its password in vncUrl) for a VM nobody is going to look at; Lume main
+	 * since ab957bd takes it (with noDisplay true only), older Lume ignores keys it does not know
+	 * (reference/lume.md, 2026-12-06), so one body serves both. The 202 says nothing about the
+	 * outcome: lm_vm_wait_ready() finds out. Lume starts the VM before it answers, whatever it then
+	 * answers (reference/lume.md): once sent, the start is launched. */
 	lm_vm_note_launch(vmm, 0, NULL);
-	return api_call(vmm, state, "POST", path, "{\"noDisplay\":true}", LM_API_GET_TIMEOUT, 0, NULL);
+	return api_call(vmm, state, "POST", path, "{\"noDisplay\":true,\"vnc\":\"disabled\"}", LM_API_GET_TIMEOUT, 0, NULL);
 }
 
 static int api_stop(lm_vm_manager *vmm, void *state, const char *name)
