@@ -1,6 +1,7 @@
 /* The `tart` stand-in of lume-sim (installed as DIR/bin/tart): Tart's CLI as
  * docs/vm-managers.md lists it, over the simulator's guests. Its store is Tart's: $TART_HOME, else
- * ~/.tart, with vms/NAME/{config.json,disk.img,nvram.bin}; a VM runs while a `tart run` process
+ * ~/.tart, with vms/NAME/{config.json,disk.img,nvram.bin} (or the stacked layout: manifest.json and
+ * overlay.asif for disk.img); a VM runs while a `tart run` process
  * holds an fcntl write lock on its config.json (Sources/tart/PIDLock.swift), and every command
  * finds that out the way Tart does (F_GETLK). `tart run` blocks for the VM's life; the simulator
  * boots the guest for it (POST /_sim/vms/NAME/attach) and powers it off when SIGINT comes
@@ -41,22 +42,25 @@ static void vm_file(char *buf, size_t cap, const char *name, const char *file)
 	snprintf(buf, cap, "%s/vms/%s/%s", home, name, file);
 }
 
-/* VMDirectory.initialized: all of config.json, disk.img and nvram.bin. */
-static int vm_exists(const char *name)
+static int vm_has(const char *name, const char *file)
 {
-	static const char *const files[] = {"config.json", "disk.img", "nvram.bin"};
 	char path[PATH_MAX + 300];
 	struct stat st;
-	size_t i;
 
+	vm_file(path, sizeof(path), name, file);
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* VMDirectory.initialized: config.json and nvram.bin, with disk.img, or with manifest.json and
+ * overlay.asif and no disk.img: the stacked layout (Layout.stackedLocal, openai/tart 16d186c;
+ * reference/vm-managers-and-bench.md, 2026-12-06). */
+static int vm_exists(const char *name)
+{
 	if (name[0] == '\0' || name[0] == '.' || strchr(name, '/') != NULL)
 		return 0;
-	for (i = 0; i < 3; i++) {
-		vm_file(path, sizeof(path), name, files[i]);
-		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-			return 0;
-	}
-	return 1;
+	if (!vm_has(name, "config.json") || !vm_has(name, "nvram.bin"))
+		return 0;
+	return vm_has(name, "disk.img") || (vm_has(name, "manifest.json") && vm_has(name, "overlay.asif"));
 }
 
 /* VMDirectory.running(): the PID of the F_GETLK holder of config.json, 0: none. */
@@ -119,7 +123,11 @@ static void disk_sizes(const char *name, long *disk, double *size)
 
 	*disk = 0;
 	*size = 0;
+	/* A stacked VM has no disk.img: its overlay stands in (what Tart says of its Disk is not in the
+	 * reference; nothing in lume-metal reads it). */
 	vm_file(path, sizeof(path), name, "disk.img");
+	if (stat(path, &st) != 0)
+		vm_file(path, sizeof(path), name, "overlay.asif");
 	if (stat(path, &st) == 0) {
 		*disk = (long)(st.st_size / 1000000000LL);
 		*size = (double)st.st_blocks * 512.0 / 1e9;

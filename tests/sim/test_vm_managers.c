@@ -321,6 +321,45 @@ static void test_auto_choice_and_ambiguity(void **state)
 	free(path);
 }
 
+/* Tart's stacked layout (openai/tart 16d186c, VMDirectory.swift Layout.stackedLocal;
+ * reference/vm-managers-and-bench.md, 2026-12-06): config.json, nvram.bin, manifest.json and
+ * overlay.asif, no disk.img, is a VM; without its overlay it is not. */
+static void test_tart_stacked_layout(void **state)
+{
+	static const char *const files[] = {"nvram.bin", "manifest.json", "overlay.asif"};
+	char dir[PATH_MAX + 64], *path, *config;
+	lm_context *ctx;
+	lm_vm_manager *vmm;
+	lm_vm_info info;
+	size_t i, len;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/vms/tvm/config.json", tart_home);
+	assert_non_null(config = lm_test_slurp(dir, &len));
+	snprintf(dir, sizeof(dir), "%s/vms/stacked", tart_home);
+	assert_int_equal(lm_test_mkdir_p(dir, 0755), 0);
+	path = lm_test_join(dir, "config.json");
+	lm_test_write(path, config, len);
+	free(path);
+	free(config);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		path = lm_test_join(dir, files[i]);
+		lm_test_write_text(path, "{}");
+		free(path);
+	}
+	vmm = open_kind(&ctx, LM_VM_MANAGER_TART, NULL);
+	lm_assert_ok(lm_vm_get(vmm, "stacked", &info));
+	assert_string_equal(info.status, "stopped");
+	assert_string_equal(info.manager, "tart");
+	path = lm_test_join(dir, "overlay.asif");
+	assert_int_equal(unlink(path), 0);
+	free(path);
+	lm_assert_fails(lm_vm_get(vmm, "stacked", &info), LM_ENOTFOUND);
+	lm_vm_manager_free(vmm);
+	lm_context_free(ctx);
+	assert_int_equal(lm_test_rmtree(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +369,7 @@ int main(void)
 		cmocka_unit_test(test_utm_list_start_stop),
 		cmocka_unit_test(test_none),
 		cmocka_unit_test(test_auto_choice_and_ambiguity),
+		cmocka_unit_test(test_tart_stacked_layout),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
