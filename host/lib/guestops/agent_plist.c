@@ -194,30 +194,41 @@ static int started_by(const lm_activation *child, const lm_activation *parent)
  * (llm/llama_server.go): the runner's record is the proof that the worker got the unlock, and it
  * stays while the server that started it runs. looks[i].kept for each record of the list whose
  * process has exited and that has an ancestor in the records (spawns[] or ppid) that is live, or
- * was started by the agent's running process (agent_pid, 0 when it does not run). A pid reused
- * since by another process of the same boot can keep a record longer, never make one count for a
- * process that did not write it. */
-static void keep_started(const lm_activation_list *list, long agent_pid, record_look *looks)
+ * was started by the agent's running process (agent_pid, 0 when it does not run). A pid reused by
+ * another process of the same boot can keep a record (and its answers counted) longer than the
+ * process that started it ran; a record of an earlier boot never (prune_records). */
+static int keep_started(const lm_activation_list *list, long agent_pid, record_look *looks)
 {
+	size_t n = list->count;
+	unsigned char *by; /* by[i * n + j]: i was started by j (at most 256 x 256) */
 	int changed = 1;
 
-	for (size_t i = 0; i < list->count; i++)
+	if (n == 0)
+		return 0;
+	if ((by = calloc(n * n, 1)) == NULL)
+		return lm_error_nomem();
+	for (size_t i = 0; i < n; i++) {
 		looks[i].kept = !looks[i].live && agent_pid > 0 && list->items[i].pid != agent_pid &&
 		    list->items[i].ppid == agent_pid;
-	/* To a fixed point: each pass reaches one generation further (at most count passes). */
-	for (size_t pass = 0; changed && pass < list->count; pass++) {
+		for (size_t j = 0; j < n; j++)
+			by[i * n + j] = (unsigned char)started_by(&list->items[i], &list->items[j]);
+	}
+	/* To a fixed point: each pass reaches one generation further (at most n passes). */
+	for (size_t pass = 0; changed && pass < n; pass++) {
 		changed = 0;
-		for (size_t i = 0; i < list->count; i++) {
+		for (size_t i = 0; i < n; i++) {
 			if (looks[i].live || looks[i].kept)
 				continue;
-			for (size_t j = 0; j < list->count; j++) {
-				if ((looks[j].live || looks[j].kept) && started_by(&list->items[i], &list->items[j])) {
+			for (size_t j = 0; j < n; j++) {
+				if (by[i * n + j] && (looks[j].live || looks[j].kept)) {
 					looks[i].kept = changed = 1;
 					break;
 				}
 			}
 		}
 	}
+	free(by);
+	return 0;
 }
 
 /* The record of pid in the list (sorted by pid), or -1. */
@@ -287,7 +298,8 @@ static int prune_records(lm_ssh *ssh, const char *dir, long agent_pid, lm_activa
 		looks[i].live = rc == 0 && (boot <= 0 || looks[i].mtime >= boot);
 	}
 	/* Then the exited that a live one started, of this boot too. */
-	keep_started(list, agent_pid, looks);
+	if ((rc = keep_started(list, agent_pid, looks)) < 0)
+		goto done;
 	for (i = 0; i < list->count; i++) {
 		if (!looks[i].kept)
 			continue;
