@@ -95,6 +95,48 @@ scenario_workers_idle_agent() {
     "$E2E_DIR/p.json" || fail "documents that do not follow $LM_SCHEMA (above)"
 }
 
+# The server restarted (launchctl kickstart -k, as KeepAlive or a user's restart does): the earlier
+# server's worker has no live ancestor any more -- its record, its server's and its discovery's go
+# at the next look, while the new server and its discovery's record stay; until a model is loaded
+# again nothing is widened (doctor warns).
+scenario_workers_restart() {
+  setup
+  local home; home=$(guest_home vm1)
+  local dir=$home/Library/Logs/lume-metal/$LABEL.activation log=$home/Library/Logs/lume-metal/$LABEL.out.log
+  lm_json_first "$E2E_DIR/i.json" agent install vm1 --label $LABEL -- ollama serve
+  expect_rc 0 "$E2E_DIR/i.json"
+  lm_json "$E2E_DIR/l0.json" agent list vm1
+  local pid; pid=$(jq -r '.vms[0].agents[0].pid' "$E2E_DIR/l0.json")
+  [[ "$pid" =~ ^[0-9]+$ ]] || fail "no server pid: $(cat "$E2E_DIR/l0.json")"
+  wait_for 15 "the server to be ready" out_log_has '^server: ready$'
+  guest_signal USR1 "$pid"
+  wait_for 15 "the worker to be ready" out_log_has '^runner: pid [0-9]+ apple7=1 apple9=1 ready$'
+  local worker; worker=$(sed -n 's/^runner: pid \([0-9]*\) .*/\1/p' "$log" | tail -1)
+  guest_signal USR2 "$pid"
+  wait_for 15 "the worker to exit" out_log_has '^server: runner exited [0-9]+$'
+  lm_json "$E2E_DIR/l.json" agent list vm1
+  jq_is "$E2E_DIR/l.json" '.vms[0].agents[0].shim_widened_exited.pid' "$worker"
+
+  note "restarted: the earlier server's records go, the new server's stay"
+  plain_ssh vm1 "launchctl kickstart -k gui/\$(id -u)/$LABEL" || fail "kickstart -k failed"
+  wait_for 15 "the new server to be ready" test "$(grep -c '^server: ready$' "$log")" -eq 2
+  lm_json "$E2E_DIR/r.json" agent list vm1
+  local pid2; pid2=$(jq -r '.vms[0].agents[0].pid' "$E2E_DIR/r.json")
+  [ "$pid2" != "$pid" ] || fail "kickstart -k kept pid $pid"
+  jq_is "$E2E_DIR/r.json" '.vms[0].agents[0].records_pruned' 3
+  jq_is "$E2E_DIR/r.json" '.vms[0].agents[0].shim_loaded' true
+  jq_is "$E2E_DIR/r.json" '.vms[0].agents[0].shim_widened' false
+  jq_is "$E2E_DIR/r.json" '.vms[0].agents[0].shim_widened_exited' null
+  [ ! -e "$dir/$worker.json" ] && [ ! -e "$dir/$pid.json" ] || fail "the earlier server's records were kept: $(ls "$dir")"
+  [ -e "$dir/$pid2.json" ] && [ "$(records "$dir")" -eq 2 ] ||
+    fail "the new server's and its discovery's records expected: $(ls "$dir")"
+  lm_json "$E2E_DIR/d.json" doctor vm1
+  jq -e '[.checks[] | select(.check == "agent-shim")] | length == 1 and .[0].level == "warn"' "$E2E_DIR/d.json" >/dev/null ||
+    fail "doctor: $(jq -c '.checks' "$E2E_DIR/d.json")"
+  "$LM_PYTHON" "$here/../support/json-validate" "$LM_SCHEMA" "$E2E_DIR/l.json" "$E2E_DIR/r.json" ||
+    fail "documents that do not follow $LM_SCHEMA (above)"
+}
+
 [ $# -eq 1 ] && declare -F "scenario_$1" >/dev/null || { echo "usage: $0 SCENARIO" >&2; exit 2; }
 "scenario_$1"
 check_guest_shells
