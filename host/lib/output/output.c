@@ -576,6 +576,19 @@ static cJSON *activation_json(const lm_run_result *r)
 	cJSON_AddNumberToObject(a, "records_skipped", (double)r->records_skipped);
 	add_strv(a, "skipped", r->skipped_lines);
 	add_strv(a, "stock_children", r->stock_children);
+	/* Since issue 48: the process the answers were widened in (the first by pid), as run's summary
+	 * names it -- often a worker that came and went before the workload ended; null when none. */
+	if (LM_HAS_FIELD(r, lm_run_result, widened_line)) {
+		cJSON *rec = records != NULL && r->widened_line >= 0 ? cJSON_GetArrayItem(records, (int)r->widened_line) : NULL;
+		cJSON *pid = cJSON_GetObjectItem(rec, "pid"), *exe = cJSON_GetObjectItem(rec, "exe"), *w;
+
+		if (cJSON_IsNumber(pid) && (w = cJSON_AddObjectToObject(a, "widened_in")) != NULL) {
+			cJSON_AddNumberToObject(w, "pid", pid->valuedouble);
+			add_string_or_null(w, "exe", cJSON_IsString(exe) ? exe->valuestring : NULL);
+		} else {
+			cJSON_AddNullToObject(a, "widened_in");
+		}
+	}
 	return a;
 }
 
