@@ -43,6 +43,8 @@ static void agent_lines(FILE *out, const lm_vm_outcome *o, int launchd)
 			lm_cli_printf(out, "      shim: loaded since it started: %s\n", a->shim);
 		else if (a->shim_loaded == 1)
 			lm_cli_printf(out, "      shim: no answer widened since it started: %s\n", a->shim);
+		else if (a->shim_widened == 1 && LM_HAS_FIELD(a, lm_agent_info, widened_exited_exe) && a->widened_exited_pid > 0)
+			lm_cli_printf(out, "      shim: not loaded by its process (pid %ld); %s\n", a->pid, a->shim);
 		else if (a->shim_widened == 1)
 			lm_cli_printf(out, "      shim: not loaded by its process (pid %ld), widened in a process it started: %s\n",
 			    a->pid, a->shim);

@@ -78,11 +78,22 @@ static void terminal_options(lm_cli *cli, lm_workload_options *wo, run_io *r)
 void lm_cli_activation_lines(const lm_cli *cli, const lm_run_result *res, int children)
 {
 	size_t i, nstock = 0, all = res->nprocesses + res->records_dropped;
+	const char *widened = NULL;
+	int widened_len = 0;
 
 	if (cli->quiet)
 		return;
 	while (res->stock_children != NULL && res->stock_children[nstock] != NULL)
 		nstock++;
+	/* The process the answers were widened in, named: "pid N PROGRAM" of its line (a worker
+	 * that came and went, as Ollama's runners do, among the others; issue 48). */
+	if (LM_HAS_FIELD(res, lm_run_result, widened_line) && res->widened_line >= 0 &&
+	    (size_t)res->widened_line < res->nprocesses && res->process_lines != NULL) {
+		widened = res->process_lines[res->widened_line];
+		widened_len = strstr(widened, ": ") != NULL ? (int)(strstr(widened, ": ") - widened) : 0;
+		if (widened_len == 0)
+			widened = NULL;
+	}
 	if (!cli->verbose) {
 		if (res->no_shim != NULL)
 			lm_cli_printf(stderr, "shim: %s\n", res->no_shim);
@@ -92,8 +103,9 @@ void lm_cli_activation_lines(const lm_cli *cli, const lm_run_result *res, int ch
 		else if (all == 1 && res->records_skipped == 0)
 			lm_cli_printf(stderr, "shim: %s\n", res->process_lines[0]);
 		else if (all > 0 || res->records_skipped > 0)
-			lm_cli_printf(stderr, "shim: loaded by %zu process%s of the workload%s (--verbose: each)\n", all,
-			    all == 1 ? "" : "es", res->records_skipped > 0 ? ", some records damaged and skipped" : "");
+			lm_cli_printf(stderr, "shim: loaded by %zu process%s of the workload%s%s%.*s (--verbose: each)\n", all,
+			    all == 1 ? "" : "es", res->records_skipped > 0 ? ", some records damaged and skipped" : "",
+			    widened != NULL ? ", widened in " : "", widened_len, widened != NULL ? widened : "");
 		return;
 	}
 	for (i = 0; i < res->nprocesses; i++)

@@ -61,6 +61,15 @@ typedef struct {
 	                                   ended it (launchctl list's convention: -15 for SIGTERM) */
 	char stdout_path[LM_AGENT_PATH_MAX]; /* the job's StandardOutPath in the guest ("" unknown) */
 	char stderr_path[LM_AGENT_PATH_MAX]; /* its StandardErrorPath */
+	/* Added by issue 48 (the size tells whether the library has them): a worker that came and
+	 * went -- Ollama's inference runner, which exits after OLLAMA_KEEP_ALIVE idle. Its record is
+	 * kept while a process of the agent that started it runs. */
+	long widened_exited_pid;        /* shim_widened 1 by a process that has exited since (none of
+	                                   the agent's live processes had an answer widened): its pid;
+	                                   0 otherwise */
+	double widened_exited_at;       /* ... its record's last write (epoch seconds): when it exited,
+	                                   or its last news before */
+	char widened_exited_exe[LM_AGENT_PATH_MAX]; /* ... its program ("" unknown) */
 } lm_agent_info;
 
 /* 0 when type is one of launchd's ProcessType values (Background, Standard, Adaptive,

@@ -226,6 +226,10 @@ typedef struct {
 	char **stock_children;     /* NULL-terminated: programs the workload started with the shim that
 	                              ran stock, and why ("llama-server (PATH) is signed with the hardened
 	                              runtime: it ran stock") */
+	/* Added by issue 48 (the size tells whether the library has them). */
+	long widened_line;         /* the index in process_lines of the first process (by pid) that had
+	                              an answer widened, which run's summary names (a worker that came
+	                              and went before the workload ended too); -1 none */
 } lm_run_result;
 
 LM_EXTERN(void) lm_run_result_free(lm_run_result *result);

@@ -308,6 +308,50 @@ static void test_damaged(void **state)
 	lm_activation_list_dispose(&list);
 }
 
+/* spawns[].pid (issue 48): the child's pid is read (it ties a worker's record to the process that
+ * started it, for an agent's pruning); null (an exec, a failed call) and absent read as 0; another
+ * type is a damaged record. */
+static void test_spawn_pid(void **state)
+{
+	static const char *const pids[] = { "4251", "null", NULL, "\"4251\"" };
+	lm_activation_list list = { 0 };
+	char *dir = probe_record("1009", &list);
+	char name[32];
+
+	(void)state;
+	snprintf(name, sizeof(name), "%s", list.items[0].file);
+	for (size_t i = 0; i < sizeof(pids) / sizeof(pids[0]); i++) {
+		cJSON *doc = cJSON_Parse(list.items[0].text), *spawns, *sp;
+		lm_activation a;
+		char *text;
+
+		assert_non_null(doc);
+		spawns = cJSON_GetObjectItem(doc, "spawns");
+		assert_non_null(spawns);
+		sp = cJSON_Parse("{\"call\": \"posix_spawn\", \"path\": \"/opt/homebrew/bin/ollama\", \"resolved\": "
+		    "\"/opt/homebrew/bin/ollama\", \"interpreter\": null, \"protected\": false, \"shim\": \"kept\", "
+		    "\"why\": \"not a protected program\", \"error\": null}");
+		assert_non_null(sp);
+		if (pids[i] != NULL)
+			cJSON_AddItemToObject(sp, "pid", cJSON_Parse(pids[i]));
+		cJSON_AddItemToArray(spawns, sp);
+		text = cJSON_Print(doc);
+		memset(&a, 0, sizeof(a));
+		if (i == 3) {
+			lm_assert_fails(lm_activation_parse("rec", text, strlen(text), &a), LM_EINVALID);
+			lm_assert_error_has("pid");
+		} else {
+			lm_assert_ok(lm_activation_parse("rec", text, strlen(text), &a));
+			assert_true(a.nspawns >= 1);
+			assert_int_equal(a.spawns[a.nspawns - 1].pid, i == 0 ? 4251 : 0);
+		}
+		free(text);
+		cJSON_Delete(doc);
+	}
+	cleanup(dir);
+	lm_activation_list_dispose(&list);
+}
+
 /* What is wrong before the members: the text, the size, the name. */
 static void test_damaged_text(void **state)
 {
@@ -400,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_real_records_other),
 		cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_damaged_text),
+		cmocka_unit_test(test_spawn_pid),
 		cmocka_unit_test(test_versions_order_limits),
 	};
 

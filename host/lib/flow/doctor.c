@@ -277,6 +277,8 @@ static void check_record(lm_context *ctx, lm_doctor_result *r, const char *vm, l
 			/* OK only for an answer widened (lm_activation_took): a record alone is not the unlock. */
 			if (a->shim_widened == 1 && a->shim_loaded == 1)
 				add(r, vm, "agent-shim", LM_CHECK_OK, "%s (pid %ld) loaded the shim: %s", a->label, a->pid, a->shim);
+			else if (a->shim_widened == 1 && a->widened_exited_pid > 0) /* the line names the worker */
+				add(r, vm, "agent-shim", LM_CHECK_OK, "%s (pid %ld) did not load the shim; %s", a->label, a->pid, a->shim);
 			else if (a->shim_widened == 1)
 				add(r, vm, "agent-shim", LM_CHECK_OK, "%s (pid %ld): a process it started: %s", a->label, a->pid, a->shim);
 			else if (a->shim_loaded == 1)

@@ -28,8 +28,8 @@
 LM_ENDS_WITH(lm_flow_result, byhost);
 LM_ENDS_WITH(lm_vm_outcome, journal_status);
 LM_ENDS_WITH(lm_flow_step, detail);
-LM_ENDS_WITH(lm_agent_info, stderr_path);
-LM_ENDS_WITH(lm_run_result, stock_children);
+LM_ENDS_WITH(lm_agent_info, widened_exited_exe);
+LM_ENDS_WITH(lm_run_result, widened_line);
 
 int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
 {

@@ -346,7 +346,8 @@ static int parse_spawns(const reader *r, const cJSON *doc, const lm_json_path *r
 	static const char *const shims[] = { "kept", "removed", "absent", NULL };
 	lm_json_path path = LM_JSON_PATH_KEY(root, "spawns");
 	const cJSON *spawns = member(doc, "spawns"), *e;
-	int rc, i = 0;
+	uint64_t pid = 0;
+	int rc, has = 0, i = 0;
 
 	if (r->minor < 1 || (spawns == NULL && member(doc, "spawns_dropped") == NULL))
 		return 0;
@@ -363,6 +364,12 @@ static int parse_spawns(const reader *r, const cJSON *doc, const lm_json_path *r
 		    (rc = get_word(r, e, &epath, "shim", shims, x->shim, sizeof(x->shim))) != 0 ||
 		    (rc = get_text(r, e, &epath, "why", 0, x->why, sizeof(x->why))) != 0)
 			return rc;
+		/* The child's pid (null for an exec or a failed call): what ties a worker's record to the
+		 * process that started it (an agent's pruning). Absent reads as null. */
+		has = 0;
+		if (member(e, "pid") != NULL && (rc = get_uint_or_null(r, e, &epath, "pid", 1, PID_MAX, &has, &pid)) != 0)
+			return rc;
+		x->pid = has ? (int64_t)pid : 0;
 	}
 	a->nspawns = (size_t)i;
 	if ((rc = get_uint(r, doc, root, "spawns_dropped", 0, LM_JSON_INT_MAX, &a->spawns_dropped)) != 0)

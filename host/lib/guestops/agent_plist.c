@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lm_plist_api.h" /* libplist, across its versions */
 #include "plist_read.h"
@@ -165,16 +166,96 @@ int lm_agent_plist_build(const lm_agent_spec *spec, const char *program, const l
 	return 0;
 }
 
-/* The folder's records pruned to its live processes (lm_guest_agents_activation), by their names
- * (<pid>.json: a damaged one too): one guest command asks the boot time and which of the pids
- * still run (kill -0: the agent's processes are the account's own); the others' records, and every
- * record written before the boot, are removed. */
-static int prune_records(lm_ssh *ssh, const char *dir, int *pruned)
+/* What a look found of one record of an agent's folder. */
+typedef struct {
+	int live;     /* its pid runs and the record is of this boot */
+	int kept;     /* it has exited, but a live process of the agent started it, or started one that did */
+	double mtime; /* the record's last write, epoch seconds (0: not asked) */
+} record_look;
+
+/* child's process was started by parent's: parent's spawns[] name child's pid (format 1.1), or
+ * parent is child's parent at load (ppid). */
+static int started_by(const lm_activation *child, const lm_activation *parent)
+{
+	if (child == parent)
+		return 0;
+	if (child->ppid > 0 && child->ppid == parent->pid)
+		return 1;
+	for (size_t s = 0; s < parent->nspawns; s++) {
+		if (parent->spawns[s].pid > 0 && parent->spawns[s].pid == child->pid)
+			return 1;
+	}
+	return 0;
+}
+
+/* Which records of the exited are kept: a worker that came and went. Ollama starts a short
+ * discovery runner at start (ollama discover/llama_server.go) and an inference runner per model
+ * load, which exits after OLLAMA_KEEP_ALIVE (5 minutes, envconfig/config.go) idle
+ * (llm/llama_server.go): the runner's record is the proof that the worker got the unlock, and it
+ * stays while the server that started it runs. looks[i].kept for each record of the list whose
+ * process has exited and that has an ancestor in the records (spawns[] or ppid) that is live, or
+ * was started by the agent's running process (agent_pid, 0 when it does not run). A pid reused by
+ * another process of the same boot can keep a record (and its answers counted) longer than the
+ * process that started it ran; a record of an earlier boot never (prune_records). */
+static int keep_started(const lm_activation_list *list, long agent_pid, record_look *looks)
+{
+	size_t n = list->count;
+	unsigned char *by; /* by[i * n + j]: i was started by j (at most 256 x 256) */
+	int changed = 1;
+
+	if (n == 0)
+		return 0;
+	if ((by = calloc(n * n, 1)) == NULL)
+		return lm_error_nomem();
+	for (size_t i = 0; i < n; i++) {
+		looks[i].kept = !looks[i].live && agent_pid > 0 && list->items[i].pid != agent_pid &&
+		    list->items[i].ppid == agent_pid;
+		for (size_t j = 0; j < n; j++)
+			by[i * n + j] = (unsigned char)started_by(&list->items[i], &list->items[j]);
+	}
+	/* To a fixed point: each pass reaches one generation further (at most n passes). */
+	for (size_t pass = 0; changed && pass < n; pass++) {
+		changed = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (looks[i].live || looks[i].kept)
+				continue;
+			for (size_t j = 0; j < n; j++) {
+				if (by[i * n + j] && (looks[j].live || looks[j].kept)) {
+					looks[i].kept = changed = 1;
+					break;
+				}
+			}
+		}
+	}
+	free(by);
+	return 0;
+}
+
+/* The record of pid in the list (sorted by pid), or -1. */
+static long record_of(const lm_activation_list *list, int64_t pid)
+{
+	for (size_t i = 0; i < list->count; i++) {
+		if (list->items[i].pid == pid)
+			return (long)i;
+	}
+	return -1;
+}
+
+/* The folder's records pruned to the agent's live processes and the exited ones they started
+ * (lm_guest_agents_activation), by their names (<pid>.json: a damaged one too): one guest command
+ * asks the boot time and which of the pids still run (kill -0: the agent's processes are the
+ * account's own); a record of the exited is kept while a live process of the agent started it
+ * (keep_started: its ancestry in the parsed records, list), the others are removed, and every
+ * record written before the boot. A damaged record, or one past the reader's limit, has no
+ * ancestry: kept only while its own pid runs. list is left with the records kept, looks[] beside
+ * them. */
+static int prune_records(lm_ssh *ssh, const char *dir, long agent_pid, lm_activation_list *list, record_look *looks,
+    int *pruned)
 {
 	lm_buf cmd;
 	char **names = NULL, *line = NULL, *out = NULL, *err = NULL, *nl, path[LM_AGENT_PATH_MAX + 32];
 	double boot, mtime;
-	size_t i, n = 0;
+	size_t i, k, n = 0;
 	int rc, status = 0;
 
 	*pruned = 0;
@@ -189,7 +270,11 @@ static int prune_records(lm_ssh *ssh, const char *dir, int *pruned)
 		}
 	}
 	lm_buf_adds(&cmd, "; do kill -0 \"$p\" 2>/dev/null && echo \"$p\"; done; :");
-	if (n == 0 || (rc = lm_buf_take(&cmd, &line, NULL)) < 0)
+	if (n == 0) { /* every record gone since it was read */
+		lm_activation_list_dispose(list);
+		goto done;
+	}
+	if ((rc = lm_buf_take(&cmd, &line, NULL)) < 0)
 		goto done;
 	rc = lm_ssh_ask(ssh, line, 1024 * 1024, &out, &err, &status);
 	if (rc == 0 && status != 0)
@@ -199,28 +284,73 @@ static int prune_records(lm_ssh *ssh, const char *dir, int *pruned)
 	nl = strchr(out, '\n');
 	/* SFTP gives whole seconds: a record of this boot's first second is not older than it. */
 	boot = (double)(long long)lm_guest_boot_time_parse(out);
+	/* First the live: a running pid whose record is of this boot. */
+	for (i = 0; i < list->count; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "\n%lld\n", (long long)list->items[i].pid);
+		looks[i].live = nl != NULL && strstr(nl, want) != NULL; /* nl: the newline after the boot time */
+		snprintf(path, sizeof(path), "%s/%s", dir, list->items[i].file);
+		if (!looks[i].live)
+			continue;
+		if ((rc = lm_ssh_mtime(ssh, path, &looks[i].mtime)) < 0 && rc != LM_ENOTFOUND)
+			goto done;
+		looks[i].live = rc == 0 && (boot <= 0 || looks[i].mtime >= boot);
+	}
+	/* Then the exited that a live one started, of this boot too. */
+	if ((rc = keep_started(list, agent_pid, looks)) < 0)
+		goto done;
+	for (i = 0; i < list->count; i++) {
+		if (!looks[i].kept)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, list->items[i].file);
+		if ((rc = lm_ssh_mtime(ssh, path, &looks[i].mtime)) < 0 && rc != LM_ENOTFOUND)
+			goto done;
+		looks[i].kept = rc == 0 && (boot <= 0 || looks[i].mtime >= boot);
+	}
 	for (i = 0; names[i] != NULL; i++) {
 		char want[32];
-		int live;
+		int64_t pid;
+		long at;
+		int keep;
 
 		if (!lm_activation_file_name_ok(names[i]))
 			continue;
-		snprintf(want, sizeof(want), "\n%.*s\n", (int)(strlen(names[i]) - strlen(".json")), names[i]);
-		live = nl != NULL && strstr(nl, want) != NULL; /* nl: the newline after the boot time */
+		pid = strtoll(names[i], NULL, 10);
+		at = record_of(list, pid);
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		if (live && boot > 0) {
-			if ((rc = lm_ssh_mtime(ssh, path, &mtime)) == LM_ENOTFOUND)
-				continue;
-			if (rc < 0)
-				goto done;
-			live = mtime >= boot;
+		if (at >= 0) {
+			keep = looks[at].live || looks[at].kept;
+		} else { /* damaged, or past the reader's limit: its own pid alone */
+			snprintf(want, sizeof(want), "\n%lld\n", (long long)pid);
+			keep = nl != NULL && strstr(nl, want) != NULL;
+			if (keep && boot > 0) {
+				if ((rc = lm_ssh_mtime(ssh, path, &mtime)) == LM_ENOTFOUND)
+					continue;
+				if (rc < 0)
+					goto done;
+				keep = mtime >= boot;
+			}
 		}
-		if (live)
+		if (keep)
 			continue;
-		if ((rc = lm_ssh_remove(ssh, path)) < 0)
+		if ((rc = lm_ssh_remove(ssh, path)) < 0 && rc != LM_ENOTFOUND)
 			goto done;
 		(*pruned)++;
 	}
+	/* The list as the folder is now. */
+	for (i = k = 0; i < list->count; i++) {
+		if (!looks[i].live && !looks[i].kept) {
+			free(list->items[i].text);
+			continue;
+		}
+		if (k != i) {
+			list->items[k] = list->items[i];
+			looks[k] = looks[i];
+		}
+		k++;
+	}
+	list->count = k;
 	rc = 0;
 done:
 	lm_buf_dispose(&cmd);
@@ -232,67 +362,114 @@ done:
 }
 
 /* The line without "pid N PROGRAM: " (the agent's own line shows them) for the agent's process;
- * for another process of it, whole. */
-static int agent_line(const lm_activation *a, int own, char *buf, size_t len, size_t *used)
+ * for another process of it, whole; for one that has exited (a worker that came and went),
+ * "widened in a worker that has exited (pid N, at T): PROGRAM: ...". */
+static int agent_line(const lm_activation *a, int own, double exited_at, char *buf, size_t len, size_t *used)
 {
-	char *line = NULL;
+	char *line = NULL, when[32] = "";
 	const char *p;
+	struct tm tm;
+	time_t t = (time_t)exited_at;
 	int rc;
 
 	if ((rc = lm_activation_summary(a, &line)) < 0)
 		return rc;
 	p = own && strstr(line, ": ") != NULL ? strstr(line, ": ") + 2 : line;
-	lm_text_format_cut(buf + *used, len - *used, "%s%s", *used > 0 ? "; " : "", p);
+	if (exited_at > 0) {
+		/* "pid N " is in the words before it */
+		p = strchr(line + 4, ' ') != NULL ? strchr(line + 4, ' ') + 1 : line;
+		if (gmtime_r(&t, &tm) == NULL || strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+			snprintf(when, sizeof(when), "an unknown time");
+		lm_text_format_cut(buf + *used, len - *used, "%swidened in a worker that has exited (pid %lld, at %s): %s",
+		    *used > 0 ? "; " : "", (long long)a->pid, when, p);
+	} else {
+		lm_text_format_cut(buf + *used, len - *used, "%s%s", *used > 0 ? "; " : "", p);
+	}
 	*used = strlen(buf);
 	free(line);
 	return 0;
+}
+
+/* launchd answered for the agent (lm_guest_agents_query): its folder may be pruned. */
+static int launchd_known(const lm_agent_info *a)
+{
+	return strcmp(a->state, "running") == 0 || strcmp(a->state, "loaded") == 0 || strcmp(a->state, "not loaded") == 0;
 }
 
 int lm_guest_agents_activation(lm_ssh *ssh, const char *home, lm_agent_info *const *agents, size_t n)
 {
 	lm_agent_paths_t paths;
 	lm_activation_list list;
+	record_look *looks = NULL;
 	size_t i, k, used;
 	int rc;
 
 	for (i = 0; i < n; i++) {
 		lm_agent_info *a = agents[i];
-		const lm_activation *own = NULL, *other = NULL;
+		const lm_activation *own = NULL, *other = NULL, *exited = NULL;
+		double exited_at = 0;
+		int running = strcmp(a->state, "running") == 0 && a->pid > 0;
 
 		a->shim_loaded = -1;
 		a->shim_widened = -1;
 		a->records_pruned = 0;
 		a->shim[0] = '\0';
+		a->widened_exited_pid = 0;
+		a->widened_exited_at = 0;
+		a->widened_exited_exe[0] = '\0';
 		if ((rc = lm_agent_paths(home, a->label, &paths)) < 0)
 			return rc;
 		snprintf(a->record_dir, sizeof(a->record_dir), "%s", paths.record_dir);
-		if (strcmp(a->state, "running") != 0 || a->pid <= 0)
+		/* A stopped agent's folder is pruned too (its workers' records go with the server's). */
+		if (!launchd_known(a))
 			continue;
 		memset(&list, 0, sizeof(list));
-		rc = prune_records(ssh, paths.record_dir, &a->records_pruned);
+		rc = lm_activation_fetch(ssh, paths.record_dir, &list);
+		if (rc == 0 && list.count > 0 && (looks = calloc(list.count, sizeof(*looks))) == NULL)
+			rc = lm_error_nomem();
 		if (rc == 0)
-			rc = lm_activation_fetch(ssh, paths.record_dir, &list);
+			rc = prune_records(ssh, paths.record_dir, running ? a->pid : 0, &list, looks, &a->records_pruned);
 		if (rc < 0 && rc != LM_ENOTFOUND) {
 			lm_activation_list_dispose(&list);
+			free(looks);
 			return rc;
 		}
+		if (rc == LM_ENOTFOUND) /* no folder (or gone since): no record */
+			lm_activation_list_dispose(&list);
 		rc = 0;
 		/* Only this pid's record is its own: one of an earlier start (KeepAlive, kickstart) is
-		 * not this process's; the others left are the live processes it started. */
-		for (k = 0; k < list.count; k++) {
+		 * not this process's; the others left are the live processes it started, and the exited
+		 * ones a live one started (the newest of those that had an answer widened is named). */
+		for (k = 0; running && k < list.count; k++) {
 			if (list.items[k].pid == a->pid)
 				own = &list.items[k];
-			else if (other == NULL && lm_activation_took(&list.items[k]))
+			else if (!lm_activation_took(&list.items[k]))
+				continue;
+			else if (looks[k].live && other == NULL)
 				other = &list.items[k];
+			else if (!looks[k].live && (exited == NULL || looks[k].mtime > exited_at)) {
+				exited = &list.items[k];
+				exited_at = looks[k].mtime > 0 ? looks[k].mtime : 1;
+			}
 		}
-		a->shim_loaded = own != NULL;
-		a->shim_widened = (own != NULL && lm_activation_took(own)) || other != NULL;
-		used = 0;
-		if (own != NULL)
-			rc = agent_line(own, 1, a->shim, sizeof(a->shim), &used);
-		if (rc >= 0 && other != NULL && (own == NULL || !lm_activation_took(own)))
-			rc = agent_line(other, 0, a->shim, sizeof(a->shim), &used);
+		if (running) {
+			a->shim_loaded = own != NULL;
+			a->shim_widened = (own != NULL && lm_activation_took(own)) || other != NULL || exited != NULL;
+			used = 0;
+			if (own != NULL)
+				rc = agent_line(own, 1, 0, a->shim, sizeof(a->shim), &used);
+			if (rc >= 0 && other != NULL && (own == NULL || !lm_activation_took(own)))
+				rc = agent_line(other, 0, 0, a->shim, sizeof(a->shim), &used);
+			else if (rc >= 0 && exited != NULL && (own == NULL || !lm_activation_took(own))) {
+				rc = agent_line(exited, 0, exited_at, a->shim, sizeof(a->shim), &used);
+				a->widened_exited_pid = (long)exited->pid;
+				a->widened_exited_at = exited_at;
+				snprintf(a->widened_exited_exe, sizeof(a->widened_exited_exe), "%s", exited->exe);
+			}
+		}
 		lm_activation_list_dispose(&list);
+		free(looks);
+		looks = NULL;
 		if (rc < 0)
 			return rc;
 	}

@@ -132,6 +132,7 @@ int lm_workload_records_read(lm_ssh *ssh, const char *dir, lm_workload_records *
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	out->first_took = -1;
 	memset(&list, 0, sizeof(list));
 	if ((rc = strv_new(LM_ACTIVATION_SKIPPED_KEPT, &out->skipped)) < 0)
 		return rc;
@@ -161,7 +162,8 @@ int lm_workload_records_read(lm_ssh *ssh, const char *dir, lm_workload_records *
 		if ((rc = lm_activation_json(&list.items[i], &item)) < 0)
 			goto out;
 		cJSON_AddItemToArray(arr, item); /* an array takes an item without allocating */
-		out->took += lm_activation_took(&list.items[i]) != 0;
+		if (lm_activation_took(&list.items[i]) && out->took++ == 0)
+			out->first_took = (long)i;
 	}
 	if ((rc = stock_children(ssh, &list, &out->stock_children)) < 0)
 		goto out;
@@ -245,6 +247,7 @@ int lm_workload_records_result(lm_ssh *ssh, const lm_guest_facts *g, const lm_ru
 	res->records_skipped = r.nskipped;
 	res->skipped_lines = r.skipped;
 	res->stock_children = r.stock_children;
+	res->widened_line = r.first_took;
 	return rc;
 }
 
@@ -260,5 +263,6 @@ int lm_run_result_new(const char *what, const lm_workload_options *opts, size_t 
 		return lm_error_nomem();
 	(*out)->size = sizeof(**out);
 	(*out)->exit_status = 255;
+	(*out)->widened_line = -1;
 	return 0;
 }

@@ -304,6 +304,18 @@ static cJSON *agents_json(const lm_vm_outcome *o)
 				cJSON_AddBoolToObject(a, "shim_widened", ag->shim_widened);
 			cJSON_AddNumberToObject(a, "records_pruned", ag->records_pruned);
 		}
+		/* Since issue 48: the worker that came and went (an exited process, its record kept while
+		 * the process of the agent that started it runs), when only it had an answer widened. */
+		if (LM_HAS_FIELD(ag, lm_agent_info, widened_exited_exe)) {
+			cJSON *w = ag->widened_exited_pid > 0 ? cJSON_CreateObject() : cJSON_CreateNull();
+
+			if (w != NULL && ag->widened_exited_pid > 0) {
+				cJSON_AddNumberToObject(w, "pid", (double)ag->widened_exited_pid);
+				add_string_or_null(w, "exe", ag->widened_exited_exe);
+				add_string_or_null(w, "at", iso_time(ag->widened_exited_at, when, sizeof(when)) == 0 ? when : NULL);
+			}
+			cJSON_AddItemToObject(a, "shim_widened_exited", w);
+		}
 		/* Since issue 37: what `launchctl print` shows of the job (the last exit: null when it never
 		 * exited or launchd was not asked; minus the signal that ended it) and its log paths. */
 		if (LM_HAS_FIELD(ag, lm_agent_info, stderr_path)) {
@@ -564,6 +576,19 @@ static cJSON *activation_json(const lm_run_result *r)
 	cJSON_AddNumberToObject(a, "records_skipped", (double)r->records_skipped);
 	add_strv(a, "skipped", r->skipped_lines);
 	add_strv(a, "stock_children", r->stock_children);
+	/* Since issue 48: the process the answers were widened in (the first by pid), as run's summary
+	 * names it -- often a worker that came and went before the workload ended; null when none. */
+	if (LM_HAS_FIELD(r, lm_run_result, widened_line)) {
+		cJSON *rec = records != NULL && r->widened_line >= 0 ? cJSON_GetArrayItem(records, (int)r->widened_line) : NULL;
+		cJSON *pid = cJSON_GetObjectItem(rec, "pid"), *exe = cJSON_GetObjectItem(rec, "exe"), *w;
+
+		if (cJSON_IsNumber(pid) && (w = cJSON_AddObjectToObject(a, "widened_in")) != NULL) {
+			cJSON_AddNumberToObject(w, "pid", pid->valuedouble);
+			add_string_or_null(w, "exe", cJSON_IsString(exe) ? exe->valuestring : NULL);
+		} else {
+			cJSON_AddNullToObject(a, "widened_in");
+		}
+	}
 	return a;
 }
 

@@ -49,6 +49,7 @@ typedef struct {
 	int protected_;                     /* a SIP-protected path */
 	char shim[8];                       /* "kept", "removed", "absent" */
 	char why[LM_ACTIVATION_REASON];
+	int64_t pid;                        /* the child posix_spawn started; 0 for null (an exec, a failed call) */
 } lm_activation_spawn;
 
 /* One process's record, every member typed; "" where the record has null. */

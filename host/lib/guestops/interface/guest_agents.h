@@ -92,10 +92,14 @@ int lm_guest_agent_logs(lm_context *ctx, lm_ssh *ssh, const lm_agent_info *a, in
     void *data);
 /* For each running agent of the n (after lm_guest_agents_query): whether its process loaded the
  * shim since it last started -- its activation record, <record_dir>/<pid>.json -- whether it or a
- * process it started had an answer widened (lm_activation_took; the folder is the agent's alone),
- * and the line (shim_loaded, shim_widened, shim, record_dir set in place; home: the guest's). The
- * folder is first pruned to the live processes: a record whose pid is gone, or written before the
- * guest's boot (a pid of an earlier boot is never this process), is removed (records_pruned). */
+ * process it started, running or exited since, had an answer widened (lm_activation_took; the
+ * folder is the agent's alone), and the line (shim_loaded, shim_widened, shim, record_dir, and
+ * widened_exited_* when only an exited worker's answers were widened, set in place; home: the
+ * guest's). The folder of every agent launchd knows is first pruned to the live processes and the
+ * exited ones a live process of the agent started (their ancestry in the records: spawns[], ppid;
+ * or the agent's running pid): a record whose pid is gone and that no live one started, or written
+ * before the guest's boot (a pid of an earlier boot is never this process), is removed
+ * (records_pruned); once the agent stops, all of them are, at the next look. */
 int lm_guest_agents_activation(lm_ssh *ssh, const char *home, lm_agent_info *const *agents, size_t n);
 
 #endif

@@ -16,6 +16,7 @@ typedef struct {
 	char **lines;  /* one per process that loaded the shim: what it asked, what it was told */
 	size_t count;  /* processes that loaded the shim (records read) */
 	size_t took;   /* of them, those that had an answer widened (lm_activation_took) */
+	long first_took; /* the index in lines of the first of those; -1 none */
 	char *json;    /* the records, a JSON array ("[]" when none) */
 	size_t dropped; /* records past the reader's limit: counted, not read */
 	size_t nskipped; /* damaged or unreadable records, skipped */
