@@ -6,6 +6,9 @@
  *   metal-capabilities --exercise [--timeout-ms=N]
  *                                 the report, then whether the unlocked features really run:
  *                                 small kernels checked against the CPU (exercise.c)
+ *   metal-capabilities --exec-self | --spawn-self
+ *                                 this program again with --report, in place (the same pid) or
+ *                                 as a child it waits for: selftest's launchers (run_self)
  *
  * Exit 0; 1 when no Metal device is available; 2 for a bad argument. Run it plainly for the stock
  * answers and with the shim injected for the widened ones. Like the shim it uses no library beyond
@@ -33,6 +36,19 @@ int clock_gettime(int clock, struct lm_timespec *ts);
 
 /* How long one exercise kernel may take before it is abandoned (--timeout-ms=N). */
 #define LM_EXERCISE_TIMEOUT_MS 5000u
+
+/* What run_self needs of libc and the loader; opaque pointers for the attribute types (a pointer
+ * on macOS: <spawn.h>). */
+extern char **environ;
+int execve(const char *path, char *const argv[], char *const envp[]);
+int posix_spawn(int *pid, const char *path, const void *file_actions, const void *attr, char *const argv[],
+    char *const envp[]);
+int waitpid(int pid, int *status, int options);
+#if defined(__APPLE__)
+int posix_spawnattr_init(void **attr);
+int posix_spawnattr_setflags(void **attr, short flags);
+#define LM_POSIX_SPAWN_SETEXEC 0x0040 /* <spawn.h> */
+#endif
 
 /* ---- output: one buffer, flushed with write(2) ------------------------------------------ */
 
@@ -318,6 +334,54 @@ static int fail(const char *what, const char *arg)
 	return arg != 0 ? 2 : 1;
 }
 
+/* --exec-self, --spawn-self: argv[0] (an absolute path: nothing is searched or guessed) started
+ * again with --report. In place (the same pid, this image replaced), as CPython's framework stub
+ * re-executes Python.app's Python: posix_spawn with POSIX_SPAWN_SETEXEC on macOS (Mac/Tools/
+ * pythonw.c; reference/metal.md, 2026-12-02), execve where the flag does not exist (glibc), which
+ * is what the flag makes of posix_spawn. Or spawned, waited for, and its exit status passed on.
+ * These are launchers that can carry the shim whatever the guest's SIP state, unlike /usr/bin/env
+ * and /bin/sh, which SIP protects (purged, SIP on) or which are arm64e (stopped, SIP off): selftest's
+ * probe_exec_in_place and probe_spawned_child (docs/selftest.md). 127 when it cannot start. */
+static int cannot(const char *what, const char *arg)
+{
+	(void)fail(what, arg);
+	return 127;
+}
+
+static int run_self(char *self, int in_place)
+{
+	char *args[3];
+	int pid = 0, rc, status = 0;
+
+	if (self == 0 || self[0] != '/')
+		return cannot("--exec-self and --spawn-self need the probe started by its absolute path", 0);
+	args[0] = self;
+	args[1] = "--report";
+	args[2] = 0;
+	if (in_place) {
+#if defined(__APPLE__)
+		void *attr = 0;
+		if ((rc = posix_spawnattr_init(&attr)) == 0 && (rc = posix_spawnattr_setflags(&attr, LM_POSIX_SPAWN_SETEXEC)) == 0)
+			rc = posix_spawn(0, self, 0, &attr, args, environ);
+#else
+		rc = execve(self, args, environ);
+#endif
+		(void)rc;
+		return cannot("could not execute itself in place: ", self);
+	}
+	if (posix_spawn(&pid, self, 0, 0, args, environ) != 0)
+		return cannot("could not spawn itself: ", self);
+	while ((rc = waitpid(pid, &status, 0)) < 0 && LM_ERRNO == 4 /* EINTR, the same on both */)
+		;
+	if (rc < 0)
+		return cannot("could not wait for itself: ", self);
+	/* The wait status's layout is the same on macOS and Linux: exit code in bits 8-15 when bits 0-6
+	 * are 0; otherwise the signal. */
+	if ((status & 0x7f) == 0)
+		return (status >> 8) & 0xff;
+	return cannot("itself was killed by a signal: ", self);
+}
+
 int main(int argc, char **argv)
 {
 	static struct out o = { .fd = 1 };
@@ -326,6 +390,8 @@ int main(int argc, char **argv)
 	unsigned timeout_ms = LM_EXERCISE_TIMEOUT_MS;
 	id device;
 
+	if (argc == 2 && (str_eq(argv[1], "--exec-self") || str_eq(argv[1], "--spawn-self")))
+		return run_self(argv[0], str_eq(argv[1], "--exec-self"));
 	if (argc >= 2 && (str_eq(argv[1], "--report") || str_eq(argv[1], "--exercise"))) {
 		report = 1;
 		for (i = 1; i < argc; i++) {

@@ -5,14 +5,46 @@
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-CHECKS="stock_kernels exec_in_place spawned_child hardened_library_validation launchctl_unknown launchctl_bootout
-codesign_display csrutil_status manager_while_booting"
+CHECKS="stock_kernels exec_in_place spawned_child probe_exec_in_place probe_spawned_child python_exec_in_place
+hardened_library_validation hardened_runtime launchctl_unknown launchctl_bootout codesign_display csrutil_status
+manager_while_booting"
+# The children checks measured from launchers that can carry the shim (issue 48 item 4).
+SELF_CHECKS="probe_exec_in_place probe_spawned_child python_exec_in_place"
+: "${LM_SPAWN_FIXTURES:?LM_SPAWN_FIXTURES: the directory of framework-stub}"
 
 verdict_of() { jq -r --arg n "$2" '.checks[] | select(.name == $n) | .verdict' "$1"; }
+seen_of() { jq -r --arg n "$2" '.checks[] | select(.name == $n) | .seen' "$1"; }
+
+# A python3 where Homebrew's would be: the simulated guests have none, so CPython's framework stub
+# (tests/guest/drivers/exec_stub.c: executes Resources/Python.app/Contents/MacOS/Python in place)
+# with a program that loads the shim as the Python it becomes.
+install_python() {
+  local d fw=/opt/homebrew/Frameworks/Python.framework/Versions/3.13
+  d=$(vm_dir vm1)
+  install -D -m 755 "$LM_SPAWN_FIXTURES/framework-stub" "$d$fw/bin/python3.13"
+  install -D -m 755 "$(type -P true)" "$d$fw/Resources/Python.app/Contents/MacOS/Python"
+  ln -sfn "$fw/bin/python3.13" "$d/opt/homebrew/bin/python3"
+}
+
+# The children checks from launchers that can carry the shim: measured, and agreeing.
+self_checks_agree() { # selftest.json
+  local c
+  for c in $SELF_CHECKS; do
+    [ "$(verdict_of "$1" "$c")" = agrees ] || fail "$c: $(verdict_of "$1" "$c"): $(seen_of "$1" "$c")"
+  done
+  seen_of "$1" probe_exec_in_place | grep -q '^the second probe ran with the shim; the records say it should keep it' ||
+    fail "probe_exec_in_place: $(seen_of "$1" probe_exec_in_place)"
+  seen_of "$1" python_exec_in_place | grep -q '^/opt/homebrew/bin/python3 became another image, which loaded the shim' ||
+    fail "python_exec_in_place: $(seen_of "$1" python_exec_in_place)"
+  # codesign here cannot sign --options runtime without the dyld entitlement (the stand-in says so)
+  seen_of "$1" hardened_runtime | grep -q '^not measured: needs codesign' ||
+    fail "hardened_runtime: $(seen_of "$1" hardened_runtime)"
+}
 
 scenario_selftest_simulator() {
   sim_start --vm vm1
   vm_run vm1
+  install_python
   lm_json "$E2E_DIR/e.json" enable vm1
   expect_rc 0 "$E2E_DIR/e.json"
   lm selftest vm1 --out "$E2E_DIR/st" >"$E2E_DIR/st.txt" 2>"$E2E_DIR/st.err" || fail "selftest: $(cat "$E2E_DIR/st.txt" "$E2E_DIR/st.err")"
@@ -23,14 +55,15 @@ scenario_selftest_simulator() {
     grep -Eq "^(agrees|not-measured) +$c$" "$E2E_DIR/st.txt" || fail "check $c: $(cat "$E2E_DIR/st.txt")"
     [ -s "$E2E_DIR/st/$c.txt" ] || fail "no raw file for $c"
   done
-  grep -c '^      assumed: ' "$E2E_DIR/st.txt" | grep -qx 9 || fail "assumptions: $(cat "$E2E_DIR/st.txt")"
-  grep -c '^      seen:    ' "$E2E_DIR/st.txt" | grep -qx 9 || fail "seen: $(cat "$E2E_DIR/st.txt")"
+  grep -c '^      assumed: ' "$E2E_DIR/st.txt" | grep -qx 13 || fail "assumptions: $(cat "$E2E_DIR/st.txt")"
+  grep -c '^      seen:    ' "$E2E_DIR/st.txt" | grep -qx 13 || fail "seen: $(cat "$E2E_DIR/st.txt")"
   # The folder: selftest.json against its schema, the README's table, SHA256SUMS
   "$here/../support/json-validate" "$here/../../docs/selftest.schema.json" "$E2E_DIR/st/selftest.json" ||
     fail "selftest.json does not validate"
   jq_is "$E2E_DIR/st/selftest.json" .simulator true
   jq_is "$E2E_DIR/st/selftest.json" .summary.disagree 0
-  jq_is "$E2E_DIR/st/selftest.json" '.checks | length' 9
+  jq_is "$E2E_DIR/st/selftest.json" '.checks | length' 13
+  self_checks_agree "$E2E_DIR/st/selftest.json"
   # the VM runs with the preference in effect: the stock level is not measured, and says how
   jq -r '.checks[] | select(.name == "stock_kernels") | .seen' "$E2E_DIR/st/selftest.json" |
     grep -q "^not measured: the VM runs with the host preference in effect" || fail "stock_kernels: $(cat "$E2E_DIR/st/stock_kernels.txt")"
@@ -59,6 +92,23 @@ scenario_selftest_simulator() {
   # usage: one VM
   lm selftest >/dev/null 2>"$E2E_DIR/u.err" && fail "selftest without a VM ran"
   grep -q "selftest: name one enabled, running VM" "$E2E_DIR/u.err" || fail "usage: $(cat "$E2E_DIR/u.err")"
+}
+
+# SIP off (disabled): /usr/bin/env and /bin/sh are the arm64e programs dyld would stop; the probe and
+# the python3 stub still carry the shim, and their checks are measured there too.
+scenario_selftest_sip_off() {
+  export GUEST_SSHD_SIP=disabled
+  sim_start --vm vm1
+  vm_run vm1
+  install_python
+  lm_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+  jq_is "$E2E_DIR/e.json" '.vms[0].guest.sip' disabled
+  lm selftest vm1 --out "$E2E_DIR/st" >"$E2E_DIR/st.txt" 2>"$E2E_DIR/st.err" || fail "selftest: $(cat "$E2E_DIR/st.txt" "$E2E_DIR/st.err")"
+  jq_is "$E2E_DIR/st/selftest.json" .summary.disagree 0
+  jq_is "$E2E_DIR/st/selftest.json" .guest.sip disabled
+  self_checks_agree "$E2E_DIR/st/selftest.json"
+  cat "$E2E_DIR/st.txt"
 }
 
 # One stand-in changed: the launchctl stand-in answers another exit code for an unknown label.

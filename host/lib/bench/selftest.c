@@ -46,10 +46,28 @@ static const struct check_doc {
 	{"spawned_child", "Does a child spawned by a process that loaded the shim keep it?",
 	    "it keeps it exactly when the parent's activation record says its children keep the shim "
 	    "(children.inherit)"},
+	{"probe_exec_in_place", "Does the probe, executed again in place by itself (posix_spawn with "
+	    "POSIX_SPAWN_SETEXEC, as CPython's framework stub), keep the shim?",
+	    "it keeps it exactly when the first image's record says it gave the exec the shim (spawns[]), or, once "
+	    "the second image's record has replaced the first's (one pid), when its children rule says children "
+	    "keep it: the loader honours the variable the shim leaves (guest/shim, LD_PRELOAD; execve stands in for "
+	    "POSIX_SPAWN_SETEXEC, which glibc lacks)"},
+	{"probe_spawned_child", "Does the probe, spawned by itself (posix_spawn), keep the shim?",
+	    "it keeps it exactly when the parent's record says it gave the child the shim (spawns[])"},
+	{"python_exec_in_place", "Does a Homebrew or python.org python3 (a framework stub that executes "
+	    "Python.app's Python in place) keep the shim in the Python it becomes?",
+	    "the final image keeps it exactly when the stub's record says it gave the exec the shim, or the final "
+	    "image's own record is there (the simulator's guests have no python3: the test installs CPython's stub as "
+	    "a stand-in, tests/guest/drivers/exec_stub.c)"},
 	{"hardened_library_validation", "Does a hardened program with only the dyld entitlement continue or stop "
 	    "when library validation refuses the ad-hoc shim?",
 	    "it continues stock: dyld skips the library with a warning (reference/metal.md, 2026-12-02; "
 	    "ssl-kill-switch2 #68); the simulator does not model library validation"},
+	{"hardened_runtime", "Does a hardened program without the dyld entitlement load the shim (SIP off) or run "
+	    "stock (SIP on)?",
+	    "SIP enabled: it runs stock (dyld purges DYLD_*); SIP disabled or custom: it loads the shim, macOS not "
+	    "applying the hardened runtime (Apple Developer Forums thread 757000; Bear #232 disagrees: "
+	    "reference/metal.md, 2026-12-06); the guests' loader stand-in does both (tests/support/guest-sshd)"},
 	{"launchctl_unknown", "What does `launchctl print gui/UID/LABEL` answer for a label launchd does not know?",
 	    "exit 113, \"Could not find service \\\"LABEL\\\" in domain for user gui: UID\" on stderr (the guest's "
 	    "launchctl stand-in)"},
@@ -302,57 +320,50 @@ static int check_spawn(run *r, lm_buf *raw, char **seen)
 	return rc;
 }
 
-static int check_hardened(run *r, lm_buf *raw, char **seen)
+/* A copy of the probe signed ad hoc with the hardened runtime (`--options runtime`), with the
+ * entitlements plist ents (NULL: none), run shimmed with --report: what codesign makes on a Mac.
+ * 0 with its exit status, its output and its stderr's first line; LM_SELFTEST_NOT_MEASURED with
+ * *seen where this guest's codesign cannot sign so (the simulator's stand-in only displays). */
+static int run_hardened_copy(run *r, lm_buf *raw, const char *ents, int *status, char **out, char *line,
+    size_t len, char **seen)
 {
-	static const char plist[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE plist PUBLIC "
-	    "\"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n<plist version=\"1.0\">"
-	    "<dict><key>com.apple.security.cs.allow-dyld-environment-variables</key><true/></dict></plist>\n";
-	char *copy = NULL, *ents = NULL, *qp = NULL, *qc = NULL, *qe = NULL, *cmd = NULL, *out = NULL, *err = NULL;
-	char line[256];
+	char *copy = NULL, *path = NULL, *qp = NULL, *qc = NULL, *qe = NULL, *cmd = NULL, *err = NULL;
 	const char *argv[2];
-	int status, rc;
+	int rc;
 
+	*out = NULL;
 	if ((copy = lm_format("%s-hardened-probe", r->scratch)) == NULL ||
-	    (ents = lm_format("%s-ents.plist", r->scratch)) == NULL ||
+	    (path = lm_format("%s-ents.plist", r->scratch)) == NULL ||
 	    (rc = lm_shell_quote(lm_flow_session_probe(r->s), &qp)) < 0 || (rc = lm_shell_quote(copy, &qc)) < 0 ||
-	    (rc = lm_shell_quote(ents, &qe)) < 0) {
-		rc = copy == NULL || ents == NULL ? lm_error_nomem() : rc;
+	    (rc = lm_shell_quote(path, &qe)) < 0) {
+		rc = copy == NULL || path == NULL ? lm_error_nomem() : rc;
 		goto out;
 	}
-	if ((rc = lm_ssh_upload(r->ssh, plist, sizeof(plist) - 1, ents, 0600)) < 0)
+	if (ents != NULL && (rc = lm_ssh_upload(r->ssh, ents, strlen(ents), path, 0600)) < 0)
 		goto out;
-	/* A copy of the probe signed ad hoc with the hardened runtime and only the dyld entitlement:
-	 * what codesign makes on a Mac. */
-	if ((cmd = lm_format("cp %s %s && codesign --force --sign - --options runtime --entitlements %s %s", qp, qc, qe,
-	    qc)) == NULL) {
+	if ((cmd = lm_format("cp %s %s && codesign --force --sign - --options runtime%s%s %s", qp, qc,
+	    ents != NULL ? " --entitlements " : "", ents != NULL ? qe : "", qc)) == NULL) {
 		rc = lm_error_nomem();
 		goto out;
 	}
-	if ((rc = guest(r, raw, cmd, &out, &err, &status)) < 0)
+	if ((rc = guest(r, raw, cmd, out, &err, status)) < 0)
 		goto out;
-	if (status != 0) {
-		first_line(err[0] ? err : out, line, sizeof(line));
+	if (*status != 0) {
+		first_line(err[0] ? err : *out, line, len);
 		*seen = lm_format("not measured: needs codesign, which could not sign in this guest (exit %d: %s)",
-		    status, line);
+		    *status, line);
 		rc = *seen != NULL ? LM_SELFTEST_NOT_MEASURED : lm_error_nomem();
 		goto out;
 	}
 	free(cmd);
-	lm_free(out);
+	lm_free(*out);
 	lm_free(err);
-	cmd = out = err = NULL;
+	cmd = *out = err = NULL;
 	argv[0] = copy;
 	argv[1] = "--report";
-	if ((rc = command(r, 1, argv, 2, &cmd)) < 0 || (rc = guest(r, raw, cmd, &out, &err, &status)) < 0)
+	if ((rc = command(r, 1, argv, 2, &cmd)) < 0 || (rc = guest(r, raw, cmd, out, &err, status)) < 0)
 		goto out;
-	first_line(err, line, sizeof(line));
-	if (status != 0)
-		*seen = lm_format("it stops: exit %d (%s)", status, line);
-	else
-		*seen = lm_format("it continues %s%s%s", strstr(out, "\nshim_active=1") != NULL ? "with the shim" : "stock",
-		    line[0] ? ": " : "", line);
-	rc = *seen == NULL ? lm_error_nomem() : status == 0 && strstr(out, "\nshim_active=1") == NULL ? LM_SELFTEST_AGREES :
-	    LM_SELFTEST_DISAGREES;
+	first_line(err, line, len);
 out:
 	if (qc != NULL && qe != NULL && (free(cmd), cmd = lm_format("rm -f %s %s", qc, qe)) != NULL) {
 		int st;
@@ -362,14 +373,233 @@ out:
 		lm_free(o2);
 		lm_free(e2);
 	}
+	if (rc != 0) {
+		lm_free(*out);
+		*out = NULL;
+	}
 	free(copy);
-	free(ents);
+	free(path);
 	lm_free(qp);
 	lm_free(qc);
 	lm_free(qe);
 	free(cmd);
+	lm_free(err);
+	return rc;
+}
+
+/* What the hardened copy did, in words: "it stops: exit N (...)" or "it continues with the shim|stock". */
+static char *hardened_seen(int status, const char *out, const char *line)
+{
+	if (status != 0)
+		return lm_format("it stops: exit %d (%s)", status, line);
+	return lm_format("it continues %s%s%s", strstr(out, "\nshim_active=1") != NULL ? "with the shim" : "stock",
+	    line[0] ? ": " : "", line);
+}
+
+/* What the records of a self-start say: whether the second probe should have had the shim. The
+ * first image's record names the exec or spawn and what it gave (spawns[], by file name: the record
+ * has the path as given); when none does, the second image's record has replaced the first's (an
+ * exec in place keeps the pid) and its own children rule says it. -1: no record at all. */
+static int self_expected(const lm_activation_list *list, const char *program, const char **why)
+{
+	size_t i, k;
+
+	for (i = 0; i < list->count; i++)
+		for (k = 0; k < list->items[i].nspawns; k++)
+			if (strcmp(file_name(list->items[i].spawns[k].path), file_name(program)) == 0) {
+				*why = list->items[i].spawns[k].why;
+				return strcmp(list->items[i].spawns[k].shim, "kept") == 0;
+			}
+	if (list->count == 0)
+		return -1;
+	*why = list->items[0].children_why;
+	return list->items[0].inherit != 0;
+}
+
+/* argv (a launcher and what it starts) run shimmed with records on, in a fresh record directory:
+ * its exit status, output and records. */
+static int run_recorded(run *r, lm_buf *raw, const char *const *argv, size_t argc, int *status, char **out,
+    lm_activation_list *list)
+{
+	char *cmd = NULL, *err = NULL;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	if ((rc = lm_activation_dir_make(r->ssh, lm_flow_session_vm(r->s)->guest.home, r->name, &cmd)) < 0)
+		return rc;
+	free(cmd);
+	cmd = NULL;
+	if ((rc = command(r, 1, argv, argc, &cmd)) < 0 || (rc = guest(r, raw, cmd, out, &err, status)) < 0)
+		goto out;
+	if ((rc = lm_activation_fetch(r->ssh, r->scratch, list)) < 0 && rc != LM_ENOTFOUND)
+		goto out;
+	rc = 0;
+	lm_error_clear();
+	for (i = 0; i < list->count; i++)
+		lm_buf_addf(raw, "record %s: exe %s, %zu spawn%s, children keep the shim: %s (%s)\n", list->items[i].file,
+		    list->items[i].exe, list->items[i].nspawns, list->items[i].nspawns == 1 ? "" : "s",
+		    list->items[i].inherit ? "yes" : "no", list->items[i].children_why);
+out:
+	if (rc < 0) {
+		lm_free(*out);
+		*out = NULL;
+	}
+	free(cmd);
+	lm_free(err);
+	return rc;
+}
+
+/* --exec-self or --spawn-self: the probe started again by itself, a launcher that can carry the
+ * shim on any SIP state (guest/probe/metal_capabilities.c run_self). Whether the second probe had
+ * the shim is its own report's shim_active; what it should have had, self_expected's. */
+static int check_self(run *r, lm_buf *raw, const char *mode, char **seen)
+{
+	const char *probe = lm_flow_session_probe(r->s), *argv[2], *why = "";
+	lm_activation_list list = { 0 };
+	char *out = NULL, line[256];
+	int status, rc, expected, kept;
+
+	argv[0] = probe;
+	argv[1] = mode;
+	if ((rc = run_recorded(r, raw, argv, 2, &status, &out, &list)) < 0)
+		return rc;
+	if (status != 0 || (expected = self_expected(&list, probe, &why)) < 0) {
+		first_line(out, line, sizeof(line));
+		*seen = status != 0 ? lm_format("not measured: the probe %s exited %d (%s)", mode, status, line) :
+		    lm_format("not measured: the probe did not load the shim (no record), so it passed nothing on");
+		rc = *seen != NULL ? LM_SELFTEST_NOT_MEASURED : lm_error_nomem();
+		goto out;
+	}
+	kept = strstr(out, "\nshim_active=1") != NULL;
+	*seen = lm_format("the second probe ran %s; the records say it %s keep it (%s)", kept ? "with the shim" : "stock",
+	    expected ? "should" : "should not", why);
+	rc = *seen == NULL ? lm_error_nomem() : kept == expected ? LM_SELFTEST_AGREES : LM_SELFTEST_DISAGREES;
+out:
+	lm_activation_list_dispose(&list);
+	lm_free(out);
+	return rc;
+}
+
+static int check_probe_exec(run *r, lm_buf *raw, char **seen)
+{
+	return check_self(r, raw, "--exec-self", seen);
+}
+
+static int check_probe_spawn(run *r, lm_buf *raw, char **seen)
+{
+	return check_self(r, raw, "--spawn-self", seen);
+}
+
+/* The real exec in place: a python3 outside the system folders, which is CPython's framework stub
+ * (Homebrew's python@3.x, python.org's installer: bin/python3.x is Mac/Tools/pythonw.c, which
+ * executes Resources/Python.app/Contents/MacOS/Python in place; reference/metal.md, 2026-12-02).
+ * The final image kept the shim when a record other than the stub's is there. */
+static int check_python(run *r, lm_buf *raw, char **seen)
+{
+	static const char find[] = "for p in /opt/homebrew/bin/python3 /usr/local/bin/python3 "
+	    "/Library/Frameworks/Python.framework/Versions/Current/bin/python3; do [ -x \"$p\" ] && "
+	    "{ echo \"$p\"; exit 0; }; done; exit 1";
+	lm_activation_list list = { 0 };
+	const char *argv[3], *why = "";
+	char *out = NULL, *err = NULL, python[512];
+	size_t i;
+	int status, rc, expected, final = 0, stub_only = 1;
+
+	if ((rc = guest(r, raw, find, &out, &err, &status)) < 0)
+		return rc;
+	first_line(out, python, sizeof(python));
 	lm_free(out);
 	lm_free(err);
+	out = NULL;
+	if (status != 0 || python[0] != '/') {
+		*seen = lm_format("not measured: no python3 outside the system folders (Homebrew's, python.org's)");
+		return *seen != NULL ? LM_SELFTEST_NOT_MEASURED : lm_error_nomem();
+	}
+	argv[0] = python;
+	argv[1] = "-c";
+	argv[2] = "pass";
+	if ((rc = run_recorded(r, raw, argv, 3, &status, &out, &list)) < 0)
+		return rc;
+	/* The stub's own record has its name (python3.x) and names the exec it made; the final image's
+	 * is another program's (…/Python). */
+	for (i = 0; i < list.count; i++) {
+		if (strncmp(file_name(list.items[i].exe), "python3", 7) != 0)
+			final = 1;
+		if (list.items[i].nspawns > 0)
+			stub_only = 0;
+	}
+	if (status != 0 || list.count == 0 || (!final && stub_only)) {
+		*seen = status != 0 ? lm_format("not measured: %s -c pass exited %d", python, status) :
+		    list.count == 0 ? lm_format("not measured: %s did not load the shim (no record; a hardened build "
+		    "without the dyld entitlement does not, with SIP on)", python) :
+		    lm_format("not measured: %s executed nothing in place (not a framework stub)", python);
+		rc = *seen != NULL ? LM_SELFTEST_NOT_MEASURED : lm_error_nomem();
+		goto out;
+	}
+	expected = final ? list.items[0].inherit != 0 : -1;
+	if (!final) {
+		for (i = 0; i < list.count && expected < 0; i++)
+			if (list.items[i].nspawns > 0) {
+				expected = strcmp(list.items[i].spawns[0].shim, "kept") == 0;
+				why = list.items[i].spawns[0].why;
+			}
+	} else {
+		why = list.items[0].children_why;
+	}
+	*seen = lm_format("%s became %s, which %s the shim; the records say it %s keep it (%s)", python,
+	    final ? "another image" : "an image", final ? "loaded" : "did not load", expected ? "should" : "should not", why);
+	rc = *seen == NULL ? lm_error_nomem() : final == expected ? LM_SELFTEST_AGREES : LM_SELFTEST_DISAGREES;
+out:
+	lm_activation_list_dispose(&list);
+	lm_free(out);
+	return rc;
+}
+
+static int check_hardened(run *r, lm_buf *raw, char **seen)
+{
+	static const char plist[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE plist PUBLIC "
+	    "\"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n<plist version=\"1.0\">"
+	    "<dict><key>com.apple.security.cs.allow-dyld-environment-variables</key><true/></dict></plist>\n";
+	char *out = NULL, line[256];
+	int status, rc;
+
+	if ((rc = run_hardened_copy(r, raw, plist, &status, &out, line, sizeof(line), seen)) != 0)
+		return rc;
+	*seen = hardened_seen(status, out, line);
+	rc = *seen == NULL ? lm_error_nomem() : status == 0 && strstr(out, "\nshim_active=1") == NULL ? LM_SELFTEST_AGREES :
+	    LM_SELFTEST_DISAGREES;
+	lm_free(out);
+	return rc;
+}
+
+/* The hardened runtime without the dyld entitlement: SIP on, dyld purges DYLD_* and it runs stock;
+ * SIP off (disabled or custom), macOS does not apply the hardened runtime and the shim loads (an
+ * Apple Security Engineer, Apple Developer Forums thread 757000; Proxyman #788 agrees, Bear #232 on
+ * 10.14 does not: reference/metal.md, 2026-12-06). Where sources disagree, this measures it. */
+static int check_hardened_runtime(run *r, lm_buf *raw, char **seen)
+{
+	const char *sip = lm_flow_session_vm(r->s)->guest.sip;
+	char *out = NULL, line[256];
+	int status, rc, shimmed, sip_on = strcmp(sip, "enabled") == 0;
+
+	if (!sip_on && strcmp(sip, "disabled") != 0 && strcmp(sip, "custom") != 0) {
+		*seen = lm_format("not measured: the guest does not say its SIP state (csrutil status), which decides "
+		    "what is expected");
+		return *seen != NULL ? LM_SELFTEST_NOT_MEASURED : lm_error_nomem();
+	}
+	if ((rc = run_hardened_copy(r, raw, NULL, &status, &out, line, sizeof(line), seen)) != 0)
+		return rc;
+	shimmed = status == 0 && strstr(out, "\nshim_active=1") != NULL;
+	*seen = hardened_seen(status, out, line);
+	if (*seen != NULL) {
+		char *with = lm_format("%s (guest SIP %s)", *seen, sip);
+		free(*seen);
+		*seen = with;
+	}
+	rc = *seen == NULL ? lm_error_nomem() : status == 0 && shimmed == !sip_on ? LM_SELFTEST_AGREES :
+	    LM_SELFTEST_DISAGREES;
+	lm_free(out);
 	return rc;
 }
 
@@ -525,8 +755,9 @@ static int check_booting(run *r, lm_buf *raw, char **seen)
 }
 
 static int (*const check_fns[NCHECKS])(run *, lm_buf *, char **) = {
-	check_stock_kernels, check_exec, check_spawn, check_hardened, check_launchctl_unknown, check_launchctl_bootout,
-	check_codesign, check_csrutil, check_booting,
+	check_stock_kernels, check_exec, check_spawn, check_probe_exec, check_probe_spawn, check_python, check_hardened,
+	check_hardened_runtime, check_launchctl_unknown, check_launchctl_bootout, check_codesign, check_csrutil,
+	check_booting,
 };
 
 /* ---- the folder ---- */
@@ -750,6 +981,9 @@ int lm_selftest_run(lm_context *ctx, const char *vm, const char *out_dir, lm_sel
 		goto out;
 	r.dir = res->dir;
 	r.ssh = lm_flow_session_ssh(r.s);
+	/* The children checks run their launchers as `run` would: the shim told the guest's SIP state. */
+	if ((rc = lm_flow_session_guest(r.s)) < 0)
+		goto out;
 	snprintf(r.name, sizeof(r.name), "selftest-%s", r.tag);
 	if ((rc = lm_activation_dir_make(r.ssh, lm_flow_session_vm(r.s)->guest.home, r.name, &r.scratch)) < 0)
 		goto out;

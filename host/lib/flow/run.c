@@ -144,6 +144,19 @@ int lm_flow_session_program(lm_flow_session *s, const char *const *argv, size_t 
 	return 0;
 }
 
+int lm_flow_session_guest(lm_flow_session *s)
+{
+	/* The slice is the installed shim's whatever the program: the probe stands for any. */
+	const char *argv[1] = { s->se.probe_path };
+	lm_run_target t;
+	int rc;
+
+	if ((rc = lm_guest_run_target(s->ssh, &s->se, argv, 1, &t)) < 0)
+		return rc;
+	lm_shim_env_guest(&s->se, s->o->guest.sip, t.shim_arm64e);
+	return 0;
+}
+
 int lm_flow_session_warn(lm_flow_session *s, const char *const *argv, size_t argc)
 {
 	return warn_protected(s->ctx, s->ssh, &s->se, s->o, argv, argc);

@@ -29,6 +29,10 @@ const char *lm_flow_session_probe(const lm_flow_session *s);
 int lm_flow_session_command(const lm_flow_session *s, int shimmed, const char *const *argv, size_t argc, char **cmd);
 /* The file argv's program is in the guest, found with the PATH the workload gets. */
 int lm_flow_session_program(lm_flow_session *s, const char *const *argv, size_t argc, char *path, size_t len);
+/* The shim's children rule told what the guest is, as `run` tells it: the guest's SIP state and
+ * whether the installed shim has an arm64e slice (LUME_METAL_GUEST_SIP, LUME_METAL_SHIM_ARM64E in
+ * every shimmed command after). */
+int lm_flow_session_guest(lm_flow_session *s);
 /* Warn (the context's log) when SIP keeps the shim away from argv's program, as `run` does. */
 int lm_flow_session_warn(lm_flow_session *s, const char *const *argv, size_t argc);
 
