@@ -435,6 +435,34 @@ static void test_probe_bad_arguments(void **state)
 	}
 }
 
+/* --exec-self and --spawn-self (selftest's launchers): the probe again with --report, in place
+ * (execve here: glibc has no POSIX_SPAWN_SETEXEC) or as a child whose status it passes on; the
+ * shim, preloaded, reaches the second probe (shim_active=1); stock, it does not. Started by a
+ * relative path it refuses (127): it never searches for itself. */
+static void test_probe_self(void **state)
+{
+	static char *modes[] = { "--exec-self", "--spawn-self" };
+	char *relative[] = { "/bin/sh", "-c", "cd \"$(dirname \"$0\")\" && exec ./metal-capabilities --spawn-self",
+		LM_PROBE, NULL };
+	lm_test_result r;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		char *argv[] = { LM_PROBE, modes[i], NULL };
+		run_env(&r, "stock", 1, argv, FAM "=1009", NULL);
+		if (r.status != 0 || strstr(r.out, "\nshim_active=1\n") == NULL || strstr(r.out, "\nfamily.Apple9=1\n") == NULL)
+			fail_msg("%s with the shim: status %d\n%s%s", modes[i], r.status, r.out, r.err);
+		run_env(&r, "stock", 0, argv, NULL);
+		if (r.status != 0 || strstr(r.out, "\nshim_active=0\n") == NULL)
+			fail_msg("%s stock: status %d\n%s%s", modes[i], r.status, r.out, r.err);
+	}
+	run_env(&r, "stock", 0, relative, NULL);
+	assert_int_equal(r.status, 127);
+	assert_int_equal(r.out_len, 0);
+	assert_non_null(strstr(r.err, "need the probe started by its absolute path"));
+}
+
 static void test_probe_no_device(void **state)
 {
 	static char *plain[] = { LM_PROBE, NULL };
@@ -1694,6 +1722,7 @@ int main(void)
 		cmocka_unit_test(test_published_lines),
 		cmocka_unit_test(test_probe_bad_arguments),
 		cmocka_unit_test(test_probe_no_device),
+		cmocka_unit_test(test_probe_self),
 		cmocka_unit_test(test_default_device_and_super),
 		cmocka_unit_test(test_copy_all_devices),
 		cmocka_unit_test(test_dlopen_after_start),
