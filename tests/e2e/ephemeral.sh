@@ -187,7 +187,7 @@ scenario_gc_locked() {
   rc=$?
   set -e
   [ "$rc" -eq 1 ] || fail "gc under the journal's lock: exit $rc: $(cat "$E2E_DIR/gc.out" "$E2E_DIR/gc.err")"
-  [ "$(cat "$E2E_DIR/gc.err")" = "lume-metal: $LUME_METAL_STATE_DIR/state.lock: another lume-metal process has held the state lock for more than 10 s; wait for it to finish and try again
+  [ "$(cat "$E2E_DIR/gc.err")" = "lume-metal: $LUME_METAL_STATE_DIR/state.lock: another lume-metal process has held the state lock for more than 60 s; wait for it to finish and try again
 hint: wait for the other lume-metal named above and try again (without --no-wait, lume-metal waits by itself)" ] ||
     fail "gc under the journal's lock said: $(cat "$E2E_DIR/gc.out" "$E2E_DIR/gc.err")"
   set +e
