@@ -157,6 +157,15 @@ scenario_activation_child_sip_off() {
   jq -e '[.activation.records[].record.children] | length == 2 and all(.inherit and .setting == null
     and (.host_reason | startswith("guest SIP disabled")))' \
     "$E2E_DIR/off.json" >/dev/null || fail "the records' children: $(jq -c .activation "$E2E_DIR/off.json")"
+  # The server started its runner with posix_spawn: its record names the runner (parent_named);
+  # the server's own parent wrote no record (null).
+  jq -e '[.activation.records[] | .parent_named] | sort == [null, true]' "$E2E_DIR/off.json" >/dev/null ||
+    fail "parent_named: $(jq -c '[.activation.records[] | {pid, ppid, parent_named}]' "$E2E_DIR/off.json")"
+  # Through a shell, which forks and execs: the shell's record cannot name the server (issue 48 item 7).
+  run_capture fx vm1 --verbose -- sh -c 'metal-server; :'
+  rc_is fx 0
+  grep -Eq "^shim: pid [0-9]+ /opt/homebrew/bin/metal-server: loaded the shim, asked no Metal question; its children keep the shim; its parent's record \(pid [0-9]+\) does not name it: started through fork and exec, or with the parent's exec and spawn hooks off \(AMFI can switch interposing off\)$" \
+    "$E2E_DIR/fx.err" || fail "the server's line through a shell: $(cat "$E2E_DIR/fx.err")"
 
   run_capture own vm1 --verbose -- LUME_METAL_INHERIT=0 metal-server
   out_is own "$(printf '%s\n' 'runner: apple7=0 apple9=0' 'server: runner exited 0')"

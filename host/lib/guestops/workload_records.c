@@ -25,8 +25,28 @@ void lm_workload_records_dispose(lm_workload_records *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* Whether the record of a's parent names a among what it started (spawns[], by pid): 1 it does,
+ * 0 the parent wrote a record that does not, -1 the parent wrote none. A child the parent's record
+ * does not name was started through fork and exec (the forked child's own record says the exec,
+ * and is replaced by the program's once it loads the shim: docs/activation-format.md), or while
+ * the parent's exec and spawn hooks were off (AMFI can switch interposing off in a process). */
+static int parent_names(const lm_activation_list *list, const lm_activation *a)
+{
+	for (size_t i = 0; i < list->count; i++) {
+		const lm_activation *p = &list->items[i];
+
+		if (p->pid != a->ppid || p == a)
+			continue;
+		for (size_t k = 0; k < p->nspawns; k++)
+			if (p->spawns[k].pid == a->pid)
+				return 1;
+		return 0;
+	}
+	return -1;
+}
+
 /* The reader's line for one process, and what its children got (the record says). */
-static int process_line(const lm_activation *a, char **out)
+static int process_line(const lm_activation *a, int named, char **out)
 {
 	char *sum = NULL;
 	size_t n;
@@ -34,12 +54,17 @@ static int process_line(const lm_activation *a, char **out)
 
 	if ((rc = lm_activation_summary(a, &sum)) < 0)
 		return rc;
-	n = strlen(sum) + 64;
+	n = strlen(sum) + 320;
 	if ((*out = malloc(n)) == NULL) {
 		free(sum);
 		return lm_error_nomem();
 	}
-	snprintf(*out, n, "%s; its children %s", sum, a->inherit ? "keep the shim" : "start without the shim");
+	if (named == 0)
+		snprintf(*out, n, "%s; its children %s; its parent's record (pid %lld) does not name it: started through fork "
+		    "and exec, or with the parent's exec and spawn hooks off (AMFI can switch interposing off)", sum,
+		    a->inherit ? "keep the shim" : "start without the shim", (long long)a->ppid);
+	else
+		snprintf(*out, n, "%s; its children %s", sum, a->inherit ? "keep the shim" : "start without the shim");
 	free(sum);
 	return 0;
 }
@@ -156,12 +181,19 @@ int lm_workload_records_read(lm_ssh *ssh, const char *dir, lm_workload_records *
 		goto out;
 	}
 	for (i = 0; i < list.count; i++) {
-		if ((rc = process_line(&list.items[i], &out->lines[i])) < 0)
+		int named = parent_names(&list, &list.items[i]);
+		if ((rc = process_line(&list.items[i], named, &out->lines[i])) < 0)
 			goto out;
 		out->count++;
 		if ((rc = lm_activation_json(&list.items[i], &item)) < 0)
 			goto out;
 		cJSON_AddItemToArray(arr, item); /* an array takes an item without allocating */
+		/* parent_named: true, false, or null when the parent wrote no record. */
+		if ((named < 0 ? cJSON_AddNullToObject(item, "parent_named") :
+		    cJSON_AddBoolToObject(item, "parent_named", named)) == NULL) {
+			rc = lm_error_nomem();
+			goto out;
+		}
 		if (lm_activation_took(&list.items[i]) && out->took++ == 0)
 			out->first_took = (long)i;
 	}
