@@ -127,6 +127,16 @@ launchctl bootout gui/501/com.example.two"
   expect_rc 1 "$E2E_DIR/ne.json"
   jq_is "$E2E_DIR/ne.json" '.error.code' not-enabled
   ! grep -q '^launchctl setenv' "$(vm_dir vm1)/calls.log" || fail "launchctl setenv was used"
+
+  note "a name no VM manager knows is a wrong name, not a VM to enable first (issue 50)"
+  lm_json_first "$E2E_DIR/nf.json" probe nosuchvm
+  expect_rc 1 "$E2E_DIR/nf.json"
+  jq_is "$E2E_DIR/nf.json" '.error.code' not-found
+  jq -e '.error.hint | startswith("check the name")' "$E2E_DIR/nf.json" >/dev/null || fail "hint: $(jq -c .error "$E2E_DIR/nf.json")"
+  local rc=0
+  lm probe nosuchvm >/dev/null 2>"$E2E_DIR/nf.err" || rc=$?
+  [ "$rc" -eq 1 ] && ! grep -q "enable" "$E2E_DIR/nf.err" && grep -q '^hint: check the name' "$E2E_DIR/nf.err" ||
+    fail "probe of an unknown VM: exit $rc: $(cat "$E2E_DIR/nf.err")"
   check_guest_shells
 }
 

@@ -106,8 +106,14 @@ int lm_flow_open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, 
 
 	if ((rc = lm_vm_record_load(ctx, o->vm, r)) < 0)
 		return rc;
-	if (!r->known || r->status != LM_VM_STATUS_ENABLED || r->profile == NULL)
+	if (!r->known || r->status != LM_VM_STATUS_ENABLED || r->profile == NULL) {
+		/* A name no VM manager knows is a wrong name, not a VM to enable first: the manager's own
+		 * words (and their hint, "check the name"). One it cannot be asked about is still "not
+		 * enabled", which is true either way. */
+		if (!r->known && (rc = lm_vm_get(vmm, o->vm, &o->info)) < 0 && (rc == LM_ENOTFOUND || rc == LM_ENOMEM))
+			return rc;
 		return lm_error_set(LM_ENOTENABLED, "%s is not enabled", o->vm);
+	}
 	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0)
 		return rc;
 	/* Not "guest unsupported": nothing is wrong with the guest, it is just not running. */
