@@ -494,6 +494,9 @@ int lm_cmd_completion(lm_cli *cli)
 {
 	if (cli->argc != 1)
 		return lm_cli_usage_error(cli, "completion: name one shell (lume-metal completion bash|zsh|fish)");
+	/* A script is text for a shell, as agent logs' lines are what the agent wrote: no JSON of it. */
+	if (cli->json)
+		return lm_cli_usage_error(cli, "completion prints a shell script: no --format json");
 	if (lm_cli_completion(cli->argv[0], stdout) < 0)
 		return lm_cli_usage_error(cli, "completion: '%s' is not a shell lume-metal completes; use bash, zsh or fish",
 		    cli->argv[0]);

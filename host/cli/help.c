@@ -496,6 +496,10 @@ int lm_cli_help_asked(lm_cli *cli)
 
 int lm_cmd_help(lm_cli *cli)
 {
+	/* Help is text for people, as agent logs' lines are: no JSON of it (the commands and options
+	 * are listed in docs/lume-metal.md). */
+	if (cli->json)
+		return lm_cli_usage_error(cli, "help prints text for people: no --format json");
 	if (cli->argc == 0) {
 		lm_cli_usage(stdout);
 		return LM_EXIT_OK;

@@ -245,6 +245,16 @@ scenario_progress() {
 }
 
 scenario_help() {
+  note "help and completion are text, as agent logs is: --format json is a usage error (issue 50)"
+  local c rc
+  for c in "help" "help enable" "completion bash"; do
+    rc=0
+    # shellcheck disable=SC2086 # the words of c
+    "$LM_BIN" $c --format json >"$E2E_DIR/hj.json" 2>/dev/null || rc=$?
+    [ "$rc" -eq 2 ] || fail "$c --format json: exit $rc: $(head -c 300 "$E2E_DIR/hj.json")"
+    jq -e '.ok == false and .error.code == "invalid" and (.error.message | contains("no --format json"))' \
+      "$E2E_DIR/hj.json" >/dev/null || fail "$c --format json: $(cat "$E2E_DIR/hj.json")"
+  done
   note "help per command, and the nearest command to a wrong one"
   lm enable --help >"$E2E_DIR/h1" || fail "enable --help"
   grep -q '^usage: lume-metal enable VM' "$E2E_DIR/h1" || fail "$(cat "$E2E_DIR/h1")"
