@@ -57,24 +57,48 @@ static const char *advise_vm(void *data, const lm_vm_outcome *o)
 	return lm_cli_hint_about(data, o->rc, o->vm, o->message);
 }
 
+/* How many VMs a dry run would restart: their restart step says "would restart" (enable.c). */
+static size_t would_restart(const lm_flow_result *r)
+{
+	size_t i, k, n = 0;
+
+	for (i = 0; i < r->count; i++)
+		for (k = 0; k < r->vms[i]->nsteps; k++)
+			if (strcmp(r->vms[i]->steps[k]->name, "restart") == 0 && r->vms[i]->steps[k]->detail != NULL &&
+			    strncmp(r->vms[i]->steps[k]->detail, "would restart", 13) == 0) {
+				n++;
+				break;
+			}
+	return n;
+}
+
 /* What several VMs came to, in one line after theirs, as Ansible's PLAY RECAP ends a play:
- * "4 enabled, 0 failed in 2.2 s" (the run's own time). One VM's line says it already. */
+ * "4 enabled, 0 failed in 2.2 s" (the run's own time); a dry run says what it would do: "would
+ * enable 3 (1 restart), 0 failed in 0.4 s". One VM's line says it already. */
 void lm_cli_flow_recap(const lm_cli *cli, const lm_flow_result *r)
 {
-	static const struct { const char *command, *done; } verbs[] = {
-		{"enable", "enabled"}, {"rollback", "rolled back"}, {"probe", "probed"},
-		{"agent install", "installed"}, {"agent remove", "removed"}, {"agent list", "listed"},
+	static const struct { const char *command, *done, *would; } verbs[] = {
+		{"enable", "enabled", "enable"}, {"rollback", "rolled back", "roll back"}, {"probe", "probed", "probe"},
+		{"agent install", "installed", "install"}, {"agent remove", "removed", "remove"},
+		{"agent list", "listed", "list"},
 	};
-	const char *command = cli->json_command != NULL ? cli->json_command : cli->command, *done = NULL;
-	size_t i, ok, failed, unsupported;
+	const char *command = cli->json_command != NULL ? cli->json_command : cli->command, *done = NULL, *would = NULL;
+	size_t i, ok, failed, unsupported, restarts;
 
 	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]) && command != NULL; i++)
-		if (strcmp(command, verbs[i].command) == 0)
+		if (strcmp(command, verbs[i].command) == 0) {
 			done = verbs[i].done;
+			would = verbs[i].would;
+		}
 	if (done == NULL || r->count < 2)
 		return;
 	count_results(r, &ok, &failed, &unsupported);
-	lm_cli_printf(stdout, "%zu %s, ", ok, done);
+	if (cli->lib.dry_run && (restarts = would_restart(r)) > 0)
+		lm_cli_printf(stdout, "would %s %zu (%zu restart%s), ", would, ok, restarts, restarts == 1 ? "" : "s");
+	else if (cli->lib.dry_run)
+		lm_cli_printf(stdout, "would %s %zu, ", would, ok);
+	else
+		lm_cli_printf(stdout, "%zu %s, ", ok, done);
 	if (unsupported > 0)
 		lm_cli_printf(stdout, "%zu unsupported, ", unsupported);
 	lm_cli_printf(stdout, "%zu failed in %.1f s\n", failed, r->seconds);
