@@ -251,6 +251,17 @@ int lm_vm_process_started(lm_vm_manager *vmm, const char *name, double *at)
 	return b.backend->process_started(vmm, b.state, vm, at);
 }
 
+int lm_vm_created_at(lm_vm_manager *vmm, const char *name, double *at)
+{
+	lm_vm_instance b = lm_vm_backend_for(vmm, name);
+	char vm[LM_VM_NAME_MAX];
+
+	*at = 0;
+	if (b.backend == NULL || b.backend->created == NULL || lm_vm_name_normalize(name, vm) < 0)
+		return 0;
+	return b.backend->created(vmm, b.state, vm, at);
+}
+
 int lm_vm_status_held(const char *status)
 {
 	return strcmp(status, "paused") == 0 || strcmp(status, "pausing") == 0 || strcmp(status, "resuming") == 0 ||

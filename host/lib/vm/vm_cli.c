@@ -307,6 +307,17 @@ static int cli_identity(lm_vm_manager *vmm, void *state, const char *name, lm_vm
 	return lm_vm_lume_identity(&s->storage, name, info, "`lume config storage list`");
 }
 
+static int cli_created(lm_vm_manager *vmm, void *state, const char *name, double *at)
+{
+	cli_state *s = state;
+	int rc;
+
+	*at = 0;
+	if ((rc = cli_locations(vmm, s)) < 0)
+		return rc;
+	return lm_vm_lume_created(&s->storage, name, at);
+}
+
 static int cli_stored(lm_vm_manager *vmm, void *state, const char *name)
 {
 	cli_state *s = state;
@@ -445,4 +456,4 @@ static int cli_init(lm_vm_manager *vmm, void **state)
 const lm_vm_backend lm_vm_backend_cli = {.name = "lume-cli", .account = "lume", .present = cli_present,
 	.init = cli_init, .list = cli_list, .get = cli_get, .start = cli_start, .stop = cli_stop,
 	.version = cli_version, .identity = cli_identity, .stored = cli_stored, .full = cli_full,
-	.process_started = cli_process_started, .release = cli_release};
+	.process_started = cli_process_started, .created = cli_created, .release = cli_release};

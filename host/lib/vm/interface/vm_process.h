@@ -20,4 +20,12 @@
  * choice knows its manager then). < 0 only when out of memory. */
 int lm_vm_process_started(lm_vm_manager *vmm, const char *name, double *at);
 
+/* *at: when the VM's own files were created (epoch), where its manager's store is on this host:
+ * Lume's LOCATION/NAME directory, its birth time (a `lume clone` for a CI job makes a new one).
+ * No process can have run the VM before its files existed, so a VM created after the preference
+ * changed read the new value whatever ran it -- Lume's server included, whose process shows
+ * nothing. 0 when not known (another manager, a file system without birth times). < 0 only when
+ * out of memory. */
+int lm_vm_created_at(lm_vm_manager *vmm, const char *name, double *at);
+
 #endif
