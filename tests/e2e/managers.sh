@@ -391,6 +391,11 @@ scenario_guest_reboot() {
   guest_reboot
   lmb_json "$E2E_DIR/s2.json" status vm1 --boot-margin 0.5
   jq_is "$E2E_DIR/s2.json" '.vms[0].restart_pending' false
+  if [ "$backend" = lume-cli ]; then
+    # `lume shutdown` halts the guest; the VM, and the `lume run` that ran it, end with it.
+    "$BIN/lume" shutdown vm1 >/dev/null || fail "lume shutdown"
+    [ "$(vm_status vm1)" = stopped ] || fail "vm1 is $(vm_status vm1) after its guest shut down"
+  fi
 }
 
 # The VM process started after the preference changed, by the user (out of lume-metal's sight),
