@@ -86,6 +86,13 @@ static void print_result(const lm_cli *cli, const char *action, const lm_host_pr
 			    info->key, info->value, info->store, info->original);
 		if (info->recorded || cli->lib.keep_host)
 			lm_cli_printf(stdout, "mode: %s\n", lm_cli_pref_mode(info));
+		/* Virtualization.framework reads the preference when a VM's process starts; Lume 0.5's
+		 * `lume restart` and `lume shutdown` only run `shutdown -r`/`-h` in the guest
+		 * (trycua/cua Commands/GuestPower.swift): docs/lume-metal.md, "When a VM is restarted". */
+		if (info->changed)
+			lm_cli_printf(stdout, "hint: running VMs keep the GPU level they started with until their VM process is "
+			    "restarted (stopped and started: `lume-metal enable VM` does it); a guest reboot (`lume restart`, "
+			    "`sudo reboot` in the guest, a macOS update) is not a VM restart\n");
 		return;
 	}
 	if (!info->changed && !info->recorded)

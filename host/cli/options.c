@@ -178,9 +178,12 @@ static const struct option_doc {
 	{"connect-timeout", required_argument, OPT_CONNECT_TIMEOUT, "SECONDS", NULL,
 	 "SSH connect and authentication timeout (default 10)."},
 	{"boot-margin", required_argument, OPT_BOOT_MARGIN, "SECONDS", NULL,
-	 "enable/status: a running VM is left alone only when lume-metal started it after the preference "
-	 "changed, or its guest kernel booted more than SECONDS after the change (default 30: a VM's "
-	 "firmware runs that long before its kernel boots); otherwise it is restarted."},
+	 "enable/status: how long a VM takes from its process's start to its kernel's boot (default 30: "
+	 "its firmware runs that long), the time within which it reads the host preference. A running VM is "
+	 "left alone only when lume-metal started it after the preference changed, or its VM process "
+	 "(`lume run`, `tart run`) started after the change; a guest kernel booted after it may be a guest "
+	 "reboot, not a VM restart. Without a VM manager, a kernel booted more than SECONDS after the change "
+	 "is taken for the restart the user was asked for."},
 	{"address", required_argument, OPT_ADDRESS, "IP", NULL,
 	 "The guest's IPv4 address, needed with --vm-manager none and with UTM older than 5.0.3 (which "
 	 "cannot tell it)."},

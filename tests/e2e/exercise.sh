@@ -85,12 +85,15 @@ scenario_exercise_restricted() {
   [ "$(cat "$(vm_dir vm1)/feature_level")" = restricted ] || fail "vm1 did not start at the restricted level"
   # The preference set before this enable (an enable that changes it itself knows the running VM
   # predates the change, and restarts it without asking the guest), and a guest whose clock says
-  # it booted after the change: the restart rule leaves it running at the restricted level.
+  # it booted long after the change, without a VM manager (whose rule takes that boot for the
+  # user's restart: nothing shows the VM's process, issue 48 item 3): the restart rule leaves it
+  # running at the restricted level. With a manager a boot after the change is a possible guest
+  # reboot and restarts (e2e_managers_*_guest_reboot).
   lm_json "$E2E_DIR/h.json" host enable
   expect_rc 0 "$E2E_DIR/h.json"
   "$GUEST_SSHD" boot-time --dir "$(vm_dir vm1)" "$(( $(date +%s) + 3600 ))"
   local from; from=$(log_lines)
-  lm_json "$E2E_DIR/e.json" enable vm1
+  lm_json "$E2E_DIR/e.json" enable vm1 --vm-manager none --address "$(vm_field vm1 address)"
   expect_rc 1 "$E2E_DIR/e.json"
   jq_is "$E2E_DIR/e.json" '.vms[0].restarted' false
   jq_is "$E2E_DIR/e.json" '.vms[0].error.code' not-proven

@@ -115,8 +115,11 @@ scenario_restart_boot_0_5_before() { restart_row -0.5 true; }
 scenario_restart_boot_1_2_before() { restart_row -1.2 true; }
 scenario_restart_boot_2_5_before() { restart_row -2.5 true; }
 scenario_restart_boot_5_after() { restart_row 5 true; }      # inside the 30 s margin
-scenario_keep_boot_40_after() { restart_row 40 false; }
-scenario_keep_boot_5_after_margin_2() { restart_row 5 false --boot-margin 2; }
+# Booted after the change, past the margin: Lume's server does not show the VM's process, and a
+# guest reboot in a process that started before the change boots just as late (issue 48, item
+# 3): unsure, restarted. These two were "keep" rows before a guest reboot was told from a restart.
+scenario_restart_boot_40_after() { restart_row 40 true; }
+scenario_restart_boot_5_after_margin_2() { restart_row 5 true --boot-margin 2; }
 
 # lume-metal started the VM after the change: left alone even though its kernel booted within
 # the margin, because the journal says who started it and when.

@@ -333,6 +333,90 @@ scenario_utm_request_ignored() {
   tail -n 50 "$SIM_LOG" | jq -c 'select(.source == "utmctl")' | grep -q -- '--force' || fail "no power-off after the request"
 }
 
+# The guest reboots itself, its VM process going on (issue 48, item 3; reference/lume.md): Lume
+# 0.5's `lume restart` runs `sudo shutdown -r now` in the guest over SSH (GuestPower.swift); for
+# the other managers a guest `sudo reboot` (the simulator's hook). Returns once the new guest
+# kernel has booted and SSH answers again.
+guest_reboot() {
+  local boots; boots=$(vm_starts vm1)
+  case "$backend" in
+  lume-cli) "$BIN/lume" restart vm1 >/dev/null ;;
+  *) curl -fsS -X POST "$LUME_METAL_LUME_URL/_sim/vms/vm1/guest-reboot" >/dev/null ;;
+  esac
+  wait_for 60 "vm1's guest did not boot again" vm_started_since vm1 "$boots"
+  for _ in $(seq 1 400); do ssh_up && break; sleep 0.05; done
+  ssh_up || fail "vm1 did not become reachable after its guest rebooted"
+}
+clock_past() { awk -v t="$1" -v now="$(date +%s.%N)" 'BEGIN { exit !(now > t) }'; }
+
+# The VM started before the preference changed; its guest rebooted after the change, later than
+# the boot margin: a guest reboot is not a VM restart (the VM process read the old value at its
+# start), so enable restarts it. Where the manager shows the VM's process (Lume's CLI: its `lume
+# run`; Tart: the `tart run` holding config.json's lock) its start says so; where it does not
+# (Lume's API, UTM) the boot after the change is unsure, and unsure restarts.
+scenario_guest_reboot() {
+  mgr_sim_start
+  user_start
+  lmb_json "$E2E_DIR/h.json" host enable
+  expect_rc 0 "$E2E_DIR/h.json"
+  local changed; changed=$(jq -r .host_preference.changed_at "$E2E_DIR/h.json")
+  # The new kernel boots well past the margin (0.5 s) after the change: the old rule took that
+  # for a VM started after it.
+  wait_for 10 "the clock did not pass the change" clock_past "$(awk -v c="$changed" 'BEGIN { printf "%.6f", c + 1 }')"
+  guest_reboot
+  log_has '.event == "guest-reboot" and .vm == "vm1"' || fail "the simulator logged no guest reboot"
+  [ "$(sim_events run vm1)" -eq 1 ] || fail "the VM was started again, not its guest rebooted: $(sim_events run vm1) runs"
+  lmb_json "$E2E_DIR/s.json" status vm1 --boot-margin 0.5
+  expect_rc 0 "$E2E_DIR/s.json"
+  jq -e --argjson c "$changed" '.vms[0].guest.boot_time > $c + 0.5' "$E2E_DIR/s.json" >/dev/null ||
+    fail "the guest's boot time is not past the margin: $(jq .vms[0].guest "$E2E_DIR/s.json"), changed $changed"
+  jq_is "$E2E_DIR/s.json" '.vms[0].restart_pending' true
+  local from; from=$(log_lines)
+  lmb_json "$E2E_DIR/e.json" enable vm1 --boot-margin 0.5
+  expect_rc 0 "$E2E_DIR/e.json"
+  jq_is "$E2E_DIR/e.json" '.vms[0].restarted' true
+  jq_is "$E2E_DIR/e.json" '.vms[0].shimmed.families.Apple9' true
+  [ "$(manager_calls "$from")" -ge 2 ] || fail "vm1 was not stopped and started through $backend"
+  local why; why=$(jq -r '.vms[0].steps[] | select(.name == "restart") | .detail' "$E2E_DIR/e.json")
+  case "$backend" in
+  lume-cli | tart)
+    echo "$why" | grep -q "its VM process started before the preference changed; its guest has rebooted since, and a guest reboot is not a VM restart" ||
+      fail "restart reason: $why" ;;
+  *)
+    echo "$why" | grep -q "its VM process's start is not visible with this VM manager: a guest reboot" ||
+      fail "restart reason: $why" ;;
+  esac
+  # Restarted by lume-metal after the change: nothing pending, and a guest reboot now changes
+  # nothing (the journal's start, and the process's, are after the change).
+  guest_reboot
+  lmb_json "$E2E_DIR/s2.json" status vm1 --boot-margin 0.5
+  jq_is "$E2E_DIR/s2.json" '.vms[0].restart_pending' false
+  if [ "$backend" = lume-cli ]; then
+    # `lume shutdown` halts the guest; the VM, and the `lume run` that ran it, end with it.
+    "$BIN/lume" shutdown vm1 >/dev/null || fail "lume shutdown"
+    [ "$(vm_status vm1)" = stopped ] || fail "vm1 is $(vm_status vm1) after its guest shut down"
+  fi
+}
+
+# The VM process started after the preference changed, by the user (out of lume-metal's sight),
+# and its guest rebooted since: where the manager shows that process, its start says the VM read
+# the new value, and enable leaves it running.
+scenario_guest_reboot_started_after() {
+  mgr_sim_start
+  lmb host enable >"$E2E_DIR/h.out" 2>&1 || fail "host enable: $(cat "$E2E_DIR/h.out")"
+  # Its hint says what restarts a VM, and what does not.
+  grep -q '^hint: .*a guest reboot (`lume restart`, `sudo reboot` in the guest, a macOS update) is not a VM restart$' \
+    "$E2E_DIR/h.out" || fail "host enable's hint: $(cat "$E2E_DIR/h.out")"
+  user_start
+  guest_reboot
+  local from; from=$(log_lines)
+  lmb_json "$E2E_DIR/e.json" enable vm1
+  expect_rc 0 "$E2E_DIR/e.json"
+  jq_is "$E2E_DIR/e.json" '.vms[0].restarted' false
+  jq_is "$E2E_DIR/e.json" '.vms[0].shimmed.families.Apple9' true
+  [ "$(manager_calls "$from")" -eq 0 ] || fail "vm1 was stopped or started: $(manager_calls "$from") calls"
+}
+
 # Automatic choice: each VM with the manager that knows it; a name two managers know is refused.
 scenario_auto_choice() {
   sim_start --vm vm1 --tart-vm vm2 --tart-home "$TART_HOME"

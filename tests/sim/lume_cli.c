@@ -415,6 +415,33 @@ static int cmd_stop(const config *c, const char *name, int argc, char **argv)
 	return 0;
 }
 
+/* `lume restart NAME` / `lume shutdown NAME` (Lume 0.5.x, Commands/GuestPower.swift): `sudo
+ * /sbin/shutdown -r now` (-h) in the guest over SSH; the VM itself is never stopped. The guest
+ * reboots in the same VM process, which keeps the host level it read at its start
+ * (reference/lume.md, 2026-12-06); a halted guest ends its VM, and a `lume run` with it. */
+static int cmd_guest_power(const config *c, const char *name, int reboot)
+{
+	char status[64], path[300];
+	answer a;
+	int rc;
+
+	if (vm_status(c, name, status, sizeof(status)) < 0)
+		return 1; /* not found, reported */
+	if (strcmp(status, "running") != 0) {
+		fprintf(stderr, "Error: Virtual machine not running: %s\n", name);
+		return 1;
+	}
+	log_line(c, 1, "Running 'sudo shutdown %s now' in VM %s over SSH", reboot ? "-r" : "-h", name);
+	snprintf(path, sizeof(path), "/_sim/vms/%s/%s", name, reboot ? "guest-reboot" : "guest-halt");
+	if (http(c, "POST", path, "", 30, &a) < 0)
+		return 1;
+	rc = a.status == 200 ? 0 : report_failure(&a);
+	free(a.body);
+	if (rc == 0)
+		log_line(c, 1, "VM %s: guest %s requested", name, reboot ? "restart" : "shutdown");
+	return rc;
+}
+
 /* A clone or delete through the server: 0 and `done` logged on 200, else its message, exit 1. */
 static int store_request(const config *c, const char *method, const char *path, const char *body, const char *done)
 {
@@ -471,6 +498,8 @@ static void usage(FILE *f)
 	           "USAGE: lume <subcommand>\n\n"
 	           "SUBCOMMANDS:\n  ls       List virtual machines\n  get      Get VM details\n"
 	           "  run      Run a virtual machine\n  stop     Stop a virtual machine\n"
+	           "  restart  Restart the guest OS (0.5: shutdown -r over SSH; the VM keeps running)\n"
+	           "  shutdown Shut the guest OS down (0.5: shutdown -h over SSH)\n"
 	           "  clone    Clone an existing virtual machine\n  delete   Delete a virtual machine\n"
 	           "  config   Get or set lume configuration (here: config storage list)\n");
 }
@@ -510,7 +539,8 @@ static int dispatch(const config *c, int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(cmd, "ls") != 0 && strcmp(cmd, "list") != 0 && strcmp(cmd, "get") != 0 && strcmp(cmd, "run") != 0 &&
-	    strcmp(cmd, "stop") != 0 && strcmp(cmd, "clone") != 0 && strcmp(cmd, "delete") != 0)
+	    strcmp(cmd, "stop") != 0 && strcmp(cmd, "clone") != 0 && strcmp(cmd, "delete") != 0 &&
+	    ((strcmp(cmd, "restart") != 0 && strcmp(cmd, "shutdown") != 0) || version_below_0_5(c)))
 		return usage_error("Unknown subcommand", cmd);
 	for (i = 2; i < argc; i++) {
 		const char *a = argv[i];
@@ -564,6 +594,8 @@ static int dispatch(const config *c, int argc, char **argv)
 		return cmd_delete(c, vm, force);
 	if (strcmp(cmd, "run") == 0)
 		return detach ? run_detached(c, vm, log_file, argc, argv) : run_foreground(c, vm, argc, argv);
+	if (strcmp(cmd, "restart") == 0 || strcmp(cmd, "shutdown") == 0)
+		return cmd_guest_power(c, vm, strcmp(cmd, "restart") == 0);
 	return cmd_stop(c, vm, argc, argv);
 }
 

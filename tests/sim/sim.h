@@ -175,6 +175,11 @@ int sim_vm_resume(sim *s, sim_vm *vm, pid_t owner_pid, char *why, size_t cap);
 /* UTM's pause (the guest frozen, its process kept) and Tart's suspend (the state saved, the
  * process gone): the guest's sshd goes down, what it was is kept for a resume. -1 when not running. */
 int sim_vm_pause(sim *s, sim_vm *vm, int save, int keep_process);
+/* A guest reboot (Lume 0.5's `lume restart`: `sudo shutdown -r now` in the guest over SSH,
+ * GuestPower.swift; a guest `sudo reboot`; a macOS update): the guest's sshd goes down and the
+ * guest boots again with a new kern.boottime, in the same VM process -- its owner, its lock and
+ * the host level it read at its start stay. -1 when it is not running and booted. */
+int sim_vm_guest_reboot(sim *s, sim_vm *vm);
 /* The host's DHCP server gave the guest its address: dhcpd_leases rewritten (bootpd's format). */
 void sim_leases_write(sim *s);
 

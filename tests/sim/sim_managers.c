@@ -5,7 +5,7 @@
  *   UTM:  DOCUMENTS/NAME.utm/config.plist (Backend Apple, Information.Name/UUID, a Display unless
  *         --utm-headless); the simulator is UTM.app and holds the VMs it runs.
  * Hooks: GET /_sim/vms/NAME/state, GET /_sim/utm/vms, POST /_sim/vms/NAME/{poweroff,utm-start,
- * request-stop,power-off}. */
+ * request-stop,power-off,guest-reboot,guest-halt}. */
 #include "sim.h"
 
 #include <cjson/cJSON.h>
@@ -362,6 +362,34 @@ int sim_managers_route(sim *s, const char *method, const char *path, const char 
 		*status = rc < 0 ? 400 : 200;
 		*json = message(rc < 0 ? why : "done");
 		cJSON_Delete(doc);
+		return 1;
+	}
+	if ((vm = hook_vm(s, path, "guest-reboot")) != NULL) {
+		/* The guest reboots itself, any manager's (sim_vm_guest_reboot): `lume restart`, a
+		 * guest `sudo reboot`. Its VM process goes on. */
+		if (sim_vm_guest_reboot(s, vm) < 0) {
+			*status = 409;
+			*json = message("not running, or its guest has not booted");
+		} else {
+			*status = 200;
+			*json = message("rebooting");
+		}
+		return 1;
+	}
+	if ((vm = hook_vm(s, path, "guest-halt")) != NULL) {
+		/* The guest halts itself (`lume shutdown`: `sudo shutdown -h now` in the guest): on a Mac
+		 * the VM stops when its guest powers off (guestDidStop), and a `lume run` with it. */
+		pthread_mutex_lock(&s->lock);
+		int up = vm->running && vm->booted;
+		pthread_mutex_unlock(&s->lock);
+		if (!up) {
+			*status = 409;
+			*json = message("not running, or its guest has not booted");
+		} else {
+			sim_vm_power_off(s, vm, "its guest shut down");
+			*status = 200;
+			*json = message("stopped");
+		}
 		return 1;
 	}
 	if ((vm = hook_vm(s, path, "poweroff")) != NULL) {

@@ -443,6 +443,39 @@ int sim_vm_pause(sim *s, sim_vm *vm, int save, int keep_process)
 	return 0;
 }
 
+int sim_vm_guest_reboot(sim *s, sim_vm *vm)
+{
+	unsigned gen;
+
+	pthread_mutex_lock(&s->lock);
+	if (!vm->running || vm->paused || !vm->booted) {
+		pthread_mutex_unlock(&s->lock);
+		return -1;
+	}
+	/* A new generation: a boot or stop of the previous one that is still under way counts for
+	 * nothing. No boot until the old guest is down (boot_at < 0 meanwhile). */
+	vm->booted = 0;
+	vm->resuming = 0;
+	vm->boot_at = -1;
+	vm->generation++;
+	gen = vm->generation;
+	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&vm->op_lock);
+	if (vm->sshd_up && guest(s, vm, "stop", NULL) == 0)
+		vm->sshd_up = 0; /* `shutdown -r now`: the guest's sshd goes, its kernel with it */
+	pthread_mutex_unlock(&vm->op_lock);
+	pthread_mutex_lock(&s->lock);
+	if (vm->running && vm->generation == gen) {
+		vm->boot_at = sim_now() + s->boot_delay; /* the guest's own boot: a new kern.boottime */
+		pthread_cond_signal(&s->wake);
+	}
+	pthread_mutex_unlock(&s->lock);
+	/* Not a "run": the VM's process, its owner and the host level it read at its start stay. */
+	sim_log_event(s, "guest-reboot", vm->name, vm->unlocked ? "the VM process keeps host level unlocked" :
+	    "the VM process keeps host level restricted");
+	return 0;
+}
+
 /* Until the VM is down, whoever takes it down (the supervisor may, once its process is gone). */
 static void wait_down(sim *s, sim_vm *vm)
 {

@@ -8,6 +8,7 @@
 #include "prefs_internal.h"
 #include "random.h"
 #include "vm_held.h"
+#include "vm_process.h"
 #include "vm_ready.h"
 #include "guest_bundle.h"
 #include "guest_machine.h"
@@ -42,6 +43,9 @@ typedef struct {
 	int known_ok;         /* ... when it recorded one */
 	int confirmed;      /* one round trip confirmed it all: facts, bundle hashes, probe, exercise */
 	double seen_at;     /* when the manager's answer in o->info had arrived (epoch) */
+	double process;     /* when the running VM's process started (lm_vm_process_started): 0 not
+	                       visible, LM_VM_PROCESS_NO_MANAGER without a manager */
+	double created;     /* when the VM's own files were created (lm_vm_created_at): 0 not known */
 	lm_journal_gate *gate; /* the fleet's first round, not yet met there (step_preference_gated) */
 	lm_host_pref_mode mode; /* the host preference mode (lm_options) */
 	int as_is;          /* prove the VM as it is: the preference not touched, no restart for it
@@ -326,9 +330,16 @@ static void leave_gate(enable_run *r)
 	r->gate = NULL;
 }
 
+/* The restart rule's started_at: no process of the VM started before this tool's last start of it,
+ * nor before its files were created (a clone made for a CI job after the change, vm_process.h). */
+static double started_since(const enable_run *r)
+{
+	return r->started_at > r->created ? r->started_at : r->created;
+}
+
 /* Why a running VM is restarted, for the step's detail (the words are record/level.c's). */
 #define restart_reason(r) lm_vm_restart_reason(lm_vm_status_held((r)->o->info.status), (r)->facts.boot_time, \
-	(r)->res->pref.changed_at, (r)->seen_at)
+	(r)->process, (r)->res->pref.changed_at, (r)->seen_at)
 
 /* Step 2: running, ready, and started after the preference took effect. */
 static int step_vm_level(enable_run *r)
@@ -369,9 +380,14 @@ static int step_vm_level(enable_run *r)
 	if (!held && (r->as_is || !(pref->changed_at > r->seen_at && !dry && lm_vm_manager_can_start(r->vmm)))) {
 		if ((rc = wait_ready(r, "running", 1)) < 0 || (rc = connect_guest(r, 1)) < 0)
 			return rc;
+		/* The guest's boot time cannot tell a guest reboot from a VM restart; its process can,
+		 * where its manager shows it (vm_process.h). */
+		if ((rc = lm_vm_process_started(r->vmm, r->o->vm, &r->process)) < 0 ||
+		    (rc = lm_vm_created_at(r->vmm, r->o->vm, &r->created)) < 0)
+			return rc;
 		/* Proven as it is: the level it runs at is the one to prove (the restart rule is the
 		 * preference's, and the preference is not this proof's). */
-		if (r->as_is || !lm_vm_restart_needed(pref, r->facts.boot_time, r->started_at,
+		if (r->as_is || !lm_vm_restart_needed(pref, r->facts.boot_time, started_since(r), r->process,
 		    lm_context_options(r->ctx)->boot_margin))
 			return 0;
 		if (r->confirmed)
@@ -521,7 +537,7 @@ static int prove(enable_run *r)
 		return rc;
 	if (r->ssh == NULL || !r->o->bundle_verified)
 		return 0; /* no manager to restart it, or a dry run before installation */
-	stock = r->as_is && lm_vm_at_stock_level(&r->res->pref, r->facts.boot_time, r->started_at,
+	stock = r->as_is && lm_vm_at_stock_level(&r->res->pref, r->facts.boot_time, started_since(r), r->process,
 	    lm_context_options(r->ctx)->boot_margin);
 	if ((rc = step_probe(r)) == 0) {
 		r->needed = stock ? LM_PREF_NEEDED_NO : LM_PREF_NEEDED_UNKNOWN;

@@ -9,6 +9,7 @@
 #include "guest_agents.h"
 #include "guest_bundle.h"
 #include "guest_machine.h"
+#include "vm_process.h"
 #include "test_hooks.h"
 #include "text.h"
 
@@ -325,7 +326,7 @@ static int restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result 
 		lm_ssh *ssh = NULL;
 		lm_vm_lock *lock = NULL;
 		lm_guest_facts facts;
-		double t = lm_clock_monotonic();
+		double t = lm_clock_monotonic(), process, created;
 
 		if (strcmp(list[i].status, "running") != 0 || list[i].ip[0] == '\0')
 			continue;
@@ -354,9 +355,16 @@ static int restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result 
 			continue;
 		}
 		lm_ssh_free(ssh);
+		if ((rc = lm_vm_process_started(vmm, list[i].name, &process)) < 0 ||
+		    (rc = lm_vm_created_at(vmm, list[i].name, &created)) < 0) {
+			lm_vm_lock_drop(lock);
+			break; /* out of memory */
+		}
 		/* Only a VM that certainly started before the change is left: the others may carry the
-		 * unlocked level (no journal entry is left to say who started them: 0). */
-		if (lm_vm_level_of(changed_at, facts.boot_time, 0, lm_context_options(ctx)->boot_margin) ==
+		 * unlocked level (no journal entry is left to say who started them; its files' creation
+		 * is a lower bound). Its process's start, where its manager shows it, tells a guest
+		 * reboot from a VM restart. */
+		if (lm_vm_level_of(changed_at, facts.boot_time, created, process, lm_context_options(ctx)->boot_margin) ==
 		    LM_VM_LEVEL_BEFORE) {
 			lm_vm_lock_drop(lock);
 			continue;

@@ -6,6 +6,7 @@
 
 #include "flow_internal.h"
 #include "vm_gone.h"
+#include "vm_process.h"
 #include "guest_bundle.h"
 #include "guest_machine.h"
 
@@ -68,10 +69,17 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 	if (strcmp(o->info.status, "running") == 0 && o->info.ip[0] != '\0' && o->info.ssh_available) {
 		if ((rc = lm_flow_connect(ctx, o->vm, &o->info, &ssh)) == 0 &&
 		    (rc = lm_guest_facts_read(ssh, &o->guest, current, sizeof(current))) == 0) {
-			/* Not for a VM enabled without the preference (never; auto that did not need it). */
-			o->restart_pending = r.pref_mode != LM_HOST_PREF_NEVER && lm_vm_record_uses_preference(&r) &&
-			    lm_vm_restart_needed(pref, o->guest.boot_time, r.vm_started_at, lm_context_options(ctx)->boot_margin);
-			if (r.known && strcmp(current, r.bundle.id) == 0 && (rc = lm_bundle_open(&b, ctx, &o->guest)) == 0 &&
+			double process = 0, created = 0;
+			/* Not for a VM enabled without the preference (never; auto that did not need it). Its
+			 * process's start tells a VM restart from a guest reboot where its manager shows it; no
+			 * process ran it before its files were created (vm_process.h). */
+			if (r.pref_mode != LM_HOST_PREF_NEVER && lm_vm_record_uses_preference(&r) &&
+			    (rc = lm_vm_process_started(vmm, o->vm, &process)) == 0 &&
+			    (rc = lm_vm_created_at(vmm, o->vm, &created)) == 0)
+				o->restart_pending = lm_vm_restart_needed(pref, o->guest.boot_time,
+				    r.vm_started_at > created ? r.vm_started_at : created, process,
+				    lm_context_options(ctx)->boot_margin);
+			if (rc == 0 && r.known && strcmp(current, r.bundle.id) == 0 && (rc = lm_bundle_open(&b, ctx, &o->guest)) == 0 &&
 			    strcmp(b->id, r.bundle.id) == 0 && ((rc = lm_guest_bundle_verify(ssh, &o->guest, b, &ok, why,
 			    sizeof(why))) < 0 || !(o->bundle_verified = ok)) && !LOCAL_FAILURE(rc))
 				lm_outcome_append(o, "; bundle not verified: %s", why);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__APPLE__)
@@ -281,6 +282,40 @@ int lm_host_program_running(const char *path, int *running)
 	return 0;
 }
 
+/* proc(5): field 22 of /proc/PID/stat, starttime, is the clock ticks (sysconf(_SC_CLK_TCK)) from
+ * the system's boot to the process's start, on CLOCK_BOOTTIME's scale (which counts suspended
+ * time too). Its epoch time is now minus how long ago that was: the realtime clock less the
+ * boottime clock's distance to it -- not /proc/stat's btime, which is whole seconds. */
+int lm_host_process_started(long pid, double *at)
+{
+	char path[48], buf[1024], *p;
+	struct timespec real, boot;
+	unsigned long long ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	size_t n;
+	FILE *f;
+	int i;
+
+	*at = 0;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (pid <= 0 || hz <= 0 || (f = fopen(path, "r")) == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "PID (comm) state ppid ...": comm may hold spaces and parentheses; the last ')' ends it. */
+	if ((p = strrchr(buf, ')')) == NULL)
+		return 0;
+	for (i = 0; i < 20 && p != NULL; i++) /* the spaces before fields 3 (state) to 22 */
+		p = strchr(p + 1, ' ');
+	if (p == NULL || sscanf(p, " %llu", &ticks) != 1 || clock_gettime(CLOCK_REALTIME, &real) < 0 ||
+	    clock_gettime(CLOCK_BOOTTIME, &boot) < 0)
+		return 0;
+	*at = (double)real.tv_sec + (double)real.tv_nsec / 1e9 - ((double)boot.tv_sec + (double)boot.tv_nsec / 1e9) +
+	    (double)ticks / (double)hz;
+	return 0;
+}
+
 #elif defined(__APPLE__)
 
 static pid_t *all_pids(int *count)
@@ -456,6 +491,19 @@ int lm_host_program_running(const char *path, int *running)
 	return 0;
 }
 
+/* <sys/proc_info.h>: PROC_PIDTBSDINFO's struct proc_bsdinfo has the process's start as
+ * pbi_start_tvsec and pbi_start_tvusec (epoch); another user's process answers nothing without
+ * privileges (then: not visible). */
+int lm_host_process_started(long pid, double *at)
+{
+	struct proc_bsdinfo bi;
+
+	*at = 0;
+	if (pid > 0 && proc_pidinfo((pid_t)pid, PROC_PIDTBSDINFO, 0, &bi, (int)sizeof(bi)) == (int)sizeof(bi))
+		*at = (double)bi.pbi_start_tvsec + (double)bi.pbi_start_tvusec / 1e6;
+	return 0;
+}
+
 #else
 
 int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out)
@@ -480,6 +528,13 @@ int lm_host_port_listener(int port, int *found, lm_host_process *out)
 	*found = 0;
 	memset(out, 0, sizeof(*out));
 	out->uid = -1;
+	return 0;
+}
+
+int lm_host_process_started(long pid, double *at)
+{
+	(void)pid;
+	*at = 0;
 	return 0;
 }
 

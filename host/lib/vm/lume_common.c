@@ -1,11 +1,16 @@
 /* What both of Lume's backends share (lume_common.h): the child environment, the storage
  * locations, and the identity read from them. */
+#if defined(__linux__)
+#define _GNU_SOURCE /* statx(2), for a directory's birth time */
+#endif
 #include "lume_common.h"
 #include "text.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Every `lume` this library runs gets these (reference/lume.md): its log level at error, since
@@ -104,6 +109,57 @@ int lm_vm_lume_stored(const lm_vm_lume_storage *st, const char *name)
 		}
 		if (found)
 			return 1;
+	}
+	return 0;
+}
+
+/* When `path` was created (its birth time), 0 when the file system does not keep it: statx(2)'s
+ * STATX_BTIME on Linux (ext4, btrfs, xfs, tmpfs), stat(2)'s st_birthtimespec on macOS (APFS). */
+static double born_at(const char *path)
+{
+#if defined(__linux__)
+	struct statx sx;
+
+	if (statx(AT_FDCWD, path, 0, STATX_BTIME, &sx) == 0 && (sx.stx_mask & STATX_BTIME) != 0)
+		return (double)sx.stx_btime.tv_sec + (double)sx.stx_btime.tv_nsec / 1e9;
+#elif defined(__APPLE__)
+	struct stat st;
+
+	if (stat(path, &st) == 0)
+		return (double)st.st_birthtimespec.tv_sec + (double)st.st_birthtimespec.tv_nsec / 1e9;
+#else
+	(void)path;
+#endif
+	return 0;
+}
+
+int lm_vm_lume_created(const lm_vm_lume_storage *st, const char *name, double *at)
+{
+	char *dir, *config;
+	size_t i;
+	int rc;
+
+	*at = 0;
+	for (i = 0; st->locations != NULL && st->locations[i] != NULL; i++) {
+		if ((rc = lm_path_join(&dir, st->locations[i], name, NULL)) < 0) {
+			if (rc == LM_ENOMEM)
+				return rc;
+			lm_error_clear(); /* a path too long for this location: not here */
+			continue;
+		}
+		if ((rc = lm_path_join(&config, dir, "config.json", NULL)) < 0) {
+			free(dir);
+			if (rc == LM_ENOMEM)
+				return rc;
+			lm_error_clear();
+			continue;
+		}
+		if (access(config, F_OK) == 0)
+			*at = born_at(dir);
+		free(config);
+		free(dir);
+		if (*at > 0)
+			return 0;
 	}
 	return 0;
 }

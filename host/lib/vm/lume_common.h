@@ -33,5 +33,10 @@ int lm_vm_lume_identity(const lm_vm_lume_storage *st, const char *name, lm_vm_in
  * nothing (a location Lume did not list, a VM being made), so the caller asks Lume. < 0 only
  * when out of memory. */
 int lm_vm_lume_stored(const lm_vm_lume_storage *st, const char *name);
+/* *at: when NAME's directory (the first location whose NAME/config.json exists) was created, its
+ * birth time; 0 when none is found or the file system does not keep birth times. A VM process
+ * runs a VM whose files exist: none of it started before this (vm_process.h). < 0 only when out
+ * of memory. */
+int lm_vm_lume_created(const lm_vm_lume_storage *st, const char *name, double *at);
 
 #endif

@@ -3,6 +3,7 @@
  * Backends are reached through their tables only (vm_internal.h). */
 #include "vm_internal.h"
 #include "vm_held.h"
+#include "vm_process.h"
 #include "text.h"
 #include "net_words.h"
 #include "vm_probe.h"
@@ -232,6 +233,33 @@ int lm_vm_start_launched(const lm_vm_manager *vmm, const char *name)
 	if (vmm == NULL || lm_vm_name_normalize(name, vm) < 0)
 		return 0;
 	return vmm->watch.started && strcmp(vmm->watch.vm, vm) == 0;
+}
+
+int lm_vm_process_started(lm_vm_manager *vmm, const char *name, double *at)
+{
+	lm_vm_instance b;
+	char vm[LM_VM_NAME_MAX];
+
+	*at = 0;
+	if (!lm_vm_manager_can_start(vmm)) {
+		*at = LM_VM_PROCESS_NO_MANAGER;
+		return 0;
+	}
+	b = lm_vm_backend_for(vmm, name);
+	if (b.backend == NULL || b.backend->process_started == NULL || lm_vm_name_normalize(name, vm) < 0)
+		return 0;
+	return b.backend->process_started(vmm, b.state, vm, at);
+}
+
+int lm_vm_created_at(lm_vm_manager *vmm, const char *name, double *at)
+{
+	lm_vm_instance b = lm_vm_backend_for(vmm, name);
+	char vm[LM_VM_NAME_MAX];
+
+	*at = 0;
+	if (b.backend == NULL || b.backend->created == NULL || lm_vm_name_normalize(name, vm) < 0)
+		return 0;
+	return b.backend->created(vmm, b.state, vm, at);
 }
 
 int lm_vm_status_held(const char *status)

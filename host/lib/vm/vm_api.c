@@ -402,6 +402,19 @@ static int api_identity(lm_vm_manager *vmm, void *state, const char *name, lm_vm
 	return lm_vm_lume_identity(&s->storage, name, info, "GET /lume/config/locations");
 }
 
+/* The VM's directory in Lume's storage, its birth time (vm_process.h): read where the server's
+ * locations are this host's (a server elsewhere has none here: 0). */
+static int api_created(lm_vm_manager *vmm, void *state, const char *name, double *at)
+{
+	api_state *s = state;
+	int rc;
+
+	*at = 0;
+	if ((rc = api_storage(vmm, s)) < 0)
+		return rc;
+	return lm_vm_lume_created(&s->storage, name, at);
+}
+
 static int api_stored(lm_vm_manager *vmm, void *state, const char *name)
 {
 	api_state *s = state;
@@ -530,4 +543,5 @@ static int api_init(lm_vm_manager *vmm, void **state)
 const lm_vm_backend lm_vm_backend_api = {.name = "lume-api", .account = "lume", .present = api_present,
 	.init = api_init, .list = api_list, .get = api_get, .start = api_start, .stop = api_stop,
 	.version = api_version, .identity = api_identity, .stored = api_stored, .full = api_full,
+	.created = api_created,
 	.release = api_release};

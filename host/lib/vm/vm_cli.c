@@ -307,6 +307,17 @@ static int cli_identity(lm_vm_manager *vmm, void *state, const char *name, lm_vm
 	return lm_vm_lume_identity(&s->storage, name, info, "`lume config storage list`");
 }
 
+static int cli_created(lm_vm_manager *vmm, void *state, const char *name, double *at)
+{
+	cli_state *s = state;
+	int rc;
+
+	*at = 0;
+	if ((rc = cli_locations(vmm, s)) < 0)
+		return rc;
+	return lm_vm_lume_created(&s->storage, name, at);
+}
+
 static int cli_stored(lm_vm_manager *vmm, void *state, const char *name)
 {
 	cli_state *s = state;
@@ -320,7 +331,7 @@ static int cli_stored(lm_vm_manager *vmm, void *state, const char *name)
 /* The process that holds `name` (its config.json in any of Lume's storage locations). */
 static int cli_holder(lm_vm_manager *vmm, cli_state *s, const char *name, lm_host_process *holder)
 {
-	const char *files[LM_VM_MAX_LOCATIONS];
+	const char *files[LM_VM_MAX_LOCATIONS] = {NULL}; /* none when Lume has no location */
 	char *paths[LM_VM_MAX_LOCATIONS];
 	size_t n, i;
 	int rc;
@@ -339,6 +350,21 @@ static int cli_holder(lm_vm_manager *vmm, cli_state *s, const char *name, lm_hos
 	for (i = 0; i < n; i++)
 		free(paths[i]);
 	return rc;
+}
+
+/* A VM the CLI started is run by its own `lume run` process (VM.swift run(), which holds
+ * config.json while the VM runs): that process's start is the VM's. A VM held by `lume serve`
+ * shares that server's process with every VM it started since: its start says nothing of this
+ * one's (0, not visible). */
+static int cli_process_started(lm_vm_manager *vmm, void *state, const char *name, double *at)
+{
+	lm_host_process holder;
+	int rc;
+
+	*at = 0;
+	if ((rc = cli_holder(vmm, state, name, &holder)) < 0)
+		return rc;
+	return holder.pid > 0 && strcmp(holder.subcommand, "run") == 0 ? lm_host_process_started(holder.pid, at) : 0;
 }
 
 static int cli_stop(lm_vm_manager *vmm, void *state, const char *name)
@@ -430,4 +456,4 @@ static int cli_init(lm_vm_manager *vmm, void **state)
 const lm_vm_backend lm_vm_backend_cli = {.name = "lume-cli", .account = "lume", .present = cli_present,
 	.init = cli_init, .list = cli_list, .get = cli_get, .start = cli_start, .stop = cli_stop,
 	.version = cli_version, .identity = cli_identity, .stored = cli_stored, .full = cli_full,
-	.release = cli_release};
+	.process_started = cli_process_started, .created = cli_created, .release = cli_release};

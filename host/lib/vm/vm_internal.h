@@ -50,6 +50,11 @@ typedef struct lm_vm_backend {
 	 * stopped (Lume: reference/lume.md); NULL: the manager's start itself fails at the limit
 	 * (Tart's `tart run`, UTM's start), or it cannot tell. */
 	int (*full)(lm_vm_manager *vmm, void *state, char *why, size_t cap);
+	/* When the process that runs the VM started (vm_process.h): *at 0 when not visible. NULL:
+	 * the manager shows no process of the VM's own. */
+	int (*process_started)(lm_vm_manager *vmm, void *state, const char *name, double *at);
+	/* When the VM's own files were created (vm_process.h): *at 0 when not known. NULL: none read. */
+	int (*created)(lm_vm_manager *vmm, void *state, const char *name, double *at);
 	void (*release)(lm_vm_manager *vmm, void *state);
 } lm_vm_backend;
 

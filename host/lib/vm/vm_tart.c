@@ -11,6 +11,7 @@
  * Exit codes as Tart's: 2 for an unknown VM and for a VM that is not running, 1 for "no IP
  * address found" and everything else. Cirrus Labs' images log in as admin/admin. */
 #include "vm_internal.h"
+#include "host_process.h"
 #include "text.h"
 
 #include <errno.h>
@@ -201,6 +202,17 @@ static long lock_holder(const tart_state *t, const char *name)
 	}
 	free(path);
 	return pid;
+}
+
+/* The `tart run` process holding the VM's lock is the VM's process (Tart's Run.swift runs the
+ * VZVirtualMachine in it): its start, as the host's process table says. */
+static int tart_process_started(lm_vm_manager *vmm, void *state, const char *name, double *at)
+{
+	long pid = lock_holder(state, name);
+
+	(void)vmm;
+	*at = 0;
+	return pid > 0 ? lm_host_process_started(pid, at) : 0;
 }
 
 /* The last non-empty line of the `tart run` log, for a child that ended at once. */
@@ -406,4 +418,5 @@ static int tart_init(lm_vm_manager *vmm, void **state)
 
 const lm_vm_backend lm_vm_backend_tart = {.name = "tart", .account = "admin", .present = tart_present,
 	.init = tart_init, .list = tart_list, .get = tart_get, .start = tart_start, .stop = tart_stop,
-	.version = tart_version, .identity = tart_identity, .release = tart_release};
+	.version = tart_version, .identity = tart_identity, .process_started = tart_process_started,
+	.release = tart_release};

@@ -24,5 +24,9 @@ int lm_host_port_listener(int port, int *found, lm_host_process *out);
 /* A process of this user runs the program file at `path` (the same file: device and inode,
  * whatever path it was started by). */
 int lm_host_program_running(const char *path, int *running);
+/* When process `pid` started, in epoch seconds with fractions: *at 0 when it is not visible (gone,
+ * or not this OS's to tell). The restart rule's evidence of when a VM process read the host
+ * preference (record/level.c): a guest reboot changes the guest's boot time, not this. */
+int lm_host_process_started(long pid, double *at);
 
 #endif
