@@ -523,11 +523,15 @@ scenario_fleet_views() {
   # Four running at once, past Apple's two per Mac (the simulator's default): what is shown here is
   # the view of a fleet, not the limit, which the simulator's own tests keep.
   sim_start --vm vm-d --vm vm-a --vm vm-c --vm vm-b --boot-delay 0 --stop-delay 0 --max-running 4
-  # A dry run's recap says what it would do (issue 50).
+  # A dry run's recap says what it would do, and what it would restart: the one VM running while
+  # the preference would be set now (issue 50).
+  vm_run vm-a
   set +e; lm enable vm-d vm-a vm-c vm-b --jobs 4 --dry-run >"$E2E_DIR/d.out" 2>"$E2E_DIR/d.err"; rc=$?; set -e
   [ $rc -eq 0 ] || fail "enable --dry-run: exit $rc: $(cat "$E2E_DIR/d.out" "$E2E_DIR/d.err")"
-  [ "$(tail -n 1 "$E2E_DIR/d.out" | sed -E 's/[0-9]+\.[0-9] s$/T s/')" = "would enable 4, 0 failed in T s" ] ||
+  [ "$(tail -n 1 "$E2E_DIR/d.out" | sed -E 's/[0-9]+\.[0-9] s$/T s/')" = "would enable 4 (1 restart), 0 failed in T s" ] ||
     fail "the dry run's recap: $(cat "$E2E_DIR/d.out")"
+  grep -q '^  restart  .* would restart: the VM runs already and the preference would change now' "$E2E_DIR/d.out" ||
+    fail "the dry run's plan has no restart: $(cat "$E2E_DIR/d.out")"
   set +e; lm enable vm-d vm-a vm-c vm-b --jobs 4 >"$E2E_DIR/e.out" 2>"$E2E_DIR/e.err"; rc=$?; set -e
   [ $rc -eq 0 ] || fail "enable: exit $rc: $(cat "$E2E_DIR/e.out" "$E2E_DIR/e.err")"
   grep -Eqx '4 enabled, 0 failed in [0-9]+\.[0-9] s' "$E2E_DIR/e.out" || fail "no recap: $(cat "$E2E_DIR/e.out")"

@@ -387,6 +387,15 @@ static int step_vm_level(enable_run *r)
 			return rc;
 		/* Proven as it is: the level it runs at is the one to prove (the restart rule is the
 		 * preference's, and the preference is not this proof's). */
+		/* A dry run that would set the preference now plans the restart a real run makes: this VM
+		 * runs already, so its process started before that change (the rule's clearest case). */
+		if (!r->as_is && dry && pref->changed) {
+			if ((rc = lm_step_begin(r->ctx, r->o, "restart", &t)) < 0)
+				return rc;
+			lm_step_add(r->ctx, r->o, "restart", t, "would restart: the VM runs already and the preference "
+			    "would change now, after its process started");
+			return 0;
+		}
 		if (r->as_is || !lm_vm_restart_needed(pref, r->facts.boot_time, started_since(r), r->process,
 		    lm_context_options(r->ctx)->boot_margin))
 			return 0;
