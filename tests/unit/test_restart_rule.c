@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "record.h"
+#include "vm_level.h"
 #include "vm_process.h"
 #include "host_process.h"
 #include "lm_test.h"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "flow_internal.h"
+#include "vm_level.h"
 #include "prefs_internal.h"
 #include "guest_agents.h"
 #include "guest_bundle.h"

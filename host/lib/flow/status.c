@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "flow_internal.h"
+#include "vm_level.h"
 #include "vm_gone.h"
 #include "vm_process.h"
 #include "guest_bundle.h"

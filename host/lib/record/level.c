@@ -1,7 +1,7 @@
 /* Which value of the host preference a running VM got: the one restart rule behind enable's
  * restarts, status's "restart pending" and rollback's restarts (docs/lume-metal.md, "When a VM
  * is restarted"). */
-#include "record.h"
+#include "vm_level.h"
 
 lm_vm_level lm_vm_level_of(double changed_at, double boot_time, double started_at, double process, double margin)
 {
