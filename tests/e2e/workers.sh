@@ -30,18 +30,23 @@ records() { find "$1" -maxdepth 1 -name '*.json' | wc -l; }
 guest_signal() { plain_ssh vm1 "kill -$1 $2" || fail "kill -$1 $2 in the guest failed"; }
 guest_gone() { ! plain_ssh vm1 "kill -0 $1 2>/dev/null"; }
 
+# `ollama serve` installed as the agent and ready: its pid in SERVER_PID.
+install_server() {
+  lm_json_first "$E2E_DIR/i.json" agent install vm1 --label $LABEL -- ollama serve
+  expect_rc 0 "$E2E_DIR/i.json"
+  lm_json "$E2E_DIR/l0.json" agent list vm1
+  SERVER_PID=$(jq -r '.vms[0].agents[0].pid' "$E2E_DIR/l0.json")
+  [[ "$SERVER_PID" =~ ^[0-9]+$ ]] || fail "no server pid: $(cat "$E2E_DIR/l0.json")"
+  wait_for 15 "the server to be ready" out_log_has '^server: ready$'
+}
+
 # `ollama serve` as an agent: discovery at start, a worker loaded on demand and ended when idle.
 # Idle, the agent is widened (OK in doctor) and the exited worker named; stopped, its records go.
 scenario_workers_idle_agent() {
   setup
   local home; home=$(guest_home vm1)
   local dir=$home/Library/Logs/lume-metal/$LABEL.activation
-  lm_json_first "$E2E_DIR/i.json" agent install vm1 --label $LABEL -- ollama serve
-  expect_rc 0 "$E2E_DIR/i.json"
-  lm_json "$E2E_DIR/l0.json" agent list vm1
-  local pid; pid=$(jq -r '.vms[0].agents[0].pid' "$E2E_DIR/l0.json")
-  [[ "$pid" =~ ^[0-9]+$ ]] || fail "no server pid: $(cat "$E2E_DIR/l0.json")"
-  wait_for 15 "the server to be ready" out_log_has '^server: ready$'
+  local pid; install_server; pid=$SERVER_PID
   wait_for 15 "the server's record" test -s "$dir/$pid.json"
   out_log_has '^server: discovery exited 0$' || fail "discovery: $(cat "$home/Library/Logs/lume-metal/$LABEL.out.log")"
 
@@ -103,12 +108,7 @@ scenario_workers_restart() {
   setup
   local home; home=$(guest_home vm1)
   local dir=$home/Library/Logs/lume-metal/$LABEL.activation log=$home/Library/Logs/lume-metal/$LABEL.out.log
-  lm_json_first "$E2E_DIR/i.json" agent install vm1 --label $LABEL -- ollama serve
-  expect_rc 0 "$E2E_DIR/i.json"
-  lm_json "$E2E_DIR/l0.json" agent list vm1
-  local pid; pid=$(jq -r '.vms[0].agents[0].pid' "$E2E_DIR/l0.json")
-  [[ "$pid" =~ ^[0-9]+$ ]] || fail "no server pid: $(cat "$E2E_DIR/l0.json")"
-  wait_for 15 "the server to be ready" out_log_has '^server: ready$'
+  local pid; install_server; pid=$SERVER_PID
   guest_signal USR1 "$pid"
   wait_for 15 "the worker to be ready" out_log_has '^runner: pid [0-9]+ apple7=1 apple9=1 ready$'
   local worker; worker=$(sed -n 's/^runner: pid \([0-9]*\) .*/\1/p' "$log" | tail -1)
