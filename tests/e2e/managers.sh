@@ -355,6 +355,7 @@ clock_past() { awk -v t="$1" -v now="$(date +%s.%N)" 'BEGIN { exit !(now > t) }'
 # run`; Tart: the `tart run` holding config.json's lock) its start says so; where it does not
 # (Lume's API, UTM) the boot after the change is unsure, and unsure restarts.
 scenario_guest_reboot() {
+  export GUEST_SSHD_SIP=disabled # a SIP-off guest, as Cua's image and Tart's -base and -xcode are
   mgr_sim_start
   user_start
   lmb_json "$E2E_DIR/h.json" host enable
@@ -402,6 +403,7 @@ scenario_guest_reboot() {
 # and its guest rebooted since: where the manager shows that process, its start says the VM read
 # the new value, and enable leaves it running.
 scenario_guest_reboot_started_after() {
+  export GUEST_SSHD_SIP=disabled
   mgr_sim_start
   lmb host enable >"$E2E_DIR/h.out" 2>&1 || fail "host enable: $(cat "$E2E_DIR/h.out")"
   # Its hint says what restarts a VM, and what does not.

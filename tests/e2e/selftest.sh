@@ -95,19 +95,24 @@ scenario_selftest_simulator() {
 }
 
 # SIP off (disabled): /usr/bin/env and /bin/sh are the arm64e programs dyld would stop; the probe and
-# the python3 stub still carry the shim, and their checks are measured there too.
-scenario_selftest_sip_off() {
-  export GUEST_SSHD_SIP=disabled
+# the python3 stub still carry the shim, and their checks are measured there too. SIP on
+# (enabled): macOS purges DYLD_* from those two; the others are measured the same.
+scenario_selftest_sip_off() { selftest_sip disabled; }
+scenario_selftest_sip_on() { selftest_sip enabled; }
+selftest_sip() {
+  export GUEST_SSHD_SIP=$1
   sim_start --vm vm1
   vm_run vm1
   install_python
   lm_json "$E2E_DIR/e.json" enable vm1
   expect_rc 0 "$E2E_DIR/e.json"
-  jq_is "$E2E_DIR/e.json" '.vms[0].guest.sip' disabled
+  jq_is "$E2E_DIR/e.json" '.vms[0].guest.sip' "$1"
   lm selftest vm1 --out "$E2E_DIR/st" >"$E2E_DIR/st.txt" 2>"$E2E_DIR/st.err" || fail "selftest: $(cat "$E2E_DIR/st.txt" "$E2E_DIR/st.err")"
   jq_is "$E2E_DIR/st/selftest.json" .summary.disagree 0
-  jq_is "$E2E_DIR/st/selftest.json" .guest.sip disabled
+  jq_is "$E2E_DIR/st/selftest.json" .guest.sip "$1"
   self_checks_agree "$E2E_DIR/st/selftest.json"
+  seen_of "$E2E_DIR/st/selftest.json" probe_exec_in_place | grep -q "(.*guest SIP $1" ||
+    fail "the shim was not told the guest's SIP state: $(seen_of "$E2E_DIR/st/selftest.json" probe_exec_in_place)"
   cat "$E2E_DIR/st.txt"
 }
 

@@ -17,7 +17,8 @@ LABEL=com.example.ollama
 
 # An enabled vm1 on a SIP-on guest (children keep the shim) with the fixture as /opt/homebrew/bin/ollama.
 setup() {
-  export GUEST_SSHD_SIP=enabled
+  # A SIP-off guest, as Cua's image and Tart's -base and -xcode are (issue 48's must-show).
+  export GUEST_SSHD_SIP=disabled
   sim_start --vm vm1
   lm_json "$E2E_DIR/e.json" enable vm1
   expect_rc 0 "$E2E_DIR/e.json"
