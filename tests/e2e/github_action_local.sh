@@ -18,14 +18,16 @@ machine() { eval "$("$GUEST_SSHD" machine --dir "$MACHINE" --metal-dir "$LM_FAKE
 # job NAME: a new job: its own state, summary and $GITHUB_ENV.
 job() {
   export LM_ACTION_STATE_FILE="$E2E_DIR/$1.state" GITHUB_STEP_SUMMARY="$E2E_DIR/$1.summary"
-  : >"$LM_ACTION_STATE_FILE"; : >"$GITHUB_STEP_SUMMARY"; : >"$GITHUB_ENV"
+  : >"$LM_ACTION_STATE_FILE"; : >"$GITHUB_STEP_SUMMARY"; : >"$GITHUB_ENV"; : >"$GITHUB_PATH"
 }
 # next_step CMD...: a later step of the job as the runner starts it: its shell with the job's
-# $GITHUB_ENV variables (read as the runner reads them), the command in it.
+# $GITHUB_ENV variables (read as the runner reads them) and $GITHUB_PATH's directories in front of
+# PATH (the latest first), the command in it.
 next_step() {
-  local vars=()
+  local vars=() added
   mapfile -d '' vars < <("$runner" --env "$GITHUB_ENV")
-  env "${vars[@]}" bash -c "$1"
+  added=$(tac "$GITHUB_PATH" | paste -sd:)
+  env "${vars[@]}" PATH="${added:+$added:}$PATH" bash -c "$1"
 }
 
 note "a runner whose host started it unlocked: proven; the table in the summary; the next step's workload gets the shim"
@@ -51,6 +53,12 @@ prefix="$RUNNER_TEMP/lume-metal-image"
 exported() { "$runner" --env "$GITHUB_ENV" | tr '\0' '\n'; }
 exported | grep -qxF "LUME_METAL_INJECT=LD_PRELOAD=$prefix/lib/lume-metal/current/liblume-metal-shim.so" &&
   exported | grep -qx 'LUME_METAL_APPLE_FAMILY_MAX=1009' || fail "GITHUB_ENV: $(cat "$GITHUB_ENV")"
+# PATH through $GITHUB_PATH (core.addPath), the bundle's tools first, never the whole PATH frozen in
+# $GITHUB_ENV (issue 50).
+! exported | grep -q '^PATH=' || fail "PATH exported whole: $(exported | grep '^PATH=')"
+# The runner puts the latest line first: the bundle's tools, then Homebrew's.
+[ "$(tac "$GITHUB_PATH" | paste -sd:)" = "$prefix/lib/lume-metal/current:/opt/homebrew/bin:/usr/local/bin" ] ||
+  fail "GITHUB_PATH: $(cat "$GITHUB_PATH")"
 next_step 'env "$LUME_METAL_INJECT" metal-capabilities --report --exercise' >"$E2E_DIR/next.report" ||
   fail "the next step: $(cat "$E2E_DIR/next.report")"
 grep -qx 'shim_active=1' "$E2E_DIR/next.report" && grep -qx 'exercise.simdgroup_matrix=pass' "$E2E_DIR/next.report" ||

@@ -24070,7 +24070,17 @@ async function main(bin) {
   for (const line of env.stdout.split("\n").filter((l) => l)) {
     const eq = line.indexOf("=");
     if (eq <= 0) throw new Error(`${bin} local env --github-env printed '${line}', not NAME=value`);
-    exportVariable(line.slice(0, eq), line.slice(eq + 1));
+    const name = line.slice(0, eq), value = line.slice(eq + 1);
+    if (name === "PATH") {
+      const step = process.env.PATH || "";
+      if (step !== "" && !value.endsWith(":" + step))
+        throw new Error(`${bin} local env --github-env printed a PATH that does not end with this step's: ${value}`);
+      const dirs = (step === "" ? value : value.slice(0, value.length - step.length - 1)).split(":").filter((d) => d);
+      for (const dir of [...dirs].reverse()) addPath(dir);
+      info(`added to PATH: ${dirs.join(":")}`);
+      continue;
+    }
+    exportVariable(name, value);
     info(`exported: ${line}`);
   }
   setOutput("changed", String(inst.doc.changed === true));

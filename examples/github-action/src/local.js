@@ -100,7 +100,21 @@ export async function main(bin) {
   for (const line of env.stdout.split("\n").filter((l) => l)) {
     const eq = line.indexOf("=");
     if (eq <= 0) throw new Error(`${bin} local env --github-env printed '${line}', not NAME=value`);
-    core.exportVariable(line.slice(0, eq), line.slice(eq + 1));
+    const name = line.slice(0, eq), value = line.slice(eq + 1);
+    if (name === "PATH") {
+      // Its directories in front of this step's PATH: added through $GITHUB_PATH (core.addPath),
+      // as the runner's own tools are, so that a later step's or a setup action's additions keep
+      // their place; the whole PATH exported would freeze this step's for every step after it.
+      const step = process.env.PATH || "";
+      if (step !== "" && !value.endsWith(":" + step))
+        throw new Error(`${bin} local env --github-env printed a PATH that does not end with this step's: ${value}`);
+      const dirs = (step === "" ? value : value.slice(0, value.length - step.length - 1)).split(":").filter((d) => d);
+      // addPath puts each in front: the last first, so that they keep lume-metal's order.
+      for (const dir of [...dirs].reverse()) core.addPath(dir);
+      core.info(`added to PATH: ${dirs.join(":")}`);
+      continue;
+    }
+    core.exportVariable(name, value);
     core.info(`exported: ${line}`);
   }
   core.setOutput("changed", String(inst.doc.changed === true));
