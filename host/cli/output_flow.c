@@ -118,8 +118,14 @@ void lm_cli_flow_failed_vm(lm_cli *cli, const lm_flow_result *r, const lm_vm_out
 		lm_cli_printf(stderr, "hint: %s\n", hint);
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((*(const lm_vm_outcome *const *)a)->vm, (*(const lm_vm_outcome *const *)b)->vm);
+}
+
 void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 {
+	const lm_vm_outcome **order = NULL;
 	const lm_vm_outcome *failed = first_failure(r);
 	lm_json_envelope env;
 	const char *hint;
@@ -139,8 +145,15 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 		lm_cli_print_document(cli, rc, doc);
 		return;
 	}
+	/* Several VMs are printed sorted by name, as status's table is, whatever order they were
+	 * named or handled in (--jobs); the JSON keeps the order they were named in. */
+	if (r->count > 1 && (order = malloc(r->count * sizeof(*order))) != NULL) {
+		for (i = 0; i < r->count; i++)
+			order[i] = r->vms[i];
+		qsort(order, r->count, sizeof(*order), by_name);
+	}
 	for (i = 0; i < r->count; i++) {
-		const lm_vm_outcome *o = r->vms[i];
+		const lm_vm_outcome *o = order != NULL ? order[i] : r->vms[i];
 		double total = 0;
 
 		for (k = 0; k < o->nsteps; k++)
@@ -166,6 +179,7 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 	if (r->pref_restored)
 		lm_cli_printf(stdout, "host preference %s.%s restored: %s\n", r->pref.domain, r->pref.key,
 		    r->pref.present ? r->pref.value : "absent");
+	free(order);
 	lm_cli_flow_recap(cli, r);
 	lm_cli_flush();
 }
