@@ -22,7 +22,7 @@ static const struct {
 	{"host", "keep dry-run force force-user-mismatch"},
 	{"forget-host", ""},
 	{"gc", "dry-run"},
-	{"bench", "profile repetitions out workload-parser bare-metal no-wait ablate-host-preference markdown svg matrix"},
+	{"bench", "profile repetitions out workload-parser bare-metal no-wait ablate-host-preference force markdown svg matrix"},
 	{"report", "archive force"},
 	{"agent", "label keep-alive run-at-load process-type run-hardened-stock resign-copy profile follow dry-run no-wait"},
 	{"doctor", "bundle"},

@@ -81,7 +81,8 @@ static const struct option_doc {
 	{"dry-run", no_argument, OPT_DRY_RUN, NULL, NULL, "Print the plan and change nothing (enable, rollback, host, gc)."},
 	{"force", no_argument, OPT_FORCE, NULL, NULL,
 	 "host disable/rollback: restore the preference even if someone else changed it since. report --archive: "
-	 "write over an existing file."},
+	 "write over an existing file. bench --ablate-host-preference: turn the preference off although other "
+	 "enabled VMs use it."},
 	{"force-user-mismatch", no_argument, OPT_FORCE_USER_MISMATCH, NULL, NULL,
 	 "DANGEROUS. Write the host preference although the Lume server runs as another user, or "
 	 "lume-metal runs as root and no server shows whose VMs read it. The VMs read only their own "

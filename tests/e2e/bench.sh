@@ -14,7 +14,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 # An enabled vm1 with llama-bench and a model file in its guest.
 setup_guest() {
-  sim_start --vm vm1
+  # shellcheck disable=SC2086 # SETUP_VMS: more --vm NAME words
+  sim_start --vm vm1 ${SETUP_VMS:-}
   lm_json "$E2E_DIR/e.json" enable vm1
   expect_rc 0 "$E2E_DIR/e.json"
   install -m 755 "$LM_LLAMA_BENCH" "$(vm_dir vm1)/usr-local-bin/llama-bench"
@@ -373,6 +374,28 @@ pref_state() { lm host status --format json | jq -c '.host_preference | {present
 # The host-preference ablation (issue 35): both arms with the preference off and on, the VM
 # restarted between them, the exercise in each, the preference given back; then a second one
 # interrupted by SIGINT in its first arm gives it back too.
+# Another VM enabled with the preference: the ablation refuses to turn it off under it, naming it,
+# and changes nothing; --force ablates (issue 50).
+scenario_bench_ablation_others() {
+  SETUP_VMS="--vm vm2" setup_guest
+  lm_json "$E2E_DIR/e2.json" enable vm2
+  expect_rc 0 "$E2E_DIR/e2.json"
+  local before boots rc=0
+  before=$(pref_state)
+  boots=$(sim_events boot vm1)
+  lm bench vm1 --ablate-host-preference --repetitions 1 --out "$E2E_DIR/abl" -- llama-bench -m models/tiny.gguf -p 32 -n 8 -r 1 \
+    >"$E2E_DIR/r.txt" 2>"$E2E_DIR/r.err" || rc=$?
+  [ "$rc" -eq 1 ] || fail "the ablation under vm2: exit $rc: $(cat "$E2E_DIR/r.txt" "$E2E_DIR/r.err")"
+  grep -q "^lume-metal: .*the ablation turns the host preference off for its stock arm, and 1 other VM uses it (vm2): one restarted meanwhile would come back stock. Pass --force to ablate anyway" \
+    "$E2E_DIR/r.err" || fail "the refusal: $(cat "$E2E_DIR/r.err")"
+  [ "$(pref_state)" = "$before" ] && [ "$(sim_events boot vm1)" -eq "$boots" ] && [ ! -e "$E2E_DIR/abl" ] ||
+    fail "a refused ablation changed something: $(pref_state), $(( $(sim_events boot vm1) - boots )) boots, $(ls "$E2E_DIR" | tr '\n' ' ')"
+  lm bench vm1 --ablate-host-preference --force --repetitions 1 --out "$E2E_DIR/abl" -- llama-bench -m models/tiny.gguf -p 32 -n 8 -r 1 \
+    >"$E2E_DIR/f.txt" 2>"$E2E_DIR/f.err" || fail "the ablation with --force: $(cat "$E2E_DIR/f.txt" "$E2E_DIR/f.err")"
+  [ "$(pref_state)" = "$before" ] || fail "the preference not given back: $before -> $(pref_state)"
+  jq_is "$E2E_DIR/abl/metadata.json" .kind ablation
+}
+
 scenario_bench_ablation() {
   setup_guest
   local abl="$E2E_DIR/abl" before boots k f

@@ -276,6 +276,28 @@ static int write_folder(const char *dir, cJSON *meta, lm_bench_result *const *ar
 	return rc;
 }
 
+/* The preference is the host's: every VM the journal has enabled with it reads it when its process
+ * starts, and one restarted while the ablation has it off comes back stock. Turning it off under
+ * them needs force, as host disable does (prefs.c), and the refusal names them. */
+static int others_use_preference(ablation *a)
+{
+	lm_state *st;
+	char names[512];
+	int live, rc;
+
+	if (lm_context_options(a->ctx)->force)
+		return 0;
+	if ((rc = lm_journal_open(&st, a->ctx, LM_STATE_READONLY, 0)) < 0)
+		return rc;
+	live = lm_vm_record_live(st, a->vm, names, sizeof(names));
+	lm_state_close(st);
+	if (live == 0)
+		return 0;
+	return lm_error_set(LM_ECONFLICT, "the ablation turns the host preference off for its stock arm, and %d other "
+	    "VM%s use%s it (%s): one restarted meanwhile would come back stock. Pass --force to ablate anyway", live,
+	    live == 1 ? "" : "s", live == 1 ? "s" : "", names);
+}
+
 /* The VM as bench finds it: enabled, running, its profile's preference; a manager that can restart
  * it; a preference this run may turn off and on and give back exactly. */
 static int check_start(ablation *a)
@@ -313,7 +335,7 @@ static int check_start(ablation *a)
 		return lm_error_set(LM_ECONFLICT, "%s.%s holds %s, not the value lume-metal wrote (%s): someone changed it "
 		    "since; the ablation would not know what to put back", a->want.domain, a->want.key,
 		    a->before.present ? a->before.value : "nothing", a->before.written);
-	return 0;
+	return a->was_on ? others_use_preference(a) : 0;
 }
 
 int lm_bench_run_ablation(lm_context *ctx, const lm_bench_options *opts, lm_bench_result **out)
