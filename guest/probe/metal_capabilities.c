@@ -335,7 +335,7 @@ static int fail(const char *what, const char *arg)
 }
 
 /* --exec-self, --spawn-self: argv[0] (an absolute path: nothing is searched or guessed) started
- * again with --report. In place (the same pid, this image replaced), as CPython's framework stub
+ * again with --report. In place (the same pid, this image replaced), as CPython's framework launcher
  * re-executes Python.app's Python: posix_spawn with POSIX_SPAWN_SETEXEC on macOS (Mac/Tools/
  * pythonw.c; reference/metal.md, 2026-12-02), execve where the flag does not exist (glibc), which
  * is what the flag makes of posix_spawn. Or spawned, waited for, and its exit status passed on.

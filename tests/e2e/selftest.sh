@@ -15,7 +15,7 @@ SELF_CHECKS="probe_exec_in_place probe_spawned_child python_exec_in_place"
 verdict_of() { jq -r --arg n "$2" '.checks[] | select(.name == $n) | .verdict' "$1"; }
 seen_of() { jq -r --arg n "$2" '.checks[] | select(.name == $n) | .seen' "$1"; }
 
-# A python3 where Homebrew's would be: the simulated guests have none, so CPython's framework stub
+# A python3 where Homebrew's would be: the simulated guests have none, so CPython's framework launcher
 # (tests/guest/drivers/exec_stub.c: executes Resources/Python.app/Contents/MacOS/Python in place)
 # with a program that loads the shim as the Python it becomes.
 install_python() {
@@ -95,7 +95,7 @@ scenario_selftest_simulator() {
 }
 
 # SIP off (disabled): /usr/bin/env and /bin/sh are the arm64e programs dyld would stop; the probe and
-# the python3 stub still carry the shim, and their checks are measured there too. SIP on
+# the python3 launcher still carry the shim, and their checks are measured there too. SIP on
 # (enabled): macOS purges DYLD_* from those two; the others are measured the same.
 scenario_selftest_sip_off() { selftest_sip disabled; }
 scenario_selftest_sip_on() { selftest_sip enabled; }

@@ -47,17 +47,17 @@ static const struct check_doc {
 	    "it keeps it exactly when the parent's activation record says its children keep the shim "
 	    "(children.inherit)"},
 	{"probe_exec_in_place", "Does the probe, executed again in place by itself (posix_spawn with "
-	    "POSIX_SPAWN_SETEXEC, as CPython's framework stub), keep the shim?",
+	    "POSIX_SPAWN_SETEXEC, as CPython's framework launcher), keep the shim?",
 	    "it keeps it exactly when the first image's record says it gave the exec the shim (spawns[]), or, once "
 	    "the second image's record has replaced the first's (one pid), when its children rule says children "
 	    "keep it: the loader honours the variable the shim leaves (guest/shim, LD_PRELOAD; execve stands in for "
 	    "POSIX_SPAWN_SETEXEC, which glibc lacks)"},
 	{"probe_spawned_child", "Does the probe, spawned by itself (posix_spawn), keep the shim?",
 	    "it keeps it exactly when the parent's record says it gave the child the shim (spawns[])"},
-	{"python_exec_in_place", "Does a Homebrew or python.org python3 (a framework stub that executes "
+	{"python_exec_in_place", "Does a Homebrew or python.org python3 (a framework launcher that executes "
 	    "Python.app's Python in place) keep the shim in the Python it becomes?",
-	    "the final image keeps it exactly when the stub's record says it gave the exec the shim, or the final "
-	    "image's own record is there (the simulator's guests have no python3: the test installs CPython's stub as "
+	    "the final image keeps it exactly when the launcher's record says it gave the exec the shim, or the final "
+	    "image's own record is there (the simulator's guests have no python3: the test installs CPython's launcher as "
 	    "a stand-in, tests/guest/drivers/exec_stub.c)"},
 	{"hardened_library_validation", "Does a hardened program with only the dyld entitlement continue or stop "
 	    "when library validation refuses the ad-hoc shim?",
@@ -491,10 +491,10 @@ static int check_probe_spawn(run *r, lm_buf *raw, char **seen)
 	return check_self(r, raw, "--spawn-self", seen);
 }
 
-/* The real exec in place: a python3 outside the system folders, which is CPython's framework stub
+/* The real exec in place: a python3 outside the system folders, which is CPython's framework launcher
  * (Homebrew's python@3.x, python.org's installer: bin/python3.x is Mac/Tools/pythonw.c, which
  * executes Resources/Python.app/Contents/MacOS/Python in place; reference/metal.md, 2026-12-02).
- * The final image kept the shim when a record other than the stub's is there. */
+ * The final image kept the shim when a record other than the launcher's is there. */
 static int check_python(run *r, lm_buf *raw, char **seen)
 {
 	static const char find[] = "for p in /opt/homebrew/bin/python3 /usr/local/bin/python3 "
@@ -504,7 +504,7 @@ static int check_python(run *r, lm_buf *raw, char **seen)
 	const char *argv[3], *why = "";
 	char *out = NULL, *err = NULL, python[512];
 	size_t i;
-	int status, rc, expected, final = 0, stub_only = 1;
+	int status, rc, expected, final = 0, launcher_only = 1;
 
 	if ((rc = guest(r, raw, find, &out, &err, &status)) < 0)
 		return rc;
@@ -521,19 +521,19 @@ static int check_python(run *r, lm_buf *raw, char **seen)
 	argv[2] = "pass";
 	if ((rc = run_recorded(r, raw, argv, 3, &status, &out, &list)) < 0)
 		return rc;
-	/* The stub's own record has its name (python3.x) and names the exec it made; the final image's
+	/* The launcher's own record has its name (python3.x) and names the exec it made; the final image's
 	 * is another program's (…/Python). */
 	for (i = 0; i < list.count; i++) {
 		if (strncmp(file_name(list.items[i].exe), "python3", 7) != 0)
 			final = 1;
 		if (list.items[i].nspawns > 0)
-			stub_only = 0;
+			launcher_only = 0;
 	}
-	if (status != 0 || list.count == 0 || (!final && stub_only)) {
+	if (status != 0 || list.count == 0 || (!final && launcher_only)) {
 		*seen = status != 0 ? lm_format("not measured: %s -c pass exited %d", python, status) :
 		    list.count == 0 ? lm_format("not measured: %s did not load the shim (no record; a hardened build "
 		    "without the dyld entitlement does not, with SIP on)", python) :
-		    lm_format("not measured: %s executed nothing in place (not a framework stub)", python);
+		    lm_format("not measured: %s executed nothing in place (not a framework launcher)", python);
 		rc = *seen != NULL ? LM_SELFTEST_NOT_MEASURED : lm_error_nomem();
 		goto out;
 	}
