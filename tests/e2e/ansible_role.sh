@@ -3,8 +3,9 @@
 # this machine: two inventory hosts (local connection), each with its own Lume simulator, VMs,
 # state and preference directories. The example playbook itself runs, with a test inventory:
 # check mode changes nothing, the first run is changed, the second changed=0, rollback restores
-# both hosts, and a failure is reported in lume-metal's own words and is never changed; --diff shows
-# the preference and each VM's guest files before and after; rolled_back on a host whose other VM
+# both hosts, a failure is reported in lume-metal's own words and is changed when the host or a VM
+# changed; --diff shows the preference and each VM's guest files before and after (under --check,
+# the plan); rolled_back on a host whose other VM
 # still needs the preference keeps it and is ok.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -102,6 +103,16 @@ expect_recap "$E2E_DIR/check.out" failed 0
 for h in mac-a mac-b; do [ ! -e "$(plist $h)" ] || fail "$h: check mode wrote the preference"; done
 for_each_guest removed
 
+note "check mode with --diff: the plan as the diff (issue 50), nothing changed"
+play "$E2E_DIR/checkdiff.out" --check --diff
+[ "$PLAY_RC" -eq 0 ] || fail "check mode --diff: $(cat "$E2E_DIR/checkdiff.out")"
+expect_recap "$E2E_DIR/checkdiff.out" changed 1
+grep -q '^+vm1: bundle: would install ' "$E2E_DIR/checkdiff.out" &&
+  grep -q '^+vm2: host-preference: .* would be set to ' "$E2E_DIR/checkdiff.out" ||
+  fail "check mode --diff shows no plan: $(cat "$E2E_DIR/checkdiff.out")"
+for h in mac-a mac-b; do [ ! -e "$(plist $h)" ] || fail "$h: check mode --diff wrote the preference"; done
+for_each_guest removed
+
 note "first run: changed on both hosts, one lume-metal run per host for both VMs"
 play "$E2E_DIR/run1.out"
 [ "$PLAY_RC" -eq 0 ] || fail "first run: $(cat "$E2E_DIR/run1.out")"
@@ -110,11 +121,11 @@ for h in mac-a mac-b; do
   plistutil -i "$(plist $h)" -o - | grep -q '<true/>' || fail "$h: preference not set"
 done
 for_each_guest installed
-# One enable command line per host naming both VMs, with --jobs 2 and fleet mode.
+# One enable command line per host naming both VMs, with --jobs 2 and fleet mode (the two check runs before it).
 for h in mac-a mac-b; do
   calls=$(tail -n 1 "$E2E_DIR/$h/state.calls")
   [ "$calls" = "enable --format json --keep-host --jobs 2 --profile published vm1 vm2" ] &&
-    [ "$(wc -l <"$E2E_DIR/$h/state.calls")" = 2 ] || fail "$h: lume-metal ran as: $(cat "$E2E_DIR/$h/state.calls")"
+    [ "$(grep -c "^enable " "$E2E_DIR/$h/state.calls")" = 3 ] || fail "$h: lume-metal ran as: $(cat "$E2E_DIR/$h/state.calls")"
 done
 
 note "second run: changed=0"
@@ -137,10 +148,10 @@ for h in mac-a mac-b; do [ "$(recap "$E2E_DIR/rollback.out" $h changed)" -ge 1 ]
 for_each_guest removed
 for h in mac-a mac-b; do [ ! -e "$(plist $h)" ] || fail "$h: preference file left (it was absent)"; done
 
-note "a failed enable is never changed, though one of its VMs was enabled"
+note "a partial failure is changed: the preference was set and vm1 enabled (issue 50)"
 play "$E2E_DIR/failed.out" -e '{"lume_metal_vms": ["vm1", "no-such-vm"]}'
 [ "$PLAY_RC" -ne 0 ] || fail "an unknown VM did not fail the play: $(cat "$E2E_DIR/failed.out")"
-expect_recap "$E2E_DIR/failed.out" changed 0
+expect_recap "$E2E_DIR/failed.out" changed 1
 expect_recap "$E2E_DIR/failed.out" failed 1
 for info in "$E2E_DIR/sim.json" "$E2E_DIR/sim-b.json"; do installed "$(guest_files "$info" vm1)"; done
 
@@ -199,4 +210,4 @@ play "$E2E_DIR/handler.out" -e lume_metal_rollback_at_end=true
 [ "$PLAY_RC" -eq 0 ] || fail "handler run: $(cat "$E2E_DIR/handler.out")"
 grep -q 'RUNNING HANDLER \[lume_metal : Roll back lume-metal\]' "$E2E_DIR/handler.out" || fail "no handler: $(cat "$E2E_DIR/handler.out")"
 for_each_guest removed
-echo "ansible role: 2 hosts, check/changed/changed=0/failure (changed=0)/rollback/--diff/shared rollback/handler as expected"
+echo "ansible role: 2 hosts, check/check --diff/changed/changed=0/partial failure (changed=1 failed=1)/rollback/--diff/shared rollback/handler as expected"

@@ -1,8 +1,9 @@
 # lume_metal_diff: the task's diff for `ansible-playbook --diff`, made from lume-metal's own JSON
 # (docs/json-output.md): `status --format json` before and after the run (the host preference and
 # each VM's guest files) and the run's document (the guest files it added or removed, in its
-# steps' words). Runs on the controller and touches nothing; `changed` is the role's, as the run
-# task would have reported it (tasks/run.yml).
+# steps' words); in check mode, which runs lume-metal --dry-run, the plan: each step's "would ...".
+# Runs on the controller and touches nothing; `changed` is the role's, as the run task would have
+# reported it (tasks/run.yml).
 from __future__ import annotations
 
 import json
@@ -48,6 +49,17 @@ def _steps(doc):
     return "".join(line + "\n" for line in lines)
 
 
+def _plan(doc):
+    """A dry run's plan (check mode): each step that says what it would do, in its own words."""
+    lines = []
+    for vm in (doc or {}).get("vms") or []:
+        for step in vm.get("steps") or []:
+            detail = step.get("detail") or ""
+            if detail.startswith("would ") or " would " in detail:
+                lines.append(f"{vm.get('vm')}: {step.get('name')}: {detail}")
+    return "".join(line + "\n" for line in lines)
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = False
@@ -60,9 +72,12 @@ class ActionModule(ActionBase):
             return dict(result, failed=True, msg=f"lume_metal_diff: unknown arguments {sorted(unknown)}")
         header = args.get("header", "lume-metal")
         result["changed"] = bool(args.get("changed", False))
+        run = _doc(args.get("run"))
+        # Check mode runs lume-metal --dry-run: nothing changes, so the diff is the plan.
+        planned = _plan(run) if (run or {}).get("dry_run") else ""
         result["diff"] = {
             "before": _state(_doc(args.get("before"))),
-            "after": _state(_doc(args.get("after"))) + _steps(_doc(args.get("run"))),
+            "after": _state(_doc(args.get("after"))) + _steps(run) + planned,
             "before_header": f"{header} (before)",
             "after_header": f"{header} (after)",
         }
