@@ -69,8 +69,8 @@ static int print_table(const lm_cli *cli, const lm_flow_result *r)
 			lm_cli_puts(stdout, "\n");
 			continue;
 		}
-		if (o->gone) {
-			lm_cli_printf(stdout, "%-10s %-10s %-8s\n", "gone", "-", "no");
+		if (o->gone) { /* every column, as the other rows */
+			lm_cli_printf(stdout, "%-10s %-10s %-9s%-10s%-17s%-7s %s\n", "gone", "-", "no", "-", "-", "-", "-");
 			continue;
 		}
 		if (o->shimmed != NULL)

@@ -136,8 +136,9 @@ scenario_lifecycle() {
   [ "$(pins)" -eq 0 ] || fail "pins of deleted VMs left: $(cat "$LUME_METAL_STATE_DIR/known_hosts")"
 }
 
-# A job that ends without rollback: its VM deleted, status says gone once (exit 0) and forgets
-# it; the preference bookkeeping no longer counts it (host disable needs no --force).
+# A job that ends without rollback: its VM deleted, status says gone (exit 0) and changes nothing
+# (a read command; issue 50), as often as it is asked; gc forgets it, and then the preference
+# bookkeeping no longer counts it (host disable needs no --force).
 scenario_gone() {
   sim_start --vm base --lume-home "$HOME/.lume"
   lume_cli clone base ci-1 >/dev/null
@@ -146,15 +147,29 @@ scenario_gone() {
   grep -q '^ci-1 ' "$LUME_METAL_STATE_DIR/known_hosts" || fail "no pin for ci-1"
   curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/ci-1/stop" >/dev/null   # the server runs it: stop it over HTTP
   lume_cli delete ci-1 --force >/dev/null
+  local before; before=$(cat "$LUME_METAL_STATE_DIR/state.json" "$LUME_METAL_STATE_DIR/known_hosts")
   lm_json "$E2E_DIR/s1.json" status
   expect_rc 0 "$E2E_DIR/s1.json"
   jq_is "$E2E_DIR/s1.json" '.vms | length' 1
   jq_is "$E2E_DIR/s1.json" '.vms[0].gone' true
   jq_is "$E2E_DIR/s1.json" '.vms[0].result' ok
-  ! grep -q '^ci-1 ' "$LUME_METAL_STATE_DIR/known_hosts" || fail "ci-1's pin kept"
+  jq_is "$E2E_DIR/s1.json" '.vms[0].message' 'ci-1: gone (its VM manager does not know it): `lume-metal gc` forgets what is remembered of it'
+  [ "$(cat "$LUME_METAL_STATE_DIR/state.json" "$LUME_METAL_STATE_DIR/known_hosts")" = "$before" ] ||
+    fail "status changed the journal or the pins"
   lm_json "$E2E_DIR/s2.json" status
   expect_rc 0 "$E2E_DIR/s2.json"
-  jq_is "$E2E_DIR/s2.json" '.vms | length' 0
+  jq_is "$E2E_DIR/s2.json" '.vms[0].gone' true
+  # In the fleet table the gone row has every column, as the others (issue 50).
+  lm status ci-1 base >"$E2E_DIR/t.txt" || fail "status table: $(cat "$E2E_DIR/t.txt")"
+  [ "$(awk '$1 == "ci-1" { print NF }' "$E2E_DIR/t.txt")" = 8 ] &&
+    [ "$(awk '$1 == "ci-1" { print length($0) }' "$E2E_DIR/t.txt")" = "$(awk '$1 == "base" { print length($0) }' "$E2E_DIR/t.txt")" ] ||
+    fail "the gone row: $(cat "$E2E_DIR/t.txt")"
+  lm_json "$E2E_DIR/gc.json" gc
+  expect_rc 0 "$E2E_DIR/gc.json"
+  ! grep -q '^ci-1 ' "$LUME_METAL_STATE_DIR/known_hosts" || fail "ci-1's pin kept by gc"
+  lm_json "$E2E_DIR/s3.json" status
+  expect_rc 0 "$E2E_DIR/s3.json"
+  jq_is "$E2E_DIR/s3.json" '.vms | length' 0
   lm_json "$E2E_DIR/hd.json" host disable
   expect_rc 0 "$E2E_DIR/hd.json"
   [ ! -e "$PLIST" ] || fail "preference not restored"

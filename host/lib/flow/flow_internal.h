@@ -42,12 +42,6 @@ int lm_flow_open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, 
 /* ---- gc.c: VMs their manager no longer knows (gc, and the sweep other commands make) ---- */
 /* The VM manager the journal recorded for `vm` ("lume-api", ...; "" when none) into buf. */
 int lm_flow_journal_manager(lm_context *ctx, const char *vm, char *buf, size_t size);
-/* Drop `vm`'s journal entry and known_hosts pin (dry run: only say whether there is an entry),
- * with one notice; *journal and *pin say what was (or would be) dropped. */
-int lm_flow_forget_vm(lm_context *ctx, const char *vm, int *journal, int *pin);
-/* o is a VM found gone: result ok, `gone`, the message saying what was forgotten. LM_ENOMEM (o's
- * result too) when that message cannot be had: a gone VM is never reported without it. */
-int lm_flow_gone_outcome(lm_vm_outcome *o, int journal, int pin, int dry_run);
 /* Every VM the journal or known_hosts remember, other than `except`, that the manager says does
  * not exist, is forgotten; with `report`, one outcome each is appended to it. */
 int lm_flow_sweep_gone(lm_context *ctx, lm_vm_manager *vmm, const char *const *except, size_t n,

@@ -73,18 +73,9 @@ static int forget_vms(lm_context *ctx, char **sorted, size_t n, unsigned char *j
 	return 0;
 }
 
-int lm_flow_forget_vm(lm_context *ctx, const char *vm, int *journal, int *pin)
-{
-	char *one[] = {(char *)vm};
-	unsigned char j = 0, p = 0;
-	int rc = forget_vms(ctx, one, 1, &j, &p);
-
-	*journal = j;
-	*pin = p;
-	return rc;
-}
-
-int lm_flow_gone_outcome(lm_vm_outcome *o, int journal, int pin, int dry_run)
+/* o is a VM found gone: result ok, `gone`, the message saying what was forgotten. LM_ENOMEM (o's
+ * result too) when that message cannot be had: a gone VM is never reported without it. */
+static int gone_outcome(lm_vm_outcome *o, int journal, int pin, int dry_run)
 {
 	o->gone = 1;
 	o->rc = lm_outcome_message(o, "%s: gone (its VM manager does not know it): %s%s%s%s", o->vm,
@@ -172,7 +163,7 @@ int lm_flow_sweep_gone(lm_context *ctx, lm_vm_manager *vmm, const char *const *e
 	if ((rc = forget_vms(ctx, gone, ngone, journal, pin)) < 0)
 		goto out;
 	for (i = 0; report != NULL && i < ngone && (rc = lm_flow_outcome_add(report, gone[i], &o)) == 0 &&
-	     (rc = lm_flow_gone_outcome(o, journal[i], pin[i], lm_context_options(ctx)->dry_run)) == 0; i++)
+	     (rc = gone_outcome(o, journal[i], pin[i], lm_context_options(ctx)->dry_run)) == 0; i++)
 		;
 	if (rc == 0)
 		rc = lm_context_check_cancel(ctx, "while forgetting VMs that no longer exist");

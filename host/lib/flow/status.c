@@ -39,17 +39,20 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 		lm_workload_derive(o->shimmed, &o->shimmed_flags);
 	o->guest = r.guest;
 	if ((rc = lm_vm_get(vmm, o->vm, &o->info)) < 0) {
-		int journal, pin, known = r.known, step = 0;
+		int known = r.known, step = 0;
 		char manager[32], said[2048];
 		lm_vm_record_dispose(&r);
 		snprintf(said, sizeof(said), "%s", lm_error_last()->message);
-		/* Deleted since: forgotten now, listed as gone this once. A step of that which fails (out
-		 * of memory asking) is the status's failure, with its own message. */
+		/* Deleted since: listed as gone, and left for gc to forget -- status only reads (issue 50),
+		 * so a second status says the same. A step of that which fails (out of memory asking) is
+		 * the status's failure, with its own message. */
 		if (rc == LM_ENOTFOUND && known && (step = lm_flow_journal_manager(ctx, o->vm, manager, sizeof(manager))) == 0 &&
-		    (step = lm_vm_gone(vmm, o->vm, manager)) == 1 && (step = lm_flow_forget_vm(ctx, o->vm, &journal, &pin)) == 0) {
+		    (step = lm_vm_gone(vmm, o->vm, manager)) == 1) {
 			lm_error_clear();
 			o->already_enabled = 0;
-			return lm_flow_gone_outcome(o, journal, pin, 0) < 0 ? lm_outcome_fail(ctx, o, LM_ENOMEM) : 0;
+			o->gone = 1;
+			return (o->rc = lm_outcome_message(o, "%s: gone (its VM manager does not know it): `lume-metal gc` "
+			    "forgets what is remembered of it", o->vm)) < 0 ? lm_outcome_fail(ctx, o, LM_ENOMEM) : 0;
 		}
 		if (step < 0)
 			return lm_outcome_fail(ctx, o, step);
