@@ -118,14 +118,16 @@ typedef struct {
 	size_t size;               /* sizeof(lm_bench_comparison_row) in the library that filled it */
 	lm_bench_row_kind kind;
 	const char *source;        /* the folder as given, or "published" */
-	const char *vm;            /* the folder's VM ("unknown" when not recorded), or the published workload */
+	const char *vm;            /* the folder's VM ("unknown" when not recorded), "bare metal" for a
+	                              bare-metal folder, or the published workload */
 	const char *host;          /* the host's model and chip as recorded */
 	const char *test;          /* "pp512", "tg128", ... ; "wall" for a folder without a parser */
 	const char *unit;          /* "t/s", or "s" (wall-clock seconds) */
-	double stock;              /* the stock median (bare metal: the host arm's) */
+	double stock;              /* the stock median (0 for a bare-metal row) */
 	double unlocked;           /* the shimmed median */
 	double unlocked_over_stock;
-	double bare_metal;         /* the stock median of the set's bare-metal folder for the same test */
+	double bare_metal;         /* the host arm's median: a bare-metal row's own, or, for another
+	                              row, the set's bare-metal folder's for the same test */
 	double unlocked_over_bare_metal;
 	const char *provenance;    /* a published figure: where it is from; NULL for a folder */
 	int proven;                /* 1: the folder's activation records prove both arms; 0: it has none
@@ -134,6 +136,8 @@ typedef struct {
 	const char *llama_build;   /* llama.cpp's build ("b10167 (ee3d1b54c)"); NULL when not recorded */
 	const char *note;          /* what qualifies the row ("not proven by activation records",
 	                              "published by Cua (trycua/cua)"); NULL when nothing does */
+	const char *model;         /* the model: the file name of the workload's first -m (a folder),
+	                              the published workload ("TinyLlama Q4_K_M"); NULL when not recorded */
 } lm_bench_comparison_row;
 
 typedef struct {

@@ -414,7 +414,10 @@ static void test_compare_rows(void **state)
 	assert_true(r->unlocked == (206.6 + 206.45) / 2 && r->bare_metal == r->unlocked);
 	r = c->rows[2];
 	assert_true(r->kind == LM_BENCH_ROW_BARE_METAL && strcmp(r->source, bare_dir) == 0);
-	assert_true(r->stock == 4786.7 && r->unlocked == 0 && r->bare_metal == 0);
+	/* A bare-metal row: "bare metal", not an unknown VM, its figure under bare metal, not stock. */
+	assert_true(r->stock == 0 && r->unlocked == 0 && r->bare_metal == 4786.7);
+	assert_string_equal(r->vm, "bare metal");
+	assert_string_equal(c->rows[4]->model, "TinyLlama Q4_K_M");
 	for (i = 4; i < 8; i++) {
 		assert_int_equal(c->rows[i]->kind, LM_BENCH_ROW_PUBLISHED);
 		assert_string_equal(c->rows[i]->source, "published");
@@ -493,30 +496,59 @@ static void test_compare_rows(void **state)
 	remove_folder(bare_dir);
 }
 
-/* The charts: a Mermaid block per test with the bars there are, the SVG's text escaped. */
+/* The charts: a Mermaid block per test with the bars there are, the value axis from 0, each arm a
+ * series of its own in its colour, the figures and the speed-up written; the SVG a grid with an
+ * axis from 0, one scale per metric, its text escaped. */
 static void test_charts(void **state)
 {
-	const lm_bench_chart c[2] = {
-		{"pp512", "t/s", {"stock", "shimmed", "bare metal"}, {431.86, 4786.7, 0}},
-		{"a \"<&>\" b", "s", {"stock", "shimmed", "bare metal"}, {2, 1, 3}},
+	const lm_bench_chart c[4] = {
+		{"pp512", "t/s", {"stock", "shimmed", "bare metal"}, {431.86, 4786.7, 0}, NULL},
+		{"a \"<&>\" b", "s", {"stock", "shimmed", "bare metal"}, {2, 1, 3}, NULL},
+		{"other pp512", "t/s", {"stock", "unlocked", "bare metal"}, {71.66, 515.76, 517.88}, "pp512"},
+		{"host pp512", "t/s", {"stock", "unlocked", "bare metal"}, {0, 0, 4871.99}, "pp512"},
 	};
 	char *text = NULL, *svg = NULL;
+	double step;
 	lm_buf b;
 
 	(void)state;
 	lm_buf_init(&b, 1 << 20);
-	lm_bench_chart_mermaid(&b, "vm1", c, 2);
+	lm_bench_chart_mermaid(&b, "vm1", c, 4);
 	lm_assert_ok(lm_buf_take(&b, &text, NULL));
-	assert_non_null(strstr(text, "```mermaid\nxychart-beta\n    title \"vm1: pp512 (t/s, higher is faster)\"\n"
-	    "    x-axis [\"stock\", \"shimmed\"]\n    y-axis \"t/s\"\n    bar [431.86, 4786.70]\n```\n"));
-	assert_non_null(strstr(text, "title \"vm1: a '<&>' b (s, lower is faster)\""));
+	assert_non_null(strstr(text, "```mermaid\n%%{init: {\"xyChart\": {\"width\": 800, \"titleFontSize\": 16}, "
+	    "\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"#9e9e9e, #2e7d32\"}}}}%%\nxychart-beta\n"
+	    "    title \"vm1 pp512: 11.08× unlocked / stock\"\n"
+	    "    x-axis [\"stock 431.86\", \"shimmed 4786.70 (11.08×)\"]\n"
+	    "    y-axis \"t/s, higher is faster\" 0 --> 6000\n"
+	    "    bar [431.86, -6000]\n    bar [-6000, 4786.70]\n```\n"));
+	/* Seconds: lower is faster, the speed-up is stock / shimmed. */
+	assert_non_null(strstr(text, "title \"vm1 a '<&>' b: 2.00× unlocked / stock\"\n"));
+	assert_non_null(strstr(text, "    y-axis \"s, lower is faster\" 0 --> 4\n"
+	    "    bar [2.00, -4, -4]\n    bar [-4, 1.00, -4]\n    bar [-4, -4, 3.00]\n"));
+	/* A bare-metal bar alone keeps bare metal's colour. */
+	assert_non_null(strstr(text, "\"plotColorPalette\": \"#1565c0\"}}}}%%\nxychart-beta\n    title \"vm1 host pp512\"\n"
+	    "    x-axis [\"bare metal 4871.99\"]\n    y-axis \"t/s, higher is faster\" 0 --> 6000\n    bar [4871.99]\n"));
 	free(text);
-	lm_assert_ok(lm_bench_chart_svg("x & y", c, 2, &svg));
+	/* The axis: 0 to a round figure above the tallest bar, at most 5 steps. */
+	assert_true(lm_bench_chart_axis_max(4786.7, &step) == 6000 && step == 2000);
+	assert_true(lm_bench_chart_axis_max(517.88, &step) == 600 && step == 200);
+	assert_true(lm_bench_chart_axis_max(52.38, &step) == 60 && step == 20);
+	assert_true(lm_bench_chart_axis_max(3, &step) == 4 && step == 1);
+	assert_true(lm_bench_chart_axis_max(0.5, &step) > 0.599 && lm_bench_chart_axis_max(0.5, &step) < 0.601 &&
+	    step > 0.199 && step < 0.201);
+	lm_assert_ok(lm_bench_chart_svg("x & y", c, 4, &svg));
 	assert_non_null(strstr(svg, "<title>x &amp; y</title>"));
 	assert_non_null(strstr(svg, "data-test=\"a &quot;&lt;&amp;&gt;&quot; b\""));
 	assert_null(strstr(svg, "<&"));
 	assert_non_null(strstr(svg, "data-label=\"shimmed\" data-value=\"4786.70\""));
 	assert_null(strstr(svg, "data-value=\"0.00\""));
+	/* Two rows of at most 3 panels: 980 px wide; pp512's three charts on one scale. */
+	assert_non_null(strstr(svg, "width=\"980\" height=\"664\""));
+	assert_non_null(strstr(svg, "data-test=\"pp512\" data-axis-max=\"6000\""));
+	assert_non_null(strstr(svg, "data-test=\"other pp512\" data-axis-max=\"6000\""));
+	assert_non_null(strstr(svg, "data-test=\"host pp512\" data-axis-max=\"6000\""));
+	assert_non_null(strstr(svg, "class=\"tick-label\" data-value=\"0\""));
+	assert_non_null(strstr(svg, ">11.08× unlocked / stock (higher is faster)</text>"));
 	free(svg);
 }
 

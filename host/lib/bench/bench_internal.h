@@ -162,6 +162,9 @@ const char *lm_bench_meta_str(const cJSON *meta, const char *path);
 #define LM_BENCH_ABLATION_OFF "preference-off"
 #define LM_BENCH_ABLATION_ON "preference-on"
 
+/* text as a Markdown fenced code block (its lines as they are), appended to b. */
+void lm_bench_md_code_block(lm_buf *b, const char *text);
+
 /* ---- chart.c ---- */
 
 /* One chart: a test's bars (stock, shimmed, bare metal; a bar of 0 is left out). */
@@ -170,7 +173,15 @@ typedef struct {
 	const char *unit;          /* "t/s" or "s" */
 	const char *labels[3];
 	double values[3];
+	const char *metric;        /* charts of the same metric share the SVG's scale ("pp512"); NULL: title */
 } lm_bench_chart;
+
+/* The speed-up a chart writes on itself: shimmed over stock (stock over shimmed for seconds); 0
+ * without both bars. */
+double lm_bench_chart_speedup(const lm_bench_chart *c);
+/* The top of a value axis from 0 holding max with room for the figures above the bars, a whole
+ * number of *step (1, 2, 2.5 or 5 times a power of ten; at most 5 steps). */
+double lm_bench_chart_axis_max(double max, double *step);
 
 /* Mermaid xychart-beta blocks, one per chart, appended to b (GitHub renders them). */
 void lm_bench_chart_mermaid(lm_buf *b, const char *heading, const lm_bench_chart *c, size_t n);

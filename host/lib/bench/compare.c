@@ -57,6 +57,7 @@ static const size_t row_strings[] = {
 	offsetof(lm_bench_comparison_row, host), offsetof(lm_bench_comparison_row, test),
 	offsetof(lm_bench_comparison_row, unit), offsetof(lm_bench_comparison_row, provenance),
 	offsetof(lm_bench_comparison_row, llama_build), offsetof(lm_bench_comparison_row, note),
+	offsetof(lm_bench_comparison_row, model),
 };
 
 static const char **row_string(lm_bench_comparison_row *row, size_t k)
@@ -95,6 +96,24 @@ static int add_row(lm_bench_comparison *c, lm_bench_comparison_row *in)
 	return 0;
 }
 
+/* The model of a folder: the model a published folder names (workload.model), or the file name
+ * of its workload's first model (the path's last part). NULL when not recorded. */
+static const char *model_of(const lm_bench_folder *f)
+{
+	const cJSON *models = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(f->meta, "workload"),
+	    "models");
+	const cJSON *path = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(models, 0), "path");
+	const char *slash, *named = lm_bench_meta_str(f->meta, "workload.model");
+
+	if (named != NULL && named[0] != '\0')
+		return named; /* a published folder names its model */
+	if (cJSON_IsString(path) && path->valuestring[0] != '\0') {
+		slash = strrchr(path->valuestring, '/');
+		return slash != NULL && slash[1] != '\0' ? slash + 1 : path->valuestring;
+	}
+	return NULL;
+}
+
 /* The rows of one folder: each of its tests, set against the set's bare-metal folder (a published
  * folder carries its own). */
 static int folder_rows(lm_bench_comparison *c, const lm_bench_folder *fs, size_t n, size_t i)
@@ -118,14 +137,16 @@ static int folder_rows(lm_bench_comparison *c, const lm_bench_folder *fs, size_t
 		memset(&row, 0, sizeof(row));
 		row.kind = bare ? LM_BENCH_ROW_BARE_METAL : LM_BENCH_ROW_VM;
 		row.source = f->dir;
-		row.vm = f->vm;
+		/* A bare-metal folder has no VM: its row says so, its figure under bare metal. */
+		row.vm = bare ? "bare metal" : f->vm;
 		row.host = f->host;
 		row.test = t->name;
 		row.unit = f->r->parser == LM_BENCH_PARSER_NONE ? "s" : "t/s";
-		row.stock = t->stock_median;
+		row.model = model_of(f);
+		row.stock = bare ? 0 : t->stock_median;
 		row.unlocked = bare ? 0 : t->shimmed_median;
 		row.unlocked_over_stock = bare ? 0 : t->ratio;
-		row.bare_metal = bare ? 0 : f->bare_metal != NULL ? f->bare_metal[j] : bare_metal(fs, n, t->name);
+		row.bare_metal = bare ? t->stock_median : f->bare_metal != NULL ? f->bare_metal[j] : bare_metal(fs, n, t->name);
 		row.unlocked_over_bare_metal = lm_bench_ratio(row.unlocked, row.bare_metal);
 		row.proven = f->proven;
 		row.llama_build = f->llama_build[0] ? f->llama_build : NULL;
@@ -146,6 +167,7 @@ static int published_rows(lm_bench_comparison *c)
 		row.kind = LM_BENCH_ROW_PUBLISHED;
 		row.source = "published";
 		row.vm = published[i].workload;
+		row.model = published[i].workload;
 		row.host = "Mac13,2 Apple M1 Ultra";
 		row.test = published[i].test;
 		row.unit = "t/s";

@@ -241,6 +241,29 @@ static const char *yes_no(int v)
 	return v < 0 ? "not printed" : v ? "yes" : "no";
 }
 
+void lm_bench_md_code_block(lm_buf *b, const char *text)
+{
+	size_t run = 0, longest = 0, len = strlen(text), k;
+	const char *s;
+
+	for (s = text; *s != '\0'; s++) {
+		run = *s == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	/* A fence longer than any run of backticks in the text (CommonMark 0.31.2, 4.5 "Fenced code
+	 * blocks": the closing fence is at least as long as the opening one). */
+	for (k = 0; k < (longest < 3 ? 3 : longest + 1); k++)
+		lm_buf_adds(b, "`");
+	lm_buf_adds(b, "text\n");
+	lm_buf_add(b, text, len);
+	if (len == 0 || text[len - 1] != '\n')
+		lm_buf_adds(b, "\n");
+	for (k = 0; k < (longest < 3 ? 3 : longest + 1); k++)
+		lm_buf_adds(b, "`");
+	lm_buf_adds(b, "\n");
+}
+
 /* Per test, a bar each for the record's arms (bare metal: its one). */
 static void readme_charts(lm_buf *b, const lm_bench_result *r)
 {
@@ -251,10 +274,11 @@ static void readme_charts(lm_buf *b, const lm_bench_result *r)
 		memset(&c[n], 0, sizeof(c[n]));
 		c[n].title = r->tests[i]->name;
 		c[n].unit = r->parser == LM_BENCH_PARSER_NONE ? "s" : "t/s";
-		c[n].labels[0] = r->bare_metal ? "bare metal" : "stock";
+		c[n].labels[0] = "stock";
 		c[n].labels[1] = "shimmed";
 		c[n].labels[2] = "bare metal";
-		c[n].values[0] = r->tests[i]->stock_median;
+		/* A bare-metal record's one arm is drawn as bare metal, in bare metal's colour. */
+		c[n].values[r->bare_metal ? 2 : 0] = r->tests[i]->stock_median;
 		c[n].values[1] = r->bare_metal ? 0 : r->tests[i]->shimmed_median;
 	}
 	if (n == 0)
@@ -268,6 +292,7 @@ char *lm_bench_readme(const lm_bench_result *r, const cJSON *meta)
 	char sf[96], hf[96];
 	size_t i;
 	const int wall = r->parser == LM_BENCH_PARSER_NONE;
+	const int failed = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(meta, "failure"));
 	lm_buf b;
 
 	lm_buf_init(&b, LM_BUF_TEXT_MAX);
@@ -275,10 +300,14 @@ char *lm_bench_readme(const lm_bench_result *r, const cJSON *meta)
 	lm_bench_metal_family(r->shimmed_metal, hf, sizeof(hf));
 	lm_buf_addf(&b, "# lume-metal bench: %s, llama.cpp %s\n\n", r->vm,
 	    r->llama_build[0] ? r->llama_build : wall ? "not run by the llama-bench parser" : "build not printed");
-	/* A failed record says so before anything else: its figures are what was made before. */
-	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(meta, "failure")))
-		lm_buf_addf(&b, "**This record FAILED**: %s. The figures below are what the runs made before the failure "
-		    "printed; do not post them as a result.\n\n", cJSON_GetObjectItemCaseSensitive(meta, "failure")->valuestring);
+	/* A failed record says so before anything else, what failed quoted as it was printed (a run's
+	 * stderr is many lines: a code block, not a sentence); its figures are what was made before. */
+	if (failed) {
+		lm_buf_adds(&b, "**This record FAILED.** The figures below are what the runs made before the failure; do "
+		    "not post them as a result. What failed:\n\n");
+		lm_bench_md_code_block(&b, cJSON_GetObjectItemCaseSensitive(meta, "failure")->valuestring);
+		lm_buf_adds(&b, "\n");
+	}
 	if (r->bare_metal) {
 		lm_buf_addf(&b, "Bare metal: the workload on the host itself, %s (%s), %d rounds. The `stock_*` columns "
 		    "of results.csv hold this host arm; `bench compare` sets other records' unlocked runs against it.\n\n"
@@ -325,7 +354,10 @@ char *lm_bench_readme(const lm_bench_result *r, const cJSON *meta)
 	lm_buf_addf(&b, "| SIMD-group matrix multiply | %s | %s |\n", yes_no(r->stock_metal->simdgroup_mm),
 	    yes_no(r->shimmed_metal->simdgroup_mm));
 	lm_buf_addf(&b, "| bfloat16 | %s | %s |\n\n", yes_no(r->stock_metal->bfloat), yes_no(r->shimmed_metal->bfloat));
-	if (!r->stock_metal->found && !r->shimmed_metal->found)
+	if (failed)
+		lm_buf_adds(&b, "The record failed, so it does not show whether the unlock changed llama.cpp's kernel "
+		    "choice: the selections above are what its runs printed before the failure.\n");
+	else if (!r->stock_metal->found && !r->shimmed_metal->found)
 		lm_buf_adds(&b, "The workload printed no Metal init lines: whether the unlock changed llama.cpp's kernel "
 		    "choice is not recorded.\n");
 	else if (r->kernel_choice_changed)

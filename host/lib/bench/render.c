@@ -27,6 +27,33 @@ static void md_text(lm_buf *b, const char *s)
 		lm_buf_add(b, *s == '|' ? "/" : s, 1);
 }
 
+/* The model's name as a title shows it: without the file's ".gguf". */
+static size_t model_len(const lm_bench_comparison_row *row)
+{
+	const char *m = row->model ? row->model : row->vm;
+	size_t n = strlen(m);
+
+	return n > 5 && strcmp(m + n - 5, ".gguf") == 0 ? n - 5 : n;
+}
+
+/* Whose run a chart shows, in its title: who published it ("Cua", from "published by Cua
+ * (trycua/cua); ..."), or the VM. */
+static const char *whose(const lm_bench_comparison_row *row)
+{
+	static const char by[] = "published by ";
+
+	if (row->note != NULL && strncmp(row->note, by, sizeof(by) - 1) == 0)
+		return row->note + sizeof(by) - 1;
+	return row->vm;
+}
+
+static size_t whose_len(const lm_bench_comparison_row *row)
+{
+	const char *w = whose(row);
+
+	return w == row->vm ? strlen(w) : strcspn(w, " (;");
+}
+
 /* A chart per row that has an unlocked figure: stock / unlocked / bare metal. */
 static int charts_of(const lm_bench_comparison *c, lm_bench_chart **out, char ***titles, size_t *n)
 {
@@ -40,10 +67,13 @@ static int charts_of(const lm_bench_comparison *c, lm_bench_chart **out, char **
 		const lm_bench_comparison_row *row = c->rows[i];
 		if (row->kind == LM_BENCH_ROW_BARE_METAL || !(row->unlocked > 0))
 			continue;
-		if (((*titles)[k] = lm_format("%s %s%s%s", row->kind == LM_BENCH_ROW_PUBLISHED ? row->vm : row->source,
-		    row->test, row->llama_build ? ", llama.cpp " : "", row->llama_build ? row->llama_build : "")) == NULL)
+		/* A short title: the model and the test, and whose run (the VM, or who published it); the
+		 * folder, the build and the rest are in the table above the charts. */
+		if (((*titles)[k] = lm_format("%.*s %s, %.*s", (int)model_len(row), row->model ? row->model : row->vm,
+		    row->test, (int)whose_len(row), whose(row))) == NULL)
 			return lm_error_nomem();
 		(*out)[k].title = (*titles)[k];
+		(*out)[k].metric = row->test;
 		(*out)[k].unit = row->unit;
 		(*out)[k].labels[0] = "stock";
 		(*out)[k].labels[1] = "unlocked";
@@ -112,7 +142,7 @@ int lm_bench_compare_svg(const lm_bench_comparison *c, const char *file)
 	if (file == NULL || file[0] == '\0')
 		return lm_error_set(LM_EINVALID, "bench compare --svg: no file given");
 	if ((rc = charts_of(c, &charts, &titles, &n)) == 0 &&
-	    (rc = lm_bench_chart_svg("lume-metal bench compare: stock, unlocked and bare metal per test", charts, n,
+	    (rc = lm_bench_chart_svg("lume-metal bench compare: t/s per test", charts, n,
 	        &svg)) == 0)
 		rc = lm_fs_write_atomic(file, svg, strlen(svg), 0644);
 	free(svg);
