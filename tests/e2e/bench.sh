@@ -170,6 +170,10 @@ scenario_bench_record() {
   expect_rc 0 "$E2E_DIR/cb.json"
   jq -e '.rows[0].test == "pp64" and .rows[0].bare_metal > 0 and .rows[0].unlocked_over_bare_metal > 0' \
     "$E2E_DIR/cb.json" >/dev/null || fail "compare with bare metal: $(cat "$E2E_DIR/cb.json")"
+  # The bare-metal folder's own row: "bare metal", its figure under bare metal, none under stock.
+  jq -e '[.rows[] | select(.vm == "bare metal")] | length == 2 and all(.stock == null and .bare_metal > 0
+      and .proven_by_activation_records == null)' \
+    "$E2E_DIR/cb.json" >/dev/null || fail "the bare-metal row: $(cat "$E2E_DIR/cb.json")"
   echo "figure: pp64 unlocked / bare metal (the stand-in, stock fake Metal on the host) = $(jq .rows[0].unlocked_over_bare_metal "$E2E_DIR/cb.json")"
   validate "$E2E_DIR/h.json" "$E2E_DIR/cb.json"
   # Its text: one column (the host arm), nothing about an unlock.
@@ -183,13 +187,28 @@ scenario_bench_record() {
   # The pictures: README.md's Mermaid chart per test; compare --markdown's table and charts (what the
   # Action's job summary embeds); compare --svg, opened with an XML parser: a bar per arm and figure.
   grep -q '^# lume-metal bench: vm1, llama.cpp build 0000000$' "$rec/README.md" || fail "README headline: $(head -1 "$rec/README.md")"
-  grep -q '^xychart-beta$' "$rec/README.md" && grep -q '^    x-axis \["stock", "shimmed"\]$' "$rec/README.md" ||
+  grep -q '^xychart-beta$' "$rec/README.md" &&
+    grep -Eq '^    x-axis \["stock [0-9]+\.[0-9]{2}", "shimmed [0-9]+\.[0-9]{2}"\]$' "$rec/README.md" &&
+    grep -Eq '^    title "vm1 pp64: [0-9]+\.[0-9]{2}× unlocked / stock"$' "$rec/README.md" &&
+    grep -Eq '^    y-axis "t/s, higher is faster" 0 --> [0-9.]+$' "$rec/README.md" ||
     fail "README chart: $(cat "$rec/README.md")"
   lm bench compare --markdown --svg "$E2E_DIR/chart.svg" "$rec" "$E2E_DIR/bare" >"$E2E_DIR/c.md" || fail "compare --markdown"
   grep -q '^| source | vm / workload | llama.cpp | test |' "$E2E_DIR/c.md" || fail "markdown table: $(cat "$E2E_DIR/c.md")"
   [ "$(grep -c '^```mermaid$' "$E2E_DIR/c.md")" -eq 6 ] || fail "markdown: 2 tests + 4 published charts: $(cat "$E2E_DIR/c.md")"
-  grep -q '^    x-axis \["stock", "unlocked", "bare metal"\]$' "$E2E_DIR/c.md" || fail "markdown: no bare-metal bar"
-  grep -q '^    bar \[431.86, 4786.70, 4871.99\]$' "$E2E_DIR/c.md" || fail "markdown: the published bars"
+  grep -Eq '^    x-axis \["stock [0-9.]+", "unlocked [0-9.]+", "bare metal [0-9.]+"\]$' "$E2E_DIR/c.md" ||
+    fail "markdown: no bare-metal bar"
+  grep -q '^    x-axis \["stock 431.86", "unlocked 4786.70", "bare metal 4871.99"\]$' "$E2E_DIR/c.md" &&
+    grep -q '^    y-axis "t/s, higher is faster" 0 --> 6000$' "$E2E_DIR/c.md" &&
+    grep -q '^    bar \[431.86, -6000, -6000\]$' "$E2E_DIR/c.md" && grep -q '^    bar \[-6000, 4786.70, -6000\]$' "$E2E_DIR/c.md" &&
+    grep -q '^    bar \[-6000, -6000, 4871.99\]$' "$E2E_DIR/c.md" || fail "markdown: the published bars"
+  # The pictures as a reader sees them: rendered in Chromium (tests/render/render.mjs; Mermaid from
+  # npm), one browser for the three, the PNGs kept in LM_RENDER_OUT.
+  if [ -n "${LM_RENDER_JS:-}" ]; then
+    "$LM_NODE" "$LM_RENDER_JS" --chromium "$LM_CHROMIUM" --out "$LM_RENDER_OUT" "$rec/README.md" "$E2E_DIR/c.md" \
+      "$E2E_DIR/chart.svg" || fail "the rendered charts"
+  else
+    echo "charts not rendered here: test render_charts says why"
+  fi
   "$LM_PYTHON" - "$E2E_DIR/chart.svg" "$(csv_field "$rec/results.csv" pp64 shimmed_median)" <<'PY' || fail "svg: $(cat "$E2E_DIR/chart.svg")"
 import sys, xml.etree.ElementTree as ET
 ns = {"s": "http://www.w3.org/2000/svg"}
@@ -198,8 +217,8 @@ assert root.tag == "{http://www.w3.org/2000/svg}svg", root.tag
 charts = root.findall("s:g[@class='chart']", ns)
 tests = [g.get("data-test") for g in charts]
 assert len(charts) == 6, tests
-assert any(t.endswith("pp64, llama.cpp build 0000000") for t in tests), tests
-assert any(t == "TinyLlama Q4_K_M pp512, llama.cpp b10167" for t in tests), tests
+assert "tiny pp64, vm1" in tests, tests
+assert "TinyLlama Q4_K_M pp512, Cua" in tests, tests
 for g in charts:
     bars = g.findall("s:rect[@class='bar']", ns)
     labels = [t.text for t in g.findall("s:text[@class='label']", ns)]
@@ -207,11 +226,13 @@ for g in charts:
     assert labels == ["stock", "unlocked", "bare metal"], labels
     heights = [float(b.get("height")) for b in bars]
     values = [float(b.get("data-value")) for b in bars]
-    assert max(heights) == 160.0 and all(h > 0 for h in heights), heights
-    # Heights are proportional to the figures.
-    assert all(abs(h / 160.0 - v / max(values)) < 0.01 for h, v in zip(heights, values)), (heights, values)
+    top = float(g.get("data-axis-max"))
+    assert all(h > 0 for h in heights) and max(values) <= top, (heights, values, top)
+    # Heights are proportional to the figures, on an axis from 0 to top (170 px).
+    assert all(abs(h / 170.0 - v / top) < 0.01 for h, v in zip(heights, values)), (heights, values, top)
+    assert [t.text for t in g.findall(".//s:text[@class='tick-label']", ns)][0] == "0"
     assert [t.text for t in g.findall("s:text[@class='value']", ns)] == ["%.2f" % v for v in values]
-pp = [g for g in charts if g.get("data-test").endswith("pp64, llama.cpp build 0000000")][0]
+pp = [g for g in charts if g.get("data-test") == "tiny pp64, vm1"][0]
 assert abs(float(pp.findall("s:rect", ns)[1].get("data-value")) - float(sys.argv[2])) < 0.01
 print("svg: %d charts, %d bars, checked" % (len(charts), sum(len(g.findall("s:rect", ns)) for g in charts)))
 PY
@@ -430,8 +451,12 @@ scenario_bench_ablation() {
   # With the preference off, llama-bench's reduction kernel failed in the shimmed arm: that arm failed,
   # and its README says so first.
   jq_is "$abl/metadata.json" '.arms[0].failure | test("the shimmed run of round 1 exited with 1")' true
-  sed -n 3p "$abl/preference-off/README.md" | grep -q '^\*\*This record FAILED\*\*: the shimmed run of round 1 exited' ||
-    fail "the failed arm's README: $(head -5 "$abl/preference-off/README.md")"
+  # What failed is quoted in a code block, and the README claims nothing about the unlock.
+  sed -n 3p "$abl/preference-off/README.md" | grep -q '^\*\*This record FAILED\.\*\* ' &&
+    sed -n 5,6p "$abl/preference-off/README.md" | tr '\n' ' ' | grep -q '^```text the shimmed run of round 1 exited' &&
+    ! grep -qi "the unlock changed llama.cpp's kernel choice" "$abl/preference-off/README.md" &&
+    grep -q "^The record failed, so it does not show whether the unlock changed" "$abl/preference-off/README.md" ||
+    fail "the failed arm's README: $(cat "$abl/preference-off/README.md")"
   head -1 "$abl/README.md" | grep -q '^# lume-metal bench: vm1, host-preference ablation, llama.cpp build 0000000$' ||
     fail "ablation README: $(head -3 "$abl/README.md")"
   grep -q '^\*\*Host preference needed: yes.\*\*' "$abl/README.md" || fail "ablation README: $(cat "$abl/README.md")"
@@ -477,7 +502,7 @@ scenario_bench_ablation() {
   jq_is "$E2E_DIR/int/metadata.json" '.preference.restored' true
   jq_is "$E2E_DIR/int/metadata.json" '.failure | test("cancel|interrupt|stopped"; "i")' true
   jq_is "$E2E_DIR/int/metadata.json" .preference_needed null
-  sed -n 3p "$E2E_DIR/int/README.md" | grep -q '^\*\*This record FAILED\*\*' || fail "interrupted README: $(head -5 "$E2E_DIR/int/README.md")"
+  sed -n 3p "$E2E_DIR/int/README.md" | grep -q '^\*\*This record FAILED\.\*\*' || fail "interrupted README: $(head -5 "$E2E_DIR/int/README.md")"
   (cd "$E2E_DIR/int" && sha256sum -c --strict SHA256SUMS >/dev/null) || fail "interrupted: sums"
   no_guest_records
 }

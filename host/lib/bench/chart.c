@@ -116,8 +116,6 @@ void lm_bench_chart_mermaid(lm_buf *b, const char *heading, const lm_bench_chart
 			mermaid_text(b, c[i].labels[k]);
 			lm_buf_adds(b, " ");
 			figure(b, c[i].values[k]);
-			if (k == 1 && speedup > 0)
-				lm_buf_addf(b, " (%.2f×)", speedup);
 			lm_buf_adds(b, "\"");
 			first = 0;
 		}
