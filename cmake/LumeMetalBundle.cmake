@@ -4,9 +4,10 @@
 # profiles and a manifest.json with versions, file names, modes and SHA-256 (docs/bundle-format.md).
 set(LUME_METAL_BUNDLES_DIR ${PROJECT_BINARY_DIR}/share/lume-metal/bundles)
 
-# lm_add_bundle(<platform> OS <uname -s> INJECTION <variable> SHIM <file> PROBE <file> DEPENDS <targets>)
+# lm_add_bundle(<platform> OS <uname -s> INJECTION <variable> SHIM <file> PROBE <file> [LIPO <lipo>]
+#               DEPENDS <targets>): LIPO, for a Darwin bundle, reads its files' slices.
 function(lm_add_bundle platform)
-  cmake_parse_arguments(B "" "OS;INJECTION;SHIM;PROBE" "DEPENDS" ${ARGN})
+  cmake_parse_arguments(B "" "OS;INJECTION;SHIM;PROBE;LIPO" "DEPENDS" ${ARGN})
   set(dir ${LUME_METAL_BUNDLES_DIR}/${platform})
   get_property(profiles GLOBAL PROPERTY LUME_METAL_PROFILE_FILES)
   if(NOT profiles)
@@ -16,7 +17,7 @@ function(lm_add_bundle platform)
     COMMAND ${CMAKE_COMMAND}
       -DBUNDLE_DIR=${dir} -DPLATFORM=${platform} -DOS=${B_OS} -DINJECTION=${B_INJECTION}
       -DSHIM=${B_SHIM} -DPROBE=${B_PROBE} "-DPROFILES=${profiles}"
-      -DVERSION=${PROJECT_VERSION}
+      -DVERSION=${PROJECT_VERSION} -DLIPO=${B_LIPO}
       -P ${PROJECT_SOURCE_DIR}/cmake/LumeMetalBundleManifest.cmake
     DEPENDS ${B_DEPENDS} ${B_SHIM} ${B_PROBE} ${profiles}
       ${PROJECT_SOURCE_DIR}/cmake/LumeMetalBundleManifest.cmake
@@ -35,9 +36,10 @@ if(LUME_METAL_GUEST AND TARGET lume-metal-shim AND TARGET metal-capabilities
 endif()
 if(LUME_METAL_GUEST_MACHO AND LUME_METAL_MACHO_SHIM AND LUME_METAL_MACHO_PROBE)
   lm_add_bundle(darwin-universal OS Darwin INJECTION DYLD_INSERT_LIBRARIES
-    SHIM ${LUME_METAL_MACHO_SHIM} PROBE ${LUME_METAL_MACHO_PROBE} DEPENDS guest-macho)
+    SHIM ${LUME_METAL_MACHO_SHIM} PROBE ${LUME_METAL_MACHO_PROBE} LIPO ${LUME_METAL_LIPO} DEPENDS guest-macho)
 elseif(APPLE AND LUME_METAL_GUEST AND TARGET lume-metal-shim AND TARGET metal-capabilities)
-  lm_add_bundle(darwin-universal OS Darwin INJECTION DYLD_INSERT_LIBRARIES
+  find_program(LUME_METAL_APPLE_LIPO lipo REQUIRED)
+  lm_add_bundle(darwin-universal OS Darwin INJECTION DYLD_INSERT_LIBRARIES LIPO ${LUME_METAL_APPLE_LIPO}
     SHIM $<TARGET_FILE:lume-metal-shim> PROBE $<TARGET_FILE:metal-capabilities>
     DEPENDS lume-metal-shim metal-capabilities)
 endif()

@@ -1,5 +1,6 @@
 # Script mode (cmake -P): assemble one guest bundle directory and write its manifest.json.
-# Inputs: BUNDLE_DIR PLATFORM OS INJECTION SHIM PROBE PROFILES VERSION.
+# Inputs: BUNDLE_DIR PLATFORM OS INJECTION SHIM PROBE PROFILES VERSION, and LIPO for a Darwin
+# bundle (llvm-lipo or Apple's lipo: the Mach-O files' slices go into the manifest).
 file(REMOVE_RECURSE ${BUNDLE_DIR})
 file(MAKE_DIRECTORY ${BUNDLE_DIR}/profiles)
 get_filename_component(shim_name ${SHIM} NAME)
@@ -44,4 +45,38 @@ endforeach()
 string(SHA256 digest "${all_hashes}")
 string(SUBSTRING ${digest} 0 12 short)
 string(JSON json SET "${json}" bundle_id "\"${VERSION}-${short}\"")
+# A Darwin bundle says which slices its shim and probe have, and what a missing arm64e slice
+# means (docs/bundle-format.md, docs/guest.md "No arm64e slice from Linux"): a bundle cross-built
+# on Linux has none, one built on a Mac has it in the shim.
+if(OS STREQUAL "Darwin")
+  if(NOT LIPO)
+    message(FATAL_ERROR "lume-metal: the Darwin bundle's manifest needs LIPO (its files' slices)")
+  endif()
+  string(JSON json SET "${json}" slices "{}")
+  foreach(name ${shim_name} ${probe_name})
+    execute_process(COMMAND ${LIPO} -archs ${BUNDLE_DIR}/${name} OUTPUT_VARIABLE archs
+      OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0 OR archs STREQUAL "")
+      message(FATAL_ERROR "lume-metal: ${LIPO} -archs ${name} failed (${rc})")
+    endif()
+    string(REPLACE " " ";" archs "${archs}")
+    list(SORT archs)
+    set(list "[]")
+    set(k 0)
+    foreach(a ${archs})
+      string(JSON list SET "${list}" ${k} "\"${a}\"")
+      math(EXPR k "${k} + 1")
+    endforeach()
+    string(JSON json SET "${json}" slices ${name} "${list}")
+    if(name STREQUAL shim_name)
+      set(shim_archs ${archs})
+    endif()
+  endforeach()
+  list(FIND shim_archs arm64e arm64e_at)
+  if(arm64e_at GREATER -1)
+    string(JSON json SET "${json}" arm64e "\"present: the shim also loads into arm64e programs (the platform programs of a guest with SIP off)\"")
+  else()
+    string(JSON json SET "${json}" arm64e "\"missing: with SIP off, arm64e programs (the guest's platform programs: /bin/sh, /usr/bin/python3, Xcode's tools) start without the shim and keep the stock answers; arm64 and x86_64 programs (llama.cpp, MLX, your own builds) get it; with SIP on nothing changes. A shim built on a Mac has the slice (docs/guest.md)\"")
+  endif()
+endif()
 file(WRITE ${BUNDLE_DIR}/manifest.json "${json}\n")

@@ -9,6 +9,9 @@
 #   DIR/lume-metal-VERSION-bundle-darwin-universal.tar.gz the macOS guest bundle (shim, probe,
 #                                                        profiles, manifest.json), cross-built from them
 #   DIR/SHA256SUMS                                       both, in `sha256sum -c` format
+#   DIR/RELEASE-NOTES.md                                 the GitHub release's text: CHANGELOG.md's
+#                                                        section, the bundle's slices and what a
+#                                                        missing arm64e slice means (from its manifest)
 #
 # VERSION is project()'s in REF's CMakeLists.txt. Reproducible: every entry's mtime is
 # SOURCE_DATE_EPOCH (default: the committer time of the last commit at REF that changed anything
@@ -18,7 +21,7 @@
 # tag vMAJOR, which the release moves to vVERSION (docs/releasing.md).
 # --formula writes the source tarball's URL and SHA-256 into Formula/lume-metal.rb of the work
 # tree (commit that, then tag it vVERSION: the tarball is the same from either commit).
-# Needs git, GNU tar, gzip, sha256sum and what the guest cross-build needs (.ci/install-deps).
+# Needs git, GNU tar, gzip, sha256sum, jq and what the guest cross-build needs (.ci/install-deps).
 set -euo pipefail
 export LC_ALL=C TZ=UTC
 
@@ -90,11 +93,34 @@ bundle_dir=$work/build/share/lume-metal/bundles/darwin-universal
 [ -f "$bundle_dir/manifest.json" ] || die "the build made no darwin-universal bundle"
 
 mkdir -p "$out"
-rm -f "$out/$src.tar.gz" "$out/$bundle.tar.gz" "$out/SHA256SUMS"
+rm -f "$out/$src.tar.gz" "$out/$bundle.tar.gz" "$out/SHA256SUMS" "$out/RELEASE-NOTES.md"
 tar_dir "$work/src" "$src" "$out/$src.tar.gz"
 tar_dir "$bundle_dir" "$bundle" "$out/$bundle.tar.gz"
 (cd "$out" && sha256sum "$src.tar.gz" "$bundle.tar.gz" >SHA256SUMS)
 cat "$out/SHA256SUMS"
+
+# The release's text: what CHANGELOG.md says of this version, then what the guest bundle holds,
+# read from its manifest: which slices its shim and probe have, and what a missing arm64e slice
+# means for the user (docs/releasing.md).
+m=$bundle_dir/manifest.json
+jq -e '.slices and .arm64e' "$m" >/dev/null || die "the bundle's manifest does not name its slices"
+{
+  echo "# lume-metal $version"
+  echo
+  git show "$commit:CHANGELOG.md" | awk -v v="$version" '
+    index($0, "## [" v "]") == 1 { on = 1; next }
+    on && /^## \[/ { exit }
+    on { print }'
+  echo "## The guest bundle"
+  echo
+  echo "\`$bundle.tar.gz\` is ready to use (\`lume-metal enable --bundle DIR\` takes it unpacked). Its slices:"
+  echo
+  jq -r '.slices | to_entries[] | "- \(.key): \(.value | join(", "))"' "$m"
+  echo
+  echo "arm64e: $(jq -r .arm64e "$m")."
+  echo
+  echo "Check the downloads with \`sha256sum -c SHA256SUMS\` (or \`shasum -a 256 -c SHA256SUMS\`)."
+} >"$out/RELEASE-NOTES.md"
 
 if [ $formula -eq 1 ]; then
   sha=$(sed -n "s/^\\([0-9a-f]\\{64\\}\\)  $src\\.tar\\.gz\$/\\1/p" "$out/SHA256SUMS")

@@ -164,8 +164,9 @@ LM_EXTERN(int) lm_bench_compare_svg(const lm_bench_comparison *c, const char *fi
 
 /* The compatibility matrix (bench compare --matrix, docs/compatibility.md): one row per folder --
  * host chip, host macOS, guest macOS, VM manager -> whether the kernels ran, the pp and tg
- * speed-ups, whether the host preference was needed -- as a Markdown document that says how to
- * add a row. The folders are named in it as given. */
+ * speed-ups, whether the host preference was needed -- as a Markdown document. The folders are
+ * named in it as given; when every one is under docs/evidence/ (the repository's own evidence),
+ * the document is the repository's page: how it is generated and how to add a row. */
 LM_EXTERN(int) lm_bench_matrix_markdown(const char *const *dirs, size_t n, char **out);
 
 /* lume-metal report: one issue-ready block per evidence folder (docs/results-report.md). */

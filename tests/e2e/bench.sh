@@ -454,7 +454,7 @@ scenario_bench_ablation() {
   # What failed is quoted in a code block, and the README claims nothing about the unlock.
   sed -n 3p "$abl/preference-off/README.md" | grep -q '^\*\*This record FAILED\.\*\* ' &&
     sed -n 5,6p "$abl/preference-off/README.md" | tr '\n' ' ' | grep -q '^```text the shimmed run of round 1 exited' &&
-    ! grep -qi "the unlock changed llama.cpp's kernel choice" "$abl/preference-off/README.md" &&
+    ! grep -q "The unlock changed llama.cpp's kernel choice" "$abl/preference-off/README.md" &&
     grep -q "^The record failed, so it does not show whether the unlock changed" "$abl/preference-off/README.md" ||
     fail "the failed arm's README: $(cat "$abl/preference-off/README.md")"
   head -1 "$abl/README.md" | grep -q '^# lume-metal bench: vm1, host-preference ablation, llama.cpp build 0000000$' ||
@@ -483,6 +483,9 @@ scenario_bench_ablation() {
   validate "$E2E_DIR/ac.json"
   lm bench compare --matrix "$abl" >"$E2E_DIR/am.md" || fail "matrix"
   grep -q '| yes | .*abl' "$E2E_DIR/am.md" || fail "matrix: $(cat "$E2E_DIR/am.md")"
+  # A user's own folders: the matrix, not the repository's page (how it is generated, how to add a row).
+  ! grep -q 'docs/compatibility.md\|## Add a row\|do not edit it by hand' "$E2E_DIR/am.md" ||
+    fail "matrix of the user's folders prints the repository's page: $(cat "$E2E_DIR/am.md")"
 
   # Interrupted in its first arm (the stock run waits in the guest until the test has seen it start):
   # the preference given back, the VM restarted at the level it had, the folder says it failed.

@@ -50,6 +50,20 @@ summary_row "$GITHUB_STEP_SUMMARY" "max threadgroup memory (reported)" "$stock_t
   grep -q '<tr><td>exercise: ' "$GITHUB_STEP_SUMMARY" &&
   grep -qF "<p>$shim_tg bytes of threadgroup memory is the value the device reports with the shim; kernels run with up to $(jq -r '.vms[0].exercise.threadgroup_memory.largest' "$json"). llama.cpp uses the reported value only in assertions.</p>" "$GITHUB_STEP_SUMMARY" ||
   fail "summary: no probe table: $(cat "$GITHUB_STEP_SUMMARY")"
+# The CLI's words (probe --exercise): the threadgroup memory that runs, the known defects "not
+# shown" (their kernels passed), never "pass"; the recap line last, as the CLI ends a fleet run.
+summary_row "$GITHUB_STEP_SUMMARY" "exercise: threadgroup memory that runs" " " \
+    "$(jq -r '.vms[0].exercise.threadgroup_memory.largest' "$json") bytes" ||
+  fail "summary: the threadgroup memory row: $(cat "$GITHUB_STEP_SUMMARY")"
+for d in nocopy_buffer indirect_command_buffer; do
+  [ "$(jq -r ".vms[0].exercise.$d.result" "$json")" = pass ] || continue
+  summary_row "$GITHUB_STEP_SUMMARY" "known defect (reported, not required): $d" " " "not shown" ||
+    fail "summary: the $d row does not say 'not shown': $(cat "$GITHUB_STEP_SUMMARY")"
+done
+! grep -q "<td>exercise: \(nocopy_buffer\|indirect_command_buffer\)" "$GITHUB_STEP_SUMMARY" ||
+  fail "summary: a known defect shown as an exercise: $(cat "$GITHUB_STEP_SUMMARY")"
+tail -n 1 "$GITHUB_STEP_SUMMARY" | grep -Eqx '<p>2 enabled, 0 failed in [0-9]+\.[0-9] s</p>' ||
+  fail "summary: does not end with the recap line: $(tail -n 3 "$GITHUB_STEP_SUMMARY")"
 [ -L "$home1/.local/share/lume-metal/current" ] && [ -L "$home2/.local/share/lume-metal/current" ] ||
   fail "bundle not installed"
 
@@ -68,7 +82,8 @@ step "$E2E_DIR/p2" post vms="vm1 vm2" rollback-at-end=false
 note "job 1, post: the VMs are rolled back"
 LM_ACTION_STATE_FILE="$E2E_DIR/j1.state" GITHUB_STEP_SUMMARY="$E2E_DIR/j1.summary" step "$E2E_DIR/p1" post vms="vm1 vm2"
 [ "$STEP_RC" -eq 0 ] || fail "post: $(cat "$E2E_DIR/p1.log")"
-grep -q '<tr><td>vm1</td><td>ok</td>' "$E2E_DIR/j1.summary" && grep -qx '<h3>lume-metal rollback</h3>' "$E2E_DIR/j1.summary" ||
+grep -q '<tr><td>vm1</td><td>ok</td>' "$E2E_DIR/j1.summary" && grep -qx '<h3>lume-metal rollback</h3>' "$E2E_DIR/j1.summary" &&
+  tail -n 1 "$E2E_DIR/j1.summary" | grep -Eqx '<p>2 rolled back, 0 failed in [0-9]+\.[0-9] s</p>' ||
   fail "summary: no rollback: $(cat "$E2E_DIR/j1.summary")"
 [ ! -e "$home1/.local/share/lume-metal" ] && [ ! -e "$home2/.local/share/lume-metal" ] || fail "guest files left"
 ! enabled_in_journal vm1 && ! enabled_in_journal vm2 || fail "journal: $(cat "$LUME_METAL_STATE_DIR/state.json")"
@@ -81,6 +96,12 @@ expect_output "$E2E_DIR/bad" exit-code 3
 [ "$(output "$E2E_DIR/bad" results | jq -r '."no-such-vm"')" = failed ] || fail "results: $(cat "$E2E_DIR/bad")"
 message=$(jq -r '.vms[] | select(.vm == "no-such-vm") | .error.message' "$(output "$E2E_DIR/bad" json)")
 grep -qF "::error title=lume-metal no-such-vm::$message" "$E2E_DIR/bad.log" || fail "no ::error with '$message': $(cat "$E2E_DIR/bad.log")"
+# lume-metal's backticks are code in the summary, never shown literally; the recap counts the failure.
+! grep -q '`' "$GITHUB_STEP_SUMMARY" && tail -n 1 "$GITHUB_STEP_SUMMARY" | grep -Eqx '<p>1 enabled, 1 failed in [0-9]+\.[0-9] s</p>' ||
+  fail "summary of the failed job: $(cat "$GITHUB_STEP_SUMMARY")"
+if jq -e '.error.hint // "" | test("`")' "$(output "$E2E_DIR/bad" json)" >/dev/null; then
+  grep -q '<code>' "$GITHUB_STEP_SUMMARY" || fail "summary: the hint's code lost: $(cat "$GITHUB_STEP_SUMMARY")"
+fi
 [ -L "$home1/.local/share/lume-metal/current" ] || fail "vm1 not enabled"
 step "$E2E_DIR/pbad" post vms="vm1 no-such-vm"
 [ ! -e "$home1/.local/share/lume-metal" ] && ! enabled_in_journal vm1 || fail "failed job: vm1 not rolled back: $(cat "$E2E_DIR/pbad.log")"

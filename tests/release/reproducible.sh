@@ -41,6 +41,15 @@ m=$T/bundle/$bundle/manifest.json
 jq -r '.files[] | "\(.sha256)  \(.name)"' "$m" >"$T/bundle/sums"
 (cd "$T/bundle/$bundle" && sha256sum --strict -c "$T/bundle/sums") >/dev/null || fail "the bundle does not match its manifest"
 
+note "the bundle's slices, in its manifest and the release notes: no arm64e from the cross-build, and what that means"
+jq -e '.slices == {"LumeMetalShim.dylib": ["arm64", "x86_64"], "metal-capabilities": ["arm64", "x86_64"]}' "$m" >/dev/null &&
+  jq -e '.arm64e | startswith("missing: with SIP off, arm64e programs")' "$m" >/dev/null || fail "manifest slices: $(cat "$m")"
+n=$T/a/RELEASE-NOTES.md
+grep -qx "# lume-metal $version" "$n" && grep -qx -- "- LumeMetalShim.dylib: arm64, x86_64" "$n" &&
+  grep -qx -- "- metal-capabilities: arm64, x86_64" "$n" && grep -q "^arm64e: missing: with SIP off, arm64e programs" "$n" &&
+  grep -q "^## \[" "$src/CHANGELOG.md" || fail "release notes: $(cat "$n")"
+cmp "$n" "$T/b/RELEASE-NOTES.md" || fail "the release notes differ between two builds"
+
 note "a release: dated CHANGELOG and pinned Action required; the formula gets its URL and hash"
 git clone -q --shared --no-checkout "$src" "$T/repo"
 git -C "$T/repo" checkout -q "$(git -C "$src" rev-parse HEAD)"

@@ -192,8 +192,11 @@ window.lmReady = (async () => {
 });
 
 // The browser. --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start; the
-// pages are our own files. --user-data-dir: a profile of its own, removed at the end.
+// pages are our own files. --disable-dev-shm-usage: shared memory in /tmp, not /dev/shm (a chroot,
+// as .ci/debian13's, may have no tmpfs there). --user-data-dir: a profile of its own, removed at
+// the end. (Switches: chromium's content/public/common/content_switches.cc.)
 const browser = spawn(chromium, ['--headless', '--remote-debugging-pipe', '--no-sandbox', '--disable-gpu',
+  '--disable-dev-shm-usage',
   '--no-first-run', '--no-default-browser-check', '--hide-scrollbars', '--allow-file-access-from-files',
   `--user-data-dir=${join(work, 'profile')}`, 'about:blank'],
 { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });

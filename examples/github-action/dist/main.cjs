@@ -22306,8 +22306,8 @@ var Summary = class {
    *
    * @returns {Summary} summary instance
    */
-  addRaw(text, addEOL = false) {
-    this._buffer += text;
+  addRaw(text2, addEOL = false) {
+    this._buffer += text2;
     return addEOL ? this.addEOL() : this;
   }
   /**
@@ -22403,10 +22403,10 @@ var Summary = class {
    *
    * @returns {Summary} summary instance
    */
-  addHeading(text, level) {
+  addHeading(text2, level) {
     const tag = `h${level}`;
     const allowedTag = ["h1", "h2", "h3", "h4", "h5", "h6"].includes(tag) ? tag : "h1";
-    const element = this.wrap(allowedTag, text);
+    const element = this.wrap(allowedTag, text2);
     return this.addRaw(element).addEOL();
   }
   /**
@@ -22435,9 +22435,9 @@ var Summary = class {
    *
    * @returns {Summary} summary instance
    */
-  addQuote(text, cite) {
+  addQuote(text2, cite) {
     const attrs = Object.assign({}, cite && { cite });
-    const element = this.wrap("blockquote", text, attrs);
+    const element = this.wrap("blockquote", text2, attrs);
     return this.addRaw(element).addEOL();
   }
   /**
@@ -22448,8 +22448,8 @@ var Summary = class {
    *
    * @returns {Summary} summary instance
    */
-  addLink(text, href) {
-    const element = this.wrap("a", text, { href });
+  addLink(text2, href) {
+    const element = this.wrap("a", text2, { href });
     return this.addRaw(element).addEOL();
   }
 };
@@ -23389,9 +23389,9 @@ var childProcess = __toESM(require("node:child_process"), 1);
 var readline = __toESM(require("node:readline"), 1);
 var MIN_VERSION = "0.1.0";
 var input = (name) => getInput(name);
-var vmList = (text) => text.split(/\s+/).filter((s) => s !== "");
-function parseVersion(text) {
-  const m = /^lume-metal (\d+)\.(\d+)\.(\d+)\b/.exec(text.trim());
+var vmList = (text2) => text2.split(/\s+/).filter((s) => s !== "");
+function parseVersion(text2) {
+  const m = /^lume-metal (\d+)\.(\d+)\.(\d+)\b/.exec(text2.trim());
   return m ? m.slice(1, 4).map(Number) : null;
 }
 function versionBelow(v, min) {
@@ -23474,6 +23474,8 @@ function annotateFailures(doc) {
   if (doc.error && !runErrorShown) error(doc.error.message + hint, { title: "lume-metal" });
 }
 var html = (v) => String(v ?? "").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+var text = (v) => html(v).replace(/`([^`]+)`/g, "<code>$1</code>").replace(/`/g, "&#96;");
+var DEFECTS = ["nocopy_buffer", "indirect_command_buffer"];
 var yesNo = (b) => b === true ? "yes" : b === false ? "no" : "—";
 var header = (cells) => cells.map((c) => ({ data: c, header: true }));
 function probeRows(vm) {
@@ -23494,14 +23496,19 @@ function probeRows(vm) {
   ]) {
     rows.push([flag, yesNo(stock.workloads?.[flag]), yesNo(shim.workloads?.[flag])]);
   }
-  for (const [kernel, r] of Object.entries(vm.exercise || {})) {
-    if (kernel === "threadgroup_memory") {
-      rows.push(["exercise: threadgroup memory", " ", r.largest == null ? "none ran" : `largest that ran: ${r.largest}`]);
-    } else {
-      rows.push([`exercise: ${kernel}`, " ", r.result + (r.message ? ` (${r.message})` : "")]);
-    }
+  const exercise = Object.entries(vm.exercise || {});
+  for (const [kernel, r] of exercise) {
+    if (kernel === "threadgroup_memory" || DEFECTS.includes(kernel)) continue;
+    rows.push([`exercise: ${kernel}`, " ", r.result + (r.message ? `: ${r.message}` : "")]);
   }
-  return [header([" ", "stock", "with the shim"]), ...rows.map((r) => r.map(html))];
+  const tg = vm.exercise?.threadgroup_memory;
+  if (tg) rows.push(["exercise: threadgroup memory that runs", " ", tg.largest == null ? "none" : `${tg.largest} bytes`]);
+  for (const [kernel, r] of exercise) {
+    if (!DEFECTS.includes(kernel)) continue;
+    const word = r.result === "pass" ? "not shown" : r.result === "fail" ? "shown" : "error";
+    rows.push([`known defect (reported, not required): ${kernel}`, " ", word + (r.message ? `: ${r.message}` : "")]);
+  }
+  return [header([" ", "stock", "with the shim"]), ...rows.map((r) => r.map(text))];
 }
 function threadgroupNote(vm) {
   const ran = vm.exercise?.threadgroup_memory?.largest;
@@ -23509,16 +23516,26 @@ function threadgroupNote(vm) {
   if (ran == null || !(reported > ran)) return null;
   return `${reported} bytes of threadgroup memory is the value the device reports with the shim; kernels run with up to ${ran}. llama.cpp uses the reported value only in assertions.`;
 }
-var DEFECTS = ["nocopy_buffer", "indirect_command_buffer"];
 function kernelsCell(vm) {
   const kernels = Object.entries(vm.exercise || {}).filter(([k]) => k !== "threadgroup_memory" && !DEFECTS.includes(k));
   if (kernels.length === 0) return "—";
   return `${kernels.filter(([, r]) => r.result === "pass").length}/${kernels.length} pass`;
 }
-async function summarize(title, doc) {
+function recapLine(command, doc) {
+  const done = { enable: "enabled", rollback: "rolled back" }[command] ?? `${command} done`;
+  const vms = doc.vms || [];
+  const r = doc.recap ?? {
+    ok: vms.filter((vm) => vm.result === "ok").length,
+    unsupported: vms.filter((vm) => vm.result === "unsupported").length,
+    failed: vms.filter((vm) => vm.result !== "ok" && vm.result !== "unsupported").length
+  };
+  const seconds = typeof doc.seconds === "number" ? ` in ${doc.seconds.toFixed(1)} s` : "";
+  return `${r.ok} ${done}, ${r.unsupported > 0 ? `${r.unsupported} unsupported, ` : ""}${r.failed} failed${seconds}`;
+}
+async function summarize(command, doc) {
   if (!process.env.GITHUB_STEP_SUMMARY) return;
-  const s = summary.addHeading(html(title), 3);
-  if (doc.error) s.addRaw(`<p><strong>${html(doc.error.message)}</strong>${doc.error.hint ? ` — ${html(doc.error.hint)}` : ""}</p>`, true);
+  const s = summary.addHeading(html(`lume-metal ${command}`), 3);
+  if (doc.error) s.addRaw(`<p><strong>${text(doc.error.message)}</strong>${doc.error.hint ? ` — ${text(doc.error.hint)}` : ""}</p>`, true);
   const vms = doc.vms || [];
   if (vms.length > 0) {
     s.addTable([
@@ -23532,16 +23549,17 @@ async function summarize(title, doc) {
         vm.shimmed?.highest_apple_family ?? "—",
         kernelsCell(vm),
         vm.message ?? ""
-      ].map(html))
+      ].map(text))
     ]);
   }
   for (const vm of vms) {
     if (!vm.stock && !vm.shimmed) continue;
     const note = threadgroupNote(vm);
     s.addRaw(`<details><summary>${html(vm.vm)}: the probe, stock and with the shim</summary>`, true).addTable(probeRows(vm));
-    if (note) s.addRaw(`<p>${html(note)}</p>`, true);
+    if (note) s.addRaw(`<p>${text(note)}</p>`, true);
     s.addRaw("</details>", true);
   }
+  s.addRaw(`<p>${html(recapLine(command, doc))}</p>`, true);
   await s.write();
 }
 function fail(e) {
@@ -24016,14 +24034,14 @@ async function machineSummary(doc, proven, onUnproven) {
   const m = doc.machine || {};
   const tri = (v) => v === true ? "yes" : v === false ? "no" : "unknown";
   const s = summary.addHeading("lume-metal local probe", 3);
-  if (doc.error) s.addRaw(`<p><strong>${html(doc.error.message)}</strong>${doc.error.hint ? ` — ${html(doc.error.hint)}` : ""}</p>`, true);
+  if (doc.error) s.addRaw(`<p><strong>${text(doc.error.message)}</strong>${doc.error.hint ? ` — ${text(doc.error.hint)}` : ""}</p>`, true);
   s.addRaw(`<p>looks like a VM: ${tri(m.looks_like_vm)} (kern.hv_vmm_present: ${tri(m.hv_vmm_present)}; stock device: ${html(m.stock && m.stock.device || "not probed")}); host preference: not touched (out of reach from here)</p>`, true);
   if (m.stock || m.shimmed) {
     s.addTable(probeRows(m));
     const note = threadgroupNote(m);
-    if (note) s.addRaw(`<p>${html(note)}</p>`, true);
+    if (note) s.addRaw(`<p>${text(note)}</p>`, true);
   }
-  s.addRaw(proven ? "<p>The kernels the profile needs ran with the shim: later steps run their workload with <code>env &quot;$LUME_METAL_INJECT&quot; CMD</code>.</p>" : `<p>The kernels the profile needs did not run here${m.kernels_note ? ` (${html(m.kernels_note)})` : ""}: ` + (onUnproven === "skip" ? "skipped, nothing exported; later steps run stock.</p>" : "the step fails (on-unproven: fail).</p>"), true);
+  s.addRaw(proven ? "<p>The kernels the profile needs ran with the shim: later steps run their workload with <code>env &quot;$LUME_METAL_INJECT&quot; CMD</code>.</p>" : `<p>The kernels the profile needs did not run here${m.kernels_note ? ` (${text(m.kernels_note)})` : ""}: ` + (onUnproven === "skip" ? "skipped, nothing exported; later steps run stock.</p>" : "the step fails (on-unproven: fail).</p>"), true);
   await s.write();
 }
 async function main(bin) {
@@ -24133,7 +24151,7 @@ async function main2() {
   setOutput("exit-code", String(r.code));
   setOutput("json", json);
   for (const v of vmsOut) info(`${v.vm}: ${v.result} — ${v.message}`);
-  await summarize("lume-metal enable", doc);
+  await summarize("enable", doc);
   if (r.code !== 0) {
     annotateFailures(doc);
     process.exitCode = r.code;

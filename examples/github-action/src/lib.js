@@ -110,6 +110,13 @@ export function annotateFailures(doc) {
 // The summary is HTML (core.summary's tables): text from lume-metal is escaped, never markup.
 export const html = (v) => String(v ?? "").replace(/&/g, "&amp;").replace(/</g, "&lt;")
   .replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+// lume-metal's messages and hints quote commands in backticks, as a terminal shows them; in the
+// summary (HTML, where Markdown is not read inside a table cell) they become <code>, and a lone
+// backtick stays a character (escaped).
+export const text = (v) => html(v).replace(/`([^`]+)`/g, "<code>$1</code>").replace(/`/g, "&#96;");
+// The device's known defects among the exercise's kernels (lm_exercise_is_defect): reported, not
+// required.
+const DEFECTS = ["nocopy_buffer", "indirect_command_buffer"];
 const yesNo = (b) => (b === true ? "yes" : b === false ? "no" : "—");
 const header = (cells) => cells.map((c) => ({ data: c, header: true }));
 
@@ -127,14 +134,22 @@ export function probeRows(vm) {
     "mlx_residency_risk"]) {
     rows.push([flag, yesNo(stock.workloads?.[flag]), yesNo(shim.workloads?.[flag])]);
   }
-  for (const [kernel, r] of Object.entries(vm.exercise || {})) {
-    if (kernel === "threadgroup_memory") {
-      rows.push(["exercise: threadgroup memory", " ", r.largest == null ? "none ran" : `largest that ran: ${r.largest}`]);
-    } else {
-      rows.push([`exercise: ${kernel}`, " ", r.result + (r.message ? ` (${r.message})` : "")]);
-    }
+  // The exercise as `lume-metal probe --exercise` prints it (host/cli/output_exercise.c): the
+  // feature kernels' pass or fail, the threadgroup memory that runs, then the device's known
+  // defects, "not shown" (the kernel passed: the defect did not show) or "shown".
+  const exercise = Object.entries(vm.exercise || {});
+  for (const [kernel, r] of exercise) {
+    if (kernel === "threadgroup_memory" || DEFECTS.includes(kernel)) continue;
+    rows.push([`exercise: ${kernel}`, " ", r.result + (r.message ? `: ${r.message}` : "")]);
   }
-  return [header([" ", "stock", "with the shim"]), ...rows.map((r) => r.map(html))];
+  const tg = vm.exercise?.threadgroup_memory;
+  if (tg) rows.push(["exercise: threadgroup memory that runs", " ", tg.largest == null ? "none" : `${tg.largest} bytes`]);
+  for (const [kernel, r] of exercise) {
+    if (!DEFECTS.includes(kernel)) continue;
+    const word = r.result === "pass" ? "not shown" : r.result === "fail" ? "shown" : "error";
+    rows.push([`known defect (reported, not required): ${kernel}`, " ", word + (r.message ? `: ${r.message}` : "")]);
+  }
+  return [header([" ", "stock", "with the shim"]), ...rows.map((r) => r.map(text))];
 }
 
 // A raised answer above what the kernels ran (the published profile's 64 KB) is not a failure.
@@ -148,33 +163,49 @@ export function threadgroupNote(vm) {
 
 // The exercise's feature kernels (not the threadgroup sizes, nor the device's known defects), as
 // one cell the way `lume-metal status` shows them: "3/3 pass", or "—" when none was run.
-const DEFECTS = ["nocopy_buffer", "indirect_command_buffer"];
 function kernelsCell(vm) {
   const kernels = Object.entries(vm.exercise || {}).filter(([k]) => k !== "threadgroup_memory" && !DEFECTS.includes(k));
   if (kernels.length === 0) return "—";
   return `${kernels.filter(([, r]) => r.result === "pass").length}/${kernels.length} pass`;
 }
 
-// The fleet as one table, a row per VM; below it, each VM's probe table folded away.
-export async function summarize(title, doc) {
+// The line that ends the run, as the CLI's (lm_cli_flow_recap, host/cli/output_flow.c): "2 enabled,
+// 0 failed in 3.1 s", "1 rolled back, 1 unsupported, 0 failed in 0.4 s"; from the document's recap
+// and seconds (docs/json-output.md), counted from its VMs when it has no recap.
+export function recapLine(command, doc) {
+  const done = { enable: "enabled", rollback: "rolled back" }[command] ?? `${command} done`;
+  const vms = doc.vms || [];
+  const r = doc.recap ?? {
+    ok: vms.filter((vm) => vm.result === "ok").length,
+    unsupported: vms.filter((vm) => vm.result === "unsupported").length,
+    failed: vms.filter((vm) => vm.result !== "ok" && vm.result !== "unsupported").length,
+  };
+  const seconds = typeof doc.seconds === "number" ? ` in ${doc.seconds.toFixed(1)} s` : "";
+  return `${r.ok} ${done}, ${r.unsupported > 0 ? `${r.unsupported} unsupported, ` : ""}${r.failed} failed${seconds}`;
+}
+
+// The fleet as one table, a row per VM; below it, each VM's probe table folded away; last the
+// recap line. command: "enable" or "rollback".
+export async function summarize(command, doc) {
   if (!process.env.GITHUB_STEP_SUMMARY) return;
-  const s = core.summary.addHeading(html(title), 3);
-  if (doc.error) s.addRaw(`<p><strong>${html(doc.error.message)}</strong>${doc.error.hint ? ` — ${html(doc.error.hint)}` : ""}</p>`, true);
+  const s = core.summary.addHeading(html(`lume-metal ${command}`), 3);
+  if (doc.error) s.addRaw(`<p><strong>${text(doc.error.message)}</strong>${doc.error.hint ? ` — ${text(doc.error.hint)}` : ""}</p>`, true);
   const vms = doc.vms || [];
   if (vms.length > 0) {
     s.addTable([header(["VM", "result", "manager", "enabled", "restarted", "highest Apple family", "kernels", "message"]),
       ...vms.map((vm) => [vm.vm, vm.result, vm.manager ?? "—", yesNo(vm.enabled),
         yesNo(vm.restarted === true || vm.started === true), vm.shimmed?.highest_apple_family ?? "—",
-        kernelsCell(vm), vm.message ?? ""].map(html))]);
+        kernelsCell(vm), vm.message ?? ""].map(text))]);
   }
   for (const vm of vms) {
     if (!vm.stock && !vm.shimmed) continue;
     const note = threadgroupNote(vm);
     s.addRaw(`<details><summary>${html(vm.vm)}: the probe, stock and with the shim</summary>`, true)
       .addTable(probeRows(vm));
-    if (note) s.addRaw(`<p>${html(note)}</p>`, true);
+    if (note) s.addRaw(`<p>${text(note)}</p>`, true);
     s.addRaw("</details>", true);
   }
+  s.addRaw(`<p>${html(recapLine(command, doc))}</p>`, true);
   await s.write();
 }
 

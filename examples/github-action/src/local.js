@@ -36,17 +36,17 @@ async function machineSummary(doc, proven, onUnproven) {
   const m = doc.machine || {};
   const tri = (v) => (v === true ? "yes" : v === false ? "no" : "unknown");
   const s = core.summary.addHeading("lume-metal local probe", 3);
-  if (doc.error) s.addRaw(`<p><strong>${lm.html(doc.error.message)}</strong>${doc.error.hint ? ` — ${lm.html(doc.error.hint)}` : ""}</p>`, true);
+  if (doc.error) s.addRaw(`<p><strong>${lm.text(doc.error.message)}</strong>${doc.error.hint ? ` — ${lm.text(doc.error.hint)}` : ""}</p>`, true);
   s.addRaw(`<p>looks like a VM: ${tri(m.looks_like_vm)} (kern.hv_vmm_present: ${tri(m.hv_vmm_present)}; stock device: ` +
     `${lm.html((m.stock && m.stock.device) || "not probed")}); host preference: not touched (out of reach from here)</p>`, true);
   if (m.stock || m.shimmed) {
     s.addTable(lm.probeRows(m));
     const note = lm.threadgroupNote(m);
-    if (note) s.addRaw(`<p>${lm.html(note)}</p>`, true);
+    if (note) s.addRaw(`<p>${lm.text(note)}</p>`, true);
   }
   s.addRaw(proven ? "<p>The kernels the profile needs ran with the shim: later steps run their workload with " +
     "<code>env &quot;$LUME_METAL_INJECT&quot; CMD</code>.</p>" :
-    `<p>The kernels the profile needs did not run here${m.kernels_note ? ` (${lm.html(m.kernels_note)})` : ""}: ` +
+    `<p>The kernels the profile needs did not run here${m.kernels_note ? ` (${lm.text(m.kernels_note)})` : ""}: ` +
     (onUnproven === "skip" ? "skipped, nothing exported; later steps run stock.</p>" : "the step fails (on-unproven: fail).</p>"), true);
   await s.write();
 }

@@ -64,7 +64,7 @@ async function main() {
   core.setOutput("exit-code", String(r.code));
   core.setOutput("json", json);
   for (const v of vmsOut) core.info(`${v.vm}: ${v.result} — ${v.message}`);
-  await lm.summarize("lume-metal enable", doc);
+  await lm.summarize("enable", doc);
   if (r.code !== 0) {
     lm.annotateFailures(doc);
     process.exitCode = r.code;

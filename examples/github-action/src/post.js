@@ -20,7 +20,7 @@ async function post() {
   const r = await lm.runJsonl(bin, ["rollback", ...vms]);
   if (!r.doc) throw lm.noDocument(bin, "rollback", r);
   for (const v of r.doc.vms || []) core.info(`${v.vm}: ${v.result} — ${v.message}`);
-  await lm.summarize("lume-metal rollback", r.doc);
+  await lm.summarize("rollback", r.doc);
   if (r.code !== 0) {
     lm.annotateFailures(r.doc);
     process.exitCode = r.code;

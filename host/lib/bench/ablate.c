@@ -198,10 +198,14 @@ static int write_summary(const char *dir, const cJSON *meta, lm_bench_result *co
 	lm_buf_init(&c, LM_BUF_TEXT_MAX);
 	lm_buf_addf(&b, "# lume-metal bench: %s, host-preference ablation, llama.cpp %s\n\n",
 	    lm_bench_meta_str(meta, "vm.name") ? lm_bench_meta_str(meta, "vm.name") : "unknown", build);
-	if (cJSON_IsString(failure))
-		lm_buf_addf(&b, "**This record FAILED**: %s. The arms below are what was made before; the preference was "
-		    "put back as it was (%s).\n\n", failure->valuestring,
+	/* As a failed record's README (record.c): said first, what failed quoted in a code block. */
+	if (cJSON_IsString(failure)) {
+		lm_buf_addf(&b, "**This record FAILED.** The arms below are what was made before; the preference was put "
+		    "back as it was (%s). What failed:\n\n",
 		    lm_bench_meta_str(meta, "preference.before") ? lm_bench_meta_str(meta, "preference.before") : "unknown");
+		lm_bench_md_code_block(&b, failure->valuestring);
+		lm_buf_adds(&b, "\n");
+	}
 	lm_buf_addf(&b, "**Host preference needed: %s.** %s\n\n", cJSON_IsTrue(needed) ? "yes" : cJSON_IsFalse(needed) ?
 	    "no" : "not told", cJSON_IsTrue(needed) ? "The kernels the profile needs failed with the preference off "
 	    "and ran with it on." : cJSON_IsFalse(needed) ? "The kernels the profile needs ran with the preference off: "
