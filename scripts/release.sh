@@ -110,7 +110,8 @@ jq -e '.slices and .arm64e' "$m" >/dev/null || die "the bundle's manifest does n
   git show "$commit:CHANGELOG.md" | awk -v v="$version" '
     index($0, "## [" v "]") == 1 { on = 1; next }
     on && /^## \[/ { exit }
-    on { print }'
+    on { print }' | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' # without its trailing blank lines
+  echo
   echo "## The guest bundle"
   echo
   echo "\`$bundle.tar.gz\` is ready to use (\`lume-metal enable --bundle DIR\` takes it unpacked). Its slices:"
