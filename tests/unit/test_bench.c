@@ -536,6 +536,10 @@ static void test_charts(void **state)
 	assert_true(lm_bench_chart_axis_max(3, &step) == 4 && step == 1);
 	assert_true(lm_bench_chart_axis_max(0.5, &step) > 0.599 && lm_bench_chart_axis_max(0.5, &step) < 0.601 &&
 	    step > 0.199 && step < 0.201);
+	/* Figures no benchmark makes, from a hostile folder: still an axis, no endless loop. */
+	assert_true(lm_bench_chart_axis_max(1e308, &step) >= 1e300 && step > 0);
+	assert_true(lm_bench_chart_axis_max(1e-300, &step) > 0 && step > 0);
+	assert_true(lm_bench_chart_axis_max(-5, &step) > 0 && step > 0);
 	lm_assert_ok(lm_bench_chart_svg("x & y", c, 4, &svg));
 	assert_non_null(strstr(svg, "<title>x &amp; y</title>"));
 	assert_non_null(strstr(svg, "data-test=\"a &quot;&lt;&amp;&gt;&quot; b\""));

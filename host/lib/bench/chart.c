@@ -42,7 +42,9 @@ double lm_bench_chart_speedup(const lm_bench_chart *c)
 double lm_bench_chart_axis_max(double max, double *step)
 {
 	static const double mult[] = {0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10};
-	const double raw = max > 0 ? max * 1.1 : 1;
+	/* A figure from a folder is whatever its files say: kept within what the loops below and a
+	 * long long can take (a hostile 1e308 or 1e-300 still draws). */
+	const double raw = !(max > 1e-6) ? (max > 0 ? 1.1e-6 : 1) : max > 1e300 ? 1.1e300 : max * 1.1;
 	double p = 1, s = 10, q;
 	long long ticks;
 	size_t i;
