@@ -202,10 +202,11 @@ scenario_bench_record() {
     grep -q '^    bar \[431.86, -6000, -6000\]$' "$E2E_DIR/c.md" && grep -q '^    bar \[-6000, 4786.70, -6000\]$' "$E2E_DIR/c.md" &&
     grep -q '^    bar \[-6000, -6000, 4871.99\]$' "$E2E_DIR/c.md" || fail "markdown: the published bars"
   # The pictures as a reader sees them: rendered in Chromium (tests/render/render.mjs; Mermaid from
-  # npm), one browser for the three, the PNGs kept in LM_RENDER_OUT.
+  # npm), the bare-metal record's README too (its one bar blue), one browser for the four, the PNGs
+  # kept in LM_RENDER_OUT.
   if [ -n "${LM_RENDER_JS:-}" ]; then
-    "$LM_NODE" "$LM_RENDER_JS" --chromium "$LM_CHROMIUM" --out "$LM_RENDER_OUT" "$rec/README.md" "$E2E_DIR/c.md" \
-      "$E2E_DIR/chart.svg" || fail "the rendered charts"
+    "$LM_NODE" "$LM_RENDER_JS" --chromium "$LM_CHROMIUM" --out "$LM_RENDER_OUT" "$rec/README.md" "$E2E_DIR/bare/README.md" \
+      "$E2E_DIR/c.md" "$E2E_DIR/chart.svg" || fail "the rendered charts"
   else
     echo "charts not rendered here: test render_charts says why"
   fi
