@@ -153,8 +153,10 @@ static int fail_unfinished(lm_context *ctx, lm_vm_outcome *o, int rc, const char
 	return rc;
 }
 
-static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner *self, lm_flow_result *res,
-    lm_vm_outcome *o)
+/* all: the run's result (a dry run's plan reads which VMs before o were rolled back); res: where
+ * the preference's restore is written -- the worker's own (the pool's), merged after. */
+static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner *self, const lm_flow_result *all,
+    lm_flow_result *res, lm_vm_outcome *o)
 {
 	const lm_options *opts = lm_context_options(ctx);
 	lm_state *st = NULL;
@@ -213,7 +215,7 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner
 	lm_test_kill_point("rollback-after-guest");
 	if ((rc = lm_step_begin(ctx, o, "host-preference", &t)) < 0 || (rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return intent ? fail_unfinished(ctx, o, rc, "the guest's files are removed") : lm_outcome_fail(ctx, o, rc);
-	forget_rolled_back(st, res, o);
+	forget_rolled_back(st, all, o);
 	if (uses_preference && (rc = restore_if_unneeded(ctx, st, res, &before, &fate)) < 0) {
 		lm_state_close(st);
 		/* The preference may be back already (its record then goes with the next rollback). */
@@ -261,8 +263,8 @@ static int restore_left_behind(lm_context *ctx, lm_flow_result *result)
 }
 
 /* One VM, under its lock: an enable or rollback of the same VM by another process waits. */
-static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner *self, lm_flow_result *res,
-    lm_vm_outcome *o)
+static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner *self, const lm_flow_result *all,
+    lm_flow_result *res, lm_vm_outcome *o)
 {
 	lm_vm_lock *lock = NULL;
 	int rc;
@@ -273,7 +275,7 @@ static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owne
 		return rc;
 	}
 	/* Rolled back, its record is gone: its lock file goes with it. */
-	if ((rc = rollback_vm(ctx, vmm, self, res, o)) == 0 && !lm_context_options(ctx)->dry_run)
+	if ((rc = rollback_vm(ctx, vmm, self, all, res, o)) == 0 && !lm_context_options(ctx)->dry_run)
 		lm_vm_lock_drop(lock);
 	else
 		lm_vm_lock_release(lock);
@@ -411,15 +413,40 @@ static int check_pref_record(lm_context *ctx)
 	return rc < 0 ? lm_error_prefix("nothing was rolled back: ") : 0;
 }
 
+/* The workers of a rollback (parts.c's pool): each writes the preference's restore, when its VM
+ * is the last enabled one, into its own result, merged after (the journal's lock decides which
+ * worker that is: exactly one). */
+typedef struct {
+	lm_context *ctx;
+	const lm_guest_owner *self;
+	const lm_flow_result *result;
+	lm_flow_result mine[LM_FLOW_MAX_JOBS];
+} rollback_fleet;
+
+static void rollback_worker_one(void *data, size_t worker, lm_vm_manager *vmm, size_t i, lm_vm_outcome *o)
+{
+	rollback_fleet *f = data;
+
+	(void)i;
+	(void)rollback_one(f->ctx, vmm, f->self, f->result, &f->mine[worker], o);
+}
+
 int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all, int restart,
+    lm_flow_result **out)
+{
+	return lm_flow_rollback_jobs(ctx, vms, n, all, restart, 1, out);
+}
+
+int lm_flow_rollback_jobs(lm_context *ctx, const char *const *vms, size_t n, int all, int restart, int jobs,
     lm_flow_result **out)
 {
 	lm_flow_result *result;
 	lm_vm_manager *vmm = NULL;
 	lm_guest_owner self;
+	rollback_fleet *fleet;
 	char id[LM_STATE_ID_SIZE];
 	double t = lm_clock_monotonic();
-	size_t i;
+	size_t i, nworkers;
 	int rc;
 
 	if ((rc = lm_flow_result_new(out)) < 0)
@@ -444,8 +471,23 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 	}
 	/* Gone VMs would keep the preference "needed" for ever. */
 	lm_flow_sweep_others(ctx, vmm, result);
-	for (i = 0; i < result->count; i++)
-		(void)rollback_one(ctx, vmm, &self, result, result->vms[i]);
+	if ((fleet = calloc(1, sizeof(*fleet))) == NULL) {
+		lm_vm_manager_free(vmm);
+		return lm_flow_fail_all(ctx, result, lm_error_nomem());
+	}
+	fleet->ctx = ctx;
+	fleet->self = &self;
+	fleet->result = result;
+	/* A dry run's plan says which VM would restore the preference from the VMs before it (in the
+	 * order named): it goes one VM at a time, as its real run would be read. */
+	nworkers = lm_context_options(ctx)->dry_run ? 1 : lm_flow_pool_size(jobs, result->count);
+	nworkers = lm_flow_pool_run(ctx, result, nworkers, vmm, rollback_worker_one, NULL, fleet);
+	for (i = 0; i < nworkers; i++)
+		if (fleet->mine[i].pref_restored) {
+			result->pref = fleet->mine[i].pref;
+			result->pref_restored = 1;
+		}
+	free(fleet);
 	if (all && result->count == 0 && (rc = restore_left_behind(ctx, result)) < 0) {
 		lm_vm_manager_free(vmm);
 		return rc;
