@@ -347,10 +347,29 @@ static const char *option_text_for(const char *command, const char *o)
 	return NULL;
 }
 
+/* The option table's texts begin with the commands they are about ("enable, rollback, probe, run:
+ * ..."): in one command's help that list names the others, and is left out. A command with
+ * subcommands keeps which of its own subcommands ("install/remove/logs: ..." in `help agent`). */
+static const char *own_words(const char *command, const char *help, char *buf, size_t size)
+{
+	const char *colon = strstr(help, ": ");
+	size_t n = strlen(command != NULL ? command : ""), k = colon != NULL ? (size_t)(colon - help) : 0;
+
+	if (command == NULL || colon == NULL || k == 0 || k > 48 || strspn(help, "abcdefghijklmnopqrstuvwxyz-,/ ") < k)
+		return help;
+	/* `help agent`: "agent install/remove/logs: X" -> "install/remove/logs: X" */
+	if (strchr(command, ' ') == NULL && strncmp(help, command, n) == 0 && help[n] == ' ' &&
+	    strchr(help + n + 1, ' ') > colon && lm_cli_subcommand_words(command)[0] != '\0') {
+		snprintf(buf, size, "%s", help + n + 1);
+		return buf;
+	}
+	return colon + 2;
+}
+
 static void option_line(FILE *out, int width, const char *command, const char *name, size_t n)
 {
 	const char *o, *arg, *help, *env, *own;
-	char left[96], text[1024];
+	char left[96], text[1024], words[1024];
 	size_t i;
 
 	for (i = 0; (o = lm_cli_option_at(i, &arg, &help)) != NULL; i++) {
@@ -358,6 +377,8 @@ static void option_line(FILE *out, int width, const char *command, const char *n
 			continue;
 		if ((own = option_text_for(command, o)) != NULL)
 			help = own;
+		else
+			help = own_words(command, help, words, sizeof(words));
 		snprintf(left, sizeof(left), "  --%s%s%s", o, arg ? " " : "", arg ? arg : "");
 		env = lm_cli_option_env(i);
 		snprintf(text, sizeof(text), "%s%s%s%s", help, env ? " [env " : "", env ? env : "", env ? "]" : "");

@@ -271,7 +271,18 @@ scenario_help() {
     cmp -s "$E2E_DIR/sh.out" "$E2E_DIR/sh2.out" || fail "help $sub differs from $sub --help"
   done
   lm agent install --help >"$E2E_DIR/ai.out"
-  grep -q '^  --keep-alive ' "$E2E_DIR/ai.out" && ! grep -q '^  --jobs ' "$E2E_DIR/ai.out" || fail "agent install's options: $(cat "$E2E_DIR/ai.out")"
+  grep -q '^  --keep-alive ' "$E2E_DIR/ai.out" && grep -q '^  --jobs N ' "$E2E_DIR/ai.out" || fail "agent install's options: $(cat "$E2E_DIR/ai.out")"
+  note "an option's text in a command's help names no other command (issue 50)"
+  local cmds="enable status probe run rollback profile host forget-host gc bench report agent doctor selftest local" c others bad
+  for c in enable status probe run rollback gc bench report doctor selftest; do
+    others=$(echo $cmds | tr ' ' '\n' | grep -vx "$c" | paste -sd'|')
+    # one line per option (a wide COLUMNS: no wrapping), its text after the option's column
+    bad=$(COLUMNS=2000 "$LM_BIN" help "$c" | sed -n '/^Options:/,/^$/p' | grep '^  --' | sed -E 's/^  --[^ ]+( [^ ]+)? +//' |
+      grep -Ew "^($others)( [a-z]+)?[:,/]|[(, ]($others)[,)]" || true)
+    [ -z "$bad" ] || fail "help $c: an option's text names another command: $bad"
+  done
+  lm help rollback >"$E2E_DIR/hr.out"
+  grep -q '^  --jobs N ' "$E2E_DIR/hr.out" || fail "rollback takes no --jobs: $(cat "$E2E_DIR/hr.out")"
   note "a subcommand's help lists every option whose text names it (issue 50: agent install's --process-type)"
   local opt
   for sub in "agent install" "agent remove" "agent list" "agent logs" "bench compare" "local probe" "local run" \
@@ -530,8 +541,13 @@ scenario_fleet_views() {
   [ $rc -eq 0 ] || fail "enable --dry-run: exit $rc: $(cat "$E2E_DIR/d.out" "$E2E_DIR/d.err")"
   [ "$(tail -n 1 "$E2E_DIR/d.out" | sed -E 's/[0-9]+\.[0-9] s$/T s/')" = "would enable 4 (1 restart), 0 failed in T s" ] ||
     fail "the dry run's recap: $(cat "$E2E_DIR/d.out")"
-  grep -q '^  restart  .* would restart: the VM runs already and the preference would change now' "$E2E_DIR/d.out" ||
-    fail "the dry run's plan has no restart: $(cat "$E2E_DIR/d.out")"
+  grep -Eqx 'vm-a: plan ready \(dry run: nothing changed\) \([0-9.]+ s, would restart\)' "$E2E_DIR/d.out" ||
+    fail "the dry run's line has no restart: $(cat "$E2E_DIR/d.out")"
+  # The plan's steps under --verbose (a fleet's lines are one per VM, issue 50).
+  lm enable vm-d vm-a vm-c vm-b --jobs 4 --dry-run --verbose >"$E2E_DIR/dv.out" 2>"$E2E_DIR/dv.err" ||
+    fail "enable --dry-run --verbose: $(cat "$E2E_DIR/dv.out" "$E2E_DIR/dv.err")"
+  grep -q '^  restart  .* would restart: the VM runs already and the preference would change now' "$E2E_DIR/dv.out" ||
+    fail "the dry run's plan has no restart: $(cat "$E2E_DIR/dv.out")"
   set +e; lm enable vm-d vm-a vm-c vm-b --jobs 4 >"$E2E_DIR/e.out" 2>"$E2E_DIR/e.err"; rc=$?; set -e
   [ $rc -eq 0 ] || fail "enable: exit $rc: $(cat "$E2E_DIR/e.out" "$E2E_DIR/e.err")"
   grep -Eqx '4 enabled, 0 failed in [0-9]+\.[0-9] s' "$E2E_DIR/e.out" || fail "no recap: $(cat "$E2E_DIR/e.out")"
