@@ -102,10 +102,13 @@ typedef struct {
  * usage on stderr: a usage error). */
 enum { LM_CLI_SHOW_NOTHING = 0, LM_CLI_SHOW_HELP, LM_CLI_SHOW_MAN, LM_CLI_SHOW_USAGE };
 
-/* color.c: colour the way terminals expect (--color, NO_COLOR, TERM=dumb, never on a pipe). */
+/* color.c: colour the way terminals expect (--color, NO_COLOR, CLICOLOR_FORCE, FORCE_COLOR, TERM=dumb,
+ * never on a pipe unless forced). */
 enum { LM_CLI_COLOR_AUTO = 0, LM_CLI_COLOR_ALWAYS, LM_CLI_COLOR_NEVER };
 enum { LM_CLI_PLAIN = 0, LM_CLI_OK, LM_CLI_WARN, LM_CLI_FAIL };
-int lm_cli_color_wanted(int mode, int tty, const char *no_color, const char *term);
+/* forced: CLICOLOR_FORCE or FORCE_COLOR asks for colour off a terminal (lm_cli_color_forced). */
+int lm_cli_color_wanted(int mode, int tty, const char *no_color, const char *term, int forced);
+int lm_cli_color_forced(const char *clicolor_force, const char *force_color);
 const char *lm_cli_color(const lm_cli *cli, int kind);  /* the escape sequence, or "" */
 void lm_cli_word(FILE *out, const lm_cli *cli, int kind, const char *word, int width); /* coloured, padded */
 int lm_cli_term_dumb(void);                             /* TERM=dumb: no escape sequences at all */

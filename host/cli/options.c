@@ -193,8 +193,8 @@ static const struct option_doc {
 	{"chip", required_argument, OPT_CHIP, "FAMILY", NULL,
 	 "profile lint: the host's own Apple family (e.g. Apple7 for M1) to check the ceiling against."},
 	{"color", required_argument, OPT_COLOR, "auto|always|never", NULL,
-	 "Colour ok, warn and fail in the output: auto (the default) colours only a terminal, and never when "
-	 "NO_COLOR is set or TERM is dumb."},
+	 "Colour ok, warn and fail in the output: auto (the default) colours only a terminal (or any output when "
+	 "CLICOLOR_FORCE or FORCE_COLOR asks), and never when NO_COLOR is set or TERM is dumb."},
 	{"verbose", no_argument, OPT_VERBOSE, NULL, NULL, "Show debug lines and the steps (off a terminal, as they "
 	 "happen); several VMs: each VM's steps under its line; run: each process that loaded the shim "
 	 "and what its children get."},
@@ -564,7 +564,8 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 		if ((rc = set_option(cli, c, optarg, flag)) != 0)
 			return rc;
 	}
-	cli->color_on = lm_cli_color_wanted(cli->color, isatty(STDOUT_FILENO), getenv("NO_COLOR"), getenv("TERM"));
+	cli->color_on = lm_cli_color_wanted(cli->color, isatty(STDOUT_FILENO), getenv("NO_COLOR"), getenv("TERM"),
+	    lm_cli_color_forced(getenv("CLICOLOR_FORCE"), getenv("FORCE_COLOR")));
 	/* The words after the options: the command's, or (--help) what help is asked about. */
 	cli->argv = argv + optind;
 	cli->argc = dashdash - optind;

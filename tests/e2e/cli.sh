@@ -887,6 +887,17 @@ scenario_color_width() {
   note "off a terminal: no colour, whatever NO_COLOR says"
   env -u NO_COLOR "$LM_BIN" doctor vm1 >"$E2E_DIR/d.out" 2>&1 || fail "doctor: $(cat "$E2E_DIR/d.out")"
   ! has_esc "$E2E_DIR/d.out" || fail "colour on a pipe: $(cat -v "$E2E_DIR/d.out")"
+  note "CLICOLOR_FORCE and FORCE_COLOR colour a pipe; NO_COLOR wins over them; CLICOLOR_FORCE=0 does not (issue 50)"
+  for how in "CLICOLOR_FORCE=1" "FORCE_COLOR=1" "FORCE_COLOR=true"; do
+    env -u NO_COLOR $how "$LM_BIN" doctor vm1 >"$E2E_DIR/f.out" 2>&1 || fail "doctor with $how: $(cat "$E2E_DIR/f.out")"
+    grep -q $'^\033\[32mok\033\[0m ' "$E2E_DIR/f.out" || fail "no colour on a pipe with $how: $(cat -v "$E2E_DIR/f.out")"
+  done
+  for how in "NO_COLOR=1 CLICOLOR_FORCE=1" "NO_COLOR=1 FORCE_COLOR=1" "CLICOLOR_FORCE=0" "CLICOLOR_FORCE=1 --color never"; do
+    # shellcheck disable=SC2086 # variables, then perhaps an option
+    env -u NO_COLOR ${how%% --*} "$LM_BIN" doctor vm1 $([ "${how#*--}" != "$how" ] && echo "--${how#*--}") >"$E2E_DIR/f.out" 2>&1 ||
+      fail "doctor with $how: $(cat "$E2E_DIR/f.out")"
+    ! has_esc "$E2E_DIR/f.out" || fail "colour with $how: $(cat -v "$E2E_DIR/f.out")"
+  done
   note "--color always: ok, warn and fail coloured"
   env -u NO_COLOR "$LM_BIN" doctor vm1 --color always >"$E2E_DIR/d2.out" 2>&1 || fail "$(cat "$E2E_DIR/d2.out")"
   grep -q $'^\033\[32mok\033\[0m ' "$E2E_DIR/d2.out" || fail "ok not green: $(cat -v "$E2E_DIR/d2.out")"

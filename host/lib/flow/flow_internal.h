@@ -36,6 +36,10 @@ size_t lm_flow_pool_size(int jobs, size_t n);
  * many workers ran. Callbacks of the context are serialised by the context (context.h). */
 size_t lm_flow_pool_run(lm_context *ctx, lm_flow_result *result, size_t nworkers, lm_vm_manager *vmm0,
     lm_flow_pool_fn one, lm_flow_pool_gone_fn gone, void *data);
+/* The same over `count` items of the caller's own (rollback's restarts: the manager's VMs), each
+ * given by its index: one(data, worker, vmm, i, NULL). */
+size_t lm_flow_pool_each(lm_context *ctx, size_t count, size_t nworkers, lm_vm_manager *vmm0, lm_flow_pool_fn one,
+    lm_flow_pool_gone_fn gone, void *data);
 
 /* ---- parts.c: outcomes ---- */
 

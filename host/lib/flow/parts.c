@@ -36,7 +36,8 @@ LM_ENDS_WITH(lm_run_result, widened_line);
 
 typedef struct {
 	lm_context *ctx;
-	lm_flow_result *result;
+	lm_flow_result *result; /* NULL: `count` items of the caller's */
+	size_t count;
 	pthread_mutex_t *lock;
 	size_t *next;
 	size_t index;
@@ -73,16 +74,16 @@ static void *pool_worker_run(void *arg)
 		pthread_mutex_lock(w->lock);
 		i = (*w->next)++;
 		pthread_mutex_unlock(w->lock);
-		if (i >= w->result->count)
+		if (i >= w->count)
 			break;
-		w->one(w->data, w->index, vmm, i, w->result->vms[i]);
+		w->one(w->data, w->index, vmm, i, w->result != NULL ? w->result->vms[i] : NULL);
 	}
 	if (vmm != w->vmm)
 		lm_vm_manager_free(vmm);
 	return NULL;
 }
 
-size_t lm_flow_pool_run(lm_context *ctx, lm_flow_result *result, size_t nworkers, lm_vm_manager *vmm0,
+static size_t pool(lm_context *ctx, lm_flow_result *result, size_t count, size_t nworkers, lm_vm_manager *vmm0,
     lm_flow_pool_fn one, lm_flow_pool_gone_fn gone, void *data)
 {
 	pool_worker workers[LM_FLOW_MAX_JOBS];
@@ -98,6 +99,7 @@ size_t lm_flow_pool_run(lm_context *ctx, lm_flow_result *result, size_t nworkers
 	for (i = 0; i < nworkers; i++) {
 		workers[i].ctx = ctx;
 		workers[i].result = result;
+		workers[i].count = count;
 		workers[i].lock = &lock;
 		workers[i].next = &next;
 		workers[i].index = i;
@@ -125,6 +127,18 @@ size_t lm_flow_pool_run(lm_context *ctx, lm_flow_result *result, size_t nworkers
 	for (k = 0; k < i; k++)
 		pthread_join(threads[k], NULL);
 	return i;
+}
+
+size_t lm_flow_pool_run(lm_context *ctx, lm_flow_result *result, size_t nworkers, lm_vm_manager *vmm0,
+    lm_flow_pool_fn one, lm_flow_pool_gone_fn gone, void *data)
+{
+	return pool(ctx, result, result->count, nworkers, vmm0, one, gone, data);
+}
+
+size_t lm_flow_pool_each(lm_context *ctx, size_t count, size_t nworkers, lm_vm_manager *vmm0, lm_flow_pool_fn one,
+    lm_flow_pool_gone_fn gone, void *data)
+{
+	return pool(ctx, NULL, count, nworkers, vmm0, one, gone, data);
 }
 
 int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
