@@ -205,7 +205,8 @@ int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_
 {
 	if (info->ip[0] == '\0')
 		return lm_error_set(LM_ERROR, "%s has no IP address (is it running?)", vm);
-	return lm_ssh_connect_vm(out, ctx, vm, info->ip, 22, info->account, info->vm_id);
+	/* Port 0: ~/.ssh/config's Port for the address, else 22 (ssh/ssh_config.c). */
+	return lm_ssh_connect_vm(out, ctx, vm, info->ip, 0, info->account, info->vm_id);
 }
 
 int lm_flow_open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, lm_vm_record *r, lm_ssh **ssh,
