@@ -159,10 +159,11 @@ void lm_cli_progress_wait(lm_cli *cli, const lm_step_event *ev)
 	}
 	i = slot_of(&cli->live, ev, &is_new);
 	/* A fleet's log says a wait once it has lasted (every VM of it waits for its boot; eight lines
-	 * saying so at once are noise beside each VM's one line); one VM's, and --verbose, as it
-	 * starts. */
+	 * saying so at once are noise beside each VM's one line); one VM's, --verbose, and a wait for
+	 * another process's lock of the VM (never routine: it says why the VM stalls) as it starts. */
 	if (is_new)
-		cli->live.slot[i].next = cli->fleet && !cli->verbose ? LM_CLI_WAIT_LINE_EVERY : 0;
+		cli->live.slot[i].next = cli->fleet && !cli->verbose && strcmp(ev->name, "wait-lock") != 0 ?
+		    LM_CLI_WAIT_LINE_EVERY : 0;
 	if (ev->elapsed < cli->live.slot[i].next)
 		return;
 	cli->live.slot[i].next = ev->elapsed + LM_CLI_WAIT_LINE_EVERY;

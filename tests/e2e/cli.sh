@@ -681,6 +681,11 @@ scenario_fleet_lines() {
   lm_json "$E2E_DIR/r2.json" rollback --all --jobs 4
   expect_rc 0 "$E2E_DIR/r2.json"
   jq_is "$E2E_DIR/r2.json" '.recap | tojson' '{"ok":8,"failed":0,"unsupported":0}'
+
+  note "a failure whose time is not known prints none, never (0.00 s)"
+  set +e; lm probe nosuch >"$E2E_DIR/p.out" 2>"$E2E_DIR/p.err"; rc=$?; set -e
+  [ $rc -ne 0 ] && grep -qx 'FAILED nosuch' "$E2E_DIR/p.out" || fail "probe nosuch: exit $rc: $(cat "$E2E_DIR/p.out" "$E2E_DIR/p.err")"
+  ! grep -q '0\.00 s' "$E2E_DIR/p.out" "$E2E_DIR/p.err" || fail "a time that did not happen: $(cat "$E2E_DIR/p.out" "$E2E_DIR/p.err")"
 }
 
 # On a terminal every VM that waits has its own live row: four VMs whose locks other lume-metal
