@@ -18,17 +18,30 @@ static int fail(const char *what)
 	return 1;
 }
 
-/* Progress: every step when it starts and when it ends (maybe from a library thread, but never
- * two calls at once for one context; docs/embedding.md). */
+/* Progress: every step when it starts and when it ends, and about once a second while it waits (a
+ * VM booting, SSH, another process's lock of the VM); maybe from a library thread, but never two
+ * calls at once for one context (docs/embedding.md). Every state is named: a wait is no failure. */
 static void on_step(void *data, const lm_step_event *ev)
 {
 	const char *what = data;
 
-	if (ev->state == LM_STEP_STARTED)
+	switch (ev->state) {
+	case LM_STEP_STARTED:
 		printf("%s: [%s] %s ...\n", what, ev->vm, ev->name);
-	else
-		printf("%s: [%s] %s %s in %.2f s: %s\n", what, ev->vm, ev->name,
-		    ev->state == LM_STEP_DONE ? "done" : "failed", ev->elapsed, ev->detail);
+		break;
+	case LM_STEP_WAITING:
+		printf("%s: [%s] %s waiting %.0f s: %s\n", what, ev->vm, ev->name, ev->elapsed, ev->detail);
+		break;
+	case LM_STEP_DONE:
+		printf("%s: [%s] %s done in %.2f s: %s\n", what, ev->vm, ev->name, ev->elapsed, ev->detail);
+		break;
+	case LM_STEP_FAILED:
+		printf("%s: [%s] %s failed in %.2f s: %s\n", what, ev->vm, ev->name, ev->elapsed, ev->detail);
+		break;
+	default: /* a state a newer library reports: shown as what it is, never as a failure */
+		printf("%s: [%s] %s (state %d)\n", what, ev->vm, ev->name, (int)ev->state);
+		break;
+	}
 	fflush(stdout);
 }
 

@@ -22,16 +22,22 @@ enum {
 	LM_EXIT_NEWER = 5             /* lume-metal's state was written by a newer version; nothing changed */
 };
 
-/* progress.c: what is shown of the waits in progress (one slot per VM and step). */
+/* progress.c: what is shown of the steps and waits in progress: on a terminal, a live row per VM
+ * at work; off it, a line per wait now and then (one slot per VM and step). */
 #define LM_CLI_WAIT_SLOTS 16
 typedef struct {
-	int tty;                 /* stderr is a terminal: one live line, redrawn */
-	int drawn;               /* a live line is on screen (no newline yet) */
+	int tty;                 /* stderr is a terminal: a live area, redrawn */
+	int drawn;               /* rows of the live area on screen (the last without its newline) */
 	struct {
 		char key[160];   /* "vm/step" */
 		double next;     /* off a terminal: the wait's elapsed time at which the next line is due */
 		double seen;     /* the last elapsed time heard: a smaller one is a new wait */
 	} slot[LM_CLI_WAIT_SLOTS];
+	struct {
+		int used;
+		char key[128];   /* the VM's name ("" for the host alone) */
+		char text[512];  /* what it does: "vm1: restart ...", "vm2: ready: waiting 4 s: booted" */
+	} row[LM_CLI_WAIT_SLOTS];
 } lm_cli_progress;
 
 typedef struct {
@@ -43,6 +49,8 @@ typedef struct {
 	int no_restart;          /* --no-restart */
 	int exercise;            /* --exercise (probe) */
 	int verbose;             /* --verbose */
+	int fleet;               /* several VMs of enable, rollback, agent install|remove: one line each and
+	                            the recap; steps, informational lines and short waits under --verbose */
 	int repetitions;         /* --repetitions N (bench; 0: the default) */
 	const char *out_dir;     /* --out DIR (bench) */
 	int bare_metal;          /* --bare-metal (bench) */
@@ -94,10 +102,13 @@ typedef struct {
  * usage on stderr: a usage error). */
 enum { LM_CLI_SHOW_NOTHING = 0, LM_CLI_SHOW_HELP, LM_CLI_SHOW_MAN, LM_CLI_SHOW_USAGE };
 
-/* color.c: colour the way terminals expect (--color, NO_COLOR, TERM=dumb, never on a pipe). */
+/* color.c: colour the way terminals expect (--color, NO_COLOR, CLICOLOR_FORCE, FORCE_COLOR, TERM=dumb,
+ * never on a pipe unless forced). */
 enum { LM_CLI_COLOR_AUTO = 0, LM_CLI_COLOR_ALWAYS, LM_CLI_COLOR_NEVER };
 enum { LM_CLI_PLAIN = 0, LM_CLI_OK, LM_CLI_WARN, LM_CLI_FAIL };
-int lm_cli_color_wanted(int mode, int tty, const char *no_color, const char *term);
+/* forced: CLICOLOR_FORCE or FORCE_COLOR asks for colour off a terminal (lm_cli_color_forced). */
+int lm_cli_color_wanted(int mode, int tty, const char *no_color, const char *term, int forced);
+int lm_cli_color_forced(const char *clicolor_force, const char *force_color);
 const char *lm_cli_color(const lm_cli *cli, int kind);  /* the escape sequence, or "" */
 void lm_cli_word(FILE *out, const lm_cli *cli, int kind, const char *word, int width); /* coloured, padded */
 int lm_cli_term_dumb(void);                             /* TERM=dumb: no escape sequences at all */
@@ -155,10 +166,13 @@ int lm_cli_command_takes(const char *command, const char *option);  /* its own o
 /* completion.c: the completion script for bash, zsh or fish, from the tables above. */
 int lm_cli_completion(const char *shell, FILE *out);                   /* -1: unknown shell */
 
-/* progress.c: waits shown as a live line on a terminal, a plain line every 10 s elsewhere. */
+/* progress.c: steps and waits as a live row per VM on a terminal, waits as a plain line every
+ * 10 s elsewhere. */
 void lm_cli_progress_wait(lm_cli *cli, const lm_step_event *ev);
 void lm_cli_progress_clear(lm_cli *cli);                             /* before any other line */
-void lm_cli_progress_live(lm_cli *cli, const char *fmt, ...) LM_CLI_PRINTF(2, 3); /* the live line, redrawn */
+/* The live row of `key` (a VM's name, "" for the host): set to this text and the area redrawn. */
+void lm_cli_progress_row(lm_cli *cli, const char *key, const char *fmt, ...) LM_CLI_PRINTF(3, 4);
+void lm_cli_progress_row_done(lm_cli *cli, const char *key);         /* its row goes */
 
 /* output_flow.c: flow results. */
 /* Whose domain holds the preference, and whether the Lume server's VMs read it, in one line. */
@@ -175,6 +189,7 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *result, int exit_code)
  * failed VM's line (stdout) with its message and hint (stderr): lm_cli_flow_print's, for the
  * commands that print their VMs their own way (agent list). */
 void lm_cli_flow_recap(const lm_cli *cli, const lm_flow_result *result);
+/* total: the VM's time when it had no step (the run's, one VM); its steps' otherwise. */
 void lm_cli_flow_failed_vm(lm_cli *cli, const lm_flow_result *result, const lm_vm_outcome *o, double total);
 void lm_cli_flags_line(const lm_workload_flags *flags, char *buf, size_t len);
 void lm_cli_agent_lines(FILE *out, const lm_vm_outcome *o); /* cmd_agent.c: the VM's agents, if any */

@@ -212,6 +212,7 @@ int lm_cmd_agent(lm_cli *cli)
 		return agent_usage(cli, "give the workload after '--'");
 	if (cli->profile != NULL && lm_profile_resolve(&profile, cli->profile) < 0)
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);
+	cli->fleet = nvms > 1 && !logs && strcmp(verb, "list") != 0;
 	if ((rc = lm_cli_context(cli, &ctx)) != 0) {
 		lm_profile_free(profile);
 		return rc;
@@ -224,9 +225,9 @@ int lm_cmd_agent(lm_cli *cli)
 	}
 	if (strcmp(verb, "install") == 0) {
 		lm_cli_agent_spec(cli, label, &spec, &wo);
-		rc = lm_flow_agent_install_vms(ctx, vms, nvms, &spec, profile, &wo, &result);
+		rc = lm_flow_agent_install_jobs(ctx, vms, nvms, &spec, profile, &wo, cli->jobs, &result);
 	} else if (strcmp(verb, "remove") == 0) {
-		rc = lm_flow_agent_remove_vms(ctx, vms, nvms, label, &result);
+		rc = lm_flow_agent_remove_jobs(ctx, vms, nvms, label, cli->jobs, &result);
 	} else {
 		rc = lm_flow_agent_list_vms(ctx, vms, nvms, &result);
 	}

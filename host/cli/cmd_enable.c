@@ -13,6 +13,7 @@ int lm_cmd_enable(lm_cli *cli)
 	/* The profile is validated before anything is touched. */
 	if (lm_profile_resolve(&profile, cli->profile != NULL ? cli->profile : lm_profile_default_name()) < 0)
 		return lm_cli_fail(cli, LM_EXIT_FAILURE);
+	cli->fleet = cli->argc > 1;
 	if ((rc = lm_cli_context(cli, &ctx)) != 0) {
 		lm_profile_free(profile);
 		return rc;

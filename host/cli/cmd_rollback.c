@@ -1,4 +1,4 @@
-/* lume-metal rollback VM... | --all [--no-restart] */
+/* lume-metal rollback VM... | --all [--no-restart] [--jobs N] */
 #include "cli.h"
 
 int lm_cmd_rollback(lm_cli *cli)
@@ -11,11 +11,12 @@ int lm_cmd_rollback(lm_cli *cli)
 		return lm_cli_usage_error(cli, "rollback: name the VMs, or pass --all");
 	if (cli->argc > 0 && cli->all)
 		return lm_cli_usage_error(cli, "rollback: either name VMs or pass --all, not both");
+	cli->fleet = cli->argc > 1 || cli->all;
 	if ((rc = lm_cli_context(cli, &ctx)) != 0)
 		return rc;
 	lm_cli_trap_signals();
-	rc = lm_flow_rollback(ctx, (const char *const *)cli->argv, (size_t)cli->argc, cli->all, !cli->no_restart,
-	    &result);
+	rc = lm_flow_rollback_jobs(ctx, (const char *const *)cli->argv, (size_t)cli->argc, cli->all, !cli->no_restart,
+	    cli->jobs, &result);
 	if (rc < 0 && (result == NULL || result->count == 0)) {
 		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);
 	} else {

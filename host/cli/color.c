@@ -1,8 +1,11 @@
 /* Colour and the terminal's width, the way terminals expect: `--color auto` (the default)
  * colours only a terminal, never a pipe or a file, and not when NO_COLOR holds any non-empty
- * value (https://no-color.org) or TERM is dumb; `--color always` and `never` decide alone (an
- * option given on the command line wins over the environment). Only ok / warn / fail words are
- * coloured: the colour adds nothing the words do not say. */
+ * value (https://no-color.org) or TERM is dumb; CLICOLOR_FORCE (https://bixense.com/clicolors/:
+ * set and not "0") or FORCE_COLOR (https://force-color.org: set and not empty; "0" as Node's
+ * tools read it, not forcing) colour a pipe, a file and a dumb terminal too -- a CI log that shows
+ * colours -- but NO_COLOR wins over them; `--color always` and `never` decide alone (an option
+ * given on the command line wins over the environment). Only ok / warn / fail words are coloured:
+ * the colour adds nothing the words do not say. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -10,13 +13,23 @@
 
 #include "cli.h"
 
-int lm_cli_color_wanted(int mode, int tty, const char *no_color, const char *term)
+int lm_cli_color_forced(const char *clicolor_force, const char *force_color)
+{
+	return (clicolor_force != NULL && clicolor_force[0] != '\0' && strcmp(clicolor_force, "0") != 0) ||
+	    (force_color != NULL && force_color[0] != '\0' && strcmp(force_color, "0") != 0);
+}
+
+int lm_cli_color_wanted(int mode, int tty, const char *no_color, const char *term, int forced)
 {
 	if (mode == LM_CLI_COLOR_ALWAYS)
 		return 1;
-	if (mode == LM_CLI_COLOR_NEVER || !tty)
+	if (mode == LM_CLI_COLOR_NEVER)
 		return 0;
 	if (no_color != NULL && no_color[0] != '\0')
+		return 0;
+	if (forced)
+		return 1;
+	if (!tty)
 		return 0;
 	return term == NULL || strcmp(term, "dumb") != 0;
 }

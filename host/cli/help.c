@@ -17,14 +17,14 @@ static const struct {
 	{"status", "long boot-margin"},
 	{"probe", "exercise no-wait"},
 	{"run", "no-wait require-shim run-hardened-stock resign-copy interactive tty"},
-	{"rollback", "all no-restart restore-host dry-run force timeout no-wait take-over"},
+	{"rollback", "all jobs no-restart restore-host dry-run force timeout no-wait take-over"},
 	{"profile", "chip"},
 	{"host", "keep dry-run force force-user-mismatch"},
 	{"forget-host", ""},
 	{"gc", "dry-run"},
 	{"bench", "profile repetitions out workload-parser bare-metal no-wait ablate-host-preference force markdown svg matrix"},
 	{"report", "archive force"},
-	{"agent", "label keep-alive run-at-load process-type run-hardened-stock resign-copy profile follow dry-run no-wait"},
+	{"agent", "label jobs keep-alive run-at-load process-type run-hardened-stock resign-copy profile follow dry-run no-wait"},
 	{"doctor", "bundle"},
 	{"selftest", "out"},
 	{"help", ""},
@@ -110,14 +110,14 @@ static const char common_options[] = "format quiet verbose color state-dir prefs
 static const struct {
 	const char *command, *sub, *usage, *summary, *options;
 } subcommands[] = {
-	{"agent", "install", "agent install VM... --label L [--keep-alive] [--run-at-load] [--process-type T] "
+	{"agent", "install", "agent install VM... --label L [--jobs N] [--keep-alive] [--run-at-load] [--process-type T] "
 	    "[--run-hardened-stock] [--resign-copy] [--profile P] -- PROG ARGS...", "A LaunchAgent in the VM's login session whose program starts with the "
 	    "shim's environment (its own plist, `launchctl bootstrap`); one with the same label is replaced. Several "
-	    "VMs are done in turn and end with a recap line.",
-	    "label keep-alive run-at-load process-type run-hardened-stock resign-copy profile dry-run no-wait"},
-	{"agent", "remove", "agent remove VM... --label L", "Boot out and remove a LaunchAgent lume-metal installed; one "
+	    "VMs are done --jobs at a time and end with a recap line.",
+	    "label jobs keep-alive run-at-load process-type run-hardened-stock resign-copy profile dry-run no-wait"},
+	{"agent", "remove", "agent remove VM... --label L [--jobs N]", "Boot out and remove a LaunchAgent lume-metal installed; one "
 	    "that is not installed is removed already (exit 0). Several VMs end with a recap line.",
-	    "label dry-run no-wait"},
+	    "label jobs dry-run no-wait"},
 	{"agent", "list", "agent list VM...", "The LaunchAgents lume-metal installed in the VMs: label, launchd's state, "
 	    "pid, program, whether its process loaded the shim, how it last exited and its log files (as `launchctl "
 	    "print` shows them).", "no-wait"},
@@ -287,15 +287,98 @@ void lm_cli_wrap(FILE *out, int width, const char *left, const char *text)
 	wrap_at(out, width, width >= 100 ? 36 : width >= 72 ? 28 : 6, left, text);
 }
 
-static void option_line(FILE *out, int width, const char *name, size_t n)
+/* An option's text in one command's help, where the option table's (which `help options` and the
+ * man page show whole) speaks of several commands: only what it does in this one, naming no other
+ * command (issue 50). The command is the word `lume-metal help` was given, "agent install" for a
+ * subcommand's help. */
+static const struct {
+	const char *command, *option, *text;
+} option_texts[] = {
+	{"enable", "jobs", "VMs handled at once (default 1)."},
+	{"rollback", "jobs", "VMs rolled back at once (default 1; a dry run goes one at a time). The host "
+	    "preference is restored by whichever VM is rolled back last."},
+	{"agent", "jobs", "install, remove: VMs handled at once (default 1)."},
+	{"agent install", "jobs", "VMs handled at once (default 1)."},
+	{"agent remove", "jobs", "VMs handled at once (default 1)."},
+	{"enable", "dry-run", "Print the plan and change nothing."},
+	{"rollback", "dry-run", "Print the plan and change nothing."},
+	{"host", "dry-run", "Print the plan and change nothing."},
+	{"gc", "dry-run", "List the VMs that would be forgotten and change nothing."},
+	{"agent", "dry-run", "install, remove: print the plan and change nothing."},
+	{"agent install", "dry-run", "Print the plan and change nothing."},
+	{"agent remove", "dry-run", "Print the plan and change nothing."},
+	{"rollback", "force", "Restore the preference even if someone else changed it since."},
+	{"host", "force", "disable: restore the preference even if someone else changed it since."},
+	{"host disable", "force", "Restore the preference even if someone else changed it since."},
+	{"report", "force", "--archive: write over an existing file."},
+	{"bench", "force", "--ablate-host-preference: turn the preference off although other enabled VMs use it."},
+	{"enable", "take-over", "Act on guest files another state directory installed (their owner record names "
+	    "it, or cannot be read; docs/bundle-format.md): this state directory becomes their owner. Without it "
+	    "the VM is refused, naming that state directory, and nothing changes in the guest. For a state "
+	    "directory that is gone for good; otherwise use that one."},
+	{"rollback", "take-over", "Remove guest files another state directory installed (their owner record names "
+	    "it, or cannot be read; docs/bundle-format.md). Without it the VM is refused, naming that state "
+	    "directory, and nothing changes in the guest. For a state directory that is gone for good; otherwise "
+	    "use that one."},
+	{"enable", "keep-host", "The fleet keeps the host unlocked: rolling back the last enabled VM leaves the "
+	    "preference set (so the next job's fresh VM needs no restart) until it is given back on purpose."},
+	{"run", "resign-copy", "A program signed with the hardened runtime runs as a copy in lume-metal's folder in "
+	    "the guest, with the executables and libraries beside it, every Mach-O re-signed ad hoc with the dyld "
+	    "entitlements (the original is not touched; the copy loses notarization: docs/guest.md)."},
+	{"run", "run-hardened-stock", "Start a program signed with the hardened runtime without the "
+	    "allow-dyld-environment-variables entitlement anyway, on a guest whose SIP is enabled: it is expected to "
+	    "run stock (the activation records tell); without this it is refused before it starts."},
+	{"agent install", "resign-copy", "The workload's program, when signed with the hardened runtime, runs as a "
+	    "copy in lume-metal's folder in the guest, every Mach-O re-signed ad hoc with the dyld entitlements (the "
+	    "original is not touched; docs/guest.md)."},
+	{"agent install", "run-hardened-stock", "Install a program signed with the hardened runtime without the "
+	    "allow-dyld-environment-variables entitlement anyway, on a guest whose SIP is enabled: it is expected to "
+	    "run stock; without this it is refused before anything is installed."},
+};
+
+/* This command's own text of option `o`, or NULL (the table's). */
+static const char *option_text_for(const char *command, const char *o)
 {
-	const char *o, *arg, *help, *env;
-	char left[96], text[1024];
+	size_t i;
+
+	for (i = 0; command != NULL && i < sizeof(option_texts) / sizeof(option_texts[0]); i++)
+		if (strcmp(option_texts[i].command, command) == 0 && strcmp(option_texts[i].option, o) == 0)
+			return option_texts[i].text;
+	return NULL;
+}
+
+/* The option table's texts begin with the commands they are about ("enable, rollback, probe, run:
+ * ..."): in one command's help that list names the others, and is left out. A command with
+ * subcommands keeps which of its own subcommands ("install/remove/logs: ..." in `help agent`). */
+static const char *own_words(const char *command, const char *help, char *buf, size_t size)
+{
+	const char *colon = strstr(help, ": ");
+	size_t n = strlen(command != NULL ? command : ""), k = colon != NULL ? (size_t)(colon - help) : 0;
+
+	if (command == NULL || colon == NULL || k == 0 || k > 48 || strspn(help, "abcdefghijklmnopqrstuvwxyz-,/ ") < k)
+		return help;
+	/* `help agent`: "agent install/remove/logs: X" -> "install/remove/logs: X" */
+	if (strchr(command, ' ') == NULL && strncmp(help, command, n) == 0 && help[n] == ' ' &&
+	    strchr(help + n + 1, ' ') > colon && lm_cli_subcommand_words(command)[0] != '\0') {
+		snprintf(buf, size, "%s", help + n + 1);
+		return buf;
+	}
+	return colon + 2;
+}
+
+static void option_line(FILE *out, int width, const char *command, const char *name, size_t n)
+{
+	const char *o, *arg, *help, *env, *own;
+	char left[96], text[1024], words[1024];
 	size_t i;
 
 	for (i = 0; (o = lm_cli_option_at(i, &arg, &help)) != NULL; i++) {
 		if (strlen(o) != n || strncmp(o, name, n) != 0)
 			continue;
+		if ((own = option_text_for(command, o)) != NULL)
+			help = own;
+		else
+			help = own_words(command, help, words, sizeof(words));
 		snprintf(left, sizeof(left), "  --%s%s%s", o, arg ? " " : "", arg ? arg : "");
 		env = lm_cli_option_env(i);
 		snprintf(text, sizeof(text), "%s%s%s%s", help, env ? " [env " : "", env ? env : "", env ? "]" : "");
@@ -303,13 +386,13 @@ static void option_line(FILE *out, int width, const char *name, size_t n)
 	}
 }
 
-static void option_lines(FILE *out, int width, const char *list)
+static void option_lines(FILE *out, int width, const char *command, const char *list)
 {
 	const char *p = list;
 
 	while (*p != '\0') {
 		size_t len = strcspn(p, " ");
-		option_line(out, width, p, len);
+		option_line(out, width, command, p, len);
 		p += len;
 		p += strspn(p, " ");
 	}
@@ -364,7 +447,7 @@ static int help_options(FILE *out)
 	int width = lm_cli_term_width();
 
 	wrap_at(out, width, 0, "", "Options every command takes (before or after the command's words; before any --):");
-	option_lines(out, width, common_options);
+	option_lines(out, width, NULL, common_options);
 	lm_cli_printf(out, "\n");
 	wrap_at(out, width, 0, "", "Each command's own options: lume-metal help COMMAND.");
 	return LM_EXIT_OK;
@@ -405,18 +488,20 @@ int lm_cli_subcommand_help(const char *command, const char *sub, FILE *out)
 {
 	int width = lm_cli_term_width();
 	char line[200];
+	char which[64];
 	size_t i;
 
 	for (i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
 		if (strcmp(subcommands[i].command, command) != 0 || strcmp(subcommands[i].sub, sub) != 0)
 			continue;
+		snprintf(which, sizeof(which), "%s %s", command, sub);
 		snprintf(line, sizeof(line), "lume-metal %s [OPTIONS]", subcommands[i].usage);
 		wrap_at(out, width, 7, "usage:", line);
 		lm_cli_printf(out, "\n");
 		wrap_at(out, width, 0, "", subcommands[i].summary);
 		if (subcommands[i].options[0] != '\0') {
 			lm_cli_printf(out, "\nOptions:\n");
-			option_lines(out, width, subcommands[i].options);
+			option_lines(out, width, which, subcommands[i].options);
 		}
 		lm_cli_printf(out, "\n");
 		snprintf(line, sizeof(line), "The other subcommands: lume-metal help %s. Common options (--format, --quiet, "
@@ -446,7 +531,7 @@ int lm_cli_command_help(lm_cli *cli, const char *command, FILE *out)
 		for (k = 0; k < sizeof(command_options) / sizeof(command_options[0]); k++)
 			if (strcmp(command_options[k].command, command) == 0 && command_options[k].options[0] != '\0') {
 				lm_cli_printf(out, "\nOptions:\n");
-				option_lines(out, width, command_options[k].options);
+				option_lines(out, width, command, command_options[k].options);
 			}
 		example_lines(out, width, command);
 		lm_cli_printf(out, "\n");

@@ -8,6 +8,8 @@
 static const char *const environment_help[] = {
 	"LUME_METAL_SSH_PASSWORD", "The guest's password (never in argv, never printed, never passed to a child).",
 	"NO_COLOR", "Any non-empty value: no colour (https://no-color.org); --color always still colours.",
+	"CLICOLOR_FORCE", "Set and not 0: colour off a terminal too (https://bixense.com/clicolors/), unless NO_COLOR.",
+	"FORCE_COLOR", "Set, not empty and not 0: colour off a terminal too (https://force-color.org), unless NO_COLOR.",
 	"TERM", "dumb: no colour and no live line redrawn in place.",
 	"COLUMNS", "The width help is wrapped to; default: the terminal's, 80 when not a terminal.",
 	"XDG_STATE_HOME", "Where the state directory is by default ($XDG_STATE_HOME/lume-metal).",

@@ -91,7 +91,9 @@ static const struct option_doc {
 	{"profile", required_argument, OPT_PROFILE, "NAME|FILE", NULL,
 	 "Capability profile: a built-in name (lume-metal profile list) or a JSON file."},
 	{"all", no_argument, OPT_ALL, NULL, NULL, "rollback: every VM the state knows."},
-	{"jobs", required_argument, OPT_JOBS, "N", NULL, "enable: VMs handled at once (default 1)."},
+	{"jobs", required_argument, OPT_JOBS, "N", NULL,
+	 "enable, rollback, agent install and remove: VMs handled at once (default 1; at most 64). Several VMs print "
+	 "one line each and the recap; --verbose adds their steps."},
 	{"keep", no_argument, OPT_KEEP_HOST, NULL, NULL,
 	 "host enable: the fleet keeps the host unlocked: rolling back the last enabled VM leaves the "
 	 "preference set (so the next job's fresh VM needs no restart); only host disable, or rollback "
@@ -191,9 +193,10 @@ static const struct option_doc {
 	{"chip", required_argument, OPT_CHIP, "FAMILY", NULL,
 	 "profile lint: the host's own Apple family (e.g. Apple7 for M1) to check the ceiling against."},
 	{"color", required_argument, OPT_COLOR, "auto|always|never", NULL,
-	 "Colour ok, warn and fail in the output: auto (the default) colours only a terminal, and never when "
-	 "NO_COLOR is set or TERM is dumb."},
-	{"verbose", no_argument, OPT_VERBOSE, NULL, NULL, "Show debug lines; run: each process that loaded the shim "
+	 "Colour ok, warn and fail in the output: auto (the default) colours only a terminal (or any output when "
+	 "CLICOLOR_FORCE or FORCE_COLOR asks), and never when NO_COLOR is set or TERM is dumb."},
+	{"verbose", no_argument, OPT_VERBOSE, NULL, NULL, "Show debug lines and the steps (off a terminal, as they "
+	 "happen); several VMs: each VM's steps under its line; run: each process that loaded the shim "
 	 "and what its children get."},
 	{"man", no_argument, OPT_MAN, NULL, NULL, "Print the man page (roff) and exit."},
 	{"help", no_argument, OPT_HELP, NULL, NULL, "Show this help and exit."},
@@ -208,7 +211,7 @@ static const struct option_doc {
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
 
 static const char *const command_help[] = {
-	"enable VM... [--profile P] [--keep-host]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
+	"enable VM... [--profile P] [--jobs N] [--keep-host]", "Unlock the VMs: host preference, restart if needed, install and verify the guest bundle, probe.",
 	"status [VM...] [--long]", "Host preference and, per VM, state, bundle, restart pending, last probe.",
 	"probe VM", "Stock vs shimmed capability table.",
 	"run VM [-i] [-t] [--require-shim] [--resign-copy] -- CMD...", "Run one guest command with the shim, as tart exec does; "
@@ -218,7 +221,7 @@ static const char *const command_help[] = {
 	"bench --bare-metal -- llama-bench ARGS...", "The same on this host itself: the bare-metal record.",
 	"bench compare DIR...", "Folders side by side; --markdown --svg --matrix.",
 	"report DIR...", "Issue-ready results (docs/results-report.md).",
-	"rollback VM...|--all [--restore-host]", "Remove the guest files; restore the host preference when no VM is left.",
+	"rollback VM...|--all [--jobs N] [--restore-host]", "Remove the guest files; restore the host preference when no VM is left.",
 	"profile list|show NAME|FILE|lint FILE", "Built-in profiles, a profile's effect and warnings.",
 	"host enable [--keep]|disable|status", "The host preference alone (--keep: kept for a CI fleet until host disable).",
 	"forget-host VM", "Forget a guest's recorded SSH host key.",
@@ -561,7 +564,8 @@ int lm_cli_parse(lm_cli *cli, int argc, char **argv)
 		if ((rc = set_option(cli, c, optarg, flag)) != 0)
 			return rc;
 	}
-	cli->color_on = lm_cli_color_wanted(cli->color, isatty(STDOUT_FILENO), getenv("NO_COLOR"), getenv("TERM"));
+	cli->color_on = lm_cli_color_wanted(cli->color, isatty(STDOUT_FILENO), getenv("NO_COLOR"), getenv("TERM"),
+	    lm_cli_color_forced(getenv("CLICOLOR_FORCE"), getenv("FORCE_COLOR")));
 	/* The words after the options: the command's, or (--help) what help is asked about. */
 	cli->argv = argv + optind;
 	cli->argc = dashdash - optind;

@@ -288,6 +288,10 @@ void lm_cli_log(void *data, lm_log_level level, const char *line)
 		return;
 	if ((cli->json || cli->quiet) && level == LM_LOG_INFO)
 		return;
+	/* A fleet's informational lines (each VM's start and stop, first contacts) under --verbose: the
+	 * run is one line per VM and the recap, as Ansible's; warnings stay. */
+	if (cli->fleet && !cli->verbose && level == LM_LOG_INFO)
+		return;
 	lm_cli_progress_clear(cli);
 	lm_cli_printf(stderr, "%s%s\n", level == LM_LOG_WARN ? "warning: " : "", line);
 }
@@ -320,11 +324,13 @@ static void on_step(void *data, const lm_step_event *ev)
 	}
 	if (!cli->progress || cli->quiet)
 		return;
-	lm_cli_progress_clear(cli);
-	/* On a terminal a step is a live line while it runs; the summary lists it once at the end. */
+	/* On a terminal a step is its VM's live row while it runs (every VM of a fleet its own); the
+	 * summary lists it once at the end. */
 	if (cli->live.tty) {
 		if (ev->state == LM_STEP_STARTED)
-			lm_cli_progress_live(cli, "%s%s%s ...", ev->vm, ev->vm[0] ? ": " : "", ev->name);
+			lm_cli_progress_row(cli, ev->vm, "%s%s%s ...", ev->vm, ev->vm[0] ? ": " : "", ev->name);
+		else
+			lm_cli_progress_row_done(cli, ev->vm);
 		return;
 	}
 	if (ev->state == LM_STEP_STARTED)

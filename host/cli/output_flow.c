@@ -72,6 +72,29 @@ static size_t would_restart(const lm_flow_result *r)
 	return n;
 }
 
+/* Whether a VM of a fleet restarted, in its one line: enable says it either way (the question a
+ * fleet's operator asks), rollback only when it did; a dry run says what it would do. */
+static const char *restart_words(const lm_cli *cli, const lm_vm_outcome *o)
+{
+	const char *command = cli->json_command != NULL ? cli->json_command : cli->command;
+	size_t k;
+
+	if (o->restarted)
+		return ", restarted";
+	for (k = 0; k < o->nsteps; k++)
+		if (strcmp(o->steps[k]->name, "restart") == 0 && o->steps[k]->detail != NULL &&
+		    strncmp(o->steps[k]->detail, "would restart", 13) == 0)
+			return ", would restart";
+	if (command == NULL || strcmp(command, "enable") != 0)
+		return "";
+	if (o->started)
+		return cli->lib.dry_run ? ", would start" : ", started";
+	for (k = 0; k < o->nsteps; k++)
+		if (strcmp(o->steps[k]->name, "start") == 0 && cli->lib.dry_run)
+			return ", would start";
+	return ", no restart";
+}
+
 /* What several VMs came to, in one line after theirs, as Ansible's PLAY RECAP ends a play:
  * "4 enabled, 0 failed in 2.2 s" (the run's own time); a dry run says what it would do: "would
  * enable 3 (1 restart), 0 failed in 0.4 s". One VM's line says it already. */
@@ -108,8 +131,16 @@ void lm_cli_flow_failed_vm(lm_cli *cli, const lm_flow_result *r, const lm_vm_out
 {
 	const char *hint;
 
+	size_t k;
+
+	/* Its time is its steps'; a VM that failed before any step took the run's time when it was
+	 * the run's only VM and the run was timed. Otherwise its time is not known: none is printed,
+	 * never a "(0.00 s)" that did not happen (issue 50). */
+	if (o->nsteps > 0)
+		for (total = 0, k = 0; k < o->nsteps; k++)
+			total += o->steps[k]->seconds;
 	lm_cli_word(stdout, cli, LM_CLI_FAIL, "FAILED", 0);
-	if (o->nsteps == 0 && r->count > 1) /* its own time is not known */
+	if (o->nsteps == 0 && (r->count > 1 || total <= 0))
 		lm_cli_printf(stdout, " %s\n", o->vm);
 	else
 		lm_cli_printf(stdout, " %s (%.2f s)\n", o->vm, total);
@@ -131,7 +162,7 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 	const char *hint;
 	char *doc = NULL, run_hint[640];
 	size_t i, k;
-	int rc;
+	int rc, fleet;
 
 	lm_cli_progress_clear(cli);
 	if (cli->json) {
@@ -152,6 +183,9 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 			order[i] = r->vms[i];
 		qsort(order, r->count, sizeof(*order), by_name);
 	}
+	/* A fleet reads like Ansible's: one line per VM (its result, its time, whether it restarted)
+	 * and the recap; the steps under --verbose. One VM keeps its steps. */
+	fleet = r->count > 1 && !cli->verbose;
 	for (i = 0; i < r->count; i++) {
 		const lm_vm_outcome *o = order != NULL ? order[i] : r->vms[i];
 		double total = 0;
@@ -164,12 +198,13 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 		 * run's, when it was this VM's alone; never a 0.00 s that did not happen. */
 		if (o->nsteps == 0 && r->count == 1)
 			total = r->seconds;
-		if (o->rc < 0) {
+		if (o->rc < 0)
 			lm_cli_flow_failed_vm(cli, r, o, total);
-		} else {
+		else if (fleet)
+			lm_cli_printf(stdout, "%s (%.2f s%s)\n", o->message, total, restart_words(cli, o));
+		else
 			lm_cli_printf(stdout, "%s (%.2f s)\n", o->message, total);
-		}
-		if (cli->quiet) /* the result only */
+		if (cli->quiet || fleet) /* the result only */
 			continue;
 		for (k = 0; k < o->nsteps; k++)
 			lm_cli_printf(stdout, "  %-16s %7.3f s  %s\n", o->steps[k]->name, o->steps[k]->seconds, o->steps[k]->detail);
@@ -179,6 +214,12 @@ void lm_cli_flow_print(lm_cli *cli, const lm_flow_result *r, int exit_code)
 	if (r->pref_restored)
 		lm_cli_printf(stdout, "host preference %s.%s restored: %s\n", r->pref.domain, r->pref.key,
 		    r->pref.present ? r->pref.value : "absent");
+	/* A fleet's informational lines are --verbose's: the preference's change, which every VM of
+	 * the host reads, is said once. */
+	else if (cli->fleet && !cli->verbose && r->pref_changed)
+		lm_cli_printf(stdout, "host preference %s.%s %s %s (was %s)\n", r->pref.domain, r->pref.key,
+		    cli->lib.dry_run ? "would be set to" : "set to", r->pref.present ? r->pref.value : "absent",
+		    r->pref.original[0] ? r->pref.original : "unknown");
 	free(order);
 	lm_cli_flow_recap(cli, r);
 	lm_cli_flush();

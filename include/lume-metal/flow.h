@@ -132,6 +132,11 @@ LM_EXTERN(int) lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n,
  * carry the unlocked level once the preference is restored. */
 LM_EXTERN(int) lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all, int restart,
     lm_flow_result **out);
+/* The same, `jobs` VMs at once (as enable's jobs; 1: one after another, as lm_flow_rollback). The
+ * host preference is restored by the last VM rolled back, whichever it is; a dry run goes one VM
+ * at a time (its plan is read in the order named). */
+LM_EXTERN(int) lm_flow_rollback_jobs(lm_context *ctx, const char *const *vms, size_t n, int all, int restart,
+    int jobs, lm_flow_result **out);
 
 /* status [VM...] (n == 0: every VM the state knows). Reads only; checks bundles over SSH when
  * the VM is running. */
@@ -263,6 +268,12 @@ LM_EXTERN(int) lm_flow_agent_install_vms(lm_context *ctx, const char *const *vms
     const lm_agent_spec *spec, const lm_profile *profile, const lm_workload_options *opts, lm_flow_result **out);
 LM_EXTERN(int) lm_flow_agent_remove_vms(lm_context *ctx, const char *const *vms, size_t n, const char *label,
     lm_flow_result **out);
+/* install and remove, `jobs` VMs at once (as enable's jobs; 1: the two above). */
+LM_EXTERN(int) lm_flow_agent_install_jobs(lm_context *ctx, const char *const *vms, size_t n,
+    const lm_agent_spec *spec, const lm_profile *profile, const lm_workload_options *opts, int jobs,
+    lm_flow_result **out);
+LM_EXTERN(int) lm_flow_agent_remove_jobs(lm_context *ctx, const char *const *vms, size_t n, const char *label,
+    int jobs, lm_flow_result **out);
 LM_EXTERN(int) lm_flow_agent_list_vms(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result **out);
 /* agent logs VM LABEL: the agent's stdout and stderr logs (its StandardOutPath and
  * StandardErrorPath in the guest), each given to on_data as it is read: whole (follow 0), or

@@ -271,7 +271,18 @@ scenario_help() {
     cmp -s "$E2E_DIR/sh.out" "$E2E_DIR/sh2.out" || fail "help $sub differs from $sub --help"
   done
   lm agent install --help >"$E2E_DIR/ai.out"
-  grep -q '^  --keep-alive ' "$E2E_DIR/ai.out" && ! grep -q '^  --jobs ' "$E2E_DIR/ai.out" || fail "agent install's options: $(cat "$E2E_DIR/ai.out")"
+  grep -q '^  --keep-alive ' "$E2E_DIR/ai.out" && grep -q '^  --jobs N ' "$E2E_DIR/ai.out" || fail "agent install's options: $(cat "$E2E_DIR/ai.out")"
+  note "an option's text in a command's help names no other command (issue 50)"
+  local cmds="enable status probe run rollback profile host forget-host gc bench report agent doctor selftest local" c others bad
+  for c in enable status probe run rollback gc bench report doctor selftest; do
+    others=$(echo $cmds | tr ' ' '\n' | grep -vx "$c" | paste -sd'|')
+    # one line per option (a wide COLUMNS: no wrapping), its text after the option's column
+    bad=$(COLUMNS=2000 "$LM_BIN" help "$c" | sed -n '/^Options:/,/^$/p' | grep '^  --' | sed -E 's/^  --[^ ]+( [^ ]+)? +//' |
+      grep -Ew "^($others)( [a-z]+)?[:,/]|[(, ]($others)[,)]" || true)
+    [ -z "$bad" ] || fail "help $c: an option's text names another command: $bad"
+  done
+  lm help rollback >"$E2E_DIR/hr.out"
+  grep -q '^  --jobs N ' "$E2E_DIR/hr.out" || fail "rollback takes no --jobs: $(cat "$E2E_DIR/hr.out")"
   note "a subcommand's help lists every option whose text names it (issue 50: agent install's --process-type)"
   local opt
   for sub in "agent install" "agent remove" "agent list" "agent logs" "bench compare" "local probe" "local run" \
@@ -530,8 +541,13 @@ scenario_fleet_views() {
   [ $rc -eq 0 ] || fail "enable --dry-run: exit $rc: $(cat "$E2E_DIR/d.out" "$E2E_DIR/d.err")"
   [ "$(tail -n 1 "$E2E_DIR/d.out" | sed -E 's/[0-9]+\.[0-9] s$/T s/')" = "would enable 4 (1 restart), 0 failed in T s" ] ||
     fail "the dry run's recap: $(cat "$E2E_DIR/d.out")"
-  grep -q '^  restart  .* would restart: the VM runs already and the preference would change now' "$E2E_DIR/d.out" ||
-    fail "the dry run's plan has no restart: $(cat "$E2E_DIR/d.out")"
+  grep -Eqx 'vm-a: plan ready \(dry run: nothing changed\) \([0-9.]+ s, would restart\)' "$E2E_DIR/d.out" ||
+    fail "the dry run's line has no restart: $(cat "$E2E_DIR/d.out")"
+  # The plan's steps under --verbose (a fleet's lines are one per VM, issue 50).
+  lm enable vm-d vm-a vm-c vm-b --jobs 4 --dry-run --verbose >"$E2E_DIR/dv.out" 2>"$E2E_DIR/dv.err" ||
+    fail "enable --dry-run --verbose: $(cat "$E2E_DIR/dv.out" "$E2E_DIR/dv.err")"
+  grep -q '^  restart  .* would restart: the VM runs already and the preference would change now' "$E2E_DIR/dv.out" ||
+    fail "the dry run's plan has no restart: $(cat "$E2E_DIR/dv.out")"
   set +e; lm enable vm-d vm-a vm-c vm-b --jobs 4 >"$E2E_DIR/e.out" 2>"$E2E_DIR/e.err"; rc=$?; set -e
   [ $rc -eq 0 ] || fail "enable: exit $rc: $(cat "$E2E_DIR/e.out" "$E2E_DIR/e.err")"
   grep -Eqx '4 enabled, 0 failed in [0-9]+\.[0-9] s' "$E2E_DIR/e.out" || fail "no recap: $(cat "$E2E_DIR/e.out")"
@@ -582,6 +598,119 @@ scenario_fleet_views() {
   jq_is "$E2E_DIR/r.json" '.recap | tojson' '{"ok":2,"failed":0,"unsupported":0}'
   lm status vm-a >"$E2E_DIR/one.out" 2>&1 || true
   ! grep -q 'enabled, .* failed in' "$E2E_DIR/one.out" || fail "a recap for one VM"
+}
+
+# ---- A fleet reads like Ansible (issue 50, item 3) ----
+# Eight VMs: each gets one line when the run ends (its result, time, restart or not), sorted by name,
+# and the recap closes the run -- at most 10 lines where there were 104 (65 for a re-enable); the
+# steps under --verbose. rollback and agent install|remove take --jobs as enable does. On a
+# terminal every VM that waits is drawn waiting, not only the last one heard.
+FLEET8=(vm-h vm-c vm-f vm-a vm-e vm-b vm-g vm-d)
+fleet_one_line_each() { # FILE WHAT RE: one line per VM, sorted by name, each matching "VM: RE"; the recap last
+  local f=$1 what=$2 re=$3
+  [ "$(grep -c '^vm-' "$f")" -eq 8 ] || fail "$what: not one line per VM: $(cat "$f")"
+  [ "$(grep '^vm-' "$f" | cut -d: -f1 | tr '\n' ' ')" = "vm-a vm-b vm-c vm-d vm-e vm-f vm-g vm-h " ] ||
+    fail "$what: not sorted by name: $(cat "$f")"
+  local bad; bad=$(grep '^vm-' "$f" | grep -Ev "^vm-[a-h]: $re" || true)
+  [ -z "$bad" ] || fail "$what: lines that are not one VM's result: $bad"
+  ! grep -q '^  ' "$f" || fail "$what: step lines without --verbose: $(cat "$f")"
+}
+only_waits() { # FILE: stderr holds nothing but wait lines (a CI log's line per long wait)
+  local bad; bad=$(grep -Ev '^vm-[a-h]: [a-z-]+: waiting \([0-9]+ s so far\): ' "$1" || true)
+  [ -z "$bad" ] || fail "stderr has more than waits: $bad"
+}
+scenario_fleet_lines() {
+  local rc vm
+  # Half of them running since before the preference changes (each is restarted), half stopped
+  # (each is started).
+  sim_start $(printf -- '--vm %s ' "${FLEET8[@]}") --boot-delay 0 --stop-delay 0 --max-running 8
+  for vm in vm-a vm-c vm-e vm-g; do vm_run "$vm"; done
+
+  note "enable of eight: one line each, sorted, the recap last; at most 10 lines"
+  set +e; lm enable "${FLEET8[@]}" --jobs 4 >"$E2E_DIR/e.out" 2>"$E2E_DIR/e.err"; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "enable: exit $rc: $(cat "$E2E_DIR/e.out" "$E2E_DIR/e.err")"
+  [ "$(wc -l <"$E2E_DIR/e.out")" -le 10 ] || fail "enable of 8: $(wc -l <"$E2E_DIR/e.out") lines: $(cat "$E2E_DIR/e.out")"
+  only_waits "$E2E_DIR/e.err"
+  fleet_one_line_each "$E2E_DIR/e.out" enable 'enabled \([0-9]+\.[0-9]{2} s, (restarted|started)\)$'
+  for vm in vm-a vm-c vm-e vm-g; do grep -q "^$vm: enabled (.*, restarted)$" "$E2E_DIR/e.out" || fail "$vm not restarted: $(cat "$E2E_DIR/e.out")"; done
+  for vm in vm-b vm-d vm-f vm-h; do grep -q "^$vm: enabled (.*, started)$" "$E2E_DIR/e.out" || fail "$vm not started: $(cat "$E2E_DIR/e.out")"; done
+  tail -n 1 "$E2E_DIR/e.out" | grep -Eqx '8 enabled, 0 failed in [0-9]+\.[0-9] s' || fail "no recap last: $(cat "$E2E_DIR/e.out")"
+
+  note "a re-enable: the same, no restart"
+  set +e; lm enable "${FLEET8[@]}" --jobs 4 >"$E2E_DIR/e2.out" 2>"$E2E_DIR/e2.err"; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "re-enable: exit $rc: $(cat "$E2E_DIR/e2.out" "$E2E_DIR/e2.err")"
+  [ "$(wc -l <"$E2E_DIR/e2.out")" -le 10 ] || fail "re-enable of 8: $(cat "$E2E_DIR/e2.out")"
+  only_waits "$E2E_DIR/e2.err"
+  fleet_one_line_each "$E2E_DIR/e2.out" re-enable 'already enabled, verified \([0-9]+\.[0-9]{2} s, no restart\)$'
+
+  note "--verbose: each VM's steps under its line"
+  set +e; lm enable "${FLEET8[@]}" --verbose >"$E2E_DIR/v.out" 2>"$E2E_DIR/v.err"; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "enable --verbose: exit $rc: $(cat "$E2E_DIR/v.err")"
+  [ "$(grep -c '^  probe ' "$E2E_DIR/v.out")" -eq 8 ] || fail "--verbose: no steps: $(cat "$E2E_DIR/v.out")"
+  note "one VM keeps its steps"
+  lm enable vm-a >"$E2E_DIR/one.out" 2>&1 || fail "enable vm-a: $(cat "$E2E_DIR/one.out")"
+  grep -q '^  probe ' "$E2E_DIR/one.out" || fail "one VM without its steps: $(cat "$E2E_DIR/one.out")"
+
+  note "rollback --all --jobs 4: one line each, sorted, the recap; the preference restored once"
+  set +e; lm rollback --all --jobs 4 --no-restart >"$E2E_DIR/r.out" 2>"$E2E_DIR/r.err"; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "rollback --jobs 4: exit $rc: $(cat "$E2E_DIR/r.out" "$E2E_DIR/r.err")"
+  only_waits "$E2E_DIR/r.err"
+  fleet_one_line_each "$E2E_DIR/r.out" rollback 'rolled back \([0-9]+\.[0-9]{2} s\)$'
+  grep -q '^host preference .* restored: ' "$E2E_DIR/r.out" || fail "the preference not restored: $(cat "$E2E_DIR/r.out")"
+  tail -n 1 "$E2E_DIR/r.out" | grep -Eqx '8 rolled back, 0 failed in [0-9]+\.[0-9] s' || fail "no recap last: $(cat "$E2E_DIR/r.out")"
+  [ "$(plist_xml)" = absent ] || fail "the preference is not back to absent: $(plist_xml)"
+  lm_json "$E2E_DIR/s.json" status
+  jq_is "$E2E_DIR/s.json" '.vms | length' 0
+
+  note "agent install and remove --jobs 4: one line each, sorted, the recap"
+  lm_json "$E2E_DIR/e3.json" enable "${FLEET8[@]}" --jobs 4
+  expect_rc 0 "$E2E_DIR/e3.json"
+  for vm in "${FLEET8[@]}"; do install_workload "$vm"; done
+  set +e; lm agent install "${FLEET8[@]}" --jobs 4 --label $LABEL -- llama-server >"$E2E_DIR/i.out" 2>"$E2E_DIR/i.err"; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "agent install --jobs 4: exit $rc: $(cat "$E2E_DIR/i.out" "$E2E_DIR/i.err")"
+  fleet_one_line_each "$E2E_DIR/i.out" "agent install" "agent $LABEL installed"
+  tail -n 1 "$E2E_DIR/i.out" | grep -Eqx '8 installed, 0 failed in [0-9]+\.[0-9] s' || fail "no recap: $(cat "$E2E_DIR/i.out")"
+  lm_json "$E2E_DIR/l.json" agent list "${FLEET8[@]}"
+  jq_is "$E2E_DIR/l.json" "[.vms[].agents[] | select(.label == \"$LABEL\")] | length" 8
+  set +e; lm agent remove "${FLEET8[@]}" --jobs 4 --label $LABEL >"$E2E_DIR/x.out" 2>"$E2E_DIR/x.err"; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "agent remove --jobs 4: exit $rc: $(cat "$E2E_DIR/x.out" "$E2E_DIR/x.err")"
+  fleet_one_line_each "$E2E_DIR/x.out" "agent remove" "agent $LABEL removed"
+  tail -n 1 "$E2E_DIR/x.out" | grep -Eqx '8 removed, 0 failed in [0-9]+\.[0-9] s' || fail "no recap: $(cat "$E2E_DIR/x.out")"
+  lm_json "$E2E_DIR/l2.json" agent list "${FLEET8[@]}"
+  jq_is "$E2E_DIR/l2.json" "[.vms[].agents[] | select(.label == \"$LABEL\")] | length" 0
+  lm_json "$E2E_DIR/r2.json" rollback --all --jobs 4
+  expect_rc 0 "$E2E_DIR/r2.json"
+  jq_is "$E2E_DIR/r2.json" '.recap | tojson' '{"ok":8,"failed":0,"unsupported":0}'
+
+  note "a failure whose time is not known prints none, never (0.00 s)"
+  set +e; lm probe nosuch >"$E2E_DIR/p.out" 2>"$E2E_DIR/p.err"; rc=$?; set -e
+  [ $rc -ne 0 ] && grep -qx 'FAILED nosuch' "$E2E_DIR/p.out" || fail "probe nosuch: exit $rc: $(cat "$E2E_DIR/p.out" "$E2E_DIR/p.err")"
+  ! grep -q '0\.00 s' "$E2E_DIR/p.out" "$E2E_DIR/p.err" || fail "a time that did not happen: $(cat "$E2E_DIR/p.out" "$E2E_DIR/p.err")"
+}
+
+# On a terminal every VM that waits has its own live row: four VMs whose locks other lume-metal
+# processes hold (stopped at a step by the test hook, so that the waits last until released) are
+# drawn waiting in one frame of the live area.
+scenario_fleet_waits() {
+  local vm holders=() rc
+  sim_start --vm vm-a --vm vm-b --vm vm-c --vm vm-d --boot-delay 0 --stop-delay 0 --max-running 4
+  trap 'rc=$?; kill -KILL "${holders[@]}" 2>/dev/null || true; lm_test_exit "$rc"' EXIT
+  for vm in vm-a vm-b vm-c vm-d; do
+    LUME_METAL_TEST_STOP_AT=after-preference "$LM_BIN_HOOKS" enable "$vm" >"$E2E_DIR/h-$vm.out" 2>&1 &
+    holders+=($!)
+  done
+  for p in "${holders[@]}"; do wait_for 15 "holder $p to stop at its step" is_stopped "$p"; done
+  TERM=xterm script -qefc "$(printf '%q ' "$LM_BIN" enable vm-a vm-b vm-c vm-d --jobs 4)" "$E2E_DIR/tty.log" >/dev/null &
+  local waiter=$!
+  four_waiting() { # one frame (what follows an erase of the area's first row) with all four rows waiting
+    perl -0777 -ne 'for (split /\r\e\[K/) { my $n = () = /(?:^|\e\[K)vm-[a-d]: wait-lock: waiting \d+ s: another lume-metal process/g; exit 0 if $n == 4 } exit 1' "$E2E_DIR/tty.log"
+  }
+  wait_for 30 "four VMs drawn waiting at once: $(cat -v "$E2E_DIR/tty.log" | tail -c 2000)" four_waiting
+  kill -CONT "${holders[@]}"
+  for p in "${holders[@]}"; do wait "$p" || fail "a holder failed: $(cat "$E2E_DIR"/h-*.out)"; done
+  set +e; wait $waiter; rc=$?; set -e
+  [ $rc -eq 0 ] || fail "enable on a terminal: exit $rc: $(cat -v "$E2E_DIR/tty.log")"
+  tr -d '\r' <"$E2E_DIR/tty.log" | grep -Eqx '4 enabled, 0 failed in [0-9]+\.[0-9] s' || fail "no recap: $(cat -v "$E2E_DIR/tty.log")"
 }
 
 # ---- Agents over a fleet (issue 37 items 4 and 6) ----
@@ -763,6 +892,17 @@ scenario_color_width() {
   note "off a terminal: no colour, whatever NO_COLOR says"
   env -u NO_COLOR "$LM_BIN" doctor vm1 >"$E2E_DIR/d.out" 2>&1 || fail "doctor: $(cat "$E2E_DIR/d.out")"
   ! has_esc "$E2E_DIR/d.out" || fail "colour on a pipe: $(cat -v "$E2E_DIR/d.out")"
+  note "CLICOLOR_FORCE and FORCE_COLOR colour a pipe; NO_COLOR wins over them; CLICOLOR_FORCE=0 does not (issue 50)"
+  for how in "CLICOLOR_FORCE=1" "FORCE_COLOR=1" "FORCE_COLOR=true"; do
+    env -u NO_COLOR $how "$LM_BIN" doctor vm1 >"$E2E_DIR/f.out" 2>&1 || fail "doctor with $how: $(cat "$E2E_DIR/f.out")"
+    grep -q $'^\033\[32mok\033\[0m ' "$E2E_DIR/f.out" || fail "no colour on a pipe with $how: $(cat -v "$E2E_DIR/f.out")"
+  done
+  for how in "NO_COLOR=1 CLICOLOR_FORCE=1" "NO_COLOR=1 FORCE_COLOR=1" "CLICOLOR_FORCE=0" "CLICOLOR_FORCE=1 --color never"; do
+    # shellcheck disable=SC2086 # variables, then perhaps an option
+    env -u NO_COLOR ${how%% --*} "$LM_BIN" doctor vm1 $([ "${how#*--}" != "$how" ] && echo "--${how#*--}") >"$E2E_DIR/f.out" 2>&1 ||
+      fail "doctor with $how: $(cat "$E2E_DIR/f.out")"
+    ! has_esc "$E2E_DIR/f.out" || fail "colour with $how: $(cat -v "$E2E_DIR/f.out")"
+  done
   note "--color always: ok, warn and fail coloured"
   env -u NO_COLOR "$LM_BIN" doctor vm1 --color always >"$E2E_DIR/d2.out" 2>&1 || fail "$(cat "$E2E_DIR/d2.out")"
   grep -q $'^\033\[32mok\033\[0m ' "$E2E_DIR/d2.out" || fail "ok not green: $(cat -v "$E2E_DIR/d2.out")"

@@ -436,7 +436,9 @@ $(cat "$E2E_DIR/fleet.trace")"
   wait_stopped $holder
   "$LM_BIN" enable vm1 vm2 vm3 --jobs 3 >"$E2E_DIR/g.out" 2>"$E2E_DIR/g.err" &
   local fleet=$!
-  wait_line "$E2E_DIR/g.err" "^vm3: another lume-metal process \(pid $holder, enable\) is working on this VM; waiting for it to finish$"
+  # A fleet says a lock's wait at once, as its wait line (its informational lines are --verbose's,
+  # issue 50).
+  wait_line "$E2E_DIR/g.err" "^vm3: wait-lock: waiting \([0-9]+ s so far\): another lume-metal process \(pid $holder, enable\) is working on this VM$"
   both_enabled() { [ "$(journal_status vm1)" = enabled ] && [ "$(journal_status vm2)" = enabled ]; }
   wait_for 120 "vm1 and vm2 were not enabled while vm3 was held: $(cat "$E2E_DIR/g.err")" both_enabled
   kill -0 $holder 2>/dev/null && [ "$(awk '{print $3}' "/proc/$holder/stat")" = T ] ||

@@ -430,6 +430,11 @@ scenario_auto_choice() {
   # Two VMs: a row each, the manager in its column; --long: each VM's detail line.
   lm status vm1 vm2 | grep -Eq '^vm2 +[a-z]+ +tart ' || fail "status: $(lm status vm1 vm2)"
   lm status vm1 vm2 --long | grep -q "manager tart" || fail "status --long: $(lm status vm1 vm2 --long)"
+  # doctor names the manager chosen for each VM, never "auto" (issue 50: Tart or UTM also installed).
+  lm doctor vm1 vm2 >"$E2E_DIR/d.out" 2>&1 || true
+  grep -q 'tart (found automatically)' "$E2E_DIR/d.out" && grep -q 'lume-api (found automatically)' "$E2E_DIR/d.out" ||
+    fail "doctor's managers: $(cat "$E2E_DIR/d.out")"
+  ! grep -qw 'auto (found automatically)' "$E2E_DIR/d.out" || fail "doctor shows auto: $(cat "$E2E_DIR/d.out")"
   # vm1 also in Tart's store: which one is meant cannot be told.
   mkdir -p "$TART_HOME/vms/vm1"
   cp "$TART_HOME/vms/vm2/config.json" "$TART_HOME/vms/vm1/"

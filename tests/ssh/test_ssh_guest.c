@@ -719,6 +719,86 @@ static void test_ed25519_key_file(void **state)
 	lm_context_free(ctx);
 }
 
+/* ~/.ssh/config (issue 50): its IdentityFile, User and Port for the guest's address are used
+ * where the caller gives none (port 0), an explicit user wins, and a ProxyJump is refused with a
+ * message naming the file's line (ssh_config(5)'s rules: test_ssh_config.c). */
+static void write_ssh_config(const char *text)
+{
+	char path[1200];
+
+	snprintf(path, sizeof(path), "%s/.ssh/config", getenv("HOME"));
+	write_file(path, text, 0600);
+}
+
+static void test_ssh_config_honoured(void **state)
+{
+	char key[1200], pub[1300], log[1200], config[4096], path[1200];
+	lm_options o;
+	lm_context *ctx;
+	lm_ssh *ssh = NULL;
+	size_t before;
+
+	(void)state;
+	snprintf(key, sizeof(key), "%s/id_config_ed25519", GUEST_WORK);
+	snprintf(pub, sizeof(pub), "%s.pub", key);
+	snprintf(log, sizeof(log), "%s/sshd.log", guest_a.dir);
+	keygen("ed25519", key);
+	authorize(&guest_a, pub);
+	/* Another address's section first, a negated one, then the guest's: its values, not theirs. */
+	snprintf(config, sizeof(config),
+	    "Host 10.255.255.1\n  User somebody\n  Port 1\n"
+	    "Host *.*.*.* !%s\n  IdentityFile /nonexistent/other\n"
+	    "Host %s\n  User lume\n  Port %d\n  IdentityFile %s\n"
+	    "Host *\n  User everybody\n", guest_a.address, guest_a.address, guest_a.port, key);
+	write_ssh_config(config);
+	before = count_in_file(log, "Accepted publickey for lume");
+	ctx = context_for("cfg");
+	lm_assert_ok(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, 0)); /* the port: the config's */
+	lm_ssh_free(ssh);
+	ssh = NULL;
+	lm_context_free(ctx);
+	assert_int_equal(count_in_file(log, "Accepted publickey for lume"), before + 1);
+
+	/* Its User is the one logged in as: an account the guest does not have fails, naming it. */
+	snprintf(config, sizeof(config), "Host %s\n  User nosuchuser\n  Port %d\n  IdentityFile %s\n", guest_a.address,
+	    guest_a.port, key);
+	write_ssh_config(config);
+	ctx = context_for("cfg");
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, 0), LM_EAUTH);
+	lm_assert_error_has("cannot log in as 'nosuchuser'");
+	lm_context_free(ctx);
+	/* An explicit user (--ssh-user) wins over the config's. */
+	assert_int_equal(lm_options_init(&o, LM_OPTIONS_VERSION), 0);
+	snprintf(path, sizeof(path), "%s/state-cfg", GUEST_WORK);
+	o.state_dir = path;
+	o.ssh_user = "lume";
+	o.connect_timeout = 3;
+	lm_assert_ok(lm_context_new(&ctx, &o));
+	lm_assert_ok(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, 0));
+	lm_ssh_free(ssh);
+	ssh = NULL;
+	lm_context_free(ctx);
+
+	/* ProxyJump: refused, saying where it was set; ProxyJump none before it: connected directly. */
+	snprintf(config, sizeof(config), "Host %s\n  Port %d\n  IdentityFile %s\n\nHost *\n  ProxyJump bastion.example\n",
+	    guest_a.address, guest_a.port, key);
+	write_ssh_config(config);
+	ctx = context_for("cfg");
+	lm_assert_fails(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, 0), LM_EUNSUPPORTED);
+	lm_assert_error_has("line 6 sets ProxyJump bastion.example");
+	lm_context_free(ctx);
+	snprintf(config, sizeof(config), "Host %s\n  ProxyJump none\n  Port %d\n  IdentityFile %s\nHost *\n"
+	    "  ProxyJump bastion.example\n", guest_a.address, guest_a.port, key);
+	write_ssh_config(config);
+	ctx = context_for("cfg");
+	lm_assert_ok(lm_ssh_connect(&ssh, ctx, guest_a.name, guest_a.address, 0));
+	lm_ssh_free(ssh);
+	lm_context_free(ctx);
+
+	snprintf(path, sizeof(path), "%s/.ssh/config", getenv("HOME"));
+	unlink(path);
+}
+
 static void test_rsa_key_refused(void **state)
 {
 	char key[1200];
@@ -1410,6 +1490,7 @@ int main(void)
 		cmocka_unit_test(test_guest_standins),
 		cmocka_unit_test(test_upload_verified),
 		cmocka_unit_test(test_ed25519_key_file),
+		cmocka_unit_test(test_ssh_config_honoured),
 		cmocka_unit_test(test_rsa_key_refused),
 		cmocka_unit_test(test_passwords),
 		cmocka_unit_test(test_disk_full),

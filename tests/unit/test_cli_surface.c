@@ -228,14 +228,33 @@ static void test_hints(void **state)
 static void test_color_wanted(void **state)
 {
 	(void)state;
-	assert_true(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, NULL, "xterm"));
-	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 0, NULL, "xterm"));     /* a pipe */
-	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, "1", "xterm"));      /* NO_COLOR */
-	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, "no", "xterm"));     /* any value */
-	assert_true(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, "", "xterm"));        /* empty: unset */
-	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, NULL, "dumb"));
-	assert_true(lm_cli_color_wanted(LM_CLI_COLOR_ALWAYS, 0, "1", "dumb"));      /* the option wins */
-	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_NEVER, 1, NULL, "xterm"));
+	assert_true(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, NULL, "xterm", 0));
+	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 0, NULL, "xterm", 0));     /* a pipe */
+	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, "1", "xterm", 0));      /* NO_COLOR */
+	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, "no", "xterm", 0));     /* any value */
+	assert_true(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, "", "xterm", 0));        /* empty: unset */
+	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, NULL, "dumb", 0));
+	assert_true(lm_cli_color_wanted(LM_CLI_COLOR_ALWAYS, 0, "1", "dumb", 0));      /* the option wins */
+	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_NEVER, 1, NULL, "xterm", 0));
+	/* CLICOLOR_FORCE, FORCE_COLOR (issue 50): a pipe and a dumb terminal coloured; NO_COLOR and
+	 * --color never win over them. */
+	assert_true(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 0, NULL, "xterm", 1));
+	assert_true(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 0, NULL, "dumb", 1));
+	assert_true(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 0, "", NULL, 1));
+	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 0, "1", "xterm", 1));
+	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_AUTO, 1, "1", "xterm", 1));
+	assert_false(lm_cli_color_wanted(LM_CLI_COLOR_NEVER, 0, NULL, "xterm", 1));
+	assert_true(lm_cli_color_forced("1", NULL));
+	assert_true(lm_cli_color_forced("yes", NULL));
+	assert_false(lm_cli_color_forced("0", NULL));     /* bixense.com/clicolors: != 0 */
+	assert_false(lm_cli_color_forced("", NULL));
+	assert_false(lm_cli_color_forced(NULL, NULL));
+	assert_true(lm_cli_color_forced(NULL, "1"));
+	assert_true(lm_cli_color_forced(NULL, "true"));
+	assert_true(lm_cli_color_forced(NULL, "3"));      /* force-color.org: any value */
+	assert_false(lm_cli_color_forced(NULL, ""));
+	assert_false(lm_cli_color_forced(NULL, "0"));     /* as Node's tools read it */
+	assert_true(lm_cli_color_forced("0", "1"));
 }
 
 /* Wrapped lines fit the width and keep every word, in order. */

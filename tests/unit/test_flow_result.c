@@ -105,11 +105,55 @@ static void test_steps_and_agents(void **state)
 	lm_context_free(ctx);
 }
 
+/* A failure's message names its VM once (issue 50): the SSH transport's "VM 'vm1' (ADDRESS:PORT):
+ * ..." was "vm1: VM 'vm1' (...): ..."; its step's detail, under the VM's name, does not repeat it. */
+static void test_vm_named_once(void **state)
+{
+	static const char *const names[] = {"vm1", "vm12"};
+	static const struct {
+		const char *error, *message, *detail;
+	} cases[] = {
+		{"VM 'vm1' (127.0.0.2:22): cannot connect to its SSH server: Connection refused",
+		 "vm1 (127.0.0.2:22): cannot connect to its SSH server: Connection refused",
+		 "127.0.0.2:22: cannot connect to its SSH server: Connection refused"},
+		{"VM 'vm1': its address 'x' is not an IP address", "vm1: its address 'x' is not an IP address",
+		 "its address 'x' is not an IP address"},
+		{"vm1: already says its name", "vm1: already says its name", "vm1: already says its name"},
+		{"no name at all", "vm1: no name at all", "no name at all"},
+		/* Another VM's name, or a longer one that starts with it: left as it is. */
+		{"VM 'vm12' (127.0.0.3:22): refused", "vm1: VM 'vm12' (127.0.0.3:22): refused",
+		 "VM 'vm12' (127.0.0.3:22): refused"},
+		{"VM 'vm1' is busy: another process", "vm1: VM 'vm1' is busy: another process",
+		 "VM 'vm1' is busy: another process"},
+	};
+	lm_options opts;
+	lm_context *ctx = NULL;
+	lm_flow_result *r = NULL;
+	double t;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(lm_options_init(&opts, LM_OPTIONS_VERSION), 0);
+	assert_int_equal(lm_context_new(&ctx, &opts), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(lm_flow_result_new(&r), 0);
+		assert_int_equal(lm_flow_open_outcomes(r, names, 2), 0);
+		assert_int_equal(lm_step_begin(ctx, r->vms[0], "ready", &t), 0);
+		lm_error_set(LM_ENETWORK, "%s", cases[i].error);
+		assert_int_equal(lm_outcome_fail(ctx, r->vms[0], LM_ENETWORK), LM_ENETWORK);
+		assert_string_equal(r->vms[0]->message, cases[i].message);
+		assert_string_equal(r->vms[0]->steps[0]->detail, cases[i].detail);
+		lm_flow_result_free(r);
+	}
+	lm_context_free(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_outcomes),
 		cmocka_unit_test(test_steps_and_agents),
+		cmocka_unit_test(test_vm_named_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

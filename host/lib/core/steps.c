@@ -167,23 +167,38 @@ void lm_outcome_append(lm_vm_outcome *o, const char *fmt, ...)
 int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc)
 {
 	lm_flow_step *s = step_running(o);
-	const char *why = lm_error_last()->message;
+	const char *why = lm_error_last()->message, *rest = NULL, *close;
 	size_t n = strlen(o->vm);
-	char *m;
+	char *m, *detail = NULL;
 
 	o->rc = rc;
 	/* Never an earlier message in its place: none at all, when this one cannot be had. The VM's
-	 * name once: many of the library's messages already begin with it. */
-	m = strncmp(why, o->vm, n) == 0 && why[n] == ':' && why[n + 1] == ' ' ? lm_format("%s", why) :
-	    lm_format("%s: %s", o->vm, why);
+	 * name once: many of the library's messages already begin with it ("vm1: ..."), and the SSH
+	 * transport's with "VM 'vm1' (ADDRESS:PORT): ..." or "VM 'vm1': ...", which become
+	 * "vm1 (ADDRESS:PORT): ..." and "vm1: ..." -- the step's detail, under the VM's name, without it. */
+	if (strncmp(why, "VM '", 4) == 0 && strncmp(why + 4, o->vm, n) == 0 && why[4 + n] == '\'' &&
+	    (why[5 + n] == ':' || (why[5 + n] == ' ' && why[6 + n] == '(' && strstr(why + 6 + n, "): ") != NULL)))
+		rest = why + 5 + n;
+	if (rest != NULL) {
+		m = lm_format("%s%s", o->vm, rest);
+		if (rest[0] == ':')
+			detail = lm_format("%s", rest + 2);
+		else if ((close = strstr(rest, "): ")) != NULL)
+			detail = lm_format("%.*s%s", (int)(close - rest - 2), rest + 2, close + 1);
+	} else if (strncmp(why, o->vm, n) == 0 && why[n] == ':' && why[n + 1] == ' ') {
+		m = lm_format("%s", why);
+	} else {
+		m = lm_format("%s: %s", o->vm, why);
+	}
 	free(o->message);
 	o->message = m;
 	if (s != NULL) {
 		s->state = LM_STEP_FAILED;
 		s->seconds = lm_clock_monotonic() - ((timed_step *)(void *)s)->started;
-		step_detailf(s, "%s", why);
-		lm_context_step(ctx, o->vm, s->name, LM_STEP_FAILED, s->seconds, why);
+		step_detailf(s, "%s", detail != NULL ? detail : why);
+		lm_context_step(ctx, o->vm, s->name, LM_STEP_FAILED, s->seconds, detail != NULL ? detail : why);
 	}
+	free(detail);
 	return rc;
 }
 

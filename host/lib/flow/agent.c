@@ -31,14 +31,15 @@ typedef struct {
 	char domain[32];
 } agent_op;
 
-static int op_open(lm_context *ctx, lm_vm_outcome *o, const char *what, agent_op *op)
+/* vmm: the worker's manager (parts.c's pool), not the operation's to free. */
+static int op_open(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, const char *what, agent_op *op)
 {
 	int rc;
 
 	memset(op, 0, sizeof(*op));
 	op->o = o;
+	op->vmm = vmm;
 	if ((rc = lm_vm_lock_take(&op->lock, ctx, op->o->vm, what, 0)) < 0 ||
-	    (rc = lm_vm_manager_open(&op->vmm, ctx)) < 0 ||
 	    (rc = lm_flow_open_enabled(ctx, op->vmm, op->o, &op->r, &op->ssh, &op->se)) < 0 ||
 	    (rc = lm_launchd_domain(op->ssh, op->domain, sizeof(op->domain))) < 0)
 		return lm_outcome_fail(ctx, op->o, rc);
@@ -49,7 +50,6 @@ static void op_close(agent_op *op)
 {
 	lm_vm_record_dispose(&op->r);
 	lm_ssh_free(op->ssh);
-	lm_vm_manager_free(op->vmm);
 	lm_vm_lock_release(op->lock);
 }
 
@@ -224,7 +224,7 @@ typedef struct {
 	const lm_workload_options *opts;
 } install_args;
 
-static int install_one(lm_context *ctx, lm_vm_outcome *o, const void *arg)
+static int install_one(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, const void *arg)
 {
 	const install_args *ia = arg;
 	const lm_agent_spec *spec = ia->spec;
@@ -233,7 +233,7 @@ static int install_one(lm_context *ctx, lm_vm_outcome *o, const void *arg)
 	agent_op op;
 	int rc, recorded = 0;
 
-	if ((rc = op_open(ctx, o, "agent install", &op)) < 0)
+	if ((rc = op_open(ctx, vmm, o, "agent install", &op)) < 0)
 		goto out;
 	if (ia->profile != NULL && (rc = lm_shim_env_make(&op.se, &op.o->guest, op.r.bundle.injection, op.r.bundle.shim,
 	    op.r.bundle.probe, ia->profile)) < 0) {
@@ -269,7 +269,7 @@ out:
 	return rc;
 }
 
-static int remove_one(lm_context *ctx, lm_vm_outcome *o, const void *arg)
+static int remove_one(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, const void *arg)
 {
 	const char *label = arg;
 	lm_agent_info a;
@@ -278,7 +278,7 @@ static int remove_one(lm_context *ctx, lm_vm_outcome *o, const void *arg)
 	double t;
 	int rc;
 
-	if ((rc = op_open(ctx, o, "agent remove", &op)) < 0)
+	if ((rc = op_open(ctx, vmm, o, "agent remove", &op)) < 0)
 		goto out;
 	/* op_open read the record under the VM's lock: no other operation changed it since. */
 	/* Removing what is not there is done already (a CI job's clean-up may run twice). */
@@ -313,30 +313,56 @@ out:
 	return rc;
 }
 
-/* The same operation on each named VM in turn, as rollback goes through its VMs: an outcome
- * each, a failed VM never stopping the next, and the run's own time (the recap's). Past a
- * request to stop, the VMs not begun fail as cancelled. One VM: its own code and error. */
-static int each_vm(lm_context *ctx, const char *const *vms, size_t n, int (*one)(lm_context *, lm_vm_outcome *,
-    const void *), const void *arg, lm_flow_result *result)
+typedef int (*agent_one_fn)(lm_context *, lm_vm_manager *, lm_vm_outcome *, const void *);
+
+/* What each VM of a run is given (parts.c's pool). */
+typedef struct {
+	lm_context *ctx;
+	agent_one_fn one;
+	const void *arg;
+	int first_rc; /* the first VM's code (one VM: the run's) */
+} agent_fleet;
+
+static void agent_worker_one(void *data, size_t worker, lm_vm_manager *vmm, size_t i, lm_vm_outcome *o)
 {
+	agent_fleet *f = data;
+	int rc;
+
+	(void)worker;
+	if (i > 0 && (rc = lm_context_check_cancel(f->ctx, "the next VM")) < 0)
+		lm_outcome_fail(f->ctx, o, rc);
+	else
+		rc = f->one(f->ctx, vmm, o, f->arg);
+	if (i == 0)
+		f->first_rc = rc;
+}
+
+/* The same operation on each named VM, as rollback goes through its VMs, jobs of them at once
+ * (parts.c's pool, enable's): an outcome each, a failed VM never stopping the others, and the
+ * run's own time (the recap's). Past a request to stop, the VMs not begun fail as cancelled. One
+ * VM: its own code and error. */
+static int each_vm(lm_context *ctx, const char *const *vms, size_t n, agent_one_fn one, const void *arg, int jobs,
+    lm_flow_result *result)
+{
+	agent_fleet f = {ctx, one, arg, 0};
+	lm_vm_manager *vmm = NULL;
 	double t = lm_clock_monotonic();
-	size_t i;
-	int rc = 0, one_rc;
+	int rc;
 
 	if ((rc = lm_flow_open_outcomes(result, vms, n)) < 0)
 		return rc;
 	if (n == 0)
 		return lm_error_set(LM_EINVALID, "agent: name at least one VM");
-	for (i = 0; i < result->count; i++) {
-		if (i > 0 && (one_rc = lm_context_check_cancel(ctx, "the next VM")) < 0)
-			lm_outcome_fail(ctx, result->vms[i], one_rc);
-		else
-			one_rc = one(ctx, result->vms[i], arg);
-		if (i == 0)
-			rc = one_rc;
+	/* The first worker's manager: an unreachable one is one clear error for every VM. */
+	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0) {
+		lm_flow_fail_all(ctx, result, rc);
+		result->seconds = lm_clock_monotonic() - t;
+		return rc;
 	}
+	(void)lm_flow_pool_run(ctx, result, lm_flow_pool_size(jobs, n), vmm, agent_worker_one, NULL, &f);
+	lm_vm_manager_free(vmm);
 	result->seconds = lm_clock_monotonic() - t;
-	return n == 1 ? rc : lm_flow_summary_rc(result);
+	return n == 1 ? f.first_rc : lm_flow_summary_rc(result);
 }
 
 int lm_flow_agent_install_workload(lm_context *ctx, const char *vm, const lm_agent_spec *spec,
@@ -348,6 +374,12 @@ int lm_flow_agent_install_workload(lm_context *ctx, const char *vm, const lm_age
 int lm_flow_agent_install_vms(lm_context *ctx, const char *const *vms, size_t n, const lm_agent_spec *spec,
     const lm_profile *profile, const lm_workload_options *opts, lm_flow_result **out)
 {
+	return lm_flow_agent_install_jobs(ctx, vms, n, spec, profile, opts, 1, out);
+}
+
+int lm_flow_agent_install_jobs(lm_context *ctx, const char *const *vms, size_t n, const lm_agent_spec *spec,
+    const lm_profile *profile, const lm_workload_options *opts, int jobs, lm_flow_result **out)
+{
 	install_args ia = {spec, profile, opts};
 	int rc;
 
@@ -356,7 +388,7 @@ int lm_flow_agent_install_vms(lm_context *ctx, const char *const *vms, size_t n,
 	if (opts != NULL && (opts->version < 1 || opts->version > LM_WORKLOAD_OPTIONS_VERSION))
 		return lm_error_set(LM_EINVALID, "agent install: workload options of version %u, which this library does "
 		    "not know (1 to %d)", opts->version, LM_WORKLOAD_OPTIONS_VERSION);
-	return each_vm(ctx, vms, n, install_one, &ia, *out);
+	return each_vm(ctx, vms, n, install_one, &ia, jobs, *out);
 }
 
 int lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_flow_result **out)
@@ -367,11 +399,17 @@ int lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_
 int lm_flow_agent_remove_vms(lm_context *ctx, const char *const *vms, size_t n, const char *label,
     lm_flow_result **out)
 {
+	return lm_flow_agent_remove_jobs(ctx, vms, n, label, 1, out);
+}
+
+int lm_flow_agent_remove_jobs(lm_context *ctx, const char *const *vms, size_t n, const char *label, int jobs,
+    lm_flow_result **out)
+{
 	int rc;
 
 	if ((rc = lm_flow_result_new(out)) < 0 || (rc = lm_agent_label_check(label)) < 0)
 		return rc;
-	return each_vm(ctx, vms, n, remove_one, label, *out);
+	return each_vm(ctx, vms, n, remove_one, label, jobs, *out);
 }
 
 int lm_flow_agent_list(lm_context *ctx, const char *vm, lm_flow_result **out)

@@ -1,5 +1,4 @@
 /* lume-metal enable: the host preference, the VM at the right level, the bundle, the proof. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -829,43 +828,37 @@ out:
 	return rc;
 }
 
-/* One worker of a fleet run: its own VM manager and its own view of the preference, merged
- * into the result when every worker is done. */
+/* One worker of a fleet run (parts.c's pool): its own view of the preference, merged into the
+ * result when every worker is done, and the gate its first VM meets the others' at. */
 typedef struct {
-	lm_context *ctx;
-	const lm_profile *profile;
-	const lm_guest_owner *self;
-	lm_flow_result *result;
-	pthread_mutex_t *lock;
-	size_t *next;
-	lm_vm_manager *vmm;   /* NULL: the worker opens its own (one manager per thread) */
-	lm_journal_gate *gate; /* its first VM meets the others' there (NULL: a worker alone) */
-	lm_flow_result local; /* pref and pref_changed only */
+	lm_journal_gate *gate; /* NULL: a worker alone, or its first VM has come */
+	lm_flow_result local;  /* pref and pref_changed only */
 } enable_worker;
 
-static void *enable_worker_run(void *arg)
-{
-	enable_worker *w = arg;
-	lm_vm_manager *vmm = w->vmm;
-	size_t i;
+typedef struct {
+	const lm_profile *profile;
+	const lm_guest_owner *self;
+	lm_context *ctx;
+	enable_worker *workers;
+} enable_fleet;
 
-	/* A worker that cannot reach the manager leaves its share to the others. */
-	if (vmm == NULL && lm_vm_manager_open(&vmm, w->ctx) < 0) {
-		lm_journal_gate_leave(w->gate);
-		return NULL;
-	}
-	for (;;) {
-		pthread_mutex_lock(w->lock);
-		i = (*w->next)++;
-		pthread_mutex_unlock(w->lock);
-		if (i >= w->result->count)
-			break;
-		(void)enable_one(w->ctx, vmm, w->profile, w->self, &w->local, w->result->vms[i], w->gate);
-		w->gate = NULL;
-	}
-	if (vmm != w->vmm)
-		lm_vm_manager_free(vmm);
-	return NULL;
+static void enable_worker_one(void *data, size_t worker, lm_vm_manager *vmm, size_t i, lm_vm_outcome *o)
+{
+	enable_fleet *f = data;
+	enable_worker *w = &f->workers[worker];
+
+	(void)i;
+	(void)enable_one(f->ctx, vmm, f->profile, f->self, &w->local, o, w->gate);
+	w->gate = NULL;
+}
+
+/* A worker that never came to a VM is not waited for at the gate. */
+static void enable_worker_gone(void *data, size_t worker)
+{
+	enable_fleet *f = data;
+
+	lm_journal_gate_leave(f->workers[worker].gate);
+	f->workers[worker].gate = NULL;
 }
 
 int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_profile *profile,
@@ -873,12 +866,13 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 {
 	lm_flow_result *result;
 	enable_worker workers[LM_FLOW_MAX_JOBS];
-	pthread_t threads[LM_FLOW_MAX_JOBS];
+	enable_fleet fleet;
+	lm_vm_manager *vmm = NULL;
+	lm_journal_gate *gate = NULL;
 	lm_guest_owner self;
 	char id[LM_STATE_ID_SIZE];
-	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	double t = lm_clock_monotonic();
-	size_t i, next = 0, nworkers;
+	size_t i, nworkers;
 	int rc;
 
 	if ((rc = lm_flow_result_new(out)) < 0)
@@ -894,11 +888,7 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	    (rc = lm_state_identity(ctx, !lm_context_options(ctx)->dry_run, id)) < 0 ||
 	    (rc = lm_guest_owner_make(&self, id, lm_context_state_dir(ctx))) < 0)
 		return lm_flow_fail_all(ctx, result, rc);
-	nworkers = jobs < 1 ? 1 : (size_t)jobs;
-	if (nworkers > LM_FLOW_MAX_JOBS)
-		nworkers = LM_FLOW_MAX_JOBS;
-	if (nworkers > n)
-		nworkers = n;
+	nworkers = lm_flow_pool_size(jobs, n);
 	memset(workers, 0, sizeof(workers));
 	/* A preference no VM would read is refused once, before any VM is touched (never writes none). */
 	if (!lm_context_options(ctx)->force_user_mismatch &&
@@ -907,44 +897,23 @@ int lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_p
 	    (rc = lm_prefs_check_user(ctx, &result->pref, 1)) < 0)
 		return lm_flow_fail_all(ctx, result, rc);
 	/* The first worker's manager is opened here, so that an unreachable Lume is one clear error. */
-	if ((rc = lm_vm_manager_open(&workers[0].vmm, ctx)) < 0)
+	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0)
 		return lm_flow_fail_all(ctx, result, rc);
-	lm_flow_sweep_others(ctx, workers[0].vmm, result);
-	for (i = 0; i < nworkers; i++) {
-		workers[i].ctx = ctx;
-		workers[i].profile = profile;
-		workers[i].self = &self;
-		workers[i].result = result;
-		workers[i].lock = &lock;
-		workers[i].next = &next;
-	}
-	if (nworkers == 1) {
-		enable_worker_run(&workers[0]);
-	} else {
-		lm_journal_gate *gate = NULL;
-
-		/* Without a gate (no memory), each worker writes its own transaction. */
+	lm_flow_sweep_others(ctx, vmm, result);
+	/* Without a gate (no memory), each worker writes its own transaction. */
+	if (nworkers > 1)
 		(void)lm_journal_gate_new(&gate, ctx, nworkers, preference_item, !lm_context_options(ctx)->dry_run);
-		for (i = 0; i < nworkers; i++)
-			workers[i].gate = gate;
-		for (i = 0; i < nworkers; i++)
-			if (pthread_create(&threads[i], NULL, enable_worker_run, &workers[i]) != 0)
-				break;
-		/* Workers that never started are not waited for at the gate (when none did, the first
-		 * runs in this thread below and still comes). */
-		for (size_t k = i + (i == 0); k < nworkers; k++)
-			lm_journal_gate_leave(gate);
-		nworkers = i;
-		if (nworkers == 0)
-			enable_worker_run(&workers[0]), nworkers = 1;
-		else
-			for (i = 0; i < nworkers; i++)
-				pthread_join(threads[i], NULL);
-		lm_journal_gate_free(gate);
-	}
+	for (i = 0; i < nworkers; i++)
+		workers[i].gate = gate;
+	fleet.profile = profile;
+	fleet.self = &self;
+	fleet.ctx = ctx;
+	fleet.workers = workers;
+	(void)lm_flow_pool_run(ctx, result, nworkers, vmm, enable_worker_one, enable_worker_gone, &fleet);
+	lm_journal_gate_free(gate);
 	for (i = 0; i < nworkers; i++)
 		result->pref_changed |= workers[i].local.pref_changed;
-	lm_vm_manager_free(workers[0].vmm);
+	lm_vm_manager_free(vmm);
 	if ((rc = lm_host_pref_status(ctx, lm_profile_host_preference(profile), &result->pref)) == LM_ENOMEM)
 		return rc; /* the document would show no preference: out of memory, not a preference gone */
 	if (rc < 0)

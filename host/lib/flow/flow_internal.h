@@ -16,8 +16,30 @@
 #include "state.h"
 #include "vm_undo.h"
 
-/* enable --jobs: VMs handled at once. */
+/* --jobs (enable, rollback, agent install and remove): VMs handled at once, at most. */
 #define LM_FLOW_MAX_JOBS 64
+
+/* ---- parts.c: several VMs at once (--jobs), the one worker pool of every command ---- */
+
+/* One VM's work: `worker` is the worker's index (0 to the count of workers - 1), `i` the VM's index
+ * in the result, vmm the worker's own VM manager (one per thread: a manager is not shared). */
+typedef void (*lm_flow_pool_fn)(void *data, size_t worker, lm_vm_manager *vmm, size_t i, lm_vm_outcome *o);
+/* A worker that comes to no VM: it never started, or could not open its manager (its share is
+ * left to the others). NULL: nothing to say. */
+typedef void (*lm_flow_pool_gone_fn)(void *data, size_t worker);
+/* How many workers `jobs` makes for n VMs: 1 to min(jobs, n, LM_FLOW_MAX_JOBS). */
+size_t lm_flow_pool_size(int jobs, size_t n);
+/* Every VM of result to one(), taken in order by nworkers workers at once: with one, in this
+ * thread; with several, a thread each (those that could not be started are given to gone(); when
+ * none could, worker 0 runs in this thread). Worker 0 uses vmm0, opened by the caller (an
+ * unreachable manager is the caller's one clear error); the others open their own. Returns how
+ * many workers ran. Callbacks of the context are serialised by the context (context.h). */
+size_t lm_flow_pool_run(lm_context *ctx, lm_flow_result *result, size_t nworkers, lm_vm_manager *vmm0,
+    lm_flow_pool_fn one, lm_flow_pool_gone_fn gone, void *data);
+/* The same over `count` items of the caller's own (rollback's restarts: the manager's VMs), each
+ * given by its index: one(data, worker, vmm, i, NULL). */
+size_t lm_flow_pool_each(lm_context *ctx, size_t count, size_t nworkers, lm_vm_manager *vmm0, lm_flow_pool_fn one,
+    lm_flow_pool_gone_fn gone, void *data);
 
 /* ---- parts.c: outcomes ---- */
 

@@ -3,6 +3,7 @@
  * run, agent, bench): its record, the VM running, its guest reached over SSH and its installed
  * bundle the one the record names, and a workload's checks before it starts. The one file of
  * flow/ that is no command (tests/hygiene/architecture.sh flow_holds_commands). */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -30,6 +31,115 @@ LM_ENDS_WITH(lm_vm_outcome, journal_status);
 LM_ENDS_WITH(lm_flow_step, detail);
 LM_ENDS_WITH(lm_agent_info, widened_exited_exe);
 LM_ENDS_WITH(lm_run_result, widened_line);
+
+/* ---- several VMs at once ---- */
+
+typedef struct {
+	lm_context *ctx;
+	lm_flow_result *result; /* NULL: `count` items of the caller's */
+	size_t count;
+	pthread_mutex_t *lock;
+	size_t *next;
+	size_t index;
+	lm_vm_manager *vmm;   /* NULL: the worker opens its own */
+	lm_flow_pool_fn one;
+	lm_flow_pool_gone_fn gone;
+	void *data;
+} pool_worker;
+
+size_t lm_flow_pool_size(int jobs, size_t n)
+{
+	size_t k = jobs < 1 ? 1 : (size_t)jobs;
+
+	if (k > LM_FLOW_MAX_JOBS)
+		k = LM_FLOW_MAX_JOBS;
+	if (k > n)
+		k = n;
+	return k < 1 ? 1 : k;
+}
+
+static void *pool_worker_run(void *arg)
+{
+	pool_worker *w = arg;
+	lm_vm_manager *vmm = w->vmm;
+	size_t i;
+
+	/* A worker that cannot reach the manager leaves its share to the others. */
+	if (vmm == NULL && lm_vm_manager_open(&vmm, w->ctx) < 0) {
+		if (w->gone != NULL)
+			w->gone(w->data, w->index);
+		return NULL;
+	}
+	for (;;) {
+		pthread_mutex_lock(w->lock);
+		i = (*w->next)++;
+		pthread_mutex_unlock(w->lock);
+		if (i >= w->count)
+			break;
+		w->one(w->data, w->index, vmm, i, w->result != NULL ? w->result->vms[i] : NULL);
+	}
+	if (vmm != w->vmm)
+		lm_vm_manager_free(vmm);
+	return NULL;
+}
+
+static size_t pool(lm_context *ctx, lm_flow_result *result, size_t count, size_t nworkers, lm_vm_manager *vmm0,
+    lm_flow_pool_fn one, lm_flow_pool_gone_fn gone, void *data)
+{
+	pool_worker workers[LM_FLOW_MAX_JOBS];
+	pthread_t threads[LM_FLOW_MAX_JOBS];
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	size_t i, k, next = 0;
+
+	if (nworkers < 1)
+		nworkers = 1;
+	if (nworkers > LM_FLOW_MAX_JOBS)
+		nworkers = LM_FLOW_MAX_JOBS;
+	memset(workers, 0, sizeof(workers));
+	for (i = 0; i < nworkers; i++) {
+		workers[i].ctx = ctx;
+		workers[i].result = result;
+		workers[i].count = count;
+		workers[i].lock = &lock;
+		workers[i].next = &next;
+		workers[i].index = i;
+		workers[i].one = one;
+		workers[i].gone = gone;
+		workers[i].data = data;
+	}
+	workers[0].vmm = vmm0;
+	if (nworkers == 1) {
+		pool_worker_run(&workers[0]);
+		return 1;
+	}
+	for (i = 0; i < nworkers; i++)
+		if (pthread_create(&threads[i], NULL, pool_worker_run, &workers[i]) != 0)
+			break;
+	/* Workers that never started are said to be gone (when none did, the first runs in this
+	 * thread below and still comes). */
+	for (k = i + (i == 0); k < nworkers; k++)
+		if (gone != NULL)
+			gone(data, k);
+	if (i == 0) {
+		pool_worker_run(&workers[0]);
+		return 1;
+	}
+	for (k = 0; k < i; k++)
+		pthread_join(threads[k], NULL);
+	return i;
+}
+
+size_t lm_flow_pool_run(lm_context *ctx, lm_flow_result *result, size_t nworkers, lm_vm_manager *vmm0,
+    lm_flow_pool_fn one, lm_flow_pool_gone_fn gone, void *data)
+{
+	return pool(ctx, result, result->count, nworkers, vmm0, one, gone, data);
+}
+
+size_t lm_flow_pool_each(lm_context *ctx, size_t count, size_t nworkers, lm_vm_manager *vmm0, lm_flow_pool_fn one,
+    lm_flow_pool_gone_fn gone, void *data)
+{
+	return pool(ctx, NULL, count, nworkers, vmm0, one, gone, data);
+}
 
 int lm_flow_open_known(lm_context *ctx, lm_flow_result *result)
 {
@@ -95,7 +205,8 @@ int lm_flow_connect(lm_context *ctx, const char *vm, const lm_vm_info *info, lm_
 {
 	if (info->ip[0] == '\0')
 		return lm_error_set(LM_ERROR, "%s has no IP address (is it running?)", vm);
-	return lm_ssh_connect_vm(out, ctx, vm, info->ip, 22, info->account, info->vm_id);
+	/* Port 0: ~/.ssh/config's Port for the address, else 22 (ssh/ssh_config.c). */
+	return lm_ssh_connect_vm(out, ctx, vm, info->ip, 0, info->account, info->vm_id);
 }
 
 int lm_flow_open_enabled(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, lm_vm_record *r, lm_ssh **ssh,

@@ -1,5 +1,6 @@
 /* lume-metal rollback: guest files gone, the VM forgotten, and — when no enabled VM is left —
  * the host preference exactly as it was, with running VMs restarted off the unlocked level. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,8 +154,10 @@ static int fail_unfinished(lm_context *ctx, lm_vm_outcome *o, int rc, const char
 	return rc;
 }
 
-static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner *self, lm_flow_result *res,
-    lm_vm_outcome *o)
+/* all: the run's result (a dry run's plan reads which VMs before o were rolled back); res: where
+ * the preference's restore is written -- the worker's own (the pool's), merged after. */
+static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner *self, const lm_flow_result *all,
+    lm_flow_result *res, lm_vm_outcome *o)
 {
 	const lm_options *opts = lm_context_options(ctx);
 	lm_state *st = NULL;
@@ -213,7 +216,7 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner
 	lm_test_kill_point("rollback-after-guest");
 	if ((rc = lm_step_begin(ctx, o, "host-preference", &t)) < 0 || (rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return intent ? fail_unfinished(ctx, o, rc, "the guest's files are removed") : lm_outcome_fail(ctx, o, rc);
-	forget_rolled_back(st, res, o);
+	forget_rolled_back(st, all, o);
 	if (uses_preference && (rc = restore_if_unneeded(ctx, st, res, &before, &fate)) < 0) {
 		lm_state_close(st);
 		/* The preference may be back already (its record then goes with the next rollback). */
@@ -261,8 +264,8 @@ static int restore_left_behind(lm_context *ctx, lm_flow_result *result)
 }
 
 /* One VM, under its lock: an enable or rollback of the same VM by another process waits. */
-static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner *self, lm_flow_result *res,
-    lm_vm_outcome *o)
+static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner *self, const lm_flow_result *all,
+    lm_flow_result *res, lm_vm_outcome *o)
 {
 	lm_vm_lock *lock = NULL;
 	int rc;
@@ -273,7 +276,7 @@ static int rollback_one(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owne
 		return rc;
 	}
 	/* Rolled back, its record is gone: its lock file goes with it. */
-	if ((rc = rollback_vm(ctx, vmm, self, res, o)) == 0 && !lm_context_options(ctx)->dry_run)
+	if ((rc = rollback_vm(ctx, vmm, self, all, res, o)) == 0 && !lm_context_options(ctx)->dry_run)
 		lm_vm_lock_drop(lock);
 	else
 		lm_vm_lock_release(lock);
@@ -305,93 +308,148 @@ static int restart_vm(lm_vm_manager *vmm, const char *name)
 	return rc < 0 ? rc : start;
 }
 
-/* After the preference is restored, running VMs that booted with it still run unlocked. A VM
- * another process is working on is left to it; no VM is enabled now: no lock file is kept. A VM
- * that cannot be restarted is a warning; running out of memory ends it all (LM_ENOMEM: the
- * caller fails the run, the VMs may still run unlocked). */
-static int restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res, double changed_at)
+/* The restarts after the preference is restored, `jobs` VMs at once (parts.c's pool): the
+ * manager's VMs, and what stops them all -- out of memory, or an enable that set the preference
+ * again -- said once to every worker. */
+typedef struct {
+	lm_context *ctx;
+	lm_flow_result *res;
+	lm_vm_info *list;
+	double changed_at;
+	pthread_mutex_t lock;
+	int stop;      /* no more restarts (the worker that saw why set it) */
+	int rc;        /* LM_ENOMEM when memory ran out */
+} restart_fleet;
+
+static int restart_stopped(restart_fleet *f)
 {
+	int stop;
+
+	pthread_mutex_lock(&f->lock);
+	stop = f->stop;
+	pthread_mutex_unlock(&f->lock);
+	return stop;
+}
+
+static void restart_stop(restart_fleet *f, int rc)
+{
+	pthread_mutex_lock(&f->lock);
+	f->stop = 1;
+	if (rc == LM_ENOMEM)
+		f->rc = rc;
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* One VM of the manager's: restarted when it runs and may carry the unlocked level. A VM another
+ * process is working on is left to it; no VM is enabled now: no lock file is kept. A VM that
+ * cannot be restarted is a warning. */
+static void restart_one(void *data, size_t worker, lm_vm_manager *vmm, size_t i, lm_vm_outcome *unused)
+{
+	restart_fleet *f = data;
+	lm_context *ctx = f->ctx;
+	lm_vm_info *vm = &f->list[i];
 	const int dry = lm_context_options(ctx)->dry_run;
-	lm_vm_info *list = NULL;
-	size_t count = 0, i;
+	lm_ssh *ssh = NULL;
+	lm_vm_lock *lock = NULL;
+	lm_guest_facts facts;
+	double t = lm_clock_monotonic(), process, created;
 	int rc;
 
-	if ((rc = lm_vm_list(vmm, &list, &count)) < 0) {
+	(void)worker;
+	(void)unused;
+	if (restart_stopped(f) || strcmp(vm->status, "running") != 0 || vm->ip[0] == '\0')
+		return;
+	if ((rc = lm_vm_lock_take(&lock, ctx, vm->name, "rollback (restart)", LM_VM_LOCK_TRY)) < 0) {
+		if (rc == LM_ENOMEM)
+			restart_stop(f, rc);
+		else
+			lm_log(ctx, LM_LOG_INFO, "%s: not restarted: %s", vm->name, lm_error_last()->message);
+		return;
+	}
+	if (!dry && pref_set_again(ctx)) {
+		lm_log(ctx, LM_LOG_INFO, "the host preference was set again by an enable meanwhile: running VMs "
+		    "are not restarted");
+		lm_vm_lock_drop(lock);
+		restart_stop(f, 0);
+		return;
+	}
+	if ((rc = lm_flow_connect(ctx, vm->name, vm, &ssh)) < 0 || (rc = lm_guest_facts_read(ssh, &facts, NULL, 0)) < 0) {
+		lm_ssh_free(ssh);
+		lm_vm_lock_drop(lock);
+		if (rc == LM_ENOMEM)
+			restart_stop(f, rc);
+		else
+			lm_log(ctx, LM_LOG_WARN, "%s: cannot tell whether it still runs at the unlocked level (%s); "
+			    "it was not restarted", vm->name, lm_error_last()->message);
+		return;
+	}
+	lm_ssh_free(ssh);
+	if ((rc = lm_vm_process_started(vmm, vm->name, &process)) < 0 ||
+	    (rc = lm_vm_created_at(vmm, vm->name, &created)) < 0) {
+		lm_vm_lock_drop(lock);
+		restart_stop(f, LM_ENOMEM); /* out of memory */
+		return;
+	}
+	/* Only a VM that certainly started before the change is left: the others may carry the
+	 * unlocked level (no journal entry is left to say who started them; its files' creation
+	 * is a lower bound). Its process's start, where its manager shows it, tells a guest
+	 * reboot from a VM restart. */
+	if (lm_vm_level_of(f->changed_at, facts.boot_time, created, process, lm_context_options(ctx)->boot_margin) ==
+	    LM_VM_LEVEL_BEFORE) {
+		lm_vm_lock_drop(lock);
+		return;
+	}
+	if (!dry && ((rc = restart_vm(vmm, vm->name)) < 0 ||
+	    (rc = lm_vm_wait_ready(vmm, vm->name, lm_context_options(ctx)->ready_timeout, NULL)) < 0)) {
+		lm_vm_lock_drop(lock);
+		if (rc == LM_ENOMEM)
+			restart_stop(f, rc);
+		else
+			lm_log(ctx, LM_LOG_WARN, "%s: restart failed: %s", vm->name, lm_error_last()->message);
+		return;
+	}
+	lm_vm_lock_drop(lock);
+	rc = 0;
+	/* Each VM of the list is at most one outcome of the run: no other worker writes this one. */
+	for (size_t k = 0; k < f->res->count && rc == 0; k++)
+		if (strcmp(f->res->vms[k]->vm, vm->name) == 0) {
+			f->res->vms[k]->restarted = !dry;
+			rc = lm_step_add(ctx, f->res->vms[k], "restart", t, "%s off the unlocked level",
+			    dry ? "would restart" : "restarted");
+		}
+	if (rc < 0)
+		restart_stop(f, rc);
+	else
+		lm_log(ctx, LM_LOG_INFO, dry ? "would restart %s (booted with the unlocked level)" :
+		    "%s restarted: it had booted with the unlocked level", vm->name);
+}
+
+/* After the preference is restored, running VMs that booted with it still run unlocked: each is
+ * restarted, `jobs` at once. Running out of memory ends it all (LM_ENOMEM: the caller fails the
+ * run, the VMs may still run unlocked). */
+static int restart_unlocked(lm_context *ctx, lm_vm_manager *vmm, lm_flow_result *res, double changed_at, int jobs)
+{
+	restart_fleet f;
+	size_t count = 0;
+	int rc;
+
+	memset(&f, 0, sizeof(f));
+	if ((rc = lm_vm_list(vmm, &f.list, &count)) < 0) {
 		if (rc == LM_ENOMEM)
 			return rc;
 		lm_log(ctx, LM_LOG_WARN, "could not list VMs to restart them: %s", lm_error_last()->message);
 		return 0;
 	}
-	rc = 0;
-	for (i = 0; i < count && rc == 0; i++) {
-		lm_ssh *ssh = NULL;
-		lm_vm_lock *lock = NULL;
-		lm_guest_facts facts;
-		double t = lm_clock_monotonic(), process, created;
-
-		if (strcmp(list[i].status, "running") != 0 || list[i].ip[0] == '\0')
-			continue;
-		if ((rc = lm_vm_lock_take(&lock, ctx, list[i].name, "rollback (restart)", LM_VM_LOCK_TRY)) < 0) {
-			if (rc == LM_ENOMEM)
-				break;
-			lm_log(ctx, LM_LOG_INFO, "%s: not restarted: %s", list[i].name, lm_error_last()->message);
-			rc = 0;
-			continue;
-		}
-		if (!dry && pref_set_again(ctx)) {
-			lm_log(ctx, LM_LOG_INFO, "the host preference was set again by an enable meanwhile: running VMs "
-			    "are not restarted");
-			lm_vm_lock_drop(lock);
-			break;
-		}
-		if ((rc = lm_flow_connect(ctx, list[i].name, &list[i], &ssh)) < 0 ||
-		    (rc = lm_guest_facts_read(ssh, &facts, NULL, 0)) < 0) {
-			lm_ssh_free(ssh);
-			lm_vm_lock_drop(lock);
-			if (rc == LM_ENOMEM)
-				break;
-			lm_log(ctx, LM_LOG_WARN, "%s: cannot tell whether it still runs at the unlocked level (%s); "
-			    "it was not restarted", list[i].name, lm_error_last()->message);
-			rc = 0;
-			continue;
-		}
-		lm_ssh_free(ssh);
-		if ((rc = lm_vm_process_started(vmm, list[i].name, &process)) < 0 ||
-		    (rc = lm_vm_created_at(vmm, list[i].name, &created)) < 0) {
-			lm_vm_lock_drop(lock);
-			break; /* out of memory */
-		}
-		/* Only a VM that certainly started before the change is left: the others may carry the
-		 * unlocked level (no journal entry is left to say who started them; its files' creation
-		 * is a lower bound). Its process's start, where its manager shows it, tells a guest
-		 * reboot from a VM restart. */
-		if (lm_vm_level_of(changed_at, facts.boot_time, created, process, lm_context_options(ctx)->boot_margin) ==
-		    LM_VM_LEVEL_BEFORE) {
-			lm_vm_lock_drop(lock);
-			continue;
-		}
-		if (!dry && ((rc = restart_vm(vmm, list[i].name)) < 0 ||
-		    (rc = lm_vm_wait_ready(vmm, list[i].name, lm_context_options(ctx)->ready_timeout, NULL)) < 0)) {
-			lm_vm_lock_drop(lock);
-			if (rc == LM_ENOMEM)
-				break;
-			lm_log(ctx, LM_LOG_WARN, "%s: restart failed: %s", list[i].name, lm_error_last()->message);
-			rc = 0;
-			continue;
-		}
-		lm_vm_lock_drop(lock);
-		for (size_t k = 0; k < res->count && rc == 0; k++)
-			if (strcmp(res->vms[k]->vm, list[i].name) == 0) {
-				res->vms[k]->restarted = !dry;
-				rc = lm_step_add(ctx, res->vms[k], "restart", t, "%s off the unlocked level",
-				    dry ? "would restart" : "restarted");
-			}
-		if (rc == 0)
-			lm_log(ctx, LM_LOG_INFO, dry ? "would restart %s (booted with the unlocked level)" :
-			    "%s restarted: it had booted with the unlocked level", list[i].name);
-	}
-	lm_free(list);
-	return rc;
+	f.ctx = ctx;
+	f.res = res;
+	f.changed_at = changed_at;
+	pthread_mutex_init(&f.lock, NULL);
+	if (count > 0)
+		(void)lm_flow_pool_each(ctx, count, lm_context_options(ctx)->dry_run ? 1 : lm_flow_pool_size(jobs, count), vmm,
+		    restart_one, NULL, &f);
+	pthread_mutex_destroy(&f.lock);
+	lm_free(f.list);
+	return f.rc;
 }
 
 /* The preference's record is read when the last enabled VM goes (restore_if_unneeded). One that
@@ -411,15 +469,40 @@ static int check_pref_record(lm_context *ctx)
 	return rc < 0 ? lm_error_prefix("nothing was rolled back: ") : 0;
 }
 
+/* The workers of a rollback (parts.c's pool): each writes the preference's restore, when its VM
+ * is the last enabled one, into its own result, merged after (the journal's lock decides which
+ * worker that is: exactly one). */
+typedef struct {
+	lm_context *ctx;
+	const lm_guest_owner *self;
+	const lm_flow_result *result;
+	lm_flow_result mine[LM_FLOW_MAX_JOBS];
+} rollback_fleet;
+
+static void rollback_worker_one(void *data, size_t worker, lm_vm_manager *vmm, size_t i, lm_vm_outcome *o)
+{
+	rollback_fleet *f = data;
+
+	(void)i;
+	(void)rollback_one(f->ctx, vmm, f->self, f->result, &f->mine[worker], o);
+}
+
 int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all, int restart,
+    lm_flow_result **out)
+{
+	return lm_flow_rollback_jobs(ctx, vms, n, all, restart, 1, out);
+}
+
+int lm_flow_rollback_jobs(lm_context *ctx, const char *const *vms, size_t n, int all, int restart, int jobs,
     lm_flow_result **out)
 {
 	lm_flow_result *result;
 	lm_vm_manager *vmm = NULL;
 	lm_guest_owner self;
+	rollback_fleet *fleet;
 	char id[LM_STATE_ID_SIZE];
 	double t = lm_clock_monotonic();
-	size_t i;
+	size_t i, nworkers;
 	int rc;
 
 	if ((rc = lm_flow_result_new(out)) < 0)
@@ -444,13 +527,28 @@ int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all,
 	}
 	/* Gone VMs would keep the preference "needed" for ever. */
 	lm_flow_sweep_others(ctx, vmm, result);
-	for (i = 0; i < result->count; i++)
-		(void)rollback_one(ctx, vmm, &self, result, result->vms[i]);
+	if ((fleet = calloc(1, sizeof(*fleet))) == NULL) {
+		lm_vm_manager_free(vmm);
+		return lm_flow_fail_all(ctx, result, lm_error_nomem());
+	}
+	fleet->ctx = ctx;
+	fleet->self = &self;
+	fleet->result = result;
+	/* A dry run's plan says which VM would restore the preference from the VMs before it (in the
+	 * order named): it goes one VM at a time, as its real run would be read. */
+	nworkers = lm_context_options(ctx)->dry_run ? 1 : lm_flow_pool_size(jobs, result->count);
+	nworkers = lm_flow_pool_run(ctx, result, nworkers, vmm, rollback_worker_one, NULL, fleet);
+	for (i = 0; i < nworkers; i++)
+		if (fleet->mine[i].pref_restored) {
+			result->pref = fleet->mine[i].pref;
+			result->pref_restored = 1;
+		}
+	free(fleet);
 	if (all && result->count == 0 && (rc = restore_left_behind(ctx, result)) < 0) {
 		lm_vm_manager_free(vmm);
 		return rc;
 	}
-	if (result->pref_restored && restart && restart_unlocked(ctx, vmm, result, result->pref.changed_at) < 0) {
+	if (result->pref_restored && restart && restart_unlocked(ctx, vmm, result, result->pref.changed_at, jobs) < 0) {
 		/* Rolled back; what could not be done is said (the VMs may still run unlocked). */
 		lm_error_set(LM_ENOMEM, "rolled back, but the running VMs that booted with the unlocked level were "
 		    "not restarted: out of memory");

@@ -343,7 +343,9 @@ static int try_password(lm_ssh *ssh, const char *user, const char *password, con
 int lm_ssh_authenticate(lm_ssh *ssh)
 {
 	const lm_options *opts = lm_context_options(ssh->ctx);
-	const char *user = opts->ssh_user != NULL && opts->ssh_user[0] ? opts->ssh_user : ssh->account;
+	/* The user: --ssh-user, else ~/.ssh/config's User for the address, else the manager's account. */
+	const char *user = opts->ssh_user != NULL && opts->ssh_user[0] ? opts->ssh_user :
+	    ssh->config.user[0] ? ssh->config.user : ssh->account;
 	const char *home = NULL, *env;
 	char *methods, path[4096], password[MAX_PASSWORD];
 	tried_list tried;
@@ -363,6 +365,12 @@ int lm_ssh_authenticate(lm_ssh *ssh)
 			return rc;
 		if (opts->ssh_key != NULL && opts->ssh_key[0] != '\0' &&
 		    ((rc = try_key_file(ssh, user, opts->ssh_key, 1, &tried, &done)) < 0 || done))
+			return rc;
+		/* ~/.ssh/config's IdentityFile for the address, after --ssh-key (the command line wins, as
+		 * ssh -i's keys come before the configuration's); a file that is not there is skipped, as
+		 * ssh(1) does. */
+		if (ssh->config.identity[0] != '\0' &&
+		    ((rc = try_key_file(ssh, user, ssh->config.identity, 0, &tried, &done)) < 0 || done))
 			return rc;
 		if (lm_paths_home(&home) == 0) {
 			for (i = 0; i < sizeof(default_keys) / sizeof(default_keys[0]); i++) {

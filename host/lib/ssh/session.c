@@ -287,13 +287,34 @@ int lm_ssh_connect_vm(lm_ssh **out, lm_context *ctx, const char *vm_name, const 
 		return lm_error_set(LM_EINVALID, "lm_ssh_connect: a context and an address are required");
 	if ((rc = lm_vm_name_check(vm_name, vm_name != NULL ? strlen(vm_name) : 0)) < 0)
 		return rc;
-	if (port <= 0 || port > 65535)
+	if (port < 0 || port > 65535)
 		return lm_error_set(LM_EINVALID, "VM '%s': SSH port %d is out of range (1-65535)", vm_name, port);
 	opts = lm_context_options(ctx);
 	if ((rc = lm_ssh_check_key_option(ctx)) < 0 || (rc = lm_ssh_check_password_option(ctx)) < 0)
 		return rc;
 	if ((ssh = calloc(1, sizeof(*ssh))) == NULL)
 		return lm_error_nomem();
+	/* The user's ~/.ssh/config for this address, as ssh(1) and Ansible read it: its User and
+	 * IdentityFile (auth.c; an explicit --ssh-user or --ssh-key wins), its Port where the caller
+	 * gave none (0), and a ProxyJump refused: lume-metal reaches its VMs directly. */
+	if ((rc = lm_ssh_config_read(address, &ssh->config)) < 0) {
+		free(ssh);
+		return lm_error_prefix("VM '%s' (%s): ", vm_name, address);
+	}
+	if (ssh->config.proxy_jump[0] != '\0') {
+		rc = lm_error_set(LM_EUNSUPPORTED, "VM '%s' (%s): %s line %d sets ProxyJump %s for this address, and "
+		    "lume-metal connects to its VMs directly, never through a jump host; give the address a Host section "
+		    "with `ProxyJump none` before that line (ssh_config(5): the first value wins)", vm_name, address,
+		    ssh->config.path, ssh->config.proxy_line, ssh->config.proxy_jump);
+		free(ssh);
+		return rc;
+	}
+	if (port == 0)
+		port = ssh->config.port > 0 ? ssh->config.port : 22;
+	if (ssh->config.port > 0 || ssh->config.user[0] || ssh->config.identity[0])
+		lm_log(ctx, LM_LOG_DEBUG, "ssh: VM '%s' (%s): %s gives%s%s%s%s%s%s", vm_name, address, ssh->config.path,
+		    ssh->config.port > 0 ? " a port" : "", ssh->config.user[0] ? " User " : "", ssh->config.user,
+		    ssh->config.identity[0] ? " IdentityFile " : "", ssh->config.identity, "");
 	ssh->fd = -1;
 	ssh->ctx = ctx;
 	snprintf(ssh->account, sizeof(ssh->account), "%s", account != NULL && account[0] ? account : "lume");

@@ -1,6 +1,7 @@
 /* Internal: the SSH transport's session and helpers shared by its files.
  *
  *   session.c      TCP connect, handshake, timeouts, lm_ssh_connect/free
+ *   ssh_config.c   ~/.ssh/config's IdentityFile, User, Port, ProxyJump for an address (ssh_config.h)
  *   fail.c         a failure said from libssh2's error, the session marked broken (every file's)
  *   known_hosts.c  our own known_hosts (keyed by VM name), lm_ssh_forget_host
  *   auth.c         agent, key files, password
@@ -24,6 +25,7 @@
 #include "b64.h"
 #include "clock.h"
 #include "error_internal.h"
+#include "ssh_config.h"
 
 struct lm_ssh {
 	lm_context *ctx;
@@ -43,6 +45,7 @@ struct lm_ssh {
 	char *local_shell;      /* its login shell */
 	char **local_env;       /* its commands' environment, NULL-terminated */
 	char *local_home;       /* where they start ($HOME; NULL: where we are) */
+	lm_ssh_config_host config; /* ~/.ssh/config for its address: User, IdentityFile (ssh_config.c) */
 };
 
 

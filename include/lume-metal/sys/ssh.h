@@ -20,7 +20,10 @@ typedef struct lm_ssh lm_ssh;
 
 /* Connect and authenticate (agent, key files, password from env/file, Lume's default), verifying
  * the host key against <state dir>/known_hosts under the VM's name. One session serves a whole
- * operation. */
+ * operation. The user's ~/.ssh/config is read for `address` (ssh_config(5)'s Host sections):
+ * its User and IdentityFile are used where the context gives no ssh_user and ssh_key (the key
+ * after the context's), its Port when `port` is 0 (else 22), and a ProxyJump is refused
+ * (LM_EUNSUPPORTED: the VMs are reached directly); docs/security.md. */
 LM_EXTERN(int) lm_ssh_connect(lm_ssh **out, lm_context *ctx, const char *vm_name, const char *address, int port);
 /* The same, with the guest account of the VM manager's images ("lume" for Lume's, "admin" for
  * Cirrus Labs' Tart images, lm_vm_info.account) as the user and password to try when none is
