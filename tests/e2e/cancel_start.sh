@@ -77,8 +77,9 @@ lume_cli)
   wait_in_start test -s "$E2E_DIR/blocked"
   interrupt
   [ "$(vm_status vm1)" = stopped ] || fail "vm1 is $(vm_status vm1), not stopped again"
-  # the `lume run` that `run --detach` relaunched (reference/lume.md: `lume run NAME --display none`)
-  no_process "run vm1 --display none" "a \`lume run\` of vm1"
+  # the `lume run` that `run --detach` relaunched (reference/lume.md: `lume run NAME --display none`),
+  # this test's own (its simulator's lume): other tests run their own vm1 at the same time
+  no_process "$BIN/lume run vm1 --display none" "a \`lume run\` of vm1"
   no_process "^/bin/sh $E2E_DIR/lume" "the blocked lume"
   ;;
 tart)
