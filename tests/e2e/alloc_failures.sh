@@ -219,7 +219,7 @@ worker() {
   world
   after=$WORLD
   : >"$out"
-  for ((n = 1 + (k - 1) * STRIDE; ; n += step)); do
+  for ((n = 1 + OFFSET + (k - 1) * STRIDE; ; n += step)); do
     restore_before
     case "$mode" in once) spec="$n,1" ;; persistent) spec=$n ;; esac
     rm -f "$E2E_DIR/fired" "$E2E_DIR/trace"
@@ -314,6 +314,16 @@ worker() {
 # the sampled ones.
 STRIDE=${LM_FAULT_STRIDE:-1}
 [[ $STRIDE =~ ^[1-9][0-9]*$ ]] || fail "LM_FAULT_STRIDE=$STRIDE: expected a positive number"
+# LM_FAULT_ROTATE=1 (the suite's sampled sweeps): the sample starts at 1 + R, R the checkout's HEAD
+# commit (its first 7 hex digits) modulo S, so that successive commits run different points; the
+# same commit always runs the same ones, and LM_FAULT_OFFSET=R runs a given sample again.
+OFFSET=${LM_FAULT_OFFSET:-}
+if [ -z "$OFFSET" ] && [ "${LM_FAULT_ROTATE:-0}" = 1 ] &&
+  head=$(git -C "$(dirname "$0")" rev-parse --short=7 HEAD 2>/dev/null); then
+  OFFSET=$((16#$head % STRIDE))
+fi
+OFFSET=${OFFSET:-0}
+[[ $OFFSET =~ ^[0-9]+$ ]] && [ "$OFFSET" -lt "$STRIDE" ] || fail "LM_FAULT_OFFSET=$OFFSET: expected 0 to $((STRIDE - 1))"
 
 if [ "${1:-}" = --worker ]; then
   shift
@@ -371,7 +381,9 @@ for ((k = 1; k <= workers; k++)); do
   if [ -z "$first_clean" ] || [ "$c" -lt "$first_clean" ]; then first_clean=$c; fi
 done
 problems=$(cat "$E2E_DIR"/worker-* | grep '^problem' | sort -t' ' -k2,2n || true)
-echo "$cmd ($mode): $points failure points (the command makes $((first_clean - 1)) counted allocations):" \
+sample=
+[ "$STRIDE" -eq 1 ] || sample=" (one point in $STRIDE, from $((1 + OFFSET)): LM_FAULT_OFFSET=$OFFSET)"
+echo "$cmd ($mode): $points failure points$sample (the command makes $((first_clean - 1)) counted allocations):" \
   "$((points - absorbed)) ended in out of memory ($((points - absorbed - between)) with the world as before or" \
   "as after, $between in between and finished by the next run), $absorbed absorbed the failure with the same" \
   "output and world; $(printf '%s' "$problems" | grep -c . || true) broke a rule"

@@ -53,6 +53,9 @@ set +e
 "$LM_SWIFT" test --skip-build "${flags[@]}" >"$E2E_DIR/test.log" 2>&1; rc=$?
 set -e
 cat "$E2E_DIR/test.log"
+# Kept beside the build (LM_SCRATCH.log), whatever the outcome: .ci/debian13 prints it in CI's log.
+{ "$LM_SWIFT" --version 2>&1 | head -n 1; echo "swift build --build-tests ${flags[*]}: passed"
+  echo "swift test --skip-build ${flags[*]}: exit $rc"; cat "$E2E_DIR/test.log"; } >"$LM_SCRATCH.log"
 [ $rc -eq 0 ] || fail "swift test exited $rc"
 grep -Eq "Executed [0-9]+ tests?, with 0 failures" "$E2E_DIR/test.log" || fail "swift test did not say every test passed"
 if [ -n "${LM_SWIFT_SANITIZE:-}" ]; then
