@@ -36,7 +36,9 @@ sim_start --vm vm1 --vm vm2
 export LM_SWIFT_PLIST=$PLIST
 export LM_SWIFT_GUEST_HOMES="vm1=$(guest_home vm1):vm2=$(guest_home vm2)"
 
-flags=(--package-path "$LM_PACKAGE" --scratch-path "$LM_SCRATCH" -Xlinker -rpath -Xlinker "$libdir")
+# Warnings are errors, as the C build's -Werror.
+flags=(--package-path "$LM_PACKAGE" --scratch-path "$LM_SCRATCH" -Xswiftc -warnings-as-errors
+  -Xlinker -rpath -Xlinker "$libdir")
 if [ -n "${LM_SWIFT_SANITIZE:-}" ]; then
   flags+=(--sanitize="$LM_SWIFT_SANITIZE")
   # LeakSanitizer at exit, its reports in files read below; full stacks (the slow unwinder: the

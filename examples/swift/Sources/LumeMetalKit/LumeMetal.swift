@@ -227,7 +227,7 @@ public final class LumeMetal: @unchecked Sendable {
 /// The names as the C array `const char *const *` for the length of `body`.
 func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
     if strings.isEmpty { return body(nil) }
-    var copies: [UnsafePointer<CChar>?] = strings.map { UnsafePointer(strdup($0)) }
+    let copies: [UnsafePointer<CChar>?] = strings.map { UnsafePointer(strdup($0)) }
     defer { copies.forEach { free(UnsafeMutablePointer(mutating: $0)) } }
     return copies.withUnsafeBufferPointer { body($0.baseAddress) }
 }

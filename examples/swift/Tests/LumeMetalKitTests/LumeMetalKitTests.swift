@@ -68,7 +68,7 @@ final class LumeMetalKitTests: XCTestCase {
         let metal = try LumeMetal(options: Environment.options())
         let events = Events()
 
-        let enabled = try metal.enable(["vm1"], progress: events.add)
+        let enabled = try metal.enable(["vm1"], progress: { events.add($0) })
         let vm = try XCTUnwrap(enabled["vm1"])
         XCTAssertTrue(vm.succeeded, vm.message)
         XCTAssertEqual(vm.message, "vm1: enabled")
@@ -186,7 +186,7 @@ final class LumeMetalKitTests: XCTestCase {
         let log = Log()
         // The hook and the command use the library's default state and preference places, as Lume
         // would: the script points XDG_STATE_HOME and HOME's Library at this test's folders.
-        let unlocked = await MetalUnlockOnRun(lumeURL: url).afterStart(vm: "vm1", log: log.add)
+        let unlocked = await MetalUnlockOnRun(lumeURL: url).afterStart(vm: "vm1", log: { log.add($0) })
         XCTAssertTrue(unlocked, log.text)
         XCTAssertTrue(log.text.contains("metal-unlock: vm1: enabled"), log.text)
 
