@@ -159,12 +159,12 @@ public final class LumeMetal: @unchecked Sendable {
 
     /// Roll VMs back (`all`: every VM the state knows): guest files removed, the journal's entry
     /// gone, the host preference restored exactly when the last VM goes; `restart` restarts running
-    /// VMs that still carry the unlocked level.
-    public func rollback(_ vms: [String], all: Bool = false, restart: Bool = true,
+    /// VMs that still carry the unlocked level; `jobs` VMs at once.
+    public func rollback(_ vms: [String], all: Bool = false, restart: Bool = true, jobs: Int = 1,
                          progress: ProgressHandler? = nil, cancel: (() -> Bool)? = nil) throws -> FlowResult {
         try perform(progress: progress, cancel: cancel) { context, out in
             withCStrings(vms) { names in
-                lm_flow_rollback(context, names, vms.count, all ? 1 : 0, restart ? 1 : 0, &out)
+                lm_flow_rollback_jobs(context, names, vms.count, all ? 1 : 0, restart ? 1 : 0, Int32(jobs), &out)
             }
         }
     }
@@ -180,9 +180,11 @@ public final class LumeMetal: @unchecked Sendable {
         try await detached { _ in try self.status(vms) }
     }
 
-    public func rollback(_ vms: [String], all: Bool = false, restart: Bool = true,
+    public func rollback(_ vms: [String], all: Bool = false, restart: Bool = true, jobs: Int = 1,
                          progress: ProgressHandler? = nil) async throws -> FlowResult {
-        try await detached { cancel in try self.rollback(vms, all: all, restart: restart, progress: progress, cancel: cancel) }
+        try await detached { cancel in
+            try self.rollback(vms, all: all, restart: restart, jobs: jobs, progress: progress, cancel: cancel)
+        }
     }
 
     // MARK: -

@@ -163,7 +163,8 @@ final class LumeMetalKitTests: XCTestCase {
         XCTAssertFalse(try Environment.guestFilesExist("vm2"))
     }
 
-    /// Several VMs in one call, two at a time, with the host-preference mode Lume would pass.
+    /// Several VMs in one call, two at a time (enable and rollback), with the host-preference mode
+    /// Lume would pass.
     func testSeveralVMs() async throws {
         let before = try Environment.preferenceFile()
         let metal = try LumeMetal(options: Environment.options(.auto))
@@ -173,7 +174,7 @@ final class LumeMetalKitTests: XCTestCase {
             XCTAssertTrue(vm.succeeded, vm.message)
             XCTAssertEqual(vm.hostPreference, .auto)
         }
-        let rolledBack = try await metal.rollback([], all: true)
+        let rolledBack = try await metal.rollback([], all: true, jobs: 2)
         XCTAssertEqual(rolledBack.vms.map(\.name).sorted(), ["vm1", "vm2"])
         XCTAssertEqual(try Environment.preferenceFile(), before)
     }
