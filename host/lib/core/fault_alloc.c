@@ -25,10 +25,11 @@ void *__wrap_realloc(void *p, size_t size);
 char *__wrap_strdup(const char *s);
 char *__wrap_strndup(const char *s, size_t n);
 
-/* Set once, before main, from the environment; only the counters change afterwards (from any
- * thread: a fleet's workers allocate at once). */
-static size_t fail_at;     /* 0: nothing fails */
-static size_t fail_repeat; /* 0: every allocation from fail_at on */
+/* Set before main from the environment, or armed by a unit test between its calls
+ * (lm_test_alloc_fail_next); the counters change from any thread (a fleet's workers allocate at
+ * once). */
+static atomic_size_t fail_at;     /* 0: nothing fails */
+static atomic_size_t fail_repeat; /* 0: every allocation from fail_at on */
 static const char *fail_log;
 static const char *fail_trace; /* LUME_METAL_TEST_FAIL_ALLOC_TRACE, or NULL */
 static atomic_size_t counted;
@@ -84,9 +85,9 @@ static void trace_failure(void)
 /* Count one allocation; 1 when it is to fail. */
 static int fail_now(void)
 {
-	size_t n = atomic_fetch_add(&counted, 1) + 1;
+	size_t n = atomic_fetch_add(&counted, 1) + 1, at = atomic_load(&fail_at), repeat = atomic_load(&fail_repeat);
 
-	if (fail_at == 0 || n < fail_at || (fail_repeat != 0 && n - fail_at >= fail_repeat))
+	if (at == 0 || n < at || (repeat != 0 && n - at >= repeat))
 		return 0;
 	atomic_fetch_add(&failed, 1);
 	note_failure(n);
@@ -120,6 +121,12 @@ char *__wrap_strndup(const char *s, size_t n)
 	return fail_now() ? NULL : __real_strndup(s, n);
 }
 
+void lm_test_alloc_fail_next(size_t repeat)
+{
+	atomic_store(&fail_repeat, repeat);
+	atomic_store(&fail_at, atomic_load(&counted) + 1);
+}
+
 /* A whole decimal number >= 1 at s (*end: the character after it); 0 when there is none. */
 static size_t parse_count(const char *s, char **end)
 {
@@ -139,6 +146,7 @@ __attribute__((constructor)) static void fault_alloc_init(void)
 	static cJSON_Hooks hooks = {__wrap_malloc, free};
 	const char *s = getenv("LUME_METAL_TEST_FAIL_ALLOC");
 	char *end = NULL;
+	size_t at, repeat = 0;
 
 	/* cJSON is a shared library, not wrapped by the linker: its allocations are ours all the
 	 * same (every parse and every document built). */
@@ -156,10 +164,12 @@ __attribute__((constructor)) static void fault_alloc_init(void)
 	}
 	if (s == NULL || s[0] == '\0')
 		return;
-	fail_at = parse_count(s, &end);
-	if (fail_at != 0 && *end == ',' && (fail_repeat = parse_count(end + 1, &end)) == 0)
-		fail_at = 0;
-	if (fail_at == 0 || *end != '\0') {
+	at = parse_count(s, &end);
+	if (at != 0 && *end == ',' && (repeat = parse_count(end + 1, &end)) == 0)
+		at = 0;
+	atomic_store(&fail_at, at);
+	atomic_store(&fail_repeat, repeat);
+	if (at == 0 || *end != '\0') {
 		fprintf(stderr, "LUME_METAL_TEST_FAIL_ALLOC=%s: expected N or N,R (whole numbers from 1)\n", s);
 		_exit(125);
 	}

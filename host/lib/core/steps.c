@@ -132,7 +132,7 @@ int lm_step_settle(lm_context *ctx, lm_vm_outcome *o, const char *fmt, ...)
 	return 0;
 }
 
-int lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...)
+int lm_outcome_message(lm_context *ctx, lm_vm_outcome *o, const char *fmt, ...)
 {
 	va_list ap;
 	char *m;
@@ -140,8 +140,10 @@ int lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...)
 	va_start(ap, fmt);
 	m = lm_vformat(fmt, ap);
 	va_end(ap);
+	/* Done, but not to be reported without its message: a fleet's line, a JSON result with no
+	 * message, once printed "(null)" (found by the allocation sweep of agent install). */
 	if (m == NULL)
-		return lm_error_nomem(); /* the previous message stays */
+		return lm_outcome_fail(ctx, o, lm_error_nomem());
 	free(o->message);
 	o->message = m;
 	return 0;

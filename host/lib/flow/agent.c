@@ -258,11 +258,11 @@ static int install_one(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, co
 	(void)lm_outcome_add_agent(op.o, &a); /* out of memory: installed, not listed */
 	/* "started" only when launchd says it runs: a workload that exited at once is not. */
 	if (lm_context_options(ctx)->dry_run)
-		lm_outcome_message(op.o, "%s: agent %s would be installed", op.o->vm, a.label);
+		rc = lm_outcome_message(ctx, op.o, "%s: agent %s would be installed", op.o->vm, a.label);
 	else if (strcmp(a.state, "running") == 0 && a.pid > 0)
-		lm_outcome_message(op.o, "%s: agent %s installed and started (pid %ld)", op.o->vm, a.label, a.pid);
+		rc = lm_outcome_message(ctx, op.o, "%s: agent %s installed and started (pid %ld)", op.o->vm, a.label, a.pid);
 	else
-		lm_outcome_message(op.o, "%s: agent %s installed, but not running (launchd: %s); its log is in "
+		rc = lm_outcome_message(ctx, op.o, "%s: agent %s installed, but not running (launchd: %s); its log is in "
 		    "~/Library/Logs/lume-metal", op.o->vm, a.label, a.state);
 out:
 	op_close(&op);
@@ -283,7 +283,7 @@ static int remove_one(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, con
 	/* op_open read the record under the VM's lock: no other operation changed it since. */
 	/* Removing what is not there is done already (a CI job's clean-up may run twice). */
 	if ((recorded = lm_vm_record_find_agent(&op.r, label)) == NULL) {
-		lm_outcome_message(op.o, "%s: no agent %s installed by lume-metal; nothing to remove", op.o->vm, label);
+		rc = lm_outcome_message(ctx, op.o, "%s: no agent %s installed by lume-metal; nothing to remove", op.o->vm, label);
 		goto out;
 	}
 	lm_vm_record_agent_info(recorded, &a);
@@ -306,7 +306,7 @@ static int remove_one(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, con
 		    a.plist);
 	}
 	(void)lm_outcome_add_agent(op.o, &a); /* out of memory: removed, not listed */
-	lm_outcome_message(op.o, "%s: agent %s %s", op.o->vm, label,
+	rc = lm_outcome_message(ctx, op.o, "%s: agent %s %s", op.o->vm, label,
 	    lm_context_options(ctx)->dry_run ? "would be removed" : "removed");
 out:
 	op_close(&op);

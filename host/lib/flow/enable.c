@@ -811,14 +811,13 @@ static int enable_one(lm_context *ctx, lm_vm_manager *vmm, const lm_profile *pro
 	o->already_enabled = r.was_enabled && !o->restarted && !o->started && o->files_uploaded == 0 &&
 	    !res->pref_changed && !r.owner_changed;
 	o->pref_needed = r.needed;
-	/* Enabled and recorded, but not to be reported without its message: out of memory. */
-	if ((rc = lm_outcome_message(o, "%s: %s%s", o->vm,
+	/* Enabled and recorded, but not to be reported without its message: out of memory fails it. */
+	rc = lm_outcome_message(ctx, o, "%s: %s%s", o->vm,
 	    lm_context_options(ctx)->dry_run ? "plan ready (dry run: nothing changed)" :
 	    o->already_enabled ? "already enabled, verified" : "enabled",
 	    lm_context_options(ctx)->dry_run ? "" : r.needed == LM_PREF_NEEDED_NO ?
 	    " with the shim alone (the host preference was not needed)" : r.needed == LM_PREF_NEEDED_YES ?
-	    " (the host preference was needed: the kernels failed with the shim alone)" : "")) < 0)
-		lm_outcome_fail(ctx, o, rc);
+	    " (the host preference was needed: the kernels failed with the shim alone)" : "");
 out:
 	free(r.seen);
 	lm_guest_owner_seen_dispose(&r.owner_seen);

@@ -75,13 +75,12 @@ static int forget_vms(lm_context *ctx, char **sorted, size_t n, unsigned char *j
 
 /* o is a VM found gone: result ok, `gone`, the message saying what was forgotten. LM_ENOMEM (o's
  * result too) when that message cannot be had: a gone VM is never reported without it. */
-static int gone_outcome(lm_vm_outcome *o, int journal, int pin, int dry_run)
+static int gone_outcome(lm_context *ctx, lm_vm_outcome *o, int journal, int pin, int dry_run)
 {
 	o->gone = 1;
-	o->rc = lm_outcome_message(o, "%s: gone (its VM manager does not know it): %s%s%s%s", o->vm,
+	return lm_outcome_message(ctx, o, "%s: gone (its VM manager does not know it): %s%s%s%s", o->vm,
 	    !journal && !pin ? "nothing remembered of it" : dry_run ? "would forget its " : "forgot its ",
 	    journal ? "journal entry" : "", journal && pin ? " and " : "", pin ? "host-key pin" : "");
-	return o->rc;
 }
 
 /* The names the journal and known_hosts remember, each once, sorted (NULL-terminated), and the
@@ -163,7 +162,7 @@ int lm_flow_sweep_gone(lm_context *ctx, lm_vm_manager *vmm, const char *const *e
 	if ((rc = forget_vms(ctx, gone, ngone, journal, pin)) < 0)
 		goto out;
 	for (i = 0; report != NULL && i < ngone && (rc = lm_flow_outcome_add(report, gone[i], &o)) == 0 &&
-	     (rc = gone_outcome(o, journal[i], pin[i], lm_context_options(ctx)->dry_run)) == 0; i++)
+	     (rc = gone_outcome(ctx, o, journal[i], pin[i], lm_context_options(ctx)->dry_run)) == 0; i++)
 		;
 	if (rc == 0)
 		rc = lm_context_check_cancel(ctx, "while forgetting VMs that no longer exist");

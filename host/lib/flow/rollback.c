@@ -177,9 +177,8 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner
 		return lm_outcome_fail(ctx, o, rc);
 	if (!rec.known) {
 		lm_vm_record_dispose(&rec);
-		lm_outcome_message(o, "%s: was never enabled, nothing to roll back", o->vm);
 		o->already_enabled = 0;
-		return 0;
+		return lm_outcome_message(ctx, o, "%s: was never enabled, nothing to roll back", o->vm);
 	}
 	/* The agents go first: they name the shim that the guest files' removal takes away. */
 	if (rec.nagents > 0 && (agents = calloc(rec.nagents, sizeof(*agents))) == NULL) {
@@ -203,7 +202,7 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner
 				    "stopped again)" : "the guest's files may be partly removed");
 			lm_outcome_fail(ctx, o, rc);
 			if (rc == LM_ECANCELED)
-				lm_outcome_message(o, "%s: canceled; still enabled, as it was%s", o->vm,
+				(void)lm_outcome_message(ctx, o, "%s: canceled; still enabled, as it was%s", o->vm,
 				    o->started ? " (VM stopped again)" : "");
 			return rc;
 		}
@@ -242,10 +241,8 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner
 		    "host preference restored" : "the guest's files are removed") : lm_outcome_fail(ctx, o, rc);
 	}
 	lm_state_close(st);
-	/* Rolled back, but not to be reported without its message: out of memory. */
-	if ((rc = lm_outcome_message(o, "%s: %s", o->vm, opts->dry_run ? "would be rolled back" : "rolled back")) < 0)
-		return lm_outcome_fail(ctx, o, rc);
-	return 0;
+	/* Rolled back, but not to be reported without its message: out of memory fails it. */
+	return lm_outcome_message(ctx, o, "%s: %s", o->vm, opts->dry_run ? "would be rolled back" : "rolled back");
 }
 
 /* Nothing enabled, but a recorded preference (left by a crash, say) still goes back. */

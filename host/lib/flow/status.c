@@ -51,19 +51,19 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 			lm_error_clear();
 			o->already_enabled = 0;
 			o->gone = 1;
-			return (o->rc = lm_outcome_message(o, "%s: gone (its VM manager does not know it): `lume-metal gc` "
-			    "forgets what is remembered of it", o->vm)) < 0 ? lm_outcome_fail(ctx, o, LM_ENOMEM) : 0;
+			return lm_outcome_message(ctx, o, "%s: gone (its VM manager does not know it): `lume-metal gc` "
+			    "forgets what is remembered of it", o->vm);
 		}
 		if (step < 0)
 			return lm_outcome_fail(ctx, o, step);
 		(void)lm_error_set(rc, "%s", said); /* not certainly gone: the manager's own answer */
 		return lm_outcome_fail(ctx, o, rc);
 	}
-	if ((rc = lm_outcome_message(o, "%s: %s", o->vm, !r.known ? "not enabled" : r.status == LM_VM_STATUS_ROLLING_BACK ? "rolling back: "
+	if ((rc = lm_outcome_message(ctx, o, "%s: %s", o->vm, !r.known ? "not enabled" : r.status == LM_VM_STATUS_ROLLING_BACK ? "rolling back: "
 	    "a rollback began and did not finish (its guest's files may be partly removed); the next rollback "
 	    "finishes it" : lm_vm_record_status_name(r.status))) < 0) {
-		lm_vm_record_dispose(&r); /* a status without its message is no status: out of memory */
-		return lm_outcome_fail(ctx, o, rc);
+		lm_vm_record_dispose(&r); /* a status without its message is no status: failed, out of memory */
+		return rc;
 	}
 	/* What cannot be asked is said in the message; what this host lacks fails the VM's status:
 	 * memory, or a local file or socket it cannot open (too many open files: LM_EIO). A bundle not

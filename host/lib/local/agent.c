@@ -116,8 +116,8 @@ int lm_local_agent_remove(lm_context *ctx, const char *label, lm_local_result **
 	/* Removing what is not there is done already (a CI job's clean-up may run twice); a plist
 	 * without our activation directory is someone else's. */
 	if (!st.exists) {
-		lm_outcome_message(o, "this machine: no agent %s installed by lume-metal; nothing to remove", label);
-		return lm_local_close(&m, 0);
+		rc = lm_outcome_message(ctx, o, "this machine: no agent %s installed by lume-metal; nothing to remove", label);
+		return lm_local_close(&m, rc);
 	}
 	snprintf(a.label, sizeof(a.label), "%s", label);
 	snprintf(a.plist, sizeof(a.plist), "%s", paths.plist);
@@ -135,9 +135,9 @@ int lm_local_agent_remove(lm_context *ctx, const char *label, lm_local_result **
 		lm_step_add(ctx, o, "agent-unload", t, "booted out of %s, %s removed (its logs are kept)", domain, a.plist);
 	}
 	(void)lm_outcome_add_agent(o, &a);
-	lm_outcome_message(o, "this machine: agent %s %s", label, lm_context_options(ctx)->dry_run ? "would be removed" :
-	    "removed");
-	return lm_local_close(&m, 0);
+	rc = lm_outcome_message(ctx, o, "this machine: agent %s %s", label, lm_context_options(ctx)->dry_run ?
+	    "would be removed" : "removed");
+	return lm_local_close(&m, rc);
 }
 
 /* The plist written, linted and loaded (the launchd recipe of a VM's agent install). */
@@ -250,11 +250,11 @@ int lm_local_agent_install(lm_context *ctx, const lm_agent_spec *spec, const lm_
 		return lm_local_close(&m, rc);
 	(void)lm_outcome_add_agent(o, &a);
 	if (lm_context_options(ctx)->dry_run)
-		lm_outcome_message(o, "this machine: agent %s would be installed", a.label);
+		rc = lm_outcome_message(ctx, o, "this machine: agent %s would be installed", a.label);
 	else if (strcmp(a.state, "running") == 0 && a.pid > 0)
-		lm_outcome_message(o, "this machine: agent %s installed and started (pid %ld)", a.label, a.pid);
+		rc = lm_outcome_message(ctx, o, "this machine: agent %s installed and started (pid %ld)", a.label, a.pid);
 	else
-		lm_outcome_message(o, "this machine: agent %s installed, but not running (launchd: %s); its log is in "
+		rc = lm_outcome_message(ctx, o, "this machine: agent %s installed, but not running (launchd: %s); its log is in "
 		    "~/Library/Logs/lume-metal", a.label, a.state);
-	return lm_local_close(&m, 0);
+	return lm_local_close(&m, rc);
 }

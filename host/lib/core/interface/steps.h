@@ -20,8 +20,11 @@ int lm_step_settle(lm_context *ctx, lm_vm_outcome *o, const char *fmt, ...) LM_P
 /* Set o->rc and o->message from the last error, prefixed with the VM's name; a step begun and
  * not done is marked failed (and reported). */
 int lm_outcome_fail(lm_context *ctx, lm_vm_outcome *o, int rc);
-/* Replace / extend o->message (printf-style). */
-int lm_outcome_message(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
+/* o->message, replaced (printf-style): the result a VM's operation reports. When it cannot be had
+ * (out of memory) the VM fails with LM_ENOMEM (lm_outcome_fail): nothing done is ever reported
+ * without its message, nor with another's. Returns 0 or LM_ENOMEM. */
+int lm_outcome_message(lm_context *ctx, lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(3, 4);
+/* o->message extended (printf-style); out of memory leaves it as it was (a failure's hint). */
 void lm_outcome_append(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
 
 /* ---- outcome.c: a result and its outcomes as data ---- */

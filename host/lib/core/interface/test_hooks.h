@@ -25,7 +25,9 @@
  *                                    (glibc's backtrace_symbols_fd), to find where it was met
  *
  * A malformed value ends the program at its start (exit 125): a test that asked for a failure must
- * not run without it.
+ * not run without it. A unit test linked the same way arms it between its calls instead:
+ * lm_test_alloc_fail_next(R) makes the next counted allocation fail, and R - 1 after it (0: every
+ * one after it), as N,R would counting from there.
  *
  * lm_test_journal_full(): LUME_METAL_TEST_JOURNAL_FULL_AT=N makes the process's Nth write of the
  * state journal, and every one after it, fail as on a full disk (ENOSPC, the file unchanged): 1
@@ -45,6 +47,7 @@ void lm_test_kill_point(const char *step);
 /* Counted allocations so far in this process, and failures injected so far. */
 size_t lm_test_alloc_count(void);
 size_t lm_test_alloc_failures(void);
+void lm_test_alloc_fail_next(size_t repeat);
 double lm_test_launchd_wait(double seconds);
 int lm_test_journal_full(void);
 #else
