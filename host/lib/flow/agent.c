@@ -255,7 +255,11 @@ static int install_one(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, co
 			install_undo(ctx, &op, spec, &prev, &a);
 		goto out;
 	}
-	(void)lm_outcome_add_agent(op.o, &a); /* out of memory: installed, not listed */
+	/* Installed, but not to be reported without it (the JSON's agents): out of memory fails it. */
+	if ((rc = lm_outcome_add_agent(op.o, &a)) < 0) {
+		lm_outcome_fail(ctx, op.o, rc);
+		goto out;
+	}
 	/* "started" only when launchd says it runs: a workload that exited at once is not. */
 	if (lm_context_options(ctx)->dry_run)
 		rc = lm_outcome_message(ctx, op.o, "%s: agent %s would be installed", op.o->vm, a.label);
@@ -305,7 +309,11 @@ static int remove_one(lm_context *ctx, lm_vm_manager *vmm, lm_vm_outcome *o, con
 		lm_step_add(ctx, op.o, "agent-unload", t, "booted out of %s, %s removed (its logs are kept)", op.domain,
 		    a.plist);
 	}
-	(void)lm_outcome_add_agent(op.o, &a); /* out of memory: removed, not listed */
+	/* Removed, but not to be reported without it: out of memory fails it. */
+	if ((rc = lm_outcome_add_agent(op.o, &a)) < 0) {
+		lm_outcome_fail(ctx, op.o, rc);
+		goto out;
+	}
 	rc = lm_outcome_message(ctx, op.o, "%s: agent %s %s", op.o->vm, label,
 	    lm_context_options(ctx)->dry_run ? "would be removed" : "removed");
 out:

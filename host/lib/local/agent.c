@@ -134,7 +134,8 @@ int lm_local_agent_remove(lm_context *ctx, const char *label, lm_local_result **
 			return lm_local_close(&m, rc);
 		lm_step_add(ctx, o, "agent-unload", t, "booted out of %s, %s removed (its logs are kept)", domain, a.plist);
 	}
-	(void)lm_outcome_add_agent(o, &a);
+	if ((rc = lm_outcome_add_agent(o, &a)) < 0) /* removed, not to be reported without it */
+		return lm_local_close(&m, rc);
 	rc = lm_outcome_message(ctx, o, "this machine: agent %s %s", label, lm_context_options(ctx)->dry_run ?
 	    "would be removed" : "removed");
 	return lm_local_close(&m, rc);
@@ -248,7 +249,8 @@ int lm_local_agent_install(lm_context *ctx, const lm_agent_spec *spec, const lm_
 	}
 	if (rc < 0)
 		return lm_local_close(&m, rc);
-	(void)lm_outcome_add_agent(o, &a);
+	if ((rc = lm_outcome_add_agent(o, &a)) < 0) /* installed, not to be reported without it */
+		return lm_local_close(&m, rc);
 	if (lm_context_options(ctx)->dry_run)
 		rc = lm_outcome_message(ctx, o, "this machine: agent %s would be installed", a.label);
 	else if (strcmp(a.state, "running") == 0 && a.pid > 0)

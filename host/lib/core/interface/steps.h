@@ -29,7 +29,8 @@ void lm_outcome_append(lm_vm_outcome *o, const char *fmt, ...) LM_PRINTF(2, 3);
 
 /* ---- outcome.c: a result and its outcomes as data ---- */
 
-/* A copy of *a appended to o->agents. */
+/* A copy of *a appended to o->agents; LM_ENOMEM when it cannot be. An operation that did what it
+ * reports with it fails its VM then (lm_outcome_fail), as for its message. */
 int lm_outcome_add_agent(lm_vm_outcome *o, const lm_agent_info *a);
 /* A result without outcomes (lm_flow_result_free() frees it); *out is NULL when out of memory. */
 int lm_flow_result_new(lm_flow_result **out);
