@@ -20,15 +20,18 @@ stress=$!
 trap 'kill -TERM "$stress" 2>/dev/null; wait "$stress" 2>/dev/null || true' EXIT
 
 status=0
-printf 'run  seconds  passed  failed  load(1 min) at the end\n'
+printf 'run  seconds  passed  failed  skipped  load(1 min) at the end\n'
 for i in $(seq 1 "$runs"); do
   t=$SECONDS rc=0
   cmake --workflow --preset default >"$log_dir/run$i.log" 2>&1 || rc=$?
   summary=$(grep -Eo '[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$log_dir/run$i.log" | tail -n 1)
+  # "100% tests passed, 0 tests failed out of 404": the failed count is the fourth word, the total
+  # the last; CTest counts a skipped test (listed under "did not run") as not failed.
   total=$(echo "$summary" | awk '{print $NF}')
-  failed=$(echo "$summary" | awk '{print $6}')
-  printf '%3d  %7d  %6s  %6s  %s\n' "$i" $((SECONDS - t)) "$((${total:-0} - ${failed:-0}))" "${failed:-?}" \
-    "$(cut -d' ' -f1 /proc/loadavg)"
+  failed=$(echo "$summary" | awk '{print $4}')
+  skipped=$(sed -n '/The following tests did not run/,/^$/p' "$log_dir/run$i.log" | grep -c '(Skipped)' || true)
+  printf '%3d  %7d  %6s  %6s  %7s  %s\n' "$i" $((SECONDS - t)) "$((${total:-0} - ${failed:-0} - skipped))" \
+    "${failed:-?}" "$skipped" "$(cut -d' ' -f1 /proc/loadavg)"
   if [ "$rc" -ne 0 ]; then
     status=1
     sed -n '/The following tests FAILED/,$p' "$log_dir/run$i.log" | head -n 20
