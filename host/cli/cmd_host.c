@@ -34,7 +34,7 @@ static const char *or_absent(const lm_host_pref_info *info)
 }
 
 static void print_status(const lm_host_pref_info *info, const lm_host_pref_byhost *byhost,
-    const lm_host_pref_vm *vms, size_t nvms)
+    lm_host_pref_vm *const *vms, size_t nvms)
 {
 	char when[32], buf[1800];
 	size_t i;
@@ -59,12 +59,12 @@ static void print_status(const lm_host_pref_info *info, const lm_host_pref_byhos
 	lm_cli_printf(stdout, "  -currentHost: %s\n", buf);
 	/* Who relies on it: the mode each enabled VM ran, and whether it needed the preference. */
 	for (i = 0; i < nvms; i++) {
-		lm_cli_printf(stdout, "  vm %s: host preference mode %s, %s%s\n", vms[i].vm, lm_host_pref_mode_name(vms[i].mode),
-		    lm_cli_pref_need(vms[i].mode, vms[i].needed), vms[i].keeps ? "; keeps the preference" : "; does not keep it");
+		lm_cli_printf(stdout, "  vm %s: host preference mode %s, %s%s\n", vms[i]->vm, lm_host_pref_mode_name(vms[i]->mode),
+		    lm_cli_pref_need(vms[i]->mode, vms[i]->needed), vms[i]->keeps ? "; keeps the preference" : "; does not keep it");
 	}
 }
 
-static void print_result(const lm_cli *cli, const char *action, const lm_host_pref_info *info, const lm_host_pref_vm *vms,
+static void print_result(const lm_cli *cli, const char *action, const lm_host_pref_info *info, lm_host_pref_vm *const *vms,
     size_t nvms, const lm_host_pref_byhost *byhost)
 {
 	int dry = cli->lib.dry_run;
@@ -110,7 +110,7 @@ int lm_cmd_host(lm_cli *cli)
 {
 	lm_host_pref_byhost byhost;
 	lm_host_pref_info info;
-	lm_host_pref_vm *vms = NULL;
+	lm_host_pref_vm **vms = NULL;
 	size_t nvms = 0;
 	lm_pref_setting want;
 	lm_context *ctx;

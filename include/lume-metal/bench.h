@@ -78,13 +78,14 @@ typedef struct {
 	size_t ntests;
 	lm_bench_test **tests;     /* ntests pointers */
 	lm_bench_metal *stock_metal, *shimmed_metal; /* never NULL */
-	int kernel_choice_changed; /* the shimmed arm selected other kernels than the stock one */
 	double *stock_seconds, *shimmed_seconds; /* wall clock per round (rounds entries each) */
 	int *stock_exit, *shimmed_exit;          /* exit status per round */
 	double seconds;            /* the whole run */
-	int bare_metal;            /* a run on the host itself: the "stock" fields hold the host arm */
 	char llama_build[96];      /* llama.cpp's build as llama-bench printed it: "b10167 (ee3d1b54c)";
 	                              "" when not printed (or no llama-bench parser) */
+	/* Four ints together: the struct ends without padding (cmake/LumeMetalAbi.cmake). */
+	int kernel_choice_changed; /* the shimmed arm selected other kernels than the stock one */
+	int bare_metal;            /* a run on the host itself: the "stock" fields hold the host arm */
 	int ablation;              /* the run was the host-preference ablation: dir holds two records */
 	int preference_needed;     /* ablation: 1 the kernels failed with the preference off and ran with
 	                              it on, 0 they ran without it, -1 not told (an arm failed) */

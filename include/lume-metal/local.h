@@ -32,9 +32,11 @@ extern "C" {
 typedef struct {
 	size_t size;                 /* sizeof(lm_local_result) as the library was built */
 	lm_vm_outcome *machine;
+	/* Five ints: this one before the double, so that the struct ends without padding
+	 * (cmake/LumeMetalAbi.cmake). */
+	int hv_vmm_present;          /* sysctl kern.hv_vmm_present: 1, 0; -1 no answer */
 	double seconds;
 	char bundle_dir[LM_LOCAL_PATH_MAX]; /* the installed bundle, used in place ("" when none found) */
-	int hv_vmm_present;          /* sysctl kern.hv_vmm_present: 1, 0; -1 no answer */
 	int paravirtual_device;      /* the stock device is "Apple Paravirtual device": 1, 0; -1 not probed */
 	int looks_like_vm;           /* 1 when either says so, 0 when both say not, -1 unknown */
 	int answers_hold;            /* the shim is active and the profile's expectations hold: 1, 0; -1 not probed */

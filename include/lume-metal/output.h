@@ -64,7 +64,7 @@ LM_EXTERN(int) lm_host_pref_status_to_json(const lm_host_pref_info *info, const 
 /* host status: the same, and `vms`, the enabled VMs with the mode each was enabled with, whether it
  * needed the preference and whether the preference is kept for it (lm_host_pref_vms). */
 LM_EXTERN(int) lm_host_status_to_json(const lm_host_pref_info *info, const lm_host_pref_byhost *byhost,
-    const lm_host_pref_vm *vms, size_t nvms, const lm_json_envelope *env, char **out);
+    lm_host_pref_vm *const *vms, size_t nvms, const lm_json_envelope *env, char **out);
 
 /* selftest: `dir`, `simulator`, `checks` (each `name`, `question`, `assumed`, `seen`, `verdict`,
  * `raw`) and `summary` (docs/selftest.md). */

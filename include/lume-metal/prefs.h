@@ -74,11 +74,14 @@ typedef struct {
 	lm_host_pref_mode mode;
 	lm_pref_needed needed;
 	int keeps;
+	const char *journal_status; /* what the journal says of it (static): "enabled", "enabling",
+	                               "rolling back" */
 } lm_host_pref_vm;
 
-/* *out: *count entries (lm_host_pref_vms_free), in the journal's order; reads only. */
-LM_EXTERN(int) lm_host_pref_vms(lm_context *ctx, lm_host_pref_vm **out, size_t *count);
-LM_EXTERN(void) lm_host_pref_vms_free(lm_host_pref_vm *vms);
+/* *out: *count pointers and a NULL after them (lm_host_pref_vms_free), in the journal's order;
+ * reads only. An array of pointers: a newer library's larger lm_host_pref_vm leaves it readable. */
+LM_EXTERN(int) lm_host_pref_vms(lm_context *ctx, lm_host_pref_vm ***out, size_t *count);
+LM_EXTERN(void) lm_host_pref_vms_free(lm_host_pref_vm **vms);
 
 /* The preference's -currentHost value (`defaults -currentHost`; a ByHost file,
  * ~/Library/Preferences/ByHost/<domain>.<hardware UUID>.plist). CFPreferences reads the current

@@ -20,18 +20,6 @@
 #include "str.h"
 #include "text.h"
 
-/* A result grows only at its end, and LM_HAS_FIELD tells a field from its offset and size: a field
- * added into the old struct's trailing padding would look present in a library without it. So
- * every result ends without padding; adding a field at the end moves its line here. */
-#define LM_ENDS_WITH(type, field) \
-	_Static_assert(sizeof(type) == offsetof(type, field) + sizeof(((type *)0)->field), \
-	    #type " ends with " #field ", without padding")
-LM_ENDS_WITH(lm_flow_result, byhost);
-LM_ENDS_WITH(lm_vm_outcome, journal_status);
-LM_ENDS_WITH(lm_flow_step, detail);
-LM_ENDS_WITH(lm_agent_info, widened_exited_exe);
-LM_ENDS_WITH(lm_run_result, widened_line);
-
 /* ---- several VMs at once ---- */
 
 typedef struct {

@@ -633,7 +633,7 @@ int lm_host_pref_status_to_json(const lm_host_pref_info *info, const lm_host_pre
 }
 
 int lm_host_status_to_json(const lm_host_pref_info *info, const lm_host_pref_byhost *byhost,
-    const lm_host_pref_vm *vms, size_t nvms, const lm_json_envelope *env, char **out)
+    lm_host_pref_vm *const *vms, size_t nvms, const lm_json_envelope *env, char **out)
 {
 	cJSON *doc = envelope(env), *pref, *arr, *v;
 	size_t i;
@@ -648,13 +648,13 @@ int lm_host_status_to_json(const lm_host_pref_info *info, const lm_host_pref_byh
 	for (i = 0; arr != NULL && i < nvms; i++) {
 		if ((v = cJSON_CreateObject()) == NULL || !cJSON_AddItemToArray(arr, v))
 			break;
-		cJSON_AddStringToObject(v, "vm", vms[i].vm);
-		cJSON_AddStringToObject(v, "host_preference_mode", lm_host_pref_mode_name(vms[i].mode));
-		if (vms[i].needed == LM_PREF_NEEDED_UNKNOWN)
+		cJSON_AddStringToObject(v, "vm", vms[i]->vm);
+		cJSON_AddStringToObject(v, "host_preference_mode", lm_host_pref_mode_name(vms[i]->mode));
+		if (vms[i]->needed == LM_PREF_NEEDED_UNKNOWN)
 			cJSON_AddNullToObject(v, "host_preference_needed");
 		else
-			cJSON_AddBoolToObject(v, "host_preference_needed", vms[i].needed == LM_PREF_NEEDED_YES);
-		cJSON_AddBoolToObject(v, "keeps_preference", vms[i].keeps);
+			cJSON_AddBoolToObject(v, "host_preference_needed", vms[i]->needed == LM_PREF_NEEDED_YES);
+		cJSON_AddBoolToObject(v, "keeps_preference", vms[i]->keeps);
 	}
 	return finish(doc, out);
 }

@@ -617,7 +617,7 @@ int lm_host_pref_status(lm_context *ctx, const lm_pref_setting *want, lm_host_pr
 	return rc;
 }
 
-int lm_host_pref_vms(lm_context *ctx, lm_host_pref_vm **out, size_t *count)
+int lm_host_pref_vms(lm_context *ctx, lm_host_pref_vm ***out, size_t *count)
 {
 	lm_state *st;
 	lm_vm_record rec;
@@ -638,16 +638,23 @@ int lm_host_pref_vms(lm_context *ctx, lm_host_pref_vm **out, size_t *count)
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		lm_host_pref_vm *v = &(*out)[*count];
+		lm_host_pref_vm *v;
+
 		if ((rc = lm_vm_record_get(st, names[i], &rec)) < 0)
 			goto out;
 		if (rec.status != LM_VM_STATUS_NONE) {
+			if ((v = calloc(1, sizeof(*v))) == NULL) {
+				lm_vm_record_dispose(&rec);
+				rc = lm_error_nomem();
+				goto out;
+			}
 			v->size = sizeof(*v);
 			snprintf(v->vm, sizeof(v->vm), "%s", rec.name);
 			v->mode = rec.pref_mode;
 			v->needed = rec.pref_needed;
 			v->keeps = lm_vm_record_uses_preference(&rec);
-			(*count)++;
+			v->journal_status = lm_vm_record_status_name(rec.status);
+			(*out)[(*count)++] = v;
 		}
 		lm_vm_record_dispose(&rec);
 	}
@@ -655,14 +662,18 @@ out:
 	lm_strv_free(names);
 	lm_state_close(st);
 	if (rc < 0) {
-		free(*out);
+		lm_host_pref_vms_free(*out);
 		*out = NULL;
 		*count = 0;
 	}
 	return rc;
 }
 
-void lm_host_pref_vms_free(lm_host_pref_vm *vms)
+void lm_host_pref_vms_free(lm_host_pref_vm **vms)
 {
+	size_t i;
+
+	for (i = 0; vms != NULL && vms[i] != NULL; i++)
+		free(vms[i]);
 	free(vms);
 }

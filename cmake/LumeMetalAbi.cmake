@@ -1,0 +1,113 @@
+# The ABI rule, generated from the public headers rather than kept by hand (issue 51, item 4;
+# docs/embedding.md, "Growing a struct"). Every public struct whose first member is `size_t size`
+# grows only at its end, and LM_HAS_FIELD (common.h) tells a field from its offset and size: a
+# field added into an older build's trailing padding would look present in a library without it.
+# So each such struct must end without padding, and an array of them is never handed over as an
+# array of structs (a grown struct changes its stride): as an array of pointers.
+#
+# lm_abi_check_source(<out>): reads include/lume-metal/*.h and sys/*.h at configure time (CMake
+# configures again when one changes) and writes <out>, a C file that includes them all and holds
+# one _Static_assert per sized struct and an #error per public function that hands out an array of
+# sized structs (a `T **` followed by a `size_t *` count). Compiling it is the check: the library
+# compiles it, so a padded struct fails the build, naming the struct and its last member.
+
+function(_lm_abi_last_member decl out)
+  string(STRIP "${decl}" decl)
+  if(decl MATCHES "\\(\\*[ \t]*([A-Za-z_][A-Za-z_0-9]*)[ \t]*\\)")
+    set(${out} "${CMAKE_MATCH_1}" PARENT_SCOPE) # a function pointer
+  elseif(decl MATCHES "([A-Za-z_][A-Za-z_0-9]*)[ \t]*(\\[[^]]*\\][ \t]*)*$")
+    set(${out} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+  else()
+    message(FATAL_ERROR "lume-metal: the ABI check cannot read the member declaration '${decl}'")
+  endif()
+endfunction()
+
+function(lm_abi_check_source out)
+  set(depends "")
+  if(NOT CMAKE_SCRIPT_MODE_FILE)
+    set(depends CONFIGURE_DEPENDS) # a header added or removed configures again
+  endif()
+  file(GLOB headers ${depends} "${PROJECT_SOURCE_DIR}/include/lume-metal/*.h"
+    "${PROJECT_SOURCE_DIR}/include/lume-metal/sys/*.h")
+  list(SORT headers)
+  set(includes "")
+  set(checks "")
+  set(sized "")
+  foreach(h IN LISTS headers)
+    file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}/include" "${h}")
+    string(APPEND includes "#include \"${rel}\"\n")
+    file(READ "${h}" text)
+    if(NOT CMAKE_SCRIPT_MODE_FILE)
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${h}") # an edit configures again
+    endif()
+    # Comments out (they hold braces and semicolons); a `;` is CMake's list separator, so the
+    # text is first made free of it and each member declaration split on a marker.
+    string(REGEX REPLACE "/\\*([^*]|\\*+[^*/])*\\*+/" "" text "${text}")
+    string(REGEX REPLACE "//[^\n]*" "" text "${text}")
+    string(REPLACE ";" "<SEMI>" text "${text}")
+    string(REGEX MATCHALL "typedef struct[ \t\n]*[A-Za-z_0-9]*[ \t\n]*{[^{}]*}[ \t\n]*[A-Za-z_][A-Za-z_0-9]*<SEMI>" blocks "${text}")
+    foreach(b IN LISTS blocks)
+      string(REGEX MATCH "}[ \t\n]*([A-Za-z_][A-Za-z_0-9]*)<SEMI>$" _ "${b}")
+      set(type "${CMAKE_MATCH_1}")
+      string(REGEX MATCH "{([^{}]*)}" _ "${b}")
+      string(REPLACE "<SEMI>" ";" members "${CMAKE_MATCH_1}")
+      set(decls "")
+      foreach(m IN LISTS members)
+        string(STRIP "${m}" m)
+        if(NOT m STREQUAL "")
+          list(APPEND decls "${m}")
+        endif()
+      endforeach()
+      list(LENGTH decls n)
+      if(n EQUAL 0)
+        continue()
+      endif()
+      list(GET decls 0 first)
+      string(REGEX REPLACE "[ \t\n]+" " " first "${first}")
+      if(NOT first STREQUAL "size_t size")
+        continue()
+      endif()
+      list(GET decls -1 last_decl)
+      _lm_abi_last_member("${last_decl}" last)
+      list(APPEND sized "${type}")
+      string(APPEND checks
+        "_Static_assert(sizeof(${type}) == offsetof(${type}, ${last}) + sizeof(((${type} *)0)->${last}),\n"
+        "    \"${type} (${rel}) ends with padding after its last member, ${last}: a field added there would \"\n"
+        "    \"look present to LM_HAS_FIELD in a library built without it. Reorder its members or make the \"\n"
+        "    \"last one fill the struct's alignment (docs/embedding.md, 'Growing a struct').\");\n")
+    endforeach()
+    # An array of sized structs handed out: `T **name, size_t *count`.
+    string(REGEX MATCHALL "LM_EXTERN\\([^)]*\\)[ \t\n]*[A-Za-z_0-9]+\\([^)]*\\)" protos "${text}")
+    set(_lm_abi_protos_${rel} "${protos}")
+    list(APPEND all_protos "${rel}")
+  endforeach()
+  foreach(rel IN LISTS all_protos)
+    foreach(p IN LISTS _lm_abi_protos_${rel})
+      foreach(type IN LISTS sized)
+        if(p MATCHES "(^|[^A-Za-z_0-9])${type}[ \t\n]*\\*\\*[ \t\n]*[A-Za-z_0-9]+[ \t\n]*,[ \t\n]*size_t[ \t\n]*\\*")
+          string(REGEX MATCH "([A-Za-z_0-9]+)\\(" _ "${p}")
+          string(REGEX MATCH "\\)[ \t\n]*([A-Za-z_0-9]+)\\(" _ "${p}")
+          string(APPEND checks "#error \"${CMAKE_MATCH_1} (${rel}) hands out an array of ${type}: a ${type} grown by a "
+            "newer library changes the array's stride. Hand out an array of pointers (docs/embedding.md).\"\n")
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+  list(LENGTH sized nsized)
+  string(CONCAT content "/* Generated by cmake/LumeMetalAbi.cmake from include/lume-metal: do not edit. The ABI rule\n"
+    " * (docs/embedding.md): ${nsized} public structs begin with size_t size; each ends without padding,\n"
+    " * and none is handed out as an array of structs. Compiling this file is the check. */\n"
+    "#include <stddef.h>\n\n${includes}\n${checks}")
+  file(CONFIGURE OUTPUT "${out}" CONTENT "${content}" @ONLY)
+  set(LM_ABI_SIZED_STRUCTS "${sized}" PARENT_SCOPE)
+endfunction()
+
+# cmake -DLM_ABI_ROOT=<source tree> -DLM_ABI_OUT=<file> -P cmake/LumeMetalAbi.cmake writes the same
+# file for another tree's headers (tests/embed/abi_rule.sh proves the check fails where it must).
+if(CMAKE_SCRIPT_MODE_FILE AND CMAKE_SCRIPT_MODE_FILE STREQUAL CMAKE_CURRENT_LIST_FILE)
+  if(NOT LM_ABI_ROOT OR NOT LM_ABI_OUT)
+    message(FATAL_ERROR "usage: cmake -DLM_ABI_ROOT=<source tree> -DLM_ABI_OUT=<file> -P LumeMetalAbi.cmake")
+  endif()
+  set(PROJECT_SOURCE_DIR "${LM_ABI_ROOT}")
+  lm_abi_check_source("${LM_ABI_OUT}")
+endif()
