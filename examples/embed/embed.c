@@ -99,7 +99,7 @@ int main(int argc, char **argv)
 	printf("status: bundle %s\n", result->count == 1 && result->vms[0]->bundle_verified ? "verified" : "not verified");
 	lm_flow_result_free(result);
 
-	if (lm_flow_rollback(ctx, vm, 1, 0, 1, &result) < 0) {
+	if (lm_flow_rollback(ctx, vm, 1, 0, 1, 1, &result) < 0) {
 		rc = fail("rollback");
 		goto out;
 	}

@@ -225,11 +225,11 @@ int lm_cmd_agent(lm_cli *cli)
 	}
 	if (strcmp(verb, "install") == 0) {
 		lm_cli_agent_spec(cli, label, &spec, &wo);
-		rc = lm_flow_agent_install_jobs(ctx, vms, nvms, &spec, profile, &wo, cli->jobs, &result);
+		rc = lm_flow_agent_install(ctx, vms, nvms, &spec, profile, &wo, cli->jobs, &result);
 	} else if (strcmp(verb, "remove") == 0) {
-		rc = lm_flow_agent_remove_jobs(ctx, vms, nvms, label, cli->jobs, &result);
+		rc = lm_flow_agent_remove(ctx, vms, nvms, label, cli->jobs, &result);
 	} else {
-		rc = lm_flow_agent_list_vms(ctx, vms, nvms, &result);
+		rc = lm_flow_agent_list(ctx, vms, nvms, &result);
 	}
 	exit_code = print_result(cli, rc, result);
 	lm_flow_result_free(result);

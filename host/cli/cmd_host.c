@@ -16,7 +16,7 @@ static int fail(lm_cli *cli, const lm_host_pref_info *info)
 
 	if (cli->json) {
 		env = lm_cli_envelope(cli, exit_code, e->code != 0 ? e->code : LM_ERROR, message);
-		if (lm_host_pref_info_to_json(info, &env, &doc) < 0)
+		if (lm_host_pref_status_to_json(info, NULL, &env, &doc) < 0)
 			doc = NULL;
 		lm_cli_print_document(cli, doc == NULL ? -1 : 0, doc);
 	}

@@ -15,7 +15,7 @@ int lm_cmd_rollback(lm_cli *cli)
 	if ((rc = lm_cli_context(cli, &ctx)) != 0)
 		return rc;
 	lm_cli_trap_signals();
-	rc = lm_flow_rollback_jobs(ctx, (const char *const *)cli->argv, (size_t)cli->argc, cli->all, !cli->no_restart,
+	rc = lm_flow_rollback(ctx, (const char *const *)cli->argv, (size_t)cli->argc, cli->all, !cli->no_restart,
 	    cli->jobs, &result);
 	if (rc < 0 && (result == NULL || result->count == 0)) {
 		exit_code = lm_cli_fail(cli, rc == LM_EINVALID ? LM_EXIT_USAGE : LM_EXIT_FAILURE);

@@ -128,14 +128,11 @@ LM_EXTERN(void) lm_flow_result_free(lm_flow_result *result);
 LM_EXTERN(int) lm_flow_enable(lm_context *ctx, const char *const *vms, size_t n, const lm_profile *profile,
     int jobs, lm_flow_result **out);
 
-/* rollback VM... (all = every VM the state knows). restart: restart running VMs that still
- * carry the unlocked level once the preference is restored. */
+/* rollback VM... (all = every VM the state knows), `jobs` VMs at once (as enable's jobs; 1: one
+ * after another). restart: restart running VMs that still carry the unlocked level once the
+ * preference is restored. The host preference is restored by the last VM rolled back, whichever
+ * it is; a dry run goes one VM at a time (its plan is read in the order named). */
 LM_EXTERN(int) lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all, int restart,
-    lm_flow_result **out);
-/* The same, `jobs` VMs at once (as enable's jobs; 1: one after another, as lm_flow_rollback). The
- * host preference is restored by the last VM rolled back, whichever it is; a dry run goes one VM
- * at a time (its plan is read in the order named). */
-LM_EXTERN(int) lm_flow_rollback_jobs(lm_context *ctx, const char *const *vms, size_t n, int all, int restart,
     int jobs, lm_flow_result **out);
 
 /* status [VM...] (n == 0: every VM the state knows). Reads only; checks bundles over SSH when
@@ -249,32 +246,24 @@ LM_EXTERN(void) lm_run_result_free(lm_run_result *result);
 LM_EXTERN(int) lm_flow_run_workload(lm_context *ctx, const char *vm, const char *const *argv, size_t argc,
     const lm_workload_options *opts, lm_run_result **out);
 
-/* agent install VM: the workload's LaunchAgent (agent.h) with the shim's environment — the
+/* agent install VM...: the workload's LaunchAgent (agent.h) with the shim's environment — the
  * profile's (NULL: the one the VM was enabled with) — uploaded atomically to the guest's
  * ~/Library/LaunchAgents/LABEL.plist, checked with `plutil -lint`, booted out when loaded, then
  * bootstrapped into gui/UID and kickstarted; recorded in the journal. The VM must be enabled.
  * Options NULL: the defaults; as run, a program dyld would not give the shim is LM_EHARDENED
- * before anything is installed, unless opts->run_hardened_stock. */
-LM_EXTERN(int) lm_flow_agent_install_workload(lm_context *ctx, const char *vm, const lm_agent_spec *spec,
-    const lm_profile *profile, const lm_workload_options *opts, lm_flow_result **out);
-/* agent remove VM LABEL: booted out, its plist removed, forgotten. */
-LM_EXTERN(int) lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_flow_result **out);
-/* agent list VM: the VM's agents from the journal, with launchd's state when the VM is running. */
-LM_EXTERN(int) lm_flow_agent_list(lm_context *ctx, const char *vm, lm_flow_result **out);
-/* The three over several VMs (issue 37), each VM in turn, an outcome each, as rollback: a failed
- * VM does not stop the next, result->seconds is the run's time. 0 when every VM succeeded, else
- * the first failed VM's code and message (n == 1: exactly the one-VM function's). */
-LM_EXTERN(int) lm_flow_agent_install_vms(lm_context *ctx, const char *const *vms, size_t n,
-    const lm_agent_spec *spec, const lm_profile *profile, const lm_workload_options *opts, lm_flow_result **out);
-LM_EXTERN(int) lm_flow_agent_remove_vms(lm_context *ctx, const char *const *vms, size_t n, const char *label,
-    lm_flow_result **out);
-/* install and remove, `jobs` VMs at once (as enable's jobs; 1: the two above). */
-LM_EXTERN(int) lm_flow_agent_install_jobs(lm_context *ctx, const char *const *vms, size_t n,
+ * before anything is installed, unless opts->run_hardened_stock.
+ * Over several VMs (issue 37), an outcome each, `jobs` VMs at once (as enable's jobs; 1: one after
+ * another): a failed VM does not stop the next, result->seconds is the run's time. 0 when every VM
+ * succeeded, else the first failed VM's code and message (n == 1: that VM's). */
+LM_EXTERN(int) lm_flow_agent_install(lm_context *ctx, const char *const *vms, size_t n,
     const lm_agent_spec *spec, const lm_profile *profile, const lm_workload_options *opts, int jobs,
     lm_flow_result **out);
-LM_EXTERN(int) lm_flow_agent_remove_jobs(lm_context *ctx, const char *const *vms, size_t n, const char *label,
+/* agent remove VM... LABEL: booted out, its plist removed, forgotten; as install over several VMs. */
+LM_EXTERN(int) lm_flow_agent_remove(lm_context *ctx, const char *const *vms, size_t n, const char *label,
     int jobs, lm_flow_result **out);
-LM_EXTERN(int) lm_flow_agent_list_vms(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result **out);
+/* agent list VM...: each VM's agents from the journal, with launchd's state when the VM is running
+ * (at least one VM). */
+LM_EXTERN(int) lm_flow_agent_list(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result **out);
 /* agent logs VM LABEL: the agent's stdout and stderr logs (its StandardOutPath and
  * StandardErrorPath in the guest), each given to on_data as it is read: whole (follow 0), or
  * then what is appended to them until ctx is cancelled (follow 1, as `tail -f`; cancelled is a

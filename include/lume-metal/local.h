@@ -68,7 +68,7 @@ LM_EXTERN(int) lm_local_run(lm_context *ctx, const lm_profile *profile, const ch
     const lm_workload_options *opts, lm_run_result **out);
 
 /* local agent install|remove|list: LaunchAgents in this account's gui domain, as for a VM
- * (lm_flow_agent_install_workload), with profile (NULL: the default). The machine's own files are
+ * (lm_flow_agent_install), with profile (NULL: the default). The machine's own files are
  * the record: an agent is lume-metal's when its plist is in ~/Library/LaunchAgents and its
  * activation directory in ~/Library/Logs/lume-metal (no journal: a runner is often fresh). */
 LM_EXTERN(int) lm_local_agent_install(lm_context *ctx, const lm_agent_spec *spec, const lm_profile *profile,

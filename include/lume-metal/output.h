@@ -55,9 +55,8 @@ LM_EXTERN(int) lm_flow_result_to_json_advised(const lm_flow_result *result, lm_o
 LM_EXTERN(int) lm_run_result_to_json(const char *vm, const lm_run_result *result, const char *out_bytes,
     size_t out_len, const char *err_bytes, size_t err_len, const lm_json_envelope *env, char **out);
 
-/* host enable|disable|status; info may be NULL (a failure before the preference was read). */
-LM_EXTERN(int) lm_host_pref_info_to_json(const lm_host_pref_info *info, const lm_json_envelope *env, char **out);
-/* The same with the preference's -currentHost value (`host_preference.byhost`; NULL: none). */
+/* host enable|disable|status; info may be NULL (a failure before the preference was read), and
+ * byhost (the preference's -currentHost value, `host_preference.byhost`) NULL when not read. */
 LM_EXTERN(int) lm_host_pref_status_to_json(const lm_host_pref_info *info, const lm_host_pref_byhost *byhost,
     const lm_json_envelope *env, char **out);
 

@@ -373,19 +373,7 @@ static int each_vm(lm_context *ctx, const char *const *vms, size_t n, agent_one_
 	return n == 1 ? f.first_rc : lm_flow_summary_rc(result);
 }
 
-int lm_flow_agent_install_workload(lm_context *ctx, const char *vm, const lm_agent_spec *spec,
-    const lm_profile *profile, const lm_workload_options *opts, lm_flow_result **out)
-{
-	return lm_flow_agent_install_vms(ctx, &vm, 1, spec, profile, opts, out);
-}
-
-int lm_flow_agent_install_vms(lm_context *ctx, const char *const *vms, size_t n, const lm_agent_spec *spec,
-    const lm_profile *profile, const lm_workload_options *opts, lm_flow_result **out)
-{
-	return lm_flow_agent_install_jobs(ctx, vms, n, spec, profile, opts, 1, out);
-}
-
-int lm_flow_agent_install_jobs(lm_context *ctx, const char *const *vms, size_t n, const lm_agent_spec *spec,
+int lm_flow_agent_install(lm_context *ctx, const char *const *vms, size_t n, const lm_agent_spec *spec,
     const lm_profile *profile, const lm_workload_options *opts, int jobs, lm_flow_result **out)
 {
 	install_args ia = {spec, profile, opts};
@@ -399,18 +387,7 @@ int lm_flow_agent_install_jobs(lm_context *ctx, const char *const *vms, size_t n
 	return each_vm(ctx, vms, n, install_one, &ia, jobs, *out);
 }
 
-int lm_flow_agent_remove(lm_context *ctx, const char *vm, const char *label, lm_flow_result **out)
-{
-	return lm_flow_agent_remove_vms(ctx, &vm, 1, label, out);
-}
-
-int lm_flow_agent_remove_vms(lm_context *ctx, const char *const *vms, size_t n, const char *label,
-    lm_flow_result **out)
-{
-	return lm_flow_agent_remove_jobs(ctx, vms, n, label, 1, out);
-}
-
-int lm_flow_agent_remove_jobs(lm_context *ctx, const char *const *vms, size_t n, const char *label, int jobs,
+int lm_flow_agent_remove(lm_context *ctx, const char *const *vms, size_t n, const char *label, int jobs,
     lm_flow_result **out)
 {
 	int rc;
@@ -420,12 +397,7 @@ int lm_flow_agent_remove_jobs(lm_context *ctx, const char *const *vms, size_t n,
 	return each_vm(ctx, vms, n, remove_one, label, jobs, *out);
 }
 
-int lm_flow_agent_list(lm_context *ctx, const char *vm, lm_flow_result **out)
-{
-	return lm_flow_agent_list_vms(ctx, &vm, 1, out);
-}
-
-int lm_flow_agent_list_vms(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result **out)
+int lm_flow_agent_list(lm_context *ctx, const char *const *vms, size_t n, lm_flow_result **out)
 {
 	double t = lm_clock_monotonic();
 	int rc;

@@ -484,13 +484,7 @@ static void rollback_worker_one(void *data, size_t worker, lm_vm_manager *vmm, s
 	(void)rollback_one(f->ctx, vmm, f->self, f->result, &f->mine[worker], o);
 }
 
-int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all, int restart,
-    lm_flow_result **out)
-{
-	return lm_flow_rollback_jobs(ctx, vms, n, all, restart, 1, out);
-}
-
-int lm_flow_rollback_jobs(lm_context *ctx, const char *const *vms, size_t n, int all, int restart, int jobs,
+int lm_flow_rollback(lm_context *ctx, const char *const *vms, size_t n, int all, int restart, int jobs,
     lm_flow_result **out)
 {
 	lm_flow_result *result;

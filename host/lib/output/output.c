@@ -613,11 +613,6 @@ int lm_run_result_to_json(const char *vm, const lm_run_result *result, const cha
 	return finish(doc, out);
 }
 
-int lm_host_pref_info_to_json(const lm_host_pref_info *info, const lm_json_envelope *env, char **out)
-{
-	return lm_host_pref_status_to_json(info, NULL, env, out);
-}
-
 int lm_host_pref_status_to_json(const lm_host_pref_info *info, const lm_host_pref_byhost *byhost,
     const lm_json_envelope *env, char **out)
 {

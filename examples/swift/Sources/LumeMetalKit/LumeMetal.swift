@@ -164,7 +164,7 @@ public final class LumeMetal: @unchecked Sendable {
                          progress: ProgressHandler? = nil, cancel: (() -> Bool)? = nil) throws -> FlowResult {
         try perform(progress: progress, cancel: cancel) { context, out in
             withCStrings(vms) { names in
-                lm_flow_rollback_jobs(context, names, vms.count, all ? 1 : 0, restart ? 1 : 0, Int32(jobs), &out)
+                lm_flow_rollback(context, names, vms.count, all ? 1 : 0, restart ? 1 : 0, Int32(jobs), &out)
             }
         }
     }
