@@ -409,6 +409,13 @@ scenario_guest_reboot_started_after() {
   # Its hint says what restarts a VM, and what does not.
   grep -q '^hint: .*a guest reboot (`lume restart`, `sudo reboot` in the guest, a macOS update) is not a VM restart$' \
     "$E2E_DIR/h.out" || fail "host enable's hint: $(cat "$E2E_DIR/h.out")"
+  # The VM's process must start after the change as the process table can tell it: Linux's
+  # /proc/PID/stat gives a start in clock ticks (10 ms at USER_HZ 100, proc(5)), rounded down, and
+  # on an idle machine `tart run` started 3 ms after the change read as 2 ms before it (a user
+  # cannot start a VM within 10 ms of a change; this script can). So the user starts it once the
+  # clock is past the change by more than a tick.
+  local changed; changed=$(lmb host status --format json | jq -r .host_preference.changed_at)
+  wait_for 10 "the clock did not pass the change" clock_past "$(awk -v c="$changed" 'BEGIN { printf "%.6f", c + 0.05 }')"
   user_start
   guest_reboot
   local from; from=$(log_lines)
