@@ -85,7 +85,6 @@ function(lm_abi_check_source out)
     foreach(p IN LISTS _lm_abi_protos_${rel})
       foreach(type IN LISTS sized)
         if(p MATCHES "(^|[^A-Za-z_0-9])${type}[ \t\n]*\\*\\*[ \t\n]*[A-Za-z_0-9]+[ \t\n]*,[ \t\n]*size_t[ \t\n]*\\*")
-          string(REGEX MATCH "([A-Za-z_0-9]+)\\(" _ "${p}")
           string(REGEX MATCH "\\)[ \t\n]*([A-Za-z_0-9]+)\\(" _ "${p}")
           string(APPEND checks "#error \"${CMAKE_MATCH_1} (${rel}) hands out an array of ${type}: a ${type} grown by a "
             "newer library changes the array's stride. Hand out an array of pointers (docs/embedding.md).\"\n")
@@ -99,7 +98,6 @@ function(lm_abi_check_source out)
     " * and none is handed out as an array of structs. Compiling this file is the check. */\n"
     "#include <stddef.h>\n\n${includes}\n${checks}")
   file(CONFIGURE OUTPUT "${out}" CONTENT "${content}" @ONLY)
-  set(LM_ABI_SIZED_STRUCTS "${sized}" PARENT_SCOPE)
 endfunction()
 
 # cmake -DLM_ABI_ROOT=<source tree> -DLM_ABI_OUT=<file> -P cmake/LumeMetalAbi.cmake writes the same

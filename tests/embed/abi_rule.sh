@@ -6,6 +6,7 @@
 . "$(dirname "$0")/../support/lm_test.sh"
 src=$1 build=$2 cc=$3 cmake=$4 work=$5
 rm -rf "$work"; mkdir -p "$work"
+copy_headers() { mkdir -p "$work/$1" && cp -r "$src/include" "$work/$1/include"; } # a tree of its own
 check() { # check TREE: generate the file for TREE's headers and compile it; its errors in $work/err
   "$cmake" -DLM_ABI_ROOT="$1" -DLM_ABI_OUT="$work/abi_rule.c" -P "$src/cmake/LumeMetalAbi.cmake" ||
     fail "the generator failed on $1"
@@ -16,8 +17,7 @@ n=$(grep -c '^_Static_assert' "$work/abi_rule.c")
 [ "$n" -ge 18 ] || fail "only $n sized structs found in the public headers (18 on 2026-12-07)"
 
 # A sized struct whose three ints leave 4 bytes of trailing padding (as lm_host_pref_vm did).
-cp -r "$src/include" "$work/padded-include"
-mkdir -p "$work/padded"; mv "$work/padded-include" "$work/padded/include"
+copy_headers padded
 cat >>"$work/padded/include/lume-metal/prefs.h" <<'H'
 typedef struct {
 	size_t size; /* sizeof(lm_test_padded) */
@@ -32,7 +32,7 @@ grep -q 'lm_test_padded (lume-metal/prefs.h) ends with padding after its last me
   fail "the error does not name the padded struct and its last member: $(cat "$work/err")"
 
 # A call that hands out an array of sized structs (as lm_host_pref_vms did).
-mkdir -p "$work/array"; cp -r "$src/include" "$work/array/include"
+copy_headers array
 cat >>"$work/array/include/lume-metal/doctor.h" <<'H'
 LM_EXTERN(int) lm_test_checks(lm_context *ctx, lm_doctor_check **out, size_t *count);
 H
