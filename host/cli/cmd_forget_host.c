@@ -1,7 +1,6 @@
 /* lume-metal forget-host VM: drop the SSH host key(s) recorded for a VM, so that the next
  * connection records the key it then sees (after a VM was re-created, for instance). */
 #include "cli.h"
-#include "lume-metal/sys/ssh.h"
 
 int lm_cmd_forget_host(lm_cli *cli)
 {

@@ -70,6 +70,14 @@ static void terminal_options(lm_cli *cli, lm_workload_options *wo, run_io *r)
 	lm_cli_trap_hangup();
 }
 
+/* Why no answer was widened, as the library says it; the option that helps is the tool's to name. */
+static void print_no_shim(const char *no_shim)
+{
+	lm_cli_printf(stderr, "shim: %s\n", no_shim);
+	if (strstr(no_shim, "copy re-signed ad hoc") != NULL)
+		lm_cli_printf(stderr, "hint: --resign-copy runs such a copy (the original untouched)\n");
+}
+
 /* After the workload's own output, as quiet as `tart exec`: none under --quiet; by default one
  * line of ours at most -- why no answer was widened, else a program it started that ran stock,
  * else the one process that loaded the shim, else how many did; under --verbose one line per
@@ -96,7 +104,7 @@ void lm_cli_activation_lines(const lm_cli *cli, const lm_run_result *res, int ch
 	}
 	if (!cli->verbose) {
 		if (res->no_shim != NULL)
-			lm_cli_printf(stderr, "shim: %s\n", res->no_shim);
+			print_no_shim(res->no_shim);
 		else if (nstock > 0)
 			lm_cli_printf(stderr, "shim: %s%s\n", res->stock_children[0], nstock > 1 || all > 0 ? " (--verbose: "
 			    "every process)" : "");
@@ -120,7 +128,7 @@ void lm_cli_activation_lines(const lm_cli *cli, const lm_run_result *res, int ch
 	for (i = 0; i < nstock; i++)
 		lm_cli_printf(stderr, "shim: %s\n", res->stock_children[i]);
 	if (res->no_shim != NULL)
-		lm_cli_printf(stderr, "shim: %s\n", res->no_shim);
+		print_no_shim(res->no_shim);
 	if (children && res->inherit >= 0)
 		lm_cli_printf(stderr, "shim: children %s (%s)\n", res->inherit ? "keep the shim" : "start without the shim",
 		    res->inherit_reason);

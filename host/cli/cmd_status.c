@@ -123,7 +123,7 @@ static void print_text(const lm_cli *cli, const lm_flow_result *r)
 		const lm_vm_outcome *o = r->vms[i];
 
 		if (o->gone) {
-			lm_cli_printf(stdout, "%s\n", o->message);
+			lm_cli_printf(stdout, "%s (`lume-metal gc` forgets it)\n", o->message);
 			continue;
 		}
 		if (o->rc < 0) {

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "lume-metal/sys/vm.h"
 
 typedef enum { SH_BASH, SH_ZSH, SH_FISH } shell_kind;
 
@@ -510,8 +509,7 @@ int lm_cmd_completion(lm_cli *cli)
 int lm_cmd_complete(lm_cli *cli)
 {
 	lm_context *ctx = NULL;
-	lm_vm_manager *vmm = NULL;
-	lm_vm_info *vms = NULL;
+	char **names = NULL;
 	size_t i, n = 0;
 
 	if (cli->argc != 1 || strcmp(cli->argv[0], "vms") != 0)
@@ -519,11 +517,10 @@ int lm_cmd_complete(lm_cli *cli)
 	cli->quiet = 1;
 	if (lm_context_new(&ctx, &cli->lib) < 0)
 		return LM_EXIT_FAILURE;
-	if (lm_vm_manager_open(&vmm, ctx) == 0 && lm_vm_list(vmm, &vms, &n) == 0)
+	if (lm_vm_names(ctx, &names, &n) == 0)
 		for (i = 0; i < n; i++)
-			lm_cli_printf(stdout, "%s\n", vms[i].name);
-	lm_free(vms);
-	lm_vm_manager_free(vmm);
+			lm_cli_printf(stdout, "%s\n", names[i]);
+	lm_vm_names_free(names);
 	lm_context_free(ctx);
 	lm_cli_flush(); /* a stdout that fails ends the command (print.c) */
 	return LM_EXIT_OK;

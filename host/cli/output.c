@@ -80,6 +80,20 @@ static const struct {
 	const char *only, *not;
 	const char *text;
 } hints[] = {
+	/* Any code (0): what an undo left behind comes before the failure's own advice. */
+	{0, "the agent is left installed", "local", NULL, "`lume-metal local agent remove --label LABEL`, with the label "
+	    "above, removes it"},
+	{0, "the agent is left installed", "agent", NULL, "`lume-metal agent remove {vm} LABEL`, with the label above, or "
+	    "`lume-metal rollback {vm}` removes it"},
+	{0, "the journal could not be put back", "agent", NULL, "`lume-metal agent list {vm}` shows what the journal "
+	    "says"},
+	{LM_ENOTFOUND, "installed no agent", "agent", NULL, "`lume-metal agent list {vm}` lists the VM's agents"},
+	{LM_EINVALID, "is not one lume-metal expands", NULL, NULL, "give the key with --ssh-key FILE"},
+	{LM_EINVALID, "state directory", NULL, NULL, "give the directory with --state-dir DIR or LUME_METAL_STATE_DIR=DIR"},
+	{0, "the lume-cli VM manager", NULL, NULL, "--vm-manager lume-cli uses Lume's command line"},
+	{LM_ECONFLICT, "the ablation turns the host preference off", "bench", NULL, "pass --force to ablate anyway"},
+	{LM_EHARDENED, "is a script", NULL, NULL, "--resign-copy re-signs a program: give the interpreter as the program "
+	    "and the script as its argument, or --run-hardened-stock to start it anyway, expected to run stock"},
 	{LM_ENOBUNDLE, "nothing is installed", "local", NULL, "install it first with `lume-metal local install` (as "
 	    "root for /usr/local), or give the --prefix it was installed with"},
 	{LM_ECORRUPT, "installed bundle", "local", NULL, "`lume-metal local install` (with the same --prefix) replaces "
@@ -215,7 +229,7 @@ const char *lm_cli_hint_about(const lm_cli *cli, int code, const char *vm, const
 		vm = cli->argc > 0 && !word_in(cli->command, "profile host agent") ? cli->argv[0] :
 		    cli->argc > 1 && strcmp(cli->command, "agent") == 0 ? cli->argv[1] : "VM";
 	for (i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
-		if (hints[i].code != code || (hints[i].only != NULL && !word_in(cli->command, hints[i].only)) ||
+		if ((hints[i].code != 0 && hints[i].code != code) || (hints[i].only != NULL && !word_in(cli->command, hints[i].only)) ||
 		    (hints[i].not != NULL && word_in(cli->command, hints[i].not)) ||
 		    (hints[i].about != NULL && (message == NULL || strstr(message, hints[i].about) == NULL)))
 			continue;

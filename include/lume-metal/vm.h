@@ -6,6 +6,10 @@
 
 #include "common.h"
 
+#include <stddef.h>
+
+#include "context.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -33,6 +37,17 @@ typedef struct {
 /* Validate a VM name ([A-Za-z0-9._-], Lume's name:tag -> name_tag) into out: the rule every call
  * taking a VM name applies. */
 LM_EXTERN(int) lm_vm_name_normalize(const char *in, char out[LM_VM_NAME_MAX]);
+
+/* The names of the VMs the context's VM manager knows (with the automatic choice, every manager
+ * present), as a NULL-terminated array in *out with *count entries: what a shell completes or a
+ * picker shows. Free with lm_vm_names_free(). */
+LM_EXTERN(int) lm_vm_names(lm_context *ctx, char ***out, size_t *count);
+LM_EXTERN(void) lm_vm_names_free(char **names);
+
+/* Forget the SSH host key(s) recorded for a VM (`lume-metal forget-host`), so that the next
+ * connection records the key it then sees: after the VM was re-created, for instance. Returns how
+ * many keys were forgotten (0: none were recorded), or a negative error. */
+LM_EXTERN(int) lm_ssh_forget_host(lm_context *ctx, const char *vm_name);
 
 #ifdef __cplusplus
 }

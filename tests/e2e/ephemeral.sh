@@ -153,7 +153,7 @@ scenario_gone() {
   jq_is "$E2E_DIR/s1.json" '.vms | length' 1
   jq_is "$E2E_DIR/s1.json" '.vms[0].gone' true
   jq_is "$E2E_DIR/s1.json" '.vms[0].result' ok
-  jq_is "$E2E_DIR/s1.json" '.vms[0].message' 'ci-1: gone (its VM manager does not know it): `lume-metal gc` forgets what is remembered of it'
+  jq_is "$E2E_DIR/s1.json" '.vms[0].message' 'ci-1: gone (its VM manager does not know it); what is remembered of it is kept until it is forgotten'
   [ "$(cat "$LUME_METAL_STATE_DIR/state.json" "$LUME_METAL_STATE_DIR/known_hosts")" = "$before" ] ||
     fail "status changed the journal or the pins"
   lm_json "$E2E_DIR/s2.json" status

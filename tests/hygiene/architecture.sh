@@ -116,6 +116,90 @@ $big"
   echo "every internal header of host/, common/ and guest/ is at most 250 lines"
 }
 
+# The walls between modules (docs/design.md, "The module graph"): a module calls another's functions
+# (or reads its data) only along an edge the map draws, and the map draws exactly the DEPENDS of each
+# module's CMakeLists.txt (linked PRIVATE: a module sees the interface/ headers of the modules it
+# names, not theirs in turn). The public headers (include/) are open to every module, so the
+# compiler alone cannot hold the wall for public calls: the edges are read from the built objects,
+# which symbol each module's objects need and which module's objects define it.
+design_edges() { # the map's edges, "from to" per line, from docs/design.md's "The module graph" block
+  awk '/^### The module graph/ {g = 1; next} g && /^```/ {if (b) exit; b = 1; next}
+       g && b && match($0, /^[a-z]+ (─)+> /) {
+         from = $1; rest = substr($0, RLENGTH + 1); sub(/  .*/, "", rest)
+         n = split(rest, to, /, */); for (i = 1; i <= n; i++) print from, to[i] }' "$SOURCE_DIR/docs/design.md"
+}
+cmake_edges() { # every host module's DEPENDS, "from to" per line
+  local m deps d
+  for m in "$SOURCE_DIR"/host/lib/*/CMakeLists.txt; do
+    deps=$(tr '\n' ' ' < "$m" | grep -oE 'lm_host_module\([a-z]+ [^)]*' | grep -oE 'DEPENDS [^)]*' |
+      sed -E 's/^DEPENDS //; s/ (LIBS|TEST_HOOKS).*//' || true)
+    for d in $deps; do echo "$(basename "$(dirname "$m")") $d"; done
+  done
+}
+module_edges() {
+  local m dir host_modules="" drawn declared used bad=""
+  for m in $(modules); do case "$m" in host/lib/*) host_modules="$host_modules ${m#host/lib/}" ;; esac; done
+  drawn=$(design_edges | awk -v mods="$host_modules" 'BEGIN {n = split(mods, a, " "); for (i = 1; i <= n; i++) h[a[i]] = 1}
+    ($1 in h) && ($2 in h)' | sort -u)
+  [ "$(echo "$drawn" | grep -c .)" -ge 10 ] || fail "docs/design.md's module map was not found (\"### The module graph\", its first code block, lines \"module ──> a, b\")"
+  declared=$(cmake_edges | sort -u)
+  [ "$drawn" = "$declared" ] || bad="$bad
+  the map (docs/design.md) and the DEPENDS (host/lib/*/CMakeLists.txt) differ (< map only, > DEPENDS only):
+$(diff <(echo "$drawn") <(echo "$declared") | grep '^[<>]' | sed 's/^/    /')"
+  # Which module defines each global symbol, and which symbols each module's objects need.
+  used=$(for m in $host_modules; do
+      dir="$BUILD_DIR/host/lib/$m/CMakeFiles/lm_$m.dir"
+      ls "$dir"/*.o >/dev/null 2>&1 || fail "host/lib/$m has no object files in $dir (build the tree first)"
+      nm --defined-only -g "$dir"/*.o | awk -v m="$m" 'NF == 3 && $2 ~ /^[TDBRVWC]$/ {print "D", m, $3}'
+      nm -u "$dir"/*.o | awk -v m="$m" 'NF == 2 {print "U", m, $2}'
+    done | awk '$1 == "D" {owner[$3] = $2; next} {n++; user[n] = $2; sym[n] = $3}
+      END {for (i = 1; i <= n; i++) if ((sym[i] in owner) && owner[sym[i]] != user[i]) print user[i], owner[sym[i]], sym[i]}' |
+    sort -u)
+  [ "$(echo "$used" | grep -c .)" -ge 50 ] || fail "too few calls between modules were read from the objects"
+  local off
+  off=$(echo "$used" | awk 'NR == FNR {ok[$1 " " $2] = 1; next} !(($1 " " $2) in ok) {print "    " $1 " -> " $2 ": " $3}' \
+    <(echo "$declared") -)
+  [ -z "$off" ] || bad="$bad
+  calls along no edge of the map (module -> module: the symbol):
+$off"
+  [ -z "$bad" ] || fail "the module walls leak:$bad"
+  echo "$(echo "$declared" | grep -c .) edges drawn and declared alike; $(echo "$used" | awk '{print $1, $2}' | sort -u | grep -c .) used, each along one"
+}
+
+# The library's messages state facts and never name an option or command of the tool
+# (docs/embedding.md, "Errors"): the tool adds those in its hints (host/cli/output.c). Read from the
+# calls that make a message -- lm_error_set, lm_error_prefix, lm_outcome_message, lm_outcome_append,
+# lm_outcome_fail_msg, lm_log, lm_state_corrupt, lm_json_fail -- each whole statement up to its ';':
+# none may spell `--OPTION` for an option of the tool's table (host/cli/options.c) or
+# `lume-metal COMMAND` for a command of its table (host/cli/main.c). Generated documents (a bench
+# folder's README, a report) are for people and name commands; they are written otherwise.
+messages_name_no_option() {
+  local options commands hits
+  options=$(grep -oE '^\s*\{"[a-z][a-z0-9-]*", (no|required|optional)_argument' "$SOURCE_DIR/host/cli/options.c" |
+    grep -oE '"[a-z0-9-]+"' | tr -d '"' | sort -u)
+  commands=$(grep -oE '\{"[a-z][a-z-]*", lm_cmd_' "$SOURCE_DIR/host/cli/main.c" | grep -oE '"[a-z-]+"' | tr -d '"' | sort -u)
+  [ "$(echo "$options" | wc -l)" -ge 30 ] || fail "the tool's options were not found in host/cli/options.c"
+  [ "$(echo "$commands" | wc -l)" -ge 10 ] || fail "the tool's commands were not found in host/cli/main.c"
+  hits=$(cd "$SOURCE_DIR" && find host/lib common/src -name '*.c' | sort | while read -r f; do
+      awk -v f="$f" '
+        function flush() { if (stmt != "") print f ":" line ": " stmt; stmt = "" }
+        !in_call && match($0, /(lm_error_set|lm_error_prefix|lm_outcome_message|lm_outcome_append|lm_outcome_fail_msg|lm_log|lm_state_corrupt|lm_json_fail)\(/) {
+          in_call = 1; line = FNR; stmt = substr($0, RSTART) }
+        in_call && FNR != line { stmt = stmt " " $0 }
+        in_call && /;[[:space:]]*($|\/)/ { in_call = 0; flush() }' "$f"
+    done | awk -v opts="$options" -v cmds="$commands" '
+      BEGIN { n = split(opts, o, "\n"); for (i = 1; i <= n; i++) opt[o[i]] = 1
+              n = split(cmds, c, "\n"); for (i = 1; i <= n; i++) cmd[c[i]] = 1 }
+      { s = $0; bad = ""
+        while (match(s, /--[a-z][a-z0-9-]*/)) { w = substr(s, RSTART + 2, RLENGTH - 2); if (w in opt) bad = bad " --" w; s = substr(s, RSTART + RLENGTH) }
+        s = $0
+        while (match(s, /`lume-metal [a-z][a-z-]*/)) { w = substr(s, RSTART + 12, RLENGTH - 12); if (w in cmd) bad = bad " `lume-metal " w "`"; s = substr(s, RSTART + RLENGTH) }
+        if (bad != "") { split($0, p, ":"); print "  " p[1] ":" p[2] ":" bad } }')
+  [ -z "$hits" ] || fail "library messages that name the tool's options or commands (say the fact; add the option in a hint of host/cli/output.c):
+$hits"
+  echo "no library message names one of the tool's $(echo "$options" | wc -l) options or $(echo "$commands" | wc -l) commands"
+}
+
 # flow/ holds the commands, one file each, and what they share (docs/design.md, "The module graph").
 # The commands are the tool's commands whose work is flow's: each must be a command of
 # host/cli/main.c's table and have its file in flow/ exporting an entry point of the public API (a

@@ -298,7 +298,7 @@ static int others_use_preference(ablation *a)
 	if (live == 0)
 		return 0;
 	return lm_error_set(LM_ECONFLICT, "the ablation turns the host preference off for its stock arm, and %d other "
-	    "VM%s use%s it (%s): one restarted meanwhile would come back stock. Pass --force to ablate anyway", live,
+	    "VM%s use%s it (%s): one restarted meanwhile would come back stock; forced, the ablation runs anyway", live,
 	    live == 1 ? "" : "s", live == 1 ? "s" : "", names);
 }
 

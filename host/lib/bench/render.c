@@ -140,7 +140,7 @@ int lm_bench_compare_svg(const lm_bench_comparison *c, const char *file)
 	int rc;
 
 	if (file == NULL || file[0] == '\0')
-		return lm_error_set(LM_EINVALID, "bench compare --svg: no file given");
+		return lm_error_set(LM_EINVALID, "lm_bench_compare_svg: no file given");
 	if ((rc = charts_of(c, &charts, &titles, &n)) == 0 &&
 	    (rc = lm_bench_chart_svg("lume-metal bench compare: t/s per test", charts, n,
 	        &svg)) == 0)
@@ -265,7 +265,7 @@ int lm_bench_matrix_markdown(const char *const *dirs, size_t n, char **out)
 
 	*out = NULL;
 	if (n == 0 || dirs == NULL)
-		return lm_error_set(LM_EINVALID, "bench compare --matrix: no evidence folder given");
+		return lm_error_set(LM_EINVALID, "lm_bench_matrix_markdown: no evidence folder given");
 	if ((sorted = calloc(n, sizeof(*sorted))) == NULL)
 		return lm_error_nomem();
 	memcpy(sorted, dirs, n * sizeof(*sorted));

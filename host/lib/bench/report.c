@@ -449,7 +449,7 @@ int lm_bench_archive(const char *dir, const char *file, int overwrite)
 	int rc;
 
 	if (dir == NULL || file == NULL || file[0] == '\0')
-		return lm_error_set(LM_EINVALID, "report --archive: no file given");
+		return lm_error_set(LM_EINVALID, "lm_bench_archive: no file given");
 	if (!overwrite && lstat(file, &st) == 0)
 		return lm_error_set(LM_EINVALID, "%s exists: an archive is never written over a file unless asked (force)",
 		    file);

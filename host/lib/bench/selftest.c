@@ -117,11 +117,6 @@ void lm_selftest_result_free(lm_selftest_result *r)
 	free(r);
 }
 
-const char *lm_selftest_verdict_name(lm_selftest_verdict v)
-{
-	return v == LM_SELFTEST_AGREES ? "agrees" : v == LM_SELFTEST_DISAGREES ? "disagrees" : "not-measured";
-}
-
 /* One guest command; what it printed goes to the check's raw text. */
 static int guest(run *r, lm_buf *raw, const char *cmd, char **out, char **err, int *status)
 {

@@ -195,8 +195,8 @@ static void install_undo(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 {
 	if (!prev->guest_touched) {
 		if (lm_journal_agent_put_back(ctx, op->o->vm, prev->recorded, a) < 0)
-			lm_outcome_append(op->o, "; the journal could not be put back (%s): `lume-metal agent list` "
-			    "shows what it says", lm_error_last()->message);
+			lm_outcome_append(op->o, "; the journal could not be put back (%s), so its agent list may not "
+			    "match the guest", lm_error_last()->message);
 		else
 			lm_outcome_append(op->o, "; nothing was changed in the guest");
 		return;
@@ -211,8 +211,8 @@ static void install_undo(lm_context *ctx, agent_op *op, const lm_agent_spec *spe
 		return;
 	}
 	if (lm_launchd_unload(op->ssh, op->domain, op->o->guest.home, a) < 0 || lm_journal_agent_forget(ctx, op->o->vm, a) < 0)
-		lm_outcome_append(op->o, "; undoing failed too (%s): `lume-metal agent remove` or `rollback` "
-		    "removes it", lm_error_last()->message);
+		lm_outcome_append(op->o, "; undoing failed too (%s): the agent is left installed",
+		    lm_error_last()->message);
 	else
 		lm_outcome_append(op->o, "; the agent is not installed");
 }
@@ -437,8 +437,8 @@ int lm_flow_agent_logs(lm_context *ctx, const char *vm, const char *label, int f
 	    (rc = lm_flow_open_enabled(ctx, vmm, result->vms[0], &r, &ssh, &se)) < 0)
 		goto out;
 	if ((recorded = lm_vm_record_find_agent(&r, label)) == NULL) {
-		rc = lm_error_set(LM_ENOTFOUND, "%s: no agent %s installed by lume-metal (`lume-metal agent list %s` "
-		    "lists the VM's agents)", result->vms[0]->vm, label, result->vms[0]->vm);
+		rc = lm_error_set(LM_ENOTFOUND, "%s: lume-metal installed no agent %s there (the journal records "
+		    "none by that label)", result->vms[0]->vm, label);
 		goto out;
 	}
 	lm_vm_record_agent_info(recorded, &a);

@@ -244,7 +244,7 @@ int lm_flow_workload_check(lm_context *ctx, lm_ssh *ssh, lm_shim_env *se, const 
 		if ((rc = lm_guest_resign_workload(ssh, se, o->guest.home, copy_name, argv, argc, &w->target, &c)) < 0)
 			return lm_error_prefix("%s: ", o->vm);
 		snprintf(w->copy, sizeof(w->copy), "%s", c.program);
-		lm_log(ctx, LM_LOG_INFO, "%s: --resign-copy: %s", o->vm, c.said);
+		lm_log(ctx, LM_LOG_INFO, "%s: re-signed copy: %s", o->vm, c.said);
 	}
 	if (i < argc && lm_sip_warning(&o->guest, argv[i], &w->target, msg, sizeof(msg)))
 		lm_log(ctx, LM_LOG_WARN, "%s: %s", o->vm, msg);

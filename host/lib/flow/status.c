@@ -51,8 +51,8 @@ static int status_one(lm_context *ctx, lm_vm_manager *vmm, const lm_host_pref_in
 			lm_error_clear();
 			o->already_enabled = 0;
 			o->gone = 1;
-			return lm_outcome_message(ctx, o, "%s: gone (its VM manager does not know it): `lume-metal gc` "
-			    "forgets what is remembered of it", o->vm);
+			return lm_outcome_message(ctx, o, "%s: gone (its VM manager does not know it); what is "
+			    "remembered of it is kept until it is forgotten", o->vm);
 		}
 		if (step < 0)
 			return lm_outcome_fail(ctx, o, step);

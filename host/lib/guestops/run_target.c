@@ -243,8 +243,8 @@ int lm_guest_resign_workload(lm_ssh *ssh, const lm_shim_env *se, const char *hom
 		return 0;
 	}
 	if (t->interpreter[0] != '\0')
-		return lm_error_set(LM_EHARDENED, "%s is a script: --resign-copy re-signs a program, not a script's "
-		    "interpreter", t->program);
+		return lm_error_set(LM_EHARDENED, "%s is a script: a re-signed copy is made of a program, not of a "
+		    "script's interpreter", t->program);
 	if (name == NULL) {
 		if ((rc = lm_resign_name(program, own_name, sizeof(own_name))) < 0)
 			return rc;

@@ -243,8 +243,8 @@ int lm_workload_records_why_not(const lm_workload_records *r, const lm_guest_fac
 		/* The sources disagree (codesign.c): the records have now answered for this guest. */
 		snprintf(buf, sizeof(buf), "%sthe program (or its script's interpreter) is signed with the hardened runtime "
 		    "or library validation, and although macOS is said not to apply those with SIP %s (Apple Developer "
-		    "Forums thread 757000), on this guest it did, as Bear issue 232 reports of macOS 10.14: run it with "
-		    "--resign-copy", none, g->sip);
+		    "Forums thread 757000), on this guest it did, as Bear issue 232 reports of macOS 10.14: run it as a "
+		    "copy re-signed ad hoc", none, g->sip);
 	else if (i < argc && lm_codesign_warning(argv[i], t, why, sizeof(why)))
 		/* dyld skips an inserted library another team signed ("not valid for use in process using Library
 		 * Validation") and the process goes on stock (reference/metal.md, 2026-12-02): not SIP. */

@@ -241,7 +241,7 @@ int lm_local_agent_install(lm_context *ctx, const lm_agent_spec *spec, const lm_
 		lm_outcome_fail(ctx, o, rc);
 		if (had ? lm_guest_run_argv(m.ssh, mv_argv, 4, "mv", NULL, NULL) < 0 :
 		    lm_launchd_domain(m.ssh, domain, sizeof(domain)) < 0 || lm_launchd_unload(m.ssh, domain, o->guest.home, &a) < 0)
-			lm_outcome_append(o, "; undoing failed too (%s): `lume-metal local agent remove --label %s` removes it",
+			lm_outcome_append(o, "; undoing failed too (%s): the agent %s is left installed",
 			    lm_error_last()->message, a.label);
 		else
 			lm_outcome_append(o, had ? "; the previous plist is back (not loaded)" : "; the agent is not installed");

@@ -27,6 +27,7 @@
 #include "guest_bundle.h"
 #include "guest_codesign.h"
 #include "guest_shim.h"
+#include "output_local.h"
 #include "path.h"
 #include "random.h"
 #include "sha256.h"
@@ -592,6 +593,13 @@ int lm_local_env_entry(const lm_local_env *env, size_t i, const char **name, con
 const char *lm_local_env_bundle_id(const lm_local_env *env)
 {
 	return env == NULL ? "" : env->bundle_id;
+}
+
+int lm_local_env_to_json(const lm_local_env *local, const lm_json_envelope *env, char **out)
+{
+	if (local == NULL)
+		return lm_output_local_env(env, NULL, 0, NULL, NULL, out);
+	return lm_output_local_env(env, local->bundle_id, local->n, local->names, local->values, out);
 }
 
 /* 'value' for sh: every ' becomes '\''. */

@@ -7,10 +7,10 @@
 #include <cjson/cJSON.h>
 
 #include "lume-metal/family.h"
-#include "lume-metal/local_image.h"
 #include "lume-metal/output.h"
 #include "lume-metal/workload.h"
 #include "error_internal.h"
+#include "output_local.h"
 #include "text.h"
 
 /* Whole or absent: every cJSON call that adds or creates goes through noted(), which marks the
@@ -682,6 +682,12 @@ int lm_selftest_result_to_json(const lm_selftest_result *r, const lm_json_envelo
 	return finish(doc, out);
 }
 
+/* The verdict's one spelling: this document, bench's selftest.json and README, the tool's lines. */
+const char *lm_selftest_verdict_name(lm_selftest_verdict v)
+{
+	return v == LM_SELFTEST_AGREES ? "agrees" : v == LM_SELFTEST_DISAGREES ? "disagrees" : "not-measured";
+}
+
 int lm_profile_list_to_json(const lm_json_envelope *env, char **out)
 {
 	cJSON *doc = envelope(env), *arr, *o;
@@ -820,18 +826,17 @@ int lm_local_install_to_json(const lm_local_install_result *result, const lm_jso
 	return finish(doc, out);
 }
 
-int lm_local_env_to_json(const lm_local_env *local, const lm_json_envelope *env, char **out)
+int lm_output_local_env(const lm_json_envelope *env, const char *bundle_id, size_t n, char *const *names,
+    char *const *values, char **out)
 {
 	cJSON *doc = envelope(env), *vars;
-	const char *name, *value;
 	size_t i;
 
-	if (doc != NULL && local != NULL) {
-		cJSON_AddStringToObject(doc, "bundle_id", lm_local_env_bundle_id(local));
+	if (doc != NULL && bundle_id != NULL) {
+		cJSON_AddStringToObject(doc, "bundle_id", bundle_id);
 		if ((vars = cJSON_AddObjectToObject(doc, "variables")) != NULL)
-			for (i = 0; i < lm_local_env_count(local); i++)
-				if (lm_local_env_entry(local, i, &name, &value) == 0)
-					cJSON_AddStringToObject(vars, name, value);
+			for (i = 0; i < n; i++)
+				cJSON_AddStringToObject(vars, names[i], values[i]);
 	}
 	return finish(doc, out);
 }

@@ -117,7 +117,7 @@ static int expand_identity(const char *v, const char *path, int line, const char
 			case 'u': add = local_user; break;
 			default:
 				return lm_error_set(LM_EINVALID, "%s line %d: IdentityFile: the token %%%c is not one lume-metal "
-				    "expands (%%d, %%h, %%u, %%%%); give the key with --ssh-key", path, line, v[1] ? v[1] : ' ');
+				    "expands (%%d, %%h, %%u, %%%%), so the key's path is not known", path, line, v[1] ? v[1] : ' ');
 			}
 			if (add == NULL)
 				return lm_error_set(LM_EINVALID, "%s line %d: IdentityFile: %%%c is not known here", path, line, v[1]);

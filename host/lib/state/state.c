@@ -61,8 +61,8 @@ static int check_dir(const char *dir)
 
 		target[n > 0 ? n : 0] = '\0';
 		return lm_error_set(LM_EINVALID, "state directory %s is a symbolic link%s%s%s; lume-metal keeps "
-		    "its state only in a real directory: give the directory itself (--state-dir or "
-		    "LUME_METAL_STATE_DIR), or replace the link with the directory it names",
+		    "its state only in a real directory: give the directory itself, or "
+		    "replace the link with the directory it names",
 		    dir, n > 0 ? " (to " : "", target, n > 0 ? ")" : "");
 	}
 	if (!S_ISDIR(sb.st_mode))

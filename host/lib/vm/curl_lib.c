@@ -37,7 +37,7 @@ static void fail(int rc, const char *name, const char *what, const char *detail)
 	snprintf(curl_failure, sizeof(curl_failure),
 	    "libcurl (%s), which the Lume HTTP API needs, %s: %s. Install it (Debian/Ubuntu: "
 	    "sudo apt-get install libcurl4; macOS has it), or use Lume's command line instead "
-	    "(--vm-manager lume-cli)",
+	    "(the lume-cli VM manager)",
 	    name, what, detail != NULL ? detail : "(no reason given)");
 }
 

@@ -150,6 +150,48 @@ int lm_vm_list(lm_vm_manager *vmm, lm_vm_info **out, size_t *count)
 	return 0;
 }
 
+int lm_vm_names(lm_context *ctx, char ***out, size_t *count)
+{
+	lm_vm_manager *vmm = NULL;
+	lm_vm_info *vms = NULL;
+	char **names = NULL;
+	size_t i, n = 0;
+	int rc;
+
+	*out = NULL;
+	*count = 0;
+	if ((rc = lm_vm_manager_open(&vmm, ctx)) < 0 || (rc = lm_vm_list(vmm, &vms, &n)) < 0)
+		goto out;
+	if ((names = calloc(n + 1, sizeof(*names))) == NULL) {
+		rc = lm_error_nomem();
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if ((names[i] = strdup(vms[i].name)) == NULL) {
+			lm_vm_names_free(names);
+			names = NULL;
+			rc = lm_error_nomem();
+			goto out;
+		}
+	*out = names;
+	*count = n;
+out:
+	free(vms);
+	lm_vm_manager_free(vmm);
+	return rc;
+}
+
+void lm_vm_names_free(char **names)
+{
+	size_t i;
+
+	if (names == NULL)
+		return;
+	for (i = 0; names[i] != NULL; i++)
+		free(names[i]);
+	free(names);
+}
+
 /* What the readiness wait knows of the VM it waits for (vmm->watch): whether this manager's start
  * of it was accepted, and the status of an answer since that said it was not "stopped". Lume
  * answers 202 to every start and starts the VM in the background, with no "starting" state

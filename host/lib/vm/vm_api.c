@@ -128,7 +128,7 @@ static int restrict_protocols(const lm_curl_lib *c, CURL *curl)
 	return lm_error_set(LM_EUNSUPPORTED,
 	    "libcurl (%s) cannot be limited to http and https (CURLOPT_PROTOCOLS_STR and CURLOPT_PROTOCOLS: %s), "
 	    "so lume-metal sends it no request. The Lume HTTP API needs libcurl 7.84.0 or later (macOS 13's): "
-	    "update it, or use Lume's command line instead (--vm-manager lume-cli)",
+	    "update it, or use Lume's command line instead (the lume-cli VM manager)",
 	    c->name, c->easy_strerror(cc));
 }
 

@@ -70,10 +70,6 @@ LM_EXTERN(int) lm_ssh_remove(lm_ssh *ssh, const char *remote_path); /* absent is
 typedef struct { int exists; int is_dir; int is_link; uint64_t size; int mode; } lm_ssh_stat_info;
 LM_EXTERN(int) lm_ssh_stat(lm_ssh *ssh, const char *remote_path, lm_ssh_stat_info *out);
 
-/* Forget the recorded host key(s) of a VM. Returns how many keys were forgotten (0: none were
- * recorded), or a negative error. */
-LM_EXTERN(int) lm_ssh_forget_host(lm_context *ctx, const char *vm_name);
-
 /* POSIX sh quoting: one argument, and an argv joined with spaces. Free with lm_free(). */
 LM_EXTERN(int) lm_shell_quote(const char *arg, char **out);
 LM_EXTERN(int) lm_shell_quote_argv(const char *const *argv, size_t argc, char **out);
