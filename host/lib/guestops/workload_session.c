@@ -24,7 +24,7 @@
 #include "str.h"
 
 #define GROUP_FILE LM_WORKLOAD_GROUP_FILE
-#define GRACE_DEFAULT 5.0
+#define GRACE_DEFAULT LM_WORKLOAD_STOP_GRACE
 
 /* Each version ends where the next one's fields begin: a program built with it has a shorter struct. */
 static size_t options_size(unsigned int version)
@@ -230,15 +230,8 @@ typedef struct {
 	const char *vm;
 	const char *record_dir;
 	double grace;
-	int outcome;          /* the stop script's exit status; -1 before a stop */
 	int stop_failed;      /* the stop itself failed (its command could not run) */
-	int foreign;          /* the group file named something else than what was found */
-	char target[32];      /* what the group file said ("-1234"; "invalid") */
-	char groups[64];      /* the workload's process group(s), as found */
-	char others[192];     /* found processes outside the group(s), signalled one by one */
-	char left[192];       /* still running after SIGKILL */
-	char records[192];    /* the run's activation records' PIDs still running, not found as its */
-	char unverified[192]; /* nothing found: the processes of the group the file names */
+	lm_workload_stopped st; /* what the last stop said; st.outcome -1 before a stop */
 	char before[256];     /* the connection's sessions before the workload's (its SFTP server) */
 	lm_workload_mark mark; /* the wrapper's, on stdout: the workload's first process (launcher) */
 } run_session;
@@ -290,15 +283,15 @@ static void session_out(void *data, int stream, const char *bytes, size_t len)
 }
 
 /* One line of the stop's answer ("word value...") into r; unknown words are ignored. */
-static void stop_line(run_session *r, const char *line, size_t len)
+static void stop_line(lm_workload_stopped *r, const char *line, size_t len)
 {
 	static const struct { const char *word; size_t off, size; } fields[] = {
-		{"file", offsetof(run_session, target), sizeof(((run_session *)0)->target)},
-		{"group", offsetof(run_session, groups), sizeof(((run_session *)0)->groups)},
-		{"others", offsetof(run_session, others), sizeof(((run_session *)0)->others)},
-		{"left", offsetof(run_session, left), sizeof(((run_session *)0)->left)},
-		{"records", offsetof(run_session, records), sizeof(((run_session *)0)->records)},
-		{"unverified", offsetof(run_session, unverified), sizeof(((run_session *)0)->unverified)},
+		{"file", offsetof(lm_workload_stopped, target), sizeof(((lm_workload_stopped *)0)->target)},
+		{"group", offsetof(lm_workload_stopped, groups), sizeof(((lm_workload_stopped *)0)->groups)},
+		{"others", offsetof(lm_workload_stopped, others), sizeof(((lm_workload_stopped *)0)->others)},
+		{"left", offsetof(lm_workload_stopped, left), sizeof(((lm_workload_stopped *)0)->left)},
+		{"records", offsetof(lm_workload_stopped, records), sizeof(((lm_workload_stopped *)0)->records)},
+		{"unverified", offsetof(lm_workload_stopped, unverified), sizeof(((lm_workload_stopped *)0)->unverified)},
 	};
 	size_t i, w = 0, vlen;
 	const char *v;
@@ -324,35 +317,48 @@ static void stop_line(run_session *r, const char *line, size_t len)
 	}
 }
 
-static int session_stop(void *data, lm_ssh *ssh, int sig)
+int lm_workload_stop(lm_ssh *ssh, const char *record_dir, int sig, double grace, const char *before,
+    const char *launcher, int launcher_leads, lm_workload_stopped *out)
 {
-	run_session *r = data;
-	char *path = NULL, *qpath = NULL, *qscript = NULL, *cmd = NULL, *out = NULL;
+	char *path = NULL, *qpath = NULL, *qscript = NULL, *cmd = NULL, *said = NULL;
 	const char *p, *nl;
 	int rc;
 
-	if ((path = lm_format("%s/" GROUP_FILE, r->record_dir)) == NULL)
+	memset(out, 0, sizeof(*out));
+	out->outcome = -1;
+	if ((path = lm_format("%s/" GROUP_FILE, record_dir)) == NULL)
 		return lm_error_nomem();
 	if ((rc = lm_shell_quote(path, &qpath)) == 0 && (rc = lm_shell_quote(lm_workload_stop_script, &qscript)) == 0 &&
 	    (cmd = lm_format("exec /bin/sh -c %s lume-metal-stop %s %s %d '%s' '%s' '%s'", qscript, qpath,
-	    signal_word(sig), (int)(r->grace * 10.0), r->before, r->mark.launcher, r->mark.launcher_leads ? "-" : "")) == NULL)
+	    signal_word(sig), (int)(grace * 10.0), before, launcher, launcher_leads ? "-" : "")) == NULL)
 		rc = lm_error_nomem();
 	if (rc == 0)
-		rc = lm_ssh_exec_capture(ssh, cmd, 8192, &out, NULL, &r->outcome);
-	if (rc == 0) {
-		lm_log(r->ctx, LM_LOG_DEBUG, "%s: the workload's stop (exit %d): %s", r->vm, r->outcome, out);
-		r->foreign = 0;
-		r->target[0] = r->groups[0] = r->others[0] = r->left[0] = r->records[0] = r->unverified[0] = '\0';
-		for (p = out; *p != '\0'; p = *nl != '\0' ? nl + 1 : nl) {
+		rc = lm_ssh_exec_capture(ssh, cmd, 8192, &said, NULL, &out->outcome);
+	if (rc == 0)
+		for (p = said; *p != '\0'; p = *nl != '\0' ? nl + 1 : nl) {
 			nl = p + strcspn(p, "\n");
-			stop_line(r, p, (size_t)(nl - p));
+			stop_line(out, p, (size_t)(nl - p));
 		}
-	}
+	else
+		out->outcome = -1;
 	free(path);
 	lm_free(qpath);
 	lm_free(qscript);
 	free(cmd);
-	lm_free(out);
+	lm_free(said);
+	return rc;
+}
+
+static int session_stop(void *data, lm_ssh *ssh, int sig)
+{
+	run_session *r = data;
+	int rc;
+
+	rc = lm_workload_stop(ssh, r->record_dir, sig, r->grace, r->before, r->mark.launcher, r->mark.launcher_leads,
+	    &r->st);
+	if (rc == 0)
+		lm_log(r->ctx, LM_LOG_DEBUG, "%s: the workload's stop (exit %d): file %s, groups %s, others %s, left %s", r->vm,
+		    r->st.outcome, r->st.target, r->st.groups, r->st.others, r->st.left);
 	r->stop_failed = rc < 0;
 	return rc;
 }
@@ -360,37 +366,37 @@ static int session_stop(void *data, lm_ssh *ssh, int sig)
 /* What was signalled: "<whose> process group (412)", with the processes found outside it. */
 static void stopped_what(const run_session *r, const char *whose, char *buf, size_t size)
 {
-	if (r->groups[0] == '\0')
-		snprintf(buf, size, "%s processes (%s)", whose, r->others);
-	else if (r->others[0] == '\0')
-		snprintf(buf, size, "%s process group (%s)", whose, r->groups);
+	if (r->st.groups[0] == '\0')
+		snprintf(buf, size, "%s processes (%s)", whose, r->st.others);
+	else if (r->st.others[0] == '\0')
+		snprintf(buf, size, "%s process group (%s)", whose, r->st.groups);
 	else
 		snprintf(buf, size, "%s process group (%s) and the processes of it that had left the group (%s)", whose,
-		    r->groups, r->others);
+		    r->st.groups, r->st.others);
 }
 
 /* Before the outcome: what the group file said when it was not what the stop found. */
 static void stopped_file(const run_session *r, char *buf, size_t size)
 {
 	buf[0] = '\0';
-	if (r->foreign && strcmp(r->target, "invalid") == 0)
+	if (r->st.foreign && strcmp(r->st.target, "invalid") == 0)
 		snprintf(buf, size, "the run's process-group file (which the workload can write) names no process group: "
 		    "it was not used; ");
-	else if (r->foreign)
+	else if (r->st.foreign)
 		snprintf(buf, size, "the run's process-group file (which the workload can write) says %s, which is not the "
-		    "workload's %s (%s): nothing was sent to %s; ", r->target, r->groups[0] != '\0' ? "process group" :
-		    "process", r->groups[0] != '\0' ? r->groups : r->others[0] != '\0' ? r->others : "none found", r->target);
+		    "workload's %s (%s): nothing was sent to %s; ", r->st.target, r->st.groups[0] != '\0' ? "process group" :
+		    "process", r->st.groups[0] != '\0' ? r->st.groups : r->st.others[0] != '\0' ? r->st.others : "none found", r->st.target);
 }
 
 /* After the outcome: "nothing of it is left" only when nothing that may be it runs. */
 static void stopped_tail(const run_session *r, char *buf, size_t size)
 {
-	if (r->records[0] == '\0')
+	if (r->st.records[0] == '\0')
 		snprintf(buf, size, "nothing of it is left");
 	else
 		snprintf(buf, size, "nothing of it that was found is left, but processes that loaded the shim in this run "
 		    "still run and may be its (pids %s; not signalled: neither in its group nor descendants of its session, "
-		    "their PIDs may have been reused)", r->records);
+		    "their PIDs may have been reused)", r->st.records);
 }
 
 /* How the stop went, as the run's error (LM_ECANCELED; LM_EREMOTE when processes were left). */
@@ -401,7 +407,7 @@ static int stopped(const run_session *r, int sig, int status)
 
 	stopped_file(r, file, sizeof(file));
 	stopped_tail(r, tail, sizeof(tail));
-	switch (r->outcome) {
+	switch (r->st.outcome) {
 	case 0:
 		stopped_what(r, "the workload's", what, sizeof(what));
 		return lm_error_set(LM_ECANCELED, "%s: run stopped: %sSIG%s went to %s; it ended (exit %d), %s", r->vm, file,
@@ -413,18 +419,18 @@ static int stopped(const run_session *r, int sig, int status)
 	case 3:
 		return lm_error_set(LM_ECANCELED, "%s: run stopped before the workload started (SIG%s)", r->vm, name);
 	case 4:
-		if (r->unverified[0] != '\0')
+		if (r->st.unverified[0] != '\0')
 			return lm_error_set(LM_EREMOTE, "%s: run stopped (SIG%s), but the workload's first process had ended "
 			    "and no process of its session was found; the process group the run's process-group file names "
 			    "(%s) cannot be checked against the session, so nothing was sent to it: its processes (pids %s) "
-			    "may be the workload's and may still run in the guest", r->vm, name, r->target, r->unverified);
+			    "may be the workload's and may still run in the guest", r->vm, name, r->st.target, r->st.unverified);
 		return lm_error_set(LM_ECANCELED, "%s: run stopped (SIG%s): %sthe workload had ended, no process of its "
 		    "session was left to stop; %s", r->vm, name, file, tail);
 	default:
 		return lm_error_set(LM_EREMOTE, "%s: run stopped (SIG%s), but %sprocesses of the workload (%s) are still "
 		    "running in the guest 5 s after SIGKILL (exit %d of the stop)%s%s", r->vm, name, file,
-		    r->left[0] != '\0' ? r->left : "?", r->outcome, r->records[0] != '\0' ? "; " : "",
-		    r->records[0] != '\0' ? tail : "");
+		    r->st.left[0] != '\0' ? r->st.left : "?", r->st.outcome, r->st.records[0] != '\0' ? "; " : "",
+		    r->st.records[0] != '\0' ? tail : "");
 	}
 }
 
@@ -442,15 +448,15 @@ static int failed(run_session *r, lm_ssh *ssh, int rc, const lm_ssh_session_end 
 		r->stop_failed = 1;
 	if (r->stop_failed)
 		return lm_error_set(rc, "%s; stopping the workload failed too, it may still run in the guest", saved);
-	if (r->outcome == 2 || r->unverified[0] != '\0' || r->records[0] != '\0')
+	if (r->st.outcome == 2 || r->st.unverified[0] != '\0' || r->st.records[0] != '\0')
 		return lm_error_set(rc, "%s; stopping the workload failed too, processes that may be its still run in the "
-		    "guest (pids %s)", saved, r->left[0] != '\0' ? r->left : r->unverified[0] != '\0' ? r->unverified :
-		    r->records);
-	if (r->outcome == 3)
+		    "guest (pids %s)", saved, r->st.left[0] != '\0' ? r->st.left : r->st.unverified[0] != '\0' ? r->st.unverified :
+		    r->st.records);
+	if (r->st.outcome == 3)
 		return lm_error_set(rc, "%s; the workload had not started (its wrapper wrote no process-group file within "
 		    "2 s), nothing was signalled", saved);
 	return lm_error_set(rc, "%s; the workload was stopped (its process group got SIGTERM%s%s)", saved,
-	    r->outcome == 1 ? ", then SIGKILL" : "", r->others[0] != '\0' ? ", as did its processes outside it" : "");
+	    r->st.outcome == 1 ? ", then SIGKILL" : "", r->st.others[0] != '\0' ? ", as did its processes outside it" : "");
 }
 
 int lm_guest_workload_run(lm_context *ctx, lm_ssh *ssh, const char *vm, const char *cmd, const lm_workload_options *o,
@@ -467,7 +473,7 @@ int lm_guest_workload_run(lm_context *ctx, lm_ssh *ssh, const char *vm, const ch
 	r.vm = vm;
 	r.record_dir = res->record_dir;
 	r.grace = o->stop_grace > 0 ? o->stop_grace : GRACE_DEFAULT;
-	r.outcome = -1;
+	r.st.outcome = -1;
 	memset(&io, 0, sizeof(io));
 	io.input_fd = o->input ? o->input_fd : -1;
 	io.tty = o->tty;
@@ -492,7 +498,7 @@ int lm_guest_workload_run(lm_context *ctx, lm_ssh *ssh, const char *vm, const ch
 		return failed(&r, ssh, rc, &end);
 	res->exit_status = end.exit_status;
 	res->stopped_by = end.stopped_by;
-	res->stop_killed = r.outcome == 1;
+	res->stop_killed = r.st.outcome == 1;
 	if (rc == 0 && end.stopped_by != 0)
 		rc = stopped(&r, end.stopped_by, end.exit_status);
 	return rc;

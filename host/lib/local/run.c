@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "local_internal.h"
+#include "fs.h"
+#include "path.h"
 #include "random.h"
 #include "str.h"
 #include "guest_activation.h"
@@ -130,138 +132,52 @@ static void job_stopped(const run_guard *g, pid_t pid)
 	(void)kill(-pid, SIGCONT);
 }
 
-/* The workload's processes that left its group (setsid, setpgid): found in the process table by
- * their ancestry before a stop's signal, since once their parent has gone they are launchd's
- * children and nothing ties them to the workload. /bin/ps -A -o pid= -o ppid= -o pgid= -o state=:
- * POSIX.1-2017 ps(1) for -A, -o, pid, ppid and pgid; state (Z: a zombie, ended) and /bin/ps as
- * its place are macOS's ps(1) (macOS 15 manual page), and procps's. */
-#define OUTSIDE_MAX 64
-typedef struct {
-	pid_t pid, ppid, pgid;
-} proc_entry;
-typedef struct {
-	proc_entry v[OUTSIDE_MAX];
-	size_t n;
-	size_t more; /* found past OUTSIDE_MAX: not signalled one by one */
-} outside_set;
-
-/* The table (zombies left out) into *out (free()); -1 when ps could not be read. */
-static int table_read(proc_entry **out, size_t *n)
+/* A stop: sig to the workload's group and to its processes that left it (setsid, setpgid), found by
+ * their ancestry, SIGKILL after the grace -- the same stop as a VM's run, guestops' script
+ * (lm_workload_stop, workload_session.c says what it does and on which sources), run over ssh/'s
+ * local transport: one rule for both. The script reads the group from the run's group file, which
+ * the wrapper writes in a guest; here the workload leads its group (POSIX_SPAWN_SETPGROUP), so it is
+ * written before the first stop. The launching process is the workload itself, lume-metal's child,
+ * as it is sshd's in a guest (the script's $PPID: the transport execs it from lume-metal). */
+static int stop_workload(lm_local_machine *m, const char *record_dir, pid_t pid, int sig, double grace,
+    lm_workload_stopped *st)
 {
-	char line[256], state[16];
-	proc_entry *v = NULL, *bigger;
-	size_t cap = 0;
-	long a, b, c;
-	FILE *f;
-	int status;
+	char path[4096], text[32], launcher[24];
+	int rc;
 
-	*out = NULL;
-	*n = 0;
-	if ((f = popen("/bin/ps -A -o pid= -o ppid= -o pgid= -o state= 2>/dev/null", "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "%ld %ld %ld %15s", &a, &b, &c, state) != 4 || state[0] == 'Z' || a <= 1)
-			continue;
-		if (*n == cap) {
-			cap = cap > 0 ? cap * 2 : 256;
-			if ((bigger = realloc(v, cap * sizeof(*v))) == NULL)
-				break;
-			v = bigger;
-		}
-		v[*n].pid = (pid_t)a;
-		v[*n].ppid = (pid_t)b;
-		v[*n].pgid = (pid_t)c;
-		(*n)++;
-	}
-	status = pclose(f);
-	if (status != 0 || *n == 0) {
-		free(v);
-		*n = 0;
-		return -1;
-	}
-	*out = v;
-	return 0;
+	if ((rc = lm_path_join_buf(path, sizeof(path), record_dir, LM_WORKLOAD_GROUP_FILE, NULL)) < 0)
+		return rc;
+	snprintf(text, sizeof(text), "-%ld\n", (long)pid);
+	snprintf(launcher, sizeof(launcher), "%ld", (long)pid);
+	if (access(path, F_OK) != 0 && (rc = lm_fs_write_atomic(path, text, strlen(text), 0600)) < 0)
+		return rc;
+	if ((rc = lm_workload_stop(m->ssh, record_dir, sig, grace, "", launcher, 1, st)) < 0)
+		lm_log(m->ctx, LM_LOG_WARN, "this machine: stopping the workload: %s", lm_error_last()->message);
+	return rc;
 }
 
-static int in_set(const outside_set *o, pid_t pid)
+/* How many PIDs a stop's list names. */
+static size_t pids_in(const char *list)
 {
-	size_t i;
+	size_t n = 0;
 
-	for (i = 0; i < o->n; i++)
-		if (o->v[i].pid == pid)
-			return 1;
-	return 0;
+	for (; *list != '\0'; list++)
+		if (*list != ' ' && (list[1] == ' ' || list[1] == '\0'))
+			n++;
+	return n;
 }
 
-/* Every descendant of pid or of a member of its group, and of what o already holds (while its PID
- * keeps the parent and group it had, or has launchd, PID 1, as its parent: a PID reused meanwhile
- * has neither), that is outside the group pid, into o (o's ended ones dropped). */
-static void outside_find(pid_t pid, outside_set *o)
+/* Until the workload ends: each signal caught, and the embedder's cancel as SIGTERM, stops it
+ * (stop_workload). Then whatever of its group is left is ended. */
+static int wait_workload(lm_local_machine *m, const run_guard *g, const char *record_dir, double grace, pid_t pid,
+    int *exit_status)
 {
-	proc_entry *t;
-	unsigned char *mine;
-	size_t n, i, k;
-	int grew;
-
-	if (table_read(&t, &n) < 0)
-		return;
-	if ((mine = calloc(n, 1)) == NULL) {
-		free(t);
-		return;
-	}
-	for (i = 0; i < n; i++) {
-		if (t[i].pid == pid || t[i].pgid == pid)
-			mine[i] = 1;
-		for (k = 0; k < o->n && !mine[i]; k++)
-			if (o->v[k].pid == t[i].pid && o->v[k].pgid == t[i].pgid &&
-			    (o->v[k].ppid == t[i].ppid || t[i].ppid == 1))
-				mine[i] = 1;
-	}
-	do {
-		grew = 0;
-		for (i = 0; i < n; i++)
-			for (k = 0; k < n && !mine[i]; k++)
-				if (mine[k] && t[i].ppid == t[k].pid) {
-					mine[i] = 1;
-					grew = 1;
-				}
-	} while (grew);
-	o->n = o->more = 0;
-	for (i = 0; i < n; i++) {
-		if (!mine[i] || t[i].pgid == pid || in_set(o, t[i].pid))
-			continue;
-		if (o->n < OUTSIDE_MAX)
-			o->v[o->n++] = t[i];
-		else
-			o->more++;
-	}
-	free(mine);
-	free(t);
-}
-
-/* sig to the workload's group and to each of its processes found outside it. */
-static void stop_signal(pid_t pid, const outside_set *o, int sig)
-{
-	size_t i;
-
-	(void)kill(-pid, sig);
-	for (i = 0; i < o->n; i++)
-		(void)kill(o->v[i].pid, sig);
-}
-
-/* Until the workload ends: each signal caught goes to its group, the embedder's cancel as SIGTERM,
- * and to the processes of it found outside the group (read just before). Then whatever of its
- * group is left is ended, and what is left of those found. */
-static int wait_workload(lm_local_machine *m, const run_guard *g, pid_t pid, int *exit_status)
-{
+	lm_workload_stopped st;
 	struct pollfd pfd;
-	outside_set out;
 	unsigned char sig;
-	int status = 0, canceled = 0, stopping = 0;
+	int status = 0, canceled = 0;
 	size_t found = 0;
 	pid_t r;
-
-	memset(&out, 0, sizeof(out));
 
 	for (;;) {
 		while ((r = waitpid(pid, &status, WNOHANG | WUNTRACED)) < 0 && errno == EINTR)
@@ -277,22 +193,16 @@ static int wait_workload(lm_local_machine *m, const run_guard *g, pid_t pid, int
 		pfd.revents = 0;
 		/* The child's end is seen at the next turn (no SIGCHLD is taken from the caller). */
 		(void)poll(&pfd, 1, 100);
-		while (read(signal_pipe[0], &sig, 1) == 1) {
-			outside_find(pid, &out);
-			found = out.n + out.more > found ? out.n + out.more : found;
-			stopping = 1;
-			stop_signal(pid, &out, sig);
-		}
+		while (read(signal_pipe[0], &sig, 1) == 1)
+			if (stop_workload(m, record_dir, pid, sig, grace, &st) == 0 && pids_in(st.others) > found)
+				found = pids_in(st.others);
 		if (!canceled && lm_context_check_cancel(m->ctx, "the workload") < 0) {
-			canceled = stopping = 1;
-			outside_find(pid, &out);
-			found = out.n + out.more > found ? out.n + out.more : found;
-			stop_signal(pid, &out, SIGTERM);
+			canceled = 1;
+			if (stop_workload(m, record_dir, pid, SIGTERM, grace, &st) == 0 && pids_in(st.others) > found)
+				found = pids_in(st.others);
 		}
 	}
-	if (stopping && out.n > 0)
-		outside_find(pid, &out); /* the same ones still, and what they started since */
-	stop_signal(pid, &out, SIGKILL);
+	(void)kill(-pid, SIGKILL); /* what is left of its group */
 	if (r < 0)
 		return lm_error_set(LM_ERROR, "local run: waiting for the workload failed: %s", strerror(errno));
 	*exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
@@ -300,8 +210,7 @@ static int wait_workload(lm_local_machine *m, const run_guard *g, pid_t pid, int
 		return 0;
 	if (found > 0)
 		return lm_error_set(LM_ECANCELED, "local run: the workload was stopped on request (its process group, and "
-		    "the %zu process%s of it found outside the group%s)", found, found == 1 ? "" : "es",
-		    found > OUTSIDE_MAX ? ": those past the first 64 were not signalled" : "");
+		    "the %zu process%s of it found outside the group)", found, found == 1 ? "" : "es");
 	return lm_error_set(LM_ECANCELED, "local run: the workload was stopped on request");
 }
 
@@ -335,7 +244,8 @@ static int run_locked(lm_local_machine *m, const char *const *argv, size_t argc,
 		return rc;
 	}
 	if ((rc = spawn_workload(m, cmd, &g, &pid)) == 0)
-		rc = wait_workload(m, &g, pid, &res->exit_status);
+		rc = wait_workload(m, &g, res->record_dir, opts != NULL && opts->stop_grace > 0 ? opts->stop_grace :
+		    LM_WORKLOAD_STOP_GRACE, pid, &res->exit_status);
 	guard_off(&g);
 	free(cmd);
 	if (rc < 0)

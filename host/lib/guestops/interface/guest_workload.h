@@ -75,6 +75,27 @@ int lm_workload_group_command(const char *record_dir, const char *cmd, char **ou
 /* The stop's script (workload_session.c says what it does), run as `/bin/sh -c SCRIPT
  * lume-metal-stop GROUP-FILE SIGNAL GRACE-TENTHS BEFORE LAUNCHER LEADS`; here for its tests. */
 extern const char lm_workload_stop_script[];
+/* The grace between a stop's signal and SIGKILL when the options give none (seconds). */
+#define LM_WORKLOAD_STOP_GRACE 5.0
+/* What a stop said (the script's lines): its exit status (outcome: 0 ended, 1 killed, 2 processes
+ * left, 3 no group file, 4 nothing found; -1 not run) and the PIDs it named, space-separated. */
+typedef struct {
+	int outcome;
+	int foreign;          /* the group file named something else than what was found */
+	char target[32];      /* what the group file said ("-1234"; "invalid") */
+	char groups[64];      /* the workload's process group(s), as found */
+	char others[192];     /* found processes outside the group(s), signalled one by one */
+	char left[192];       /* still running after SIGKILL */
+	char records[192];    /* the run's activation records' PIDs still running, not found as its */
+	char unverified[192]; /* nothing found: the processes of the group the file names */
+} lm_workload_stopped;
+/* The one stop of a workload and of its processes that left its group, found by their ancestry:
+ * lm_workload_stop_script run over ssh -- a guest's connection, or ssh/'s local transport for
+ * `lume-metal local run` -- with sig, grace seconds before SIGKILL, the connection's sessions from
+ * before the workload's (before; "" for none), and the launching process (launcher, "" unknown;
+ * launcher_leads when it leads its group). record_dir holds the group file. */
+int lm_workload_stop(lm_ssh *ssh, const char *record_dir, int sig, double grace, const char *before,
+    const char *launcher, int launcher_leads, lm_workload_stopped *out);
 /* Run cmd in its own process group (recorded in res->record_dir) with o's input, pseudo-terminal
  * and signals, its output to ctx's on_output for vm; res->exit_status as a shell reports it. A
  * stop ends the group and the workload's processes that left it (found by their ancestry in the
