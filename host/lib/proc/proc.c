@@ -1,5 +1,7 @@
 /* Child processes (proc.h): posix_spawn only, output captured through pipes into bounded
  * buffers, a deadline after which the child is killed. */
+/* posix_spawn_file_actions_addchdir_np (glibc 2.29, macOS 10.15). */
+#define _GNU_SOURCE
 #include "proc.h"
 #include "buf.h"
 #include "clock.h"
@@ -20,18 +22,64 @@
 
 extern char **environ;
 
-/* Children start with no blocked signals and default SIGPIPE, whatever the host application
- * blocks or ignores. */
-static void child_signals(posix_spawnattr_t *attr, short extra_flags)
+int lm_proc_spawn(const lm_proc_spawn_spec *spec, pid_t *pid)
 {
+	static const int shell_defaults[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU};
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
 	sigset_t none, defaults;
+	short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+	size_t i;
+	int e, session = 0;
 
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	/* Children start with no blocked signals and default SIGPIPE, whatever the host application
+	 * blocks or ignores. */
 	sigemptyset(&none);
 	sigemptyset(&defaults);
 	sigaddset(&defaults, SIGPIPE);
-	posix_spawnattr_setsigmask(attr, &none);
-	posix_spawnattr_setsigdefault(attr, &defaults);
-	posix_spawnattr_setflags(attr, (short)(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | extra_flags));
+	for (i = 0; spec->shell_signals && i < sizeof(shell_defaults) / sizeof(shell_defaults[0]); i++)
+		sigaddset(&defaults, shell_defaults[i]);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &defaults);
+#ifdef POSIX_SPAWN_SETSID
+	if (spec->own_session) {
+		flags |= POSIX_SPAWN_SETSID; /* a terminal's ^C or hang-up on ours must not reach it */
+		session = 1;
+	}
+#endif
+	if ((spec->own_group || spec->own_session) && !session) {
+		flags |= POSIX_SPAWN_SETPGROUP;
+		posix_spawnattr_setpgroup(&attr, 0);
+	}
+	posix_spawnattr_setflags(&attr, flags);
+	if (spec->dir != NULL)
+		posix_spawn_file_actions_addchdir_np(&fa, spec->dir);
+	switch (spec->stdio) {
+	case LM_PROC_STDIO_INHERIT:
+		break;
+	case LM_PROC_STDIO_FDS:
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+		posix_spawn_file_actions_adddup2(&fa, spec->out_fd, 1);
+		posix_spawn_file_actions_adddup2(&fa, spec->err_fd, 2);
+		break;
+	case LM_PROC_STDIO_LOG:
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, 1, spec->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		posix_spawn_file_actions_adddup2(&fa, 1, 2);
+		break;
+	default:
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	}
+	e = posix_spawn(pid, spec->argv[0], &fa, &attr, spec->argv, spec->env);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	if (e != 0)
+		return lm_error_set(e == ENOENT ? LM_ENOTFOUND : LM_ERROR, "%s: cannot start: %s", spec->argv[0], strerror(e));
+	return 0;
 }
 
 static int is_executable_file(const char *path)
@@ -205,8 +253,7 @@ static int exit_code_of(int status)
 static int run(char *const argv[], char *const env[], const lm_proc_options *o, lm_proc_result *res)
 {
 	static const char *const names[2] = {"standard output", "standard error"};
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
+	lm_proc_spawn_spec spec = {0};
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1};
 	size_t max = o->output_max != 0 ? o->output_max : LM_PROC_OUTPUT_MAX;
 	lm_buf bo, be;
@@ -223,21 +270,18 @@ static int run(char *const argv[], char *const env[], const lm_proc_options *o, 
 		}
 		return lm_error_set(LM_ERROR, "%s: cannot create a pipe: %s", argv[0], strerror(e));
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
-	posix_spawnattr_init(&attr);
-	child_signals(&attr, 0);
-	e = posix_spawn(&pid, argv[0], &fa, &attr, argv, env);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
+	spec.argv = argv;
+	spec.env = env;
+	spec.stdio = LM_PROC_STDIO_FDS;
+	spec.out_fd = outp[1];
+	spec.err_fd = errp[1];
+	rc = lm_proc_spawn(&spec, &pid);
 	close(outp[1]);
 	close(errp[1]);
-	if (e != 0) {
+	if (rc < 0) {
 		close(outp[0]);
 		close(errp[0]);
-		return lm_error_set(e == ENOENT ? LM_ENOTFOUND : LM_ERROR, "%s: cannot start: %s", argv[0], strerror(e));
+		return rc;
 	}
 	lm_buf_init(&bo, max);
 	lm_buf_init(&be, max);
@@ -346,44 +390,18 @@ int lm_proc_run(const char *program, const char *const args[], const lm_proc_opt
 	return rc;
 }
 
-/* Start argv[0] in its own session; its stdout and stderr go to `log` (appended) or /dev/null. */
-static int spawn_detached(char *const argv[], char *const env[], const char *log, pid_t *pid)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	int e;
-
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (log != NULL) {
-		posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-		posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	} else {
-		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	}
-	posix_spawnattr_init(&attr);
-#ifdef POSIX_SPAWN_SETSID
-	/* Its own session: a terminal's ^C or hang-up on ours must not stop the VM. */
-	child_signals(&attr, POSIX_SPAWN_SETSID);
-#else
-	child_signals(&attr, POSIX_SPAWN_SETPGROUP);
-	posix_spawnattr_setpgroup(&attr, 0);
-#endif
-	e = posix_spawn(pid, argv[0], &fa, &attr, argv, env);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
-	if (e != 0)
-		return lm_error_set(e == ENOENT ? LM_ENOTFOUND : LM_ERROR, "%s: cannot start: %s", argv[0], strerror(e));
-	return 0;
-}
-
 int lm_proc_spawn_detached(const char *program, const char *const args[], const lm_proc_options *opts, pid_t *pid)
 {
 	char **argv = child_argv(program, args), **env = child_env(opts, 1);
+	lm_proc_spawn_spec spec = {0};
 	int rc;
 
-	rc = argv != NULL && env != NULL ? spawn_detached(argv, env, opts->log, pid) : lm_error_nomem();
+	spec.argv = argv;
+	spec.env = env;
+	spec.stdio = opts->log != NULL ? LM_PROC_STDIO_LOG : LM_PROC_STDIO_NULL;
+	spec.log = opts->log;
+	spec.own_session = 1; /* a terminal's ^C or hang-up on ours must not stop the VM */
+	rc = argv != NULL && env != NULL ? lm_proc_spawn(&spec, pid) : lm_error_nomem();
 	free(argv);
 	lm_strv_free(env);
 	return rc;

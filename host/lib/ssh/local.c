@@ -15,6 +15,7 @@
 #include "ssh_internal.h"
 #include "ssh_files.h"
 #include "ssh_local.h"
+#include "proc.h"
 
 #include "buf.h"
 #include "file.h"
@@ -102,13 +103,8 @@ int lm_ssh_open_local(lm_ssh **out, lm_context *ctx)
 
 int lm_ssh_local_spawn(const lm_ssh *ssh, const char *command, const int out[2], pid_t *pid)
 {
-	static const int defaults[] = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU};
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, def;
+	lm_proc_spawn_spec spec = {0};
 	char *argv[4];
-	size_t i;
-	int err;
 
 	if (ssh == NULL || !ssh->local)
 		return lm_error_set(LM_EINVALID, "lm_ssh_local_spawn: a local session is required");
@@ -116,30 +112,23 @@ int lm_ssh_local_spawn(const lm_ssh *ssh, const char *command, const int out[2],
 	argv[1] = (char *)"-c";
 	argv[2] = (char *)command;
 	argv[3] = NULL;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&attr);
-	/* The signal state a shell gives the programs it starts, whatever ours is. */
-	sigemptyset(&none);
-	sigemptyset(&def);
-	for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
-		sigaddset(&def, defaults[i]);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &def);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+	/* proc's one spawn, with the signal state a shell gives the programs it starts, whatever ours
+	 * is, and a process group of its own. A command sshd would run starts in the account's home,
+	 * reading nothing; the workload (no out) keeps the caller's terminal and streams. */
+	spec.argv = argv;
+	spec.env = ssh->local_env;
+	spec.shell_signals = 1;
+	spec.own_group = 1;
 	if (out != NULL) {
-		/* sshd starts a command in the account's home, reading nothing. */
-		if (ssh->local_home != NULL)
-			posix_spawn_file_actions_addchdir_np(&fa, ssh->local_home);
-		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-		posix_spawn_file_actions_adddup2(&fa, out[0], 1);
-		posix_spawn_file_actions_adddup2(&fa, out[1], 2);
+		spec.dir = ssh->local_home;
+		spec.stdio = LM_PROC_STDIO_FDS;
+		spec.out_fd = out[0];
+		spec.err_fd = out[1];
+	} else {
+		spec.stdio = LM_PROC_STDIO_INHERIT;
 	}
-	err = posix_spawn(pid, ssh->local_shell, &fa, &attr, argv, ssh->local_env);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	if (err != 0)
-		return lm_error_set(LM_ERROR, "this machine: cannot start the shell %s: %s", ssh->local_shell, strerror(err));
+	if (lm_proc_spawn(&spec, pid) < 0)
+		return lm_error_prefix("this machine: the shell: ");
 	return 0;
 }
 

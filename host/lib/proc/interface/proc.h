@@ -55,6 +55,35 @@ typedef struct {
 	int timed_out;   /* killed after the timeout */
 } lm_proc_result;
 
+/* lm_proc_spawn: where the child's standard streams go. */
+typedef enum {
+	LM_PROC_STDIO_NULL = 0, /* all three /dev/null */
+	LM_PROC_STDIO_FDS,      /* stdin /dev/null, stdout and stderr to out_fd and err_fd */
+	LM_PROC_STDIO_LOG,      /* stdin /dev/null, stdout and stderr appended to log (created 0600) */
+	LM_PROC_STDIO_INHERIT   /* the caller's (a workload in the caller's terminal) */
+} lm_proc_stdio;
+
+/* lm_proc_spawn: the one posix_spawn of the host library, for lm_proc_run, lm_proc_spawn_detached
+ * and ssh/'s local transport (which runs a login shell as sshd would: the one place a shell is
+ * started on purpose, with the command a guest's sshd would be sent). */
+typedef struct {
+	char *const *argv;      /* argv[0]: the program's path */
+	char *const *env;       /* the child's whole environment, NULL-terminated */
+	const char *dir;        /* the directory it starts in (NULL: ours) */
+	lm_proc_stdio stdio;
+	int out_fd, err_fd;     /* LM_PROC_STDIO_FDS */
+	const char *log;        /* LM_PROC_STDIO_LOG */
+	int own_group;          /* a process group of its own (a stop or a timeout ends the whole group) */
+	int own_session;        /* a session of its own where posix_spawn offers it (else a group) */
+	int shell_signals;      /* also SIGINT, SIGTERM, SIGHUP, SIGQUIT and job control at their defaults,
+	                           as a shell gives the programs it starts */
+} lm_proc_spawn_spec;
+
+/* Start spec->argv[0] and return without waiting (*pid is the caller's to reap). It starts with no
+ * blocked signals and the default SIGPIPE, whatever the host application blocks or ignores.
+ * LM_ENOTFOUND or LM_ERROR, the message starting with the program's path. */
+int lm_proc_spawn(const lm_proc_spawn_spec *spec, pid_t *pid);
+
 /* Find `name` on PATH (or check it when it contains '/'); *out is malloc'ed. LM_ENOTFOUND. */
 int lm_proc_find_program(const char *name, char **out);
 
