@@ -91,7 +91,7 @@ static const struct {
 	{LM_EINVALID, "is not one lume-metal expands", NULL, NULL, "give the key with --ssh-key FILE"},
 	{LM_EINVALID, "state directory", NULL, NULL, "give the directory with --state-dir DIR or LUME_METAL_STATE_DIR=DIR"},
 	{0, "the lume-cli VM manager", NULL, NULL, "--vm-manager lume-cli uses Lume's command line"},
-	{LM_ECONFLICT, "the ablation turns the host preference off", "bench", NULL, "pass --force to ablate anyway"},
+	{LM_ECONFLICT, "the ablation turns it off", "bench", NULL, "pass --force to ablate anyway"},
 	{LM_EHARDENED, "is a script", NULL, NULL, "--resign-copy re-signs a program: give the interpreter as the program "
 	    "and the script as its argument, or --run-hardened-stock to start it anyway, expected to run stock"},
 	{LM_ENOBUNDLE, "nothing is installed", "local", NULL, "install it first with `lume-metal local install` (as "

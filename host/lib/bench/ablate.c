@@ -20,12 +20,12 @@
 #include "context_internal.h"
 #include "error_internal.h"
 #include "file.h"
+#include "flow_level.h"
 #include "flow_session.h"
 #include "prefs_internal.h"
 #include "record.h"
 #include "str.h"
 #include "text.h"
-#include "vm_undo.h"
 #include "lume-metal/exercise.h"
 #include "lume-metal/flow.h"
 #include "lume-metal/prefs.h"
@@ -44,53 +44,17 @@ typedef struct {
 	lm_profile *profile;           /* the VM's, whose preference `want` points into */
 } ablation;
 
-/* Off: the original the journal recorded, given back; on: the profile's value, recorded again. */
-static int set_preference(ablation *a, int on)
+/* Off: the original the journal recorded, given back; on: the profile's value, recorded again; the
+ * VM restarted at that level either way. flow changes the host (lm_flow_host_level), as enable and
+ * rollback do; undo: with the calls no cancel stops. */
+static int set_level(ablation *a, int on, int undo)
 {
-	lm_host_pref_info info;
-	lm_state *st = NULL;
-	int rc;
+	int set = 0, rc;
 
-	if ((rc = lm_journal_open_rw(&st, a->pref_ctx)) < 0)
-		return rc;
-	rc = on ? lm_host_pref_enable_locked(st, &a->want, &info) : lm_host_pref_disable_locked(st, &info);
-	lm_state_close(st);
-	if (rc == 0)
+	rc = lm_flow_host_level(a->pref_ctx, a->vmm, a->vm, &a->want, on, undo, &set);
+	if (set)
 		a->is_on = on;
 	return rc;
-}
-
-/* The journal notes when this tool asked for the VM to start, as enable does: a VM started after
- * the preference changed runs at its level (the restart rule, record/level.c), whatever its boot
- * took. */
-static void note_started(ablation *a, double when)
-{
-	lm_state *st = NULL;
-	lm_vm_record rec;
-
-	memset(&rec, 0, sizeof(rec));
-	if (lm_journal_open_rw(&st, a->pref_ctx) < 0 || lm_vm_record_get(st, a->vm, &rec) < 0 || !rec.known ||
-	    (lm_vm_record_set_started_at(&rec, when), lm_vm_record_put(st, &rec)) < 0 || lm_state_save(st) < 0)
-		lm_log(a->ctx, LM_LOG_WARN, "%s: the journal does not say that the VM was restarted (%s): status may call "
-		    "a restart pending", a->vm, lm_error_last()->message);
-	lm_vm_record_dispose(&rec);
-	lm_state_close(st);
-}
-
-/* The VM stopped and started again, so that it runs at the level the preference now says; undo:
- * with the VM manager's calls that no cancel stops (vm_undo.h). */
-static int restart(ablation *a, int undo)
-{
-	double t;
-	int rc;
-
-	if ((rc = undo ? lm_vm_stop_undo(a->vmm, a->vm) : lm_vm_stop(a->vmm, a->vm)) < 0)
-		return rc;
-	t = lm_clock_epoch();
-	if ((rc = undo ? lm_vm_start_undo(a->vmm, a->vm) : lm_vm_start(a->vmm, a->vm)) < 0)
-		return rc;
-	note_started(a, t);
-	return undo ? 0 : lm_vm_wait_ready(a->vmm, a->vm, lm_context_options(a->ctx)->ready_timeout, NULL);
 }
 
 /* The exercise of one arm, as `probe --exercise` runs it, into meta: the verdict against the VM's
@@ -282,24 +246,18 @@ static int write_folder(const char *dir, cJSON *meta, lm_bench_result *const *ar
 
 /* The preference is the host's: every VM the journal has enabled with it reads it when its process
  * starts, and one restarted while the ablation has it off comes back stock. Turning it off under
- * them needs force, as host disable does (prefs.c), and the refusal names them. */
+ * them needs force, as host disable does: prefs' one rule (lm_host_pref_unneeded_locked). */
 static int others_use_preference(ablation *a)
 {
 	lm_state *st;
-	char names[512];
-	int live, rc;
+	int rc;
 
-	if (lm_context_options(a->ctx)->force)
-		return 0;
 	if ((rc = lm_journal_open(&st, a->ctx, LM_STATE_READONLY, 0)) < 0)
 		return rc;
-	live = lm_vm_record_live(st, a->vm, names, sizeof(names));
+	rc = lm_host_pref_unneeded_locked(st, a->vm, "the ablation turns it off for its stock arm, and one restarted "
+	    "meanwhile would come back stock; forced, the ablation runs anyway");
 	lm_state_close(st);
-	if (live == 0)
-		return 0;
-	return lm_error_set(LM_ECONFLICT, "the ablation turns the host preference off for its stock arm, and %d other "
-	    "VM%s use%s it (%s): one restarted meanwhile would come back stock; forced, the ablation runs anyway", live,
-	    live == 1 ? "" : "s", live == 1 ? "s" : "", names);
+	return rc;
 }
 
 /* The VM as bench finds it: enabled, running, its profile's preference; a manager that can restart
@@ -391,8 +349,7 @@ int lm_bench_run_ablation(lm_context *ctx, const lm_bench_options *opts, lm_benc
 		cJSON_AddStringToObject(arm, "preference", order[k] ? "on" : "off");
 		cJSON_AddStringToObject(arm, "folder", arm_dir(order[k]));
 		lm_context_step(ctx, a.vm, order[k] ? "preference-on" : "preference-off", LM_STEP_STARTED, 0, "");
-		if ((rc = lm_context_check_cancel(ctx, "the ablation")) < 0 || (rc = set_preference(&a, order[k])) < 0 ||
-		    (rc = restart(&a, 0)) < 0)
+		if ((rc = lm_context_check_cancel(ctx, "the ablation")) < 0 || (rc = set_level(&a, order[k], 0)) < 0)
 			break;
 		cJSON_AddBoolToObject(arm, "restarted", 1);
 		if ((rc = exercise(&a, arm, &passed[k])) < 0)
@@ -425,8 +382,7 @@ done:
 		snprintf(why, sizeof(why), "%s", lm_error_last()->message);
 	/* Given back, whatever happened: the preference as found, the VM at its level. */
 	if (a.pref_ctx != NULL && a.is_on != a.was_on) {
-		if ((undo_rc = set_preference(&a, a.was_on)) == 0)
-			undo_rc = restart(&a, 1);
+		undo_rc = set_level(&a, a.was_on, 1);
 		if (undo_rc < 0)
 			snprintf(why + strlen(why), sizeof(why) - strlen(why), "%sthe preference could NOT be put back: %s",
 			    why[0] ? "; " : "", lm_error_last()->message);

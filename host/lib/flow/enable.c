@@ -687,7 +687,8 @@ static void undo(enable_run *r)
 {
 	lm_state *st = NULL;
 	lm_vm_record rec;
-	lm_host_pref_info restored;
+	lm_host_pref_info before, restored;
+	lm_pref_fate fate;
 	char said[2048];
 	int pref_restored = 0, rc;
 
@@ -721,20 +722,21 @@ static void undo(enable_run *r)
 		} else if (r->user_restart && r->res->pref.recorded) {
 			lm_outcome_append(r->o, "; host preference kept for the restart (a rollback of %s gives it back)",
 			    r->o->vm);
-		} else if (r->res->pref.recorded && r->res->pref.kept) {
-			lm_outcome_append(r->o, "; host preference kept (the fleet keeps the host unlocked)");
-		} else if (lm_vm_record_live(st, NULL, NULL, 0) == 0 && r->res->pref.recorded) {
-			if (lm_host_pref_disable_locked(st, &restored) == 0) {
+		} else if (r->res->pref.recorded) {
+			/* prefs' one "last VM out" rule, as rollback's. */
+			if (lm_host_pref_last_out_locked(st, &before, &restored, &fate) < 0) {
+				lm_outcome_append(r->o, "; host preference NOT restored (%s)", lm_error_last()->message);
+			} else if (fate == LM_PREF_RESTORED) {
 				/* The original as this run saw it recorded (the restored info has no record left). */
 				lm_outcome_append(r->o, "; host preference restored (%s)",
 				    r->res->pref.original[0] ? r->res->pref.original : "as it was");
 				r->res->pref = restored;
 				pref_restored = 1;
-			} else {
-				lm_outcome_append(r->o, "; host preference NOT restored (%s)", lm_error_last()->message);
+			} else if (fate == LM_PREF_KEPT) {
+				lm_outcome_append(r->o, "; host preference kept (the fleet keeps the host unlocked)");
+			} else if (fate == LM_PREF_NEEDED) {
+				lm_outcome_append(r->o, "; host preference kept (other VMs are enabled)");
 			}
-		} else if (r->res->pref.recorded) {
-			lm_outcome_append(r->o, "; host preference kept (other VMs are enabled)");
 		}
 		if (lm_state_save(st) < 0)
 			lm_outcome_append(r->o, "; state not saved (%s)", lm_error_last()->message);

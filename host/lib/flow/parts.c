@@ -11,11 +11,13 @@
 #include <string.h>
 
 #include "flow_internal.h"
+#include "flow_level.h"
 #include "guest_agents.h"
 #include "guest_codesign.h"
 #include "guest_machine.h"
 #include "guest_shim.h"
 #include "guest_workload.h"
+#include "prefs_internal.h"
 #include "ssh_pins.h"
 #include "str.h"
 #include "text.h"
@@ -285,4 +287,46 @@ int lm_flow_workload_check(lm_context *ctx, lm_ssh *ssh, lm_shim_env *se, const 
 	w->inherit = 1;
 	lm_shim_env_guest(se, o->guest.sip, w->target.shim_arm64e);
 	return lm_shim_env_workload(se, NULL, w->inherit_reason, NULL);
+}
+
+/* ---- the host's level for one VM (flow_level.h) ---- */
+
+/* The journal notes when this tool asked for the VM to start; a note that cannot be written is
+ * said, not fatal: status may then call a restart pending. */
+static void note_started(lm_context *ctx, const char *vm, double when)
+{
+	lm_state *st = NULL;
+	lm_vm_record rec;
+
+	memset(&rec, 0, sizeof(rec));
+	if (lm_journal_open_rw(&st, ctx) < 0 || lm_vm_record_get(st, vm, &rec) < 0 || !rec.known ||
+	    (lm_vm_record_set_started_at(&rec, when), lm_vm_record_put(st, &rec)) < 0 || lm_state_save(st) < 0)
+		lm_log(ctx, LM_LOG_WARN, "%s: the journal does not say that the VM was restarted (%s): status may call "
+		    "a restart pending", vm, lm_error_last()->message);
+	lm_vm_record_dispose(&rec);
+	lm_state_close(st);
+}
+
+int lm_flow_host_level(lm_context *ctx, lm_vm_manager *vmm, const char *vm, const lm_pref_setting *want, int on,
+    int undo, int *pref_set)
+{
+	lm_host_pref_info info;
+	lm_state *st = NULL;
+	double t;
+	int rc;
+
+	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
+		return rc;
+	rc = on ? lm_host_pref_enable_locked(st, want, &info) : lm_host_pref_disable_locked(st, &info);
+	lm_state_close(st);
+	*pref_set = rc == 0;
+	if (rc < 0)
+		return rc;
+	if ((rc = undo ? lm_vm_stop_undo(vmm, vm) : lm_vm_stop(vmm, vm)) < 0)
+		return rc;
+	t = lm_clock_epoch();
+	if ((rc = undo ? lm_vm_start_undo(vmm, vm) : lm_vm_start(vmm, vm)) < 0)
+		return rc;
+	note_started(ctx, vm, t);
+	return undo ? 0 : lm_vm_wait_ready(vmm, vm, lm_context_options(ctx)->ready_timeout, NULL);
 }

@@ -119,29 +119,15 @@ static void forget_rolled_back(lm_state *st, const lm_flow_result *res, const lm
 	lm_journal_forget_vm(st, o->vm);
 }
 
-typedef enum { PREF_STILL_NEEDED, PREF_KEPT, PREF_RESTORED, PREF_NOT_OURS } pref_fate;
-
-/* The preference back to its original once no VM needs it, unless kept (and not --restore-host).
- * A question that fails is the rollback's error, never a "no" (the allocation sweep found one). */
-static int restore_if_unneeded(lm_context *ctx, lm_state *st, lm_flow_result *res, lm_host_pref_info *before,
-    pref_fate *fate)
+/* The preference back to its original once no VM needs it, unless kept (and not --restore-host):
+ * prefs' one "last VM out" rule (lm_host_pref_last_out_locked). */
+static int restore_if_unneeded(lm_state *st, lm_flow_result *res, lm_host_pref_info *before, lm_pref_fate *fate)
 {
-	int live = lm_vm_record_live(st, NULL, NULL, 0), rc;
+	int rc;
 
-	*fate = PREF_STILL_NEEDED;
-	if (live != 0)
-		return live < 0 ? live : 0;
-	if ((rc = lm_host_pref_status_locked(st, NULL, before)) < 0)
-		return rc;
-	*fate = !before->recorded ? PREF_NOT_OURS : before->kept && !lm_context_options(ctx)->restore_host ?
-	    PREF_KEPT : PREF_RESTORED;
-	if (*fate != PREF_RESTORED)
-		return 0;
-	if ((rc = lm_host_pref_disable_locked(st, &res->pref)) < 0)
-		return rc;
-	res->pref.changed_at = before->changed_at; /* when the unlocked level began */
-	res->pref_restored = 1;
-	return 0;
+	if ((rc = lm_host_pref_last_out_locked(st, before, &res->pref, fate)) == 0 && *fate == LM_PREF_RESTORED)
+		res->pref_restored = 1;
+	return rc;
 }
 
 /* A failure after the intent was recorded: the error, then what it left -- `done` -- and that the
@@ -166,7 +152,7 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner
 	lm_agent_info *agents = NULL;
 	double t;
 	size_t i;
-	pref_fate fate;
+	lm_pref_fate fate;
 	int rc, uses_preference, intent = 0;
 
 	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
@@ -216,7 +202,7 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner
 	if ((rc = lm_step_begin(ctx, o, "host-preference", &t)) < 0 || (rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return intent ? fail_unfinished(ctx, o, rc, "the guest's files are removed") : lm_outcome_fail(ctx, o, rc);
 	forget_rolled_back(st, all, o);
-	if (uses_preference && (rc = restore_if_unneeded(ctx, st, res, &before, &fate)) < 0) {
+	if (uses_preference && (rc = restore_if_unneeded(st, res, &before, &fate)) < 0) {
 		lm_state_close(st);
 		/* The preference may be back already (its record then goes with the next rollback). */
 		return intent ? fail_unfinished(ctx, o, rc, res->pref.changed ? "the guest's files are removed and the "
@@ -225,12 +211,12 @@ static int rollback_vm(lm_context *ctx, lm_vm_manager *vmm, const lm_guest_owner
 	if (!uses_preference)
 		lm_step_add(ctx, o, "host-preference", t, "not touched: %s was enabled without it (host preference "
 		    "mode %s, not needed)", o->vm, lm_host_pref_mode_name(o->pref_mode));
-	else if (fate == PREF_STILL_NEEDED)
+	else if (fate == LM_PREF_NEEDED)
 		lm_step_add(ctx, o, "host-preference", t, "kept: other VMs are still enabled");
-	else if (fate == PREF_KEPT)
+	else if (fate == LM_PREF_KEPT)
 		lm_step_add(ctx, o, "host-preference", t, "kept: the fleet keeps the host unlocked (a host "
 		    "disable restores %s)", before.original);
-	else if (fate == PREF_RESTORED)
+	else if (fate == LM_PREF_RESTORED)
 		lm_step_add(ctx, o, "host-preference", t, "%s to %s", opts->dry_run ? "would restore" : "restored",
 		    before.original);
 	else
@@ -250,12 +236,12 @@ static int restore_left_behind(lm_context *ctx, lm_flow_result *result)
 {
 	lm_host_pref_info before;
 	lm_state *st = NULL;
-	pref_fate fate;
+	lm_pref_fate fate;
 	int rc;
 
 	if ((rc = lm_journal_open_rw(&st, ctx)) < 0)
 		return rc;
-	rc = restore_if_unneeded(ctx, st, result, &before, &fate);
+	rc = restore_if_unneeded(st, result, &before, &fate);
 	lm_state_close(st);
 	return rc;
 }

@@ -580,24 +580,53 @@ int lm_host_pref_enable(lm_context *ctx, const lm_pref_setting *want, lm_host_pr
 	return rc;
 }
 
+int lm_host_pref_unneeded_locked(lm_state *st, const char *leaving, const char *why)
+{
+	char names[512];
+	int live;
+
+	if (lm_context_options(lm_state_context(st))->force)
+		return 0;
+	if ((live = lm_vm_record_live(st, leaving, names, sizeof(names))) <= 0)
+		return live;
+	return lm_error_set(LM_ECONFLICT, "%d %sVM%s still enabled (%s) and need%s the preference: %s", live,
+	    leaving != NULL ? "other " : "", live == 1 ? " is" : "s are", names, live == 1 ? "s" : "", why);
+}
+
+int lm_host_pref_last_out_locked(lm_state *st, lm_host_pref_info *before, lm_host_pref_info *after,
+    lm_pref_fate *fate)
+{
+	int live = lm_vm_record_live(st, NULL, NULL, 0), rc;
+
+	*fate = LM_PREF_NEEDED;
+	if (live != 0)
+		return live < 0 ? live : 0;
+	if ((rc = lm_host_pref_status_locked(st, NULL, before)) < 0)
+		return rc;
+	*fate = !before->recorded ? LM_PREF_NOT_OURS : before->kept &&
+	    !lm_context_options(lm_state_context(st))->restore_host ? LM_PREF_KEPT : LM_PREF_RESTORED;
+	if (*fate != LM_PREF_RESTORED)
+		return 0;
+	if ((rc = lm_host_pref_disable_locked(st, after)) < 0)
+		return rc;
+	after->changed_at = before->changed_at; /* when the unlocked level began */
+	return 0;
+}
+
 int lm_host_pref_disable(lm_context *ctx, lm_host_pref_info *info)
 {
 	lm_state *st;
 	int rc;
 
 	memset(info, 0, sizeof(*info));
-	char names[512];
-	int live;
-
 	if ((rc = with_state(ctx, lm_context_options(ctx)->dry_run, &st)) < 0)
 		return rc;
 	/* Enabled VMs still need the preference; taking it away under them needs force. */
-	if ((live = lm_vm_record_live(st, NULL, names, sizeof(names))) > 0 && !lm_context_options(ctx)->force) {
+	if ((rc = lm_host_pref_unneeded_locked(st, NULL, "rolling back the last one restores it (restoring now needs "
+	    "force)")) < 0) {
 		lm_state_close(st);
 		(void)lm_host_pref_status(ctx, NULL, info);
-		return lm_error_set(LM_ECONFLICT, "%d VM%s still enabled (%s) and need%s the preference; rolling "
-		    "back the last one restores it (restoring now needs force)", live, live == 1 ? " is" : "s are",
-		    names, live == 1 ? "s" : "");
+		return rc;
 	}
 	rc = lm_host_pref_disable_locked(st, info);
 	lm_state_close(st);
