@@ -166,6 +166,32 @@ $off"
   echo "$(echo "$declared" | grep -c .) edges drawn and declared alike; $(echo "$used" | awk '{print $1, $2}' | sort -u | grep -c .) used, each along one"
 }
 
+# Each "MODULE:OUTSIDE:INSIDE" (tests/hygiene/CMakeLists.txt): the module's probe that includes
+# OUTSIDE, an interface header of a module it does not depend on, is refused by the compiler for
+# that header; the one that includes INSIDE, a dependency's, compiles.
+include_walls() {
+  local spec m out in log bad="" n=0
+  for spec in "$@"; do
+    IFS=: read -r m out in <<<"$spec"
+    log="$BUILD_DIR/wall-$m.log"
+    if "$CMAKE" --build "$BUILD_DIR" --target "lm_wall_${m}_out" >"$log" 2>&1; then
+      bad="$bad
+  $m compiles with $out, a header of a module it does not depend on"
+    elif ! grep -qE "$out(: No such file|' file not found)" "$log"; then
+      bad="$bad
+  $m's probe of $out failed for another reason: $(tail -n 5 "$log")"
+    fi
+    if [ -n "$in" ] && ! "$CMAKE" --build "$BUILD_DIR" --target "lm_wall_${m}_in" >"$log" 2>&1; then
+      bad="$bad
+  $m does not compile with $in, its dependency's header: $(tail -n 5 "$log")"
+    fi
+    n=$((n + 1))
+  done
+  [ "$n" -ge 8 ] || fail "only $n modules' walls were given (tests/hygiene/CMakeLists.txt)"
+  [ -z "$bad" ] || fail "the include walls do not hold:$bad"
+  echo "$n modules: a header of a module they do not depend on is refused, their dependencies' compile"
+}
+
 # The library's messages state facts and never name an option or command of the tool
 # (docs/embedding.md, "Errors"): the tool adds those in its hints (host/cli/output.c). Read from the
 # calls that make a message -- lm_error_set, lm_error_prefix, lm_outcome_message, lm_outcome_append,
