@@ -192,6 +192,29 @@ include_walls() {
   echo "$n modules: a header of a module they do not depend on is refused, their dependencies' compile"
 }
 
+# One way a child process starts (docs/design.md, proc/): posix_spawn in proc.c's lm_proc_spawn and
+# nowhere else of the host's code or common's; no popen, system, fork or exec* (a shell of ours, or a
+# second way) anywhere.
+one_spawn() {
+  local hits
+  hits=$(cd "$SOURCE_DIR" && grep -rnE '\b(posix_spawnp?|popen|system|fork|vfork|execv[pe]*|execl[pe]*)\(' host common/src \
+    --include='*.c' | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)' | grep -v '^host/lib/proc/proc.c:' || true)
+  [ -z "$hits" ] || fail "a child process started outside proc's lm_proc_spawn:
+$hits"
+  [ "$(grep -c 'posix_spawn(' "$SOURCE_DIR/host/lib/proc/proc.c")" -eq 1 ] || fail "proc.c starts children in more than one place"
+  echo "every child process of the host's code starts through lm_proc_spawn (host/lib/proc/proc.c)"
+}
+
+# The tool is a thin layer over the main surface (include/lume-metal.h): it includes no lower-level
+# header (lume-metal/sys/) and, linking the shared library, no internal one (docs/design.md).
+tool_uses_main_surface() {
+  local hits
+  hits=$(cd "$SOURCE_DIR" && grep -rnE '#include [<"]lume-metal/sys/' host/cli || true)
+  [ -z "$hits" ] || fail "the tool reaches below the main surface:
+$hits"
+  echo "host/cli includes nothing of lume-metal/sys/"
+}
+
 # The library's messages state facts and never name an option or command of the tool
 # (docs/embedding.md, "Errors"): the tool adds those in its hints (host/cli/output.c). Read from the
 # calls that make a message -- lm_error_set, lm_error_prefix, lm_outcome_message, lm_outcome_append,
