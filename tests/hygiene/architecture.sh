@@ -105,17 +105,6 @@ no_file_circles() {
   [ -z "$bad" ] || fail "circles among the files of:$bad"
 }
 
-# No internal header over 250 lines: one that grows past it holds more than one concept and is
-# split by concept (guestops' interface/guest_*.h). The public headers (include/) are the API's
-# own and not counted.
-headers_are_small() {
-  local big
-  big=$(cd "$SOURCE_DIR" && find host common guest -name '*.h' -exec wc -l {} + | awk '$2 != "total" && $1 > 250')
-  [ -z "$big" ] || fail "internal headers over 250 lines (split them by concept):
-$big"
-  echo "every internal header of host/, common/ and guest/ is at most 250 lines"
-}
-
 # The walls between modules (docs/design.md, "The module graph"): a module calls another's functions
 # (or reads its data) only along an edge the map draws, and the map draws exactly the DEPENDS of each
 # module's CMakeLists.txt (linked PRIVATE: a module sees the interface/ headers of the modules it
