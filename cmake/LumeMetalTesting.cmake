@@ -1,9 +1,10 @@
 # lm_add_unit_test(<name> SOURCES ... [LIBS ...] [LABELS ...]): one cmocka executable, one CTest
-# test, with the tests' shared helpers (tests/support/lm_test.h).
+# test, with the tests' shared helpers (tests/support/lm_test.h) and LM_TEST_CASE's choice of its
+# cases (tests/support/lm_test_cases.c).
 function(lm_add_unit_test name)
   cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
-  target_link_libraries(${name} PRIVATE lm::cmocka lm_test ${T_LIBS})
+  target_link_libraries(${name} PRIVATE lm::cmocka lm_test lm_test_cases ${T_LIBS})
   lm_target_warnings(${name})
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS "unit;${T_LABELS}")
