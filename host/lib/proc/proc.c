@@ -1,6 +1,7 @@
 /* Child processes (proc.h): posix_spawn only, output captured through pipes into bounded
  * buffers, a deadline after which the child is killed. */
-/* posix_spawn_file_actions_addchdir_np (glibc 2.29, macOS 10.15). */
+/* posix_spawn_file_actions_addchdir_np (glibc 2.29, macOS 10.15), and POSIX_SPAWN_SETSID: glibc declares
+ * it (since 2.26) for GNU programs only. */
 #define _GNU_SOURCE
 #include "proc.h"
 #include "buf.h"
