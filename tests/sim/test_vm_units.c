@@ -1,5 +1,6 @@
 /* VM manager internals without a simulator: the name validator, the JSON reader that copes with
- * `lume`'s log lines, VM objects, and child processes with a deadline. */
+ * `lume`'s log lines, VM objects, the DHCP leases, the Lume URL's endpoint, connect errors in
+ * words, Lume's storage. The child runner they use is tests/proc's. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -12,14 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lume-metal.h"
 #include "lume-metal/sys/ssh.h"
 #include "vm_internal.h"
 #include "lume_common.h"
-#include "file.h"
 #include "vm_name.h"
 #include "net_words.h"
 #include "lm_test.h"
@@ -150,13 +149,7 @@ static void test_name_one_rule(void **state)
 	assert_int_equal(lm_vm_name_check(NULL, 0), LM_EINVALID);
 	assert_non_null(strstr(lm_error_last()->message, "empty"));
 	lm_context_free(ctx);
-	{
-		char *argv[] = {"/bin/rm", "-rf", dir, NULL};
-		const lm_proc_options po = {.timeout = 30};
-		lm_proc_result res;
-		assert_int_equal(lm_proc_run(argv[0], (const char *const *)argv + 1, &po, &res), 0);
-		lm_proc_result_dispose(&res);
-	}
+	assert_int_equal(lm_test_rmtree(dir), 0);
 }
 
 static void test_json_among_log_lines(void **state)
@@ -309,77 +302,6 @@ static void test_excerpt(void **state)
 	assert_string_equal(buf, "01234567...");
 }
 
-/* Issue 25: the secrets (proc.h) reach no child: the password and the SSH agent's socket, also
- * when a caller names one among the variables to set. */
-static void test_proc_env_drops_password(void **state)
-{
-	const char *show[] = {"-c", "echo \"[${LUME_METAL_SSH_PASSWORD-unset}${SSH_AUTH_SOCK-unset}] $LUME_LOG_LEVEL "
-	    "${LUME_TELEMETRY_ENABLED-unset}\"", NULL};
-	const char *const env[] = {"LUME_LOG_LEVEL=error", "LUME_TELEMETRY_ENABLED=0", "SSH_AUTH_SOCK=/tmp/set", NULL};
-	const lm_proc_options o = {.env = env, .timeout = 10};
-	const lm_proc_options plain = {.timeout = 10};
-	lm_proc_result res;
-
-	(void)state;
-	setenv("LUME_METAL_SSH_PASSWORD", "s3cret", 1);
-	setenv("SSH_AUTH_SOCK", "/tmp/agent.sock", 1);
-	setenv("LUME_LOG_LEVEL", "debug", 1);
-	lm_assert_ok(lm_proc_run("/bin/sh", show, &o, &res));
-	assert_string_equal(res.out, "[unsetunset] error 0\n"); /* ours replaced, the secrets left out */
-	lm_proc_result_dispose(&res);
-	/* Without a variable to set too (a manager's --version, bench's bare-metal workload). */
-	assert_int_equal(lm_proc_run("/bin/sh", show, &plain, &res), 0);
-	assert_string_equal(res.out, "[unsetunset] debug unset\n");
-	lm_proc_result_dispose(&res);
-	unsetenv("LUME_METAL_SSH_PASSWORD");
-	unsetenv("SSH_AUTH_SOCK");
-	unsetenv("LUME_LOG_LEVEL");
-}
-
-/* Issue 24: a CI runner kills every process of a job that carries its tracking variables when the
- * job ends; a VM's owner (detached, or left behind by `lume run --detach`: vm_owner) goes without
- * them -- each of proc.h's list, and nothing else (a variable that only starts with one name stays).
- * Any other child keeps them: it ends with lume-metal. */
-static void test_proc_env_vm_owner(void **state)
-{
-	const char *show[] = {"-c", "echo \"${RUNNER_TRACKING_ID-unset} ${JENKINS_NODE_COOKIE-unset} ${BUILD_ID-unset} "
-	    "$RUNNER_TRACKING_ID_X\"", NULL};
-	lm_proc_options owner = {.timeout = 10, .vm_owner = 1};
-	const lm_proc_options plain = {.timeout = 10};
-	char log[] = "/tmp/lm-proc-owner-XXXXXX", *text;
-	lm_proc_result res;
-	size_t len;
-	int fd, status;
-	pid_t pid;
-
-	(void)state;
-	setenv("RUNNER_TRACKING_ID", "github_1", 1);
-	setenv("JENKINS_NODE_COOKIE", "cookie", 1);
-	setenv("BUILD_ID", "42", 1);
-	setenv("RUNNER_TRACKING_ID_X", "kept", 1);
-	lm_assert_ok(lm_proc_run("/bin/sh", show, &owner, &res));
-	assert_string_equal(res.out, "unset unset unset kept\n");
-	lm_proc_result_dispose(&res);
-	lm_assert_ok(lm_proc_run("/bin/sh", show, &plain, &res));
-	assert_string_equal(res.out, "github_1 cookie 42 kept\n");
-	lm_proc_result_dispose(&res);
-	fd = mkstemp(log);
-	assert_true(fd >= 0);
-	close(fd);
-	owner.log = log;
-	owner.vm_owner = 0; /* detached is a VM's owner whatever the field says */
-	lm_assert_ok(lm_proc_spawn_detached("/bin/sh", show, &owner, &pid));
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_int_equal(lm_fs_read_file(log, 1 << 16, &text, &len), 0);
-	assert_string_equal(text, "unset unset unset kept\n");
-	free(text);
-	unlink(log);
-	unsetenv("RUNNER_TRACKING_ID");
-	unsetenv("JENKINS_NODE_COOKIE");
-	unsetenv("BUILD_ID");
-	unsetenv("RUNNER_TRACKING_ID_X");
-}
-
 /* Issue 24: a failed connect is said by name wherever lume-metal connects; EHOSTUNREACH names
  * macOS 15's Local Network privacy, which answers so. */
 static void test_connect_error_words(void **state)
@@ -441,70 +363,6 @@ static void test_url_endpoint(void **state)
 	lm_assert_fails(lm_vm_url_endpoint("http://mac-mini.local:7777", address, 10, &port, &local), LM_EINVALID);
 }
 
-static void test_proc_run_and_timeout(void **state)
-{
-	const char *echo[] = {"-c", "echo out; echo err >&2; echo $LUME_LOG_LEVEL; exit 3", NULL};
-	const char *sleeper[] = {"10", NULL};
-	const char *const env[] = {"LUME_LOG_LEVEL=error", NULL};
-	const lm_proc_options o = {.env = env, .timeout = 10};
-	const lm_proc_options quick = {.timeout = 0.3};
-	lm_proc_result res;
-
-	(void)state;
-	lm_assert_ok(lm_proc_run("/bin/sh", echo, &o, &res));
-	assert_string_equal(res.out, "out\nerror\n");
-	assert_string_equal(res.err, "err\n");
-	assert_int_equal(res.exit_code, 3);
-	assert_int_equal(res.timed_out, 0);
-	lm_proc_result_dispose(&res);
-
-	/* timed_out says the 0.3 s limit ended it (sleep would have run 10 s). */
-	lm_assert_ok(lm_proc_run("/bin/sleep", sleeper, &quick, &res));
-	assert_int_equal(res.timed_out, 1);
-	lm_proc_result_dispose(&res);
-
-	assert_int_equal(lm_proc_run("/nonexistent/lume", NULL, &o, &res), LM_ENOTFOUND);
-	assert_null(res.out);
-}
-
-/* should_cancel: yes once the child has said it runs (its file exists). */
-static int child_started(void *data)
-{
-	return access(data, F_OK) == 0;
-}
-
-/* Issue 25: a child is a wait like any other: once should_cancel asks, it is killed and reaped
- * and lm_proc_run says LM_ECANCELED (the child would have run 60 s). */
-static void test_proc_cancel(void **state)
-{
-	char dir[] = "/tmp/lm-proc-cancel-XXXXXX", mark[64], script[128];
-	const char *args[] = {"-c", script, NULL};
-	lm_options opts;
-	lm_context *ctx = NULL;
-	lm_proc_result res;
-	int status;
-
-	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(mark, sizeof(mark), "%s/started", dir);
-	snprintf(script, sizeof(script), ": >%s; exec sleep 60", mark);
-	lm_assert_ok(lm_options_init(&opts, LM_OPTIONS_VERSION));
-	opts.should_cancel = child_started;
-	opts.callback_data = mark;
-	lm_assert_ok(lm_context_new(&ctx, &opts));
-	{
-		const lm_proc_options o = {.timeout = 120, .cancel = ctx};
-		assert_int_equal(lm_proc_run("/bin/sh", args, &o, &res), LM_ECANCELED);
-	}
-	lm_assert_contains(lm_error_last()->message, "/bin/sh: canceled while waiting for it");
-	assert_null(res.out);
-	assert_int_equal(waitpid(-1, &status, WNOHANG), -1); /* reaped: no child left */
-	assert_int_equal(errno, ECHILD);
-	lm_context_free(ctx);
-	unlink(mark);
-	rmdir(dir);
-}
-
 /* LOCATION/NAME with the first `n` of Lume's three files (config.json, disk.img, nvram.bin). */
 static void lume_vm_files(const char *location, const char *name, size_t n)
 {
@@ -548,96 +406,6 @@ static void test_lume_stored(void **state)
 	free(root);
 }
 
-/* Issue 22: the managers' runners kept at most 10 arguments and dropped the rest silently. Every
- * argument reaches the child, run or started detached. */
-#define MANY_ARGS 50
-static void test_proc_every_argument(void **state)
-{
-	char words[MANY_ARGS][16], expect[MANY_ARGS * 16 + 16], log[] = "/tmp/lm-proc-args-XXXXXX", *text;
-	const char *args[MANY_ARGS + 4];
-	lm_proc_options o = {.timeout = 10};
-	lm_proc_result res;
-	size_t n = 0, len, i;
-	int fd, status;
-	pid_t pid;
-
-	(void)state;
-	args[n++] = "-c";
-	args[n++] = "printf '%s\\n' \"$#\" \"$@\"";
-	args[n++] = "sh";
-	len = (size_t)snprintf(expect, sizeof(expect), "%d\n", MANY_ARGS);
-	for (i = 0; i < MANY_ARGS; i++) {
-		snprintf(words[i], sizeof(words[i]), "arg %zu", i + 1);
-		args[n++] = words[i];
-		len += (size_t)snprintf(expect + len, sizeof(expect) - len, "%s\n", words[i]);
-	}
-	args[n] = NULL;
-	lm_assert_ok(lm_proc_run("/bin/sh", args, &o, &res));
-	assert_string_equal(res.out, expect);
-	lm_proc_result_dispose(&res);
-
-	fd = mkstemp(log);
-	assert_true(fd >= 0);
-	close(fd);
-	o.log = log;
-	lm_assert_ok(lm_proc_spawn_detached("/bin/sh", args, &o, &pid));
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_int_equal(lm_fs_read_file(log, 1 << 16, &text, &len), 0);
-	assert_string_equal(text, expect);
-	free(text);
-	unlink(log);
-}
-
-/* Issue 22: output past the limit was cut silently (at 16 MiB). Up to the limit it is kept whole;
- * one byte more on either stream is LM_ETOOLARGE naming the limit, after the child ran to its end. */
-static void test_proc_output_limit(void **state)
-{
-	char marker[] = "/tmp/lm-proc-limit-XXXXXX", script[256];
-	const char *fits[] = {"-c", "printf 0123456789; printf abcdefghij >&2", NULL};
-	const char *args[] = {"-c", script, NULL};
-	const lm_proc_options o = {.timeout = 30, .output_max = 10};
-	lm_proc_result res;
-	struct stat st;
-	int fd;
-
-	(void)state;
-	lm_assert_ok(lm_proc_run("/bin/sh", fits, &o, &res));
-	assert_string_equal(res.out, "0123456789");
-	assert_string_equal(res.err, "abcdefghij");
-	lm_proc_result_dispose(&res);
-
-	fd = mkstemp(marker);
-	assert_true(fd >= 0);
-	close(fd);
-	unlink(marker);
-	/* Far more than a pipe holds: the child is never blocked, and it reaches its last command. */
-	snprintf(script, sizeof(script), "printf 01234567890; head -c 1000000 /dev/zero; : > %s", marker);
-	assert_int_equal(lm_proc_run("/bin/sh", args, &o, &res), LM_ETOOLARGE);
-	assert_non_null(strstr(lm_error_last()->message, "/bin/sh: more than 10 bytes (the limit) on its standard output"));
-	assert_null(res.out);
-	assert_null(res.err);
-	assert_int_equal(stat(marker, &st), 0);
-	unlink(marker);
-
-	snprintf(script, sizeof(script), "printf 0123456789a >&2");
-	assert_int_equal(lm_proc_run("/bin/sh", args, &o, &res), LM_ETOOLARGE);
-	assert_non_null(strstr(lm_error_last()->message, "more than 10 bytes (the limit) on its standard error"));
-}
-
-static void test_find_program(void **state)
-{
-	char *p = NULL;
-
-	(void)state;
-	lm_assert_ok(lm_proc_find_program("sh", &p));
-	lm_assert_contains(p, "/sh");
-	free(p);
-	lm_assert_ok(lm_proc_find_program("/bin/sh", &p));
-	free(p);
-	lm_assert_fails(lm_proc_find_program("lume-metal-no-such-program", &p), LM_ENOTFOUND);
-	lm_assert_fails(lm_proc_find_program("/etc", &p), LM_ENOTFOUND);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -649,15 +417,8 @@ int main(void)
 		cmocka_unit_test(test_excerpt),
 		cmocka_unit_test(test_utm_list_table),
 		cmocka_unit_test(test_dhcp_leases),
-		cmocka_unit_test(test_proc_run_and_timeout),
-		cmocka_unit_test(test_proc_env_drops_password),
-		cmocka_unit_test(test_proc_env_vm_owner),
-		cmocka_unit_test(test_proc_cancel),
 		cmocka_unit_test(test_connect_error_words),
 		cmocka_unit_test(test_url_endpoint),
-		cmocka_unit_test(test_proc_every_argument),
-		cmocka_unit_test(test_proc_output_limit),
-		cmocka_unit_test(test_find_program),
 		cmocka_unit_test(test_lume_stored),
 	};
 

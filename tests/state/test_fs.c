@@ -1,4 +1,4 @@
-/* The atomic-write and private-directory helpers (host/lib/core/fs.h). */
+/* The atomic-write and private-directory helpers (host/lib/state/interface/fs.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +16,7 @@
 
 static void test_write_atomic_replaces_whole_file(void **state)
 {
-	char *dir = lm_test_tmpdir("prefs"), *path = lm_test_join(dir, "f.txt"), *got;
+	char *dir = lm_test_tmpdir("state"), *path = lm_test_join(dir, "f.txt"), *got;
 	struct stat sb;
 	size_t len;
 
@@ -38,7 +38,7 @@ static void test_write_atomic_replaces_whole_file(void **state)
 
 static void test_write_atomic_missing_dir_fails_clearly(void **state)
 {
-	char *dir = lm_test_tmpdir("prefs"), *path = lm_test_join(dir, "no/such/f.txt");
+	char *dir = lm_test_tmpdir("state"), *path = lm_test_join(dir, "no/such/f.txt");
 
 	(void)state;
 	lm_assert_fails(lm_fs_write_atomic(path, "x", 1, 0600), LM_EIO);
@@ -51,7 +51,7 @@ static void test_write_atomic_missing_dir_fails_clearly(void **state)
 
 static void test_mkdir_private_nested(void **state)
 {
-	char *dir = lm_test_tmpdir("prefs"), *deep = lm_test_join(dir, "a/b/c"), *file = lm_test_join(dir, "file");
+	char *dir = lm_test_tmpdir("state"), *deep = lm_test_join(dir, "a/b/c"), *file = lm_test_join(dir, "file");
 	char *under_file = lm_test_join(file, "x"), **created = NULL, **missing = NULL;
 	struct stat sb;
 
@@ -88,7 +88,7 @@ static void test_mkdir_private_nested(void **state)
 
 static void test_read_file_errors(void **state)
 {
-	char *dir = lm_test_tmpdir("prefs"), *path = lm_test_join(dir, "f"), *data = NULL;
+	char *dir = lm_test_tmpdir("state"), *path = lm_test_join(dir, "f"), *data = NULL;
 	size_t len = 0;
 
 	(void)state;
@@ -108,7 +108,7 @@ static void test_read_file_errors(void **state)
 
 static void test_stale_temps_removed_only_for_that_file(void **state)
 {
-	char *dir = lm_test_tmpdir("prefs"), *path = lm_test_join(dir, "s.json");
+	char *dir = lm_test_tmpdir("state"), *path = lm_test_join(dir, "s.json");
 	char *stale = lm_test_join(dir, ".s.json.tmp-Ab12Cd"), *other = lm_test_join(dir, ".t.json.tmp-Ab12Cd");
 
 	(void)state;

@@ -1,6 +1,6 @@
-/* The state journal (host/lib/state/state.h): creation, atomic save, lock, corrupt files; and its
- * records (host/lib/record/record.h): a VM's record by one table, the setters' rules, only changed
- * parts written, the live VMs, the document's layout. */
+/* The state journal (host/lib/state/interface/state.h): creation, atomic save, lock, corrupt
+ * files; and its records (host/lib/record/interface/record.h): a VM's record by one table, the
+ * setters' rules, only changed parts written, the live VMs, the document's layout. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,7 +31,7 @@ static int setup(void **state)
 	fixture *f = calloc(1, sizeof(*f));
 
 	lm_assert_ok(lm_options_init(&opts, LM_OPTIONS_VERSION));
-	f->tmp = lm_test_tmpdir("prefs");
+	f->tmp = lm_test_tmpdir("state");
 	f->dir = lm_test_join(f->tmp, "state");
 	opts.state_dir = f->dir;
 	lm_assert_ok(lm_context_new(&f->ctx, &opts));

@@ -1,22 +1,18 @@
 /* The restart rule (host/lib/record/level.c, docs/lume-metal.md "When a VM is restarted"): one
  * table of cases, each a test; the simulator rows of the issue are e2e_restart_* / e2e_keep_*, and
- * a guest reboot against a VM restart per manager e2e_managers_*_guest_reboot (issue 48, item 3). */
+ * a guest reboot against a VM restart per manager e2e_managers_*_guest_reboot (issue 48, item 3).
+ * The rule's evidence from the OS, when a process started, is tests/proc's (test_proc_host_process). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <signal.h>
 #include <string.h>
-#include <sys/time.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "record.h"
 #include "vm_level.h"
 #include "vm_process.h"
-#include "host_process.h"
 #include "lm_test.h"
 
 #define C 1796000000.25 /* the recorded change of the preference */
@@ -114,49 +110,9 @@ static void test_reasons(void **state)
 	assert_string_equal(lm_vm_restart_reason(0, 0, C - 10, C, C + 1), "its VM process started before the preference changed");
 }
 
-static double now_epoch(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
-
-/* The rule's evidence from the OS (lm_host_process_started): a process started after a moment
- * is seen starting after it, to the clock tick (10 ms on Linux), and one that is not there has
- * no start. */
-static void test_process_start(void **state)
-{
-	double before, after, at = -1;
-	pid_t child;
-	int status;
-
-	(void)state;
-	before = now_epoch();
-	if ((child = fork()) == 0) {
-		pause();
-		_exit(0);
-	}
-	assert_true(child > 0);
-	assert_int_equal(lm_host_process_started((long)child, &at), 0);
-	after = now_epoch();
-	kill(child, SIGKILL);
-	waitpid(child, &status, 0);
-#if defined(__linux__) || defined(__APPLE__)
-	print_message("started %.3f s after the moment before it, %.3f s before the moment after\n", at - before,
-	    after - at);
-	assert_true(at >= before - 0.02);
-	assert_true(at <= after + 0.02);
-#endif
-	assert_int_equal(lm_host_process_started((long)child, &at), 0); /* reaped: gone */
-	assert_true(at == 0);
-	assert_int_equal(lm_host_process_started(0, &at), 0);
-	assert_true(at == 0);
-}
-
 int main(void)
 {
-	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 2];
+	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 1];
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -168,9 +124,5 @@ int main(void)
 	memset(&tests[i], 0, sizeof(tests[i]));
 	tests[i].name = "restart reasons in words";
 	tests[i].test_func = test_reasons;
-	i++;
-	memset(&tests[i], 0, sizeof(tests[i]));
-	tests[i].name = "a process's start from the OS";
-	tests[i].test_func = test_process_start;
 	return _cmocka_run_group_tests("restart_rule", tests, i + 1, NULL, NULL);
 }
