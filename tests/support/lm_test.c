@@ -55,6 +55,64 @@ size_t lm_test_count(const char *hay, const char *needle)
 	return n;
 }
 
+/* ---- one document per row of a table ---------------------------------------------------- */
+
+/* A row's edit that cannot be made: the test program stops, saying why and showing the base. */
+_Noreturn static void bad_edit(const char *why, const char *text, const char *base)
+{
+	fprintf(stderr, "lm_test: a row's edit cannot be made: %s%s%s%s\nits base document:\n%s\n", why,
+	    text != NULL ? " \"" : "", text != NULL ? text : "", text != NULL ? "\"" : "", base);
+	abort();
+}
+
+/* A copy of the N bytes at DATA, NUL-terminated; *len = N. */
+static char *bytes(const char *data, size_t n, size_t *len)
+{
+	char *doc = must_alloc(n + 1);
+
+	memcpy(doc, data, n);
+	doc[n] = '\0';
+	*len = n;
+	return doc;
+}
+
+char *lm_test_edited(const char *base, const lm_test_edit *edit, size_t *len)
+{
+	const char *at, *hit;
+	size_t from_len, to_len, hits = 0, n = 0;
+	char *doc;
+
+	if ((edit->whole != NULL) + (edit->from != NULL) + (edit->cut_after != NULL) != 1 ||
+	    (edit->from != NULL) != (edit->to != NULL))
+		bad_edit("it is not exactly one of .whole, .from with .to, and .cut_after", NULL, base);
+	if (edit->whole != NULL)
+		return bytes(edit->whole, strlen(edit->whole), len);
+	if (edit->cut_after != NULL) {
+		if (edit->cut_after[0] == '\0' || (hit = strstr(base, edit->cut_after)) == NULL)
+			bad_edit("the base has no", edit->cut_after, base);
+		return bytes(base, (size_t)(hit - base) + strlen(edit->cut_after), len);
+	}
+	from_len = strlen(edit->from);
+	to_len = edit->to_len != 0 ? edit->to_len : strlen(edit->to);
+	for (at = base; from_len > 0 && (hit = strstr(at, edit->from)) != NULL; at = hit + from_len)
+		hits++;
+	if (hits == 0)
+		bad_edit("the base has no", edit->from, base);
+	if (!edit->every)
+		hits = 1;
+	doc = must_alloc(strlen(base) + hits * to_len + 1);
+	for (at = base; hits > 0; hits--, at = hit + from_len) {
+		hit = strstr(at, edit->from);
+		memcpy(doc + n, at, (size_t)(hit - at));
+		n += (size_t)(hit - at);
+		memcpy(doc + n, edit->to, to_len);
+		n += to_len;
+	}
+	memcpy(doc + n, at, strlen(at) + 1);
+	*len = n + strlen(at);
+	return doc;
+}
+
 /* ---- files and directories ------------------------------------------------------------- */
 
 char *lm_test_join(const char *a, const char *b)

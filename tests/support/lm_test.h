@@ -68,6 +68,28 @@ int lm_test_contains(const char *hay, const char *needle);
 /* How many times NEEDLE (not empty) occurs in HAY (NULL: 0), overlapping ones included. */
 size_t lm_test_count(const char *hay, const char *needle);
 
+/* ---- one document per row of a table ---------------------------------------------------- */
+
+/* A table of cases whose documents differ from one base document in one small part says, per row,
+ * only that part: the row's edit of the base, one of the three below, written with designated
+ * initializers (test_report.c's and test_profile.c's tables of malformed input). */
+typedef struct {
+	const char *whole;     /* the document is this alone, nothing of the base (a short one) */
+	const char *from;      /* the first occurrence of this in the base becomes TO ... */
+	const char *to;
+	size_t to_len;         /* ... TO's length when it holds a NUL byte (LM_TEST_TO_BYTES); 0: strlen */
+	int every;             /* ... every occurrence, not only the first */
+	const char *cut_after; /* the base up to the end of the first occurrence of this (a cut one) */
+} lm_test_edit;
+
+/* .to and .to_len of a literal that holds a NUL byte: {.from = "ab", LM_TEST_TO_BYTES("a\0b")}. */
+#define LM_TEST_TO_BYTES(literal) .to = (literal), .to_len = sizeof(literal) - 1
+
+/* BASE with EDIT made, to free(): *LEN bytes (NULs among them), NUL-terminated after them. An edit
+ * whose FROM or CUT_AFTER is not in BASE, or that is not exactly one of the three, aborts the test
+ * program with a message: its row would test the base document, or nothing, instead of its own. */
+char *lm_test_edited(const char *base, const lm_test_edit *edit, size_t *len);
+
 /* ---- files and directories ------------------------------------------------------------- */
 
 /* A new private directory (mode 0700) lm-TAG.XXXXXX in PARENT (NULL: $TMPDIR when absolute,

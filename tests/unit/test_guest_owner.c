@@ -66,34 +66,37 @@ static void test_round_trip(void **state)
 	assert_string_equal(o.state_id, "");
 }
 
-/* Records that are none: each refused naming the file and what is wrong, nothing kept. */
+/* Records that are none: each refused naming the file and what is wrong, nothing kept. Each is
+ * RECORD with one edit, or a short text of its own. */
+#define RECORD "{\"format\":\"lume-metal-owner\",\"version\":1,\"state_id\":\"" ID_A "\",\"state_dir\":\"/x\"}"
 static void test_refused(void **state)
 {
 	static const struct {
-		const char *text, *why;
+		lm_test_edit edit; /* of RECORD */
+		const char *why;
 	} bad[] = {
-		{"", "empty"},
-		{"[1]", "object"},
-		{"{\"format\":\"lume-metal-bundle\",\"version\":1,\"state_id\":\"" ID_A "\",\"state_dir\":\"/x\"}", "$.format"},
-		{"{\"format\":\"lume-metal-owner\",\"state_id\":\"" ID_A "\",\"state_dir\":\"/x\"}", "$.version"},
-		{"{\"format\":\"lume-metal-owner\",\"version\":1,\"state_id\":\"0123\",\"state_dir\":\"/x\"}", "$.state_id"},
-		{"{\"format\":\"lume-metal-owner\",\"version\":1,\"state_id\":\"" ID_A "X\",\"state_dir\":\"/x\"}", "$.state_id"},
-		{"{\"format\":\"lume-metal-owner\",\"version\":1,\"state_id\":\"0123456789ABCDEF0123456789ABCDEF\","
-		 "\"state_dir\":\"/x\"}", "$.state_id"},
-		{"{\"format\":\"lume-metal-owner\",\"version\":1,\"state_id\":\"" ID_A "\"}", "$.state_dir"},
-		{"{\"format\":\"lume-metal-owner\",\"version\":1,\"state_id\":\"" ID_A "\",\"state_dir\":\"/x\\u001b[2J\"}",
-		 "control character"},
-		{"{\"format\":\"lume-metal-owner\",\"version\":1,\"state_id\":\"" ID_A "\",\"state_dir\":\"/x\",\"host\":7}",
-		 "$.host"},
-		{"{\"format\":\"lume-metal-owner\",\"version\":1,\"state_id\":\"" ID_A "\",\"state_id\":\"" ID_B "\","
-		 "\"state_dir\":\"/x\"}", "duplicate"},
+		{{.whole = ""}, "empty"},
+		{{.whole = "[1]"}, "object"},
+		{{.from = "lume-metal-owner", .to = "lume-metal-bundle"}, "$.format"},
+		{{.from = "\"version\":1,", .to = ""}, "$.version"},
+		{{.from = ID_A, .to = "0123"}, "$.state_id"},
+		{{.from = ID_A, .to = ID_A "X"}, "$.state_id"},
+		{{.from = ID_A, .to = "0123456789ABCDEF0123456789ABCDEF"}, "$.state_id"},
+		{{.from = ",\"state_dir\":\"/x\"", .to = ""}, "$.state_dir"},
+		{{.from = "\"/x\"", .to = "\"/x\\u001b[2J\""}, "control character"},
+		{{.from = "\"/x\"", .to = "\"/x\",\"host\":7"}, "$.host"},
+		{{.from = ",\"state_dir\"", .to = ",\"state_id\":\"" ID_B "\",\"state_dir\""}, "duplicate"},
 	};
 	lm_guest_owner o;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		lm_assert_fails(lm_guest_owner_parse(bad[i].text, strlen(bad[i].text), &o), LM_EINVALID);
+		size_t len;
+		char *text = lm_test_edited(RECORD, &bad[i].edit, &len);
+
+		lm_assert_fails(lm_guest_owner_parse(text, len, &o), LM_EINVALID);
+		free(text);
 		lm_assert_error_has(LM_GUEST_OWNER_FILE);
 		lm_assert_error_has(bad[i].why);
 		assert_string_equal(o.state_id, "");

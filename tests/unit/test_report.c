@@ -29,107 +29,108 @@ static const char stock_lines[] =
     "shim_active=0\n"
     "end=1\n";
 
+/* Each a report the probe could not have printed: stock_lines with one edit, and the message. */
 static const struct {
 	const char *name;
-	const char *input;
-	size_t len;
+	lm_test_edit edit; /* of stock_lines */
 	const char *message;
 } malformed[] = {
-	{"empty", "", 0,
+	{"empty", {.whole = ""},
 	    "report: empty; expected format=lume-metal-report/1 on line 1"},
-	{"only a newline", "\n", 1,
+	{"only a newline", {.whole = "\n"},
 	    "report: line 1: missing version line: expected format=lume-metal-report/1 first, found ''"},
-	{"missing version line", "device=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 419,
+	{"missing version line", {.from = "format=lume-metal-report/1\n", .to = ""},
 	    "report: line 1: missing version line: expected format=lume-metal-report/1 first, found 'device=Apple Paravirtual device'"},
-	{"other report format", "format=other/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 434,
+	{"other report format", {.from = "format=lume-metal-report/1", .to = "format=other/1"},
 	    "report: line 1: expected format=lume-metal-report/1, found format=other/1"},
-	{"newer major version", "format=lume-metal-report/2\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 446,
+	{"newer major version", {.from = "format=lume-metal-report/1", .to = "format=lume-metal-report/2"},
 	    "report: line 1: report format version 2 is not supported (this lume-metal reads version 1); use a probe and a lume-metal from the same release"},
-	{"version not a number", "format=lume-metal-report/x\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 446,
+	{"version not a number", {.from = "format=lume-metal-report/1", .to = "format=lume-metal-report/x"},
 	    "report: line 1: expected format=lume-metal-report/1, found format=lume-metal-report/x"},
-	{"version line without newline", "format=lume-metal-report/1", 26,
+	{"version line without newline", {.cut_after = "format=lume-metal-report/1"},
 	    "report: line 1: truncated report: the last line has no newline"},
-	{"no end line", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\n", 440,
+	{"no end line", {.from = "end=1\n", .to = ""},
 	    "report: truncated report: no end=1 line after line 23"},
-	{"last line without newline", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1", 445,
+	{"last line without newline", {.cut_after = "end=1"},
 	    "report: line 24: truncated report: the last line has no newline"},
-	{"cut in the middle", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9", 200,
+	{"cut in the middle", {.cut_after = "family.Apple9"},
 	    "report: line 11: truncated report: the last line has no newline"},
-	{"end with another value", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=yes\n", 448,
+	{"end with another value", {.from = "end=1", .to = "end=yes"},
 	    "report: line 24: the value of 'end' must be 1, found 'yes'"},
-	{"data after end", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\nshim_active=1\n", 460,
+	{"data after end", {.from = "end=1\n", .to = "end=1\nshim_active=1\n"},
 	    "report: line 25: data after end=1"},
-	{"CRLF line endings", "format=lume-metal-report/1\r\ndevice=Apple Paravirtual device\r\nfamily.Apple1=1\r\nfamily.Apple2=1\r\nfamily.Apple3=1\r\nfamily.Apple4=1\r\nfamily.Apple5=1\r\nfamily.Apple6=0\r\nfamily.Apple7=0\r\nfamily.Apple8=0\r\nfamily.Apple9=0\r\nfamily.Apple10=0\r\nfamily.Mac1=0\r\nfamily.Mac2=0\r\nfamily.Common1=0\r\nfamily.Common2=0\r\nfamily.Common3=0\r\nfamily.Metal3=0\r\nfamily.Metal4=0\r\nmax_threadgroup_memory=32768\r\nrecommended_max_working_set_size=17179869184\r\nhas_unified_memory=1\r\nshim_active=0\r\nend=1\r\n", 470,
+	{"CRLF line endings", {.from = "\n", .to = "\r\n", .every = 1},
 	    "report: line 1: ends with a carriage return; report lines end with \\n only"},
-	{"line without =", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\ngarbage\nend=1\n", 454,
+	{"line without =", {.from = "end=1\n", .to = "garbage\nend=1\n"},
 	    "report: line 24: expected KEY=VALUE, found 'garbage'"},
-	{"empty key", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\n=1\nend=1\n", 449,
+	{"empty key", {.from = "end=1\n", .to = "=1\nend=1\n"},
 	    "report: line 24: invalid key '' (keys are letters, digits, '_' and '.')"},
-	{"key with a space", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nmy key=1\nend=1\n", 455,
+	{"key with a space", {.from = "end=1\n", .to = "my key=1\nend=1\n"},
 	    "report: line 24: invalid key 'my key' (keys are letters, digits, '_' and '.')"},
-	{"key with a dash", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nshim-active=1\nend=1\n", 460,
+	{"key with a dash", {.from = "end=1\n", .to = "shim-active=1\nend=1\n"},
 	    "report: line 24: invalid key 'shim-active' (keys are letters, digits, '_' and '.')"},
-	{"duplicate device", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\ndevice=Other\nend=1\n", 459,
+	{"duplicate device", {.from = "end=1\n", .to = "device=Other\nend=1\n"},
 	    "report: line 24: duplicate key 'device'"},
-	{"duplicate family", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nfamily.Apple7=1\nend=1\n", 462,
+	{"duplicate family", {.from = "end=1\n", .to = "family.Apple7=1\nend=1\n"},
 	    "report: line 24: duplicate key 'family.Apple7'"},
-	{"duplicate shim_active", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nshim_active=1\nend=1\n", 460,
+	{"duplicate shim_active", {.from = "end=1\n", .to = "shim_active=1\nend=1\n"},
 	    "report: line 24: duplicate key 'shim_active'"},
-	{"duplicate unknown key", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nx.y=1\nx.y=2\nend=1\n", 458,
+	{"duplicate unknown key", {.from = "end=1\n", .to = "x.y=1\nx.y=2\nend=1\n"},
 	    "report: line 25: duplicate key 'x.y'"},
-	{"duplicate format line", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nformat=lume-metal-report/1\nend=1\n", 473,
+	{"duplicate format line", {.from = "end=1\n", .to = "format=lume-metal-report/1\nend=1\n"},
 	    "report: line 24: duplicate key 'format'"},
-	{"family value 2", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=2\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 446,
+	{"family value 2", {.from = "family.Apple7=0", .to = "family.Apple7=2"},
 	    "report: line 9: the value of 'family.Apple7' must be 0 or 1, found '2'"},
-	{"family value empty", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 445,
+	{"family value empty", {.from = "family.Apple7=0", .to = "family.Apple7="},
 	    "report: line 9: the value of 'family.Apple7' must be 0 or 1, found ''"},
-	{"family value true", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=true\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 449,
+	{"family value true", {.from = "family.Apple7=0", .to = "family.Apple7=true"},
 	    "report: line 9: the value of 'family.Apple7' must be 0 or 1, found 'true'"},
-	{"threadgroup memory negative", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=-1\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 443,
+	{"threadgroup memory negative", {.from = "max_threadgroup_memory=32768", .to = "max_threadgroup_memory=-1"},
 	    "report: line 20: the value of 'max_threadgroup_memory' must be a decimal number in 0..9007199254740991, found '-1'"},
-	{"threadgroup memory hex", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=0x8000\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 447,
+	{"threadgroup memory hex", {.from = "max_threadgroup_memory=32768", .to = "max_threadgroup_memory=0x8000"},
 	    "report: line 20: the value of 'max_threadgroup_memory' must be a decimal number in 0..9007199254740991, found '0x8000'"},
-	{"threadgroup memory with a space", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory= 32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 447,
+	{"threadgroup memory with a space", {.from = "max_threadgroup_memory=32768", .to = "max_threadgroup_memory= 32768"},
 	    "report: line 20: the value of 'max_threadgroup_memory' must be a decimal number in 0..9007199254740991, found ' 32768'"},
-	{"working set above 2^53", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=18446744073709551616\nhas_unified_memory=1\nshim_active=0\nend=1\n", 455,
+	{"working set above 2^53", {.from = "recommended_max_working_set_size=17179869184",
+	    .to = "recommended_max_working_set_size=18446744073709551616"},
 	    "report: line 21: the value of 'recommended_max_working_set_size' must be a decimal number in 0..9007199254740991, found '18446744073709551616'"},
-	{"working set empty", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=\nhas_unified_memory=1\nshim_active=0\nend=1\n", 435,
+	{"working set empty", {.from = "recommended_max_working_set_size=17179869184", .to = "recommended_max_working_set_size="},
 	    "report: line 21: the value of 'recommended_max_working_set_size' must be a decimal number in 0..9007199254740991, found ''"},
-	{"unified memory 01", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=01\nshim_active=0\nend=1\n", 447,
+	{"unified memory 01", {.from = "has_unified_memory=1", .to = "has_unified_memory=01"},
 	    "report: line 22: the value of 'has_unified_memory' must be 0 or 1, found '01'"},
-	{"missing device", "format=lume-metal-report/1\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 414,
+	{"missing device", {.from = "device=Apple Paravirtual device\n", .to = ""},
 	    "report: line 23: report ended without required key 'device'"},
-	{"missing shim_active", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nend=1\n", 432,
+	{"missing shim_active", {.from = "shim_active=0\n", .to = ""},
 	    "report: line 23: report ended without required key 'shim_active'"},
-	{"missing threadgroup memory", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 417,
+	{"missing threadgroup memory", {.from = "max_threadgroup_memory=32768\n", .to = ""},
 	    "report: line 23: report ended without required key 'max_threadgroup_memory'"},
-	{"missing Metal4", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 430,
+	{"missing Metal4", {.from = "family.Metal4=0\n", .to = ""},
 	    "report: line 23: report ended without required key 'family.Metal4'"},
-	{"bad escape", "format=lume-metal-report/1\ndevice=Apple\\qdevice\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 435,
+	{"bad escape", {.from = "device=Apple Paravirtual device", .to = "device=Apple\\qdevice"},
 	    "report: line 2: bad escape '\\q' in the value of 'device' (allowed: \\\\, \\n, \\r, \\t, \\xHH)"},
-	{"short hex escape", "format=lume-metal-report/1\ndevice=Apple\\x4\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 430,
+	{"short hex escape", {.from = "device=Apple Paravirtual device", .to = "device=Apple\\x4"},
 	    "report: line 2: bad escape in the value of 'device': \\x needs two hex digits"},
-	{"non-hex escape", "format=lume-metal-report/1\ndevice=Apple\\xzz\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 431,
+	{"non-hex escape", {.from = "device=Apple Paravirtual device", .to = "device=Apple\\xzz"},
 	    "report: line 2: bad escape in the value of 'device': \\x needs two hex digits"},
-	{"escaped NUL", "format=lume-metal-report/1\ndevice=Apple\\x00\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 431,
+	{"escaped NUL", {.from = "device=Apple Paravirtual device", .to = "device=Apple\\x00"},
 	    "report: line 2: the value of 'device' contains \\x00; NUL is not allowed"},
-	{"lone backslash", "format=lume-metal-report/1\ndevice=Apple\\\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 428,
+	{"lone backslash", {.from = "device=Apple Paravirtual device", .to = "device=Apple\\"},
 	    "report: line 2: the value of 'device' ends with a lone backslash; write it as \\\\"},
-	{"raw tab in value", "format=lume-metal-report/1\ndevice=Apple\tdevice\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 434,
+	{"raw tab in value", {.from = "device=Apple Paravirtual device", .to = "device=Apple\tdevice"},
 	    "report: line 2: unescaped control byte 0x09 in the value of 'device'; write it as \\xHH"},
-	{"raw DEL in value", "format=lume-metal-report/1\ndevice=Apple\x7f""device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 434,
+	{"raw DEL in value", {.from = "device=Apple Paravirtual device", .to = "device=Apple\x7f" "device"},
 	    "report: line 2: unescaped control byte 0x7f in the value of 'device'; write it as \\xHH"},
-	{"raw ESC in value", "format=lume-metal-report/1\ndevice=\x1b""[31m\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 427,
+	{"raw ESC in value", {.from = "device=Apple Paravirtual device", .to = "device=\x1b" "[31m"},
 	    "report: line 2: unescaped control byte 0x1b in the value of 'device'; write it as \\xHH"},
-	{"NUL byte", "format=lume-metal-report/1\ndevice=Apple\x00""device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 434,
+	{"NUL byte", {.from = "device=Apple Paravirtual device", LM_TEST_TO_BYTES("device=Apple\0device")},
 	    "report: line 2: NUL byte; a report is text"},
-	{"invalid UTF-8 in device", "format=lume-metal-report/1\ndevice=Apple Para\xff""virtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 447,
+	{"invalid UTF-8 in device", {.from = "device=Apple Paravirtual device", .to = "device=Apple Para\xff" "virtual device"},
 	    "report: line 2: the value of 'device' is not valid UTF-8 (decoded byte 10)"},
-	{"escaped invalid UTF-8", "format=lume-metal-report/1\ndevice=Apple\\xff\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 431,
+	{"escaped invalid UTF-8", {.from = "device=Apple Paravirtual device", .to = "device=Apple\\xff"},
 	    "report: line 2: the value of 'device' is not valid UTF-8 (decoded byte 5)"},
-	{"escape in a number", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=3\\x32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nend=1\n", 449,
+	{"escape in a number", {.from = "max_threadgroup_memory=32768", .to = "max_threadgroup_memory=3\\x32768"},
 	    "report: line 20: the value of 'max_threadgroup_memory' must be a decimal number in 0..9007199254740991, found '3\\\\x32768'"},
-	{"bad probe_version escape", "format=lume-metal-report/1\ndevice=Apple Paravirtual device\nfamily.Apple1=1\nfamily.Apple2=1\nfamily.Apple3=1\nfamily.Apple4=1\nfamily.Apple5=1\nfamily.Apple6=0\nfamily.Apple7=0\nfamily.Apple8=0\nfamily.Apple9=0\nfamily.Apple10=0\nfamily.Mac1=0\nfamily.Mac2=0\nfamily.Common1=0\nfamily.Common2=0\nfamily.Common3=0\nfamily.Metal3=0\nfamily.Metal4=0\nmax_threadgroup_memory=32768\nrecommended_max_working_set_size=17179869184\nhas_unified_memory=1\nshim_active=0\nprobe_version=1.0\\u\nend=1\n", 466,
+	{"bad probe_version escape", {.from = "end=1\n", .to = "probe_version=1.0\\u\nend=1\n"},
 	    "report: line 24: bad escape '\\u' in the value of 'probe_version' (allowed: \\\\, \\n, \\r, \\t, \\xHH)"},
 };
 
@@ -140,8 +141,13 @@ static void test_malformed_reports(void **state)
 
 	(void)state;
 	for (i = 0; i < n; i++) {
+		size_t len;
+		char *input = lm_test_edited(stock_lines, &malformed[i].edit, &len);
+		int rc;
+
 		r = (lm_report *)&r;
-		int rc = lm_report_parse_lines(&r, malformed[i].input, malformed[i].len);
+		rc = lm_report_parse_lines(&r, input, len);
+		free(input);
 		if (rc != LM_EINVALID || strcmp(lm_error_last()->message, malformed[i].message) != 0)
 			fail_msg("case '%s': rc %d, message:\n  %s\nexpected:\n  %s", malformed[i].name, rc,
 			    lm_error_last()->message, malformed[i].message);
@@ -192,9 +198,11 @@ static char *with_lines(const char *insert)
 
 static void test_optional_and_unknown_keys(void **state)
 {
+	static const lm_test_edit minor = {.from = "format=lume-metal-report/1\n", .to = "format=lume-metal-report/1.7\n"};
 	char *text = with_lines("probe_version=0.1.0\nshim_version=0.1.0 (abc)\nfuture.key=whatever \\x01\n"
 	    "family.Apple11=1\nnew_limit=12\n");
 	lm_report *r;
+	size_t len;
 
 	(void)state;
 	lm_assert_ok(lm_report_parse_lines(&r, text, strlen(text)));
@@ -204,10 +212,8 @@ static void test_optional_and_unknown_keys(void **state)
 	free(text);
 
 	/* A minor version of format 1 only adds keys: accepted. */
-	text = malloc(strlen(stock_lines) + 8);
-	strcpy(text, "format=lume-metal-report/1.7");
-	strcat(text, strchr(stock_lines, '\n'));
-	lm_assert_ok(lm_report_parse_lines(&r, text, strlen(text)));
+	text = lm_test_edited(stock_lines, &minor, &len);
+	lm_assert_ok(lm_report_parse_lines(&r, text, len));
 	assert_int_equal(lm_report_apple_family(r), 1005);
 	lm_report_free(r);
 	free(text);
@@ -283,8 +289,12 @@ static void test_hostile_input(void **state)
 
 static void test_escaping_round_trip(void **state)
 {
+	static const lm_test_edit hostile = {.from = "device=Apple Paravirtual device\n",
+	    .to = "device=\\x01\\x02\\x03\\x04\\x05\\x06\\x07\\x08\\t\\n\\x0b\\x0c\\r\\x0e\\x0f"
+	          "\\x10\\x11\\x12\\x13\\x14\\x15\\x16\\x17\\x18\\x19\\x1a\\x1b\\x1c\\x1d\\x1e\\x1f\\x7f\\\\ \xc3\xa9 "
+	          "\xe6\x97\xa5 = x\n"};
 	char device[256], *lines, *json, *json2, *text;
-	size_t o = 0;
+	size_t o = 0, len;
 	lm_report *r, *back, *from_json;
 	int c;
 
@@ -298,20 +308,8 @@ static void test_escaping_round_trip(void **state)
 	lm_assert_ok(lm_report_to_lines(r, &lines));
 	lm_report_free(r);
 	/* Replace the device with the hostile one by writing its escaped form. */
-	text = with_lines("");
-	{
-		const char *esc = "device=\\x01\\x02\\x03\\x04\\x05\\x06\\x07\\x08\\t\\n\\x0b\\x0c\\r\\x0e\\x0f"
-		    "\\x10\\x11\\x12\\x13\\x14\\x15\\x16\\x17\\x18\\x19\\x1a\\x1b\\x1c\\x1d\\x1e\\x1f\\x7f\\\\ \xc3\xa9 "
-		    "\xe6\x97\xa5 = x\n";
-		char *start = strstr(text, "device="), *end = strchr(start, '\n') + 1;
-		char *rebuilt = malloc(strlen(text) + strlen(esc) + 1);
-		memcpy(rebuilt, text, (size_t)(start - text));
-		strcpy(rebuilt + (start - text), esc);
-		strcat(rebuilt, end);
-		free(text);
-		text = rebuilt;
-	}
-	lm_assert_ok(lm_report_parse_lines(&r, text, strlen(text)));
+	text = lm_test_edited(stock_lines, &hostile, &len);
+	lm_assert_ok(lm_report_parse_lines(&r, text, len));
 	assert_string_equal(lm_report_device(r), device);
 	lm_free(lines);
 	lm_assert_ok(lm_report_to_lines(r, &lines));
