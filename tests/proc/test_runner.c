@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -385,6 +386,58 @@ static void test_detached(void **state)
 	free(log);
 }
 
+/* lm_proc_spawn, the one spawn beneath the runner and ssh/'s local transport (a login shell started
+ * as sshd starts it): the directory it starts in, its streams on the caller's descriptors with
+ * stdin /dev/null, a process group of its own, and with shell_signals the signals a shell's child
+ * expects at their defaults (SIGINT here, which this process ignores while it spawns). */
+static void test_spawn_spec(void **state)
+{
+	children *c = *state;
+	char *argv[] = {"/bin/sh", "-c", "pwd; cat; grep '^SigIgn:' /proc/self/status >&2", NULL};
+	char *env[] = {"PATH=/usr/bin:/bin", NULL};
+	char *out_path = children_path(c, "spawn.out"), *err_path = children_path(c, "spawn.err"), *text;
+	lm_proc_spawn_spec spec = {0};
+	void (*int_was)(int);
+	int out, err;
+	pid_t pid;
+
+	out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(out >= 0 && err >= 0);
+	spec.argv = argv;
+	spec.env = env;
+	spec.dir = c->dir;
+	spec.stdio = LM_PROC_STDIO_FDS;
+	spec.out_fd = out;
+	spec.err_fd = err;
+	spec.own_group = 1;
+	spec.shell_signals = 1;
+	int_was = signal(SIGINT, SIG_IGN);
+	lm_assert_ok(lm_proc_spawn(&spec, &pid));
+	signal(SIGINT, int_was);
+	children_add(c, pid);
+	/* posix_spawn returns once the child runs its program: its group is already its own. */
+	assert_int_equal(getpgid(pid), pid);
+	assert_int_equal(children_reap(c, pid), 0);
+	close(out);
+	close(err);
+	text = lm_test_slurp(out_path, NULL);
+	assert_non_null(text);
+	assert_true(strncmp(text, c->dir, strlen(c->dir)) == 0 && strcmp(text + strlen(c->dir), "\n") == 0);
+	free(text);
+	text = lm_test_slurp(err_path, NULL);
+	assert_non_null(text);
+	assert_true((status_mask(text, "SigIgn:") & (1ULL << (SIGINT - 1))) == 0);
+	free(text);
+	/* A program that is not there: the error names it, no child is left. */
+	argv[0] = "/nonexistent/lume-metal-test";
+	spec.stdio = LM_PROC_STDIO_NULL;
+	assert_int_equal(lm_proc_spawn(&spec, &pid), LM_ENOTFOUND);
+	assert_non_null(strstr(lm_error_last()->message, "/nonexistent/lume-metal-test: cannot start"));
+	free(out_path);
+	free(err_path);
+}
+
 /* Issue 22: the managers' runners kept at most 10 arguments and dropped the rest silently. Every
  * argument reaches the child, run or started detached. */
 #define MANY_ARGS 50
@@ -514,6 +567,7 @@ int main(void)
 		cmocka_unit_test(test_secrets_dropped),
 		cmocka_unit_test_setup_teardown(test_vm_owner_env, children_setup, children_teardown),
 		cmocka_unit_test_setup_teardown(test_detached, children_setup, children_teardown),
+		cmocka_unit_test_setup_teardown(test_spawn_spec, children_setup, children_teardown),
 		cmocka_unit_test_setup_teardown(test_every_argument, children_setup, children_teardown),
 		cmocka_unit_test_setup_teardown(test_output_limit, children_setup, children_teardown),
 		cmocka_unit_test_setup_teardown(test_find_program, children_setup, children_teardown),
