@@ -4,6 +4,7 @@
 #include "vm_internal.h"
 #include "vm_held.h"
 #include "vm_process.h"
+#include "str.h"
 #include "text.h"
 #include "net_words.h"
 #include "vm_probe.h"
@@ -168,7 +169,7 @@ int lm_vm_names(lm_context *ctx, char ***out, size_t *count)
 	}
 	for (i = 0; i < n; i++)
 		if ((names[i] = strdup(vms[i].name)) == NULL) {
-			lm_vm_names_free(names);
+			lm_strv_free(names);
 			names = NULL;
 			rc = lm_error_nomem();
 			goto out;
@@ -183,13 +184,7 @@ out:
 
 void lm_vm_names_free(char **names)
 {
-	size_t i;
-
-	if (names == NULL)
-		return;
-	for (i = 0; names[i] != NULL; i++)
-		free(names[i]);
-	free(names);
+	lm_strv_free(names);
 }
 
 /* What the readiness wait knows of the VM it waits for (vmm->watch): whether this manager's start
