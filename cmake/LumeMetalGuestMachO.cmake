@@ -30,7 +30,7 @@ set(LUME_METAL_MACHO_SUMS "${LUME_METAL_MACHO_DIR}/SHA256SUMS" CACHE INTERNAL "S
 
 set(_lm_macho_inputs
   ${_lm_src}/guest/CMakeLists.txt ${_lm_src}/guest/guest_runtime.h
-  ${_lm_src}/guest/shim/lume_metal_shim.c ${_lm_src}/guest/probe/metal_capabilities.c
+  ${LUME_METAL_SHIM_SOURCES} ${_lm_src}/guest/probe/metal_capabilities.c
   ${_lm_src}/guest/probe/exercise.c ${_lm_src}/guest/probe/exercise.h
   ${_lm_src}/include/lume-metal/family_list.h
   ${_lm_src}/include/lume-metal/exercise_list.h

@@ -1,6 +1,6 @@
 /* spawn-calls: one program started through one of the exec and spawn calls, as programs start
- * their children; the shim interposes each (guest/shim/lume_metal_shim.c, "interposed exec and
- * spawn calls") and decides per call whether the child keeps it.
+ * their children; the shim interposes each (guest/shim/interpose.c) and decides per call whether
+ * the child keeps it (guest/shim/children.c).
  *
  *   spawn-calls CALL PROGRAM [ARGS...]
  *     CALL: execve execv execvp execvpe execl execlp execle (the process becomes PROGRAM), or
