@@ -40,6 +40,72 @@ int lm_scan_line(lm_scan *s, const char **line, size_t *n)
 	return 1;
 }
 
+/* c is one of set's bytes; a NUL byte of the data never is (strchr would find set's own end). */
+static int in_set(char c, const char *set)
+{
+	return c != '\0' && strchr(set, c) != NULL;
+}
+
+int lm_scan_token(lm_scan *s, const char *seps, const char **t, size_t *n)
+{
+	size_t start;
+
+	while (s->off < s->len && in_set(s->data[s->off], seps))
+		s->off++;
+	if (s->off == s->len)
+		return 0;
+	start = s->off;
+	while (s->off < s->len && !in_set(s->data[s->off], seps))
+		s->off++;
+	*t = s->data + start;
+	*n = s->off - start;
+	return 1;
+}
+
+int lm_scan_word(lm_scan *s, const char **w, size_t *n)
+{
+	return lm_scan_token(s, " \t", w, n);
+}
+
+size_t lm_scan_span(lm_scan *s, const char *set)
+{
+	size_t start = s->off;
+
+	while (s->off < s->len && in_set(s->data[s->off], set))
+		s->off++;
+	return s->off - start;
+}
+
+int lm_scan_skip(lm_scan *s, const char *prefix)
+{
+	size_t k = strlen(prefix);
+
+	if (k > lm_scan_left(s) || memcmp(s->data + s->off, prefix, k) != 0)
+		return 0;
+	s->off += k;
+	return 1;
+}
+
+int lm_scan_u64(lm_scan *s, uint64_t max, uint64_t *out)
+{
+	size_t k = 0, left = lm_scan_left(s);
+	const char *at = s->data + s->off;
+
+	while (k < left && at[k] >= '0' && at[k] <= '9')
+		k++;
+	if (lm_text_parse_u64(at, k, max, out) < 0)
+		return -1;
+	s->off += k;
+	return 0;
+}
+
+void lm_scan_rest(lm_scan *s, const char **rest, size_t *n)
+{
+	*rest = s->data != NULL ? s->data + s->off : "";
+	*n = lm_scan_left(s);
+	s->off = s->len;
+}
+
 /* Length of the well-formed UTF-8 sequence at s[0..len) (no overlong forms, no surrogates,
  * <= U+10FFFF), or 0 when the bytes there are not one. */
 static size_t utf8_sequence(const unsigned char *s, size_t len)
@@ -254,6 +320,93 @@ int lm_text_parse_u64(const char *s, size_t n, uint64_t max, uint64_t *out)
 	}
 	*out = v;
 	return 0;
+}
+
+int lm_text_parse_i64(const char *s, size_t n, int64_t min, int64_t max, int64_t *out)
+{
+	uint64_t v;
+	int64_t x;
+
+	if (n > 0 && s[0] == '-') {
+		/* the magnitude of INT64_MIN is INT64_MAX + 1 */
+		if (lm_text_parse_u64(s + 1, n - 1, (uint64_t)INT64_MAX + 1, &v) < 0)
+			return -1;
+		x = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+	} else {
+		if (lm_text_parse_u64(s, n, (uint64_t)INT64_MAX, &v) < 0)
+			return -1;
+		x = (int64_t)v;
+	}
+	if (x < min || x > max)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+int lm_text_parse_hex(const char *s, size_t n, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (n == 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		unsigned d;
+		if (s[i] >= '0' && s[i] <= '9')
+			d = (unsigned)(s[i] - '0');
+		else if (s[i] >= 'a' && s[i] <= 'f')
+			d = (unsigned)(s[i] - 'a') + 10;
+		else if (s[i] >= 'A' && s[i] <= 'F')
+			d = (unsigned)(s[i] - 'A') + 10;
+		else
+			return -1;
+		if (d > max || v > (max - d) / 16)
+			return -1;
+		v = v * 16 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+const char *lm_text_find(const char *s, size_t n, const char *what)
+{
+	size_t w = strlen(what), i;
+
+	for (i = 0; w <= n && i <= n - w; i++)
+		if (memcmp(s + i, what, w) == 0)
+			return s + i;
+	return NULL;
+}
+
+int lm_text_is(const char *s, size_t n, const char *lit)
+{
+	return strlen(lit) == n && memcmp(s, lit, n) == 0;
+}
+
+int lm_text_copy(char *out, size_t size, const char *s, size_t n)
+{
+	if (size == 0)
+		return -1;
+	out[0] = '\0';
+	if (n == 0)
+		return 0;
+	if (n >= size || memchr(s, '\0', n) != NULL)
+		return -1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	return 0;
+}
+
+char *lm_text_dupn(const char *s, size_t n)
+{
+	char *p;
+
+	if (n == SIZE_MAX || (p = malloc(n + 1)) == NULL)
+		return NULL;
+	if (n > 0)
+		memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
 }
 
 char *lm_text_dup(const char *s)
