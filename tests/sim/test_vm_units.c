@@ -234,6 +234,14 @@ static void test_utm_list_table(void **state)
 	assert_string_equal(vms[2].name, "last");
 	assert_string_equal(vms[2].status, "paused");
 	free(vms);
+	/* A status word longer than the field: cut for the field, never spilled into the name (sscanf's
+	 * %31s made the rest of it the name's start); a line cut by a lone CR is two lines. */
+	lm_assert_ok(lm_vm_utm_parse_list("5A1B0C2D-3E4F-4A5B-8C6D-000000000005 "
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa  vm5\rjunk", &vms, &n));
+	assert_int_equal(n, 1);
+	assert_string_equal(vms[0].name, "vm5");
+	assert_string_equal(vms[0].status, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"); /* 31 bytes */
+	free(vms);
 	lm_assert_ok(lm_vm_utm_parse_list(empty, &vms, &n));
 	assert_int_equal(n, 0);
 	assert_null(vms);

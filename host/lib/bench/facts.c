@@ -40,29 +40,33 @@ static void sysctl_string(const char *name, char *buf, size_t len)
  * system file; "" when absent. */
 static void file_value(const char *path, const char *key, char *buf, size_t len)
 {
-	char *data = NULL, *line, *save = NULL;
-	size_t n, k = key != NULL ? strlen(key) : 0;
+	char *data = NULL;
+	const char *v;
+	size_t n, vn;
+	lm_scan lines, l;
 
 	buf[0] = '\0';
 	if (lm_fs_read_file(path, 1 << 20, &data, &n) < 0) {
 		lm_error_clear();
 		return;
 	}
-	for (line = strtok_r(data, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		char *v = line;
+	/* the text before a NUL byte, if any: a value is a string */
+	lm_scan_init(&lines, data, strlen(data));
+	while (lm_scan_line(&lines, &v, &vn) != 0) {
+		if (vn == 0)
+			continue; /* the first line that says something */
+		lm_scan_init(&l, v, vn);
 		if (key != NULL) {
-			if (strncmp(line, key, k) != 0)
+			if (!lm_scan_skip(&l, key))
 				continue;
-			v = line + k;
-			while (*v == ' ' || *v == '\t' || *v == ':' || *v == '=')
-				v++;
+			lm_scan_span(&l, " \t:=");
 		}
-		n = strlen(v);
-		if (n >= 2 && v[0] == '"' && v[n - 1] == '"') {
-			v[n - 1] = '\0';
+		lm_scan_rest(&l, &v, &vn);
+		if (vn >= 2 && v[0] == '"' && v[vn - 1] == '"') {
 			v++;
+			vn -= 2;
 		}
-		lm_text_format_cut(buf, len, "%s", v);
+		lm_text_format_cut(buf, len, "%.*s", (int)vn, v);
 		break;
 	}
 	free(data);

@@ -155,8 +155,10 @@ int lm_bench_write_sums(const char *dir)
 
 int lm_bench_verify_sums(const char *dir)
 {
-	char *path, *data = NULL, *line, *save = NULL, hex[65];
-	size_t len;
+	char *path, *data = NULL, *name, hex[65];
+	const char *line;
+	size_t len, n;
+	lm_scan lines;
 	int rc, lineno = 0;
 
 	if ((rc = lm_path_join(&path, dir, SUMS, NULL)) < 0)
@@ -165,18 +167,24 @@ int lm_bench_verify_sums(const char *dir)
 	free(path);
 	if (rc < 0)
 		return lm_error_prefix("%s is not an evidence folder: ", dir);
-	for (line = strtok_r(data, "\n", &save); line != NULL && rc == 0; line = strtok_r(NULL, "\n", &save)) {
-		const char *name = line + 66;
+	lm_scan_init(&lines, data, len);
+	while (rc == 0 && lm_scan_line(&lines, &line, &n) != 0) {
 		lineno++;
-		if (strlen(line) < 67 || line[64] != ' ' || (line[65] != ' ' && line[65] != '*') ||
-		    !sums_name_ok(name)) {
+		if (n == 0)
+			continue; /* an empty line lists nothing */
+		if (n < 67 || line[64] != ' ' || (line[65] != ' ' && line[65] != '*') || memchr(line, '\0', n) != NULL) {
 			rc = lm_error_set(LM_ECORRUPT, "%s/%s: line %d is not \"SHA256  NAME\"", dir, SUMS, lineno);
 			break;
 		}
-		if ((rc = file_hex(dir, name, hex)) < 0)
+		if ((name = lm_text_dupn(line + 66, n - 66)) == NULL) {
+			rc = lm_error_nomem();
 			break;
-		if (memcmp(hex, line, 64) != 0)
+		}
+		if (!sums_name_ok(name))
+			rc = lm_error_set(LM_ECORRUPT, "%s/%s: line %d is not \"SHA256  NAME\"", dir, SUMS, lineno);
+		else if ((rc = file_hex(dir, name, hex)) == 0 && memcmp(hex, line, 64) != 0)
 			rc = lm_error_set(LM_ECORRUPT, "%s/%s: SHA-256 differs from %s", dir, name, SUMS);
+		free(name);
 	}
 	free(data);
 	return rc;

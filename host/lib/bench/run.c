@@ -139,14 +139,20 @@ static cJSON *model_paths(const char *const *argv, size_t argc)
 	size_t i;
 
 	for (i = 1; arr != NULL && i + 1 < argc; i++) {
-		char *copy, *tok, *save = NULL;
+		const char *tok;
+		char *path;
+		size_t n;
+		lm_scan list;
 		if (strcmp(argv[i], "-m") != 0 && strcmp(argv[i], "--model") != 0)
 			continue;
-		if ((copy = lm_text_dup(argv[++i])) == NULL)
-			break;
-		for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
-			cJSON_AddItemToArray(arr, cJSON_CreateString(tok));
-		free(copy);
+		i++;
+		lm_scan_init(&list, argv[i], strlen(argv[i]));
+		while (lm_scan_token(&list, ",", &tok, &n) == 1) {
+			if ((path = lm_text_dupn(tok, n)) == NULL)
+				return arr;
+			cJSON_AddItemToArray(arr, cJSON_CreateString(path));
+			free(path);
+		}
 	}
 	return arr;
 }
@@ -156,20 +162,30 @@ static cJSON *model_paths(const char *const *argv, size_t argc)
 static cJSON *guest_hash(lm_ssh *ssh, const char *path)
 {
 	cJSON *o = cJSON_CreateObject();
-	char *q = NULL, *cmd = NULL, *out = NULL, *err = NULL, why[512], *nl;
-	int status = 0, rc;
+	char *q = NULL, *cmd = NULL, *out = NULL, *err = NULL, why[512], hex[65];
+	const char *line;
+	size_t n;
+	uint64_t size = 0;
+	lm_scan lines, l;
+	int status = 0, rc, have_size = 0;
 
 	if (o == NULL)
 		return NULL;
 	cJSON_AddStringToObject(o, "path", path);
 	rc = lm_shell_quote(path, &q) < 0 ? -1 : (cmd = lm_format("shasum -a 256 -- %s && wc -c < %s", q, q)) == NULL ?
 	    lm_error_nomem() : lm_ssh_exec_capture(ssh, cmd, 64 * 1024, &out, &err, &status);
-	if (rc == 0 && status == 0 && strlen(out) >= 64 && strspn(out, "0123456789abcdef") >= 64) {
-		nl = strchr(out + 64, '\n');
-		out[64] = '\0';
-		cJSON_AddStringToObject(o, "sha256", out);
-		if (nl != NULL && strspn(nl + 1 + strspn(nl + 1, " \t"), "0123456789") > 0)
-			cJSON_AddNumberToObject(o, "size", strtod(nl + 1, NULL));
+	/* "HEX  PATH" (shasum), then the size (wc -c, blanks before it) */
+	lm_scan_init(&lines, out, rc == 0 ? strlen(out) : 0);
+	if (rc == 0 && status == 0 && lm_scan_line(&lines, &line, &n) != 0 && n >= 64 &&
+	    lm_text_copy(hex, sizeof(hex), line, 64) == 0 && strspn(hex, "0123456789abcdef") == 64) {
+		cJSON_AddStringToObject(o, "sha256", hex);
+		if (lm_scan_line(&lines, &line, &n) != 0) {
+			lm_scan_init(&l, line, n);
+			lm_scan_span(&l, " \t");
+			have_size = lm_scan_u64(&l, UINT64_MAX, &size) == 0;
+		}
+		if (have_size)
+			cJSON_AddNumberToObject(o, "size", (double)size);
 		else
 			cJSON_AddNullToObject(o, "size");
 	} else {
@@ -196,37 +212,38 @@ static const char guest_facts_cmd[] =
     "\"$(sysctl -n hw.model 2>/dev/null)\" \"$(sysctl -n hw.ncpu 2>/dev/null)\" "
     "\"$(sysctl -n hw.memsize 2>/dev/null)\" \"$(sysctl -n machdep.cpu.brand_string 2>/dev/null)\" \"$SHELL\"";
 
-static void add_line(cJSON *obj, const char *key, char **cursor, int number)
+/* The next line into obj[key]: null when there is none or it is empty; a number when asked for
+ * and it is one of fewer than 16 digits (exact as a JSON number); else the text. */
+static void add_line(cJSON *obj, const char *key, lm_scan *s, int number)
 {
-	char *line = *cursor, *nl;
+	const char *line;
+	char *text;
+	size_t n;
+	uint64_t v;
 
-	if (line == NULL || *line == '\0') {
+	if (lm_scan_line(s, &line, &n) == 0 || n == 0)
 		cJSON_AddNullToObject(obj, key);
-		return;
+	else if (number && n < 16 && lm_text_parse_u64(line, n, UINT64_MAX, &v) == 0)
+		cJSON_AddNumberToObject(obj, key, (double)v);
+	else if ((text = lm_text_dupn(line, n)) != NULL) {
+		cJSON_AddStringToObject(obj, key, text);
+		free(text);
 	}
-	if ((nl = strchr(line, '\n')) != NULL)
-		*nl = '\0';
-	*cursor = nl != NULL ? nl + 1 : NULL;
-	if (line[0] == '\0')
-		cJSON_AddNullToObject(obj, key);
-	else if (number && strspn(line, "0123456789") == strlen(line) && strlen(line) < 16)
-		cJSON_AddNumberToObject(obj, key, strtod(line, NULL));
-	else
-		cJSON_AddStringToObject(obj, key, line);
 }
 
 static int guest_and_vm(lm_flow_session *s, cJSON *meta)
 {
 	const lm_vm_outcome *o = lm_flow_session_vm(s);
 	cJSON *vm = cJSON_AddObjectToObject(meta, "vm"), *guest = cJSON_AddObjectToObject(meta, "guest");
-	char *out = NULL, *cursor, version[128];
+	char *out = NULL, version[128];
+	lm_scan lines;
 	int status = 0, rc;
 
 	if (vm == NULL || guest == NULL)
 		return lm_error_nomem();
 	if ((rc = lm_ssh_exec_capture(lm_flow_session_ssh(s), guest_facts_cmd, 64 * 1024, &out, NULL, &status)) < 0)
 		return rc;
-	cursor = out;
+	lm_scan_init(&lines, out, strlen(out));
 	cJSON_AddStringToObject(vm, "name", o->vm);
 	cJSON_AddStringToObject(vm, "manager", lm_flow_session_manager(s));
 	lm_flow_session_manager_version(s, version, sizeof(version));
@@ -236,12 +253,12 @@ static int guest_and_vm(lm_flow_session *s, cJSON *meta)
 		cJSON_AddNullToObject(vm, "manager_version");
 	cJSON_AddStringToObject(guest, "os", o->guest.os);
 	cJSON_AddStringToObject(guest, "arch", o->guest.arch);
-	add_line(guest, "os_version", &cursor, 0);
-	add_line(guest, "os_build", &cursor, 0);
-	add_line(vm, "model", &cursor, 0);
-	add_line(vm, "cpus", &cursor, 1);
-	add_line(vm, "memory_bytes", &cursor, 1);
-	add_line(vm, "cpu", &cursor, 0);
+	add_line(guest, "os_version", &lines, 0);
+	add_line(guest, "os_build", &lines, 0);
+	add_line(vm, "model", &lines, 0);
+	add_line(vm, "cpus", &lines, 1);
+	add_line(vm, "memory_bytes", &lines, 1);
+	add_line(vm, "cpu", &lines, 0);
 	/* The display as the VM manager configures it (Lume, Tart); unknown for UTM and none. */
 	if (o->info.display[0] != '\0')
 		cJSON_AddStringToObject(vm, "display", o->info.display);
@@ -251,7 +268,7 @@ static int guest_and_vm(lm_flow_session *s, cJSON *meta)
 		cJSON_AddStringToObject(guest, "sip", o->guest.sip);
 	else
 		cJSON_AddNullToObject(guest, "sip");
-	add_line(guest, "shell", &cursor, 0);
+	add_line(guest, "shell", &lines, 0);
 	lm_free(out);
 	return 0;
 }

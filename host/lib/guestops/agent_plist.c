@@ -205,6 +205,24 @@ static int keep_started(const lm_activation_list *list, long agent_pid, record_l
 	return 0;
 }
 
+/* Whether the guest's answer (its boot time's line, then one running pid a line) lists pid. */
+static int pid_listed(const char *out, int64_t pid)
+{
+	char want[24];
+	const char *line;
+	size_t n;
+	lm_scan lines;
+
+	snprintf(want, sizeof(want), "%lld", (long long)pid);
+	lm_scan_init(&lines, out, strlen(out));
+	if (lm_scan_line(&lines, &line, &n) != 1)
+		return 0;
+	while (lm_scan_line(&lines, &line, &n) == 1) /* whole lines: each ends with its newline */
+		if (lm_text_is(line, n, want))
+			return 1;
+	return 0;
+}
+
 /* The record of pid in the list (sorted by pid), or -1. */
 static long record_of(const lm_activation_list *list, int64_t pid)
 {
@@ -227,7 +245,7 @@ static int prune_records(lm_ssh *ssh, const char *dir, long agent_pid, lm_activa
     int *pruned)
 {
 	lm_buf cmd;
-	char **names = NULL, *line = NULL, *out = NULL, *err = NULL, *nl, path[LM_AGENT_PATH_MAX + 32];
+	char **names = NULL, *line = NULL, *out = NULL, *err = NULL, path[LM_AGENT_PATH_MAX + 32];
 	double boot, mtime;
 	size_t i, k, n = 0;
 	int rc, status = 0;
@@ -255,15 +273,11 @@ static int prune_records(lm_ssh *ssh, const char *dir, long agent_pid, lm_activa
 		rc = lm_error_set(LM_EREMOTE, "which of the agent's processes run (in %s) failed (exit %d)", dir, status);
 	if (rc < 0)
 		goto done;
-	nl = strchr(out, '\n');
 	/* SFTP gives whole seconds: a record of this boot's first second is not older than it. */
 	boot = (double)(long long)lm_guest_boot_time_parse(out);
 	/* First the live: a running pid whose record is of this boot. */
 	for (i = 0; i < list->count; i++) {
-		char want[32];
-
-		snprintf(want, sizeof(want), "\n%lld\n", (long long)list->items[i].pid);
-		looks[i].live = nl != NULL && strstr(nl, want) != NULL; /* nl: the newline after the boot time */
+		looks[i].live = pid_listed(out, list->items[i].pid);
 		snprintf(path, sizeof(path), "%s/%s", dir, list->items[i].file);
 		if (!looks[i].live)
 			continue;
@@ -283,7 +297,6 @@ static int prune_records(lm_ssh *ssh, const char *dir, long agent_pid, lm_activa
 		looks[i].kept = rc == 0 && (boot <= 0 || looks[i].mtime >= boot);
 	}
 	for (i = 0; names[i] != NULL; i++) {
-		char want[32];
 		int64_t pid;
 		long at;
 		int keep;
@@ -296,8 +309,7 @@ static int prune_records(lm_ssh *ssh, const char *dir, long agent_pid, lm_activa
 		if (at >= 0) {
 			keep = looks[at].live || looks[at].kept;
 		} else { /* damaged, or past the reader's limit: its own pid alone */
-			snprintf(want, sizeof(want), "\n%lld\n", (long long)pid);
-			keep = nl != NULL && strstr(nl, want) != NULL;
+			keep = pid_listed(out, pid);
 			if (keep && boot > 0) {
 				if ((rc = lm_ssh_mtime(ssh, path, &mtime)) == LM_ENOTFOUND)
 					continue;

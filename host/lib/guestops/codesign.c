@@ -23,6 +23,7 @@
 
 #include "guest_codesign.h"
 #include "ssh_deadline.h"
+#include "text.h"
 
 #define ENT_ALLOW_DYLD "com.apple.security.cs.allow-dyld-environment-variables"
 #define ENT_DISABLE_LV "com.apple.security.cs.disable-library-validation"
@@ -266,9 +267,10 @@ static const char sign_script[] =
 int lm_guest_codesign(lm_ssh *ssh, const char *const *paths, size_t n, lm_code_signature *sigs)
 {
 	const char *argv[4 + LM_CODESIGN_MAX_FILES] = { "/bin/sh", "-c", sign_script };
-	const char *line, *end;
+	const char *line;
 	char *out = NULL, *err = NULL;
-	size_t i, at = 0;
+	size_t i, at = 0, len;
+	lm_scan lines;
 	int rc, status = 0;
 
 	if (n > LM_CODESIGN_MAX_FILES)
@@ -286,14 +288,13 @@ int lm_guest_codesign(lm_ssh *ssh, const char *const *paths, size_t n, lm_code_s
 	if ((rc = lm_ssh_ask_argv(ssh, argv, 4 + n, 64 * 1024, &out, &err, &status)) < 0)
 		return rc;
 	lm_free(err);
-	for (line = out, i = 0; line != NULL && *line != '\0'; line = end != NULL ? end + 1 : NULL) {
-		size_t len;
-
-		end = strchr(line, '\n');
-		len = end != NULL ? (size_t)(end - line) : strlen(line);
-		if (len >= 5 && strncmp(line, "file=", 5) == 0)
+	lm_scan_init(&lines, out, strlen(out));
+	for (i = 0; lm_scan_line(&lines, &line, &len) != 0;) {
+		if (len >= 5 && strncmp(line, "file=", 5) == 0) {
+			if (i == n)
+				break; /* a file more than were asked about: not the script's */
 			at = i++;
-		else if (i > 0 && len >= 9 && strncmp(line, "codesign=", 9) == 0)
+		} else if (i > 0 && len >= 9 && strncmp(line, "codesign=", 9) == 0)
 			lm_codesign_parse_line(&sigs[at], line + 9, len - 9);
 	}
 	lm_free(out);

@@ -82,20 +82,18 @@ static int cl_done(cmdline *c, char **out)
 	return lm_buf_take(c, out, NULL);
 }
 
-static char *next_line(char **cursor)
+/* The next line of a guest's answer; "" past its end. */
+static void line_of(lm_scan *s, const char **line, size_t *n)
 {
-	char *line = *cursor, *nl;
-
-	if (line == NULL)
-		return "";
-	if ((nl = strchr(line, '\n')) != NULL) {
-		*nl = '\0';
-		*cursor = nl + 1;
-	} else {
-		*cursor = NULL;
+	if (lm_scan_line(s, line, n) == 0) {
+		*line = "";
+		*n = 0;
 	}
-	return line;
 }
+
+/* Lines that only a parser of C strings reads (a boot time, csrutil's status) are copied into a
+ * buffer this long; a longer one is neither, and reads as unknown. */
+#define FACT_LINE_MAX 256
 
 /* One round trip for everything the flow needs to know about the guest. The macOS tools are
  * asked exactly as on macOS; the simulator's guests answer through stand-ins. csrutil's first
@@ -111,14 +109,16 @@ static char *next_line(char **cursor)
 
 /* One line of the facts into its field. Too long is an error naming the limit, never a cut: the
  * home directory becomes part of `rm -rf` paths, and a cut one could name another directory. */
-static int take_line(char **cursor, char *dst, size_t len, const char *what)
+static int take_line(lm_scan *s, char *dst, size_t len, const char *what)
 {
-	const char *line = next_line(cursor);
+	const char *line;
+	size_t n;
 	char shown[96];
 
-	if (lm_text_format(dst, len, "%s", line) == 0)
+	line_of(s, &line, &n);
+	if (lm_text_copy(dst, len, line, n) == 0)
 		return 0;
-	lm_text_quote(shown, sizeof(shown), line, strlen(line), 60);
+	lm_text_quote(shown, sizeof(shown), line, n, 60);
 	return lm_error_set(LM_EREMOTE, "the guest's %s is longer than %zu bytes, the limit (\"%s\")", what, len - 1,
 	    shown);
 }
@@ -145,26 +145,34 @@ double lm_guest_boot_time_parse(const char *boot)
 	return t;
 }
 
-int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char *current, size_t current_len)
+int lm_guest_facts_parse(const char *out, const char *err, lm_guest_facts *facts, char *current, size_t current_len)
 {
-	char *cursor = out, *boot;
+	char boot[FACT_LINE_MAX], sip[FACT_LINE_MAX];
+	const char *line;
+	size_t n;
+	lm_scan s;
 	int rc;
 
 	memset(facts, 0, sizeof(*facts));
-	if ((rc = take_line(&cursor, facts->os, sizeof(facts->os), "OS name (uname -s)")) < 0 ||
-	    (rc = take_line(&cursor, facts->arch, sizeof(facts->arch), "architecture (uname -m)")) < 0 ||
-	    (rc = take_line(&cursor, facts->os_version, sizeof(facts->os_version), "OS version (sw_vers)")) < 0)
+	lm_scan_init(&s, out, out != NULL ? strlen(out) : 0);
+	if ((rc = take_line(&s, facts->os, sizeof(facts->os), "OS name (uname -s)")) < 0 ||
+	    (rc = take_line(&s, facts->arch, sizeof(facts->arch), "architecture (uname -m)")) < 0 ||
+	    (rc = take_line(&s, facts->os_version, sizeof(facts->os_version), "OS version (sw_vers)")) < 0)
 		return rc;
-	boot = next_line(&cursor);
-	if ((rc = take_line(&cursor, facts->home, sizeof(facts->home), "home directory ($HOME)")) < 0)
+	line_of(&s, &line, &n);
+	(void)lm_text_copy(boot, sizeof(boot), line, n);
+	if ((rc = take_line(&s, facts->home, sizeof(facts->home), "home directory ($HOME)")) < 0)
 		return rc;
 	if (current != NULL) {
-		if ((rc = take_line(&cursor, current, current_len, "installed bundle link")) < 0)
+		if ((rc = take_line(&s, current, current_len, "installed bundle link")) < 0)
 			return rc;
 	} else
-		(void)next_line(&cursor);
-	lm_sip_status_parse(next_line(&cursor), facts->sip, sizeof(facts->sip));
-	facts->tart_shim = strcmp(next_line(&cursor), "tart-shim") == 0;
+		line_of(&s, &line, &n);
+	line_of(&s, &line, &n);
+	(void)lm_text_copy(sip, sizeof(sip), line, n);
+	lm_sip_status_parse(sip, facts->sip, sizeof(facts->sip));
+	line_of(&s, &line, &n);
+	facts->tart_shim = lm_text_is(line, n, "tart-shim");
 
 	facts->boot_time = lm_guest_boot_time_parse(boot);
 	if (facts->os[0] == '\0' || facts->home[0] != '/') {
@@ -197,16 +205,17 @@ int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_
 
 int lm_guest_login_shell(lm_ssh *ssh, char *buf, size_t len, int *written_for)
 {
-	char *out = NULL, *err = NULL, *cursor, *base;
+	char *out = NULL, *err = NULL, *base;
 	int status = 0, rc;
+	lm_scan s;
 
 	*written_for = 0;
 	if (len > 0)
 		buf[0] = '\0';
 	if ((rc = lm_ssh_ask(ssh, "printf '%s\\n' \"$SHELL\"", 4096, &out, &err, &status)) == 0 && status != 0)
 		rc = lm_error_set(LM_EREMOTE, "%s", err != NULL && err[0] ? err : "printf failed");
-	cursor = out;
-	if (rc == 0 && (rc = take_line(&cursor, buf, len, "login shell ($SHELL)")) == 0) {
+	lm_scan_init(&s, out, out != NULL ? strlen(out) : 0);
+	if (rc == 0 && (rc = take_line(&s, buf, len, "login shell ($SHELL)")) == 0) {
 		base = strrchr(buf, '/') != NULL ? strrchr(buf, '/') + 1 : buf;
 		*written_for = strcmp(base, "zsh") == 0 || strcmp(base, "bash") == 0 || strcmp(base, "sh") == 0;
 	}
@@ -600,7 +609,8 @@ out:
 
 /* The guest's answer, cut at this run's marker lines ("MARK NAME STATUS" after each part). */
 typedef struct {
-	char *text[4];
+	const char *text[4];
+	size_t len[4];
 	int status[4];
 } confirm_parts;
 
@@ -689,57 +699,63 @@ int lm_guest_confirm_command(const lm_guest_facts *known, const lm_bundle *b, co
 	return cl_done(&c, out);
 }
 
-/* Cut the output at the marker lines; a part whose marker is missing keeps status -1. Each part
- * loses the newline the marker's printf put before it, and keeps its own. */
-static void confirm_split(char *out, const char *mark, int first, confirm_parts *p)
+/* Cut the output at the marker lines; a part whose marker is missing keeps status -1, as does
+ * one whose marker line has no exit status (0-255) after the name. Each part loses the newline
+ * the marker's printf put before it, and keeps its own. */
+static void confirm_split(const char *out, const char *mark, int first, confirm_parts *p)
 {
-	size_t mlen = strlen(mark), n;
-	char *start = out, *line = out, *nl;
+	const char *start = out, *line, *v;
+	size_t len = strlen(out), n, vn;
+	int64_t status;
+	lm_scan s, l;
 	int i;
 
 	for (i = 0; i < 4; i++) {
 		p->text[i] = NULL;
+		p->len[i] = 0;
 		p->status[i] = -1;
 	}
 	i = first;
-	while (line != NULL && *line != '\0' && i < 4) {
-		nl = strchr(line, '\n');
-		if (strncmp(line, mark, mlen) == 0 && line[mlen] == ' ' &&
-		    strncmp(line + mlen + 1, confirm_part_names[i], strlen(confirm_part_names[i])) == 0) {
-			*line = '\0';
-			if ((n = strlen(start)) > 0 && start[n - 1] == '\n')
-				start[n - 1] = '\0';
-			p->text[i] = start;
-			p->status[i] = atoi(line + mlen + 1 + strlen(confirm_part_names[i]));
-			start = nl != NULL ? nl + 1 : NULL;
-			i++;
-		}
-		line = nl != NULL ? nl + 1 : NULL;
+	lm_scan_init(&s, out, len);
+	while (i < 4 && lm_scan_line(&s, &line, &n) != 0) {
+		lm_scan_init(&l, line, n);
+		if (!lm_scan_skip(&l, mark) || !lm_scan_skip(&l, " ") || !lm_scan_skip(&l, confirm_part_names[i]))
+			continue;
+		p->text[i] = start;
+		p->len[i] = (size_t)(line - start);
+		if (p->len[i] > 0 && start[p->len[i] - 1] == '\n')
+			p->len[i]--;
+		lm_scan_rest(&l, &v, &vn);
+		if (vn > 1 && v[0] == ' ' && lm_text_parse_i64(v + 1, vn - 1, 0, 255, &status) == 0)
+			p->status[i] = (int)status;
+		start = out + (len - lm_scan_left(&s)); /* the line after the marker's */
+		i++;
 	}
 }
 
 /* Every file of the bundle and its manifest listed once with the bundle's SHA-256 ("HEX *NAME"
  * or "HEX  NAME" lines), nothing else. */
-static int sums_match(char *text, const lm_bundle *b)
+static int sums_match(lm_scan *s, const lm_bundle *b)
 {
 	uint8_t digest[32];
-	char manifest_hex[65], *cursor = text, *line;
-	size_t seen = 0, i;
+	char manifest_hex[65];
+	const char *line, *name;
+	size_t seen = 0, i, n, k;
 
 	lm_sha256(b->manifest, b->manifest_len, digest);
 	lm_sha256_hex(digest, manifest_hex);
-	while (cursor != NULL && *cursor != '\0') {
-		const char *name, *want = NULL;
-		line = next_line(&cursor);
-		if (strlen(line) < 66 || line[64] != ' ')
+	while (lm_scan_line(s, &line, &n) != 0) {
+		const char *want = NULL;
+		if (n < 66 || line[64] != ' ')
 			return 0;
-		name = line + 65 + (line[65] == '*' || line[65] == ' ');
-		if (strcmp(name, "manifest.json") == 0)
+		k = line[65] == '*' || line[65] == ' ' ? 66 : 65;
+		name = line + k;
+		if (lm_text_is(name, n - k, "manifest.json"))
 			want = manifest_hex;
 		for (i = 0; want == NULL && i < b->nfiles; i++)
-			if (strcmp(name, b->files[i].name) == 0)
+			if (lm_text_is(name, n - k, b->files[i].name))
 				want = b->files[i].sha256;
-		if (want == NULL || strncmp(line, want, 64) != 0)
+		if (want == NULL || memcmp(line, want, 64) != 0)
 			return 0;
 		seen++;
 	}
@@ -747,30 +763,49 @@ static int sums_match(char *text, const lm_bundle *b)
 }
 
 /* The facts: the journal's, with the boot time, home and Tart shim this guest printed. */
-static int confirm_facts(char *text, const lm_guest_facts *known, lm_guest_facts *facts)
+static int confirm_facts(const char *text, size_t len, const lm_guest_facts *known, lm_guest_facts *facts)
 {
-	char *cursor = text;
+	char boot[FACT_LINE_MAX];
+	const char *line;
+	size_t n;
+	lm_scan s;
 
 	*facts = *known;
-	facts->boot_time = lm_guest_boot_time_parse(next_line(&cursor));
-	if (lm_text_format(facts->home, sizeof(facts->home), "%s", next_line(&cursor)) < 0)
+	lm_scan_init(&s, text, len);
+	line_of(&s, &line, &n);
+	(void)lm_text_copy(boot, sizeof(boot), line, n);
+	facts->boot_time = lm_guest_boot_time_parse(boot);
+	line_of(&s, &line, &n);
+	if (lm_text_copy(facts->home, sizeof(facts->home), line, n) < 0)
 		return 0;
-	facts->tart_shim = strcmp(next_line(&cursor), "tart-shim") == 0;
+	line_of(&s, &line, &n);
+	facts->tart_shim = lm_text_is(line, n, "tart-shim");
 	return facts->boot_time > 0 && facts->home[0] == '/';
 }
 
 /* `pwd -P` in `current`: the bundle directory it names, whose name goes to current; then the
  * sums of that directory's files. */
-static int confirm_bundle(char *text, const lm_guest_facts *known, const lm_bundle *b, char *current, size_t len)
+static int confirm_bundle(const char *text, size_t tlen, const lm_guest_facts *known, const lm_bundle *b,
+    char *current, size_t len)
 {
-	char base[PATH_MAX + 64], *cursor = text;
-	const char *dir = next_line(&cursor), *slash = strrchr(dir, '/');
+	char base[PATH_MAX + 64];
+	const char *dir;
+	size_t n, slash;
+	lm_scan s;
+	int r;
 
-	if (slash == NULL || lm_path_join_buf(base, sizeof(base), known->home, LM_GUEST_BASE, NULL) < 0 ||
-	    (size_t)(slash - dir) != strlen(base) || strncmp(dir, base, strlen(base)) != 0 ||
-	    lm_text_format(current, len, "%s", slash + 1) < 0)
+	lm_scan_init(&s, text, tlen);
+	if ((r = lm_scan_line(&s, &dir, &n)) == 0) {
+		dir = "";
+		n = 0;
+	}
+	for (slash = n; slash > 0 && dir[slash - 1] != '/'; slash--)
+		; /* just past the last '/' */
+	if (slash == 0 || lm_path_join_buf(base, sizeof(base), known->home, LM_GUEST_BASE, NULL) < 0 ||
+	    slash - 1 != strlen(base) || memcmp(dir, base, strlen(base)) != 0 ||
+	    lm_text_copy(current, len, dir + slash, n - slash) < 0)
 		return 0;
-	return cursor != NULL && sums_match(cursor, b);
+	return r == 1 && sums_match(&s, b); /* the sums follow on the next lines */
 }
 
 /* Without a bundle (lm_guest_probe_exercise), the probe parts alone. */
@@ -802,18 +837,18 @@ int lm_guest_confirm(lm_ssh *ssh, const lm_guest_facts *known, const lm_bundle *
 		return rc;
 	confirm_split(out, mark, b != NULL ? 0 : 2, &p);
 	if (p.status[0] == 0 && p.text[0] != NULL)
-		c->facts_ok = confirm_facts(p.text[0], known, &c->facts);
+		c->facts_ok = confirm_facts(p.text[0], p.len[0], known, &c->facts);
 	if (p.status[1] == 0 && p.text[1] != NULL)
-		c->sums_ok = confirm_bundle(p.text[1], known, b, c->current, sizeof(c->current));
+		c->sums_ok = confirm_bundle(p.text[1], p.len[1], known, b, c->current, sizeof(c->current));
 	/* The reports as the steps would read them; anything unreadable is simply not confirmed --
 	 * but out of memory is no answer of the guest's: the confirmation fails with it (a re-enable
 	 * that lost its exercise to it would otherwise say less than it proved; issue 36, item 2). */
 	rc = 0;
-	if (p.status[2] == 0 && (rc = lm_report_parse_lines(&c->stock, p.text[2], strlen(p.text[2]))) < 0)
+	if (p.status[2] == 0 && (rc = lm_report_parse_lines(&c->stock, p.text[2], p.len[2])) < 0)
 		c->stock = NULL;
 	if (rc != LM_ENOMEM && p.status[3] == 0 &&
-	    ((rc = lm_report_parse_lines(&c->shimmed, p.text[3], strlen(p.text[3]))) < 0 ||
-	    (rc = lm_report_parse_lines(&c->exercised, p.text[3], strlen(p.text[3]))) < 0)) {
+	    ((rc = lm_report_parse_lines(&c->shimmed, p.text[3], p.len[3])) < 0 ||
+	    (rc = lm_report_parse_lines(&c->exercised, p.text[3], p.len[3])) < 0)) {
 		lm_report_free(c->shimmed);
 		c->shimmed = NULL;
 	}

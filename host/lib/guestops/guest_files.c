@@ -466,8 +466,10 @@ static int remove_resigned(removal *m)
  * the rollback that removes the rest. */
 static int parents_made(removal *m, int *made)
 {
-	char path[PATH_MAX + 600], *text = NULL, *word, *save = NULL, **names = NULL;
-	size_t len;
+	char path[PATH_MAX + 600], *text = NULL, **names = NULL;
+	const char *word;
+	size_t len, n;
+	lm_scan words;
 	int rc;
 
 	if ((rc = list(m, "", &names)) < 0 || names == NULL)
@@ -480,8 +482,9 @@ static int parents_made(removal *m, int *made)
 		return rc;
 	if ((rc = lm_ssh_read_file(m->ssh, path, 256, &text, &len)) < 0)
 		return left_or_fail(m, LM_GUEST_PARENTS_FILE, rc);
-	for (word = strtok_r(text, " \n", &save); word != NULL; word = strtok_r(NULL, " \n", &save))
-		*made |= strcmp(word, ".local") == 0 ? 1 : strcmp(word, ".local/share") == 0 ? 2 : 0;
+	lm_scan_init(&words, text, len);
+	while (lm_scan_token(&words, " \n", &word, &n) == 1)
+		*made |= lm_text_is(word, n, ".local") ? 1 : lm_text_is(word, n, ".local/share") ? 2 : 0;
 	free(text);
 	if ((rc = lm_ssh_remove(m->ssh, path)) < 0)
 		return left_or_fail(m, LM_GUEST_PARENTS_FILE, rc);

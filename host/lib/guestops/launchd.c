@@ -6,6 +6,8 @@
  * label fails with 5 (reference/vm-managers-and-bench.md, "launchd"). So a reload waits for
  * `print` to say the label is gone (113) and retries the bootstrap on 5, within a bound. */
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "guest_machine.h"
 #include "ssh_deadline.h"
 #include "test_hooks.h"
+#include "text.h"
 
 /* How often launchd is asked again while it holds a booted-out label. */
 #define LM_LAUNCHD_POLL 0.25
@@ -151,36 +154,39 @@ int lm_launchd_domain(lm_ssh *ssh, char *domain, size_t len)
 	return 0;
 }
 
-/* A decimal integer that is the whole of s (an optional '-'), within int. */
-static int whole_int(const char *s, int *v)
+/* A decimal integer that is the whole of s[0..n) (an optional '-'), within -255..255. */
+static int whole_int(const char *s, size_t n, int *v)
 {
-	char *end;
-	long n;
+	int64_t x;
 
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || n < -255 || n > 255)
+	if (lm_text_parse_i64(s, n, -255, 255, &x) < 0)
 		return -1;
-	*v = (int)n;
+	*v = (int)x;
 	return 0;
 }
 
 /* "last terminating signal = Terminated: 15": minus the signal's number. */
-static int terminating_signal(const char *s, int *v)
+static int terminating_signal(const char *s, size_t n, int *v)
 {
-	const char *colon = strrchr(s, ':');
+	size_t colon = n;
 
-	if (colon == NULL || whole_int(colon + 1 + strspn(colon + 1, " "), v) < 0 || *v <= 0)
+	while (colon > 0 && s[colon - 1] != ':')
+		colon--;
+	if (colon == 0)
+		return -1;
+	while (colon < n && s[colon] == ' ')
+		colon++;
+	if (whole_int(s + colon, n - colon, v) < 0 || *v <= 0)
 		return -1;
 	*v = -*v;
 	return 0;
 }
 
 /* A path member ("stdout path = /Users/lume/..."), kept only when it fits. */
-static void path_member(const char *line, size_t skip, char *dst, size_t size)
+static void path_member(const char *v, size_t n, char *dst, size_t size)
 {
-	if (strlen(line + skip) < size)
-		memcpy(dst, line + skip, strlen(line + skip) + 1);
+	if (n < size)
+		(void)lm_text_copy(dst, size, v, n);
 }
 
 /* launchd's view of one agent (`launchctl print gui/UID/LABEL`): not loaded (it exits non-zero),
@@ -193,8 +199,11 @@ static void path_member(const char *line, size_t skip, char *dst, size_t size)
  * unknown, never guessed). */
 int lm_launchd_query(lm_ssh *ssh, const char *domain, lm_agent_info *a)
 {
-	char target[160], *out = NULL, *line, *save = NULL, *v;
-	const char *argv[] = {"launchctl", "print", target};
+	char target[160], *out = NULL;
+	const char *argv[] = {"launchctl", "print", target}, *line, *v;
+	size_t n, vn;
+	uint64_t pid;
+	lm_scan lines, l;
 	int status = 0, rc, code;
 
 	snprintf(target, sizeof(target), "%s/%s", domain, a->label);
@@ -209,20 +218,32 @@ int lm_launchd_query(lm_ssh *ssh, const char *domain, lm_agent_info *a)
 		return 0;
 	}
 	snprintf(a->state, sizeof(a->state), "loaded");
-	for (line = strtok_r(out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		line += strspn(line, " \t");
-		if (strncmp(line, "state = ", 8) == 0 && strcmp(line + 8, "running") == 0)
-			snprintf(a->state, sizeof(a->state), "running");
-		else if (strncmp(line, "pid = ", 6) == 0 && (v = line + 6, *v >= '0' && *v <= '9'))
-			a->pid = strtol(v, NULL, 10);
-		else if (strncmp(line, "last exit code = ", 17) == 0 && whole_int(line + 17, &code) == 0)
-			a->last_exit_known = 1, a->last_exit_status = code;
-		else if (strncmp(line, "last terminating signal = ", 26) == 0 && terminating_signal(line + 26, &code) == 0)
-			a->last_exit_known = 1, a->last_exit_status = code;
-		else if (strncmp(line, "stdout path = ", 14) == 0)
-			path_member(line, 14, a->stdout_path, sizeof(a->stdout_path));
-		else if (strncmp(line, "stderr path = ", 14) == 0)
-			path_member(line, 14, a->stderr_path, sizeof(a->stderr_path));
+	lm_scan_init(&lines, out, out != NULL ? strlen(out) : 0);
+	while (lm_scan_line(&lines, &line, &n) != 0) {
+		lm_scan_init(&l, line, n);
+		lm_scan_span(&l, " \t");
+		if (lm_scan_skip(&l, "state = ")) {
+			lm_scan_rest(&l, &v, &vn);
+			if (lm_text_is(v, vn, "running"))
+				snprintf(a->state, sizeof(a->state), "running");
+		} else if (lm_scan_skip(&l, "pid = ")) {
+			if (lm_scan_u64(&l, LONG_MAX, &pid) == 0) /* the digits it starts with */
+				a->pid = (long)pid;
+		} else if (lm_scan_skip(&l, "last exit code = ")) {
+			lm_scan_rest(&l, &v, &vn);
+			if (whole_int(v, vn, &code) == 0)
+				a->last_exit_known = 1, a->last_exit_status = code;
+		} else if (lm_scan_skip(&l, "last terminating signal = ")) {
+			lm_scan_rest(&l, &v, &vn);
+			if (terminating_signal(v, vn, &code) == 0)
+				a->last_exit_known = 1, a->last_exit_status = code;
+		} else if (lm_scan_skip(&l, "stdout path = ")) {
+			lm_scan_rest(&l, &v, &vn);
+			path_member(v, vn, a->stdout_path, sizeof(a->stdout_path));
+		} else if (lm_scan_skip(&l, "stderr path = ")) {
+			lm_scan_rest(&l, &v, &vn);
+			path_member(v, vn, a->stderr_path, sizeof(a->stderr_path));
+		}
 	}
 	if (strcmp(a->state, "running") != 0)
 		a->pid = 0;

@@ -151,15 +151,14 @@ static int judge(const char *out, const char *program, lm_resign_copy *c)
 {
 	lm_code_signature sig;
 	char file[PATH_MAX] = "";
-	const char *line, *end;
+	const char *line;
+	size_t n;
+	lm_scan lines;
 	int have = 0, rc, program_signed = 0;
 
 	memset(&sig, 0, sizeof(sig));
-	for (line = out; line != NULL && *line != '\0'; line = end != NULL ? end + 1 : NULL) {
-		size_t n;
-
-		end = strchr(line, '\n');
-		n = end != NULL ? (size_t)(end - line) : strlen(line);
+	lm_scan_init(&lines, out, strlen(out));
+	while (lm_scan_line(&lines, &line, &n) != 0) {
 		if (n > 6 && strncmp(line, "error=", 6) == 0)
 			return lm_error_set(LM_EREMOTE, "re-signing a copy of %s: %.*s", program, (int)(n - 6), line + 6);
 		if (n >= 9 && strncmp(line, "codesign=", 9) == 0) {

@@ -53,12 +53,13 @@ void lm_run_target_parse(const char *output, lm_run_target *t)
 		{ "program_codesign=", offsetof(lm_run_target, program_sig), 1 },
 		{ "interpreter_codesign=", offsetof(lm_run_target, interpreter_sig), 1 },
 	};
-	const char *line = output;
+	const char *line;
+	size_t n, i;
+	lm_scan lines;
 
 	memset(t, 0, sizeof(*t));
-	while (line != NULL && *line != '\0') {
-		const char *end = strchr(line, '\n');
-		size_t n = end != NULL ? (size_t)(end - line) : strlen(line), i;
+	lm_scan_init(&lines, output, strlen(output));
+	while (lm_scan_line(&lines, &line, &n) != 0) {
 
 		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 			size_t k = strlen(keys[i].key);
@@ -85,7 +86,6 @@ void lm_run_target_parse(const char *output, lm_run_target *t)
 		} else if (n >= 13 && strncmp(line, "sibling_more=", 13) == 0) {
 			t->siblings_more = 1;
 		}
-		line = end != NULL ? end + 1 : NULL;
 	}
 }
 

@@ -22,6 +22,7 @@
 #include "guest_workload.h"
 #include "ssh_session.h"
 #include "str.h"
+#include "text.h"
 
 #define GROUP_FILE LM_WORKLOAD_GROUP_FILE
 #define GRACE_DEFAULT LM_WORKLOAD_STOP_GRACE
@@ -321,7 +322,9 @@ int lm_workload_stop(lm_ssh *ssh, const char *record_dir, int sig, double grace,
     const char *launcher, int launcher_leads, lm_workload_stopped *out)
 {
 	char *path = NULL, *qpath = NULL, *qscript = NULL, *cmd = NULL, *said = NULL;
-	const char *p, *nl;
+	const char *line;
+	size_t n;
+	lm_scan lines;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -334,13 +337,13 @@ int lm_workload_stop(lm_ssh *ssh, const char *record_dir, int sig, double grace,
 		rc = lm_error_nomem();
 	if (rc == 0)
 		rc = lm_ssh_exec_capture(ssh, cmd, 8192, &said, NULL, &out->outcome);
-	if (rc == 0)
-		for (p = said; *p != '\0'; p = *nl != '\0' ? nl + 1 : nl) {
-			nl = p + strcspn(p, "\n");
-			stop_line(out, p, (size_t)(nl - p));
-		}
-	else
+	if (rc == 0) {
+		lm_scan_init(&lines, said, strlen(said));
+		while (lm_scan_line(&lines, &line, &n) != 0)
+			stop_line(out, line, n);
+	} else {
 		out->outcome = -1;
+	}
 	free(path);
 	lm_free(qpath);
 	lm_free(qscript);

@@ -5,8 +5,11 @@
  * privileges only this user's processes can be inspected; other users' are "not visible". */
 #include "host_process.h"
 #include "error_internal.h"
+#include "text.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,8 +129,11 @@ static int lowest_pid_with(int (*match)(const struct stat *, const void *), cons
 
 static void fill_process(lm_host_process *out)
 {
-	char path[64], buf[8192], *uid;
-	size_t n;
+	char path[64], buf[8192];
+	const char *line, *w;
+	size_t n, len, wn;
+	uint64_t real, eff;
+	lm_scan lines, l;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%ld/cmdline", out->pid);
@@ -141,12 +147,16 @@ static void fill_process(lm_host_process *out)
 	if ((f = fopen(path, "r")) != NULL) {
 		n = fread(buf, 1, sizeof(buf) - 1, f);
 		fclose(f);
-		buf[n] = '\0';
 		/* "Uid:\treal\teffective\tsaved\tfs": the effective one decides whose files it reads. */
-		if ((uid = strstr(buf, "\nUid:")) != NULL) {
-			long real, eff;
-			if (sscanf(uid + 5, "%ld %ld", &real, &eff) == 2)
-				out->uid = eff;
+		lm_scan_init(&lines, buf, n);
+		while (lm_scan_line(&lines, &line, &len) != 0) {
+			lm_scan_init(&l, line, len);
+			if (!lm_scan_skip(&l, "Uid:"))
+				continue;
+			if (lm_scan_word(&l, &w, &wn) == 1 && lm_text_parse_u64(w, wn, UINT32_MAX, &real) == 0 &&
+			    lm_scan_word(&l, &w, &wn) == 1 && lm_text_parse_u64(w, wn, UINT32_MAX, &eff) == 0)
+				out->uid = (long)eff;
+			break;
 		}
 	}
 }
@@ -197,18 +207,18 @@ int lm_host_vm_holder(const char *const files[], size_t n, lm_host_process *out)
 
 /* A hex address of /proc/net/tcp{,6} (each 32-bit word as the kernel prints it: in host order)
  * that accepts connections to this host's loopback: 127/8, ::1, the wildcard, or mapped 127/8. */
-static int local_address(const char *hex)
+static int local_address(const char *hex, size_t len)
 {
-	size_t len = strlen(hex), i;
 	uint32_t w[4];
-	char word[9];
+	uint64_t v;
+	size_t i;
 
 	if (len != 8 && len != 32)
 		return 0;
 	for (i = 0; i < len / 8; i++) {
-		memcpy(word, hex + 8 * i, 8);
-		word[8] = '\0';
-		w[i] = (uint32_t)strtoul(word, NULL, 16);
+		if (lm_text_parse_hex(hex + 8 * i, 8, UINT32_MAX, &v) < 0)
+			return 0;
+		w[i] = (uint32_t)v;
 	}
 	if (len == 8) {
 		uint32_t h = ntohl(w[0]);
@@ -221,14 +231,49 @@ static int local_address(const char *hex)
 	}
 }
 
+/* One row of /proc/net/tcp{,6}: "sl: local:port rem st tx:rx tr:when retrnsmt uid timeout inode
+ * ..." (sl and uid decimal, addresses, port and st hexadecimal); -1 for anything else (the
+ * header). */
+typedef struct {
+	const char *local; /* the local address's hex digits */
+	size_t local_len;
+	uint64_t port, state, uid, inode;
+} tcp_row;
+
+static int tcp_row_parse(const char *line, size_t n, tcp_row *r)
+{
+	const char *w[10], *colon;
+	size_t wn[10], i;
+	uint64_t sl;
+	int64_t timeout;
+	lm_scan s;
+
+	lm_scan_init(&s, line, n);
+	for (i = 0; i < 10; i++)
+		if (lm_scan_word(&s, &w[i], &wn[i]) == 0)
+			return -1;
+	if (wn[0] < 2 || w[0][wn[0] - 1] != ':' || lm_text_parse_u64(w[0], wn[0] - 1, UINT64_MAX, &sl) < 0 ||
+	    (colon = memchr(w[1], ':', wn[1])) == NULL)
+		return -1;
+	r->local = w[1];
+	r->local_len = (size_t)(colon - w[1]);
+	if (lm_text_parse_hex(colon + 1, wn[1] - r->local_len - 1, 0xffff, &r->port) < 0 ||
+	    lm_text_parse_hex(w[3], wn[3], 0xff, &r->state) < 0 || lm_text_parse_u64(w[7], wn[7], UINT32_MAX, &r->uid) < 0 ||
+	    lm_text_parse_i64(w[8], wn[8], INT64_MIN, INT64_MAX, &timeout) < 0 ||
+	    lm_text_parse_u64(w[9], wn[9], ULONG_MAX, &r->inode) < 0)
+		return -1;
+	return 0;
+}
+
 int lm_host_port_listener(int port, int *found, lm_host_process *out)
 {
 	static const char *const tables[] = {"/proc/net/tcp", "/proc/net/tcp6"};
-	char line[512], local[64];
-	unsigned int lport, state;
+	char buf[512];
+	const char *line;
 	unsigned long inode;
-	long uid;
-	size_t t;
+	size_t t, n;
+	tcp_row r;
+	lm_scan chunk;
 	int rc = 0;
 	FILE *f;
 
@@ -238,15 +283,16 @@ int lm_host_port_listener(int port, int *found, lm_host_process *out)
 	for (t = 0; t < sizeof(tables) / sizeof(tables[0]) && !*found; t++) {
 		if ((f = fopen(tables[t], "r")) == NULL)
 			continue;
-		while (!*found && fgets(line, sizeof(line), f) != NULL) {
-			/* "sl local rem st tx:rx tr:when retrnsmt uid timeout inode ..." (the header does not scan) */
-			if (sscanf(line, " %*d: %63[0-9A-Fa-f]:%x %*s %x %*s %*s %*s %ld %*d %lu", local, &lport, &state,
-			        &uid, &inode) != 5)
+		/* fgets: one line at a time, at most 511 bytes of it (a row is about 150) */
+		while (!*found && fgets(buf, sizeof(buf), f) != NULL) {
+			lm_scan_init(&chunk, buf, strlen(buf));
+			if (lm_scan_line(&chunk, &line, &n) == 0 || tcp_row_parse(line, n, &r) < 0)
 				continue;
-			if ((int)lport != port || state != 0x0A /* TCP_LISTEN */ || !local_address(local))
+			if ((int)r.port != port || r.state != 0x0A /* TCP_LISTEN */ || !local_address(r.local, r.local_len))
 				continue;
 			*found = 1;
-			out->uid = uid; /* the socket's owner, known even when its process is not visible */
+			out->uid = (long)r.uid; /* the socket's owner, known even when its process is not visible */
+			inode = (unsigned long)r.inode;
 			if ((rc = lowest_pid_with(is_socket, &inode, &out->pid)) == 0 && out->pid > 0)
 				fill_process(out);
 		}
@@ -288,11 +334,13 @@ int lm_host_program_running(const char *path, int *running)
  * boottime clock's distance to it -- not /proc/stat's btime, which is whole seconds. */
 int lm_host_process_started(long pid, double *at)
 {
-	char path[48], buf[1024], *p;
+	char path[48], buf[1024];
+	const char *w = NULL;
 	struct timespec real, boot;
-	unsigned long long ticks;
+	uint64_t ticks;
 	long hz = sysconf(_SC_CLK_TCK);
-	size_t n;
+	size_t n, close_paren, wn = 0;
+	lm_scan fields;
 	FILE *f;
 	int i;
 
@@ -300,15 +348,18 @@ int lm_host_process_started(long pid, double *at)
 	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
 	if (pid <= 0 || hz <= 0 || (f = fopen(path, "r")) == NULL)
 		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+	n = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
-	buf[n] = '\0';
 	/* "PID (comm) state ppid ...": comm may hold spaces and parentheses; the last ')' ends it. */
-	if ((p = strrchr(buf, ')')) == NULL)
+	for (close_paren = n; close_paren > 0 && buf[close_paren - 1] != ')'; close_paren--)
+		;
+	if (close_paren == 0)
 		return 0;
-	for (i = 0; i < 20 && p != NULL; i++) /* the spaces before fields 3 (state) to 22 */
-		p = strchr(p + 1, ' ');
-	if (p == NULL || sscanf(p, " %llu", &ticks) != 1 || clock_gettime(CLOCK_REALTIME, &real) < 0 ||
+	lm_scan_init(&fields, buf + close_paren, n - close_paren);
+	for (i = 3; i <= 22; i++) /* fields 3 (state) to 22 */
+		if (lm_scan_word(&fields, &w, &wn) == 0)
+			return 0;
+	if (lm_text_parse_u64(w, wn, UINT64_MAX, &ticks) < 0 || clock_gettime(CLOCK_REALTIME, &real) < 0 ||
 	    clock_gettime(CLOCK_BOOTTIME, &boot) < 0)
 		return 0;
 	*at = (double)real.tv_sec + (double)real.tv_nsec / 1e9 - ((double)boot.tv_sec + (double)boot.tv_nsec / 1e9) +

@@ -119,27 +119,6 @@ static void kh_free(kh_file *f)
 	memset(f, 0, sizeof(*f));
 }
 
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-/* The next field of [*p, end): skips blanks first; NULL when there is none. */
-static const char *next_field(const char **p, const char *end, size_t *n)
-{
-	const char *start;
-
-	while (*p < end && is_blank(**p))
-		(*p)++;
-	if (*p == end)
-		return NULL;
-	start = *p;
-	while (*p < end && !is_blank(**p))
-		(*p)++;
-	*n = (size_t)(*p - start);
-	return start;
-}
-
 /* Only a line that cannot be read carries a message: a file of 100,000 pins is not 100,000
  * message buffers. */
 static void set_problem(kh_line *l, const char *fmt, ...) LM_PRINTF(2, 3);
@@ -156,19 +135,21 @@ static void set_problem(kh_line *l, const char *fmt, ...)
 
 static void parse_line(kh_line *l)
 {
-	const char *p = l->text, *end = l->text + l->len, *type, *key;
-	size_t n, tn, kn;
+	const char *type, *key;
+	size_t n = l->len, tn, kn;
 	char shown[80], blob_type[KH_TYPE_MAX + 1];
 	uint8_t blob[KH_MAX_BLOB];
+	lm_scan fields;
 	long blen;
 
-	if (end > p && end[-1] == '\r')
-		end--; /* a file edited on another system */
+	if (n > 0 && l->text[n - 1] == '\r')
+		n--; /* a file edited on another system */
 	if (memchr(l->text, '\0', l->len) != NULL) {
 		set_problem(l, "it contains a NUL byte");
 		return;
 	}
-	if ((l->first = next_field(&p, end, &n)) == NULL || l->first[0] == '#') {
+	lm_scan_init(&fields, l->text, n);
+	if (lm_scan_word(&fields, &l->first, &n) == 0 || l->first[0] == '#') {
 		l->first = NULL; /* blank or a comment */
 		return;
 	}
@@ -191,7 +172,7 @@ static void parse_line(kh_line *l)
 	}
 	memcpy(l->name, l->first, n);
 	l->name[n] = '\0';
-	if ((type = next_field(&p, end, &tn)) == NULL || (key = next_field(&p, end, &kn)) == NULL) {
+	if (lm_scan_word(&fields, &type, &tn) == 0 || lm_scan_word(&fields, &key, &kn) == 0) {
 		set_problem(l, "VM '%s' has no key type and key", l->name);
 		return;
 	}
@@ -220,7 +201,7 @@ static void parse_line(kh_line *l)
 		set_problem(l, "VM '%s': the key is not a '%s' key", l->name, shown);
 		return;
 	}
-	if ((key = next_field(&p, end, &kn)) != NULL && kn > 3 && memcmp(key, "id=", 3) == 0 &&
+	if (lm_scan_word(&fields, &key, &kn) == 1 && kn > 3 && memcmp(key, "id=", 3) == 0 &&
 	    kn - 3 < sizeof(l->vm_id)) {
 		memcpy(l->vm_id, key + 3, kn - 3);
 		l->vm_id[kn - 3] = '\0';

@@ -14,6 +14,10 @@
 #include "error_internal.h"
 #include "file.h"
 #include "path.h"
+#include "text.h"
+
+/* The longest line read, newline excluded, is one byte less. */
+#define LINE_MAX_BYTES 4096
 
 /* ssh_config(5), PATTERNS: "`*' matches zero or more characters, `?' matches exactly one
  * character". Iterative, with one backtrack point per `*` (no recursion a long pattern could
@@ -73,11 +77,18 @@ static int next_word(char **s, char **word)
  * pattern-list's commas separate patterns too (PATTERNS). */
 static int host_line_matches(char *args, const char *host)
 {
-	char *word, *pat, *save = NULL;
+	char *word, pat[LINE_MAX_BYTES];
+	const char *p;
+	size_t n;
+	lm_scan list;
 	int any = 0, rc;
 
-	while ((rc = next_word(&args, &word)) > 0)
-		for (pat = strtok_r(word, ",", &save); pat != NULL; pat = strtok_r(NULL, ",", &save)) {
+	while ((rc = next_word(&args, &word)) > 0) {
+		lm_scan_init(&list, word, strlen(word));
+		while (lm_scan_token(&list, ",", &p, &n) == 1) {
+			/* a part of the line: it always fits */
+			if (lm_text_copy(pat, sizeof(pat), p, n) < 0)
+				return 0;
 			if (pat[0] == '!') {
 				if (lm_ssh_config_match(pat + 1, host))
 					return 0;
@@ -85,6 +96,7 @@ static int host_line_matches(char *args, const char *host)
 				any = 1;
 			}
 		}
+	}
 	return any;
 }
 
@@ -145,23 +157,21 @@ static int set_text(char *field, size_t size, const char *value, const char *pat
 int lm_ssh_config_parse(const char *text, size_t len, const char *path, const char *host, const char *home,
     const char *local_user, lm_ssh_config_host *out)
 {
-	char line[4096], *s, *key, *value, *eq;
-	const char *p = text, *end = text + len, *nl;
+	char line[LINE_MAX_BYTES], *s, *key, *value, *eq;
+	const char *p;
+	size_t n;
+	lm_scan lines;
 	int lineno = 0, applies = 1, has_port = 0, has_user = 0, has_identity = 0, has_jump = 0, rc;
 	long port;
 
 	memset(out, 0, sizeof(*out));
 	snprintf(out->path, sizeof(out->path), "%s", path);
-	while (p < end) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = (size_t)((nl != NULL ? nl : end) - p);
+	lm_scan_init(&lines, text, len);
+	while (lm_scan_line(&lines, &p, &n) != 0) {
 		lineno++;
 		if (n >= sizeof(line))
 			return lm_error_set(LM_EINVALID, "%s line %d: longer than %zu bytes", path, lineno, sizeof(line) - 1);
-		memcpy(line, p, n);
-		line[n] = '\0';
-		p += n + (nl != NULL);
-		if (memchr(line, '\0', n) != NULL)
+		if (lm_text_copy(line, sizeof(line), p, n) < 0)
 			return lm_error_set(LM_EINVALID, "%s line %d: a NUL byte", path, lineno);
 		if (n > 0 && line[n - 1] == '\r')
 			line[--n] = '\0';

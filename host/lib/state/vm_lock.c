@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,10 @@
 #include "context_internal.h"
 #include "fs.h"
 #include "sha256.h"
+#include "text.h"
+
+/* The largest pid a note can name: pid_t's (an int here and on macOS). */
+#define PID_NOTE_MAX INT_MAX
 
 struct lm_vm_lock {
 	lm_context *ctx;
@@ -41,11 +46,13 @@ static int lock_path(lm_context *ctx, const char *vm, char **out)
  * Printable bytes only. */
 static void holder(const char *path, char *out, size_t len)
 {
-	char buf[512], *line, *save = NULL, *start = buf;
+	char buf[512];
+	const char *line;
 	ssize_t n = -1;
-	size_t i, k = 0;
+	size_t i, k = 0, ln;
 	off_t end, from = 0;
-	long pid;
+	uint64_t pid;
+	lm_scan notes, l;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
 	out[0] = '\0';
@@ -58,17 +65,21 @@ static void holder(const char *path, char *out, size_t len)
 	}
 	if (n <= 0)
 		return;
-	buf[n] = '\0';
-	if (from > 0 && (start = strchr(buf, '\n')) == NULL)
+	lm_scan_init(&notes, buf, (size_t)n);
+	/* from the middle of the file: its first line is the end of one */
+	if (from > 0 && lm_scan_line(&notes, &line, &ln) != 1)
 		return;
-	for (line = strtok_r(start, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		if (sscanf(line, "pid %ld,", &pid) != 1 || pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno != EPERM))
+	while (lm_scan_line(&notes, &line, &ln) != 0) {
+		/* "pid N, OPERATION" (note_holder) */
+		lm_scan_init(&l, line, ln);
+		if (!lm_scan_skip(&l, "pid ") || lm_scan_u64(&l, PID_NOTE_MAX, &pid) < 0 || pid == 0 ||
+		    (kill((pid_t)pid, 0) != 0 && errno != EPERM))
 			continue;
 		if (k > 0 && k + 2 < len) {
 			out[k++] = ';';
 			out[k++] = ' ';
 		}
-		for (i = 0; line[i] != '\0' && k + 1 < len; i++)
+		for (i = 0; i < ln && k + 1 < len; i++)
 			if (isprint((unsigned char)line[i]))
 				out[k++] = line[i];
 		out[k] = '\0';

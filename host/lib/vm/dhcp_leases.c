@@ -14,6 +14,7 @@
  * checked, anything unexpected skipped rather than trusted. */
 #include "vm_internal.h"
 #include "file.h"
+#include "text.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -83,7 +84,9 @@ static void lease_line(lease *l, const char *key, size_t klen, const char *value
 int lm_vm_dhcp_lease_find(const char *text, const char *mac, double now, char *ip, size_t cap)
 {
 	char want[18];
-	const char *p = text, *eol, *s, *e, *eq;
+	const char *line, *eol, *s, *e, *eq;
+	size_t n;
+	lm_scan lines;
 	lease l;
 	int in_block = 0;
 
@@ -91,9 +94,10 @@ int lm_vm_dhcp_lease_find(const char *text, const char *mac, double now, char *i
 	if (mac_normalize(mac, strlen(mac), want) < 0)
 		return lm_error_set(LM_EINVALID, "'%s' is not a MAC address", mac);
 	memset(&l, 0, sizeof(l));
-	for (; *p != '\0'; p = *eol ? eol + 1 : eol) {
-		eol = p + strcspn(p, "\n");
-		for (s = p; s < eol && (*s == ' ' || *s == '\t' || *s == '\r'); s++)
+	lm_scan_init(&lines, text, strlen(text));
+	while (lm_scan_line(&lines, &line, &n) != 0) {
+		eol = line + n;
+		for (s = line; s < eol && (*s == ' ' || *s == '\t' || *s == '\r'); s++)
 			;
 		for (e = eol; e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'); e--)
 			;

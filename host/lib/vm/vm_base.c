@@ -27,11 +27,17 @@ int lm_vm_program_present(const char *program)
 /* The first version number in a program's answer ("lume 0.2.22" -> "0.2.22"). */
 static void version_of(const char *out, char *buf, size_t len)
 {
-	size_t n;
+	const char *line = "", *w = "";
+	size_t n = 0, wn = 0, i = 0;
+	lm_scan lines, l;
 
-	out += strcspn(out, "0123456789\n");
-	n = strcspn(out, " \t\r\n");
-	lm_text_format_cut(buf, len, "%.*s", (int)n, out);
+	lm_scan_init(&lines, out, strlen(out));
+	(void)lm_scan_line(&lines, &line, &n); /* the first line's (none: "") */
+	while (i < n && (line[i] < '0' || line[i] > '9'))
+		i++;
+	lm_scan_init(&l, line + i, n - i);
+	(void)lm_scan_token(&l, " \t\r", &w, &wn);
+	lm_text_format_cut(buf, len, "%.*s", (int)wn, w);
 }
 
 int lm_vm_version_answer(int rc, lm_proc_result *res, char *buf, size_t len)
@@ -88,19 +94,16 @@ void lm_vm_failure_line(const lm_proc_result *res, char *buf, size_t cap)
 
 	buf[0] = '\0';
 	for (t = 0; t < 2 && buf[0] == '\0'; t++) {
-		const char *s = texts[t], *last = NULL, *p;
+		const char *s = texts[t], *last = NULL, *line;
+		size_t n;
+		lm_scan lines, l;
 		if (s == NULL)
 			continue;
-		for (p = s; *p != '\0';) {
-			const char *q = p;
-			while (*q == ' ' || *q == '\t' || *q == '\r')
-				q++;
-			if (*q != '\n' && *q != '\0')
-				last = p;
-			p = strchr(p, '\n');
-			if (p == NULL)
-				break;
-			p++;
+		lm_scan_init(&lines, s, strlen(s));
+		while (lm_scan_line(&lines, &line, &n) != 0) {
+			lm_scan_init(&l, line, n);
+			if (lm_scan_span(&l, " \t\r") < n)
+				last = line; /* not blank */
 		}
 		if (last != NULL)
 			lm_vm_excerpt(last, buf, cap);

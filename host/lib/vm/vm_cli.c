@@ -9,6 +9,7 @@
 #include "str.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,21 +151,32 @@ static int cli_get(lm_vm_manager *vmm, void *state, const char *name, lm_vm_info
 	return rc;
 }
 
+/* "lume 0.4.1": MAJOR.MINOR, the first number of the answer and the one after its dot; -1 when
+ * that is not there (or past INT_MAX). */
+static int version_pair(const char *out, uint64_t *major, uint64_t *minor)
+{
+	size_t len = strlen(out), i = 0;
+	lm_scan s;
+
+	while (i < len && (out[i] < '0' || out[i] > '9'))
+		i++;
+	lm_scan_init(&s, out + i, len - i);
+	return lm_scan_u64(&s, INT_MAX, major) == 0 && lm_scan_skip(&s, ".") && lm_scan_u64(&s, INT_MAX, minor) == 0 ?
+	    0 : -1;
+}
+
 /* Is this `lume` older than 0.5.0 (no `run --detach`)? Asks `lume --version` once. */
 static int cli_is_old(lm_vm_manager *vmm, cli_state *s)
 {
 	const char *args[] = {"--version", NULL};
 	lm_proc_result res;
-	const char *p;
-	int major = 0, minor = 0;
+	uint64_t major, minor;
 
 	if (s->old_lume >= 0)
 		return s->old_lume;
 	if (cli_run(vmm, s, args, LM_CLI_QUERY_TIMEOUT, &res) < 0)
 		return 0;
-	for (p = res.out; *p != '\0' && (*p < '0' || *p > '9'); p++)
-		;
-	if (res.exit_code == 0 && sscanf(p, "%d.%d", &major, &minor) == 2)
+	if (res.exit_code == 0 && version_pair(res.out, &major, &minor) == 0)
 		s->old_lume = (major == 0 && minor < 5) ? 1 : 0;
 	lm_proc_result_dispose(&res);
 	return s->old_lume == 1;
@@ -266,7 +278,10 @@ static int cli_locations(lm_vm_manager *vmm, cli_state *s)
 {
 	const char *args[] = {"config", "storage", "list", NULL};
 	lm_proc_result res;
-	char *line, *save = NULL, *path, *end;
+	const char *line, *path, *end;
+	char *copy;
+	size_t n, pn;
+	lm_scan lines;
 	int rc = 0;
 
 	if (s->storage.locations != NULL)
@@ -283,14 +298,20 @@ static int cli_locations(lm_vm_manager *vmm, cli_state *s)
 		if (res.exit_code != 0)
 			lm_text_format_cut(s->storage.why, sizeof(s->storage.why), "`lume config storage list` "
 			    "exited %d", res.exit_code);
-		for (line = res.exit_code == 0 ? strtok_r(res.out, "\n", &save) : NULL; line != NULL && rc == 0;
-		     line = strtok_r(NULL, "\n", &save)) {
-			if (strncmp(line, "  - ", 4) != 0 || (path = strstr(line, ": ")) == NULL)
+		/* "  - NAME: PATH", " (default)" after one */
+		lm_scan_init(&lines, res.out, res.exit_code == 0 ? strlen(res.out) : 0);
+		while (rc == 0 && lm_scan_line(&lines, &line, &n) != 0) {
+			if (n < 4 || memcmp(line, "  - ", 4) != 0 || (path = lm_text_find(line, n, ": ")) == NULL)
 				continue;
 			path += 2;
-			if ((end = strstr(path, " (default)")) != NULL && end[10] == '\0')
-				*end = '\0';
-			rc = lm_vm_lume_storage_add(&s->storage, path);
+			pn = n - (size_t)(path - line);
+			if ((end = lm_text_find(path, pn, " (default)")) != NULL && end + 10 == path + pn)
+				pn -= 10;
+			if ((copy = lm_text_dupn(path, pn)) == NULL)
+				rc = lm_error_nomem();
+			else
+				rc = lm_vm_lume_storage_add(&s->storage, copy);
+			free(copy);
 		}
 		lm_proc_result_dispose(&res);
 	}

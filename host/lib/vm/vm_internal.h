@@ -200,8 +200,8 @@ int lm_vm_address_answer(const char *who, const char *vm, const char *answer, ch
 int lm_vm_dhcp_lease_find(const char *text, const char *mac, double now, char *ip, size_t cap);
 int lm_vm_dhcp_lease_lookup(const char *path, const char *mac, char *ip, size_t cap);
 
-/* vm_utm.c: `utmctl list`'s table (text is modified): rows "UUID STATUS NAME...", everything else
+/* vm_utm.c: `utmctl list`'s table (text is only read): rows "UUID STATUS NAME...", everything else
  * skipped. *out malloc'ed (free()), NULL when empty. */
-int lm_vm_utm_parse_list(char *text, lm_vm_info **out, size_t *count);
+int lm_vm_utm_parse_list(const char *text, lm_vm_info **out, size_t *count);
 
 #endif

@@ -1,6 +1,7 @@
 /* Lume's VM objects, and finding a JSON document among the log lines `lume` prints on stdout. */
 #include "vm_internal.h"
 #include "json.h"
+#include "text.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -86,17 +87,21 @@ int lm_vm_info_array_from_json(const cJSON *array, lm_vm_info **out, size_t *cou
 
 int lm_vm_json_find(const char *text, int want_type, cJSON **out)
 {
-	const char *line = text, *p, *end;
+	const char *line, *p, *end;
+	size_t len = strlen(text), n, k;
+	lm_scan lines, l;
 	cJSON *doc;
 
 	*out = NULL;
-	while (line != NULL && *line != '\0') {
-		p = line;
-		while (*p == ' ' || *p == '\t' || *p == '\r')
-			p++;
-		if ((want_type == cJSON_Array && *p == '[') || (want_type == cJSON_Object && *p == '{')) {
-			/* A log line may start with '[' too ("[2026-...] INFO: ..."): it does not parse. */
-			if (lm_json_parse(&doc, p, strlen(p) + 1, &end, 0) == LM_ENOMEM)
+	lm_scan_init(&lines, text, len);
+	while (lm_scan_line(&lines, &line, &n) != 0) {
+		lm_scan_init(&l, line, n);
+		lm_scan_span(&l, " \t\r");
+		lm_scan_rest(&l, &p, &k);
+		if (k > 0 && ((want_type == cJSON_Array && *p == '[') || (want_type == cJSON_Object && *p == '{'))) {
+			/* A log line may start with '[' too ("[2026-...] INFO: ..."): it does not parse. The
+			 * document may go on over the next lines: parsed to the end of the text. */
+			if (lm_json_parse(&doc, p, len - (size_t)(p - text) + 1, &end, 0) == LM_ENOMEM)
 				return LM_ENOMEM;
 			if (doc != NULL && (doc->type & 0xff) == want_type) {
 				*out = doc;
@@ -104,9 +109,6 @@ int lm_vm_json_find(const char *text, int want_type, cJSON **out)
 			}
 			cJSON_Delete(doc);
 		}
-		line = strchr(line, '\n');
-		if (line != NULL)
-			line++;
 	}
 	return lm_error_set(LM_EINVALID, "no JSON %s in the output", want_type == cJSON_Array ? "array" : "object");
 }

@@ -85,13 +85,23 @@ static int tart_ip(lm_vm_manager *vmm, const tart_state *t, const char *name, lm
 {
 	const char *args[] = {"ip", name, NULL};
 	lm_proc_result res;
+	const char *w;
 	char addr[64];
+	size_t n;
+	lm_scan s;
 	int rc;
 
 	if ((rc = tart_run_cmd(vmm, t, args, LM_TART_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
-	if (res.exit_code == 0 && !res.timed_out && sscanf(res.out, "%63s", addr) == 1)
+	lm_scan_init(&s, res.out, strlen(res.out));
+	if (res.exit_code == 0 && !res.timed_out && lm_scan_token(&s, LM_SCAN_SPACE, &w, &n) == 1) {
+		/* its first word, cut at 63 bytes as ever: an IPv4 address is at most 15 */
+		if (n >= sizeof(addr))
+			n = sizeof(addr) - 1;
+		memcpy(addr, w, n);
+		addr[n] = '\0';
 		rc = lm_vm_address_answer("tart ip", name, addr, out->ip, sizeof(out->ip));
+	}
 	lm_proc_result_dispose(&res);
 	return rc;
 }

@@ -124,6 +124,18 @@ static void set_status(lm_vm_info *out, const char *word)
 	snprintf(out->status, sizeof(out->status), "%s", strcmp(word, "started") == 0 ? "running" : word);
 }
 
+/* The same from a word of utmctl's output: its first 31 bytes, as the status field holds. */
+static void set_status_word(lm_vm_info *out, const char *w, size_t n)
+{
+	char word[32];
+
+	if (n >= sizeof(word))
+		n = sizeof(word) - 1;
+	memcpy(word, w, n);
+	word[n] = '\0';
+	set_status(out, word);
+}
+
 /* The VM's lease in the host's DHCP leases, by the MAC of its first NIC (config.plist's
  * Network[0].MacAddress); nothing when either is not there. */
 static int lease_address(lm_vm_manager *vmm, utm_state *u, const char *name, lm_vm_info *out)
@@ -161,7 +173,10 @@ static int utm_address(lm_vm_manager *vmm, utm_state *u, const char *name, lm_vm
 	const char *args[] = {"ip-address", name, NULL};
 	lm_proc_result res;
 	struct in6_addr in6;
-	char *line, *save = NULL;
+	char addr[256];
+	const char *line;
+	size_t n;
+	lm_scan lines;
 	int rc;
 
 	if (u->address != NULL) {
@@ -183,12 +198,19 @@ static int utm_address(lm_vm_manager *vmm, utm_state *u, const char *name, lm_vm
 		lm_proc_result_dispose(&res);
 		return rc;
 	}
-	for (line = strtok_r(res.out, "\r\n", &save); line != NULL; line = strtok_r(NULL, "\r\n", &save)) {
-		while (*line == ' ' || *line == '\t')
-			line++;
+	lm_scan_init(&lines, res.out, strlen(res.out));
+	while (lm_scan_token(&lines, "\r\n", &line, &n) == 1) {
+		while (n > 0 && (*line == ' ' || *line == '\t'))
+			line++, n--;
+		/* An address is at most 45 bytes and a refusal shows 64 (lm_vm_address_answer): a longer
+		 * line reads as its first 255 bytes to the same effect. */
+		if (n >= sizeof(addr))
+			n = sizeof(addr) - 1;
+		memcpy(addr, line, n);
+		addr[n] = '\0';
 		/* IPv4 before IPv6, one per line; a line that is neither is refused, never looked up */
-		if (line[0] != '\0' && inet_pton(AF_INET6, line, &in6) != 1) {
-			rc = lm_vm_address_answer("utmctl ip-address", name, line, out->ip, sizeof(out->ip));
+		if (addr[0] != '\0' && inet_pton(AF_INET6, addr, &in6) != 1) {
+			rc = lm_vm_address_answer("utmctl ip-address", name, addr, out->ip, sizeof(out->ip));
 			break;
 		}
 	}
@@ -223,24 +245,28 @@ static int utm_get(lm_vm_manager *vmm, void *state, const char *name, lm_vm_info
 {
 	utm_state *u = state;
 	const char *args[] = {"status", name, NULL};
-	char what[LM_VM_NAME_MAX + 8], word[32];
+	char what[LM_VM_NAME_MAX + 8];
+	const char *word;
+	size_t n;
 	lm_proc_result res;
+	lm_scan s;
 	int rc;
 
 	snprintf(what, sizeof(what), "status %s", name);
 	if ((rc = utm_cmd(vmm, u, args, LM_UTM_QUERY_TIMEOUT, &res)) < 0)
 		return rc;
-	if (utm_failed(&res) || sscanf(res.out, "%31s", word) != 1) {
+	lm_scan_init(&s, res.out, strlen(res.out));
+	if (utm_failed(&res) || lm_scan_token(&s, LM_SCAN_SPACE, &word, &n) == 0) {
 		rc = utm_failed(&res) ? utm_error(vmm, u, &res, what, name) :
 		    lm_error_set(LM_ERROR, "utmctl %s: printed no status", what);
 		lm_proc_result_dispose(&res);
 		return rc;
 	}
-	lm_proc_result_dispose(&res);
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", name);
 	snprintf(out->os, sizeof(out->os), "macOS");
-	set_status(out, word);
+	set_status_word(out, word, n);
+	lm_proc_result_dispose(&res);
 	if (strcmp(out->status, "stopped") == 0) {
 		int saved;
 		if ((rc = saved_state(u, name, &saved)) < 0)
@@ -257,22 +283,24 @@ static int utm_get(lm_vm_manager *vmm, void *state, const char *name, lm_vm_info
 /* `utmctl list`: "UUID                                 Status   Name", then "UUID STATUS NAME" rows
  * (the status padded to 8 characters, the name the rest of the line, spaces and all). Parsed by
  * words, whatever the padding; lines that are not rows are skipped. */
-int lm_vm_utm_parse_list(char *text, lm_vm_info **out, size_t *count)
+int lm_vm_utm_parse_list(const char *text, lm_vm_info **out, size_t *count)
 {
 	lm_vm_info *list = NULL;
-	char *line, *save = NULL, uuid[64], word[32];
-	size_t n = 0, cap = 0, len;
-	int used;
+	const char *line, *uuid, *word, *name;
+	size_t n = 0, cap = 0, len, un, wn;
+	lm_scan lines, l;
 
 	*out = NULL;
 	*count = 0;
-	for (line = strtok_r(text, "\r\n", &save); line != NULL; line = strtok_r(NULL, "\r\n", &save)) {
-		const char *name;
-		if (sscanf(line, " %63s %31s %n", uuid, word, &used) != 2 || strlen(uuid) != 36 || uuid[8] != '-' ||
-		    uuid[13] != '-' || uuid[18] != '-' || uuid[23] != '-')
+	lm_scan_init(&lines, text, strlen(text));
+	while (lm_scan_token(&lines, "\r\n", &line, &len) == 1) {
+		lm_scan_init(&l, line, len);
+		if (lm_scan_token(&l, LM_SCAN_SPACE, &uuid, &un) == 0 || lm_scan_token(&l, LM_SCAN_SPACE, &word, &wn) == 0 ||
+		    un != 36 || uuid[8] != '-' || uuid[13] != '-' || uuid[18] != '-' || uuid[23] != '-')
 			continue; /* the header, blank or foreign lines */
-		name = line + used;
-		for (len = strlen(name); len > 0 && (name[len - 1] == ' ' || name[len - 1] == '\t'); len--)
+		lm_scan_span(&l, LM_SCAN_SPACE);
+		lm_scan_rest(&l, &name, &len);
+		for (; len > 0 && (name[len - 1] == ' ' || name[len - 1] == '\t'); len--)
 			;
 		if (len == 0 || len >= LM_VM_NAME_MAX)
 			continue;
@@ -287,7 +315,7 @@ int lm_vm_utm_parse_list(char *text, lm_vm_info **out, size_t *count)
 		memset(&list[n], 0, sizeof(list[n]));
 		snprintf(list[n].name, sizeof(list[n].name), "%.*s", (int)len, name);
 		snprintf(list[n].os, sizeof(list[n].os), "macOS");
-		set_status(&list[n], word);
+		set_status_word(&list[n], word, wn);
 		n++;
 	}
 	*out = list;

@@ -16,10 +16,10 @@ int lm_guest_facts_read(lm_ssh *ssh, lm_guest_facts *facts, char *current, size_
 /* The guest's login shell ($SHELL) into buf (a longer answer is an error); *written_for: zsh, bash
  * or sh, the shells lume-metal's guest commands are written for. */
 int lm_guest_login_shell(lm_ssh *ssh, char *buf, size_t len, int *written_for);
-/* The facts command's output (modified in place: lines are cut at '\n'; NULL reads as empty);
+/* The facts command's output (read, never modified: one fact a line; NULL reads as empty);
  * `err` is its stderr, quoted when the output says nothing usable. Split out of the read so that
  * the parse of what the guest prints can be tested and fuzzed without a guest. */
-int lm_guest_facts_parse(char *out, const char *err, lm_guest_facts *facts, char *current, size_t current_len);
+int lm_guest_facts_parse(const char *out, const char *err, lm_guest_facts *facts, char *current, size_t current_len);
 /* `sysctl -n kern.boottime`'s "{ sec = S, usec = U } ..." as epoch seconds; 0 when not that. */
 double lm_guest_boot_time_parse(const char *boot);
 
