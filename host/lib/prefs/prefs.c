@@ -624,9 +624,13 @@ int lm_host_pref_disable(lm_context *ctx, lm_host_pref_info *info)
 	/* Enabled VMs still need the preference; taking it away under them needs force. */
 	if ((rc = lm_host_pref_unneeded_locked(st, NULL, "rolling back the last one restores it (restoring now needs "
 	    "force)")) < 0) {
+		char said[1024];
+
+		/* The refusal stays the error: the status read for the caller's info sets its own. */
+		snprintf(said, sizeof(said), "%s", lm_error_last()->message);
 		lm_state_close(st);
 		(void)lm_host_pref_status(ctx, NULL, info);
-		return rc;
+		return lm_error_set(rc, "%s", said);
 	}
 	rc = lm_host_pref_disable_locked(st, info);
 	lm_state_close(st);
