@@ -302,24 +302,39 @@ int lm_text_format(char *out, size_t size, const char *fmt, ...)
 	return 0;
 }
 
-int lm_text_parse_u64(const char *s, size_t n, uint64_t max, uint64_t *out)
+/* The value of one digit in base 10 or 16, or -1. */
+static int digit_value(char c, unsigned base)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (base == 16 && c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (base == 16 && c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* n digits of base (no sign, no prefix) into *out, refused above max: one parse for both bases. */
+static int parse_digits(const char *s, size_t n, unsigned base, uint64_t max, uint64_t *out)
 {
 	uint64_t v = 0;
 	size_t i;
+	int d;
 
 	if (n == 0)
 		return -1;
 	for (i = 0; i < n; i++) {
-		unsigned d;
-		if (s[i] < '0' || s[i] > '9')
+		if ((d = digit_value(s[i], base)) < 0 || (uint64_t)d > max || v > (max - (uint64_t)d) / base)
 			return -1;
-		d = (unsigned)(s[i] - '0');
-		if (d > max || v > (max - d) / 10)
-			return -1;
-		v = v * 10 + d;
+		v = v * base + (uint64_t)d;
 	}
 	*out = v;
 	return 0;
+}
+
+int lm_text_parse_u64(const char *s, size_t n, uint64_t max, uint64_t *out)
+{
+	return parse_digits(s, n, 10, max, out);
 }
 
 int lm_text_parse_i64(const char *s, size_t n, int64_t min, int64_t max, int64_t *out)
@@ -345,27 +360,7 @@ int lm_text_parse_i64(const char *s, size_t n, int64_t min, int64_t max, int64_t
 
 int lm_text_parse_hex(const char *s, size_t n, uint64_t max, uint64_t *out)
 {
-	uint64_t v = 0;
-	size_t i;
-
-	if (n == 0)
-		return -1;
-	for (i = 0; i < n; i++) {
-		unsigned d;
-		if (s[i] >= '0' && s[i] <= '9')
-			d = (unsigned)(s[i] - '0');
-		else if (s[i] >= 'a' && s[i] <= 'f')
-			d = (unsigned)(s[i] - 'a') + 10;
-		else if (s[i] >= 'A' && s[i] <= 'F')
-			d = (unsigned)(s[i] - 'A') + 10;
-		else
-			return -1;
-		if (d > max || v > (max - d) / 16)
-			return -1;
-		v = v * 16 + d;
-	}
-	*out = v;
-	return 0;
+	return parse_digits(s, n, 16, max, out);
 }
 
 const char *lm_text_find(const char *s, size_t n, const char *what)
