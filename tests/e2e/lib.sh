@@ -91,6 +91,14 @@ sim_events() {
 }
 # log_has FILTER: some line of the request log is selected by the jq FILTER.
 log_has() { [ "$(jq -c "select($1)" "$SIM_LOG" | wc -l)" -gt 0 ]; }
+# lines_at_least FILE PATTERN N: at least N lines of FILE match PATTERN (grep -E; none while FILE
+# is missing). For wait_for, which runs its command afresh each time: a $(grep -c ...) among
+# wait_for's arguments is counted once, before the wait begins, and never changes.
+lines_at_least() {
+  local n
+  n=$(grep -cE -- "$2" "$1" 2>/dev/null) || true
+  [ "${n:-0}" -ge "$3" ]
+}
 port22_open() { (exec 3<>"/dev/tcp/$1/22") 2>/dev/null; }
 # The process is gone, or a zombie nobody reaps (some containers' init never does).
 exited() { [ ! -e "/proc/$1" ] || grep -q '^[0-9]* (.*) [ZX] ' "/proc/$1/stat" 2>/dev/null; }

@@ -44,7 +44,10 @@ lmb_json() { # OUTFILE ARGS...
   jq -e . "$out" >/dev/null || fail "lume-metal $* printed no JSON document: $(cat "$out" "$out.err")"
 }
 
-ssh_up() { (exec 3<>"/dev/tcp/$ADDR/22") 2>/dev/null; }
+# One connection attempt, bounded: a connect whose SYN is not answered (a full listen queue on a
+# loaded machine) retries for about two minutes in the kernel, and the callers' 400 tries would
+# then outlast the test's guard with nothing said (asan-ci, issue 51's closing note).
+ssh_up() { timeout 2 bash -c '(exec 3<>"/dev/tcp/$1/22")' ssh_up "$ADDR" 2>/dev/null; }
 
 # The user starts and stops the VM with the manager's own tools, out of lume-metal's sight.
 user_start() {
@@ -54,7 +57,7 @@ user_start() {
     "$BIN/tart" ip vm1 --wait 60 >/dev/null || fail "tart ip: no address: $(cat "$E2E_DIR/tart-run.log")" ;;
   utm) "$BIN/utmctl" start vm1 ;;
   lume-cli) "$BIN/lume" run vm1 --detach >/dev/null ;; # held by its own `lume run`, as the CLI starts it
-  *) curl -fsS -X POST -d '{"noDisplay":true}' "$LUME_METAL_LUME_URL/lume/vms/vm1/run" >/dev/null ;;
+  *) curl -fsS --max-time 30 -X POST -d '{"noDisplay":true}' "$LUME_METAL_LUME_URL/lume/vms/vm1/run" >/dev/null ;;
   esac
   for _ in $(seq 1 400); do ssh_up && break; sleep 0.05; done
   ssh_up || fail "vm1 did not become reachable"
@@ -70,7 +73,7 @@ user_stop() {
   tart) "$BIN/tart" stop vm1 ;;
   utm) "$BIN/utmctl" stop vm1 --force ;;
   lume-cli) "$BIN/lume" stop vm1 >/dev/null ;;
-  *) curl -fsS -X POST "$LUME_METAL_LUME_URL/lume/vms/vm1/stop" >/dev/null ;;
+  *) curl -fsS --max-time 30 -X POST "$LUME_METAL_LUME_URL/lume/vms/vm1/stop" >/dev/null ;;
   esac
 }
 # The manager's word for "stopped" (Tart's State, UTM's status, Lume's status).
@@ -123,8 +126,8 @@ scenario_first_enable_restart() {
   [ "$(mgr_state)" = "$( [ "$backend" = utm ] && echo started || echo running)" ] || fail "vm1 not running: $(mgr_state)"
   # Lume's API was asked for no VNC listener on the VM it started (reference/lume.md, 2026-12-06).
   if [ "$backend" = lume-api ]; then
-    [ "$(curl -fsS "$LUME_METAL_LUME_URL/lume/vms/vm1" | jq -r .vncUrl)" = null ] ||
-      fail "the VM lume-metal started has a VNC listener: $(curl -fsS "$LUME_METAL_LUME_URL/lume/vms/vm1")"
+    [ "$(curl -fsS --max-time 30 "$LUME_METAL_LUME_URL/lume/vms/vm1" | jq -r .vncUrl)" = null ] ||
+      fail "the VM lume-metal started has a VNC listener: $(curl -fsS --max-time 30 "$LUME_METAL_LUME_URL/lume/vms/vm1")"
   fi
   # A stopped VM is started (not restarted) by the next first enable.
   lmb_json "$E2E_DIR/r.json" rollback vm1
@@ -202,7 +205,7 @@ scenario_rollback() {
 scenario_address_name() {
   mgr_sim_start
   user_start
-  curl -fsS -X POST -d '{"answer":"localhost"}' "$LUME_METAL_LUME_URL/_sim/vms/vm1/address" >/dev/null
+  curl -fsS --max-time 30 -X POST -d '{"answer":"localhost"}' "$LUME_METAL_LUME_URL/_sim/vms/vm1/address" >/dev/null
   lmb_json "$E2E_DIR/e.json" enable vm1
   expect_rc 1 "$E2E_DIR/e.json"
   jq -r '.vms[0].error.message // .error.message' "$E2E_DIR/e.json" >"$E2E_DIR/msg"
@@ -223,7 +226,7 @@ scenario_host_key_change() {
   lmb_json "$E2E_DIR/r.json" rollback vm1 --no-restart
   expect_rc 0 "$E2E_DIR/r.json"
   user_stop
-  curl -fsS -X POST "$LUME_METAL_LUME_URL/_sim/vms/vm1/rekey" >/dev/null
+  curl -fsS --max-time 30 -X POST "$LUME_METAL_LUME_URL/_sim/vms/vm1/rekey" >/dev/null
   [ "$backend" != none ] || user_start
   lmb_json "$E2E_DIR/e2.json" enable vm1
   expect_rc 1 "$E2E_DIR/e2.json"
@@ -341,7 +344,7 @@ guest_reboot() {
   local boots; boots=$(vm_starts vm1)
   case "$backend" in
   lume-cli) "$BIN/lume" restart vm1 >/dev/null ;;
-  *) curl -fsS -X POST "$LUME_METAL_LUME_URL/_sim/vms/vm1/guest-reboot" >/dev/null ;;
+  *) curl -fsS --max-time 30 -X POST "$LUME_METAL_LUME_URL/_sim/vms/vm1/guest-reboot" >/dev/null ;;
   esac
   wait_for 60 "vm1's guest did not boot again" vm_started_since vm1 "$boots"
   for _ in $(seq 1 400); do ssh_up && break; sleep 0.05; done

@@ -91,7 +91,7 @@ scenario_agent_bootout_past_bound() {
   grep -q "the previous agent $LABEL is back as it was (running)" <<<"$msg" || fail "previous agent not back: $msg"
   plist_args | grep -q "<string>8080</string>" || fail "the plist is not v1's: $(plist_args)"
   [ -n "$(agent_pid)" ] || fail "agent v1 is not running again"
-  wait_for 15 "agent v1 to start again" test "$(grep -c "started args=--port 8080" "$(agent_log)")" -ge 2
+  wait_for 15 "agent v1 to start again" lines_at_least "$(agent_log)" "started args=--port 8080" 2
   ! grep -q "started args=--port 9090" "$(agent_log)" || fail "v2 ran"
   agent_is_installed 8080
   check_guest_shells

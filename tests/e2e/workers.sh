@@ -120,7 +120,7 @@ scenario_workers_restart() {
 
   note "restarted: the earlier server's records go, the new server's stay"
   plain_ssh vm1 "launchctl kickstart -k gui/\$(id -u)/$LABEL" || fail "kickstart -k failed"
-  wait_for 15 "the new server to be ready" test "$(grep -c '^server: ready$' "$log")" -eq 2
+  wait_for 15 "the new server to be ready" lines_at_least "$log" '^server: ready$' 2
   lm_json "$E2E_DIR/r.json" agent list vm1
   local pid2; pid2=$(jq -r '.vms[0].agents[0].pid' "$E2E_DIR/r.json")
   [ "$pid2" != "$pid" ] || fail "kickstart -k kept pid $pid"
