@@ -34,21 +34,26 @@ typedef struct {
 	char bundle_id[LM_BUNDLE_ID_MAX];   /* what `current` names now */
 	char previous[LM_BUNDLE_ID_MAX];    /* what it named before ("" none) */
 	int changed;                        /* 0: this bundle was installed already and every file verified */
-	int repaired;                       /* its directory was there and did not verify: replaced */
+	int repaired;                       /* its directory was there (damaged, or not `current`'s): replaced */
 	int files;                          /* files written (the manifest included) */
 	int removed;                        /* other entries removed (older bundles, interrupted installs) */
 } lm_local_install_result;
 
 /* Install this machine's bundle (ctx's bundle_dir when set, else the installation's bundle for
  * this machine's OS and architecture) into prefix (NULL: LM_LOCAL_PREFIX_DEFAULT; else an absolute
- * path). Every file is checked against the manifest's SHA-256 before it is copied and read back
- * after; the copy goes to a staging directory beside the others, which becomes the bundle's
- * directory with one rename (an exchange, when a damaged copy was there) before `current` is
- * switched with one more: a reader sees the old bundle or the new one, never a mix. Idempotent:
- * an installed bundle that verifies is left as it is. Refused (LM_EINVALID, nothing changed):
- * a relative prefix; a symbolic link, or a directory group or others can write, at PREFIX,
- * PREFIX/lib or PREFIX/lib/lume-metal (the shim is loaded into every workload started with
- * its environment). out->size must be set. */
+ * path), with the installer `enable` uses in a guest, run here. Every file is checked against the
+ * manifest's SHA-256 before anything is created, and read back after its copy; the copy goes to a
+ * staging directory beside the others, which becomes the bundle's directory with one rename
+ * before `current` is switched with one more: a reader sees the old bundle or the new one, never
+ * a mix. A damaged copy at the bundle's name is removed by its manifest first; a file of
+ * someone else's inside it stops the install (LM_EREMOTE naming it; `current` untouched). Older
+ * bundles and what interrupted installs left are removed by their manifests; anything else in
+ * PREFIX/lib/lume-metal stays. Idempotent: an installed bundle that `current` names and that
+ * verifies (every file a regular one with its mode and SHA-256) is left as it is. Refused
+ * (LM_EINVALID, nothing changed): a relative prefix; a symbolic link, or a directory group or
+ * others can write, at PREFIX, PREFIX/lib or PREFIX/lib/lume-metal (the shim is loaded into every
+ * workload started with its environment). Commands run as `local` runs them: the account's login
+ * shell. out->size must be set. */
 LM_EXTERN(int) lm_local_install(lm_context *ctx, const char *prefix, lm_local_install_result *out);
 
 /* The installed bundle's environment: the variables `run` gives a workload (the injection

@@ -56,7 +56,7 @@ install)
   "$LM_BIN" local install --prefix "$P" | grep -qx "already installed: $D/current is bundle $bundle_id, every file verified; nothing changed" ||
     fail "text: $("$LM_BIN" local install --prefix "$P")"
 
-  note "a tampered installed file (and one with a wider mode): found, the copy replaced in one exchange"
+  note "a tampered installed file (and one with a wider mode): found, the copy replaced (guestops' installer, as in a guest)"
   printf 'x' >>"$D/current/metal-capabilities"
   chmod 666 "$D/current/profiles/published.json"
   install_json >"$E2E_DIR/i3.json" || fail "repair: $(cat "$E2E_DIR/i3.json")"
@@ -65,6 +65,29 @@ install)
   jq_is "$E2E_DIR/i3.json" .removed 0
   verify_installed "$D/current"
   [ "$(ls -A "$D" | sort | tr '\n' ' ')" = ".lock $bundle_id current " ] || fail "left behind: $(ls -A "$D")"
+
+  note "a wider mode alone (the bytes as they were): found by the mode check, the copy replaced"
+  chmod 666 "$D/current/profiles/published.json"
+  install_json >"$E2E_DIR/i3m.json" || fail "mode repair: $(cat "$E2E_DIR/i3m.json")"
+  jq_is "$E2E_DIR/i3m.json" .repaired true
+  verify_installed "$D/current"
+
+  note "someone else's file: one in the install directory stays; one inside the bundle's copy stops its replacement"
+  echo mine >"$D/notes.txt"
+  echo mine >"$D/current/extra.txt"
+  printf 'x' >>"$D/current/metal-capabilities"
+  set +e; "$LM_BIN" local install --prefix "$P" >"$E2E_DIR/x.out" 2>&1; rc=$?; set -e
+  [ "$rc" -eq 1 ] && grep -qF "$D/$bundle_id cannot be replaced" "$E2E_DIR/x.out" &&
+    grep -qF "left: $D/$bundle_id/extra.txt (not lume-metal's)" "$E2E_DIR/x.out" || fail "a file of someone else's: exit $rc: $(cat "$E2E_DIR/x.out")"
+  [ "$(cat "$D/current/extra.txt")" = mine ] && [ "$(readlink "$D/current")" = "$bundle_id" ] || fail "extra.txt or current changed"
+  [ -z "$(find "$D" -maxdepth 1 -name '.staging-*')" ] || fail "the refused install left its staging directory: $(ls -A "$D")"
+  rm "$D/current/extra.txt"
+  install_json >"$E2E_DIR/i3x.json" || fail "after moving it away: $(cat "$E2E_DIR/i3x.json")"
+  jq_is "$E2E_DIR/i3x.json" .repaired true
+  jq_is "$E2E_DIR/i3x.json" .removed 0
+  [ "$(cat "$D/notes.txt")" = mine ] || fail "notes.txt changed"
+  rm "$D/notes.txt"
+  verify_installed "$D/current"
 
   note "a tampered bundle: refused before anything is written; the installed one stays"
   cp -a "$bundle" "$E2E_DIR/bad-bundle"
@@ -183,7 +206,7 @@ env)
   validate "$E2E_DIR/env.json"
   printf 'x' >>"$D/current/liblume-metal-shim.so"
   set +e; "$LM_BIN" local env --prefix "$P" >"$E2E_DIR/bad.out" 2>&1; rc=$?; set -e
-  [ "$rc" -eq 1 ] && grep -qF "the installed bundle does not verify: $D/current/liblume-metal-shim.so does not match the manifest" "$E2E_DIR/bad.out" &&
+  [ "$rc" -eq 1 ] && grep -qF "the installed bundle does not verify: $D/$bundle_id/liblume-metal-shim.so does not match the manifest (SHA-256)" "$E2E_DIR/bad.out" &&
     grep -q '^hint: `lume-metal local install` (with the same --prefix) replaces it' "$E2E_DIR/bad.out" ||
     fail "damaged: exit $rc: $(cat "$E2E_DIR/bad.out")"
   echo "local env: sh and \$GITHUB_ENV forms load the shim in the next step, as its records show"

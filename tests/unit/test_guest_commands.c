@@ -44,6 +44,7 @@ static int run_shell(const char *shell, const char *command, const char *home, c
 typedef struct {
 	char *home;
 	lm_guest_facts facts;
+	lm_install_place place; /* the guest's: facts' home */
 	lm_bundle *bundle;
 } fixture;
 
@@ -56,6 +57,8 @@ static int setup(void **state)
 	snprintf(f->facts.home, sizeof(f->facts.home), "%s", f->home);
 	f->bundle = calloc(1, sizeof(*f->bundle));
 	snprintf(f->bundle->id, sizeof(f->bundle->id), "%s", "0.1.0-0123456789ab");
+	if (lm_install_place_guest(&f->place, &f->facts) < 0)
+		return -1;
 	*state = f;
 	return 0;
 }
@@ -116,7 +119,7 @@ static void test_prepare_fresh_guest(void **state)
 	char *cmd = NULL, out[256];
 	size_t i;
 
-	lm_assert_ok(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &cmd));
+	lm_assert_ok(lm_guest_install_prepare_command(&f->place, ".staging-0.1.0-0123456789ab", &cmd));
 	for (i = 0; i < NSHELLS; i++) {
 		char *base = base_path(f, "");
 		lm_test_rmtree(base);
@@ -136,7 +139,7 @@ static void test_prepare_removes_nothing(void **state)
 	char *cmd = NULL, out[256], *p;
 	size_t i;
 
-	lm_assert_ok(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &cmd));
+	lm_assert_ok(lm_guest_install_prepare_command(&f->place, ".staging-0.1.0-0123456789ab", &cmd));
 	for (i = 0; i < NSHELLS; i++) {
 		p = base_path(f, ".staging-0.0.9-old/profiles");
 		assert_int_equal(lm_test_mkdir_p(p, 0755), 0);
@@ -160,6 +163,43 @@ static void test_prepare_removes_nothing(void **state)
 	free(cmd);
 }
 
+/* A place of the caller's (`local install`'s PREFIX/lib/lume-metal): only its own directory is
+ * made, 0755 under any umask, and no note of parents is written (its parents are the caller's). */
+static void test_prepare_other_place(void **state)
+{
+	fixture *f = *state;
+	lm_install_place place;
+	char dir[PATH_MAX], *cmd = NULL, out[256];
+	struct stat st;
+	size_t i;
+
+	snprintf(dir, sizeof(dir), "%s/usr/lib/lume-metal", f->home);
+	lm_assert_ok(lm_install_place_dir(&place, dir, "Linux", ".lock"));
+	assert_string_equal(place.home, "");
+	assert_string_equal(place.shown, dir);
+	lm_assert_ok(lm_guest_install_prepare_command(&place, ".staging-0.1.0-0123456789ab", &cmd));
+	for (i = 0; i < NSHELLS; i++) {
+		char shell_cmd[PATH_MAX * 2];
+		snprintf(dir, sizeof(dir), "%s/usr", f->home);
+		lm_test_rmtree(dir);
+		assert_int_equal(lm_test_mkdir_p(dir, 0755), 0);
+		snprintf(dir, sizeof(dir), "%s/usr/lib", f->home);
+		assert_int_equal(lm_test_mkdir_p(dir, 0755), 0);
+		snprintf(shell_cmd, sizeof(shell_cmd), "umask 077; %s", cmd);
+		if (run_shell(shells[i], shell_cmd, f->home, out, sizeof(out)) != 0)
+			fail_msg("%s -c \"%s\" failed", shells[i], shell_cmd);
+		snprintf(dir, sizeof(dir), "%s/usr/lib/lume-metal/.staging-0.1.0-0123456789ab/profiles", f->home);
+		assert_int_equal(stat(dir, &st), 0);
+		assert_int_equal(st.st_mode & 0777, 0755);
+		snprintf(dir, sizeof(dir), "%s/usr/lib/lume-metal/" LM_GUEST_PARENTS_FILE, f->home);
+		assert_false(lm_test_exists(dir));
+		assert_false(exists(f, "")); /* nothing in the home's place */
+	}
+	free(cmd);
+	lm_assert_fails(lm_install_place_dir(&place, "usr/lib/lume-metal", "Linux", NULL), LM_EINVALID);
+	lm_assert_error_has("not an absolute path");
+}
+
 /* The staged bundle into place, `current` to it; older versions and leftovers are left to the
  * removal by manifest, and a file of the guest's stays. */
 static void test_switch(void **state)
@@ -169,8 +209,8 @@ static void test_switch(void **state)
 	size_t i;
 	ssize_t n;
 
-	lm_assert_ok(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &prepare));
-	lm_assert_ok(lm_guest_install_switch_command(&f->facts, f->bundle, ".staging-0.1.0-0123456789ab", &sw));
+	lm_assert_ok(lm_guest_install_prepare_command(&f->place, ".staging-0.1.0-0123456789ab", &prepare));
+	lm_assert_ok(lm_guest_install_switch_command(&f->place, f->bundle, ".staging-0.1.0-0123456789ab", &sw));
 	for (i = 0; i < NSHELLS; i++) {
 		p = base_path(f, "0.0.9-old");
 		assert_int_equal(lm_test_mkdir_p(p, 0755), 0);
@@ -213,8 +253,8 @@ static void test_switch_refuses(void **state)
 	char *prepare = NULL, *sw = NULL, out[256], *p, local[PATH_MAX + 8];
 	size_t i;
 
-	lm_assert_ok(lm_guest_install_prepare_command(&f->facts, ".staging-0.1.0-0123456789ab", &prepare));
-	lm_assert_ok(lm_guest_install_switch_command(&f->facts, f->bundle, ".staging-0.1.0-0123456789ab", &sw));
+	lm_assert_ok(lm_guest_install_prepare_command(&f->place, ".staging-0.1.0-0123456789ab", &prepare));
+	lm_assert_ok(lm_guest_install_switch_command(&f->place, f->bundle, ".staging-0.1.0-0123456789ab", &sw));
 	for (i = 0; i < NSHELLS; i++) {
 		assert_int_equal(run_shell(shells[i], prepare, f->home, out, sizeof(out)), 0);
 		p = base_path(f, "current");
@@ -403,6 +443,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_prepare_fresh_guest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prepare_removes_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_other_place, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_switch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_switch_refuses, setup, teardown),
 		cmocka_unit_test(test_base_refuse),

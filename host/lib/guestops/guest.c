@@ -61,16 +61,16 @@ static void cl_arg(cmdline *c, const char *arg)
 	lm_free(q);
 }
 
-/* A path under the guest's lume-metal directory, quoted. It goes into `rm -rf` commands: never
- * cut short (a cut path could name a parent directory). */
-static void cl_path(cmdline *c, const lm_guest_facts *g, const char *rest)
+/* A path under an install directory, quoted. Never cut short (a cut path could name a parent
+ * directory). */
+static void cl_path(cmdline *c, const char *dir, const char *rest)
 {
 	char path[PATH_MAX];
 	int rc;
 
 	if (lm_buf_error(c) < 0)
 		return;
-	if ((rc = lm_path_join_buf(path, sizeof(path), g->home, LM_GUEST_BASE, rest[0] ? rest : NULL, NULL)) < 0) {
+	if ((rc = lm_path_join_buf(path, sizeof(path), dir, rest[0] ? rest : NULL, NULL)) < 0) {
 		cl_fail(c, rc);
 		return;
 	}
@@ -224,36 +224,90 @@ int lm_guest_login_shell(lm_ssh *ssh, char *buf, size_t len, int *written_for)
 	return rc;
 }
 
-static int file_path(char *buf, size_t len, const lm_guest_facts *g, const char *dir, const char *name)
+static int file_path(char *buf, size_t len, const lm_install_place *p, const char *dir, const char *name)
 {
-	return lm_path_join_buf(buf, len, g->home, LM_GUEST_BASE, dir, name, NULL);
+	return lm_path_join_buf(buf, len, p->dir, dir, name, NULL);
+}
+
+static int place_fill(lm_install_place *p, const char *home, const char *dir, const char *shown, const char *os,
+    const char *keep)
+{
+	memset(p, 0, sizeof(*p));
+	if (dir[0] != '/')
+		return lm_error_set(LM_EINVALID, "the install directory '%s' is not an absolute path", dir);
+	if (lm_text_format(p->dir, sizeof(p->dir), "%s", dir) < 0 || lm_text_format(p->home, sizeof(p->home), "%s", home) < 0 ||
+	    lm_text_format(p->shown, sizeof(p->shown), "%s", shown) < 0)
+		return lm_error_set(LM_EINVALID, "the install directory %s is longer than %zu bytes", dir, sizeof(p->dir) - 1);
+	/* BSD mv (macOS) moves a link over a link with -h, GNU mv with -T. */
+	p->bsd_mv = strcmp(os, "Darwin") == 0;
+	p->keep = keep;
+	return 0;
+}
+
+int lm_install_place_guest(lm_install_place *p, const lm_guest_facts *facts)
+{
+	char dir[PATH_MAX];
+	int rc;
+
+	if ((rc = lm_path_join_buf(dir, sizeof(dir), facts->home, LM_GUEST_BASE, NULL)) < 0)
+		return rc;
+	return place_fill(p, facts->home, dir, "~/" LM_GUEST_BASE, facts->os, NULL);
+}
+
+int lm_install_place_dir(lm_install_place *p, const char *dir, const char *os, const char *keep)
+{
+	return place_fill(p, "", dir, dir, os, keep);
+}
+
+/* One installed file's mode as the manifest says (lm_ssh_stat does not follow a link); *why when
+ * not. Anything but a regular file is left to lm_ssh_sha256, which refuses it in the transport's
+ * own words. */
+static int file_mode(lm_ssh *ssh, const char *path, int mode, int *ok, char *why, size_t why_len)
+{
+	lm_ssh_stat_info st;
+	int rc;
+
+	*ok = 1;
+	if ((rc = lm_ssh_stat(ssh, path, &st)) < 0)
+		return rc;
+	if (st.exists && !st.is_dir && !st.is_link && st.mode != mode) {
+		*ok = 0;
+		lm_text_format_cut(why, why_len, "%s has mode %04o, the manifest says %04o", path, (unsigned)st.mode,
+		    (unsigned)mode);
+	}
+	return 0;
 }
 
 /* Every file read through lm_ssh_sha256: a FIFO or a device is refused by its kind, never opened,
  * and a read ends with the command timeout. A link on the way (the install rule) or a file that is
- * not what the manifest says is "not verified" with why; what is not the guest's answer (memory,
+ * not what the manifest says is "not verified" with why; what is not the place's answer (memory,
  * the connection, a timeout) is an error. */
-int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *ok, char *why,
+int lm_bundle_verify_at(lm_ssh *ssh, const lm_install_place *p, const lm_bundle *b, int *ok, char *why,
     size_t why_len)
 {
 	char path[PATH_MAX + 600], hex[65], manifest_hex[65];
 	uint8_t digest[32];
 	size_t i;
-	int rc;
+	int rc, fine;
 
 	*ok = 0;
 	lm_text_format_cut(why, why_len, "%s", "");
 	lm_sha256(b->manifest, b->manifest_len, digest);
 	lm_sha256_hex(digest, manifest_hex);
-	if ((rc = lm_guest_base_check(ssh, facts)) < 0)
+	if ((rc = lm_install_base_check(ssh, p)) < 0)
 		goto out;
 	for (i = 0; i <= b->nfiles; i++) {
 		const char *name = i < b->nfiles ? b->files[i].name : "manifest.json";
-		if ((rc = file_path(path, sizeof(path), facts, b->id, name)) < 0 || (rc = lm_ssh_sha256(ssh, path, digest)) < 0)
+		if ((rc = file_path(path, sizeof(path), p, b->id, name)) < 0 ||
+		    (rc = file_mode(ssh, path, i < b->nfiles ? b->files[i].mode : 0644, &fine, why, why_len)) < 0)
+			goto out;
+		if (!fine)
+			return 0;
+		if ((rc = lm_ssh_sha256(ssh, path, digest)) < 0)
 			goto out;
 		lm_sha256_hex(digest, hex);
 		if (strcmp(hex, i < b->nfiles ? b->files[i].sha256 : manifest_hex) != 0) {
-			lm_text_format_cut(why, why_len, "%s differs from the bundle's (SHA-256)", path);
+			lm_text_format_cut(why, why_len, "%s does not match the manifest (SHA-256)", path);
 			return 0;
 		}
 	}
@@ -266,6 +320,18 @@ out:
 		return 0;
 	}
 	return rc;
+}
+
+int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *ok, char *why,
+    size_t why_len)
+{
+	lm_install_place p;
+	int rc;
+
+	*ok = 0;
+	if ((rc = lm_install_place_guest(&p, facts)) < 0)
+		return rc;
+	return lm_bundle_verify_at(ssh, &p, b, ok, why, why_len);
 }
 
 static int run_checked(lm_ssh *ssh, const char *cmd, const char *what)
@@ -296,23 +362,31 @@ static int staging_name(char *buf, size_t len, const lm_bundle *b)
 	    lm_error_set(LM_EINVALID, "bundle id %s is too long for a staging name", b->id);
 }
 
-int lm_guest_install_prepare_command(const lm_guest_facts *facts, const char *stage, char **out)
+int lm_guest_install_prepare_command(const lm_install_place *p, const char *stage, char **out)
 {
 	cmdline c;
 
 	cl_init(&c);
 	/* A fresh staging directory of this run's own (mkdir without -p: never one that exists);
-	 * what interrupted runs left is removed by manifest after the switch (guest_files.c). */
+	 * what interrupted runs left is removed by manifest after the switch (guest_files.c). Every
+	 * directory 0755 whatever the caller's umask: the workloads that load the shim may run as
+	 * another user than the install (an image build). */
 	cl_raw(&c, "umask 022 && c= && { [ -d ");
-	cl_path(&c, facts, "");
-	cl_raw(&c, " ] || for p in .local .local/share; do [ -d ");
-	cl_arg(&c, facts->home);
-	cl_raw(&c, "/\"$p\" ] || c=\"$c $p\"; done; } && mkdir -p ");
-	cl_path(&c, facts, "");
+	cl_path(&c, p->dir, "");
+	if (p->home[0]) {
+		cl_raw(&c, " ] || for p in .local .local/share; do [ -d ");
+		cl_arg(&c, p->home);
+		cl_raw(&c, "/\"$p\" ] || c=\"$c $p\"; done; } && mkdir -p ");
+	} else
+		cl_raw(&c, " ] || mkdir "); /* its parents are the caller's, checked */
+	cl_path(&c, p->dir, "");
+	if (!p->home[0])
+		cl_raw(&c, "; }");
 	cl_raw(&c, " && cd ");
-	cl_path(&c, facts, "");
+	cl_path(&c, p->dir, "");
 	/* The parents the first install made, for rollback (LM_GUEST_PARENTS_FILE). */
-	cl_raw(&c, " && { [ -z \"$c\" ] || printf '%s\\n' \"$c\" >" LM_GUEST_PARENTS_FILE "; }");
+	if (p->home[0])
+		cl_raw(&c, " && { [ -z \"$c\" ] || printf '%s\\n' \"$c\" >" LM_GUEST_PARENTS_FILE "; }");
 	cl_raw(&c, " && mkdir ");
 	cl_arg(&c, stage);
 	cl_raw(&c, " && mkdir ");
@@ -321,7 +395,7 @@ int lm_guest_install_prepare_command(const lm_guest_facts *facts, const char *st
 	return cl_done(&c, out);
 }
 
-int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle *b, const char *stage, char **out)
+int lm_guest_install_switch_command(const lm_install_place *p, const lm_bundle *b, const char *stage, char **out)
 {
 	cmdline c;
 
@@ -332,7 +406,7 @@ int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle
 	 * switched with one rename, only over a link: a file or directory of the user's at that name
 	 * is refused, never replaced. Older versions go by manifest afterwards. */
 	cl_raw(&c, "cd ");
-	cl_path(&c, facts, "");
+	cl_path(&c, p->dir, "");
 	cl_raw(&c, " && if test -e ");
 	cl_arg(&c, b->id);
 	cl_raw(&c, " || test -L ");
@@ -348,35 +422,36 @@ int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle
 	cl_raw(&c, " && ln -s ");
 	cl_arg(&c, b->id);
 	/* GNU mv needs -T, BSD mv -h, not to move the new link into the old link's directory. */
-	cl_raw(&c, strcmp(facts->os, "Darwin") == 0 ? " .current.new && mv -h -f .current.new current"
+	cl_raw(&c, p->bsd_mv ? " .current.new && mv -h -f .current.new current"
 	                                             : " .current.new && mv -T -f .current.new current");
 	return cl_done(&c, out);
 }
 
 /* The bundle's own name in the install directory, emptied of an earlier copy by its manifest;
  * anything left there stops the install before `current` is touched. */
-static int clear_bundle_name(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b)
+static int clear_bundle_name(lm_ssh *ssh, const lm_install_place *p, const lm_bundle *b, int *replaced)
 {
 	char path[PATH_MAX + 600], said[2048];
 	lm_guest_removal r;
 	lm_ssh_kind kind;
 	int rc;
 
-	if ((rc = file_path(path, sizeof(path), facts, b->id, NULL)) < 0 || (rc = lm_ssh_kind_of(ssh, path, &kind)) < 0 ||
+	if ((rc = file_path(path, sizeof(path), p, b->id, NULL)) < 0 || (rc = lm_ssh_kind_of(ssh, path, &kind)) < 0 ||
 	    kind == LM_SSH_KIND_ABSENT)
 		return rc;
+	*replaced = 1;
 	lm_guest_removal_init(&r);
-	if ((rc = lm_guest_entry_remove(ssh, facts, b, b->id, &r)) == 0 && r.nleft > 0) {
+	if ((rc = lm_install_entry_remove(ssh, p, b, b->id, &r)) == 0 && r.nleft > 0) {
 		lm_guest_removal_describe(&r, said, sizeof(said));
-		rc = lm_error_set(LM_EREMOTE, "%s cannot be replaced: %s; move what is not lume-metal's away and run "
-		    "enable again", path, said);
+		rc = lm_error_set(LM_EREMOTE, "%s cannot be replaced: %s; move what is not lume-metal's away and install "
+		    "again", path, said);
 	}
 	lm_guest_removal_dispose(&r);
 	return rc;
 }
 
-int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, const lm_guest_owner *owner,
-    int *uploaded)
+int lm_bundle_install_at(lm_ssh *ssh, const lm_install_place *p, const lm_bundle *b, const lm_guest_owner *owner,
+    lm_install_result *res)
 {
 	char stage[300], *cmd = NULL, path[PATH_MAX + 600];
 	lm_guest_removal older;
@@ -384,17 +459,17 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 	size_t len, i;
 	int rc;
 
-	*uploaded = 0;
+	memset(res, 0, sizeof(*res));
 	lm_guest_removal_init(&older);
 	/* 0. Nothing written through a link, nor over a file of the user's. */
-	if ((rc = lm_guest_base_check(ssh, facts)) < 0 || (rc = staging_name(stage, sizeof(stage), b)) < 0)
+	if ((rc = lm_install_base_check(ssh, p)) < 0 || (rc = staging_name(stage, sizeof(stage), b)) < 0)
 		goto out;
 	/* 1. A fresh staging directory. */
-	if ((rc = lm_guest_install_prepare_command(facts, stage, &cmd)) < 0 ||
-	    (rc = run_checked(ssh, cmd, "preparing the guest directory")) < 0)
+	if ((rc = lm_guest_install_prepare_command(p, stage, &cmd)) < 0 ||
+	    (rc = run_checked(ssh, cmd, "preparing the install directory")) < 0)
 		goto out;
 	/* Whose install this is, before any of it: a killed install is its state directory's to finish. */
-	if ((rc = lm_guest_owner_write(ssh, facts, owner)) < 0)
+	if (owner != NULL && (rc = lm_guest_owner_write_in(ssh, p->dir, owner)) < 0)
 		goto cleanup;
 	lm_test_kill_point("install-staging");
 
@@ -402,28 +477,30 @@ int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_b
 	for (i = 0; i < b->nfiles; i++) {
 		if ((rc = lm_bundle_read(b, &b->files[i], &data, &len)) < 0)
 			goto cleanup;
-		if ((rc = file_path(path, sizeof(path), facts, stage, b->files[i].name)) == 0)
+		if ((rc = file_path(path, sizeof(path), p, stage, b->files[i].name)) == 0)
 			rc = lm_ssh_upload(ssh, data, len, path, b->files[i].mode);
 		free(data);
 		data = NULL;
 		if (rc < 0)
 			goto cleanup;
-		(*uploaded)++;
+		res->uploaded++;
 		lm_test_kill_point("install-upload");
 	}
-	if ((rc = file_path(path, sizeof(path), facts, stage, "manifest.json")) < 0 ||
+	if ((rc = file_path(path, sizeof(path), p, stage, "manifest.json")) < 0 ||
 	    (rc = lm_ssh_upload(ssh, b->manifest, b->manifest_len, path, 0644)) < 0)
 		goto cleanup;
-	(*uploaded)++;
+	res->uploaded++;
 
 	/* 3. Into place, `current` switched; then older versions and what interrupted runs left go,
 	 * each by its manifest. */
 	free(cmd);
 	cmd = NULL;
-	if ((rc = clear_bundle_name(ssh, facts, b)) < 0 || (rc = lm_guest_install_switch_command(facts, b, stage, &cmd)) < 0 ||
+	if ((rc = clear_bundle_name(ssh, p, b, &res->replaced)) < 0 ||
+	    (rc = lm_guest_install_switch_command(p, b, stage, &cmd)) < 0 ||
 	    (rc = run_checked(ssh, cmd, "switching to the new bundle")) < 0)
 		goto cleanup;
-	rc = lm_guest_files_remove(ssh, facts, b, b->id, &older);
+	rc = lm_install_files_remove(ssh, p, b, b->id, &older);
+	res->removed = older.entries;
 	goto out;
 
 cleanup:
@@ -436,13 +513,28 @@ cleanup:
 		snprintf(msg, sizeof(msg), "%s", lm_error_last()->message);
 		lm_guest_removal_init(&r);
 		if (lm_ssh_usable(ssh))
-			(void)lm_guest_entry_remove(ssh, facts, b, stage, &r);
+			(void)lm_install_entry_remove(ssh, p, b, stage, &r);
 		lm_guest_removal_dispose(&r);
 		rc = lm_error_set(saved, "%s", msg);
 	}
 out:
 	lm_guest_removal_dispose(&older);
 	free(cmd);
+	return rc;
+}
+
+int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, const lm_guest_owner *owner,
+    int *uploaded)
+{
+	lm_install_place p;
+	lm_install_result res;
+	int rc;
+
+	*uploaded = 0;
+	if ((rc = lm_install_place_guest(&p, facts)) < 0)
+		return rc;
+	rc = lm_bundle_install_at(ssh, &p, b, owner, &res);
+	*uploaded = res.uploaded;
 	return rc;
 }
 
@@ -668,8 +760,10 @@ static void cl_probes(cmdline *c, const lm_shim_env *se, const char *mark)
 int lm_guest_confirm_command(const lm_guest_facts *known, const lm_bundle *b, const lm_shim_env *se,
     const char *mark, char **out)
 {
+	char base[PATH_MAX];
 	cmdline c;
 	size_t i;
+	int rc;
 
 	cl_init(&c);
 
@@ -681,7 +775,9 @@ int lm_guest_confirm_command(const lm_guest_facts *known, const lm_bundle *b, co
 	 * it and of its manifest, by the guest's OpenSSL (LibreSSL on macOS); the host compares them
 	 * with its bundle's. */
 	cl_raw(&c, "cd ");
-	cl_path(&c, known, "current");
+	if ((rc = lm_path_join_buf(base, sizeof(base), known->home, LM_GUEST_BASE, NULL)) < 0)
+		cl_fail(&c, rc);
+	cl_path(&c, base, "current");
 	cl_raw(&c, " && pwd -P");
 	/* Only regular files are read (test -f): a FIFO would block openssl, /dev/zero never end. */
 	for (i = 0; i <= b->nfiles; i++) {

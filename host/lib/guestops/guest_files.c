@@ -32,29 +32,34 @@ int lm_guest_base_refuse(const char *shown, lm_ssh_kind kind)
 	    "directory: move it away and run enable again; nothing was changed", shown, lm_ssh_kind_phrase(kind));
 }
 
-static int part_path(char *buf, size_t len, const lm_guest_facts *facts, const char *part, const char *rest)
+static int part_path(char *buf, size_t len, const char *home, const char *part)
 {
-	return lm_path_join_buf(buf, len, facts->home, part, rest, NULL);
+	return lm_path_join_buf(buf, len, home, part, NULL);
 }
 
 /* The first component that is not absent or a directory, with its kind; *present: the install
- * directory exists. */
-static int base_walk(lm_ssh *ssh, const lm_guest_facts *facts, const char **bad, lm_ssh_kind *kind, int *present)
+ * directory exists. A guest's home: each from ~/.local down; another place: its directory alone.
+ * shown: the bad one as messages name it. */
+static int base_walk(lm_ssh *ssh, const lm_install_place *p, char *shown, size_t shown_len, lm_ssh_kind *kind,
+    int *present)
 {
 	char path[PATH_MAX];
-	size_t i;
+	size_t i, n = p->home[0] ? NPARTS : 1;
 	int rc;
 
-	*bad = NULL;
+	shown[0] = '\0';
 	*present = 0;
-	for (i = 0; i < NPARTS; i++) {
-		if ((rc = part_path(path, sizeof(path), facts, base_parts[i], NULL)) < 0 ||
-		    (rc = lm_ssh_kind_of(ssh, path, kind)) < 0)
+	for (i = 0; i < n; i++) {
+		if ((rc = p->home[0] ? part_path(path, sizeof(path), p->home, base_parts[i]) :
+		    lm_path_join_buf(path, sizeof(path), p->dir, NULL)) < 0 || (rc = lm_ssh_kind_of(ssh, path, kind)) < 0)
 			return rc;
 		if (*kind == LM_SSH_KIND_ABSENT)
 			return 0;
 		if (*kind != LM_SSH_KIND_DIR) {
-			*bad = base_parts[i];
+			if (p->home[0])
+				lm_text_format_cut(shown, shown_len, "~/%s", base_parts[i]);
+			else
+				lm_text_format_cut(shown, shown_len, "%s", p->shown);
 			return 0;
 		}
 	}
@@ -62,22 +67,31 @@ static int base_walk(lm_ssh *ssh, const lm_guest_facts *facts, const char **bad,
 	return 0;
 }
 
-int lm_guest_base_check(lm_ssh *ssh, const lm_guest_facts *facts)
+int lm_install_base_check(lm_ssh *ssh, const lm_install_place *p)
 {
-	char shown[64];
-	const char *bad;
+	char shown[PATH_MAX];
 	lm_ssh_kind kind;
 	int present, rc;
 
-	if ((rc = base_walk(ssh, facts, &bad, &kind, &present)) < 0 || bad == NULL)
+	if ((rc = base_walk(ssh, p, shown, sizeof(shown), &kind, &present)) < 0 || shown[0] == '\0')
 		return rc;
-	snprintf(shown, sizeof(shown), "~/%s", bad);
 	return lm_guest_base_refuse(shown, kind);
+}
+
+int lm_guest_base_check(lm_ssh *ssh, const lm_guest_facts *facts)
+{
+	lm_install_place p;
+	int rc;
+
+	if ((rc = lm_install_place_guest(&p, facts)) < 0)
+		return rc;
+	return lm_install_base_check(ssh, &p);
 }
 
 void lm_guest_removal_init(lm_guest_removal *r)
 {
 	memset(r, 0, sizeof(*r));
+	r->shown = "~/" LM_GUEST_BASE;
 	lm_buf_init(&r->left, LM_GUEST_LEFT_MAX);
 }
 
@@ -88,8 +102,7 @@ void lm_guest_removal_dispose(lm_guest_removal *r)
 
 static void left(lm_guest_removal *r, const char *rel, const char *why)
 {
-	(void)lm_buf_addf(&r->left, "%s~/%s%s%s (%s)", r->nleft > 0 ? "; " : "", LM_GUEST_BASE, rel[0] ? "/" : "", rel,
-	    why);
+	(void)lm_buf_addf(&r->left, "%s%s%s%s (%s)", r->nleft > 0 ? "; " : "", r->shown, rel[0] ? "/" : "", rel, why);
 	r->nleft++;
 }
 
@@ -105,9 +118,9 @@ void lm_guest_removal_describe(const lm_guest_removal *r, char *buf, size_t len)
 	if (n == 0)
 		lm_text_format_cut(buf, len, "removed nothing");
 	else
-		lm_text_format_cut(buf, len, "removed %zu %s, %zu %s and %zu %s of ~/%s", r->files,
+		lm_text_format_cut(buf, len, "removed %zu %s, %zu %s and %zu %s of %s", r->files,
 		    plural(r->files, "file", "files"), r->links, plural(r->links, "link", "links"), r->dirs,
-		    plural(r->dirs, "directory", "directories"), LM_GUEST_BASE);
+		    plural(r->dirs, "directory", "directories"), r->shown);
 	if (r->nleft > 0 && strlen(buf) + 1 < len)
 		lm_text_format_cut(buf + strlen(buf), len - strlen(buf), "; left: %s%s", lm_buf_ptr(&r->left),
 		    lm_buf_error(&r->left) != 0 ? " and more" : "");
@@ -201,6 +214,8 @@ static int unlink_entry(removal *m, const char *dir, const char *name)
 		m->r->links++;
 	else
 		m->r->files++;
+	if (strchr(rel, '/') == NULL)
+		m->r->entries++;
 	return 0;
 }
 
@@ -237,6 +252,8 @@ static int rmdir_if_empty(removal *m, const char *rel, int report)
 		if ((rc = lm_ssh_remove(m->ssh, path)) < 0)
 			return left_or_fail(m, rel, rc);
 		m->r->dirs++;
+		if (rel[0] != '\0' && strchr(rel, '/') == NULL)
+			m->r->entries++;
 		return 0;
 	}
 	for (i = 0; report && names[i] != NULL && rc == 0; i++)
@@ -454,7 +471,7 @@ static int remove_resigned(removal *m)
 			continue;
 		}
 		if ((rc = lm_guest_resign_remove_dir(m->ssh, path)) == 0)
-			m->r->dirs++;
+			m->r->dirs++; /* inside LM_RESIGN_GUEST_DIR: its entry counts once that goes */
 	}
 	lm_strv_free(dirs);
 	return rc == 0 ? rmdir_if_empty(m, LM_RESIGN_GUEST_DIR, 0) : rc;
@@ -508,12 +525,12 @@ static int remove_owner(removal *m)
 }
 
 /* A parent the first install made goes once empty (the home as before the first enable). */
-static int rmdir_made(removal *m, const lm_guest_facts *facts, const char *part)
+static int rmdir_made(removal *m, const char *home, const char *part)
 {
 	char path[PATH_MAX], **names = NULL;
 	int rc;
 
-	if ((rc = part_path(path, sizeof(path), facts, part, NULL)) < 0)
+	if ((rc = part_path(path, sizeof(path), home, part)) < 0)
 		return rc;
 	/* One that holds anything, or cannot be listed or removed, is the user's now: left unsaid. */
 	if ((rc = lm_ssh_list_dir(m->ssh, path, LM_GUEST_DIR_ENTRIES_MAX, &names)) == 0 && names[0] == NULL &&
@@ -526,20 +543,19 @@ static int rmdir_made(removal *m, const lm_guest_facts *facts, const char *part)
 	return 0;
 }
 
-int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *local, const char *keep,
+int lm_install_files_remove(lm_ssh *ssh, const lm_install_place *p, const lm_bundle *local, const char *keep,
     lm_guest_removal *r)
 {
 	removal m = {ssh, "", r};
-	char shown[64], **names = NULL, path[PATH_MAX + 600];
-	const char *bad;
+	char shown[PATH_MAX], **names = NULL, path[PATH_MAX + 600];
 	lm_ssh_kind kind;
 	size_t i;
 	int present, rc, made = 0;
 
-	if ((rc = base_walk(ssh, facts, &bad, &kind, &present)) < 0)
+	r->shown = p->shown;
+	if ((rc = base_walk(ssh, p, shown, sizeof(shown), &kind, &present)) < 0)
 		return rc;
-	if (bad != NULL) {
-		snprintf(shown, sizeof(shown), "~/%s", bad);
+	if (shown[0] != '\0') {
 		(void)lm_buf_addf(&r->left, "%s%s (%s: lume-metal removes nothing through it or in its place)",
 		    r->nleft > 0 ? "; " : "", shown, lm_ssh_kind_phrase(kind));
 		r->nleft++;
@@ -547,11 +563,13 @@ int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bun
 	}
 	if (!present)
 		return 0;
-	if ((rc = part_path(m.base, sizeof(m.base), facts, LM_GUEST_BASE, NULL)) < 0 || (rc = list(&m, "", &names)) < 0 ||
+	if ((rc = lm_path_join_buf(m.base, sizeof(m.base), p->dir, NULL)) < 0 || (rc = list(&m, "", &names)) < 0 ||
 	    names == NULL)
 		return rc;
 	for (i = 0; names[i] != NULL && rc == 0; i++) {
 		if (keep != NULL && (strcmp(names[i], keep) == 0 || strcmp(names[i], "current") == 0))
+			continue;
+		if (p->keep != NULL && strcmp(names[i], p->keep) == 0)
 			continue;
 		if ((rc = full_path(&m, path, sizeof(path), names[i])) < 0 ||
 		    (rc = lm_ssh_kind_of(ssh, path, &kind)) < 0)
@@ -585,20 +603,35 @@ int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bun
 		rc = remove_owner(&m);
 	if (rc == 0 && keep == NULL && (rc = parents_made(&m, &made)) == 0)
 		rc = rmdir_if_empty(&m, "", 0);
-	if (rc == 0 && (made & 2))
-		rc = rmdir_made(&m, facts, ".local/share");
-	if (rc == 0 && (made & 1))
-		rc = rmdir_made(&m, facts, ".local");
+	/* The parents are a guest home's (a place of the caller's has no note of them). */
+	if (rc == 0 && p->home[0] && (made & 2))
+		rc = rmdir_made(&m, p->home, ".local/share");
+	if (rc == 0 && p->home[0] && (made & 1))
+		rc = rmdir_made(&m, p->home, ".local");
 	return rc;
 }
 
-int lm_guest_entry_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *local, const char *name,
+int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *local, const char *keep,
+    lm_guest_removal *r)
+{
+	lm_install_place p;
+	int rc;
+
+	if ((rc = lm_install_place_guest(&p, facts)) < 0)
+		return rc;
+	rc = lm_install_files_remove(ssh, &p, local, keep, r);
+	r->shown = "~/" LM_GUEST_BASE; /* p's goes with it */
+	return rc;
+}
+
+int lm_install_entry_remove(lm_ssh *ssh, const lm_install_place *p, const lm_bundle *local, const char *name,
     lm_guest_removal *r)
 {
 	removal m = {ssh, "", r};
 	int rc;
 
-	if ((rc = part_path(m.base, sizeof(m.base), facts, LM_GUEST_BASE, NULL)) < 0)
+	r->shown = p->shown;
+	if ((rc = lm_path_join_buf(m.base, sizeof(m.base), p->dir, NULL)) < 0)
 		return rc;
 	return remove_bundle_dir(&m, name, local);
 }

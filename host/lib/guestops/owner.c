@@ -152,17 +152,28 @@ void lm_guest_owner_seen_dispose(lm_guest_owner_seen *seen)
 	seen->raw_len = 0;
 }
 
-int lm_guest_owner_write(lm_ssh *ssh, const lm_guest_facts *facts, const lm_guest_owner *o)
+int lm_guest_owner_write_in(lm_ssh *ssh, const char *dir, const lm_guest_owner *o)
 {
 	char path[PATH_MAX + 64], *text = NULL;
 	size_t len;
 	int rc;
 
-	if ((rc = owner_path(path, sizeof(path), facts)) < 0 || (rc = lm_guest_owner_render(o, &text, &len)) < 0)
+	if ((rc = lm_path_join_buf(path, sizeof(path), dir, LM_GUEST_OWNER_FILE, NULL)) < 0 ||
+	    (rc = lm_guest_owner_render(o, &text, &len)) < 0)
 		return rc;
 	rc = lm_ssh_upload(ssh, text, len, path, 0644);
 	free(text);
 	return rc;
+}
+
+int lm_guest_owner_write(lm_ssh *ssh, const lm_guest_facts *facts, const lm_guest_owner *o)
+{
+	char dir[PATH_MAX];
+	int rc;
+
+	if ((rc = lm_path_join_buf(dir, sizeof(dir), facts->home, LM_GUEST_BASE, NULL)) < 0)
+		return rc;
+	return lm_guest_owner_write_in(ssh, dir, o);
 }
 
 int lm_guest_owner_restore(lm_ssh *ssh, const lm_guest_facts *facts, const lm_guest_owner_seen *seen)

@@ -2,16 +2,13 @@
  * the environment a job step exports to run its workload with the shim (local_image.h).
  *
  * Threat: the installed shim is loaded into every workload started with this environment, often
- * as root-built image content. So nothing is followed through a symbolic link we did not make,
- * no directory on the way may be writable by others, every byte is checked against the
- * manifest's SHA-256 before and after the copy, and the switch is one rename. */
-#ifdef __linux__
-#define _GNU_SOURCE /* renameat2 */
-#endif
-#include <dirent.h>
+ * as root-built image content. So nothing is followed through a symbolic link we did not make and
+ * no directory on the way may be writable by others (checked here, for the prefix); the bundle is
+ * checked against its manifest before anything is created, and installed by the installer a
+ * guest's enable uses (guestops, guest_bundle.h) over ssh/'s local transport: every file read back
+ * after its upload, the switch one rename, and removal only by manifest. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +26,7 @@
 #include "guest_shim.h"
 #include "output_local.h"
 #include "path.h"
-#include "random.h"
-#include "sha256.h"
+#include "ssh_local.h"
 #include "text.h"
 
 #define LM_LOCAL_ENV_MAX (LM_PROFILE_ENV_MAX + LM_SHIM_WORKLOAD_VARS + 2)
@@ -161,260 +157,43 @@ static int read_current(const char *dir, char *id, size_t len)
 	return 0;
 }
 
-/* Every file of b in dir (and the manifest) as the manifest says: regular files, not links, with
- * its mode, SHA-256 and size. *ok 1 or 0; *why says what differs first. */
-static int verify_copy(const lm_bundle *b, const char *dir, int *ok, char *why, size_t why_len)
+/* Under the lock: the bundle verified where it is when `current` names it already, else
+ * installed by guestops' installer (the one a guest's enable uses) over ssh/'s local transport;
+ * either way, older bundles and what interrupted installs left are removed by their manifests. */
+static int install_locked(lm_context *ctx, const lm_bundle *b, const char *os, const char *dir,
+    lm_local_install_result *out)
 {
-	char path[PATH_MAX], hex[65];
-	uint8_t digest[32];
-	struct stat st;
-	size_t i;
-	int rc;
+	char why[PATH_MAX + 160];
+	lm_install_place place;
+	lm_install_result res;
+	lm_guest_removal older;
+	lm_ssh *ssh = NULL;
+	int ok = 0, rc;
 
-	*ok = 0;
-	for (i = 0; i <= b->nfiles; i++) {
-		const char *name = i < b->nfiles ? b->files[i].name : "manifest.json";
-
-		if ((rc = lm_path_join_buf(path, sizeof(path), dir, name, NULL)) < 0)
-			return rc;
-		if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
-			lm_text_format_cut(why, why_len, "%s is missing or not a regular file", path);
-			return 0;
-		}
-		if ((int)(st.st_mode & 07777) != (i < b->nfiles ? b->files[i].mode : 0644)) {
-			lm_text_format_cut(why, why_len, "%s has mode %04o, the manifest says %04o", path,
-			    (unsigned)(st.st_mode & 07777), (unsigned)(i < b->nfiles ? b->files[i].mode : 0644));
-			return 0;
-		}
-		if (i == b->nfiles) {
-			char *data;
-			size_t len;
-
-			if (lm_fs_read_file(path, b->manifest_len + 1, &data, &len) < 0) {
-				lm_text_format_cut(why, why_len, "%s: %s", path, lm_error_last()->message);
-				return 0;
-			}
-			rc = len == b->manifest_len && memcmp(data, b->manifest, len) == 0;
-			free(data);
-			if (!rc) {
-				lm_text_format_cut(why, why_len, "%s is not the bundle's manifest", path);
-				return 0;
-			}
-			continue;
-		}
-		if (lm_sha256_file(path, digest) < 0) {
-			lm_text_format_cut(why, why_len, "%s: %s", path, lm_error_last()->message);
-			return 0;
-		}
-		lm_sha256_hex(digest, hex);
-		if (strcmp(hex, b->files[i].sha256) != 0 || (uint64_t)st.st_size != b->files[i].size) {
-			lm_text_format_cut(why, why_len, "%s does not match the manifest (SHA-256 %s, manifest says %s)",
-			    path, hex, b->files[i].sha256);
-			return 0;
-		}
-	}
-	*ok = 1;
-	return 0;
-}
-
-/* A new file at path with data, mode, fsynced; refuses anything already there. */
-static int write_new(const char *path, const void *data, size_t len, int mode)
-{
-	const char *p = data;
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-
-	if (fd < 0)
-		return lm_error_set(LM_EIO, "cannot create %s: %s", path, strerror(errno));
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			close(fd);
-			return lm_error_set(LM_EIO, "cannot write %s: %s", path, n < 0 ? strerror(errno) : "no progress");
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	if (fchmod(fd, (mode_t)mode) != 0 || lm_fs_flush(fd) != 0) {
-		close(fd);
-		return lm_error_set(LM_EIO, "cannot finish %s: %s", path, strerror(errno));
-	}
-	if (close(fd) != 0)
-		return lm_error_set(LM_EIO, "cannot write %s: %s", path, strerror(errno));
-	return 0;
-}
-
-/* The parent directories of a bundle file inside the staging directory ("profiles/"). */
-static int make_parents(const char *stage, const char *name)
-{
-	char path[PATH_MAX];
-	const char *slash;
-	int rc;
-
-	for (slash = strchr(name, '/'); slash != NULL; slash = strchr(slash + 1, '/')) {
-		if (lm_text_format(path, sizeof(path), "%s/%.*s", stage, (int)(slash - name), name) < 0)
-			return lm_error_set(LM_EINVALID, "%s/%s is longer than %zu bytes", stage, name, sizeof(path) - 1);
-		if ((rc = make_dir(path, 1)) < 0)
-			return rc;
-	}
-	return 0;
-}
-
-/* The bundle's files (each checked against the manifest on the way) and its manifest into a new
- * staging directory, then read back. */
-static int stage_copy(const lm_bundle *b, const char *stage)
-{
-	char path[PATH_MAX], why[PATH_MAX + 160];
-	void *data;
-	size_t i, len;
-	int ok, rc;
-
-	if ((rc = make_dir(stage, 0)) < 0)
-		return rc;
-	for (i = 0; i < b->nfiles; i++) {
-		if ((rc = make_parents(stage, b->files[i].name)) < 0 ||
-		    (rc = lm_path_join_buf(path, sizeof(path), stage, b->files[i].name, NULL)) < 0 ||
-		    (rc = lm_bundle_read(b, &b->files[i], &data, &len)) < 0)
-			return rc;
-		rc = write_new(path, data, len, b->files[i].mode);
-		free(data);
-		if (rc < 0)
-			return rc;
-	}
-	if ((rc = lm_path_join_buf(path, sizeof(path), stage, "manifest.json", NULL)) < 0 ||
-	    (rc = write_new(path, b->manifest, b->manifest_len, 0644)) < 0)
-		return rc;
-	if ((rc = verify_copy(b, stage, &ok, why, sizeof(why))) < 0)
-		return rc;
-	if (!ok)
-		return lm_error_set(LM_EIO, "the copy did not read back as written: %s", why);
-	return lm_fs_sync_parent(path);
-}
-
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return (type == FTW_DP ? rmdir(path) : unlink(path)) != 0 && errno != ENOENT ? -1 : 0;
-}
-
-/* Remove a tree without following a link in it. */
-static int remove_tree(const char *path)
-{
-	if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
-		return lm_error_set(LM_EIO, "cannot remove %s: %s", path, strerror(errno));
-	return 0;
-}
-
-/* Swap two directory entries in one step: the damaged copy of a bundle goes where the staged one
- * was, so that the bundle's name never points at nothing. */
-static int exchange(const char *a, const char *b)
-{
-#if defined(__APPLE__)
-	if (renamex_np(a, b, RENAME_SWAP) == 0)
-		return 0;
-#elif defined(__linux__)
-	if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0)
-		return 0;
-#else
-	errno = ENOTSUP;
-#endif
-	return lm_error_set(LM_EIO, "cannot exchange %s and %s: %s", a, b, strerror(errno));
-}
-
-/* `current` -> id, through a new link renamed over it. */
-static int switch_current(const char *dir, const char *id, const char *rand)
-{
-	char tmp[PATH_MAX], path[PATH_MAX], name[64];
-	int rc;
-
-	snprintf(name, sizeof(name), ".current-%s", rand);
-	if ((rc = lm_path_join_buf(tmp, sizeof(tmp), dir, name, NULL)) < 0 ||
-	    (rc = lm_path_join_buf(path, sizeof(path), dir, "current", NULL)) < 0)
-		return rc;
-	if (symlink(id, tmp) != 0)
-		return lm_error_set(LM_EIO, "cannot create %s: %s", tmp, strerror(errno));
-	if (rename(tmp, path) != 0) {
-		rc = lm_error_set(LM_EIO, "cannot switch %s to %s: %s", path, id, strerror(errno));
-		unlink(tmp);
-		return rc;
-	}
-	return lm_fs_sync_parent(path);
-}
-
-/* Every entry of dir but `current`, the lock and the bundle now installed: older bundles and
- * what an interrupted install left. */
-static int remove_others(const char *dir, const char *keep, int *removed)
-{
-	char path[PATH_MAX];
-	struct dirent *e;
-	DIR *d;
-	int rc = 0;
-
-	if ((d = opendir(dir)) == NULL)
-		return lm_error_set(LM_EIO, "cannot read %s: %s", dir, strerror(errno));
-	while (rc == 0 && (e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || strcmp(e->d_name, "current") == 0 ||
-		    strcmp(e->d_name, ".lock") == 0 || strcmp(e->d_name, keep) == 0)
-			continue;
-		if ((rc = lm_path_join_buf(path, sizeof(path), dir, e->d_name, NULL)) == 0 && (rc = remove_tree(path)) == 0)
-			(*removed)++;
-	}
-	closedir(d);
-	return rc;
-}
-
-static int install_locked(const lm_bundle *b, const char *dir, lm_local_install_result *out)
-{
-	char target[PATH_MAX], stage[PATH_MAX], name[LM_BUNDLE_ID_MAX + 64], rand[17], why[PATH_MAX + 160];
-	struct stat st;
-	int ok = 0, have, rc;
-
+	lm_guest_removal_init(&older);
 	if ((rc = read_current(dir, out->previous, sizeof(out->previous))) < 0 ||
-	    (rc = lm_path_join_buf(target, sizeof(target), dir, b->id, NULL)) < 0)
-		return rc;
-	have = lstat(target, &st) == 0;
-	if (have && !S_ISDIR(st.st_mode))
-		return lm_error_set(LM_EINVALID, "%s exists and is not a directory", target);
-	if (have && (rc = verify_copy(b, target, &ok, why, sizeof(why))) < 0)
-		return rc;
-	if ((rc = lm_random_hex(rand, 8)) < 0)
-		return rc;
+	    (rc = lm_install_place_dir(&place, dir, os, ".lock")) < 0 || (rc = lm_ssh_open_local(&ssh, ctx)) < 0)
+		goto out;
+	if (strcmp(out->previous, b->id) == 0 && (rc = lm_bundle_verify_at(ssh, &place, b, &ok, why, sizeof(why))) < 0)
+		goto out;
 	if (!ok) {
-		snprintf(name, sizeof(name), ".staging-%s-%s", b->id, rand);
-		if ((rc = lm_path_join_buf(stage, sizeof(stage), dir, name, NULL)) < 0)
-			return rc;
-		if ((rc = stage_copy(b, stage)) < 0) {
-			remove_tree(stage);
-			return rc;
-		}
-		rc = have ? exchange(stage, target) : rename(stage, target) == 0 ? 0 :
-		    lm_error_set(LM_EIO, "cannot rename %s to %s: %s", stage, target, strerror(errno));
-		/* After an exchange the staging name holds the damaged copy; after a failure, ours. */
-		if (rc < 0 || have)
-			remove_tree(stage);
-		if (rc < 0)
-			return rc;
-		out->repaired = have;
-		out->files = (int)b->nfiles + 1;
+		if ((rc = lm_bundle_install_at(ssh, &place, b, NULL, &res)) < 0)
+			goto out;
+		out->files = res.uploaded;
+		out->repaired = res.replaced;
+		out->removed = (int)res.removed;
 		out->changed = 1;
-		if ((rc = lm_fs_sync_parent(target)) < 0)
-			return rc;
-	}
-	if (strcmp(out->previous, b->id) != 0) {
-		if ((rc = switch_current(dir, b->id, rand)) < 0)
-			return rc;
-		out->changed = 1;
+	} else {
+		if ((rc = lm_install_files_remove(ssh, &place, b, b->id, &older)) < 0)
+			goto out;
+		out->removed = (int)older.entries;
+		out->changed = out->removed > 0;
 	}
 	snprintf(out->bundle_id, sizeof(out->bundle_id), "%s", b->id);
-	/* Last: until `current` names the new bundle, the old one stays whole. */
-	if ((rc = remove_others(dir, b->id, &out->removed)) < 0)
-		return rc;
-	if (out->removed > 0)
-		out->changed = 1;
-	return 0;
+out:
+	lm_guest_removal_dispose(&older);
+	lm_ssh_free(ssh);
+	return rc;
 }
 
 int lm_local_install(lm_context *ctx, const char *prefix, lm_local_install_result *out)
@@ -446,7 +225,7 @@ int lm_local_install(lm_context *ctx, const char *prefix, lm_local_install_resul
 	if ((rc = check_dirs(prefix, out->dir, 1)) < 0 || (rc = lm_path_join_buf(lock, sizeof(lock), out->dir, ".lock", NULL)) < 0 ||
 	    (rc = lm_fs_lock(lock, LOCK_EX, 60, "the installed bundle's lock", &fd)) < 0)
 		goto out;
-	rc = install_locked(b, out->dir, out);
+	rc = install_locked(ctx, b, facts.os, out->dir, out);
 	lm_fs_unlock(fd);
 out:
 	lm_bundle_free(b);
@@ -524,6 +303,22 @@ static int env_fill(lm_local_env *e, const lm_bundle *b, const char *current, co
 	return env_add(e, "PATH", path);
 }
 
+/* The installed bundle b at dir, every file checked as the installer checks it
+ * (lm_bundle_verify_at over a files-only local session). */
+static int verify_installed(const lm_bundle *b, const char *dir, const char *os, int *ok, char *why, size_t why_len)
+{
+	lm_install_place place;
+	lm_ssh *ssh = NULL;
+	int rc;
+
+	*ok = 0;
+	if ((rc = lm_install_place_dir(&place, dir, os, ".lock")) < 0 || (rc = lm_ssh_open_local(&ssh, NULL)) < 0)
+		return rc;
+	rc = lm_bundle_verify_at(ssh, &place, b, ok, why, why_len);
+	lm_ssh_free(ssh);
+	return rc;
+}
+
 int lm_local_env_open(lm_local_env **out, const char *prefix, const lm_profile *profile,
     const char *record_dir)
 {
@@ -552,7 +347,7 @@ int lm_local_env_open(lm_local_env **out, const char *prefix, const lm_profile *
 		    facts.os);
 		goto out;
 	}
-	if ((rc = verify_copy(b, current, &ok, why, sizeof(why))) < 0)
+	if ((rc = verify_installed(b, dir, facts.os, &ok, why, sizeof(why))) < 0)
 		goto out;
 	if (!ok) {
 		rc = lm_error_set(LM_ECORRUPT, "the installed bundle does not verify: %s", why);

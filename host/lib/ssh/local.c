@@ -77,15 +77,13 @@ int lm_ssh_open_local(lm_ssh **out, lm_context *ctx)
 	int rc;
 
 	*out = NULL;
-	if (ctx == NULL)
-		return lm_error_set(LM_EINVALID, "lm_ssh_open_local: a context is required");
-	opts = lm_context_options(ctx);
+	opts = ctx != NULL ? lm_context_options(ctx) : NULL;
 	if ((ssh = calloc(1, sizeof(*ssh))) == NULL)
 		return lm_error_nomem();
 	ssh->fd = -1;
 	ssh->ctx = ctx;
 	ssh->local = 1;
-	ssh->command_timeout = opts->command_timeout > 0 ? opts->command_timeout : 120;
+	ssh->command_timeout = opts != NULL && opts->command_timeout > 0 ? opts->command_timeout : 120;
 	/* sshd's choice of shell: the account's, from the password database. */
 	errno = 0;
 	pw = getpwuid(getuid());
@@ -96,7 +94,8 @@ int lm_ssh_open_local(lm_ssh **out, lm_context *ctx)
 		lm_ssh_free(ssh);
 		return lm_error_nomem();
 	}
-	lm_log(ctx, LM_LOG_DEBUG, "local: commands run as %s -c", ssh->local_shell);
+	if (ctx != NULL)
+		lm_log(ctx, LM_LOG_DEBUG, "local: commands run as %s -c", ssh->local_shell);
 	*out = ssh;
 	return 0;
 }
@@ -220,6 +219,9 @@ int lm_ssh_local_exec(lm_ssh *ssh, const char *command, double timeout, lm_ssh_o
 	int fds[2] = {-1, -1}, rc, status = 0, i;
 	pid_t pid;
 
+	if (ssh->ctx == NULL)
+		return lm_error_set(LM_EINVALID, "this machine: a session opened without a context serves files only; "
+		    "no command runs in it");
 	if ((rc = spawn_shell(ssh, command, fds, &pid)) < 0)
 		return rc;
 	rc = pump(ssh, fds, deadline, timeout, out, data);
@@ -267,8 +269,12 @@ int lm_ssh_local_sha256(const char *path, uint8_t digest[32])
 {
 	struct stat st;
 
+	/* As over SFTP (sftp.c's stat_regular): a link is not followed, and only a regular file is
+	 * opened -- a FIFO would block the read. */
 	if (lstat(path, &st) != 0)
 		return local_errno("reading", path, errno);
+	if (!S_ISREG(st.st_mode))
+		return lm_error_set(LM_EREMOTE, "this machine: %s is not a regular file", path);
 	return lm_sha256_file(path, digest);
 }
 

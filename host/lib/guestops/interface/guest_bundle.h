@@ -62,23 +62,57 @@ void lm_bundle_free(lm_bundle *b);
 /* ctx's bundle_dir, when set: its manifest and every file checked, before any VM is touched. */
 int lm_bundle_check(lm_context *ctx);
 
-/* ---- guest.c: the bundle in one guest ---- */
+/* ---- guest.c: the bundle installed in one place, over the session beneath ----
+ *
+ * One installer for both places a bundle lives: a guest's ~/.local/share/lume-metal over SSH, and
+ * this machine's PREFIX/lib/lume-metal (`local install`) over ssh/'s local transport, which serves
+ * the same calls here (ssh_local.h). The place says where, and what belongs to a guest's home only:
+ * the parents on the way checked and the ones the first install made noted, the owner record. */
+typedef struct {
+	char dir[PATH_MAX];   /* the install directory (absolute) */
+	char home[PATH_MAX];  /* a guest's home, when dir is its LM_GUEST_BASE; "" for a place the caller
+	                         checked itself (local/image.c: owner-writable real directories) */
+	char shown[PATH_MAX]; /* dir as messages name it: "~/.local/share/lume-metal", or dir */
+	int bsd_mv;           /* the place's mv is BSD's (-h; Darwin), not GNU's (-T) */
+	const char *keep;     /* an entry of the place's own the removal leaves unsaid (".lock"), or NULL */
+} lm_install_place;
 
-/* Installed and every file matches? (1/0). When not, why says what the guest has instead ("...
- * is a FIFO, not a file", a link on the way); an error (no memory, the connection lost, a
- * timeout) is returned, its message in why too. */
+/* A guest's: facts->home's LM_GUEST_BASE, as the guest's OS moves links. */
+int lm_install_place_guest(lm_install_place *p, const lm_guest_facts *facts);
+/* Any other absolute directory of a machine running os ("Darwin", "Linux"). */
+int lm_install_place_dir(lm_install_place *p, const char *dir, const char *os, const char *keep);
+
+/* Installed at the place and every file matches -- a regular file with the manifest's mode and
+ * SHA-256, the manifest itself too? (1/0). When not, why says what is there instead ("... is a
+ * FIFO, not a file", a link on the way); an error (no memory, the connection lost, a timeout) is
+ * returned, its message in why too. */
+int lm_bundle_verify_at(lm_ssh *ssh, const lm_install_place *p, const lm_bundle *b, int *ok, char *why,
+    size_t why_len);
+/* What an install did. */
+typedef struct {
+	int uploaded;    /* the bundle's files written and read back (the manifest included) */
+	int replaced;    /* the bundle's name held a copy that did not verify: removed by its manifest first */
+	size_t removed;  /* other entries removed afterwards: older bundles, what interrupted installs left */
+} lm_install_result;
+/* Install atomically: a staging directory of this run's own, every file uploaded and read back
+ * (the manifest last), renamed to the bundle's name, `current` switched with one rename, then
+ * every older version and leftover removed by its manifest (guest_files.c). A copy at the
+ * bundle's name is removed by its manifest before the rename; anything else left in it (a file of
+ * someone else's) stops the install with `current` untouched. owner (may be NULL: not a guest's
+ * home) is recorded once the install directory exists: an install interrupted at any point names
+ * its state directory (guest_owner.h). A failure removes the staging directory. */
+int lm_bundle_install_at(lm_ssh *ssh, const lm_install_place *p, const lm_bundle *b, const lm_guest_owner *owner,
+    lm_install_result *out);
+/* Their guest forms (enable, status, doctor): the place is facts' home. *uploaded counts the
+ * bundle's files. */
 int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, int *ok, char *why,
     size_t why_len);
-/* Install atomically (staging dir, verified uploads, rename, `current` switched atomically),
- * removing older versions. The owner record (guest_owner.h) is written first, once the install
- * directory exists: an install interrupted at any point names its state directory. *uploaded
- * counts the bundle's files. */
 int lm_guest_bundle_install(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *b, const lm_guest_owner *owner,
     int *uploaded);
-/* Its two shell commands (the same under zsh and sh): a fresh staging directory; the staged
- * bundle into place, `current` switched, every other entry gone. */
-int lm_guest_install_prepare_command(const lm_guest_facts *facts, const char *stage, char **out);
-int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle *b, const char *stage, char **out);
+/* The installer's two shell commands (the same under zsh and sh): a fresh staging directory; the
+ * staged bundle into place, `current` switched. */
+int lm_guest_install_prepare_command(const lm_install_place *p, const char *stage, char **out);
+int lm_guest_install_switch_command(const lm_install_place *p, const lm_bundle *b, const char *stage, char **out);
 
 /* ---- guest_files.c: the guest's lume-metal directory, written and removed with care ----
  *
@@ -95,10 +129,15 @@ int lm_guest_install_switch_command(const lm_guest_facts *facts, const lm_bundle
 int lm_guest_base_refuse(const char *shown, lm_ssh_kind kind);
 /* Every component from ~/.local to ~/.local/share/lume-metal checked (lm_guest_base_refuse). */
 int lm_guest_base_check(lm_ssh *ssh, const lm_guest_facts *facts);
+/* The same for a place: a guest's home's components; for another place, that its directory is
+ * absent or a directory (the caller checked the rest). */
+int lm_install_base_check(lm_ssh *ssh, const lm_install_place *p);
 /* What a removal did: counts, and every entry it left with why ("~/.local/share/lume-metal/x
  * (not lume-metal's)"), "; "-separated. */
 typedef struct {
 	size_t files, links, dirs, nleft;
+	size_t entries; /* entries of the install directory itself removed whole */
+	const char *shown; /* the directory as "left" names it (set by the removal; "~/.local/share/lume-metal") */
 	lm_buf left;
 } lm_guest_removal;
 void lm_guest_removal_init(lm_guest_removal *r);
@@ -122,8 +161,11 @@ int lm_guest_is_upload_temp(const char *entry, const char *base);
  * note of the parents (neither is counted). What was left is no error: it is in r. */
 int lm_guest_files_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *local, const char *keep,
     lm_guest_removal *r);
+/* The same at any place (p->keep left unsaid; parents only in a guest's home). */
+int lm_install_files_remove(lm_ssh *ssh, const lm_install_place *p, const lm_bundle *local, const char *keep,
+    lm_guest_removal *r);
 /* One bundle or staging directory of the install directory, by its manifest (or local's). */
-int lm_guest_entry_remove(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bundle *local, const char *name,
+int lm_install_entry_remove(lm_ssh *ssh, const lm_install_place *p, const lm_bundle *local, const char *name,
     lm_guest_removal *r);
 /* The whole directory: lm_guest_files_remove, described into said (may be NULL). Returns how
  * many entries were left (0: everything of lume-metal's is gone and nothing else was there), or

@@ -65,6 +65,8 @@ void lm_guest_owner_seen_dispose(lm_guest_owner_seen *seen);
 /* Write o as the record (upload to a temporary name, hash check, rename: lm_ssh_upload). The
  * install directory must exist. */
 int lm_guest_owner_write(lm_ssh *ssh, const lm_guest_facts *facts, const lm_guest_owner *o);
+/* The same into an install directory dir (the installer's place, guest_bundle.h). */
+int lm_guest_owner_write_in(lm_ssh *ssh, const char *dir, const lm_guest_owner *o);
 /* Put back what `seen` found: its bytes, or no record when there was none. */
 int lm_guest_owner_restore(lm_ssh *ssh, const lm_guest_facts *facts, const lm_guest_owner_seen *seen);
 

@@ -13,7 +13,8 @@
 #include "lume-metal/sys/ssh.h"
 
 /* A session on this machine: the context's command timeout and should_cancel apply as over SSH;
- * lm_ssh_free() frees it. */
+ * lm_ssh_free() frees it. ctx NULL: a session for the file calls alone (`local env` verifying the
+ * installed bundle), in which a command is refused. */
 int lm_ssh_open_local(lm_ssh **out, lm_context *ctx);
 /* The local session's shell and environment (NULL for an SSH session): what `local run` starts
  * its workload with. */
