@@ -1,6 +1,7 @@
 /* Internal (guestops): the guest bundle -- read and checked on the host (bundle.c), installed and
- * verified in a guest (guest.c) -- and the guest's lume-metal directory it lives in, written
- * through no link and emptied only of what a manifest names (guest_files.c). */
+ * verified at its place (guest.c, place.c: a guest's home or `local install`'s directory) -- and
+ * the lume-metal directory it lives in, written through no link and emptied only of what a
+ * manifest names (guest_files.c). */
 #ifndef LM_GUEST_BUNDLE_H
 #define LM_GUEST_BUNDLE_H
 
@@ -77,7 +78,7 @@ typedef struct {
 	const char *keep;     /* an entry of the place's own the removal leaves unsaid (".lock"), or NULL */
 } lm_install_place;
 
-/* A guest's: facts->home's LM_GUEST_BASE, as the guest's OS moves links. */
+/* place.c. A guest's: facts->home's LM_GUEST_BASE, as the guest's OS moves links. */
 int lm_install_place_guest(lm_install_place *p, const lm_guest_facts *facts);
 /* Any other absolute directory of a machine running os ("Darwin", "Linux"). */
 int lm_install_place_dir(lm_install_place *p, const char *dir, const char *os, const char *keep);
