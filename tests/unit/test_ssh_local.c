@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +202,46 @@ static void test_files(void **state)
 	free(link);
 }
 
+/* As over SFTP: only a regular file is hashed -- a FIFO would block the read, a link is not
+ * followed. */
+static void test_sha256_regular_only(void **state)
+{
+	fixture *f = *state;
+	char fifo[PATH_MAX], link[PATH_MAX], file[PATH_MAX];
+	uint8_t digest[32];
+
+	snprintf(file, sizeof(file), "%s/file", f->dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", f->dir);
+	snprintf(link, sizeof(link), "%s/link", f->dir);
+	lm_test_write(file, "x", 1);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(symlink(file, link), 0);
+	lm_assert_fails(lm_ssh_sha256(f->ssh, fifo, digest), LM_EREMOTE);
+	lm_assert_error_has("is not a regular file");
+	lm_assert_fails(lm_ssh_sha256(f->ssh, link, digest), LM_EREMOTE);
+	lm_assert_ok(lm_ssh_sha256(f->ssh, file, digest));
+}
+
+/* Without a context (`local env` verifying its installed bundle): the file calls, and no command. */
+static void test_files_only_session(void **state)
+{
+	fixture *f = *state;
+	lm_ssh_stat_info st;
+	lm_ssh *files = NULL;
+	char path[PATH_MAX], *out = NULL, *err = NULL;
+	int status = 0;
+
+	snprintf(path, sizeof(path), "%s/f", f->dir);
+	lm_test_write(path, "x", 1);
+	lm_assert_ok(lm_ssh_open_local(&files, NULL));
+	lm_assert_ok(lm_ssh_stat(files, path, &st));
+	assert_true(st.exists);
+	lm_assert_fails(lm_ssh_exec_capture(files, "true", 1024, &out, &err, &status), LM_EINVALID);
+	lm_assert_error_has("serves files only");
+	assert_null(out);
+	lm_ssh_free(files);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +249,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_environment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sha256_regular_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_files_only_session, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
