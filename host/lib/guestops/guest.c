@@ -413,7 +413,7 @@ static int clear_bundle_name(lm_ssh *ssh, const lm_install_place *p, const lm_bu
 	lm_guest_removal_init(&r);
 	if ((rc = lm_install_entry_remove(ssh, p, b, b->id, &r)) == 0 && r.nleft > 0) {
 		lm_guest_removal_describe(&r, said, sizeof(said));
-		rc = lm_error_set(LM_EREMOTE, "%s cannot be replaced: %s; move what is not lume-metal's away and install "
+		rc = lm_error_set(LM_EREMOTE, "%s cannot be replaced: %s; move what is not lume-metal's away and try "
 		    "again", path, said);
 	}
 	lm_guest_removal_dispose(&r);
