@@ -89,12 +89,12 @@ static int safe_dir(const char *path, int *exists)
 }
 
 /* A directory everyone can read and only its owner write, whatever the umask: the workloads that
- * load the shim may run as another user than the image build that installed it. exist_ok: an
- * existing one is left as it is. */
-static int make_dir(const char *path, int exist_ok)
+ * load the shim may run as another user than the image build that installed it. An existing one
+ * (made meanwhile) is left as it is. */
+static int make_dir(const char *path)
 {
 	if (mkdir(path, 0755) != 0) {
-		if (exist_ok && errno == EEXIST)
+		if (errno == EEXIST)
 			return 0;
 		return lm_error_set(LM_EIO, "cannot create %s: %s", path, strerror(errno));
 	}
@@ -124,7 +124,7 @@ static int check_dirs(const char *prefix, const char *dir, int create)
 			continue;
 		if (!create)
 			return lm_error_set(LM_ENOBUNDLE, "nothing is installed at %s (%s does not exist)", dir, chain[i]);
-		if ((rc = make_dir(chain[i], 1)) < 0 || (rc = safe_dir(chain[i], &exists)) < 0)
+		if ((rc = make_dir(chain[i])) < 0 || (rc = safe_dir(chain[i], &exists)) < 0)
 			return rc;
 	}
 	return 0;
