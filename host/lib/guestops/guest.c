@@ -304,7 +304,8 @@ int lm_guest_bundle_verify(lm_ssh *ssh, const lm_guest_facts *facts, const lm_bu
 	return lm_bundle_verify_at(ssh, &p, b, ok, why, why_len);
 }
 
-static int run_checked(lm_ssh *ssh, const char *cmd, const char *what)
+/* One of the installer's commands, at its place: a guest's, or this machine's (`local install`). */
+static int run_checked(lm_ssh *ssh, const lm_install_place *p, const char *cmd, const char *what)
 {
 	char *out = NULL, *err = NULL;
 	int status = 0, rc;
@@ -312,8 +313,8 @@ static int run_checked(lm_ssh *ssh, const char *cmd, const char *what)
 	if ((rc = lm_ssh_ask(ssh, cmd, 64 * 1024, &out, &err, &status)) < 0)
 		return rc;
 	if (status != 0)
-		rc = lm_error_set(LM_EREMOTE, "%s failed in the guest (exit %d): %s", what, status,
-		    err != NULL && err[0] ? err : (out != NULL ? out : ""));
+		rc = lm_error_set(LM_EREMOTE, "%s failed %s (exit %d): %s", what,
+		    p->home[0] ? "in the guest" : "on this machine", status, err != NULL && err[0] ? err : (out != NULL ? out : ""));
 	lm_free(out);
 	lm_free(err);
 	return rc;
@@ -436,7 +437,7 @@ int lm_bundle_install_at(lm_ssh *ssh, const lm_install_place *p, const lm_bundle
 		goto out;
 	/* 1. A fresh staging directory. */
 	if ((rc = lm_guest_install_prepare_command(p, stage, &cmd)) < 0 ||
-	    (rc = run_checked(ssh, cmd, "preparing the install directory")) < 0)
+	    (rc = run_checked(ssh, p, cmd, "preparing the install directory")) < 0)
 		goto out;
 	/* Whose install this is, before any of it: a killed install is its state directory's to finish. */
 	if (owner != NULL && (rc = lm_guest_owner_write_in(ssh, p->dir, owner)) < 0)
@@ -467,7 +468,7 @@ int lm_bundle_install_at(lm_ssh *ssh, const lm_install_place *p, const lm_bundle
 	cmd = NULL;
 	if ((rc = clear_bundle_name(ssh, p, b, &res->replaced)) < 0 ||
 	    (rc = lm_guest_install_switch_command(p, b, stage, &cmd)) < 0 ||
-	    (rc = run_checked(ssh, cmd, "switching to the new bundle")) < 0)
+	    (rc = run_checked(ssh, p, cmd, "switching to the new bundle")) < 0)
 		goto cleanup;
 	rc = lm_install_files_remove(ssh, p, b, b->id, &older);
 	res->removed = older.entries;
